@@ -1,0 +1,56 @@
+"""agent-search: the search layer for AI agent runtimes.
+
+Web, knowledge-base and database searches run by pluggable handlers in parallel; results
+are merged, deduplicated, weighted, reranked and given request-unique citation ids.
+"""
+
+from agent_search.citation import CitationAllocator, build_prompt
+from agent_search.config import SearchConfig, load_config
+from agent_search.context import Context
+from agent_search.errors import AgentSearchError, ConfigError
+from agent_search.events import Event, EventSink, ListSink, NullSink
+from agent_search.registry import Handler, Registry
+from agent_search.rerank import Reranker, ScoreReranker
+from agent_search.searcher import Searcher
+from agent_search.trace import TraceNode, span
+from agent_search.types import (
+    CitationConfig,
+    GraphNode,
+    QueryOrder,
+    QueryWhere,
+    Request,
+    RerankOptions,
+    Result,
+    ResultItem,
+)
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "AgentSearchError",
+    "CitationAllocator",
+    "CitationConfig",
+    "ConfigError",
+    "Context",
+    "Event",
+    "EventSink",
+    "GraphNode",
+    "Handler",
+    "ListSink",
+    "NullSink",
+    "QueryOrder",
+    "QueryWhere",
+    "Registry",
+    "Request",
+    "RerankOptions",
+    "Reranker",
+    "Result",
+    "ResultItem",
+    "ScoreReranker",
+    "SearchConfig",
+    "Searcher",
+    "TraceNode",
+    "build_prompt",
+    "load_config",
+    "span",
+]

@@ -1,0 +1,1 @@
+"""``agent-search search TYPE QUERY`` — run one search and print its Result."""

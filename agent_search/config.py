@@ -1,0 +1,243 @@
+"""Configuration: typed settings and the layers they are merged from.
+
+Layers, later wins (see README "Configuration"):
+
+1. built-in defaults (the field defaults below);
+2. ``config/search.yao`` (JSONC) and ``uses`` from ``config/agent.yml``;
+3. ``assistants/<id>/package.yao`` — its ``search`` section, plus ``kb.collections`` and
+   ``db.models`` of the assistant;
+4. hook options (``ctx.search.*(query, **options)``);
+5. request options (fields of the :class:`~agent_search.types.Request`).
+
+Merging is a deep merge of mappings: nested mappings merge key by key; lists and scalars
+replace. In an assistant's ``search`` section ``"web": true/false`` switches a type on or
+off, and an object configures it (and switches it on).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import json5
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from agent_search.errors import ConfigError
+from agent_search.types import CitationConfig
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+
+class _OpenSection(BaseModel):
+    """A section handler packages extend: unknown keys are kept for them to validate."""
+
+    model_config = ConfigDict(extra="allow", validate_assignment=True)
+
+
+class WebConfig(_OpenSection):
+    enabled: bool | None = None
+    provider: str = "tavily"
+    api_key_env: str | None = None
+    base_url: str | None = None
+    max_results: int = Field(default=10, ge=1, le=100)
+    timeout: float = Field(default=10.0, gt=0)
+
+
+class KBConfig(_OpenSection):
+    enabled: bool | None = None
+    collections: list[str] = Field(default_factory=list)
+    threshold: float | None = Field(default=None, ge=0, le=1)
+    graph: bool = False
+    url: str | None = None
+    api_key_env: str | None = None
+
+
+class DBConfig(_OpenSection):
+    enabled: bool | None = None
+    models: list[str] = Field(default_factory=list)
+    url: str | None = None
+    max_results: int = Field(default=20, ge=1, le=10_000)
+
+
+class KeywordConfig(_Section):
+    max_keywords: int = Field(default=10, ge=1, le=100)
+    language: str = "auto"
+
+
+class QueryConfig(_Section):
+    strict: bool = False
+
+
+class RerankConfig(_Section):
+    top_n: int = Field(default=10, ge=0)
+
+
+class WeightsConfig(_Section):
+    user: float = Field(default=1.0, ge=0)
+    hook: float = Field(default=0.8, ge=0)
+    auto: float = Field(default=0.6, ge=0)
+
+    def for_source(self, source: str | None) -> float:
+        return float(getattr(self, source)) if source in ("user", "hook", "auto") else 1.0
+
+
+class OptionsConfig(_Section):
+    skip_threshold: int = Field(default=5, ge=0)
+    default_limit: int = Field(default=10, ge=1)
+    max_limit: int = Field(default=100, ge=1, le=10_000)
+    timeout: float = Field(default=10.0, gt=0, description="Seconds one search may take")
+    deadline: float = Field(default=30.0, gt=0, description="Seconds one multi-search call may take")
+
+
+class UsesConfig(_OpenSection):
+    keyword: str = "builtin"
+    query: str = "builtin"
+    rerank: str = "builtin"
+
+
+class SearchConfig(_Section):
+    """Everything the searcher and its handlers are configured by."""
+
+    home: Path = Field(default_factory=lambda: default_home())
+    web: WebConfig = Field(default_factory=WebConfig)
+    kb: KBConfig = Field(default_factory=KBConfig)
+    db: DBConfig = Field(default_factory=DBConfig)
+    keyword: KeywordConfig = Field(default_factory=KeywordConfig)
+    query: QueryConfig = Field(default_factory=QueryConfig)
+    rerank: RerankConfig = Field(default_factory=RerankConfig)
+    citation: CitationConfig = Field(default_factory=CitationConfig)
+    weights: WeightsConfig = Field(default_factory=WeightsConfig)
+    options: OptionsConfig = Field(default_factory=OptionsConfig)
+    uses: UsesConfig = Field(default_factory=UsesConfig)
+
+    def enabled_types(self) -> list[str]:
+        """Search types switched on for auto search (``enabled`` true)."""
+        return [t for t in ("web", "kb", "db") if getattr(self, t).enabled]
+
+    def merged(self, overrides: Mapping[str, Any], *, file: str | None = None) -> SearchConfig:
+        """A new config with ``overrides`` deep-merged on top (a later layer)."""
+        base = self.model_dump(mode="python")
+        return _validate(deep_merge(base, _normalize_toggles(dict(overrides))), file)
+
+
+def default_home() -> Path:
+    return Path(os.environ.get("AGENT_SEARCH_HOME") or "./.agent_search")
+
+
+def deep_merge(base: Mapping[str, Any], override: Mapping[str, Any]) -> dict[str, Any]:
+    """Mappings merge key by key (recursively); anything else in ``override`` replaces."""
+    out = dict(base)
+    for key, value in override.items():
+        if isinstance(value, Mapping) and isinstance(out.get(key), Mapping):
+            out[key] = deep_merge(out[key], value)
+        else:
+            out[key] = value
+    return out
+
+
+def _normalize_toggles(section: dict[str, Any]) -> dict[str, Any]:
+    """``"web": true`` → ``{"enabled": true}``; ``"web": {...}`` → enabled unless it says not."""
+    for t in ("web", "kb", "db"):
+        value = section.get(t)
+        if isinstance(value, bool):
+            section[t] = {"enabled": value}
+        elif isinstance(value, Mapping) and "enabled" not in value:
+            section[t] = {**value, "enabled": True}
+    return section
+
+
+def _validate(data: Mapping[str, Any], file: str | None) -> SearchConfig:
+    try:
+        return SearchConfig.model_validate(data)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        key = ".".join(str(p) for p in err["loc"])
+        msg = err["msg"]
+        if err["type"] == "extra_forbidden":
+            msg = "unknown key"
+        raise ConfigError(msg, file=file, key=key) from None
+
+
+def read_jsonc(path: Path) -> dict[str, Any]:
+    """Read a JSONC (JSON with comments and trailing commas) object; errors name the file."""
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except OSError as exc:
+        raise ConfigError(f"cannot read: {exc.strerror or exc}", file=str(path)) from None
+    try:
+        data = json5.loads(text)
+    except ValueError as exc:
+        raise ConfigError(f"invalid JSONC: {exc}", file=str(path)) from None
+    if not isinstance(data, dict):
+        raise ConfigError("expected a JSON object at the top level", file=str(path))
+    return data
+
+
+def read_yaml(path: Path) -> dict[str, Any]:
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8-sig"))
+    except OSError as exc:
+        raise ConfigError(f"cannot read: {exc.strerror or exc}", file=str(path)) from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" (line {mark.line + 1})" if mark is not None else ""
+        raise ConfigError(f"invalid YAML{where}: {getattr(exc, 'problem', exc)}", file=str(path)) from None
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise ConfigError("expected a mapping at the top level", file=str(path))
+    return data
+
+
+def load_config(config_dir: str | Path | None = None, *,
+                assistant_dir: str | Path | None = None) -> SearchConfig:
+    """Merge the layers found on disk. Missing files are skipped; bad ones raise
+    :class:`ConfigError` naming file and key."""
+    config = SearchConfig()
+    if config_dir is not None:
+        cdir = Path(config_dir)
+        if not cdir.is_dir():
+            raise ConfigError("configuration folder not found", file=str(cdir))
+        search_file = cdir / "search.yao"
+        if search_file.is_file():
+            config = config.merged(read_jsonc(search_file), file=str(search_file))
+        agent_file = cdir / "agent.yml"
+        if agent_file.is_file():
+            uses = read_yaml(agent_file).get("uses")
+            if uses is not None:
+                if not isinstance(uses, dict):
+                    raise ConfigError("expected a mapping", file=str(agent_file), key="uses")
+                config = config.merged({"uses": uses}, file=str(agent_file))
+    if assistant_dir is not None:
+        config = config.merged(assistant_overrides(Path(assistant_dir)),
+                               file=str(Path(assistant_dir) / "package.yao"))
+    return config
+
+
+def assistant_overrides(assistant_dir: Path) -> dict[str, Any]:
+    """The search-config layer of one assistant's ``package.yao``."""
+    package = assistant_dir / "package.yao"
+    if not package.is_file():
+        raise ConfigError("assistant package not found", file=str(package))
+    data = read_jsonc(package)
+    search = data.get("search") or {}
+    if isinstance(search, bool):
+        search = {t: search for t in ("web", "kb", "db")}
+    if not isinstance(search, dict):
+        raise ConfigError("expected an object or a boolean", file=str(package), key="search")
+    search = _normalize_toggles(dict(search))
+    # the assistant's own collections / models are the defaults for its kb / db search
+    for section, key in (("kb", "collections"), ("db", "models")):
+        own = data.get(section)
+        if isinstance(own, dict) and key in own and key not in search.get(section, {}):
+            search.setdefault(section, {})
+            if isinstance(search[section], dict):
+                search[section] = {**search[section], key: own[key]}
+    return search
+
+

@@ -1,0 +1,19 @@
+"""Exceptions of the public API. Searches never raise these at callers; they report
+failures in ``Result.error``. These are for set-up mistakes: bad configuration, bad input
+to a command."""
+
+from __future__ import annotations
+
+
+class AgentSearchError(Exception):
+    """Base class of the package's own errors."""
+
+
+class ConfigError(AgentSearchError):
+    """A configuration file or value is wrong. The message names the file and the key."""
+
+    def __init__(self, message: str, *, file: str | None = None, key: str | None = None) -> None:
+        self.file = file
+        self.key = key
+        where = ": ".join(p for p in (file, key) if p)
+        super().__init__(f"{where}: {message}" if where else message)

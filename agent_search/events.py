@@ -1,0 +1,148 @@
+"""Output events: what a search (and the agent stream) tells the client while it runs.
+
+Events are small frozen dataclasses rather than pydantic models: a busy request emits one
+per result item, and they are built on the hot path. ``to_dict()`` gives the wire form
+(see README "Output events"); every event has ``event`` (its kind) and ``request_id``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Protocol, runtime_checkable
+
+import anyio
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    event: ClassVar[str] = "event"
+    request_id: str
+
+    def to_dict(self) -> dict[str, Any]:
+        d = {"event": self.event}
+        for f in dataclasses.fields(self):
+            d[f.name] = getattr(self, f.name)
+        return d
+
+
+@dataclass(frozen=True, slots=True)
+class SearchStart(Event):
+    event: ClassVar[str] = "search_start"
+    id: str
+    type: str
+    query: str
+
+
+@dataclass(frozen=True, slots=True)
+class SearchResultEvent(Event):
+    event: ClassVar[str] = "search_result"
+    id: str
+    citation_id: str | None
+    title: str | None
+    url: str | None
+    score: float
+
+
+@dataclass(frozen=True, slots=True)
+class SearchComplete(Event):
+    event: ClassVar[str] = "search_complete"
+    id: str
+    type: str
+    count: int
+    duration_ms: float
+    error: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class TextDelta(Event):
+    event: ClassVar[str] = "text"
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class Citations(Event):
+    event: ClassVar[str] = "citations"
+    used: list[str] = field(default_factory=list)
+    unknown: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
+class Done(Event):
+    event: ClassVar[str] = "done"
+    references: list[dict[str, Any]] = field(default_factory=list)
+    error: str | None = None
+
+
+@runtime_checkable
+class EventSink(Protocol):
+    """Receives events. ``emit`` must not block: it is called from the search hot path."""
+
+    def emit(self, event: Event) -> None: ...
+
+
+class NullSink:
+    """Drops every event. The default when nobody listens."""
+
+    def emit(self, event: Event) -> None:
+        return None
+
+
+class ListSink:
+    """Keeps events in a list; for tests and for callers that read them afterwards."""
+
+    def __init__(self) -> None:
+        self.events: list[Event] = []
+
+    def emit(self, event: Event) -> None:
+        self.events.append(event)
+
+    def kinds(self) -> list[str]:
+        return [e.event for e in self.events]
+
+
+class CallbackSink:
+    """Calls a function per event (e.g. to print progress)."""
+
+    def __init__(self, callback: Callable[[Event], None]) -> None:
+        self._callback = callback
+
+    def emit(self, event: Event) -> None:
+        self._callback(event)
+
+
+class FanoutSink:
+    """Sends each event to several sinks."""
+
+    def __init__(self, *sinks: EventSink) -> None:
+        self.sinks = list(sinks)
+
+    def emit(self, event: Event) -> None:
+        for sink in self.sinks:
+            sink.emit(event)
+
+
+class StreamSink:
+    """Bridges events into an async iterator (the agent ``stream()`` reads from it).
+
+    The buffer is unbounded so ``emit`` never blocks a search; a consumer that stops
+    reading simply closes the receive side and later events are dropped.
+    """
+
+    def __init__(self) -> None:
+        send: MemoryObjectSendStream[Event]
+        receive: MemoryObjectReceiveStream[Event]
+        send, receive = anyio.create_memory_object_stream[Event](max_buffer_size=float("inf"))
+        self._send = send
+        self.receive = receive
+
+    def emit(self, event: Event) -> None:
+        try:
+            self._send.send_nowait(event)
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+            pass
+
+    def close(self) -> None:
+        self._send.close()

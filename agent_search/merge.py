@@ -1,0 +1,85 @@
+"""Merging items from several results: deduplicate, keep the strongest copy, weight.
+
+The same record found by several searches is kept once. Identity is, in this order of
+preference: ``model`` + ``record_id`` (database rows); ``collection`` + ``document_id``
+(+ chunk index) (knowledge-base chunks); the normalized URL (web pages). Of the copies
+the one from the highest-priority source wins (user > hook > auto), ties going to the
+higher final score, then to the earlier one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+from agent_search.types import SOURCE_PRIORITY, Result, ResultItem
+
+_TRACKING_PREFIXES = ("utm_", "fbclid", "gclid", "mc_", "ref_src")
+
+
+def normalize_url(url: str) -> str:
+    """A canonical form for comparing URLs: lower-case scheme and host, no ``www.``, no
+    default port, fragment or tracking parameters, sorted query, no trailing slash."""
+    try:
+        parts = urlsplit(url.strip())
+    except ValueError:
+        return url.strip()
+    scheme = (parts.scheme or "http").lower()
+    if scheme == "https":
+        scheme = "http"  # the same page over either scheme is the same record
+    host = (parts.hostname or "").lower()
+    if host.startswith("www."):
+        host = host[4:]
+    port = parts.port if parts.port not in (None, 80, 443) else None
+    netloc = f"{host}:{port}" if port else host
+    query = urlencode(sorted(
+        (k, v) for k, v in parse_qsl(parts.query, keep_blank_values=True)
+        if not k.lower().startswith(_TRACKING_PREFIXES)
+    ))
+    path = parts.path.rstrip("/")
+    return urlunsplit((scheme, netloc, path, query, ""))
+
+
+def identity_keys(item: ResultItem) -> list[tuple[str, ...]]:
+    keys: list[tuple[str, ...]] = []
+    if item.model and item.record_id is not None:
+        keys.append(("db", item.model, str(item.record_id)))
+    if item.collection and item.document_id:
+        chunk = item.metadata.get("chunk_index")
+        keys.append(("kb", item.collection, item.document_id, "" if chunk is None else str(chunk)))
+    if item.url:
+        keys.append(("url", normalize_url(item.url)))
+    return keys
+
+
+def _stronger(a: ResultItem, b: ResultItem) -> bool:
+    """Is ``a`` a better copy to keep than ``b``?"""
+    pa, pb = SOURCE_PRIORITY.get(a.source or "", 9), SOURCE_PRIORITY.get(b.source or "", 9)
+    if pa != pb:
+        return pa < pb
+    return a.final_score > b.final_score
+
+
+def dedupe(items: Iterable[ResultItem]) -> list[ResultItem]:
+    """Keep one copy per identity; order is the first appearance of each record."""
+    kept: list[ResultItem | None] = []
+    index: dict[tuple[str, ...], int] = {}
+    for item in items:
+        keys = identity_keys(item)
+        slot = next((index[k] for k in keys if k in index), None)
+        if slot is None:
+            index.update({k: len(kept) for k in keys})
+            kept.append(item)
+            continue
+        current = kept[slot]
+        assert current is not None
+        if _stronger(item, current):
+            kept[slot] = item
+        for k in keys:
+            index.setdefault(k, slot)
+    return [i for i in kept if i is not None]
+
+
+def merge_items(results: Iterable[Result]) -> list[ResultItem]:
+    """All items of the successful parts of ``results``, deduplicated (not yet sorted)."""
+    return dedupe(item for r in results for item in r.items)

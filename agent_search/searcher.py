@@ -1,0 +1,277 @@
+"""The searcher: runs requests on their handlers, concurrently, within time limits.
+
+Every search is wrapped the same way, whoever calls it (hook, auto search, tool, CLI):
+validate → pick the handler → run it under a timeout and the call's deadline → stamp the
+result (source, weight, citation ids, duration) → optional rerank → events and trace.
+A handler that raises, overruns or returns garbage yields a Result with ``error`` set;
+nothing here raises at the caller for a failed search.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import anyio
+from pydantic import ValidationError
+
+from agent_search.config import SearchConfig, load_config
+from agent_search.context import Context
+from agent_search.events import EventSink, SearchComplete, SearchResultEvent, SearchStart
+from agent_search.merge import merge_items
+from agent_search.registry import Registry
+from agent_search.rerank import Reranker, ScoreReranker, apply_rerank
+from agent_search.trace import TraceNode, activate, first_line
+from agent_search.types import Request, Result
+
+RequestLike = Request | Mapping[str, Any]
+
+
+def _validation_message(exc: ValidationError) -> str:
+    err = exc.errors()[0]
+    loc = ".".join(str(p) for p in err["loc"]) or "request"
+    msg = err["msg"].removeprefix("Value error, ")
+    return f"invalid request: {loc}: {msg}"
+
+
+class Searcher:
+    """Entry point of the Python API. See README "Python API"."""
+
+    def __init__(self, config: SearchConfig | None = None, registry: Registry | None = None,
+                 *, rerankers: Mapping[str, Reranker] | None = None) -> None:
+        self.config = config or SearchConfig()
+        self.registry = registry or Registry()
+        self.rerankers: dict[str, Reranker] = {"score": ScoreReranker()}
+        if rerankers:
+            self.rerankers.update(rerankers)
+
+    @classmethod
+    def from_config(cls, config_dir: str | Path | None = None, *,
+                    assistant_dir: str | Path | None = None,
+                    builtin_handlers: bool = True) -> Searcher:
+        """Load the configuration layers and register the builtin handlers."""
+        config = load_config(config_dir, assistant_dir=assistant_dir)
+        searcher = cls(config)
+        if builtin_handlers:
+            from agent_search.builtins import register_builtin_handlers
+
+            register_builtin_handlers(searcher, config_dir=config_dir, assistant_dir=assistant_dir)
+        return searcher
+
+    def context(self, *, user_id: str | None = None, team_id: str | None = None,
+                request_id: str | None = None, events: EventSink | None = None,
+                config: SearchConfig | None = None) -> Context:
+        """A fresh context for one user request: its searches share citation ids,
+        events and trace."""
+        ctx = Context(user_id=user_id, team_id=team_id, config=config or self.config)
+        if request_id:
+            ctx.request_id = request_id
+        if events is not None:
+            ctx.events = events
+        return ctx
+
+    # -- single and multiple searches ------------------------------------------------
+
+    async def search(self, request: RequestLike, *, ctx: Context | None = None) -> Result:
+        ctx = ctx or self.context()
+        return await self._run(ctx, request, self._cutoff(ctx, None))
+
+    async def search_many(self, requests: Sequence[RequestLike], *, ctx: Context | None = None,
+                          deadline: float | None = None) -> list[Result]:
+        """Run all requests concurrently; results in request order. ``deadline`` (seconds,
+        default ``options.deadline``) bounds the whole call."""
+        ctx = ctx or self.context()
+        cutoff = self._cutoff(ctx, deadline)
+        results: list[Result | None] = [None] * len(requests)
+
+        async def run(i: int, req: RequestLike) -> None:
+            results[i] = await self._run(ctx, req, cutoff)
+
+        async with anyio.create_task_group() as tg:
+            for i, req in enumerate(requests):
+                tg.start_soon(run, i, req)
+        return [r for r in results if r is not None]
+
+    async def any(self, requests: Sequence[RequestLike], *, ctx: Context | None = None,
+                  deadline: float | None = None) -> Result:
+        """The first successful result; the other searches are cancelled. If all fail,
+        a Result whose error lists every failure."""
+        return await self._first(requests, ctx, deadline, lambda r: r.ok, "any")
+
+    async def race(self, requests: Sequence[RequestLike], *, ctx: Context | None = None,
+                   deadline: float | None = None) -> Result:
+        """The first finished result, success or not; the others are cancelled."""
+        return await self._first(requests, ctx, deadline, lambda r: True, "race")
+
+    async def merge(self, results: Sequence[Result], *, ctx: Context | None = None,
+                    query: str | None = None, reranker: str | Reranker = "score",
+                    top_n: int | None = None) -> Result:
+        """One Result from several: items deduplicated (strongest source wins), weighted,
+        reranked, cut to ``top_n`` (default ``rerank.top_n``; 0 = all). Failed searches
+        are listed in ``warnings``; a rerank failure keeps the merged order and is
+        reported in ``rerank_error``."""
+        ctx = ctx or self.context()
+        started = time.perf_counter()
+        items = merge_items(results)
+        top = ctx.config.rerank.top_n if top_n is None else top_n
+        rr = self.rerankers.get(reranker) if isinstance(reranker, str) else reranker
+        rerank_error = None
+        query = query or (results[0].query if results else "")
+        with activate(ctx.trace):
+            if rr is None:
+                rerank_error = f"rerank failed: reranker {reranker!r} is not configured"
+                items = await self.rerankers["score"].rerank(ctx, query, items, top)
+            else:
+                items, rerank_error = await apply_rerank(rr, ctx, query, items, top)
+        return Result(
+            type="merged", query=query, items=items, total=len(items),
+            duration_ms=round((time.perf_counter() - started) * 1000, 3),
+            rerank_error=rerank_error,
+            warnings=[f"{r.type}: {r.error}" for r in results if r.error],
+        )
+
+    # -- internals ---------------------------------------------------------------------
+
+    def _cutoff(self, ctx: Context, deadline: float | None) -> float:
+        seconds = ctx.config.options.deadline if deadline is None else deadline
+        return anyio.current_time() + seconds
+
+    async def _first(self, requests: Sequence[RequestLike], ctx: Context | None,
+                     deadline: float | None, accept: Callable[[Result], bool],
+                     name: str) -> Result:
+        ctx = ctx or self.context()
+        if not requests:
+            return Result(type=name, query="", error=f"{name}: no requests given")
+        cutoff = self._cutoff(ctx, deadline)
+        finished: list[Result] = []
+        winner: list[Result] = []
+
+        async with anyio.create_task_group() as tg:
+
+            async def run(req: RequestLike) -> None:
+                result = await self._run(ctx, req, cutoff)
+                finished.append(result)
+                if not winner and accept(result):
+                    winner.append(result)
+                    tg.cancel_scope.cancel()
+
+            for req in requests:
+                tg.start_soon(run, req)
+
+        if winner:
+            return winner[0]
+        last = finished[-1]
+        errors = "; ".join(f"{r.type}: {r.error}" for r in finished)
+        return last.model_copy(update={"error": f"all {len(finished)} searches failed: {errors}"})
+
+    async def _run(self, ctx: Context, raw: RequestLike, cutoff: float) -> Result:
+        started = time.perf_counter()
+        search_id = ctx.next_search_id()
+        events = ctx.events
+        rid = ctx.request_id
+        try:
+            request = raw if isinstance(raw, Request) else Request.model_validate(raw)
+        except ValidationError as exc:
+            rtype = str(raw.get("type", "")) if isinstance(raw, Mapping) else ""
+            query = str(raw.get("query", "")) if isinstance(raw, Mapping) else ""
+            events.emit(SearchStart(rid, search_id, rtype, query))
+            return self._complete(ctx, Result(type=rtype, query=query, search_id=search_id,
+                                              error=_validation_message(exc)), started)
+        events.emit(SearchStart(rid, search_id, request.type, request.query))
+        node = ctx.trace.child("search", search_type=request.type, query=request.query,
+                               search_id=search_id, source=request.source)
+        try:
+            result = await self._execute(ctx, request, search_id, cutoff, node, started)
+        except BaseException:
+            # cancelled from outside (any/race loser, caller gone): report, then propagate
+            node.finish("cancelled", "cancelled")
+            events.emit(SearchComplete(rid, search_id, request.type, 0,
+                                       _ms(started), "cancelled"))
+            raise
+        node.attributes["result_count"] = len(result.items)
+        node.finish("success" if result.ok else "failed", result.error)
+        return self._complete(ctx, result, started)
+
+    async def _execute(self, ctx: Context, request: Request, search_id: str, cutoff: float,
+                       node: TraceNode, started: float) -> Result:
+        opts = ctx.config.options
+
+        def fail(message: str) -> Result:
+            return Result(type=request.type, query=request.query, source=request.source,
+                          search_id=search_id, error=message)
+
+        limit = request.limit or opts.default_limit
+        if limit > opts.max_limit:
+            return fail(f"invalid request: limit {limit} is outside 1..{opts.max_limit}")
+        if request.limit is None:
+            request = request.model_copy(update={"limit": limit})
+        handler = self.registry.resolve(ctx, request)
+        if handler is None:
+            return fail(f"unsupported search type: {request.type}")
+
+        timeout = request.timeout or opts.timeout
+        remaining = cutoff - anyio.current_time()
+        by_deadline = remaining < timeout
+        budget = max(0.0, min(timeout, remaining))
+        result: Any = None
+        with activate(node), anyio.move_on_after(budget) as scope:
+            try:
+                result = await handler.search(ctx, request)
+            except Exception as exc:  # a handler's failure stays in its Result
+                return fail(f"{request.type}: {first_line(exc)}")
+        if scope.cancelled_caught:
+            why = "deadline exceeded" if by_deadline else "timed out"
+            return fail(f"{request.type}: {why} after {_fmt_seconds(budget)}")
+        if not isinstance(result, Result):
+            return fail(f"{request.type}: handler returned {type(result).__name__}, not a Result")
+
+        # stamp: the searcher, not the handler, owns identity, source, weight and ids
+        result.type = request.type
+        result.query = request.query
+        result.source = request.source
+        result.search_id = search_id
+        items = result.items
+        if len(items) > limit:
+            del items[limit:]
+        result.total = max(result.total, len(items))
+        weight = ctx.config.weights.for_source(request.source)
+        ids = ctx.citations.allocate_many(len(items))
+        for item, cid in zip(items, ids, strict=True):
+            item.source = request.source
+            item.weight = weight
+            item.citation_id = cid
+            if not item.type:
+                item.type = request.type
+        if request.rerank is not None and items:
+            reranker = self.rerankers.get(request.rerank.type)
+            if reranker is None:
+                result.rerank_error = (
+                    f"rerank failed: reranker {request.rerank.type!r} is not configured"
+                )
+            else:
+                with activate(node):
+                    result.items, result.rerank_error = await apply_rerank(
+                        reranker, ctx, request.query, items, request.rerank.top_k)
+        return result
+
+    def _complete(self, ctx: Context, result: Result, started: float) -> Result:
+        result.duration_ms = _ms(started)
+        emit = ctx.events.emit
+        rid, sid = ctx.request_id, result.search_id or ""
+        for item in result.items:
+            emit(SearchResultEvent(rid, sid, item.citation_id, item.title, item.url, item.score))
+        emit(SearchComplete(rid, sid, result.type, len(result.items), result.duration_ms,
+                            result.error))
+        return result
+
+
+def _ms(started: float) -> float:
+    return round((time.perf_counter() - started) * 1000, 3)
+
+
+def _fmt_seconds(s: float) -> str:
+    return f"{s:.3g}s" if math.isfinite(s) else "∞"
+

@@ -1,0 +1,287 @@
+"""The data that flows through the search module: requests, results and their parts.
+
+All models are pydantic v2. Field names are the JSON names of the wire contract
+(see README "Result JSON"), so ``model_dump(mode="json")`` is what ``--json`` prints.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+Source = Literal["user", "hook", "auto"]
+"""Who asked for a search. Priority when deduplicating: user > hook > auto."""
+
+SOURCE_PRIORITY: dict[str, int] = {"user": 0, "hook": 1, "auto": 2}
+"""Lower is stronger: a ``user`` copy of a record beats a ``hook`` copy, which beats ``auto``."""
+
+TimeRange = Literal["day", "week", "month", "year"]
+RerankerType = Literal["score", "model", "agent", "mcp"]
+
+MAX_QUERY_CHARS = 16_384
+"""Longest query accepted. Longer text is not a query but a document; ingest it instead."""
+
+ABSOLUTE_MAX_LIMIT = 10_000
+"""Hard ceiling on ``limit`` whatever the configuration says (config ``options.max_limit``
+sets the usual, lower, maximum)."""
+
+# Canonical operators, and the spellings we accept for them (Yao QueryDSL, SQL, shorthand).
+OPERATORS: frozenset[str] = frozenset(
+    {"=", "!=", ">", ">=", "<", "<=", "like", "in", "not in", "between", "is null", "is not null"}
+)
+_OPERATOR_ALIASES: dict[str, str] = {
+    "==": "=",
+    "eq": "=",
+    "<>": "!=",
+    "ne": "!=",
+    "neq": "!=",
+    "gt": ">",
+    "ge": ">=",
+    "gte": ">=",
+    "lt": "<",
+    "le": "<=",
+    "lte": "<=",
+    "match": "like",
+    "not_in": "not in",
+    "notin": "not in",
+    "null": "is null",
+    "is_null": "is null",
+    "notnull": "is not null",
+    "not_null": "is not null",
+    "is_not_null": "is not null",
+}
+NULLARY_OPERATORS: frozenset[str] = frozenset({"is null", "is not null"})
+
+
+def normalize_operator(op: str) -> str:
+    """Return the canonical spelling of ``op`` or raise ``ValueError`` naming it."""
+    key = " ".join(op.strip().lower().split())
+    key = _OPERATOR_ALIASES.get(key, key)
+    if key not in OPERATORS:
+        allowed = ", ".join(sorted(OPERATORS))
+        raise ValueError(f"unknown operator {op!r}; allowed: {allowed}")
+    return key
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+
+class QueryWhere(_Model):
+    """One filter clause ``{field, op, value}``, or a group ``{"or": [...]}`` / ``{"and": [...]}``.
+
+    Groups nest. A list of wheres at the top level is ANDed. Filters are data: they are
+    translated by each handler into its own query language and never evaluated as code.
+    """
+
+    field: str | None = None
+    op: str = "="
+    value: Any = None
+    or_: list[QueryWhere] | None = Field(default=None, alias="or")
+    and_: list[QueryWhere] | None = Field(default=None, alias="and")
+
+    @field_validator("op")
+    @classmethod
+    def _check_op(cls, v: str) -> str:
+        return normalize_operator(v)
+
+    @model_validator(mode="after")
+    def _check_shape(self) -> QueryWhere:
+        forms = [self.field is not None, self.or_ is not None, self.and_ is not None]
+        if sum(forms) != 1:
+            raise ValueError("a where is either {field, op, value} or a group {'or': [...]} / {'and': [...]}")
+        if self.field is not None:
+            if not self.field.strip():
+                raise ValueError("where field must not be empty")
+            if self.op in ("in", "not in") and not isinstance(self.value, list | tuple):
+                raise ValueError(f"operator {self.op!r} needs a list value")
+            if self.op == "between" and (
+                not isinstance(self.value, list | tuple) or len(self.value) != 2
+            ):
+                raise ValueError("operator 'between' needs a [low, high] value")
+        group = self.or_ if self.or_ is not None else self.and_
+        if group is not None and not group:
+            raise ValueError("a where group must not be empty")
+        return self
+
+    @property
+    def is_group(self) -> bool:
+        return self.field is None
+
+    def to_json(self) -> dict[str, Any]:
+        if self.or_ is not None:
+            return {"or": [w.to_json() for w in self.or_]}
+        if self.and_ is not None:
+            return {"and": [w.to_json() for w in self.and_]}
+        return {"field": self.field, "op": self.op, "value": self.value}
+
+
+class QueryOrder(_Model):
+    field: str
+    order: Literal["asc", "desc"] = "desc"
+
+    @field_validator("order", mode="before")
+    @classmethod
+    def _lower(cls, v: Any) -> Any:
+        return v.lower() if isinstance(v, str) else v
+
+
+class RerankOptions(_Model):
+    """How to rerank one search's items. ``top_k`` 0 keeps every item."""
+
+    type: RerankerType = "score"
+    model: str | None = None
+    agent: str | None = None
+    mcp: str | None = None
+    top_k: int = Field(default=0, ge=0)
+
+
+class CitationConfig(_Model):
+    format: str = "#ref:{id}"
+    auto_inject_prompt: bool = True
+    custom_prompt: str | None = None
+    remove_unknown: bool = False
+
+    @field_validator("format")
+    @classmethod
+    def _has_placeholder(cls, v: str) -> str:
+        if "{id}" not in v:
+            raise ValueError("citation format must contain '{id}', e.g. '#ref:{id}' or '[{id}]'")
+        return v
+
+
+class Request(_Model):
+    """One search. Type-specific fields are ignored by handlers of other types."""
+
+    type: str
+    query: str
+    limit: int | None = Field(default=None, description="Max items; config default when unset")
+    source: Source = "user"
+
+    # web
+    sites: list[str] = Field(default_factory=list)
+    time_range: TimeRange | None = None
+    # kb
+    collections: list[str] = Field(default_factory=list)
+    threshold: float | None = None
+    graph: bool = False
+    # db
+    models: list[str] = Field(default_factory=list)
+    wheres: list[QueryWhere] = Field(default_factory=list)
+    orders: list[QueryOrder] = Field(default_factory=list)
+    select: list[str] = Field(default_factory=list)
+    # all
+    rerank: RerankOptions | None = None
+    timeout: float | None = Field(default=None, gt=0, description="Seconds; config default when unset")
+    options: dict[str, Any] = Field(
+        default_factory=dict, description="Handler-specific extras, e.g. kb mode, web fetch_pages"
+    )
+
+    @field_validator("type")
+    @classmethod
+    def _check_type(cls, v: str) -> str:
+        v = v.strip().lower()
+        if not v:
+            raise ValueError("search type must not be empty")
+        return v
+
+    @field_validator("query")
+    @classmethod
+    def _check_query(cls, v: str) -> str:
+        v = v.strip()
+        if not v:
+            raise ValueError("query must not be empty or whitespace")
+        if len(v) > MAX_QUERY_CHARS:
+            raise ValueError(
+                f"query is {len(v)} characters; the limit is {MAX_QUERY_CHARS} "
+                "(ingest long text into a knowledge base instead)"
+            )
+        return v
+
+    @field_validator("limit")
+    @classmethod
+    def _check_limit(cls, v: int | None) -> int | None:
+        if v is not None and not 1 <= v <= ABSOLUTE_MAX_LIMIT:
+            raise ValueError(f"limit {v} is outside 1..{ABSOLUTE_MAX_LIMIT}")
+        return v
+
+    @field_validator("threshold")
+    @classmethod
+    def _check_threshold(cls, v: float | None) -> float | None:
+        if v is not None and not 0.0 <= v <= 1.0:
+            raise ValueError(f"threshold {v} is outside 0..1")
+        return v
+
+
+class ResultItem(BaseModel):
+    """One hit. ``score`` is the handler's base score in 0..1; ``weight`` the source weight;
+    ``rerank_score`` set when a reranker scored the item. See :pyattr:`final_score`."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    citation_id: str | None = None
+    type: str = ""
+    title: str | None = None
+    content: str = ""
+    url: str | None = None
+    score: float = 0.0
+    source: Source | None = None
+    weight: float | None = None
+    rerank_score: float | None = None
+    # kb
+    document_id: str | None = None
+    collection: str | None = None
+    # db
+    model: str | None = None
+    record_id: Any = None
+    data: dict[str, Any] | None = None
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+    @property
+    def final_score(self) -> float:
+        """base score × source weight (× rerank score when a reranker ran)."""
+        s = self.score * (1.0 if self.weight is None else self.weight)
+        if self.rerank_score is not None:
+            s *= self.rerank_score
+        return s
+
+
+class GraphNode(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    id: str
+    type: str
+    name: str
+    description: str | None = None
+    relation: str | None = None
+    score: float | None = None
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+
+class Result(BaseModel):
+    """The outcome of one search. ``error`` is None on success; a failed search is a Result
+    with ``error`` set, never an exception."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    type: str
+    query: str
+    source: Source | None = None
+    search_id: str | None = None
+    items: list[ResultItem] = Field(default_factory=list)
+    total: int = 0
+    duration_ms: float = 0.0
+    error: str | None = None
+    rerank_error: str | None = None
+    warnings: list[str] = Field(default_factory=list)
+    graph_nodes: list[GraphNode] | None = None
+    dsl: dict[str, Any] | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+    def to_json(self) -> dict[str, Any]:
+        """The JSON document the CLI prints with ``--json``."""
+        return self.model_dump(mode="json")
