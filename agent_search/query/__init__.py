@@ -1,0 +1,2 @@
+"""Query processing: keyword extraction for web search, natural language to QueryDSL for
+database search."""
