@@ -13,8 +13,12 @@ if TYPE_CHECKING:
     from agent_search.searcher import Searcher
 
 
-def register_builtin_handlers(searcher: Searcher, *, config_dir: str | Path | None = None,
-                              assistant_dir: str | Path | None = None) -> None:
+def register_builtin_handlers(
+    searcher: Searcher,
+    *,
+    config_dir: str | Path | None = None,
+    assistant_dir: str | Path | None = None,
+) -> None:
     """Register every builtin handler on ``searcher`` (none is contacted yet: handlers
     connect lazily on their first search)."""
     return None

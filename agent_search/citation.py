@@ -77,14 +77,22 @@ def _defang(text: str, fmt: str) -> str:
     prefix = fmt.partition("{id}")[0].strip() or fmt
     if prefix:
         # insert a joiner after the first character of every occurrence of the prefix
-        text = re.sub(re.escape(prefix), lambda m: m.group(0)[0] + _ZWJ + m.group(0)[1:], text,
-                      flags=re.IGNORECASE)
+        text = re.sub(
+            re.escape(prefix),
+            lambda m: m.group(0)[0] + _ZWJ + m.group(0)[1:],
+            text,
+            flags=re.IGNORECASE,
+        )
     text = text.replace("<<<", "<" + _ZWJ + "<<").replace(">>>", ">" + _ZWJ + ">>")
     return text
 
 
-def build_references(items: Iterable[ResultItem], fmt: str = "#ref:{id}",
-                     nonce: str | None = None, max_content_chars: int = 2000) -> str:
+def build_references(
+    items: Iterable[ResultItem],
+    fmt: str = "#ref:{id}",
+    nonce: str | None = None,
+    max_content_chars: int = 2000,
+) -> str:
     """The fenced references block; items without a citation id are left out."""
     nonce = nonce or secrets.token_hex(6)
     lines = [f"<<<REFERENCES {nonce}>>>"]
@@ -106,8 +114,9 @@ def build_references(items: Iterable[ResultItem], fmt: str = "#ref:{id}",
     return "\n".join(lines)
 
 
-def build_prompt(items: Sequence[ResultItem], config: CitationConfig | None = None,
-                 nonce: str | None = None) -> str:
+def build_prompt(
+    items: Sequence[ResultItem], config: CitationConfig | None = None, nonce: str | None = None
+) -> str:
     """Citation instructions (unless ``auto_inject_prompt`` is off) + the references.
 
     ``custom_prompt`` replaces the default instructions; ``{format}`` in it is replaced
@@ -120,10 +129,11 @@ def build_prompt(items: Sequence[ResultItem], config: CitationConfig | None = No
             parts.append(config.custom_prompt.replace("{format}", config.format))
         else:
             example = next((i.citation_id for i in items if i.citation_id), "1")
-            parts.append(DEFAULT_PROMPT.format(example_marker=format_marker(example, config.format)))
+            parts.append(
+                DEFAULT_PROMPT.format(example_marker=format_marker(example, config.format))
+            )
         titles = [
-            f"- {format_marker(i.citation_id, config.format)} - "
-            f"{json.dumps(_defang(_one_line(i.title or i.url or ''), config.format), ensure_ascii=False)}"
+            f"- {format_marker(i.citation_id, config.format)} - {_quoted_title(i, config.format)}"
             for i in items
             if i.citation_id
         ]
@@ -131,6 +141,11 @@ def build_prompt(items: Sequence[ResultItem], config: CitationConfig | None = No
             parts.append("Available references:\n" + "\n".join(titles))
     parts.append(build_references(items, config.format, nonce))
     return "\n\n".join(parts)
+
+
+def _quoted_title(item: ResultItem, fmt: str) -> str:
+    """The title as a JSON string: one line, quotes escaped, markers defanged."""
+    return json.dumps(_defang(_one_line(item.title or item.url or ""), fmt), ensure_ascii=False)
 
 
 def _one_line(text: str, limit: int = 200) -> str:

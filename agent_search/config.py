@@ -91,7 +91,9 @@ class OptionsConfig(_Section):
     default_limit: int = Field(default=10, ge=1)
     max_limit: int = Field(default=100, ge=1, le=10_000)
     timeout: float = Field(default=10.0, gt=0, description="Seconds one search may take")
-    deadline: float = Field(default=30.0, gt=0, description="Seconds one multi-search call may take")
+    deadline: float = Field(
+        default=30.0, gt=0, description="Seconds one multi-search call may take"
+    )
 
 
 class UsesConfig(_OpenSection):
@@ -122,7 +124,7 @@ class SearchConfig(_Section):
     def merged(self, overrides: Mapping[str, Any], *, file: str | None = None) -> SearchConfig:
         """A new config with ``overrides`` deep-merged on top (a later layer)."""
         base = self.model_dump(mode="python")
-        return _validate(deep_merge(base, _normalize_toggles(dict(overrides))), file)
+        return _validate(deep_merge(base, _normalize_toggles(dict(overrides), objects=False)), file)
 
 
 def default_home() -> Path:
@@ -140,13 +142,14 @@ def deep_merge(base: Mapping[str, Any], override: Mapping[str, Any]) -> dict[str
     return out
 
 
-def _normalize_toggles(section: dict[str, Any]) -> dict[str, Any]:
-    """``"web": true`` → ``{"enabled": true}``; ``"web": {...}`` → enabled unless it says not."""
+def _normalize_toggles(section: dict[str, Any], *, objects: bool = True) -> dict[str, Any]:
+    """``"web": true`` → ``{"enabled": true}``; with ``objects``, as in an assistant's
+    ``search`` section, ``"web": {...}`` also means enabled unless it says otherwise."""
     for t in ("web", "kb", "db"):
         value = section.get(t)
         if isinstance(value, bool):
             section[t] = {"enabled": value}
-        elif isinstance(value, Mapping) and "enabled" not in value:
+        elif objects and isinstance(value, Mapping) and "enabled" not in value:
             section[t] = {**value, "enabled": True}
     return section
 
@@ -186,7 +189,9 @@ def read_yaml(path: Path) -> dict[str, Any]:
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" (line {mark.line + 1})" if mark is not None else ""
-        raise ConfigError(f"invalid YAML{where}: {getattr(exc, 'problem', exc)}", file=str(path)) from None
+        raise ConfigError(
+            f"invalid YAML{where}: {getattr(exc, 'problem', exc)}", file=str(path)
+        ) from None
     if data is None:
         return {}
     if not isinstance(data, dict):
@@ -194,8 +199,9 @@ def read_yaml(path: Path) -> dict[str, Any]:
     return data
 
 
-def load_config(config_dir: str | Path | None = None, *,
-                assistant_dir: str | Path | None = None) -> SearchConfig:
+def load_config(
+    config_dir: str | Path | None = None, *, assistant_dir: str | Path | None = None
+) -> SearchConfig:
     """Merge the layers found on disk. Missing files are skipped; bad ones raise
     :class:`ConfigError` naming file and key."""
     config = SearchConfig()
@@ -214,8 +220,9 @@ def load_config(config_dir: str | Path | None = None, *,
                     raise ConfigError("expected a mapping", file=str(agent_file), key="uses")
                 config = config.merged({"uses": uses}, file=str(agent_file))
     if assistant_dir is not None:
-        config = config.merged(assistant_overrides(Path(assistant_dir)),
-                               file=str(Path(assistant_dir) / "package.yao"))
+        config = config.merged(
+            assistant_overrides(Path(assistant_dir)), file=str(Path(assistant_dir) / "package.yao")
+        )
     return config
 
 
@@ -239,5 +246,3 @@ def assistant_overrides(assistant_dir: Path) -> dict[str, Any]:
             if isinstance(search[section], dict):
                 search[section] = {**search[section], key: own[key]}
     return search
-
-

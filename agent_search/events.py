@@ -7,6 +7,7 @@ per result item, and they are built on the hot path. ``to_dict()`` gives the wir
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -139,10 +140,8 @@ class StreamSink:
         self.receive = receive
 
     def emit(self, event: Event) -> None:
-        try:
+        with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):
             self._send.send_nowait(event)
-        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
-            pass
 
     def close(self) -> None:
         self._send.close()

@@ -32,10 +32,13 @@ def normalize_url(url: str) -> str:
         host = host[4:]
     port = parts.port if parts.port not in (None, 80, 443) else None
     netloc = f"{host}:{port}" if port else host
-    query = urlencode(sorted(
-        (k, v) for k, v in parse_qsl(parts.query, keep_blank_values=True)
-        if not k.lower().startswith(_TRACKING_PREFIXES)
-    ))
+    query = urlencode(
+        sorted(
+            (k, v)
+            for k, v in parse_qsl(parts.query, keep_blank_values=True)
+            if not k.lower().startswith(_TRACKING_PREFIXES)
+        )
+    )
     path = parts.path.rstrip("/")
     return urlunsplit((scheme, netloc, path, query, ""))
 

@@ -16,6 +16,9 @@ class Handler(Protocol):
     ``search`` returns a :class:`Result`; raising is allowed (the searcher turns the
     exception into ``Result.error``) but returning an error Result is preferred when the
     handler knows what went wrong.
+
+    A handler that holds connections may also define ``async aclose()``;
+    :meth:`Searcher.aclose` calls it.
     """
 
     type: str

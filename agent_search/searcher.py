@@ -40,8 +40,13 @@ def _validation_message(exc: ValidationError) -> str:
 class Searcher:
     """Entry point of the Python API. See README "Python API"."""
 
-    def __init__(self, config: SearchConfig | None = None, registry: Registry | None = None,
-                 *, rerankers: Mapping[str, Reranker] | None = None) -> None:
+    def __init__(
+        self,
+        config: SearchConfig | None = None,
+        registry: Registry | None = None,
+        *,
+        rerankers: Mapping[str, Reranker] | None = None,
+    ) -> None:
         self.config = config or SearchConfig()
         self.registry = registry or Registry()
         self.rerankers: dict[str, Reranker] = {"score": ScoreReranker()}
@@ -49,9 +54,13 @@ class Searcher:
             self.rerankers.update(rerankers)
 
     @classmethod
-    def from_config(cls, config_dir: str | Path | None = None, *,
-                    assistant_dir: str | Path | None = None,
-                    builtin_handlers: bool = True) -> Searcher:
+    def from_config(
+        cls,
+        config_dir: str | Path | None = None,
+        *,
+        assistant_dir: str | Path | None = None,
+        builtin_handlers: bool = True,
+    ) -> Searcher:
         """Load the configuration layers and register the builtin handlers."""
         config = load_config(config_dir, assistant_dir=assistant_dir)
         searcher = cls(config)
@@ -61,9 +70,15 @@ class Searcher:
             register_builtin_handlers(searcher, config_dir=config_dir, assistant_dir=assistant_dir)
         return searcher
 
-    def context(self, *, user_id: str | None = None, team_id: str | None = None,
-                request_id: str | None = None, events: EventSink | None = None,
-                config: SearchConfig | None = None) -> Context:
+    def context(
+        self,
+        *,
+        user_id: str | None = None,
+        team_id: str | None = None,
+        request_id: str | None = None,
+        events: EventSink | None = None,
+        config: SearchConfig | None = None,
+    ) -> Context:
         """A fresh context for one user request: its searches share citation ids,
         events and trace."""
         ctx = Context(user_id=user_id, team_id=team_id, config=config or self.config)
@@ -73,14 +88,36 @@ class Searcher:
             ctx.events = events
         return ctx
 
+    async def aclose(self) -> None:
+        """Close what handlers hold open (clients, engines): each handler that has an
+        ``aclose()`` coroutine method gets it called once."""
+        seen: set[int] = set()
+        for search_type in self.registry.types:
+            for handler in self.registry.handlers(search_type):
+                aclose = getattr(handler, "aclose", None)
+                if aclose is not None and id(handler) not in seen:
+                    seen.add(id(handler))
+                    await aclose()
+
+    async def __aenter__(self) -> Searcher:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
     # -- single and multiple searches ------------------------------------------------
 
     async def search(self, request: RequestLike, *, ctx: Context | None = None) -> Result:
         ctx = ctx or self.context()
         return await self._run(ctx, request, self._cutoff(ctx, None))
 
-    async def search_many(self, requests: Sequence[RequestLike], *, ctx: Context | None = None,
-                          deadline: float | None = None) -> list[Result]:
+    async def search_many(
+        self,
+        requests: Sequence[RequestLike],
+        *,
+        ctx: Context | None = None,
+        deadline: float | None = None,
+    ) -> list[Result]:
         """Run all requests concurrently; results in request order. ``deadline`` (seconds,
         default ``options.deadline``) bounds the whole call."""
         ctx = ctx or self.context()
@@ -95,20 +132,36 @@ class Searcher:
                 tg.start_soon(run, i, req)
         return [r for r in results if r is not None]
 
-    async def any(self, requests: Sequence[RequestLike], *, ctx: Context | None = None,
-                  deadline: float | None = None) -> Result:
+    async def any(
+        self,
+        requests: Sequence[RequestLike],
+        *,
+        ctx: Context | None = None,
+        deadline: float | None = None,
+    ) -> Result:
         """The first successful result; the other searches are cancelled. If all fail,
         a Result whose error lists every failure."""
         return await self._first(requests, ctx, deadline, lambda r: r.ok, "any")
 
-    async def race(self, requests: Sequence[RequestLike], *, ctx: Context | None = None,
-                   deadline: float | None = None) -> Result:
+    async def race(
+        self,
+        requests: Sequence[RequestLike],
+        *,
+        ctx: Context | None = None,
+        deadline: float | None = None,
+    ) -> Result:
         """The first finished result, success or not; the others are cancelled."""
         return await self._first(requests, ctx, deadline, lambda r: True, "race")
 
-    async def merge(self, results: Sequence[Result], *, ctx: Context | None = None,
-                    query: str | None = None, reranker: str | Reranker = "score",
-                    top_n: int | None = None) -> Result:
+    async def merge(
+        self,
+        results: Sequence[Result],
+        *,
+        ctx: Context | None = None,
+        query: str | None = None,
+        reranker: str | Reranker = "score",
+        top_n: int | None = None,
+    ) -> Result:
         """One Result from several: items deduplicated (strongest source wins), weighted,
         reranked, cut to ``top_n`` (default ``rerank.top_n``; 0 = all). Failed searches
         are listed in ``warnings``; a rerank failure keeps the merged order and is
@@ -127,7 +180,10 @@ class Searcher:
             else:
                 items, rerank_error = await apply_rerank(rr, ctx, query, items, top)
         return Result(
-            type="merged", query=query, items=items, total=len(items),
+            type="merged",
+            query=query,
+            items=items,
+            total=len(items),
             duration_ms=round((time.perf_counter() - started) * 1000, 3),
             rerank_error=rerank_error,
             warnings=[f"{r.type}: {r.error}" for r in results if r.error],
@@ -139,9 +195,14 @@ class Searcher:
         seconds = ctx.config.options.deadline if deadline is None else deadline
         return anyio.current_time() + seconds
 
-    async def _first(self, requests: Sequence[RequestLike], ctx: Context | None,
-                     deadline: float | None, accept: Callable[[Result], bool],
-                     name: str) -> Result:
+    async def _first(
+        self,
+        requests: Sequence[RequestLike],
+        ctx: Context | None,
+        deadline: float | None,
+        accept: Callable[[Result], bool],
+        name: str,
+    ) -> Result:
         ctx = ctx or self.context()
         if not requests:
             return Result(type=name, query="", error=f"{name}: no requests given")
@@ -178,30 +239,51 @@ class Searcher:
             rtype = str(raw.get("type", "")) if isinstance(raw, Mapping) else ""
             query = str(raw.get("query", "")) if isinstance(raw, Mapping) else ""
             events.emit(SearchStart(rid, search_id, rtype, query))
-            return self._complete(ctx, Result(type=rtype, query=query, search_id=search_id,
-                                              error=_validation_message(exc)), started)
+            return self._complete(
+                ctx,
+                Result(
+                    type=rtype, query=query, search_id=search_id, error=_validation_message(exc)
+                ),
+                started,
+            )
         events.emit(SearchStart(rid, search_id, request.type, request.query))
-        node = ctx.trace.child("search", search_type=request.type, query=request.query,
-                               search_id=search_id, source=request.source)
+        node = ctx.trace.child(
+            "search",
+            search_type=request.type,
+            query=request.query,
+            search_id=search_id,
+            source=request.source,
+        )
         try:
             result = await self._execute(ctx, request, search_id, cutoff, node, started)
         except BaseException:
             # cancelled from outside (any/race loser, caller gone): report, then propagate
             node.finish("cancelled", "cancelled")
-            events.emit(SearchComplete(rid, search_id, request.type, 0,
-                                       _ms(started), "cancelled"))
+            events.emit(SearchComplete(rid, search_id, request.type, 0, _ms(started), "cancelled"))
             raise
         node.attributes["result_count"] = len(result.items)
         node.finish("success" if result.ok else "failed", result.error)
         return self._complete(ctx, result, started)
 
-    async def _execute(self, ctx: Context, request: Request, search_id: str, cutoff: float,
-                       node: TraceNode, started: float) -> Result:
+    async def _execute(
+        self,
+        ctx: Context,
+        request: Request,
+        search_id: str,
+        cutoff: float,
+        node: TraceNode,
+        started: float,
+    ) -> Result:
         opts = ctx.config.options
 
         def fail(message: str) -> Result:
-            return Result(type=request.type, query=request.query, source=request.source,
-                          search_id=search_id, error=message)
+            return Result(
+                type=request.type,
+                query=request.query,
+                source=request.source,
+                search_id=search_id,
+                error=message,
+            )
 
         limit = request.limit or opts.default_limit
         if limit > opts.max_limit:
@@ -254,7 +336,8 @@ class Searcher:
             else:
                 with activate(node):
                     result.items, result.rerank_error = await apply_rerank(
-                        reranker, ctx, request.query, items, request.rerank.top_k)
+                        reranker, ctx, request.query, items, request.rerank.top_k
+                    )
         return result
 
     def _complete(self, ctx: Context, result: Result, started: float) -> Result:
@@ -263,8 +346,11 @@ class Searcher:
         rid, sid = ctx.request_id, result.search_id or ""
         for item in result.items:
             emit(SearchResultEvent(rid, sid, item.citation_id, item.title, item.url, item.score))
-        emit(SearchComplete(rid, sid, result.type, len(result.items), result.duration_ms,
-                            result.error))
+        emit(
+            SearchComplete(
+                rid, sid, result.type, len(result.items), result.duration_ms, result.error
+            )
+        )
         return result
 
 
@@ -274,4 +360,3 @@ def _ms(started: float) -> float:
 
 def _fmt_seconds(s: float) -> str:
     return f"{s:.3g}s" if math.isfinite(s) else "∞"
-

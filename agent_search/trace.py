@@ -112,7 +112,9 @@ def span(name: str, **attributes: Any) -> Iterator[TraceNode]:
                     otel_span.record_exception(exc)
                 raise
             else:
-                node.finish(node.status if node.status not in ("running",) else "success", node.error)
+                node.finish(
+                    node.status if node.status not in ("running",) else "success", node.error
+                )
             finally:
                 if otel_span is not None:
                     for k, v in _otel_attrs(node.attributes).items():

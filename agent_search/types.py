@@ -90,7 +90,9 @@ class QueryWhere(_Model):
     def _check_shape(self) -> QueryWhere:
         forms = [self.field is not None, self.or_ is not None, self.and_ is not None]
         if sum(forms) != 1:
-            raise ValueError("a where is either {field, op, value} or a group {'or': [...]} / {'and': [...]}")
+            raise ValueError(
+                "a where is either {field, op, value} or a group {'or': [...]} / {'and': [...]}"
+            )
         if self.field is not None:
             if not self.field.strip():
                 raise ValueError("where field must not be empty")
@@ -173,7 +175,9 @@ class Request(_Model):
     select: list[str] = Field(default_factory=list)
     # all
     rerank: RerankOptions | None = None
-    timeout: float | None = Field(default=None, gt=0, description="Seconds; config default when unset")
+    timeout: float | None = Field(
+        default=None, gt=0, description="Seconds; config default when unset"
+    )
     options: dict[str, Any] = Field(
         default_factory=dict, description="Handler-specific extras, e.g. kb mode, web fetch_pages"
     )

@@ -2,12 +2,42 @@
 
 from __future__ import annotations
 
+import sys
+
+import typer
+from typer.exceptions import TyperException
+
 from agent_search.cli import search as _search  # noqa: F401  (registers the command)
 from agent_search.cli.app import app
 
 
-def main() -> None:
-    app()
+@app.callback()
+def _root() -> None:
+    """Search layer for AI agents: web, knowledge-base and database search."""
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Run the CLI. Usage errors print one line naming the bad flag or value and exit 2
+    (instead of the framework's boxed, multi-line error)."""
+    try:
+        code = app(args=argv, standalone_mode=False)
+    except TyperException as exc:
+        format_message = getattr(exc, "format_message", None)
+        message = format_message() if callable(format_message) else str(exc)
+        param = getattr(exc, "param", None)
+        opts = getattr(param, "opts", None) or []
+        name = opts[0] if opts else getattr(param, "name", None)
+        if name and str(name) not in message:
+            message = f"{name}: {message}"
+        if str(message).strip():  # empty when the help was shown for a bare command
+            print(f"agent-search: error: {' '.join(str(message).split())}", file=sys.stderr)
+        sys.exit(int(getattr(exc, "exit_code", 2) or 2))
+    except typer.Abort:
+        print("agent-search: aborted", file=sys.stderr)
+        sys.exit(130)
+    except KeyboardInterrupt:
+        sys.exit(130)
+    sys.exit(code if isinstance(code, int) else 0)
 
 
 __all__ = ["app", "main"]

@@ -1,1 +1,208 @@
 """``agent-search search TYPE QUERY`` — run one search and print its Result."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Any
+
+import anyio
+import typer
+from pydantic import ValidationError
+from rich.table import Table
+
+from agent_search.cli.app import app, console, fail, print_json
+from agent_search.errors import AgentSearchError
+from agent_search.searcher import Searcher
+from agent_search.types import QueryOrder, QueryWhere, Request, Result
+
+SEARCH_TYPES = ("web", "kb", "db")
+
+
+def parse_where(text: str) -> QueryWhere:
+    """``FIELD:OP:VALUE`` → QueryWhere. VALUE is JSON when it parses (numbers, lists,
+    true/false/null), else a string; for ``in`` a comma-separated list is accepted."""
+    parts = text.split(":", 2)
+    if len(parts) == 2 and parts[1].strip().lower() in (
+        "is null",
+        "is not null",
+        "null",
+        "notnull",
+    ):
+        parts.append("")
+    if len(parts) != 3 or not parts[0].strip():
+        raise ValueError(f"--where {text!r}: expected FIELD:OP:VALUE, e.g. price:<:100")
+    field, op, raw = (p.strip() for p in parts)
+    value: Any
+    try:
+        value = json.loads(raw) if raw else None
+    except json.JSONDecodeError:
+        value = raw
+    if op.lower() in ("in", "not in", "not_in") and isinstance(value, str):
+        value = [v.strip() for v in value.split(",") if v.strip()]
+    if op.lower() == "between" and isinstance(value, str):
+        value = [v.strip() for v in value.split(",")]
+    try:
+        return QueryWhere(field=field, op=op, value=value)
+    except ValidationError as exc:
+        msg = exc.errors()[0]["msg"].removeprefix("Value error, ")
+        raise ValueError(f"--where {text!r}: {msg}") from None
+
+
+def parse_order(text: str) -> QueryOrder:
+    field, _, order = text.partition(":")
+    order = order.strip().lower() or "desc"
+    if not field.strip() or order not in ("asc", "desc"):
+        raise ValueError(f"--order {text!r}: expected FIELD:asc or FIELD:desc")
+    return QueryOrder(field=field.strip(), order=order)
+
+
+def resolve_assistant(assistant: str | None) -> Path | None:
+    if assistant is None:
+        return None
+    direct = Path(assistant)
+    candidate = direct if (direct / "package.yao").is_file() else Path("assistants") / assistant
+    if not (candidate / "package.yao").is_file():
+        raise ValueError(f"--assistant {assistant!r}: no package.yao in {candidate}")
+    return candidate
+
+
+def resolve_config_dir(config: Path | None) -> Path | None:
+    if config is not None:
+        if not config.is_dir():
+            raise ValueError(f"--config {config}: not a folder")
+        return config
+    default = Path("config")
+    return default if default.is_dir() else None
+
+
+def build_searcher(
+    config: Path | None, assistant: str | None, overrides: dict[str, Any] | None = None
+) -> Searcher:
+    """The searcher a command uses; bad flags or configuration exit 2 with one line."""
+    try:
+        config_dir = resolve_config_dir(config)
+        assistant_dir = resolve_assistant(assistant)
+        searcher = Searcher.from_config(
+            config_dir, assistant_dir=assistant_dir, builtin_handlers=not overrides
+        )
+        if overrides:
+            searcher.config = searcher.config.merged(overrides, file="command line")
+            from agent_search.builtins import register_builtin_handlers
+
+            register_builtin_handlers(searcher, config_dir=config_dir, assistant_dir=assistant_dir)
+    except (ValueError, AgentSearchError) as exc:
+        fail(str(exc))
+    return searcher
+
+
+def render_result(result: Result) -> None:
+    title = (
+        f"{result.type} search: {result.query!r} — {len(result.items)} items, "
+        f"{result.duration_ms:.0f} ms"
+    )
+    if result.error:
+        console.print(f"[red]✗ {title}[/red]\n[red]error:[/red] {result.error}")
+        return
+    table = Table(title=title, show_lines=False)
+    table.add_column("ref", style="cyan", no_wrap=True)
+    table.add_column("score", justify="right")
+    table.add_column("title / content")
+    table.add_column("where", overflow="fold")
+    for item in result.items:
+        where = item.url or (f"{item.collection}/{item.document_id}" if item.collection else "")
+        if item.model:
+            where = f"{item.model}#{item.record_id}"
+        snippet = " ".join(item.content.split())[:160]
+        table.add_row(
+            item.citation_id or "",
+            f"{item.score:.3f}",
+            f"[bold]{item.title or ''}[/bold]\n{snippet}",
+            where,
+        )
+    console.print(table)
+    for warning in result.warnings:
+        console.print(f"[yellow]warning:[/yellow] {warning}")
+    if result.rerank_error:
+        console.print(f"[yellow]rerank:[/yellow] {result.rerank_error}")
+
+
+@app.command("search")
+def search_command(
+    search_type: Annotated[str, typer.Argument(metavar="TYPE", help="web, kb or db")],
+    query: Annotated[str, typer.Argument(help="What to search for")],
+    limit: Annotated[int | None, typer.Option("--limit", help="Max items")] = None,
+    collection: Annotated[
+        list[str] | None, typer.Option("--collection", help="KB collection")
+    ] = None,
+    threshold: Annotated[
+        float | None, typer.Option("--threshold", help="KB score threshold 0..1")
+    ] = None,
+    graph: Annotated[bool, typer.Option("--graph", help="KB graph association")] = False,
+    model: Annotated[list[str] | None, typer.Option("--model", help="DB model id")] = None,
+    where: Annotated[
+        list[str] | None, typer.Option("--where", help="DB filter FIELD:OP:VALUE")
+    ] = None,
+    order: Annotated[
+        list[str] | None, typer.Option("--order", help="DB order FIELD:asc|desc")
+    ] = None,
+    site: Annotated[
+        list[str] | None, typer.Option("--site", help="Web: restrict to a site")
+    ] = None,
+    time_range: Annotated[
+        str | None, typer.Option("--time-range", help="day|week|month|year")
+    ] = None,
+    db_url: Annotated[
+        str | None, typer.Option("--db-url", help="Database URL (SQLAlchemy)")
+    ] = None,
+    mode: Annotated[
+        str | None, typer.Option("--mode", help="KB retrieval: hybrid|dense|sparse")
+    ] = None,
+    config: Annotated[Path | None, typer.Option("--config", help="Configuration folder")] = None,
+    assistant: Annotated[
+        str | None, typer.Option("--assistant", help="Assistant id or folder")
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the Result as JSON")] = False,
+) -> None:
+    """Run one search and print its Result (exit 1 if the search failed)."""
+    if search_type not in SEARCH_TYPES:
+        fail(f"TYPE {search_type!r}: expected one of {', '.join(SEARCH_TYPES)}")
+    if time_range is not None and time_range not in ("day", "week", "month", "year"):
+        fail(f"--time-range {time_range!r}: expected day, week, month or year")
+    if mode is not None and mode not in ("hybrid", "dense", "sparse"):
+        fail(f"--mode {mode!r}: expected hybrid, dense or sparse")
+    try:
+        request = Request(
+            type=search_type,
+            query=query,
+            limit=limit,
+            collections=collection or [],
+            threshold=threshold,
+            graph=graph,
+            models=model or [],
+            wheres=[parse_where(w) for w in where or []],
+            orders=[parse_order(o) for o in order or []],
+            sites=site or [],
+            time_range=time_range,
+            options={"mode": mode} if mode else {},
+        )
+    except ValueError as exc:
+        if isinstance(exc, ValidationError):
+            err = exc.errors()[0]
+            fail(f"{'.'.join(map(str, err['loc']))}: {err['msg'].removeprefix('Value error, ')}")
+        fail(str(exc))
+    searcher = build_searcher(config, assistant, {"db": {"url": db_url}} if db_url else None)
+    result = anyio.run(_search, searcher, request)
+    if as_json:
+        print_json(result.to_json())
+    else:
+        render_result(result)
+    if result.error:
+        raise typer.Exit(1)
+
+
+async def _search(searcher: Searcher, request: Request) -> Result:
+    try:
+        return await searcher.search(request)
+    finally:
+        await searcher.aclose()

@@ -16,8 +16,9 @@ class Reranker(Protocol):
     """Reorders items for ``query``. May set ``rerank_score`` on items (multiplied into
     their final score) and may drop items beyond ``top_n`` (0 = keep all)."""
 
-    async def rerank(self, ctx: Context, query: str, items: list[ResultItem],
-                     top_n: int = 0) -> list[ResultItem]: ...
+    async def rerank(
+        self, ctx: Context, query: str, items: list[ResultItem], top_n: int = 0
+    ) -> list[ResultItem]: ...
 
 
 def keep_top(items: list[ResultItem], top_n: int) -> list[ResultItem]:
@@ -25,8 +26,9 @@ def keep_top(items: list[ResultItem], top_n: int) -> list[ResultItem]:
     return items if top_n <= 0 or top_n >= len(items) else items[:top_n]
 
 
-async def apply_rerank(reranker: Reranker, ctx: Context, query: str, items: list[ResultItem],
-                       top_n: int = 0) -> tuple[list[ResultItem], str | None]:
+async def apply_rerank(
+    reranker: Reranker, ctx: Context, query: str, items: list[ResultItem], top_n: int = 0
+) -> tuple[list[ResultItem], str | None]:
     """Run ``reranker``; on failure return the items unchanged, in their previous order,
     with a one-line error. A reranker that drops or invents items is treated as failed."""
     if not items:

@@ -18,6 +18,7 @@ class ScoreReranker:
     handler's own order), so results are deterministic.
     """
 
-    async def rerank(self, ctx: Context, query: str, items: list[ResultItem],
-                     top_n: int = 0) -> list[ResultItem]:
+    async def rerank(
+        self, ctx: Context, query: str, items: list[ResultItem], top_n: int = 0
+    ) -> list[ResultItem]:
         return keep_top(sorted(items, key=lambda i: -i.final_score), top_n)

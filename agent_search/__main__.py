@@ -1,0 +1,5 @@
+"""``python -m agent_search`` runs the command line."""
+
+from agent_search.cli import main
+
+main()

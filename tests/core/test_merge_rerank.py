@@ -1,0 +1,147 @@
+from __future__ import annotations
+
+import pytest
+
+from agent_search import Context, Request, Result, ResultItem, Searcher
+from agent_search.merge import dedupe, normalize_url
+from agent_search.rerank import ScoreReranker, apply_rerank
+
+from .handlers import StaticHandler
+
+pytestmark = pytest.mark.anyio
+
+
+def item(source: str, score: float, weight: float, **kw: object) -> ResultItem:
+    return ResultItem(source=source, score=score, weight=weight, **kw)  # type: ignore[arg-type]
+
+
+async def test_spec_example_user_outranks_auto() -> None:
+    """user 0.8 × 1.0 = 0.80 ranks above auto 0.9 × 0.6 = 0.54."""
+    user = item("user", 0.8, 1.0, title="user doc", url="http://a/1")
+    auto = item("auto", 0.9, 0.6, title="auto doc", url="http://a/2")
+    merged = await Searcher().merge([Result(type="web", query="q", items=[auto, user])])
+    assert [i.title for i in merged.items] == ["user doc", "auto doc"]
+    assert merged.items[0].final_score == pytest.approx(0.80)
+    assert merged.items[1].final_score == pytest.approx(0.54)
+
+
+async def test_weights_come_from_configuration_end_to_end() -> None:
+    s = Searcher()
+    s.config = s.config.merged({"weights": {"hook": 0.9, "auto": 0.5}})
+    s.registry.register(StaticHandler("web", [ResultItem(url="http://x/1", score=0.9)]))
+    s.registry.register(
+        StaticHandler("kb", [ResultItem(document_id="d", collection="c", score=0.6)])
+    )
+    ctx = s.context()
+    rs = await s.search_many(
+        [
+            Request(type="web", query="q", source="auto"),
+            Request(type="kb", query="q", source="hook"),
+        ],
+        ctx=ctx,
+    )
+    merged = await s.merge(rs, ctx=ctx)
+    assert [i.type for i in merged.items] == ["kb", "web"]  # 0.54 vs 0.45
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        (
+            "https://www.Example.com/page/?utm_source=x&b=2&a=1#frag",
+            "http://example.com/page?a=1&b=2",
+        ),
+        ("http://example.com:80/x/", "http://example.com/x"),
+    ],
+)
+def test_normalize_url_equivalences(a: str, b: str) -> None:
+    assert normalize_url(a) == normalize_url(b)
+
+
+def test_normalize_url_keeps_real_differences() -> None:
+    assert normalize_url("http://example.com/a?id=1") != normalize_url("http://example.com/a?id=2")
+    assert normalize_url("http://example.com:8080/") != normalize_url("http://example.com/")
+
+
+def test_dedupe_keeps_highest_priority_copy_by_url_doc_and_record() -> None:
+    items = [
+        item("auto", 0.99, 0.6, url="https://www.site.com/a/", title="auto copy"),
+        item("hook", 0.1, 0.8, url="http://site.com/a", title="hook copy"),
+        item("auto", 0.5, 0.6, collection="docs", document_id="d1", title="kb auto"),
+        item("user", 0.2, 1.0, collection="docs", document_id="d1", title="kb user"),
+        item("hook", 0.5, 0.8, model="product", record_id=7, title="db hook"),
+        item("hook", 0.9, 0.8, model="product", record_id="7", title="db hook better"),
+        item("auto", 0.5, 0.6, collection="docs", document_id="d2", title="other doc"),
+    ]
+    kept = dedupe(items)
+    assert [i.title for i in kept] == ["hook copy", "kb user", "db hook better", "other doc"]
+
+
+def test_chunks_of_one_document_are_not_collapsed() -> None:
+    a = item("auto", 0.5, 0.6, collection="c", document_id="d", metadata={"chunk_index": 0})
+    b = item("auto", 0.5, 0.6, collection="c", document_id="d", metadata={"chunk_index": 1})
+    assert len(dedupe([a, b])) == 2
+
+
+async def test_merge_reports_failed_searches_and_cuts_to_top_n() -> None:
+    ok = Result(
+        type="web",
+        query="q",
+        items=[item("auto", s / 10, 1.0, url=f"http://x/{s}") for s in range(10)],
+    )
+    bad = Result(type="kb", query="q", error="kb: boom")
+    merged = await Searcher().merge([ok, bad], top_n=3)
+    assert [i.url for i in merged.items] == ["http://x/9", "http://x/8", "http://x/7"]
+    assert merged.warnings == ["kb: kb: boom"]
+
+
+@pytest.mark.parametrize(("top_n", "expected"), [(0, 5), (2, 2), (5, 5), (99, 5)])
+async def test_score_reranker_top_n(top_n: int, expected: int) -> None:
+    items = [item("user", s, 1.0) for s in (0.1, 0.5, 0.3, 0.5, 0.9)]
+    ranked = await ScoreReranker().rerank(Context(), "q", items, top_n)
+    assert len(ranked) == expected
+    assert [i.score for i in ranked] == sorted((i.score for i in items), reverse=True)[:expected]
+
+
+async def test_score_reranker_is_stable_for_ties() -> None:
+    items = [item("user", 0.5, 1.0, title=str(n)) for n in range(6)]
+    ranked = await ScoreReranker().rerank(Context(), "q", items)
+    assert [i.title for i in ranked] == [str(n) for n in range(6)]
+
+
+class ExplodingReranker:
+    async def rerank(
+        self, ctx: Context, query: str, items: list[ResultItem], top_n: int = 0
+    ) -> list[ResultItem]:
+        for i in items:
+            i.rerank_score = 0.0  # half-done work must be undone
+        raise ConnectionError("rerank service down")
+
+
+class InventingReranker:
+    async def rerank(
+        self, ctx: Context, query: str, items: list[ResultItem], top_n: int = 0
+    ) -> list[ResultItem]:
+        return [ResultItem(title="made up")]
+
+
+@pytest.mark.parametrize("reranker", [ExplodingReranker(), InventingReranker()])
+async def test_failing_reranker_keeps_every_item_in_previous_order(reranker: object) -> None:
+    items = [item("user", s, 1.0, title=str(s)) for s in (0.3, 0.9, 0.1)]
+    kept, error = await apply_rerank(reranker, Context(), "q", items)  # type: ignore[arg-type]
+    assert [i.title for i in kept] == ["0.3", "0.9", "0.1"]
+    assert all(i.rerank_score is None for i in kept)
+    assert error is not None and error.startswith("rerank failed:")
+
+
+async def test_merge_with_failing_reranker_reports_and_keeps_items() -> None:
+    s = Searcher(rerankers={"model": ExplodingReranker()})
+    r = Result(
+        type="web", query="q", items=[item("user", 0.5, 1.0, url=f"http://x/{n}") for n in range(4)]
+    )
+    ctx = s.context()
+    merged = await s.merge([r], ctx=ctx, reranker="model")
+    assert len(merged.items) == 4
+    assert merged.rerank_error == "rerank failed: ConnectionError: rerank service down"
+    rerank_nodes = ctx.trace.find("rerank")
+    assert rerank_nodes and rerank_nodes[0].status == "failed"

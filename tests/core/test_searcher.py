@@ -1,0 +1,270 @@
+from __future__ import annotations
+
+import time
+
+import anyio
+import pytest
+
+from agent_search import ListSink, Request, Result, ResultItem, SearchConfig, Searcher
+from agent_search.events import SearchComplete, SearchResultEvent, SearchStart
+
+from .handlers import FailingHandler, StaticHandler, web_items
+
+pytestmark = pytest.mark.anyio
+
+
+def make_searcher(*handlers: object, **options: float) -> Searcher:
+    config = SearchConfig().merged({"options": options}) if options else SearchConfig()
+    s = Searcher(config)
+    for h in handlers:
+        s.registry.register(h)  # type: ignore[arg-type]
+    return s
+
+
+async def test_search_stamps_source_weight_citations_and_limit() -> None:
+    s = make_searcher(StaticHandler("web", web_items(15)))
+    r = await s.search(Request(type="web", query="q", limit=5, source="hook"))
+    assert r.error is None and r.source == "hook"
+    assert len(r.items) == 5 and r.total == 15
+    assert [i.citation_id for i in r.items] == ["1", "2", "3", "4", "5"]
+    assert {i.source for i in r.items} == {"hook"}
+    assert {i.weight for i in r.items} == {0.8}
+    assert all(i.type == "web" for i in r.items)
+
+
+async def test_default_limit_is_resolved_before_the_handler_runs() -> None:
+    h = StaticHandler("web", web_items(3))
+    s = make_searcher(h)
+    await s.search({"type": "web", "query": "q"})
+    assert h.calls[0].limit == 10
+
+
+async def test_limit_above_configured_max_is_an_error_result() -> None:
+    s = make_searcher(StaticHandler("web"), max_limit=50)
+    r = await s.search(Request(type="web", query="q", limit=51))
+    assert r.error == "invalid request: limit 51 is outside 1..50"
+
+
+async def test_unregistered_type_is_a_result_error_not_an_exception() -> None:
+    r = await Searcher().search(Request(type="video", query="cats"))
+    assert r.error == "unsupported search type: video" and r.items == []
+
+
+async def test_invalid_request_dict_becomes_an_error_result() -> None:
+    r = await Searcher().search({"type": "web", "query": "  "})
+    assert r.error is not None and r.error.startswith("invalid request: query:")
+
+
+async def test_first_handler_that_can_handle_wins_and_custom_types_work() -> None:
+    declines = StaticHandler("video", web_items(1, prefix="http://a/"), accept=False)
+    accepts = StaticHandler("video", web_items(1, prefix="http://b/"))
+    s = make_searcher(declines, accepts)
+    r = await s.search(Request(type="video", query="q"))
+    assert r.items[0].url == "http://b/0" and not declines.calls
+
+
+async def test_register_first_puts_a_handler_ahead() -> None:
+    a, b = (
+        StaticHandler("web", web_items(1, prefix="http://a/")),
+        StaticHandler("web", web_items(1, prefix="http://b/")),
+    )
+    s = make_searcher(a)
+    s.registry.register(b, first=True)
+    assert (await s.search(Request(type="web", query="q"))).items[0].url == "http://b/0"
+
+
+async def test_registering_a_non_handler_fails_clearly() -> None:
+    with pytest.raises(TypeError, match=r"not a Handler|no search type"):
+        Searcher().registry.register(object())  # type: ignore[arg-type]
+
+
+async def test_handler_exception_becomes_one_line_error_with_duration() -> None:
+    s = make_searcher(FailingHandler("kb", delay=0.02))
+    r = await s.search(Request(type="kb", query="q"))
+    assert r.error == "kb: RuntimeError: backend exploded"
+    assert "\n" not in r.error and r.duration_ms >= 15
+
+
+async def test_handler_returning_garbage_is_reported() -> None:
+    class Garbage:
+        type = "kb"
+
+        def can_handle(self, ctx: object, req: object) -> bool:
+            return True
+
+        async def search(self, ctx: object, req: object) -> object:
+            return {"items": []}
+
+    r = await make_searcher(Garbage()).search(Request(type="kb", query="q"))
+    assert r.error == "kb: handler returned dict, not a Result"
+
+
+async def test_timeout_cancels_the_handler_and_says_so() -> None:
+    h = StaticHandler("web", web_items(1), delay=5)
+    s = make_searcher(h)
+    started = time.perf_counter()
+    r = await s.search(Request(type="web", query="q", timeout=0.05))
+    assert time.perf_counter() - started < 1
+    assert r.error == "web: timed out after 0.05s"
+    assert h.cancelled == 1 and h.finished == 0
+
+
+async def test_deadline_bounds_the_whole_call_and_others_complete() -> None:
+    slow, fast = StaticHandler("web", web_items(1), delay=5), StaticHandler("kb", web_items(2))
+    s = make_searcher(slow, fast)
+    started = time.perf_counter()
+    results = await s.search_many(
+        [Request(type="web", query="q"), Request(type="kb", query="q")], deadline=0.1
+    )
+    assert time.perf_counter() - started < 1
+    assert results[0].error is not None and "deadline exceeded" in results[0].error
+    assert results[1].error is None and len(results[1].items) == 2
+
+
+async def test_search_many_is_concurrent_and_keeps_request_order() -> None:
+    hs = [
+        StaticHandler(t, web_items(1, prefix=f"http://{t}/"), delay=d)
+        for t, d in (("a", 0.15), ("b", 0.05), ("c", 0.1))
+    ]
+    s = make_searcher(*hs)
+    started = time.perf_counter()
+    results = await s.search_many([{"type": t, "query": "q"} for t in "abc"])
+    elapsed = time.perf_counter() - started
+    assert [r.type for r in results] == ["a", "b", "c"]
+    assert elapsed < 0.3  # sequential would take 0.3 s
+
+
+async def test_one_failing_search_does_not_break_the_others() -> None:
+    s = make_searcher(FailingHandler("web"), StaticHandler("kb", web_items(2)))
+    results = await s.search_many(
+        [
+            {"type": "web", "query": "q"},
+            {"type": "kb", "query": "q"},
+            {"type": "nope", "query": "q"},
+        ]
+    )
+    assert results[0].error and results[1].ok and results[2].error
+
+
+async def test_any_returns_first_success_and_cancels_the_rest() -> None:
+    failing = FailingHandler("a")
+    winner = StaticHandler("b", web_items(1), delay=0.05)
+    loser = StaticHandler("c", web_items(1), delay=5)
+    sink = ListSink()
+    s = make_searcher(failing, winner, loser)
+    ctx = s.context(events=sink)
+    started = time.perf_counter()
+    r = await s.any([{"type": t, "query": "q"} for t in "abc"], ctx=ctx)
+    assert time.perf_counter() - started < 1
+    assert r.type == "b" and r.ok
+    assert loser.cancelled == 1 and loser.finished == 0
+    completes = [e for e in sink.events if isinstance(e, SearchComplete)]
+    assert {e.type: e.error for e in completes}["c"] == "cancelled"
+
+
+async def test_any_when_all_fail_lists_every_error() -> None:
+    s = make_searcher(FailingHandler("a"), FailingHandler("b", message="nope"))
+    r = await s.any([{"type": "a", "query": "q"}, {"type": "b", "query": "q"}])
+    assert r.error is not None and r.error.startswith("all 2 searches failed")
+    assert "backend exploded" in r.error and "nope" in r.error
+
+
+async def test_race_returns_first_finished_even_a_failure() -> None:
+    slow = StaticHandler("b", web_items(1), delay=5)
+    s = make_searcher(FailingHandler("a", delay=0.02), slow)
+    r = await s.race([{"type": "a", "query": "q"}, {"type": "b", "query": "q"}])
+    assert r.type == "a" and r.error is not None
+    assert slow.cancelled == 1
+
+
+async def test_events_are_emitted_in_order_with_request_id() -> None:
+    sink = ListSink()
+    s = make_searcher(StaticHandler("web", web_items(3)))
+    ctx = s.context(events=sink, request_id="req-1")
+    await s.search(Request(type="web", query="hello"), ctx=ctx)
+    assert sink.kinds() == ["search_start"] + ["search_result"] * 3 + ["search_complete"]
+    start, *items, complete = sink.events
+    assert isinstance(start, SearchStart) and start.query == "hello" and start.id == "s1"
+    assert all(isinstance(e, SearchResultEvent) and e.id == "s1" for e in items)
+    assert isinstance(complete, SearchComplete) and complete.count == 3
+    assert all(e.request_id == "req-1" for e in sink.events)
+    assert complete.to_dict()["event"] == "search_complete"
+
+
+async def test_citation_ids_are_unique_across_calls_sharing_a_context() -> None:
+    s = make_searcher(StaticHandler("web", web_items(4)), StaticHandler("kb", web_items(3)))
+    ctx = s.context()
+    first = await s.search_many(
+        [{"type": "web", "query": "q"}, {"type": "kb", "query": "q"}], ctx=ctx
+    )
+    second = await s.search(Request(type="web", query="again"), ctx=ctx)
+    ids = [i.citation_id for r in [*first, second] for i in r.items]
+    assert len(ids) == 11 and len(set(ids)) == 11
+
+
+async def test_trace_has_a_node_per_search_with_status() -> None:
+    s = make_searcher(StaticHandler("web", web_items(2)), FailingHandler("kb"))
+    ctx = s.context()
+    await s.search_many([{"type": "web", "query": "q"}, {"type": "kb", "query": "q"}], ctx=ctx)
+    nodes = ctx.trace.find("search")
+    assert {n.attributes["search_type"]: n.status for n in nodes} == {
+        "web": "success",
+        "kb": "failed",
+    }
+    assert nodes[0].attributes["result_count"] == 2
+
+
+async def test_handler_spans_nest_under_their_search() -> None:
+    from agent_search import span
+
+    class Traced:
+        type = "kb"
+
+        def can_handle(self, ctx: object, req: object) -> bool:
+            return True
+
+        async def search(self, ctx: object, req: Request) -> Result:
+            with span("embedding"):
+                await anyio.sleep(0)
+            with span("vector_search", collection="docs"):
+                pass
+            return Result(type="kb", query=req.query)
+
+    s = make_searcher(Traced())
+    ctx = s.context()
+    await s.search_many([{"type": "kb", "query": "a"}, {"type": "kb", "query": "b"}], ctx=ctx)
+    for node in ctx.trace.find("search"):
+        assert [c.name for c in node.children] == ["embedding", "vector_search"]
+        assert all(c.status == "success" and c.end is not None for c in node.children)
+
+
+async def test_rerank_on_a_request_sorts_and_cuts() -> None:
+    items = [
+        ResultItem(title=str(i), url=f"http://x/{i}", score=s)
+        for i, s in enumerate([0.2, 0.9, 0.5])
+    ]
+    s = make_searcher(StaticHandler("web", items))
+    r = await s.search({"type": "web", "query": "q", "rerank": {"type": "score", "top_k": 2}})
+    assert [i.title for i in r.items] == ["1", "2"]
+
+
+async def test_unconfigured_reranker_keeps_items_and_reports() -> None:
+    s = make_searcher(StaticHandler("web", web_items(3)))
+    r = await s.search({"type": "web", "query": "q", "rerank": {"type": "model"}})
+    assert len(r.items) == 3 and r.error is None
+    assert r.rerank_error == "rerank failed: reranker 'model' is not configured"
+
+
+async def test_1000_concurrent_searches_on_one_context_get_unique_ids() -> None:
+    s = make_searcher(StaticHandler("web", web_items(1)))
+    ctx = s.context()
+    results: list[Result] = []
+
+    async def one() -> None:
+        results.append(await s.search(Request(type="web", query="q"), ctx=ctx))
+
+    async with anyio.create_task_group() as tg:
+        for _ in range(1000):
+            tg.start_soon(one)
+    ids = [r.items[0].citation_id for r in results]
+    assert len(set(ids)) == 1000
