@@ -17,7 +17,7 @@ import anyio
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Event:
     event: ClassVar[str] = "event"
     request_id: str
@@ -29,7 +29,7 @@ class Event:
         return d
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class SearchStart(Event):
     event: ClassVar[str] = "search_start"
     id: str
@@ -37,7 +37,7 @@ class SearchStart(Event):
     query: str
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class SearchResultEvent(Event):
     event: ClassVar[str] = "search_result"
     id: str
@@ -47,7 +47,7 @@ class SearchResultEvent(Event):
     score: float
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class SearchComplete(Event):
     event: ClassVar[str] = "search_complete"
     id: str
@@ -57,20 +57,20 @@ class SearchComplete(Event):
     error: str | None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class TextDelta(Event):
     event: ClassVar[str] = "text"
     text: str
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Citations(Event):
     event: ClassVar[str] = "citations"
     used: list[str] = field(default_factory=list)
     unknown: list[str] = field(default_factory=list)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Done(Event):
     event: ClassVar[str] = "done"
     references: list[dict[str, Any]] = field(default_factory=list)

@@ -9,38 +9,46 @@ higher final score, then to the earlier one.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+from urllib.parse import parse_qsl, urlencode
 
 from agent_search.types import SOURCE_PRIORITY, Result, ResultItem
 
 _TRACKING_PREFIXES = ("utm_", "fbclid", "gclid", "mc_", "ref_src")
 
 
+@functools.lru_cache(maxsize=8192)
 def normalize_url(url: str) -> str:
     """A canonical form for comparing URLs: lower-case scheme and host, no ``www.``, no
-    default port, fragment or tracking parameters, sorted query, no trailing slash."""
-    try:
-        parts = urlsplit(url.strip())
-    except ValueError:
-        return url.strip()
-    scheme = (parts.scheme or "http").lower()
+    default port, fragment or tracking parameters, sorted query, no trailing slash.
+
+    Cached: the same page often comes back from several sources and searches.
+    """
+    text = url.strip()
+    scheme, sep, rest = text.partition("://")
+    if not sep:
+        scheme, rest = "http", text
+    scheme = scheme.lower()
     if scheme == "https":
         scheme = "http"  # the same page over either scheme is the same record
-    host = (parts.hostname or "").lower()
+    rest = rest.partition("#")[0]
+    rest, _, query = rest.partition("?")
+    netloc, slash, path = rest.partition("/")
+    host = netloc.rpartition("@")[2].lower()
+    if host.endswith((":80", ":443")):
+        host = host.rpartition(":")[0]
     if host.startswith("www."):
         host = host[4:]
-    port = parts.port if parts.port not in (None, 80, 443) else None
-    netloc = f"{host}:{port}" if port else host
-    query = urlencode(
-        sorted(
+    path = (slash + path).rstrip("/")
+    if query:
+        pairs = sorted(
             (k, v)
-            for k, v in parse_qsl(parts.query, keep_blank_values=True)
+            for k, v in parse_qsl(query, keep_blank_values=True)
             if not k.lower().startswith(_TRACKING_PREFIXES)
         )
-    )
-    path = parts.path.rstrip("/")
-    return urlunsplit((scheme, netloc, path, query, ""))
+        query = urlencode(pairs)
+    return f"{scheme}://{host}{path}?{query}" if query else f"{scheme}://{host}{path}"
 
 
 def identity_keys(item: ResultItem) -> list[tuple[str, ...]]:

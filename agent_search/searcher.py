@@ -28,6 +28,7 @@ from agent_search.trace import TraceNode, activate, first_line
 from agent_search.types import Request, Result
 
 RequestLike = Request | Mapping[str, Any]
+_STAMPED = frozenset({"source", "weight", "citation_id", "type"})
 
 
 def _validation_message(exc: ValidationError) -> str:
@@ -321,12 +322,15 @@ class Searcher:
         result.total = max(result.total, len(items))
         weight = ctx.config.weights.for_source(request.source)
         ids = ctx.citations.allocate_many(len(items))
+        source, rtype = request.source, request.type
         for item, cid in zip(items, ids, strict=True):
-            item.source = request.source
-            item.weight = weight
-            item.citation_id = cid
-            if not item.type:
-                item.type = request.type
+            # plain attribute stores: these values are already valid, and pydantic's
+            # validating __setattr__ costs more than the rest of the stamping (hot path)
+            d = item.__dict__
+            d["source"], d["weight"], d["citation_id"] = source, weight, cid
+            if not d["type"]:
+                d["type"] = rtype
+            item.__pydantic_fields_set__.update(_STAMPED)
         if request.rerank is not None and items:
             reranker = self.rerankers.get(request.rerank.type)
             if reranker is None:

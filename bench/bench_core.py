@@ -1,0 +1,177 @@
+"""Core searcher overhead: fan-out, merging, citations, events and trace.
+
+Three handlers each sleep 50 ms and return 10 items.
+(a) one ``search_many`` of the three: median wall time over 30 calls ÷ 50 ms;
+(b) 1,000 concurrent ``search_many`` calls (+ merge): CPU ms per call, wall ÷ 50 ms,
+    peak RSS.
+The baseline is a bare ``asyncio.gather`` of three coroutines with a hand-written
+reciprocal-rank fusion over dicts, measured in the same run. Each scenario runs in its
+own process so peak RSS is its own.
+
+Run: ``.venv/bin/python bench/bench_core.py`` (or ``make bench``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import resource
+import statistics
+import subprocess
+import sys
+import time
+from typing import Any
+
+SLEEP = 0.05
+ITEMS = 10
+CONCURRENT = 1000
+SEQUENTIAL = 30
+
+
+# -- baseline: bare gather + RRF over dicts ------------------------------------------
+
+
+async def _bare_source(name: str) -> list[dict[str, Any]]:
+    await asyncio.sleep(SLEEP)
+    return [
+        {
+            "id": f"{name}-{i}",
+            "url": f"http://{name}.example/{i}",
+            "title": f"{name} {i}",
+            "content": "text",
+            "score": 1 - i / 20,
+        }
+        for i in range(ITEMS)
+    ]
+
+
+async def _bare_call() -> list[dict[str, Any]]:
+    lists = await asyncio.gather(*(_bare_source(n) for n in ("web", "kb", "db")))
+    fused: dict[str, float] = {}
+    docs: dict[str, dict[str, Any]] = {}
+    for ranked in lists:
+        for rank, doc in enumerate(ranked):
+            fused[doc["id"]] = fused.get(doc["id"], 0.0) + 1.0 / (60 + rank)
+            docs[doc["id"]] = doc
+    return [docs[k] for k in sorted(fused, key=fused.__getitem__, reverse=True)]
+
+
+# -- agent-search --------------------------------------------------------------------
+
+
+def _make_searcher() -> Any:
+    from agent_search import Request, Result, ResultItem, Searcher
+
+    class SleepyHandler:
+        def __init__(self, type_: str) -> None:
+            self.type = type_
+            self.calls = 0
+
+        def can_handle(self, ctx: Any, request: Any) -> bool:
+            return True
+
+        async def search(self, ctx: Any, request: Any) -> Result:
+            await asyncio.sleep(SLEEP)
+            self.calls += 1  # fresh URLs per call, so URL normalisation is never cached
+            items = [
+                ResultItem(
+                    title=f"{self.type} {i}",
+                    content="text",
+                    url=f"http://{self.type}.example/{self.calls}/{i}",
+                    score=1 - i / 20,
+                )
+                for i in range(ITEMS)
+            ]
+            return Result(type=self.type, query=request.query, items=items, total=ITEMS)
+
+    searcher = Searcher()
+    for t in ("web", "kb", "db"):
+        searcher.registry.register(SleepyHandler(t))
+    requests = [
+        Request(type=t, query="benchmark query", source="hook") for t in ("web", "kb", "db")
+    ]
+    return searcher, requests
+
+
+async def _ours_call(searcher: Any, requests: Any) -> Any:
+    from agent_search.events import ListSink
+
+    ctx = searcher.context(events=ListSink())
+    results = await searcher.search_many(requests, ctx=ctx)
+    merged = await searcher.merge(results, ctx=ctx)
+    assert len(merged.items) == 10 and all(r.ok for r in results)
+    return merged
+
+
+# -- scenarios (each in its own process) ---------------------------------------------
+
+
+async def _scenario(name: str) -> dict[str, float]:
+    if name.startswith("ours"):
+        searcher, requests = _make_searcher()
+
+        async def call() -> Any:
+            return await _ours_call(searcher, requests)
+    else:
+        call = _bare_call
+    await call()  # warm up imports and caches
+    if name.endswith("sequential"):
+        walls = []
+        for _ in range(SEQUENTIAL):
+            t0 = time.perf_counter()
+            await call()
+            walls.append(time.perf_counter() - t0)
+        return {"ratio": statistics.median(walls) / SLEEP}
+    cpu0, wall0 = time.process_time(), time.perf_counter()
+    await asyncio.gather(*(call() for _ in range(CONCURRENT)))
+    cpu, wall = time.process_time() - cpu0, time.perf_counter() - wall0
+    return {
+        "cpu_ms_per_call": cpu * 1000 / CONCURRENT,
+        "wall_ratio": wall / SLEEP,
+        "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+    }
+
+
+def _run_child(name: str) -> dict[str, float]:
+    out = subprocess.run(
+        [sys.executable, __file__, "--scenario", name],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    return dict(json.loads(out.strip().splitlines()[-1]))
+
+
+def main() -> None:
+    rows = {}
+    for name in ("bare-sequential", "ours-sequential", "bare-concurrent", "ours-concurrent"):
+        rows[name] = _run_child(name)
+    print("### Core searcher (3 handlers × 50 ms × 10 items)\n")
+    print("| measure | bare gather + RRF | agent-search | goal |")
+    print("|---|---:|---:|---:|")
+    print(
+        f"| (a) one search_many: median wall ÷ 50 ms (30 calls) "
+        f"| {rows['bare-sequential']['ratio']:.3f} | {rows['ours-sequential']['ratio']:.3f} "
+        f"| ≤ 1.02 |"
+    )
+    b, o = rows["bare-concurrent"], rows["ours-concurrent"]
+    print(
+        f"| (b) 1,000 concurrent calls: CPU ms per call "
+        f"| {b['cpu_ms_per_call']:.3f} | {o['cpu_ms_per_call']:.3f} | ≤ 0.5 |"
+    )
+    print(
+        f"| (b) 1,000 concurrent calls: total wall ÷ 50 ms "
+        f"| {b['wall_ratio']:.2f} | {o['wall_ratio']:.2f} | |"
+    )
+    print(f"| (b) peak RSS, MB | {b['peak_rss_mb']:.0f} | {o['peak_rss_mb']:.0f} | ≤ 150 |")
+    print(
+        "\nagent-search calls include merging (dedupe, weights, score rerank), citation ids, "
+        "events (collected in a list) and the trace tree."
+    )
+
+
+if __name__ == "__main__":
+    if len(sys.argv) == 3 and sys.argv[1] == "--scenario":
+        print(json.dumps(asyncio.run(_scenario(sys.argv[2]))))
+    else:
+        main()
