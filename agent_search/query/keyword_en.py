@@ -1,0 +1,98 @@
+"""English (and other space-separated languages) keyword rules.
+
+Tokens are words, numbers and prices; function words and conversational fillers
+("I want to find") break the text into runs, and each run of content words is a subject
+phrase ("wireless headphones"). A comparator directly before a number or price stays
+with it ("under $100"); ranking adjectives ("best") become keywords of their own.
+"""
+
+from __future__ import annotations
+
+import re
+
+from agent_search.query.keyword_parts import KeywordParts
+from agent_search.query.keyword_stopwords import (
+    EN_COMPARATORS,
+    EN_QUALIFIERS,
+    EN_STOPWORDS,
+    PRICE_SYMBOLS,
+)
+
+MAX_PHRASE_WORDS = 4
+
+_NUMBER = r"\d[\d,]*(?:\.\d+)?"
+_TOKEN = re.compile(
+    rf"(?P<price>[{PRICE_SYMBOLS}]\s?{_NUMBER}(?:\s?[kKmM]\b)?"
+    rf"|{_NUMBER}\s?(?:[{PRICE_SYMBOLS}]|usd\b|eur\b|gbp\b|dollars?\b|bucks\b|euros?\b))"
+    rf"|(?P<number>{_NUMBER}(?:%|[a-zA-Z]{{1,3}}\b)?)"
+    r"|(?P<word>[^\W\d_](?:[\w+#'’]|[.\-](?=\w))*[+#]*)"
+    r"|(?P<sep>\S)",
+    re.IGNORECASE,
+)
+_COMPARATOR_WORDS: list[tuple[str, ...]] = sorted(
+    (tuple(c.split()) for c in EN_COMPARATORS), key=len, reverse=True)
+
+
+def _tokens(text: str) -> list[tuple[str, str]]:
+    """(kind, text) pairs; kind is price, number, word or sep."""
+    out: list[tuple[str, str]] = []
+    for m in _TOKEN.finditer(text.replace("’", "'")):
+        kind = m.lastgroup or "sep"
+        out.append((kind, m.group(kind)))
+    return out
+
+
+def _comparator_at(tokens: list[tuple[str, str]], i: int) -> int:
+    """Length in tokens of a comparator starting at ``i`` that a number follows, else 0."""
+    for words in _COMPARATOR_WORDS:
+        n = len(words)
+        window = tokens[i:i + n]
+        if (len(window) == n and all(k == "word" and t.lower() == w
+                                     for (k, t), w in zip(window, words, strict=True))
+                and i + n < len(tokens) and tokens[i + n][0] in ("price", "number")):
+            return n
+    return 0
+
+
+def extract_en(text: str) -> KeywordParts:
+    parts = KeywordParts()
+    tokens = _tokens(text)
+    run: list[str] = []
+
+    def flush() -> None:
+        while run:
+            parts.phrases.append(" ".join(run[:MAX_PHRASE_WORDS]))
+            del run[:MAX_PHRASE_WORDS]
+
+    i = 0
+    while i < len(tokens):
+        kind, tok = tokens[i]
+        n = _comparator_at(tokens, i) if kind == "word" else 0
+        if n:
+            flush()
+            words = [t for _, t in tokens[i:i + n + 1]]
+            j = i + n + 1
+            # "between $50 and $100", "from 2020 to 2024"
+            if (j + 1 < len(tokens) and tokens[j][1].lower() in ("and", "to", "-")
+                    and tokens[j + 1][0] in ("price", "number")):
+                words += [tokens[j][1], tokens[j + 1][1]]
+                j += 2
+            parts.constraints.append(" ".join(words))
+            i = j
+            continue
+        low = tok.lower().rstrip(".")
+        if kind == "price":
+            flush()
+            parts.constraints.append(tok)
+        elif kind == "number":
+            run.append(tok)
+        elif kind == "word" and low in EN_QUALIFIERS:
+            flush()
+            parts.qualifiers.append(tok)
+        elif kind == "word" and low not in EN_STOPWORDS and (len(low) > 1 or tok.isupper()):
+            run.append(tok.rstrip("."))
+        else:
+            flush()
+        i += 1
+    flush()
+    return parts

@@ -1,0 +1,135 @@
+"""Chinese keyword rules, on jieba's segmentation.
+
+Same shape as the English rules: stopwords break runs of content words, which are
+joined back (without spaces between Chinese words) into subject phrases ("无线耳机");
+a number with its unit and comparators on either side is one constraint ("100元以下",
+"不超过500元"); ranking words ("最好", "最新") are keywords of their own. Latin words
+inside Chinese text go through the English stopword list.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import threading
+from typing import Any
+
+from agent_search.query.keyword_parts import KeywordParts
+from agent_search.query.keyword_stopwords import (
+    EN_QUALIFIERS,
+    EN_STOPWORDS,
+    PRICE_SYMBOLS,
+    ZH_PREFIX_COMPARATORS,
+    ZH_QUALIFIERS,
+    ZH_STOPWORDS,
+    ZH_SUFFIX_COMPARATORS,
+    ZH_UNITS,
+)
+
+MAX_PHRASE_TOKENS = 4
+_CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+_NUMBER = re.compile(rf"^[{PRICE_SYMBOLS}]?\d[\d,]*(?:\.\d+)?$|^[零一二两三四五六七八九十百千万]+$")
+_LATIN = re.compile(r"^[^\W\d_][\w+#.\-']*$")
+_QUALIFIER_SUFFIXES = frozenset({"高", "好"})
+
+_tokenizer: Any = None
+_lock = threading.Lock()
+
+
+def has_cjk(text: str) -> bool:
+    return _CJK.search(text) is not None
+
+
+def _jieba() -> Any:
+    """One jieba tokenizer for the process, built on first use (loads its dictionary,
+    about a second; callers on an event loop run this in a worker thread)."""
+    global _tokenizer
+    if _tokenizer is None:
+        with _lock:
+            if _tokenizer is None:
+                import jieba
+
+                logging.getLogger("jieba").setLevel(logging.WARNING)
+                tokenizer = jieba.Tokenizer()
+                tokenizer.initialize()
+                _tokenizer = tokenizer
+    return _tokenizer
+
+
+def _join(tokens: list[str]) -> str:
+    out = ""
+    for tok in tokens:
+        if out and not (_CJK.search(out[-1]) and _CJK.search(tok[0])):
+            out += " "
+        out += tok
+    return out
+
+
+def _merge_negated_comparators(tokens: list[str]) -> list[str]:
+    """jieba splits "不超过" into "不" + "超过"; put such comparators back together."""
+    out: list[str] = []
+    for tok in tokens:
+        if out and out[-1] == "不" and "不" + tok in ZH_PREFIX_COMPARATORS:
+            out[-1] = "不" + tok
+        else:
+            out.append(tok)
+    return out
+
+
+def extract_zh(text: str) -> KeywordParts:
+    parts = KeywordParts()
+    tokens = _merge_negated_comparators([t for t in _jieba().lcut(text) if t.strip()])
+    run: list[str] = []
+
+    def flush() -> None:
+        while run:
+            parts.phrases.append(_join(run[:MAX_PHRASE_TOKENS]))
+            del run[:MAX_PHRASE_TOKENS]
+
+    i = 0
+    while i < len(tokens):
+        tok = tokens[i]
+        low = tok.lower()
+        nxt = tokens[i + 1] if i + 1 < len(tokens) else ""
+        starts_constraint = tok in ZH_PREFIX_COMPARATORS and _NUMBER.match(nxt)
+        if _NUMBER.match(tok) or starts_constraint:
+            j = i
+            pieces: list[str] = []
+            if starts_constraint:
+                pieces.append(tok)
+                j += 1
+            pieces.append(tokens[j])
+            j += 1
+            has_unit = j < len(tokens) and tokens[j] in ZH_UNITS
+            if has_unit:
+                pieces.append(tokens[j])
+                j += 1
+            has_suffix = j < len(tokens) and tokens[j] in ZH_SUFFIX_COMPARATORS
+            if has_suffix:
+                pieces.append(tokens[j])
+                j += 1
+            if starts_constraint or has_suffix or tok[0] in PRICE_SYMBOLS:
+                flush()
+                parts.constraints.append("".join(pieces))
+            else:  # a plain number or quantity is part of the subject ("iPhone 15")
+                run.append("".join(pieces))
+            i = j
+            continue
+        if tok in ZH_QUALIFIERS or low in EN_QUALIFIERS:
+            flush()
+            if nxt in _QUALIFIER_SUFFIXES:
+                tok += nxt
+                i += 1
+            parts.qualifiers.append(tok)
+        elif _CJK.search(tok):
+            if tok in ZH_STOPWORDS:
+                flush()
+            else:
+                run.append(tok)
+        elif _LATIN.match(tok) and low not in EN_STOPWORDS:
+            run.append(tok)
+        else:  # punctuation, quotes, Latin stopwords
+            flush()
+        i += 1
+    flush()
+    return parts

@@ -1,0 +1,74 @@
+"""Web search: the ``web`` handler and the providers behind it.
+
+>>> from agent_search.web import create_handler
+>>> searcher.registry.register(create_handler(config))
+
+Providers (``web.provider``): tavily, serper, serpapi, brave, google, bing, searxng and
+``mcp:<server>``; each is also usable on its own (:func:`create_provider`, or a provider
+class) with ``await provider.search(query, limit=..., sites=..., time_range=...)``.
+"""
+
+from agent_search.web.errors import (
+    CircuitOpenError,
+    MissingAPIKeyError,
+    ProviderError,
+    UnsafeURLError,
+)
+from agent_search.web.handler import WebHandler, WebOptions, create_handler
+from agent_search.web.providers import (
+    PROVIDER_CLASSES,
+    BingProvider,
+    BraveProvider,
+    GoogleProvider,
+    HttpProvider,
+    ProviderResponse,
+    SearchParams,
+    SearXNGProvider,
+    SerpAPIProvider,
+    SerperProvider,
+    TavilyProvider,
+    WebProvider,
+    api_key_for,
+    create_provider,
+)
+from agent_search.web.resilience import CircuitBreaker, call_with_retries
+from agent_search.web.settings import (
+    PROVIDERS,
+    BreakerSettings,
+    FetchSettings,
+    MCPServerSettings,
+    RetrySettings,
+    WebSettings,
+)
+
+__all__ = [
+    "PROVIDERS",
+    "PROVIDER_CLASSES",
+    "BingProvider",
+    "BraveProvider",
+    "BreakerSettings",
+    "CircuitBreaker",
+    "CircuitOpenError",
+    "FetchSettings",
+    "GoogleProvider",
+    "HttpProvider",
+    "MCPServerSettings",
+    "MissingAPIKeyError",
+    "ProviderError",
+    "ProviderResponse",
+    "RetrySettings",
+    "SearXNGProvider",
+    "SearchParams",
+    "SerpAPIProvider",
+    "SerperProvider",
+    "TavilyProvider",
+    "UnsafeURLError",
+    "WebHandler",
+    "WebOptions",
+    "WebProvider",
+    "WebSettings",
+    "api_key_for",
+    "call_with_retries",
+    "create_handler",
+    "create_provider",
+]

@@ -1,0 +1,164 @@
+"""The ``web`` search handler: configuration → provider → items (→ full pages).
+
+Request options (``request.options``) it reads:
+
+- ``keywords`` (bool, default ``web.keywords``): turn a conversational query into
+  keywords with the builtin extractor before searching (``uses.keyword``,
+  ``keyword.max_keywords`` and ``keyword.language`` apply).
+- ``fetch_pages`` (bool, default ``web.fetch_pages``): replace each item's snippet by the
+  text of its page (the snippet moves to ``metadata["snippet"]``), fetched concurrently
+  under the SSRF guard and the limits of ``web.fetch``.
+- ``max_pages`` (int): fetch at most this many pages (default ``web.fetch.max_pages``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from agent_search.config import SearchConfig
+from agent_search.context import Context
+from agent_search.errors import ConfigError
+from agent_search.trace import span
+from agent_search.types import Request, Result
+from agent_search.web.errors import ProviderError
+from agent_search.web.providers import WebProvider, api_key_for, create_provider
+from agent_search.web.resilience import CircuitBreaker
+from agent_search.web.settings import WebSettings
+
+
+class WebOptions(BaseModel):
+    """The ``request.options`` keys the web handler accepts (others are ignored)."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    keywords: bool | None = None
+    fetch_pages: bool | None = None
+    max_pages: int | None = Field(default=None, ge=1, le=50)
+
+
+def _options(raw: dict[str, Any]) -> WebOptions:
+    try:
+        return WebOptions.model_validate(raw)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        key = ".".join(str(p) for p in err["loc"])
+        raise ValueError(f"invalid option {key}: {err['msg']}") from None
+
+
+class WebHandler:
+    """Searches the web through the configured provider.
+
+    Providers are built lazily per distinct configuration (an assistant may override the
+    global ``web`` section) and kept; each (provider, endpoint) has one circuit breaker
+    shared by all of them. The API key is read from the environment on every search, so
+    a key set after start-up is picked up.
+    """
+
+    type = "web"
+
+    def __init__(self, config: SearchConfig | None = None) -> None:
+        self.config = config or SearchConfig()
+        self.settings = WebSettings.from_section(self.config.web)
+        self._settings_cache: dict[str, WebSettings] = {}
+        self._providers: dict[tuple[str, str], WebProvider] = {}
+        self._breakers: dict[tuple[str, str], CircuitBreaker] = {}
+
+    def can_handle(self, ctx: Context, request: Request) -> bool:
+        return request.type == "web"
+
+    async def search(self, ctx: Context, request: Request) -> Result:
+        def fail(message: str) -> Result:
+            return Result(type="web", query=request.query, error=message)
+
+        try:
+            settings = self.settings_for(ctx.config)
+            options = _options(request.options)
+        except (ConfigError, ValueError) as exc:
+            return fail(str(exc))
+        try:
+            provider = self.provider_for(settings)
+        except ProviderError as exc:
+            return fail(str(exc))
+
+        query = request.query
+        use_keywords = settings.keywords if options.keywords is None else options.keywords
+        if use_keywords:
+            query = await self._keyword_query(ctx, query)
+
+        limit = min(request.limit or settings.max_results, settings.max_results)
+        with span("web_search", provider=provider.name) as node:
+            try:
+                response = await provider.search_response(
+                    query, limit=limit, sites=request.sites, time_range=request.time_range)
+            except ProviderError as exc:
+                node.status, node.error = "failed", str(exc)
+                return fail(str(exc))
+            node.attributes["result_count"] = len(response.items)
+        items = response.items
+        if query != request.query:
+            for item in items:
+                item.metadata["search_query"] = query
+
+        fetch = settings.fetch_pages if options.fetch_pages is None else options.fetch_pages
+        if fetch and items:
+            from agent_search.web.fetch import attach_pages
+
+            with span("fetch_pages"):
+                await attach_pages(items, settings, max_pages=options.max_pages)
+        return Result(type="web", query=request.query, items=items, total=len(items))
+
+    # -- configuration -------------------------------------------------------------------
+
+    def settings_for(self, config: SearchConfig) -> WebSettings:
+        """The validated ``web`` settings of ``config`` (cached per distinct section)."""
+        section = config.web
+        if section is self.config.web:
+            return self.settings
+        key = section.model_dump_json()
+        cached = self._settings_cache.get(key)
+        if cached is None:
+            cached = self._settings_cache[key] = WebSettings.from_section(section)
+        return cached
+
+    def provider_for(self, settings: WebSettings) -> WebProvider:
+        """The provider for ``settings`` with the current API key (built on first use)."""
+        api_key = api_key_for(settings)
+        endpoint = (settings.provider, settings.endpoint or "")
+        digest = hashlib.sha256((api_key or "").encode()).hexdigest()[:16]
+        config_key = settings.model_dump_json(
+            include={"provider", "base_url", "timeout", "cx", "cx_env", "engine", "country",
+                     "language", "search_depth", "include_answer", "mcp_servers", "retry",
+                     "breaker", "api_key_env"})
+        key = (config_key, digest)
+        provider = self._providers.get(key)
+        if provider is None:
+            breaker = self._breakers.get(endpoint)
+            if breaker is None:
+                breaker = self._breakers[endpoint] = CircuitBreaker(settings.provider,
+                                                                    settings.breaker)
+            provider = create_provider(settings, api_key=api_key, breaker=breaker)
+            self._providers[key] = provider
+        return provider
+
+    async def _keyword_query(self, ctx: Context, query: str) -> str:
+        from agent_search.query.keyword import extract_keywords_async
+
+        kw = ctx.config.keyword
+        keywords = await extract_keywords_async(query, max_keywords=kw.max_keywords,
+                                                language=kw.language)
+        return " ".join(keywords) if keywords else query
+
+    async def aclose(self) -> None:
+        """Close every provider's connections."""
+        providers, self._providers = list(self._providers.values()), {}
+        for provider in providers:
+            await provider.aclose()
+
+
+def create_handler(config: SearchConfig | None = None) -> WebHandler:
+    """The ``web`` handler for ``config``; raises :class:`ConfigError` naming the key when
+    the ``web`` section is invalid."""
+    return WebHandler(config)

@@ -1,0 +1,304 @@
+"""The provider interface: one search engine API behind ``search()``.
+
+A provider is usable on its own (the Semantic Kernel text-search layer wraps them) and
+by the web handler. Every provider call goes through the same path: circuit breaker →
+retries within the deadline → one attempt with a timeout → parse into
+:class:`~agent_search.types.ResultItem`. Subclasses implement only ``_request`` (one
+attempt, returning the native payload) and ``parse``.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import json
+import logging
+import math
+import time
+from abc import ABC, abstractmethod
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import partial
+from typing import Any, ClassVar
+
+import httpx
+
+from agent_search.trace import first_line
+from agent_search.types import ResultItem
+from agent_search.web.errors import MissingAPIKeyError, ProviderError
+from agent_search.web.normalize import one_line, redact
+from agent_search.web.resilience import (
+    MIN_ATTEMPT_SECONDS,
+    CircuitBreaker,
+    call_with_retries,
+    remaining_seconds,
+)
+from agent_search.web.settings import (
+    DEFAULT_API_KEY_ENV,
+    DEFAULT_BASE_URL,
+    BreakerSettings,
+    RetrySettings,
+)
+
+log = logging.getLogger("agent_search.web")
+
+TIME_RANGES: tuple[str, ...] = ("day", "week", "month", "year")
+
+
+@dataclass(frozen=True, slots=True)
+class SearchParams:
+    """One search as every provider sees it."""
+
+    query: str
+    limit: int = 10
+    sites: tuple[str, ...] = ()
+    time_range: str | None = None
+
+
+@dataclass(slots=True)
+class ProviderResponse:
+    """The parsed items together with the provider's native payload (``raw``)."""
+
+    provider: str
+    items: list[ResultItem]
+    raw: Any
+    duration_ms: float = 0.0
+    extras: dict[str, Any] = field(default_factory=dict)
+
+
+def site_operators(query: str, sites: Sequence[str]) -> str:
+    """``query`` restricted to ``sites`` with ``site:`` operators (OR-ed), the syntax of
+    Google, Bing, Brave and SearXNG."""
+    if not sites:
+        return query
+    ops = " OR ".join(f"site:{s}" for s in sites)
+    return f"{query} ({ops})" if len(sites) > 1 else f"{query} {ops}"
+
+
+def clean_site(site: str) -> str:
+    """``https://www.example.com/`` → ``www.example.com``: providers want a bare host
+    (optionally with a path prefix)."""
+    s = site.strip()
+    for prefix in ("https://", "http://"):
+        if s.lower().startswith(prefix):
+            s = s[len(prefix):]
+    return s.strip("/")
+
+
+def parse_retry_after(value: str | None) -> float | None:
+    """Seconds from a ``Retry-After`` header: delta-seconds or an HTTP date."""
+    if not value:
+        return None
+    value = value.strip()
+    try:
+        seconds = float(value)
+    except ValueError:
+        try:
+            when = email.utils.parsedate_to_datetime(value)
+        except (TypeError, ValueError):
+            return None
+        seconds = when.timestamp() - time.time()
+    return max(0.0, seconds) if math.isfinite(seconds) else None
+
+
+def decode_json(content: bytes, provider: str) -> Any:
+    """JSON from a body, tolerating a UTF-8 byte-order mark (some APIs send one)."""
+    try:
+        return json.loads(content.decode("utf-8-sig"))
+    except (UnicodeDecodeError, ValueError):
+        raise ProviderError(provider, "invalid JSON in response") from None
+
+
+class WebProvider(ABC):
+    """Base class of web search providers.
+
+    ``search`` gives items, ``search_response`` items plus the native payload,
+    ``search_raw`` the native payload only. Errors are :class:`ProviderError` with a
+    one-line message that never contains the API key.
+    """
+
+    name: ClassVar[str] = "provider"
+    requires_key: ClassVar[bool] = True
+
+    def __init__(self, *, api_key: str | None = None, base_url: str | None = None,
+                 timeout: float = 10.0, retry: RetrySettings | None = None,
+                 breaker: CircuitBreaker | BreakerSettings | None = None,
+                 key_env: str | None = None) -> None:
+        if self.requires_key and not api_key:
+            raise MissingAPIKeyError(self.name, key_env or DEFAULT_API_KEY_ENV.get(self.name)
+                                     or f"{self.name.upper()}_API_KEY")
+        self.api_key = api_key
+        self.base_url = (base_url or self.default_base_url() or "").rstrip("/")
+        self.timeout = timeout
+        self.retry = retry or RetrySettings()
+        self.breaker = (breaker if isinstance(breaker, CircuitBreaker)
+                        else CircuitBreaker(self.name, breaker))
+
+    def default_base_url(self) -> str | None:
+        return DEFAULT_BASE_URL.get(self.name)
+
+    # -- public API ----------------------------------------------------------------------
+
+    async def search(self, query: str, *, limit: int = 10, sites: Sequence[str] = (),
+                     time_range: str | None = None) -> list[ResultItem]:
+        return (await self.search_response(query, limit=limit, sites=sites,
+                                           time_range=time_range)).items
+
+    async def search_response(self, query: str, *, limit: int = 10, sites: Sequence[str] = (),
+                              time_range: str | None = None) -> ProviderResponse:
+        params = self._params(query, limit, sites, time_range)
+        started = time.perf_counter()
+        raw = await self._search_raw(params)
+        try:
+            items = self.parse(raw, params)
+        except ProviderError:
+            raise
+        except Exception as exc:  # a payload we cannot read is the provider's failure
+            raise ProviderError(self.name, f"unexpected response: {self._safe(first_line(exc))}"
+                                ) from None
+        return ProviderResponse(self.name, items[: params.limit], raw,
+                                duration_ms=(time.perf_counter() - started) * 1000)
+
+    async def search_raw(self, query: str, *, limit: int = 10, sites: Sequence[str] = (),
+                         time_range: str | None = None) -> Any:
+        """The provider's native payload (decoded JSON, or the MCP tool result)."""
+        return await self._search_raw(self._params(query, limit, sites, time_range))
+
+    @abstractmethod
+    def parse(self, raw: Any, params: SearchParams) -> list[ResultItem]:
+        """Items from a native payload, in the provider's order."""
+
+    async def aclose(self) -> None:
+        return None
+
+    async def __aenter__(self) -> WebProvider:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    # -- the call path -------------------------------------------------------------------
+
+    @abstractmethod
+    async def _request(self, params: SearchParams, timeout: float) -> Any:
+        """One attempt; raise :class:`ProviderError` (``retryable`` for transient cases)."""
+
+    def _params(self, query: str, limit: int, sites: Sequence[str],
+                time_range: str | None) -> SearchParams:
+        if not query or not query.strip():
+            raise ProviderError(self.name, "query must not be empty")
+        if time_range is not None and time_range not in TIME_RANGES:
+            raise ProviderError(self.name, f"time_range {time_range!r} is not one of "
+                                           f"{', '.join(TIME_RANGES)}")
+        if isinstance(sites, str):
+            sites = [sites]
+        return SearchParams(query.strip(), max(1, int(limit)),
+                            tuple(clean_site(s) for s in sites if s and s.strip()), time_range)
+
+    async def _search_raw(self, params: SearchParams) -> Any:
+        self.breaker.before_call()
+        try:
+            raw = await call_with_retries(partial(self._attempt, params), self.retry, self.name)
+        except ProviderError as exc:
+            if exc.retryable:
+                self.breaker.record_failure()
+            else:  # the provider answered (e.g. 401, 400): it is up
+                self.breaker.record_success()
+            raise
+        except BaseException:
+            self.breaker.release_trial()
+            raise
+        self.breaker.record_success()
+        return raw
+
+    async def _attempt(self, params: SearchParams) -> Any:
+        left = remaining_seconds() - MIN_ATTEMPT_SECONDS / 2
+        timeout = min(self.timeout, left)
+        if timeout <= 0:
+            raise ProviderError(self.name, "deadline exceeded before the request was sent")
+        try:
+            return await self._request(params, timeout)
+        except ProviderError as exc:
+            exc.message = self._safe(exc.message)
+            exc.args = (f"{exc.provider}: {exc.message}",)
+            raise
+        except Exception as exc:
+            raise ProviderError(self.name, self._safe(first_line(exc))) from None
+
+    def _safe(self, text: str) -> str:
+        return one_line(redact(text, [self.api_key]))
+
+
+class HttpProvider(WebProvider):
+    """A provider spoken to over HTTP with httpx; subclasses build the request."""
+
+    def __init__(self, *, client: httpx.AsyncClient | None = None, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        if not self.base_url:
+            raise ProviderError(self.name, "base_url not configured (set web.base_url)")
+        self._own_client = client is None
+        self.client = client or httpx.AsyncClient(
+            base_url=self.base_url, headers=self.auth_headers(), follow_redirects=False,
+            timeout=self.timeout, trust_env=False)
+
+    def auth_headers(self) -> dict[str, str]:
+        return {}
+
+    async def aclose(self) -> None:
+        if self._own_client:
+            await self.client.aclose()
+
+    async def _send(self, method: str, path: str, *, timeout: float,
+                    params: Mapping[str, Any] | None = None, json_body: Any = None,
+                    headers: Mapping[str, str] | None = None) -> Any:
+        """One HTTP exchange → decoded JSON, or a :class:`ProviderError` saying why not."""
+        try:
+            response = await self.client.request(
+                method, path, params=_clean_params(params), json=json_body,
+                headers=dict(headers) if headers else None, timeout=timeout)
+        except httpx.TimeoutException:
+            raise ProviderError(self.name, f"timed out after {timeout:.3g}s",
+                                retryable=True) from None
+        except httpx.TransportError as exc:
+            raise ProviderError(self.name, f"connection failed ({type(exc).__name__})",
+                                retryable=True) from None
+        return self._check(response)
+
+    def _check(self, response: httpx.Response) -> Any:
+        status = response.status_code
+        if 200 <= status < 300:
+            return decode_json(response.content, self.name)
+        retry_after = parse_retry_after(response.headers.get("retry-after"))
+        if status == 429:
+            raise ProviderError(self.name, "HTTP 429 rate limited", status=status,
+                                retryable=True, retry_after=retry_after)
+        if status >= 500:
+            raise ProviderError(self.name, f"HTTP {status} server error", status=status,
+                                retryable=True, retry_after=retry_after)
+        if status in (401, 403):
+            raise ProviderError(self.name, f"HTTP {status}: API key rejected", status=status)
+        detail = _error_detail(response)
+        raise ProviderError(self.name, f"HTTP {status}{': ' + detail if detail else ''}",
+                            status=status)
+
+
+def _clean_params(params: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    if params is None:
+        return None
+    return {k: v for k, v in params.items() if v is not None and v != ""}
+
+
+def _error_detail(response: httpx.Response) -> str:
+    """A short reason from an error body (``error``/``message``/``detail`` fields)."""
+    try:
+        body = json.loads(response.content.decode("utf-8-sig"))
+    except (UnicodeDecodeError, ValueError):
+        return one_line(response.text, 120) if response.text else ""
+    for key in ("error", "message", "detail", "errors"):
+        value = body.get(key) if isinstance(body, dict) else None
+        if isinstance(value, dict):
+            value = value.get("message") or value.get("error") or value
+        if isinstance(value, list) and value:
+            value = value[0].get("message") if isinstance(value[0], dict) else value[0]
+        if value:
+            return one_line(str(value), 120)
+    return ""

@@ -1,0 +1,63 @@
+"""Bing Web Search v7: ``GET /v7.0/search`` with ``Ocp-Apim-Subscription-Key``."""
+
+from __future__ import annotations
+
+from datetime import date, timedelta
+from typing import Any
+
+from agent_search.types import ResultItem
+from agent_search.web.normalize import parse_date, position_score, strip_html
+from agent_search.web.providers.base import HttpProvider, SearchParams, site_operators
+
+_FRESHNESS: dict[str, str] = {"day": "Day", "week": "Week", "month": "Month"}
+
+
+def _freshness(time_range: str | None) -> str | None:
+    """Bing has Day/Week/Month; a year is a date range ``YYYY-MM-DD..YYYY-MM-DD``."""
+    if time_range == "year":
+        today = date.today()
+        return f"{(today - timedelta(days=365)).isoformat()}..{today.isoformat()}"
+    return _FRESHNESS.get(time_range or "")
+
+
+class BingProvider(HttpProvider):
+    """Sites as ``site:`` operators, ``time_range`` → ``freshness``; at most 50 per call."""
+
+    name = "bing"
+
+    def __init__(self, *, country: str | None = None, language: str | None = None,
+                 **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.market = f"{language}-{country.upper()}" if language and country else None
+
+    def auth_headers(self) -> dict[str, str]:
+        return {"Ocp-Apim-Subscription-Key": self.api_key or ""}
+
+    async def _request(self, params: SearchParams, timeout: float) -> Any:
+        query = {
+            "q": site_operators(params.query, params.sites),
+            "count": min(params.limit, 50),
+            "freshness": _freshness(params.time_range),
+            "responseFilter": "Webpages",
+            "textDecorations": "false",
+            "mkt": self.market,
+        }
+        return await self._send("GET", "/v7.0/search", params=query, timeout=timeout)
+
+    def parse(self, raw: Any, params: SearchParams) -> list[ResultItem]:
+        items: list[ResultItem] = []
+        pages = raw.get("webPages") or {}
+        for i, r in enumerate(pages.get("value") or [], start=1):
+            meta: dict[str, Any] = {"provider": self.name, "position": i}
+            published = parse_date(r.get("datePublished"))
+            if published:
+                meta["published"] = published
+            for src, dst in (("siteName", "site_name"), ("language", "language"),
+                             ("dateLastCrawled", "last_crawled")):
+                if r.get(src):
+                    meta[dst] = r[src]
+            items.append(ResultItem(
+                type="web", title=strip_html(r.get("name")) or None,
+                content=strip_html(r.get("snippet")), url=r.get("url"),
+                score=position_score(i), metadata=meta))
+        return items

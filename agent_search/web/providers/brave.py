@@ -1,0 +1,60 @@
+"""Brave Search API: ``GET /res/v1/web/search`` with ``X-Subscription-Token``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from agent_search.types import ResultItem
+from agent_search.web.normalize import parse_date, position_score, strip_html
+from agent_search.web.providers.base import HttpProvider, SearchParams, site_operators
+
+_FRESHNESS: dict[str, str] = {"day": "pd", "week": "pw", "month": "pm", "year": "py"}
+
+
+class BraveProvider(HttpProvider):
+    """Sites as ``site:`` operators, ``time_range`` → ``freshness=pd/pw/pm/py``; at most
+    20 results per call (the API's cap)."""
+
+    name = "brave"
+
+    def __init__(self, *, country: str | None = None, language: str | None = None,
+                 **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.country = country
+        self.language = language
+
+    def auth_headers(self) -> dict[str, str]:
+        return {"X-Subscription-Token": self.api_key or "", "Accept": "application/json"}
+
+    async def _request(self, params: SearchParams, timeout: float) -> Any:
+        query = {
+            "q": site_operators(params.query, params.sites),
+            "count": min(params.limit, 20),
+            "freshness": _FRESHNESS.get(params.time_range or ""),
+            "country": self.country,
+            "search_lang": self.language,
+        }
+        return await self._send("GET", "/res/v1/web/search", params=query, timeout=timeout)
+
+    def parse(self, raw: Any, params: SearchParams) -> list[ResultItem]:
+        items: list[ResultItem] = []
+        web = raw.get("web") or {}
+        for i, r in enumerate(web.get("results") or [], start=1):
+            meta: dict[str, Any] = {"provider": self.name, "position": i}
+            published = parse_date(r.get("page_age"))
+            if published:
+                meta["published"] = published
+            if r.get("age"):
+                meta["date_text"] = r["age"]
+            profile = r.get("profile")
+            if isinstance(profile, dict) and profile.get("name"):
+                meta["site_name"] = profile["name"]
+            if r.get("language"):
+                meta["language"] = r["language"]
+            if r.get("extra_snippets"):
+                meta["extra_snippets"] = [strip_html(s) for s in r["extra_snippets"]]
+            items.append(ResultItem(
+                type="web", title=strip_html(r.get("title")) or None,
+                content=strip_html(r.get("description")), url=r.get("url"),
+                score=position_score(i), metadata=meta))
+        return items

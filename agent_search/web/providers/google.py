@@ -1,0 +1,74 @@
+"""Google Programmable Search (Custom Search JSON API): ``GET /customsearch/v1``.
+
+The key travels in the ``X-Goog-Api-Key`` header (accepted by every Google API) rather
+than the ``key`` query parameter, so it never appears in a URL, a proxy log or httpx's
+request log line.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from agent_search.types import ResultItem
+from agent_search.web.errors import ProviderError
+from agent_search.web.normalize import parse_date, position_score, strip_html
+from agent_search.web.providers.base import HttpProvider, SearchParams, site_operators
+
+_DATE_RESTRICT: dict[str, str] = {"day": "d1", "week": "w1", "month": "m1", "year": "y1"}
+_DATE_META_KEYS = ("article:published_time", "og:updated_time", "date", "dc.date")
+
+
+class GoogleProvider(HttpProvider):
+    """One site → ``siteSearch``; several → ``site:`` operators; ``time_range`` →
+    ``dateRestrict``; at most 10 results per call (the API's cap)."""
+
+    name = "google"
+
+    def __init__(self, *, cx: str | None = None, country: str | None = None,
+                 language: str | None = None, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        if not cx:
+            raise ProviderError(self.name, "search engine id not configured "
+                                           "(set web.cx or GOOGLE_CSE_ID)")
+        self.cx = cx
+        self.country = country
+        self.language = language
+
+    def auth_headers(self) -> dict[str, str]:
+        return {"X-Goog-Api-Key": self.api_key or ""}
+
+    async def _request(self, params: SearchParams, timeout: float) -> Any:
+        one_site = len(params.sites) == 1
+        query = {
+            "cx": self.cx,
+            "q": params.query if one_site else site_operators(params.query, params.sites),
+            "num": min(params.limit, 10),
+            "siteSearch": params.sites[0] if one_site else None,
+            "siteSearchFilter": "i" if one_site else None,
+            "dateRestrict": _DATE_RESTRICT.get(params.time_range or ""),
+            "gl": self.country,
+            "lr": f"lang_{self.language}" if self.language else None,
+        }
+        return await self._send("GET", "/customsearch/v1", params=query, timeout=timeout)
+
+    def parse(self, raw: Any, params: SearchParams) -> list[ResultItem]:
+        items: list[ResultItem] = []
+        start = 1
+        request_info = (raw.get("queries") or {}).get("request") or [{}]
+        if isinstance(request_info, list) and request_info:
+            start = int(request_info[0].get("startIndex") or 1)
+        for i, r in enumerate(raw.get("items") or [], start=start):
+            meta: dict[str, Any] = {"provider": self.name, "position": i}
+            if r.get("displayLink"):
+                meta["display_link"] = r["displayLink"]
+            metatags = ((r.get("pagemap") or {}).get("metatags") or [{}])[0]
+            for key in _DATE_META_KEYS:
+                published = parse_date(metatags.get(key)) if isinstance(metatags, dict) else None
+                if published:
+                    meta["published"] = published
+                    break
+            items.append(ResultItem(
+                type="web", title=strip_html(r.get("title")) or None,
+                content=strip_html(r.get("snippet")), url=r.get("link"),
+                score=position_score(i), metadata=meta))
+        return items

@@ -1,0 +1,57 @@
+"""SearXNG (self-hosted metasearch): ``GET /search?format=json``. No key is needed;
+one set in ``api_key_env`` is sent as a bearer token (for instances behind a proxy)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from agent_search.types import ResultItem
+from agent_search.web.normalize import clamp_score, parse_date, strip_html
+from agent_search.web.providers.base import HttpProvider, SearchParams, site_operators
+
+
+class SearXNGProvider(HttpProvider):
+    """Sites as ``site:`` operators, ``time_range`` passed through (SearXNG uses the same
+    day/week/month/year words). SearXNG's scores are unbounded sums over engines; they
+    are divided by the page's best score."""
+
+    name = "searxng"
+    requires_key = False
+
+    def __init__(self, *, language: str | None = None, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.language = language
+
+    def auth_headers(self) -> dict[str, str]:
+        return {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
+
+    async def _request(self, params: SearchParams, timeout: float) -> Any:
+        query = {
+            "q": site_operators(params.query, params.sites),
+            "format": "json",
+            "time_range": params.time_range,
+            "language": self.language,
+            "pageno": 1,
+        }
+        return await self._send("GET", "/search", params=query, timeout=timeout)
+
+    def parse(self, raw: Any, params: SearchParams) -> list[ResultItem]:
+        results = raw.get("results") or []
+        scores = [float(r.get("score") or 0.0) for r in results]
+        best = max(scores, default=0.0)
+        items: list[ResultItem] = []
+        for i, (r, score) in enumerate(zip(results, scores, strict=True), start=1):
+            meta: dict[str, Any] = {"provider": self.name, "position": i}
+            published = parse_date(r.get("publishedDate"))
+            if published:
+                meta["published"] = published
+            if r.get("engines"):
+                meta["engines"] = r["engines"]
+            if r.get("category"):
+                meta["category"] = r["category"]
+            base = clamp_score(score / best) if best > 0 else 1.0
+            items.append(ResultItem(
+                type="web", title=strip_html(r.get("title")) or None,
+                content=strip_html(r.get("content")), url=r.get("url"),
+                score=base, metadata=meta))
+        return items

@@ -1,0 +1,80 @@
+"""SerpAPI: ``GET /search.json?engine=google``; the key is the ``api_key`` parameter
+(SerpAPI accepts it nowhere else), so every error and log text is redacted of it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from agent_search.types import ResultItem
+from agent_search.web.errors import ProviderError
+from agent_search.web.normalize import (
+    parse_date,
+    position_score,
+    protect_secret_in_logs,
+    strip_html,
+)
+from agent_search.web.providers.base import HttpProvider, SearchParams, site_operators
+from agent_search.web.providers.serper import GOOGLE_TBS
+
+
+class SerpAPIProvider(HttpProvider):
+    """Sites as ``site:`` operators, ``time_range`` → ``tbs=qdr:*``; the answer box
+    (when present) is the first item."""
+
+    name = "serpapi"
+
+    def __init__(self, *, engine: str = "google", country: str | None = None,
+                 language: str | None = None, include_answer: bool = True,
+                 **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.engine = engine
+        self.country = country
+        self.language = language
+        self.include_answer = include_answer
+        protect_secret_in_logs(self.api_key)
+
+    async def _request(self, params: SearchParams, timeout: float) -> Any:
+        query = {
+            "engine": self.engine,
+            "q": site_operators(params.query, params.sites),
+            "num": min(params.limit, 100),
+            "tbs": GOOGLE_TBS.get(params.time_range or ""),
+            "gl": self.country,
+            "hl": self.language,
+            "api_key": self.api_key,
+        }
+        raw = await self._send("GET", "/search.json", params=query, timeout=timeout)
+        if isinstance(raw, dict) and raw.get("error") and not raw.get("organic_results"):
+            # SerpAPI reports some failures (and "no results") in a 200 body
+            message = str(raw["error"])
+            if "hasn't returned any results" in message:
+                return raw
+            raise ProviderError(self.name, message)
+        return raw
+
+    def parse(self, raw: Any, params: SearchParams) -> list[ResultItem]:
+        items: list[ResultItem] = []
+        box = raw.get("answer_box") if self.include_answer else None
+        if isinstance(box, dict):
+            text = box.get("answer") or box.get("snippet") or box.get("result") or ""
+            if text:
+                items.append(ResultItem(
+                    type="web", title=strip_html(box.get("title")) or f"Answer: {params.query}",
+                    content=strip_html(text), url=box.get("link"), score=1.0,
+                    metadata={"provider": self.name, "position": 0, "kind": "answer_box"}))
+        for i, r in enumerate(raw.get("organic_results") or [], start=1):
+            position = int(r.get("position") or i)
+            meta: dict[str, Any] = {"provider": self.name, "position": position}
+            if r.get("date"):
+                meta["date_text"] = r["date"]
+                published = parse_date(r["date"])
+                if published:
+                    meta["published"] = published
+            for src, dst in (("source", "site_name"), ("displayed_link", "display_link")):
+                if r.get(src):
+                    meta[dst] = r[src]
+            items.append(ResultItem(
+                type="web", title=strip_html(r.get("title")) or None,
+                content=strip_html(r.get("snippet")), url=r.get("link"),
+                score=position_score(position), metadata=meta))
+        return items

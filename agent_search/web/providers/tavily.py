@@ -1,0 +1,116 @@
+"""Tavily, through the official ``tavily-python`` async client.
+
+The client is handed an httpx client of ours: that is how ``base_url`` reaches it, how
+the per-attempt timeout applies, and how the ``Retry-After`` header of a 429/5xx (which
+the client's exceptions drop) is still seen by the retry loop.
+"""
+
+from __future__ import annotations
+
+import contextvars
+from typing import Any
+
+import httpx
+from tavily import AsyncTavilyClient
+from tavily.errors import (
+    BadRequestError,
+    ForbiddenError,
+    InvalidAPIKeyError,
+    UsageLimitExceededError,
+)
+from tavily.errors import TimeoutError as TavilyTimeoutError
+
+from agent_search.types import ResultItem
+from agent_search.web.errors import ProviderError
+from agent_search.web.normalize import clamp_score, parse_date, strip_html
+from agent_search.web.providers.base import HttpProvider, SearchParams, parse_retry_after
+
+_last_response: contextvars.ContextVar[dict[str, Any] | None] = contextvars.ContextVar(
+    "tavily_last_response", default=None)
+
+
+async def _remember_response(response: httpx.Response) -> None:
+    holder = _last_response.get()
+    if holder is not None:
+        holder["status"] = response.status_code
+        holder["retry_after"] = parse_retry_after(response.headers.get("retry-after"))
+
+
+class TavilyProvider(HttpProvider):
+    """``POST {base_url}/search`` with a bearer key; sites → ``include_domains``;
+    Tavily's own relevance score is kept (clamped to 0..1)."""
+
+    name = "tavily"
+
+    def __init__(self, *, search_depth: str = "basic", include_answer: bool = False,
+                 country: str | None = None, topic: str | None = None,
+                 **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.search_depth = search_depth
+        self.include_answer = include_answer
+        self.country = country
+        self.topic = topic
+        self.client.event_hooks["response"].append(_remember_response)
+        self.tavily = AsyncTavilyClient(api_key=self.api_key, client=self.client)
+
+    def auth_headers(self) -> dict[str, str]:
+        return {"Authorization": f"Bearer {self.api_key}"}
+
+    async def _request(self, params: SearchParams, timeout: float) -> Any:
+        holder: dict[str, Any] = {}
+        token = _last_response.set(holder)
+        try:
+            return await self.tavily.search(
+                params.query, search_depth=self.search_depth, topic=self.topic,
+                time_range=params.time_range, max_results=min(params.limit, 20),
+                include_domains=list(params.sites) or None,
+                include_answer=self.include_answer or None, country=self.country,
+                timeout=timeout)
+        except TavilyTimeoutError:
+            raise ProviderError(self.name, f"timed out after {timeout:.3g}s",
+                                retryable=True) from None
+        except UsageLimitExceededError:
+            raise ProviderError(self.name, "HTTP 429 rate limited", status=429, retryable=True,
+                                retry_after=holder.get("retry_after")) from None
+        except (InvalidAPIKeyError, ForbiddenError):
+            status = holder.get("status")
+            raise ProviderError(self.name, f"HTTP {status}: API key rejected",
+                                status=status) from None
+        except BadRequestError as exc:
+            raise ProviderError(self.name, f"HTTP 400: {exc}", status=400) from None
+        except httpx.HTTPStatusError as exc:
+            status = exc.response.status_code
+            raise ProviderError(self.name, f"HTTP {status} "
+                                f"{'server error' if status >= 500 else 'error'}",
+                                status=status, retryable=status >= 500,
+                                retry_after=holder.get("retry_after")) from None
+        except httpx.TimeoutException:
+            raise ProviderError(self.name, f"timed out after {timeout:.3g}s",
+                                retryable=True) from None
+        except httpx.TransportError as exc:
+            raise ProviderError(self.name, f"connection failed ({type(exc).__name__})",
+                                retryable=True) from None
+        finally:
+            _last_response.reset(token)
+
+    def parse(self, raw: Any, params: SearchParams) -> list[ResultItem]:
+        items: list[ResultItem] = []
+        answer = raw.get("answer") if self.include_answer else None
+        if answer:
+            items.append(ResultItem(
+                type="web", title=f"Answer: {params.query}", content=strip_html(answer),
+                score=1.0, metadata={"provider": self.name, "position": 0, "kind": "answer"}))
+        for i, r in enumerate(raw.get("results") or [], start=1):
+            meta: dict[str, Any] = {"provider": self.name, "position": i}
+            published = parse_date(r.get("published_date"))
+            if published:
+                meta["published"] = published
+            if r.get("raw_content"):
+                meta["raw_content"] = r["raw_content"]
+            if r.get("favicon"):
+                meta["favicon"] = r["favicon"]
+            items.append(ResultItem(
+                type="web", title=strip_html(r.get("title")) or None,
+                content=strip_html(r.get("content")), url=r.get("url"),
+                score=clamp_score(r.get("score")), metadata=meta))
+        return items

@@ -1,0 +1,172 @@
+"""The typed settings of the ``web`` configuration section.
+
+``SearchConfig.web`` keeps unknown keys; :class:`WebSettings` validates all of them, so a
+typo in ``search.yao`` is a :class:`~agent_search.errors.ConfigError` naming the key
+rather than a silently ignored option.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from agent_search.errors import ConfigError
+
+PROVIDERS: tuple[str, ...] = ("tavily", "serper", "serpapi", "brave", "google", "bing", "searxng")
+"""Built-in HTTP providers; ``mcp:<server>`` names an MCP server from ``web.mcp_servers``."""
+
+DEFAULT_API_KEY_ENV: dict[str, str | None] = {
+    "tavily": "TAVILY_API_KEY",
+    "serper": "SERPER_API_KEY",
+    "serpapi": "SERPAPI_API_KEY",
+    "brave": "BRAVE_API_KEY",
+    "google": "GOOGLE_API_KEY",
+    "bing": "BING_API_KEY",
+    "searxng": None,  # self-hosted; a key is optional (sent as a bearer token when set)
+}
+
+DEFAULT_BASE_URL: dict[str, str | None] = {
+    "tavily": "https://api.tavily.com",
+    "serper": "https://google.serper.dev",
+    "serpapi": "https://serpapi.com",
+    "brave": "https://api.search.brave.com",
+    "google": "https://www.googleapis.com",
+    "bing": "https://api.bing.microsoft.com",
+    "searxng": None,  # no public default: point it at your instance
+}
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class RetrySettings(_Strict):
+    """Retries of 429 and 5xx answers, timeouts and connection failures. Waits are
+    exponential with full jitter, or the server's Retry-After when it sends one; no wait
+    is started that would end past the request's deadline."""
+
+    attempts: int = Field(default=3, ge=1, le=10)
+    initial_wait: float = Field(default=0.2, ge=0)
+    max_wait: float = Field(default=5.0, ge=0)
+    max_retry_after: float = Field(default=30.0, ge=0,
+                                   description="A longer Retry-After is not waited for")
+
+
+class BreakerSettings(_Strict):
+    """Per-provider circuit breaker: after ``failure_threshold`` consecutive failed
+    searches the provider is not called for ``reset_after`` seconds; then one trial call
+    decides whether it closes again."""
+
+    enabled: bool = True
+    failure_threshold: int = Field(default=5, ge=1)
+    reset_after: float = Field(default=30.0, gt=0)
+
+
+class FetchSettings(_Strict):
+    """Full-page fetching (request option ``fetch_pages``)."""
+
+    max_pages: int = Field(default=5, ge=1, le=50)
+    concurrency: int = Field(default=4, ge=1, le=32)
+    timeout: float = Field(default=8.0, gt=0, description="Seconds per page, redirects included")
+    max_bytes: int = Field(default=2_000_000, ge=1024, description="Body bytes read per page")
+    max_chars: int = Field(default=20_000, ge=100, description="Text characters kept per page")
+    max_redirects: int = Field(default=5, ge=0, le=20)
+    user_agent: str = "agent-search/0.1 (+page fetch for search results)"
+
+
+class MCPServerSettings(_Strict):
+    """An MCP server offering a search tool: a stdio ``command`` (with ``args``/``env``)
+    or a streamable-HTTP ``url`` (with ``headers``)."""
+
+    command: str | None = None
+    args: list[str] = Field(default_factory=list)
+    env: dict[str, str] | None = None
+    cwd: str | None = None
+    url: str | None = None
+    headers: dict[str, str] = Field(default_factory=dict)
+    tool: str = "search"
+
+    @model_validator(mode="after")
+    def _one_transport(self) -> MCPServerSettings:
+        if (self.command is None) == (self.url is None):
+            raise ValueError("an MCP server needs exactly one of 'command' or 'url'")
+        return self
+
+
+class WebSettings(_Strict):
+    """Everything the web handler reads from the ``web`` section."""
+
+    enabled: bool | None = None
+    provider: str = "tavily"
+    api_key_env: str | None = None
+    base_url: str | None = None
+    max_results: int = Field(default=10, ge=1, le=100)
+    timeout: float = Field(default=10.0, gt=0, description="Seconds per provider attempt")
+
+    # provider extras
+    cx: str | None = Field(default=None, description="Google Programmable Search engine id")
+    cx_env: str = "GOOGLE_CSE_ID"
+    engine: str = Field(default="google", description="SerpAPI engine")
+    country: str | None = None
+    language: str | None = None
+    search_depth: Literal["basic", "advanced", "fast", "ultra-fast"] = "basic"
+    include_answer: bool = Field(default=True, description="Tavily/Serper answer as first item")
+    mcp_servers: dict[str, MCPServerSettings] = Field(default_factory=dict)
+
+    # behaviour
+    keywords: bool = Field(default=False,
+                           description="Run builtin keyword extraction on every query")
+    fetch_pages: bool = Field(default=False, description="Fetch full pages by default")
+    allow_private_hosts: list[str] = Field(
+        default_factory=list,
+        description="Hosts or CIDRs the SSRF guard lets page fetches reach (e.g. 127.0.0.1)")
+    retry: RetrySettings = Field(default_factory=RetrySettings)
+    breaker: BreakerSettings = Field(default_factory=BreakerSettings)
+    fetch: FetchSettings = Field(default_factory=FetchSettings)
+
+    @field_validator("provider")
+    @classmethod
+    def _known_provider(cls, v: str) -> str:
+        v = v.strip().lower()
+        if v in PROVIDERS or (v.startswith("mcp:") and len(v) > 4):
+            return v
+        raise ValueError(f"unknown provider {v!r}; one of {', '.join(PROVIDERS)} or mcp:<server>")
+
+    @field_validator("allow_private_hosts", mode="before")
+    @classmethod
+    def _listify(cls, v: Any) -> Any:
+        return [v] if isinstance(v, str) else v
+
+    @model_validator(mode="after")
+    def _mcp_server_known(self) -> WebSettings:
+        if self.provider.startswith("mcp:"):
+            server = self.provider[4:]
+            if server not in self.mcp_servers:
+                raise ValueError(
+                    f"provider {self.provider!r} names no server in web.mcp_servers "
+                    f"(known: {', '.join(sorted(self.mcp_servers)) or 'none'})")
+        return self
+
+    @property
+    def key_env(self) -> str | None:
+        """The environment variable holding the API key for the configured provider."""
+        if self.api_key_env:
+            return self.api_key_env
+        return DEFAULT_API_KEY_ENV.get(self.provider)
+
+    @property
+    def endpoint(self) -> str | None:
+        return self.base_url or DEFAULT_BASE_URL.get(self.provider)
+
+    @classmethod
+    def from_section(cls, section: Any) -> WebSettings:
+        """Validate the ``web`` config section (a model or mapping); errors name the key."""
+        data = section.model_dump() if isinstance(section, BaseModel) else dict(section or {})
+        try:
+            return cls.model_validate(data)
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            key = ".".join(["web", *(str(p) for p in err["loc"])])
+            msg = "unknown key" if err["type"] == "extra_forbidden" else err["msg"]
+            raise ConfigError(msg.removeprefix("Value error, "), key=key) from None
