@@ -1,0 +1,49 @@
+"""The agent runtime that uses the search module: assistants, hooks with ``ctx.search``,
+``stream()`` with auto search, user data sources, LLM clients, citations, delegation and
+search records.
+
+```python
+from agent_search.agent import Assistant, Options
+
+assistant = Assistant.load("assistants/demo")
+async for event in assistant.stream([{"role": "user", "content": "..."}], Options()):
+    print(event.to_dict())
+```
+"""
+
+from agent_search.agent.assistant import Assistant, HookResponse
+from agent_search.agent.citations import CitationTracker
+from agent_search.agent.decision import Decision, decide_auto_search
+from agent_search.agent.delegation import Delegates, Use
+from agent_search.agent.hook_api import HookContext, HookSearch
+from agent_search.agent.llm import ChatEvent, LLMError, OpenAIChatClient, offline_answer
+from agent_search.agent.mcp_client import McpClients, McpError
+from agent_search.agent.options import Options
+from agent_search.agent.package import AssistantPackage, load_package
+from agent_search.agent.records import RecordStore, SearchRecord
+from agent_search.agent.settings import AgentSettings, ConnectorSettings
+
+__all__ = [
+    "AgentSettings",
+    "Assistant",
+    "AssistantPackage",
+    "ChatEvent",
+    "CitationTracker",
+    "ConnectorSettings",
+    "Decision",
+    "Delegates",
+    "HookContext",
+    "HookResponse",
+    "HookSearch",
+    "LLMError",
+    "McpClients",
+    "McpError",
+    "OpenAIChatClient",
+    "Options",
+    "RecordStore",
+    "SearchRecord",
+    "Use",
+    "decide_auto_search",
+    "load_package",
+    "offline_answer",
+]

@@ -1,0 +1,546 @@
+"""An assistant and its ``stream()`` loop: hooks, user data, auto search, citations, LLM.
+
+``stream(messages, options)`` follows the order of the spec:
+
+1. initialize one :class:`~agent_search.context.Context` (citation ids unique across
+   everything below);
+2. ``create`` hook (its ``ctx.search.*`` searches have source ``hook``);
+3. user data sources (``type: "data"`` content parts, source ``user``);
+4. the auto-search decision (:mod:`agent_search.agent.decision`);
+5. auto search of the configured types in parallel (source ``auto``);
+6. merge, dedupe, weights, rerank (``Searcher.merge`` with ``uses.rerank``);
+7. one system message with the citation prompt and the fenced references, after the
+   leading system messages;
+8. the LLM call, streamed (or the offline responder), citation markers tracked;
+9. ``next`` hook;
+10. ``citations`` and ``done`` events; the search record is stored.
+
+Search progress events are emitted by the searcher into the context's sink while the
+pipeline runs in a task; ``stream()`` yields them as they come, so the caller sees
+``search_start`` / ``search_result`` / ``search_complete`` live, then ``text`` deltas,
+``citations`` and ``done``.
+
+Stopping early: ``break`` out of the loop, or ``await stream.aclose()``; either
+cancels the searches and the LLM call in flight (see :class:`AgentStream`). The pipeline
+runs as an asyncio task, so ``stream()`` needs the asyncio backend.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import copy
+import math
+import time
+from collections.abc import Coroutine, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import anyio
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+
+from agent_search.agent.citations import CitationTracker
+from agent_search.agent.conversation import (
+    Message,
+    conversation_query,
+    insert_after_system,
+    to_llm_messages,
+    validate_messages,
+)
+from agent_search.agent.datasources import data_source_requests
+from agent_search.agent.decision import Decision, decide_auto_search
+from agent_search.agent.delegation import Delegates
+from agent_search.agent.hook_api import HookContext
+from agent_search.agent.hooks import Hooks, hook_error, load_hooks
+from agent_search.agent.llm import ChatClient, LLMError, OpenAIChatClient, stream_offline_answer
+from agent_search.agent.options import Options
+from agent_search.agent.package import AssistantPackage, load_package
+from agent_search.agent.records import RecordStore, SearchRecord
+from agent_search.agent.requests import build_request
+from agent_search.agent.resources import McpResourceHandler
+from agent_search.agent.settings import AgentSettings
+from agent_search.citation import build_prompt
+from agent_search.context import Context
+from agent_search.errors import ConfigError
+from agent_search.events import Citations, Done, Event, TextDelta
+from agent_search.searcher import Searcher
+from agent_search.trace import first_line
+from agent_search.types import Result, ResultItem
+
+OFFLINE = "offline"
+
+
+class _SendSink:
+    """Event sink writing into the stream's channel; never blocks, drops after close."""
+
+    def __init__(self, send: MemoryObjectSendStream[Event]) -> None:
+        self._send = send
+
+    def emit(self, event: Event) -> None:
+        with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):
+            self._send.send_nowait(event)
+
+
+@dataclass(slots=True)
+class HookResponse:
+    """What a ``create`` hook returned: ``{messages?, search?, citation?, uses?}``."""
+
+    messages: list[Message] = field(default_factory=list)
+    search: bool | None = None
+    citation: dict[str, Any] = field(default_factory=dict)
+    uses: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def parse(cls, raw: Any) -> HookResponse:
+        if raw is None:
+            return cls()
+        if not isinstance(raw, dict):
+            raise ValueError(f"create hook must return a dict or None, not {type(raw).__name__}")
+        unknown = set(raw) - {"messages", "search", "citation", "uses"}
+        if unknown:
+            raise ValueError(f"create hook returned unknown keys: {', '.join(sorted(unknown))}")
+        messages = raw.get("messages") or []
+        search = raw.get("search")
+        if search is not None and not isinstance(search, bool):
+            raise ValueError("create hook 'search' must be true, false or None")
+        citation = raw.get("citation") or {}
+        uses = raw.get("uses") or {}
+        if not isinstance(citation, dict) or not isinstance(uses, dict):
+            raise ValueError("create hook 'citation' and 'uses' must be objects")
+        return cls(validate_messages(messages), search, _snake_keys(citation), dict(uses))
+
+
+def _snake_keys(d: dict[str, Any]) -> dict[str, Any]:
+    """``autoInjectPrompt`` → ``auto_inject_prompt`` (hooks ported from JS use camelCase)."""
+    out: dict[str, Any] = {}
+    for k, v in d.items():
+        out["".join("_" + c.lower() if c.isupper() else c for c in k)] = v
+    return out
+
+
+def _reference(item: ResultItem) -> dict[str, Any]:
+    return {"citation_id": item.citation_id, "type": item.type, "title": item.title,
+            "url": item.url, "source": item.source, "score": round(item.final_score, 6),
+            "collection": item.collection, "model": item.model, "record_id": item.record_id}
+
+
+def _ms(start: float) -> float:
+    return round((time.perf_counter() - start) * 1000, 3)
+
+
+_RUNNING: set[asyncio.Task[None]] = set()
+"""Pipelines in flight (asyncio keeps only weak references to tasks)."""
+
+
+class AgentStream:
+    """The async iterator ``stream()`` returns.
+
+    The pipeline runs in its own task and writes events into a channel this object reads.
+    Closing the stream (``aclose()``, ``async with``, or simply dropping it after
+    ``break``) cancels the pipeline: searches and the LLM call in flight are cancelled and
+    no task is left behind. Because the pipeline has its own task, a consumer may stop at
+    any point, from any task, without cancel-scope errors.
+    """
+
+    def __init__(self, pipeline: Coroutine[Any, Any, None],
+                 receive: MemoryObjectReceiveStream[Event]) -> None:
+        self._pipeline: Coroutine[Any, Any, None] | None = pipeline
+        self._receive = receive
+        self._task: asyncio.Task[None] | None = None
+
+    def __aiter__(self) -> AgentStream:
+        return self
+
+    async def __anext__(self) -> Event:
+        if self._task is None:
+            self._start()
+        try:
+            return await self._receive.receive()
+        except (anyio.EndOfStream, anyio.ClosedResourceError):
+            await self.aclose()
+            raise StopAsyncIteration from None
+
+    def _start(self) -> None:
+        if self._pipeline is None:
+            raise RuntimeError("this stream was closed")
+        task = asyncio.get_running_loop().create_task(self._pipeline)
+        self._pipeline = None
+        _RUNNING.add(task)
+        task.add_done_callback(_RUNNING.discard)
+        self._task = task
+
+    async def aclose(self) -> None:
+        """Stop: cancel the pipeline if it still runs and wait for it to unwind."""
+        self._receive.close()
+        if self._pipeline is not None:  # never started
+            self._pipeline.close()
+            self._pipeline = None
+        task = self._task
+        if task is not None and not task.done():
+            task.cancel()
+            await asyncio.wait({task})
+
+    async def __aenter__(self) -> AgentStream:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    def __del__(self) -> None:
+        # dropped without aclose (e.g. ``break`` out of ``async for``): cancel the work
+        if self._pipeline is not None:
+            self._pipeline.close()
+        if self._task is not None and not self._task.done():
+            self._task.cancel()
+
+
+class Assistant:
+    """An assistant loaded from ``assistants/<id>/``. See the module docstring."""
+
+    def __init__(self, *, assistant_id: str, path: Path, package: AssistantPackage,
+                 hooks: Hooks, settings: AgentSettings, searcher: Searcher,
+                 config_dir: Path | None) -> None:
+        self.id = assistant_id
+        self.path = path
+        self.package = package
+        self.hooks = hooks
+        self.settings = settings
+        self.searcher = searcher
+        self.config_dir = config_dir
+        self.delegates = Delegates(settings, assistants_root=path.parent, config_dir=config_dir)
+        self.records = RecordStore(searcher.config.home / "records.sqlite")
+        self._clients: dict[str, ChatClient] = {}
+        if not searcher.registry.handlers("mcp_resource"):
+            searcher.registry.register(McpResourceHandler(self.delegates.mcp))
+
+    @classmethod
+    def load(cls, path: str | Path, *, config_dir: str | Path | None = None,
+             builtin_handlers: bool = True) -> Assistant:
+        """Load ``path`` (an assistant folder with ``package.yao`` and optional
+        ``hooks.py``). ``config_dir`` defaults to the ``config`` folder next to the
+        assistants folder (``assistants/demo`` → ``config``) when there is one.
+        Raises :class:`ConfigError` naming the file (and line or key) on bad input."""
+        apath = Path(path)
+        if not apath.is_dir():
+            raise ConfigError("assistant folder not found", file=str(apath))
+        cdir = Path(config_dir) if config_dir is not None else None
+        if cdir is None and (apath.resolve().parent.parent / "config").is_dir():
+            cdir = apath.resolve().parent.parent / "config"
+        package = load_package(apath)
+        hooks = load_hooks(apath, apath.name)
+        settings = AgentSettings.load(cdir)
+        searcher = Searcher.from_config(cdir, assistant_dir=apath,
+                                        builtin_handlers=builtin_handlers)
+        overrides: dict[str, Any] = {}
+        if package.uses:
+            overrides["uses"] = package.uses
+        if overrides:
+            searcher.config = searcher.config.merged(overrides, file=str(apath / "package.yao"))
+        return cls(assistant_id=apath.name, path=apath, package=package, hooks=hooks,
+                   settings=settings, searcher=searcher, config_dir=cdir)
+
+    # -- public API ---------------------------------------------------------------------
+
+    def stream(self, messages: Sequence[Message | str],
+               options: Options | None = None) -> AgentStream:
+        """Run the assistant; an async iterator of output events (see the module
+        docstring). Raises ValueError at once for malformed messages."""
+        options = options or Options()
+        msgs = validate_messages(list(messages))
+        send, receive = anyio.create_memory_object_stream[Event](max_buffer_size=math.inf)
+        ctx = self.searcher.context(user_id=options.user_id, team_id=options.team_id,
+                                    request_id=options.request_id, events=_SendSink(send))
+        return AgentStream(self._run_safely(ctx, msgs, options, send), receive)
+
+    async def answer(self, messages: Sequence[Message | str],
+                     options: Options | None = None) -> str:
+        """The whole answer text of one stream (used for delegation and scripts)."""
+        parts: list[str] = []
+        error: str | None = None
+        stream = self.stream(messages, options)
+        try:
+            async for event in stream:
+                if isinstance(event, TextDelta):
+                    parts.append(event.text)
+                elif isinstance(event, Done):
+                    error = event.error
+        finally:
+            await stream.aclose()
+        if error and not parts:
+            raise LLMError(error)
+        return "".join(parts)
+
+    async def record(self, request_id: str) -> SearchRecord | None:
+        """The search record a stream stored (by its request id)."""
+        return await self.records.get(request_id)
+
+    async def aclose(self) -> None:
+        for client in self._clients.values():
+            if isinstance(client, OpenAIChatClient):
+                await client.aclose()
+
+    # -- the pipeline -------------------------------------------------------------------
+
+    async def _run_safely(self, ctx: Context, msgs: list[Message], options: Options,
+                          send: MemoryObjectSendStream[Event]) -> None:
+        async with send:
+            try:
+                await self._run(ctx, msgs, options)
+            except Exception as exc:  # a bug must still end the stream cleanly
+                ctx.events.emit(Done(ctx.request_id, error=f"internal error: {first_line(exc)}"))
+
+    async def _run(self, ctx: Context, msgs: list[Message], options: Options) -> None:
+        started = time.perf_counter()
+        emit = ctx.events.emit
+        rid = ctx.request_id
+        rec = SearchRecord(request_id=rid, assistant=self.id)
+        hctx = HookContext(searcher=self.searcher, ctx=ctx, assistant_id=self.id,
+                           options=options)
+
+        # 2. create hook
+        hook = HookResponse()
+        if self.hooks.create is not None:
+            t = time.perf_counter()
+            try:
+                hook = HookResponse.parse(
+                    await self.hooks.create(hctx, copy.deepcopy(msgs), options))
+            except Exception as exc:
+                message = hook_error(exc, self.hooks, "create")
+                rec.errors.append(message)
+                await self._save(rec, started)
+                emit(Citations(rid))
+                emit(Done(rid, error=message))
+                return
+            rec.durations_ms["create_hook"] = _ms(t)
+            overrides: dict[str, Any] = {}
+            if hook.citation:
+                overrides["citation"] = hook.citation
+            if hook.uses:
+                overrides["uses"] = hook.uses
+            if overrides:
+                try:
+                    ctx.config = ctx.config.merged(overrides, file=self.hooks.file)
+                except ConfigError as exc:
+                    rec.warnings.append(f"create hook overrides ignored: {exc}")
+
+        query = conversation_query(msgs)
+        rec.query = query
+
+        # 3. user data sources
+        t = time.perf_counter()
+        requests, warnings = data_source_requests(msgs, query)
+        rec.warnings.extend(warnings)
+        user_results: list[Result] = []
+        if requests:
+            prepared = [build_request(ctx.config, r, "user") for r in requests]
+            user_results = await self.searcher.search_many(prepared, ctx=ctx)
+            rec.durations_ms["user_data"] = _ms(t)
+        user_count = sum(len(r.items) for r in user_results)
+
+        # 4. decision
+        decision = decide_auto_search(
+            option=options.search, has_search_config=bool(ctx.config.enabled_types()),
+            hook_search=hook.search, hook_handled=bool(hook.messages),
+            user_results=user_count, skip_threshold=ctx.config.options.skip_threshold)
+        rec.decision = decision.reason
+
+        # 5. auto search
+        auto_results: list[Result] = []
+        if decision.run and query:
+            t = time.perf_counter()
+            auto_results = await self._auto_search(ctx, query, rec)
+            rec.durations_ms["auto_search"] = _ms(t)
+        elif decision.run:
+            rec.warnings.append("auto search skipped: the conversation has no user text")
+
+        # 6. merge, dedupe, weights, rerank
+        all_results = [*user_results, *hctx.search.results, *auto_results]
+        rec.searches = [{"search_id": r.search_id, "type": r.type, "source": r.source,
+                         "query": r.query, "count": len(r.items), "error": r.error,
+                         "duration_ms": r.duration_ms} for r in all_results]
+        rec.errors.extend(f"{r.type}: {r.error}" for r in all_results if r.error)
+        for r in all_results:
+            if r.dsl and rec.dsl is None:
+                rec.dsl = r.dsl
+        references: list[ResultItem] = []
+        if any(r.items for r in all_results):
+            t = time.perf_counter()
+            reranker = self.delegates.reranker(ctx.config.uses.rerank, rec.warnings)
+            merged = await self.searcher.merge(all_results, ctx=ctx, query=query,
+                                               reranker=reranker)
+            if merged.rerank_error:
+                rec.warnings.append(merged.rerank_error)
+            references = merged.items
+            rec.durations_ms["merge"] = _ms(t)
+        rec.references = [_reference(i) for i in references]
+
+        # 7. inject: assistant prompts, hook messages, one references message
+        llm_msgs = self._compose(msgs, hook, references, ctx)
+
+        # 8. LLM
+        t = time.perf_counter()
+        citation = ctx.config.citation
+        tracker = CitationTracker([i.citation_id for i in references if i.citation_id],
+                                  citation.format, citation.remove_unknown)
+        first_token: list[float] = []
+
+        def text_out(chunk: str) -> None:
+            visible = tracker.feed(chunk)
+            if visible:
+                if not first_token:
+                    first_token.append(_ms(started))
+                emit(TextDelta(rid, visible))
+
+        error = await self._generate(options, llm_msgs, query, references, citation.format,
+                                     text_out, rec)
+        tail = tracker.flush()
+        if tail:
+            emit(TextDelta(rid, tail))
+        rec.durations_ms["llm"] = _ms(t)
+        if first_token:
+            rec.durations_ms["first_text"] = first_token[0]
+
+        # 9. next hook
+        if self.hooks.next is not None:
+            payload = {"messages": llm_msgs, "text": tracker.text,
+                       "references": [i.model_dump(mode="json") for i in references],
+                       "citations": {"used": list(tracker.used),
+                                     "unknown": list(tracker.unknown)},
+                       "decision": decision.reason, "error": error}
+            try:
+                extra = await self.hooks.next(hctx, payload)
+            except Exception as exc:
+                message = hook_error(exc, self.hooks, "next")
+                rec.errors.append(message)
+                error = error or message
+                extra = None
+            if isinstance(extra, dict) and isinstance(extra.get("text"), str):
+                text_out(extra["text"])
+                tail = tracker.flush()
+                if tail:
+                    emit(TextDelta(rid, tail))
+
+        # 10. output
+        rec.citations_used = list(tracker.used)
+        rec.citations_unknown = list(tracker.unknown)
+        if error:
+            rec.errors.append(error)
+        by_id = {i.citation_id: i for i in references}
+        used_refs = [_reference(by_id[c]) for c in tracker.used if c in by_id]
+        await self._save(rec, started)
+        emit(Citations(rid, used=list(tracker.used), unknown=list(tracker.unknown)))
+        emit(Done(rid, references=used_refs, error=error))
+
+    async def _save(self, rec: SearchRecord, started: float) -> None:
+        rec.durations_ms["total"] = _ms(started)
+        if not self.settings.records:
+            return
+        try:
+            await self.records.save(rec)
+        except Exception as exc:  # a full disk must not break the answer
+            rec.warnings.append(f"search record not stored: {first_line(exc)}")
+
+    async def _auto_search(self, ctx: Context, query: str, rec: SearchRecord) -> list[Result]:
+        config = ctx.config
+        types = config.enabled_types() or [
+            t for t in ("web", "kb", "db") if self.searcher.registry.handlers(t)]
+        requests: list[Any] = []
+        for t in types:
+            fields: dict[str, Any] = {"type": t, "query": query}
+            if t == "web":
+                keywords = await self.delegates.keywords(
+                    config.uses.keyword, query, max_keywords=config.keyword.max_keywords,
+                    language=config.keyword.language, warnings=rec.warnings)
+                rec.keywords = keywords
+                if keywords:
+                    fields["query"] = " ".join(keywords)
+            elif t == "db":
+                dsl = await self.delegates.dsl(config.uses.query, query,
+                                               models=config.db.models, schema=None,
+                                               warnings=rec.warnings)
+                if dsl is not None:
+                    rec.dsl = dsl.model_dump(mode="json", by_alias=True, exclude_none=True)
+                    if dsl.model and not config.db.models:
+                        fields["models"] = [dsl.model]
+                    fields["wheres"] = [w.to_json() for w in dsl.wheres]
+                    fields["orders"] = [o.model_dump() for o in dsl.orders]
+                    if dsl.select:
+                        fields["select"] = dsl.select
+                    if dsl.limit:
+                        fields["limit"] = dsl.limit
+            requests.append(build_request(config, fields, "auto"))
+        return await self.searcher.search_many(requests, ctx=ctx)
+
+    def _compose(self, msgs: list[Message], hook: HookResponse, references: list[ResultItem],
+                 ctx: Context) -> list[Message]:
+        conversation = msgs
+        if hook.messages:
+            if any(m.get("role") == "user" for m in hook.messages):
+                conversation = hook.messages  # the hook rewrote the conversation
+            else:
+                conversation = insert_after_system(msgs, hook.messages)
+        prompts = [p.model_dump() for p in self.package.prompts]
+        out = [*prompts, *conversation]
+        if references:
+            system = {"role": "system",
+                      "content": build_prompt(references, ctx.config.citation)}
+            out = insert_after_system(out, [system])
+        return out
+
+    # -- LLM --------------------------------------------------------------------------
+
+    def _chat_client(self, options: Options) -> tuple[ChatClient | None, str]:
+        """The client for this call, or None and why we are offline."""
+        name = options.connector or self.package.connector or self.settings.default_connector
+        if not name or name == OFFLINE:
+            return None, "no language model connector is configured"
+        connector = self.settings.connectors.get(name)
+        if connector is None:
+            return None, f"connector {name!r} is not defined in config/agent.yml"
+        missing = connector.missing_key()
+        if missing:
+            return None, f"connector {name!r} needs {missing}, which is not set"
+        client = self._clients.get(name)
+        if client is None:
+            client = OpenAIChatClient(name, connector)
+            self._clients[name] = client
+        return client, ""
+
+    async def _generate(self, options: Options, llm_msgs: list[Message], query: str,
+                        references: list[ResultItem], fmt: str, text_out: Any,
+                        rec: SearchRecord) -> str | None:
+        """Stream the answer through ``text_out``; the error, if the model failed."""
+        client, reason = self._chat_client(options)
+        if client is None:
+            async for piece in stream_offline_answer(query, references, reason=reason, fmt=fmt):
+                text_out(piece)
+            return None
+        produced = False
+        try:
+            async for ev in client.stream_chat(to_llm_messages(llm_msgs)):
+                if ev.kind == "text":
+                    produced = True
+                    text_out(ev.text)
+                elif ev.kind == "warning":
+                    rec.warnings.append(ev.text)
+        except LLMError as exc:
+            message = f"llm: {exc}"
+            if not produced:  # nothing said yet: answer offline rather than not at all
+                reason = f"the language model failed: {exc}"
+                async for piece in stream_offline_answer(query, references, reason=reason,
+                                                         fmt=fmt):
+                    text_out(piece)
+            return message
+        return None
+
+
+def decision_for(assistant: Assistant, options: Options, *, hook_search: bool | None = None,
+                 hook_handled: bool = False, user_results: int = 0) -> Decision:
+    """The auto-search decision this assistant would take (for callers and tests)."""
+    config = assistant.searcher.config
+    return decide_auto_search(option=options.search,
+                              has_search_config=bool(config.enabled_types()),
+                              hook_search=hook_search, hook_handled=hook_handled,
+                              user_results=user_results,
+                              skip_threshold=config.options.skip_threshold)

@@ -1,0 +1,87 @@
+"""Finding citation markers in streamed LLM text.
+
+Text arrives in chunks and a marker can be split across them (``"#re"`` + ``"f:12 "``).
+:class:`CitationTracker` holds back the shortest tail that could still become a marker,
+so what it releases is final: known markers are recorded as used, unknown ones (ids the
+LLM invented) recorded as unknown and, with ``remove_unknown``, removed from the text.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from agent_search.citation import marker_regex
+
+_ID_CHARS = re.compile(r"[A-Za-z0-9_-]*")
+_MAX_ID_CHARS = 64
+
+
+class CitationTracker:
+    def __init__(self, known_ids: Iterable[str], fmt: str = "#ref:{id}",
+                 remove_unknown: bool = False) -> None:
+        self.known = set(known_ids)
+        self.remove_unknown = remove_unknown
+        self._regex = marker_regex(fmt)
+        self._prefix, _, self._suffix = fmt.partition("{id}")
+        self._buffer = ""
+        self.used: list[str] = []
+        self.unknown: list[str] = []
+        self.text = ""
+        """All text released so far (after removals)."""
+
+    def feed(self, chunk: str) -> str:
+        """Add a chunk; return the text that is now safe to show."""
+        self._buffer += chunk
+        hold = self._holdback_start(self._buffer)
+        ready, self._buffer = self._buffer[:hold], self._buffer[hold:]
+        return self._release(ready)
+
+    def flush(self) -> str:
+        """End of stream: release whatever is held back."""
+        ready, self._buffer = self._buffer, ""
+        return self._release(ready)
+
+    def _release(self, text: str) -> str:
+        if not text:
+            return ""
+
+        def replace(m: re.Match[str]) -> str:
+            cid = m.group("id")
+            if cid in self.known:
+                if cid not in self.used:
+                    self.used.append(cid)
+                return m.group(0)
+            if cid not in self.unknown:
+                self.unknown.append(cid)
+            return "" if self.remove_unknown else m.group(0)
+
+        out = self._regex.sub(replace, text)
+        if self.remove_unknown:
+            out = re.sub(r"[ \t]+([.,;:!?])", r"\1", out) if out != text else out
+        self.text += out
+        return out
+
+    def _holdback_start(self, buf: str) -> int:
+        """Index where the possibly-incomplete marker at the end of ``buf`` starts
+        (``len(buf)`` when nothing needs holding)."""
+        prefix, suffix = self._prefix, self._suffix
+        # 1. the end of buf is a proper beginning of the prefix ("#", "#re")
+        for k in range(min(len(prefix) - 1, len(buf)), 0, -1):
+            if prefix.startswith(buf[-k:]):
+                candidate = len(buf) - k
+                break
+        else:
+            candidate = len(buf)
+        # 2. a whole prefix followed only by id characters (the id may go on, or the
+        #    suffix has not arrived yet)
+        start = buf.rfind(prefix) if prefix else -1
+        if start >= 0:
+            tail = buf[start + len(prefix):]
+            m = _ID_CHARS.match(tail)
+            id_len = m.end() if m else 0
+            rest = tail[id_len:]
+            pending_suffix = bool(suffix) and suffix.startswith(rest) and rest != suffix
+            if id_len <= _MAX_ID_CHARS and (rest == "" or pending_suffix):
+                candidate = min(candidate, start)
+        return candidate

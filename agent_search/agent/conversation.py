@@ -1,0 +1,90 @@
+"""Helpers over OpenAI-style chat messages: text of a message, the search query of a
+conversation, and where injected system messages go."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+Message = dict[str, Any]
+
+_SHORT_FOLLOW_UP_WORDS = 4
+
+
+def message_text(message: Message) -> str:
+    """The text of a message whose ``content`` is a string or a list of content parts
+    (only ``type: "text"`` parts count)."""
+    content = message.get("content")
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        texts = [str(p.get("text", "")) for p in content
+                 if isinstance(p, dict) and p.get("type") == "text"]
+        return "\n".join(t for t in texts if t)
+    return ""
+
+
+def last_user_index(messages: Sequence[Message]) -> int | None:
+    for i in range(len(messages) - 1, -1, -1):
+        if messages[i].get("role") == "user":
+            return i
+    return None
+
+
+def conversation_query(messages: Sequence[Message]) -> str:
+    """The query a conversation asks: the last user message's text. A very short
+    follow-up ("and in 2023?") is prefixed with the previous user message so the search
+    still knows the topic."""
+    user_texts = [message_text(m).strip() for m in messages if m.get("role") == "user"]
+    user_texts = [t for t in user_texts if t]
+    if not user_texts:
+        return ""
+    last = user_texts[-1]
+    if len(last.split()) < _SHORT_FOLLOW_UP_WORDS and len(user_texts) > 1:
+        return f"{user_texts[-2]} {last}"
+    return last
+
+
+def leading_system_count(messages: Sequence[Message]) -> int:
+    n = 0
+    while n < len(messages) and messages[n].get("role") == "system":
+        n += 1
+    return n
+
+
+def insert_after_system(messages: Sequence[Message], new: Sequence[Message]) -> list[Message]:
+    """``new`` placed after the leading system messages of ``messages``."""
+    n = leading_system_count(messages)
+    return [*messages[:n], *new, *messages[n:]]
+
+
+def to_llm_messages(messages: Sequence[Message]) -> list[Message]:
+    """Messages as an OpenAI-compatible endpoint accepts them: ``type: "data"`` parts
+    (consumed by the runtime) are dropped and text-only part lists become strings."""
+    out: list[Message] = []
+    for m in messages:
+        content = m.get("content")
+        if isinstance(content, list):
+            parts = [p for p in content if not (isinstance(p, dict) and p.get("type") == "data")]
+            if all(isinstance(p, dict) and p.get("type") == "text" for p in parts):
+                m = {**m, "content": "\n".join(str(p.get("text", "")) for p in parts)}
+            else:
+                m = {**m, "content": parts}
+        out.append(m)
+    return out
+
+
+def validate_messages(messages: Any) -> list[Message]:
+    """Check the shape of the caller's messages; a ValueError names the bad one."""
+    if not isinstance(messages, list | tuple):
+        raise ValueError("messages must be a list of {role, content} objects")
+    out: list[Message] = []
+    for i, m in enumerate(messages):
+        if isinstance(m, str):  # convenience: a bare string is a user message
+            m = {"role": "user", "content": m}
+        if not isinstance(m, dict) or "role" not in m:
+            raise ValueError(f"messages[{i}] must be an object with 'role' and 'content'")
+        if m["role"] not in ("system", "user", "assistant", "tool"):
+            raise ValueError(f"messages[{i}].role {m['role']!r} is not system/user/assistant/tool")
+        out.append(dict(m))
+    return out

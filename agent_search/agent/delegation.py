@@ -1,0 +1,269 @@
+"""``uses.keyword`` / ``uses.query`` / ``uses.rerank``: who does that piece of work.
+
+Each value is one of:
+
+* ``builtin`` — rule based, no LLM (keyword extractor, the db handler's own NL→DSL,
+  score sort);
+* ``<assistant-id>`` — run that assistant (``assistants/<id>``) with a JSON task as the
+  user message and parse the JSON in its answer;
+* ``mcp:<server>.<tool>`` — call that tool of an MCP server from config/agent.yml;
+* ``model:<name>`` (rerank only) — an HTTP rerank endpoint from ``rerankers:``.
+
+Anything that fails, times out or answers garbage falls back to builtin, with a warning
+recorded in the stream's search record.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import json
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import anyio
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from agent_search.agent.keywords import builtin_keywords
+from agent_search.agent.mcp_client import McpClients
+from agent_search.agent.settings import AgentSettings
+from agent_search.rerank import Reranker, ScoreReranker
+from agent_search.rerank.agent import AgentReranker
+from agent_search.rerank.mcp import McpReranker
+from agent_search.rerank.model import ModelReranker
+from agent_search.trace import first_line
+from agent_search.types import QueryOrder, QueryWhere
+
+if TYPE_CHECKING:
+    from agent_search.context import Context
+    from agent_search.types import ResultItem
+
+MAX_DEPTH = 3
+_depth: contextvars.ContextVar[int] = contextvars.ContextVar("agent_search_delegation", default=0)
+
+
+class DelegationError(Exception):
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class Use:
+    kind: str  # "builtin" | "agent" | "mcp" | "model"
+    target: str = ""
+    tool: str = ""
+
+    @classmethod
+    def parse(cls, value: str | None) -> Use:
+        v = (value or "builtin").strip()
+        if v in ("", "builtin", "score"):
+            return cls("builtin")
+        if v.startswith("mcp:"):
+            server, _, tool = v[4:].partition(".")
+            return cls("mcp", server, tool)
+        if v.startswith("model:"):
+            return cls("model", v[6:])
+        return cls("agent", v)
+
+    def __str__(self) -> str:
+        if self.kind == "builtin":
+            return "builtin"
+        if self.kind == "mcp":
+            return f"mcp:{self.target}.{self.tool}"
+        return f"{self.kind}:{self.target}"
+
+
+class GeneratedDSL(BaseModel):
+    """What a delegate may return for ``uses.query``; validated before use."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    model: str | None = None
+    wheres: list[QueryWhere] = Field(default_factory=list)
+    orders: list[QueryOrder] = Field(default_factory=list)
+    select: list[str] = Field(default_factory=list)
+    limit: int | None = Field(default=None, ge=1)
+
+
+def parse_json_answer(text: str) -> Any:
+    """The first JSON object or array in ``text`` (models wrap JSON in prose or fences)."""
+    decoder = json.JSONDecoder()
+    for i, ch in enumerate(text):
+        if ch in "[{":
+            try:
+                value, _ = decoder.raw_decode(text, i)
+                return value
+            except ValueError:
+                continue
+    raise DelegationError(f"answer contains no JSON: {text[:80]!r}")
+
+
+class _FallbackReranker:
+    """Runs the delegate reranker; on failure or timeout sorts by score and records
+    a warning (results are never lost to a reranker failure)."""
+
+    def __init__(self, primary: Reranker, label: str, timeout: float,
+                 warnings: list[str]) -> None:
+        self.primary = primary
+        self.label = label
+        self.timeout = timeout
+        self.warnings = warnings
+
+    async def rerank(self, ctx: Context, query: str, items: list[ResultItem],
+                     top_n: int = 0) -> list[ResultItem]:
+        try:
+            with anyio.fail_after(self.timeout):
+                return await self.primary.rerank(ctx, query, list(items), top_n)
+        except TimeoutError:
+            why = f"timed out after {self.timeout:g}s"
+        except Exception as exc:
+            why = first_line(exc)
+        for item in items:
+            item.rerank_score = None
+        self.warnings.append(f"rerank {self.label} failed, used builtin: {why}")
+        return await ScoreReranker().rerank(ctx, query, items, top_n)
+
+
+class Delegates:
+    """Runs the ``uses`` delegates of one assistant."""
+
+    def __init__(self, settings: AgentSettings, *, assistants_root: Path,
+                 config_dir: Path | None) -> None:
+        self.settings = settings
+        self.assistants_root = assistants_root
+        self.config_dir = config_dir
+        base = Path(settings.file).parent.parent if settings.file else None
+        self.mcp = McpClients(settings.mcp.servers, base_dir=base)
+        self._agents: dict[str, Any] = {}
+
+    @property
+    def timeout(self) -> float:
+        return self.settings.delegation.timeout
+
+    # -- the generic delegate calls ---------------------------------------------------
+
+    async def run_agent_task(self, agent_id: str, task: dict[str, Any]) -> Any:
+        """Run assistant ``agent_id`` on a JSON task; its parsed JSON answer."""
+        from agent_search.agent.assistant import Assistant
+        from agent_search.agent.options import Options
+
+        depth = _depth.get()
+        if depth >= MAX_DEPTH:
+            raise DelegationError(f"delegation deeper than {MAX_DEPTH} levels "
+                                  f"(assistant {agent_id!r} calls itself?)")
+        assistant = self._agents.get(agent_id)
+        if assistant is None:
+            path = self.assistants_root / agent_id
+            if not (path / "package.yao").is_file():
+                raise DelegationError(f"assistant {agent_id!r} not found at {path}")
+            assistant = Assistant.load(path, config_dir=self.config_dir)
+            self._agents[agent_id] = assistant
+        token = _depth.set(depth + 1)
+        try:
+            text = await assistant.answer(
+                [{"role": "user", "content": json.dumps(task, ensure_ascii=False)}],
+                Options(search=False))
+        finally:
+            _depth.reset(token)
+        return parse_json_answer(text)
+
+    async def call_mcp_tool(self, use: Use, arguments: dict[str, Any]) -> Any:
+        if not use.tool:
+            raise DelegationError(f"'mcp:{use.target}' needs a tool: mcp:<server>.<tool>")
+        return await self.mcp.call_tool(use.target, use.tool, arguments, timeout=self.timeout)
+
+    async def _delegate(self, use: Use, task: dict[str, Any]) -> Any:
+        with anyio.fail_after(self.timeout):
+            if use.kind == "agent":
+                return await self.run_agent_task(use.target, task)
+            if use.kind == "mcp":
+                args = {k: v for k, v in task.items() if k != "task"}
+                return await self.call_mcp_tool(use, args)
+        raise DelegationError(f"{use} cannot do this task")
+
+    # -- uses.keyword -------------------------------------------------------------------
+
+    async def keywords(self, value: str | None, text: str, *, max_keywords: int,
+                       language: str, warnings: list[str]) -> list[str]:
+        use = Use.parse(value)
+        if use.kind != "builtin":
+            try:
+                answer = await self._delegate(use, {"task": "keywords", "text": text,
+                                                    "max_keywords": max_keywords,
+                                                    "language": language})
+                if isinstance(answer, dict):
+                    answer = answer.get("keywords")
+                if not isinstance(answer, list) or not all(isinstance(k, str) for k in answer):
+                    raise DelegationError("answer is not a list of keyword strings")
+                keywords = [k.strip() for k in answer if k.strip()][:max_keywords]
+                if keywords:
+                    return keywords
+                raise DelegationError("answer has no keywords")
+            except TimeoutError:
+                warnings.append(f"keyword {use} timed out after {self.timeout:g}s, "
+                                "used builtin")
+            except Exception as exc:
+                warnings.append(f"keyword {use} failed, used builtin: {first_line(exc)}")
+        return await builtin_keywords(text, max_keywords, language, warnings)
+
+    # -- uses.query ---------------------------------------------------------------------
+
+    async def dsl(self, value: str | None, text: str, *, models: Sequence[str],
+                  schema: Any, warnings: list[str]) -> GeneratedDSL | None:
+        """A validated DSL from the delegate, or None for builtin (the db handler then
+        builds the DSL itself). Invalid answers are retried with the validation error."""
+        use = Use.parse(value)
+        if use.kind == "builtin":
+            return None
+        task: dict[str, Any] = {"task": "query", "text": text, "models": list(models),
+                                "schema": schema}
+        attempts = 1 + self.settings.delegation.retries
+        last = ""
+        for _ in range(attempts):
+            try:
+                answer = await self._delegate(use, task)
+                if isinstance(answer, dict) and isinstance(answer.get("dsl"), dict):
+                    answer = answer["dsl"]
+                return GeneratedDSL.model_validate(answer)
+            except ValidationError as exc:
+                err = exc.errors()[0]
+                loc = ".".join(str(p) for p in err["loc"]) or "dsl"
+                last = f"invalid DSL: {loc}: {err['msg']}"
+                task = {**task, "previous_error": last}
+            except TimeoutError:
+                last = f"timed out after {self.timeout:g}s"
+                break
+            except Exception as exc:
+                last = first_line(exc)
+                break
+        warnings.append(f"query {use} failed, used builtin: {last}")
+        return None
+
+    # -- uses.rerank --------------------------------------------------------------------
+
+    def reranker(self, value: str | None, warnings: list[str]) -> Reranker:
+        use = Use.parse(value)
+        if use.kind == "builtin":
+            return ScoreReranker()
+        primary: Reranker
+        if use.kind == "model":
+            cfg = self.settings.rerankers.get(use.target)
+            if cfg is None:
+                warnings.append(f"rerank {use}: no reranker {use.target!r} in "
+                                "config/agent.yml rerankers, used builtin")
+                return ScoreReranker()
+            key = os.environ.get(cfg.api_key_env) if cfg.api_key_env else None
+            primary = ModelReranker(cfg.url, protocol=cfg.protocol, model=cfg.model,
+                                    api_key=key, timeout=cfg.timeout)
+        elif use.kind == "mcp":
+            async def call(args: dict[str, Any]) -> Any:
+                return await self.call_mcp_tool(use, args)
+
+            primary = McpReranker(str(use), call)
+        else:
+            async def run(task: dict[str, Any]) -> Any:
+                return await self.run_agent_task(use.target, task)
+
+            primary = AgentReranker(use.target, run)
+        return _FallbackReranker(primary, str(use), self.timeout, warnings)

@@ -1,0 +1,84 @@
+"""The offline responder: what the assistant says when no LLM is configured.
+
+It is extractive: for each of the top references it picks the sentences that share the
+most words with the question, cites the reference, and says plainly that it is offline.
+No model, no network, deterministic.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import AsyncIterator, Sequence
+
+import anyio
+
+from agent_search.citation import format_marker
+from agent_search.types import ResultItem
+
+_SENTENCE = re.compile(r"(?<=[.!?。！？])\s+|\n+")
+_WORD = re.compile(r"\w+", re.UNICODE)
+_STOP_WORDS = (
+    "a an and are as at be by can do does for from has have how i in is it its me my of on "
+    "or our show tell that the their them there these this to us was what when where which "
+    "who why will with you your about please give list find"
+)
+_STOP = frozenset(_STOP_WORDS.split())
+
+
+def _words(text: str) -> set[str]:
+    return {w.lower() for w in _WORD.findall(text) if w.lower() not in _STOP and len(w) > 1}
+
+
+def _best_sentences(question: str, content: str, max_chars: int = 320) -> str:
+    sentences = [s.strip() for s in _SENTENCE.split(content) if s and s.strip()]
+    if not sentences:
+        return ""
+    q = _words(question)
+    ranked = sorted(range(len(sentences)),
+                    key=lambda i: (-len(q & _words(sentences[i])), i))
+    chosen: list[int] = []
+    length = 0
+    for i in ranked:
+        if chosen and length + len(sentences[i]) > max_chars:
+            break
+        chosen.append(i)
+        length += len(sentences[i])
+        if length >= max_chars // 2:
+            break
+    text = " ".join(sentences[i] for i in sorted(chosen))
+    return text if len(text) <= max_chars else text[: max_chars - 1].rstrip() + "…"
+
+
+def _describe(item: ResultItem) -> str:
+    if item.content.strip():
+        return item.content
+    if item.data:
+        return ", ".join(f"{k}: {v}" for k, v in item.data.items())
+    return item.title or ""
+
+
+def offline_answer(question: str, references: Sequence[ResultItem], *, reason: str,
+                   fmt: str = "#ref:{id}", max_references: int = 3) -> str:
+    """The whole offline answer as text."""
+    top = [r for r in references if r.citation_id][:max_references]
+    head = f"I am offline ({reason}), so I cannot compose an answer."
+    if not top:
+        return head + " The searches found no references for this question."
+    lines = [head + " Here is what the top references say:", ""]
+    for item in top:
+        marker = format_marker(item.citation_id or "", fmt)
+        title = (item.title or item.url or item.model or item.type or "reference").strip()
+        snippet = _best_sentences(question, _describe(item)) or title
+        snippet = " ".join(snippet.split())
+        lines.append(f"- {title}: {snippet} {marker}")
+    return "\n".join(lines)
+
+
+async def stream_offline_answer(question: str, references: Sequence[ResultItem], *,
+                                reason: str, fmt: str = "#ref:{id}"
+                                ) -> AsyncIterator[str]:
+    """The offline answer in word-sized chunks, like a model would stream it."""
+    text = offline_answer(question, references, reason=reason, fmt=fmt)
+    for piece in re.findall(r"\S+\s*|\s+", text):
+        yield piece
+        await anyio.lowlevel.checkpoint()

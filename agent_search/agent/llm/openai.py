@@ -1,0 +1,185 @@
+"""An OpenAI-compatible chat-completions client: ``POST {base_url}/chat/completions``
+with ``stream: true``, read as server-sent events.
+
+Works with OpenAI, Ollama, vLLM, llama.cpp server and anything speaking the same wire
+format. Robust to what real streams do: keep-alive comments, blank lines, chunks that are
+not JSON (skipped with a warning), an ``error`` object mid-stream, HTTP errors (one-line
+:class:`LLMError` with the status and the server's message) and stalls (no byte for
+``idle_timeout`` seconds → :class:`LLMError`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+import weakref
+from collections.abc import AsyncIterator, Sequence
+from typing import Any
+
+import httpx
+
+from agent_search.agent.llm.base import ChatEvent, LLMError, ToolCall
+from agent_search.agent.settings import ConnectorSettings
+
+_LIMITS = httpx.Limits(max_connections=1000, max_keepalive_connections=200)
+
+
+class OpenAIChatClient:
+    def __init__(self, name: str, settings: ConnectorSettings) -> None:
+        self.name = name
+        self.settings = settings
+        self._clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, httpx.AsyncClient]
+        self._clients = weakref.WeakKeyDictionary()
+
+    def _client(self) -> httpx.AsyncClient:
+        """One pooled client per event loop (an httpx client cannot cross loops)."""
+        loop = asyncio.get_running_loop()
+        client = self._clients.get(loop)
+        if client is None or client.is_closed:
+            s = self.settings
+            client = httpx.AsyncClient(
+                timeout=httpx.Timeout(s.idle_timeout, connect=s.connect_timeout),
+                limits=_LIMITS,
+            )
+            self._clients[loop] = client
+        return client
+
+    async def aclose(self) -> None:
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return
+        client = self._clients.pop(loop, None)
+        if client is not None:
+            await client.aclose()
+
+    def _payload(self, messages: Sequence[dict[str, Any]],
+                 tools: Sequence[dict[str, Any]] | None) -> dict[str, Any]:
+        s = self.settings
+        body: dict[str, Any] = {"model": s.model, "messages": list(messages), "stream": True}
+        if s.temperature is not None:
+            body["temperature"] = s.temperature
+        if s.max_tokens is not None:
+            body["max_tokens"] = s.max_tokens
+        if tools:
+            body["tools"] = list(tools)
+        return body
+
+    def _headers(self) -> dict[str, str]:
+        headers = {"Accept": "text/event-stream", **self.settings.headers}
+        key = self.settings.resolved_key()
+        if key:
+            headers["Authorization"] = f"Bearer {key}"
+        return headers
+
+    async def stream_chat(self, messages: Sequence[dict[str, Any]],
+                          tools: Sequence[dict[str, Any]] | None = None
+                          ) -> AsyncIterator[ChatEvent]:
+        url = self.settings.base_url.rstrip("/") + "/chat/completions"
+        deadline = time.monotonic() + self.settings.timeout
+        calls: dict[int, dict[str, str]] = {}
+        finish: str | None = None
+        try:
+            async with self._client().stream("POST", url, json=self._payload(messages, tools),
+                                             headers=self._headers()) as response:
+                if response.status_code >= 400:
+                    body = (await response.aread()).decode("utf-8", "replace")
+                    raise LLMError(f"{self.name}: HTTP {response.status_code}: "
+                                   f"{_error_message(body)}")
+                async for line in response.aiter_lines():
+                    if time.monotonic() > deadline:
+                        raise LLMError(f"{self.name}: no complete answer within "
+                                       f"{self.settings.timeout:g}s")
+                    data = _sse_data(line)
+                    if data is None:
+                        continue
+                    if data == "[DONE]":
+                        break
+                    try:
+                        chunk = json.loads(data)
+                    except ValueError:
+                        yield ChatEvent("warning", text=f"{self.name}: skipped a malformed "
+                                                        f"chunk: {data[:60]!r}")
+                        continue
+                    if not isinstance(chunk, dict):
+                        yield ChatEvent("warning", text=f"{self.name}: skipped a chunk that "
+                                                        "is not an object")
+                        continue
+                    if chunk.get("error"):
+                        raise LLMError(f"{self.name}: {_error_message(json.dumps(chunk))}")
+                    for choice in chunk.get("choices") or []:
+                        if not isinstance(choice, dict) or choice.get("index", 0) != 0:
+                            continue
+                        delta = choice.get("delta") or {}
+                        text = delta.get("content") if isinstance(delta, dict) else None
+                        if isinstance(text, str) and text:
+                            yield ChatEvent("text", text=text)
+                        if isinstance(delta, dict):
+                            _accumulate_tool_calls(calls, delta.get("tool_calls"))
+                        if choice.get("finish_reason"):
+                            finish = str(choice["finish_reason"])
+        except httpx.TimeoutException as exc:
+            kind = "connect" if isinstance(exc, httpx.ConnectTimeout) else "stalled"
+            raise LLMError(f"{self.name}: {kind}: no data for "
+                           f"{self._timeout_for(exc):g}s") from None
+        except httpx.HTTPError as exc:
+            raise LLMError(f"{self.name}: {type(exc).__name__}: {exc}".rstrip(": ")) from None
+        if calls:
+            yield ChatEvent("tool_calls", tool_calls=[
+                ToolCall(id=c.get("id") or f"call_{i}", name=c.get("name", ""),
+                         arguments=c.get("arguments", ""))
+                for i, c in sorted(calls.items())
+            ], finish_reason=finish)
+        yield ChatEvent("finish", finish_reason=finish)
+
+    def _timeout_for(self, exc: httpx.TimeoutException) -> float:
+        if isinstance(exc, httpx.ConnectTimeout):
+            return self.settings.connect_timeout
+        return self.settings.idle_timeout
+
+
+def _sse_data(line: str) -> str | None:
+    """The payload of an SSE ``data:`` line; None for comments, blank and other fields."""
+    if not line.startswith("data:"):
+        return None
+    data = line[5:]
+    return data[1:] if data.startswith(" ") else data
+
+
+def _accumulate_tool_calls(calls: dict[int, dict[str, str]], deltas: Any) -> None:
+    """Tool calls stream as fragments keyed by ``index``: id and name once, arguments in
+    pieces."""
+    if not isinstance(deltas, list):
+        return
+    for d in deltas:
+        if not isinstance(d, dict):
+            continue
+        index = d.get("index", 0)
+        if not isinstance(index, int):
+            continue
+        call = calls.setdefault(index, {})
+        if d.get("id"):
+            call["id"] = str(d["id"])
+        fn = d.get("function") or {}
+        if isinstance(fn, dict):
+            if fn.get("name"):
+                call["name"] = call.get("name", "") + str(fn["name"])
+            if fn.get("arguments"):
+                call["arguments"] = call.get("arguments", "") + str(fn["arguments"])
+
+
+def _error_message(body: str) -> str:
+    """The server's own message from an OpenAI-style error body, else its first line."""
+    try:
+        data = json.loads(body)
+    except ValueError:
+        data = None
+    if isinstance(data, dict):
+        err = data.get("error", data)
+        if isinstance(err, dict) and err.get("message"):
+            return " ".join(str(err["message"]).split())[:300]
+        if isinstance(err, str):
+            return err[:300]
+    lines = body.strip().splitlines()
+    return lines[0][:300] if lines else "(empty body)"

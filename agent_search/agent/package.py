@@ -1,0 +1,106 @@
+"""An assistant's ``package.yao``: its name, LLM connector, prompts and search settings.
+
+The file is JSONC (comments and trailing commas allowed). Parse errors and bad values are
+reported as :class:`~agent_search.errors.ConfigError` naming the file, the line (for
+syntax errors) or the key (for bad values).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any, Literal
+
+import json5
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from agent_search.errors import ConfigError
+
+PACKAGE_FILE = "package.yao"
+
+
+class PromptMessage(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    role: Literal["system", "user", "assistant"] = "system"
+    content: str
+
+
+class _Refs(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    collections: list[str] = Field(default_factory=list)
+    models: list[str] = Field(default_factory=list)
+
+
+class AssistantPackage(BaseModel):
+    """The validated content of ``package.yao``. ``search`` stays a raw mapping: it is a
+    layer of :class:`~agent_search.config.SearchConfig` and validated there."""
+
+    model_config = ConfigDict(extra="allow")
+
+    name: str = ""
+    description: str = ""
+    connector: str | None = None
+    prompts: list[PromptMessage] = Field(default_factory=list)
+    search: dict[str, Any] | bool | None = None
+    kb: _Refs = Field(default_factory=_Refs)
+    db: _Refs = Field(default_factory=_Refs)
+    uses: dict[str, str] = Field(default_factory=dict)
+    options: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("prompts", mode="before")
+    @classmethod
+    def _prompts(cls, v: Any) -> Any:
+        if isinstance(v, str):  # a single system prompt
+            return [{"role": "system", "content": v}]
+        return v
+
+    @property
+    def has_search_config(self) -> bool:
+        """Does the assistant switch on any search type? (the spec's "has search config")"""
+        if isinstance(self.search, bool):
+            return self.search
+        if not isinstance(self.search, dict):
+            return False
+        for t in ("web", "kb", "db"):
+            value = self.search.get(t)
+            if value is True or (isinstance(value, dict) and value.get("enabled", True)):
+                return True
+        return False
+
+
+_JSON5_LOCATION = re.compile(r"^<string>:(?P<line>\d+)\s*(?P<msg>.*)$")
+
+
+def parse_jsonc(text: str, file: str) -> dict[str, Any]:
+    """Parse JSONC; a syntax error names the file and the line."""
+    try:
+        data = json5.loads(text)
+    except ValueError as exc:
+        message = str(exc)
+        m = _JSON5_LOCATION.match(message)
+        if m:
+            raise ConfigError(f"invalid JSONC at line {m['line']}: {m['msg']}", file=file) from None
+        raise ConfigError(f"invalid JSONC: {message}", file=file) from None
+    if not isinstance(data, dict):
+        raise ConfigError("expected a JSON object at the top level", file=file)
+    return data
+
+
+def load_package(assistant_dir: Path) -> AssistantPackage:
+    """Read and validate ``<assistant_dir>/package.yao``."""
+    path = assistant_dir / PACKAGE_FILE
+    if not path.is_file():
+        raise ConfigError("assistant package not found", file=str(path))
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"cannot read: {exc}", file=str(path)) from None
+    data = parse_jsonc(text, str(path))
+    try:
+        return AssistantPackage.model_validate(data)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        key = ".".join(str(p) for p in err["loc"])
+        raise ConfigError(err["msg"], file=str(path), key=key) from None

@@ -1,0 +1,124 @@
+"""Runtime settings from ``config/agent.yml``: LLM connectors, MCP servers, model
+rerankers and the ``uses`` delegation switches.
+
+```yaml
+connectors:
+  openai: {base_url: https://api.openai.com/v1, model: gpt-4o-mini, api_key_env: OPENAI_API_KEY}
+mcp:
+  servers:
+    nlp: {command: python, args: [tools/nlp_server.py]}   # stdio
+    remote: {url: http://127.0.0.1:8000/mcp}              # streamable HTTP
+rerankers:
+  tei: {url: http://127.0.0.1:8080/rerank, protocol: tei}
+uses: {keyword: builtin, query: builtin, rerank: builtin}
+```
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from agent_search.config import read_yaml
+from agent_search.errors import ConfigError
+
+AGENT_FILE = "agent.yml"
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class ConnectorSettings(_Strict):
+    """One OpenAI-compatible chat endpoint (OpenAI, Ollama, vLLM, llama.cpp server...)."""
+
+    base_url: str
+    model: str
+    api_key_env: str | None = None
+    api_key: str | None = Field(default=None, description="Literal key; prefer api_key_env")
+    timeout: float = Field(default=60.0, gt=0, description="Seconds for the whole answer")
+    idle_timeout: float = Field(default=20.0, gt=0, description="Seconds without a chunk")
+    connect_timeout: float = Field(default=5.0, gt=0)
+    temperature: float | None = None
+    max_tokens: int | None = Field(default=None, ge=1)
+    headers: dict[str, str] = Field(default_factory=dict)
+
+    def resolved_key(self) -> str | None:
+        if self.api_key:
+            return self.api_key
+        return os.environ.get(self.api_key_env) if self.api_key_env else None
+
+    def missing_key(self) -> str | None:
+        """The name of the environment variable that should hold the key but is unset."""
+        if self.api_key or not self.api_key_env:
+            return None
+        return None if os.environ.get(self.api_key_env) else self.api_key_env
+
+
+class McpServerSettings(_Strict):
+    command: str | None = None
+    args: list[str] = Field(default_factory=list)
+    env: dict[str, str] = Field(default_factory=dict)
+    cwd: str | None = None
+    url: str | None = None
+    timeout: float = Field(default=30.0, gt=0)
+
+    @model_validator(mode="after")
+    def _one_transport(self) -> McpServerSettings:
+        if (self.command is None) == (self.url is None):
+            raise ValueError("an MCP server needs exactly one of 'command' (stdio) or 'url'")
+        return self
+
+
+class McpSettings(_Strict):
+    servers: dict[str, McpServerSettings] = Field(default_factory=dict)
+
+
+class RerankerSettings(_Strict):
+    """An HTTP rerank endpoint (Cohere ``/v1/rerank``, Jina ``/v1/rerank`` or
+    text-embeddings-inference ``/rerank``)."""
+
+    url: str
+    protocol: Literal["cohere", "jina", "tei"] = "cohere"
+    model: str | None = None
+    api_key_env: str | None = None
+    timeout: float = Field(default=10.0, gt=0)
+
+
+class DelegationSettings(_Strict):
+    timeout: float = Field(default=20.0, gt=0, description="Seconds per delegated call")
+    retries: int = Field(default=2, ge=0, le=5, description="Extra tries for invalid answers")
+
+
+class AgentSettings(_Strict):
+    connectors: dict[str, ConnectorSettings] = Field(default_factory=dict)
+    default_connector: str | None = None
+    mcp: McpSettings = Field(default_factory=McpSettings)
+    rerankers: dict[str, RerankerSettings] = Field(default_factory=dict)
+    uses: dict[str, Any] = Field(default_factory=dict)
+    delegation: DelegationSettings = Field(default_factory=DelegationSettings)
+    records: bool = Field(default=True, description="Store a search record per stream")
+    file: str | None = Field(default=None, exclude=True)
+
+    @classmethod
+    def load(cls, config_dir: str | Path | None) -> AgentSettings:
+        """Settings from ``<config_dir>/agent.yml``; defaults when absent."""
+        if config_dir is None:
+            return cls()
+        path = Path(config_dir) / AGENT_FILE
+        if not path.is_file():
+            return cls()
+        data = read_yaml(path)
+        try:
+            settings = cls.model_validate(data)
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            key = ".".join(str(p) for p in err["loc"])
+            msg = "unknown key" if err["type"] == "extra_forbidden" else err["msg"]
+            raise ConfigError(msg.removeprefix("Value error, "), file=str(path),
+                              key=key) from None
+        settings.file = str(path)
+        return settings

@@ -1,0 +1,87 @@
+"""Helpers shared by the agent runtime tests (imported by name; conftest puts this folder
+on sys.path)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Sequence
+from typing import Any
+
+import anyio
+from agent_llm_server import ThreadedChatServer
+
+from agent_search.agent import Assistant, Options
+from agent_search.context import Context
+from agent_search.events import Event
+from agent_search.types import Request, Result, ResultItem
+
+
+class StaticHandler:
+    """Answers every request of its type with copies of fixed items, after ``delay``
+    seconds; raises ``error`` if given. Counts calls and cancellations."""
+
+    def __init__(self, type: str, items: Sequence[dict[str, Any]] = (), *, delay: float = 0.0,
+                 error: str | None = None) -> None:
+        self.type = type
+        self.items = list(items)
+        self.delay = delay
+        self.error = error
+        self.requests: list[Request] = []
+        self.cancelled = 0
+        self.finished = 0
+
+    def can_handle(self, ctx: Context, request: Request) -> bool:
+        return True
+
+    async def search(self, ctx: Context, request: Request) -> Result:
+        self.requests.append(request)
+        try:
+            if self.delay:
+                await anyio.sleep(self.delay)
+        except BaseException:
+            self.cancelled += 1
+            raise
+        if self.error:
+            raise RuntimeError(self.error)
+        self.finished += 1
+        items = [ResultItem(**{"type": self.type, **i}) for i in self.items]
+        return Result(type=self.type, query=request.query, items=items, total=len(items))
+
+
+def web_items(n: int, prefix: str = "w", score: float = 0.9) -> list[dict[str, Any]]:
+    return [{"title": f"{prefix} page {i}", "url": f"https://{prefix}.example/{i}",
+             "content": f"{prefix} content {i}. The answer to question {i} is {i * 7}.",
+             "score": score - i * 0.01} for i in range(n)]
+
+
+def kb_items(n: int, collection: str = "docs", score: float = 0.8) -> list[dict[str, Any]]:
+    return [{"title": f"doc {i}", "content": f"Knowledge chunk {i} about search modules.",
+             "document_id": f"d{i}", "collection": collection, "score": score - i * 0.01}
+            for i in range(n)]
+
+
+def db_items(n: int, model: str = "product", score: float = 0.7) -> list[dict[str, Any]]:
+    return [{"title": f"{model} {i}", "content": f"{model} {i} costs {10 * i}",
+             "model": model, "record_id": i, "data": {"id": i, "price": 10 * i},
+             "score": score} for i in range(n)]
+
+
+async def collect(stream: AsyncIterator[Event]) -> list[dict[str, Any]]:
+    return [e.to_dict() async for e in stream]
+
+
+async def run(assistant: Assistant, question: str | list[dict[str, Any]],
+              options: Options | None = None) -> list[dict[str, Any]]:
+    messages = [{"role": "user", "content": question}] if isinstance(question, str) else question
+    return await collect(assistant.stream(messages, options or Options()))
+
+
+def kinds(events: list[dict[str, Any]]) -> list[str]:
+    return [e["event"] for e in events]
+
+
+def text_of(events: list[dict[str, Any]]) -> str:
+    return "".join(e["text"] for e in events if e["event"] == "text")
+
+
+def connector_yml(server: ThreadedChatServer, model: str, **extra: Any) -> dict[str, Any]:
+    return {"connectors": {"local": {"base_url": server.base_url, "model": model, **extra}}}

@@ -1,0 +1,207 @@
+"""A small OpenAI-compatible chat server for tests and the benchmark (127.0.0.1 only).
+
+It speaks the real wire format (``POST /v1/chat/completions`` with ``stream: true`` →
+``text/event-stream`` of ``chat.completion.chunk`` objects, ending with ``[DONE]``) and
+behaves according to the requested ``model``:
+
+* ``cite`` — answers citing the first two reference ids it finds in the system prompt and
+  one unknown id (``999``), in 3-character chunks so markers are split across chunks;
+* ``malformed`` — like ``cite`` with a chunk that is not JSON and a keep-alive comment;
+* ``error500`` — HTTP 500 with an OpenAI-style error body;
+* ``stall`` — one chunk, then silence for 30 s;
+* ``tools`` — a tool call streamed in fragments;
+* ``delegate`` — reads a JSON task from the user message (keywords / query / rerank) and
+  answers JSON (``query`` answers an invalid DSL first when the task says ``"bad_first"``);
+* ``bench`` — 20 short tokens, no delay.
+
+Every request body is kept in ``server.requests``. Run standalone with
+``python tests/agent/llm_server.py PORT`` (prints ``ready`` when listening).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import sys
+import threading
+from typing import Any
+
+_REF = re.compile(r'"ref": "#ref:([A-Za-z0-9_-]+)"')
+
+
+def _chunk(content: str | None = None, *, tool_calls: list[dict[str, Any]] | None = None,
+           finish: str | None = None) -> bytes:
+    delta: dict[str, Any] = {}
+    if content is not None:
+        delta["content"] = content
+    if tool_calls is not None:
+        delta["tool_calls"] = tool_calls
+    body = {"id": "chatcmpl-test", "object": "chat.completion.chunk", "model": "test",
+            "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+    return f"data: {json.dumps(body)}\n\n".encode()
+
+
+def _user_text(body: dict[str, Any]) -> str:
+    for m in reversed(body.get("messages", [])):
+        if m.get("role") == "user":
+            c = m.get("content")
+            return c if isinstance(c, str) else json.dumps(c)
+    return ""
+
+
+def _system_text(body: dict[str, Any]) -> str:
+    return "\n".join(str(m.get("content")) for m in body.get("messages", [])
+                     if m.get("role") == "system")
+
+
+def _delegate_answer(body: dict[str, Any]) -> str:
+    try:
+        task = json.loads(_user_text(body))
+    except ValueError:
+        return "not a task"
+    kind = task.get("task")
+    if kind == "keywords":
+        return 'Sure: ```json\n{"keywords": ["delegated", "keywords"]}\n```'
+    if kind == "rerank":
+        n = len(task.get("documents", []))
+        # reverse the order: the last document is the most relevant
+        return json.dumps([{"index": i, "score": (i + 1) / n} for i in range(n)])
+    if kind == "query":
+        if task.get("text", "").find("bad_first") >= 0 and "previous_error" not in task:
+            return json.dumps({"wheres": [{"field": "price", "op": "almost", "value": 1}]})
+        return json.dumps({"wheres": [{"field": "price", "op": "<", "value": 100}],
+                           "orders": [{"field": "price", "order": "asc"}]})
+    return "{}"
+
+
+class ChatServer:
+    def __init__(self) -> None:
+        self.requests: list[dict[str, Any]] = []
+        self.port = 0
+        self._server: asyncio.base_events.Server | None = None
+
+    async def start(self, port: int = 0) -> None:
+        self._server = await asyncio.start_server(self._handle, "127.0.0.1", port)
+        self.port = self._server.sockets[0].getsockname()[1]
+
+    async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            while True:
+                head = await reader.readuntil(b"\r\n\r\n")
+                lines = head.decode("latin-1").split("\r\n")
+                headers = {k.strip().lower(): v.strip() for k, _, v in
+                           (line.partition(":") for line in lines[1:] if line)}
+                length = int(headers.get("content-length", "0"))
+                raw = await reader.readexactly(length) if length else b""
+                await self._respond(lines[0], raw, writer)
+                if headers.get("connection", "").lower() == "close":
+                    break
+        except (asyncio.IncompleteReadError, ConnectionError, asyncio.LimitOverrunError):
+            pass
+        finally:
+            writer.close()
+
+    async def _respond(self, request_line: str, raw: bytes,
+                       writer: asyncio.StreamWriter) -> None:
+        if not request_line.startswith("POST") or "/chat/completions" not in request_line:
+            writer.write(b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n")
+            await writer.drain()
+            return
+        body = json.loads(raw or b"{}")
+        self.requests.append(body)
+        model = str(body.get("model", ""))
+        if model == "error500":
+            payload = json.dumps({"error": {"message": "the model is overloaded",
+                                            "type": "server_error"}}).encode()
+            writer.write(b"HTTP/1.1 500 Internal Server Error\r\nContent-Type: "
+                         b"application/json\r\nContent-Length: "
+                         + str(len(payload)).encode() + b"\r\n\r\n" + payload)
+            await writer.drain()
+            return
+        writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
+                     b"Cache-Control: no-cache\r\nTransfer-Encoding: chunked\r\n\r\n")
+
+        async def send(data: bytes) -> None:
+            writer.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
+            await writer.drain()
+
+        if model in ("cite", "malformed"):
+            ids = _REF.findall(_system_text(body))[:2]
+            text = "Here is the answer"
+            for cid in ids:
+                text += f" with a fact #ref:{cid}"
+            text += " and a made-up one #ref:999."
+            pieces = [text[i:i + 3] for i in range(0, len(text), 3)]
+            for n, piece in enumerate(pieces):
+                await send(_chunk(piece))
+                if model == "malformed" and n == 2:
+                    await send(b": keep-alive\n\n")
+                    await send(b"data: {this is not json\n\n")
+        elif model == "stall":
+            await send(_chunk("Thinking"))
+            await asyncio.sleep(30)
+        elif model == "tools":
+            await send(_chunk(tool_calls=[{"index": 0, "id": "call_1", "type": "function",
+                                           "function": {"name": "search", "arguments": ""}}]))
+            for frag in ['{"type": "kb", ', '"query": "hello"}']:
+                await send(_chunk(tool_calls=[{"index": 0, "function": {"arguments": frag}}]))
+            await send(_chunk(finish="tool_calls"))
+        elif model == "delegate":
+            await send(_chunk(_delegate_answer(body)))
+        else:  # bench and anything else
+            for i in range(20):
+                await send(_chunk(f"tok{i} "))
+        await send(_chunk(finish="stop"))
+        await send(b"data: [DONE]\n\n")
+        await send(b"")  # end of chunked body
+        await writer.drain()
+
+    async def close(self) -> None:
+        if self._server is not None:
+            self._server.close()
+
+
+class ThreadedChatServer:
+    """The server on its own event loop in a daemon thread (so tests on any loop can use
+    it)."""
+
+    def __init__(self) -> None:
+        self.server = ChatServer()
+        self._loop = asyncio.new_event_loop()
+        self._ready = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        asyncio.set_event_loop(self._loop)
+        self._loop.run_until_complete(self.server.start())
+        self._ready.set()
+        self._loop.run_forever()
+
+    def start(self) -> ThreadedChatServer:
+        self._thread.start()
+        self._ready.wait(10)
+        return self
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.server.port}/v1"
+
+    @property
+    def requests(self) -> list[dict[str, Any]]:
+        return self.server.requests
+
+    def stop(self) -> None:
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(5)
+
+
+async def _main(port: int) -> None:
+    server = ChatServer()
+    await server.start(port)
+    print(f"ready {server.port}", flush=True)
+    await asyncio.Event().wait()
+
+
+if __name__ == "__main__":
+    asyncio.run(_main(int(sys.argv[1]) if len(sys.argv) > 1 else 0))

@@ -1,0 +1,74 @@
+"""Fixtures of the agent runtime tests: assistants written to tmp folders, small search
+handlers of our own (handlers are pluggable, so these are real handlers, not mocks), and
+a real OpenAI-compatible SSE server on 127.0.0.1."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from agent_search.agent import Assistant
+
+sys.path.insert(0, str(Path(__file__).parent))
+from agent_llm_server import ThreadedChatServer
+
+HERE = Path(__file__).parent
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    h = tmp_path / "home"
+    monkeypatch.setenv("AGENT_SEARCH_HOME", str(h))
+    return h
+
+
+AssistantFactory = Callable[..., Assistant]
+
+
+@pytest.fixture
+def make_assistant(tmp_path: Path, home: Path) -> AssistantFactory:
+    """Write ``assistants/<id>/package.yao`` (+ hooks.py) and ``config/agent.yml`` under
+    tmp_path and load it without builtin handlers; register test handlers yourself."""
+
+    def make(package: dict[str, Any] | str | None = None, *, hooks: str | None = None,
+             agent_yml: dict[str, Any] | None = None, search_yao: dict[str, Any] | None = None,
+             assistant_id: str = "test", handlers: Sequence[Any] = ()) -> Assistant:
+        root = tmp_path / "project"
+        adir = root / "assistants" / assistant_id
+        adir.mkdir(parents=True, exist_ok=True)
+        cdir = root / "config"
+        cdir.mkdir(parents=True, exist_ok=True)
+        text = package if isinstance(package, str) else json.dumps(package or {"name": "t"})
+        (adir / "package.yao").write_text(text)
+        if hooks is not None:
+            (adir / "hooks.py").write_text(hooks)
+        if agent_yml is not None:
+            (cdir / "agent.yml").write_text(yaml.safe_dump(agent_yml))
+        if search_yao is not None:
+            (cdir / "search.yao").write_text(json.dumps(search_yao))
+        assistant = Assistant.load(adir, config_dir=cdir, builtin_handlers=False)
+        for h in handlers:
+            assistant.searcher.registry.register(h)
+        return assistant
+
+    return make
+
+
+@pytest.fixture
+def llm_server() -> Iterator[ThreadedChatServer]:
+    server = ThreadedChatServer().start()
+    yield server
+    server.stop()
+
+
