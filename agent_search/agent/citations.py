@@ -22,7 +22,10 @@ class CitationTracker:
                  remove_unknown: bool = False) -> None:
         self.known = set(known_ids)
         self.remove_unknown = remove_unknown
-        self._regex = marker_regex(fmt)
+        marker = marker_regex(fmt)
+        # with removal on, whitespace before a marker goes with it ("one #ref:9." → "one.")
+        self._regex = re.compile(r"(?P<ws>[ \t]*)" + marker.pattern) if remove_unknown \
+            else marker
         self._prefix, _, self._suffix = fmt.partition("{id}")
         self._buffer = ""
         self.used: list[str] = []
@@ -57,8 +60,6 @@ class CitationTracker:
             return "" if self.remove_unknown else m.group(0)
 
         out = self._regex.sub(replace, text)
-        if self.remove_unknown:
-            out = re.sub(r"[ \t]+([.,;:!?])", r"\1", out) if out != text else out
         self.text += out
         return out
 
@@ -84,4 +85,8 @@ class CitationTracker:
             pending_suffix = bool(suffix) and suffix.startswith(rest) and rest != suffix
             if id_len <= _MAX_ID_CHARS and (rest == "" or pending_suffix):
                 candidate = min(candidate, start)
+        if self.remove_unknown:
+            # keep the spaces before a possible marker with it, so removal can take them
+            while candidate > 0 and buf[candidate - 1] in " \t":
+                candidate -= 1
         return candidate

@@ -97,7 +97,8 @@ class ChatServer:
                 await self._respond(lines[0], raw, writer)
                 if headers.get("connection", "").lower() == "close":
                     break
-        except (asyncio.IncompleteReadError, ConnectionError, asyncio.LimitOverrunError):
+        except (asyncio.IncompleteReadError, ConnectionError, asyncio.LimitOverrunError,
+                asyncio.CancelledError):
             pass
         finally:
             writer.close()
@@ -192,6 +193,15 @@ class ThreadedChatServer:
         return self.server.requests
 
     def stop(self) -> None:
+        async def shutdown() -> None:
+            await self.server.close()
+            current = asyncio.current_task()
+            tasks = [t for t in asyncio.all_tasks() if t is not current]
+            for t in tasks:
+                t.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+
+        asyncio.run_coroutine_threadsafe(shutdown(), self._loop).result(5)
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join(5)
 
