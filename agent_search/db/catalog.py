@@ -1,0 +1,364 @@
+"""The catalog of searchable models: defined ones (``*.mod.yao``) and reflected tables.
+
+On first use the catalog reflects the database once (tables, columns, primary and foreign
+keys). A table with a definition is described by its definition; every other table is a
+model named like the table, its foreign keys becoming ``hasOne`` relations (named after
+the key column: ``GenreId`` → ``genre``) and the keys pointing at it ``hasMany`` relations
+(named after the referring table: ``tracks``).
+
+Each model also has a lazily built *value index*: the distinct values of its categorical
+text columns (at most ``value_index_max`` distinct values), which the natural-language
+generator matches query words against. Tables with permission columns are not indexed
+(their values could reveal other tenants' records); only declared ``option`` values are
+offered for them.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+import anyio
+import sqlalchemy as sa
+from sqlalchemy.dialects import sqlite
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+
+from agent_search.db.models import ColumnDef, ModelDef
+from agent_search.db.permissions import PermissionColumns
+from agent_search.query.dsl import FieldSchema, ModelSchema, RelationSchema
+
+TITLE_FIELDS = ("title", "name", "subject", "label")
+CONTENT_FIELDS = ("content", "description", "summary", "text", "body")
+MAX_INDEXED_VALUE_CHARS = 80
+"""Longer values are prose, not categories: they are left out of the value index."""
+
+_UNIT_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(r"(milliseconds?|_ms|millis)$", re.I), "ms"),
+    (re.compile(r"(seconds?|_secs?|_s)$", re.I), "s"),
+    (re.compile(r"(minutes?|_mins?)$", re.I), "min"),
+    (re.compile(r"(hours?|_hrs?)$", re.I), "h"),
+    (re.compile(r"bytes$", re.I), "bytes"),
+    (re.compile(r"(price|cost|total|amount|fee|revenue|salary)$", re.I), "currency"),
+)
+
+
+@dataclass(slots=True)
+class ModelEntry:
+    """A searchable model: its table, its schema for generators and what the handler
+    needs to query it safely."""
+
+    id: str
+    table: sa.Table
+    schema: ModelSchema
+    definition: ModelDef | None = None
+    permission: PermissionColumns | None = None
+    soft_delete: bool = False
+    missing: str | None = None
+    values: dict[str, list[str]] | None = None
+    _values_lock: anyio.Lock = field(default_factory=anyio.Lock)
+
+    @property
+    def primary_key(self) -> list[str]:
+        return [c.name for c in self.table.primary_key.columns]
+
+
+class Catalog:
+    """Models by id (case-insensitive), loaded from definitions and reflection."""
+
+    def __init__(self, engine: AsyncEngine, definitions: dict[str, ModelDef], *,
+                 value_index_max: int = 500) -> None:
+        self.engine = engine
+        self.definitions = definitions
+        self.value_index_max = value_index_max
+        self.entries: dict[str, ModelEntry] = {}
+        self._loaded = False
+        self._lock = anyio.Lock()
+
+    async def load(self) -> None:
+        """Reflect the database and build every entry (once)."""
+        if self._loaded:
+            return
+        async with self._lock:
+            if self._loaded:
+                return
+            async with self.engine.connect() as conn:
+                reflected = await conn.run_sync(_reflect)
+            self._build(reflected)
+            if self.engine.dialect.name == "sqlite":
+                for entry in self.entries.values():
+                    _sqlite_datetimes(entry.table)
+            self._loaded = True
+
+    def find(self, model_id: str) -> ModelEntry | None:
+        return self.entries.get(model_id.strip().lower())
+
+    def ids(self) -> list[str]:
+        return [e.id for e in self.entries.values()]
+
+    # -- building --------------------------------------------------------------------
+
+    def _build(self, reflected: sa.MetaData) -> None:
+        defined_meta = sa.MetaData()
+        defined_tables: set[str] = set()
+        for model_id, definition in self.definitions.items():
+            table_name = definition.table.name
+            defined_tables.add(table_name.lower())
+            real = _find_table(reflected, table_name)
+            table = table_from_definition(definition, defined_meta)
+            missing = None if real is not None else f"table {table_name!r} not found"
+            self._add(ModelEntry(
+                id=model_id, table=table, definition=definition,
+                schema=_schema_from_definition(model_id, definition, self.definitions),
+                permission=PermissionColumns.of(table),
+                soft_delete=definition.option.soft_deletes and "deleted_at" in table.c,
+                missing=missing))
+        referrers = _referrers(reflected)
+        for table in reflected.tables.values():
+            if table.name.lower() in defined_tables or table.name.lower() in self.entries:
+                continue
+            self._add(ModelEntry(id=table.name, table=table,
+                                 schema=_schema_from_table(table, referrers),
+                                 permission=PermissionColumns.of(table)))
+
+    def _add(self, entry: ModelEntry) -> None:
+        self.entries[entry.id.lower()] = entry
+
+    # -- value index -----------------------------------------------------------------
+
+    async def values(self, entry: ModelEntry) -> dict[str, list[str]]:
+        """Distinct values of the categorical text columns of ``entry`` (cached)."""
+        if entry.values is not None:
+            return entry.values
+        async with entry._values_lock:
+            if entry.values is None:
+                entry.values = await self._index_values(entry)
+        return entry.values
+
+    async def _index_values(self, entry: ModelEntry) -> dict[str, list[str]]:
+        out: dict[str, list[str]] = {}
+        declared = {c.name: c for c in entry.definition.all_columns()} if entry.definition else {}
+        for name, col in declared.items():
+            if col.option:
+                out[name] = list(col.option)
+        if entry.missing or entry.permission is not None or self.value_index_max == 0:
+            return out
+        columns = [c for c in entry.table.columns
+                   if c.name not in out and _indexable(c, declared.get(c.name))]
+        if not columns:
+            return out
+        async with self.engine.connect() as conn:
+            for column in columns:
+                values = await _distinct_values(conn, column, self.value_index_max)
+                if values:
+                    out[column.name] = values
+        return out
+
+    async def schema_with_values(self, entry: ModelEntry, *, queryable: bool) -> ModelSchema:
+        values = await self.values(entry)
+        fields = [f.model_copy(update={"values": values.get(f.name, [])})
+                  for f in entry.schema.fields]
+        return entry.schema.model_copy(update={"fields": fields, "queryable": queryable})
+
+
+def _reflect(sync_conn: sa.Connection) -> sa.MetaData:
+    meta = sa.MetaData()
+    meta.reflect(bind=sync_conn)
+    return meta
+
+
+_SQLITE_DATETIME = "%(year)04d-%(month)02d-%(day)02d %(hour)02d:%(minute)02d:%(second)02d"
+
+
+def _sqlite_datetimes(table: sa.Table) -> None:
+    """SQLite keeps datetimes as text and compares them as text: bind them as
+    ``YYYY-MM-DD HH:MM:SS`` (the common stored form, e.g. Chinook's) rather than with
+    ``.ffffff``, which would sort after an equal stored value and make ``>=`` miss it."""
+    for col in table.columns:
+        if isinstance(col.type, sa.DateTime):
+            col.type = sqlite.DATETIME(  # type: ignore[no-untyped-call]
+                storage_format=_SQLITE_DATETIME)
+
+
+def _find_table(meta: sa.MetaData, name: str) -> sa.Table | None:
+    for table in meta.tables.values():
+        if table.name.lower() == name.lower():
+            return table
+    return None
+
+
+def _indexable(col: sa.Column[Any], definition: ColumnDef | None) -> bool:
+    if col.primary_key or col.name.startswith("__yao_"):
+        return False
+    if definition is not None:
+        return definition.kind == "string"
+    kind = sa_kind(col.type)
+    if kind != "string":
+        return False
+    length = getattr(col.type, "length", None)
+    return length is None or length <= 255
+
+
+async def _distinct_values(conn: AsyncConnection, col: sa.Column[Any], cap: int) -> list[str]:
+    stmt = sa.select(col).where(col.is_not(None)).distinct().limit(cap + 1)
+    rows = (await conn.execute(stmt)).scalars().all()
+    if len(rows) > cap:
+        return []
+    return sorted(v for v in rows
+                  if isinstance(v, str) and v.strip() and len(v) <= MAX_INDEXED_VALUE_CHARS)
+
+
+def sa_kind(type_: sa.types.TypeEngine[Any]) -> str:
+    """The coarse kind (see :data:`agent_search.query.dsl.FieldKind`) of a SQL type."""
+    if isinstance(type_, sa.Boolean):
+        return "boolean"
+    if isinstance(type_, sa.Integer):
+        return "integer"
+    if isinstance(type_, sa.Numeric):
+        return "number"
+    if isinstance(type_, sa.DateTime):
+        return "datetime"
+    if isinstance(type_, sa.Date):
+        return "date"
+    if isinstance(type_, sa.Text):
+        return "text"
+    if isinstance(type_, sa.String | sa.Enum):
+        return "string"
+    if isinstance(type_, sa.JSON):
+        return "json"
+    return "other"
+
+
+def infer_unit(name: str) -> str | None:
+    for pattern, unit in _UNIT_PATTERNS:
+        if pattern.search(name):
+            return unit
+    return None
+
+
+def _first_named(names: list[str], wanted: tuple[str, ...]) -> str | None:
+    low = {n.lower(): n for n in names}
+    for w in wanted:
+        if w in low:
+            return low[w]
+    return None
+
+
+# -- tables and schemas from definitions ---------------------------------------------
+
+
+def _sa_type(col: ColumnDef) -> sa.types.TypeEngine[Any]:
+    t = col.type.lower()
+    kind = col.kind
+    if kind == "integer":
+        return sa.BigInteger() if "big" in t else sa.Integer()
+    if kind == "number":
+        if t in ("float", "double", "unsignedfloat", "unsigneddouble"):
+            return sa.Float()
+        return sa.Numeric(col.precision or 10, col.scale if col.scale is not None else 2)
+    if kind == "boolean":
+        return sa.Boolean()
+    if kind == "date":
+        return sa.Date()
+    if kind == "datetime":
+        return sa.DateTime()
+    if kind == "text":
+        return sa.Text()
+    if kind == "json":
+        return sa.JSON()
+    return sa.String(col.length or 255)
+
+
+def table_from_definition(definition: ModelDef, meta: sa.MetaData) -> sa.Table:
+    columns = [sa.Column(c.name, _sa_type(c), primary_key=c.is_primary, nullable=c.nullable)
+               for c in definition.all_columns()]
+    return sa.Table(definition.table.name, meta, *columns)
+
+
+def _resolve_model_ref(ref: str, model_id: str, definitions: dict[str, ModelDef]) -> str:
+    """A relation's ``model`` seen from ``model_id``: an assistant's own model first."""
+    parts = model_id.split(".")
+    if parts[0] == "agents" and len(parts) >= 3:
+        own = ".".join(parts[:2]) + "." + ref
+        if own in definitions:
+            return own
+    return ref
+
+
+def _schema_from_definition(model_id: str, definition: ModelDef,
+                            definitions: dict[str, ModelDef]) -> ModelSchema:
+    cols = definition.all_columns()
+    names = [c.name for c in cols]
+    fields = [FieldSchema(name=c.name, kind=c.kind,
+                          label=c.label, description=c.description or c.comment,
+                          unit=c.unit or (infer_unit(c.name) if c.kind in ("integer", "number")
+                                          else None),
+                          primary=c.is_primary)
+              for c in cols]
+    relations = [RelationSchema(name=name, type=r.type,
+                                model=_resolve_model_ref(r.model, model_id, definitions),
+                                key=r.key, foreign=r.foreign)
+                 for name, r in definition.relations.items()]
+    pk = next((c.name for c in cols if c.is_primary), None)
+    return ModelSchema(id=model_id, table=definition.table.name,
+                       label=definition.name, description=definition.description,
+                       fields=fields, relations=relations, primary_key=pk,
+                       title_field=_first_named(names, TITLE_FIELDS))
+
+
+# -- schemas of reflected tables -----------------------------------------------------
+
+
+def _referrers(meta: sa.MetaData) -> dict[str, list[tuple[sa.Table, sa.ForeignKey]]]:
+    """For each table name, the (table, foreign key) pairs that point at it."""
+    out: dict[str, list[tuple[sa.Table, sa.ForeignKey]]] = {}
+    for table in meta.tables.values():
+        for fk in table.foreign_keys:
+            out.setdefault(fk.column.table.name, []).append((table, fk))
+    return out
+
+
+def _relation_name(column: str, target: str) -> str:
+    name = re.sub(r"(_id|id)$", "", column, flags=re.I).strip("_").lower()
+    return name or target.lower()
+
+
+def _plural(word: str) -> str:
+    return word if word.endswith("s") else word + "s"
+
+
+def _schema_from_table(table: sa.Table,
+                       referrers: dict[str, list[tuple[sa.Table, sa.ForeignKey]]]) -> ModelSchema:
+    fields = []
+    for col in table.columns:
+        kind = sa_kind(col.type)
+        fields.append(FieldSchema(
+            name=col.name, kind=kind,
+            description=col.comment, primary=bool(col.primary_key),
+            unit=infer_unit(col.name) if kind in ("integer", "number") else None))
+    relations: list[RelationSchema] = []
+    used: set[str] = set()
+
+    def unique(name: str) -> str:
+        base, n = name, 2
+        while name in used:
+            name, n = f"{base}{n}", n + 1
+        used.add(name)
+        return name
+
+    for fk in sorted(table.foreign_keys, key=lambda f: f.parent.name):
+        target = fk.column.table
+        relations.append(RelationSchema(
+            name=unique(_relation_name(fk.parent.name, target.name)), type="hasOne",
+            model=target.name, key=fk.column.name, foreign=fk.parent.name))
+    for child, fk in sorted(referrers.get(table.name, []),
+                            key=lambda p: (p[0].name, p[1].parent.name)):
+        relations.append(RelationSchema(
+            name=unique(_plural(child.name.lower())), type="hasMany", model=child.name,
+            key=fk.parent.name, foreign=fk.column.name))
+    pk = [c.name for c in table.primary_key.columns]
+    names = [c.name for c in table.columns]
+    return ModelSchema(id=table.name, table=table.name, description=table.comment,
+                       fields=fields, relations=relations,
+                       primary_key=pk[0] if len(pk) == 1 else None,
+                       title_field=_first_named(names, TITLE_FIELDS))

@@ -1,0 +1,434 @@
+"""The ``db`` search handler: natural language → QueryDSL → SQL on the requested models.
+
+Steps of one search (each a trace span): load the catalog (``schema``, once), pick the
+models (``request.models``, else ``db.models``, else every model with a warning), generate
+the DSL (``dsl_build``: the generator named by ``uses.query``, builtin by default, or an
+explicit DSL from ``request.options["dsl"]``), then run one SELECT per model
+(``db_query``). Preset wheres/orders (``db.wheres``/``db.orders`` from config, then
+``request.wheres``/``request.orders`` from the hook or caller) come first and generated
+ones are ANDed/appended after them; the permission filter of
+:mod:`agent_search.db.permissions` is added by the builder outside the DSL.
+
+``request.options`` keys this handler reads:
+
+- ``dsl`` (object): a QueryDSL (or ``{"queries": [...]}``) to run instead of generating
+  one; validated like a generator's answer.
+- ``generate`` (bool, default true): false runs only the preset wheres/orders.
+
+Item scores (0..1): ``confidence × (1 − 0.5 × rank / n)``, where ``confidence`` is the
+generator's (1.0 for exact matches and explicit DSL, lower for fuzzy value matches and
+text-match fallbacks), ``rank`` the row's position in its model's result (0-based) and
+``n`` the number of rows returned for that model. Rows thus keep the database order and
+score between ``confidence/2`` and ``confidence``.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import decimal
+import uuid
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from agent_search.config import SearchConfig
+from agent_search.context import Context
+from agent_search.db.builder import Caller, DSLBuildError, build_count, build_select, visibility
+from agent_search.db.catalog import CONTENT_FIELDS, Catalog, ModelEntry
+from agent_search.db.engine import async_url, default_url, make_engine
+from agent_search.db.models import ModelDef, load_definitions
+from agent_search.db.settings import DBSettings
+from agent_search.errors import ConfigError
+from agent_search.query.dsl import (
+    DSLGenerationError,
+    DSLGenerator,
+    DSLValidationError,
+    GeneratedDSL,
+    ModelSchema,
+    QueryDSL,
+    generate_dsl,
+    validate_dsl,
+)
+from agent_search.query.dsl_builtin import BuiltinDSLGenerator
+from agent_search.trace import span
+from agent_search.types import QueryOrder, QueryWhere, Request, Result, ResultItem
+
+MAX_CONTENT_CHARS = 600
+MAX_MODEL_NAMES_IN_ERROR = 20
+
+
+class DBHandler:
+    """Searches SQL databases through SQLAlchemy (SQLite via aiosqlite, PostgreSQL via
+    asyncpg). Connects lazily on the first search; call :meth:`aclose` when done."""
+
+    type = "db"
+
+    def __init__(self, config: SearchConfig, *, definitions: Mapping[str, ModelDef] | None = None,
+                 generators: Mapping[str, DSLGenerator] | None = None,
+                 engine: AsyncEngine | None = None) -> None:
+        self.config = config
+        self.settings = DBSettings.from_config(config)
+        self.definitions = dict(definitions or {})
+        self.generators = dict(generators or {})
+        self._engine = engine
+        self._catalog: Catalog | None = None
+
+    # -- lifecycle -------------------------------------------------------------------
+
+    @property
+    def engine(self) -> AsyncEngine:
+        if self._engine is None:
+            url = (async_url(self.settings.url) if self.settings.url
+                   else default_url(Path(self.config.home)))
+            self._engine = make_engine(url, read_only=self.settings.read_only,
+                                       statement_timeout_ms=self.settings.statement_timeout_ms)
+        return self._engine
+
+    @property
+    def catalog(self) -> Catalog:
+        if self._catalog is None:
+            self._catalog = Catalog(self.engine, self.definitions,
+                                    value_index_max=self.settings.value_index_max)
+        return self._catalog
+
+    async def aclose(self) -> None:
+        if self._engine is not None:
+            await self._engine.dispose()
+
+    def can_handle(self, ctx: Context, request: Request) -> bool:
+        return request.type == self.type
+
+    # -- search ----------------------------------------------------------------------
+
+    async def search(self, ctx: Context, request: Request) -> Result:
+        try:
+            return await self._search(ctx, request)
+        except (ConfigError, DSLBuildError, DSLGenerationError, DSLValidationError) as exc:
+            return _error(request, str(exc))
+        except SQLAlchemyError as exc:
+            return _error(request, f"database error: {_db_message(exc)}")
+        except OSError as exc:
+            return _error(request, f"database error: {exc.strerror or exc}")
+
+    async def _search(self, ctx: Context, request: Request) -> Result:
+        settings = DBSettings.from_config(ctx.config) if ctx.config is not self.config \
+            else self.settings
+        warnings: list[str] = []
+        with span("schema"):
+            await self.catalog.load()
+        entries = self._pick_models(request, settings, warnings)
+        preset_wheres = [*settings.wheres, *request.wheres]
+        preset_orders = [*settings.orders, *request.orders]
+        entries = [e for e in entries
+                   if self._fits_preset(e, preset_wheres, preset_orders, warnings)]
+        if not entries:
+            return _error(request, "no model can be searched: " + "; ".join(warnings),
+                          warnings)
+        limit = request.limit or settings.max_results
+        if limit > settings.max_results:
+            warnings.append(f"limit {limit} capped at {settings.max_results} (db.max_results)")
+            limit = settings.max_results
+        with span("dsl_build") as node:
+            generated = await self._generate(ctx, request, entries, warnings)
+            node.attributes["generator"] = generated.generator
+        warnings.extend(generated.warnings)
+        caller = Caller(ctx.user_id, ctx.team_id)
+        items: list[ResultItem] = []
+        executed: list[dict[str, Any]] = []
+        total = 0
+        by_id = {e.id.lower(): e for e in entries}
+        with span("db_query") as node:
+            async with self.engine.connect() as conn:
+                for query in generated.queries:
+                    entry = by_id[query.model.lower()]
+                    q_items, q_total, q_json = await self._run_query(
+                        conn, entry, query, preset_wheres, preset_orders, request.select,
+                        limit, caller, generated.confidence, warnings)
+                    items.extend(q_items)
+                    total += q_total
+                    executed.append(q_json)
+            node.attributes["rows"] = len(items)
+        dsl = {"queries": executed, "explanation": generated.explanation,
+               "generator": generated.generator, "confidence": generated.confidence,
+               "fallback": generated.fallback, "warnings": list(warnings)}
+        return Result(type=self.type, query=request.query, items=items, total=total,
+                      warnings=warnings, dsl=dsl)
+
+    # -- models ----------------------------------------------------------------------
+
+    def _pick_models(self, request: Request, settings: DBSettings,
+                     warnings: list[str]) -> list[ModelEntry]:
+        catalog = self.catalog
+        wanted = list(request.models or settings.models)
+        if not wanted:
+            wanted = [e.id for e in catalog.entries.values() if not e.missing]
+            if not wanted:
+                raise ConfigError("the database has no tables and no models are defined",
+                                  key="db.models")
+            warnings.append(f"no models given (request.models, db.models); searched all "
+                            f"{len(wanted)}")
+        entries: list[ModelEntry] = []
+        unknown: list[str] = []
+        for model_id in wanted:
+            entry = catalog.find(model_id)
+            if entry is None:
+                unknown.append(model_id)
+            elif entry.missing:
+                warnings.append(f"model {entry.id} skipped: {entry.missing}")
+            elif entry not in entries:
+                entries.append(entry)
+        if unknown:
+            names = ", ".join(repr(u[:80]) for u in unknown)
+            if not entries:
+                known = sorted(catalog.ids())
+                more = "" if len(known) <= MAX_MODEL_NAMES_IN_ERROR else ", ..."
+                raise ConfigError(f"unknown model {names}; known: "
+                                  f"{', '.join(known[:MAX_MODEL_NAMES_IN_ERROR])}{more}")
+            warnings.append(f"unknown model {names} skipped")
+        return entries
+
+    def _fits_preset(self, entry: ModelEntry, wheres: Sequence[QueryWhere],
+                     orders: Sequence[QueryOrder], warnings: list[str]) -> bool:
+        """A preset filter must apply to a model, or the model is not searched (searching
+        it unfiltered could show what the filter was meant to hide)."""
+        if not wheres and not orders:
+            return True
+        schemas = [self._schema(entry, queryable=True), *self._related_schemas([entry])]
+        raw = {"model": entry.id, "wheres": [w.to_json() for w in wheres],
+               "orders": [o.model_dump() for o in orders]}
+        try:
+            validate_dsl(raw, schemas)
+        except DSLValidationError as exc:
+            warnings.append(f"model {entry.id} skipped: preset filter does not apply: {exc}")
+            return False
+        return True
+
+    def _schema(self, entry: ModelEntry, *, queryable: bool) -> ModelSchema:
+        return entry.schema.model_copy(update={"queryable": queryable})
+
+    def _related_schemas(self, entries: Sequence[ModelEntry]) -> list[ModelSchema]:
+        ids = {e.id.lower() for e in entries}
+        out: list[ModelSchema] = []
+        for e in entries:
+            for rel in e.schema.relations:
+                target = self.catalog.find(rel.model)
+                if target is not None and not target.missing and target.id.lower() not in ids:
+                    ids.add(target.id.lower())
+                    out.append(self._schema(target, queryable=False))
+        return out
+
+    # -- generation ------------------------------------------------------------------
+
+    async def _generate(self, ctx: Context, request: Request, entries: list[ModelEntry],
+                        warnings: list[str]) -> GeneratedDSL:
+        explicit = request.options.get("dsl")
+        if explicit is not None:
+            schemas = [self._schema(e, queryable=True) for e in entries]
+            schemas += self._related_schemas(entries)
+            if not isinstance(explicit, Mapping):
+                raise DSLValidationError("options.dsl must be an object")
+            return validate_dsl(explicit, schemas, generator="explicit")
+        if request.options.get("generate", True) is False:
+            return GeneratedDSL(queries=[QueryDSL(model=e.id) for e in entries],
+                                explanation="preset filters only", generator="none")
+        schemas = [await self.catalog.schema_with_values(e, queryable=True) for e in entries]
+        for related in self._related_schemas(entries):
+            target = self.catalog.find(related.id)
+            assert target is not None
+            schemas.append(await self.catalog.schema_with_values(target, queryable=False))
+        strict = ctx.config.query.strict
+        name = ctx.config.uses.query
+        builtin = BuiltinDSLGenerator(strict=strict)
+        generator: DSLGenerator | None = builtin if name == "builtin" else \
+            self.generators.get(name)
+        if generator is None:
+            message = (f"query generator {name!r} (uses.query) is not available; "
+                       "register it with create_handler(generators=...)")
+            if strict:
+                raise DSLGenerationError(message)
+            warnings.append(message + "; used the builtin generator")
+            generator = builtin
+        try:
+            return await generate_dsl(generator, request.query, schemas,
+                                      retries=self.settings.retries)
+        except DSLGenerationError as exc:
+            if strict or generator is builtin:
+                raise
+            warnings.append(f"{exc}; used the builtin generator")
+            return await generate_dsl(builtin, request.query, schemas, retries=0)
+
+    # -- execution -------------------------------------------------------------------
+
+    async def _run_query(self, conn: Any, entry: ModelEntry, query: QueryDSL,
+                         preset_wheres: list[QueryWhere], preset_orders: list[QueryOrder],
+                         request_select: list[str], limit: int, caller: Caller,
+                         confidence: float, warnings: list[str],
+                         ) -> tuple[list[ResultItem], int, dict[str, Any]]:
+        wheres = [*preset_wheres, *query.wheres]
+        orders = [*preset_orders, *query.orders]
+        q_limit = min(limit, query.limit) if query.limit else limit
+        data_fields = self._data_fields(entry, request_select or query.select, warnings)
+        fetch = _unique([*data_fields, *entry.primary_key,
+                         *_present(entry, [entry.schema.title_field, *CONTENT_FIELDS]),
+                         *_name_fields(entry)])
+        stmt = build_select(self.catalog, entry, select=fetch, wheres=wheres, orders=orders,
+                            limit=q_limit + 1, caller=caller)
+        stmt = self._with_related_titles(stmt, entry, caller)
+        rows = [dict(r) for r in (await conn.execute(stmt)).mappings().all()]
+        total = len(rows)
+        if len(rows) > q_limit:
+            rows = rows[:q_limit]
+            count = build_count(self.catalog, entry, wheres=wheres, caller=caller)
+            total = int((await conn.execute(count)).scalar_one())
+        items = [self._item(entry, row, data_fields, rank, len(rows), confidence)
+                 for rank, row in enumerate(rows)]
+        executed: dict[str, Any] = {
+            "model": entry.id, "select": data_fields,
+            "wheres": [w.to_json() for w in wheres],
+            "orders": [o.model_dump() for o in orders], "limit": q_limit}
+        if entry.permission is not None:
+            executed["permission"] = entry.permission.describe(caller.user_id, caller.team_id)
+        return items, total, executed
+
+    def _data_fields(self, entry: ModelEntry, select: list[str],
+                     warnings: list[str]) -> list[str]:
+        if not select:
+            return [c.name for c in entry.table.columns if not c.name.startswith("__yao_")]
+        out: list[str] = []
+        for name in select:
+            field = entry.schema.field(name)
+            if field is None:
+                warnings.append(f"model {entry.id}: unknown select field {name[:80]!r} ignored")
+            elif field.name not in out:
+                out.append(field.name)
+        return out or [c.name for c in entry.table.columns if not c.name.startswith("__yao_")]
+
+    def _with_related_titles(self, stmt: sa.Select[Any], entry: ModelEntry,
+                             caller: Caller) -> sa.Select[Any]:
+        """Add ``(SELECT title FROM related WHERE key = this.foreign)`` for each hasOne
+        relation whose model has a title field, so items read "genre: Jazz" rather than
+        "GenreId: 2". The related model's permission filter applies."""
+        for rel in entry.schema.relations:
+            if rel.type != "hasOne":
+                continue
+            target = self.catalog.find(rel.model)
+            if target is None or target.missing:
+                continue
+            alias = target.table.alias()  # independent of the outer table (self-relations)
+            names = [alias.c[n] for n in _name_fields(target)]
+            title: Any
+            if names:
+                title = names[0]
+                for part in names[1:]:
+                    title = title + " " + part
+            elif target.schema.title_field:
+                title = alias.c[target.schema.title_field]
+            else:
+                continue
+            sub = (sa.select(title)
+                   .where(alias.c[rel.key] == entry.table.c[rel.foreign],
+                          *visibility(target, caller, alias))
+                   .limit(1).scalar_subquery().label(f"__rel__{rel.name}"))
+            stmt = stmt.add_columns(sub)
+        return stmt
+
+    def _item(self, entry: ModelEntry, row: dict[str, Any], data_fields: list[str], rank: int,
+              n: int, confidence: float) -> ResultItem:
+        related = {k.removeprefix("__rel__"): _jsonable(v) for k, v in row.items()
+                   if k.startswith("__rel__") and v is not None}
+        pk = entry.primary_key
+        record_id: Any = _jsonable(row.get(pk[0])) if len(pk) == 1 else \
+            [_jsonable(row.get(k)) for k in pk] if pk else None
+        title = self._title(entry, row, record_id)
+        content_field = next((f for f in _present(entry, list(CONTENT_FIELDS))
+                              if row.get(f) not in (None, "")), None)
+        data = {f: _jsonable(row.get(f)) for f in data_fields}
+        content = str(row[content_field]) if content_field else _render(
+            data, skip={*pk, *_name_fields(entry)} if _name_fields(entry)
+            else {entry.schema.title_field, *pk}, related=related,
+            foreigns={r.foreign for r in entry.schema.relations
+                      if r.type == "hasOne" and r.name in related})
+        score = confidence * (1.0 - 0.5 * rank / max(1, n))
+        metadata: dict[str, Any] = {"table": entry.table.name}
+        if related:
+            metadata["related"] = related
+        return ResultItem(type="db", title=title, content=content[:MAX_CONTENT_CHARS],
+                          score=round(score, 6), model=entry.id, record_id=record_id,
+                          data=data, metadata=metadata)
+
+    def _title(self, entry: ModelEntry, row: dict[str, Any], record_id: Any) -> str:
+        # people first: an Employee's "Title" is a job title, its name is "First Last"
+        names = [str(row[n]) for n in _name_fields(entry) if row.get(n) not in (None, "")]
+        if names:
+            return " ".join(names)
+        tf = entry.schema.title_field
+        if tf and row.get(tf) not in (None, ""):
+            return str(row[tf])
+        label = entry.schema.label or entry.id
+        return f"{label} {record_id}"
+
+
+def _name_fields(entry: ModelEntry) -> list[str]:
+    """``FirstName``/``LastName``-style columns, first name first, for titles of people."""
+    cols = [c.name for c in entry.table.columns]
+    first = [c for c in cols if c.lower().replace("_", "") in ("firstname", "givenname")]
+    last = [c for c in cols if c.lower().replace("_", "") in ("lastname", "surname",
+                                                               "familyname")]
+    return first + last
+
+
+def _present(entry: ModelEntry, names: Sequence[str | None]) -> list[str]:
+    cols = {c.name.lower(): c.name for c in entry.table.columns}
+    return [cols[n.lower()] for n in names if n and n.lower() in cols]
+
+
+def _unique(names: Sequence[str]) -> list[str]:
+    return list(dict.fromkeys(names))
+
+
+def _render(data: dict[str, Any], *, skip: set[str | None], related: dict[str, Any],
+            foreigns: set[str]) -> str:
+    parts = [f"{k}: {v}" for k, v in related.items()]
+    parts += [f"{k}: {v}" for k, v in data.items()
+              if k not in skip and k not in foreigns and v not in (None, "")]
+    return "; ".join(parts)
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, decimal.Decimal):
+        return int(value) if value == value.to_integral_value() and value.as_tuple().exponent \
+            == 0 else float(value)
+    if isinstance(value, dt.datetime | dt.date | dt.time):
+        return value.isoformat()
+    if isinstance(value, uuid.UUID):
+        return str(value)
+    if isinstance(value, bytes | bytearray | memoryview):
+        return f"<{len(bytes(value))} bytes>"
+    return value
+
+
+def _error(request: Request, message: str, warnings: list[str] | None = None) -> Result:
+    line = " ".join(message.split())
+    return Result(type="db", query=request.query, error=line, warnings=warnings or [])
+
+
+def _db_message(exc: SQLAlchemyError) -> str:
+    orig = getattr(exc, "orig", None)
+    text = str(orig if orig is not None else exc).strip().splitlines()
+    return f"{type(orig or exc).__name__}: {text[0] if text else ''}"
+
+
+def create_handler(config: SearchConfig, *, config_dir: Path | None = None,
+                   assistant_dir: Path | None = None,
+                   generators: Mapping[str, DSLGenerator] | None = None) -> DBHandler:
+    """The ``db`` handler for ``config``: global models from ``<config_dir>/models``,
+    assistant models from ``<assistant_dir>/models`` (``agents.<id>.<name>``), every other
+    table of ``db.url`` (default: SQLite at ``<home>/agent.db``) by reflection.
+    ``generators`` adds NL → DSL generators selectable by ``uses.query``."""
+    definitions = load_definitions(Path(config_dir) if config_dir else None,
+                                   Path(assistant_dir) if assistant_dir else None)
+    return DBHandler(config, definitions=definitions, generators=generators)

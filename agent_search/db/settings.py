@@ -1,0 +1,56 @@
+"""Typed settings of the ``db`` section of the configuration.
+
+The core :class:`~agent_search.config.DBConfig` knows ``enabled``, ``models``, ``url`` and
+``max_results``; this model validates the extra keys the db handler reads:
+
+- ``wheres`` / ``orders``: preset filters and orders, ANDed (placed) before anything a
+  generator produces, on every model searched (a model lacking a preset field is skipped
+  with a warning rather than searched unfiltered);
+- ``value_index_max``: a text column with at most this many distinct values is treated as
+  categorical and its values are offered to the natural-language generator (0 turns the
+  value index off);
+- ``retries``: how often a generator is asked again after giving an invalid DSL;
+- ``read_only``: open the database read-only (SQLite ``mode=ro``, PostgreSQL
+  ``default_transaction_read_only``), so no statement a search runs can write;
+- ``statement_timeout_ms``: PostgreSQL statement timeout of search connections.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from agent_search.config import SearchConfig
+from agent_search.errors import ConfigError
+from agent_search.types import QueryOrder, QueryWhere
+
+
+class DBSettings(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    enabled: bool | None = None
+    models: list[str] = Field(default_factory=list)
+    url: str | None = None
+    max_results: int = Field(default=20, ge=1, le=10_000)
+    wheres: list[QueryWhere] = Field(default_factory=list)
+    orders: list[QueryOrder] = Field(default_factory=list)
+    value_index_max: int = Field(default=500, ge=0, le=100_000)
+    retries: int = Field(default=2, ge=0, le=10)
+    read_only: bool = True
+    statement_timeout_ms: int = Field(default=10_000, ge=0)
+
+    @classmethod
+    def from_config(cls, config: SearchConfig) -> DBSettings:
+        """Validate ``config.db``; a bad value raises :class:`ConfigError` naming the key."""
+        return cls.from_mapping(config.db.model_dump())
+
+    @classmethod
+    def from_mapping(cls, data: dict[str, Any]) -> DBSettings:
+        try:
+            return cls.model_validate(data)
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            key = "db." + ".".join(str(p) for p in err["loc"])
+            msg = "unknown key" if err["type"] == "extra_forbidden" else str(err["msg"])
+            raise ConfigError(msg.removeprefix("Value error, "), key=key) from None

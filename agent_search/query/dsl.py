@@ -1,0 +1,298 @@
+"""QueryDSL: the structured query a database search runs, and the interface of the
+generators that turn natural language into it.
+
+A generator sees the query text and the *schemas* of the models it may query (fields,
+types, units, relations and, for categorical text fields, their known values). It returns a
+plain dict; :func:`validate_dsl` checks that dict against the schemas (only known models,
+fields and relations; whitelisted operators; scalar values) before anything reaches SQL,
+and :func:`generate_dsl` retries a generator whose output fails validation, passing the
+error back as ``feedback``. The builtin rule-based generator lives in
+:mod:`agent_search.query.dsl_builtin`; an LLM, agent or MCP generator only has to
+implement :class:`DSLGenerator`.
+
+Dict shape a generator returns (one query, or several under ``queries``)::
+
+    {"model": "product",
+     "select": ["id", "name", "price"],
+     "wheres": [{"field": "price", "op": "<", "value": 100},
+                {"or": [{"field": "category.name", "op": "=", "value": "Audio"}, ...]}],
+     "orders": [{"field": "price", "order": "asc"}],
+     "limit": 10,
+     "explanation": "price under 100; ...", "warnings": [], "confidence": 0.9}
+
+A where ``field`` is a field of the model or ``relation.field`` (one hop through a
+relation of the model).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal, Protocol, runtime_checkable
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from agent_search.types import QueryOrder, QueryWhere
+
+FieldKind = Literal["string", "text", "integer", "number", "boolean", "date", "datetime",
+                    "json", "other"]
+"""Coarse field types generators reason about (SQL types map onto these)."""
+
+NUMERIC_KINDS: frozenset[str] = frozenset({"integer", "number"})
+TEXT_KINDS: frozenset[str] = frozenset({"string", "text"})
+TEMPORAL_KINDS: frozenset[str] = frozenset({"date", "datetime"})
+
+MAX_WHERES = 64
+"""Most clauses (counting nested ones) one generated DSL may hold; more is not a query."""
+
+
+class DSLValidationError(ValueError):
+    """A DSL does not fit the schemas. The message names the model, field or operator."""
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class FieldSchema(_Model):
+    """One field of a model as generators see it."""
+
+    name: str
+    kind: FieldKind = "string"
+    label: str | None = None
+    description: str | None = None
+    unit: str | None = Field(default=None, description="e.g. 'ms', 'minutes', 'USD'")
+    primary: bool = False
+    values: list[str] = Field(
+        default_factory=list, description="Known values of a categorical text field")
+
+
+class RelationSchema(_Model):
+    """``this.foreign = related.key``. hasOne: this row points at one related row;
+    hasMany: many related rows point at this row."""
+
+    name: str
+    type: Literal["hasOne", "hasMany"]
+    model: str
+    key: str
+    foreign: str
+
+
+class ModelSchema(_Model):
+    """One model (table) as generators see it."""
+
+    id: str
+    table: str
+    label: str | None = None
+    description: str | None = None
+    fields: list[FieldSchema]
+    relations: list[RelationSchema] = Field(default_factory=list)
+    primary_key: str | None = None
+    title_field: str | None = Field(default=None, description="The name/title-like field")
+    queryable: bool = Field(
+        default=True, description="False: only reachable through a relation of another model")
+
+    def field(self, name: str) -> FieldSchema | None:
+        """The field called ``name`` (case-insensitive), or None."""
+        low = name.lower()
+        for f in self.fields:
+            if f.name.lower() == low:
+                return f
+        return None
+
+    def relation(self, name: str) -> RelationSchema | None:
+        low = name.lower()
+        for r in self.relations:
+            if r.name.lower() == low:
+                return r
+        return None
+
+
+class QueryDSL(_Model):
+    """One query on one model. Field names are canonical (as spelled in the schema) once
+    validated."""
+
+    model: str
+    select: list[str] = Field(default_factory=list)
+    wheres: list[QueryWhere] = Field(default_factory=list)
+    orders: list[QueryOrder] = Field(default_factory=list)
+    limit: int | None = Field(default=None, ge=1)
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"model": self.model}
+        if self.select:
+            out["select"] = list(self.select)
+        out["wheres"] = [w.to_json() for w in self.wheres]
+        out["orders"] = [o.model_dump() for o in self.orders]
+        if self.limit is not None:
+            out["limit"] = self.limit
+        return out
+
+
+class GeneratedDSL(_Model):
+    """A validated generator answer: queries to run plus what the generator says about
+    them. ``confidence`` (0..1) scales the scores of the items found."""
+
+    queries: list[QueryDSL]
+    explanation: str = ""
+    warnings: list[str] = Field(default_factory=list)
+    confidence: float = Field(default=1.0, ge=0.0, le=1.0)
+    fallback: bool = Field(default=False, description="True when only a text match was made")
+    generator: str = "builtin"
+
+
+@runtime_checkable
+class DSLGenerator(Protocol):
+    """Turns natural language into QueryDSL dicts. ``feedback`` is set on a retry: the
+    validation error of the previous answer, for generators that can use it (LLMs)."""
+
+    name: str
+
+    async def generate(self, query: str, schemas: Sequence[ModelSchema], *,
+                       feedback: str | None = None) -> dict[str, Any]: ...
+
+
+class DSLGenerationError(ValueError):
+    """The generator could not produce a valid DSL (after retries, or in strict mode)."""
+
+
+def validate_dsl(raw: Mapping[str, Any], schemas: Sequence[ModelSchema], *,
+                 generator: str = "builtin") -> GeneratedDSL:
+    """Check a generator's dict against ``schemas``; return it with canonical field names.
+
+    Raises :class:`DSLValidationError` naming the first problem.
+    """
+    if not isinstance(raw, Mapping):
+        raise DSLValidationError(f"a DSL must be an object, not {type(raw).__name__}")
+    by_id = {s.id.lower(): s for s in schemas}
+    if "queries" in raw:
+        items = raw["queries"]
+        if not isinstance(items, list) or not items:
+            raise DSLValidationError("'queries' must be a non-empty list of DSL objects")
+    else:
+        items = [{k: v for k, v in raw.items()
+                  if k not in ("explanation", "warnings", "confidence", "fallback")}]
+    queries = [_validate_query(q, by_id) for q in items]
+    warnings = raw.get("warnings") or []
+    if not isinstance(warnings, list) or not all(isinstance(w, str) for w in warnings):
+        raise DSLValidationError("'warnings' must be a list of strings")
+    explanation = raw.get("explanation") or ""
+    confidence = raw.get("confidence", 1.0)
+    if not isinstance(confidence, int | float) or not 0.0 <= float(confidence) <= 1.0:
+        raise DSLValidationError("'confidence' must be a number in 0..1")
+    return GeneratedDSL(queries=queries, explanation=str(explanation), warnings=list(warnings),
+                        confidence=float(confidence), fallback=bool(raw.get("fallback", False)),
+                        generator=generator)
+
+
+def _validate_query(raw: Any, by_id: Mapping[str, ModelSchema]) -> QueryDSL:
+    if not isinstance(raw, Mapping):
+        raise DSLValidationError(f"a DSL query must be an object, not {type(raw).__name__}")
+    model_id = raw.get("model")
+    if not isinstance(model_id, str) or model_id.lower() not in by_id:
+        known = ", ".join(sorted(s.id for s in by_id.values()))
+        raise DSLValidationError(f"unknown model {model_id!r}; known: {known}")
+    schema = by_id[model_id.lower()]
+    if not schema.queryable:
+        raise DSLValidationError(
+            f"model {schema.id!r} was not asked for; it can only be used through a relation")
+    try:
+        dsl = QueryDSL.model_validate({**raw, "model": schema.id})
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        loc = ".".join(str(p) for p in err["loc"])
+        msg = str(err["msg"]).removeprefix("Value error, ")
+        raise DSLValidationError(f"model {schema.id}: {loc}: {msg}") from None
+    resolve = _FieldResolver(schema, by_id)
+    count = [0]
+    wheres = [_canonical_where(w, resolve, count) for w in dsl.wheres]
+    orders = [QueryOrder(field=resolve.own(o.field, "order"), order=o.order) for o in dsl.orders]
+    select = [resolve.own(f, "select") for f in dsl.select]
+    return QueryDSL(model=schema.id, select=select, wheres=wheres, orders=orders,
+                    limit=dsl.limit)
+
+
+class _FieldResolver:
+    def __init__(self, schema: ModelSchema, by_id: Mapping[str, ModelSchema]) -> None:
+        self.schema = schema
+        self.by_id = by_id
+
+    def own(self, name: str, what: str) -> str:
+        f = self.schema.field(name)
+        if f is None:
+            raise DSLValidationError(
+                f"model {self.schema.id}: unknown {what} field {name!r}")
+        return f.name
+
+    def where(self, name: str) -> str:
+        if "." not in name:
+            return self.own(name, "where")
+        rel_name, _, field_name = name.partition(".")
+        rel = self.schema.relation(rel_name)
+        if rel is None:
+            raise DSLValidationError(
+                f"model {self.schema.id}: unknown relation {rel_name!r} in field {name!r}")
+        target = self.by_id.get(rel.model.lower())
+        if target is None:
+            raise DSLValidationError(
+                f"model {self.schema.id}: relation {rel.name!r} points at model "
+                f"{rel.model!r}, which is not available")
+        f = target.field(field_name)
+        if f is None:
+            raise DSLValidationError(
+                f"model {self.schema.id}: unknown field {field_name!r} of relation {rel.name!r}")
+        return f"{rel.name}.{f.name}"
+
+
+def _canonical_where(w: QueryWhere, resolve: _FieldResolver, count: list[int]) -> QueryWhere:
+    count[0] += 1
+    if count[0] > MAX_WHERES:
+        raise DSLValidationError(f"too many where clauses (more than {MAX_WHERES})")
+    if w.or_ is not None:
+        return QueryWhere.model_validate(
+            {"or": [_canonical_where(x, resolve, count) for x in w.or_]})
+    if w.and_ is not None:
+        return QueryWhere.model_validate(
+            {"and": [_canonical_where(x, resolve, count) for x in w.and_]})
+    assert w.field is not None
+    field = resolve.where(w.field)
+    _check_value(field, w.value)
+    return QueryWhere(field=field, op=w.op, value=w.value)
+
+
+_SCALARS = (str, int, float, bool, type(None))
+
+
+def _check_value(field: str, value: Any) -> None:
+    values = value if isinstance(value, list | tuple) else [value]
+    for v in values:
+        if not isinstance(v, _SCALARS):
+            raise DSLValidationError(
+                f"where {field!r}: values must be strings, numbers, booleans or null, "
+                f"not {type(v).__name__}")
+
+
+async def generate_dsl(generator: DSLGenerator, query: str, schemas: Sequence[ModelSchema],
+                       *, retries: int = 2) -> GeneratedDSL:
+    """Ask ``generator`` for a DSL and validate it; on a validation error ask again (up to
+    ``retries`` more times) with the error as ``feedback``.
+
+    Raises :class:`DSLGenerationError` when no valid DSL came back.
+    """
+    feedback: str | None = None
+    last_error = ""
+    for _attempt in range(retries + 1):
+        try:
+            raw = await generator.generate(query, schemas, feedback=feedback)
+        except DSLGenerationError:
+            raise
+        except Exception as exc:  # a plug-in generator's own failure
+            raise DSLGenerationError(
+                f"generator {generator.name!r} failed: {type(exc).__name__}: {exc}") from None
+        try:
+            return validate_dsl(raw, schemas, generator=generator.name)
+        except DSLValidationError as exc:
+            last_error = str(exc)
+            feedback = f"The previous DSL was invalid: {last_error}. Answer with a valid DSL."
+    raise DSLGenerationError(
+        f"generator {generator.name!r} gave no valid DSL after {retries + 1} attempts: "
+        f"{last_error}")

@@ -1,0 +1,835 @@
+"""The builtin natural language → QueryDSL generator: rules, no LLM.
+
+It reads the query against the model schemas and the known values of their categorical
+fields, and understands:
+
+- which model is meant (its name, singular or plural: "tracks", "invoice lines");
+- equality on categorical fields, matched to real values case-insensitively, fuzzily
+  (rapidfuzz) for misspellings, directly or one hop through a relation ("tracks in the
+  Jazz genre" → ``genre.Name = 'Jazz'``, "invoices of customers in Brazil" →
+  ``customer.Country = 'Brazil'``); several values of one field become ``in``;
+  "not"/"except" before a value negates it;
+- numeric comparisons with currency and units ("under $100", "more than 5", "between 10
+  and 20", "longer than 5 minutes" on a field whose unit is ms/s/min/h);
+- dates ("after 2024-03-01", "before 2023", "in 2024");
+- text match: quoted text, "named/called/titled X", "containing X" → ``like`` on the
+  mentioned text field or the model's title field;
+- ordering and top-N ("the 5 most expensive", "latest", "cheapest", "in alphabetical
+  order", "sorted by total desc").
+
+Anything else falls back to a text match of the query's content words on the title fields
+(``fallback: true``, lower confidence), or, with ``strict``, is an error.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from rapidfuzz import fuzz, process
+
+from agent_search.query.dsl import (
+    NUMERIC_KINDS,
+    TEMPORAL_KINDS,
+    TEXT_KINDS,
+    DSLGenerationError,
+    FieldSchema,
+    ModelSchema,
+    RelationSchema,
+)
+
+FUZZY_CUTOFF = 88.0
+"""Minimum rapidfuzz ratio (0..100) for a misspelt query word to stand for a known value."""
+MIN_FUZZY_CHARS = 6
+"""Shorter words are only matched exactly ("word" is not a misspelt "World")."""
+EXACT_CONFIDENCE = 1.0
+FALLBACK_CONFIDENCE = 0.5
+NOTHING_CONFIDENCE = 0.2
+
+_STOPWORD_TEXT = """
+a about above after again all also am an and any are as at be been before being below
+between both but by can could did do does doing down during each few find for from further
+get give had has have having he her here hers him his how i if in into is it its itself
+just list me more most my no nor not now of off on once only or other our out over own
+please same she should show so some such than that the their them then there these they
+this those through to too under until up very was we were what when where which while who
+whom why will with would you your yours display fetch search lookup look want need know
+tell many much number all every any whose called named titled containing contain contains
+record records entry entries item items row rows data info information details detail
+different distinct each kind kinds type types word words letter letters text live lives
+living
+"""
+STOPWORDS = frozenset(_STOPWORD_TEXT.split())
+
+_WORD = re.compile(r"[\w][\w'’./@&+-]*[\w]|[\w]", re.UNICODE)
+_QUOTED = re.compile(r"\"([^\"]{1,200})\"|“([^”]{1,200})”|'([^']{1,200})'")
+_NUM = (r"(?P<cur>[$€£¥])?\s*(?P<num>-?\d+(?:[.,]\d+)?)\s*(?P<mult>k|m|thousand|million)?"
+        r"(?:\s*(?P<unit>milliseconds?|ms|seconds?|secs?|s|minutes?|mins?|hours?|hrs?|h|"
+        r"bytes|kb|mb|gb|usd|dollars?|eur|euros?|gbp|pounds?|percent|%))?\b")
+_CMP_WORDS: tuple[tuple[str, str], ...] = (
+    (r"between", "between"),
+    (r"(?:less|fewer|lower|cheaper|shorter|smaller|younger|earlier) than|under|below|"
+     r"beneath|<", "<"),
+    (r"at most|no more than|not more than|up to|a maximum of|maximum|<=", "<="),
+    (r"(?:more|greater|higher|bigger|larger|longer|older|pricier|costlier|later) than|"
+     r"exceeding|exceeds|over|above|>", ">"),
+    (r"at least|no less than|not less than|a minimum of|minimum|>=", ">="),
+    (r"equal to|exactly|costing|priced at|=", "="),
+)
+_CMP = re.compile(r"\b(?P<cmp>" + "|".join(f"(?:{w})" for w, _ in _CMP_WORDS) + r")\s*"
+                  + _NUM, re.I)
+_BETWEEN = re.compile(r"\bbetween\s+" + _NUM.replace("?P<", "?P<a_") + r"\s+and\s+"
+                      + _NUM.replace("?P<", "?P<b_"), re.I)
+_OR_MORE = re.compile(_NUM + r"\s+or\s+(?P<dir>more|less|fewer|higher|lower|above|below)\b",
+                      re.I)
+_DATE = r"(?P<date>\d{4}-\d{2}-\d{2}(?:[ t]\d{2}:\d{2}(?::\d{2})?)?|\d{4}-\d{2}|(?:19|20)\d{2})"
+_DATE_CMP = re.compile(r"\b(?P<cmp>after|since|from|before|until|till|by|in|during)\s+"
+                       + _DATE + r"\b", re.I)
+_TOP = re.compile(r"\b(?:top|first|last|the)\s+(?P<n>\d{1,4})\b", re.I)
+_NAMED = re.compile(r"\b(?:named|called|titled)\s+"
+                    r"(?P<v>[\w][\w'’&.-]*(?:\s+[\w][\w'’&.-]*){0,3})", re.I)
+_CONTAINS = re.compile(r"\b(?:contain|contains|containing|including|includes|with the word|"
+                       r"with the letter|matching|like)\s+(?:the\s+(?:word|letter|text)\s+)?"
+                       r"[\"“']?(?P<v>[\w][\w'’@&.-]*)", re.I)
+_NEGATION = re.compile(r"\b(?:not|except|excluding|other than|without|but not|no)\s+"
+                       r"(?:in\s+|from\s+|the\s+|by\s+|of\s+|a\s+)*$", re.I)
+_SORT = re.compile(r"\b(?:sort(?:ed)?|order(?:ed)?)\s+by\s+(?P<f>[\w ]{1,40}?)"
+                   r"(?:\s+(?P<dir>asc|ascending|desc|descending))?(?:$|[,.;]|\s+(?:and|with|in|for)\b)",
+                   re.I)
+
+_UNIT_SECONDS = {"ms": 0.001, "s": 1.0, "min": 60.0, "h": 3600.0}
+_QUERY_UNITS = {
+    "ms": "ms", "millisecond": "ms", "milliseconds": "ms",
+    "s": "s", "sec": "s", "secs": "s", "second": "s", "seconds": "s",
+    "min": "min", "mins": "min", "minute": "min", "minutes": "min",
+    "h": "h", "hr": "h", "hrs": "h", "hour": "h", "hours": "h",
+}
+_FIELD_UNIT_ALIASES = {"ms": "ms", "millisecond": "ms", "milliseconds": "ms", "s": "s",
+                       "sec": "s", "second": "s", "seconds": "s", "min": "min",
+                       "minute": "min", "minutes": "min", "h": "h", "hour": "h",
+                       "hours": "h"}
+_CURRENCY_UNITS = frozenset({"currency", "usd", "eur", "gbp", "cny", "jpy", "$", "€", "£",
+                             "dollar", "dollars", "euro", "euros"})
+_MONEY_NAME = re.compile(r"(price|cost|total|amount|fee|revenue|salary)", re.I)
+_SIZE_NAME = re.compile(r"(bytes|size)", re.I)
+_MULT = {"k": 1e3, "thousand": 1e3, "m": 1e6, "million": 1e6}
+
+# superlatives: word → (dimension, direction)
+_SUPERLATIVES: tuple[tuple[str, str, str], ...] = (
+    (r"most expensive|priciest|costliest|highest[- ]priced|dearest", "money", "desc"),
+    (r"least expensive|cheapest|lowest[- ]priced|most affordable", "money", "asc"),
+    (r"longest", "duration", "desc"),
+    (r"shortest", "duration", "asc"),
+    (r"latest|newest|most recent|recent|last", "date", "desc"),
+    (r"oldest|earliest", "date", "asc"),
+    (r"largest|biggest", "size", "desc"),
+    (r"smallest", "size", "asc"),
+)
+_SUPERLATIVE = re.compile(r"\b(?P<s>" + "|".join(f"(?:{w})" for w, _, _ in _SUPERLATIVES)
+                          + r")\b", re.I)
+_FIELD_SUPERLATIVE = re.compile(r"\b(?P<dir>highest|lowest|most|fewest|least|largest|"
+                                r"smallest|biggest|greatest|max(?:imum)?|min(?:imum)?)\s+",
+                                re.I)
+_ALPHA = re.compile(r"\b(?:alphabetical(?:ly)?|a-z|a to z|z-a|z to a)\b", re.I)
+
+
+@dataclass(slots=True)
+class _Cond:
+    path: str
+    op: str
+    value: Any
+    span: tuple[int, int]
+    score: float
+    note: str
+
+
+@dataclass(slots=True)
+class _Candidate:
+    path: str  # "Field" or "relation.Field"
+    schema: ModelSchema
+    field: FieldSchema
+    relation: RelationSchema | None
+
+
+@dataclass(slots=True)
+class _Plan:
+    target: ModelSchema
+    wheres: list[dict[str, Any]] = field(default_factory=list)
+    orders: list[dict[str, str]] = field(default_factory=list)
+    limit: int | None = None
+    notes: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    confidence: float = EXACT_CONFIDENCE
+
+
+class BuiltinDSLGenerator:
+    """Rule-based generator (see module doc). ``strict`` makes a query it cannot read an
+    error instead of a text-match fallback."""
+
+    name = "builtin"
+
+    def __init__(self, *, strict: bool = False, fuzzy_cutoff: float = FUZZY_CUTOFF) -> None:
+        self.strict = strict
+        self.fuzzy_cutoff = fuzzy_cutoff
+
+    async def generate(self, query: str, schemas: Sequence[ModelSchema], *,
+                       feedback: str | None = None) -> dict[str, Any]:
+        return _Parser(query, schemas, self.strict, self.fuzzy_cutoff).parse()
+
+
+def words_of(name: str) -> str:
+    """``UnitPrice`` / ``unit_price`` / ``agents.demo.unit-price`` → ``unit price``."""
+    name = name.rsplit(".", 1)[-1]
+    name = re.sub(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])", " ", name)
+    return " ".join(re.split(r"[\s_\-]+", name.lower())).strip()
+
+
+def _plural_forms(phrase: str) -> set[str]:
+    forms = {phrase}
+    head, _, last = phrase.rpartition(" ")
+    prefix = head + " " if head else ""
+    if last.endswith("y") and len(last) > 2 and last[-2] not in "aeiou":
+        forms.add(prefix + last[:-1] + "ies")
+    elif last.endswith(("s", "x", "ch", "sh")):
+        forms.add(prefix + last + "es")
+    else:
+        forms.add(prefix + last + "s")
+    if last.endswith("ies"):
+        forms.add(prefix + last[:-3] + "y")
+    elif last.endswith("s") and len(last) > 3:
+        forms.add(prefix + last[:-1])
+    return forms
+
+
+def _find_phrase(low: str, phrase: str, start: int = 0) -> list[tuple[int, int]]:
+    """Occurrences of ``phrase`` in ``low`` on word boundaries."""
+    out = []
+    i = low.find(phrase, start)
+    n = len(phrase)
+    while i >= 0:
+        before = low[i - 1] if i > 0 else " "
+        after = low[i + n] if i + n < len(low) else " "
+        if not before.isalnum() and not after.isalnum():
+            out.append((i, i + n))
+        i = low.find(phrase, i + 1)
+    return out
+
+
+def _overlaps(a: tuple[int, int], b: tuple[int, int]) -> bool:
+    return a[0] < b[1] and b[0] < a[1]
+
+
+class _Parser:
+    def __init__(self, query: str, schemas: Sequence[ModelSchema], strict: bool,
+                 fuzzy_cutoff: float) -> None:
+        self.query = query
+        self.low = query.lower()
+        self.schemas = list(schemas)
+        self.by_id = {s.id.lower(): s for s in schemas}
+        self.strict = strict
+        self.fuzzy_cutoff = fuzzy_cutoff
+        self.used: list[tuple[int, int]] = []
+        self.target_id = ""
+
+    # -- entry -------------------------------------------------------------------
+
+    def parse(self) -> dict[str, Any]:
+        queryable = [s for s in self.schemas if s.queryable]
+        if not queryable:
+            raise DSLGenerationError("no model to query")
+        mentions = self._model_mentions()
+        target = self._pick_target(queryable, mentions)
+        if target is None:
+            return self._fallback(queryable, mentions)
+        plan = _Plan(target=target)
+        self.target_id = target.id
+        for spans in mentions.values():  # model names are not values or search words
+            self.used.extend(spans)
+        candidates = self._candidates(target)
+        field_mentions = self._field_mentions(candidates)
+        self._sorting(plan, candidates, field_mentions)
+        self._between(plan, candidates, field_mentions)
+        self._comparisons(plan, candidates, field_mentions)
+        self._dates(plan, candidates, field_mentions)
+        self._quoted_and_named(plan, candidates, field_mentions)
+        self._values(plan, candidates, field_mentions, mentions)
+        self._top_n(plan, mentions.get(target.id, []))
+        leftover = self._leftover_words(field_mentions, mentions)
+        if not plan.wheres and not plan.orders and not mentions.get(target.id):
+            return self._fallback([target], mentions)
+        if not plan.wheres and leftover and target.title_field:
+            self._text_match(plan, target, leftover)
+        elif leftover:
+            plan.notes.append("ignored: " + ", ".join(leftover))
+        return {"model": target.id, "wheres": plan.wheres, "orders": plan.orders,
+                **({"limit": plan.limit} if plan.limit else {}),
+                "explanation": f"{target.id}: " + ("; ".join(plan.notes) or "all records"),
+                "warnings": plan.warnings, "confidence": round(plan.confidence, 4)}
+
+    # -- models ------------------------------------------------------------------
+
+    def _model_phrases(self, schema: ModelSchema) -> set[str]:
+        names = {words_of(schema.id), words_of(schema.table)}
+        if schema.label:
+            names.add(schema.label.lower())
+        out: set[str] = set()
+        for n in names:
+            if n:
+                out |= _plural_forms(n)
+                out.add(n.replace(" ", ""))
+        return out
+
+    def _model_mentions(self) -> dict[str, list[tuple[int, int]]]:
+        found: dict[str, list[tuple[int, int]]] = {}
+        for schema in self.schemas:
+            spans: list[tuple[int, int]] = []
+            for phrase in self._model_phrases(schema):
+                spans.extend(_find_phrase(self.low, phrase))
+            if spans:
+                found[schema.id] = sorted(set(spans))
+        # a longer name wins over a shorter one inside it ("invoice line" over "invoice")
+        for sid, spans in list(found.items()):
+            keep = [s for s in spans if not any(
+                o != sid and any(_overlaps(s, t) and (t[1] - t[0]) > (s[1] - s[0]) for t in ts)
+                for o, ts in found.items())]
+            if keep:
+                found[sid] = keep
+            else:
+                del found[sid]
+        return found
+
+    def _pick_target(self, queryable: list[ModelSchema],
+                     mentions: dict[str, list[tuple[int, int]]]) -> ModelSchema | None:
+        mentioned = [(spans[0][0], s) for s in queryable if (spans := mentions.get(s.id))]
+        if mentioned:
+            return min(mentioned, key=lambda p: p[0])[1]
+        if len(queryable) == 1:
+            return queryable[0]
+        # no model named: the one whose values the query mentions
+        best: tuple[int, ModelSchema] | None = None
+        for s in queryable:
+            hits = sum(1 for f in s.fields for v in f.values
+                       if len(v) > 2 and _find_phrase(self.low, v.lower()))
+            if hits and (best is None or hits > best[0]):
+                best = (hits, s)
+        return best[1] if best else None
+
+    def _candidates(self, target: ModelSchema) -> list[_Candidate]:
+        out = [_Candidate(f.name, target, f, None) for f in target.fields]
+        for rel in target.relations:
+            other = self.by_id.get(rel.model.lower())
+            if other is None:
+                continue
+            out.extend(_Candidate(f"{rel.name}.{f.name}", other, f, rel) for f in other.fields)
+        return out
+
+    # -- fields ------------------------------------------------------------------
+
+    def _field_mentions(self, candidates: list[_Candidate]) -> list[tuple[tuple[int, int],
+                                                                          _Candidate, bool]]:
+        """(span, candidate, strong) for each field named in the query; ``strong`` when the
+        full name matched, weak for its last word alone ("price" for UnitPrice)."""
+        out = []
+        for cand in candidates:
+            if cand.relation is not None and cand.relation.type == "hasOne" and \
+                    cand.field.name == cand.relation.key:
+                continue
+            full = words_of(cand.field.name)
+            phrases = {(p, True) for p in _plural_forms(full)}
+            if cand.field.label:
+                phrases |= {(p, True) for p in _plural_forms(cand.field.label.lower())}
+            if " " in full:
+                phrases |= {(p, False) for p in _plural_forms(full.rsplit(" ", 1)[1])
+                            if p not in STOPWORDS and p != "id"}
+            for phrase, strong in phrases:
+                for span in _find_phrase(self.low, phrase):
+                    out.append((span, cand, strong))
+        return out
+
+    def _near_field(self, pos: int, mentions: list[tuple[tuple[int, int], _Candidate, bool]],
+                    accept: Any, *, window: int = 40) -> _Candidate | None:
+        """The accepted field mentioned closest before ``pos`` (or just after it)."""
+        best: tuple[float, _Candidate] | None = None
+        for span, cand, strong in mentions:
+            if not accept(cand):
+                continue
+            dist: float
+            if span[1] <= pos:
+                dist = pos - span[1]
+            elif span[0] >= pos:
+                dist = (span[0] - pos) * 1.5 + 5
+            else:
+                dist = 0
+            if dist > window:
+                continue
+            rank = dist + (0 if strong else 8) + (0 if cand.relation is None else 4)
+            if best is None or rank < best[0]:
+                best = (rank, cand)
+        return best[1] if best else None
+
+    def _is_plain(self, cand: _Candidate) -> bool:
+        """Not a key: keys are not compared with amounts or matched to words."""
+        if cand.field.primary:
+            return False
+        foreigns = {r.foreign.lower() for r in cand.schema.relations if r.type == "hasOne"}
+        return cand.field.name.lower() not in foreigns
+
+    def _dimension(self, cand: _Candidate) -> str | None:
+        f = cand.field
+        unit = (f.unit or "").lower()
+        if f.kind in TEMPORAL_KINDS:
+            return "date"
+        if f.kind not in NUMERIC_KINDS:
+            return None
+        if unit in _FIELD_UNIT_ALIASES:
+            return "duration"
+        if unit in _CURRENCY_UNITS or _MONEY_NAME.search(f.name):
+            return "money"
+        if unit == "bytes" or _SIZE_NAME.search(f.name):
+            return "size"
+        return "number"
+
+    def _field_for(self, candidates: list[_Candidate], dimension: str,
+                   mentions: list[tuple[tuple[int, int], _Candidate, bool]],
+                   pos: int) -> _Candidate | None:
+        """A field of ``dimension`` (money/duration/size/date/number): the mentioned one
+        nearest to ``pos``, else the target's first such field, else a related one."""
+        def ok(c: _Candidate) -> bool:
+            d = self._dimension(c)
+            if d is None or not self._is_plain(c):
+                return False
+            return d == dimension or (dimension == "number" and d in (
+                "money", "duration", "size", "number"))
+        near = self._near_field(pos, mentions, ok)
+        if near is not None:
+            return near
+        own = [c for c in candidates if c.relation is None and ok(c)]
+        if dimension == "number":
+            return own[0] if len(own) == 1 else None
+        if own:
+            return own[0]
+        related = [c for c in candidates if c.relation is not None and
+                   c.relation.type == "hasOne" and ok(c)]
+        return related[0] if len(related) == 1 else None
+
+    # -- conditions --------------------------------------------------------------
+
+    def _free(self, span: tuple[int, int]) -> bool:
+        return not any(_overlaps(span, u) for u in self.used)
+
+    def _add(self, plan: _Plan, path: str, op: str, value: Any, span: tuple[int, int],
+             note: str) -> None:
+        plan.wheres.append({"field": path, "op": op, "value": value})
+        plan.notes.append(note)
+        self.used.append(span)
+
+    def _number(self, m: re.Match[str], prefix: str = "") -> tuple[float, str | None,
+                                                                     bool]:
+        raw = m.group(prefix + "num").replace(",", ".") if "." not in m.group(
+            prefix + "num") else m.group(prefix + "num").replace(",", "")
+        value = float(raw)
+        mult = m.group(prefix + "mult")
+        if mult:
+            value *= _MULT[mult.lower()]
+        unit = (m.group(prefix + "unit") or "").lower() or None
+        money = bool(m.group(prefix + "cur")) or unit in _CURRENCY_UNITS or unit in (
+            "dollar", "dollars", "euro", "euros", "pound", "pounds")
+        return value, unit, money
+
+    def _convert(self, value: float, unit: str | None, cand: _Candidate) -> float:
+        q = _QUERY_UNITS.get(unit or "")
+        f = _FIELD_UNIT_ALIASES.get((cand.field.unit or "").lower())
+        if q and f:
+            value = value * _UNIT_SECONDS[q] / _UNIT_SECONDS[f]
+        return value
+
+    def _typed(self, value: float, cand: _Candidate) -> int | float:
+        if cand.field.kind == "integer" or value.is_integer():
+            return round(value) if cand.field.kind == "integer" else int(value)
+        return value
+
+    def _numeric_dimension(self, cmp_word: str, unit: str | None, money: bool) -> str:
+        w = cmp_word.lower()
+        if money or w.startswith(("cheaper", "pricier", "costlier", "costing", "priced")):
+            return "money"
+        if unit in _QUERY_UNITS or w.startswith(("longer", "shorter")):
+            return "duration"
+        if unit in ("bytes", "kb", "mb", "gb"):
+            return "size"
+        return "number"
+
+    def _comparisons(self, plan: _Plan, candidates: list[_Candidate],
+                     mentions: list[tuple[tuple[int, int], _Candidate, bool]]) -> None:
+        matches: list[tuple[re.Match[str], str]] = []
+        for m in _CMP.finditer(self.low):
+            word = m.group("cmp").lower()
+            op = next(o for w, o in _CMP_WORDS if re.fullmatch(w, word))
+            if op == "between":
+                continue
+            matches.append((m, op))
+        for m in _OR_MORE.finditer(self.low):
+            op = ">=" if m.group("dir").lower() in ("more", "higher", "above") else "<="
+            matches.append((m, op))
+        for m, op in matches:
+            span = m.span()
+            if not self._free(span):
+                continue
+            value, unit, money = self._number(m)
+            word = m.groupdict().get("cmp") or ""
+            dim = self._numeric_dimension(word, unit, money)
+            cand = self._field_for(candidates, dim, mentions, span[0])
+            if cand is None and dim != "number":
+                cand = self._field_for(candidates, "number", mentions, span[0])
+            if cand is None:
+                plan.warnings.append(f"could not tell which field {m.group(0).strip()!r} is "
+                                     "about; ignored")
+                self.used.append(span)
+                continue
+            if cand.field.kind in TEMPORAL_KINDS:
+                continue  # years are handled by _dates
+            v = self._typed(self._convert(value, unit, cand), cand)
+            self._add(plan, cand.path, op, v, span,
+                      f"{cand.path} {op} {v} (\"{m.group(0).strip()}\")")
+
+    def _between(self, plan: _Plan, candidates: list[_Candidate],
+                 mentions: list[tuple[tuple[int, int], _Candidate, bool]]) -> None:
+        for m in _BETWEEN.finditer(self.low):
+            a, ua, ma = self._number(m, "a_")
+            b, ub, mb = self._number(m, "b_")
+            unit = ua or ub
+            dim = self._numeric_dimension("", unit, ma or mb)
+            cand = self._field_for(candidates, dim, mentions, m.start())
+            if cand is None or cand.field.kind in TEMPORAL_KINDS:
+                continue
+            low, high = sorted((self._convert(a, ua or ub, cand), self._convert(b, ub or ua,
+                                                                                cand)))
+            value = [self._typed(low, cand), self._typed(high, cand)]
+            self._add(plan, cand.path, "between", value, m.span(),
+                      f"{cand.path} between {value[0]} and {value[1]}")
+
+    def _dates(self, plan: _Plan, candidates: list[_Candidate],
+               mentions: list[tuple[tuple[int, int], _Candidate, bool]]) -> None:
+        for m in _DATE_CMP.finditer(self.low):
+            if not self._free(m.span()):
+                continue
+            cand = self._field_for(candidates, "date", mentions, m.start())
+            if cand is None:
+                continue
+            word, date = m.group("cmp").lower(), m.group("date")
+            start, end = _date_bounds(date)
+            value: str
+            if word in ("after",):
+                op, value = (">=", end)
+            elif word in ("since", "from"):
+                op, value = (">=", start)
+            elif word in ("before",):
+                op, value = ("<", start)
+            elif word in ("until", "till", "by"):
+                op, value = ("<", end)
+            else:  # "in 2024": start <= x < end (exact on every database's precision)
+                plan.wheres.append({"and": [{"field": cand.path, "op": ">=", "value": start},
+                                            {"field": cand.path, "op": "<", "value": end}]})
+                plan.notes.append(f"{cand.path} in [{start}, {end}) (\"{m.group(0)}\")")
+                self.used.append(m.span())
+                continue
+            self._add(plan, cand.path, op, value, m.span(),
+                      f"{cand.path} {op} {value} (\"{m.group(0)}\")")
+
+    def _quoted_and_named(self, plan: _Plan, candidates: list[_Candidate],
+                          mentions: list[tuple[tuple[int, int], _Candidate, bool]]) -> None:
+        texts: list[tuple[str, tuple[int, int], str]] = []
+        for m in _QUOTED.finditer(self.query):
+            value = next(g for g in m.groups() if g is not None)
+            texts.append((value, m.span(), "quoted"))
+        for m in _CONTAINS.finditer(self.low):
+            texts.append((self.query[m.start("v"):m.end("v")], m.span(), "contains"))
+        for m in _NAMED.finditer(self.low):
+            texts.append((self.query[m.start("v"):m.end("v")], m.span(), "named"))
+        for value, span, how in texts:
+            if not self._free(span) or not value.strip():
+                continue
+            exact = self._exact_value(value, candidates) if how != "contains" else None
+            if exact is not None:
+                continue  # a known value: _values makes it an equality
+            cand = self._near_field(span[0], mentions, lambda c: c.field.kind in TEXT_KINDS
+                                    and self._is_plain(c))
+            if cand is None:
+                title = plan.target.title_field
+                if title is None:
+                    continue
+                cand = next(c for c in candidates if c.relation is None and c.field.name == title)
+            pattern = "%" + _escape_like(value.strip()) + "%"
+            self._add(plan, cand.path, "like", pattern, span,
+                      f"{cand.path} contains {value.strip()!r}")
+
+    def _exact_value(self, text: str, candidates: list[_Candidate]) -> str | None:
+        low = text.strip().lower()
+        for c in candidates:
+            for v in c.field.values:
+                if v.lower() == low:
+                    return v
+        return None
+
+    def _values(self, plan: _Plan, candidates: list[_Candidate],
+                mentions: list[tuple[tuple[int, int], _Candidate, bool]],
+                model_mentions: dict[str, list[tuple[int, int]]]) -> None:
+        """Equality on categorical values, exact then fuzzy, own fields and one hop."""
+        found: list[_Cond] = []
+        for cand in candidates:
+            if not cand.field.values or not self._is_plain(cand):
+                continue
+            for value in cand.field.values:
+                vlow = value.lower()
+                if len(vlow) < 2 or vlow in STOPWORDS:
+                    continue
+                for span in _find_phrase(self.low, vlow):
+                    if len(vlow) <= 3 and self.query[span[0]:span[1]] != value:
+                        continue  # short values ("NY", "USA") must match case and all
+                    found.append(_Cond(cand.path, "=", value, span,
+                                       self._preference(cand, span, EXACT_CONFIDENCE,
+                                                        mentions, model_mentions),
+                                       f"{cand.path} = {value!r}"))
+        found.extend(self._fuzzy_values(candidates, found, mentions, model_mentions))
+        chosen: list[_Cond] = []
+        for cond in sorted(found, key=lambda c: (-(c.span[1] - c.span[0]), -c.score)):
+            if self._free(cond.span) and not any(_overlaps(cond.span, c.span) for c in chosen):
+                chosen.append(cond)
+        by_path: dict[tuple[str, bool], list[_Cond]] = {}
+        for cond in sorted(chosen, key=lambda c: c.span[0]):
+            negated = bool(_NEGATION.search(self.low[max(0, cond.span[0] - 25):cond.span[0]]))
+            by_path.setdefault((cond.path, negated), []).append(cond)
+        for (path, negated), conds in by_path.items():
+            values = list(dict.fromkeys(c.value for c in conds))
+            where_value: Any
+            if len(values) == 1:
+                op, where_value = ("!=" if negated else "="), values[0]
+            else:
+                op, where_value = ("not in" if negated else "in"), values
+            plan.wheres.append({"field": path, "op": op, "value": where_value})
+            plan.notes.append(f"{path} {op} {where_value!r}" + "".join(
+                f" (\"{self.query[c.span[0]:c.span[1]]}\" ≈ {c.value!r})" for c in conds
+                if c.score < 1.0 and self.low[c.span[0]:c.span[1]] != c.value.lower()))
+            plan.confidence = min(plan.confidence, *(min(1.0, c.score) for c in conds))
+            self.used.extend(c.span for c in conds)
+
+    def _preference(self, cand: _Candidate, span: tuple[int, int], base: float,
+                    mentions: list[tuple[tuple[int, int], _Candidate, bool]],
+                    model_mentions: dict[str, list[tuple[int, int]]]) -> float:
+        """How likely this field is the one meant for a value at ``span`` (≥ base)."""
+        score = base
+        near = self._near_field(span[0], mentions, lambda c: c.path == cand.path, window=30)
+        if near is None:  # "Jazz genre": the field or its model named right after the value
+            near = self._near_field(span[1], mentions, lambda c: c.path == cand.path,
+                                    window=12)
+        if near is not None:
+            score += 0.5
+        if cand.relation is not None and cand.schema.id == self.target_id:
+            score -= 0.2  # a self-relation (Employee.reportsto) only when named
+        elif cand.relation is not None:
+            spans = model_mentions.get(cand.schema.id, [])
+            rel_words = _find_phrase(self.low, words_of(cand.relation.name))
+            close = [s for s in [*spans, *rel_words]
+                     if abs(s[0] - span[1]) < 30 or abs(span[0] - s[1]) < 30]
+            if close:
+                score += 0.4
+            elif spans or rel_words:
+                score += 0.2
+            if cand.relation.type == "hasMany":
+                score -= 0.1
+        else:
+            score += 0.15
+        if len(cand.field.values) <= 50:
+            score += 0.1
+        return score
+
+    def _fuzzy_values(self, candidates: list[_Candidate], exact: list[_Cond],
+                      mentions: list[tuple[tuple[int, int], _Candidate, bool]],
+                      model_mentions: dict[str, list[tuple[int, int]]]) -> list[_Cond]:
+        """Misspelt values: query n-grams (1–3 words, not yet matched) against values."""
+        choices: list[str] = []
+        owners: list[tuple[_Candidate, str]] = []
+        for cand in candidates:
+            if not cand.field.values or not self._is_plain(cand):
+                continue
+            for v in cand.field.values:
+                if len(v) >= 4:
+                    choices.append(v.lower())
+                    owners.append((cand, v))
+        if not choices:
+            return []
+        words = [(m.group(0), m.span()) for m in _WORD.finditer(self.low)]
+        taken = [c.span for c in exact] + self.used
+        out: list[_Cond] = []
+        for n in (3, 2, 1):
+            for i in range(len(words) - n + 1):
+                span = (words[i][1][0], words[i + n - 1][1][1])
+                text = self.low[span[0]:span[1]]
+                if len(text) < MIN_FUZZY_CHARS or any(_overlaps(span, t) for t in taken):
+                    continue
+                if all(w in STOPWORDS or w.isdigit() for w, _ in words[i:i + n]):
+                    continue
+                if n == 1 and text in STOPWORDS:
+                    continue
+                for _choice, ratio, idx in process.extract(
+                        text, choices, scorer=fuzz.ratio, score_cutoff=self.fuzzy_cutoff,
+                        limit=3):
+                    cand, value = owners[idx]
+                    base = ratio / 100.0 * 0.9
+                    out.append(_Cond(cand.path, "=", value, span,
+                                     self._preference(cand, span, base, mentions,
+                                                      model_mentions),
+                                     f"{cand.path} = {value!r}"))
+                if out and any(c.span == span for c in out):
+                    taken.append(span)
+        # the fuzzy score sets the confidence (capped below exact)
+        for c in out:
+            c.score = min(c.score, 0.95)
+        return out
+
+    # -- ordering ----------------------------------------------------------------
+
+    def _sorting(self, plan: _Plan, candidates: list[_Candidate],
+                 mentions: list[tuple[tuple[int, int], _Candidate, bool]]) -> None:
+        own = [c for c in candidates if c.relation is None]
+        for m in _SORT.finditer(self.low):
+            phrase = m.group("f").strip()
+            cand = next((c for c in own if phrase in _plural_forms(words_of(c.field.name))
+                         or (c.field.label and phrase == c.field.label.lower())), None)
+            if cand is None:
+                continue
+            direction = "desc" if (m.group("dir") or "").startswith("desc") else "asc"
+            self._order(plan, cand.field.name, direction, m.span(), f"\"{m.group(0).strip()}\"")
+        for m in _ALPHA.finditer(self.low):
+            title = plan.target.title_field
+            if title:
+                direction = "desc" if m.group(0).lower() in ("z-a", "z to a") else "asc"
+                self._order(plan, title, direction, m.span(), "alphabetical")
+        for m in _FIELD_SUPERLATIVE.finditer(self.low):
+            after = m.end()
+            cand = next((c for span, c, _ in sorted(mentions, key=lambda x: x[0][0])
+                         if c.relation is None and 0 <= span[0] - after <= 1
+                         and c.field.kind in NUMERIC_KINDS | TEMPORAL_KINDS), None)
+            if cand is None:
+                continue
+            word = m.group("dir").lower()
+            direction = "asc" if word in ("lowest", "fewest", "least", "smallest",
+                                          "min", "minimum") else "desc"
+            self._order(plan, cand.field.name, direction, (m.start(), after), f"{word} "
+                        f"{words_of(cand.field.name)}")
+        for m in _SUPERLATIVE.finditer(self.low):
+            if not self._free(m.span()):
+                continue
+            word = m.group("s").lower()
+            dim, direction = next((d, o) for w, d, o in _SUPERLATIVES if re.fullmatch(w, word))
+            cand = self._field_for(own, dim, [x for x in mentions if x[1].relation is None],
+                                   m.end())
+            if cand is None and dim == "size":
+                cand = self._field_for(own, "money", mentions, m.end())
+            if cand is None:
+                if word not in ("last", "recent"):
+                    plan.warnings.append(f"no field to order {word!r} by")
+                continue
+            self._order(plan, cand.field.name, direction, m.span(), f"\"{word}\"")
+
+    def _order(self, plan: _Plan, field_name: str, direction: str, span: tuple[int, int],
+               why: str) -> None:
+        if any(o["field"] == field_name for o in plan.orders):
+            return
+        plan.orders.append({"field": field_name, "order": direction})
+        plan.notes.append(f"order by {field_name} {direction} ({why})")
+        self.used.append(span)
+
+    def _top_n(self, plan: _Plan, target_spans: list[tuple[int, int]]) -> None:
+        for m in _TOP.finditer(self.low):
+            if not self._free(m.span()):
+                continue
+            n = int(m.group("n"))
+            if n >= 1:
+                plan.limit = n
+                plan.notes.append(f"limit {n}")
+                self.used.append(m.span())
+                return
+        if plan.orders and target_spans and _SUPERLATIVE.search(self.low):
+            first = self.low[target_spans[0][0]:target_spans[0][1]]
+            if not first.endswith("s"):
+                plan.limit = 1
+                plan.notes.append("limit 1 (one asked for)")
+
+    # -- fallback ----------------------------------------------------------------
+
+    def _leftover_words(self, field_mentions: list[tuple[tuple[int, int], _Candidate, bool]],
+                        model_mentions: dict[str, list[tuple[int, int]]]) -> list[str]:
+        spans = list(self.used) + [s for s, _, _ in field_mentions]
+        spans += [s for ss in model_mentions.values() for s in ss]
+        out = []
+        for m in _WORD.finditer(self.low):
+            w = m.group(0).strip(".'’-")
+            if len(w) < 2 or w in STOPWORDS or w.isdigit() or any(
+                    _overlaps(m.span(), s) for s in spans):
+                continue
+            if _SUPERLATIVE.fullmatch(w) or w in ("cheaper", "expensive", "order",
+                                                  "sorted", "sort", "alphabetical"):
+                continue
+            out.append(self.query[m.start():m.start() + len(w)])
+        return list(dict.fromkeys(out))
+
+    def _text_match(self, plan: _Plan, target: ModelSchema, words: list[str]) -> None:
+        assert target.title_field is not None
+        ors = [{"field": target.title_field, "op": "like", "value": f"%{_escape_like(w)}%"}
+               for w in words[:8]]
+        plan.wheres.append(ors[0] if len(ors) == 1 else {"or": ors})
+        plan.notes.append(f"text match on {target.title_field}: " + ", ".join(words[:8]))
+        plan.confidence = min(plan.confidence, FALLBACK_CONFIDENCE)
+
+    def _fallback(self, models: list[ModelSchema],
+                  mentions: dict[str, list[tuple[int, int]]]) -> dict[str, Any]:
+        words = self._leftover_words([], mentions)
+        if self.strict:
+            raise DSLGenerationError(
+                f"could not turn the query into a QueryDSL (query.strict is on): "
+                f"no model, value or condition recognised in {self.query[:80]!r}")
+        queries = []
+        for s in models:
+            fields = [f.name for f in s.fields if f.kind in TEXT_KINDS and not f.primary
+                      and not f.name.startswith("__yao_")]
+            if s.title_field:
+                fields = [s.title_field]
+            if not fields or not words:
+                continue
+            ors = [{"field": f, "op": "like", "value": f"%{_escape_like(w)}%"}
+                   for f in fields[:4] for w in words[:6]]
+            queries.append({"model": s.id,
+                            "wheres": [ors[0] if len(ors) == 1 else {"or": ors}]})
+        if not queries:
+            return {"queries": [{"model": s.id} for s in models],
+                    "explanation": "nothing recognised; listing records", "fallback": True,
+                    "warnings": ["the query was not understood; records are not filtered"],
+                    "confidence": NOTHING_CONFIDENCE}
+        return {"queries": queries, "fallback": True,
+                "explanation": "text match: " + ", ".join(words[:6]),
+                "warnings": ["no condition recognised; fell back to a text match"],
+                "confidence": FALLBACK_CONFIDENCE}
+
+
+def _escape_like(text: str) -> str:
+    """Literal text in a LIKE pattern: its own % and _ match themselves (approximately:
+    they are replaced by the single-character wildcard so no escape clause is needed)."""
+    return text.replace("%", "_")
+
+
+def _date_bounds(text: str) -> tuple[str, str]:
+    """The first instant of a date/month/year and the first instant after it (ISO)."""
+    if len(text) == 4:
+        y = int(text)
+        return f"{y:04d}-01-01T00:00:00", f"{y + 1:04d}-01-01T00:00:00"
+    if len(text) == 7:
+        y, mo = int(text[:4]), int(text[5:7])
+        ny, nm = (y + 1, 1) if mo == 12 else (y, mo + 1)
+        return f"{y:04d}-{mo:02d}-01T00:00:00", f"{ny:04d}-{nm:02d}-01T00:00:00"
+    start = dt.datetime.fromisoformat(text.replace(" ", "T"))
+    end = start + (dt.timedelta(days=1) if len(text) == 10 else dt.timedelta(seconds=1))
+    return start.isoformat(), end.isoformat()
+
