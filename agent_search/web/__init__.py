@@ -14,6 +14,7 @@ from agent_search.web.errors import (
     ProviderError,
     UnsafeURLError,
 )
+from agent_search.web.fetch import Page, attach_pages, fetch_pages, guarded_client
 from agent_search.web.handler import WebHandler, WebOptions, create_handler
 from agent_search.web.providers import (
     PROVIDER_CLASSES,
@@ -40,6 +41,7 @@ from agent_search.web.settings import (
     RetrySettings,
     WebSettings,
 )
+from agent_search.web.ssrf import GuardedNetworkBackend, HostPolicy
 
 __all__ = [
     "PROVIDERS",
@@ -51,9 +53,12 @@ __all__ = [
     "CircuitOpenError",
     "FetchSettings",
     "GoogleProvider",
+    "GuardedNetworkBackend",
+    "HostPolicy",
     "HttpProvider",
     "MCPServerSettings",
     "MissingAPIKeyError",
+    "Page",
     "ProviderError",
     "ProviderResponse",
     "RetrySettings",
@@ -68,7 +73,10 @@ __all__ = [
     "WebProvider",
     "WebSettings",
     "api_key_for",
+    "attach_pages",
     "call_with_retries",
     "create_handler",
     "create_provider",
+    "fetch_pages",
+    "guarded_client",
 ]
