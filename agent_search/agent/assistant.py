@@ -213,6 +213,19 @@ class Assistant:
         self._clients: dict[str, ChatClient] = {}
         if not searcher.registry.handlers("mcp_resource"):
             searcher.registry.register(McpResourceHandler(self.delegates.mcp))
+        self._attach_dsl_generator()
+
+    def _attach_dsl_generator(self) -> None:
+        """Give db handlers the delegate named by ``uses.query`` (agent or MCP); they
+        validate its answers against the model schemas and retry with the error."""
+        name = self.searcher.config.uses.query
+        generator = self.delegates.dsl_generator(name)
+        if generator is None:
+            return
+        for handler in self.searcher.registry.handlers("db"):
+            generators = getattr(handler, "generators", None)
+            if isinstance(generators, dict):
+                generators.setdefault(name, generator)
 
     @classmethod
     def load(cls, path: str | Path, *, config_dir: str | Path | None = None,
@@ -455,20 +468,6 @@ class Assistant:
                 rec.keywords = keywords
                 if keywords:
                     fields["query"] = " ".join(keywords)
-            elif t == "db":
-                dsl = await self.delegates.dsl(config.uses.query, query,
-                                               models=config.db.models, schema=None,
-                                               warnings=rec.warnings)
-                if dsl is not None:
-                    rec.dsl = dsl.model_dump(mode="json", by_alias=True, exclude_none=True)
-                    if dsl.model and not config.db.models:
-                        fields["models"] = [dsl.model]
-                    fields["wheres"] = [w.to_json() for w in dsl.wheres]
-                    fields["orders"] = [o.model_dump() for o in dsl.orders]
-                    if dsl.select:
-                        fields["select"] = dsl.select
-                    if dsl.limit:
-                        fields["limit"] = dsl.limit
             requests.append(build_request(config, fields, "auto"))
         return await self.searcher.search_many(requests, ctx=ctx)
 

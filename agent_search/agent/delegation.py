@@ -24,7 +24,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import anyio
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from agent_search.agent.keywords import builtin_keywords
 from agent_search.agent.mcp_client import McpClients
@@ -34,7 +33,6 @@ from agent_search.rerank.agent import AgentReranker
 from agent_search.rerank.mcp import McpReranker
 from agent_search.rerank.model import ModelReranker
 from agent_search.trace import first_line
-from agent_search.types import QueryOrder, QueryWhere
 
 if TYPE_CHECKING:
     from agent_search.context import Context
@@ -74,18 +72,6 @@ class Use:
         return f"{self.kind}:{self.target}"
 
 
-class GeneratedDSL(BaseModel):
-    """What a delegate may return for ``uses.query``; validated before use."""
-
-    model_config = ConfigDict(extra="ignore")
-
-    model: str | None = None
-    wheres: list[QueryWhere] = Field(default_factory=list)
-    orders: list[QueryOrder] = Field(default_factory=list)
-    select: list[str] = Field(default_factory=list)
-    limit: int | None = Field(default=None, ge=1)
-
-
 def parse_json_answer(text: str) -> Any:
     """The first JSON object or array in ``text`` (models wrap JSON in prose or fences)."""
     decoder = json.JSONDecoder()
@@ -123,6 +109,37 @@ class _FallbackReranker:
             item.rerank_score = None
         self.warnings.append(f"rerank {self.label} failed, used builtin: {why}")
         return await ScoreReranker().rerank(ctx, query, items, top_n)
+
+
+class DelegatedDSLGenerator:
+    """NL → QueryDSL by an assistant or an MCP tool (the ``DSLGenerator`` protocol of
+    :mod:`agent_search.query.dsl`).
+
+    Task sent: ``{"task": "query", "text", "schemas": [model schemas], "feedback"?}``;
+    expected answer: a DSL object (``{"model", "wheres", "orders", "select", "limit"}``)
+    or ``{"dsl": {...}}``."""
+
+    def __init__(self, name: str, use: Use, delegates: Delegates) -> None:
+        self.name = name
+        self.use = use
+        self._delegates = delegates
+
+    async def generate(self, query: str, schemas: Sequence[Any], *,
+                       feedback: str | None = None) -> dict[str, Any]:
+        task: dict[str, Any] = {
+            "task": "query", "text": query,
+            "schemas": [s.model_dump(mode="json") if hasattr(s, "model_dump") else s
+                        for s in schemas],
+        }
+        if feedback:
+            task["feedback"] = feedback
+        answer = await self._delegates.delegate(self.use, task)
+        if isinstance(answer, dict) and isinstance(answer.get("dsl"), dict):
+            answer = answer["dsl"]
+        if not isinstance(answer, dict):
+            raise DelegationError(f"{self.use} answered {type(answer).__name__}, "
+                                  "not a DSL object")
+        return answer
 
 
 class Delegates:
@@ -173,7 +190,8 @@ class Delegates:
             raise DelegationError(f"'mcp:{use.target}' needs a tool: mcp:<server>.<tool>")
         return await self.mcp.call_tool(use.target, use.tool, arguments, timeout=self.timeout)
 
-    async def _delegate(self, use: Use, task: dict[str, Any]) -> Any:
+    async def delegate(self, use: Use, task: dict[str, Any]) -> Any:
+        """Run ``task`` on an agent or MCP delegate, within the delegation timeout."""
         with anyio.fail_after(self.timeout):
             if use.kind == "agent":
                 return await self.run_agent_task(use.target, task)
@@ -189,7 +207,7 @@ class Delegates:
         use = Use.parse(value)
         if use.kind != "builtin":
             try:
-                answer = await self._delegate(use, {"task": "keywords", "text": text,
+                answer = await self.delegate(use, {"task": "keywords", "text": text,
                                                     "max_keywords": max_keywords,
                                                     "language": language})
                 if isinstance(answer, dict):
@@ -207,38 +225,18 @@ class Delegates:
                 warnings.append(f"keyword {use} failed, used builtin: {first_line(exc)}")
         return await builtin_keywords(text, max_keywords, language, warnings)
 
-    # -- uses.query ---------------------------------------------------------------------
+    # -- uses.query -------------------------------------------------------------------
 
-    async def dsl(self, value: str | None, text: str, *, models: Sequence[str],
-                  schema: Any, warnings: list[str]) -> GeneratedDSL | None:
-        """A validated DSL from the delegate, or None for builtin (the db handler then
-        builds the DSL itself). Invalid answers are retried with the validation error."""
+    def dsl_generator(self, value: str | None) -> DelegatedDSLGenerator | None:
+        """A QueryDSL generator for a non-builtin ``uses.query`` (None for builtin).
+
+        The db handler calls it with the real model schemas, validates each answer
+        against them and asks again with the validation error (``feedback``), then falls
+        back to its builtin generator with a warning."""
         use = Use.parse(value)
-        if use.kind == "builtin":
+        if use.kind not in ("agent", "mcp"):
             return None
-        task: dict[str, Any] = {"task": "query", "text": text, "models": list(models),
-                                "schema": schema}
-        attempts = 1 + self.settings.delegation.retries
-        last = ""
-        for _ in range(attempts):
-            try:
-                answer = await self._delegate(use, task)
-                if isinstance(answer, dict) and isinstance(answer.get("dsl"), dict):
-                    answer = answer["dsl"]
-                return GeneratedDSL.model_validate(answer)
-            except ValidationError as exc:
-                err = exc.errors()[0]
-                loc = ".".join(str(p) for p in err["loc"]) or "dsl"
-                last = f"invalid DSL: {loc}: {err['msg']}"
-                task = {**task, "previous_error": last}
-            except TimeoutError:
-                last = f"timed out after {self.timeout:g}s"
-                break
-            except Exception as exc:
-                last = first_line(exc)
-                break
-        warnings.append(f"query {use} failed, used builtin: {last}")
-        return None
+        return DelegatedDSLGenerator(str(value), use, self)
 
     # -- uses.rerank --------------------------------------------------------------------
 

@@ -93,6 +93,8 @@ class HookContext:
     def __init__(self, *, searcher: Searcher, ctx: Context, assistant_id: str,
                  options: Any, search: HookSearch | None = None) -> None:
         self.search = search or HookSearch(searcher, ctx)
+        self.searcher = searcher
+        """The assistant's searcher (e.g. to register a handler of the hook's own)."""
         self.context = ctx
         self.assistant_id = assistant_id
         self.options = options

@@ -11,7 +11,7 @@ behaves according to the requested ``model``:
 * ``stall`` — one chunk, then silence for 30 s;
 * ``tools`` — a tool call streamed in fragments;
 * ``delegate`` — reads a JSON task from the user message (keywords / query / rerank) and
-  answers JSON (``query`` answers an invalid DSL first when the task says ``"bad_first"``);
+  answers JSON (``query`` answers an invalid DSL first when the text says ``bad_first``);
 * ``bench`` — 20 short tokens, no delay.
 
 Every request body is kept in ``server.requests``. Run standalone with
@@ -68,10 +68,15 @@ def _delegate_answer(body: dict[str, Any]) -> str:
         # reverse the order: the last document is the most relevant
         return json.dumps([{"index": i, "score": (i + 1) / n} for i in range(n)])
     if kind == "query":
-        if task.get("text", "").find("bad_first") >= 0 and "previous_error" not in task:
-            return json.dumps({"wheres": [{"field": "price", "op": "almost", "value": 1}]})
-        return json.dumps({"wheres": [{"field": "price", "op": "<", "value": 100}],
-                           "orders": [{"field": "price", "order": "asc"}]})
+        schemas = task.get("schemas") or [{}]
+        model = next((s.get("id") for s in schemas if str(s.get("id", "")).endswith("product")),
+                     schemas[0].get("id"))
+        if "bad_first" in task.get("text", "") and "feedback" not in task:
+            return json.dumps({"model": model, "wheres": [{"field": "no_such_field",
+                                                           "op": "=", "value": 1}]})
+        return json.dumps({"dsl": {"model": model,
+                                   "wheres": [{"field": "price", "op": "<", "value": 100}],
+                                   "orders": [{"field": "price", "order": "asc"}]}})
     return "{}"
 
 
