@@ -1,0 +1,153 @@
+"""Translation of text-search filters into :class:`~agent_search.types.Request` fields.
+
+One :class:`RequestFilter` per search type says which fields it accepts (its
+:class:`FilterSupport`) and how they become request fields. The builtin ones:
+
+==========  ====================================  ==========================================
+type        field (operators)                     becomes
+==========  ====================================  ==========================================
+``web``     ``site`` (=, in; OR of sites)         ``request.sites``
+            ``time_range`` (=)                    ``request.time_range``
+``kb``      ``collection`` (=, in; OR)            ``request.collections``
+``db``      ``model`` (=, in; OR)                 ``request.models``
+            any other field (any operator)        ``request.wheres`` (checked against the
+                                                  model's columns by the db handler)
+==========  ====================================  ==========================================
+
+Handlers of your own types get a :class:`RequestFilter` of your own (see
+:class:`~agent_search.textsearch.SearcherTextSearch`'s ``filters`` argument).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from agent_search.textsearch.filters import (
+    ANY_FIELD,
+    FilterError,
+    FilterSupport,
+    TextSearchFilter,
+)
+from agent_search.types import OPERATORS, QueryWhere
+
+RequestFields = dict[str, Any]
+"""Keyword arguments of :class:`~agent_search.types.Request` (``sites``, ``models``...)."""
+
+
+@dataclass(frozen=True, slots=True)
+class RequestFilter:
+    """How one search type turns a (checked) filter into request fields."""
+
+    support: FilterSupport
+    apply: Callable[[TextSearchFilter, RequestFields], None]
+
+
+def _values(where: QueryWhere) -> list[Any]:
+    if where.op == "in":
+        return list(where.value)
+    return [where.value]
+
+
+def _list_field(wheres: Iterable[QueryWhere], name: str) -> list[str] | None:
+    """Values of ``name = v`` / ``name in [...]`` clauses, and of OR groups made only of
+    those; ``None`` when the filter has no such clause. Two separate (ANDed) clauses on
+    the same field intersect."""
+    found: list[set[str]] = []
+    order: list[str] = []
+    for w in wheres:
+        if w.field == name:
+            vals = [str(v) for v in _values(w)]
+        elif w.or_ is not None and all(c.field == name for c in w.or_):
+            vals = [str(v) for c in w.or_ for v in _values(c)]
+        else:
+            continue
+        if not all(v.strip() for v in vals):
+            raise FilterError(f"filter {name!r}: values must not be empty")
+        found.append(set(vals))
+        order.extend(v for v in vals if v not in order)
+    if not found:
+        return None
+    common = set.intersection(*found)
+    if not common:
+        raise FilterError(f"filter {name!r}: the ANDed clauses exclude every value")
+    return [v for v in order if v in common]
+
+
+def _check_groups_single_field(text_filter: TextSearchFilter, allowed: set[str]) -> None:
+    for w in text_filter.clauses:
+        if w.or_ is not None:
+            names = {c.field for c in w.or_}
+            if len(names) != 1 or not names <= allowed or any(c.is_group for c in w.or_):
+                raise FilterError("an OR group may only combine values of one field "
+                                  f"({', '.join(sorted(allowed))})")
+        if w.and_ is not None:
+            raise FilterError("nested AND groups are not supported here; list the clauses "
+                              "at the top level")
+
+
+def _apply_web(text_filter: TextSearchFilter, fields: RequestFields) -> None:
+    _check_groups_single_field(text_filter, {"site"})
+    sites = _list_field(text_filter.clauses, "site")
+    if sites is not None:
+        fields["sites"] = sites
+    for w in text_filter.clauses:
+        if w.field == "time_range":
+            if w.value not in ("day", "week", "month", "year"):
+                raise FilterError(f"filter 'time_range': {w.value!r} is not one of day, week, "
+                                  "month, year")
+            fields["time_range"] = w.value
+
+
+def _apply_kb(text_filter: TextSearchFilter, fields: RequestFields) -> None:
+    _check_groups_single_field(text_filter, {"collection"})
+    collections = _list_field(text_filter.clauses, "collection")
+    if collections is not None:
+        fields["collections"] = collections
+
+
+def _apply_db(text_filter: TextSearchFilter, fields: RequestFields) -> None:
+    wheres: list[QueryWhere] = []
+    for w in text_filter.clauses:
+        if w.field == "model" or (w.or_ is not None and all(c.field == "model"
+                                                             for c in w.or_)):
+            continue
+        if "model" in TextSearchFilter([w]).fields():
+            raise FilterError("filter 'model' may not be mixed with column clauses in a group")
+        wheres.append(w)
+    models = _list_field(text_filter.clauses, "model")
+    if models is not None:
+        fields["models"] = models
+    if wheres:
+        fields["wheres"] = [*fields.get("wheres", []), *wheres]
+
+
+WEB_FILTER = RequestFilter(
+    FilterSupport.of("web search", {"site": ["=", "in"], "time_range": ["="]}, or_groups=True),
+    _apply_web,
+)
+KB_FILTER = RequestFilter(
+    FilterSupport.of("knowledge-base search", {"collection": ["=", "in"]}, or_groups=True),
+    _apply_kb,
+)
+DB_FILTER = RequestFilter(
+    FilterSupport.of("database search", {"model": ["=", "in"], ANY_FIELD: sorted(OPERATORS)},
+                     or_groups=True),
+    _apply_db,
+)
+NO_FILTER = RequestFilter(FilterSupport(), lambda f, fields: None)
+
+BUILTIN_REQUEST_FILTERS: dict[str, RequestFilter] = {
+    "web": WEB_FILTER,
+    "kb": KB_FILTER,
+    "db": DB_FILTER,
+}
+
+
+def request_filter_for(search_type: str) -> RequestFilter:
+    """The builtin translator of ``search_type`` (no filters for unknown types)."""
+    found = BUILTIN_REQUEST_FILTERS.get(search_type)
+    if found is None:
+        return RequestFilter(FilterSupport(owner=f"{search_type} search"), NO_FILTER.apply)
+    return found
