@@ -91,9 +91,9 @@ _DATE_CMP = re.compile(r"\b(?P<cmp>after|since|from|before|until|till|by|in|duri
 _TOP = re.compile(r"\b(?:top|first|last|the)\s+(?P<n>\d{1,4})\b", re.I)
 _NAMED = re.compile(r"\b(?:named|called|titled)\s+"
                     r"(?P<v>[\w][\w'’&.-]*(?:\s+[\w][\w'’&.-]*){0,3})", re.I)
-_CONTAINS = re.compile(r"\b(?:contain|contains|containing|including|includes|with the word|"
-                       r"with the letter|matching|like)\s+(?:the\s+(?:word|letter|text)\s+)?"
-                       r"[\"“']?(?P<v>[\w][\w'’@&.-]*)", re.I)
+_CONTAINS = re.compile(r"\b(?:(?:contain|contains|containing|including|includes|matching|like)"
+                       r"\s+(?:(?:the|a|an)\s+)*(?:(?:word|letter|text)\s+)?|with\s+(?:the\s+|a"
+                       r"\s+)?(?:word|letter|text)\s+)[\"“']?(?P<v>[\w][\w'’@&.-]*)", re.I)
 _NEGATION = re.compile(r"\b(?:not|except|excluding|other than|without|but not|no)\s+"
                        r"(?:in\s+|from\s+|the\s+|by\s+|of\s+|a\s+)*$", re.I)
 _SORT = re.compile(r"\b(?:sort(?:ed)?|order(?:ed)?)\s+by\s+(?P<f>[\w ]{1,40}?)"
@@ -544,7 +544,13 @@ class _Parser:
         for m in _QUOTED.finditer(self.query):
             value = next(g for g in m.groups() if g is not None)
             texts.append((value, m.span(), "quoted"))
+        named_fields = [span for span, _, _ in mentions]
         for m in _CONTAINS.finditer(self.low):
+            word = m.group("v")
+            marked = re.search(r"\b(?:word|letter|text)\s+\S*$", m.group(0)) is not None
+            if (word in STOPWORDS and not marked) or any(
+                    _overlaps(m.span("v"), f) for f in named_fields):
+                continue  # "containing gmail.com" yes; "with email ..." is a field, not text
             texts.append((self.query[m.start("v"):m.end("v")], m.span(), "contains"))
         for m in _NAMED.finditer(self.low):
             texts.append((self.query[m.start("v"):m.end("v")], m.span(), "named"))
