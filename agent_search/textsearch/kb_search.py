@@ -80,23 +80,28 @@ class KBTextSearch(TextSearch[R], Generic[R]):
     ``collections`` default to the ``kb.collections`` configured; ``threshold`` and
     ``mode`` (``hybrid``/``dense``/``sparse``, passed as ``request.options["mode"]``) tune
     retrieval. The filter field ``collection`` (``=``/``in``) narrows the collections.
+    ``name_field``/``value_field``/``link_field`` default to ``title``/``content``/``url``;
+    when given with a ``record_type`` they must be fields of it. A missing link falls back
+    to ``collection/document_id``.
     """
 
     def __init__(self, searcher: Searcher, collections: Sequence[str] = (), *,
                  record_type: type[R] | None = None,
-                 name_field: str = "title", value_field: str = "content",
-                 link_field: str | None = "url",
+                 name_field: str | None = None, value_field: str | None = None,
+                 link_field: str | None = None,
                  threshold: float | None = None, mode: str | None = None,
                  request: Mapping[str, Any] | None = None,
                  filters: RequestFilter | None = None,
                  string_mapper: StringMapper | None = None,
                  result_mapper: ResultMapper | None = None) -> None:
         super().__init__(string_mapper=string_mapper, result_mapper=result_mapper)
-        if record_type is not None:
+        if record_type is not None:  # fields named explicitly must exist on the record
             _check_fields(record_type, {"name_field": name_field, "value_field": value_field,
                                         "link_field": link_field})
         self.record_type = record_type
-        self.name_field, self.value_field, self.link_field = name_field, value_field, link_field
+        self.name_field = name_field or "title"
+        self.value_field = value_field or "content"
+        self.link_field = link_field or "url"
         defaults: dict[str, Any] = dict(request or {})
         if collections:
             defaults["collections"] = list(collections)
@@ -138,7 +143,7 @@ class KBTextSearch(TextSearch[R], Generic[R]):
         return KernelSearchResults(out, items.total_count, items.metadata)
 
     def to_text_search_result(self, record: R) -> TextSearchResult:
-        link = _lookup(record, self.link_field) if self.link_field else None
+        link = _lookup(record, self.link_field)
         citation = _lookup(record, "citation_id") if isinstance(record, ResultItem) else None
         return TextSearchResult(name=_as_text(_lookup(record, self.name_field)),
                                 value=_as_text(_lookup(record, self.value_field)) or "",
