@@ -116,7 +116,7 @@ class WebProvider(ABC):
     one-line message that never contains the API key.
     """
 
-    name: ClassVar[str] = "provider"
+    name: str = "provider"
     requires_key: ClassVar[bool] = True
 
     def __init__(self, *, api_key: str | None = None, base_url: str | None = None,
