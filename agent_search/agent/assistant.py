@@ -61,6 +61,7 @@ from agent_search.agent.requests import build_request
 from agent_search.agent.resources import McpResourceHandler
 from agent_search.agent.settings import AgentSettings
 from agent_search.citation import build_prompt
+from agent_search.config import SearchConfig
 from agent_search.context import Context
 from agent_search.errors import ConfigError
 from agent_search.events import Citations, Done, Event, TextDelta
@@ -208,17 +209,18 @@ class Assistant:
         self.settings = settings
         self.searcher = searcher
         self.config_dir = config_dir
-        self.delegates = Delegates(settings, assistants_root=path.parent, config_dir=config_dir)
+        self.delegates = Delegates(settings, assistants_root=path.parent, config_dir=config_dir,
+                                   log_dir=searcher.config.home / "logs")
         self.records = RecordStore(searcher.config.home / "records.sqlite")
         self._clients: dict[str, ChatClient] = {}
         if not searcher.registry.handlers("mcp_resource"):
             searcher.registry.register(McpResourceHandler(self.delegates.mcp))
-        self._attach_dsl_generator()
 
-    def _attach_dsl_generator(self) -> None:
+    def _attach_dsl_generator(self, config: SearchConfig) -> None:
         """Give db handlers the delegate named by ``uses.query`` (agent or MCP); they
-        validate its answers against the model schemas and retry with the error."""
-        name = self.searcher.config.uses.query
+        validate its answers against the model schemas and retry with the error. Done per
+        stream: handlers may be registered after loading, and a hook may change uses."""
+        name = config.uses.query
         generator = self.delegates.dsl_generator(name)
         if generator is None:
             return
@@ -339,6 +341,7 @@ class Assistant:
 
         query = conversation_query(msgs)
         rec.query = query
+        self._attach_dsl_generator(ctx.config)
 
         # 3. user data sources
         t = time.perf_counter()

@@ -146,12 +146,12 @@ class Delegates:
     """Runs the ``uses`` delegates of one assistant."""
 
     def __init__(self, settings: AgentSettings, *, assistants_root: Path,
-                 config_dir: Path | None) -> None:
+                 config_dir: Path | None, log_dir: Path | None = None) -> None:
         self.settings = settings
         self.assistants_root = assistants_root
         self.config_dir = config_dir
         base = Path(settings.file).parent.parent if settings.file else None
-        self.mcp = McpClients(settings.mcp.servers, base_dir=base)
+        self.mcp = McpClients(settings.mcp.servers, base_dir=base, log_dir=log_dir)
         self._agents: dict[str, Any] = {}
 
     @property

@@ -8,9 +8,12 @@ requests, so nothing can leak when a stream is cancelled; delegated calls are ra
 
 from __future__ import annotations
 
+import contextlib
 import json
+import sys
+from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 import anyio
 
@@ -22,10 +25,33 @@ class McpError(Exception):
 
 
 class McpClients:
-    def __init__(self, servers: dict[str, McpServerSettings],
-                 base_dir: Path | None = None) -> None:
+    """``log_dir``: where the stderr of stdio servers goes (``mcp-<server>.log``), so
+    their logging does not mix with the command's output; None leaves it on stderr."""
+
+    def __init__(self, servers: dict[str, McpServerSettings], base_dir: Path | None = None,
+                 log_dir: Path | None = None) -> None:
         self.servers = servers
         self.base_dir = base_dir
+        self.log_dir = log_dir
+
+    @contextlib.asynccontextmanager
+    async def _client(self, server: str) -> AsyncIterator[Any]:
+        from mcp import Client
+        from mcp.client.stdio import stdio_client
+
+        target = self._target(server)
+        if isinstance(target, str):
+            async with Client(target) as client:
+                yield client
+            return
+        with contextlib.ExitStack() as stack:
+            errlog: TextIO = sys.stderr
+            if self.log_dir is not None:
+                self.log_dir.mkdir(parents=True, exist_ok=True)
+                errlog = stack.enter_context(
+                    open(self.log_dir / f"mcp-{server}.log", "a", encoding="utf-8"))
+            async with Client(stdio_client(target, errlog=errlog)) as client:
+                yield client
 
     def _target(self, server: str) -> Any:
         from mcp import StdioServerParameters
@@ -50,20 +76,18 @@ class McpClients:
                         timeout: float | None = None) -> Any:
         """The tool's result: its structured content, else the JSON in its text, else
         the text."""
-        from mcp import Client
-
-        target = self._target(server)
         seconds = self._timeout(server, timeout)
         try:
             with anyio.fail_after(seconds):
-                async with Client(target) as client:
+                async with self._client(server) as client:
                     result = await client.call_tool(tool, arguments)
         except TimeoutError:
             raise McpError(f"mcp:{server}.{tool}: timed out after {seconds:g}s") from None
         except McpError:
             raise
         except Exception as exc:
-            raise McpError(f"mcp:{server}.{tool}: {type(exc).__name__}: {_one_line(exc)}"
+            leaf = _leaf(exc)
+            raise McpError(f"mcp:{server}.{tool}: {type(leaf).__name__}: {_one_line(leaf)}"
                            ) from None
         text = "\n".join(getattr(c, "text", "") for c in result.content
                          if getattr(c, "type", "") == "text")
@@ -83,21 +107,30 @@ class McpClients:
     async def read_resource(self, server: str, uri: str,
                             timeout: float | None = None) -> list[tuple[str, str]]:
         """``(uri, text)`` of each text content of the resource."""
-        from mcp import Client
-
-        target = self._target(server)
         seconds = self._timeout(server, timeout)
         try:
             with anyio.fail_after(seconds):
-                async with Client(target) as client:
+                async with self._client(server) as client:
                     result = await client.read_resource(uri)
         except TimeoutError:
             raise McpError(f"mcp:{server}: reading {uri} timed out after {seconds:g}s"
                            ) from None
+        except McpError:
+            raise
         except Exception as exc:
-            raise McpError(f"mcp:{server}: reading {uri}: {type(exc).__name__}: "
-                           f"{_one_line(exc)}") from None
+            leaf = _leaf(exc)
+            raise McpError(f"mcp:{server}: reading {uri}: {type(leaf).__name__}: "
+                           f"{_one_line(leaf)}") from None
         return [(str(c.uri), c.text) for c in result.contents if hasattr(c, "text")]
+
+
+def _leaf(exc: BaseException) -> BaseException:
+    """The first real error inside (nested) exception groups from the SDK's task groups."""
+    inner = getattr(exc, "exceptions", None)
+    while isinstance(inner, tuple | list) and inner:
+        exc = inner[0]
+        inner = getattr(exc, "exceptions", None)
+    return exc
 
 
 def _one_line(value: object) -> str:

@@ -72,3 +72,12 @@ def llm_server() -> Iterator[ThreadedChatServer]:
     server.stop()
 
 
+
+
+@pytest.fixture
+def rerank_server() -> Iterator[Any]:
+    from rerank_server import RerankServer
+
+    server = RerankServer().start()
+    yield server
+    server.stop()
