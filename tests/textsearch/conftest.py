@@ -205,7 +205,7 @@ class LocalServer:
                 except (BrokenPipeError, ConnectionResetError):
                     pass
 
-            do_GET = do_POST = _serve  # noqa: N815
+            do_GET = do_POST = _serve
 
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
         self.httpd.daemon_threads = True

@@ -140,7 +140,7 @@ async def test_kb_mapping_errors_are_clear(searcher: Searcher) -> None:
         rating: int
 
     kb = KBTextSearch(searcher, ["notes"], record_type=Strict)
-    with pytest.raises(TextSearchError, match="notes/n1.md does not fit Strict: rating"):
+    with pytest.raises(TextSearchError, match=r"notes/n1\.md does not fit Strict: rating"):
         await kb.get_search_results("search notes")
 
 

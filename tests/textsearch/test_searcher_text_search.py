@@ -98,11 +98,11 @@ async def test_site_filter_becomes_request_sites(searcher: Searcher,
 async def test_unsupported_filter_field_or_operator_is_a_clear_error(
         searcher: Searcher, handlers: Handlers) -> None:
     ts = SearcherTextSearch(searcher, "web")
-    with pytest.raises(TextSearchError, match="cannot filter on field 'author'.*'site'"):
+    with pytest.raises(TextSearchError, match=r"cannot filter on field 'author'.*'site'"):
         await ts.search(QUERY, {"filter": equal_to("author", "x")})
-    with pytest.raises(TextSearchError, match="cannot filter 'site' with operator '>'"):
+    with pytest.raises(TextSearchError, match=r"cannot filter 'site' with operator '>'"):
         await ts.search(QUERY, {"filter": where("site", ">", "a")})
-    with pytest.raises(TextSearchError, match="time_range.*not one of"):
+    with pytest.raises(TextSearchError, match=r"time_range.*not one of"):
         await ts.search(QUERY, {"filter": equal_to("time_range", "decade")})
     with pytest.raises(TextSearchError, match="exclude every value"):
         await ts.search(QUERY, {"filter": equal_to("site", "a.com").equal_to("site", "b.com")})
@@ -117,7 +117,7 @@ async def test_bad_query_and_options(searcher: Searcher) -> None:
         await ts.search(QUERY, {"top": 0})
     with pytest.raises(TextSearchError, match="skip"):
         await ts.search(QUERY, {"skip": -1})
-    with pytest.raises(TextSearchError, match="unknown_option|Extra inputs"):
+    with pytest.raises(TextSearchError, match=r"unknown_option|Extra inputs"):
         await ts.search(QUERY, {"unknown_option": 1})
     with pytest.raises(TextSearchError, match="query must be a string"):
         await ts.search(42)  # type: ignore[arg-type]
