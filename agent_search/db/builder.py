@@ -24,6 +24,9 @@ from agent_search.db.catalog import Catalog, ModelEntry, sa_kind
 from agent_search.db.permissions import PermissionColumns, permission_clause
 from agent_search.types import QueryOrder, QueryWhere
 
+MAX_IN_VALUES = 1000
+"""Longest list an ``in`` / ``not in`` may carry (drivers cap bound parameters)."""
+
 
 class DSLBuildError(ValueError):
     """The DSL can't be turned into SQL (unknown field, value of the wrong type...)."""
@@ -155,11 +158,16 @@ def _comparison(col: sa.ColumnElement[Any], op: str, value: Any,
         if not isinstance(value, str | int | float) or isinstance(value, bool):
             raise DSLBuildError(f"where {where}: 'like' needs a text value")
         pattern = str(value)
+        if "\x00" in pattern:
+            raise DSLBuildError(f"where {where}: text must not contain NUL characters")
         if "%" not in pattern and "_" not in pattern:
             pattern = f"%{pattern}%"
         return sa.cast(col, sa.String).ilike(pattern) if sa_kind(col.type) not in (
             "string", "text") else col.ilike(pattern)
     if op in ("in", "not in"):
+        if len(value) > MAX_IN_VALUES:
+            raise DSLBuildError(f"where {where}: {len(value)} values for {op!r}; "
+                                f"the most is {MAX_IN_VALUES}")
         values = [coerce(col, v, where) for v in value]
         if not values:
             return sa.false() if op == "in" else sa.true()
@@ -211,7 +219,10 @@ def coerce(col: sa.ColumnElement[Any], value: Any, where: str) -> Any:
         if kind in ("string", "text"):
             if isinstance(value, bool):
                 return "true" if value else "false"
-            return str(value)
+            text = str(value)
+            if "\x00" in text:
+                raise ValueError
+            return text
         return value
     except (ValueError, TypeError, ArithmeticError):
         raise DSLBuildError(

@@ -16,7 +16,8 @@ import socket
 import subprocess
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +28,7 @@ from sqlalchemy.ext.asyncio import create_async_engine
 
 from agent_search.config import SearchConfig
 from agent_search.db import DBHandler, create_handler
-from agent_search.db.sample import create_sample_database, create_sample_database_async
+from agent_search.db.sample import create_sample_database_async
 
 ROOT = Path(__file__).resolve().parents[2]
 SHARED_DATA = ROOT.parent / "shared" / "data"
@@ -37,9 +38,18 @@ SPIDER_RESULTS = SHARED_DATA / "text2sql-spider-chinook" / "results_on_chinook_1
 DEMO_MODELS = ROOT / "assistants" / "demo" / "models"
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def anyio_backend() -> str:
+    """Module scope: one event loop per test module, so module-scoped handlers (one per
+    backend) serve all its tests and reflection/value indexing run once."""
     return "asyncio"
+
+
+def _run_in_thread(fn: Callable[[], Awaitable[None]]) -> None:
+    """Run async set-up in its own thread and loop: session fixtures may be first requested
+    from inside a running event loop (module-scoped async fixtures)."""
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        pool.submit(anyio.run, fn).result()
 
 
 # -- SQLite copies ---------------------------------------------------------------------
@@ -58,7 +68,11 @@ def chinook_sqlite_master(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="session")
 def shop_sqlite_master(tmp_path_factory: pytest.TempPathFactory) -> Path:
     target = tmp_path_factory.mktemp("shop") / "shop.db"
-    create_sample_database(target)
+
+    async def load() -> None:
+        await create_sample_database_async(target)
+
+    _run_in_thread(load)
     return target
 
 
@@ -211,7 +225,7 @@ def chinook_postgres(postgres_server: str, chinook_sqlite_master: Path) -> str:
         await _create_database(postgres_server, "chinook")
         await copy_sqlite_to(chinook_sqlite_master, f"{postgres_server}/chinook")
 
-    anyio.run(load)
+    _run_in_thread(load)
     return f"{postgres_server}/chinook"
 
 
@@ -221,7 +235,7 @@ def shop_postgres(postgres_server: str) -> str:
         await _create_database(postgres_server, "shop")
         await create_sample_database_async(f"{postgres_server}/shop")
 
-    anyio.run(load)
+    _run_in_thread(load)
     return f"{postgres_server}/shop"
 
 
@@ -253,23 +267,42 @@ def make_handler(url: str, tmp_path: Path, *, assistant_dir: Path | None = None,
     return create_handler(config, config_dir=config_dir, assistant_dir=assistant_dir)
 
 
-@pytest.fixture
-async def chinook(chinook_url: str, tmp_path: Path) -> Any:
-    handler = make_handler(chinook_url, tmp_path)
+BACKENDS = ["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)]
+
+
+@pytest.fixture(scope="module", params=BACKENDS)
+async def chinook(request: pytest.FixtureRequest,
+                  tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """A db handler on Chinook (reflected), shared by the tests of a module."""
+    if request.param == "sqlite":
+        url = f"sqlite:///{request.getfixturevalue('chinook_sqlite_master')}"
+    else:
+        url = str(request.getfixturevalue("chinook_postgres"))
+    handler = make_handler(url, tmp_path_factory.mktemp("chinook-home"))
     yield handler
     await handler.aclose()
 
 
-@pytest.fixture
-def demo_assistant(tmp_path: Path) -> Path:
+def copy_demo_assistant(root: Path) -> Path:
     """An assistant folder ``demo`` whose models are the committed sample definitions."""
-    adir = tmp_path / "assistants" / "demo"
+    adir = root / "assistants" / "demo"
     shutil.copytree(DEMO_MODELS, adir / "models")
     return adir
 
 
 @pytest.fixture
-async def shop(shop_url: str, tmp_path: Path, demo_assistant: Path) -> Any:
-    handler = make_handler(shop_url, tmp_path, assistant_dir=demo_assistant)
+def demo_assistant(tmp_path: Path) -> Path:
+    return copy_demo_assistant(tmp_path)
+
+
+@pytest.fixture(scope="module", params=BACKENDS)
+async def shop(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """A db handler on the sample shop with the demo assistant's models."""
+    if request.param == "sqlite":
+        url = f"sqlite:///{request.getfixturevalue('shop_sqlite_master')}"
+    else:
+        url = str(request.getfixturevalue("shop_postgres"))
+    root = tmp_path_factory.mktemp("shop-home")
+    handler = make_handler(url, root, assistant_dir=copy_demo_assistant(root))
     yield handler
     await handler.aclose()
