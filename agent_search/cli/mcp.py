@@ -1,0 +1,202 @@
+"""``agent-search mcp`` — the searcher as an MCP server over stdio.
+
+Tools (each returns the Result JSON of ``agent-search search --json``):
+
+- ``web_search(query, limit, sites, time_range, fetch_pages)``
+- ``kb_search(query, limit, collections, threshold, graph, mode)``
+- ``db_search(query, limit, models, wheres, orders)``
+- ``search(query, types, limit)`` — several types at once, merged (deduplicated,
+  weighted, reranked) into one result.
+
+Arguments are validated by the SDK against each tool's JSON Schema (derived from the
+annotated signatures below) and again by :class:`~agent_search.types.Request`; a failed
+search comes back as a Result whose ``error`` says why, like everywhere else. Citation
+ids are unique across the whole server session (one allocator for every call).
+
+Built with the official ``mcp`` SDK (``MCPServer``, formerly ``FastMCP``).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any, Literal
+
+import anyio
+import typer
+from pydantic import Field, ValidationError
+
+from agent_search.citation import CitationAllocator
+from agent_search.cli.app import app
+from agent_search.cli.search import build_searcher
+from agent_search.context import Context
+from agent_search.searcher import Searcher
+from agent_search.types import MAX_QUERY_CHARS, Request, Result
+
+if TYPE_CHECKING:
+    from mcp.server.mcpserver import MCPServer
+
+SearchType = Literal["web", "kb", "db"]
+TimeRange = Literal["day", "week", "month", "year"]
+Query = Annotated[str, Field(min_length=1, max_length=MAX_QUERY_CHARS,
+                             description="What to search for")]
+Limit = Annotated[int | None, Field(ge=1, le=100, description="Maximum number of results "
+                                                              "(default: configured)")]
+
+
+class SearchTools:
+    """The tool implementations, bound to one searcher. Usable without MCP (tests,
+    other servers): each method returns the Result JSON."""
+
+    def __init__(self, searcher: Searcher) -> None:
+        self.searcher = searcher
+        self.citations = CitationAllocator()
+
+    def context(self) -> Context:
+        """A fresh context per call (events, trace) sharing the session's citation ids."""
+        ctx = self.searcher.context()
+        ctx.citations = self.citations
+        return ctx
+
+    async def run(self, fields: dict[str, Any]) -> dict[str, Any]:
+        try:
+            request = Request.model_validate({k: v for k, v in fields.items()
+                                              if v is not None})
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            loc = ".".join(str(p) for p in err["loc"]) or "request"
+            msg = err["msg"].removeprefix("Value error, ")
+            return Result(type=str(fields.get("type", "")), query=str(fields.get("query", "")),
+                          error=f"invalid request: {loc}: {msg}").to_json()
+        result = await self.searcher.search(request, ctx=self.context())
+        return result.to_json()
+
+    async def web_search(
+        self, query: Query, limit: Limit = None,
+        sites: Annotated[list[str] | None, Field(
+            description="Only return results from these domains")] = None,
+        time_range: Annotated[TimeRange | None, Field(
+            description="Only results from the last day/week/month/year")] = None,
+        fetch_pages: Annotated[bool, Field(
+            description="Replace snippets by the full text of the pages")] = False,
+    ) -> dict[str, Any]:
+        """Search the web. Results have a title, content (snippet or page text), url and
+        a citation id."""
+        return await self.run({"type": "web", "query": query, "limit": limit,
+                               "sites": sites or [], "time_range": time_range,
+                               "options": {"fetch_pages": True} if fetch_pages else {}})
+
+    async def kb_search(
+        self, query: Query, limit: Limit = None,
+        collections: Annotated[list[str] | None, Field(
+            description="Knowledge-base collections (default: configured)")] = None,
+        threshold: Annotated[float | None, Field(
+            ge=0, le=1, description="Minimum relevance score 0..1")] = None,
+        graph: Annotated[bool, Field(description="Add related graph entities")] = False,
+        mode: Annotated[Literal["hybrid", "dense", "sparse"] | None, Field(
+            description="Retrieval mode (default: hybrid)")] = None,
+    ) -> dict[str, Any]:
+        """Search the knowledge base (documents ingested with `agent-search kb ingest`)."""
+        return await self.run({"type": "kb", "query": query, "limit": limit,
+                               "collections": collections or [], "threshold": threshold,
+                               "graph": graph, "options": {"mode": mode} if mode else {}})
+
+    async def db_search(
+        self, query: Query, limit: Limit = None,
+        models: Annotated[list[str] | None, Field(
+            description="Database models (tables) to search (default: configured)")] = None,
+        wheres: Annotated[list[dict[str, Any]] | None, Field(
+            description="Extra conditions: {field, op, value} objects or "
+                        "{'or': [...]} groups; data only, bound as SQL parameters")] = None,
+        orders: Annotated[list[dict[str, Any]] | None, Field(
+            description="Sort: {field, order: asc|desc} objects")] = None,
+    ) -> dict[str, Any]:
+        """Search the database with a natural-language question."""
+        return await self.run({"type": "db", "query": query, "limit": limit,
+                               "models": models or [], "wheres": wheres or [],
+                               "orders": orders or []})
+
+    async def search(
+        self, query: Query,
+        types: Annotated[list[SearchType] | None, Field(
+            description="Search types to run together (default: all available)")] = None,
+        limit: Limit = None,
+    ) -> dict[str, Any]:
+        """Search several sources at once (web, knowledge base, database); results are
+        merged, deduplicated and reranked into one list."""
+        available = self.searcher.registry.types
+        wanted = list(dict.fromkeys(types)) if types else [t for t in ("web", "kb", "db")
+                                                           if t in available]
+        if not wanted:
+            return Result(type="merged", query=query,
+                          error="no search type is available").to_json()
+        ctx = self.context()
+        results = await self.searcher.search_many(
+            [{"type": t, "query": query, "limit": limit} if limit else
+             {"type": t, "query": query} for t in wanted], ctx=ctx)
+        merged = await self.searcher.merge(results, ctx=ctx, query=query,
+                                           top_n=limit or 0)
+        if all(r.error for r in results):
+            merged.error = "; ".join(f"{r.type}: {r.error}" for r in results)
+        return merged.to_json()
+
+
+def _server_class() -> type[MCPServer[Any]]:
+    try:
+        from mcp.server.mcpserver import MCPServer
+    except ImportError:  # mcp 1.x
+        from mcp.server.fastmcp import FastMCP as MCPServer  # type: ignore[no-redef,attr-defined,unused-ignore]
+    return MCPServer
+
+
+def create_server(searcher: Searcher) -> tuple[MCPServer[Any], SearchTools]:
+    """An MCP server offering the four search tools of ``searcher``."""
+    tools = SearchTools(searcher)
+    server = _server_class()(
+        name="agent-search",
+        instructions="Search tools: web_search, kb_search, db_search and search "
+                     "(multi-source). Cite results by their citation_id.")
+    for fn in (tools.web_search, tools.kb_search, tools.db_search, tools.search):
+        server.add_tool(fn, name=fn.__name__, structured_output=True)
+    return server, tools
+
+
+def ensure_handlers(searcher: Searcher, config_dir: Path | None,
+                    assistant_dir: Path | None) -> None:
+    """Register the web, kb and db handlers for any of those types the searcher lacks
+    (a searcher whose builtins did not register them); types already handled are left
+    alone."""
+    from agent_search.db import create_handler as db_handler
+    from agent_search.kb import create_handler as kb_handler
+    from agent_search.web import create_handler as web_handler
+
+    have = set(searcher.registry.types)
+    if "web" not in have:
+        searcher.registry.register(web_handler(searcher.config))
+    if "kb" not in have:
+        searcher.registry.register(kb_handler(searcher.config))
+    if "db" not in have:
+        searcher.registry.register(db_handler(searcher.config, config_dir=config_dir,
+                                              assistant_dir=assistant_dir))
+
+
+@app.command("mcp")
+def mcp_command(
+    config: Annotated[Path | None, typer.Option("--config", help="Configuration folder")] = None,
+    assistant: Annotated[
+        str | None, typer.Option("--assistant", help="Assistant id or folder")
+    ] = None,
+) -> None:
+    """Serve web_search, kb_search, db_search and search over MCP (stdio)."""
+    from agent_search.cli.search import resolve_assistant, resolve_config_dir
+
+    searcher = build_searcher(config, assistant)
+    ensure_handlers(searcher, resolve_config_dir(config), resolve_assistant(assistant))
+    server, _ = create_server(searcher)
+
+    async def serve() -> None:
+        try:
+            await server.run_stdio_async()
+        finally:
+            await searcher.aclose()
+
+    anyio.run(serve)
