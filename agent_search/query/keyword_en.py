@@ -29,8 +29,9 @@ _TOKEN = re.compile(
     r"|(?P<sep>\S)",
     re.IGNORECASE,
 )
-_COMPARATOR_WORDS: list[tuple[str, ...]] = sorted(
-    (tuple(c.split()) for c in EN_COMPARATORS), key=len, reverse=True)
+_COMPARATORS_BY_FIRST_WORD: dict[str, list[tuple[str, ...]]] = {}
+for _phrase in sorted((tuple(c.split()) for c in EN_COMPARATORS), key=len, reverse=True):
+    _COMPARATORS_BY_FIRST_WORD.setdefault(_phrase[0], []).append(_phrase)
 
 
 def _tokens(text: str) -> list[tuple[str, str]]:
@@ -44,7 +45,7 @@ def _tokens(text: str) -> list[tuple[str, str]]:
 
 def _comparator_at(tokens: list[tuple[str, str]], i: int) -> int:
     """Length in tokens of a comparator starting at ``i`` that a number follows, else 0."""
-    for words in _COMPARATOR_WORDS:
+    for words in _COMPARATORS_BY_FIRST_WORD.get(tokens[i][1].lower(), ()):
         n = len(words)
         window = tokens[i:i + n]
         if (len(window) == n and all(k == "word" and t.lower() == w

@@ -65,6 +65,7 @@ class WebHandler:
         self._settings_cache: dict[str, WebSettings] = {}
         self._providers: dict[tuple[str, str], WebProvider] = {}
         self._breakers: dict[tuple[str, str], CircuitBreaker] = {}
+        self._config_keys: dict[int, tuple[WebSettings, str]] = {}
 
     def can_handle(self, ctx: Context, request: Request) -> bool:
         return request.type == "web"
@@ -128,11 +129,7 @@ class WebHandler:
         api_key = api_key_for(settings)
         endpoint = (settings.provider, settings.endpoint or "")
         digest = hashlib.sha256((api_key or "").encode()).hexdigest()[:16]
-        config_key = settings.model_dump_json(
-            include={"provider", "base_url", "timeout", "cx", "cx_env", "engine", "country",
-                     "language", "search_depth", "include_answer", "mcp_servers", "retry",
-                     "breaker", "api_key_env"})
-        key = (config_key, digest)
+        key = (self._config_key(settings), digest)
         provider = self._providers.get(key)
         if provider is None:
             breaker = self._breakers.get(endpoint)
@@ -142,6 +139,19 @@ class WebHandler:
             provider = create_provider(settings, api_key=api_key, breaker=breaker)
             self._providers[key] = provider
         return provider
+
+    def _config_key(self, settings: WebSettings) -> str:
+        """The settings that shape a provider, as a string (memoised per settings object:
+        settings objects are themselves cached, so the id is stable)."""
+        known = self._config_keys.get(id(settings))
+        if known is not None and known[0] is settings:
+            return known[1]
+        key = settings.model_dump_json(
+            include={"provider", "base_url", "timeout", "cx", "cx_env", "engine", "country",
+                     "language", "search_depth", "include_answer", "mcp_servers", "retry",
+                     "breaker", "api_key_env"})
+        self._config_keys[id(settings)] = (settings, key)
+        return key
 
     async def _keyword_query(self, ctx: Context, query: str) -> str:
         from agent_search.query.keyword import extract_keywords_async

@@ -96,15 +96,26 @@ async def call_with_retries(call: Callable[[], Awaitable[T]], settings: RetrySet
                             provider: str) -> T:
     """Run ``call``; retry it on retryable :class:`ProviderError` while attempts and the
     deadline allow. The final error says why retrying stopped."""
-    if settings.attempts <= 1:
+    # fast path: the first attempt runs without the retry machinery
+    try:
         return await call()
+    except ProviderError as exc:
+        if not exc.retryable or settings.attempts <= 1:
+            raise
+        first_failure: list[ProviderError] = [exc]
+
+    async def attempt() -> T:
+        if first_failure:  # replay the first failure so tenacity counts and waits for it
+            raise first_failure.pop()
+        return await call()
+
     loop = _RetryLoop(settings, provider)
     retrying = AsyncRetrying(
         retry=retry_if_exception(_is_retryable), wait=loop.wait, stop=loop.stop,
         sleep=anyio.sleep, before_sleep=loop.before_sleep, retry_error_callback=loop.give_up,
         reraise=True,
     )
-    result: T = await retrying(call)
+    result: T = await retrying(attempt)
     return result
 
 
