@@ -84,11 +84,15 @@ def build_select(catalog: Catalog, entry: ModelEntry, *, select: Sequence[str],
 
 
 def build_count(catalog: Catalog, entry: ModelEntry, *, wheres: Sequence[QueryWhere],
-                caller: Caller) -> sa.Select[Any]:
+                caller: Caller, cap: int) -> sa.Select[Any]:
+    """``count(*)`` of the matches, stopping at ``cap + 1`` rows so that counting a huge
+    match set costs no more than reading ``cap`` index entries."""
     conds = visibility(entry, caller)
     conds.extend(build_where(catalog, entry, w, caller) for w in wheres)
-    stmt = sa.select(sa.func.count()).select_from(entry.table)
-    return stmt.where(*conds) if conds else stmt
+    inner = sa.select(sa.literal(1)).select_from(entry.table)
+    if conds:
+        inner = inner.where(*conds)
+    return sa.select(sa.func.count()).select_from(inner.limit(cap + 1).subquery())
 
 
 def build_where(catalog: Catalog, entry: ModelEntry, where: QueryWhere,

@@ -282,8 +282,15 @@ class DBHandler:
         total = len(rows)
         if len(rows) > q_limit:
             rows = rows[:q_limit]
-            count = build_count(self.catalog, entry, wheres=wheres, caller=caller)
-            total = int((await conn.execute(count)).scalar_one())
+            total = q_limit + 1  # "more than shown" when counting is off
+            cap = self.settings.count_max
+            if cap > q_limit:
+                count = build_count(self.catalog, entry, wheres=wheres, caller=caller, cap=cap)
+                total = int((await conn.execute(count)).scalar_one())
+                if total > cap:
+                    total = cap
+                    warnings.append(f"model {entry.id}: more than {cap} matches; total "
+                                    f"shows {cap} (db.count_max)")
         items = [self._item(entry, row, data_fields, rank, len(rows), confidence)
                  for rank, row in enumerate(rows)]
         executed: dict[str, Any] = {

@@ -12,7 +12,10 @@ The core :class:`~agent_search.config.DBConfig` knows ``enabled``, ``models``, `
 - ``retries``: how often a generator is asked again after giving an invalid DSL;
 - ``read_only``: open the database read-only (SQLite ``mode=ro``, PostgreSQL
   ``default_transaction_read_only``), so no statement a search runs can write;
-- ``statement_timeout_ms``: PostgreSQL statement timeout of search connections.
+- ``statement_timeout_ms``: PostgreSQL statement timeout of search connections;
+- ``count_max``: ``Result.total`` counts matches up to this many (a capped count stays
+  cheap on big tables; beyond it ``total`` is ``count_max`` and a warning says so; 0 turns
+  counting off: ``total`` is then the rows returned, plus one when more exist).
 """
 
 from __future__ import annotations
@@ -39,6 +42,7 @@ class DBSettings(BaseModel):
     retries: int = Field(default=2, ge=0, le=10)
     read_only: bool = True
     statement_timeout_ms: int = Field(default=10_000, ge=0)
+    count_max: int = Field(default=10_000, ge=0)
 
     @classmethod
     def from_config(cls, config: SearchConfig) -> DBSettings:

@@ -223,3 +223,22 @@ async def test_database_is_opened_read_only(chinook: DBHandler) -> None:
         with pytest.raises(sa.exc.DBAPIError):
             await conn.execute(sa.text('DELETE FROM "Genre"'))
             await conn.commit()
+
+
+async def test_total_is_a_capped_count(chinook_url: str, tmp_path: Path) -> None:
+    handler = make_handler(chinook_url, tmp_path, count_max=100)
+    try:
+        r = await handler.search(ctx_for(handler), req("tracks", models=["Track"], limit=5))
+        assert r.error is None and len(r.items) == 5 and r.total == 100
+        assert any("more than 100 matches" in w for w in r.warnings)
+        r = await handler.search(ctx_for(handler), req("Classical tracks", models=["Track"],
+                                                       limit=5))
+        assert r.total == 74 and not any("matches" in w for w in r.warnings)
+    finally:
+        await handler.aclose()
+    handler = make_handler(chinook_url, tmp_path, count_max=0)
+    try:
+        r = await handler.search(ctx_for(handler), req("tracks", models=["Track"], limit=5))
+        assert r.error is None and len(r.items) == 5 and r.total == 6
+    finally:
+        await handler.aclose()

@@ -83,11 +83,11 @@ def test_settings_validate_the_db_section() -> None:
     settings = DBSettings.from_config(SearchConfig(db={"max_results": 5, "value_index_max": 0,
                                                        "wheres": [{"field": "a", "value": 1}]}))
     assert settings.max_results == 5 and settings.wheres[0].field == "a"
-    with pytest.raises(ConfigError, match="db.value_index_max"):
+    with pytest.raises(ConfigError, match=r"db\.value_index_max"):
         DBSettings.from_config(SearchConfig(db={"value_index_max": -1}))
-    with pytest.raises(ConfigError, match="db.wheres.0.op"):
+    with pytest.raises(ConfigError, match=r"db\.wheres\.0\.op"):
         DBSettings.from_config(SearchConfig(db={"wheres": [{"field": "a", "op": "xx"}]}))
-    with pytest.raises(ConfigError, match="db.nonsense: unknown key"):
+    with pytest.raises(ConfigError, match=r"db\.nonsense: unknown key"):
         DBSettings.from_config(SearchConfig(db={"nonsense": 1}))
 
 
