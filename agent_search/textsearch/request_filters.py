@@ -9,6 +9,8 @@ type        field (operators)                     becomes
 ``web``     ``site`` (=, in; OR of sites)         ``request.sites``
             ``time_range`` (=)                    ``request.time_range``
 ``kb``      ``collection`` (=, in; OR)            ``request.collections``
+            any other field (any operator)        ``request.wheres`` (metadata filters the
+                                                  kb handler turns into Qdrant filters)
 ``db``      ``model`` (=, in; OR)                 ``request.models``
             any other field (any operator)        ``request.wheres`` (checked against the
                                                   model's columns by the db handler)
@@ -100,27 +102,28 @@ def _apply_web(text_filter: TextSearchFilter, fields: RequestFields) -> None:
             fields["time_range"] = w.value
 
 
-def _apply_kb(text_filter: TextSearchFilter, fields: RequestFields) -> None:
-    _check_groups_single_field(text_filter, {"collection"})
-    collections = _list_field(text_filter.clauses, "collection")
-    if collections is not None:
-        fields["collections"] = collections
+def _selector_and_wheres(selector: str, request_field: str
+                         ) -> Callable[[TextSearchFilter, RequestFields], None]:
+    """``selector`` clauses (``=``/``in``, or an OR of them) pick ``request_field``
+    (collections, models); every other clause becomes a request ``where``."""
 
+    def apply(text_filter: TextSearchFilter, fields: RequestFields) -> None:
+        wheres: list[QueryWhere] = []
+        for w in text_filter.clauses:
+            if w.field == selector or (w.or_ is not None and all(c.field == selector
+                                                                   for c in w.or_)):
+                continue
+            if selector in TextSearchFilter([w]).fields():
+                raise FilterError(f"filter {selector!r} may not be mixed with other fields "
+                                  "in a group")
+            wheres.append(w)
+        picked = _list_field(text_filter.clauses, selector)
+        if picked is not None:
+            fields[request_field] = picked
+        if wheres:
+            fields["wheres"] = [*fields.get("wheres", []), *wheres]
 
-def _apply_db(text_filter: TextSearchFilter, fields: RequestFields) -> None:
-    wheres: list[QueryWhere] = []
-    for w in text_filter.clauses:
-        if w.field == "model" or (w.or_ is not None and all(c.field == "model"
-                                                             for c in w.or_)):
-            continue
-        if "model" in TextSearchFilter([w]).fields():
-            raise FilterError("filter 'model' may not be mixed with column clauses in a group")
-        wheres.append(w)
-    models = _list_field(text_filter.clauses, "model")
-    if models is not None:
-        fields["models"] = models
-    if wheres:
-        fields["wheres"] = [*fields.get("wheres", []), *wheres]
+    return apply
 
 
 WEB_FILTER = RequestFilter(
@@ -128,13 +131,14 @@ WEB_FILTER = RequestFilter(
     _apply_web,
 )
 KB_FILTER = RequestFilter(
-    FilterSupport.of("knowledge-base search", {"collection": ["=", "in"]}, or_groups=True),
-    _apply_kb,
+    FilterSupport.of("knowledge-base search",
+                     {"collection": ["=", "in"], ANY_FIELD: sorted(OPERATORS)}, or_groups=True),
+    _selector_and_wheres("collection", "collections"),
 )
 DB_FILTER = RequestFilter(
     FilterSupport.of("database search", {"model": ["=", "in"], ANY_FIELD: sorted(OPERATORS)},
                      or_groups=True),
-    _apply_db,
+    _selector_and_wheres("model", "models"),
 )
 NO_FILTER = RequestFilter(FilterSupport(), lambda f, fields: None)
 

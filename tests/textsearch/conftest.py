@@ -47,7 +47,7 @@ class Doc:
 
 class CorpusHandler:
     """Word-overlap search over ``docs``; honours limit, sites, collections, models and
-    equality wheres (``field = value`` on the row data)."""
+    equality wheres (``field = value`` on the row data or the metadata)."""
 
     def __init__(self, type_: str, docs: list[Doc], *, fail: str | None = None) -> None:
         self.type = type_
@@ -71,7 +71,8 @@ class CorpusHandler:
                 continue
             if request.models and doc.model not in request.models:
                 continue
-            if any(w.field is not None and (doc.data or {}).get(w.field) != w.value
+            fields = {**doc.metadata, **(doc.data or {})}
+            if any(w.field is not None and fields.get(w.field) != w.value
                    for w in request.wheres):
                 continue
             overlap = len(q & _words(doc.title + " " + doc.content))

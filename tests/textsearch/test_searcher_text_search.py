@@ -149,9 +149,14 @@ async def test_multi_source_merges_and_type_filter_picks_sources(
 
     kb_only = await ts.get_search_results("search retrieval", {"filter": equal_to("type", "kb")})
     assert {i.type for i in kb_only.items} == {"kb"}
-    with pytest.raises(TextSearchError, match="'site'"):
-        # 'site' is not supported by every type searched
-        await ts.search("kernel", {"filter": equal_to("site", "github.com")})
+    with pytest.raises(TextSearchError, match="cannot filter on field 'author'"):
+        # kb and db take any metadata/column field, web does not: not common to all
+        await ts.search("kernel", {"filter": equal_to("author", "ana")})
+    kb_author = await ts.get_search_results("search retrieval", {
+        "filter": equal_to("type", "kb").equal_to("author", "ana")})
+    sent = handlers.kb.requests[-1]
+    assert [(w.field, w.op, w.value) for w in sent.wheres] == [("author", "=", "ana")]
+    assert [i.document_id for i in kb_author.items] == ["hybrid.md"]
     web_site = await ts.search("kernel", {
         "filter": equal_to("type", "web").equal_to("site", "github.com")})
     assert len(web_site) == 1
