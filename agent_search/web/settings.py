@@ -86,6 +86,8 @@ class MCPServerSettings(_Strict):
     url: str | None = None
     headers: dict[str, str] = Field(default_factory=dict)
     tool: str = "search"
+    keep_alive: bool = Field(default=True, description=(
+        "Keep one connection (one server process for stdio) open across searches"))
 
     @model_validator(mode="after")
     def _one_transport(self) -> MCPServerSettings:

@@ -11,6 +11,7 @@ filter applied, the arguments echoed back); ``search_text`` answers plain text;
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -32,7 +33,7 @@ def search(query: str, limit: int = 10, sites: list[str] | None = None,
     """Search the recorded results."""
     payload = json.loads(RECORDED.read_text(encoding="utf-8-sig"))
     items = [{"title": r["title"], "url": r["url"], "content": r["content"],
-              "score": r["score"], "published": "2024-06-24"}
+              "score": r["score"], "published": "2024-06-24", "server_pid": os.getpid()}
              for r in payload["results"]
              if not sites or any(s in r["url"] for s in sites)]
     return {"items": items[:limit],

@@ -3,6 +3,8 @@ over stdio and over streamable HTTP."""
 
 from __future__ import annotations
 
+import os
+import signal
 import socket
 import subprocess
 import sys
@@ -27,21 +29,45 @@ def stdio_settings(tool: str = "search", **server: Any) -> WebSettings:
 
 
 async def test_stdio_search_through_the_handler() -> None:
+    """One server process serves every search of the handler; a dead one is replaced."""
     settings = stdio_settings()
     config = SearchConfig().merged({"web": settings.model_dump()})
     searcher = Searcher(config)
-    searcher.registry.register(create_handler(config))
-    result = await searcher.search(Request(type="web", query="What is the Semantic Kernel?",
-                                           limit=2, sites=["learn.microsoft.com"],
-                                           time_range="week", timeout=30))
-    assert result.error is None, result.error
-    assert len(result.items) == 2
-    assert all("learn.microsoft.com" in (i.url or "") for i in result.items)
-    first = result.items[0]
-    assert first.title == "Semantic Kernel overview for .NET - .NET | Microsoft Learn"
-    assert first.score == pytest.approx(0.94989765)
-    assert first.metadata["provider"] == "mcp:local"
-    assert first.metadata["published"] == "2024-06-24"
+    handler = create_handler(config)
+    searcher.registry.register(handler)
+    request = Request(type="web", query="What is the Semantic Kernel?", limit=2,
+                      sites=["learn.microsoft.com"], time_range="week", timeout=30)
+    try:
+        result = await searcher.search(request)
+        assert result.error is None, result.error
+        assert len(result.items) == 2
+        assert all("learn.microsoft.com" in (i.url or "") for i in result.items)
+        first = result.items[0]
+        assert first.title == "Semantic Kernel overview for .NET - .NET | Microsoft Learn"
+        assert first.score == pytest.approx(0.94989765)
+        assert first.metadata["provider"] == "mcp:local"
+        assert first.metadata["published"] == "2024-06-24"
+        pid = first.metadata["server_pid"]
+
+        started = time.perf_counter()
+        again = await searcher.search(request)
+        assert time.perf_counter() - started < 1.0  # no new server process to start
+        assert again.items[0].metadata["server_pid"] == pid
+
+        os.kill(pid, signal.SIGKILL)  # the lost connection is replaced within the search
+        renewed = await searcher.search(request)
+        assert renewed.error is None, renewed.error
+        assert renewed.items[0].metadata["server_pid"] != pid
+    finally:
+        await handler.aclose()
+
+
+async def test_keep_alive_off_starts_a_server_per_search() -> None:
+    settings = stdio_settings(keep_alive=False)
+    provider = create_provider(settings)
+    first = await provider.search("q", limit=1)
+    second = await provider.search("q", limit=1)
+    assert first[0].metadata["server_pid"] != second[0].metadata["server_pid"]
 
 
 async def test_tool_arguments_and_answer_shapes_on_one_connection() -> None:
@@ -124,8 +150,13 @@ async def test_streamable_http_server(http_server: str) -> None:
         again = await provider.search("What is the Semantic Kernel?", limit=1)
     assert len(items) == 3 and len(again) == 1
     assert items[0].url == "https://learn.microsoft.com/en-us/dotnet/ai/semantic-kernel-dotnet-overview"
-    # and one connection per search when not kept open
-    assert len(await create_provider(settings).search("q", limit=2)) == 2
+    # and through a kept-open connection, closed explicitly
+    provider = create_provider(settings)
+    try:
+        assert len(await provider.search("q", limit=2)) == 2
+        assert len(await provider.search("q", limit=1)) == 1
+    finally:
+        await provider.aclose()
 
 
 def test_mcp_settings_need_one_transport() -> None:

@@ -8,15 +8,18 @@ JSON ``{"items": [...]}`` (or ``results``), a JSON list of items, or plain text 
 item). Item fields understood: title/name, content/snippet/description/text,
 url/link, score, published/date; other fields go to ``metadata``.
 
-Each search opens its own connection (for stdio: starts the server) unless the
-provider is used as an async context manager, which keeps one connection open for
-the block.
+By default (``keep_alive``) one connection — for stdio, one server process — is opened
+on the first search and kept until :meth:`aclose`; a connection that fails is dropped
+and the next search opens a new one. With ``keep_alive: false`` every search opens its
+own. Used as an async context manager, the provider holds one connection for the block
+in the caller's own task.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import threading
 from contextlib import AsyncExitStack
 from typing import Any, TextIO
 
@@ -26,6 +29,7 @@ from agent_search.types import ResultItem
 from agent_search.web.errors import ProviderError
 from agent_search.web.normalize import clamp_score, one_line, parse_date, position_score, strip_html
 from agent_search.web.providers.base import SearchParams, WebProvider
+from agent_search.web.providers.mcp_connection import KeptConnection
 from agent_search.web.settings import MCPServerSettings
 
 _TITLE_KEYS = ("title", "name")
@@ -57,6 +61,10 @@ class MCPProvider(WebProvider):
         super().__init__(**kwargs)
         self._stack: AsyncExitStack | None = None
         self._client: Any = None
+        self._kept: KeptConnection | None = None
+        self._kept_lock = threading.Lock()
+        self._open_lock = anyio.Lock()
+        self._closed = False
 
     def default_base_url(self) -> str | None:
         return self.config.url
@@ -110,6 +118,65 @@ class MCPProvider(WebProvider):
         stack, self._stack, self._client = self._stack, None, None
         if stack is not None:
             await stack.aclose()
+        with self._kept_lock:
+            self._closed = True
+            kept, self._kept = self._kept, None
+        if kept is not None:
+            await anyio.to_thread.run_sync(kept.close)
+
+    # -- the kept-open connection (web handler) ------------------------------------------
+
+    def _open_kept(self) -> KeptConnection:
+        """Runs in a worker thread; the connection is stored even if the search that
+        asked for it has given up waiting, so the next search can use it."""
+        errlogs: list[TextIO] = []
+
+        def make() -> Any:
+            client, errlog = self._new_client()
+            if errlog is not None:
+                errlogs.append(errlog)
+            return client
+
+        def close_errlogs() -> None:
+            for f in errlogs:
+                f.close()
+
+        conn = KeptConnection(make, name=f"agent-search {self.name}", on_close=close_errlogs)
+        with self._kept_lock:
+            if self._closed or self._kept is not None:
+                existing = self._kept
+                conn.close()
+                if existing is None:
+                    raise ProviderError(self.name, "provider closed")
+                return existing
+            self._kept = conn
+        return conn
+
+    async def _kept_connection(self) -> KeptConnection:
+        if self._kept is not None:
+            return self._kept
+        async with self._open_lock:
+            if self._kept is not None:
+                return self._kept
+            return await anyio.to_thread.run_sync(self._open_kept, abandon_on_cancel=True)
+
+    async def _drop_kept(self, conn: KeptConnection) -> None:
+        with self._kept_lock:
+            if self._kept is conn:
+                self._kept = None
+            else:
+                return
+        await anyio.to_thread.run_sync(conn.close, abandon_on_cancel=True)
+
+    async def _call_kept(self, tool: str, args: dict[str, Any], timeout: float) -> Any:
+        conn = await self._kept_connection()
+        try:
+            return await anyio.to_thread.run_sync(conn.call_tool, tool, args, timeout,
+                                                  abandon_on_cancel=True)
+        except Exception as exc:
+            if not _is_application_error(_leaf(exc)):  # the connection is suspect: renew it
+                await self._drop_kept(conn)
+            raise
 
     # -- one call ------------------------------------------------------------------------
 
@@ -124,6 +191,8 @@ class MCPProvider(WebProvider):
             with anyio.fail_after(timeout):
                 if self._client is not None:
                     result = await self._client.call_tool(tool, args, read_timeout_seconds=timeout)
+                elif self.config.keep_alive:
+                    result = await self._call_kept(tool, args, timeout)
                 else:
                     client, errlog = self._new_client()
                     try:
@@ -143,8 +212,11 @@ class MCPProvider(WebProvider):
                                     retryable=True) from None
             from mcp import MCPError
 
-            if isinstance(leaf, MCPError):
+            if isinstance(leaf, MCPError) and _is_application_error(leaf):
                 raise ProviderError(self.name, f"tool {tool!r}: {leaf.error.message}") from None
+            if isinstance(leaf, MCPError):  # the connection went away: a new one may work
+                raise ProviderError(self.name, f"MCP connection lost ({leaf.error.message})",
+                                    retryable=self.config.keep_alive) from None
             detail = one_line(str(leaf), 160)
             raise ProviderError(self.name, f"cannot reach the MCP server ({type(leaf).__name__}"
                                            f"{': ' + detail if detail else ''})") from None
@@ -197,6 +269,17 @@ class MCPProvider(WebProvider):
             content=strip_html(_first(entry, _CONTENT_KEYS)), url=_first(entry, _URL_KEYS) or None,
             score=clamp_score(score) if score is not None else position_score(position),
             metadata=meta)
+
+
+_CONNECTION_CLOSED = -32000  # mcp_types.CONNECTION_CLOSED (JSON-RPC implementation range)
+
+
+def _is_application_error(exc: BaseException) -> bool:
+    """An error the server sent about the request (unknown tool, bad arguments) rather
+    than a failure of the connection itself."""
+    from mcp import MCPError
+
+    return isinstance(exc, MCPError) and exc.error.code != _CONNECTION_CLOSED
 
 
 def _first(entry: dict[str, Any], keys: tuple[str, ...]) -> Any:
