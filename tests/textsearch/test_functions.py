@@ -199,3 +199,22 @@ async def test_default_plugin_has_three_functions_named_like_semantic_kernel(
         plugin["Nope"]
     with pytest.raises(ValueError, match="two functions named"):
         SearchPlugin("P", [plugin["Search"], plugin["Search"]])
+
+
+async def test_concurrent_tool_calls_share_one_allocator(searcher: Searcher) -> None:
+    """Several tool calls of one model turn run concurrently; their ids never collide."""
+    import anyio
+
+    plugin = create_search_plugin(SearcherTextSearch(searcher))
+    ctx = searcher.context()
+    outputs: list[list[Any]] = []
+
+    async def call(query: str) -> None:
+        outputs.append(await plugin.invoke("GetTextSearchResults",
+                                           {"query": query, "count": 3}, ctx))
+
+    async with anyio.create_task_group() as tg:
+        for q in ("semantic kernel", "hybrid search retrieval", "rock band", "kernel blog"):
+            tg.start_soon(call, q)
+    ids = [r["citation_id"] for out in outputs for r in out]
+    assert len(ids) == 12 and len(set(ids)) == 12
