@@ -9,6 +9,13 @@ Request options (``request.options``) it reads:
   text of its page (the snippet moves to ``metadata["snippet"]``), fetched concurrently
   under the SSRF guard and the limits of ``web.fetch``.
 - ``max_pages`` (int): fetch at most this many pages (default ``web.fetch.max_pages``).
+- ``max_keywords`` (int), ``language`` (str): override ``keyword.max_keywords`` /
+  ``keyword.language`` for this search.
+
+Keyword extraction here is always the builtin one; when ``uses.keyword`` names another
+processor (an assistant, an MCP tool), the agent runtime runs it before the search, and a
+``keywords`` request reaching the handler is served by the builtin extractor with a
+warning in ``Result.warnings``.
 """
 
 from __future__ import annotations
@@ -37,6 +44,8 @@ class WebOptions(BaseModel):
     keywords: bool | None = None
     fetch_pages: bool | None = None
     max_pages: int | None = Field(default=None, ge=1, le=50)
+    max_keywords: int | None = Field(default=None, ge=1, le=100)
+    language: str | None = None
 
 
 def _options(raw: dict[str, Any]) -> WebOptions:
@@ -85,9 +94,14 @@ class WebHandler:
             return fail(str(exc))
 
         query = request.query
+        warnings: list[str] = []
         use_keywords = settings.keywords if options.keywords is None else options.keywords
         if use_keywords:
-            query = await self._keyword_query(ctx, query)
+            query = await self._keyword_query(ctx, query, options)
+            processor = ctx.config.uses.keyword
+            if processor != "builtin":
+                warnings.append(f"uses.keyword {processor!r} is not run by the web handler; "
+                                "builtin keyword extraction was used")
 
         limit = min(request.limit or settings.max_results, settings.max_results)
         with span("web_search", provider=provider.name) as node:
@@ -109,7 +123,8 @@ class WebHandler:
 
             with span("fetch_pages"):
                 await attach_pages(items, settings, max_pages=options.max_pages)
-        return Result(type="web", query=request.query, items=items, total=len(items))
+        return Result(type="web", query=request.query, items=items, total=len(items),
+                      warnings=warnings)
 
     # -- configuration -------------------------------------------------------------------
 
@@ -153,12 +168,13 @@ class WebHandler:
         self._config_keys[id(settings)] = (settings, key)
         return key
 
-    async def _keyword_query(self, ctx: Context, query: str) -> str:
+    async def _keyword_query(self, ctx: Context, query: str, options: WebOptions) -> str:
         from agent_search.query.keyword import extract_keywords_async
 
         kw = ctx.config.keyword
-        keywords = await extract_keywords_async(query, max_keywords=kw.max_keywords,
-                                                language=kw.language)
+        keywords = await extract_keywords_async(
+            query, max_keywords=options.max_keywords or kw.max_keywords,
+            language=options.language or kw.language)
         return " ".join(keywords) if keywords else query
 
     async def aclose(self) -> None:

@@ -183,3 +183,31 @@ async def test_api_key_never_leaks(provider: str, method: str, path: str, env: s
     for text in texts:
         assert SECRET not in text
     assert any("retrying" in r.getMessage() for r in caplog.records)
+
+
+async def test_keyword_options_and_foreign_processor_warning(
+        server: LocalServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SERPER_API_KEY", SECRET)
+    server.route("POST", "/search", Reply(body={"organic": []}))
+    config = SearchConfig().merged({"web": {"provider": "serper", "base_url": server.url},
+                                    "uses": {"keyword": "keyword-agent"}})
+    searcher = Searcher(config)
+    searcher.registry.register(create_handler(config))
+    result = await searcher.search(Request(
+        type="web", query="I want to find the best wireless headphones under $100",
+        options={"keywords": True, "max_keywords": 2}))
+    assert result.error is None
+    assert server.requests[0].json()["q"] == "wireless headphones under $100"
+    assert result.warnings == ["uses.keyword 'keyword-agent' is not run by the web handler; "
+                               "builtin keyword extraction was used"]
+
+
+async def test_bad_site_is_refused_before_any_request(
+        server: LocalServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SERPER_API_KEY", SECRET)
+    searcher = searcher_for({"provider": "serper", "base_url": server.url})
+    result = await searcher.search({"type": "web", "query": "q",
+                                    "sites": ["example.com OR site:evil.com"]})
+    assert result.error is not None
+    assert result.error.startswith("serper: invalid site 'example.com OR site:evil.com'")
+    assert server.requests == []

@@ -191,8 +191,12 @@ class WebProvider(ABC):
                                            f"{', '.join(TIME_RANGES)}")
         if isinstance(sites, str):
             sites = [sites]
-        return SearchParams(query.strip(), max(1, int(limit)),
-                            tuple(clean_site(s) for s in sites if s and s.strip()), time_range)
+        cleaned = tuple(clean_site(s) for s in sites if s and s.strip())
+        for site in cleaned:
+            if any(c.isspace() or c in "\"()" for c in site) or not site:
+                raise ProviderError(self.name, f"invalid site {site[:80]!r}: expected a host "
+                                               "name such as example.com (optionally /path)")
+        return SearchParams(query.strip(), max(1, int(limit)), cleaned, time_range)
 
     async def _search_raw(self, params: SearchParams) -> Any:
         self.breaker.before_call()
@@ -238,7 +242,7 @@ class HttpProvider(WebProvider):
         self._own_client = client is None
         self.client = client or httpx.AsyncClient(
             base_url=self.base_url, headers=self.auth_headers(), follow_redirects=False,
-            timeout=self.timeout, trust_env=False)
+            timeout=self.timeout)
 
     def auth_headers(self) -> dict[str, str]:
         return {}

@@ -95,7 +95,7 @@ class MCPProvider(WebProvider):
             headers = dict(self.config.headers)
             if self.api_key:
                 headers["Authorization"] = f"Bearer {self.api_key}"
-            http = httpx2.AsyncClient(headers=headers, timeout=self.timeout, trust_env=False)
+            http = httpx2.AsyncClient(headers=headers, timeout=self.timeout)
             transport = streamable_http_client(self.config.url or "", http_client=http)
         return Client(transport, cache=None, read_timeout_seconds=self.timeout), errlog
 
