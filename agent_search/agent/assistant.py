@@ -408,6 +408,7 @@ class Assistant:
                     first_token.append(_ms(started))
                 emit(TextDelta(rid, visible))
 
+        rec.durations_ms["llm_start"] = _ms(started)
         error = await self._generate(options, llm_msgs, query, references, citation.format,
                                      text_out, rec)
         tail = tracker.flush()
@@ -458,21 +459,29 @@ class Assistant:
             rec.warnings.append(f"search record not stored: {first_line(exc)}")
 
     async def _auto_search(self, ctx: Context, query: str, rec: SearchRecord) -> list[Result]:
+        """The configured types in parallel. Web keyword extraction (maybe a delegate
+        call) runs inside the web task, so it never delays the kb and db searches."""
         config = ctx.config
         types = config.enabled_types() or [
             t for t in ("web", "kb", "db") if self.searcher.registry.handlers(t)]
-        requests: list[Any] = []
-        for t in types:
-            fields: dict[str, Any] = {"type": t, "query": query}
-            if t == "web":
+        results: list[Result | None] = [None] * len(types)
+
+        async def one(i: int, search_type: str) -> None:
+            fields: dict[str, Any] = {"type": search_type, "query": query}
+            if search_type == "web":
                 keywords = await self.delegates.keywords(
                     config.uses.keyword, query, max_keywords=config.keyword.max_keywords,
                     language=config.keyword.language, warnings=rec.warnings)
                 rec.keywords = keywords
                 if keywords:
                     fields["query"] = " ".join(keywords)
-            requests.append(build_request(config, fields, "auto"))
-        return await self.searcher.search_many(requests, ctx=ctx)
+            results[i] = await self.searcher.search(build_request(config, fields, "auto"),
+                                                    ctx=ctx)
+
+        async with anyio.create_task_group() as tg:
+            for i, search_type in enumerate(types):
+                tg.start_soon(one, i, search_type)
+        return [r for r in results if r is not None]
 
     def _compose(self, msgs: list[Message], hook: HookResponse, references: list[ResultItem],
                  ctx: Context) -> list[Message]:

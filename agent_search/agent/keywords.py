@@ -13,6 +13,7 @@ from typing import Any
 
 import anyio
 
+_DIRECT_MAX_CHARS = 1000
 _WORD = re.compile(r"[\w][\w.+#-]*", re.UNICODE)
 _STOP_WORDS = (
     "a an and are as at be been but by can could did do does for from had has have how i if "
@@ -46,7 +47,12 @@ async def builtin_keywords(text: str, max_keywords: int, language: str,
         return extract_keywords(text, max_keywords=max_keywords, language=language)
 
     try:
-        out: Any = await anyio.to_thread.run_sync(run)
+        # a short Latin-script query takes well under a millisecond: call it directly;
+        # long text, or CJK (which may load a segmentation dictionary once), in a thread
+        if len(text) <= _DIRECT_MAX_CHARS and text.isascii():
+            out: Any = run()
+        else:
+            out = await anyio.to_thread.run_sync(run)
         if inspect.isawaitable(out):
             out = await out
         return [str(k) for k in out][:max_keywords]

@@ -171,7 +171,9 @@ async def test_query_dsl_by_delegate_validated_with_retry(make_assistant, llm_se
     agent_yml = {**yml({"query": use}), **connector_yml(llm_server, "delegate")}
     make_assistant({"name": "w", "connector": "local"}, assistant_id="dsl-worker",
                    agent_yml=agent_yml)
-    a = make_assistant({"name": "t", "search": {"db": True}}, agent_yml=agent_yml)
+    # spawning the MCP server twice (first answer invalid) can take seconds on a busy box
+    a = make_assistant({"name": "t", "search": {"db": True}}, agent_yml=agent_yml,
+                       search_yao={"options": {"timeout": 60, "deadline": 90}})
     write_model_files(a.path / "models")
     db = create_handler(a.searcher.config, assistant_dir=a.path)
     a.searcher.registry.register(db)

@@ -11,6 +11,7 @@ not JSON (skipped with a warning), an ``error`` object mid-stream, HTTP errors (
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 import time
 import weakref
@@ -22,27 +23,43 @@ import httpx
 from agent_search.agent.llm.base import ChatEvent, LLMError, ToolCall
 from agent_search.agent.settings import ConnectorSettings
 
-_LIMITS = httpx.Limits(max_connections=1000, max_keepalive_connections=200)
+_LIMITS = httpx.Limits(max_connections=250, max_keepalive_connections=50)
+_POOL_SHARDS = 8
 
 
 class OpenAIChatClient:
     def __init__(self, name: str, settings: ConnectorSettings) -> None:
         self.name = name
         self.settings = settings
-        self._clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, httpx.AsyncClient]
+        self._clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop,
+                                                 list[httpx.AsyncClient | None]]
         self._clients = weakref.WeakKeyDictionary()
+        self._turn = itertools.count()
 
     def _client(self) -> httpx.AsyncClient:
-        """One pooled client per event loop (an httpx client cannot cross loops)."""
+        """A pooled client of this event loop (an httpx client cannot cross loops).
+
+        Calls rotate over a few small pools instead of one big one: httpcore scans its
+        whole pool on every request and release, which costs O(connections²) when
+        hundreds of streams run at once. Pools are created on first use."""
         loop = asyncio.get_running_loop()
-        client = self._clients.get(loop)
+        shards = self._clients.get(loop)
+        if shards is None:
+            shards = [None] * _POOL_SHARDS
+            self._clients[loop] = shards
+        i = next(self._turn) % _POOL_SHARDS
+        client = shards[i]
         if client is None or client.is_closed:
             s = self.settings
+            # a plain-http endpoint (a local server) never uses TLS: skip loading the CA
+            # bundle, which costs tens of milliseconds per client; redirects are not
+            # followed, so the request cannot end up on https unverified
+            plain_http = s.base_url.lower().startswith("http://")
             client = httpx.AsyncClient(
                 timeout=httpx.Timeout(s.idle_timeout, connect=s.connect_timeout),
-                limits=_LIMITS,
+                limits=_LIMITS, verify=not plain_http, follow_redirects=False,
             )
-            self._clients[loop] = client
+            shards[i] = client
         return client
 
     async def aclose(self) -> None:
@@ -50,9 +67,9 @@ class OpenAIChatClient:
             loop = asyncio.get_running_loop()
         except RuntimeError:
             return
-        client = self._clients.pop(loop, None)
-        if client is not None:
-            await client.aclose()
+        for client in self._clients.pop(loop, None) or []:
+            if client is not None:
+                await client.aclose()
 
     def _payload(self, messages: Sequence[dict[str, Any]],
                  tools: Sequence[dict[str, Any]] | None) -> dict[str, Any]:
@@ -87,15 +104,19 @@ class OpenAIChatClient:
                     body = (await response.aread()).decode("utf-8", "replace")
                     raise LLMError(f"{self.name}: HTTP {response.status_code}: "
                                    f"{_error_message(body)}")
+                finished = False
                 async for line in response.aiter_lines():
                     if time.monotonic() > deadline:
                         raise LLMError(f"{self.name}: no complete answer within "
                                        f"{self.settings.timeout:g}s")
                     data = _sse_data(line)
-                    if data is None:
+                    if data is None or finished:
+                        # after [DONE], read the body to its end: a fully read response
+                        # lets the connection go back to the pool for the next call
                         continue
                     if data == "[DONE]":
-                        break
+                        finished = True
+                        continue
                     try:
                         chunk = json.loads(data)
                     except ValueError:
