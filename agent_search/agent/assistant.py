@@ -54,12 +54,20 @@ from agent_search.agent.delegation import Delegates
 from agent_search.agent.hook_api import HookContext
 from agent_search.agent.hooks import Hooks, hook_error, load_hooks
 from agent_search.agent.llm import ChatClient, LLMError, OpenAIChatClient, stream_offline_answer
+from agent_search.agent.llm.base import ToolCall
 from agent_search.agent.options import Options
 from agent_search.agent.package import AssistantPackage, load_package
 from agent_search.agent.records import RecordStore, SearchRecord
 from agent_search.agent.requests import build_request
 from agent_search.agent.resources import McpResourceHandler
 from agent_search.agent.settings import AgentSettings
+from agent_search.agent.tools import (
+    MAX_TOOL_ROUNDS,
+    SEARCH_TOOL,
+    assistant_tool_message,
+    run_tool_call,
+    search_tool_spec,
+)
 from agent_search.citation import build_prompt
 from agent_search.config import SearchConfig
 from agent_search.context import Context
@@ -410,11 +418,12 @@ class Assistant:
 
         rec.durations_ms["llm_start"] = _ms(started)
         error = await self._generate(options, llm_msgs, query, references, citation.format,
-                                     text_out, rec)
+                                     text_out, rec, ctx, tracker)
         tail = tracker.flush()
         if tail:
             emit(TextDelta(rid, tail))
         rec.durations_ms["llm"] = _ms(t)
+        rec.references = [_reference(i) for i in references]  # + what tool calls found
         if first_token:
             rec.durations_ms["first_text"] = first_token[0]
 
@@ -520,21 +529,46 @@ class Assistant:
 
     async def _generate(self, options: Options, llm_msgs: list[Message], query: str,
                         references: list[ResultItem], fmt: str, text_out: Any,
-                        rec: SearchRecord) -> str | None:
-        """Stream the answer through ``text_out``; the error, if the model failed."""
+                        rec: SearchRecord, ctx: Context, tracker: CitationTracker
+                        ) -> str | None:
+        """Stream the answer through ``text_out``; the error, if the model failed.
+
+        With the ``search`` tool on, the model may call it (up to MAX_TOOL_ROUNDS rounds);
+        found items join ``references`` and the citations the tracker knows."""
         client, reason = self._chat_client(options)
         if client is None:
             async for piece in stream_offline_answer(query, references, reason=reason, fmt=fmt):
                 text_out(piece)
             return None
+        tool_types = self._tool_types()
+        messages = to_llm_messages(llm_msgs)
         produced = False
         try:
-            async for ev in client.stream_chat(to_llm_messages(llm_msgs)):
-                if ev.kind == "text":
-                    produced = True
-                    text_out(ev.text)
-                elif ev.kind == "warning":
-                    rec.warnings.append(ev.text)
+            for round_ in range(MAX_TOOL_ROUNDS + 1):
+                offer = [search_tool_spec(tool_types)] \
+                    if tool_types and round_ < MAX_TOOL_ROUNDS else None
+                calls: list[ToolCall] = []
+                said: list[str] = []
+                async for ev in client.stream_chat(messages, tools=offer):
+                    if ev.kind == "text":
+                        produced = True
+                        said.append(ev.text)
+                        text_out(ev.text)
+                    elif ev.kind == "tool_calls":
+                        calls = ev.tool_calls
+                    elif ev.kind == "warning":
+                        rec.warnings.append(ev.text)
+                if not calls or not offer:
+                    break
+                messages.append(assistant_tool_message("".join(said), calls))
+                for call in calls:
+                    reply, items = await run_tool_call(call, searcher=self.searcher, ctx=ctx,
+                                                       allowed_types=tool_types)
+                    messages.append(reply)
+                    references.extend(items)
+                    tracker.known.update(i.citation_id for i in items if i.citation_id)
+                    rec.searches.append({"type": "tool", "call": call.name,
+                                         "arguments": call.arguments, "count": len(items)})
         except LLMError as exc:
             message = f"llm: {exc}"
             if not produced:  # nothing said yet: answer offline rather than not at all
@@ -544,6 +578,13 @@ class Assistant:
                     text_out(piece)
             return message
         return None
+
+    def _tool_types(self) -> list[str]:
+        """Search types offered to the model through the ``search`` tool (none unless
+        package.yao lists "search" in ``tools``)."""
+        if SEARCH_TOOL not in self.package.tools:
+            return []
+        return [t for t in ("web", "kb", "db") if self.searcher.registry.handlers(t)]
 
 
 def decision_for(assistant: Assistant, options: Options, *, hook_search: bool | None = None,

@@ -47,6 +47,8 @@ class AssistantPackage(BaseModel):
     kb: _Refs = Field(default_factory=_Refs)
     db: _Refs = Field(default_factory=_Refs)
     uses: dict[str, str] = Field(default_factory=dict)
+    tools: list[Literal["search"]] = Field(
+        default_factory=list, description='Tools offered to the model: "search"')
     options: dict[str, Any] = Field(default_factory=dict)
 
     @field_validator("prompts", mode="before")

@@ -9,7 +9,8 @@ behaves according to the requested ``model``:
 * ``malformed`` — like ``cite`` with a chunk that is not JSON and a keep-alive comment;
 * ``error500`` — HTTP 500 with an OpenAI-style error body;
 * ``stall`` — one chunk, then silence for 30 s;
-* ``tools`` — a tool call streamed in fragments;
+* ``tools`` — a ``search`` tool call streamed in fragments; once the request ends with
+  the tool's answer, a reply citing the first two references in it;
 * ``delegate`` — reads a JSON task from the user message (keywords / query / rerank) and
   answers JSON (``query`` answers an invalid DSL first when the text says ``bad_first``);
 * ``bench`` — 20 short tokens, no delay.
@@ -28,6 +29,7 @@ import threading
 from typing import Any
 
 _REF = re.compile(r'"ref": "#ref:([A-Za-z0-9_-]+)"')
+_TOOL_REF = re.compile(r'"ref":\s*"#ref:([A-Za-z0-9_-]+)"')
 
 
 def _chunk(content: str | None = None, *, tool_calls: list[dict[str, Any]] | None = None,
@@ -147,6 +149,9 @@ class ChatServer:
         elif model == "stall":
             await send(_chunk("Thinking"))
             await asyncio.sleep(30)
+        elif model == "tools" and body["messages"][-1].get("role") == "tool":
+            ids = _TOOL_REF.findall(body["messages"][-1].get("content", ""))[:2]
+            await send(_chunk("From the tool: " + " ".join(f"#ref:{i}" for i in ids)))
         elif model == "tools":
             await send(_chunk(tool_calls=[{"index": 0, "id": "call_1", "type": "function",
                                            "function": {"name": "search", "arguments": ""}}]))

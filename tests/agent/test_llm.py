@@ -154,3 +154,23 @@ def test_bracket_format_and_holdback() -> None:
     assert t.feed("] and [x]") == "[2] and [x]"
     assert t.used == ["2"] and t.unknown == ["x"]
     assert t.flush() == ""
+
+
+async def test_model_calls_the_search_tool(make_assistant, llm_server) -> None:
+    kb = StaticHandler("kb", kb_items(3))
+    web = StaticHandler("web", web_items(2))
+    a = make_assistant({"name": "t", "connector": "local", "tools": ["search"],
+                        "search": {"web": True}},
+                       agent_yml=connector_yml(llm_server, "tools"), handlers=[kb, web])
+    events = await run(a, "question")
+    # auto web search gave ids 1-2; the model's kb search got 3-5 (unique in the request)
+    assert kb.requests[0].query == "hello" and kb.requests[0].source == "hook"
+    assert text_of(events) == "From the tool: #ref:3 #ref:4"
+    citations = next(e for e in events if e["event"] == "citations")
+    assert citations == {**citations, "used": ["3", "4"], "unknown": []}
+    assert [r["citation_id"] for r in events[-1]["references"]] == ["3", "4"]
+    first, second = llm_server.requests
+    assert first["tools"][0]["function"]["name"] == "search"
+    assert second["messages"][-2]["tool_calls"][0]["id"] == "call_1"
+    assert second["messages"][-1]["role"] == "tool"
+    assert second["messages"][-1]["tool_call_id"] == "call_1"
