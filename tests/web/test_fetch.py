@@ -101,7 +101,7 @@ async def test_redirects_are_followed_and_rechecked(server: LocalServer) -> None
 async def test_caps_on_bytes_chars_time_and_type(server: LocalServer) -> None:
     big = "<html><body><article>" + "<p>word " * 50_000 + "</article></body></html>"
     server.route("GET", "/big", html(big))
-    server.route("GET", "/slow", html(delay=1.5))
+    server.route("GET", "/slow", html(delay=3.0))
     server.route("GET", "/pdf",
                  Reply(body=b"%PDF-1.4", headers={"content-type": "application/pdf"}))
     server.route("GET", "/missing", Reply(404, b"nope", {"content-type": "text/html"}))
@@ -110,7 +110,7 @@ async def test_caps_on_bytes_chars_time_and_type(server: LocalServer) -> None:
     big_page, slow, pdf, missing = await fetch_pages(
         [f"{server.url}/{p}" for p in ("big", "slow", "pdf", "missing")],
         settings=settings, allow_private_hosts=LOCAL)
-    assert time.perf_counter() - started < 1.4
+    assert time.perf_counter() - started < 2.5  # the slow page would take 3 s
     assert big_page.error is None and big_page.truncated and len(big_page.text) <= 500
     assert slow.error is not None and "timed out" in slow.error
     assert pdf.error == "unsupported content type application/pdf"
@@ -125,7 +125,7 @@ async def test_concurrency_is_bounded(server: LocalServer) -> None:
         with lock:
             state["now"] += 1
             state["max"] = max(state["max"], state["now"])
-        time.sleep(0.1)
+        time.sleep(0.2)
         with lock:
             state["now"] -= 1
         return html()

@@ -51,7 +51,7 @@ async def test_stdio_search_through_the_handler() -> None:
 
         started = time.perf_counter()
         again = await searcher.search(request)
-        assert time.perf_counter() - started < 1.0  # no new server process to start
+        assert time.perf_counter() - started < 1.5  # no new server process to start
         assert again.items[0].metadata["server_pid"] == pid
 
         os.kill(pid, signal.SIGKILL)  # the lost connection is replaced within the search

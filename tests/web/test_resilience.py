@@ -77,7 +77,7 @@ async def test_retry_after_beyond_the_deadline_is_not_waited_for(server: LocalSe
             await provider.search("q")
         elapsed = time.perf_counter() - started
     assert "would pass the deadline" in str(info.value)
-    assert elapsed < 0.5
+    assert elapsed < 0.9
     assert len(server.requests) == 1
 
 
@@ -100,7 +100,7 @@ async def test_slow_provider_stays_inside_the_request_timeout(
     elapsed = time.perf_counter() - started
     assert result.error is not None
     assert "timed out" in result.error or "deadline" in result.error
-    assert elapsed < 1.0
+    assert elapsed < 1.5  # the provider would take 2 s
 
 
 async def test_tavily_429_retry_after_seen_through_the_official_client(
