@@ -26,9 +26,10 @@ import typer
 from pydantic import Field, ValidationError
 
 from agent_search.citation import CitationAllocator
-from agent_search.cli.app import app
+from agent_search.cli.app import app, fail
 from agent_search.cli.search import build_searcher
 from agent_search.context import Context
+from agent_search.errors import AgentSearchError
 from agent_search.searcher import Searcher
 from agent_search.types import MAX_QUERY_CHARS, Request, Result
 
@@ -185,12 +186,17 @@ def mcp_command(
     assistant: Annotated[
         str | None, typer.Option("--assistant", help="Assistant id or folder")
     ] = None,
+    as_json: Annotated[bool, typer.Option(
+        "--json", help="Accepted for uniformity: MCP speaks JSON-RPC on stdout anyway")] = False,
 ) -> None:
     """Serve web_search, kb_search, db_search and search over MCP (stdio)."""
     from agent_search.cli.search import resolve_assistant, resolve_config_dir
 
     searcher = build_searcher(config, assistant)
-    ensure_handlers(searcher, resolve_config_dir(config), resolve_assistant(assistant))
+    try:
+        ensure_handlers(searcher, resolve_config_dir(config), resolve_assistant(assistant))
+    except (ValueError, AgentSearchError) as exc:
+        fail(str(exc))
     server, _ = create_server(searcher)
 
     async def serve() -> None:

@@ -107,3 +107,21 @@ async def test_mcp_session_lists_and_calls_the_search_tools(
 
         bad_type = await session.call_tool("search", {"query": QUERY, "types": ["ftp"]})
         assert bad_type.is_error
+
+
+def test_mcp_command_with_bad_configuration_exits_with_one_line(tmp_path: Path) -> None:
+    import subprocess
+
+    config = tmp_path / "config"
+    config.mkdir()
+    (config / "search.yao").write_text('{"web": {"provider": "nope"}}')
+    proc = subprocess.run(
+        [sys.executable, "-m", "agent_search", "mcp", "--config", str(config)],
+        input="", capture_output=True, text=True, timeout=120, cwd=tmp_path,
+        env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT),
+             "AGENT_SEARCH_HOME": str(tmp_path / "home")})
+    assert proc.returncode == 2
+    assert proc.stdout == ""
+    assert proc.stderr.strip().splitlines() == [
+        "agent-search: error: web.provider: unknown provider 'nope'; one of tavily, serper, "
+        "serpapi, brave, google, bing, searxng or mcp:<server>"]
