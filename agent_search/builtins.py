@@ -19,6 +19,23 @@ def register_builtin_handlers(
     config_dir: str | Path | None = None,
     assistant_dir: str | Path | None = None,
 ) -> None:
-    """Register every builtin handler on ``searcher`` (none is contacted yet: handlers
-    connect lazily on their first search)."""
-    return None
+    """Register the builtin ``web``, ``kb`` and ``db`` handlers on ``searcher``.
+
+    Nothing is contacted yet: handlers connect lazily on their first search. A bad
+    section of the configuration raises :class:`~agent_search.errors.ConfigError`
+    naming the key.
+    """
+    from agent_search.db import create_handler as create_db_handler
+    from agent_search.kb import create_handler as create_kb_handler
+    from agent_search.web import create_handler as create_web_handler
+
+    config = searcher.config
+    searcher.registry.register(create_web_handler(config))
+    searcher.registry.register(create_kb_handler(config))
+    searcher.registry.register(
+        create_db_handler(
+            config,
+            config_dir=Path(config_dir) if config_dir is not None else None,
+            assistant_dir=Path(assistant_dir) if assistant_dir is not None else None,
+        )
+    )

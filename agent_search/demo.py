@@ -1,0 +1,84 @@
+"""``make demo``: build the demo's data from the project itself, then ask the demo assistant.
+
+1. the sample shop database (products and orders, with permission columns) in
+   ``$AGENT_SEARCH_HOME/agent.db``, generated here — no outside data;
+2. the ``docs`` knowledge-base collection from the project's README and ``docs/``
+   (idempotent: a second run re-embeds nothing that did not change);
+3. ``agent-search ask`` on ``assistants/demo`` for a few questions, with live progress,
+   auto search of kb, db and web (web degrades to a clean error without an API key),
+   and an answer with citations (offline extractive responder when no LLM is configured).
+
+Run ``python -m agent_search.demo [QUESTION ...]`` from the project root.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import anyio
+from rich.console import Console
+from rich.progress import Progress
+
+from agent_search.config import load_config
+
+ROOT = Path(__file__).resolve().parents[1]
+QUESTIONS = (
+    "How does agent-search keep citation ids unique across hooks and auto search?",
+    "Which products under $50 are in stock?",
+)
+
+console = Console()
+
+
+def _knowledge_sources() -> list[Path]:
+    sources = [ROOT / "README.md", ROOT / "docs"]
+    return [p for p in sources if p.exists()]
+
+
+async def build_demo_data() -> None:
+    """Create what the demo assistant searches; safe to run again."""
+    from agent_search.db.sample import create_sample_database_async
+    from agent_search.kb import ingest_paths
+
+    config = load_config(ROOT / "config", assistant_dir=ROOT / "assistants" / "demo")
+    config.home.mkdir(parents=True, exist_ok=True)
+    db_path = config.home / "agent.db"
+    if not db_path.exists():
+        await create_sample_database_async(db_path)
+        console.print(f"[green]✓[/green] sample database: {db_path}")
+    else:
+        console.print(f"[green]✓[/green] sample database already there: {db_path}")
+
+    with Progress(console=console, transient=True) as bar:
+        task = bar.add_task("ingesting docs (chunks)", total=None)
+
+        def progress(done: int, total: int) -> None:  # called from a worker thread
+            bar.update(task, completed=done, total=total)
+
+        report = await ingest_paths(config, _knowledge_sources(), "docs", progress=progress)
+    console.print(
+        f"[green]✓[/green] knowledge base 'docs': {report.files} files, {report.chunks} chunks "
+        f"({report.embedded} embedded, {report.unchanged} unchanged) in {report.seconds:.1f} s"
+    )
+    for skipped in report.skipped:
+        console.print(f"  [yellow]skipped[/yellow] {skipped.source}: {skipped.reason}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    questions = (sys.argv[1:] if argv is None else argv) or list(QUESTIONS)
+    console.rule("agent-search demo: building the data")
+    anyio.run(build_demo_data)
+    from agent_search.cli import app
+
+    for question in questions:
+        console.rule(f"ask: {question}")
+        code = app(args=["ask", question, "--assistant", str(ROOT / "assistants" / "demo"),
+                         "--config", str(ROOT / "config")], standalone_mode=False)
+        if isinstance(code, int) and code:
+            return code
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
