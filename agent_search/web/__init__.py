@@ -8,6 +8,8 @@ Providers (``web.provider``): tavily, serper, serpapi, brave, google, bing, sear
 class) with ``await provider.search(query, limit=..., sites=..., time_range=...)``.
 """
 
+from typing import Any
+
 from agent_search.web.errors import (
     CircuitOpenError,
     MissingAPIKeyError,
@@ -43,6 +45,16 @@ from agent_search.web.settings import (
 )
 from agent_search.web.ssrf import GuardedNetworkBackend, HostPolicy
 
+
+def __getattr__(name: str) -> Any:
+    """``MCPProvider`` is imported on first use: the mcp SDK is heavy to import."""
+    if name == "MCPProvider":
+        from agent_search.web.providers.mcp import MCPProvider
+
+        return MCPProvider
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 __all__ = [
     "PROVIDERS",
     "PROVIDER_CLASSES",
@@ -56,6 +68,7 @@ __all__ = [
     "GuardedNetworkBackend",
     "HostPolicy",
     "HttpProvider",
+    "MCPProvider",
     "MCPServerSettings",
     "MissingAPIKeyError",
     "Page",

@@ -72,7 +72,8 @@ class WebHandler:
         self.config = config or SearchConfig()
         self.settings = WebSettings.from_section(self.config.web)
         self._settings_cache: dict[str, WebSettings] = {}
-        self._providers: dict[tuple[str, str], WebProvider] = {}
+        self._providers: dict[str, tuple[str, WebProvider]] = {}
+        self._retired: list[WebProvider] = []
         self._breakers: dict[tuple[str, str], CircuitBreaker] = {}
         self._config_keys: dict[int, tuple[WebSettings, str]] = {}
 
@@ -144,15 +145,18 @@ class WebHandler:
         api_key = api_key_for(settings)
         endpoint = (settings.provider, settings.endpoint or "")
         digest = hashlib.sha256((api_key or "").encode()).hexdigest()[:16]
-        key = (self._config_key(settings), digest)
-        provider = self._providers.get(key)
-        if provider is None:
-            breaker = self._breakers.get(endpoint)
-            if breaker is None:
-                breaker = self._breakers[endpoint] = CircuitBreaker(settings.provider,
-                                                                    settings.breaker)
-            provider = create_provider(settings, api_key=api_key, breaker=breaker)
-            self._providers[key] = provider
+        key = self._config_key(settings)
+        known = self._providers.get(key)
+        if known is not None and known[0] == digest:
+            return known[1]
+        breaker = self._breakers.get(endpoint)
+        if breaker is None:
+            breaker = self._breakers[endpoint] = CircuitBreaker(settings.provider,
+                                                                settings.breaker)
+        provider = create_provider(settings, api_key=api_key, breaker=breaker)
+        if known is not None:  # the key changed: the old client is closed with the handler
+            self._retired.append(known[1])
+        self._providers[key] = (digest, provider)
         return provider
 
     def _config_key(self, settings: WebSettings) -> str:
@@ -179,7 +183,8 @@ class WebHandler:
 
     async def aclose(self) -> None:
         """Close every provider's connections."""
-        providers, self._providers = list(self._providers.values()), {}
+        providers = [p for _, p in self._providers.values()] + self._retired
+        self._providers, self._retired = {}, []
         for provider in providers:
             await provider.aclose()
 

@@ -211,3 +211,17 @@ async def test_bad_site_is_refused_before_any_request(
     assert result.error is not None
     assert result.error.startswith("serper: invalid site 'example.com OR site:evil.com'")
     assert server.requests == []
+
+
+async def test_a_changed_key_is_used_on_the_next_search(
+        server: LocalServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    server.route("POST", "/search", Reply(body={"organic": []}))
+    searcher = searcher_for({"provider": "serper", "base_url": server.url})
+    monkeypatch.setenv("SERPER_API_KEY", "first-key-1111")
+    assert (await searcher.search({"type": "web", "query": "q"})).error is None
+    monkeypatch.setenv("SERPER_API_KEY", "second-key-2222")
+    assert (await searcher.search({"type": "web", "query": "q"})).error is None
+    assert [r.headers["x-api-key"] for r in server.requests] == ["first-key-1111",
+                                                                 "second-key-2222"]
+    handler = searcher.registry.handlers("web")[0]
+    await handler.aclose()  # type: ignore[attr-defined]

@@ -81,12 +81,22 @@ def create_provider(settings: WebSettings, *, api_key: str | None = None,
     return cls(**common, **extras)
 
 
+def __getattr__(name: str) -> Any:
+    """``MCPProvider`` is imported on first use: the mcp SDK is heavy to import."""
+    if name == "MCPProvider":
+        from agent_search.web.providers.mcp import MCPProvider
+
+        return MCPProvider
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 __all__ = [
     "PROVIDER_CLASSES",
     "BingProvider",
     "BraveProvider",
     "GoogleProvider",
     "HttpProvider",
+    "MCPProvider",
     "ProviderResponse",
     "SearXNGProvider",
     "SearchParams",
