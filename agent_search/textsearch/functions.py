@@ -257,7 +257,22 @@ class SearchFunction:
 
     async def invoke(self, arguments: Mapping[str, Any] | str | None = None,
                      ctx: Context | None = None) -> list[Any]:
-        """Validate ``arguments``, run the search, return JSON-ready results."""
+        """Validate ``arguments``, run the search, return JSON-ready results.
+
+        Raises :class:`ToolArgumentError` for bad arguments and :class:`TextSearchError`
+        (one line) when the search fails; a runtime hands ``str(exc)`` back to the model.
+        """
+        results = await self.run(arguments, ctx)
+        records = results.items
+        if self.string_mapper is not None:
+            return [self.string_mapper(r) for r in records]
+        return [to_jsonable(r) for r in records]
+
+    async def run(self, arguments: Mapping[str, Any] | str | None = None,
+                  ctx: Context | None = None) -> KernelSearchResults[Any]:
+        """Like :meth:`invoke` but returns the search's own results (records, metadata;
+        a text result's ``inner_content`` is the :class:`ResultItem` when it came through
+        the searcher), for runtimes that also keep the items as references."""
         args = self.validate_arguments(arguments)
         base = resolve_options(self.options)
         update: dict[str, Any] = {}
@@ -268,11 +283,7 @@ class SearchFunction:
         if self.filter_update is not None:
             update["filter"] = self.filter_update(base.filter, args)
         options = base.model_copy(update=update)
-        results = await self.method(str(args["query"]), options, ctx=ctx)
-        records = results.items
-        if self.string_mapper is not None:
-            return [self.string_mapper(r) for r in records]
-        return [to_jsonable(r) for r in records]
+        return await self.method(str(args["query"]), options, ctx=ctx)
 
     async def invoke_text(self, arguments: Mapping[str, Any] | str | None = None,
                           ctx: Context | None = None) -> str:

@@ -24,6 +24,7 @@ from agent_search.textsearch import (
     site_parameter,
     skip_parameter,
 )
+from agent_search.types import ResultItem
 
 from .conftest import Handlers
 
@@ -109,6 +110,9 @@ async def test_text_search_result_output_carries_links_and_citation_ids(
     assert [set(r) for r in out] == [{"name", "value", "link", "citation_id"}] * 2
     assert [r["citation_id"] for r in out] == ["6", "7"]
     assert all(r["link"].startswith("https://") for r in out)
+    raw = await fn.run({"query": QUERY, "count": 1}, ctx)
+    assert isinstance(raw.items[0].inner_content, ResultItem)
+    assert raw.items[0].inner_content.citation_id == raw.items[0].citation_id == "8"
 
 
 async def test_native_output_is_the_items_json(searcher: Searcher) -> None:
