@@ -4,8 +4,10 @@ Only what the schema knows gets into SQL: columns are looked up on the table obj
 interpolated), operators come from a fixed table, and every value is a bound parameter
 coerced to its column's type (a value that can't be one is an error naming the field).
 The statement is built as: permission clause AND soft-delete filter AND preset wheres AND
-generated wheres; preset orders, then generated orders, then the primary key (so results
-are deterministic on every database); limit capped by the caller.
+generated wheres; preset orders, then generated orders, then the primary key as a
+tie-breaker; limit capped by the caller. Without any order the rows come in the order the
+database finds them (no ORDER BY: on a big table a forced sort of every match would cost
+more than the search).
 
 ``like`` is case-insensitive (``ILIKE`` on PostgreSQL, ``lower() LIKE lower()`` on
 SQLite); a pattern without ``%`` or ``_`` matches as "contains".
@@ -71,15 +73,21 @@ def build_select(catalog: Catalog, entry: ModelEntry, *, select: Sequence[str],
         stmt = stmt.where(*conds)
     seen: set[str] = set()
     order_by: list[sa.ColumnElement[Any]] = []
+    direction = "asc"
     for o in orders:
         col = _column(entry, o.field)
         if col.name in seen:
             continue
         seen.add(col.name)
+        direction = o.order
         order_by.append(col.desc() if o.order == "desc" else col.asc())
-    for name in entry.primary_key:
-        if name not in seen:
-            order_by.append(table.c[name].asc())
+    if order_by:
+        # ties broken by the primary key in the same direction, so an index on the order
+        # column (which ends with the row id) can still be walked instead of sorting
+        for name in entry.primary_key:
+            if name not in seen:
+                order_by.append(table.c[name].desc() if direction == "desc"
+                                else table.c[name].asc())
     return stmt.order_by(*order_by).limit(limit)
 
 

@@ -56,6 +56,7 @@ class ModelEntry:
     soft_delete: bool = False
     missing: str | None = None
     values: dict[str, list[str]] | None = None
+    schemas: dict[bool, ModelSchema] = field(default_factory=dict)
     _values_lock: anyio.Lock = field(default_factory=anyio.Lock)
 
     @property
@@ -155,10 +156,17 @@ class Catalog:
         return out
 
     async def schema_with_values(self, entry: ModelEntry, *, queryable: bool) -> ModelSchema:
+        """The entry's schema with its value index, for generators (built once, cached:
+        the same objects come back on every search)."""
+        cached = entry.schemas.get(queryable)
+        if cached is not None:
+            return cached
         values = await self.values(entry)
         fields = [f.model_copy(update={"values": values.get(f.name, [])})
                   for f in entry.schema.fields]
-        return entry.schema.model_copy(update={"fields": fields, "queryable": queryable})
+        schema = entry.schema.model_copy(update={"fields": fields, "queryable": queryable})
+        entry.schemas[queryable] = schema
+        return schema
 
 
 def _reflect(sync_conn: sa.Connection) -> sa.MetaData:

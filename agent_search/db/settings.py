@@ -42,7 +42,7 @@ class DBSettings(BaseModel):
     retries: int = Field(default=2, ge=0, le=10)
     read_only: bool = True
     statement_timeout_ms: int = Field(default=10_000, ge=0)
-    count_max: int = Field(default=10_000, ge=0)
+    count_max: int = Field(default=1_000, ge=0)
 
     @classmethod
     def from_config(cls, config: SearchConfig) -> DBSettings:

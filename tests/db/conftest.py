@@ -263,6 +263,7 @@ def shop_url(backend: str, request: pytest.FixtureRequest) -> str:
 
 def make_handler(url: str, tmp_path: Path, *, assistant_dir: Path | None = None,
                  config_dir: Path | None = None, **db: Any) -> DBHandler:
+    db.setdefault("count_max", 100_000)  # exact totals (the default cap is 1,000)
     config = SearchConfig(home=tmp_path / "home", db={"url": url, **db})
     return create_handler(config, config_dir=config_dir, assistant_dir=assistant_dir)
 
