@@ -22,6 +22,7 @@ Handlers of your own types get a :class:`RequestFilter` of your own (see
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -89,11 +90,26 @@ def _check_groups_single_field(text_filter: TextSearchFilter, allowed: set[str])
                               "at the top level")
 
 
+_SITE = re.compile(r"^(https?://)?[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?"
+                   r"(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*(?::\d{1,5})?"
+                   r"(?:/[A-Za-z0-9._~%/-]*)?$")
+
+
+def _check_site(site: str) -> str:
+    """A host (optionally with a path prefix): anything else could smuggle search
+    operators (``a.com OR site:b.com``) past the restriction into the provider's query."""
+    site = site.strip()
+    if len(site) > 253 or not _SITE.match(site):
+        raise FilterError(f"filter 'site': {site[:80]!r} is not a domain name "
+                          "(e.g. devblogs.microsoft.com)")
+    return site
+
+
 def _apply_web(text_filter: TextSearchFilter, fields: RequestFields) -> None:
     _check_groups_single_field(text_filter, {"site"})
     sites = _list_field(text_filter.clauses, "site")
     if sites is not None:
-        fields["sites"] = sites
+        fields["sites"] = [_check_site(s) for s in sites]
     for w in text_filter.clauses:
         if w.field == "time_range":
             if w.value not in ("day", "week", "month", "year"):

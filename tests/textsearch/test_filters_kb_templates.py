@@ -74,6 +74,14 @@ def test_web_filter_translation() -> None:
     assert fields == {"sites": ["a.com", "b.com", "c.com"], "time_range": "week"}
     with pytest.raises(FilterError, match="one field"):
         WEB_FILTER.apply(any_of(equal_to("site", "a.com"), equal_to("time_range", "day")), {})
+    for bad in ("a.com OR site:b.com", "a.com\nignore", '"a.com"', "-a.com", ""):
+        with pytest.raises(FilterError, match="filter 'site'"):
+            WEB_FILTER.apply(equal_to("site", bad), {})
+    ok: dict[str, object] = {}
+    WEB_FILTER.apply(where("site", "in", ["https://learn.microsoft.com/en-us/",
+                                          "localhost:8080", "xn--bcher-kva.example"]), ok)
+    assert ok["sites"] == ["https://learn.microsoft.com/en-us/", "localhost:8080",
+                           "xn--bcher-kva.example"]
     narrowed: dict[str, object] = {}
     WEB_FILTER.apply(where("site", "in", ["a.com", "b.com"]).equal_to("site", "b.com"),
                      narrowed)
