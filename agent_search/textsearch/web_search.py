@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agent_search.config import SearchConfig
 from agent_search.context import Context
@@ -41,11 +41,11 @@ from agent_search.textsearch.results import KernelSearchResults, SearchOptions, 
 from agent_search.textsearch.web_records import native_records
 from agent_search.trace import TraceNode, activate, current_node, span
 from agent_search.types import ResultItem
-from agent_search.web.errors import ProviderError
-from agent_search.web.fetch import fetch_pages
-from agent_search.web.providers import WebProvider, create_provider
-from agent_search.web.providers.base import ProviderResponse
-from agent_search.web.settings import FetchSettings, WebSettings
+
+if TYPE_CHECKING:  # the web package is imported on first use: it is heavy
+    from agent_search.web.providers import WebProvider
+    from agent_search.web.providers.base import ProviderResponse
+    from agent_search.web.settings import FetchSettings
 
 
 def _is_answer(item: ResultItem) -> bool:
@@ -63,6 +63,8 @@ class WebProviderTextSearch(TextSearch[Any]):
                  allow_private_hosts: Iterable[str] = (),
                  string_mapper: StringMapper | None = None,
                  result_mapper: ResultMapper | None = None) -> None:
+        from agent_search.web.settings import FetchSettings
+
         super().__init__(string_mapper=string_mapper, result_mapper=result_mapper)
         self.provider = provider
         self.fetch = fetch or FetchSettings()
@@ -74,6 +76,9 @@ class WebProviderTextSearch(TextSearch[Any]):
                     ) -> WebProviderTextSearch:
         """The provider the ``web`` section configures (provider, base_url, key env,
         fetch limits, allowed private hosts); raises ConfigError naming a bad key."""
+        from agent_search.web.providers import create_provider
+        from agent_search.web.settings import WebSettings
+
         settings = WebSettings.from_section((config or SearchConfig()).web)
         kwargs.setdefault("fetch", settings.fetch)
         kwargs.setdefault("allow_private_hosts", settings.allow_private_hosts)
@@ -134,6 +139,8 @@ class WebProviderTextSearch(TextSearch[Any]):
                             ctx: Context | None = None) -> KernelSearchResults[TextSearchResult]:
         """Results whose value is the full text of each page (snippet when a page cannot
         be fetched)."""
+        from agent_search.web.fetch import fetch_pages
+
         texts = await self.get_text_search_results(query, options, ctx=ctx)
         targets = [r for r in texts.items if r.link]
         with _traced(ctx, "fetch_pages", count=len(targets)):
@@ -155,6 +162,8 @@ class WebProviderTextSearch(TextSearch[Any]):
 
     async def _search(self, query: str, options: OptionsLike, ctx: Context | None
                       ) -> tuple[SearchOptions, ProviderResponse]:
+        from agent_search.web.errors import ProviderError
+
         text, opts = self.prepare(query, options)
         fields: dict[str, Any] = {}
         if opts.filter:
