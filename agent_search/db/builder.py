@@ -130,7 +130,7 @@ def _relation_where(catalog: Catalog, entry: ModelEntry, where: QueryWhere,
         raise DSLBuildError(f"model {entry.id}: relation {rel.name!r} points at an "
                             f"unavailable model {rel.model!r}")
     # an alias keeps the subquery independent even when the relation points at its own table
-    alias = target.table.alias()
+    alias = target.alias
     col = _column(target, field_name, alias)
     inner = [_comparison(col, where.op, where.value, f"{rel.name}.{col.name}"),
              *visibility(target, caller, alias)]

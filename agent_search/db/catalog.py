@@ -59,9 +59,19 @@ class ModelEntry:
     schemas: dict[bool, ModelSchema] = field(default_factory=dict)
     _values_lock: anyio.Lock = field(default_factory=anyio.Lock)
 
+    _alias: sa.FromClause | None = None
+
     @property
     def primary_key(self) -> list[str]:
         return [c.name for c in self.table.primary_key.columns]
+
+    @property
+    def alias(self) -> sa.FromClause:
+        """An alias of the table for subqueries (independent of the outer table, even in a
+        self-relation); one object, so statements built with it cache well."""
+        if self._alias is None:
+            self._alias = self.table.alias()
+        return self._alias
 
 
 class Catalog:

@@ -325,7 +325,7 @@ class DBHandler:
             target = self.catalog.find(rel.model)
             if target is None or target.missing:
                 continue
-            alias = target.table.alias()  # independent of the outer table (self-relations)
+            alias = target.alias  # independent of the outer table (self-relations)
             names = [alias.c[n] for n in _name_fields(target)]
             title: Any
             if names:

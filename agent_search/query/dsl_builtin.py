@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -163,6 +164,20 @@ class _Plan:
     notes: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     confidence: float = EXACT_CONFIDENCE
+
+
+@dataclass(slots=True)
+class _ValueIndex:
+    exact: dict[str, list[tuple[_Candidate, str]]] = field(default_factory=dict)
+    odd: list[tuple[_Candidate, str, str]] = field(default_factory=list)
+    max_words: int = 1
+    choices: list[str] = field(default_factory=list)
+    owners: list[tuple[_Candidate, str]] = field(default_factory=list)
+
+
+_INDEX_CACHE: OrderedDict[tuple[Any, ...], tuple[list[ModelSchema], _ValueIndex]] = \
+    OrderedDict()
+_INDEX_CACHE_SIZE = 64
 
 
 class BuiltinDSLGenerator:
@@ -583,22 +598,25 @@ class _Parser:
                 mentions: list[tuple[tuple[int, int], _Candidate, bool]],
                 model_mentions: dict[str, list[tuple[int, int]]]) -> None:
         """Equality on categorical values, exact then fuzzy, own fields and one hop."""
+        index = self._value_index(candidates)
+        hits: list[tuple[tuple[int, int], _Candidate, str]] = []
+        words = [m.span() for m in _WORD.finditer(self.low)]
+        for i in range(len(words)):
+            for n in range(1, min(index.max_words, len(words) - i) + 1):
+                span = (words[i][0], words[i + n - 1][1])
+                for cand, value in index.exact.get(self.low[span[0]:span[1]], ()):
+                    hits.append((span, cand, value))
+        for cand, value, vlow in index.odd:
+            hits.extend((span, cand, value) for span in _find_phrase(self.low, vlow))
         found: list[_Cond] = []
-        for cand in candidates:
-            if not cand.field.values or not self._is_plain(cand):
-                continue
-            for value in cand.field.values:
-                vlow = value.lower()
-                if len(vlow) < 2 or vlow in STOPWORDS:
-                    continue
-                for span in _find_phrase(self.low, vlow):
-                    if len(vlow) <= 3 and self.query[span[0]:span[1]] != value:
-                        continue  # short values ("NY", "USA") must match case and all
-                    found.append(_Cond(cand.path, "=", value, span,
-                                       self._preference(cand, span, EXACT_CONFIDENCE,
-                                                        mentions, model_mentions),
-                                       f"{cand.path} = {value!r}"))
-        found.extend(self._fuzzy_values(candidates, found, mentions, model_mentions))
+        for span, cand, value in hits:
+            if len(value) <= 3 and self.query[span[0]:span[1]] != value:
+                continue  # short values ("NY", "USA") must match case and all
+            found.append(_Cond(cand.path, "=", value, span,
+                               self._preference(cand, span, EXACT_CONFIDENCE, mentions,
+                                                model_mentions),
+                               f"{cand.path} = {value!r}"))
+        found.extend(self._fuzzy_values(index, found, mentions, model_mentions))
         chosen: list[_Cond] = []
         for cond in sorted(found, key=lambda c: (-(c.span[1] - c.span[0]), -c.score)):
             if self._free(cond.span) and not any(_overlaps(cond.span, c.span) for c in chosen):
@@ -651,19 +669,42 @@ class _Parser:
             score += 0.1
         return score
 
-    def _fuzzy_values(self, candidates: list[_Candidate], exact: list[_Cond],
-                      mentions: list[tuple[tuple[int, int], _Candidate, bool]],
-                      model_mentions: dict[str, list[tuple[int, int]]]) -> list[_Cond]:
-        """Misspelt values: query n-grams (1–3 words, not yet matched) against values."""
-        choices: list[str] = []
-        owners: list[tuple[_Candidate, str]] = []
+    def _value_index(self, candidates: list[_Candidate]) -> _ValueIndex:
+        """Known values of the candidates by lower-cased text (cached per schema set:
+        the catalog hands out the same schema objects on every search)."""
+        key = (self.target_id, *(id(s) for s in self.schemas))
+        cached = _INDEX_CACHE.get(key)
+        if cached is not None and all(a is b for a, b in zip(cached[0], self.schemas,
+                                                             strict=True)):
+            _INDEX_CACHE.move_to_end(key)
+            return cached[1]
+        index = _ValueIndex()
         for cand in candidates:
             if not cand.field.values or not self._is_plain(cand):
                 continue
-            for v in cand.field.values:
-                if len(v) >= 4:
-                    choices.append(v.lower())
-                    owners.append((cand, v))
+            for value in cand.field.values:
+                vlow = value.lower()
+                if len(vlow) < 2 or vlow in STOPWORDS:
+                    continue
+                if vlow[0].isalnum() and vlow[-1].isalnum():
+                    index.exact.setdefault(vlow, []).append((cand, value))
+                    index.max_words = max(index.max_words, len(_WORD.findall(vlow)))
+                else:
+                    index.odd.append((cand, value, vlow))
+                if len(value) >= 4:
+                    index.choices.append(vlow)
+                    index.owners.append((cand, value))
+        index.max_words = min(index.max_words, 12)
+        _INDEX_CACHE[key] = (list(self.schemas), index)
+        while len(_INDEX_CACHE) > _INDEX_CACHE_SIZE:
+            _INDEX_CACHE.popitem(last=False)
+        return index
+
+    def _fuzzy_values(self, index: _ValueIndex, exact: list[_Cond],
+                      mentions: list[tuple[tuple[int, int], _Candidate, bool]],
+                      model_mentions: dict[str, list[tuple[int, int]]]) -> list[_Cond]:
+        """Misspelt values: query n-grams (1–3 words, not yet matched) against values."""
+        choices, owners = index.choices, index.owners
         if not choices:
             return []
         words = [(m.group(0), m.span()) for m in _WORD.finditer(self.low)]
