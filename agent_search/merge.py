@@ -26,32 +26,40 @@ def normalize_url(url: str) -> str:
     Cached: the same page often comes back from several sources and searches.
     """
     text = url.strip()
-    scheme, sep, rest = text.partition("://")
-    if not sep:
+    cut = text.find("://")
+    if cut < 0:
         scheme, rest = "http", text
-    scheme = scheme.lower()
-    if scheme == "https":
-        scheme = "http"  # the same page over either scheme is the same record
-    rest = rest.partition("#")[0]
-    rest, _, query = rest.partition("?")
-    netloc, slash, path = rest.partition("/")
-    host = netloc.rpartition("@")[2].lower()
+    else:
+        scheme, rest = text[:cut].lower(), text[cut + 3 :]
+        if scheme == "https":
+            scheme = "http"  # the same page over either scheme is the same record
+    if "#" in rest:
+        rest = rest[: rest.index("#")]
+    query = ""
+    if "?" in rest:
+        rest, _, query = rest.partition("?")
+    slash = rest.find("/")
+    host, path = (rest, "") if slash < 0 else (rest[:slash], rest[slash:].rstrip("/"))
+    host = host.lower()
+    if "@" in host:
+        host = host.rpartition("@")[2]
     if host.endswith((":80", ":443")):
         host = host.rpartition(":")[0]
     if host.startswith("www."):
         host = host[4:]
-    path = (slash + path).rstrip("/")
     if query:
         pairs = sorted(
             (k, v)
             for k, v in parse_qsl(query, keep_blank_values=True)
             if not k.lower().startswith(_TRACKING_PREFIXES)
         )
-        query = urlencode(pairs)
-    return f"{scheme}://{host}{path}?{query}" if query else f"{scheme}://{host}{path}"
+        if pairs:
+            return f"{scheme}://{host}{path}?{urlencode(pairs)}"
+    return f"{scheme}://{host}{path}"
 
 
 def identity_keys(item: ResultItem) -> list[tuple[str, ...]]:
+    """The keys under which ``item`` counts as the same record as another."""
     keys: list[tuple[str, ...]] = []
     if item.model and item.record_id is not None:
         keys.append(("db", item.model, str(item.record_id)))
@@ -73,22 +81,23 @@ def _stronger(a: ResultItem, b: ResultItem) -> bool:
 
 def dedupe(items: Iterable[ResultItem]) -> list[ResultItem]:
     """Keep one copy per identity; order is the first appearance of each record."""
-    kept: list[ResultItem | None] = []
+    kept: list[ResultItem] = []
     index: dict[tuple[str, ...], int] = {}
     for item in items:
         keys = identity_keys(item)
-        slot = next((index[k] for k in keys if k in index), None)
-        if slot is None:
-            index.update({k: len(kept) for k in keys})
+        slot = -1
+        for key in keys:
+            slot = index.get(key, -1)
+            if slot >= 0:
+                break
+        if slot < 0:
+            slot = len(kept)
             kept.append(item)
-            continue
-        current = kept[slot]
-        assert current is not None
-        if _stronger(item, current):
+        elif _stronger(item, kept[slot]):
             kept[slot] = item
-        for k in keys:
-            index.setdefault(k, slot)
-    return [i for i in kept if i is not None]
+        for key in keys:
+            index.setdefault(key, slot)
+    return kept
 
 
 def merge_items(results: Iterable[Result]) -> list[ResultItem]:

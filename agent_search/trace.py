@@ -19,10 +19,29 @@ from typing import Any
 
 try:  # optional dependency
     from opentelemetry import trace as _otel_trace
-
-    _TRACER: Any = _otel_trace.get_tracer("agent_search")
 except ImportError:  # pragma: no cover - exercised where the extra is absent
-    _TRACER = None
+    _otel_trace = None  # type: ignore[assignment]
+
+_tracer_cache: tuple[Any, Any] = (None, None)
+
+
+def _otel_tracer() -> Any:
+    """The OpenTelemetry tracer, or None while no SDK tracer provider is installed.
+
+    With only the API installed every span would be a no-op that still costs
+    microseconds per stage, so spans are skipped until an application sets a provider.
+    """
+    global _tracer_cache
+    if _otel_trace is None:
+        return None
+    provider = _otel_trace.get_tracer_provider()
+    if provider is _tracer_cache[0]:
+        return _tracer_cache[1]
+    name = type(provider).__name__
+    tracer = None if name in ("ProxyTracerProvider", "NoOpTracerProvider") else (
+        provider.get_tracer("agent_search"))
+    _tracer_cache = (provider, tracer)
+    return tracer
 
 
 @dataclass(slots=True)
@@ -96,9 +115,10 @@ def span(name: str, **attributes: Any) -> Iterator[TraceNode]:
     parent = _current.get()
     node = parent.child(name, **attributes) if parent is not None else TraceNode(name, attributes)
     token = _current.set(node)
+    tracer = _otel_tracer()
     otel_cm: Any = (
-        _TRACER.start_as_current_span(f"search.{name}", attributes=_otel_attrs(attributes))
-        if _TRACER is not None
+        tracer.start_as_current_span(f"search.{name}", attributes=_otel_attrs(attributes))
+        if tracer is not None
         else contextlib.nullcontext()
     )
     try:

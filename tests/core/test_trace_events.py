@@ -29,18 +29,14 @@ def test_spans_are_exported_to_opentelemetry() -> None:
     from opentelemetry.sdk.trace.export import SimpleSpanProcessor
     from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-    from agent_search import trace as trace_module
+    from opentelemetry import trace as otel_trace
 
     exporter = InMemorySpanExporter()
     provider = otel_sdk.TracerProvider()
     provider.add_span_processor(SimpleSpanProcessor(exporter))
-    old = trace_module._TRACER
-    trace_module._TRACER = provider.get_tracer("test")
-    try:
-        with span("vector_search", collection="docs"):
-            pass
-    finally:
-        trace_module._TRACER = old
+    otel_trace.set_tracer_provider(provider)  # once per process, as an application would
+    with span("vector_search", collection="docs"):
+        pass
     (exported,) = exporter.get_finished_spans()
     assert exported.name == "search.vector_search"
     assert exported.attributes is not None and exported.attributes["collection"] == "docs"
