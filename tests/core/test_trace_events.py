@@ -26,10 +26,9 @@ def test_span_without_a_parent_is_detached() -> None:
 
 def test_spans_are_exported_to_opentelemetry() -> None:
     otel_sdk = pytest.importorskip("opentelemetry.sdk.trace")
+    from opentelemetry import trace as otel_trace
     from opentelemetry.sdk.trace.export import SimpleSpanProcessor
     from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
-
-    from opentelemetry import trace as otel_trace
 
     exporter = InMemorySpanExporter()
     provider = otel_sdk.TracerProvider()
