@@ -169,6 +169,8 @@ class SearcherTextSearch(TextSearch[ResultItem]):
         rest: list[Any] = []
         for w in text_filter.clauses:
             if w.field == "type":
+                if w.op not in ("=", "in"):
+                    raise TextSearchError(f"filter 'type' takes '=' or 'in', not {w.op!r}")
                 wanted = [str(v).lower() for v in (w.value if w.op == "in" else [w.value])]
                 unknown = [t for t in wanted if t not in types]
                 if unknown:

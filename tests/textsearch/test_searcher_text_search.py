@@ -147,6 +147,10 @@ async def test_multi_source_merges_and_type_filter_picks_sources(
     ids = [i.citation_id for i in res.items]
     assert len(set(ids)) == len(ids)
 
+    with pytest.raises(TextSearchError, match="filter 'type' takes '=' or 'in', not '!='"):
+        await ts.search("kernel", {"filter": where("type", "!=", "kb")})
+    with pytest.raises(TextSearchError, match="ftp not searched here"):
+        await ts.search("kernel", {"filter": equal_to("type", "ftp")})
     kb_only = await ts.get_search_results("search retrieval", {"filter": equal_to("type", "kb")})
     assert {i.type for i in kb_only.items} == {"kb"}
     with pytest.raises(TextSearchError, match="cannot filter on field 'author'"):
