@@ -299,9 +299,17 @@ class Assistant:
         return await self.records.get(request_id)
 
     async def aclose(self) -> None:
+        """Close LLM clients and every handler that can be closed (database engines,
+        HTTP clients). Call when the assistant is no longer needed."""
         for client in self._clients.values():
             if isinstance(client, OpenAIChatClient):
                 await client.aclose()
+        for search_type in self.searcher.registry.types:
+            for handler in self.searcher.registry.handlers(search_type):
+                close = getattr(handler, "aclose", None)
+                if callable(close):
+                    with contextlib.suppress(Exception):  # closing is best effort
+                        await close()
 
     # -- the pipeline -------------------------------------------------------------------
 

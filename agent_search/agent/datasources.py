@@ -10,8 +10,9 @@ its query the text of the same message:
 
 * ``model`` → a ``db`` search on that model;
 * ``kb_collection`` → a ``kb`` search in that collection;
-* ``kb_document`` → a ``kb`` search restricted to one document
-  (``options.document_ids``; ``collection`` may be given on the source);
+* ``kb_document`` → a ``kb`` search restricted to one document (a ``document_id``
+  where, which the kb handler turns into a payload filter; ``collection`` may be given
+  on the source);
 * ``mcp_resource`` → the resource read from an MCP server (``name`` is the URI,
   ``server`` the server id from config/agent.yml), through the ``mcp_resource`` handler.
 
@@ -74,7 +75,7 @@ def _request_for(source: Any, query: str) -> tuple[dict[str, Any] | None, str | 
         collection = source.get("collection")
         return {"type": "kb", "query": query,
                 "collections": [collection] if isinstance(collection, str) else [],
-                "options": {"document_ids": [name]}, **extra}, None
+                "wheres": [{"field": "document_id", "op": "=", "value": name}], **extra}, None
     if kind == "mcp_resource":
         server = source.get("server")
         return {"type": "mcp_resource", "query": query,

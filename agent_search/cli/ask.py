@@ -131,6 +131,16 @@ async def _ask(assistant: Assistant, question: str, options: Options, as_json: b
     return 0
 
 
+def _close_kb_stores() -> None:
+    """Release the local knowledge base (Qdrant local mode holds a lock and complains when
+    it is only closed at interpreter shutdown)."""
+    try:
+        from agent_search.kb.store import close_stores
+    except ImportError:
+        return
+    close_stores()
+
+
 @app.command()
 def ask(
     question: Annotated[str, typer.Argument(help="The question to ask the assistant")],
@@ -155,7 +165,10 @@ def ask(
         loaded = Assistant.load(path or Path("assistants") / assistant, config_dir=cdir)
     except (ValueError, AgentSearchError) as exc:
         fail(str(exc))
-    code = anyio.run(_ask, loaded, question, Options(search=search, connector=connector),
-                     as_json)
+    try:
+        code = anyio.run(_ask, loaded, question, Options(search=search, connector=connector),
+                         as_json)
+    finally:
+        _close_kb_stores()
     if code:
         raise typer.Exit(code)

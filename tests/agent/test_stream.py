@@ -325,3 +325,18 @@ async def test_break_without_close_cancels_work_and_leaks_no_task(make_assistant
     await anyio.sleep(0.05)
     assert slow.cancelled == 1 and slow.finished == 0
     assert len(asyncio.all_tasks()) == before
+
+
+async def test_data_source_kinds_become_requests(make_assistant) -> None:
+    kb = StaticHandler("kb", kb_items(1))
+    db = StaticHandler("db", db_items(1))
+    a = make_assistant({"name": "t"}, handlers=[kb, db])
+    await run(a, data_message("about refunds",
+                              {"type": "kb_collection", "name": "faq"},
+                              {"type": "kb_document", "name": "doc-7", "collection": "docs"},
+                              {"type": "model", "name": "order", "limit": 3}))
+    by_coll = {tuple(r.collections): r for r in kb.requests}
+    assert by_coll[("faq",)].wheres == [] and by_coll[("faq",)].source == "user"
+    doc = by_coll[("docs",)]
+    assert doc.wheres[0].field == "document_id" and doc.wheres[0].value == "doc-7"
+    assert db.requests[0].models == ["order"] and db.requests[0].limit == 3

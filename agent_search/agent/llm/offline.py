@@ -30,12 +30,15 @@ def _words(text: str) -> set[str]:
 
 
 def _best_sentences(question: str, content: str, max_chars: int = 320) -> str:
+    """The sentences sharing words with the question (best first, shown in text order);
+    the opening sentence when none does."""
     sentences = [s.strip() for s in _SENTENCE.split(content) if s and s.strip()]
     if not sentences:
         return ""
     q = _words(question)
-    ranked = sorted(range(len(sentences)),
-                    key=lambda i: (-len(q & _words(sentences[i])), i))
+    overlap = [len(q & _words(s)) for s in sentences]
+    ranked = sorted((i for i in range(len(sentences)) if overlap[i] > 0),
+                    key=lambda i: (-overlap[i], i)) or [0]
     chosen: list[int] = []
     length = 0
     for i in ranked:
@@ -43,18 +46,35 @@ def _best_sentences(question: str, content: str, max_chars: int = 320) -> str:
             break
         chosen.append(i)
         length += len(sentences[i])
-        if length >= max_chars // 2:
-            break
     text = " ".join(sentences[i] for i in sorted(chosen))
     return text if len(text) <= max_chars else text[: max_chars - 1].rstrip() + "…"
 
 
-def _describe(item: ResultItem) -> str:
-    if item.content.strip():
-        return item.content
+_SKIP_FIELDS = frozenset({"id", "name", "title", "description", "created_at", "updated_at",
+                          "deleted_at"})
+_MAX_FIELDS = 4
+
+
+def _record_facts(question: str, data: dict[str, object]) -> str:
+    """A few fields of a database row: those the question mentions first, then other
+    short scalar fields (ids, permission columns and long text left out)."""
+    q = _words(question)
+    fields = [k for k, v in data.items()
+              if k not in _SKIP_FIELDS and not k.startswith("__")
+              and isinstance(v, str | int | float | bool) and len(str(v)) <= 40]
+    mentioned = [k for k in fields if k.lower() in q]
+    ordered = mentioned + [k for k in fields if k not in mentioned]
+    return ", ".join(f"{k}: {data[k]}" for k in ordered[:_MAX_FIELDS])
+
+
+def _describe(question: str, item: ResultItem) -> str:
+    text = item.content.strip()
     if item.data:
-        return ", ".join(f"{k}: {v}" for k, v in item.data.items())
-    return item.title or ""
+        facts = _record_facts(question, item.data)
+        if facts:
+            text = _best_sentences(question, text) if text else ""
+            return f"{text} ({facts})" if text else facts
+    return text or item.title or ""
 
 
 def offline_answer(question: str, references: Sequence[ResultItem], *, reason: str,
@@ -68,7 +88,8 @@ def offline_answer(question: str, references: Sequence[ResultItem], *, reason: s
     for item in top:
         marker = format_marker(item.citation_id or "", fmt)
         title = (item.title or item.url or item.model or item.type or "reference").strip()
-        snippet = _best_sentences(question, _describe(item)) or title
+        described = _describe(question, item)
+        snippet = (described if item.data else _best_sentences(question, described)) or title
         snippet = " ".join(snippet.split())
         lines.append(f"- {title}: {snippet} {marker}")
     return "\n".join(lines)
