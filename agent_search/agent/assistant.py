@@ -392,6 +392,7 @@ class Assistant:
                          "query": r.query, "count": len(r.items), "error": r.error,
                          "duration_ms": r.duration_ms} for r in all_results]
         rec.errors.extend(f"{r.type}: {r.error}" for r in all_results if r.error)
+        rec.warnings.extend(f"{r.type}: {w}" for r in all_results for w in r.warnings)
         for r in all_results:
             if r.dsl and rec.dsl is None:
                 rec.dsl = r.dsl

@@ -192,3 +192,25 @@ async def test_query_dsl_by_delegate_validated_with_retry(make_assistant, llm_se
     if use == "dsl-worker":  # first answer invalid → asked again with the error
         tasks = [r["messages"][-1]["content"] for r in llm_server.requests]
         assert len(tasks) == 2 and '"feedback"' in tasks[1] and "no_such_field" in tasks[1]
+
+
+async def test_query_delegate_failure_falls_back_to_builtin(make_assistant, home) -> None:
+    from agent_search.db import create_handler
+    from agent_search.db.sample import create_sample_database_async, write_model_files
+
+    await create_sample_database_async(home / "agent.db")
+    a = make_assistant({"name": "t", "search": {"db": True}},
+                       agent_yml={"uses": {"query": "no-such-worker"}})
+    write_model_files(a.path / "models")
+    db = create_handler(a.searcher.config, assistant_dir=a.path)
+    a.searcher.registry.register(db)
+    a.searcher.config.db.models = ["agents.test.product"]
+    try:
+        events = await run(a, "products under 50")
+    finally:
+        await db.aclose()
+    rec = await record_of(a, events)
+    complete = next(e for e in events if e["event"] == "search_complete")
+    assert complete["error"] is None and complete["count"] > 0
+    assert rec.dsl["generator"] == "builtin"
+    assert any("no-such-worker" in w and "builtin" in w for w in rec.warnings), rec.warnings

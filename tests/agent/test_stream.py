@@ -340,3 +340,19 @@ async def test_data_source_kinds_become_requests(make_assistant) -> None:
     doc = by_coll[("docs",)]
     assert doc.wheres[0].field == "document_id" and doc.wheres[0].value == "doc-7"
     assert db.requests[0].models == ["order"] and db.requests[0].limit == 3
+
+
+HOOK_CITATION = '''
+async def create(ctx, messages, options):
+    return {"citation": {"format": "[{id}]", "autoInjectPrompt": False}}
+'''
+
+
+async def test_hook_overrides_citation_format(make_assistant) -> None:
+    a = make_assistant({"name": "t", "search": {"web": True}}, hooks=HOOK_CITATION,
+                       handlers=[StaticHandler("web", web_items(2))])
+    events = await run(a, "What is the answer to question 1?")
+    text = text_of(events)
+    assert "[1]" in text and "#ref:" not in text
+    citations = next(e for e in events if e["event"] == "citations")
+    assert citations["used"] and citations["unknown"] == []
