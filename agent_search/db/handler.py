@@ -278,19 +278,23 @@ class DBHandler:
         stmt = build_select(self.catalog, entry, select=fetch, wheres=wheres, orders=orders,
                             limit=q_limit + 1, caller=caller)
         stmt = self._with_related_titles(stmt, entry, caller)
+        cap = self.settings.count_max
+        counted = cap > q_limit
+        if counted:  # one round trip: the (capped) count rides along as a scalar subquery
+            count = build_count(self.catalog, entry, wheres=wheres, caller=caller, cap=cap)
+            stmt = stmt.add_columns(count.scalar_subquery().label("__total__"))
         rows = [dict(r) for r in (await conn.execute(stmt)).mappings().all()]
         total = len(rows)
+        if counted and rows:
+            total = int(rows[0]["__total__"])
+            if total > cap:
+                total = cap
+                warnings.append(f"model {entry.id}: more than {cap} matches; total "
+                                f"shows {cap} (db.count_max)")
         if len(rows) > q_limit:
             rows = rows[:q_limit]
-            total = q_limit + 1  # "more than shown" when counting is off
-            cap = self.settings.count_max
-            if cap > q_limit:
-                count = build_count(self.catalog, entry, wheres=wheres, caller=caller, cap=cap)
-                total = int((await conn.execute(count)).scalar_one())
-                if total > cap:
-                    total = cap
-                    warnings.append(f"model {entry.id}: more than {cap} matches; total "
-                                    f"shows {cap} (db.count_max)")
+            if not counted:
+                total = q_limit + 1  # "more than shown" when counting is off
         items = [self._item(entry, row, data_fields, rank, len(rows), confidence)
                  for rank, row in enumerate(rows)]
         executed: dict[str, Any] = {
