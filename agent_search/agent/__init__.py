@@ -11,20 +11,23 @@ async for event in assistant.stream([{"role": "user", "content": "..."}], Option
 ```
 """
 
-from agent_search.agent.assistant import Assistant, HookResponse
+from agent_search.agent.assistant import Assistant
 from agent_search.agent.citations import CitationTracker
 from agent_search.agent.decision import Decision, decide_auto_search
 from agent_search.agent.delegation import Delegates, Use
 from agent_search.agent.hook_api import HookContext, HookSearch
+from agent_search.agent.hooks import HookResponse
 from agent_search.agent.llm import ChatEvent, LLMError, OpenAIChatClient, offline_answer
 from agent_search.agent.mcp_client import McpClients, McpError
 from agent_search.agent.options import Options
 from agent_search.agent.package import AssistantPackage, load_package
 from agent_search.agent.records import RecordStore, SearchRecord
 from agent_search.agent.settings import AgentSettings, ConnectorSettings
+from agent_search.agent.stream import AgentStream
 
 __all__ = [
     "AgentSettings",
+    "AgentStream",
     "Assistant",
     "AssistantPackage",
     "ChatEvent",

@@ -27,18 +27,16 @@ runs as an asyncio task, so ``stream()`` needs the asyncio backend.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import copy
 import math
 import time
-from collections.abc import Coroutine, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import anyio
-from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+from anyio.streams.memory import MemoryObjectSendStream
 
 from agent_search.agent.citations import CitationTracker
 from agent_search.agent.conversation import (
@@ -52,7 +50,7 @@ from agent_search.agent.datasources import data_source_requests
 from agent_search.agent.decision import Decision, decide_auto_search
 from agent_search.agent.delegation import Delegates
 from agent_search.agent.hook_api import HookContext
-from agent_search.agent.hooks import Hooks, hook_error, load_hooks
+from agent_search.agent.hooks import HookResponse, Hooks, hook_error, load_hooks
 from agent_search.agent.llm import ChatClient, LLMError, OpenAIChatClient, stream_offline_answer
 from agent_search.agent.llm.base import ToolCall
 from agent_search.agent.options import Options
@@ -61,6 +59,7 @@ from agent_search.agent.records import RecordStore, SearchRecord
 from agent_search.agent.requests import build_request
 from agent_search.agent.resources import McpResourceHandler
 from agent_search.agent.settings import AgentSettings
+from agent_search.agent.stream import AgentStream, SendSink
 from agent_search.agent.tools import (
     MAX_TOOL_ROUNDS,
     SEARCH_TOOL,
@@ -80,54 +79,6 @@ from agent_search.types import Result, ResultItem
 OFFLINE = "offline"
 
 
-class _SendSink:
-    """Event sink writing into the stream's channel; never blocks, drops after close."""
-
-    def __init__(self, send: MemoryObjectSendStream[Event]) -> None:
-        self._send = send
-
-    def emit(self, event: Event) -> None:
-        with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):
-            self._send.send_nowait(event)
-
-
-@dataclass(slots=True)
-class HookResponse:
-    """What a ``create`` hook returned: ``{messages?, search?, citation?, uses?}``."""
-
-    messages: list[Message] = field(default_factory=list)
-    search: bool | None = None
-    citation: dict[str, Any] = field(default_factory=dict)
-    uses: dict[str, Any] = field(default_factory=dict)
-
-    @classmethod
-    def parse(cls, raw: Any) -> HookResponse:
-        if raw is None:
-            return cls()
-        if not isinstance(raw, dict):
-            raise ValueError(f"create hook must return a dict or None, not {type(raw).__name__}")
-        unknown = set(raw) - {"messages", "search", "citation", "uses"}
-        if unknown:
-            raise ValueError(f"create hook returned unknown keys: {', '.join(sorted(unknown))}")
-        messages = raw.get("messages") or []
-        search = raw.get("search")
-        if search is not None and not isinstance(search, bool):
-            raise ValueError("create hook 'search' must be true, false or None")
-        citation = raw.get("citation") or {}
-        uses = raw.get("uses") or {}
-        if not isinstance(citation, dict) or not isinstance(uses, dict):
-            raise ValueError("create hook 'citation' and 'uses' must be objects")
-        return cls(validate_messages(messages), search, _snake_keys(citation), dict(uses))
-
-
-def _snake_keys(d: dict[str, Any]) -> dict[str, Any]:
-    """``autoInjectPrompt`` → ``auto_inject_prompt`` (hooks ported from JS use camelCase)."""
-    out: dict[str, Any] = {}
-    for k, v in d.items():
-        out["".join("_" + c.lower() if c.isupper() else c for c in k)] = v
-    return out
-
-
 def _reference(item: ResultItem) -> dict[str, Any]:
     return {"citation_id": item.citation_id, "type": item.type, "title": item.title,
             "url": item.url, "source": item.source, "score": round(item.final_score, 6),
@@ -136,72 +87,6 @@ def _reference(item: ResultItem) -> dict[str, Any]:
 
 def _ms(start: float) -> float:
     return round((time.perf_counter() - start) * 1000, 3)
-
-
-_RUNNING: set[asyncio.Task[None]] = set()
-"""Pipelines in flight (asyncio keeps only weak references to tasks)."""
-
-
-class AgentStream:
-    """The async iterator ``stream()`` returns.
-
-    The pipeline runs in its own task and writes events into a channel this object reads.
-    Closing the stream (``aclose()``, ``async with``, or simply dropping it after
-    ``break``) cancels the pipeline: searches and the LLM call in flight are cancelled and
-    no task is left behind. Because the pipeline has its own task, a consumer may stop at
-    any point, from any task, without cancel-scope errors.
-    """
-
-    def __init__(self, pipeline: Coroutine[Any, Any, None],
-                 receive: MemoryObjectReceiveStream[Event]) -> None:
-        self._pipeline: Coroutine[Any, Any, None] | None = pipeline
-        self._receive = receive
-        self._task: asyncio.Task[None] | None = None
-
-    def __aiter__(self) -> AgentStream:
-        return self
-
-    async def __anext__(self) -> Event:
-        if self._task is None:
-            self._start()
-        try:
-            return await self._receive.receive()
-        except (anyio.EndOfStream, anyio.ClosedResourceError):
-            await self.aclose()
-            raise StopAsyncIteration from None
-
-    def _start(self) -> None:
-        if self._pipeline is None:
-            raise RuntimeError("this stream was closed")
-        task = asyncio.get_running_loop().create_task(self._pipeline)
-        self._pipeline = None
-        _RUNNING.add(task)
-        task.add_done_callback(_RUNNING.discard)
-        self._task = task
-
-    async def aclose(self) -> None:
-        """Stop: cancel the pipeline if it still runs and wait for it to unwind."""
-        self._receive.close()
-        if self._pipeline is not None:  # never started
-            self._pipeline.close()
-            self._pipeline = None
-        task = self._task
-        if task is not None and not task.done():
-            task.cancel()
-            await asyncio.wait({task})
-
-    async def __aenter__(self) -> AgentStream:
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.aclose()
-
-    def __del__(self) -> None:
-        # dropped without aclose (e.g. ``break`` out of ``async for``): cancel the work
-        if self._pipeline is not None:
-            self._pipeline.close()
-        if self._task is not None and not self._task.done():
-            self._task.cancel()
 
 
 class Assistant:
@@ -273,7 +158,7 @@ class Assistant:
         msgs = validate_messages(list(messages))
         send, receive = anyio.create_memory_object_stream[Event](max_buffer_size=math.inf)
         ctx = self.searcher.context(user_id=options.user_id, team_id=options.team_id,
-                                    request_id=options.request_id, events=_SendSink(send))
+                                    request_id=options.request_id, events=SendSink(send))
         return AgentStream(self._run_safely(ctx, msgs, options, send), receive)
 
     async def answer(self, messages: Sequence[Message | str],

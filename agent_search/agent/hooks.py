@@ -12,10 +12,11 @@ import inspect
 import traceback
 import types
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from agent_search.agent.conversation import Message, validate_messages
 from agent_search.errors import ConfigError
 
 HOOKS_FILE = "hooks.py"
@@ -90,3 +91,40 @@ def hook_error(exc: BaseException, hooks: Hooks, name: str) -> str:
     line = _line_in(exc, hooks.file) if hooks.file else None
     where = f" (hooks.py line {line})" if line else ""
     return f"{name} hook failed{where}: {type(exc).__name__}: {exc}"
+
+
+@dataclass(slots=True)
+class HookResponse:
+    """What a ``create`` hook returned: ``{messages?, search?, citation?, uses?}``."""
+
+    messages: list[Message] = field(default_factory=list)
+    search: bool | None = None
+    citation: dict[str, Any] = field(default_factory=dict)
+    uses: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def parse(cls, raw: Any) -> HookResponse:
+        if raw is None:
+            return cls()
+        if not isinstance(raw, dict):
+            raise ValueError(f"create hook must return a dict or None, not {type(raw).__name__}")
+        unknown = set(raw) - {"messages", "search", "citation", "uses"}
+        if unknown:
+            raise ValueError(f"create hook returned unknown keys: {', '.join(sorted(unknown))}")
+        messages = raw.get("messages") or []
+        search = raw.get("search")
+        if search is not None and not isinstance(search, bool):
+            raise ValueError("create hook 'search' must be true, false or None")
+        citation = raw.get("citation") or {}
+        uses = raw.get("uses") or {}
+        if not isinstance(citation, dict) or not isinstance(uses, dict):
+            raise ValueError("create hook 'citation' and 'uses' must be objects")
+        return cls(validate_messages(messages), search, _snake_keys(citation), dict(uses))
+
+
+def _snake_keys(d: dict[str, Any]) -> dict[str, Any]:
+    """``autoInjectPrompt`` → ``auto_inject_prompt`` (hooks ported from JS use camelCase)."""
+    out: dict[str, Any] = {}
+    for k, v in d.items():
+        out["".join("_" + c.lower() if c.isupper() else c for c in k)] = v
+    return out
