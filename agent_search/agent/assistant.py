@@ -108,6 +108,9 @@ class Assistant:
         self._clients: dict[str, ChatClient] = {}
         if not searcher.registry.handlers("mcp_resource"):
             searcher.registry.register(McpResourceHandler(self.delegates.mcp))
+        for kind, reranker in self.delegates.request_rerankers(
+                searcher.config.uses.rerank).items():
+            searcher.rerankers.setdefault(kind, reranker)
 
     def _attach_dsl_generator(self, config: SearchConfig) -> None:
         """Give db handlers the delegate named by ``uses.query`` (agent or MCP); they

@@ -15,6 +15,7 @@ recorded in the stream's search record.
 
 from __future__ import annotations
 
+import contextlib
 import contextvars
 import json
 import os
@@ -241,27 +242,51 @@ class Delegates:
     # -- uses.rerank --------------------------------------------------------------------
 
     def reranker(self, value: str | None, warnings: list[str]) -> Reranker:
+        """The reranker ``uses.rerank`` names, falling back to the score sort (with a
+        warning in ``warnings``) when it fails or times out."""
         use = Use.parse(value)
         if use.kind == "builtin":
             return ScoreReranker()
-        primary: Reranker
+        try:
+            primary = self.primary_reranker(use)
+        except DelegationError as exc:
+            warnings.append(f"rerank {use}: {exc}, used builtin")
+            return ScoreReranker()
+        return _FallbackReranker(primary, str(use), self.timeout, warnings)
+
+    def primary_reranker(self, use: Use) -> Reranker:
+        """The model / MCP / agent reranker of ``use``, without fallback."""
         if use.kind == "model":
             cfg = self.settings.rerankers.get(use.target)
             if cfg is None:
-                warnings.append(f"rerank {use}: no reranker {use.target!r} in "
-                                "config/agent.yml rerankers, used builtin")
-                return ScoreReranker()
+                raise DelegationError(f"no reranker {use.target!r} in config/agent.yml "
+                                      "rerankers")
             key = os.environ.get(cfg.api_key_env) if cfg.api_key_env else None
-            primary = ModelReranker(cfg.url, protocol=cfg.protocol, model=cfg.model,
-                                    api_key=key, timeout=cfg.timeout)
-        elif use.kind == "mcp":
+            return ModelReranker(cfg.url, protocol=cfg.protocol, model=cfg.model,
+                                 api_key=key, timeout=cfg.timeout)
+        if use.kind == "mcp":
             async def call(args: dict[str, Any]) -> Any:
                 return await self.call_mcp_tool(use, args)
 
-            primary = McpReranker(str(use), call)
-        else:
+            return McpReranker(str(use), call)
+        if use.kind == "agent":
             async def run(task: dict[str, Any]) -> Any:
                 return await self.run_agent_task(use.target, task)
 
-            primary = AgentReranker(use.target, run)
-        return _FallbackReranker(primary, str(use), self.timeout, warnings)
+            return AgentReranker(use.target, run)
+        raise DelegationError(f"{use} is not a reranker")
+
+    def request_rerankers(self, value: str | None) -> dict[str, Reranker]:
+        """Rerankers for request-level ``rerank: {type: ...}`` (hooks, tools): ``model``
+        is the one ``uses.rerank`` names or else the first of ``rerankers:``; ``mcp`` and
+        ``agent`` exist when ``uses.rerank`` names one. Their failures keep the items in
+        order and are reported in ``Result.rerank_error``."""
+        out: dict[str, Reranker] = {}
+        use = Use.parse(value)
+        if use.kind in ("mcp", "agent", "model"):
+            with contextlib.suppress(DelegationError):
+                out[use.kind] = self.primary_reranker(use)
+        if "model" not in out and self.settings.rerankers:
+            first = next(iter(self.settings.rerankers))
+            out["model"] = self.primary_reranker(Use("model", first))
+        return out

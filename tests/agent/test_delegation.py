@@ -214,3 +214,28 @@ async def test_query_delegate_failure_falls_back_to_builtin(make_assistant, home
     assert complete["error"] is None and complete["count"] > 0
     assert rec.dsl["generator"] == "builtin"
     assert any("no-such-worker" in w and "builtin" in w for w in rec.warnings), rec.warnings
+
+
+HOOK_RERANK = '''
+async def create(ctx, messages, options):
+    r = await ctx.search.web("wireless headphones", rerank={"type": "model", "top_k": 1})
+    ctx.memory["r"] = r
+    assert r.rerank_error is None, r.rerank_error
+    assert [i.title for i in r.items] == ["match"], [i.title for i in r.items]
+    return {"messages": [{"role": "system", "content": "done"}]}
+'''
+
+
+async def test_request_level_model_rerank_in_a_hook(make_assistant, rerank_server) -> None:
+    items = [{"title": "unrelated", "url": "https://e.example/a", "content": "nothing",
+              "score": 0.9},
+             {"title": "match", "url": "https://e.example/b",
+              "content": "wireless headphones", "score": 0.5}]
+    agent_yml = {"rerankers": {"ce": {"url": rerank_server.url + "/rerank",
+                                      "protocol": "tei"}}}
+    a = make_assistant({"name": "t"}, hooks=HOOK_RERANK, agent_yml=agent_yml,
+                       handlers=[StaticHandler("web", items)])
+    events = await run(a, "q")
+    assert events[-1]["error"] is None, events[-1]
+    rec = await record_of(a, events)
+    assert [r["title"] for r in rec.references] == ["match"]
