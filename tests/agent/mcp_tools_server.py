@@ -3,10 +3,12 @@
 Tools: ``keywords``, ``rerank`` (reverses the order: the last document is the most
 relevant), ``query`` (answers an invalid DSL first when the text says ``bad_first``),
 ``broken`` (raises), ``slow`` (sleeps 30 s). Resource: ``docs://guide``.
+``python mcp_tools_server.py http PORT`` serves streamable HTTP instead of stdio.
 """
 
 from __future__ import annotations
 
+import sys
 import time
 from typing import Any
 
@@ -57,4 +59,7 @@ def guide() -> str:
 
 
 if __name__ == "__main__":
-    server.run()
+    if len(sys.argv) == 3 and sys.argv[1] == "http":  # streamable HTTP on 127.0.0.1:PORT/mcp
+        server.run("streamable-http", host="127.0.0.1", port=int(sys.argv[2]))
+    else:
+        server.run()

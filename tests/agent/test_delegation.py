@@ -3,7 +3,11 @@ to assistants (on the local SSE LLM server) and to HTTP /rerank endpoints; fallb
 
 from __future__ import annotations
 
+import socket
+import subprocess
 import sys
+import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -239,3 +243,36 @@ async def test_request_level_model_rerank_in_a_hook(make_assistant, rerank_serve
     assert events[-1]["error"] is None, events[-1]
     rec = await record_of(a, events)
     assert [r["title"] for r in rec.references] == ["match"]
+
+
+@pytest.fixture
+def mcp_http_url() -> Iterator[str]:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    proc = subprocess.Popen([sys.executable, str(HERE / "mcp_tools_server.py"), "http",
+                             str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+                break
+            except OSError:
+                time.sleep(0.1)
+        else:
+            pytest.fail("the MCP HTTP server did not start")
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        proc.terminate()
+        proc.wait(10)
+
+
+async def test_keyword_by_mcp_tool_over_http(make_assistant, mcp_http_url) -> None:
+    web = StaticHandler("web", web_items(1))
+    a = make_assistant(WEB_ONLY, agent_yml={"mcp": {"servers": {"remote": {"url": mcp_http_url}}},
+                                            "uses": {"keyword": "mcp:remote.keywords"}},
+                       handlers=[web])
+    events = await run(a, "cheap hotels in Paris near the Louvre")
+    assert web.requests[0].query == "Paris Louvre"
+    assert (await record_of(a, events)).warnings == []
