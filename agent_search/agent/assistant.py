@@ -79,6 +79,10 @@ from agent_search.types import Result, ResultItem
 OFFLINE = "offline"
 
 
+class _HookFailed(Exception):
+    """The create hook failed; the message is the one-line error for ``done``."""
+
+
 def _reference(item: ResultItem) -> dict[str, Any]:
     return {"citation_id": item.citation_id, "type": item.type, "title": item.title,
             "url": item.url, "source": item.source, "score": round(item.final_score, 6),
@@ -210,6 +214,7 @@ class Assistant:
                 ctx.events.emit(Done(ctx.request_id, error=f"internal error: {first_line(exc)}"))
 
     async def _run(self, ctx: Context, msgs: list[Message], options: Options) -> None:
+        """The stages of one stream, in the order of the spec (module docstring)."""
         started = time.perf_counter()
         emit = ctx.events.emit
         rid = ctx.request_id
@@ -217,55 +222,24 @@ class Assistant:
         hctx = HookContext(searcher=self.searcher, ctx=ctx, assistant_id=self.id,
                            options=options)
 
-        # 2. create hook
-        hook = HookResponse()
-        if self.hooks.create is not None:
-            t = time.perf_counter()
-            try:
-                hook = HookResponse.parse(
-                    await self.hooks.create(hctx, copy.deepcopy(msgs), options))
-            except Exception as exc:
-                message = hook_error(exc, self.hooks, "create")
-                rec.errors.append(message)
-                await self._save(rec, started)
-                emit(Citations(rid))
-                emit(Done(rid, error=message))
-                return
-            rec.durations_ms["create_hook"] = _ms(t)
-            overrides: dict[str, Any] = {}
-            if hook.citation:
-                overrides["citation"] = hook.citation
-            if hook.uses:
-                overrides["uses"] = hook.uses
-            if overrides:
-                try:
-                    ctx.config = ctx.config.merged(overrides, file=self.hooks.file)
-                except ConfigError as exc:
-                    rec.warnings.append(f"create hook overrides ignored: {exc}")
-
+        try:
+            hook = await self._create_hook(hctx, msgs, options, rec)
+        except _HookFailed as failed:
+            await self._save(rec, started)
+            emit(Citations(rid))
+            emit(Done(rid, error=str(failed)))
+            return
         query = conversation_query(msgs)
         rec.query = query
         self._attach_dsl_generator(ctx.config)
 
-        # 3. user data sources
-        t = time.perf_counter()
-        requests, warnings = data_source_requests(msgs, query)
-        rec.warnings.extend(warnings)
-        user_results: list[Result] = []
-        if requests:
-            prepared = [build_request(ctx.config, r, "user") for r in requests]
-            user_results = await self.searcher.search_many(prepared, ctx=ctx)
-            rec.durations_ms["user_data"] = _ms(t)
-        user_count = sum(len(r.items) for r in user_results)
-
-        # 4. decision
+        user_results = await self._user_data(ctx, msgs, query, rec)
         decision = decide_auto_search(
             option=options.search, has_search_config=bool(ctx.config.enabled_types()),
             hook_search=hook.search, hook_handled=bool(hook.messages),
-            user_results=user_count, skip_threshold=ctx.config.options.skip_threshold)
+            user_results=sum(len(r.items) for r in user_results),
+            skip_threshold=ctx.config.options.skip_threshold)
         rec.decision = decision.reason
-
-        # 5. auto search
         auto_results: list[Result] = []
         if decision.run and query:
             t = time.perf_counter()
@@ -274,77 +248,47 @@ class Assistant:
         elif decision.run:
             rec.warnings.append("auto search skipped: the conversation has no user text")
 
-        # 6. merge, dedupe, weights, rerank
-        all_results = [*user_results, *hctx.search.results, *auto_results]
-        rec.searches = [{"search_id": r.search_id, "type": r.type, "source": r.source,
-                         "query": r.query, "count": len(r.items), "error": r.error,
-                         "duration_ms": r.duration_ms} for r in all_results]
-        rec.errors.extend(f"{r.type}: {r.error}" for r in all_results if r.error)
-        rec.warnings.extend(f"{r.type}: {w}" for r in all_results for w in r.warnings)
-        for r in all_results:
-            if r.dsl and rec.dsl is None:
-                rec.dsl = r.dsl
-        references: list[ResultItem] = []
-        if any(r.items for r in all_results):
-            t = time.perf_counter()
-            reranker = self.delegates.reranker(ctx.config.uses.rerank, rec.warnings)
-            merged = await self.searcher.merge(all_results, ctx=ctx, query=query,
-                                               reranker=reranker)
-            if merged.rerank_error:
-                rec.warnings.append(merged.rerank_error)
-            references = merged.items
-            rec.durations_ms["merge"] = _ms(t)
-        rec.references = [_reference(i) for i in references]
-
-        # 7. inject: assistant prompts, hook messages, one references message
+        references = await self._merge(ctx, query,
+                                       [*user_results, *hctx.search.results, *auto_results],
+                                       rec)
         llm_msgs = self._compose(msgs, hook, references, ctx)
 
-        # 8. LLM
+        # the answer, streamed through the citation tracker
         t = time.perf_counter()
         citation = ctx.config.citation
         tracker = CitationTracker([i.citation_id for i in references if i.citation_id],
                                   citation.format, citation.remove_unknown)
-        first_token: list[float] = []
 
         def text_out(chunk: str) -> None:
             visible = tracker.feed(chunk)
             if visible:
-                if not first_token:
-                    first_token.append(_ms(started))
+                rec.durations_ms.setdefault("first_text", _ms(started))
                 emit(TextDelta(rid, visible))
+
+        def flush() -> None:
+            tail = tracker.flush()
+            if tail:
+                emit(TextDelta(rid, tail))
 
         rec.durations_ms["llm_start"] = _ms(started)
         error = await self._generate(options, llm_msgs, query, references, citation.format,
                                      text_out, rec, ctx, tracker)
-        tail = tracker.flush()
-        if tail:
-            emit(TextDelta(rid, tail))
+        flush()
         rec.durations_ms["llm"] = _ms(t)
         rec.references = [_reference(i) for i in references]  # + what tool calls found
-        if first_token:
-            rec.durations_ms["first_text"] = first_token[0]
 
-        # 9. next hook
         if self.hooks.next is not None:
             payload = {"messages": llm_msgs, "text": tracker.text,
                        "references": [i.model_dump(mode="json") for i in references],
                        "citations": {"used": list(tracker.used),
                                      "unknown": list(tracker.unknown)},
                        "decision": decision.reason, "error": error}
-            try:
-                extra = await self.hooks.next(hctx, payload)
-            except Exception as exc:
-                message = hook_error(exc, self.hooks, "next")
-                rec.errors.append(message)
-                error = error or message
-                extra = None
-            if isinstance(extra, dict) and isinstance(extra.get("text"), str):
-                text_out(extra["text"])
-                tail = tracker.flush()
-                if tail:
-                    emit(TextDelta(rid, tail))
+            extra, hook_failure = await self._next_hook(hctx, payload)
+            error = error or hook_failure
+            if extra:
+                text_out(extra)
+                flush()
 
-        # 10. output
         rec.citations_used = list(tracker.used)
         rec.citations_unknown = list(tracker.unknown)
         if error:
@@ -354,6 +298,82 @@ class Assistant:
         await self._save(rec, started)
         emit(Citations(rid, used=list(tracker.used), unknown=list(tracker.unknown)))
         emit(Done(rid, references=used_refs, error=error))
+
+    async def _create_hook(self, hctx: HookContext, msgs: list[Message], options: Options,
+                           rec: SearchRecord) -> HookResponse:
+        """Run ``create``; apply its citation / uses overrides to the stream's config.
+        Raises :class:`_HookFailed` (a one-line message) when the hook fails."""
+        if self.hooks.create is None:
+            return HookResponse()
+        t = time.perf_counter()
+        try:
+            hook = HookResponse.parse(
+                await self.hooks.create(hctx, copy.deepcopy(msgs), options))
+        except Exception as exc:
+            message = hook_error(exc, self.hooks, "create")
+            rec.errors.append(message)
+            raise _HookFailed(message) from None
+        rec.durations_ms["create_hook"] = _ms(t)
+        overrides: dict[str, Any] = {}
+        if hook.citation:
+            overrides["citation"] = hook.citation
+        if hook.uses:
+            overrides["uses"] = hook.uses
+        if overrides:
+            ctx = hctx.context
+            try:
+                ctx.config = ctx.config.merged(overrides, file=self.hooks.file)
+            except ConfigError as exc:
+                rec.warnings.append(f"create hook overrides ignored: {exc}")
+        return hook
+
+    async def _user_data(self, ctx: Context, msgs: list[Message], query: str,
+                         rec: SearchRecord) -> list[Result]:
+        """Searches for the ``type: "data"`` parts of the user's message (source user)."""
+        t = time.perf_counter()
+        requests, warnings = data_source_requests(msgs, query)
+        rec.warnings.extend(warnings)
+        if not requests:
+            return []
+        prepared = [build_request(ctx.config, r, "user") for r in requests]
+        results = await self.searcher.search_many(prepared, ctx=ctx)
+        rec.durations_ms["user_data"] = _ms(t)
+        return results
+
+    async def _merge(self, ctx: Context, query: str, results: list[Result],
+                     rec: SearchRecord) -> list[ResultItem]:
+        """All results merged, deduplicated, weighted and reranked (``uses.rerank``);
+        recorded."""
+        rec.searches = [{"search_id": r.search_id, "type": r.type, "source": r.source,
+                         "query": r.query, "count": len(r.items), "error": r.error,
+                         "duration_ms": r.duration_ms} for r in results]
+        rec.errors.extend(f"{r.type}: {r.error}" for r in results if r.error)
+        rec.warnings.extend(f"{r.type}: {w}" for r in results for w in r.warnings)
+        rec.dsl = rec.dsl or next((r.dsl for r in results if r.dsl), None)
+        references: list[ResultItem] = []
+        if any(r.items for r in results):
+            t = time.perf_counter()
+            reranker = self.delegates.reranker(ctx.config.uses.rerank, rec.warnings)
+            merged = await self.searcher.merge(results, ctx=ctx, query=query,
+                                               reranker=reranker)
+            if merged.rerank_error:
+                rec.warnings.append(merged.rerank_error)
+            references = merged.items
+            rec.durations_ms["merge"] = _ms(t)
+        rec.references = [_reference(i) for i in references]
+        return references
+
+    async def _next_hook(self, hctx: HookContext, payload: dict[str, Any]
+                         ) -> tuple[str | None, str | None]:
+        """Run ``next``: (text it adds, its failure message)."""
+        assert self.hooks.next is not None
+        try:
+            extra = await self.hooks.next(hctx, payload)
+        except Exception as exc:
+            return None, hook_error(exc, self.hooks, "next")
+        if isinstance(extra, dict) and isinstance(extra.get("text"), str):
+            return str(extra["text"]), None
+        return None, None
 
     async def _save(self, rec: SearchRecord, started: float) -> None:
         rec.durations_ms["total"] = _ms(started)

@@ -356,3 +356,13 @@ async def test_hook_overrides_citation_format(make_assistant) -> None:
     assert "[1]" in text and "#ref:" not in text
     citations = next(e for e in events if e["event"] == "citations")
     assert citations["used"] and citations["unknown"] == []
+
+
+async def test_next_hook_failure_keeps_the_answer(make_assistant) -> None:
+    hooks = "async def next(ctx, payload):\n    raise KeyError('x')\n"
+    a = make_assistant({"name": "t"}, hooks=hooks)
+    events = await run(a, "q")
+    assert "offline" in text_of(events)
+    assert "next hook failed (hooks.py line 2): KeyError" in events[-1]["error"]
+    record = await a.record(events[0]["request_id"])
+    assert len(record.errors) == 1
