@@ -19,7 +19,10 @@ Item scores (0..1): ``confidence × (1 − 0.5 × rank / n)``, where ``confidenc
 generator's (1.0 for exact matches and explicit DSL, lower for fuzzy value matches and
 text-match fallbacks), ``rank`` the row's position in its model's result (0-based) and
 ``n`` the number of rows returned for that model. Rows thus keep the database order and
-score between ``confidence/2`` and ``confidence``.
+score between ``confidence/2`` and ``confidence``. When the DSL carries ranking ``terms``
+and no order (a text match), up to ``5 × limit`` (50..500) matching rows are read, ranked
+by the share of terms their text contains, and scored ``confidence × (0.5 + 0.5 ×
+share)``.
 """
 
 from __future__ import annotations
@@ -58,6 +61,10 @@ from agent_search.trace import span
 from agent_search.types import QueryOrder, QueryWhere, Request, Result, ResultItem
 
 MAX_CONTENT_CHARS = 600
+RANK_WINDOW_FACTOR = 5
+RANK_WINDOW_MIN = 50
+RANK_WINDOW_MAX = 500
+"""With ranking terms, up to this many matching rows are read and ranked in Python."""
 MAX_MODEL_NAMES_IN_ERROR = 20
 
 
@@ -271,12 +278,16 @@ class DBHandler:
         wheres = [*preset_wheres, *query.wheres]
         orders = [*preset_orders, *query.orders]
         q_limit = min(limit, query.limit) if query.limit else limit
+        # with ranking terms and no order, read a wider window and rank it in Python
+        terms = [t.lower() for t in query.terms] if not orders else []
+        window = min(max(q_limit * RANK_WINDOW_FACTOR, RANK_WINDOW_MIN), RANK_WINDOW_MAX) \
+            if terms else q_limit
         data_fields = self._data_fields(entry, request_select or query.select, warnings)
         fetch = _unique([*data_fields, *entry.primary_key,
                          *_present(entry, [entry.schema.title_field, *CONTENT_FIELDS]),
                          *_name_fields(entry)])
         stmt = build_select(self.catalog, entry, select=fetch, wheres=wheres, orders=orders,
-                            limit=q_limit + 1, caller=caller)
+                            limit=max(window, q_limit) + 1, caller=caller)
         stmt = self._with_related_titles(stmt, entry, caller)
         cap = self.settings.count_max
         counted = cap > q_limit
@@ -291,16 +302,25 @@ class DBHandler:
                 total = cap
                 warnings.append(f"model {entry.id}: more than {cap} matches; total "
                                 f"shows {cap} (db.count_max)")
+        coverage: list[float] | None = None
+        if terms:
+            scored = sorted(((_coverage(row, terms), i) for i, row in enumerate(rows)),
+                            key=lambda p: -p[0])  # stable: database order among equals
+            rows = [rows[i] for _, i in scored]
+            coverage = [c for c, _ in scored]
         if len(rows) > q_limit:
             rows = rows[:q_limit]
             if not counted:
                 total = q_limit + 1  # "more than shown" when counting is off
-        items = [self._item(entry, row, data_fields, rank, len(rows), confidence)
+        items = [self._item(entry, row, data_fields, rank, len(rows), confidence,
+                            None if coverage is None else coverage[rank])
                  for rank, row in enumerate(rows)]
         executed: dict[str, Any] = {
             "model": entry.id, "select": data_fields,
             "wheres": [w.to_json() for w in wheres],
             "orders": [o.model_dump() for o in orders], "limit": q_limit}
+        if query.terms:
+            executed["terms"] = list(query.terms)
         if entry.permission is not None:
             executed["permission"] = entry.permission.describe(caller.user_id, caller.team_id)
         return items, total, executed
@@ -348,7 +368,7 @@ class DBHandler:
         return stmt
 
     def _item(self, entry: ModelEntry, row: dict[str, Any], data_fields: list[str], rank: int,
-              n: int, confidence: float) -> ResultItem:
+              n: int, confidence: float, coverage: float | None = None) -> ResultItem:
         related = {k.removeprefix("__rel__"): _jsonable(v) for k, v in row.items()
                    if k.startswith("__rel__") and v is not None}
         pk = entry.primary_key
@@ -363,7 +383,10 @@ class DBHandler:
             else {entry.schema.title_field, *pk}, related=related,
             foreigns={r.foreign for r in entry.schema.relations
                       if r.type == "hasOne" and r.name in related})
-        score = confidence * (1.0 - 0.5 * rank / max(1, n))
+        if coverage is None:
+            score = confidence * (1.0 - 0.5 * rank / max(1, n))
+        else:
+            score = confidence * (0.5 + 0.5 * coverage)
         metadata: dict[str, Any] = {"table": entry.table.name}
         if related:
             metadata["related"] = related
@@ -381,6 +404,12 @@ class DBHandler:
             return str(row[tf])
         label = entry.schema.label or entry.id
         return f"{label} {record_id}"
+
+
+def _coverage(row: dict[str, Any], terms: list[str]) -> float:
+    """Share of ``terms`` found in the row's text values (related titles included)."""
+    text = " ".join(str(v) for v in row.values() if isinstance(v, str)).lower()
+    return sum(1 for t in terms if t in text) / len(terms)
 
 
 def _name_fields(entry: ModelEntry) -> list[str]:

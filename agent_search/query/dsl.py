@@ -18,6 +18,7 @@ Dict shape a generator returns (one query, or several under ``queries``)::
                 {"or": [{"field": "category.name", "op": "=", "value": "Audio"}, ...]}],
      "orders": [{"field": "price", "order": "asc"}],
      "limit": 10,
+     "terms": ["wireless"],   # optional: rank rows by these words when no order is given
      "explanation": "price under 100; ...", "warnings": [], "confidence": 0.9}
 
 A where ``field`` is a field of the model or ``relation.field`` (one hop through a
@@ -29,7 +30,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal, Protocol, runtime_checkable
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from agent_search.types import QueryOrder, QueryWhere
 
@@ -43,6 +44,8 @@ TEMPORAL_KINDS: frozenset[str] = frozenset({"date", "datetime"})
 
 MAX_WHERES = 64
 """Most clauses (counting nested ones) one generated DSL may hold; more is not a query."""
+MAX_TERMS = 16
+MAX_TERM_CHARS = 64
 
 
 class DSLValidationError(ValueError):
@@ -116,6 +119,18 @@ class QueryDSL(_Model):
     wheres: list[QueryWhere] = Field(default_factory=list)
     orders: list[QueryOrder] = Field(default_factory=list)
     limit: int | None = Field(default=None, ge=1)
+    terms: list[str] = Field(
+        default_factory=list, max_length=MAX_TERMS,
+        description="Words to rank rows by when no order is given: rows containing more "
+                    "of them (in their text fields) come first")
+
+    @field_validator("terms")
+    @classmethod
+    def _check_terms(cls, v: list[str]) -> list[str]:
+        for t in v:
+            if not t.strip() or len(t) > MAX_TERM_CHARS:
+                raise ValueError(f"a term must be 1..{MAX_TERM_CHARS} characters")
+        return v
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"model": self.model}
@@ -125,6 +140,8 @@ class QueryDSL(_Model):
         out["orders"] = [o.model_dump() for o in self.orders]
         if self.limit is not None:
             out["limit"] = self.limit
+        if self.terms:
+            out["terms"] = list(self.terms)
         return out
 
 
@@ -208,7 +225,7 @@ def _validate_query(raw: Any, by_id: Mapping[str, ModelSchema]) -> QueryDSL:
     orders = [QueryOrder(field=resolve.own(o.field, "order"), order=o.order) for o in dsl.orders]
     select = [resolve.own(f, "select") for f in dsl.select]
     return QueryDSL(model=schema.id, select=select, wheres=wheres, orders=orders,
-                    limit=dsl.limit)
+                    limit=dsl.limit, terms=dsl.terms)
 
 
 class _FieldResolver:

@@ -47,6 +47,8 @@ FUZZY_CUTOFF = 88.0
 MIN_FUZZY_CHARS = 6
 """Shorter words are only matched exactly ("word" is not a misspelt "World")."""
 EXACT_CONFIDENCE = 1.0
+VARIANT_CONFIDENCE = 0.97
+"""A value matched in another number ("computer" for "computers")."""
 FALLBACK_CONFIDENCE = 0.5
 NOTHING_CONFIDENCE = 0.2
 
@@ -128,6 +130,8 @@ _SUPERLATIVES: tuple[tuple[str, str, str], ...] = (
     (r"oldest|earliest", "date", "asc"),
     (r"largest|biggest", "size", "desc"),
     (r"smallest", "size", "asc"),
+    (r"cheap|inexpensive|affordable|budget", "money", "asc"),
+    (r"expensive|pricey|premium", "money", "desc"),
 )
 _SUPERLATIVE = re.compile(r"\b(?P<s>" + "|".join(f"(?:{w})" for w, _, _ in _SUPERLATIVES)
                           + r")\b", re.I)
@@ -145,6 +149,7 @@ class _Cond:
     span: tuple[int, int]
     score: float
     note: str
+    confidence: float = EXACT_CONFIDENCE
 
 
 @dataclass(slots=True)
@@ -164,6 +169,9 @@ class _Plan:
     notes: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     confidence: float = EXACT_CONFIDENCE
+    evidence: float = 0.0
+    value_conditions: int = 0
+    candidates: list[_Candidate] = field(default_factory=list)
 
 
 @dataclass(slots=True)
@@ -256,14 +264,30 @@ class _Parser:
         if not queryable:
             raise DSLGenerationError("no model to query")
         mentions = self._model_mentions()
-        target = self._pick_target(queryable, mentions)
-        if target is None:
-            return self._fallback(queryable, mentions)
-        plan = _Plan(target=target)
+        named = [(spans[0][0], s) for s in queryable if (spans := mentions.get(s.id))]
+        if named:  # the model named first is the one asked about
+            plan, leftover = self._plan(min(named, key=lambda p: p[0])[1], mentions)
+        else:  # none named: the model the query says most about (ties: the first listed)
+            best: tuple[float, _Plan, list[str], list[tuple[int, int]]] | None = None
+            for schema in queryable:
+                plan, leftover = self._plan(schema, mentions)
+                if best is None or plan.evidence > best[0]:
+                    best = (plan.evidence, plan, leftover, list(self.used))
+            assert best is not None
+            evidence, plan, leftover, self.used = best
+            if evidence == 0 and len(queryable) > 1:
+                return self._fallback(queryable, mentions)
+            self.target_id = plan.target.id
+        return self._finish(plan, leftover, mentions)
+
+    def _plan(self, target: ModelSchema,
+              mentions: dict[str, list[tuple[int, int]]]) -> tuple[_Plan, list[str]]:
+        """Every condition, order and limit the query states about ``target``."""
         self.target_id = target.id
-        for spans in mentions.values():  # model names are not values or search words
-            self.used.extend(spans)
+        self.used = [s for spans in mentions.values() for s in spans]  # names aren't values
+        plan = _Plan(target=target)
         candidates = self._candidates(target)
+        plan.candidates = candidates
         field_mentions = self._field_mentions(candidates)
         self._sorting(plan, candidates, field_mentions)
         self._between(plan, candidates, field_mentions)
@@ -272,15 +296,22 @@ class _Parser:
         self._quoted_and_named(plan, candidates, field_mentions)
         self._values(plan, candidates, field_mentions, mentions)
         self._top_n(plan, mentions.get(target.id, []))
-        leftover = self._leftover_words(field_mentions, mentions)
+        return plan, self._leftover_words(field_mentions, mentions)
+
+    def _finish(self, plan: _Plan, leftover: list[str],
+                mentions: dict[str, list[tuple[int, int]]]) -> dict[str, Any]:
+        target = plan.target
         if not plan.wheres and not plan.orders and not mentions.get(target.id):
             return self._fallback([target], mentions)
-        if not plan.wheres and leftover and target.title_field:
-            self._text_match(plan, target, leftover)
+        terms: list[str] = []
+        if leftover and not plan.value_conditions:
+            # nouns not explained by a value ("wireless headphones under $100"): text match
+            terms = self._text_match(plan, target, leftover)
         elif leftover:
             plan.notes.append("ignored: " + ", ".join(leftover))
         return {"model": target.id, "wheres": plan.wheres, "orders": plan.orders,
                 **({"limit": plan.limit} if plan.limit else {}),
+                **({"terms": terms} if terms else {}),
                 "explanation": f"{target.id}: " + ("; ".join(plan.notes) or "all records"),
                 "warnings": plan.warnings, "confidence": round(plan.confidence, 4)}
 
@@ -315,22 +346,6 @@ class _Parser:
             else:
                 del found[sid]
         return found
-
-    def _pick_target(self, queryable: list[ModelSchema],
-                     mentions: dict[str, list[tuple[int, int]]]) -> ModelSchema | None:
-        mentioned = [(spans[0][0], s) for s in queryable if (spans := mentions.get(s.id))]
-        if mentioned:
-            return min(mentioned, key=lambda p: p[0])[1]
-        if len(queryable) == 1:
-            return queryable[0]
-        # no model named: the one whose values the query mentions
-        best: tuple[int, ModelSchema] | None = None
-        for s in queryable:
-            hits = sum(1 for f in s.fields for v in f.values
-                       if len(v) > 2 and _find_phrase(self.low, v.lower()))
-            if hits and (best is None or hits > best[0]):
-                best = (hits, s)
-        return best[1] if best else None
 
     def _candidates(self, target: ModelSchema) -> list[_Candidate]:
         out = [_Candidate(f.name, target, f, None) for f in target.fields]
@@ -439,6 +454,7 @@ class _Parser:
              note: str) -> None:
         plan.wheres.append({"field": path, "op": op, "value": value})
         plan.notes.append(note)
+        plan.evidence += 1.0
         self.used.append(span)
 
     def _number(self, m: re.Match[str], prefix: str = "") -> tuple[float, str | None,
@@ -585,6 +601,7 @@ class _Parser:
             pattern = "%" + _escape_like(value.strip()) + "%"
             self._add(plan, cand.path, "like", pattern, span,
                       f"{cand.path} contains {value.strip()!r}")
+            plan.value_conditions += 1
 
     def _exact_value(self, text: str, candidates: list[_Candidate]) -> str | None:
         low = text.strip().lower()
@@ -601,21 +618,29 @@ class _Parser:
         index = self._value_index(candidates)
         hits: list[tuple[tuple[int, int], _Candidate, str]] = []
         words = [m.span() for m in _WORD.finditer(self.low)]
+        variant_hits: list[tuple[tuple[int, int], _Candidate, str]] = []
         for i in range(len(words)):
             for n in range(1, min(index.max_words, len(words) - i) + 1):
                 span = (words[i][0], words[i + n - 1][1])
-                for cand, value in index.exact.get(self.low[span[0]:span[1]], ()):
+                text = self.low[span[0]:span[1]]
+                exact = index.exact.get(text, ())
+                for cand, value in exact:
                     hits.append((span, cand, value))
+                if not exact and len(text) >= 4:  # "computer" for "computers"
+                    for form in _plural_forms(text) - {text}:
+                        for cand, value in index.exact.get(form, ()):
+                            variant_hits.append((span, cand, value))
         for cand, value, vlow in index.odd:
             hits.extend((span, cand, value) for span in _find_phrase(self.low, vlow))
         found: list[_Cond] = []
-        for span, cand, value in hits:
-            if len(value) <= 3 and self.query[span[0]:span[1]] != value:
-                continue  # short values ("NY", "USA") must match case and all
-            found.append(_Cond(cand.path, "=", value, span,
-                               self._preference(cand, span, EXACT_CONFIDENCE, mentions,
-                                                model_mentions),
-                               f"{cand.path} = {value!r}"))
+        for hit_list, base in ((hits, EXACT_CONFIDENCE), (variant_hits, VARIANT_CONFIDENCE)):
+            for span, cand, value in hit_list:
+                if len(value) <= 3 and self.query[span[0]:span[1]] != value:
+                    continue  # short values ("NY", "USA") must match case and all
+                found.append(_Cond(cand.path, "=", value, span,
+                                   self._preference(cand, span, base, mentions,
+                                                    model_mentions),
+                                   f"{cand.path} = {value!r}", base))
         found.extend(self._fuzzy_values(index, found, mentions, model_mentions))
         chosen: list[_Cond] = []
         for cond in sorted(found, key=lambda c: (-(c.span[1] - c.span[0]), -c.score)):
@@ -635,8 +660,11 @@ class _Parser:
             plan.wheres.append({"field": path, "op": op, "value": where_value})
             plan.notes.append(f"{path} {op} {where_value!r}" + "".join(
                 f" (\"{self.query[c.span[0]:c.span[1]]}\" ≈ {c.value!r})" for c in conds
-                if c.score < 1.0 and self.low[c.span[0]:c.span[1]] != c.value.lower()))
-            plan.confidence = min(plan.confidence, *(min(1.0, c.score) for c in conds))
+                if self.low[c.span[0]:c.span[1]] != c.value.lower()))
+            plan.confidence = min(plan.confidence, *(c.confidence for c in conds))
+            plan.value_conditions += 1
+            plan.evidence += sum(c.confidence * (2.0 if "." not in path else 1.5)
+                                 for c in conds)
             self.used.extend(c.span for c in conds)
 
     def _preference(self, cand: _Candidate, span: tuple[int, int], base: float,
@@ -728,12 +756,9 @@ class _Parser:
                     out.append(_Cond(cand.path, "=", value, span,
                                      self._preference(cand, span, base, mentions,
                                                       model_mentions),
-                                     f"{cand.path} = {value!r}"))
+                                     f"{cand.path} = {value!r}", base))
                 if out and any(c.span == span for c in out):
                     taken.append(span)
-        # the fuzzy score sets the confidence (capped below exact)
-        for c in out:
-            c.score = min(c.score, 0.95)
         return out
 
     # -- ordering ----------------------------------------------------------------
@@ -787,6 +812,7 @@ class _Parser:
             return
         plan.orders.append({"field": field_name, "order": direction})
         plan.notes.append(f"order by {field_name} {direction} ({why})")
+        plan.evidence += 1.0
         self.used.append(span)
 
     def _top_n(self, plan: _Plan, target_spans: list[tuple[int, int]]) -> None:
@@ -823,13 +849,27 @@ class _Parser:
             out.append(self.query[m.start():m.start() + len(w)])
         return list(dict.fromkeys(out))
 
-    def _text_match(self, plan: _Plan, target: ModelSchema, words: list[str]) -> None:
-        assert target.title_field is not None
-        ors = [{"field": target.title_field, "op": "like", "value": f"%{_escape_like(w)}%"}
-               for w in words[:8]]
+    def _text_match(self, plan: _Plan, target: ModelSchema, words: list[str]) -> list[str]:
+        """``like`` on the target's title and content fields (or, without them, the title
+        of a related model: "orders of headphones" → ``product.name``), any word; the words
+        (singular stems) are returned as ranking terms."""
+        fields = [f for f in (target.title_field, _content_field(target)) if f]
+        if not fields:
+            for rel in target.relations:
+                other = self.by_id.get(rel.model.lower())
+                if rel.type == "hasOne" and other is not None and other.title_field:
+                    fields = [f"{rel.name}.{other.title_field}"]
+                    break
+        terms = list(dict.fromkeys(_stem(w) for w in words[:8]))
+        if not fields:
+            plan.notes.append("ignored: " + ", ".join(words))
+            return []
+        ors = [{"field": f, "op": "like", "value": f"%{_escape_like(t)}%"}
+               for f in fields for t in terms]
         plan.wheres.append(ors[0] if len(ors) == 1 else {"or": ors})
-        plan.notes.append(f"text match on {target.title_field}: " + ", ".join(words[:8]))
+        plan.notes.append(f"text match on {', '.join(fields)}: " + ", ".join(terms))
         plan.confidence = min(plan.confidence, FALLBACK_CONFIDENCE)
+        return terms
 
     def _fallback(self, models: list[ModelSchema],
                   mentions: dict[str, list[tuple[int, int]]]) -> dict[str, Any]:
@@ -839,16 +879,17 @@ class _Parser:
                 f"could not turn the query into a QueryDSL (query.strict is on): "
                 f"no model, value or condition recognised in {self.query[:80]!r}")
         queries = []
+        terms = list(dict.fromkeys(_stem(w) for w in words[:6]))
         for s in models:
             fields = [f.name for f in s.fields if f.kind in TEXT_KINDS and not f.primary
-                      and not f.name.startswith("__yao_")]
+                      and not f.name.startswith("__yao_") and not f.values]
             if s.title_field:
-                fields = [s.title_field]
-            if not fields or not words:
+                fields = [f for f in (s.title_field, _content_field(s)) if f]
+            if not fields or not terms:
                 continue
-            ors = [{"field": f, "op": "like", "value": f"%{_escape_like(w)}%"}
-                   for f in fields[:4] for w in words[:6]]
-            queries.append({"model": s.id,
+            ors = [{"field": f, "op": "like", "value": f"%{_escape_like(t)}%"}
+                   for f in fields[:4] for t in terms]
+            queries.append({"model": s.id, "terms": terms,
                             "wheres": [ors[0] if len(ors) == 1 else {"or": ors}]})
         if not queries:
             return {"queries": [{"model": s.id} for s in models],
@@ -856,9 +897,28 @@ class _Parser:
                     "warnings": ["the query was not understood; records are not filtered"],
                     "confidence": NOTHING_CONFIDENCE}
         return {"queries": queries, "fallback": True,
-                "explanation": "text match: " + ", ".join(words[:6]),
+                "explanation": "text match: " + ", ".join(terms),
                 "warnings": ["no condition recognised; fell back to a text match"],
                 "confidence": FALLBACK_CONFIDENCE}
+
+
+def _stem(word: str) -> str:
+    """A crude singular stem for ``like`` matching: "monitors" → "monitor", "batteries"
+    → "batter" (matches battery and batteries), "boxes" → "box"."""
+    w = word.lower()
+    if len(w) > 4 and w.endswith("ies"):
+        return w[:-3]
+    if len(w) > 4 and w.endswith(("ses", "xes", "ches", "shes")):
+        return w[:-2]
+    if len(w) > 3 and w.endswith("s") and not w.endswith("ss"):
+        return w[:-1]
+    return w
+
+
+def _content_field(schema: ModelSchema) -> str | None:
+    names = {f.name.lower(): f.name for f in schema.fields if f.kind in TEXT_KINDS}
+    return next((names[n] for n in ("description", "content", "summary", "body", "text")
+                 if n in names), None)
 
 
 def _escape_like(text: str) -> str:
