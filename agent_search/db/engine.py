@@ -8,6 +8,7 @@ start with ``default_transaction_read_only=on`` and a statement timeout.
 
 from __future__ import annotations
 
+import urllib.parse
 from pathlib import Path
 from typing import Any
 
@@ -57,9 +58,9 @@ def make_engine(url: URL, *, read_only: bool = True,
         path = Path(db)
         if not path.is_file():
             raise ConfigError(f"SQLite database not found: {path}", key="db.url")
-        if read_only:
-            url = url.set(database=f"file:{path.resolve().as_posix()}?mode=ro",
-                          query={"uri": "true"})
+        if read_only:  # a URI filename: '?', '#' and '%' in the path must be escaped
+            quoted = urllib.parse.quote(path.resolve().as_posix(), safe="/")
+            url = url.set(database=f"file:{quoted}?mode=ro", query={"uri": "true"})
     elif backend == "postgresql":
         settings: dict[str, str] = {}
         if read_only:

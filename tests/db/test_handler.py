@@ -242,3 +242,22 @@ async def test_total_is_a_capped_count(chinook_url: str, tmp_path: Path) -> None
         assert r.error is None and len(r.items) == 5 and r.total == 6
     finally:
         await handler.aclose()
+
+
+async def test_sqlite_paths_with_uri_characters(tmp_path: Path,
+                                                shop_sqlite_master: Path) -> None:
+    odd = tmp_path / "odd dir #1 %20 ?" / "shop db.sqlite"
+    spaced = tmp_path / "spaced dir" / "shop db.sqlite"
+    for db in (odd, spaced):
+        db.parent.mkdir()
+        db.write_bytes(shop_sqlite_master.read_bytes())
+    # a plain path may hold anything; in a URL '?' and '#' would start its query/fragment
+    for url in (str(odd), f"sqlite:///{spaced}"):
+        config = SearchConfig(home=tmp_path, db={"url": url})
+        handler = DBHandler(config)
+        try:
+            r = await handler.search(Context(config=config),
+                                     req("headphones", models=["products"]))
+            assert r.error is None and len(r.items) == 2
+        finally:
+            await handler.aclose()
