@@ -76,7 +76,7 @@ def llm_server() -> Iterator[ThreadedChatServer]:
 
 @pytest.fixture
 def rerank_server() -> Iterator[Any]:
-    from rerank_server import RerankServer
+    from agent_rerank_server import RerankServer
 
     server = RerankServer().start()
     yield server
