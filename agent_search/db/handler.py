@@ -250,8 +250,8 @@ class DBHandler:
         strict = ctx.config.query.strict
         name = ctx.config.uses.query
         builtin = BuiltinDSLGenerator(strict=strict)
-        generator: DSLGenerator | None = builtin if name == "builtin" else \
-            self.generators.get(name)
+        generator: DSLGenerator | None = self.generators.get(name) or (
+            builtin if name == "builtin" else None)
         if generator is None:
             message = (f"query generator {name!r} (uses.query) is not available; "
                        "register it with create_handler(generators=...)")

@@ -11,7 +11,8 @@ fields, and understands:
   "not"/"except" before a value negates it;
 - numeric comparisons with currency and units ("under $100", "more than 5", "between 10
   and 20", "longer than 5 minutes" on a field whose unit is ms/s/min/h);
-- dates ("after 2024-03-01", "before 2023", "in 2024");
+- dates ("after 2024-03-01", "before 2023", "in 2024") and relative ones ("in the last 30
+  days", "this month", "last year", "yesterday"; ``now`` is injectable);
 - text match: quoted text, "named/called/titled X", "containing X" → ``like`` on the
   mentioned text field or the model's title field;
 - ordering and top-N ("the 5 most expensive", "latest", "cheapest", "in alphabetical
@@ -26,7 +27,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -91,6 +92,10 @@ _OR_MORE = re.compile(_NUM + r"\s+or\s+(?P<dir>more|less|fewer|higher|lower|abov
 _DATE = r"(?P<date>\d{4}-\d{2}-\d{2}(?:[ t]\d{2}:\d{2}(?::\d{2})?)?|\d{4}-\d{2}|(?:19|20)\d{2})"
 _DATE_CMP = re.compile(r"\b(?P<cmp>after|since|from|before|until|till|by|in|during)\s+"
                        + _DATE + r"\b", re.I)
+_REL_N = re.compile(r"\b(?:in\s+|within\s+|during\s+)?(?:the\s+)?(?:last|past|previous)\s+"
+                    r"(?P<n>\d{1,4})\s+(?P<u>days?|weeks?|months?|years?)\b", re.I)
+_REL_ONE = re.compile(r"\b(?P<which>this|last|past|previous)\s+(?P<u>day|week|month|year)\b|"
+                      r"\b(?P<word>today|yesterday)\b", re.I)
 _TOP = re.compile(r"\b(?:top|first|last|the)\s+(?P<n>\d{1,4})\b", re.I)
 _NAMED = re.compile(r"\b(?:named|called|titled)\s+"
                     r"(?P<v>[\w][\w'’&.-]*(?:\s+[\w][\w'’&.-]*){0,3})", re.I)
@@ -194,13 +199,15 @@ class BuiltinDSLGenerator:
 
     name = "builtin"
 
-    def __init__(self, *, strict: bool = False, fuzzy_cutoff: float = FUZZY_CUTOFF) -> None:
+    def __init__(self, *, strict: bool = False, fuzzy_cutoff: float = FUZZY_CUTOFF,
+                 now: Callable[[], dt.datetime] | None = None) -> None:
         self.strict = strict
         self.fuzzy_cutoff = fuzzy_cutoff
+        self.now = now or dt.datetime.now
 
     async def generate(self, query: str, schemas: Sequence[ModelSchema], *,
                        feedback: str | None = None) -> dict[str, Any]:
-        return _Parser(query, schemas, self.strict, self.fuzzy_cutoff).parse()
+        return _Parser(query, schemas, self.strict, self.fuzzy_cutoff, self.now()).parse()
 
 
 def words_of(name: str) -> str:
@@ -247,8 +254,9 @@ def _overlaps(a: tuple[int, int], b: tuple[int, int]) -> bool:
 
 class _Parser:
     def __init__(self, query: str, schemas: Sequence[ModelSchema], strict: bool,
-                 fuzzy_cutoff: float) -> None:
+                 fuzzy_cutoff: float, now: dt.datetime) -> None:
         self.query = query
+        self.now = now
         self.low = query.lower()
         self.schemas = list(schemas)
         self.by_id = {s.id.lower(): s for s in schemas}
@@ -289,6 +297,7 @@ class _Parser:
         candidates = self._candidates(target)
         plan.candidates = candidates
         field_mentions = self._field_mentions(candidates)
+        self._relative_dates(plan, candidates, field_mentions)
         self._sorting(plan, candidates, field_mentions)
         self._between(plan, candidates, field_mentions)
         self._comparisons(plan, candidates, field_mentions)
@@ -540,6 +549,49 @@ class _Parser:
             value = [self._typed(low, cand), self._typed(high, cand)]
             self._add(plan, cand.path, "between", value, m.span(),
                       f"{cand.path} between {value[0]} and {value[1]}")
+
+    def _relative_dates(self, plan: _Plan, candidates: list[_Candidate],
+                        mentions: list[tuple[tuple[int, int], _Candidate, bool]]) -> None:
+        """"last 30 days", "past week" (rolling, up to now); "this month" (the current
+        period); "last year" (the previous calendar period); "today", "yesterday"."""
+        found: list[tuple[tuple[int, int], dt.datetime, dt.datetime | None, str]] = []
+        for m in _REL_N.finditer(self.low):
+            start = _shift(self.now, -int(m.group("n")), m.group("u").rstrip("s"))
+            found.append((m.span(), start, None, m.group(0).strip()))
+        for m in _REL_ONE.finditer(self.low):
+            if any(_overlaps(m.span(), f[0]) for f in found):
+                continue
+            unit = (m.group("u") or "day").lower()
+            which = (m.group("which") or m.group("word")).lower()
+            this_start = _period_start(self.now, unit)
+            if which == "today":
+                start, end = this_start, None
+            elif which == "yesterday":
+                start, end = _shift(this_start, -1, "day"), this_start
+            elif which == "this":
+                start, end = this_start, None
+            elif which == "past":
+                start, end = _shift(self.now, -1, unit), None
+            else:  # last / previous: the whole previous period
+                start, end = _shift(this_start, -1, unit), this_start
+            found.append((m.span(), start, end, m.group(0).strip()))
+        for span, start, end, text in found:
+            if not self._free(span):
+                continue
+            cand = self._field_for(candidates, "date", mentions, span[0])
+            if cand is None:
+                continue
+            if end is None:
+                self._add(plan, cand.path, ">=", start.isoformat(), span,
+                          f"{cand.path} >= {start.isoformat()} (\"{text}\")")
+                continue
+            plan.wheres.append({"and": [
+                {"field": cand.path, "op": ">=", "value": start.isoformat()},
+                {"field": cand.path, "op": "<", "value": end.isoformat()}]})
+            plan.notes.append(f"{cand.path} in [{start.isoformat()}, {end.isoformat()}) "
+                              f"(\"{text}\")")
+            plan.evidence += 1.0
+            self.used.append(span)
 
     def _dates(self, plan: _Plan, candidates: list[_Candidate],
                mentions: list[tuple[tuple[int, int], _Candidate, bool]]) -> None:
@@ -900,6 +952,31 @@ class _Parser:
                 "explanation": "text match: " + ", ".join(terms),
                 "warnings": ["no condition recognised; fell back to a text match"],
                 "confidence": FALLBACK_CONFIDENCE}
+
+
+def _period_start(now: dt.datetime, unit: str) -> dt.datetime:
+    day = now.replace(hour=0, minute=0, second=0, microsecond=0)
+    if unit == "week":
+        return day - dt.timedelta(days=day.weekday())
+    if unit == "month":
+        return day.replace(day=1)
+    if unit == "year":
+        return day.replace(month=1, day=1)
+    return day
+
+
+def _shift(moment: dt.datetime, n: int, unit: str) -> dt.datetime:
+    """``moment`` moved by ``n`` days/weeks/months/years (day clamped to the month)."""
+    if unit == "day":
+        return moment + dt.timedelta(days=n)
+    if unit == "week":
+        return moment + dt.timedelta(weeks=n)
+    months = n * (12 if unit == "year" else 1)
+    index = moment.year * 12 + moment.month - 1 + months
+    year, month = divmod(index, 12)
+    month += 1
+    last_day = (dt.date(year + month // 12, month % 12 + 1, 1) - dt.timedelta(days=1)).day
+    return moment.replace(year=year, month=month, day=min(moment.day, last_day))
 
 
 def _stem(word: str) -> str:

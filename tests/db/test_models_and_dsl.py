@@ -278,3 +278,39 @@ async def test_failing_plugged_generator_falls_back_unless_strict(
         assert r.error is None and any("'mcp:nowhere'" in w for w in r.warnings)
     finally:
         await handler.aclose()
+
+
+def order_schemas() -> list[ModelSchema]:
+    return [ModelSchema(id="order", table="orders", primary_key="id",
+                        fields=[FieldSchema(name="id", kind="integer", primary=True),
+                                FieldSchema(name="total", kind="number"),
+                                FieldSchema(name="created_at", kind="datetime")])]
+
+
+@pytest.mark.parametrize(("query", "wheres"), [
+    ("orders in the last 30 days",
+     [{"field": "created_at", "op": ">=", "value": "2025-05-16T15:30:00"}]),
+    ("orders from the past 2 months",
+     [{"field": "created_at", "op": ">=", "value": "2025-04-15T15:30:00"}]),
+    ("orders this month", [{"field": "created_at", "op": ">=", "value": "2025-06-01T00:00:00"}]),
+    ("orders this week", [{"field": "created_at", "op": ">=", "value": "2025-06-09T00:00:00"}]),
+    ("orders last year", [{"and": [
+        {"field": "created_at", "op": ">=", "value": "2024-01-01T00:00:00"},
+        {"field": "created_at", "op": "<", "value": "2025-01-01T00:00:00"}]}]),
+    ("orders last month", [{"and": [
+        {"field": "created_at", "op": ">=", "value": "2025-05-01T00:00:00"},
+        {"field": "created_at", "op": "<", "value": "2025-06-01T00:00:00"}]}]),
+    ("orders from yesterday", [{"and": [
+        {"field": "created_at", "op": ">=", "value": "2025-06-14T00:00:00"},
+        {"field": "created_at", "op": "<", "value": "2025-06-15T00:00:00"}]}]),
+    ("orders today", [{"field": "created_at", "op": ">=", "value": "2025-06-15T00:00:00"}]),
+])
+async def test_relative_dates(query: str, wheres: list[dict[str, Any]]) -> None:
+    import datetime as dt
+
+    now = dt.datetime(2025, 6, 15, 15, 30)  # a Sunday
+    gen = BuiltinDSLGenerator(now=lambda: now)
+    raw = await gen.generate(query, order_schemas())
+    assert raw["wheres"] == wheres, raw
+    assert "limit" not in raw  # "last 30" is a period here, not a top-N
+    validate_dsl(raw, order_schemas())

@@ -75,3 +75,20 @@ async def test_status_and_dates_on_orders(shop: DBHandler) -> None:
     want = {o["id"] for o in ORDERS if o["status"] == "shipped" and o["total"] > 100
             and o["created_at"].year == 2025} & visible
     assert {i.record_id for i in r.items} == want and want
+
+
+async def test_relative_dates_with_a_fixed_clock(shop: DBHandler) -> None:
+    import datetime as dt
+
+    from agent_search.query.dsl_builtin import BuiltinDSLGenerator
+
+    now = dt.datetime(2025, 6, 30, 12, 0)
+    shop.generators["builtin"] = BuiltinDSLGenerator(now=lambda: now)
+    try:
+        r = await ask(shop, "orders in the last 30 days", models=[ORDER], limit=50)
+    finally:
+        del shop.generators["builtin"]
+    visible = {o["id"] for o in ORDERS if o["public"] or o["__yao_created_by"] == "u1"
+               or (o["__yao_team_id"] == "t1" and o["share"] == "team")}
+    want = {o["id"] for o in ORDERS if o["created_at"] >= now - dt.timedelta(days=30)} & visible
+    assert {i.record_id for i in r.items} == want and want
