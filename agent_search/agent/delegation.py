@@ -175,7 +175,10 @@ class Delegates:
             path = self.assistants_root / agent_id
             if not (path / "package.yao").is_file():
                 raise DelegationError(f"assistant {agent_id!r} not found at {path}")
-            assistant = Assistant.load(path, config_dir=self.config_dir)
+            config_dir = self.config_dir
+            # loading reads and compiles files: keep it off the event loop
+            assistant = await anyio.to_thread.run_sync(
+                lambda: Assistant.load(path, config_dir=config_dir))
             self._agents[agent_id] = assistant
         token = _depth.set(depth + 1)
         try:

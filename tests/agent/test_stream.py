@@ -366,3 +366,50 @@ async def test_next_hook_failure_keeps_the_answer(make_assistant) -> None:
     assert "next hook failed (hooks.py line 2): KeyError" in events[-1]["error"]
     record = await a.record(events[0]["request_id"])
     assert len(record.errors) == 1
+
+
+class IdentityHandler(StaticHandler):
+    """Records who asked (permission filters read ctx.user_id / ctx.team_id)."""
+
+    def __init__(self) -> None:
+        super().__init__("kb", kb_items(1))
+        self.callers: list[tuple] = []
+
+    async def search(self, ctx, request):
+        self.callers.append((request.source, ctx.user_id, ctx.team_id))
+        return await super().search(ctx, request)
+
+
+HOOK_KB = '''
+async def create(ctx, messages, options):
+    await ctx.search.kb("from the hook")
+    return {"search": True}
+'''
+
+
+async def test_identity_reaches_every_search_path(make_assistant) -> None:
+    handler = IdentityHandler()
+    a = make_assistant({"name": "t", "search": {"kb": True}}, hooks=HOOK_KB, handlers=[handler])
+    await run(a, data_message("question", {"type": "kb_collection", "name": "docs"}),
+              Options(user_id="u1", team_id="t1"))
+    assert sorted(handler.callers) == [("auto", "u1", "t1"), ("hook", "u1", "t1"),
+                                       ("user", "u1", "t1")]
+
+
+async def test_concurrent_streams_stay_separate(make_assistant) -> None:
+    a = make_assistant(SEARCH_ALL, handlers=[StaticHandler("web", web_items(2), delay=0.01),
+                                             StaticHandler("kb", kb_items(2)),
+                                             StaticHandler("db", db_items(2))])
+    results = [None] * 20
+
+    async def one(i: int) -> None:
+        results[i] = await run(a, f"question number {i}", Options(request_id=f"c{i}"))
+
+    async with anyio.create_task_group() as tg:
+        for i in range(20):
+            tg.start_soon(one, i)
+    for i, events in enumerate(results):
+        assert {e["request_id"] for e in events} == {f"c{i}"}
+        assert refs_in(events) == [str(n) for n in range(1, 7)]  # ids are per request
+        assert kinds(events)[-1] == "done"
+        assert (await a.record(f"c{i}")).query == f"question number {i}"
