@@ -8,6 +8,8 @@ import typer
 from typer.exceptions import TyperException
 
 from agent_search.cli import ask as _ask  # noqa: F401  (registers the command)
+from agent_search.cli import eval as _eval  # noqa: F401  (registers the command)
+from agent_search.cli import kb as _kb  # noqa: F401  (registers the command)
 from agent_search.cli import mcp as _mcp  # noqa: F401  (registers the command)
 from agent_search.cli import search as _search  # noqa: F401  (registers the command)
 from agent_search.cli.app import app

@@ -1,0 +1,77 @@
+"""``agent-search eval retrieval DATASET_DIR`` — retrieval quality of the kb on a BEIR set."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import anyio
+import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from agent_search.cli.app import app, console, err_console, fail, print_json
+from agent_search.config import SearchConfig, load_config
+from agent_search.errors import ConfigError
+
+eval_app = typer.Typer(help="Evaluate search quality.", no_args_is_help=True)
+app.add_typer(eval_app, name="eval")
+
+
+@eval_app.command("retrieval")
+def retrieval(
+    dataset_dir: Annotated[Path, typer.Argument(help="BEIR folder: corpus.jsonl, "
+                                                     "queries.jsonl, qrels/<split>.tsv")],
+    split: Annotated[str, typer.Option("--split", help="qrels file to score")] = "test",
+    mode: Annotated[str, typer.Option("--mode", help="hybrid, dense or sparse")] = "hybrid",
+    max_queries: Annotated[int | None, typer.Option("--max-queries", min=1,
+                                                    help="Only the first N queries")] = None,
+    max_docs: Annotated[int | None, typer.Option(
+        "--max-docs", min=1, help="Corpus subset: relevant docs plus others up to N")] = None,
+    chunk_tokens: Annotated[int | None, typer.Option(
+        "--chunk-tokens", help="Override kb.chunk_tokens for this corpus")] = None,
+    config_dir: Annotated[Path | None, typer.Option("--config",
+                                                    help="Configuration folder.")] = None,
+    json_out: Annotated[bool, typer.Option("--json", help="Print one JSON document.")] = False,
+) -> None:
+    """Ingest the corpus (once; cached by content and settings) and score the queries."""
+    from agent_search.kb import StoreError
+    from agent_search.kb.embedder import EmbeddingError
+    from agent_search.kb.evaluation import DatasetError, evaluate
+
+    if mode not in ("hybrid", "dense", "sparse"):
+        fail(f"--mode {mode!r} is not one of hybrid, dense, sparse")
+    if not dataset_dir.is_dir():
+        fail(f"dataset folder not found: {dataset_dir}")
+    try:
+        config: SearchConfig = load_config(config_dir)
+        if chunk_tokens is not None:
+            config = config.merged({"kb": {"chunk_tokens": chunk_tokens}})
+    except ConfigError as exc:
+        fail(str(exc))
+    show_bar = not json_out and sys.stderr.isatty()
+    progress = Progress(TextColumn("ingesting corpus"), BarColumn(), MofNCompleteColumn(),
+                        TimeElapsedColumn(), console=err_console, disable=not show_bar)
+    task = progress.add_task("ingest", total=None)
+
+    def on_progress(done: int, total: int) -> None:
+        progress.update(task, completed=done, total=total)
+
+    try:
+        with progress:
+            report = anyio.run(lambda: evaluate(config, dataset_dir, split=split, mode=mode,
+                                                max_queries=max_queries, max_docs=max_docs,
+                                                progress=on_progress))
+    except (DatasetError, ValueError) as exc:
+        fail(str(exc))
+    except (StoreError, EmbeddingError, RuntimeError) as exc:
+        fail(str(exc), 1)
+    if json_out:
+        print_json(report.to_json())
+        return
+    data = report.to_json()
+    console.print(f"mode {mode}, split {split}, {data['queries']} queries", highlight=False)
+    for key in ("ndcg@10", "recall@100", "mrr@10"):
+        console.print(f"{key}\t{data[key]:.4f}", highlight=False)
+    console.print(f"latency p50 {data['latency_ms']['p50']:.1f} ms, "
+                  f"p95 {data['latency_ms']['p95']:.1f} ms", highlight=False)

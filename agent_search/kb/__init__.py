@@ -1,0 +1,37 @@
+"""Knowledge-base search: embedded Qdrant, offline embeddings, hybrid dense + BM25
+retrieval, ingestion, an entity graph and retrieval evaluation.
+
+    handler = create_handler(config)               # type "kb"
+    report = await ingest_paths(config, ["docs/"], "docs")
+    await list_collections(config); await drop_collection(config, "docs")
+"""
+
+from agent_search.kb.embedder import EmbeddingError, get_embedder, prepare_model_dir
+from agent_search.kb.handler import KBHandler, create_handler
+from agent_search.kb.ingest import (
+    CollectionMismatchError,
+    IngestReport,
+    drop_collection,
+    ingest_paths,
+    list_collections,
+)
+from agent_search.kb.settings import KBSettings
+from agent_search.kb.store import CollectionNotFound, StoreError, StoreLockedError, close_stores
+
+__all__ = [
+    "CollectionMismatchError",
+    "CollectionNotFound",
+    "EmbeddingError",
+    "IngestReport",
+    "KBHandler",
+    "KBSettings",
+    "StoreError",
+    "StoreLockedError",
+    "close_stores",
+    "create_handler",
+    "drop_collection",
+    "get_embedder",
+    "ingest_paths",
+    "list_collections",
+    "prepare_model_dir",
+]

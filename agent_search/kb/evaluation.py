@@ -1,0 +1,232 @@
+"""Retrieval evaluation on a BEIR-layout folder (``corpus.jsonl``, ``queries.jsonl``,
+``qrels/<split>.tsv``): nDCG@10, recall@100, MRR@10 and query latency.
+
+The corpus is ingested once into a collection named after a hash of the corpus file's
+content and of every setting that changes what is stored (model, sequence cap, chunking,
+BM25 parameters); later runs with the same corpus and settings only run the queries.
+Queries go through the real kb handler (query embedding included in the latency). Chunk
+hits are turned into document hits by keeping each document's best chunk.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import json
+import math
+import statistics
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from agent_search.config import SearchConfig
+from agent_search.context import Context
+from agent_search.kb.handler import KBHandler
+from agent_search.kb.ingest import IngestReport, ingest_paths
+from agent_search.kb.settings import KBSettings
+from agent_search.kb.store import get_store
+from agent_search.types import Request
+
+_INGEST_KEYS = ("embedding_provider", "embedding_model", "embedding_url", "max_tokens",
+                "chunk_tokens", "chunk_overlap", "bm25_k1", "bm25_b", "language")
+
+
+class DatasetError(ValueError):
+    """The dataset folder is not in BEIR layout; the message names what is missing."""
+
+
+@dataclass(slots=True)
+class Dataset:
+    corpus: Path
+    queries: dict[str, str]
+    qrels: dict[str, dict[str, int]]
+
+
+@dataclass(slots=True)
+class EvalReport:
+    mode: str
+    ndcg_at_10: float
+    recall_at_100: float
+    mrr_at_10: float
+    queries: int
+    p50_ms: float
+    p95_ms: float
+    ingest: IngestReport | None = None
+    collection: str = ""
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"ndcg@10": round(self.ndcg_at_10, 4), "recall@100": round(self.recall_at_100, 4),
+                "mrr@10": round(self.mrr_at_10, 4), "queries": self.queries,
+                "latency_ms": {"p50": round(self.p50_ms, 2), "p95": round(self.p95_ms, 2)}}
+
+
+def load_dataset(folder: Path, split: str = "test") -> Dataset:
+    corpus = folder / "corpus.jsonl"
+    queries_file = folder / "queries.jsonl"
+    qrels_file = folder / "qrels" / f"{split}.tsv"
+    for path in (corpus, queries_file, qrels_file):
+        if not path.is_file():
+            raise DatasetError(f"{path} not found (expected a BEIR folder: corpus.jsonl, "
+                               f"queries.jsonl, qrels/{split}.tsv)")
+    qrels: dict[str, dict[str, int]] = {}
+    with qrels_file.open(encoding="utf-8-sig", newline="") as fh:
+        for n, row in enumerate(csv.reader(fh, delimiter="\t"), start=1):
+            if not row or (n == 1 and row[0] == "query-id"):
+                continue
+            if len(row) < 3:
+                raise DatasetError(f"{qrels_file}:{n}: expected query-id, corpus-id, score")
+            try:
+                rel = int(row[2])
+            except ValueError:
+                raise DatasetError(
+                    f"{qrels_file}:{n}: score {row[2]!r} is not an integer") from None
+            qrels.setdefault(row[0], {})[row[1]] = rel
+    queries: dict[str, str] = {}
+    with queries_file.open(encoding="utf-8-sig") as fh:
+        for n, line in enumerate(fh, start=1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+                qid, text = str(row["_id"]), str(row["text"])
+            except (json.JSONDecodeError, KeyError, TypeError):
+                raise DatasetError(f"{queries_file}:{n}: not a BEIR query line") from None
+            if qid in qrels:
+                queries[qid] = text
+    if not queries:
+        raise DatasetError(f"no query of {queries_file} has judgements in {qrels_file}")
+    return Dataset(corpus, queries, {q: r for q, r in qrels.items() if q in queries})
+
+
+def subset(dataset: Dataset, work: Path, *, max_queries: int | None,
+           max_docs: int | None) -> Dataset:
+    """The first ``max_queries`` queries (by id) and a corpus of their relevant documents
+    plus the first other documents up to ``max_docs`` — for CI-sized runs."""
+    qids = sorted(dataset.queries, key=lambda q: (len(q), q))
+    if max_queries is not None:
+        qids = qids[:max_queries]
+    if max_docs is None:
+        return Dataset(dataset.corpus, {q: dataset.queries[q] for q in qids},
+                       {q: dataset.qrels[q] for q in qids})
+    needed = {d for q in qids for d in dataset.qrels[q]}
+    lines: list[str] = []
+    others = 0
+    with dataset.corpus.open(encoding="utf-8-sig") as fh:
+        for line in fh:
+            if not line.strip():
+                continue
+            doc_id = str(json.loads(line).get("_id"))
+            if doc_id in needed:
+                lines.append(line.rstrip("\n"))
+            elif others < max(0, max_docs - len(needed)):
+                lines.append(line.rstrip("\n"))
+                others += 1
+    data = "\n".join(lines) + "\n"
+    digest = hashlib.sha256(data.encode("utf-8")).hexdigest()[:16]
+    path = work / f"subset-{digest}" / "corpus.jsonl"
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(data, encoding="utf-8")
+    return Dataset(path, {q: dataset.queries[q] for q in qids},
+                   {q: dataset.qrels[q] for q in qids})
+
+
+def file_hash(path: Path) -> str:
+    h = hashlib.sha256()
+    with path.open("rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def collection_for(corpus: Path, settings: KBSettings) -> str:
+    keyed = {k: getattr(settings, k) for k in _INGEST_KEYS}
+    digest = hashlib.sha256(
+        (file_hash(corpus) + json.dumps(keyed, sort_keys=True, default=str)).encode()
+    ).hexdigest()[:16]
+    return f"eval-{digest}"
+
+
+async def ensure_ingested(config: SearchConfig, corpus: Path,
+                          progress: Callable[[int, int], None] | None = None
+                          ) -> tuple[str, IngestReport | None]:
+    """The collection holding ``corpus`` with the current settings; ingested if missing."""
+    settings = KBSettings.from_config(config)
+    name = await anyio.to_thread.run_sync(collection_for, corpus, settings)
+    store = await anyio.to_thread.run_sync(get_store, settings, config.home)
+    if await anyio.to_thread.run_sync(store.exists, name):
+        info = await anyio.to_thread.run_sync(store.info, name)
+        if info.meta.get("eval_complete"):
+            return name, None
+    report = await ingest_paths(config, [corpus], name, graph=False, progress=progress)
+    info = await anyio.to_thread.run_sync(store.info, name)
+    await anyio.to_thread.run_sync(store.update_meta, name, {**info.meta, "eval_complete": True})
+    return name, report
+
+
+def ndcg_at(ranked: list[str], rels: dict[str, int], k: int) -> float:
+    dcg = sum(rels.get(d, 0) / math.log2(i + 2) for i, d in enumerate(ranked[:k]))
+    ideal = sorted(rels.values(), reverse=True)[:k]
+    idcg = sum(r / math.log2(i + 2) for i, r in enumerate(ideal))
+    return dcg / idcg if idcg > 0 else 0.0
+
+
+def recall_at(ranked: list[str], rels: dict[str, int], k: int) -> float:
+    relevant = {d for d, r in rels.items() if r > 0}
+    return len(relevant & set(ranked[:k])) / len(relevant) if relevant else 0.0
+
+
+def mrr_at(ranked: list[str], rels: dict[str, int], k: int) -> float:
+    for i, d in enumerate(ranked[:k]):
+        if rels.get(d, 0) > 0:
+            return 1.0 / (i + 1)
+    return 0.0
+
+
+async def evaluate(config: SearchConfig, folder: Path, *, split: str = "test",
+                   mode: str = "hybrid", max_queries: int | None = None,
+                   max_docs: int | None = None, options: dict[str, Any] | None = None,
+                   progress: Callable[[int, int], None] | None = None) -> EvalReport:
+    """Ingest (or reuse) the corpus and score ``mode`` on the split's queries."""
+    dataset = await anyio.to_thread.run_sync(load_dataset, folder, split)
+    if max_queries is not None or max_docs is not None:
+        dataset = await anyio.to_thread.run_sync(
+            lambda: subset(dataset, config.home / "eval", max_queries=max_queries,
+                           max_docs=max_docs))
+    name, ingest = await ensure_ingested(config, dataset.corpus, progress)
+    handler = KBHandler(config)
+    ctx = Context(config=config)
+    ndcg: list[float] = []
+    recall: list[float] = []
+    mrr: list[float] = []
+    latencies: list[float] = []
+    for qid in sorted(dataset.queries):
+        request = Request(type="kb", query=dataset.queries[qid], collections=[name], limit=200,
+                          options={**(options or {}), "mode": mode})
+        t0 = time.perf_counter()
+        result = await handler.search(ctx, request)
+        latencies.append((time.perf_counter() - t0) * 1000.0)
+        if result.error:
+            raise RuntimeError(f"query {qid} failed: {result.error}")
+        ranked: list[str] = []
+        seen: set[str] = set()
+        for item in result.items:
+            if item.document_id and item.document_id not in seen:
+                seen.add(item.document_id)
+                ranked.append(item.document_id)
+        rels = dataset.qrels[qid]
+        ndcg.append(ndcg_at(ranked, rels, 10))
+        recall.append(recall_at(ranked, rels, 100))
+        mrr.append(mrr_at(ranked, rels, 10))
+    latencies.sort()
+    return EvalReport(
+        mode=mode, ndcg_at_10=statistics.fmean(ndcg), recall_at_100=statistics.fmean(recall),
+        mrr_at_10=statistics.fmean(mrr), queries=len(ndcg),
+        p50_ms=statistics.median(latencies),
+        p95_ms=latencies[min(len(latencies) - 1, math.ceil(0.95 * len(latencies)) - 1)],
+        ingest=ingest, collection=name)

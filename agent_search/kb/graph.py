@@ -1,0 +1,205 @@
+"""Entity graph of a collection, for ``graph: true`` searches.
+
+Entities are found by a builtin, rule-based extractor (no model, no LLM), meant for
+technical and scientific prose:
+
+* ``acronym`` — upper-case tokens of 2+ characters that may carry digits or dashes
+  (``DNA``, ``BRCA1``, ``IL-6``, ``HTTP``);
+* ``name`` — runs of two or more capitalised words (``Qdrant Local Mode``,
+  ``New York``), and single capitalised words that are not at a sentence start;
+* ``code`` — identifiers written in back-ticks in Markdown (```create_handler```).
+
+Names are matched case-insensitively. The graph (networkx) has a node per entity and per
+chunk, ``mentions`` edges entity→chunk and ``co_occurs`` edges between entities found in
+the same chunk (weight = number of such chunks). It is stored next to the collection as
+``$AGENT_SEARCH_HOME/kb/graphs/<collection>.json`` (node-link JSON, written atomically).
+
+At query time the query's entities (and any known entity name that occurs in the query)
+are matched, expanded by one or two ``co_occurs`` hops, returned as graph nodes, and the
+chunks that mention them get a score boost (1 for a matched entity, 0.5 one hop away).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import tempfile
+import threading
+from collections import Counter
+from itertools import combinations
+from pathlib import Path
+from typing import Any
+
+import networkx as nx
+
+from agent_search.kb.sparse import ENGLISH_STOP_WORDS
+from agent_search.types import GraphNode
+
+_ACRONYM = re.compile(r"\b[A-Z][A-Z0-9]*(?:-?[A-Z0-9]+)*\b")
+_CAPWORD = re.compile(r"\b[A-Z][a-z][A-Za-z0-9'-]*\b")
+_CODE = re.compile(r"`([^`\n]{2,60})`")
+_SENT_START = re.compile(r"(?:^|[.!?:]\s+|\n)\s*$")
+_NAME_RUN = re.compile(r"\b[A-Z][a-z][A-Za-z0-9'-]*(?:\s+(?:of\s+|de\s+|the\s+)?"
+                       r"[A-Z][A-Za-z0-9'-]+)+\b")
+MAX_ENTITIES_PER_CHUNK = 30
+
+
+def extract_entities(text: str) -> dict[str, tuple[str, str]]:
+    """Entities of ``text``: key (lower-cased name) → (type, name as written)."""
+    found: dict[str, tuple[str, str]] = {}
+    for m in _CODE.finditer(text):
+        found.setdefault(m.group(1).lower(), ("code", m.group(1)))
+    for m in _ACRONYM.finditer(text):
+        word = m.group()
+        letters = sum(c.isalpha() for c in word)
+        if len(word) >= 2 and letters >= 1 and word.upper() == word and not word.isdigit():
+            found.setdefault(word.lower(), ("acronym", word))
+    for m in _NAME_RUN.finditer(text):
+        found.setdefault(m.group().lower(), ("name", m.group()))
+    for m in _CAPWORD.finditer(text):
+        word = m.group()
+        if word.lower() in ENGLISH_STOP_WORDS or _SENT_START.search(text[:m.start()]):
+            continue
+        found.setdefault(word.lower(), ("name", word))
+    if len(found) > MAX_ENTITIES_PER_CHUNK:
+        found = dict(list(found.items())[:MAX_ENTITIES_PER_CHUNK])
+    return found
+
+
+def graph_path(home: Path, collection: str) -> Path:
+    return home / "kb" / "graphs" / f"{collection}.json"
+
+
+_CACHE: dict[str, tuple[float, nx.Graph]] = {}
+_LOCK = threading.RLock()
+
+
+def load_graph(home: Path, collection: str) -> nx.Graph:
+    path = graph_path(home, collection)
+    with _LOCK:
+        if not path.exists():
+            return nx.Graph()
+        mtime = path.stat().st_mtime
+        cached = _CACHE.get(str(path))
+        if cached is not None and cached[0] == mtime:
+            return cached[1]
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+            graph: nx.Graph = nx.node_link_graph(data, edges="links")
+        except (OSError, ValueError, KeyError, nx.NetworkXError) as exc:
+            raise ValueError(f"entity graph {path} is unreadable ({exc}); "
+                             "re-ingest the collection with graph enabled") from None
+        _CACHE[str(path)] = (mtime, graph)
+        return graph
+
+
+def _save(home: Path, collection: str, graph: nx.Graph) -> None:
+    path = graph_path(home, collection)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    data = nx.node_link_data(graph, edges="links")
+    fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=path.parent)
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        json.dump(data, fh)
+    os.replace(tmp, path)
+    _CACHE[str(path)] = (path.stat().st_mtime, graph)
+
+
+def update_graph(home: Path, collection: str, chunks: list[tuple[str, str, str]], *,
+                 removed: list[str]) -> None:
+    """Add ``(point_id, document_id, text)`` chunks (replacing what they said before) and
+    forget ``removed`` chunks."""
+    with _LOCK:
+        graph = load_graph(home, collection).copy()
+        for pid in [*removed, *(c[0] for c in chunks)]:
+            node = f"chunk:{pid}"
+            if node in graph:
+                for ent in [n for n in graph.neighbors(node)]:
+                    graph.nodes[ent]["count"] = max(0, graph.nodes[ent].get("count", 1) - 1)
+                graph.remove_node(node)
+        for pid, doc_id, text in chunks:
+            entities = extract_entities(text)
+            if not entities:
+                continue
+            chunk_node = f"chunk:{pid}"
+            graph.add_node(chunk_node, kind="chunk", document_id=doc_id)
+            for key, (etype, name) in entities.items():
+                ent = f"entity:{key}"
+                if ent not in graph:
+                    graph.add_node(ent, kind="entity", type=etype, name=name, count=0)
+                graph.nodes[ent]["count"] = graph.nodes[ent].get("count", 0) + 1
+                graph.add_edge(ent, chunk_node, relation="mentions")
+            for a, b in combinations(sorted(entities), 2):
+                ea, eb = f"entity:{a}", f"entity:{b}"
+                w = graph.edges[ea, eb]["weight"] + 1 if graph.has_edge(ea, eb) else 1
+                graph.add_edge(ea, eb, relation="co_occurs", weight=w)
+        orphans = [n for n, d in graph.nodes(data=True)
+                   if d.get("kind") == "entity" and d.get("count", 0) <= 0]
+        graph.remove_nodes_from(orphans)
+        _save(home, collection, graph)
+
+
+def _query_entities(graph: nx.Graph, query: str) -> list[str]:
+    keys = {f"entity:{k}" for k in extract_entities(query)}
+    words = re.findall(r"[\w'-]+", query.lower())
+    for n in (1, 2, 3):
+        for i in range(len(words) - n + 1):
+            phrase = " ".join(words[i:i + n])
+            if phrase in ENGLISH_STOP_WORDS or len(phrase) < 2:
+                continue
+            keys.add(f"entity:{phrase}")
+    return sorted(k for k in keys if k in graph)
+
+
+def associate(home: Path, collections: list[str], query: str,
+              hops: int = 1) -> tuple[list[GraphNode], dict[str, float]]:
+    """Graph nodes related to ``query`` and a boost (0..1) per point id."""
+    nodes: dict[str, GraphNode] = {}
+    boosts: dict[str, float] = {}
+    for collection in collections:
+        graph = load_graph(home, collection)
+        matched = _query_entities(graph, query)
+        frontier = {m: 1.0 for m in matched}
+        for m in matched:
+            d = graph.nodes[m]
+            nodes.setdefault(m, GraphNode(id=m, type=str(d.get("type", "entity")),
+                                          name=str(d.get("name", m)),
+                                          description=f"mentioned in {d.get('count', 0)} "
+                                                      f"chunk(s) of {collection}",
+                                          relation="query", score=1.0,
+                                          metadata={"collection": collection}))
+        seen = set(frontier)
+        for hop in range(1, hops + 1):
+            nxt: dict[str, float] = {}
+            for ent, score in frontier.items():
+                related = [(n, graph.edges[ent, n].get("weight", 1)) for n in graph.neighbors(ent)
+                           if graph.nodes[n].get("kind") == "entity" and n not in seen]
+                total = sum(w for _, w in related) or 1
+                for n, w in sorted(related, key=lambda x: -x[1])[:10]:
+                    s = score * 0.5 * (0.5 + 0.5 * w / total)
+                    if s > nxt.get(n, 0.0):
+                        nxt[n] = s
+                        d = graph.nodes[n]
+                        nodes[n] = GraphNode(
+                            id=n, type=str(d.get("type", "entity")), name=str(d.get("name", n)),
+                            description=f"co-occurs with {graph.nodes[ent].get('name')} "
+                                        f"in {w} chunk(s)",
+                            relation="co_occurs", score=round(s, 4),
+                            metadata={"collection": collection, "hop": hop})
+            seen.update(nxt)
+            frontier = nxt
+        for ent in seen:
+            weight = 1.0 if ent in matched else 0.5
+            for n in graph.neighbors(ent):
+                if graph.nodes[n].get("kind") == "chunk":
+                    pid = n.removeprefix("chunk:")
+                    boosts[pid] = max(boosts.get(pid, 0.0), weight)
+    ranked = sorted(nodes.values(), key=lambda g: -(g.score or 0.0))[:50]
+    return ranked, boosts
+
+
+def graph_stats(home: Path, collection: str) -> dict[str, Any]:
+    graph = load_graph(home, collection)
+    kinds = Counter(d.get("kind") for _, d in graph.nodes(data=True))
+    return {"entities": kinds.get("entity", 0), "chunks": kinds.get("chunk", 0),
+            "edges": graph.number_of_edges()}

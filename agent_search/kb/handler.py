@@ -1,0 +1,175 @@
+"""The ``kb`` search handler: hybrid dense + BM25 retrieval over Qdrant collections, with
+optional entity-graph association.
+
+Request fields read: ``query``, ``collections`` (empty → ``kb.collections``, and when that
+is empty too, every collection in the store), ``threshold`` (empty → ``kb.threshold``; see
+:mod:`agent_search.kb.retrieval` for what the score means per mode), ``graph`` (or
+``kb.graph``), ``limit``, ``wheres`` (metadata filters, translated to Qdrant filters).
+
+``request.options`` keys:
+
+* ``mode``: ``"hybrid"`` (default, ``kb.mode``), ``"dense"`` or ``"sparse"``;
+* ``fusion``: ``"dbsf"`` (default, ``kb.fusion``) or ``"rrf"`` for hybrid;
+* ``prefetch``: candidates per branch in hybrid mode (default ``kb.prefetch``).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import anyio
+import numpy as np
+
+from agent_search.config import SearchConfig
+from agent_search.context import Context
+from agent_search.kb.embedder import Embedder, EmbeddingError, get_embedder
+from agent_search.kb.filters import FilterError, to_qdrant_filter
+from agent_search.kb.ingest import CollectionMismatchError, bm25_of, check_compatible
+from agent_search.kb.retrieval import Hit, QueryPlan, search_local, search_qdrant
+from agent_search.kb.settings import KBSettings
+from agent_search.kb.store import KBStore, StoreError, get_store
+from agent_search.trace import first_line, span
+from agent_search.types import Request, Result, ResultItem
+
+MODES = ("hybrid", "dense", "sparse")
+
+
+class KBHandler:
+    """Knowledge-base search (``type = "kb"``). Store and model open on first search."""
+
+    type = "kb"
+
+    def __init__(self, config: SearchConfig) -> None:
+        self.config = config
+        self.settings = KBSettings.from_config(config)
+
+    def can_handle(self, ctx: Context, request: Request) -> bool:
+        return request.type == "kb"
+
+    async def search(self, ctx: Context, request: Request) -> Result:
+        started = time.perf_counter()
+        result = Result(type="kb", query=request.query)
+        try:
+            await self._search(ctx, request, result)
+        except (StoreError, EmbeddingError, CollectionMismatchError, FilterError,
+                ValueError) as exc:
+            result.items = []
+            result.error = " ".join(str(exc).split()) or type(exc).__name__
+        except Exception as exc:  # unexpected: still a Result, never a raise
+            result.items = []
+            result.error = first_line(exc)
+        result.total = len(result.items)
+        result.duration_ms = (time.perf_counter() - started) * 1000.0
+        return result
+
+    async def _search(self, ctx: Context, request: Request, result: Result) -> None:
+        settings = self.settings
+        kb_conf = ctx.config.kb if ctx.config is not None else self.config.kb
+        options = request.options or {}
+        mode = str(options.get("mode", settings.mode)).lower()
+        if mode not in MODES:
+            raise ValueError(f"options.mode {mode!r} is not one of {', '.join(MODES)}")
+        fusion = str(options.get("fusion", settings.fusion)).lower()
+        if fusion not in ("dbsf", "rrf"):
+            raise ValueError(f"options.fusion {fusion!r} is not one of dbsf, rrf")
+        prefetch = options.get("prefetch", settings.prefetch)
+        if isinstance(prefetch, bool) or not isinstance(prefetch, int) or prefetch < 1:
+            raise ValueError(f"options.prefetch must be a positive integer, got {prefetch!r}")
+        settings = settings.model_copy(update={"fusion": fusion, "prefetch": prefetch})
+        threshold = request.threshold if request.threshold is not None else kb_conf.threshold
+        use_graph = request.graph or bool(kb_conf.graph)
+        limit = request.limit or ctx.config.options.default_limit
+        query_filter = to_qdrant_filter(request.wheres)
+
+        home = self.config.home
+        store = await anyio.to_thread.run_sync(get_store, settings, home)
+        wanted = list(request.collections or kb_conf.collections)
+        existing = await anyio.to_thread.run_sync(store.collections)
+        if not wanted:
+            wanted = existing
+        missing = [c for c in wanted if c not in existing]
+        if missing:
+            names = ", ".join(repr(c) for c in missing)
+            raise ValueError(f"collection{'s' if len(missing) > 1 else ''} {names} not found")
+        if not wanted:
+            return  # an empty knowledge base: nothing to find, nothing wrong
+
+        embedder = get_embedder(settings, home)
+        infos = [await anyio.to_thread.run_sync(store.info, c) for c in wanted]
+        for info in infos:
+            check_compatible(info.name, info.meta, embedder, settings)
+
+        dense = None
+        if mode in ("dense", "hybrid"):
+            with span("embedding", model=embedder.model_id):
+                dense = await anyio.to_thread.run_sync(_embed_query, embedder, request.query)
+
+        hits: list[tuple[str, Hit]] = []
+        with span("vector_search", mode=mode, collections=len(wanted)) as node:
+            for info in infos:
+                bm25 = bm25_of(info.meta, settings)
+                sparse = bm25.query_vector(request.query) if mode != "dense" else None
+                plan = QueryPlan.of(settings, mode, limit, bm25.k1)
+                found = await anyio.to_thread.run_sync(
+                    _run_query, store, info.name, plan, dense, sparse, query_filter, info.points)
+                hits.extend((info.name, h) for h in found)
+            node.attributes["hits"] = len(hits)
+
+        if use_graph:
+            from agent_search.kb.graph import associate
+
+            with span("graph_search"):
+                nodes, boosts = await anyio.to_thread.run_sync(
+                    associate, home, [i.name for i in infos], request.query,
+                    settings.graph_hops)
+                result.graph_nodes = nodes
+                if boosts:
+                    hits = [(c, Hit(h.point_id, min(1.0, h.score + settings.graph_boost
+                                                     * boosts.get(h.point_id, 0.0)), h.payload))
+                            for c, h in hits]
+
+        hits.sort(key=lambda ch: -ch[1].score)
+        if threshold is not None:
+            hits = [(c, h) for c, h in hits if h.score >= threshold]
+        result.items = [_item(c, h) for c, h in hits[:limit]]
+
+
+def _embed_query(embedder: Embedder, query: str) -> np.ndarray[Any, Any]:
+    vector: np.ndarray[Any, Any] = embedder.embed([query])[0]
+    return vector
+
+
+def _run_query(store: KBStore, collection: str, plan: QueryPlan, dense: Any, sparse: Any,
+               query_filter: Any, points: int) -> list[Hit]:
+    if store.local and query_filter is None:
+        return search_local(store, collection, plan, dense, sparse)
+    return search_qdrant(store, collection, plan, dense, sparse, query_filter, points)
+
+
+def _item(collection: str, hit: Hit) -> ResultItem:
+    p = hit.payload
+    metadata: dict[str, Any] = {
+        "source": p.get("source"),
+        "chunk_index": p.get("chunk_index"),
+        "headings": p.get("headings") or [],
+    }
+    if p.get("page") is not None:
+        metadata["page"] = p["page"]
+    extra = p.get("meta")
+    if isinstance(extra, dict):
+        metadata.update({k: v for k, v in extra.items() if k not in metadata})
+    return ResultItem(
+        type="kb",
+        title=p.get("title"),
+        content=str(p.get("content") or ""),
+        score=float(min(1.0, max(0.0, hit.score))),
+        document_id=str(p.get("document_id")) if p.get("document_id") is not None else None,
+        collection=collection,
+        metadata=metadata,
+    )
+
+
+def create_handler(config: SearchConfig | None = None) -> KBHandler:
+    """The kb handler for ``config`` (its ``kb`` section is validated here)."""
+    return KBHandler(config or SearchConfig())

@@ -1,0 +1,279 @@
+"""Dense, sparse (BM25) and hybrid retrieval over one collection.
+
+Two paths give the same ranking:
+
+* **Qdrant** ``query_points``: one named vector, or a prefetch of both fused by Qdrant
+  (``rrf`` with weights, or ``dbsf``). Used with a Qdrant server, and in local mode when
+  the request has metadata filters.
+* **In-process index** (local mode, no filters): Qdrant's local mode scores sparse vectors
+  in a pure-Python loop (about a second per query on 5,000 chunks) and dense ones with
+  per-point overhead, so the kb keeps a numpy copy of a collection's vectors — a dense
+  matrix and an inverted index of the BM25 weights — built from the store on first use and
+  rebuilt when this process writes to the collection (in local mode it is the only writer).
+  The scores are those Qdrant computes (cosine; BM25 with Qdrant's IDF), and the fusions
+  are the same formulas, with weights for both.
+
+Scores are in 0..1, and ``threshold`` applies to them:
+
+* dense: cosine similarity, clipped at 0;
+* sparse: the BM25 score divided by the best score the query could get
+  (Σ over query terms of idf·(k1+1)), i.e. the fraction of the query's possible weight;
+* hybrid ``dbsf``: each branch normalised by its score distribution (mean ± 3σ → 0..1),
+  combined as a weighted mean, clipped to 0..1;
+* hybrid ``rrf``: Σ wᵢ/(k + rankᵢ) divided by its maximum (ranked first by both).
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+from qdrant_client import models
+
+from agent_search.kb.settings import KBSettings
+from agent_search.kb.sparse import SparseVec
+from agent_search.kb.store import DENSE, SPARSE, KBStore
+
+
+@dataclass(slots=True)
+class Hit:
+    point_id: str
+    score: float
+    payload: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class QueryPlan:
+    mode: str
+    limit: int
+    prefetch: int
+    fusion: str
+    dense_weight: float
+    sparse_weight: float
+    rrf_k: int
+    k1: float
+
+    @classmethod
+    def of(cls, settings: KBSettings, mode: str, limit: int, k1: float) -> QueryPlan:
+        return cls(mode, limit, max(settings.prefetch, limit), settings.fusion,
+                   settings.dense_weight, settings.sparse_weight, settings.rrf_k, k1)
+
+
+class LocalIndex:
+    """A numpy copy of one collection's vectors, for fast exact search in local mode."""
+
+    def __init__(self, ids: list[str], dense: NDArray[np.float32],
+                 postings: dict[int, tuple[NDArray[np.int64], NDArray[np.float32]]]) -> None:
+        self.ids = ids
+        self.dense = dense
+        self.postings = postings
+
+    @classmethod
+    def build(cls, records: list[models.Record]) -> LocalIndex:
+        ids: list[str] = []
+        rows: list[list[float]] = []
+        terms: list[NDArray[np.int64]] = []
+        weights: list[NDArray[np.float32]] = []
+        owners: list[NDArray[np.int64]] = []
+        for i, rec in enumerate(records):
+            vec = rec.vector if isinstance(rec.vector, dict) else {}
+            dense = vec.get(DENSE)
+            sparse = vec.get(SPARSE)
+            ids.append(str(rec.id))
+            rows.append([float(x) for x in dense] if isinstance(dense, list) else [])  # type: ignore[arg-type]
+            if isinstance(sparse, models.SparseVector) and sparse.indices:
+                terms.append(np.asarray(sparse.indices, dtype=np.int64))
+                weights.append(np.asarray(sparse.values, dtype=np.float32))
+                owners.append(np.full(len(sparse.indices), i, dtype=np.int64))
+        dim = max((len(r) for r in rows), default=0)
+        matrix = np.zeros((len(rows), dim), dtype=np.float32)
+        for i, r in enumerate(rows):
+            if r:
+                matrix[i] = r
+        norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+        matrix /= np.maximum(norms, 1e-12)
+        postings: dict[int, tuple[NDArray[np.int64], NDArray[np.float32]]] = {}
+        if terms:
+            t = np.concatenate(terms)
+            w = np.concatenate(weights)
+            o = np.concatenate(owners)
+            order = np.argsort(t, kind="stable")
+            t, w, o = t[order], w[order], o[order]
+            uniq, starts = np.unique(t, return_index=True)
+            ends = np.append(starts[1:], len(t))
+            for term, s, e in zip(uniq.tolist(), starts.tolist(), ends.tolist(), strict=True):
+                postings[int(term)] = (o[s:e], w[s:e])
+        return cls(ids, matrix, postings)
+
+    def idf(self, term: int) -> float:
+        """Qdrant's IDF: ln(1 + (N − n + 0.5) / (n + 0.5))."""
+        n = len(self.postings[term][0]) if term in self.postings else 0
+        total = len(self.ids)
+        return math.log(1.0 + (total - n + 0.5) / (n + 0.5))
+
+    def dense_scores(self, query: NDArray[np.float32]) -> NDArray[np.float32]:
+        if not len(self.ids) or self.dense.shape[1] != query.shape[0]:
+            return np.zeros(len(self.ids), dtype=np.float32)
+        q = query / max(float(np.linalg.norm(query)), 1e-12)
+        return np.asarray(self.dense @ q, dtype=np.float32)
+
+    def sparse_scores(self, query: SparseVec) -> tuple[NDArray[np.float32], NDArray[np.bool_]]:
+        scores = np.zeros(len(self.ids), dtype=np.float32)
+        hit = np.zeros(len(self.ids), dtype=bool)
+        for term, qw in zip(query.indices, query.values, strict=True):
+            posting = self.postings.get(term)
+            if posting is None:
+                continue
+            owners, weights = posting
+            np.add.at(scores, owners, weights * np.float32(self.idf(term) * qw))
+            hit[owners] = True
+        return scores, hit
+
+    def max_sparse(self, query: SparseVec, k1: float) -> float:
+        return sum(self.idf(t) * v for t, v in zip(query.indices, query.values, strict=True)) \
+            * (k1 + 1.0)
+
+
+def _top(scores: NDArray[np.float32], mask: NDArray[np.bool_] | None,
+         k: int) -> list[tuple[int, float]]:
+    idx = np.arange(len(scores)) if mask is None else np.flatnonzero(mask)
+    if not len(idx):
+        return []
+    sub = scores[idx]
+    if len(idx) > k:
+        part = np.argpartition(-sub, k - 1)[:k]
+        idx, sub = idx[part], sub[part]
+    order = np.argsort(-sub, kind="stable")
+    return [(int(idx[i]), float(sub[i])) for i in order]
+
+
+def dbsf(branches: list[list[tuple[Any, float]]], weights: list[float]) -> dict[Any, float]:
+    """Distribution-based score fusion (as Qdrant's), with branch weights: each branch's
+    scores are mapped by mean ± 3σ to 0..1, then combined as a weighted mean."""
+    fused: dict[Any, float] = {}
+    total_w = sum(w for w, b in zip(weights, branches, strict=True) if b) or 1.0
+    for branch, w in zip(branches, weights, strict=True):
+        if not branch:
+            continue
+        vals = [s for _, s in branch]
+        if len(vals) == 1:
+            norm = [0.5]
+        else:
+            mean = sum(vals) / len(vals)
+            var = sum((v - mean) ** 2 for v in vals) / (len(vals) - 1)
+            if var == 0:
+                norm = [0.5] * len(vals)
+            else:
+                low, high = mean - 3 * math.sqrt(var), mean + 3 * math.sqrt(var)
+                norm = [(v - low) / (high - low) for v in vals]
+        for (key, _), n in zip(branch, norm, strict=True):
+            fused[key] = fused.get(key, 0.0) + w * n / total_w
+    return {k: min(1.0, max(0.0, v)) for k, v in fused.items()}
+
+
+def rrf(branches: list[list[tuple[Any, float]]], weights: list[float], k: int) -> dict[Any, float]:
+    """Weighted reciprocal rank fusion (Qdrant's formula), scaled so first-in-all is 1."""
+    def term(pos: int, w: float) -> float:
+        return 0.0 if w <= 0 else 1.0 / ((pos + 1.0) / w + k - 1.0)
+
+    best = sum(term(0, w) for w in weights) or 1.0
+    fused: dict[Any, float] = {}
+    for branch, w in zip(branches, weights, strict=True):
+        for pos, (key, _) in enumerate(branch):
+            fused[key] = fused.get(key, 0.0) + term(pos, w) / best
+    return fused
+
+
+_INDEXES: dict[tuple[int, str], tuple[int, LocalIndex]] = {}
+_INDEX_LOCK = threading.Lock()
+
+
+def local_index(store: KBStore, collection: str) -> LocalIndex:
+    """The in-process index of ``collection``, rebuilt after writes through ``store``."""
+    key = (id(store), collection)
+    with _INDEX_LOCK:
+        version = store.version(collection)
+        cached = _INDEXES.get(key)
+        if cached is not None and cached[0] == version:
+            return cached[1]
+        index = LocalIndex.build(store.scroll_all(collection))
+        _INDEXES[key] = (version, index)
+        return index
+
+
+def search_local(store: KBStore, collection: str, plan: QueryPlan,
+                 dense: NDArray[np.float32] | None, sparse: SparseVec | None) -> list[Hit]:
+    index = local_index(store, collection)
+    branches: list[list[tuple[int, float]]] = []
+    weights: list[float] = []
+    if plan.mode in ("dense", "hybrid") and dense is not None:
+        branches.append(_top(index.dense_scores(dense), None, plan.prefetch))
+        weights.append(plan.dense_weight)
+    sparse_bound = 1.0
+    if plan.mode in ("sparse", "hybrid") and sparse is not None:
+        scores, hit = index.sparse_scores(sparse)
+        branches.append(_top(scores, hit, plan.prefetch))
+        weights.append(plan.sparse_weight)
+        sparse_bound = max(index.max_sparse(sparse, plan.k1), 1e-9)
+    if plan.mode == "hybrid":
+        fused = (dbsf(branches, weights) if plan.fusion == "dbsf"
+                 else rrf(branches, weights, plan.rrf_k))
+        ranked = sorted(fused.items(), key=lambda kv: -kv[1])[:plan.limit]
+    elif plan.mode == "dense":
+        ranked = [(i, max(0.0, s)) for i, s in branches[0][:plan.limit]] if branches else []
+    else:
+        ranked = ([(i, min(1.0, s / sparse_bound)) for i, s in branches[0][:plan.limit]]
+                  if branches else [])
+    ids = [index.ids[i] for i, _ in ranked]
+    payloads = store.retrieve(collection, ids) if ids else {}
+    return [Hit(pid, score, payloads.get(pid, {}))
+            for pid, (_, score) in zip(ids, ranked, strict=True) if pid in payloads]
+
+
+def search_qdrant(store: KBStore, collection: str, plan: QueryPlan,
+                  dense: NDArray[np.float32] | None, sparse: SparseVec | None,
+                  query_filter: models.Filter | None, points: int) -> list[Hit]:
+    """The same search through Qdrant's ``query_points`` (server, or local with filters)."""
+    sparse_q = (models.SparseVector(indices=sparse.indices, values=sparse.values)
+                if sparse is not None and sparse.indices else None)
+    dense_q = dense.tolist() if dense is not None else None
+    with store.lock:
+        if plan.mode == "dense" or (plan.mode == "hybrid" and sparse_q is None):
+            if dense_q is None:
+                return []
+            resp = store.client.query_points(collection, query=dense_q, using=DENSE,
+                                             query_filter=query_filter, limit=plan.limit,
+                                             with_payload=True)
+            return [Hit(str(p.id), max(0.0, float(p.score)), dict(p.payload or {}))
+                    for p in resp.points]
+        if plan.mode == "sparse":
+            if sparse_q is None:
+                return []
+            resp = store.client.query_points(collection, query=sparse_q, using=SPARSE,
+                                             query_filter=query_filter, limit=plan.limit,
+                                             with_payload=True)
+            # the server does not expose IDF; bound each term's idf by ln(1 + N)
+            bound = len(sparse_q.indices) * math.log(1.0 + max(points, 1)) * (plan.k1 + 1.0)
+            return [Hit(str(p.id), min(1.0, float(p.score) / bound), dict(p.payload or {}))
+                    for p in resp.points]
+        prefetch = [
+            models.Prefetch(query=dense_q, using=DENSE, limit=plan.prefetch, filter=query_filter),
+            models.Prefetch(query=sparse_q, using=SPARSE, limit=plan.prefetch,
+                            filter=query_filter),
+        ]
+        if plan.fusion == "dbsf":
+            query: Any = models.FusionQuery(fusion=models.Fusion.DBSF)
+            scale = 2.0
+        else:
+            query = models.RrfQuery(rrf=models.Rrf(
+                k=plan.rrf_k, weights=[plan.dense_weight, plan.sparse_weight]))
+            scale = sum(1.0 / (1.0 / w + plan.rrf_k - 1.0)
+                        for w in (plan.dense_weight, plan.sparse_weight) if w > 0) or 1.0
+        resp = store.client.query_points(collection, prefetch=prefetch, query=query,
+                                         limit=plan.limit, with_payload=True)
+    return [Hit(str(p.id), min(1.0, max(0.0, float(p.score) / scale)), dict(p.payload or {}))
+            for p in resp.points]

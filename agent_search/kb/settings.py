@@ -1,0 +1,81 @@
+"""Typed settings of the ``kb`` section (``config.kb``), validated once per handler.
+
+The core config keeps unknown keys of the ``kb`` section; this model gives them types,
+defaults and one-line errors naming the key (``kb.chunk_tokens: ...``).
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from agent_search.config import SearchConfig
+from agent_search.errors import ConfigError
+
+SearchMode = Literal["hybrid", "dense", "sparse"]
+FusionMethod = Literal["rrf", "dbsf"]
+EmbeddingProvider = Literal["fastembed", "openai"]
+
+DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
+
+
+class KBSettings(BaseModel):
+    """Everything the kb handler, ingestion and evaluation are configured by."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    enabled: bool | None = None
+    collections: list[str] = Field(default_factory=list)
+    threshold: float | None = Field(default=None, ge=0, le=1)
+    graph: bool = False
+    url: str | None = Field(default=None, description="Qdrant server URL; local mode when unset")
+    api_key_env: str | None = Field(default=None, description="env var holding the server key")
+
+    # embeddings (recorded per collection at creation; later ingests must agree)
+    embedding_provider: EmbeddingProvider = "fastembed"
+    embedding_model: str = DEFAULT_MODEL
+    embedding_url: str | None = Field(
+        default=None, description="base URL of an OpenAI-compatible /embeddings endpoint"
+    )
+    embedding_dimensions: int | None = Field(default=None, ge=1, le=16_384)
+    max_tokens: int = Field(default=256, ge=16, le=512, description="model input cap")
+    batch_size: int = Field(default=8, ge=1, le=256, description="texts per model call")
+
+    # chunking
+    chunk_tokens: int = Field(default=256, ge=32, le=4096)
+    chunk_overlap: int = Field(default=32, ge=0, le=1024)
+
+    # retrieval
+    mode: SearchMode = "hybrid"
+    fusion: FusionMethod = "dbsf"
+    dense_weight: float = Field(default=1.0, ge=0)
+    sparse_weight: float = Field(default=1.0, ge=0)
+    rrf_k: int = Field(default=60, ge=1)
+    prefetch: int = Field(default=100, ge=1, le=10_000, description="candidates per branch")
+    bm25_k1: float = Field(default=1.2, ge=0)
+    bm25_b: float = Field(default=0.75, ge=0, le=1)
+    language: str = Field(default="english", description="stemmer and stop words of BM25")
+
+    # graph
+    graph_hops: int = Field(default=1, ge=1, le=2)
+    graph_boost: float = Field(default=0.1, ge=0, le=1)
+
+    @model_validator(mode="after")
+    def _check(self) -> KBSettings:
+        if self.chunk_overlap >= self.chunk_tokens:
+            raise ValueError("chunk_overlap must be smaller than chunk_tokens")
+        if self.embedding_provider == "openai" and not self.embedding_url:
+            raise ValueError("embedding_provider 'openai' needs embedding_url")
+        return self
+
+    @classmethod
+    def from_config(cls, config: SearchConfig) -> KBSettings:
+        """Validate ``config.kb``; a bad value raises :class:`ConfigError` naming the key."""
+        try:
+            return cls.model_validate(config.kb.model_dump())
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            key = ".".join(["kb", *(str(p) for p in err["loc"])])
+            msg = "unknown key" if err["type"] == "extra_forbidden" else err["msg"]
+            raise ConfigError(msg.removeprefix("Value error, "), key=key) from None

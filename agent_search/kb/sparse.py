@@ -1,0 +1,111 @@
+"""BM25 as sparse vectors, computed locally.
+
+A document's vector holds, per term, the BM25 term-frequency part
+``tf·(k1+1) / (tf + k1·(1 − b + b·dl/avgdl))``; the IDF part is applied at query time by
+Qdrant (sparse vectors with ``modifier: idf``) or by the local index, so it always reflects
+the current collection. A query's vector has weight 1 per distinct term, so the dot product
+is the classic Okapi BM25 score.
+
+Terms: NFKC-normalised, lower-cased words; English stop words dropped; Snowball-stemmed.
+Runs of CJK characters become overlapping character bigrams (no dictionary needed). Term
+ids are the CRC32 of the term (the sparse index space of Qdrant is 32-bit).
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+import zlib
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass
+from functools import lru_cache
+
+_WORD = re.compile(r"[^\W_]+", re.UNICODE)
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]+")
+
+ENGLISH_STOP_WORDS = frozenset(
+    """a about above after again against all am an and any are as at be because been before
+    being below between both but by can could did do does doing down during each few for
+    from further had has have having he her here hers herself him himself his how i if in
+    into is it its itself just me more most my myself no nor not now of off on once only or
+    other our ours ourselves out over own same she should so some such than that the their
+    theirs them themselves then there these they this those through to too under until up
+    very was we were what when where which while who whom why will with would you your
+    yours yourself yourselves also however may might must shall thus via""".split()  # noqa: SIM905
+)
+
+
+@lru_cache(maxsize=4)
+def _stemmer(language: str) -> object:
+    import py_rust_stemmers  # type: ignore[import-untyped]
+
+    return py_rust_stemmers.SnowballStemmer(language)
+
+
+def analyze(text: str, language: str = "english") -> list[str]:
+    """The BM25 terms of ``text``, in order (repeats kept)."""
+    text = unicodedata.normalize("NFKC", text).lower()
+    words: list[str] = []
+    cjk: list[str] = []
+    for match in _WORD.finditer(text):
+        word = match.group()
+        if _CJK.search(word):
+            pos = 0
+            for run in _CJK.finditer(word):
+                words.extend(_split_latin(word[pos:run.start()]))
+                chars = run.group()
+                cjk.extend(chars if len(chars) == 1 else
+                           [chars[i:i + 2] for i in range(len(chars) - 1)])
+                pos = run.end()
+            words.extend(_split_latin(word[pos:]))
+        else:
+            words.append(word)
+    stop = ENGLISH_STOP_WORDS if language == "english" else frozenset()
+    kept = [w for w in words if w not in stop]
+    stems: list[str] = _stemmer(language).stem_words(kept) if kept else []  # type: ignore[attr-defined]
+    return stems + cjk
+
+
+def _split_latin(text: str) -> list[str]:
+    return [text] if text else []
+
+
+def term_id(term: str) -> int:
+    return zlib.crc32(term.encode("utf-8"))
+
+
+@dataclass(frozen=True, slots=True)
+class SparseVec:
+    """Sorted term ids and their weights."""
+
+    indices: list[int]
+    values: list[float]
+
+
+@dataclass(frozen=True, slots=True)
+class BM25:
+    k1: float = 1.2
+    b: float = 0.75
+    language: str = "english"
+
+    def doc_terms(self, text: str) -> Counter[int]:
+        return Counter(term_id(t) for t in analyze(text, self.language))
+
+    def doc_vector(self, counts: Counter[int], avgdl: float) -> SparseVec:
+        dl = sum(counts.values())
+        norm = self.k1 * (1.0 - self.b + self.b * dl / max(avgdl, 1.0))
+        items = sorted(counts.items())
+        return SparseVec(
+            [i for i, _ in items],
+            [tf * (self.k1 + 1.0) / (tf + norm) for _, tf in items],
+        )
+
+    def query_vector(self, text: str) -> SparseVec:
+        ids = sorted({term_id(t) for t in analyze(text, self.language)})
+        return SparseVec(ids, [1.0] * len(ids))
+
+
+def average_length(counts: Iterable[Counter[int]]) -> float:
+    lengths = [sum(c.values()) for c in counts]
+    return sum(lengths) / len(lengths) if lengths else 1.0

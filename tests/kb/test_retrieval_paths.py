@@ -1,0 +1,75 @@
+"""The in-process index of local mode ranks exactly like Qdrant's own query_points."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import anyio
+import pytest
+
+from agent_search import SearchConfig
+from agent_search.kb import close_stores, ingest_paths
+from agent_search.kb.embedder import get_embedder
+from agent_search.kb.ingest import bm25_of
+from agent_search.kb.retrieval import QueryPlan, dbsf, rrf, search_local, search_qdrant
+from agent_search.kb.settings import KBSettings
+from agent_search.kb.store import get_store
+
+from .conftest import SCIFACT
+
+QUERIES = [
+    "vitamin D deficiency and bone density",
+    "stem cells differentiate into neurons",
+    "smoking increases the risk of lung cancer",
+    "antibiotic resistance in bacteria",
+]
+
+
+@pytest.fixture(scope="module")
+def sample_config(tmp_path_factory: pytest.TempPathFactory,
+                  model_home: Path) -> Iterator[SearchConfig]:
+    """40 SciFact abstracts, ingested once for the module."""
+    base = tmp_path_factory.mktemp("kb-sample")
+    home = base / "home"
+    home.mkdir()
+    (home / "models").symlink_to(model_home / "models", target_is_directory=True)
+    lines = (SCIFACT / "corpus.jsonl").read_text(encoding="utf-8").splitlines()[:40]
+    corpus = base / "corpus.jsonl"
+    corpus.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    config = SearchConfig(home=home)
+    anyio.run(lambda: ingest_paths(config, [corpus], "sample"))
+    yield config
+    close_stores()
+
+
+@pytest.mark.parametrize(("mode", "fusion"), [("dense", "dbsf"), ("sparse", "dbsf"),
+                                              ("hybrid", "dbsf"), ("hybrid", "rrf")])
+def test_local_index_ranks_like_qdrant(sample_config: SearchConfig, mode: str,
+                                       fusion: str) -> None:
+    config, name = sample_config, "sample"
+    settings = KBSettings(fusion=fusion, prefetch=30)
+    store = get_store(settings, config.home)
+    info = store.info(name)
+    bm25 = bm25_of(info.meta, settings)
+    embedder = get_embedder(settings, config.home)
+    plan = QueryPlan.of(settings, mode, 10, bm25.k1)
+    for query in QUERIES:
+        dense = embedder.embed([query])[0]
+        sparse = bm25.query_vector(query)
+        local = search_local(store, name, plan, dense, sparse)
+        remote = search_qdrant(store, name, plan, dense, sparse, None, info.points)
+        assert [h.point_id for h in local] == [h.point_id for h in remote], query
+        if mode != "sparse":  # the server path bounds the idf, so sparse scores differ
+            assert [round(h.score, 4) for h in local] == [round(h.score, 4) for h in remote]
+
+
+def test_fusions_are_normalised_and_weighted() -> None:
+    a = [("x", 0.9), ("y", 0.5), ("z", 0.1)]
+    b = [("y", 12.0), ("z", 3.0)]
+    fused = rrf([a, b], [1.0, 1.0], 60)
+    assert max(fused.values()) <= 1.0 and fused["y"] > fused["x"]
+    assert rrf([a, a], [1.0, 1.0], 60)["x"] == pytest.approx(1.0)
+    only_b = dbsf([a, b], [0.0, 1.0])
+    assert only_b["x"] == 0.0 and only_b["y"] > only_b["z"]
+    assert all(0.0 <= v <= 1.0 for v in dbsf([a, b], [1.0, 2.0]).values())
