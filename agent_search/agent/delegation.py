@@ -36,6 +36,7 @@ from agent_search.rerank.model import ModelReranker
 from agent_search.trace import first_line
 
 if TYPE_CHECKING:
+    from agent_search.agent.assistant import Assistant
     from agent_search.context import Context
     from agent_search.types import ResultItem
 
@@ -153,7 +154,7 @@ class Delegates:
         self.config_dir = config_dir
         base = Path(settings.file).parent.parent if settings.file else None
         self.mcp = McpClients(settings.mcp.servers, base_dir=base, log_dir=log_dir)
-        self._agents: dict[str, Any] = {}
+        self._agents: dict[str, Assistant] = {}
 
     @property
     def timeout(self) -> float:
@@ -163,7 +164,7 @@ class Delegates:
 
     async def run_agent_task(self, agent_id: str, task: dict[str, Any]) -> Any:
         """Run assistant ``agent_id`` on a JSON task; its parsed JSON answer."""
-        from agent_search.agent.assistant import Assistant
+        from agent_search.agent.assistant import Assistant as _Assistant
         from agent_search.agent.options import Options
 
         depth = _depth.get()
@@ -178,7 +179,7 @@ class Delegates:
             config_dir = self.config_dir
             # loading reads and compiles files: keep it off the event loop
             assistant = await anyio.to_thread.run_sync(
-                lambda: Assistant.load(path, config_dir=config_dir))
+                lambda: _Assistant.load(path, config_dir=config_dir))
             self._agents[agent_id] = assistant
         token = _depth.set(depth + 1)
         try:
