@@ -22,7 +22,8 @@ text-match fallbacks), ``rank`` the row's position in its model's result (0-base
 score between ``confidence/2`` and ``confidence``. When the DSL carries ranking ``terms``
 and no order (a text match), up to ``5 × limit`` (50..500) matching rows are read, ranked
 by the share of terms their text contains, and scored ``confidence × (0.5 + 0.5 ×
-share)``.
+share)``. A DSL marked ``relax`` that finds nothing is run again without its last where
+(the generator's unsure text match), at half the confidence, with a warning.
 """
 
 from __future__ import annotations
@@ -295,6 +296,16 @@ class DBHandler:
             count = build_count(self.catalog, entry, wheres=wheres, caller=caller, cap=cap)
             stmt = stmt.add_columns(count.scalar_subquery().label("__total__"))
         rows = [dict(r) for r in (await conn.execute(stmt)).mappings().all()]
+        if not rows and query.relax and query.wheres:
+            dropped = query.wheres[-1]
+            warnings.append(f"model {entry.id}: nothing matched "
+                            f"{_describe_where(dropped)}; showing records that match the "
+                            "other conditions")
+            relaxed = query.model_copy(update={"wheres": query.wheres[:-1], "relax": False,
+                                               "terms": []})
+            return await self._run_query(conn, entry, relaxed, preset_wheres, preset_orders,
+                                         request_select, limit, caller, confidence * 0.5,
+                                         warnings)
         total = len(rows)
         if counted and rows:
             total = int(rows[0]["__total__"])
@@ -404,6 +415,12 @@ class DBHandler:
             return str(row[tf])
         label = entry.schema.label or entry.id
         return f"{label} {record_id}"
+
+
+def _describe_where(where: QueryWhere) -> str:
+    clauses = where.or_ or where.and_ or [where]
+    words = list(dict.fromkeys(str(c.value).strip("%") for c in clauses if c.field))
+    return ", ".join(repr(w) for w in words[:8]) or "the text match"
 
 
 def _coverage(row: dict[str, Any], terms: list[str]) -> float:

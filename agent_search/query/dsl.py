@@ -19,6 +19,7 @@ Dict shape a generator returns (one query, or several under ``queries``)::
      "orders": [{"field": "price", "order": "asc"}],
      "limit": 10,
      "terms": ["wireless"],   # optional: rank rows by these words when no order is given
+     "relax": false,          # optional: nothing found → retry without the last where
      "explanation": "price under 100; ...", "warnings": [], "confidence": 0.9}
 
 A where ``field`` is a field of the model or ``relation.field`` (one hop through a
@@ -124,6 +125,11 @@ class QueryDSL(_Model):
         description="Words to rank rows by when no order is given: rows containing more "
                     "of them (in their text fields) come first")
 
+    relax: bool = Field(
+        default=False,
+        description="When nothing matches, run again without the last where (a text match "
+                    "the generator is unsure of) and say so in the warnings")
+
     @field_validator("terms")
     @classmethod
     def _check_terms(cls, v: list[str]) -> list[str]:
@@ -142,6 +148,8 @@ class QueryDSL(_Model):
             out["limit"] = self.limit
         if self.terms:
             out["terms"] = list(self.terms)
+        if self.relax:
+            out["relax"] = True
         return out
 
 
@@ -225,7 +233,7 @@ def _validate_query(raw: Any, by_id: Mapping[str, ModelSchema]) -> QueryDSL:
     orders = [QueryOrder(field=resolve.own(o.field, "order"), order=o.order) for o in dsl.orders]
     select = [resolve.own(f, "select") for f in dsl.select]
     return QueryDSL(model=schema.id, select=select, wheres=wheres, orders=orders,
-                    limit=dsl.limit, terms=dsl.terms)
+                    limit=dsl.limit, terms=dsl.terms, relax=dsl.relax)
 
 
 class _FieldResolver:

@@ -320,7 +320,8 @@ class _Parser:
             plan.notes.append("ignored: " + ", ".join(leftover))
         return {"model": target.id, "wheres": plan.wheres, "orders": plan.orders,
                 **({"limit": plan.limit} if plan.limit else {}),
-                **({"terms": terms} if terms else {}),
+                # the text match is a guess ("music genres"): dropped if it finds nothing
+                **({"terms": terms, "relax": True} if terms else {}),
                 "explanation": f"{target.id}: " + ("; ".join(plan.notes) or "all records"),
                 "warnings": plan.warnings, "confidence": round(plan.confidence, 4)}
 
@@ -843,9 +844,10 @@ class _Parser:
                                           "min", "minimum") else "desc"
             self._order(plan, cand.field.name, direction, (m.start(), after), f"{word} "
                         f"{words_of(cand.field.name)}")
+        named = [span for span, _, _ in mentions]
         for m in _SUPERLATIVE.finditer(self.low):
-            if not self._free(m.span()):
-                continue
+            if not self._free(m.span()) or any(_overlaps(m.span(), n) for n in named):
+                continue  # "last name" is a field, not "latest"
             word = m.group("s").lower()
             dim, direction = next((d, o) for w, d, o in _SUPERLATIVES if re.fullmatch(w, word))
             cand = self._field_for(own, dim, [x for x in mentions if x[1].relation is None],

@@ -164,18 +164,25 @@ def _spider() -> tuple[dict[int, str], dict[int, dict[str, Any]]]:
 # id → (how to compare, field): "ids" compares the first column with record ids, "total"
 # the count with Result.total, "field" the first column with a data field of the items.
 SPIDER_LOOKUPS: dict[int, tuple[str, str]] = {
+    2: ("count", ""), 3: ("count", ""),                     # all genres ("music" relaxed)
     4: ("ids", ""), 5: ("ids", ""),                         # customers in NY
     6: ("field", "FirstName"), 7: ("field", "FirstName"),   # employees in Calgary
     10: ("count", ""), 11: ("count", ""),                   # artists with "a"
     12: ("field", "Title"), 13: ("field", "Title"),         # albums of AC/DC
     14: ("total", ""), 15: ("total", ""),                   # number of Metallica albums
+    16: ("field", "Name"), 17: ("field", "Name"),           # artist of an album (hasMany)
     20: ("count", ""), 21: ("count", ""),                   # tracks with "you"
     34: ("total", ""), 35: ("total", ""),                   # rock tracks
     38: ("field", "FirstName"), 39: ("field", "FirstName"), # customer by email
     40: ("total", ""), 41: ("total", ""),                   # gmail.com customers
+    42: ("field", "FirstName"), 43: ("field", "FirstName"), # support rep of Leonie
+    44: ("field", "City"), 45: ("field", "City"),           # ... of postal code 70174
+    48: ("field", "InvoiceDate"), 49: ("field", "InvoiceDate"),  # Astrid Gruber's invoices
     52: ("field", "FirstName"), 53: ("field", "FirstName"), # customers in Brazil
     54: ("field", "Address"), 55: ("field", "Address"),     # customers in Germany
+    56: ("field", "Phone"), 57: ("field", "Phone"),         # phones of all employees
     58: ("total", ""), 59: ("total", ""),                   # AAC audio file tracks
+    66: ("count", ""), 67: ("count", ""),                   # album titles, alphabetical
     76: ("field", "BirthDate"), 77: ("field", "BirthDate"), # employees in Edmonton
 }
 
@@ -186,8 +193,7 @@ async def test_spider_record_lookups(chinook: DBHandler, pair_id: int) -> None:
     how, field = SPIDER_LOOKUPS[pair_id]
     expected = results[pair_id]
     r = await chinook.search(Context(config=chinook.config),
-                             Request(type="db", query=pairs[pair_id], models=ALL, limit=100,
-                                     ), )
+                             Request(type="db", query=pairs[pair_id], models=ALL, limit=400))
     if r.error and "capped" not in r.error:
         pytest.fail(f"{pairs[pair_id]!r}: {r.error}")
     question = pairs[pair_id]
@@ -198,8 +204,23 @@ async def test_spider_record_lookups(chinook: DBHandler, pair_id: int) -> None:
         want = expected["rows"][0][0] if how == "total" else expected["n_rows"]
         assert r.total == want, (question, r.dsl)
     else:
-        got = sorted({str(i.data.get(field))[:10] if field == "BirthDate" else
-                      i.data.get(field) for i in r.items if i.data})
-        want_rows = sorted({str(row[0])[:10] if field == "BirthDate" else row[0]
-                            for row in expected["rows"]})
+        def norm(v: Any) -> Any:  # dates: the day is enough (formats differ per driver)
+            return str(v)[:10] if field.endswith("Date") else v
+
+        got = sorted({norm(i.data.get(field)) for i in r.items if i.data})
+        want_rows = sorted({norm(row[0]) for row in expected["rows"]})
         assert got == want_rows, (question, r.dsl)
+
+
+async def test_unsure_text_match_is_relaxed_when_it_finds_nothing(chinook: DBHandler) -> None:
+    r = await chinook.search(Context(config=chinook.config),
+                             Request(type="db", query="List the names of all music genres",
+                                     models=ALL, limit=20))
+    assert r.error is None and r.total == 25 and len(r.items) == 20
+    assert any("nothing matched 'music'" in w for w in r.warnings)
+    assert r.items[0].score == pytest.approx(0.25)  # halved fallback confidence
+    r = await chinook.search(Context(config=chinook.config),
+                             Request(type="db", query="genres of rock music",
+                                     models=["Genre"], limit=30))
+    # a value matched ("Rock"): no text match, no relaxing
+    assert r.error is None and [i.title for i in r.items] == ["Rock"]
