@@ -478,9 +478,8 @@ class Assistant:
                 if not calls or not offer:
                     break
                 messages.append(assistant_tool_message("".join(said), calls))
-                for call in calls:
-                    reply, items = await run_tool_call(call, searcher=self.searcher, ctx=ctx,
-                                                       allowed_types=tool_types)
+                answers = await self._run_tool_calls(calls, ctx, tool_types)
+                for call, (reply, items) in zip(calls, answers, strict=True):
                     messages.append(reply)
                     references.extend(items)
                     tracker.known.update(i.citation_id for i in items if i.citation_id)
@@ -495,6 +494,22 @@ class Assistant:
                     text_out(piece)
             return message
         return None
+
+    async def _run_tool_calls(self, calls: Sequence[ToolCall], ctx: Context,
+                              tool_types: list[str]
+                              ) -> list[tuple[dict[str, Any], list[ResultItem]]]:
+        """Run the tool calls of one model turn concurrently; answers in call order.
+        They share the stream's context, so their items get request-unique citation ids."""
+        answers: list[tuple[dict[str, Any], list[ResultItem]] | None] = [None] * len(calls)
+
+        async def run(i: int, call: ToolCall) -> None:
+            answers[i] = await run_tool_call(call, searcher=self.searcher, ctx=ctx,
+                                             allowed_types=tool_types)
+
+        async with anyio.create_task_group() as tg:
+            for i, call in enumerate(calls):
+                tg.start_soon(run, i, call)
+        return [a for a in answers if a is not None]
 
     def _tool_types(self) -> list[str]:
         """Search types offered to the model through the ``search`` tool (none unless

@@ -149,6 +149,18 @@ class ChatServer:
         elif model == "stall":
             await send(_chunk("Thinking"))
             await asyncio.sleep(30)
+        elif model == "tools2" and body["messages"][-1].get("role") == "tool":
+            answers = [m for m in body["messages"] if m.get("role") == "tool"]
+            ids = [i for m in answers for i in _TOOL_REF.findall(m.get("content", ""))[:1]]
+            await send(_chunk("Both: " + " ".join(f"#ref:{i}" for i in ids)))
+        elif model == "tools2":  # two calls in one turn
+            for index, args in enumerate(['{"type": "kb", "query": "alpha"}',
+                                          '{"type": "web", "query": "beta"}']):
+                await send(_chunk(tool_calls=[{"index": index, "id": f"call_{index + 1}",
+                                               "type": "function",
+                                               "function": {"name": "search",
+                                                            "arguments": args}}]))
+            await send(_chunk(finish="tool_calls"))
         elif model == "tools" and body["messages"][-1].get("role") == "tool":
             ids = _TOOL_REF.findall(body["messages"][-1].get("content", ""))[:2]
             await send(_chunk("From the tool: " + " ".join(f"#ref:{i}" for i in ids)))

@@ -174,3 +174,32 @@ async def test_model_calls_the_search_tool(make_assistant, llm_server) -> None:
     assert second["messages"][-2]["tool_calls"][0]["id"] == "call_1"
     assert second["messages"][-1]["role"] == "tool"
     assert second["messages"][-1]["tool_call_id"] == "call_1"
+
+
+async def test_tool_calls_of_one_turn_run_concurrently_with_unique_ids(make_assistant,
+                                                                       llm_server) -> None:
+    kb = StaticHandler("kb", kb_items(2), delay=0.3)
+    web = StaticHandler("web", web_items(2), delay=0.3)
+    spans: dict[str, list[float]] = {}
+    for h in (kb, web):
+        original = h.search
+
+        async def timed(ctx, request, _orig=original, _type=h.type):  # type: ignore[no-untyped-def]
+            start = anyio.current_time()
+            try:
+                return await _orig(ctx, request)
+            finally:
+                spans[_type] = [start, anyio.current_time()]
+
+        h.search = timed  # type: ignore[method-assign]
+    a = make_assistant({"name": "t", "connector": "local", "tools": ["search"]},
+                       agent_yml=connector_yml(llm_server, "tools2"), handlers=[kb, web])
+    events = await run(a, "question")
+    # both searches were in flight at once: each started before the other finished
+    assert spans["kb"][0] < spans["web"][1] and spans["web"][0] < spans["kb"][1]
+    second = llm_server.requests[-1]
+    tool_msgs = [m for m in second["messages"] if m.get("role") == "tool"]
+    assert [m["tool_call_id"] for m in tool_msgs] == ["call_1", "call_2"]  # call order
+    ids = [r["citation_id"] for r in events[-1]["references"]]
+    assert len(ids) == len(set(ids)) == 2
+    assert text_of(events).startswith("Both: #ref:")
