@@ -160,6 +160,8 @@ class DBHandler:
                     total += q_total
                     executed.append(q_json)
             node.attributes["rows"] = len(items)
+        if len(items) > limit:  # several models: the best scores of all, not the first model's
+            items = sorted(items, key=lambda i: -i.score)[:limit]
         dsl = {"queries": executed, "explanation": generated.explanation,
                "generator": generated.generator, "confidence": generated.confidence,
                "fallback": generated.fallback, "warnings": list(warnings)}
@@ -260,9 +262,9 @@ class DBHandler:
                 raise DSLGenerationError(message)
             warnings.append(message + "; used the builtin generator")
             generator = builtin
-        try:
-            return await generate_dsl(generator, request.query, schemas,
-                                      retries=self.settings.retries)
+        try:  # the builtin generator is deterministic: asking it again changes nothing
+            retries = 0 if isinstance(generator, BuiltinDSLGenerator) else self.settings.retries
+            return await generate_dsl(generator, request.query, schemas, retries=retries)
         except DSLGenerationError as exc:
             if strict or generator is builtin:
                 raise

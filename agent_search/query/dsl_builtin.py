@@ -31,6 +31,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import anyio
 from rapidfuzz import fuzz, process
 
 from agent_search.query.dsl import (
@@ -50,6 +51,14 @@ MIN_FUZZY_CHARS = 6
 EXACT_CONFIDENCE = 1.0
 VARIANT_CONFIDENCE = 0.97
 """A value matched in another number ("computer" for "computers")."""
+MAX_ANALYSED_CHARS = 500
+"""Longer queries are analysed on their first 500 characters (bounded work per search)."""
+INLINE_CHARS = 200
+"""Queries up to this long are parsed on the event loop (well under a millisecond);
+longer ones in a worker thread."""
+MAX_CONDITIONS = 16
+"""Most conditions one query yields; the rest are ignored with a warning."""
+MAX_TERM_CHARS = 64
 FALLBACK_CONFIDENCE = 0.5
 NOTHING_CONFIDENCE = 0.2
 
@@ -207,7 +216,20 @@ class BuiltinDSLGenerator:
 
     async def generate(self, query: str, schemas: Sequence[ModelSchema], *,
                        feedback: str | None = None) -> dict[str, Any]:
-        return _Parser(query, schemas, self.strict, self.fuzzy_cutoff, self.now()).parse()
+        truncated = len(query) > MAX_ANALYSED_CHARS
+        if truncated:  # a question, not a document: its head says what is asked
+            cut = query[:MAX_ANALYSED_CHARS]
+            query = cut.rsplit(None, 1)[0] if " " in cut.strip() else cut
+        parser = _Parser(query, schemas, self.strict, self.fuzzy_cutoff, self.now())
+        if len(query) > INLINE_CHARS:  # long text: keep the event loop free
+            out = await anyio.to_thread.run_sync(parser.parse)
+        else:
+            out = parser.parse()
+        if truncated:
+            out["warnings"] = [*out.get("warnings", []),
+                               f"only the first {MAX_ANALYSED_CHARS} characters of the query "
+                               "were analysed"]
+        return out
 
 
 def words_of(name: str) -> str:
@@ -460,8 +482,19 @@ class _Parser:
     def _free(self, span: tuple[int, int]) -> bool:
         return not any(_overlaps(span, u) for u in self.used)
 
+    def _full(self, plan: _Plan) -> bool:
+        if len(plan.wheres) < MAX_CONDITIONS:
+            return False
+        message = f"more than {MAX_CONDITIONS} conditions; the rest were ignored"
+        if message not in plan.warnings:
+            plan.warnings.append(message)
+        return True
+
     def _add(self, plan: _Plan, path: str, op: str, value: Any, span: tuple[int, int],
              note: str) -> None:
+        if self._full(plan):
+            self.used.append(span)
+            return
         plan.wheres.append({"field": path, "op": op, "value": value})
         plan.notes.append(note)
         plan.evidence += 1.0
@@ -704,6 +737,8 @@ class _Parser:
             negated = bool(_NEGATION.search(self.low[max(0, cond.span[0] - 25):cond.span[0]]))
             by_path.setdefault((cond.path, negated), []).append(cond)
         for (path, negated), conds in by_path.items():
+            if self._full(plan):
+                break
             values = list(dict.fromkeys(c.value for c in conds))
             where_value: Any
             if len(values) == 1:
@@ -914,7 +949,7 @@ class _Parser:
                 if rel.type == "hasOne" and other is not None and other.title_field:
                     fields = [f"{rel.name}.{other.title_field}"]
                     break
-        terms = list(dict.fromkeys(_stem(w) for w in words[:8]))
+        terms = _terms(words)
         if not fields:
             plan.notes.append("ignored: " + ", ".join(words))
             return []
@@ -933,7 +968,7 @@ class _Parser:
                 f"could not turn the query into a QueryDSL (query.strict is on): "
                 f"no model, value or condition recognised in {self.query[:80]!r}")
         queries = []
-        terms = list(dict.fromkeys(_stem(w) for w in words[:6]))
+        terms = _terms(words)[:6]
         for s in models:
             fields = [f.name for f in s.fields if f.kind in TEXT_KINDS and not f.primary
                       and not f.name.startswith("__yao_") and not f.values]
@@ -979,6 +1014,12 @@ def _shift(moment: dt.datetime, n: int, unit: str) -> dt.datetime:
     month += 1
     last_day = (dt.date(year + month // 12, month % 12 + 1, 1) - dt.timedelta(days=1)).day
     return moment.replace(year=year, month=month, day=min(moment.day, last_day))
+
+
+def _terms(words: list[str]) -> list[str]:
+    """Up to 8 distinct stems of reasonable length."""
+    stems = [_stem(w) for w in words if len(w) <= MAX_TERM_CHARS]
+    return list(dict.fromkeys(stems))[:8]
 
 
 def _stem(word: str) -> str:

@@ -180,3 +180,23 @@ async def test_bad_explicit_dsl_shapes(chinook: DBHandler) -> None:
     ]:
         r = await run(chinook, options={"dsl": dsl})
         assert message in one_line(r.error), (dsl, r.error)
+
+
+@pytest.mark.parametrize("query", [
+    "metalica jazz brazil " * 700, "1 " * 8000, "between 1 and " * 1100, '"a" ' * 4000,
+    "tracks over $" * 1300, "named x " * 2000, "a" * 16000, "sorted by " * 1600,
+    "not " * 4000 + "Rock", "(" * 16000, "%_" * 8000,
+])
+async def test_long_pathological_queries_are_bounded(chinook: DBHandler, query: str) -> None:
+    """Work is bounded (the first 500 characters are analysed, at most 16 conditions), so
+    a 16k-character query neither hangs nor fails."""
+    query = query[:16_000]
+    models = ["Album", "Artist", "Genre", "Track", "Customer", "Invoice"]
+    import anyio
+
+    with anyio.fail_after(20):
+        r = await chinook.search(Context(config=chinook.config),
+                                 Request(type="db", query=query, models=models, limit=5))
+    assert r.error is None, r.error
+    assert len(r.items) <= 5
+    assert any("first 500 characters" in w for w in r.warnings)
