@@ -3,7 +3,9 @@
 It reads the query against the model schemas and the known values of their categorical
 fields, and understands:
 
-- which model is meant (its name, singular or plural: "tracks", "invoice lines");
+- which model is meant: the one named first (singular or plural: "tracks", "invoice
+  lines"), or, when none is named, the one the query says most about (its values, fields
+  and amounts; ties go to the model listed first);
 - equality on categorical fields, matched to real values case-insensitively, fuzzily
   (rapidfuzz) for misspellings, directly or one hop through a relation ("tracks in the
   Jazz genre" → ``genre.Name = 'Jazz'``, "invoices of customers in Brazil" →
@@ -18,8 +20,12 @@ fields, and understands:
 - ordering and top-N ("the 5 most expensive", "latest", "cheapest", "in alphabetical
   order", "sorted by total desc").
 
-Anything else falls back to a text match of the query's content words on the title fields
-(``fallback: true``, lower confidence), or, with ``strict``, is an error.
+Words left over when no value was recognised become a text match on the model's title and
+content fields (or a related model's title: "orders of headphones" → ``product.name``),
+with ranking ``terms`` and ``relax`` (dropped if it finds nothing: "music genres"). A query
+naming no model and stating nothing falls back to a text match on every model
+(``fallback: true``, confidence 0.5), or, with ``strict``, is an error. Work is bounded:
+the first 500 characters are analysed and at most 16 conditions kept.
 """
 
 from __future__ import annotations

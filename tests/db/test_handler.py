@@ -261,3 +261,19 @@ async def test_sqlite_paths_with_uri_characters(tmp_path: Path,
             assert r.error is None and len(r.items) == 2
         finally:
             await handler.aclose()
+
+
+async def test_unreachable_postgres_is_a_one_line_error(tmp_path: Path) -> None:
+    import socket
+
+    with socket.socket() as s:  # a port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    config = SearchConfig(home=tmp_path, db={"url": f"postgresql://u@127.0.0.1:{port}/db"})
+    handler = DBHandler(config)
+    try:
+        r = await handler.search(Context(config=config), req("anything"))
+        assert r.error is not None and r.error.startswith("database error:")
+        assert "\n" not in r.error and r.items == []
+    finally:
+        await handler.aclose()
