@@ -40,9 +40,10 @@ _ACRONYM = re.compile(r"\b[A-Z][A-Z0-9]*(?:-?[A-Z0-9]+)*\b")
 _CAPWORD = re.compile(r"\b[A-Z][a-z][A-Za-z0-9'-]*\b")
 _CODE = re.compile(r"`([^`\n]{2,60})`")
 _SENT_START = re.compile(r"(?:^|[.!?:]\s+|\n)\s*$")
-_NAME_RUN = re.compile(r"\b[A-Z][a-z][A-Za-z0-9'-]*(?:\s+(?:of\s+|de\s+|the\s+)?"
+_NAME_RUN = re.compile(r"\b[A-Z][a-z][A-Za-z0-9'-]*(?:[ \t]+(?:of[ \t]+|de[ \t]+|the[ \t]+)?"
                        r"[A-Z][A-Za-z0-9'-]+)+\b")
 MAX_ENTITIES_PER_CHUNK = 30
+MAX_NEIGHBOURS = 20  # per entity and hop, strongest co-occurrence first
 
 
 def extract_entities(text: str) -> dict[str, tuple[str, str]]:
@@ -55,11 +56,20 @@ def extract_entities(text: str) -> dict[str, tuple[str, str]]:
         letters = sum(c.isalpha() for c in word)
         if len(word) >= 2 and letters >= 1 and word.upper() == word and not word.isdigit():
             found.setdefault(word.lower(), ("acronym", word))
+    in_runs: list[tuple[int, int]] = []
     for m in _NAME_RUN.finditer(text):
-        found.setdefault(m.group().lower(), ("name", m.group()))
+        words = m.group().split()
+        if words[0].lower() in ENGLISH_STOP_WORDS:  # "The Query API" → "Query API"
+            words = words[1:]
+        in_runs.append((m.start(), m.end()))
+        if len(words) >= 2:
+            name = " ".join(words)
+            found.setdefault(name.lower(), ("name", name))
     for m in _CAPWORD.finditer(text):
         word = m.group()
         if word.lower() in ENGLISH_STOP_WORDS or _SENT_START.search(text[:m.start()]):
+            continue
+        if any(a <= m.start() < b for a, b in in_runs):  # part of a longer name
             continue
         found.setdefault(word.lower(), ("name", word))
     if len(found) > MAX_ENTITIES_PER_CHUNK:
@@ -175,7 +185,8 @@ def associate(home: Path, collections: list[str], query: str,
                 related = [(n, graph.edges[ent, n].get("weight", 1)) for n in graph.neighbors(ent)
                            if graph.nodes[n].get("kind") == "entity" and n not in seen]
                 total = sum(w for _, w in related) or 1
-                for n, w in sorted(related, key=lambda x: -x[1])[:10]:
+                related.sort(key=lambda x: (-x[1], -graph.nodes[x[0]].get("count", 0), x[0]))
+                for n, w in related[:MAX_NEIGHBOURS]:
                     s = score * 0.5 * (0.5 + 0.5 * w / total)
                     if s > nxt.get(n, 0.0):
                         nxt[n] = s

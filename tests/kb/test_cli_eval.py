@@ -1,0 +1,81 @@
+"""The ``kb`` and ``eval retrieval`` commands, and a CI-sized retrieval evaluation."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+import agent_search.cli  # noqa: F401  (registers the sub-commands)
+from agent_search import SearchConfig
+from agent_search.cli.app import app
+from agent_search.kb.evaluation import DatasetError, evaluate, load_dataset, ndcg_at
+
+from .conftest import SCIFACT
+
+runner = CliRunner()
+
+
+def test_kb_ingest_list_drop_json(home: Path, docs: Path) -> None:
+    out = runner.invoke(app, ["kb", "ingest", str(docs), "--collection", "notes", "--json"])
+    assert out.exit_code == 0, out.output
+    report = json.loads(out.stdout)
+    assert report["documents"] == 3 and report["chunks"] >= 5 and report["skipped"] == []
+    listed = json.loads(runner.invoke(app, ["kb", "list", "--json"]).stdout)
+    assert [(r["name"], r["points"]) for r in listed] == [("notes", report["chunks"])]
+    dropped = runner.invoke(app, ["kb", "drop", "notes", "--json"])
+    assert json.loads(dropped.stdout) == {"dropped": "notes"}
+    again = runner.invoke(app, ["kb", "drop", "notes"])
+    assert again.exit_code == 2 and "collection 'notes' not found" in again.stderr
+
+
+def test_kb_ingest_bad_input(home: Path, docs: Path) -> None:
+    missing = runner.invoke(app, ["kb", "ingest", str(docs / "nope.md"), "-c", "x"])
+    assert missing.exit_code == 2 and "no such file" in missing.stderr
+    bad_name = runner.invoke(app, ["kb", "ingest", str(docs), "-c", "a/b"])
+    assert bad_name.exit_code == 2 and "invalid collection name" in bad_name.stderr
+    assert len(bad_name.stderr.strip().splitlines()) == 1
+
+
+def test_eval_bad_input(home: Path, tmp_path: Path) -> None:
+    out = runner.invoke(app, ["eval", "retrieval", str(tmp_path), "--json"])
+    assert out.exit_code == 2 and "corpus.jsonl not found" in out.stderr
+    out = runner.invoke(app, ["eval", "retrieval", str(SCIFACT), "--mode", "fuzzy"])
+    assert out.exit_code == 2 and "fuzzy" in out.stderr
+    out = runner.invoke(app, ["eval", "retrieval", str(SCIFACT), "--split", "dev"])
+    assert out.exit_code == 2 and "dev.tsv not found" in out.stderr
+    with pytest.raises(DatasetError):
+        load_dataset(tmp_path)
+
+
+def test_ndcg() -> None:
+    assert ndcg_at(["a", "b"], {"a": 1}, 10) == 1.0
+    assert ndcg_at(["b", "a"], {"a": 1}, 10) == pytest.approx(1 / 1.5849625)
+    assert ndcg_at(["b"], {"a": 1}, 10) == 0.0
+
+
+@pytest.mark.anyio
+async def test_eval_on_a_scifact_subset(home: Path) -> None:
+    """CI-sized: 15 test queries over their relevant abstracts plus others, 100 docs."""
+    config = SearchConfig(home=home, kb={"chunk_tokens": 512})
+    first = await evaluate(config, SCIFACT, mode="hybrid", max_queries=15, max_docs=100)
+    assert first.ingest is not None and first.ingest.documents == 100
+    assert first.queries == 15
+    assert first.ndcg_at_10 > 0.6 and first.recall_at_100 > 0.9
+    again = await evaluate(config, SCIFACT, mode="sparse", max_queries=15, max_docs=100)
+    assert again.ingest is None  # the ingested corpus is reused
+    assert again.collection == first.collection and again.ndcg_at_10 > 0.5
+    dense = await evaluate(config, SCIFACT, mode="dense", max_queries=15, max_docs=100)
+    assert dense.ndcg_at_10 > 0.5 and dense.p50_ms > 0
+
+
+def test_eval_command_json(home: Path) -> None:
+    out = runner.invoke(app, ["eval", "retrieval", str(SCIFACT), "--max-queries", "5",
+                              "--max-docs", "30", "--chunk-tokens", "512", "--json"])
+    assert out.exit_code == 0, out.output
+    data = json.loads(out.stdout)
+    assert set(data) == {"ndcg@10", "recall@100", "mrr@10", "queries", "latency_ms"}
+    assert data["queries"] == 5 and set(data["latency_ms"]) == {"p50", "p95"}
+    assert 0.0 <= data["ndcg@10"] <= 1.0

@@ -1,0 +1,105 @@
+"""Pure functions: chunking, BM25 analysis, filter translation, settings."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+from qdrant_client import models
+
+from agent_search import SearchConfig
+from agent_search.errors import ConfigError
+from agent_search.kb.chunking import approx_tokens, chunk_document
+from agent_search.kb.filters import FilterError, to_qdrant_filter
+from agent_search.kb.loaders import Block, Document, markdown_blocks
+from agent_search.kb.settings import KBSettings
+from agent_search.kb.sparse import BM25, analyze
+from agent_search.types import QueryWhere
+
+
+def _words(n: int, start: int = 0) -> str:
+    return " ".join(f"w{i}" for i in range(start, start + n)) + "."
+
+
+def test_chunks_respect_sections_and_size() -> None:
+    doc = Document("d", "s", "T", [
+        Block(_words(10), ("A",)), Block(_words(10, 10), ("A",)),
+        Block(_words(10, 20), ("A", "B")),
+    ])
+    chunks = chunk_document(doc, approx_tokens, max_tokens=64, overlap=0)
+    assert [c.headings for c in chunks] == [("A",), ("A", "B")]
+    assert chunks[0].text == _words(10) + "\n\n" + _words(10, 10)
+    assert [c.index for c in chunks] == [0, 1]
+
+
+def test_long_paragraph_is_cut_at_sentences_with_overlap() -> None:
+    sentences = [_words(8, i * 8) for i in range(12)]
+    doc = Document("d", "s", None, [Block(" ".join(sentences))])
+    chunks = chunk_document(doc, approx_tokens, max_tokens=40, overlap=12)
+    assert len(chunks) > 3
+    assert all(approx_tokens([c.text])[0] <= 40 + 2 for c in chunks)
+    for a, b in itertools.pairwise(chunks):
+        assert a.text.split(". ")[-1].rstrip(".") in b.text  # last sentence carried over
+    joined = " ".join(c.text for c in chunks)
+    assert all(s.rstrip(".") in joined for s in sentences)
+
+
+def test_a_sentence_longer_than_a_chunk_is_cut_by_words() -> None:
+    doc = Document("d", "s", None, [Block(" ".join(f"x{i}" for i in range(500)))])
+    chunks = chunk_document(doc, approx_tokens, max_tokens=50, overlap=0)
+    assert len(chunks) >= 10 and all(approx_tokens([c.text])[0] <= 50 for c in chunks)
+
+
+def test_markdown_headings_and_code_fences() -> None:
+    blocks = markdown_blocks("# Top\n\nintro\n\n## Sub\n\ntext\n\n```\n# not a heading\n```\n"
+                             "\n### Deep\n\nmore\n")
+    assert [(b.headings, b.text.split()[0]) for b in blocks] == [
+        (("Top",), "intro"), (("Top", "Sub"), "text"), (("Top", "Sub"), "```"),
+        (("Top", "Sub", "Deep"), "more")]
+
+
+def test_bm25_analysis_stems_and_drops_stop_words() -> None:
+    assert analyze("The cells were Running") == ["cell", "run"]
+    assert analyze("检索测试") == ["检索", "索测", "测试"]
+    assert analyze("🙂") == []
+    bm25 = BM25()
+    q = bm25.query_vector("cells cell CELLS")
+    assert len(q.indices) == 1 and q.values == [1.0]
+    long_doc = bm25.doc_vector(bm25.doc_terms("cell " * 3 + "tissue " * 100), avgdl=10)
+    short_doc = bm25.doc_vector(bm25.doc_terms("cell " * 3), avgdl=10)
+    assert long_doc.indices == sorted(long_doc.indices)
+    weight = dict(zip(short_doc.indices, short_doc.values, strict=True))
+    long_weight = dict(zip(long_doc.indices, long_doc.values, strict=True))
+    cell = q.indices[0]
+    assert weight[cell] > long_weight[cell]  # length normalisation
+    assert weight[cell] < bm25.k1 + 1  # saturation
+
+
+def test_filters_translate_to_qdrant() -> None:
+    flt = to_qdrant_filter([
+        QueryWhere(field="type", op="=", value="md"),
+        QueryWhere.model_validate({"or": [{"field": "page", "op": ">=", "value": 2},
+                                          {"field": "source", "op": "in", "value": ["a", "b"]}]}),
+        QueryWhere(field="year", op="between", value=[2000, 2010]),
+        QueryWhere(field="lang", op="is null"),
+    ])
+    assert flt is not None
+    first, group, between, null = flt.must  # type: ignore[misc]
+    assert first == models.FieldCondition(key="meta.type", match=models.MatchValue(value="md"))
+    assert group.should[1] == models.FieldCondition(key="source",
+                                                    match=models.MatchAny(any=["a", "b"]))
+    assert between.range == models.Range(gte=2000, lte=2010)
+    assert null.is_null.key == "meta.lang"
+    assert to_qdrant_filter([]) is None
+    with pytest.raises(FilterError, match="needs a number"):
+        to_qdrant_filter([QueryWhere(field="x", op=">", value="ten")])
+
+
+def test_settings_errors_name_the_key() -> None:
+    with pytest.raises(ConfigError, match=r"kb\.chunk_tokens"):
+        KBSettings.from_config(SearchConfig(kb={"chunk_tokens": 1}))
+    with pytest.raises(ConfigError, match=r"kb\.colour"):
+        KBSettings.from_config(SearchConfig(kb={"colour": "blue"}))
+    with pytest.raises(ConfigError, match="embedding_url"):
+        KBSettings.from_config(SearchConfig(kb={"embedding_provider": "openai"}))
+    assert KBSettings.from_config(SearchConfig()).mode == "hybrid"
