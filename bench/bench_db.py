@@ -119,6 +119,7 @@ async def measure(handler: DBHandler, models: list[str], queries: list[str],
                   rounds: int) -> dict[str, list[float]]:
     ctx = Context(config=handler.config)
     times: dict[str, list[float]] = {"nl": [], "full": [], "explicit": []}
+    times.update({f"q:{q}": [] for q in queries})
     explicit: dict[str, dict[str, Any]] = {}
     for q in queries:  # warm-up: reflection, value index, caches; record the DSL
         r = await handler.search(ctx, Request(type="db", query=q, models=models, limit=10))
@@ -138,6 +139,7 @@ async def measure(handler: DBHandler, models: list[str], queries: list[str],
             t0 = time.perf_counter()
             await handler.search(ctx, Request(type="db", query=q, models=models, limit=10))
             times["full"].append((time.perf_counter() - t0) * 1000)
+            times[f"q:{q}"].append(times["full"][-1])
             t0 = time.perf_counter()
             await handler.search(ctx, Request(type="db", query=q, models=models, limit=10,
                                               options={"dsl": explicit[q]}))
@@ -146,7 +148,8 @@ async def measure(handler: DBHandler, models: list[str], queries: list[str],
 
 
 async def run_dataset(name: str, url: str, models: list[str], queries: list[str],
-                      rounds: int, goal: float, home: Path) -> list[str]:
+                      rounds: int, goal: float, home: Path,
+                      per_query: list[str]) -> list[str]:
     handler = create_handler(SearchConfig(home=home, db={"url": url}))
     try:
         started = time.perf_counter()
@@ -159,6 +162,9 @@ async def run_dataset(name: str, url: str, models: list[str], queries: list[str]
         times = await measure(handler, models, queries, rounds)
     finally:
         await handler.aclose()
+    for q in queries:
+        t = times[f"q:{q}"]
+        per_query.append(f"| {name} | {q} | {statistics.median(t):.2f} | {pct(t, 0.95):.2f} |")
     full_p50 = statistics.median(times["full"])
     base_p50 = statistics.median(times["explicit"])
     verdict = "✅" if full_p50 <= goal else "❌"
@@ -191,14 +197,18 @@ async def main() -> None:
             "| dataset | step | p50 ms | p95 ms | goal (p50) | × baseline |",
             "|---|---|---:|---:|---|---:|",
         ]
+        per_query = ["| dataset | query | p50 ms | p95 ms |", "|---|---|---:|---:|"]
         lines += await run_dataset("Chinook (11 tables)", f"sqlite:///{chinook}",
                                    CHINOOK_MODELS, CHINOOK_QUERIES, args.rounds, 10.0,
-                                   tmp / "h1")
+                                   tmp / "h1", per_query)
         lines += await run_dataset(f"orders ({args.rows:,} rows)", f"sqlite:///{synth}",
-                                   ["orders"], SYNTH_QUERIES, args.rounds, 20.0, tmp / "h2")
+                                   ["orders"], SYNTH_QUERIES, args.rounds, 20.0, tmp / "h2",
+                                   per_query)
         print(f"SQLite (aiosqlite), {args.rounds} rounds × 8 queries per dataset, limit 10; "
               f"synthetic table built in {build_s:.1f} s.\n")
         print("\n".join(lines))
+        print("\nPer query (NL→DSL + query):\n")
+        print("\n".join(per_query))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
