@@ -71,7 +71,12 @@ MAX_MODEL_NAMES_IN_ERROR = 20
 
 class DBHandler:
     """Searches SQL databases through SQLAlchemy (SQLite via aiosqlite, PostgreSQL via
-    asyncpg). Connects lazily on the first search; call :meth:`aclose` when done."""
+    asyncpg). Connects lazily on the first search; call :meth:`aclose` when done.
+
+    Connection-level settings (``db.url``, ``read_only``, ``statement_timeout_ms``,
+    ``value_index_max``, ``count_max``, ``retries``) are the handler's own; ``models``,
+    ``max_results``, ``wheres`` and ``orders`` follow the configuration of each search's
+    context (so an assistant's overrides apply)."""
 
     type = "db"
 
