@@ -165,7 +165,9 @@ async def ensure_ingested(config: SearchConfig, corpus: Path,
             return name, None
     report = await ingest_paths(config, [corpus], name, graph=False, progress=progress)
     info = await anyio.to_thread.run_sync(store.info, name)
-    await anyio.to_thread.run_sync(store.update_meta, name, {**info.meta, "eval_complete": True})
+    await anyio.to_thread.run_sync(store.update_meta, name, {
+        **info.meta, "eval_complete": True, "ingest_report": {
+            k: v for k, v in report.to_json().items() if k != "skipped"}})
     return name, report
 
 

@@ -10,7 +10,8 @@ is empty too, every collection in the store), ``threshold`` (empty → ``kb.thre
 
 * ``mode``: ``"hybrid"`` (default, ``kb.mode``), ``"dense"`` or ``"sparse"``;
 * ``fusion``: ``"dbsf"`` (default, ``kb.fusion``) or ``"rrf"`` for hybrid;
-* ``prefetch``: candidates per branch in hybrid mode (default ``kb.prefetch``).
+* ``prefetch``: candidates per branch in hybrid mode (default ``kb.prefetch``);
+* ``prf_docs``: dense pseudo-relevance feedback from the top N results (``kb.prf_docs``).
 """
 
 from __future__ import annotations
@@ -76,7 +77,11 @@ class KBHandler:
         prefetch = options.get("prefetch", settings.prefetch)
         if isinstance(prefetch, bool) or not isinstance(prefetch, int) or prefetch < 1:
             raise ValueError(f"options.prefetch must be a positive integer, got {prefetch!r}")
-        settings = settings.model_copy(update={"fusion": fusion, "prefetch": prefetch})
+        prf_docs = options.get("prf_docs", settings.prf_docs)
+        if isinstance(prf_docs, bool) or not isinstance(prf_docs, int) or not 0 <= prf_docs <= 50:
+            raise ValueError(f"options.prf_docs must be an integer in 0..50, got {prf_docs!r}")
+        settings = settings.model_copy(update={"fusion": fusion, "prefetch": prefetch,
+                                               "prf_docs": prf_docs})
         threshold = request.threshold if request.threshold is not None else kb_conf.threshold
         use_graph = request.graph or bool(kb_conf.graph)
         limit = request.limit or ctx.config.options.default_limit

@@ -56,11 +56,14 @@ class QueryPlan:
     sparse_weight: float
     rrf_k: int
     k1: float
+    prf_docs: int = 0
+    prf_weight: float = 0.5
 
     @classmethod
     def of(cls, settings: KBSettings, mode: str, limit: int, k1: float) -> QueryPlan:
         return cls(mode, limit, max(settings.prefetch, limit), settings.fusion,
-                   settings.dense_weight, settings.sparse_weight, settings.rrf_k, k1)
+                   settings.dense_weight, settings.sparse_weight, settings.rrf_k, k1,
+                   settings.prf_docs if mode != "sparse" else 0, settings.prf_weight)
 
 
 class LocalIndex:
@@ -205,39 +208,82 @@ def local_index(store: KBStore, collection: str) -> LocalIndex:
         return index
 
 
+def rocchio(query: NDArray[np.float32], feedback: NDArray[np.float32],
+            weight: float) -> NDArray[np.float32]:
+    """The query moved towards the mean of the feedback vectors (unit length again)."""
+    q = query / max(float(np.linalg.norm(query)), 1e-12)
+    moved = q + weight * feedback.mean(axis=0)
+    out: NDArray[np.float32] = (moved / max(float(np.linalg.norm(moved)), 1e-12)).astype(
+        np.float32)
+    return out
+
+
 def search_local(store: KBStore, collection: str, plan: QueryPlan,
                  dense: NDArray[np.float32] | None, sparse: SparseVec | None) -> list[Hit]:
     index = local_index(store, collection)
-    branches: list[list[tuple[int, float]]] = []
-    weights: list[float] = []
-    if plan.mode in ("dense", "hybrid") and dense is not None:
-        branches.append(_top(index.dense_scores(dense), None, plan.prefetch))
-        weights.append(plan.dense_weight)
+    sparse_branch: list[tuple[int, float]] | None = None
     sparse_bound = 1.0
     if plan.mode in ("sparse", "hybrid") and sparse is not None:
         scores, hit = index.sparse_scores(sparse)
-        branches.append(_top(scores, hit, plan.prefetch))
-        weights.append(plan.sparse_weight)
+        sparse_branch = _top(scores, hit, plan.prefetch)
         sparse_bound = max(index.max_sparse(sparse, plan.k1), 1e-9)
-    if plan.mode == "hybrid":
-        fused = (dbsf(branches, weights) if plan.fusion == "dbsf"
-                 else rrf(branches, weights, plan.rrf_k))
-        ranked = sorted(fused.items(), key=lambda kv: -kv[1])[:plan.limit]
-    elif plan.mode == "dense":
-        ranked = [(i, max(0.0, s)) for i, s in branches[0][:plan.limit]] if branches else []
-    else:
-        ranked = ([(i, min(1.0, s / sparse_bound)) for i, s in branches[0][:plan.limit]]
-                  if branches else [])
+    ranked = _rank_local(index, plan, dense, sparse_branch, sparse_bound)
+    if plan.prf_docs and dense is not None and ranked:
+        top = [i for i, _ in ranked[:plan.prf_docs]]
+        moved = rocchio(dense, index.dense[top], plan.prf_weight)
+        ranked = _rank_local(index, plan, moved, sparse_branch, sparse_bound)
     ids = [index.ids[i] for i, _ in ranked]
     payloads = store.retrieve(collection, ids) if ids else {}
     return [Hit(pid, score, payloads.get(pid, {}))
             for pid, (_, score) in zip(ids, ranked, strict=True) if pid in payloads]
 
 
+def _rank_local(index: LocalIndex, plan: QueryPlan, dense: NDArray[np.float32] | None,
+                sparse_branch: list[tuple[int, float]] | None,
+                sparse_bound: float) -> list[tuple[int, float]]:
+    branches: list[list[tuple[int, float]]] = []
+    weights: list[float] = []
+    if plan.mode in ("dense", "hybrid") and dense is not None:
+        branches.append(_top(index.dense_scores(dense), None, plan.prefetch))
+        weights.append(plan.dense_weight)
+    if sparse_branch is not None:
+        branches.append(sparse_branch)
+        weights.append(plan.sparse_weight)
+    if plan.mode == "hybrid":
+        fused = (dbsf(branches, weights) if plan.fusion == "dbsf"
+                 else rrf(branches, weights, plan.rrf_k))
+        return sorted(fused.items(), key=lambda kv: -kv[1])[:plan.limit]
+    if not branches:
+        return []
+    if plan.mode == "dense":
+        return [(i, max(0.0, s)) for i, s in branches[0][:plan.limit]]
+    return [(i, min(1.0, s / sparse_bound)) for i, s in branches[0][:plan.limit]]
+
+
 def search_qdrant(store: KBStore, collection: str, plan: QueryPlan,
                   dense: NDArray[np.float32] | None, sparse: SparseVec | None,
                   query_filter: models.Filter | None, points: int) -> list[Hit]:
-    """The same search through Qdrant's ``query_points`` (server, or local with filters)."""
+    """The same search through Qdrant's ``query_points`` (server, or local with filters);
+    with pseudo-relevance feedback, a second round with the moved query vector."""
+    hits = _search_qdrant(store, collection, plan, dense, sparse, query_filter, points)
+    if not (plan.prf_docs and dense is not None and hits):
+        return hits
+    top = [h.point_id for h in hits[:plan.prf_docs]]
+    with store.lock:
+        records = store.client.retrieve(collection, ids=top, with_payload=False,
+                                        with_vectors=[DENSE])
+    vectors = [r.vector.get(DENSE) for r in records if isinstance(r.vector, dict)]
+    feedback = np.asarray([v for v in vectors if isinstance(v, list)], dtype=np.float32)
+    if not len(feedback):
+        return hits
+    feedback /= np.maximum(np.linalg.norm(feedback, axis=1, keepdims=True), 1e-12)
+    moved = rocchio(dense, feedback, plan.prf_weight)
+    return _search_qdrant(store, collection, plan, moved, sparse, query_filter, points)
+
+
+def _search_qdrant(store: KBStore, collection: str, plan: QueryPlan,
+                   dense: NDArray[np.float32] | None, sparse: SparseVec | None,
+                   query_filter: models.Filter | None, points: int) -> list[Hit]:
     sparse_q = (models.SparseVector(indices=sparse.indices, values=sparse.values)
                 if sparse is not None and sparse.indices else None)
     dense_q = dense.tolist() if dense is not None else None

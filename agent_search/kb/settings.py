@@ -53,6 +53,10 @@ class KBSettings(BaseModel):
     sparse_weight: float = Field(default=1.0, ge=0)
     rrf_k: int = Field(default=60, ge=1)
     prefetch: int = Field(default=100, ge=1, le=10_000, description="candidates per branch")
+    prf_docs: int = Field(default=0, ge=0, le=50, description=(
+        "dense pseudo-relevance feedback: move the query vector towards the mean of the "
+        "top N results (Rocchio) and search the dense branch again; 0 = off"))
+    prf_weight: float = Field(default=0.5, ge=0, le=10)
     bm25_k1: float = Field(default=1.2, ge=0)
     bm25_b: float = Field(default=0.75, ge=0, le=1)
     language: str = Field(default="english", description="stemmer and stop words of BM25")

@@ -43,17 +43,20 @@ def sample_config(tmp_path_factory: pytest.TempPathFactory,
     close_stores()
 
 
-@pytest.mark.parametrize(("mode", "fusion"), [("dense", "dbsf"), ("sparse", "dbsf"),
-                                              ("hybrid", "dbsf"), ("hybrid", "rrf")])
+@pytest.mark.parametrize(("mode", "fusion", "prf"), [
+    ("dense", "dbsf", 0), ("sparse", "dbsf", 0), ("hybrid", "dbsf", 0), ("hybrid", "rrf", 0),
+    ("hybrid", "dbsf", 3), ("dense", "dbsf", 2)])
 def test_local_index_ranks_like_qdrant(sample_config: SearchConfig, mode: str,
-                                       fusion: str) -> None:
+                                       fusion: str, prf: int) -> None:
     config, name = sample_config, "sample"
-    settings = KBSettings(fusion=fusion, prefetch=30)
+    settings = KBSettings(fusion=fusion, prefetch=30, prf_docs=prf)
     store = get_store(settings, config.home)
     info = store.info(name)
     bm25 = bm25_of(info.meta, settings)
     embedder = get_embedder(settings, config.home)
     plan = QueryPlan.of(settings, mode, 10, bm25.k1)
+    without_prf = QueryPlan.of(settings.model_copy(update={"prf_docs": 0}), mode, 10, bm25.k1)
+    prf_changed = False
     for query in QUERIES:
         dense = embedder.embed([query])[0]
         sparse = bm25.query_vector(query)
@@ -62,6 +65,10 @@ def test_local_index_ranks_like_qdrant(sample_config: SearchConfig, mode: str,
         assert [h.point_id for h in local] == [h.point_id for h in remote], query
         if mode != "sparse":  # the server path bounds the idf, so sparse scores differ
             assert [round(h.score, 4) for h in local] == [round(h.score, 4) for h in remote]
+        plain = search_local(store, name, without_prf, dense, sparse)
+        prf_changed |= [(h.point_id, h.score) for h in plain] != [(h.point_id, h.score)
+                                                                  for h in local]
+    assert prf_changed == bool(prf)  # feedback moves the query; without it nothing changes
 
 
 def test_fusions_are_normalised_and_weighted() -> None:
