@@ -125,11 +125,19 @@ class Catalog:
                 soft_delete=definition.option.soft_deletes and "deleted_at" in table.c,
                 missing=missing))
         referrers = _referrers(reflected)
+        # a reflected table's key may point at a defined table: relate to that model
+        defined_ids: dict[str, str] = {}
+        for model_id, definition in self.definitions.items():
+            defined_ids.setdefault(definition.table.name.lower(), model_id)
         for table in reflected.tables.values():
             if table.name.lower() in defined_tables or table.name.lower() in self.entries:
                 continue
+            schema = _schema_from_table(table, referrers)
+            relations = [r.model_copy(update={"model": defined_ids.get(r.model.lower(),
+                                                                        r.model)})
+                         for r in schema.relations]
             self._add(ModelEntry(id=table.name, table=table,
-                                 schema=_schema_from_table(table, referrers),
+                                 schema=schema.model_copy(update={"relations": relations}),
                                  permission=PermissionColumns.of(table)))
 
     def _add(self, entry: ModelEntry) -> None:
