@@ -77,6 +77,7 @@ please same she should show so some such than that the their them then there the
 this those through to too under until up very was we were what when where which while who
 whom why will with would you your yours display fetch search lookup look want need know
 tell many much number all every any whose called named titled containing contain contains
+count average avg mean sum median total
 record records entry entries item items row rows data info information details detail
 different distinct each kind kinds type types word words letter letters text live lives
 living
@@ -111,6 +112,8 @@ _REL_N = re.compile(r"\b(?:in\s+|within\s+|during\s+)?(?:the\s+)?(?:last|past|pr
                     r"(?P<n>\d{1,4})\s+(?P<u>days?|weeks?|months?|years?)\b", re.I)
 _REL_ONE = re.compile(r"\b(?P<which>this|last|past|previous)\s+(?P<u>day|week|month|year)\b|"
                       r"\b(?P<word>today|yesterday)\b", re.I)
+_COUNT = re.compile(r"\b(?:how many|number of|count(?:s|ing)?)\b", re.I)
+_AGGREGATE = re.compile(r"\b(?:average|avg|mean|sum|median)\b", re.I)
 _TOP = re.compile(r"\b(?:top|first|last|the)\s+(?P<n>\d{1,4})\b", re.I)
 _NAMED = re.compile(r"\b(?:named|called|titled)\s+"
                     r"(?P<v>[\w][\w'’&.-]*(?:\s+[\w][\w'’&.-]*){0,3})", re.I)
@@ -340,6 +343,12 @@ class _Parser:
         target = plan.target
         if not plan.wheres and not plan.orders and not mentions.get(target.id):
             return self._fallback([target], mentions)
+        if _COUNT.search(self.low):
+            plan.notes.append("a count is asked for: Result.total is the number of matches")
+        aggregate = _AGGREGATE.search(self.low)
+        if aggregate:
+            plan.warnings.append(f"{aggregate.group(0).lower()!r} is not computed (no "
+                                 "aggregates); the matching records are returned")
         terms: list[str] = []
         if leftover and not plan.value_conditions:
             # nouns not explained by a value ("wireless headphones under $100"): text match

@@ -224,3 +224,15 @@ async def test_unsure_text_match_is_relaxed_when_it_finds_nothing(chinook: DBHan
                                      models=["Genre"], limit=30))
     # a value matched ("Rock"): no text match, no relaxing
     assert r.error is None and [i.title for i in r.items] == ["Rock"]
+
+
+async def test_counts_and_aggregates_are_explained(chinook: DBHandler) -> None:
+    r = await chinook.search(Context(config=chinook.config),
+                             Request(type="db", query="How many albums are there?",
+                                     models=ALL, limit=5))
+    assert r.error is None and r.total == 347  # Spider pair 0
+    assert r.dsl is not None and "Result.total" in r.dsl["explanation"]
+    r = await chinook.search(Context(config=chinook.config), Request(
+        type="db", query="What is the average unit price of all the tracks?", models=ALL))
+    assert r.error is None and r.total == 3503
+    assert any("'average' is not computed" in w for w in r.warnings)
