@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from agent_search.config import SearchConfig, load_config
 from agent_search.context import Context
@@ -312,14 +312,11 @@ class Searcher:
             return fail(f"{request.type}: handler returned {type(result).__name__}, not a Result")
 
         # stamp: the searcher, not the handler, owns identity, source, weight and ids
-        result.type = request.type
-        result.query = request.query
-        result.source = request.source
-        result.search_id = search_id
         items = result.items
         if len(items) > limit:
             del items[limit:]
-        result.total = max(result.total, len(items))
+        _store(result, type=request.type, query=request.query, source=request.source,
+               search_id=search_id, total=max(result.total, len(items)))
         weight = ctx.config.weights.for_source(request.source)
         ids = ctx.citations.allocate_many(len(items))
         source, rtype = request.source, request.type
@@ -345,7 +342,7 @@ class Searcher:
         return result
 
     def _complete(self, ctx: Context, result: Result, started: float) -> Result:
-        result.duration_ms = _ms(started)
+        _store(result, duration_ms=_ms(started))
         emit = ctx.events.emit
         rid, sid = ctx.request_id, result.search_id or ""
         for item in result.items:
@@ -356,6 +353,13 @@ class Searcher:
             )
         )
         return result
+
+
+def _store(model: BaseModel, **values: Any) -> None:
+    """Set already-valid field values without pydantic's validating ``__setattr__``,
+    which costs more than the rest of a search's bookkeeping on the hot path."""
+    model.__dict__.update(values)
+    model.__pydantic_fields_set__.update(values)
 
 
 def _ms(started: float) -> float:
