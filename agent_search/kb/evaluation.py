@@ -35,6 +35,11 @@ _INGEST_KEYS = ("embedding_provider", "embedding_model", "embedding_url", "max_t
                 "chunk_tokens", "chunk_overlap", "bm25_k1", "bm25_b", "language")
 
 
+RANKED_CHUNKS = 100
+"""Chunks asked for per query; recall@100 counts the documents among them (a document with
+two chunks in the list counts once, so this slightly under-counts recall@100)."""
+
+
 class DatasetError(ValueError):
     """The dataset folder is not in BEIR layout; the message names what is missing."""
 
@@ -208,8 +213,8 @@ async def evaluate(config: SearchConfig, folder: Path, *, split: str = "test",
     mrr: list[float] = []
     latencies: list[float] = []
     for qid in sorted(dataset.queries):
-        request = Request(type="kb", query=dataset.queries[qid], collections=[name], limit=200,
-                          options={**(options or {}), "mode": mode})
+        request = Request(type="kb", query=dataset.queries[qid], collections=[name],
+                          limit=RANKED_CHUNKS, options={**(options or {}), "mode": mode})
         t0 = time.perf_counter()
         result = await handler.search(ctx, request)
         latencies.append((time.perf_counter() - t0) * 1000.0)

@@ -3,13 +3,14 @@
 Two paths give the same ranking:
 
 * **Qdrant** ``query_points``: one named vector, or a prefetch of both fused by Qdrant
-  (``rrf`` with weights, or ``dbsf``). Used with a Qdrant server, and in local mode when
-  the request has metadata filters.
+  (``rrf`` with weights, or ``dbsf``, which takes no weights there). Used with a Qdrant
+  server, and in local mode when the request has metadata filters.
 * **In-process index** (local mode, no filters): Qdrant's local mode scores sparse vectors
   in a pure-Python loop (about a second per query on 5,000 chunks) and dense ones with
   per-point overhead, so the kb keeps a numpy copy of a collection's vectors — a dense
   matrix and an inverted index of the BM25 weights — built from the store on first use and
   rebuilt when this process writes to the collection (in local mode it is the only writer).
+  It holds the payloads too, so a hit costs no copy out of the store.
   The scores are those Qdrant computes (cosine; BM25 with Qdrant's IDF), and the fusions
   are the same formulas, with weights for both.
 
@@ -18,8 +19,13 @@ Scores are in 0..1, and ``threshold`` applies to them:
 * dense: cosine similarity, clipped at 0;
 * sparse: the BM25 score divided by the best score the query could get
   (Σ over query terms of idf·(k1+1)), i.e. the fraction of the query's possible weight;
-* hybrid ``dbsf``: each branch normalised by its score distribution (mean ± 3σ → 0..1),
-  combined as a weighted mean, clipped to 0..1;
+* hybrid ``zscore`` (the default): each branch's scores are standardised over the whole
+  collection ((x − mean) / std for this query), combined as a weighted mean z, and shown
+  as z / (z + 5) — 0.5 means five standard deviations above the collection's mean. With a
+  Qdrant server, whose API does not expose collection-wide score statistics, ``zscore``
+  falls back to Qdrant's ``dbsf``;
+* hybrid ``dbsf``: each branch normalised by the score distribution of its top
+  ``prefetch`` candidates (mean ± 3σ → 0..1), combined as a weighted mean, clipped;
 * hybrid ``rrf``: Σ wᵢ/(k + rankᵢ) divided by its maximum (ranked first by both).
 """
 
@@ -70,14 +76,17 @@ class LocalIndex:
     """A numpy copy of one collection's vectors, for fast exact search in local mode."""
 
     def __init__(self, ids: list[str], dense: NDArray[np.float32],
-                 postings: dict[int, tuple[NDArray[np.int64], NDArray[np.float32]]]) -> None:
+                 postings: dict[int, tuple[NDArray[np.int64], NDArray[np.float32]]],
+                 payloads: list[dict[str, Any]] | None = None) -> None:
         self.ids = ids
+        self.payloads = payloads if payloads is not None else [{} for _ in ids]
         self.dense = dense
         self.postings = postings
 
     @classmethod
     def build(cls, records: list[models.Record]) -> LocalIndex:
         ids: list[str] = []
+        payloads: list[dict[str, Any]] = []
         rows: list[list[float]] = []
         terms: list[NDArray[np.int64]] = []
         weights: list[NDArray[np.float32]] = []
@@ -87,6 +96,7 @@ class LocalIndex:
             dense = vec.get(DENSE)
             sparse = vec.get(SPARSE)
             ids.append(str(rec.id))
+            payloads.append(dict(rec.payload or {}))
             rows.append([float(x) for x in dense] if isinstance(dense, list) else [])  # type: ignore[arg-type]
             if isinstance(sparse, models.SparseVector) and sparse.indices:
                 terms.append(np.asarray(sparse.indices, dtype=np.int64))
@@ -110,7 +120,7 @@ class LocalIndex:
             ends = np.append(starts[1:], len(t))
             for term, s, e in zip(uniq.tolist(), starts.tolist(), ends.tolist(), strict=True):
                 postings[int(term)] = (o[s:e], w[s:e])
-        return cls(ids, matrix, postings)
+        return cls(ids, matrix, postings, payloads)
 
     def idf(self, term: int) -> float:
         """Qdrant's IDF: ln(1 + (N − n + 0.5) / (n + 0.5))."""
@@ -218,46 +228,84 @@ def rocchio(query: NDArray[np.float32], feedback: NDArray[np.float32],
     return out
 
 
+@dataclass(slots=True)
+class _SparseScores:
+    scores: NDArray[np.float32]
+    hit: NDArray[np.bool_]
+    bound: float
+
+
 def search_local(store: KBStore, collection: str, plan: QueryPlan,
                  dense: NDArray[np.float32] | None, sparse: SparseVec | None) -> list[Hit]:
     index = local_index(store, collection)
-    sparse_branch: list[tuple[int, float]] | None = None
-    sparse_bound = 1.0
+    sparse_scores: _SparseScores | None = None
     if plan.mode in ("sparse", "hybrid") and sparse is not None:
         scores, hit = index.sparse_scores(sparse)
-        sparse_branch = _top(scores, hit, plan.prefetch)
-        sparse_bound = max(index.max_sparse(sparse, plan.k1), 1e-9)
-    ranked = _rank_local(index, plan, dense, sparse_branch, sparse_bound)
+        sparse_scores = _SparseScores(scores, hit,
+                                      max(index.max_sparse(sparse, plan.k1), 1e-9))
+    ranked = _rank_local(index, plan, dense, sparse_scores)
     if plan.prf_docs and dense is not None and ranked:
         top = [i for i, _ in ranked[:plan.prf_docs]]
         moved = rocchio(dense, index.dense[top], plan.prf_weight)
-        ranked = _rank_local(index, plan, moved, sparse_branch, sparse_bound)
-    ids = [index.ids[i] for i, _ in ranked]
-    payloads = store.retrieve(collection, ids) if ids else {}
-    return [Hit(pid, score, payloads.get(pid, {}))
-            for pid, (_, score) in zip(ids, ranked, strict=True) if pid in payloads]
+        ranked = _rank_local(index, plan, moved, sparse_scores)
+    # payloads come from the index's copy (shared, read-only: callers build new objects)
+    return [Hit(index.ids[i], score, index.payloads[i]) for i, score in ranked]
+
+
+def standard_scores(scores: NDArray[np.float32]) -> NDArray[np.float32]:
+    """(x − mean) / std over the whole collection; zeros when all scores are equal."""
+    std = float(scores.std())
+    if std <= 0.0:
+        return np.zeros_like(scores)
+    out: NDArray[np.float32] = ((scores - float(scores.mean())) / std).astype(np.float32)
+    return out
+
+
+def zscore_fusion(dense: NDArray[np.float32] | None, sparse: NDArray[np.float32] | None,
+                  dense_weight: float, sparse_weight: float) -> NDArray[np.float32]:
+    """Weighted mean of each branch's standard scores over the whole collection."""
+    parts = [(standard_scores(x), w) for x, w in ((dense, dense_weight),
+                                                  (sparse, sparse_weight)) if x is not None]
+    total = sum(w for _, w in parts) or 1.0
+    fused = np.zeros_like(parts[0][0])
+    for z, w in parts:
+        fused += z * np.float32(w / total)
+    return fused
+
+
+def z_to_unit(z: float) -> float:
+    """A combined standard score as 0..1: z / (z + 5), so 0.5 is 5 σ above the mean."""
+    return z / (z + 5.0) if z > 0 else 0.0
 
 
 def _rank_local(index: LocalIndex, plan: QueryPlan, dense: NDArray[np.float32] | None,
-                sparse_branch: list[tuple[int, float]] | None,
-                sparse_bound: float) -> list[tuple[int, float]]:
+                sparse: _SparseScores | None) -> list[tuple[int, float]]:
+    dense_all = (index.dense_scores(dense)
+                 if plan.mode in ("dense", "hybrid") and dense is not None else None)
+    if plan.mode == "hybrid" and plan.fusion == "zscore":
+        if dense_all is None and sparse is None:
+            return []
+        fused = zscore_fusion(dense_all, sparse.scores if sparse is not None else None,
+                              plan.dense_weight, plan.sparse_weight)
+        return [(i, z_to_unit(z)) for i, z in _top(fused, None, plan.limit)]
     branches: list[list[tuple[int, float]]] = []
     weights: list[float] = []
-    if plan.mode in ("dense", "hybrid") and dense is not None:
-        branches.append(_top(index.dense_scores(dense), None, plan.prefetch))
+    if dense_all is not None:
+        branches.append(_top(dense_all, None, plan.prefetch))
         weights.append(plan.dense_weight)
-    if sparse_branch is not None:
-        branches.append(sparse_branch)
+    if sparse is not None:
+        branches.append(_top(sparse.scores, sparse.hit, plan.prefetch))
         weights.append(plan.sparse_weight)
     if plan.mode == "hybrid":
-        fused = (dbsf(branches, weights) if plan.fusion == "dbsf"
-                 else rrf(branches, weights, plan.rrf_k))
-        return sorted(fused.items(), key=lambda kv: -kv[1])[:plan.limit]
+        combined = (dbsf(branches, weights) if plan.fusion == "dbsf"
+                    else rrf(branches, weights, plan.rrf_k))
+        return sorted(combined.items(), key=lambda kv: -kv[1])[:plan.limit]
     if not branches:
         return []
     if plan.mode == "dense":
         return [(i, max(0.0, s)) for i, s in branches[0][:plan.limit]]
-    return [(i, min(1.0, s / sparse_bound)) for i, s in branches[0][:plan.limit]]
+    bound = sparse.bound if sparse is not None else 1.0
+    return [(i, min(1.0, s / bound)) for i, s in branches[0][:plan.limit]]
 
 
 def search_qdrant(store: KBStore, collection: str, plan: QueryPlan,
@@ -311,7 +359,7 @@ def _search_qdrant(store: KBStore, collection: str, plan: QueryPlan,
             models.Prefetch(query=sparse_q, using=SPARSE, limit=plan.prefetch,
                             filter=query_filter),
         ]
-        if plan.fusion == "dbsf":
+        if plan.fusion in ("dbsf", "zscore"):  # collection-wide statistics are not exposed
             query: Any = models.FusionQuery(fusion=models.Fusion.DBSF)
             scale = 2.0
         else:

@@ -14,7 +14,7 @@ from agent_search.config import SearchConfig
 from agent_search.errors import ConfigError
 
 SearchMode = Literal["hybrid", "dense", "sparse"]
-FusionMethod = Literal["rrf", "dbsf"]
+FusionMethod = Literal["zscore", "rrf", "dbsf"]
 EmbeddingProvider = Literal["fastembed", "openai"]
 
 DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
@@ -48,9 +48,10 @@ class KBSettings(BaseModel):
 
     # retrieval
     mode: SearchMode = "hybrid"
-    fusion: FusionMethod = "dbsf"
-    dense_weight: float = Field(default=1.0, ge=0)
-    sparse_weight: float = Field(default=1.0, ge=0)
+    fusion: FusionMethod = "zscore"
+    # chosen on held-out SciFact claims (not the test split); see bench/bench_kb.py
+    dense_weight: float = Field(default=0.75, ge=0)
+    sparse_weight: float = Field(default=0.25, ge=0)
     rrf_k: int = Field(default=60, ge=1)
     prefetch: int = Field(default=100, ge=1, le=10_000, description="candidates per branch")
     prf_docs: int = Field(default=0, ge=0, le=50, description=(

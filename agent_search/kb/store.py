@@ -70,6 +70,10 @@ class KBStore:
         self.local = local
         self.lock = threading.RLock()
         self._versions: dict[str, int] = {}
+        self._writes = 0
+        # local mode: this process is the only writer, so listings and collection info
+        # stay valid until it writes; cached per write count
+        self._cache: dict[str, tuple[int, Any]] = {}
 
     def version(self, name: str) -> int:
         """Bumped on every write through this store (local mode: the only writer)."""
@@ -77,10 +81,26 @@ class KBStore:
 
     def _bump(self, name: str) -> None:
         self._versions[name] = self._versions.get(name, 0) + 1
+        self._writes += 1
+
+    def _cached(self, key: str) -> Any:
+        if not self.local:
+            return None
+        hit = self._cache.get(key)
+        return hit[1] if hit is not None and hit[0] == self._writes else None
+
+    def _remember(self, key: str, value: Any) -> Any:
+        if self.local:
+            self._cache[key] = (self._writes, value)
+        return value
 
     def collections(self) -> list[str]:
         with self.lock:
-            return sorted(c.name for c in self.client.get_collections().collections)
+            cached = self._cached("\x00collections")
+            if cached is not None:
+                return list(cached)
+            names = sorted(c.name for c in self.client.get_collections().collections)
+            return list(self._remember("\x00collections", names))
 
     def exists(self, name: str) -> bool:
         with self.lock:
@@ -88,12 +108,17 @@ class KBStore:
 
     def info(self, name: str) -> CollectionInfo:
         with self.lock:
+            cached = self._cached(name)
+            if cached is not None:
+                return CollectionInfo(cached.name, cached.points, dict(cached.meta))
             if not self.client.collection_exists(name):
                 raise CollectionNotFound(name)
             info = self.client.get_collection(name)
             count = self.client.count(name, exact=True).count
-        meta = dict(info.config.metadata or {})
-        return CollectionInfo(name, int(count), meta)
+            meta = dict(info.config.metadata or {})
+            found = CollectionInfo(name, int(count), meta)
+            self._remember(name, CollectionInfo(name, int(count), dict(meta)))
+            return found
 
     def create(self, name: str, dimensions: int, meta: dict[str, Any]) -> None:
         with self.lock:
@@ -113,6 +138,7 @@ class KBStore:
     def update_meta(self, name: str, meta: dict[str, Any]) -> None:
         with self.lock:
             self.client.update_collection(name, metadata=meta)
+            self._writes += 1
 
     def drop(self, name: str) -> bool:
         with self.lock:
@@ -159,13 +185,13 @@ class KBStore:
         return {str(p.id): dict(p.payload or {}) for p in points}
 
     def scroll_all(self, name: str) -> list[models.Record]:
-        """Every point with its vectors (to build the in-process index of local mode)."""
+        """Every point with payload and vectors (to build the in-process index of local mode)."""
         out: list[models.Record] = []
         offset: Any = None
         with self.lock:
             while True:
                 points, offset = self.client.scroll(name, limit=4096, offset=offset,
-                                                    with_payload=False, with_vectors=True)
+                                                    with_payload=True, with_vectors=True)
                 out.extend(points)
                 if offset is None:
                     return out

@@ -69,6 +69,8 @@ def test_corrupt_store_is_a_clear_error(home: Path) -> None:
     assert result.error is not None and "corrupt" in result.error
 
 
+@pytest.mark.filterwarnings("ignore:Api key is used with an insecure connection")
+@pytest.mark.filterwarnings("ignore:Failed to obtain server version")
 def test_server_mode_builds_a_remote_client(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from qdrant_client.qdrant_remote import QdrantRemote
 

@@ -49,7 +49,9 @@ def sample_config(tmp_path_factory: pytest.TempPathFactory,
 def test_local_index_ranks_like_qdrant(sample_config: SearchConfig, mode: str,
                                        fusion: str, prf: int) -> None:
     config, name = sample_config, "sample"
-    settings = KBSettings(fusion=fusion, prefetch=30, prf_docs=prf)
+    # equal weights: the server's DBSF has none
+    settings = KBSettings(fusion=fusion, prefetch=30, prf_docs=prf, dense_weight=1.0,
+                          sparse_weight=1.0)
     store = get_store(settings, config.home)
     info = store.info(name)
     bm25 = bm25_of(info.meta, settings)
@@ -80,3 +82,18 @@ def test_fusions_are_normalised_and_weighted() -> None:
     only_b = dbsf([a, b], [0.0, 1.0])
     assert only_b["x"] == 0.0 and only_b["y"] > only_b["z"]
     assert all(0.0 <= v <= 1.0 for v in dbsf([a, b], [1.0, 2.0]).values())
+
+
+def test_zscore_fusion_standardises_over_the_collection() -> None:
+    import numpy as np
+
+    from agent_search.kb.retrieval import standard_scores, z_to_unit, zscore_fusion
+
+    dense = np.array([0.9, 0.5, 0.5, 0.1], dtype=np.float32)
+    sparse = np.array([0.0, 30.0, 0.0, 0.0], dtype=np.float32)
+    only_dense = zscore_fusion(dense, sparse, 1.0, 0.0)
+    assert np.allclose(only_dense, standard_scores(dense))
+    both = zscore_fusion(dense, sparse, 0.5, 0.5)
+    assert int(np.argmax(both)) == 1  # a strong BM25 outlier beats a mild dense lead
+    assert np.allclose(standard_scores(np.ones(3, dtype=np.float32)), 0.0)
+    assert z_to_unit(5.0) == 0.5 and z_to_unit(-1.0) == 0.0 and 0 < z_to_unit(50.0) < 1
