@@ -127,8 +127,7 @@ def _resolve(settings: KBSettings, home: Path,
     raises naming missing collections or a model the collection was not built with."""
     store = get_store(settings, home)
     existing = store.collections()
-    if not wanted:
-        wanted = existing
+    wanted = list(dict.fromkeys(wanted)) or existing
     missing = [c for c in wanted if c not in existing]
     if missing:
         names = ", ".join(repr(c) for c in missing)

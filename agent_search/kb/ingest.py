@@ -28,7 +28,7 @@ from agent_search.kb.chunking import Chunk, TokenCounter, approx_tokens, chunk_d
 from agent_search.kb.embedder import Embedder, FastEmbedder, get_embedder
 from agent_search.kb.loaders import Document, Skipped, iter_files, load_file
 from agent_search.kb.settings import KBSettings
-from agent_search.kb.sparse import BM25, average_length
+from agent_search.kb.sparse import BM25, analyze
 from agent_search.kb.store import DENSE, SPARSE, KBStore, check_collection_name, get_store
 
 ProgressCallback = Callable[[int, int], None]
@@ -221,17 +221,19 @@ def _ingest_sync(home: Path, settings: KBSettings, paths: list[Path], collection
                         pending.append(_Pending(pid, doc, chunk, text, digest))
             stale.extend(pid for pid in known if pid not in fresh)
 
-        term_counts = [bm25.doc_terms(p.text) for p in pending]
+        # only the lengths are kept for all chunks; term counts are made per batch
+        lengths = [len(analyze(p.text, bm25.language)) for p in pending]
+        mean_length = sum(lengths) / len(lengths) if lengths else 1.0
         if not exists:
             if not pending:
                 report.seconds = time.perf_counter() - started
                 report.peak_rss_mb = peak_rss_mb()
                 return report
-            avgdl = average_length(term_counts)
+            avgdl = mean_length
             probe = embedder.embed([pending[0].text])  # learns the dimension of remote models
             meta = collection_meta(settings, embedder, avgdl)
             store.create(collection, int(probe.shape[1]), meta)
-        avgdl = float((meta.get("bm25") or {}).get("avgdl") or average_length(term_counts))
+        avgdl = float((meta.get("bm25") or {}).get("avgdl") or mean_length)
 
         store.delete(collection, stale)
         report.deleted = len(stale)
@@ -244,9 +246,8 @@ def _ingest_sync(home: Path, settings: KBSettings, paths: list[Path], collection
             vectors = embedder.embed([p.text for p in batch])
             report.embed_seconds += time.perf_counter() - t0
             points = []
-            for p, vec, counts in zip(batch, vectors, term_counts[start:start + EMBED_BATCH],
-                                      strict=True):
-                sparse = bm25.doc_vector(counts, avgdl)
+            for p, vec in zip(batch, vectors, strict=True):
+                sparse = bm25.doc_vector(bm25.doc_terms(p.text), avgdl)
                 points.append(models.PointStruct(
                     id=p.pid,
                     vector={DENSE: vec.tolist(),

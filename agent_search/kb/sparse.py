@@ -17,7 +17,6 @@ import re
 import unicodedata
 import zlib
 from collections import Counter
-from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -104,8 +103,3 @@ class BM25:
     def query_vector(self, text: str) -> SparseVec:
         ids = sorted({term_id(t) for t in analyze(text, self.language)})
         return SparseVec(ids, [1.0] * len(ids))
-
-
-def average_length(counts: Iterable[Counter[int]]) -> float:
-    lengths = [sum(c.values()) for c in counts]
-    return sum(lengths) / len(lengths) if lengths else 1.0
