@@ -32,7 +32,7 @@ from agent_search.kb.retrieval import Hit, QueryPlan, search_local, search_qdran
 from agent_search.kb.settings import KBSettings
 from agent_search.kb.store import CollectionInfo, KBStore, StoreError, get_store
 from agent_search.trace import first_line, span
-from agent_search.types import Request, Result, ResultItem
+from agent_search.types import ABSOLUTE_MAX_LIMIT, Request, Result, ResultItem
 
 MODES = ("hybrid", "dense", "sparse")
 
@@ -91,9 +91,11 @@ class KBHandler:
         home = self.config.home
         # one worker-thread hop for the whole synchronous part: on a busy machine every
         # hop can wait for a time slice, which showed in the latency
+        # with the graph, fetch more candidates so boosted chunks can rise into the top
+        fetch = min(limit * 3, ABSOLUTE_MAX_LIMIT) if use_graph else limit
         infos, hits = await anyio.to_thread.run_sync(
             _retrieve, settings, home, list(request.collections or kb_conf.collections),
-            mode, limit, request.query, query_filter)
+            mode, fetch, request.query, query_filter)
         if not infos:
             return  # an empty knowledge base: nothing to find, nothing wrong
 
