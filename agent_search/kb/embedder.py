@@ -267,3 +267,21 @@ def get_embedder(settings: KBSettings, home: Path) -> Embedder:
                                      max_tokens=settings.max_tokens)
             _EMBEDDERS[key] = found
         return found
+
+
+def embedder_for_collection(meta: dict[str, Any], settings: KBSettings, home: Path) -> Embedder:
+    """The embedder a collection was built with (recorded in its metadata), so a search can
+    span collections of different providers; the current settings for older collections."""
+    recorded = meta.get("embedding")
+    if not isinstance(recorded, dict):
+        return get_embedder(settings, home)
+    update: dict[str, Any] = {
+        "embedding_provider": recorded.get("provider", settings.embedding_provider),
+        "embedding_model": recorded.get("model", settings.embedding_model),
+        "embedding_url": recorded.get("url") or settings.embedding_url,
+        "max_tokens": recorded.get("max_tokens", settings.max_tokens),
+    }
+    if update["embedding_provider"] == "openai" and not update["embedding_url"]:
+        raise EmbeddingError("the collection was built with an OpenAI-compatible endpoint "
+                             "whose URL is not recorded; set kb.embedding_url")
+    return get_embedder(settings.model_copy(update=update), home)

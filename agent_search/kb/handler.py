@@ -25,7 +25,7 @@ import numpy as np
 
 from agent_search.config import SearchConfig
 from agent_search.context import Context
-from agent_search.kb.embedder import Embedder, EmbeddingError, get_embedder
+from agent_search.kb.embedder import Embedder, EmbeddingError, embedder_for_collection
 from agent_search.kb.filters import FilterError, to_qdrant_filter
 from agent_search.kb.ingest import CollectionMismatchError, bm25_of, check_compatible
 from agent_search.kb.retrieval import Hit, QueryPlan, search_local, search_qdrant
@@ -123,10 +123,10 @@ def _embed_query(embedder: Embedder, query: str) -> np.ndarray[Any, Any]:
     return vector
 
 
-def _resolve(settings: KBSettings, home: Path,
-             wanted: list[str]) -> tuple[KBStore, Embedder, list[CollectionInfo]]:
-    """Store, embedder and the collections to search (all of them when none is named);
-    raises naming missing collections or a model the collection was not built with."""
+def _resolve(settings: KBSettings, home: Path, wanted: list[str]
+             ) -> tuple[KBStore, list[tuple[CollectionInfo, Embedder]]]:
+    """Store and the collections to search (all of them when none is named), each with the
+    embedder it was built with; raises naming missing collections."""
     store = get_store(settings, home)
     existing = store.collections()
     wanted = list(dict.fromkeys(wanted)) or existing
@@ -134,41 +134,46 @@ def _resolve(settings: KBSettings, home: Path,
     if missing:
         names = ", ".join(repr(c) for c in missing)
         raise ValueError(f"collection{'s' if len(missing) > 1 else ''} {names} not found")
-    embedder = get_embedder(settings, home)
-    infos = [store.info(c) for c in wanted]
-    for info in infos:
-        check_compatible(info.name, info.meta, embedder, settings)
-    return store, embedder, infos
+    out: list[tuple[CollectionInfo, Embedder]] = []
+    for name in wanted:
+        info = store.info(name)
+        out.append((info, embedder_for_collection(info.meta, settings, home)))
+    return store, out
 
 
 def _retrieve(settings: KBSettings, home: Path, wanted: list[str], mode: str, limit: int,
               query: str, query_filter: Any) -> tuple[list[CollectionInfo],
                                                       list[tuple[str, Hit]]]:
-    """Resolve the collections, embed the query once, search each collection (in a worker
-    thread; the spans nest under the search's trace node through the copied context)."""
-    store, embedder, infos = _resolve(settings, home, wanted)
-    if not infos:
-        return infos, []
-    dense = None
+    """Resolve the collections, embed the query once per model, search each collection.
+
+    Runs in one worker thread; the spans nest under the search's trace node through the
+    context the thread runs in. A vector of another size than the collection holds is a
+    :class:`CollectionMismatchError`, never a search."""
+    store, targets = _resolve(settings, home, wanted)
+    vectors: dict[str, Any] = {}
     if mode in ("dense", "hybrid"):
-        with span("embedding", model=embedder.model_id):
-            dense = _embed_query(embedder, query)
-    with span("vector_search", mode=mode, collections=len(infos)) as node:
-        hits = _search_all(store, infos, settings, mode, limit, dense, query, query_filter)
-        node.attributes["hits"] = len(hits)
-    return infos, hits
-
-
-def _search_all(store: KBStore, infos: list[CollectionInfo], settings: KBSettings, mode: str,
-                limit: int, dense: Any, query: str, query_filter: Any) -> list[tuple[str, Hit]]:
+        for _, embedder in targets:
+            if embedder.model_id not in vectors:
+                with span("embedding", model=embedder.model_id):
+                    vectors[embedder.model_id] = _embed_query(embedder, query)
     hits: list[tuple[str, Hit]] = []
-    for info in infos:
-        bm25 = bm25_of(info.meta, settings)
-        sparse = bm25.query_vector(query) if mode != "dense" else None
-        plan = QueryPlan.of(settings, mode, limit, bm25.k1)
-        found = _run_query(store, info.name, plan, dense, sparse, query_filter, info.points)
-        hits.extend((info.name, h) for h in found)
-    return hits
+    with span("vector_search", mode=mode, collections=len(targets)) as node:
+        for info, embedder in targets:
+            # searches use the collection's own BM25 parameters; only the vectors must agree
+            check_compatible(info.name, info.meta, embedder, settings, bm25=False)
+            hits.extend(_search_one(store, info, settings, mode, limit,
+                                    vectors.get(embedder.model_id), query, query_filter))
+        node.attributes["hits"] = len(hits)
+    return [info for info, _ in targets], hits
+
+
+def _search_one(store: KBStore, info: CollectionInfo, settings: KBSettings, mode: str,
+                limit: int, dense: Any, query: str, query_filter: Any) -> list[tuple[str, Hit]]:
+    bm25 = bm25_of(info.meta, settings)
+    sparse = bm25.query_vector(query) if mode != "dense" else None
+    plan = QueryPlan.of(settings, mode, limit, bm25.k1)
+    found = _run_query(store, info.name, plan, dense, sparse, query_filter, info.points)
+    return [(info.name, h) for h in found]
 
 
 def _run_query(store: KBStore, collection: str, plan: QueryPlan, dense: Any, sparse: Any,

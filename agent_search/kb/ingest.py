@@ -80,6 +80,10 @@ def collection_meta(settings: KBSettings, embedder: Embedder, avgdl: float) -> d
     return {
         "embedding_model": embedder.model_id,
         "dimensions": embedder.dimensions,
+        # how to embed queries for this collection, whatever the current settings say
+        "embedding": {"provider": settings.embedding_provider,
+                      "model": settings.embedding_model, "url": settings.embedding_url,
+                      "max_tokens": settings.max_tokens},
         "bm25": {"k1": settings.bm25_k1, "b": settings.bm25_b, "language": settings.language,
                  "avgdl": avgdl},
         "chunk_tokens": settings.chunk_tokens,
@@ -88,7 +92,7 @@ def collection_meta(settings: KBSettings, embedder: Embedder, avgdl: float) -> d
 
 
 def check_compatible(name: str, meta: dict[str, Any], embedder: Embedder,
-                     settings: KBSettings) -> None:
+                     settings: KBSettings, *, bm25: bool = True) -> None:
     """Refuse to mix vectors of another model or BM25 of other parameters in a collection."""
     model = meta.get("embedding_model")
     dims = meta.get("dimensions")
@@ -100,12 +104,13 @@ def check_compatible(name: str, meta: dict[str, Any], embedder: Embedder,
         raise CollectionMismatchError(
             f"collection {name!r} holds {dims}-d vectors but the embedding model gives "
             f"{embedder.dimensions}-d; re-ingest it into a new collection")
-    bm25 = meta.get("bm25") or {}
+    recorded = (meta.get("bm25") or {}) if bm25 else {}
     for key, value in (("k1", settings.bm25_k1), ("b", settings.bm25_b),
                        ("language", settings.language)):
-        if key in bm25 and bm25[key] != value:
+        if key in recorded and recorded[key] != value:
             raise CollectionMismatchError(
-                f"collection {name!r} was built with BM25 {key}={bm25[key]!r}, not {value!r}")
+                f"collection {name!r} was built with BM25 {key}={recorded[key]!r}, "
+                f"not {value!r}")
 
 
 def bm25_of(meta: dict[str, Any], settings: KBSettings) -> BM25:

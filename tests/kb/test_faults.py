@@ -16,7 +16,7 @@ from typing import Any
 import anyio
 import pytest
 
-from agent_search import Context, Request, SearchConfig
+from agent_search import Context, Request, SearchConfig, Searcher
 from agent_search.kb import (
     CollectionMismatchError,
     StoreError,
@@ -130,11 +130,20 @@ async def test_openai_provider_and_model_mismatch(
     found = await _search(remote, "spaghetti pasta water", options={"mode": "dense"})
     assert found.error is None and found.items
 
-    local = SearchConfig(home=home)  # the offline MiniLM: 384-d, another model
-    mismatch = await _search(local, "pasta", collections=["toy"])
-    assert mismatch.error is not None and "openai:toy" in mismatch.error
+    local = SearchConfig(home=home)  # settings name the offline MiniLM: 384-d, another model
     with pytest.raises(CollectionMismatchError, match="embedding model"):
         await ingest_paths(local, [docs], "toy")
+    await ingest_paths(local, [docs / "bees.html"], "minilm")
+    # a search embeds the query with each collection's own model, once per model
+    searcher = Searcher(local)
+    searcher.registry.register(create_handler(local))
+    ctx = searcher.context()
+    both = await searcher.search(
+        Request(type="kb", query="honey bees waggle dance", collections=["toy", "minilm"],
+                limit=10), ctx=ctx)
+    assert both.error is None and {i.collection for i in both.items} == {"toy", "minilm"}
+    assert {n.attributes["model"] for n in ctx.trace.find("embedding")} == {
+        "openai:toy", "sentence-transformers/all-MiniLM-L6-v2@int8-256"}
 
     handler.dims = 16  # the endpoint now answers with other vectors for the same model
     (docs / "new.txt").write_text("A brand new document about tea.")
@@ -142,6 +151,8 @@ async def test_openai_provider_and_model_mismatch(
         await ingest_paths(remote, [docs / "new.txt"], "toy")
     assert {r["name"]: r["points"] for r in await list_collections(remote)}["toy"] \
         == report.chunks
+    mismatch = await _search(local, "tea", collections=["toy"])
+    assert mismatch.error is not None and "16-d vectors, expected 8" in mismatch.error
 
 
 async def test_concurrent_ingest_and_search(config: SearchConfig, docs: Path,
