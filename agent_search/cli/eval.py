@@ -70,6 +70,14 @@ def retrieval(
         print_json(report.to_json())
         return
     data = report.to_json()
+    if report.ingest is not None:
+        ing = report.ingest
+        console.print(f"ingested {ing.documents} docs ({ing.chunks} chunks) in "
+                      f"{ing.seconds:.0f} s: {ing.docs_per_s:.1f} docs/s, peak RSS "
+                      f"{ing.peak_rss_mb:.0f} MB", highlight=False)
+    else:
+        console.print(f"corpus already ingested ({report.collection}); queries only",
+                      highlight=False)
     console.print(f"mode {mode}, split {split}, {data['queries']} queries", highlight=False)
     for key in ("ndcg@10", "recall@100", "mrr@10"):
         console.print(f"{key}\t{data[key]:.4f}", highlight=False)
