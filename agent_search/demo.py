@@ -18,8 +18,8 @@ from pathlib import Path
 
 import anyio
 from rich.console import Console
-from rich.progress import Progress
 
+from agent_search.cli.app import progress_bar
 from agent_search.config import load_config
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -50,12 +50,7 @@ async def build_demo_data() -> None:
     else:
         console.print(f"[green]✓[/green] sample database already there: {db_path}")
 
-    with Progress(console=console, transient=True) as bar:
-        task = bar.add_task("ingesting docs (chunks)", total=None)
-
-        def progress(done: int, total: int) -> None:  # called from a worker thread
-            bar.update(task, completed=done, total=total)
-
+    with progress_bar("ingesting docs (chunks)", enabled=True) as progress:
         report = await ingest_paths(config, _knowledge_sources(), "docs", progress=progress)
     console.print(
         f"[green]✓[/green] knowledge base 'docs': {report.files} files, {report.chunks} chunks "

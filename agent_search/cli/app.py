@@ -7,12 +7,15 @@ input exits 2 with one line naming what was wrong.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
+from collections.abc import Callable, Iterator
 from typing import Any, NoReturn
 
 import typer
 from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 app = typer.Typer(
     name="agent-search",
@@ -42,3 +45,19 @@ def print_json_line(data: Any) -> None:
     """One JSON line (for streams), flushed at once."""
     sys.stdout.write(json.dumps(data, ensure_ascii=False, default=str) + "\n")
     sys.stdout.flush()
+
+
+@contextlib.contextmanager
+def progress_bar(label: str, *, enabled: bool) -> Iterator[Callable[[int, int], None]]:
+    """A progress bar on stderr for long work; yields ``update(done, total)``, which may
+    be called from worker threads. Disabled (a no-op) for ``--json`` or without a TTY."""
+    progress = Progress(TextColumn(label), BarColumn(), MofNCompleteColumn(),
+                        TimeElapsedColumn(), console=err_console,
+                        disable=not (enabled and sys.stderr.isatty()))
+    task = progress.add_task(label, total=None)
+
+    def update(done: int, total: int) -> None:
+        progress.update(task, completed=done, total=total)
+
+    with progress:
+        yield update

@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Annotated
 
 import anyio
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from agent_search.cli.app import app, console, err_console, fail, print_json
+from agent_search.cli.app import app, console, fail, print_json, progress_bar
 from agent_search.config import SearchConfig, load_config
 from agent_search.errors import ConfigError
 
@@ -49,16 +47,8 @@ def retrieval(
             config = config.merged({"kb": {"chunk_tokens": chunk_tokens}})
     except ConfigError as exc:
         fail(str(exc))
-    show_bar = not json_out and sys.stderr.isatty()
-    progress = Progress(TextColumn("ingesting corpus"), BarColumn(), MofNCompleteColumn(),
-                        TimeElapsedColumn(), console=err_console, disable=not show_bar)
-    task = progress.add_task("ingest", total=None)
-
-    def on_progress(done: int, total: int) -> None:
-        progress.update(task, completed=done, total=total)
-
     try:
-        with progress:
+        with progress_bar("ingesting corpus", enabled=not json_out) as on_progress:
             report = anyio.run(lambda: evaluate(config, dataset_dir, split=split, mode=mode,
                                                 max_queries=max_queries, max_docs=max_docs,
                                                 progress=on_progress))

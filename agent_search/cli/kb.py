@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Annotated
 
 import anyio
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from agent_search.cli.app import app, console, err_console, fail, print_json
+from agent_search.cli.app import app, console, err_console, fail, print_json, progress_bar
 from agent_search.config import SearchConfig, load_config
 from agent_search.errors import ConfigError
 
@@ -48,16 +46,8 @@ def ingest(
     missing = [str(p) for p in paths if not p.exists()]
     if missing:
         fail(f"no such file or folder: {', '.join(missing)}")
-    show_bar = not json_out and sys.stderr.isatty()
-    progress = Progress(TextColumn("embedding"), BarColumn(), MofNCompleteColumn(),
-                        TimeElapsedColumn(), console=err_console, disable=not show_bar)
-    task = progress.add_task("ingest", total=None)
-
-    def on_progress(done: int, total: int) -> None:
-        progress.update(task, completed=done, total=total)
-
     try:
-        with progress:
+        with progress_bar("embedding", enabled=not json_out) as on_progress:
             report = anyio.run(lambda: ingest_paths(config, paths, collection, graph=graph,
                                                     progress=on_progress))
     except (ValueError, CollectionMismatchError) as exc:

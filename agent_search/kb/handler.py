@@ -197,6 +197,11 @@ def _item(collection: str, hit: Hit) -> ResultItem:
         metadata.update({k: v for k, v in extra.items() if k not in metadata})
     document_id = p.get("document_id")
     title = p.get("title")
+    section = metadata["headings"][-1] if metadata["headings"] else None
+    if section and str(section) != str(title):
+        # "README › Configuration" tells a reader (and the LLM) which part of a long
+        # document the chunk comes from
+        title = f"{title} › {section}" if title else str(section)
     # model_construct: every value is built here with its declared type, and validating
     # 100-200 items per query showed in the latency
     return ResultItem.model_construct(

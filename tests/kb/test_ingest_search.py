@@ -64,7 +64,7 @@ async def test_markdown_headings_are_chunk_metadata(config: SearchConfig, docs: 
     result = await _search(config, "one process may open a storage folder", limit=1)
     item = result.items[0]
     assert item.metadata["headings"] == ["Qdrant", "Local mode"]
-    assert item.title == "Qdrant"
+    assert item.title == "Qdrant › Local mode"  # document title › nearest heading
 
 
 async def test_threshold_limit_and_trace(config: SearchConfig, docs: Path) -> None:
