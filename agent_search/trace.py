@@ -13,7 +13,7 @@ from __future__ import annotations
 import contextlib
 import time
 from collections.abc import Iterator
-from contextvars import ContextVar
+from contextvars import ContextVar, Token
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -95,14 +95,26 @@ def current_node() -> TraceNode | None:
     return _current.get()
 
 
-@contextlib.contextmanager
-def activate(node: TraceNode) -> Iterator[TraceNode]:
-    """Make ``node`` the parent of spans opened in this task until the block ends."""
-    token = _current.set(node)
-    try:
-        yield node
-    finally:
-        _current.reset(token)
+class activate:  # noqa: N801 - used like a function: ``with activate(node):``
+    """Make ``node`` the parent of spans opened in this task until the block ends.
+
+    A class rather than a generator-based context manager: it is entered once per
+    search on the hot path, and this form costs a fraction of the generator's.
+    """
+
+    __slots__ = ("_node", "_token")
+
+    def __init__(self, node: TraceNode) -> None:
+        self._node = node
+        self._token: Token[TraceNode | None] | None = None
+
+    def __enter__(self) -> TraceNode:
+        self._token = _current.set(self._node)
+        return self._node
+
+    def __exit__(self, *exc_info: object) -> None:
+        if self._token is not None:
+            _current.reset(self._token)
 
 
 @contextlib.contextmanager
