@@ -95,7 +95,7 @@ def current_node() -> TraceNode | None:
     return _current.get()
 
 
-class activate:  # noqa: N801 - used like a function: ``with activate(node):``
+class activate:  # lower-case: used like a function, `with activate(node):`
     """Make ``node`` the parent of spans opened in this task until the block ends.
 
     A class rather than a generator-based context manager: it is entered once per
