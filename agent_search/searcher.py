@@ -60,10 +60,16 @@ class Searcher:
         config_dir: str | Path | None = None,
         *,
         assistant_dir: str | Path | None = None,
+        overrides: Mapping[str, Any] | None = None,
+        overrides_file: str | None = None,
         builtin_handlers: bool = True,
     ) -> Searcher:
-        """Load the configuration layers and register the builtin handlers."""
+        """Load the configuration layers, merge ``overrides`` on top (a later layer, e.g.
+        command-line flags; ``overrides_file`` names it in errors) and register the builtin
+        handlers, which are built from the final configuration."""
         config = load_config(config_dir, assistant_dir=assistant_dir)
+        if overrides:
+            config = config.merged(overrides, file=overrides_file)
         searcher = cls(config)
         if builtin_handlers:
             from agent_search.builtins import register_builtin_handlers

@@ -145,13 +145,10 @@ class Assistant:
         package = load_package(apath)
         hooks = load_hooks(apath, apath.name)
         settings = AgentSettings.load(cdir)
-        searcher = Searcher.from_config(cdir, assistant_dir=apath,
-                                        builtin_handlers=builtin_handlers)
-        overrides: dict[str, Any] = {}
-        if package.uses:
-            overrides["uses"] = package.uses
-        if overrides:
-            searcher.config = searcher.config.merged(overrides, file=str(apath / "package.yao"))
+        searcher = Searcher.from_config(
+            cdir, assistant_dir=apath, builtin_handlers=builtin_handlers,
+            overrides={"uses": package.uses} if package.uses else None,
+            overrides_file=str(apath / "package.yao"))
         return cls(assistant_id=apath.name, path=apath, package=package, hooks=hooks,
                    settings=settings, searcher=searcher, config_dir=cdir)
 

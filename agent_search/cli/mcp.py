@@ -26,10 +26,9 @@ import typer
 from pydantic import Field, ValidationError
 
 from agent_search.citation import CitationAllocator
-from agent_search.cli.app import app, fail
+from agent_search.cli.app import app
 from agent_search.cli.search import build_searcher
 from agent_search.context import Context
-from agent_search.errors import AgentSearchError
 from agent_search.searcher import Searcher
 from agent_search.types import MAX_QUERY_CHARS, Request, Result
 
@@ -161,25 +160,6 @@ def create_server(searcher: Searcher) -> tuple[MCPServer[Any], SearchTools]:
     return server, tools
 
 
-def ensure_handlers(searcher: Searcher, config_dir: Path | None,
-                    assistant_dir: Path | None) -> None:
-    """Register the web, kb and db handlers for any of those types the searcher lacks
-    (a searcher whose builtins did not register them); types already handled are left
-    alone."""
-    from agent_search.db import create_handler as db_handler
-    from agent_search.kb import create_handler as kb_handler
-    from agent_search.web import create_handler as web_handler
-
-    have = set(searcher.registry.types)
-    if "web" not in have:
-        searcher.registry.register(web_handler(searcher.config))
-    if "kb" not in have:
-        searcher.registry.register(kb_handler(searcher.config))
-    if "db" not in have:
-        searcher.registry.register(db_handler(searcher.config, config_dir=config_dir,
-                                              assistant_dir=assistant_dir))
-
-
 @app.command("mcp")
 def mcp_command(
     config: Annotated[Path | None, typer.Option("--config", help="Configuration folder")] = None,
@@ -190,13 +170,7 @@ def mcp_command(
         "--json", help="Accepted for uniformity: MCP speaks JSON-RPC on stdout anyway")] = False,
 ) -> None:
     """Serve web_search, kb_search, db_search and search over MCP (stdio)."""
-    from agent_search.cli.search import resolve_assistant, resolve_config_dir
-
-    searcher = build_searcher(config, assistant)
-    try:
-        ensure_handlers(searcher, resolve_config_dir(config), resolve_assistant(assistant))
-    except (ValueError, AgentSearchError) as exc:
-        fail(str(exc))
+    searcher = build_searcher(config, assistant)  # builtin web, kb and db handlers
     server, _ = create_server(searcher)
 
     async def serve() -> None:

@@ -83,14 +83,8 @@ def build_searcher(
     try:
         config_dir = resolve_config_dir(config)
         assistant_dir = resolve_assistant(assistant)
-        searcher = Searcher.from_config(
-            config_dir, assistant_dir=assistant_dir, builtin_handlers=not overrides
-        )
-        if overrides:
-            searcher.config = searcher.config.merged(overrides, file="command line")
-            from agent_search.builtins import register_builtin_handlers
-
-            register_builtin_handlers(searcher, config_dir=config_dir, assistant_dir=assistant_dir)
+        searcher = Searcher.from_config(config_dir, assistant_dir=assistant_dir,
+                                        overrides=overrides, overrides_file="command line")
     except (ValueError, AgentSearchError) as exc:
         fail(str(exc))
     return searcher

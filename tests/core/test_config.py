@@ -117,3 +117,17 @@ def test_missing_folder_and_package(tmp_path: Path) -> None:
 def test_home_follows_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("AGENT_SEARCH_HOME", str(tmp_path / "h"))
     assert SearchConfig().home == tmp_path / "h"
+
+
+def test_from_config_overrides_reach_the_builtin_handlers(tmp_path: Path) -> None:
+    from agent_search import Searcher
+
+    url = f"sqlite:///{tmp_path / 'other.db'}"
+    searcher = Searcher.from_config(None, overrides={"db": {"url": url}},
+                                    overrides_file="command line")
+    assert searcher.config.db.url == url
+    (db_handler,) = searcher.registry.handlers("db")
+    assert db_handler.config.db.url == url  # type: ignore[attr-defined]
+    with pytest.raises(ConfigError, match=r"^command line: db\.max_results"):
+        Searcher.from_config(None, overrides={"db": {"max_results": 0}},
+                             overrides_file="command line")
