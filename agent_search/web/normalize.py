@@ -6,9 +6,11 @@ from __future__ import annotations
 import html
 import logging
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Any
+
+from agent_search.types import ResultItem
 
 _TAG = re.compile(r"<[^>]{0,2000}>")
 _SPACE = re.compile(r"\s+")
@@ -48,6 +50,41 @@ def position_score(position: int) -> float:
     later one, never below 0.05. Independent of the page size, so the same rank scores
     the same whatever ``limit`` was asked for."""
     return max(0.05, 1.0 - 0.05 * (max(1, position) - 1))
+
+
+def result_metadata(provider: str, position: int, *, published: Any = None,
+                    record: Mapping[str, Any] | None = None,
+                    fields: Iterable[tuple[str, str]] = ()) -> dict[str, Any]:
+    """The metadata every provider's item carries: provider, 1-based position, the
+    publication date when ``published`` parses, and each ``(provider key, our key)`` of
+    ``fields`` copied from ``record`` when it is present there."""
+    meta: dict[str, Any] = {"provider": provider, "position": position}
+    date = parse_date(published)
+    if date:
+        meta["published"] = date
+    if record is not None:
+        for src, dst in fields:
+            if record.get(src):
+                meta[dst] = record[src]
+    return meta
+
+
+def web_item(title: Any, content: Any, url: str | None, score: float,
+             metadata: dict[str, Any]) -> ResultItem:
+    """One organic result, HTML stripped from title and snippet."""
+    return ResultItem(type="web", title=strip_html(title) or None, content=strip_html(content),
+                      url=url, score=score, metadata=metadata)
+
+
+def answer_item(provider: str, query: str, text: Any, *, kind: str, title: Any = None,
+                url: str | None = None) -> ResultItem | None:
+    """The provider's direct answer (answer box), placed first with score 1.0; None when
+    the provider gave none."""
+    if not text:
+        return None
+    return ResultItem(type="web", title=strip_html(title) or f"Answer: {query}",
+                      content=strip_html(text), url=url, score=1.0,
+                      metadata={"provider": provider, "position": 0, "kind": kind})
 
 
 def parse_date(value: Any) -> str | None:

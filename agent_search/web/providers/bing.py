@@ -6,7 +6,7 @@ from datetime import date, timedelta
 from typing import Any
 
 from agent_search.types import ResultItem
-from agent_search.web.normalize import parse_date, position_score, strip_html
+from agent_search.web.normalize import position_score, result_metadata, web_item
 from agent_search.web.providers.base import HttpProvider, SearchParams, site_operators
 
 _FRESHNESS: dict[str, str] = {"day": "Day", "week": "Week", "month": "Month"}
@@ -48,16 +48,9 @@ class BingProvider(HttpProvider):
         items: list[ResultItem] = []
         pages = raw.get("webPages") or {}
         for i, r in enumerate(pages.get("value") or [], start=1):
-            meta: dict[str, Any] = {"provider": self.name, "position": i}
-            published = parse_date(r.get("datePublished"))
-            if published:
-                meta["published"] = published
-            for src, dst in (("siteName", "site_name"), ("language", "language"),
-                             ("dateLastCrawled", "last_crawled")):
-                if r.get(src):
-                    meta[dst] = r[src]
-            items.append(ResultItem(
-                type="web", title=strip_html(r.get("name")) or None,
-                content=strip_html(r.get("snippet")), url=r.get("url"),
-                score=position_score(i), metadata=meta))
+            meta = result_metadata(self.name, i, published=r.get("datePublished"), record=r,
+                                   fields=(("siteName", "site_name"), ("language", "language"),
+                                           ("dateLastCrawled", "last_crawled")))
+            items.append(web_item(r.get("name"), r.get("snippet"), r.get("url"),
+                                  position_score(i), meta))
         return items

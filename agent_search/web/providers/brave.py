@@ -5,7 +5,12 @@ from __future__ import annotations
 from typing import Any
 
 from agent_search.types import ResultItem
-from agent_search.web.normalize import parse_date, position_score, strip_html
+from agent_search.web.normalize import (
+    position_score,
+    result_metadata,
+    strip_html,
+    web_item,
+)
 from agent_search.web.providers.base import HttpProvider, SearchParams, site_operators
 
 _FRESHNESS: dict[str, str] = {"day": "pd", "week": "pw", "month": "pm", "year": "py"}
@@ -40,21 +45,13 @@ class BraveProvider(HttpProvider):
         items: list[ResultItem] = []
         web = raw.get("web") or {}
         for i, r in enumerate(web.get("results") or [], start=1):
-            meta: dict[str, Any] = {"provider": self.name, "position": i}
-            published = parse_date(r.get("page_age"))
-            if published:
-                meta["published"] = published
-            if r.get("age"):
-                meta["date_text"] = r["age"]
+            meta = result_metadata(self.name, i, published=r.get("page_age"), record=r,
+                                   fields=(("age", "date_text"), ("language", "language")))
             profile = r.get("profile")
             if isinstance(profile, dict) and profile.get("name"):
                 meta["site_name"] = profile["name"]
-            if r.get("language"):
-                meta["language"] = r["language"]
             if r.get("extra_snippets"):
                 meta["extra_snippets"] = [strip_html(s) for s in r["extra_snippets"]]
-            items.append(ResultItem(
-                type="web", title=strip_html(r.get("title")) or None,
-                content=strip_html(r.get("description")), url=r.get("url"),
-                score=position_score(i), metadata=meta))
+            items.append(web_item(r.get("title"), r.get("description"), r.get("url"),
+                                  position_score(i), meta))
         return items

@@ -11,7 +11,12 @@ from typing import Any
 
 from agent_search.types import ResultItem
 from agent_search.web.errors import ProviderError
-from agent_search.web.normalize import parse_date, position_score, strip_html
+from agent_search.web.normalize import (
+    parse_date,
+    position_score,
+    result_metadata,
+    web_item,
+)
 from agent_search.web.providers.base import HttpProvider, SearchParams, site_operators
 
 _DATE_RESTRICT: dict[str, str] = {"day": "d1", "week": "w1", "month": "m1", "year": "y1"}
@@ -58,17 +63,14 @@ class GoogleProvider(HttpProvider):
         if isinstance(request_info, list) and request_info:
             start = int(request_info[0].get("startIndex") or 1)
         for i, r in enumerate(raw.get("items") or [], start=start):
-            meta: dict[str, Any] = {"provider": self.name, "position": i}
-            if r.get("displayLink"):
-                meta["display_link"] = r["displayLink"]
+            meta = result_metadata(self.name, i, record=r,
+                                   fields=(("displayLink", "display_link"),))
             metatags = ((r.get("pagemap") or {}).get("metatags") or [{}])[0]
             for key in _DATE_META_KEYS:
                 published = parse_date(metatags.get(key)) if isinstance(metatags, dict) else None
                 if published:
                     meta["published"] = published
                     break
-            items.append(ResultItem(
-                type="web", title=strip_html(r.get("title")) or None,
-                content=strip_html(r.get("snippet")), url=r.get("link"),
-                score=position_score(i), metadata=meta))
+            items.append(web_item(r.get("title"), r.get("snippet"), r.get("link"),
+                                  position_score(i), meta))
         return items

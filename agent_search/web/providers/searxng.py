@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from agent_search.types import ResultItem
-from agent_search.web.normalize import clamp_score, parse_date, strip_html
+from agent_search.web.normalize import clamp_score, result_metadata, web_item
 from agent_search.web.providers.base import HttpProvider, SearchParams, site_operators
 
 
@@ -41,17 +41,8 @@ class SearXNGProvider(HttpProvider):
         best = max(scores, default=0.0)
         items: list[ResultItem] = []
         for i, (r, score) in enumerate(zip(results, scores, strict=True), start=1):
-            meta: dict[str, Any] = {"provider": self.name, "position": i}
-            published = parse_date(r.get("publishedDate"))
-            if published:
-                meta["published"] = published
-            if r.get("engines"):
-                meta["engines"] = r["engines"]
-            if r.get("category"):
-                meta["category"] = r["category"]
+            meta = result_metadata(self.name, i, published=r.get("publishedDate"), record=r,
+                                   fields=(("engines", "engines"), ("category", "category")))
             base = clamp_score(score / best) if best > 0 else 1.0
-            items.append(ResultItem(
-                type="web", title=strip_html(r.get("title")) or None,
-                content=strip_html(r.get("content")), url=r.get("url"),
-                score=base, metadata=meta))
+            items.append(web_item(r.get("title"), r.get("content"), r.get("url"), base, meta))
         return items

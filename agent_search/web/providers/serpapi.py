@@ -8,10 +8,11 @@ from typing import Any
 from agent_search.types import ResultItem
 from agent_search.web.errors import ProviderError
 from agent_search.web.normalize import (
-    parse_date,
+    answer_item,
     position_score,
     protect_secret_in_logs,
-    strip_html,
+    result_metadata,
+    web_item,
 )
 from agent_search.web.providers.base import HttpProvider, SearchParams, site_operators
 from agent_search.web.providers.serper import GOOGLE_TBS
@@ -56,25 +57,16 @@ class SerpAPIProvider(HttpProvider):
         items: list[ResultItem] = []
         box = raw.get("answer_box") if self.include_answer else None
         if isinstance(box, dict):
-            text = box.get("answer") or box.get("snippet") or box.get("result") or ""
-            if text:
-                items.append(ResultItem(
-                    type="web", title=strip_html(box.get("title")) or f"Answer: {params.query}",
-                    content=strip_html(text), url=box.get("link"), score=1.0,
-                    metadata={"provider": self.name, "position": 0, "kind": "answer_box"}))
+            text = box.get("answer") or box.get("snippet") or box.get("result")
+            answer = answer_item(self.name, params.query, text, kind="answer_box",
+                                 title=box.get("title"), url=box.get("link"))
+            if answer is not None:
+                items.append(answer)
         for i, r in enumerate(raw.get("organic_results") or [], start=1):
             position = int(r.get("position") or i)
-            meta: dict[str, Any] = {"provider": self.name, "position": position}
-            if r.get("date"):
-                meta["date_text"] = r["date"]
-                published = parse_date(r["date"])
-                if published:
-                    meta["published"] = published
-            for src, dst in (("source", "site_name"), ("displayed_link", "display_link")):
-                if r.get(src):
-                    meta[dst] = r[src]
-            items.append(ResultItem(
-                type="web", title=strip_html(r.get("title")) or None,
-                content=strip_html(r.get("snippet")), url=r.get("link"),
-                score=position_score(position), metadata=meta))
+            meta = result_metadata(self.name, position, published=r.get("date"), record=r,
+                                   fields=(("date", "date_text"), ("source", "site_name"),
+                                           ("displayed_link", "display_link")))
+            items.append(web_item(r.get("title"), r.get("snippet"), r.get("link"),
+                                  position_score(position), meta))
         return items

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from agent_search.types import ResultItem
-from agent_search.web.normalize import parse_date, position_score, strip_html
+from agent_search.web.normalize import answer_item, position_score, result_metadata, web_item
 from agent_search.web.providers.base import HttpProvider, SearchParams, site_operators
 
 GOOGLE_TBS: dict[str, str] = {"day": "qdr:d", "week": "qdr:w", "month": "qdr:m", "year": "qdr:y"}
@@ -43,26 +43,15 @@ class SerperProvider(HttpProvider):
         items: list[ResultItem] = []
         box = raw.get("answerBox") if self.include_answer else None
         if isinstance(box, dict):
-            text = box.get("answer") or box.get("snippet") or ""
-            if text:
-                items.append(ResultItem(
-                    type="web", title=strip_html(box.get("title")) or f"Answer: {params.query}",
-                    content=strip_html(text), url=box.get("link"), score=1.0,
-                    metadata={"provider": self.name, "position": 0, "kind": "answer_box"}))
+            answer = answer_item(self.name, params.query, box.get("answer") or box.get("snippet"),
+                                 kind="answer_box", title=box.get("title"), url=box.get("link"))
+            if answer is not None:
+                items.append(answer)
         for i, r in enumerate(raw.get("organic") or [], start=1):
             position = int(r.get("position") or i)
-            meta: dict[str, Any] = {"provider": self.name, "position": position}
-            if r.get("date"):
-                meta["date_text"] = r["date"]
-                published = parse_date(r["date"])
-                if published:
-                    meta["published"] = published
-            if r.get("sitelinks"):
-                meta["sitelinks"] = r["sitelinks"]
-            if r.get("attributes"):
-                meta["attributes"] = r["attributes"]
-            items.append(ResultItem(
-                type="web", title=strip_html(r.get("title")) or None,
-                content=strip_html(r.get("snippet")), url=r.get("link"),
-                score=position_score(position), metadata=meta))
+            meta = result_metadata(self.name, position, published=r.get("date"), record=r,
+                                   fields=(("date", "date_text"), ("sitelinks", "sitelinks"),
+                                           ("attributes", "attributes")))
+            items.append(web_item(r.get("title"), r.get("snippet"), r.get("link"),
+                                  position_score(position), meta))
         return items

@@ -22,7 +22,7 @@ from tavily.errors import TimeoutError as TavilyTimeoutError
 
 from agent_search.types import ResultItem
 from agent_search.web.errors import ProviderError
-from agent_search.web.normalize import clamp_score, parse_date, strip_html
+from agent_search.web.normalize import answer_item, clamp_score, result_metadata, web_item
 from agent_search.web.providers.base import HttpProvider, SearchParams, parse_retry_after
 
 _last_response: contextvars.ContextVar[dict[str, Any] | None] = contextvars.ContextVar(
@@ -95,22 +95,13 @@ class TavilyProvider(HttpProvider):
 
     def parse(self, raw: Any, params: SearchParams) -> list[ResultItem]:
         items: list[ResultItem] = []
-        answer = raw.get("answer") if self.include_answer else None
-        if answer:
-            items.append(ResultItem(
-                type="web", title=f"Answer: {params.query}", content=strip_html(answer),
-                score=1.0, metadata={"provider": self.name, "position": 0, "kind": "answer"}))
+        answer = answer_item(self.name, params.query, raw.get("answer"), kind="answer") \
+            if self.include_answer else None
+        if answer is not None:
+            items.append(answer)
         for i, r in enumerate(raw.get("results") or [], start=1):
-            meta: dict[str, Any] = {"provider": self.name, "position": i}
-            published = parse_date(r.get("published_date"))
-            if published:
-                meta["published"] = published
-            if r.get("raw_content"):
-                meta["raw_content"] = r["raw_content"]
-            if r.get("favicon"):
-                meta["favicon"] = r["favicon"]
-            items.append(ResultItem(
-                type="web", title=strip_html(r.get("title")) or None,
-                content=strip_html(r.get("content")), url=r.get("url"),
-                score=clamp_score(r.get("score")), metadata=meta))
+            meta = result_metadata(self.name, i, published=r.get("published_date"), record=r,
+                                   fields=(("raw_content", "raw_content"), ("favicon", "favicon")))
+            items.append(web_item(r.get("title"), r.get("content"), r.get("url"),
+                                  clamp_score(r.get("score")), meta))
         return items
