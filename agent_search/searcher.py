@@ -28,7 +28,6 @@ from agent_search.trace import TraceNode, activate, first_line
 from agent_search.types import Request, Result
 
 RequestLike = Request | Mapping[str, Any]
-_STAMPED = frozenset({"source", "weight", "citation_id", "type"})
 
 
 def _validation_message(exc: ValidationError) -> str:
@@ -325,15 +324,11 @@ class Searcher:
                search_id=search_id, total=max(result.total, len(items)))
         weight = ctx.config.weights.for_source(request.source)
         ids = ctx.citations.allocate_many(len(items))
-        source, rtype = request.source, request.type
+        source = request.source
         for item, cid in zip(items, ids, strict=True):
-            # plain attribute stores: these values are already valid, and pydantic's
-            # validating __setattr__ costs more than the rest of the stamping (hot path)
-            d = item.__dict__
-            d["source"], d["weight"], d["citation_id"] = source, weight, cid
-            if not d["type"]:
-                d["type"] = rtype
-            item.__pydantic_fields_set__.update(_STAMPED)
+            _store(item, source=source, weight=weight, citation_id=cid)
+            if not item.type:
+                _store(item, type=request.type)
         if request.rerank is not None and items:
             reranker = self.rerankers.get(request.rerank.type)
             if reranker is None:

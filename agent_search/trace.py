@@ -144,9 +144,9 @@ def span(name: str, **attributes: Any) -> Iterator[TraceNode]:
                     otel_span.record_exception(exc)
                 raise
             else:
-                node.finish(
-                    node.status if node.status not in ("running",) else "success", node.error
-                )
+                # a stage may have marked itself failed without raising (e.g. a rerank
+                # that kept the items); otherwise it succeeded
+                node.finish("success" if node.status == "running" else node.status, node.error)
             finally:
                 if otel_span is not None:
                     for k, v in _otel_attrs(node.attributes).items():
