@@ -154,16 +154,22 @@ def _normalize_toggles(section: dict[str, Any], *, objects: bool = True) -> dict
     return section
 
 
+def config_error(exc: ValidationError, *, file: str | None = None,
+                 section: str | None = None) -> ConfigError:
+    """The one-line :class:`ConfigError` for settings that failed validation: the first
+    error, its dotted key (under ``section``), "unknown key" for a key the settings do
+    not have, without pydantic's "Value error, " prefix."""
+    err = exc.errors()[0]
+    key = ".".join([*([section] if section else []), *(str(p) for p in err["loc"])])
+    msg = "unknown key" if err["type"] == "extra_forbidden" else str(err["msg"])
+    return ConfigError(msg.removeprefix("Value error, "), file=file, key=key)
+
+
 def _validate(data: Mapping[str, Any], file: str | None) -> SearchConfig:
     try:
         return SearchConfig.model_validate(data)
     except ValidationError as exc:
-        err = exc.errors()[0]
-        key = ".".join(str(p) for p in err["loc"])
-        msg = err["msg"]
-        if err["type"] == "extra_forbidden":
-            msg = "unknown key"
-        raise ConfigError(msg, file=file, key=key) from None
+        raise config_error(exc, file=file) from None
 
 
 def read_jsonc(path: Path) -> dict[str, Any]:

@@ -14,6 +14,7 @@ from typing import Any, Literal
 import json5
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from agent_search.config import config_error
 from agent_search.errors import ConfigError
 
 PACKAGE_FILE = "package.yao"
@@ -103,6 +104,4 @@ def load_package(assistant_dir: Path) -> AssistantPackage:
     try:
         return AssistantPackage.model_validate(data)
     except ValidationError as exc:
-        err = exc.errors()[0]
-        key = ".".join(str(p) for p in err["loc"])
-        raise ConfigError(err["msg"], file=str(path), key=key) from None
+        raise config_error(exc, file=str(path)) from None

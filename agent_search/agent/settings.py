@@ -22,8 +22,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from agent_search.config import read_yaml
-from agent_search.errors import ConfigError
+from agent_search.config import config_error, read_yaml
 
 AGENT_FILE = "agent.yml"
 
@@ -115,10 +114,6 @@ class AgentSettings(_Strict):
         try:
             settings = cls.model_validate(data)
         except ValidationError as exc:
-            err = exc.errors()[0]
-            key = ".".join(str(p) for p in err["loc"])
-            msg = "unknown key" if err["type"] == "extra_forbidden" else err["msg"]
-            raise ConfigError(msg.removeprefix("Value error, "), file=str(path),
-                              key=key) from None
+            raise config_error(exc, file=str(path)) from None
         settings.file = str(path)
         return settings

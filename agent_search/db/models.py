@@ -26,8 +26,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from agent_search.config import read_jsonc
-from agent_search.errors import ConfigError
+from agent_search.config import config_error, read_jsonc
 
 MODEL_SUFFIX = ".mod.yao"
 
@@ -178,10 +177,7 @@ def load_model_file(path: Path, model_id: str) -> ModelDef:
     try:
         model = ModelDef.model_validate(data)
     except ValidationError as exc:
-        err = exc.errors()[0]
-        key = ".".join(str(p) for p in err["loc"])
-        raise ConfigError(str(err["msg"]).removeprefix("Value error, "),
-                          file=str(path), key=key) from None
+        raise config_error(exc, file=str(path)) from None
     return model.model_copy(update={"id": model_id, "file": str(path)})
 
 

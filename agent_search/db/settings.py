@@ -24,8 +24,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from agent_search.config import SearchConfig
-from agent_search.errors import ConfigError
+from agent_search.config import SearchConfig, config_error
 from agent_search.types import QueryOrder, QueryWhere
 
 
@@ -54,7 +53,4 @@ class DBSettings(BaseModel):
         try:
             return cls.model_validate(data)
         except ValidationError as exc:
-            err = exc.errors()[0]
-            key = "db." + ".".join(str(p) for p in err["loc"])
-            msg = "unknown key" if err["type"] == "extra_forbidden" else str(err["msg"])
-            raise ConfigError(msg.removeprefix("Value error, "), key=key) from None
+            raise config_error(exc, section="db") from None

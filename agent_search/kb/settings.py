@@ -10,8 +10,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from agent_search.config import SearchConfig
-from agent_search.errors import ConfigError
+from agent_search.config import SearchConfig, config_error
 
 SearchMode = Literal["hybrid", "dense", "sparse"]
 FusionMethod = Literal["zscore", "rrf", "dbsf"]
@@ -80,7 +79,4 @@ class KBSettings(BaseModel):
         try:
             return cls.model_validate(config.kb.model_dump())
         except ValidationError as exc:
-            err = exc.errors()[0]
-            key = ".".join(["kb", *(str(p) for p in err["loc"])])
-            msg = "unknown key" if err["type"] == "extra_forbidden" else err["msg"]
-            raise ConfigError(msg.removeprefix("Value error, "), key=key) from None
+            raise config_error(exc, section="kb") from None

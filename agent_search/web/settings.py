@@ -11,7 +11,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from agent_search.errors import ConfigError
+from agent_search.config import config_error
 
 PROVIDERS: tuple[str, ...] = ("tavily", "serper", "serpapi", "brave", "google", "bing", "searxng")
 """Built-in HTTP providers; ``mcp:<server>`` names an MCP server from ``web.mcp_servers``."""
@@ -168,7 +168,4 @@ class WebSettings(_Strict):
         try:
             return cls.model_validate(data)
         except ValidationError as exc:
-            err = exc.errors()[0]
-            key = ".".join(["web", *(str(p) for p in err["loc"])])
-            msg = "unknown key" if err["type"] == "extra_forbidden" else err["msg"]
-            raise ConfigError(msg.removeprefix("Value error, "), key=key) from None
+            raise config_error(exc, section="web") from None
