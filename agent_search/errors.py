@@ -4,6 +4,8 @@ to a command."""
 
 from __future__ import annotations
 
+from pydantic import ValidationError
+
 
 class AgentSearchError(Exception):
     """Base class of the package's own errors."""
@@ -17,3 +19,11 @@ class ConfigError(AgentSearchError):
         self.key = key
         where = ": ".join(p for p in (file, key) if p)
         super().__init__(f"{where}: {message}" if where else message)
+
+
+def validation_summary(exc: ValidationError, default_loc: str = "request") -> str:
+    """``location: message`` of the first validation error, one line, without pydantic's
+    "Value error, " prefix: the part of a bad-input message that names what was wrong."""
+    err = exc.errors()[0]
+    loc = ".".join(str(p) for p in err["loc"]) or default_loc
+    return f"{loc}: {str(err['msg']).removeprefix('Value error, ')}"

@@ -20,6 +20,7 @@ from pydantic import BaseModel, ValidationError
 
 from agent_search.config import SearchConfig, load_config
 from agent_search.context import Context
+from agent_search.errors import validation_summary
 from agent_search.events import EventSink, SearchComplete, SearchResultEvent, SearchStart
 from agent_search.merge import merge_items
 from agent_search.registry import Registry
@@ -28,13 +29,6 @@ from agent_search.trace import TraceNode, activate, first_line
 from agent_search.types import Request, Result
 
 RequestLike = Request | Mapping[str, Any]
-
-
-def _validation_message(exc: ValidationError) -> str:
-    err = exc.errors()[0]
-    loc = ".".join(str(p) for p in err["loc"]) or "request"
-    msg = err["msg"].removeprefix("Value error, ")
-    return f"invalid request: {loc}: {msg}"
 
 
 class Searcher:
@@ -248,7 +242,10 @@ class Searcher:
             return self._complete(
                 ctx,
                 Result(
-                    type=rtype, query=query, search_id=search_id, error=_validation_message(exc)
+                    type=rtype,
+                    query=query,
+                    search_id=search_id,
+                    error=f"invalid request: {validation_summary(exc)}",
                 ),
                 started,
             )

@@ -23,14 +23,14 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import anyio
 import typer
-from pydantic import Field, ValidationError
+from pydantic import Field
 
 from agent_search.citation import CitationAllocator
 from agent_search.cli.app import app
 from agent_search.cli.search import build_searcher
 from agent_search.context import Context
 from agent_search.searcher import Searcher
-from agent_search.types import MAX_QUERY_CHARS, Request, Result
+from agent_search.types import MAX_QUERY_CHARS, Result
 
 if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer
@@ -58,16 +58,9 @@ class SearchTools:
         return ctx
 
     async def run(self, fields: dict[str, Any]) -> dict[str, Any]:
-        try:
-            request = Request.model_validate({k: v for k, v in fields.items()
-                                              if v is not None})
-        except ValidationError as exc:
-            err = exc.errors()[0]
-            loc = ".".join(str(p) for p in err["loc"]) or "request"
-            msg = err["msg"].removeprefix("Value error, ")
-            return Result(type=str(fields.get("type", "")), query=str(fields.get("query", "")),
-                          error=f"invalid request: {loc}: {msg}").to_json()
-        result = await self.searcher.search(request, ctx=self.context())
+        # the searcher validates the fields and answers bad ones with an error Result
+        result = await self.searcher.search({k: v for k, v in fields.items() if v is not None},
+                                            ctx=self.context())
         return result.to_json()
 
     async def web_search(

@@ -12,7 +12,7 @@ from pydantic import ValidationError
 from rich.table import Table
 
 from agent_search.cli.app import app, console, fail, print_json
-from agent_search.errors import AgentSearchError
+from agent_search.errors import AgentSearchError, validation_summary
 from agent_search.searcher import Searcher
 from agent_search.types import QueryOrder, QueryWhere, Request, Result
 
@@ -181,10 +181,7 @@ def search_command(
             options={"mode": mode} if mode else {},
         )
     except ValueError as exc:
-        if isinstance(exc, ValidationError):
-            err = exc.errors()[0]
-            fail(f"{'.'.join(map(str, err['loc']))}: {err['msg'].removeprefix('Value error, ')}")
-        fail(str(exc))
+        fail(validation_summary(exc) if isinstance(exc, ValidationError) else str(exc))
     searcher = build_searcher(config, assistant, {"db": {"url": db_url}} if db_url else None)
     result = anyio.run(_search, searcher, request)
     if as_json:

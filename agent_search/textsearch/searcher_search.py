@@ -17,6 +17,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from agent_search.context import Context
+from agent_search.errors import validation_summary
 from agent_search.searcher import Searcher
 from agent_search.textsearch.base import (
     OptionsLike,
@@ -197,11 +198,8 @@ class SearcherTextSearch(TextSearch[ResultItem]):
         except FilterError as exc:
             raise TextSearchError(str(exc)) from None
         except ValidationError as exc:
-            err = exc.errors()[0]
-            loc = ".".join(str(p) for p in err["loc"]) or "request"
             raise TextSearchError(
-                f"invalid {search_type} request: {loc}: "
-                f"{err['msg'].removeprefix('Value error, ')}") from None
+                f"invalid {search_type} request: {validation_summary(exc)}") from None
 
     def _page(self, results: Sequence[Result], items: list[ResultItem], total: int,
               opts: SearchOptions, warnings: list[str]) -> KernelSearchResults[ResultItem]:
