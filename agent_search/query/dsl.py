@@ -33,6 +33,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from agent_search.errors import validation_summary
 from agent_search.types import QueryOrder, QueryWhere
 
 FieldKind = Literal["string", "text", "integer", "number", "boolean", "date", "datetime",
@@ -223,10 +224,8 @@ def _validate_query(raw: Any, by_id: Mapping[str, ModelSchema]) -> QueryDSL:
     try:
         dsl = QueryDSL.model_validate({**raw, "model": schema.id})
     except ValidationError as exc:
-        err = exc.errors()[0]
-        loc = ".".join(str(p) for p in err["loc"])
-        msg = str(err["msg"]).removeprefix("Value error, ")
-        raise DSLValidationError(f"model {schema.id}: {loc}: {msg}") from None
+        raise DSLValidationError(
+            f"model {schema.id}: {validation_summary(exc, 'dsl')}") from None
     resolve = _FieldResolver(schema, by_id)
     count = [0]
     wheres = [_canonical_where(w, resolve, count) for w in dsl.wheres]

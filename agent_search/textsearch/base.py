@@ -30,6 +30,7 @@ from typing import Any, Generic, TypeVar
 from pydantic import ValidationError
 
 from agent_search.context import Context
+from agent_search.errors import validation_summary
 from agent_search.textsearch.filters import FilterError, FilterSupport
 from agent_search.textsearch.results import KernelSearchResults, SearchOptions, TextSearchResult
 from agent_search.types import MAX_QUERY_CHARS
@@ -61,10 +62,8 @@ def resolve_options(options: OptionsLike) -> SearchOptions:
     except FilterError as exc:
         raise TextSearchError(str(exc)) from None
     except ValidationError as exc:
-        err = exc.errors()[0]
-        loc = ".".join(str(p) for p in err["loc"]) or "options"
-        msg = err["msg"].removeprefix("Value error, ")
-        raise TextSearchError(f"invalid search options: {loc}: {msg}") from None
+        raise TextSearchError(
+            f"invalid search options: {validation_summary(exc, 'options')}") from None
 
 
 def check_query(query: Any) -> str:

@@ -32,6 +32,7 @@ from typing import Any, Generic, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from agent_search.context import Context
+from agent_search.errors import validation_summary
 from agent_search.searcher import Searcher
 from agent_search.textsearch.base import (
     OptionsLike,
@@ -162,11 +163,10 @@ class KBTextSearch(TextSearch[R], Generic[R]):
             try:
                 return self.record_type.model_validate(data)
             except ValidationError as exc:
-                err = exc.errors()[0]
-                loc = ".".join(str(p) for p in err["loc"])
                 raise TextSearchError(
                     f"kb record {item.collection}/{item.document_id} does not fit "
-                    f"{self.record_type.__name__}: {loc}: {err['msg']}") from None
+                    f"{self.record_type.__name__}: {validation_summary(exc, 'record')}"
+                ) from None
         try:
             return self.record_type(**data)
         except TypeError as exc:

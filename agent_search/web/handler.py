@@ -27,7 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from agent_search.config import SearchConfig
 from agent_search.context import Context
-from agent_search.errors import ConfigError
+from agent_search.errors import ConfigError, validation_summary
 from agent_search.trace import span
 from agent_search.types import Request, Result
 from agent_search.web.errors import ProviderError
@@ -52,9 +52,7 @@ def _options(raw: dict[str, Any]) -> WebOptions:
     try:
         return WebOptions.model_validate(raw)
     except ValidationError as exc:
-        err = exc.errors()[0]
-        key = ".".join(str(p) for p in err["loc"])
-        raise ValueError(f"invalid option {key}: {err['msg']}") from None
+        raise ValueError(f"invalid option {validation_summary(exc, 'options')}") from None
 
 
 class WebHandler:
