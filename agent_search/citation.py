@@ -51,10 +51,16 @@ class CitationAllocator:
         return str(n)
 
     def allocate_many(self, count: int) -> list[str]:
+        first = self.reserve(count)
+        return [str(i) for i in range(first, first + count)]
+
+    def reserve(self, count: int) -> int:
+        """Reserve ``count`` consecutive ids and return the first as a number (the ids are
+        ``str(first)`` .. ``str(first + count - 1)``)."""
         with self._lock:
             first = self._next
             self._next += count
-        return [str(i) for i in range(first, first + count)]
+        return first
 
     @property
     def issued(self) -> int:

@@ -10,6 +10,7 @@ higher final score, then to the earlier one.
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Iterable
 from urllib.parse import parse_qsl, urlencode
 
@@ -18,13 +19,25 @@ from agent_search.types import SOURCE_PRIORITY, Result, ResultItem
 _TRACKING_PREFIXES = ("utm_", "fbclid", "gclid", "mc_", "ref_src")
 
 
-@functools.lru_cache(maxsize=8192)
+# Already canonical but for the scheme: lower-case host without www./port/userinfo, a path
+# without a trailing slash, no query or fragment. Most result URLs look like this, and
+# matching is far cheaper than taking them apart.
+_PLAIN_URL = re.compile(r"https?://(?!www\.)[a-z0-9.-]+(?:/[^?#\s]*[^/?#\s])?")
+
+
 def normalize_url(url: str) -> str:
     """A canonical form for comparing URLs: lower-case scheme and host, no ``www.``, no
     default port, fragment or tracking parameters, sorted query, no trailing slash.
 
     Cached: the same page often comes back from several sources and searches.
     """
+    if _PLAIN_URL.fullmatch(url):
+        return url if url[4] == ":" else "http" + url[5:]
+    return _normalize_url(url)
+
+
+@functools.lru_cache(maxsize=8192)
+def _normalize_url(url: str) -> str:
     text = url.strip()
     cut = text.find("://")
     if cut < 0:
@@ -84,6 +97,16 @@ def dedupe(items: Iterable[ResultItem]) -> list[ResultItem]:
     kept: list[ResultItem] = []
     index: dict[tuple[str, ...], int] = {}
     for item in items:
+        if item.url and not item.document_id and not item.model:
+            # the common single-key case (a web page), without building a key list
+            key = ("url", normalize_url(item.url))
+            slot = index.get(key, -1)
+            if slot < 0:
+                index[key] = len(kept)
+                kept.append(item)
+            elif _stronger(item, kept[slot]):
+                kept[slot] = item
+            continue
         keys = identity_keys(item)
         slot = -1
         for key in keys:

@@ -109,7 +109,8 @@ class Searcher:
 
     async def search(self, request: RequestLike, *, ctx: Context | None = None) -> Result:
         ctx = ctx or self.context()
-        return await self._run(ctx, request, self._cutoff(ctx, None))
+        now = anyio.current_time()
+        return await self._run(ctx, request, now, self._cutoff(ctx, None, now))
 
     async def search_many(
         self,
@@ -121,15 +122,23 @@ class Searcher:
         """Run all requests concurrently; results in request order. ``deadline`` (seconds,
         default ``options.deadline``) bounds the whole call."""
         ctx = ctx or self.context()
-        cutoff = self._cutoff(ctx, deadline)
-        results: list[Result | None] = [None] * len(requests)
+        now = anyio.current_time()
+        cutoff = self._cutoff(ctx, deadline, now)
+        count = len(requests)
+        results: list[Result | None] = [None] * count
 
-        async def run(i: int, req: RequestLike) -> None:
-            results[i] = await self._run(ctx, req, cutoff)
+        async def run(i: int) -> None:
+            results[i] = await self._run(ctx, requests[i], now, cutoff)
 
-        async with anyio.create_task_group() as tg:
-            for i, req in enumerate(requests):
-                tg.start_soon(run, i, req)
+        if count == 1:
+            await run(0)
+        elif count > 1:
+            async with anyio.create_task_group() as tg:
+                for i in range(1, count):
+                    tg.start_soon(run, i)
+                # the first runs in this task (one task fewer to spawn); it gets to its first
+                # await before the others start, so search ids still follow request order
+                await run(0)
         return [r for r in results if r is not None]
 
     async def any(
@@ -191,9 +200,8 @@ class Searcher:
 
     # -- internals ---------------------------------------------------------------------
 
-    def _cutoff(self, ctx: Context, deadline: float | None) -> float:
-        seconds = ctx.config.options.deadline if deadline is None else deadline
-        return anyio.current_time() + seconds
+    def _cutoff(self, ctx: Context, deadline: float | None, now: float) -> float:
+        return now + (ctx.config.options.deadline if deadline is None else deadline)
 
     async def _first(
         self,
@@ -206,14 +214,15 @@ class Searcher:
         ctx = ctx or self.context()
         if not requests:
             return Result(type=name, query="", error=f"{name}: no requests given")
-        cutoff = self._cutoff(ctx, deadline)
+        now = anyio.current_time()
+        cutoff = self._cutoff(ctx, deadline, now)
         finished: list[Result] = []
         winner: list[Result] = []
 
         async with anyio.create_task_group() as tg:
 
             async def run(req: RequestLike) -> None:
-                result = await self._run(ctx, req, cutoff)
+                result = await self._run(ctx, req, now, cutoff)
                 finished.append(result)
                 if not winner and accept(result):
                     winner.append(result)
@@ -228,7 +237,10 @@ class Searcher:
         errors = "; ".join(f"{r.type}: {r.error}" for r in finished)
         return last.model_copy(update={"error": f"all {len(finished)} searches failed: {errors}"})
 
-    async def _run(self, ctx: Context, raw: RequestLike, cutoff: float) -> Result:
+    async def _run(self, ctx: Context, raw: RequestLike, now: float, cutoff: float) -> Result:
+        """One search, whatever happens: validation, events, trace, then :meth:`_execute`.
+        ``now`` is when the call began (the per-search timeout counts from it) and
+        ``cutoff`` the call's deadline, both on anyio's clock."""
         started = time.perf_counter()
         search_id = ctx.next_search_id()
         events = ctx.events
@@ -239,33 +251,33 @@ class Searcher:
             rtype = str(raw.get("type", "")) if isinstance(raw, Mapping) else ""
             query = str(raw.get("query", "")) if isinstance(raw, Mapping) else ""
             events.emit(SearchStart(rid, search_id, rtype, query))
-            return self._complete(
-                ctx,
-                Result(
-                    type=rtype,
-                    query=query,
-                    search_id=search_id,
-                    error=f"invalid request: {validation_summary(exc)}",
-                ),
-                started,
+            failed = Result(
+                type=rtype,
+                query=query,
+                search_id=search_id,
+                error=f"invalid request: {validation_summary(exc)}",
             )
+            return self._complete(ctx, failed, started)
         events.emit(SearchStart(rid, search_id, request.type, request.query))
-        node = ctx.trace.child(
+        node = TraceNode(
             "search",
-            search_type=request.type,
-            query=request.query,
-            search_id=search_id,
-            source=request.source,
+            {
+                "search_type": request.type,
+                "query": request.query,
+                "search_id": search_id,
+                "source": request.source,
+            },
         )
+        ctx.trace.children.append(node)
         try:
-            result = await self._execute(ctx, request, search_id, cutoff, node, started)
+            result = await self._execute(ctx, request, search_id, now, cutoff, node)
         except BaseException:
             # cancelled from outside (any/race loser, caller gone): report, then propagate
             node.finish("cancelled", "cancelled")
             events.emit(SearchComplete(rid, search_id, request.type, 0, _ms(started), "cancelled"))
             raise
         node.attributes["result_count"] = len(result.items)
-        node.finish("success" if result.ok else "failed", result.error)
+        node.finish("success" if result.error is None else "failed", result.error)
         return self._complete(ctx, result, started)
 
     async def _execute(
@@ -273,59 +285,59 @@ class Searcher:
         ctx: Context,
         request: Request,
         search_id: str,
+        now: float,
         cutoff: float,
         node: TraceNode,
-        started: float,
     ) -> Result:
         opts = ctx.config.options
-
-        def fail(message: str) -> Result:
-            return Result(
-                type=request.type,
-                query=request.query,
-                source=request.source,
-                search_id=search_id,
-                error=message,
-            )
-
         limit = request.limit or opts.default_limit
         if limit > opts.max_limit:
-            return fail(f"invalid request: limit {limit} is outside 1..{opts.max_limit}")
+            return _failed(
+                request, search_id, f"invalid request: limit {limit} is outside 1..{opts.max_limit}"
+            )
         if request.limit is None:
-            request = request.model_copy(update={"limit": limit})
+            request = _with_limit(request, limit)
         handler = self.registry.resolve(ctx, request)
         if handler is None:
-            return fail(f"unsupported search type: {request.type}")
+            return _failed(request, search_id, f"unsupported search type: {request.type}")
 
         timeout = request.timeout or opts.timeout
-        remaining = cutoff - anyio.current_time()
-        by_deadline = remaining < timeout
-        budget = max(0.0, min(timeout, remaining))
+        by_deadline = cutoff < now + timeout
+        deadline = cutoff if by_deadline else now + timeout
         result: Any = None
-        with activate(node), anyio.move_on_after(budget) as scope:
+        with activate(node), anyio.CancelScope(deadline=deadline) as scope:
             try:
                 result = await handler.search(ctx, request)
             except Exception as exc:  # a handler's failure stays in its Result
-                return fail(f"{request.type}: {first_line(exc)}")
+                return _failed(request, search_id, f"{request.type}: {first_line(exc)}")
         if scope.cancelled_caught:
             why = "deadline exceeded" if by_deadline else "timed out"
-            return fail(f"{request.type}: {why} after {_fmt_seconds(budget)}")
+            budget = _fmt_seconds(max(0.0, deadline - now))
+            return _failed(request, search_id, f"{request.type}: {why} after {budget}")
         if not isinstance(result, Result):
-            return fail(f"{request.type}: handler returned {type(result).__name__}, not a Result")
+            return _failed(
+                request,
+                search_id,
+                f"{request.type}: handler returned {type(result).__name__}, not a Result",
+            )
 
         # stamp: the searcher, not the handler, owns identity, source, weight and ids
         items = result.items
         if len(items) > limit:
             del items[limit:]
-        _store(result, type=request.type, query=request.query, source=request.source,
+        rtype, source = request.type, request.source
+        _store(result, type=rtype, query=request.query, source=source,
                search_id=search_id, total=max(result.total, len(items)))
-        weight = ctx.config.weights.for_source(request.source)
-        ids = ctx.citations.allocate_many(len(items))
-        source = request.source
-        for item, cid in zip(items, ids, strict=True):
-            _store(item, source=source, weight=weight, citation_id=cid)
-            if not item.type:
-                _store(item, type=request.type)
+        weight = ctx.config.weights.for_source(source)
+        first_id = ctx.citations.reserve(len(items))
+        for n, item in enumerate(items, first_id):
+            values = item.__dict__
+            values["source"] = source
+            values["weight"] = weight
+            values["citation_id"] = str(n)
+            if not values["type"]:
+                values["type"] = rtype
+            item.__pydantic_fields_set__.update(_STAMPED_FIELDS)
         if request.rerank is not None and items:
             reranker = self.rerankers.get(request.rerank.type)
             if reranker is None:
@@ -340,17 +352,39 @@ class Searcher:
         return result
 
     def _complete(self, ctx: Context, result: Result, started: float) -> Result:
-        _store(result, duration_ms=_ms(started))
+        duration = _ms(started)
+        values = result.__dict__
+        values["duration_ms"] = duration
+        result.__pydantic_fields_set__.add("duration_ms")
         emit = ctx.events.emit
         rid, sid = ctx.request_id, result.search_id or ""
-        for item in result.items:
+        items = result.items
+        for item in items:
             emit(SearchResultEvent(rid, sid, item.citation_id, item.title, item.url, item.score))
-        emit(
-            SearchComplete(
-                rid, sid, result.type, len(result.items), result.duration_ms, result.error
-            )
-        )
+        emit(SearchComplete(rid, sid, result.type, len(items), duration, result.error))
         return result
+
+
+_STAMPED_FIELDS = ("source", "weight", "citation_id", "type")
+
+
+def _failed(request: Request, search_id: str, message: str) -> Result:
+    return Result(
+        type=request.type,
+        query=request.query,
+        source=request.source,
+        search_id=search_id,
+        error=message,
+    )
+
+
+def _with_limit(request: Request, limit: int) -> Request:
+    """``request`` with its limit filled in: a shallow copy (the caller's request is not
+    changed), cheaper than ``model_copy`` on the hot path."""
+    copy = request.__copy__()
+    copy.__dict__["limit"] = limit
+    copy.__pydantic_fields_set__.add("limit")
+    return copy
 
 
 def _store(model: BaseModel, **values: Any) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from operator import attrgetter
 from typing import TYPE_CHECKING
 
 from agent_search.rerank.base import keep_top
@@ -21,4 +22,7 @@ class ScoreReranker:
     async def rerank(
         self, ctx: Context, query: str, items: list[ResultItem], top_n: int = 0
     ) -> list[ResultItem]:
-        return keep_top(sorted(items, key=lambda i: -i.final_score), top_n)
+        return keep_top(sorted(items, key=_final_score, reverse=True), top_n)
+
+
+_final_score = attrgetter("final_score")
