@@ -99,7 +99,7 @@ def dedupe(items: Iterable[ResultItem]) -> list[ResultItem]:
     for item in items:
         if item.url and not item.document_id and not item.model:
             # the common single-key case (a web page), without building a key list
-            key = ("url", normalize_url(item.url))
+            key: tuple[str, ...] = ("url", normalize_url(item.url))
             slot = index.get(key, -1)
             if slot < 0:
                 index[key] = len(kept)
