@@ -7,7 +7,7 @@ event sink, the trace root and the caller's identity used by permission filters.
 
 from __future__ import annotations
 
-import uuid
+import secrets
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -19,7 +19,7 @@ from agent_search.trace import TraceNode
 
 @dataclass(slots=True)
 class Context:
-    request_id: str = field(default_factory=lambda: uuid.uuid4().hex[:16])
+    request_id: str = field(default_factory=lambda: secrets.token_hex(8))
     user_id: str | None = None
     team_id: str | None = None
     config: SearchConfig = field(default_factory=SearchConfig)

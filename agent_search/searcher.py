@@ -126,19 +126,15 @@ class Searcher:
         cutoff = self._cutoff(ctx, deadline, now)
         count = len(requests)
         results: list[Result | None] = [None] * count
-
-        async def run(i: int) -> None:
-            results[i] = await self._run(ctx, requests[i], now, cutoff)
-
         if count == 1:
-            await run(0)
+            await self._run_into(results, 0, ctx, requests[0], now, cutoff)
         elif count > 1:
             async with anyio.create_task_group() as tg:
                 for i in range(1, count):
-                    tg.start_soon(run, i)
+                    tg.start_soon(self._run_into, results, i, ctx, requests[i], now, cutoff)
                 # the first runs in this task (one task fewer to spawn); it gets to its first
                 # await before the others start, so search ids still follow request order
-                await run(0)
+                await self._run_into(results, 0, ctx, requests[0], now, cutoff)
         return [r for r in results if r is not None]
 
     async def any(
@@ -236,6 +232,18 @@ class Searcher:
         last = finished[-1]
         errors = "; ".join(f"{r.type}: {r.error}" for r in finished)
         return last.model_copy(update={"error": f"all {len(finished)} searches failed: {errors}"})
+
+    async def _run_into(
+        self,
+        results: list[Result | None],
+        i: int,
+        ctx: Context,
+        raw: RequestLike,
+        now: float,
+        cutoff: float,
+    ) -> None:
+        # a method rather than a closure per call: no cells for the collector to walk
+        results[i] = await self._run(ctx, raw, now, cutoff)
 
     async def _run(self, ctx: Context, raw: RequestLike, now: float, cutoff: float) -> Result:
         """One search, whatever happens: validation, events, trace, then :meth:`_execute`.
