@@ -127,15 +127,24 @@ class Searcher:
         count = len(requests)
         results: list[Result | None] = [None] * count
         if count == 1:
-            await self._run_into(results, 0, ctx, requests[0], now, cutoff)
+            results[0] = await self._run(ctx, requests[0], now, cutoff)
         elif count > 1:
-            async with anyio.create_task_group() as tg:
-                for i in range(1, count):
-                    tg.start_soon(self._run_into, results, i, ctx, requests[i], now, cutoff)
-                # the first runs in this task (one task fewer to spawn); it gets to its first
-                # await before the others start, so search ids still follow request order
-                await self._run_into(results, 0, ctx, requests[0], now, cutoff)
-        return [r for r in results if r is not None]
+            # One cancel scope enforces the timeout all these searches share (the usual
+            # case: the configured one), instead of a scope per search; a search with a
+            # shorter limit of its own still gets its own scope in _execute.
+            shared = anyio.CancelScope(deadline=_shared_deadline(ctx, requests, now, cutoff))
+            with shared:
+                async with anyio.create_task_group() as tg:
+                    for i in range(1, count):
+                        tg.start_soon(self._run_into, results, i, ctx, requests[i], now, cutoff,
+                                      shared)
+                    # the first runs in this task (one task fewer to spawn); it gets to its
+                    # first await before the others start, so search ids follow request order
+                    await self._run_into(results, 0, ctx, requests[0], now, cutoff, shared)
+        return [
+            _not_started(raw) if result is None else result
+            for raw, result in zip(requests, results, strict=True)
+        ]
 
     async def any(
         self,
@@ -241,14 +250,26 @@ class Searcher:
         raw: RequestLike,
         now: float,
         cutoff: float,
+        shared: anyio.CancelScope,
     ) -> None:
         # a method rather than a closure per call: no cells for the collector to walk
-        results[i] = await self._run(ctx, raw, now, cutoff)
+        results[i] = await self._run(ctx, raw, now, cutoff, shared, results, i)
 
-    async def _run(self, ctx: Context, raw: RequestLike, now: float, cutoff: float) -> Result:
+    async def _run(
+        self,
+        ctx: Context,
+        raw: RequestLike,
+        now: float,
+        cutoff: float,
+        shared: anyio.CancelScope | None = None,
+        out: list[Result | None] | None = None,
+        i: int = 0,
+    ) -> Result:
         """One search, whatever happens: validation, events, trace, then :meth:`_execute`.
         ``now`` is when the call began (the per-search timeout counts from it) and
-        ``cutoff`` the call's deadline, both on anyio's clock."""
+        ``cutoff`` the call's deadline, both on anyio's clock. ``shared`` is the scope that
+        enforces this search's time limit when it has none of its own; when it fires, the
+        timed-out Result goes to ``out[i]`` and the cancellation goes on to that scope."""
         started = time.perf_counter()
         search_id = ctx.next_search_id()
         events = ctx.events
@@ -278,11 +299,20 @@ class Searcher:
         )
         ctx.trace.children.append(node)
         try:
-            result = await self._execute(ctx, request, search_id, now, cutoff, node)
+            result = await self._execute(ctx, request, search_id, now, cutoff, node, shared)
         except BaseException:
-            # cancelled from outside (any/race loser, caller gone): report, then propagate
-            node.finish("cancelled", "cancelled")
-            events.emit(SearchComplete(rid, search_id, request.type, 0, _ms(started), "cancelled"))
+            if shared is not None and out is not None and shared.cancel_called:
+                # the time limit this search shares with the others ran out: a timeout
+                failed = _failed(request, search_id, _timeout_error(request, shared.deadline,
+                                                                   now, cutoff))
+                node.finish("failed", failed.error)
+                out[i] = self._complete(ctx, failed, started)
+            else:
+                # cancelled from outside (any/race loser, caller gone): report it
+                node.finish("cancelled", "cancelled")
+                events.emit(
+                    SearchComplete(rid, search_id, request.type, 0, _ms(started), "cancelled")
+                )
             raise
         node.attributes["result_count"] = len(result.items)
         node.finish("success" if result.error is None else "failed", result.error)
@@ -296,6 +326,7 @@ class Searcher:
         now: float,
         cutoff: float,
         node: TraceNode,
+        shared: anyio.CancelScope | None,
     ) -> Result:
         opts = ctx.config.options
         limit = request.limit or opts.default_limit
@@ -309,19 +340,17 @@ class Searcher:
         if handler is None:
             return _failed(request, search_id, f"unsupported search type: {request.type}")
 
-        timeout = request.timeout or opts.timeout
-        by_deadline = cutoff < now + timeout
-        deadline = cutoff if by_deadline else now + timeout
+        deadline = min(cutoff, now + (request.timeout or opts.timeout))
+        own = shared is None or deadline < shared.deadline
+        scope = anyio.CancelScope(deadline=deadline) if own else _NO_SCOPE
         result: Any = None
-        with activate(node), anyio.CancelScope(deadline=deadline) as scope:
+        with activate(node), scope:
             try:
                 result = await handler.search(ctx, request)
             except Exception as exc:  # a handler's failure stays in its Result
                 return _failed(request, search_id, f"{request.type}: {first_line(exc)}")
         if scope.cancelled_caught:
-            why = "deadline exceeded" if by_deadline else "timed out"
-            budget = _fmt_seconds(max(0.0, deadline - now))
-            return _failed(request, search_id, f"{request.type}: {why} after {budget}")
+            return _failed(request, search_id, _timeout_error(request, deadline, now, cutoff))
         if not isinstance(result, Result):
             return _failed(
                 request,
@@ -374,6 +403,55 @@ class Searcher:
 
 
 _STAMPED_FIELDS = ("source", "weight", "citation_id", "type")
+
+
+class _NoScope:
+    """Stands in for a cancel scope when a shared one enforces the search's limit."""
+
+    cancelled_caught = False
+
+    def __enter__(self) -> _NoScope:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        return None
+
+
+_NO_SCOPE = _NoScope()
+
+
+def _shared_deadline(
+    ctx: Context, requests: Sequence[RequestLike], now: float, cutoff: float
+) -> float:
+    """The latest time limit among ``requests``: no search is cut short by the shared
+    scope. A limit that can't be read before validation makes it the call's cutoff."""
+    longest = ctx.config.options.timeout
+    for raw in requests:
+        if isinstance(raw, Request):
+            seconds: Any = raw.timeout
+        else:
+            seconds = raw.get("timeout") if isinstance(raw, Mapping) else None
+        if seconds is None:
+            continue
+        if isinstance(seconds, bool) or not isinstance(seconds, int | float):
+            return cutoff
+        longest = max(longest, float(seconds))
+    return min(cutoff, now + longest)
+
+
+def _timeout_error(request: Request, deadline: float, now: float, cutoff: float) -> str:
+    why = "deadline exceeded" if deadline >= cutoff else "timed out"
+    return f"{request.type}: {why} after {_fmt_seconds(max(0.0, deadline - now))}"
+
+
+def _not_started(raw: RequestLike) -> Result:
+    """The Result of a search whose task was cancelled before it could start."""
+    if isinstance(raw, Request):
+        rtype, query = raw.type, raw.query
+    else:
+        rtype = str(raw.get("type", "")) if isinstance(raw, Mapping) else ""
+        query = str(raw.get("query", "")) if isinstance(raw, Mapping) else ""
+    return Result(type=rtype, query=query, error=f"{rtype}: deadline exceeded before it started")
 
 
 def _failed(request: Request, search_id: str, message: str) -> Result:

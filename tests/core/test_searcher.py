@@ -121,6 +121,64 @@ async def test_deadline_bounds_the_whole_call_and_others_complete() -> None:
     assert results[1].error is None and len(results[1].items) == 2
 
 
+async def test_shared_timeout_in_search_many_reports_timeouts_not_cancellations() -> None:
+    # every request uses the configured timeout, so one scope enforces it for all three
+    slow_web = StaticHandler("web", web_items(1), delay=5)
+    slow_db = StaticHandler("db", web_items(1), delay=5)
+    fast = StaticHandler("kb", web_items(2))
+    s = make_searcher(slow_web, fast, slow_db, timeout=0.1)
+    sink = ListSink()
+    ctx = s.context(events=sink)
+    started = time.perf_counter()
+    results = await s.search_many(
+        [Request(type=t, query="q") for t in ("web", "kb", "db")], ctx=ctx
+    )
+    assert time.perf_counter() - started < 1
+    assert [r.error for r in results] == [
+        "web: timed out after 0.1s", None, "db: timed out after 0.1s"
+    ]
+    assert [r.search_id for r in results] == ["s1", "s2", "s3"]
+    assert len(results[1].items) == 2
+    assert slow_web.cancelled == 1 and slow_db.cancelled == 1
+    completes = {e.id: e.error for e in sink.events if isinstance(e, SearchComplete)}
+    assert completes == {
+        "s1": "web: timed out after 0.1s", "s2": None, "s3": "db: timed out after 0.1s"
+    }
+    assert [n.status for n in ctx.trace.find("search")] == ["failed", "success", "failed"]
+
+
+async def test_a_longer_own_timeout_is_not_cut_by_the_shared_one() -> None:
+    patient = StaticHandler("web", web_items(1), delay=0.3)
+    s = make_searcher(patient, StaticHandler("kb", web_items(1)), timeout=0.1)
+    results = await s.search_many(
+        [Request(type="web", query="q", timeout=2), Request(type="kb", query="q")]
+    )
+    assert [r.error for r in results] == [None, None]
+    assert patient.finished == 1
+
+
+async def test_a_shorter_own_timeout_fires_first_and_the_others_go_on() -> None:
+    hasty = StaticHandler("web", web_items(1), delay=5)
+    steady = StaticHandler("kb", web_items(1), delay=0.2)
+    s = make_searcher(hasty, steady, timeout=3)
+    results = await s.search_many(
+        [{"type": "web", "query": "q", "timeout": 0.05}, {"type": "kb", "query": "q"}]
+    )
+    assert results[0].error == "web: timed out after 0.05s"
+    assert results[1].error is None and steady.finished == 1
+
+
+async def test_unreadable_timeout_in_a_dict_falls_back_safely() -> None:
+    # "0.05" is validated (and coerced) later; the shared scope then uses the call cutoff
+    slow = StaticHandler("web", web_items(1), delay=5)
+    s = make_searcher(slow, StaticHandler("kb", web_items(1)), timeout=3)
+    results = await s.search_many(
+        [{"type": "web", "query": "q", "timeout": "0.05"}, {"type": "kb", "query": "q"}]
+    )
+    assert results[0].error == "web: timed out after 0.05s"
+    assert results[1].error is None
+
+
 async def test_search_many_is_concurrent_and_keeps_request_order() -> None:
     hs = [
         StaticHandler(t, web_items(1, prefix=f"http://{t}/"), delay=d)
