@@ -10,17 +10,18 @@ from __future__ import annotations
 
 import json
 import re
-import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
 from agent_search import Context, Request, Result, ResultItem, SearchConfig, Searcher
+
+from ..local_http import LocalServer, Reply, Seen
+
+__all__ = ["LocalServer", "Reply", "Seen"]
 
 ROOT = Path(__file__).resolve().parents[2]
 RECORDED = ROOT.parent / "shared" / "data" / "web-search-api-responses"
@@ -149,91 +150,16 @@ def searcher(handlers: Handlers, tmp_path: Path) -> Searcher:
     return s
 
 
-# -- a local HTTP server speaking the providers' wire formats ------------------------------
-
-
-@dataclass
-class Seen:
-    method: str
-    path: str
-    query: dict[str, list[str]]
-    headers: dict[str, str]
-    body: bytes
-
-    def param(self, name: str) -> str | None:
-        values = self.query.get(name)
-        return values[0] if values else None
-
-    def json(self) -> Any:
-        return json.loads(self.body)
-
-
-Route = Callable[[Seen], tuple[int, str, bytes]]
-
-
-class LocalServer:
-    """``(method, path)`` → a function returning ``(status, content type, body)``."""
-
-    def __init__(self) -> None:
-        self.requests: list[Seen] = []
-        self.routes: dict[tuple[str, str], Route] = {}
-        server = self
-
-        class _Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, format: str, *args: Any) -> None:
-                return None
-
-            def _serve(self) -> None:
-                length = int(self.headers.get("content-length") or 0)
-                body = self.rfile.read(length) if length else b""
-                parts = urlsplit(self.path)
-                seen = Seen(self.command, parts.path, parse_qs(parts.query),
-                            {k.lower(): v for k, v in self.headers.items()}, body)
-                server.requests.append(seen)
-                route = server.routes.get((self.command, parts.path))
-                if route is None:
-                    status, ctype, data = 404, "text/plain", b"not found"
-                else:
-                    status, ctype, data = route(seen)
-                try:
-                    self.send_response(status)
-                    self.send_header("content-type", ctype)
-                    self.send_header("content-length", str(len(data)))
-                    self.end_headers()
-                    self.wfile.write(data)
-                except (BrokenPipeError, ConnectionResetError):
-                    pass
-
-            do_GET = do_POST = _serve
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
-        self.httpd.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
-        self._thread = threading.Thread(target=self.httpd.serve_forever,
-                                        kwargs={"poll_interval": 0.02}, daemon=True)
-
-    def json_route(self, method: str, path: str, body: bytes) -> None:
-        self.routes[(method, path)] = lambda seen: (200, "application/json", body)
-
-    def html_route(self, path: str, html: str) -> None:
-        self.routes[("GET", path)] = lambda seen: (200, "text/html; charset=utf-8",
-                                                  html.encode())
-
-    def seen(self, path: str) -> list[Seen]:
-        return [r for r in self.requests if r.path == path]
+# -- a local HTTP server speaking the providers' wire formats: tests/local_http.py --------
 
 
 @pytest.fixture
 def server() -> Iterator[LocalServer]:
-    s = LocalServer()
-    s._thread.start()
+    s = LocalServer().start()
     try:
         yield s
     finally:
-        s.httpd.shutdown()
-        s.httpd.server_close()
+        s.stop()
 
 
 def recorded(name: str) -> bytes:

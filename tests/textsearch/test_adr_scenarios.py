@@ -38,7 +38,7 @@ from agent_search.textsearch import (
 )
 from agent_search.web import create_handler
 
-from .conftest import LocalServer, Seen, recorded, recorded_json
+from .conftest import LocalServer, Reply, Seen, recorded, recorded_json
 
 pytestmark = pytest.mark.anyio
 
@@ -52,14 +52,13 @@ def _bing_route(server: LocalServer, general: bytes | None = None) -> None:
     """Bing v7: the site-filtered payload when the query restricts to devblogs."""
     general = general if general is not None else recorded(BING_ALL)
 
-    def route(seen: Seen) -> tuple[int, str, bytes]:
+    def route(seen: Seen) -> Reply:
         if seen.headers.get("ocp-apim-subscription-key") != KEY:
-            return 401, "application/json", b'{"error": {"message": "bad key"}}'
+            return Reply(401, {"error": {"message": "bad key"}})
         q = seen.param("q") or ""
-        body = recorded(BING_SITE) if "site:devblogs.microsoft.com" in q else general
-        return 200, "application/json", body
+        return Reply(200, recorded(BING_SITE) if "site:devblogs.microsoft.com" in q else general)
 
-    server.routes[("GET", "/v7.0/search")] = route
+    server.route("GET", "/v7.0/search", route)
 
 
 @pytest.fixture
@@ -157,12 +156,13 @@ async def test_rag_with_full_web_pages(server: LocalServer, tmp_path: Path,
     for i, page in enumerate(payload["webPages"]["value"]):
         page["url"] = f"{server.url}/page/{i}"
     _bing_route(server, json.dumps(payload).encode())
-    server.html_route("/page/0", "<html><head><title>SK overview</title></head><body>"
-                      "<nav>menu</nav><article><h1>Introduction to Semantic Kernel</h1>"
-                      "<p>Semantic Kernel is a lightweight, open-source development kit. "
-                      "It lets you build AI agents and integrate models into C#, Python or "
-                      "Java code. The kernel is the central component that manages "
-                      "services and plugins.</p></article></body></html>")
+    page = ("<html><head><title>SK overview</title></head><body>"
+            "<nav>menu</nav><article><h1>Introduction to Semantic Kernel</h1>"
+            "<p>Semantic Kernel is a lightweight, open-source development kit. "
+            "It lets you build AI agents and integrate models into C#, Python or "
+            "Java code. The kernel is the central component that manages "
+            "services and plugins.</p></article></body></html>")
+    server.route("GET", "/page/0", Reply(200, page, {"content-type": "text/html; charset=utf-8"}))
     # /page/1 is not served: 404
 
     text_search = WebProviderTextSearch.from_config(_bing_config(server, tmp_path))
@@ -201,9 +201,9 @@ class ScriptedModel:
     def __init__(self, server: LocalServer, tool: str, arguments: dict[str, Any]) -> None:
         self.tool, self.arguments = tool, arguments
         self.bodies: list[dict[str, Any]] = []
-        server.routes[("POST", "/v1/chat/completions")] = self._route
+        server.route("POST", "/v1/chat/completions", self._route)
 
-    def _route(self, seen: Seen) -> tuple[int, str, bytes]:
+    def _route(self, seen: Seen) -> Reply:
         body = seen.json()
         self.bodies.append(body)
         tool_messages = [m for m in body["messages"] if m["role"] == "tool"]
@@ -219,7 +219,7 @@ class ScriptedModel:
             chunks = [{"choices": [{"delta": {"content": text}, "finish_reason": None}]},
                       {"choices": [{"delta": {}, "finish_reason": "stop"}]}]
         data = "".join(f"data: {json.dumps(c)}\n\n" for c in chunks) + "data: [DONE]\n\n"
-        return 200, "text/event-stream", data.encode()
+        return Reply(200, data, {"content-type": "text/event-stream"})
 
 
 async def _chat_with_tools(model_url: str, plugin: SearchPlugin, question: str,
@@ -360,8 +360,8 @@ async def test_each_recorded_provider_gives_native_text_and_site_filtered_result
         has_site: Any) -> None:
     monkeypatch.setenv(f"{provider.upper()}_API_KEY", KEY)
     monkeypatch.setenv("GOOGLE_CSE_ID", "cse-1")
-    server.routes[(method, path)] = lambda seen: (
-        200, "application/json", recorded(site) if has_site(seen) else recorded(general))
+    server.route(method, path, lambda seen: Reply(
+        200, recorded(site) if has_site(seen) else recorded(general)))
     config = SearchConfig(home=tmp_path, web={"provider": provider, "base_url": server.url,
                                               "include_answer": False})
     text_search = WebProviderTextSearch.from_config(config)

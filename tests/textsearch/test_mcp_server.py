@@ -14,7 +14,7 @@ import pytest
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
-from .conftest import LocalServer, Seen, recorded, recorded_json
+from .conftest import LocalServer, Reply, Seen, recorded, recorded_json
 
 pytestmark = pytest.mark.anyio
 
@@ -32,13 +32,13 @@ def _structured(result: Any) -> dict[str, Any]:
 
 @pytest.fixture
 def setup(server: LocalServer, tmp_path: Path) -> StdioServerParameters:
-    def bing(seen: Seen) -> tuple[int, str, bytes]:
+    def bing(seen: Seen) -> Reply:
         q = seen.param("q") or ""
         name = ("bing_site_filter_devblogs_microsoft.com.json"
                 if "site:devblogs.microsoft.com" in q else "bing_what_is_the_semantic_kernel.json")
-        return 200, "application/json", recorded(name)
+        return Reply(200, recorded(name))
 
-    server.routes[("GET", "/v7.0/search")] = bing
+    server.route("GET", "/v7.0/search", bing)
     db = tmp_path / "music.db"
     with sqlite3.connect(db) as conn:
         conn.execute("create table artists (ArtistId integer primary key, Name text)")
