@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+from .local_http import LocalServer
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED_DATA = ROOT.parent / "shared" / "data"
@@ -21,3 +24,13 @@ def _isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     home = tmp_path / "home"
     monkeypatch.setenv("AGENT_SEARCH_HOME", str(home))
     return home
+
+
+@pytest.fixture
+def server() -> Iterator[LocalServer]:
+    """A real HTTP server on 127.0.0.1; tests script its routes (see local_http.py)."""
+    s = LocalServer().start()
+    try:
+        yield s
+    finally:
+        s.stop()

@@ -10,8 +10,17 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
+
+RECORDED = Path(__file__).resolve().parents[2] / "shared" / "data" / "web-search-api-responses"
+"""Real responses of the web search APIs, recorded (see shared/data)."""
+
+
+def recorded(name: str) -> bytes:
+    """A recorded provider payload, byte for byte (BOM included where it has one)."""
+    return (RECORDED / name).read_bytes()
 
 
 @dataclass

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -19,12 +18,9 @@ import pytest
 
 from agent_search import Context, Request, Result, ResultItem, SearchConfig, Searcher
 
-from ..local_http import LocalServer, Reply, Seen
+from ..local_http import LocalServer, Reply, Seen, recorded
 
-__all__ = ["LocalServer", "Reply", "Seen"]
-
-ROOT = Path(__file__).resolve().parents[2]
-RECORDED = ROOT.parent / "shared" / "data" / "web-search-api-responses"
+__all__ = ["LocalServer", "Reply", "Seen", "recorded"]
 
 _WORD = re.compile(r"\w+")
 
@@ -151,20 +147,6 @@ def searcher(handlers: Handlers, tmp_path: Path) -> Searcher:
 
 
 # -- a local HTTP server speaking the providers' wire formats: tests/local_http.py --------
-
-
-@pytest.fixture
-def server() -> Iterator[LocalServer]:
-    s = LocalServer().start()
-    try:
-        yield s
-    finally:
-        s.stop()
-
-
-def recorded(name: str) -> bytes:
-    """A recorded provider payload, byte for byte (BOM included where it has one)."""
-    return (RECORDED / name).read_bytes()
 
 
 def recorded_json(name: str) -> Any:
