@@ -259,12 +259,8 @@ class HttpProvider(WebProvider):
             response = await self.client.request(
                 method, path, params=_clean_params(params), json=json_body,
                 headers=dict(headers) if headers else None, timeout=timeout)
-        except httpx.TimeoutException:
-            raise ProviderError(self.name, f"timed out after {timeout:.3g}s",
-                                retryable=True) from None
         except httpx.TransportError as exc:
-            raise ProviderError(self.name, f"connection failed ({type(exc).__name__})",
-                                retryable=True) from None
+            raise transport_error(self.name, exc, timeout) from None
         return self._check(response)
 
     def _check(self, response: httpx.Response) -> Any:
@@ -283,6 +279,13 @@ class HttpProvider(WebProvider):
         detail = _error_detail(response)
         raise ProviderError(self.name, f"HTTP {status}{': ' + detail if detail else ''}",
                             status=status)
+
+
+def transport_error(provider: str, exc: httpx.TransportError, timeout: float) -> ProviderError:
+    """The retryable error for a request that got no HTTP answer (timeout, connection)."""
+    if isinstance(exc, httpx.TimeoutException):
+        return ProviderError(provider, f"timed out after {timeout:.3g}s", retryable=True)
+    return ProviderError(provider, f"connection failed ({type(exc).__name__})", retryable=True)
 
 
 def _clean_params(params: Mapping[str, Any] | None) -> dict[str, Any] | None:

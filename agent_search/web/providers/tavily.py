@@ -23,7 +23,12 @@ from tavily.errors import TimeoutError as TavilyTimeoutError
 from agent_search.types import ResultItem
 from agent_search.web.errors import ProviderError
 from agent_search.web.normalize import answer_item, clamp_score, result_metadata, web_item
-from agent_search.web.providers.base import HttpProvider, SearchParams, parse_retry_after
+from agent_search.web.providers.base import (
+    HttpProvider,
+    SearchParams,
+    parse_retry_after,
+    transport_error,
+)
 
 _last_response: contextvars.ContextVar[dict[str, Any] | None] = contextvars.ContextVar(
     "tavily_last_response", default=None)
@@ -84,12 +89,8 @@ class TavilyProvider(HttpProvider):
                                 f"{'server error' if status >= 500 else 'error'}",
                                 status=status, retryable=status >= 500,
                                 retry_after=holder.get("retry_after")) from None
-        except httpx.TimeoutException:
-            raise ProviderError(self.name, f"timed out after {timeout:.3g}s",
-                                retryable=True) from None
         except httpx.TransportError as exc:
-            raise ProviderError(self.name, f"connection failed ({type(exc).__name__})",
-                                retryable=True) from None
+            raise transport_error(self.name, exc, timeout) from None
         finally:
             _last_response.reset(token)
 
