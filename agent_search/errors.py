@@ -23,7 +23,10 @@ class ConfigError(AgentSearchError):
 
 def validation_summary(exc: ValidationError, default_loc: str = "request") -> str:
     """``location: message`` of the first validation error, one line, without pydantic's
-    "Value error, " prefix: the part of a bad-input message that names what was wrong."""
+    "Value error, " prefix: the part of a bad-input message that names what was wrong.
+    An error of the whole model has no location: ``default_loc`` stands in (or, when
+    empty, the message comes alone)."""
     err = exc.errors()[0]
     loc = ".".join(str(p) for p in err["loc"]) or default_loc
-    return f"{loc}: {str(err['msg']).removeprefix('Value error, ')}"
+    msg = str(err["msg"]).removeprefix("Value error, ")
+    return f"{loc}: {msg}" if loc else msg

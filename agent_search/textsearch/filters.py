@@ -24,6 +24,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from agent_search.errors import validation_summary
 from agent_search.types import QueryWhere, normalize_operator
 
 ANY_FIELD = "*"
@@ -38,8 +39,7 @@ def _where(field_name: str, op: str, value: Any) -> QueryWhere:
     try:
         return QueryWhere(field=field_name, op=op, value=value)
     except ValidationError as exc:
-        msg = exc.errors()[0]["msg"].removeprefix("Value error, ")
-        raise FilterError(f"filter {field_name!r} {op!r}: {msg}") from None
+        raise FilterError(f"filter {field_name!r} {op!r}: {validation_summary(exc, '')}") from None
 
 
 @dataclass(slots=True)
@@ -92,10 +92,7 @@ class TextSearchFilter:
         try:
             return cls([QueryWhere.model_validate(dict(d)) for d in items])
         except ValidationError as exc:
-            err = exc.errors()[0]
-            loc = ".".join(str(p) for p in err["loc"])
-            msg = err["msg"].removeprefix("Value error, ")
-            raise FilterError(f"invalid filter{' ' + loc if loc else ''}: {msg}") from None
+            raise FilterError(f"invalid filter {validation_summary(exc, 'clause')}") from None
 
 
 def equal_to(field_name: str, value: Any) -> TextSearchFilter:
