@@ -20,6 +20,9 @@ from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
 
+import numpy as np
+from numpy.typing import NDArray
+
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]+")
 
@@ -45,11 +48,15 @@ def _stemmer(language: str) -> object:
 def analyze(text: str, language: str = "english") -> list[str]:
     """The BM25 terms of ``text``, in order (repeats kept)."""
     text = unicodedata.normalize("NFKC", text).lower()
-    words: list[str] = []
     cjk: list[str] = []
-    for match in _WORD.finditer(text):
-        word = match.group()
-        if _CJK.search(word):
+    if _CJK.search(text) is None:  # the common case: one pass, no per-word checks
+        words: list[str] = _WORD.findall(text)
+    else:
+        words = []
+        for word in _WORD.findall(text):
+            if not _CJK.search(word):
+                words.append(word)
+                continue
             pos = 0
             for run in _CJK.finditer(word):
                 words.extend(_split_latin(word[pos:run.start()]))
@@ -58,8 +65,6 @@ def analyze(text: str, language: str = "english") -> list[str]:
                            [chars[i:i + 2] for i in range(len(chars) - 1)])
                 pos = run.end()
             words.extend(_split_latin(word[pos:]))
-        else:
-            words.append(word)
     stop = ENGLISH_STOP_WORDS if language == "english" else frozenset()
     kept = [w for w in words if w not in stop]
     stems: list[str] = _stemmer(language).stem_words(kept) if kept else []  # type: ignore[attr-defined]
@@ -70,8 +75,18 @@ def _split_latin(text: str) -> list[str]:
     return [text] if text else []
 
 
+_TERM_IDS: dict[str, int] = {}
+
+
 def term_id(term: str) -> int:
-    return zlib.crc32(term.encode("utf-8"))
+    """CRC32 of the UTF-8 term, remembered (a vocabulary is small; ids are looked up
+    hundreds of thousands of times per ingest)."""
+    found = _TERM_IDS.get(term)
+    if found is None:
+        found = zlib.crc32(term.encode("utf-8"))
+        if len(_TERM_IDS) < 1_000_000:
+            _TERM_IDS[term] = found
+    return found
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,6 +95,16 @@ class SparseVec:
 
     indices: list[int]
     values: list[float]
+
+
+@dataclass(frozen=True, slots=True)
+class TermCounts:
+    """A document's distinct term ids (sorted) with their counts, in compact arrays: an
+    ingest keeps these for every chunk between analysis and writing."""
+
+    ids: NDArray[np.uint32]
+    counts: NDArray[np.uint32]
+    length: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,6 +124,19 @@ class BM25:
             [i for i, _ in items],
             [tf * (self.k1 + 1.0) / (tf + norm) for _, tf in items],
         )
+
+    def doc_counts(self, text: str) -> TermCounts:
+        items = sorted(self.doc_terms(text).items())
+        ids = np.fromiter((i for i, _ in items), dtype=np.uint32, count=len(items))
+        counts = np.fromiter((c for _, c in items), dtype=np.uint32, count=len(items))
+        return TermCounts(ids, counts, int(counts.sum()))
+
+    def vector_of(self, terms: TermCounts, avgdl: float) -> SparseVec:
+        """:meth:`doc_vector` of compact counts (the same values)."""
+        norm = self.k1 * (1.0 - self.b + self.b * terms.length / max(avgdl, 1.0))
+        tf = terms.counts.astype(np.float64)
+        values = tf * (self.k1 + 1.0) / (tf + norm)
+        return SparseVec(terms.ids.tolist(), values.tolist())
 
     def query_vector(self, text: str) -> SparseVec:
         ids = sorted({term_id(t) for t in analyze(text, self.language)})
