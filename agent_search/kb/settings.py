@@ -15,6 +15,7 @@ from agent_search.config import SearchConfig, config_error
 SearchMode = Literal["hybrid", "dense", "sparse"]
 FusionMethod = Literal["zscore", "rrf", "dbsf"]
 EmbeddingProvider = Literal["fastembed", "openai"]
+Int8Mode = Literal["dynamic", "weights"]
 
 DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 
@@ -40,6 +41,13 @@ class KBSettings(BaseModel):
     embedding_dimensions: int | None = Field(default=None, ge=1, le=16_384)
     max_tokens: int = Field(default=256, ge=16, le=512, description="model input cap")
     batch_size: int = Field(default=8, ge=1, le=256, description="texts per model call")
+    int8: Int8Mode = Field(default="dynamic", description=(
+        "how the int8 MiniLM computes: 'dynamic' = int8 matrix products (weights per "
+        "channel, activations quantised per call; uses VNNI/AMX where the CPU has them); "
+        "'weights' = the shipped file as is, int8 weights widened to float32 at load"))
+    embed_workers: int | None = Field(default=None, ge=1, le=64, description=(
+        "single-threaded model sessions that embed batches in parallel at ingest; "
+        "default: the CPUs this process may use, at most 8"))
 
     # chunking
     chunk_tokens: int = Field(default=256, ge=32, le=4096)

@@ -143,7 +143,7 @@ async def test_openai_provider_and_model_mismatch(
                 limit=10), ctx=ctx)
     assert both.error is None and {i.collection for i in both.items} == {"toy", "minilm"}
     assert {n.attributes["model"] for n in ctx.trace.find("embedding")} == {
-        "openai:toy", "sentence-transformers/all-MiniLM-L6-v2@int8-256"}
+        "openai:toy", "sentence-transformers/all-MiniLM-L6-v2@int8dyn-256"}
 
     handler.dims = 16  # the endpoint now answers with other vectors for the same model
     (docs / "new.txt").write_text("A brand new document about tea.")

@@ -1,0 +1,104 @@
+"""The offline embedder: the int8-arithmetic model built from the shipped one, parallel
+sessions, the mode each collection records, and the compact BM25 counts of an ingest."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper
+
+from agent_search import SearchConfig
+from agent_search.kb import ingest_paths, list_collections
+from agent_search.kb.embedder import (
+    FastEmbedder,
+    _drop_nan_guards,
+    embedder_for_collection,
+    get_embedder,
+    prepare_model_dir,
+)
+from agent_search.kb.settings import KBSettings
+from agent_search.kb.sparse import BM25
+
+from .conftest import SCIFACT
+
+pytestmark = pytest.mark.anyio
+
+
+def _abstracts(n: int) -> list[str]:
+    with (SCIFACT / "corpus.jsonl").open(encoding="utf-8") as fh:
+        rows = [json.loads(next(fh)) for _ in range(n)]
+    return [f"{r['title']}\n{r['text']}" for r in rows]
+
+
+def test_nan_guard_is_removed_and_its_consumers_rewired() -> None:
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])
+    zero = helper.make_tensor("zero", TensorProto.FLOAT, [], [0.0])
+    graph = helper.make_graph([
+        helper.make_node("Softmax", ["x"], ["p"]),
+        helper.make_node("IsNaN", ["p"], ["nan"]),
+        helper.make_node("Where", ["nan", "zero", "p"], ["guarded"]),
+        helper.make_node("Relu", ["guarded"], ["y"]),
+        # a Where that is not such a guard stays
+        helper.make_node("IsNaN", ["x"], ["xnan"]),
+        helper.make_node("Where", ["xnan", "zero", "p"], ["other"]),
+    ], "g", [x], [y], [zero])
+    assert _drop_nan_guards(graph) == 1
+    ops = [(n.op_type, list(n.input)) for n in graph.node]
+    assert ("Relu", ["p"]) in ops
+    assert [op for op, _ in ops].count("Where") == 1
+    assert [op for op, _ in ops].count("IsNaN") == 1
+
+
+def test_dynamic_int8_model_is_int8_and_close_to_the_shipped_one(model_home: Path) -> None:
+    dynamic = prepare_model_dir(model_home, 256)  # what the session fixture built
+    weights = prepare_model_dir(model_home, 256, "weights")
+    assert dynamic != weights
+    ops = {n.op_type for n in onnx.load(str(dynamic / "model.onnx")).graph.node}
+    assert "DynamicQuantizeLinear" in ops or "MatMulInteger" in ops
+    assert "IsNaN" not in ops
+    texts = [*_abstracts(12), "what causes cancer?", "Vitamin D deficiency is linked to MS."]
+    fast = FastEmbedder(dynamic, int8="dynamic", workers=1).embed(texts)
+    exact = FastEmbedder(weights, int8="weights", workers=1).embed(texts)
+    cosines = (fast * exact).sum(axis=1)
+    assert cosines.min() > 0.98, cosines
+    assert np.allclose(np.linalg.norm(fast, axis=1), 1.0, atol=1e-4)
+
+
+def test_parallel_sessions_keep_the_input_order(model_home: Path) -> None:
+    texts = [*_abstracts(30), "short one", "a somewhat longer second query text"]
+    model_dir = prepare_model_dir(model_home, 256)
+    one = FastEmbedder(model_dir, int8="dynamic", workers=1, batch_size=4).embed(texts)
+    two = FastEmbedder(model_dir, int8="dynamic", workers=2, batch_size=4).embed(texts)
+    assert np.allclose(one, two, atol=1e-5)  # same batches, same vectors, same order
+    # activations are quantised per call, so a text's vector depends a little on the
+    # batch it is in: alone it is within cos 0.99 of the batched one
+    query = FastEmbedder(model_dir, int8="dynamic", workers=2).embed_query(texts[-1])
+    assert float(query @ one[-1]) > 0.99
+
+
+async def test_collections_record_their_int8_mode(home: Path, docs: Path) -> None:
+    config = SearchConfig(home=home)
+    await ingest_paths(config, [docs / "pasta.txt"], "new")
+    (row,) = await list_collections(config)
+    assert row["embedding"]["int8"] == "dynamic"
+    assert row["embedding_model"].endswith("@int8dyn-256")
+    settings = KBSettings.from_config(config)
+    assert embedder_for_collection(row, settings, home).model_id == row["embedding_model"]
+    # a collection from before the mode was recorded was built with the shipped file
+    old = {**row, "embedding": {k: v for k, v in row["embedding"].items() if k != "int8"}}
+    assert embedder_for_collection(old, settings, home).model_id.endswith("@int8-256")
+    weights = KBSettings.model_validate({"int8": "weights"})
+    assert get_embedder(weights, home).model_id.endswith("@int8-256")
+
+
+def test_compact_term_counts_give_the_same_bm25_vector() -> None:
+    bm25 = BM25()
+    for text in [*_abstracts(20), "检索测试 abc检索def", "🙂", "cell " * 40]:
+        counts = bm25.doc_counts(text)
+        assert counts.length == sum(bm25.doc_terms(text).values())
+        assert bm25.vector_of(counts, 120.0) == bm25.doc_vector(bm25.doc_terms(text), 120.0)
