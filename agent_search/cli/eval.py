@@ -27,7 +27,9 @@ def retrieval(
     max_docs: Annotated[int | None, typer.Option(
         "--max-docs", min=1, help="Corpus subset: relevant docs plus others up to N")] = None,
     chunk_tokens: Annotated[int | None, typer.Option(
-        "--chunk-tokens", help="Override kb.chunk_tokens for this corpus")] = None,
+        "--chunk-tokens",
+        help="Chunk size for this corpus (default: kb.chunk_tokens if configured, else "
+             "512: BEIR records are passages and stay whole)")] = None,
     config_dir: Annotated[Path | None, typer.Option("--config",
                                                     help="Configuration folder.")] = None,
     json_out: Annotated[bool, typer.Option("--json", help="Print one JSON document.")] = False,

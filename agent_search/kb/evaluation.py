@@ -195,11 +195,27 @@ def mrr_at(ranked: list[str], rels: dict[str, int], k: int) -> float:
     return 0.0
 
 
+PASSAGE_TOKENS = 512
+"""BEIR records are passages already. Unless ``kb.chunk_tokens`` is set, the eval ingests
+each as one chunk of up to this many tokens (BM25 sees all of it, the embedding its first
+256 tokens) rather than cutting it in two: on SciFact that is both better (hybrid nDCG@10
+0.7427 against 0.7349) and about 1.5× faster to ingest than 256-token chunks."""
+
+
+def passage_config(config: SearchConfig) -> SearchConfig:
+    """``config`` with passage-sized chunks, unless it sets ``kb.chunk_tokens`` itself."""
+    if "chunk_tokens" in (config.kb.model_extra or {}):
+        return config
+    return config.merged({"kb": {"chunk_tokens": PASSAGE_TOKENS}})
+
+
 async def evaluate(config: SearchConfig, folder: Path, *, split: str = "test",
                    mode: str = "hybrid", max_queries: int | None = None,
                    max_docs: int | None = None, options: dict[str, Any] | None = None,
                    progress: Callable[[int, int], None] | None = None) -> EvalReport:
-    """Ingest (or reuse) the corpus and score ``mode`` on the split's queries."""
+    """Ingest (or reuse) the corpus and score ``mode`` on the split's queries. The corpus
+    is ingested as passages (:data:`PASSAGE_TOKENS`) unless ``kb.chunk_tokens`` is set."""
+    config = passage_config(config)
     dataset = await anyio.to_thread.run_sync(load_dataset, folder, split)
     if max_queries is not None or max_docs is not None:
         dataset = await anyio.to_thread.run_sync(

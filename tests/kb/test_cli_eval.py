@@ -79,3 +79,13 @@ def test_eval_command_json(home: Path) -> None:
     assert set(data) == {"ndcg@10", "recall@100", "mrr@10", "queries", "latency_ms"}
     assert data["queries"] == 5 and set(data["latency_ms"]) == {"p50", "p95"}
     assert 0.0 <= data["ndcg@10"] <= 1.0
+
+
+def test_eval_ingests_beir_records_as_passages_unless_chunking_is_configured() -> None:
+    from agent_search.kb.evaluation import PASSAGE_TOKENS, passage_config
+    from agent_search.kb.settings import KBSettings
+
+    default = KBSettings.from_config(passage_config(SearchConfig()))
+    assert default.chunk_tokens == PASSAGE_TOKENS == 512
+    configured = SearchConfig(kb={"chunk_tokens": 128, "chunk_overlap": 16})
+    assert KBSettings.from_config(passage_config(configured)).chunk_tokens == 128
