@@ -7,11 +7,12 @@ chunk's own fields. Nothing is evaluated as code.
 
 from __future__ import annotations
 
-from typing import Any
-
-from qdrant_client import models
+from typing import TYPE_CHECKING, Any
 
 from agent_search.types import QueryWhere
+
+if TYPE_CHECKING:  # qdrant-client is imported where it is used: it takes ~1 s
+    from qdrant_client import models
 
 TOP_LEVEL_FIELDS = frozenset({"source", "document_id", "title", "chunk_index", "collection"})
 
@@ -31,12 +32,14 @@ def payload_key(field: str) -> str:
 
 def to_qdrant_filter(wheres: list[QueryWhere]) -> models.Filter | None:
     """The Qdrant filter of ``wheres`` (ANDed), or None when there are none."""
+    from qdrant_client import models
     if not wheres:
         return None
     return models.Filter(must=[_condition(w) for w in wheres])
 
 
 def _condition(where: QueryWhere) -> Any:
+    from qdrant_client import models
     if where.or_ is not None:
         return models.Filter(should=[_condition(w) for w in where.or_])
     if where.and_ is not None:

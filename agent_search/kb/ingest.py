@@ -22,7 +22,6 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-from qdrant_client import models
 
 from agent_search.config import SearchConfig
 from agent_search.kb.chunking import Chunk, TokenCounter, approx_tokens, chunk_document
@@ -249,6 +248,7 @@ def _ingest_sync(home: Path, settings: KBSettings, paths: list[Path], collection
             progress(0, total)
 
         def write(start: int, vectors: Vectors) -> None:
+            from qdrant_client import models
             batch = pending[start:start + EMBED_BATCH]
             points = []
             for i, (p, vec) in enumerate(zip(batch, vectors, strict=True)):

@@ -34,15 +34,17 @@ from __future__ import annotations
 import math
 import threading
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numpy.typing import NDArray
-from qdrant_client import models
 
 from agent_search.kb.settings import KBSettings
 from agent_search.kb.sparse import SparseVec
 from agent_search.kb.store import DENSE, SPARSE, KBStore
+
+if TYPE_CHECKING:  # qdrant-client is imported where it is used: it takes ~1 s
+    from qdrant_client import models
 
 
 @dataclass(slots=True)
@@ -85,6 +87,7 @@ class LocalIndex:
 
     @classmethod
     def build(cls, records: list[models.Record]) -> LocalIndex:
+        from qdrant_client import models
         ids: list[str] = []
         payloads: list[dict[str, Any]] = []
         rows: list[list[float]] = []
@@ -332,6 +335,7 @@ def search_qdrant(store: KBStore, collection: str, plan: QueryPlan,
 def _search_qdrant(store: KBStore, collection: str, plan: QueryPlan,
                    dense: NDArray[np.float32] | None, sparse: SparseVec | None,
                    query_filter: models.Filter | None, points: int) -> list[Hit]:
+    from qdrant_client import models
     sparse_q = (models.SparseVector(indices=sparse.indices, values=sparse.values)
                 if sparse is not None and sparse.indices else None)
     dense_q = dense.tolist() if dense is not None else None

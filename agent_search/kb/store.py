@@ -20,11 +20,12 @@ import re
 import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
-
-from qdrant_client import QdrantClient, models
+from typing import TYPE_CHECKING, Any
 
 from agent_search.kb.settings import KBSettings
+
+if TYPE_CHECKING:  # qdrant-client is imported where it is used: it takes ~1 s
+    from qdrant_client import QdrantClient, models
 
 DENSE = "dense"
 SPARSE = "bm25"
@@ -121,6 +122,7 @@ class KBStore:
             return found
 
     def create(self, name: str, dimensions: int, meta: dict[str, Any]) -> None:
+        from qdrant_client import models
         with self.lock:
             self.client.create_collection(
                 name,
@@ -150,6 +152,7 @@ class KBStore:
 
     def source_hashes(self, name: str, source: str) -> dict[str, str]:
         """Point id → content hash of the chunks ingested from ``source``."""
+        from qdrant_client import models
         found: dict[str, str] = {}
         flt = models.Filter(must=[models.FieldCondition(
             key="source", match=models.MatchValue(value=source))])
@@ -172,6 +175,7 @@ class KBStore:
             self._bump(name)
 
     def delete(self, name: str, ids: list[str]) -> None:
+        from qdrant_client import models
         if not ids:
             return
         with self.lock:
@@ -221,6 +225,7 @@ def get_store(settings: KBSettings, home: Path) -> KBStore:
 
 def build_client(settings: KBSettings, home: Path) -> QdrantClient:
     """A Qdrant server client when ``url`` is set, else local mode under ``home/qdrant``."""
+    from qdrant_client import QdrantClient
     if settings.url:
         api_key = None
         if settings.api_key_env:
