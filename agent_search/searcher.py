@@ -136,11 +136,10 @@ class Searcher:
             with shared:
                 async with anyio.create_task_group() as tg:
                     for i in range(1, count):
-                        tg.start_soon(self._run_into, results, i, ctx, requests[i], now, cutoff,
-                                      shared)
+                        tg.start_soon(self._run, ctx, requests[i], now, cutoff, shared, results, i)
                     # the first runs in this task (one task fewer to spawn); it gets to its
                     # first await before the others start, so search ids follow request order
-                    await self._run_into(results, 0, ctx, requests[0], now, cutoff, shared)
+                    await self._run(ctx, requests[0], now, cutoff, shared, results, 0)
         return [
             _not_started(raw) if result is None else result
             for raw, result in zip(requests, results, strict=True)
@@ -242,19 +241,6 @@ class Searcher:
         errors = "; ".join(f"{r.type}: {r.error}" for r in finished)
         return last.model_copy(update={"error": f"all {len(finished)} searches failed: {errors}"})
 
-    async def _run_into(
-        self,
-        results: list[Result | None],
-        i: int,
-        ctx: Context,
-        raw: RequestLike,
-        now: float,
-        cutoff: float,
-        shared: anyio.CancelScope,
-    ) -> None:
-        # a method rather than a closure per call: no cells for the collector to walk
-        results[i] = await self._run(ctx, raw, now, cutoff, shared, results, i)
-
     async def _run(
         self,
         ctx: Context,
@@ -268,8 +254,9 @@ class Searcher:
         """One search, whatever happens: validation, events, trace, then :meth:`_execute`.
         ``now`` is when the call began (the per-search timeout counts from it) and
         ``cutoff`` the call's deadline, both on anyio's clock. ``shared`` is the scope that
-        enforces this search's time limit when it has none of its own; when it fires, the
-        timed-out Result goes to ``out[i]`` and the cancellation goes on to that scope."""
+        enforces this search's time limit when it has none of its own. With ``out`` the
+        Result also goes to ``out[i]`` (tasks of a fan-out return nothing), also when the
+        shared scope fires: then the cancellation goes on to that scope."""
         started = time.perf_counter()
         search_id = ctx.next_search_id()
         events = ctx.events
@@ -286,7 +273,7 @@ class Searcher:
                 search_id=search_id,
                 error=f"invalid request: {validation_summary(exc)}",
             )
-            return self._complete(ctx, failed, started)
+            return self._finish(ctx, failed, started, out, i)
         events.emit(SearchStart(rid, search_id, request.type, request.query))
         node = TraceNode(
             "search",
@@ -306,7 +293,7 @@ class Searcher:
                 failed = _failed(request, search_id, _timeout_error(request, shared.deadline,
                                                                    now, cutoff))
                 node.finish("failed", failed.error)
-                out[i] = self._complete(ctx, failed, started)
+                self._finish(ctx, failed, started, out, i)
             else:
                 # cancelled from outside (any/race loser, caller gone): report it
                 node.finish("cancelled", "cancelled")
@@ -316,7 +303,7 @@ class Searcher:
             raise
         node.attributes["result_count"] = len(result.items)
         node.finish("success" if result.error is None else "failed", result.error)
-        return self._complete(ctx, result, started)
+        return self._finish(ctx, result, started, out, i)
 
     async def _execute(
         self,
@@ -387,6 +374,14 @@ class Searcher:
                         reranker, ctx, request.query, items, request.rerank.top_k
                     )
         return result
+
+    def _finish(
+        self, ctx: Context, result: Result, started: float, out: list[Result | None] | None,
+        i: int,
+    ) -> Result:
+        if out is not None:
+            out[i] = result
+        return self._complete(ctx, result, started)
 
     def _complete(self, ctx: Context, result: Result, started: float) -> Result:
         duration = _ms(started)
