@@ -97,16 +97,6 @@ def dedupe(items: Iterable[ResultItem]) -> list[ResultItem]:
     kept: list[ResultItem] = []
     index: dict[tuple[str, ...], int] = {}
     for item in items:
-        if item.url and not item.document_id and not item.model:
-            # the common single-key case (a web page), without building a key list
-            key: tuple[str, ...] = ("url", normalize_url(item.url))
-            slot = index.get(key, -1)
-            if slot < 0:
-                index[key] = len(kept)
-                kept.append(item)
-            elif _stronger(item, kept[slot]):
-                kept[slot] = item
-            continue
         keys = identity_keys(item)
         slot = -1
         for key in keys:

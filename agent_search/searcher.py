@@ -9,6 +9,7 @@ nothing here raises at the caller for a failed search.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -264,8 +265,7 @@ class Searcher:
         try:
             request = raw if isinstance(raw, Request) else Request.model_validate(raw)
         except ValidationError as exc:
-            rtype = str(raw.get("type", "")) if isinstance(raw, Mapping) else ""
-            query = str(raw.get("query", "")) if isinstance(raw, Mapping) else ""
+            rtype, query = _type_and_query(raw)
             events.emit(SearchStart(rid, search_id, rtype, query))
             failed = Result(
                 type=rtype,
@@ -328,15 +328,16 @@ class Searcher:
             return _failed(request, search_id, f"unsupported search type: {request.type}")
 
         deadline = min(cutoff, now + (request.timeout or opts.timeout))
-        own = shared is None or deadline < shared.deadline
-        scope = anyio.CancelScope(deadline=deadline) if own else _NO_SCOPE
+        # a shared scope enforces this limit unless this search's own is shorter
+        scope = (anyio.CancelScope(deadline=deadline)
+                 if shared is None or deadline < shared.deadline else None)
         result: Any = None
-        with activate(node), scope:
+        with activate(node), scope or contextlib.nullcontext():
             try:
                 result = await handler.search(ctx, request)
             except Exception as exc:  # a handler's failure stays in its Result
                 return _failed(request, search_id, f"{request.type}: {first_line(exc)}")
-        if scope.cancelled_caught:
+        if scope is not None and scope.cancelled_caught:
             return _failed(request, search_id, _timeout_error(request, deadline, now, cutoff))
         if not isinstance(result, Result):
             return _failed(
@@ -385,9 +386,7 @@ class Searcher:
 
     def _complete(self, ctx: Context, result: Result, started: float) -> Result:
         duration = _ms(started)
-        values = result.__dict__
-        values["duration_ms"] = duration
-        result.__pydantic_fields_set__.add("duration_ms")
+        _store(result, duration_ms=duration)
         emit = ctx.events.emit
         rid, sid = ctx.request_id, result.search_id or ""
         items = result.items
@@ -398,21 +397,6 @@ class Searcher:
 
 
 _STAMPED_FIELDS = ("source", "weight", "citation_id", "type")
-
-
-class _NoScope:
-    """Stands in for a cancel scope when a shared one enforces the search's limit."""
-
-    cancelled_caught = False
-
-    def __enter__(self) -> _NoScope:
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        return None
-
-
-_NO_SCOPE = _NoScope()
 
 
 def _shared_deadline(
@@ -439,13 +423,18 @@ def _timeout_error(request: Request, deadline: float, now: float, cutoff: float)
     return f"{request.type}: {why} after {_fmt_seconds(max(0.0, deadline - now))}"
 
 
+def _type_and_query(raw: RequestLike) -> tuple[str, str]:
+    """What a request says its type and query are, even one that does not validate."""
+    if isinstance(raw, Request):
+        return raw.type, raw.query
+    if isinstance(raw, Mapping):
+        return str(raw.get("type", "")), str(raw.get("query", ""))
+    return "", ""
+
+
 def _not_started(raw: RequestLike) -> Result:
     """The Result of a search whose task was cancelled before it could start."""
-    if isinstance(raw, Request):
-        rtype, query = raw.type, raw.query
-    else:
-        rtype = str(raw.get("type", "")) if isinstance(raw, Mapping) else ""
-        query = str(raw.get("query", "")) if isinstance(raw, Mapping) else ""
+    rtype, query = _type_and_query(raw)
     return Result(type=rtype, query=query, error=f"{rtype}: deadline exceeded before it started")
 
 
@@ -463,8 +452,7 @@ def _with_limit(request: Request, limit: int) -> Request:
     """``request`` with its limit filled in: a shallow copy (the caller's request is not
     changed), cheaper than ``model_copy`` on the hot path."""
     copy = request.__copy__()
-    copy.__dict__["limit"] = limit
-    copy.__pydantic_fields_set__.add("limit")
+    _store(copy, limit=limit)
     return copy
 
 
