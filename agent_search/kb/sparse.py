@@ -116,15 +116,6 @@ class BM25:
     def doc_terms(self, text: str) -> Counter[int]:
         return Counter(term_id(t) for t in analyze(text, self.language))
 
-    def doc_vector(self, counts: Counter[int], avgdl: float) -> SparseVec:
-        dl = sum(counts.values())
-        norm = self.k1 * (1.0 - self.b + self.b * dl / max(avgdl, 1.0))
-        items = sorted(counts.items())
-        return SparseVec(
-            [i for i, _ in items],
-            [tf * (self.k1 + 1.0) / (tf + norm) for _, tf in items],
-        )
-
     def doc_counts(self, text: str) -> TermCounts:
         items = sorted(self.doc_terms(text).items())
         ids = np.fromiter((i for i, _ in items), dtype=np.uint32, count=len(items))
@@ -132,7 +123,8 @@ class BM25:
         return TermCounts(ids, counts, int(counts.sum()))
 
     def vector_of(self, terms: TermCounts, avgdl: float) -> SparseVec:
-        """:meth:`doc_vector` of compact counts (the same values)."""
+        """The document's BM25 term weights: tf × (k1 + 1) / (tf + k1 × (1 − b + b × dl /
+        avgdl)), IDF left to Qdrant's modifier."""
         norm = self.k1 * (1.0 - self.b + self.b * terms.length / max(avgdl, 1.0))
         tf = terms.counts.astype(np.float64)
         values = tf * (self.k1 + 1.0) / (tf + norm)

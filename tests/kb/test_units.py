@@ -65,8 +65,8 @@ def test_bm25_analysis_stems_and_drops_stop_words() -> None:
     bm25 = BM25()
     q = bm25.query_vector("cells cell CELLS")
     assert len(q.indices) == 1 and q.values == [1.0]
-    long_doc = bm25.doc_vector(bm25.doc_terms("cell " * 3 + "tissue " * 100), avgdl=10)
-    short_doc = bm25.doc_vector(bm25.doc_terms("cell " * 3), avgdl=10)
+    long_doc = bm25.vector_of(bm25.doc_counts("cell " * 3 + "tissue " * 100), avgdl=10)
+    short_doc = bm25.vector_of(bm25.doc_counts("cell " * 3), avgdl=10)
     assert long_doc.indices == sorted(long_doc.indices)
     weight = dict(zip(short_doc.indices, short_doc.values, strict=True))
     long_weight = dict(zip(long_doc.indices, long_doc.values, strict=True))
