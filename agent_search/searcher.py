@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+import re
 import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -337,7 +338,9 @@ class Searcher:
                 result = await handler.search(ctx, request)
             except Exception as exc:  # a handler's failure stays in its Result
                 return _failed(request, search_id, f"{request.type}: {first_line(exc)}")
-        if scope is not None and scope.cancelled_caught:
+        if (scope is not None and scope.cancelled_caught) or anyio.current_time() > deadline:
+            # also when the handler blocked the event loop past its limit, so no scope
+            # could fire: a late answer is reported as the timeout it is
             return _failed(request, search_id, _timeout_error(request, deadline, now, cutoff))
         if not isinstance(result, Result):
             return _failed(
@@ -355,6 +358,7 @@ class Searcher:
                search_id=search_id, total=max(result.total, len(items)))
         weight = ctx.config.weights.for_source(source)
         first_id = ctx.citations.reserve(len(items))
+        unsafe_urls = 0
         for n, item in enumerate(items, first_id):
             values = item.__dict__
             values["source"] = source
@@ -362,7 +366,15 @@ class Searcher:
             values["citation_id"] = str(n)
             if not values["type"]:
                 values["type"] = rtype
+            url = values["url"]
+            if url is not None and not _web_url(url):
+                values["url"] = None
+                unsafe_urls += 1
             item.__pydantic_fields_set__.update(_STAMPED_FIELDS)
+        if unsafe_urls:
+            result.warnings.append(
+                f"{rtype}: removed {unsafe_urls} item url(s) that were not plain http(s) links"
+            )
         if request.rerank is not None and items:
             reranker = self.rerankers.get(request.rerank.type)
             if reranker is None:
@@ -397,6 +409,15 @@ class Searcher:
 
 
 _STAMPED_FIELDS = ("source", "weight", "citation_id", "type")
+
+# What an item's url may be once it leaves the searcher (events, prompt, references, the
+# CLI, MCP): http or https, a host without credentials, no whitespace, control character
+# or Unicode line break anywhere. Handlers we do not own may return anything else
+# (``javascript:``, ``data:``, ``file:``), and a client that renders the link would run it.
+_web_url = re.compile(
+    r"(?i)https?://[^\x00-\x20\x7f-\x9f\u2028\u2029/?#\\@]+"
+    r"(?:[/?#][^\x00-\x20\x7f-\x9f\u2028\u2029]*)?"
+).fullmatch
 
 
 def _shared_deadline(
