@@ -9,6 +9,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from agent_search.errors import ConfigError
+
 if TYPE_CHECKING:
     from agent_search.searcher import Searcher
 
@@ -30,12 +32,16 @@ def register_builtin_handlers(
     from agent_search.web import create_handler as create_web_handler
 
     config = searcher.config
-    searcher.registry.register(create_web_handler(config))
-    searcher.registry.register(create_kb_handler(config))
-    searcher.registry.register(
-        create_db_handler(
-            config,
-            config_dir=Path(config_dir) if config_dir is not None else None,
-            assistant_dir=Path(assistant_dir) if assistant_dir is not None else None,
+    try:
+        searcher.registry.register(create_web_handler(config))
+        searcher.registry.register(create_kb_handler(config))
+        searcher.registry.register(
+            create_db_handler(
+                config,
+                config_dir=Path(config_dir) if config_dir is not None else None,
+                assistant_dir=Path(assistant_dir) if assistant_dir is not None else None,
+            )
         )
-    )
+    except ConfigError as exc:
+        # handlers validate their own sections; name the file the bad key came from
+        raise exc.located(config.origin(exc.key)) from exc

@@ -23,7 +23,7 @@ from typing import Any
 
 import json5
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
 from agent_search.errors import ConfigError
 from agent_search.types import CitationConfig
@@ -117,6 +117,14 @@ class SearchConfig(_Section):
     options: OptionsConfig = Field(default_factory=OptionsConfig)
     uses: UsesConfig = Field(default_factory=UsesConfig)
 
+    # top-level section → the file of the last layer that set it, so an error found
+    # later (a handler validating its own section) can still name the file
+    _origins: dict[str, str] = PrivateAttr(default_factory=dict)
+
+    def origin(self, key: str | None) -> str | None:
+        """The file the section of ``key`` (``"db.url"`` → ``db``) last came from."""
+        return self._origins.get(key.split(".", 1)[0]) if key else None
+
     def enabled_types(self) -> list[str]:
         """Search types switched on for auto search (``enabled`` true)."""
         return [t for t in ("web", "kb", "db") if getattr(self, t).enabled]
@@ -124,7 +132,11 @@ class SearchConfig(_Section):
     def merged(self, overrides: Mapping[str, Any], *, file: str | None = None) -> SearchConfig:
         """A new config with ``overrides`` deep-merged on top (a later layer)."""
         base = self.model_dump(mode="python")
-        return _validate(deep_merge(base, _normalize_toggles(dict(overrides), objects=False)), file)
+        merged = _validate(deep_merge(base, _normalize_toggles(dict(overrides), objects=False)),
+                           file)
+        merged._origins = {**self._origins, **dict.fromkeys(overrides, file)} if file else \
+            dict(self._origins)
+        return merged
 
 
 def default_home() -> Path:
@@ -172,26 +184,74 @@ def _validate(data: Mapping[str, Any], file: str | None) -> SearchConfig:
         raise config_error(exc, file=file) from None
 
 
-def read_jsonc(path: Path) -> dict[str, Any]:
-    """Read a JSONC (JSON with comments and trailing commas) object; errors name the file."""
+MAX_CONFIG_BYTES = 1_000_000
+"""A configuration file larger than this is refused before it is parsed."""
+
+MAX_CONFIG_DEPTH = 64
+"""Deepest nesting of objects/lists a configuration file may have."""
+
+
+def read_config_text(path: Path) -> str:
+    """The text of a configuration file, size-checked before it is read; errors name it."""
     try:
-        text = path.read_text(encoding="utf-8-sig")
+        size = path.stat().st_size
+        if size > MAX_CONFIG_BYTES:
+            raise ConfigError(f"file too large ({size:,} bytes; limit {MAX_CONFIG_BYTES:,})",
+                              file=str(path))
+        return path.read_text(encoding="utf-8-sig")
     except OSError as exc:
-        raise ConfigError(f"cannot read: {exc.strerror or exc}", file=str(path)) from None
+        raise ConfigError(f"cannot read: {exc.strerror or exc}", file=str(path)) from exc
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"not UTF-8 text (byte {exc.start})", file=str(path)) from exc
+
+
+def check_nesting(text: str, file: str) -> None:
+    """Refuse text nested deeper than :data:`MAX_CONFIG_DEPTH` before a recursive parser
+    sees it (deep nesting otherwise ends in a RecursionError traceback). Brackets inside
+    strings count too, which only errs on the safe side for absurd files."""
+    depth = deepest = 0
+    for char in text:
+        if char in "[{":
+            depth += 1
+            if depth > deepest:
+                deepest = depth
+                if deepest > MAX_CONFIG_DEPTH:
+                    raise ConfigError(f"nested deeper than {MAX_CONFIG_DEPTH} levels", file=file)
+        elif char in "]}" and depth:
+            depth -= 1
+
+
+def parse_jsonc(text: str, file: str) -> dict[str, Any]:
+    """A JSONC object from ``text`` (JSON with comments and trailing commas); errors name
+    ``file``."""
+    check_nesting(text, file)
     try:
         data = json5.loads(text)
-    except ValueError as exc:
-        raise ConfigError(f"invalid JSONC: {exc}", file=str(path)) from None
+    except (ValueError, RecursionError) as exc:
+        raise ConfigError(f"invalid JSONC: {first_line(exc)}", file=file) from exc
     if not isinstance(data, dict):
-        raise ConfigError("expected a JSON object at the top level", file=str(path))
+        raise ConfigError("expected a JSON object at the top level", file=file)
     return data
 
 
+def first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+def read_jsonc(path: Path) -> dict[str, Any]:
+    """Read a JSONC (JSON with comments and trailing commas) object; errors name the file."""
+    return parse_jsonc(read_config_text(path), str(path))
+
+
 def read_yaml(path: Path) -> dict[str, Any]:
+    """Read a YAML mapping; errors name the file."""
+    text = read_config_text(path)
+    check_nesting(text, str(path))
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8-sig"))
-    except OSError as exc:
-        raise ConfigError(f"cannot read: {exc.strerror or exc}", file=str(path)) from None
+        data = yaml.safe_load(text)
+    except RecursionError as exc:
+        raise ConfigError("invalid YAML: nested too deeply", file=str(path)) from exc
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" (line {mark.line + 1})" if mark is not None else ""

@@ -18,7 +18,15 @@ class ConfigError(AgentSearchError):
         self.file = file
         self.key = key
         where = ": ".join(p for p in (file, key) if p)
+        self.message = message
         super().__init__(f"{where}: {message}" if where else message)
+
+    def located(self, file: str | None) -> ConfigError:
+        """This error naming ``file``, when it does not name one yet (a section checked
+        after the layers were merged knows its key, not the file it came from)."""
+        if self.file is not None or file is None:
+            return self
+        return ConfigError(self.message, file=file, key=self.key)
 
 
 def validation_summary(exc: ValidationError, default_loc: str = "request") -> str:

@@ -180,9 +180,15 @@ def search_command(
             time_range=time_range,
             options={"mode": mode} if mode else {},
         )
+    except ValidationError as exc:
+        fail(f"--{validation_summary(exc)}" if exc.errors()[0]["loc"] == ("limit",)
+             else validation_summary(exc))
     except ValueError as exc:
-        fail(validation_summary(exc) if isinstance(exc, ValidationError) else str(exc))
+        fail(str(exc))
     searcher = build_searcher(config, assistant, {"db": {"url": db_url}} if db_url else None)
+    max_limit = searcher.config.options.max_limit
+    if limit is not None and limit > max_limit:
+        fail(f"--limit {limit}: outside 1..{max_limit} (options.max_limit)")
     result = anyio.run(_search, searcher, request)
     if as_json:
         print_json(result.to_json())

@@ -85,6 +85,8 @@ class DBHandler:
                  engine: AsyncEngine | None = None) -> None:
         self.config = config
         self.settings = DBSettings.from_config(config)
+        if self.settings.url:
+            async_url(self.settings.url)  # a bad URL is a configuration error now, not later
         self.definitions = dict(definitions or {})
         self.generators = dict(generators or {})
         self._engine = engine
