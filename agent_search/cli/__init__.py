@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from typing import Annotated
 
 import typer
 from typer.exceptions import TyperException
@@ -15,8 +16,20 @@ from agent_search.cli import search as _search  # noqa: F401  (registers the com
 from agent_search.cli.app import app
 
 
+def _print_version(value: bool) -> None:
+    if value:
+        from agent_search import __version__
+
+        print(f"agent-search {__version__}")
+        raise typer.Exit(0)
+
+
 @app.callback()
-def _root() -> None:
+def _root(
+    version: Annotated[bool, typer.Option(
+        "--version", callback=_print_version, is_eager=True,
+        help="Print the version and exit")] = False,
+) -> None:
     """Search layer for AI agents: web, knowledge-base and database search."""
 
 

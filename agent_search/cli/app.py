@@ -36,6 +36,21 @@ def fail(message: str, code: int = 2) -> NoReturn:
     raise typer.Exit(code)
 
 
+MAX_IDENTITY_CHARS = 128
+
+
+def check_identity(value: str | None, flag: str) -> str | None:
+    """``--user`` / ``--team`` as given, or exit 2: an identity drives permission filters,
+    so it must be exactly what the caller means (no padding, no control characters)."""
+    if value is None:
+        return None
+    if not value or len(value) > MAX_IDENTITY_CHARS:
+        fail(f"{flag}: expected 1..{MAX_IDENTITY_CHARS} characters")
+    if value != value.strip() or not value.isprintable():
+        fail(f"{flag} {value!r}: no leading/trailing spaces or control characters")
+    return value
+
+
 def print_json(data: Any) -> None:
     """One JSON document on stdout."""
     sys.stdout.write(json.dumps(data, ensure_ascii=False, default=str) + "\n")

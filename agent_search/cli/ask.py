@@ -18,7 +18,7 @@ from rich.markup import escape
 
 from agent_search.agent import Assistant, Options
 from agent_search.citation import format_marker
-from agent_search.cli.app import app, fail, print_json_line
+from agent_search.cli.app import app, check_identity, fail, print_json_line
 from agent_search.cli.search import resolve_assistant, resolve_config_dir
 from agent_search.errors import AgentSearchError
 from agent_search.events import (
@@ -154,9 +154,14 @@ def ask(
     connector: Annotated[str | None, typer.Option(
         "--connector", help="LLM connector from config/agent.yml ('offline' for none)")
     ] = None,
+    user: Annotated[str | None, typer.Option(
+        "--user", help="Who is asking (user id for permission filters)")] = None,
+    team: Annotated[str | None, typer.Option(
+        "--team", help="The asker's team id (permission filters)")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="JSON lines of events")] = False,
 ) -> None:
     """Ask an assistant; streams search progress, the answer and its references."""
+    user, team = check_identity(user, "--user"), check_identity(team, "--team")
     if not question.strip():
         fail("QUESTION must not be empty")
     try:
@@ -166,7 +171,8 @@ def ask(
     except (ValueError, AgentSearchError) as exc:
         fail(str(exc))
     try:
-        code = anyio.run(_ask, loaded, question, Options(search=search, connector=connector),
+        code = anyio.run(_ask, loaded, question, Options(search=search, connector=connector,
+                                                    user_id=user, team_id=team),
                          as_json)
     finally:
         _close_kb_stores()

@@ -26,7 +26,7 @@ import typer
 from pydantic import Field
 
 from agent_search.citation import CitationAllocator
-from agent_search.cli.app import app
+from agent_search.cli.app import app, check_identity
 from agent_search.cli.search import build_searcher
 from agent_search.context import Context
 from agent_search.searcher import Searcher
@@ -47,13 +47,18 @@ class SearchTools:
     """The tool implementations, bound to one searcher. Usable without MCP (tests,
     other servers): each method returns the Result JSON."""
 
-    def __init__(self, searcher: Searcher) -> None:
+    def __init__(self, searcher: Searcher, *, user_id: str | None = None,
+                 team_id: str | None = None) -> None:
         self.searcher = searcher
         self.citations = CitationAllocator()
+        # fixed for the whole session: no tool argument can change who is asking
+        self.user_id = user_id
+        self.team_id = team_id
 
     def context(self) -> Context:
-        """A fresh context per call (events, trace) sharing the session's citation ids."""
-        ctx = self.searcher.context()
+        """A fresh context per call (events, trace) sharing the session's citation ids,
+        with the identity the server was started for."""
+        ctx = self.searcher.context(user_id=self.user_id, team_id=self.team_id)
         ctx.citations = self.citations
         return ctx
 
@@ -141,9 +146,11 @@ def _server_class() -> type[MCPServer[Any]]:
     return MCPServer
 
 
-def create_server(searcher: Searcher) -> tuple[MCPServer[Any], SearchTools]:
-    """An MCP server offering the four search tools of ``searcher``."""
-    tools = SearchTools(searcher)
+def create_server(searcher: Searcher, *, user_id: str | None = None,
+                  team_id: str | None = None) -> tuple[MCPServer[Any], SearchTools]:
+    """An MCP server offering the four search tools of ``searcher``, answering as
+    ``user_id`` / ``team_id`` (permission filters; anonymous when both are None)."""
+    tools = SearchTools(searcher, user_id=user_id, team_id=team_id)
     server = _server_class()(
         name="agent-search",
         instructions="Search tools: web_search, kb_search, db_search and search "
@@ -159,12 +166,17 @@ def mcp_command(
     assistant: Annotated[
         str | None, typer.Option("--assistant", help="Assistant id or folder")
     ] = None,
+    user: Annotated[str | None, typer.Option(
+        "--user", help="Who the tools search for (user id for permission filters)")] = None,
+    team: Annotated[str | None, typer.Option(
+        "--team", help="The caller's team id (permission filters)")] = None,
     as_json: Annotated[bool, typer.Option(
         "--json", help="Accepted for uniformity: MCP speaks JSON-RPC on stdout anyway")] = False,
 ) -> None:
     """Serve web_search, kb_search, db_search and search over MCP (stdio)."""
+    user, team = check_identity(user, "--user"), check_identity(team, "--team")
     searcher = build_searcher(config, assistant)  # builtin web, kb and db handlers
-    server, _ = create_server(searcher)
+    server, _ = create_server(searcher, user_id=user, team_id=team)
 
     async def serve() -> None:
         try:

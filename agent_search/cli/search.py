@@ -9,9 +9,10 @@ from typing import Annotated, Any
 import anyio
 import typer
 from pydantic import ValidationError
+from rich.markup import escape
 from rich.table import Table
 
-from agent_search.cli.app import app, console, fail, print_json
+from agent_search.cli.app import app, check_identity, console, fail, print_json
 from agent_search.errors import AgentSearchError, validation_summary
 from agent_search.searcher import Searcher
 from agent_search.types import QueryOrder, QueryWhere, Request, Result
@@ -97,6 +98,7 @@ def render_result(result: Result) -> None:
     )
     if result.error:
         console.print(f"[red]✗ {title}[/red]\n[red]error:[/red] {result.error}")
+        _render_notes(result)
         return
     table = Table(title=title, show_lines=False)
     table.add_column("ref", style="cyan", no_wrap=True)
@@ -115,10 +117,30 @@ def render_result(result: Result) -> None:
             where,
         )
     console.print(table)
+    _render_notes(result)
+
+
+def _render_notes(result: Result) -> None:
+    """What the JSON output also says: the total, the database plan, every warning."""
+    if result.total > len(result.items):
+        console.print(f"total: {result.total} matches, {len(result.items)} shown")
+    for plan in _plans(result.dsl):
+        console.print(f"[cyan]plan:[/cyan] {escape(plan)}")
     for warning in result.warnings:
-        console.print(f"[yellow]warning:[/yellow] {warning}")
+        console.print(f"[yellow]warning:[/yellow] {escape(warning)}")
     if result.rerank_error:
-        console.print(f"[yellow]rerank:[/yellow] {result.rerank_error}")
+        console.print(f"[yellow]rerank:[/yellow] {escape(result.rerank_error)}")
+
+
+def _plans(dsl: Any) -> list[str]:
+    """The explanation a database search gave of what it understood."""
+    if not isinstance(dsl, dict):
+        return []
+    if dsl.get("explanation"):
+        return [str(dsl["explanation"])]
+    queries = dsl.get("queries")
+    return [str(q["explanation"]) for q in queries if isinstance(q, dict) and q.get("explanation")
+            ] if isinstance(queries, list) else []
 
 
 @app.command("search")
@@ -156,9 +178,14 @@ def search_command(
     assistant: Annotated[
         str | None, typer.Option("--assistant", help="Assistant id or folder")
     ] = None,
+    user: Annotated[str | None, typer.Option(
+        "--user", help="Who is asking (user id for permission filters)")] = None,
+    team: Annotated[str | None, typer.Option(
+        "--team", help="The asker's team id (permission filters)")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the Result as JSON")] = False,
 ) -> None:
     """Run one search and print its Result (exit 1 if the search failed)."""
+    user, team = check_identity(user, "--user"), check_identity(team, "--team")
     if search_type not in SEARCH_TYPES:
         fail(f"TYPE {search_type!r}: expected one of {', '.join(SEARCH_TYPES)}")
     if time_range is not None and time_range not in ("day", "week", "month", "year"):
@@ -189,7 +216,7 @@ def search_command(
     max_limit = searcher.config.options.max_limit
     if limit is not None and limit > max_limit:
         fail(f"--limit {limit}: outside 1..{max_limit} (options.max_limit)")
-    result = anyio.run(_search, searcher, request)
+    result = anyio.run(_search, searcher, request, user, team)
     if as_json:
         print_json(result.to_json())
     else:
@@ -198,8 +225,9 @@ def search_command(
         raise typer.Exit(1)
 
 
-async def _search(searcher: Searcher, request: Request) -> Result:
+async def _search(searcher: Searcher, request: Request, user: str | None,
+                  team: str | None) -> Result:
     try:
-        return await searcher.search(request)
+        return await searcher.search(request, ctx=searcher.context(user_id=user, team_id=team))
     finally:
         await searcher.aclose()

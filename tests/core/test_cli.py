@@ -87,3 +87,55 @@ def test_console_script_entry_point_runs() -> None:
         timeout=60,
     )
     assert proc.returncode == 0 and "search" in proc.stdout
+
+
+def test_version_flag(capsys: pytest.CaptureFixture[str]) -> None:
+    from agent_search import __version__
+
+    code, out, _ = run(["--version"], capsys)
+    assert code == 0 and out.strip() == f"agent-search {__version__}"
+
+
+def _notes_db(tmp_path: Path) -> Path:
+    import sqlite3
+
+    db = tmp_path / "notes.db"
+    with sqlite3.connect(db) as conn:
+        conn.execute("create table notes (id integer primary key, title text, "
+                     "__yao_created_by text, __yao_team_id text, public integer)")
+        conn.executemany("insert into notes values (?, ?, ?, ?, ?)", [
+            (1, "alpha plan", "u1", "t1", 0), (2, "beta plan", "u2", "t2", 0),
+            (3, "gamma plan", "u2", "t2", 1)])
+    return db
+
+
+@pytest.mark.parametrize(("identity", "titles"), [
+    ([], {"gamma plan"}),
+    (["--user", "u1"], {"alpha plan", "gamma plan"}),
+    (["--user", "u2", "--team", "t2"], {"beta plan", "gamma plan"}),
+])
+def test_user_and_team_flags_say_who_is_asking(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], identity: list[str],
+        titles: set[str]) -> None:
+    db = _notes_db(tmp_path)
+    code, out, _ = run(["search", "db", "plan", "--model", "notes", "--db-url", str(db),
+                        "--json", *identity], capsys)
+    assert code == 0
+    assert {i["title"] for i in json.loads(out)["items"]} == titles
+
+
+@pytest.mark.parametrize("bad", ["", " u1", "u1\n", "u" * 200])
+def test_bad_identity_exits_2(bad: str, capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run(["search", "web", "q", "--user", bad], capsys)
+    assert code == 2 and "--user" in err
+
+
+def test_human_output_shows_plan_total_and_warnings(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    db = _notes_db(tmp_path)
+    code, out, _ = run(["search", "db", "plan", "--db-url", str(db), "--user", "u1",
+                        "--limit", "1"], capsys)
+    assert code == 0
+    assert "total: 2 matches, 1 shown" in out
+    assert "plan:" in out
+    assert "warning:" in out  # no model named: the search says it searched every table
