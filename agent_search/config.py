@@ -28,6 +28,10 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 from agent_search.errors import ConfigError
 from agent_search.types import CitationConfig
 
+DEFAULT_MIN_SCORE: dict[str, float] = {"web": 0.0, "kb": 0.0, "db": 0.0}
+"""Default relevance floors per search type, on the scale every handler scores on
+(0..1, ~0.5 = probably relevant; see README "What scores mean")."""
+
 
 class _Section(BaseModel):
     model_config = ConfigDict(extra="forbid", validate_assignment=True)
@@ -39,8 +43,14 @@ class _OpenSection(BaseModel):
     model_config = ConfigDict(extra="allow", validate_assignment=True)
 
 
+def _floor(default: float) -> Any:
+    return Field(default=default, ge=0, le=1, description=(
+        "Relevance floor: items scoring under it are dropped before merging (0 = off)"))
+
+
 class WebConfig(_OpenSection):
     enabled: bool | None = None
+    min_score: float = _floor(DEFAULT_MIN_SCORE["web"])
     provider: str = "tavily"
     api_key_env: str | None = None
     base_url: str | None = None
@@ -50,6 +60,7 @@ class WebConfig(_OpenSection):
 
 class KBConfig(_OpenSection):
     enabled: bool | None = None
+    min_score: float = _floor(DEFAULT_MIN_SCORE["kb"])
     collections: list[str] = Field(default_factory=list)
     threshold: float | None = Field(default=None, ge=0, le=1)
     graph: bool = False
@@ -59,6 +70,7 @@ class KBConfig(_OpenSection):
 
 class DBConfig(_OpenSection):
     enabled: bool | None = None
+    min_score: float = _floor(DEFAULT_MIN_SCORE["db"])
     models: list[str] = Field(default_factory=list)
     url: str | None = None
     max_results: int = Field(default=20, ge=1, le=10_000)
@@ -125,6 +137,11 @@ class SearchConfig(_Section):
         """The file the section of ``key`` (``"db.url"`` → ``db``) last came from."""
         return self._origins.get(key.split(".", 1)[0]) if key else None
 
+    def min_score_for(self, search_type: str) -> float:
+        """The relevance floor of ``search_type`` (0 for types without a section)."""
+        section = getattr(self, search_type, None) if search_type in _FLOOR_TYPES else None
+        return float(section.min_score) if section is not None else 0.0
+
     def enabled_types(self) -> list[str]:
         """Search types switched on for auto search (``enabled`` true)."""
         return [t for t in ("web", "kb", "db") if getattr(self, t).enabled]
@@ -137,6 +154,9 @@ class SearchConfig(_Section):
         merged._origins = {**self._origins, **dict.fromkeys(overrides, file)} if file else \
             dict(self._origins)
         return merged
+
+
+_FLOOR_TYPES = frozenset(DEFAULT_MIN_SCORE)
 
 
 def default_home() -> Path:

@@ -55,6 +55,7 @@ class SearchComplete(Event):
     count: int
     duration_ms: float
     error: str | None
+    dropped_below_floor: int = 0
 
 
 @dataclass(slots=True)

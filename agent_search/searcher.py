@@ -349,8 +349,19 @@ class Searcher:
                 f"{request.type}: handler returned {type(result).__name__}, not a Result",
             )
 
-        # stamp: the searcher, not the handler, owns identity, source, weight and ids
+        # relevance floor before anything else: what is under it never reaches a merge,
+        # an event or a prompt, and the Result says how much was dropped
         items = result.items
+        floor = request.min_score
+        if floor is None:
+            floor = ctx.config.min_score_for(request.type)
+        if floor and items:
+            kept = [item for item in items if item.score >= floor]
+            if len(kept) < len(items):
+                _store(result, dropped_below_floor=result.dropped_below_floor
+                       + len(items) - len(kept))
+                items[:] = kept
+        # stamp: the searcher, not the handler, owns identity, source, weight and ids
         if len(items) > limit:
             del items[limit:]
         rtype, source = request.type, request.source
@@ -404,7 +415,8 @@ class Searcher:
         items = result.items
         for item in items:
             emit(SearchResultEvent(rid, sid, item.citation_id, item.title, item.url, item.score))
-        emit(SearchComplete(rid, sid, result.type, len(items), duration, result.error))
+        emit(SearchComplete(rid, sid, result.type, len(items), duration, result.error,
+                            result.dropped_below_floor))
         return result
 
 

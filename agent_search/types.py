@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
 Source = Literal["user", "hook", "auto"]
 """Who asked for a search. Priority when deduplicating: user > hook > auto."""
@@ -168,6 +168,9 @@ class Request(_Model):
     collections: list[str] = Field(default_factory=list)
     threshold: float | None = None
     graph: bool = False
+    # all
+    min_score: float | None = Field(
+        default=None, description="Relevance floor 0..1; config <type>.min_score when unset")
     # db
     models: list[str] = Field(default_factory=list)
     wheres: list[QueryWhere] = Field(default_factory=list)
@@ -210,11 +213,11 @@ class Request(_Model):
             raise ValueError(f"limit {v} is outside 1..{ABSOLUTE_MAX_LIMIT}")
         return v
 
-    @field_validator("threshold")
+    @field_validator("threshold", "min_score")
     @classmethod
-    def _check_threshold(cls, v: float | None) -> float | None:
+    def _check_unit_interval(cls, v: float | None, info: ValidationInfo) -> float | None:
         if v is not None and not 0.0 <= v <= 1.0:
-            raise ValueError(f"threshold {v} is outside 0..1")
+            raise ValueError(f"{info.field_name} {v} is outside 0..1")
         return v
 
 
@@ -279,6 +282,8 @@ class Result(BaseModel):
     error: str | None = None
     rerank_error: str | None = None
     warnings: list[str] = Field(default_factory=list)
+    dropped_below_floor: int = Field(
+        default=0, description="Items the handler found that scored under the relevance floor")
     graph_nodes: list[GraphNode] | None = None
     dsl: dict[str, Any] | None = None
 

@@ -122,6 +122,9 @@ def render_result(result: Result) -> None:
 
 def _render_notes(result: Result) -> None:
     """What the JSON output also says: the total, the database plan, every warning."""
+    if result.dropped_below_floor:
+        console.print(f"{result.dropped_below_floor} more under the relevance floor "
+                      "(--min-score to change it)")
     if result.total > len(result.items):
         console.print(f"total: {result.total} matches, {len(result.items)} shown")
     for plan in _plans(result.dsl):
@@ -155,6 +158,9 @@ def search_command(
         float | None, typer.Option("--threshold", help="KB score threshold 0..1")
     ] = None,
     graph: Annotated[bool, typer.Option("--graph", help="KB graph association")] = False,
+    min_score: Annotated[float | None, typer.Option(
+        "--min-score", help="Relevance floor 0..1 (default: <type>.min_score; 0 = off)")
+    ] = None,
     model: Annotated[list[str] | None, typer.Option("--model", help="DB model id")] = None,
     where: Annotated[
         list[str] | None, typer.Option("--where", help="DB filter FIELD:OP:VALUE")
@@ -200,6 +206,7 @@ def search_command(
             collections=collection or [],
             threshold=threshold,
             graph=graph,
+            min_score=min_score,
             models=model or [],
             wheres=[parse_where(w) for w in where or []],
             orders=[parse_order(o) for o in order or []],

@@ -24,7 +24,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from agent_search.config import SearchConfig, config_error
+from agent_search.config import DEFAULT_MIN_SCORE, SearchConfig, config_error
 from agent_search.types import QueryOrder, QueryWhere
 
 
@@ -32,6 +32,7 @@ class DBSettings(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     enabled: bool | None = None
+    min_score: float = Field(default=DEFAULT_MIN_SCORE["db"], ge=0, le=1)  # the searcher's
     models: list[str] = Field(default_factory=list)
     url: str | None = None
     max_results: int = Field(default=20, ge=1, le=10_000)

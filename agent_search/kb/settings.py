@@ -10,7 +10,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from agent_search.config import SearchConfig, config_error
+from agent_search.config import DEFAULT_MIN_SCORE, SearchConfig, config_error
 
 SearchMode = Literal["hybrid", "dense", "sparse"]
 FusionMethod = Literal["zscore", "rrf", "dbsf"]
@@ -26,6 +26,7 @@ class KBSettings(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     enabled: bool | None = None
+    min_score: float = Field(default=DEFAULT_MIN_SCORE["kb"], ge=0, le=1)  # the searcher's
     collections: list[str] = Field(default_factory=list)
     threshold: float | None = Field(default=None, ge=0, le=1)
     graph: bool = False

@@ -11,7 +11,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from agent_search.config import config_error
+from agent_search.config import DEFAULT_MIN_SCORE, config_error
 
 PROVIDERS: tuple[str, ...] = ("tavily", "serper", "serpapi", "brave", "google", "bing", "searxng")
 """Built-in HTTP providers; ``mcp:<server>`` names an MCP server from ``web.mcp_servers``."""
@@ -100,6 +100,7 @@ class WebSettings(_Strict):
     """Everything the web handler reads from the ``web`` section."""
 
     enabled: bool | None = None
+    min_score: float = Field(default=DEFAULT_MIN_SCORE["web"], ge=0, le=1)  # the searcher's
     provider: str = "tavily"
     api_key_env: str | None = None
     base_url: str | None = None

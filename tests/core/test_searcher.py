@@ -5,7 +5,7 @@ import time
 import anyio
 import pytest
 
-from agent_search import ListSink, Request, Result, ResultItem, SearchConfig, Searcher
+from agent_search import ConfigError, ListSink, Request, Result, ResultItem, SearchConfig, Searcher
 from agent_search.events import SearchComplete, SearchResultEvent, SearchStart
 
 from .handlers import FailingHandler, StaticHandler, web_items
@@ -326,3 +326,51 @@ async def test_1000_concurrent_searches_on_one_context_get_unique_ids() -> None:
             tg.start_soon(one)
     ids = [r.items[0].citation_id for r in results]
     assert len(set(ids)) == 1000
+
+
+def _scored(*scores: float) -> list[ResultItem]:
+    return [ResultItem(title=f"t{i}", url=f"https://example.com/{i}", score=s)
+            for i, s in enumerate(scores)]
+
+
+async def test_items_under_the_type_floor_are_dropped_and_counted() -> None:
+    sink = ListSink()
+    s = Searcher(SearchConfig().merged({"kb": {"min_score": 0.5}}))
+    s.registry.register(StaticHandler("kb", _scored(0.9, 0.49, 0.5, 0.1)))
+    r = await s.search(Request(type="kb", query="q"), ctx=s.context(events=sink))
+    assert [i.score for i in r.items] == [0.9, 0.5]
+    assert [i.citation_id for i in r.items] == ["1", "2"]  # no id spent on dropped items
+    assert r.dropped_below_floor == 2 and r.to_json()["dropped_below_floor"] == 2
+    complete = [e for e in sink.events if isinstance(e, SearchComplete)]
+    assert complete[0].count == 2 and complete[0].dropped_below_floor == 2
+    assert complete[0].to_dict()["dropped_below_floor"] == 2
+
+
+async def test_request_min_score_overrides_the_configured_floor() -> None:
+    s = Searcher(SearchConfig().merged({"web": {"min_score": 0.5}}))
+    s.registry.register(StaticHandler("web", _scored(0.9, 0.3)))
+    lower = await s.search(Request(type="web", query="q", min_score=0.2))
+    off = await s.search(Request(type="web", query="q", min_score=0))
+    higher = await s.search(Request(type="web", query="q", min_score=0.95))
+    assert [len(r.items) for r in (lower, off, higher)] == [2, 2, 0]
+    assert higher.error is None and higher.dropped_below_floor == 2
+
+
+async def test_the_floor_applies_before_the_limit() -> None:
+    s = Searcher(SearchConfig().merged({"db": {"min_score": 0.5}}))
+    s.registry.register(StaticHandler("db", _scored(0.1, 0.2, 0.8, 0.9)))
+    r = await s.search(Request(type="db", query="q", limit=2))
+    assert [i.score for i in r.items] == [0.8, 0.9]
+
+
+async def test_custom_types_have_no_floor_unless_the_request_sets_one() -> None:
+    s = make_searcher(StaticHandler("video", _scored(0.01)))
+    assert len((await s.search(Request(type="video", query="q"))).items) == 1
+    assert (await s.search(Request(type="video", query="q", min_score=0.5))).items == []
+
+
+def test_min_score_is_validated() -> None:
+    with pytest.raises(ValueError, match=r"min_score 1\.5 is outside 0\.\.1"):
+        Request(type="kb", query="q", min_score=1.5)
+    with pytest.raises(ConfigError, match=r"kb\.min_score"):
+        SearchConfig().merged({"kb": {"min_score": -0.1}})

@@ -123,5 +123,6 @@ def test_mcp_command_with_bad_configuration_exits_with_one_line(tmp_path: Path) 
     assert proc.returncode == 2
     assert proc.stdout == ""
     assert proc.stderr.strip().splitlines() == [
-        "agent-search: error: web.provider: unknown provider 'nope'; one of tavily, serper, "
+        f"agent-search: error: {config / 'search.yao'}: web.provider: unknown provider "
+        "'nope'; one of tavily, serper, "
         "serpapi, brave, google, bing, searxng or mcp:<server>"]
