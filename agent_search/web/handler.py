@@ -112,6 +112,12 @@ class WebHandler:
                 return fail(str(exc))
             node.attributes["result_count"] = len(response.items)
         items = response.items
+        refused = sorted({str(i.metadata["url_refused"]) for i in items
+                          if "url_refused" in i.metadata})
+        if refused:
+            count = sum("url_refused" in i.metadata for i in items)
+            warnings.append(f"{provider.name}: {count} result URL(s) refused and removed "
+                            f"(only http(s) links are passed on): {'; '.join(refused[:3])}")
         if query != request.query:
             for item in items:
                 item.metadata["search_query"] = query
