@@ -16,6 +16,12 @@ Keyword extraction here is always the builtin one; when ``uses.keyword`` names a
 processor (an assistant, an MCP tool), the agent runtime runs it before the search, and a
 ``keywords`` request reaching the handler is served by the builtin extractor with a
 warning in ``Result.warnings``.
+
+Result links are untrusted: one that is not a safe http(s) URL is removed from its item
+(``url=None``, reason in ``metadata["url_refused"]``; the item's text is kept) and the
+Result gets a warning saying how many were refused and why. Scores are on the project's
+absolute 0..1 scale (see :mod:`agent_search.web.normalize`); ``web.min_score`` floors are
+applied by the searcher, not here.
 """
 
 from __future__ import annotations
