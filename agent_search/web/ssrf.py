@@ -64,14 +64,13 @@ _REFUSED_V6: tuple[ipaddress.IPv6Network, ...] = tuple(ipaddress.IPv6Network(n) 
     "2001::/23", "2001:db8::/32", "3fff::/20",
 ))
 """Special-purpose blocks inside 2000::/3 (protocol assignments incl. Teredo,
-documentation); everything outside 2000::/3 is refused unless it embeds IPv4 (below)."""
+documentation). Everything outside 2000::/3 is refused too — including the NAT64
+local-use prefix 64:ff9b:1::/48 — except the IPv4 spellings (mapped, compatible) and
+the NAT64 well-known prefix, which are judged by the IPv4 address they carry."""
 
 _IPV4_MAPPED = ipaddress.IPv6Network("::ffff:0:0/96")
 _IPV4_COMPATIBLE = ipaddress.IPv6Network("::/96")
 _NAT64 = ipaddress.IPv6Network("64:ff9b::/96")
-_NAT64_LOCAL = ipaddress.IPv6Network("64:ff9b:1::/48")
-_SIX_TO_FOUR = ipaddress.IPv6Network("2002::/16")
-_TEREDO = ipaddress.IPv6Network("2001::/32")
 
 _MAX_HOST_CHARS = 253
 _NUMBER = re.compile(r"(?:0x[0-9a-f]*|[0-9]+)")
