@@ -2,7 +2,10 @@
 
 :meth:`WebProviderTextSearch.get_search_results` returns these (the ADR's ``BingWebPage``
 and friends). Field names are snake_case with the API's spelling as alias; fields we do
-not name are kept (``extra="allow"``), so nothing the provider sent is lost.
+not name are kept (``extra="allow"``), so nothing the provider sent is lost — except a
+result's link that is not a safe http(s) URL (``javascript:``, credentials, control
+characters...), which is set to None as on the web handler's items, and an entry that
+does not fit its record type, which is left out.
 """
 
 from __future__ import annotations
@@ -11,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 
 class _Record(BaseModel):
@@ -119,25 +122,27 @@ def _int(value: Any) -> int | None:
 
 @dataclass(frozen=True, slots=True)
 class NativeFormat:
-    """Where a provider's payload keeps its results, their type, and its total count."""
+    """Where a provider's payload keeps its results, their type, the field holding each
+    result's link, and the payload's total count."""
 
     path: tuple[str, ...]
     record: type[BaseModel]
+    link: str
     total: Callable[[Any], int | None] = lambda raw: None
 
 
 NATIVE_FORMATS: dict[str, NativeFormat] = {
-    "bing": NativeFormat(("webPages", "value"), BingWebPage,
+    "bing": NativeFormat(("webPages", "value"), BingWebPage, "url",
                          lambda raw: _int(_at(raw, "webPages", "totalEstimatedMatches"))),
-    "google": NativeFormat(("items",), GoogleWebPage,
+    "google": NativeFormat(("items",), GoogleWebPage, "link",
                            lambda raw: _int(_at(raw, "searchInformation", "totalResults"))),
-    "brave": NativeFormat(("web", "results"), BraveWebResult),
-    "tavily": NativeFormat(("results",), TavilyResult),
-    "serper": NativeFormat(("organic",), SerperResult),
-    "serpapi": NativeFormat(("organic_results",), SerpAPIResult,
+    "brave": NativeFormat(("web", "results"), BraveWebResult, "url"),
+    "tavily": NativeFormat(("results",), TavilyResult, "url"),
+    "serper": NativeFormat(("organic",), SerperResult, "link"),
+    "serpapi": NativeFormat(("organic_results",), SerpAPIResult, "link",
                             lambda raw: _int(_at(raw, "search_information",
                                                  "total_results"))),
-    "searxng": NativeFormat(("results",), SearXNGResult,
+    "searxng": NativeFormat(("results",), SearXNGResult, "url",
                             lambda raw: _int(_at(raw, "number_of_results")) or None),
 }
 
@@ -148,8 +153,19 @@ def native_records(provider: str, raw: Any) -> tuple[list[BaseModel], int | None
     fmt = NATIVE_FORMATS.get(provider)
     if fmt is None:
         return None
+    from agent_search.web.normalize import safe_url  # the web package is loaded by now
+
     entries = _at(raw, *fmt.path) or []
     if not isinstance(entries, list):
         return [], None
-    records = [fmt.record.model_validate(e) for e in entries if isinstance(e, dict)]
+    records: list[BaseModel] = []
+    for entry in entries:
+        if not isinstance(entry, dict):
+            continue
+        if fmt.link in entry:
+            entry = {**entry, fmt.link: safe_url(entry[fmt.link])}
+        try:
+            records.append(fmt.record.model_validate(entry))
+        except ValidationError:
+            continue
     return records, fmt.total(raw)

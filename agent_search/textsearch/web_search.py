@@ -124,13 +124,17 @@ class WebProviderTextSearch(TextSearch[Any]):
                                    self._metadata(response))
 
     def to_text_search_result(self, record: Any) -> TextSearchResult:
+        """Name/value/link of a parsed item or a native record; the link only when it is
+        a safe http(s) URL (records from elsewhere may not have been screened)."""
+        from agent_search.web.normalize import safe_url
+
         if isinstance(record, ResultItem):
-            return TextSearchResult(name=record.title, value=record.content, link=record.url,
-                                    inner_content=record)
+            return TextSearchResult(name=record.title, value=record.content,
+                                    link=safe_url(record.url), inner_content=record)
         data = record.model_dump(by_alias=False) if hasattr(record, "model_dump") else {}
         name = data.get("name") or data.get("title")
         value = data.get("snippet") or data.get("description") or data.get("content") or ""
-        link = data.get("url") or data.get("link")
+        link = safe_url(data.get("url") or data.get("link"))
         return TextSearchResult(name=name, value=value, link=link, inner_content=record)
 
     # -- extra methods -------------------------------------------------------------------

@@ -16,6 +16,12 @@ Keyword extraction here is always the builtin one; when ``uses.keyword`` names a
 processor (an assistant, an MCP tool), the agent runtime runs it before the search, and a
 ``keywords`` request reaching the handler is served by the builtin extractor with a
 warning in ``Result.warnings``.
+
+Result links are untrusted: one that is not a safe http(s) URL is removed from its item
+(``url=None``, reason in ``metadata["url_refused"]``; the item's text is kept) and the
+Result gets a warning saying how many were refused and why. Scores are on the project's
+absolute 0..1 scale (see :mod:`agent_search.web.normalize`); ``web.min_score`` floors are
+applied by the searcher, not here.
 """
 
 from __future__ import annotations
@@ -112,6 +118,12 @@ class WebHandler:
                 return fail(str(exc))
             node.attributes["result_count"] = len(response.items)
         items = response.items
+        refused = sorted({str(i.metadata["url_refused"]) for i in items
+                          if "url_refused" in i.metadata})
+        if refused:
+            count = sum("url_refused" in i.metadata for i in items)
+            warnings.append(f"{provider.name}: {count} result URL(s) refused and removed "
+                            f"(only http(s) links are passed on): {'; '.join(refused[:3])}")
         if query != request.query:
             for item in items:
                 item.metadata["search_query"] = query

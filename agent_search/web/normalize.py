@@ -1,14 +1,33 @@
-"""Turning provider payloads into uniform items: plain-text snippets, scores in 0..1,
-ISO dates, and the secret redaction every error and log text goes through."""
+"""Turning provider payloads into uniform items: plain-text snippets, links that are
+safe to pass on, scores on the project's absolute 0..1 scale, ISO dates, and the secret
+redaction every error and log text goes through.
+
+Links: a provider's URL is untrusted. Only an absolute ``http``/``https`` URL with a host,
+without credentials, control, format or space characters and at most
+:data:`MAX_URL_CHARS` long is kept; any other (``javascript:``, ``data:``, ``file:``,
+``//host``, ``https://user:pw@host``...) becomes ``url=None`` on an item that is kept (its
+text is still a search result), with the reason in ``metadata["url_refused"]``; the web
+handler adds a warning to the Result.
+
+Scores (0..1, ~0.5 = probably relevant, the same scale as kb and db): a provider's own
+relevance score where it gives one (Tavily; an MCP tool's ``score``), clamped to 0..1;
+otherwise the rank: :func:`rank_score` = 0.8 × 0.95^(rank − 1) — 0.80 for the first hit,
+0.50 at rank 10, 0.30 at rank 20 — the same for every provider and independent of how
+many results were asked for. A provider's direct answer (answer box) scores
+:data:`ANSWER_SCORE`.
+"""
 
 from __future__ import annotations
 
 import html
 import logging
+import math
 import re
-from collections.abc import Iterable, Mapping
+import unicodedata
+from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime
 from typing import Any
+from urllib.parse import urlsplit
 
 from agent_search.types import ResultItem
 
@@ -35,21 +54,121 @@ def strip_html(text: Any) -> str:
     return _SPACE.sub(" ", s).strip()
 
 
-def clamp_score(value: Any, default: float = 0.0) -> float:
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        return default
-    if v != v:  # NaN
-        return default
+RANK_TOP_SCORE = 0.8
+"""Score of a provider's first organic result: web engines rank well, but a result is a
+page about the words of the query, not a verified answer."""
+RANK_DECAY = 0.95
+"""Each later rank keeps 95% of the score before it: rank 10 → 0.50, rank 20 → 0.30."""
+ANSWER_SCORE = 0.85
+"""A provider's direct answer (answer box, Tavily's answer): placed first, above rank 1."""
+_MAX_RANK = 1000
+_MAX_POSITION = 10_000
+
+
+def rank_score(position: int) -> float:
+    """The score of the result at 1-based ``position`` of a provider that only ranks."""
+    rank = min(max(1, position), _MAX_RANK)
+    return round(RANK_TOP_SCORE * RANK_DECAY ** (rank - 1), 4)
+
+
+def provider_score(value: Any, position: int) -> float:
+    """A provider's own relevance score, clamped to 0..1; the rank score when the
+    provider gave none that is a finite number (missing, text, bool, NaN)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return rank_score(position)
+    v = float(value)
+    if not math.isfinite(v):
+        return rank_score(position)
     return min(1.0, max(0.0, v))
 
 
-def position_score(position: int) -> float:
-    """A score for providers that only rank: 1.0 for the first hit, 0.05 less for each
-    later one, never below 0.05. Independent of the page size, so the same rank scores
-    the same whatever ``limit`` was asked for."""
-    return max(0.05, 1.0 - 0.05 * (max(1, position) - 1))
+def as_position(value: Any, default: int) -> int:
+    """A provider's 1-based position field when it is a plausible integer, else
+    ``default`` (the item's place in the payload)."""
+    if isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= _MAX_POSITION:
+        return value
+    return default
+
+
+def mapping(value: Any) -> dict[str, Any]:
+    """``value`` when it is a JSON object, else an empty one: payload fields are
+    untrusted and a wrong shape must not fail the whole response."""
+    return value if isinstance(value, dict) else {}
+
+
+def records_at(raw: Any, *path: str) -> list[dict[str, Any]]:
+    """The JSON objects in the list at ``path`` of a payload (entries of other types are
+    skipped; a missing or mistyped path is no records)."""
+    node: Any = raw
+    for key in path:
+        node = mapping(node).get(key)
+    if not isinstance(node, list):
+        return []
+    return [entry for entry in node if isinstance(entry, dict)]
+
+
+MAX_URL_CHARS = 4096
+_URL_SCHEMES = ("http", "https")
+_ASCII_FORBIDDEN = re.compile(r"[\x00-\x20\x7f]")
+_FORBIDDEN_CATEGORIES = frozenset({"Cc", "Cf", "Zl", "Zp", "Zs", "Cs", "Co", "Cn"})
+
+
+def url_problem(value: Any) -> str | None:
+    """Why ``value`` is not a link to pass on (None when it is one); see the module
+    docstring. The reason names only facts we chose, never the URL's own text."""
+    if not isinstance(value, str):
+        return f"not a string ({type(value).__name__})"
+    if len(value) > MAX_URL_CHARS:
+        return f"longer than {MAX_URL_CHARS} characters"
+    s = value.strip()
+    bad = _ASCII_FORBIDDEN.search(s) if s.isascii() else next(
+        (c for c in s if unicodedata.category(c) in _FORBIDDEN_CATEGORIES or c.isspace()), None)
+    if bad is not None:
+        char = bad if isinstance(bad, str) else bad.group()
+        return f"contains the character U+{ord(char):04X}"
+    try:
+        parts = urlsplit(s)
+        _ = parts.port
+    except ValueError:
+        return "not a valid URL"
+    scheme = parts.scheme.lower()
+    if scheme not in _URL_SCHEMES:
+        return f"scheme {scheme[:20]!r} is not http or https" if scheme else "no scheme"
+    if "@" in parts.netloc or "\\" in parts.netloc:
+        return "credentials in the URL"
+    if not parts.hostname:
+        return "no host"
+    return None
+
+
+def safe_url(value: Any) -> str | None:
+    """``value`` (stripped) when it is a link to pass on, else None."""
+    if value is None or url_problem(value) is not None:
+        return None
+    return str(value).strip()
+
+
+def screen_url(value: Any, metadata: dict[str, Any]) -> str | None:
+    """The link of an item: ``value`` when safe; otherwise None, with the reason recorded
+    in ``metadata["url_refused"]`` (nothing is recorded for a missing or empty URL)."""
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return None
+    problem = url_problem(value)
+    if problem is None:
+        return str(value).strip()
+    metadata["url_refused"] = problem
+    return None
+
+
+def _safe_sitelinks(value: Any) -> list[dict[str, Any]]:
+    return [{**link, "link": safe_url(link.get("link"))} for link in
+            (value if isinstance(value, list) else []) if isinstance(link, dict)
+            and safe_url(link.get("link"))]
+
+
+_LINK_FIELDS: dict[str, Callable[[Any], Any]] = {"favicon": safe_url,
+                                                 "sitelinks": _safe_sitelinks}
+"""Metadata fields that hold links, and how each is screened."""
 
 
 def result_metadata(provider: str, position: int, *, published: Any = None,
@@ -64,27 +183,32 @@ def result_metadata(provider: str, position: int, *, published: Any = None,
         meta["published"] = date
     if record is not None:
         for src, dst in fields:
-            if record.get(src):
-                meta[dst] = record[src]
+            value = record.get(src)
+            screen = _LINK_FIELDS.get(dst)
+            if screen is not None:
+                value = screen(value)
+            if value:
+                meta[dst] = value
     return meta
 
 
-def web_item(title: Any, content: Any, url: str | None, score: float,
+def web_item(title: Any, content: Any, url: Any, score: float,
              metadata: dict[str, Any]) -> ResultItem:
-    """One organic result, HTML stripped from title and snippet."""
+    """One organic result, HTML stripped from title and snippet, its link screened."""
     return ResultItem(type="web", title=strip_html(title) or None, content=strip_html(content),
-                      url=url, score=score, metadata=metadata)
+                      url=screen_url(url, metadata), score=score, metadata=metadata)
 
 
 def answer_item(provider: str, query: str, text: Any, *, kind: str, title: Any = None,
-                url: str | None = None) -> ResultItem | None:
-    """The provider's direct answer (answer box), placed first with score 1.0; None when
-    the provider gave none."""
+                url: Any = None) -> ResultItem | None:
+    """The provider's direct answer (answer box), placed first with
+    :data:`ANSWER_SCORE`; None when the provider gave none."""
     if not text:
         return None
+    metadata: dict[str, Any] = {"provider": provider, "position": 0, "kind": kind}
     return ResultItem(type="web", title=strip_html(title) or f"Answer: {query}",
-                      content=strip_html(text), url=url, score=1.0,
-                      metadata={"provider": provider, "position": 0, "kind": kind})
+                      content=strip_html(text), url=screen_url(url, metadata),
+                      score=ANSWER_SCORE, metadata=metadata)
 
 
 def parse_date(value: Any) -> str | None:

@@ -308,7 +308,7 @@ async def test_searxng_needs_no_key(server: LocalServer) -> None:
     assert seen.param("format") == "json"
     assert seen.param("time_range") == "month"
     assert seen.param("q") == "semantic kernel site:github.com"
-    assert [i.score for i in items] == [1.0, 0.25]
+    assert [i.score for i in items] == [0.8, 0.76]  # by rank: SearXNG scores are relative
     assert items[0].content == "Semantic Kernel is a lightweight SDK"
     assert items[0].metadata["engines"] == ["duckduckgo", "brave"]
     assert items[0].metadata["published"] == "2024-06-24T00:00:00"

@@ -25,7 +25,7 @@ import httpx
 from agent_search.trace import first_line
 from agent_search.types import ResultItem
 from agent_search.web.errors import MissingAPIKeyError, ProviderError
-from agent_search.web.normalize import one_line, redact
+from agent_search.web.normalize import one_line, redact, screen_url
 from agent_search.web.resilience import (
     MIN_ATTEMPT_SECONDS,
     CircuitBreaker,
@@ -155,6 +155,8 @@ class WebProvider(ABC):
         except Exception as exc:  # a payload we cannot read is the provider's failure
             raise ProviderError(self.name, f"unexpected response: {self._safe(first_line(exc))}"
                                 ) from None
+        for item in items:  # the builtin parsers screen links; this covers subclasses too
+            item.url = screen_url(item.url, item.metadata)
         return ProviderResponse(self.name, items[: params.limit], raw,
                                 duration_ms=(time.perf_counter() - started) * 1000)
 

@@ -6,7 +6,7 @@ from datetime import date, timedelta
 from typing import Any
 
 from agent_search.types import ResultItem
-from agent_search.web.normalize import position_score, result_metadata, web_item
+from agent_search.web.normalize import rank_score, records_at, result_metadata, web_item
 from agent_search.web.providers.base import HttpProvider, SearchParams, site_operators
 
 _FRESHNESS: dict[str, str] = {"day": "Day", "week": "Week", "month": "Month"}
@@ -46,11 +46,10 @@ class BingProvider(HttpProvider):
 
     def parse(self, raw: Any, params: SearchParams) -> list[ResultItem]:
         items: list[ResultItem] = []
-        pages = raw.get("webPages") or {}
-        for i, r in enumerate(pages.get("value") or [], start=1):
+        for i, r in enumerate(records_at(raw, "webPages", "value"), start=1):
             meta = result_metadata(self.name, i, published=r.get("datePublished"), record=r,
                                    fields=(("siteName", "site_name"), ("language", "language"),
                                            ("dateLastCrawled", "last_crawled")))
             items.append(web_item(r.get("name"), r.get("snippet"), r.get("url"),
-                                  position_score(i), meta))
+                                  rank_score(i), meta))
         return items

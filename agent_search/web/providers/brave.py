@@ -6,7 +6,8 @@ from typing import Any
 
 from agent_search.types import ResultItem
 from agent_search.web.normalize import (
-    position_score,
+    rank_score,
+    records_at,
     result_metadata,
     strip_html,
     web_item,
@@ -43,15 +44,15 @@ class BraveProvider(HttpProvider):
 
     def parse(self, raw: Any, params: SearchParams) -> list[ResultItem]:
         items: list[ResultItem] = []
-        web = raw.get("web") or {}
-        for i, r in enumerate(web.get("results") or [], start=1):
+        for i, r in enumerate(records_at(raw, "web", "results"), start=1):
             meta = result_metadata(self.name, i, published=r.get("page_age"), record=r,
                                    fields=(("age", "date_text"), ("language", "language")))
             profile = r.get("profile")
             if isinstance(profile, dict) and profile.get("name"):
                 meta["site_name"] = profile["name"]
-            if r.get("extra_snippets"):
-                meta["extra_snippets"] = [strip_html(s) for s in r["extra_snippets"]]
+            extra = r.get("extra_snippets")
+            if isinstance(extra, list) and extra:
+                meta["extra_snippets"] = [strip_html(s) for s in extra]
             items.append(web_item(r.get("title"), r.get("description"), r.get("url"),
-                                  position_score(i), meta))
+                                  rank_score(i), meta))
         return items

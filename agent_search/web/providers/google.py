@@ -12,8 +12,11 @@ from typing import Any
 from agent_search.types import ResultItem
 from agent_search.web.errors import ProviderError
 from agent_search.web.normalize import (
+    as_position,
+    mapping,
     parse_date,
-    position_score,
+    rank_score,
+    records_at,
     result_metadata,
     web_item,
 )
@@ -58,19 +61,18 @@ class GoogleProvider(HttpProvider):
 
     def parse(self, raw: Any, params: SearchParams) -> list[ResultItem]:
         items: list[ResultItem] = []
-        start = 1
-        request_info = (raw.get("queries") or {}).get("request") or [{}]
-        if isinstance(request_info, list) and request_info:
-            start = int(request_info[0].get("startIndex") or 1)
-        for i, r in enumerate(raw.get("items") or [], start=start):
+        request_info = records_at(raw, "queries", "request")
+        start = as_position(request_info[0].get("startIndex"), 1) if request_info else 1
+        for i, r in enumerate(records_at(raw, "items"), start=start):
             meta = result_metadata(self.name, i, record=r,
                                    fields=(("displayLink", "display_link"),))
-            metatags = ((r.get("pagemap") or {}).get("metatags") or [{}])[0]
+            metatags = records_at(r, "pagemap", "metatags")
+            first_tags = metatags[0] if metatags else mapping(None)
             for key in _DATE_META_KEYS:
-                published = parse_date(metatags.get(key)) if isinstance(metatags, dict) else None
+                published = parse_date(first_tags.get(key))
                 if published:
                     meta["published"] = published
                     break
             items.append(web_item(r.get("title"), r.get("snippet"), r.get("link"),
-                                  position_score(i), meta))
+                                  rank_score(i), meta))
         return items

@@ -6,7 +6,10 @@ The tool is called with ``{query, limit, sites, time_range}`` (``sites`` and
 ``time_range`` only when set). Its answer may be structured content or text holding
 JSON ``{"items": [...]}`` (or ``results``), a JSON list of items, or plain text (one
 item). Item fields understood: title/name, content/snippet/description/text,
-url/link, score, published/date; other fields go to ``metadata``.
+url/link, score, published/date; other fields go to ``metadata``. A ``score`` is taken
+to be on the project's 0..1 scale (~0.5 = probably relevant) and clamped to it; items
+without one are scored by rank, as for every provider. Links go through the same
+screening as every provider's (:func:`~agent_search.web.normalize.screen_url`).
 
 By default (``keep_alive``) one connection — for stdio, one server process — is opened
 on the first search and kept until :meth:`aclose`; a connection that fails is dropped
@@ -27,7 +30,14 @@ import anyio
 
 from agent_search.types import ResultItem
 from agent_search.web.errors import ProviderError
-from agent_search.web.normalize import clamp_score, one_line, parse_date, position_score, strip_html
+from agent_search.web.normalize import (
+    one_line,
+    parse_date,
+    provider_score,
+    rank_score,
+    screen_url,
+    strip_html,
+)
 from agent_search.web.providers.base import SearchParams, WebProvider
 from agent_search.web.providers.mcp_connection import KeptConnection
 from agent_search.web.settings import MCPServerSettings
@@ -231,7 +241,7 @@ class MCPProvider(WebProvider):
         payload = self._payload(raw)
         if isinstance(payload, str):
             text = payload.strip()
-            return [ResultItem(type="web", title=None, content=text, score=1.0,
+            return [ResultItem(type="web", title=None, content=text, score=rank_score(1),
                                metadata={"provider": self.name, "position": 1,
                                          "kind": "text"})] if text else []
         return [self._item(entry, i) for i, entry in enumerate(payload, start=1)]
@@ -252,7 +262,7 @@ class MCPProvider(WebProvider):
     def _item(self, entry: Any, position: int) -> ResultItem:
         if not isinstance(entry, dict):
             return ResultItem(type="web", content=strip_html(str(entry)),
-                              score=position_score(position),
+                              score=rank_score(position),
                               metadata={"provider": self.name, "position": position})
         meta: dict[str, Any] = {"provider": self.name, "position": position}
         meta.update({k: v for k, v in entry.items() if k not in _KNOWN and k != "metadata"})
@@ -263,12 +273,11 @@ class MCPProvider(WebProvider):
             if published:
                 meta["published"] = published
                 break
-        score = entry.get("score")
         return ResultItem(
             type="web", title=strip_html(_first(entry, _TITLE_KEYS)) or None,
-            content=strip_html(_first(entry, _CONTENT_KEYS)), url=_first(entry, _URL_KEYS) or None,
-            score=clamp_score(score) if score is not None else position_score(position),
-            metadata=meta)
+            content=strip_html(_first(entry, _CONTENT_KEYS)),
+            url=screen_url(_first(entry, _URL_KEYS), meta),
+            score=provider_score(entry.get("score"), position), metadata=meta)
 
 
 _CONNECTION_CLOSED = -32000  # mcp_types.CONNECTION_CLOSED (JSON-RPC implementation range)

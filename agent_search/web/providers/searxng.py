@@ -6,14 +6,15 @@ from __future__ import annotations
 from typing import Any
 
 from agent_search.types import ResultItem
-from agent_search.web.normalize import clamp_score, result_metadata, web_item
+from agent_search.web.normalize import rank_score, records_at, result_metadata, web_item
 from agent_search.web.providers.base import HttpProvider, SearchParams, site_operators
 
 
 class SearXNGProvider(HttpProvider):
     """Sites as ``site:`` operators, ``time_range`` passed through (SearXNG uses the same
-    day/week/month/year words). SearXNG's scores are unbounded sums over engines; they
-    are divided by the page's best score."""
+    day/week/month/year words). SearXNG's scores are unbounded sums over engines, only
+    meaningful within one answer, so items are scored by rank (SearXNG sorts by its
+    score), like every provider without a calibrated score."""
 
     name = "searxng"
     requires_key = False
@@ -36,13 +37,10 @@ class SearXNGProvider(HttpProvider):
         return await self._send("GET", "/search", params=query, timeout=timeout)
 
     def parse(self, raw: Any, params: SearchParams) -> list[ResultItem]:
-        results = raw.get("results") or []
-        scores = [float(r.get("score") or 0.0) for r in results]
-        best = max(scores, default=0.0)
         items: list[ResultItem] = []
-        for i, (r, score) in enumerate(zip(results, scores, strict=True), start=1):
+        for i, r in enumerate(records_at(raw, "results"), start=1):
             meta = result_metadata(self.name, i, published=r.get("publishedDate"), record=r,
                                    fields=(("engines", "engines"), ("category", "category")))
-            base = clamp_score(score / best) if best > 0 else 1.0
-            items.append(web_item(r.get("title"), r.get("content"), r.get("url"), base, meta))
+            items.append(web_item(r.get("title"), r.get("content"), r.get("url"),
+                                  rank_score(i), meta))
         return items

@@ -9,8 +9,11 @@ from agent_search.types import ResultItem
 from agent_search.web.errors import ProviderError
 from agent_search.web.normalize import (
     answer_item,
-    position_score,
+    as_position,
+    mapping,
     protect_secret_in_logs,
+    rank_score,
+    records_at,
     result_metadata,
     web_item,
 )
@@ -55,18 +58,18 @@ class SerpAPIProvider(HttpProvider):
 
     def parse(self, raw: Any, params: SearchParams) -> list[ResultItem]:
         items: list[ResultItem] = []
-        box = raw.get("answer_box") if self.include_answer else None
+        box = mapping(raw).get("answer_box") if self.include_answer else None
         if isinstance(box, dict):
             text = box.get("answer") or box.get("snippet") or box.get("result")
             answer = answer_item(self.name, params.query, text, kind="answer_box",
                                  title=box.get("title"), url=box.get("link"))
             if answer is not None:
                 items.append(answer)
-        for i, r in enumerate(raw.get("organic_results") or [], start=1):
-            position = int(r.get("position") or i)
+        for i, r in enumerate(records_at(raw, "organic_results"), start=1):
+            position = as_position(r.get("position"), i)
             meta = result_metadata(self.name, position, published=r.get("date"), record=r,
                                    fields=(("date", "date_text"), ("source", "site_name"),
                                            ("displayed_link", "display_link")))
             items.append(web_item(r.get("title"), r.get("snippet"), r.get("link"),
-                                  position_score(position), meta))
+                                  rank_score(position), meta))
         return items

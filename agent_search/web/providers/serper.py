@@ -5,7 +5,15 @@ from __future__ import annotations
 from typing import Any
 
 from agent_search.types import ResultItem
-from agent_search.web.normalize import answer_item, position_score, result_metadata, web_item
+from agent_search.web.normalize import (
+    answer_item,
+    as_position,
+    mapping,
+    rank_score,
+    records_at,
+    result_metadata,
+    web_item,
+)
 from agent_search.web.providers.base import HttpProvider, SearchParams, site_operators
 
 GOOGLE_TBS: dict[str, str] = {"day": "qdr:d", "week": "qdr:w", "month": "qdr:m", "year": "qdr:y"}
@@ -41,17 +49,17 @@ class SerperProvider(HttpProvider):
 
     def parse(self, raw: Any, params: SearchParams) -> list[ResultItem]:
         items: list[ResultItem] = []
-        box = raw.get("answerBox") if self.include_answer else None
+        box = mapping(raw).get("answerBox") if self.include_answer else None
         if isinstance(box, dict):
             answer = answer_item(self.name, params.query, box.get("answer") or box.get("snippet"),
                                  kind="answer_box", title=box.get("title"), url=box.get("link"))
             if answer is not None:
                 items.append(answer)
-        for i, r in enumerate(raw.get("organic") or [], start=1):
-            position = int(r.get("position") or i)
+        for i, r in enumerate(records_at(raw, "organic"), start=1):
+            position = as_position(r.get("position"), i)
             meta = result_metadata(self.name, position, published=r.get("date"), record=r,
                                    fields=(("date", "date_text"), ("sitelinks", "sitelinks"),
                                            ("attributes", "attributes")))
             items.append(web_item(r.get("title"), r.get("snippet"), r.get("link"),
-                                  position_score(position), meta))
+                                  rank_score(position), meta))
         return items

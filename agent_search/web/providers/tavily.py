@@ -22,7 +22,14 @@ from tavily.errors import TimeoutError as TavilyTimeoutError
 
 from agent_search.types import ResultItem
 from agent_search.web.errors import ProviderError
-from agent_search.web.normalize import answer_item, clamp_score, result_metadata, web_item
+from agent_search.web.normalize import (
+    answer_item,
+    mapping,
+    provider_score,
+    records_at,
+    result_metadata,
+    web_item,
+)
 from agent_search.web.providers.base import (
     HttpProvider,
     SearchParams,
@@ -42,8 +49,12 @@ async def _remember_response(response: httpx.Response) -> None:
 
 
 class TavilyProvider(HttpProvider):
-    """``POST {base_url}/search`` with a bearer key; sites → ``include_domains``;
-    Tavily's own relevance score is kept (clamped to 0..1)."""
+    """``POST {base_url}/search`` with a bearer key; sites → ``include_domains``.
+
+    Tavily's own relevance score is kept (clamped to 0..1): it is already a 0..1
+    estimate of relevance (the recorded answers give 0.59–0.95 to relevant pages), so it
+    sits on the project's scale as it is; a result without a usable score gets the rank
+    score."""
 
     name = "tavily"
 
@@ -96,13 +107,13 @@ class TavilyProvider(HttpProvider):
 
     def parse(self, raw: Any, params: SearchParams) -> list[ResultItem]:
         items: list[ResultItem] = []
-        answer = answer_item(self.name, params.query, raw.get("answer"), kind="answer") \
-            if self.include_answer else None
+        answer = answer_item(self.name, params.query, mapping(raw).get("answer"),
+                             kind="answer") if self.include_answer else None
         if answer is not None:
             items.append(answer)
-        for i, r in enumerate(raw.get("results") or [], start=1):
+        for i, r in enumerate(records_at(raw, "results"), start=1):
             meta = result_metadata(self.name, i, published=r.get("published_date"), record=r,
                                    fields=(("raw_content", "raw_content"), ("favicon", "favicon")))
             items.append(web_item(r.get("title"), r.get("content"), r.get("url"),
-                                  clamp_score(r.get("score")), meta))
+                                  provider_score(r.get("score"), i), meta))
         return items
