@@ -15,17 +15,25 @@ SQLite); a pattern without ``%`` or ``_`` matches as "contains".
 
 from __future__ import annotations
 
-import datetime as dt
-import decimal
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import sqlalchemy as sa
 
-from agent_search.db.catalog import Catalog, ModelEntry, sa_kind
+from agent_search.db.catalog import Catalog, ModelEntry, deleted_at_column, sa_kind
 from agent_search.db.permissions import PermissionColumns, permission_clause
+from agent_search.db.values import (
+    ValueBoundsError,
+    like_pattern,
+    to_bool,
+    to_datetime,
+    to_decimal,
+    to_int,
+    to_text,
+)
 from agent_search.types import QueryOrder, QueryWhere
 
+OWNER_COLUMN_PREFIX = "__yao_"
 MAX_IN_VALUES = 1000
 """Longest list an ``in`` / ``not in`` may carry (drivers cap bound parameters)."""
 
@@ -54,9 +62,26 @@ def visibility(entry: ModelEntry, caller: Caller,
         perm = PermissionColumns.of(source)
         assert perm is not None
         conds.append(permission_clause(perm, caller.user_id, caller.team_id))
-    if entry.soft_delete:
-        conds.append(source.c["deleted_at"].is_(None))
+    deleted = deleted_at_column(source) if entry.soft_delete else None
+    if deleted is not None:
+        conds.append(deleted.is_(None))
     return conds
+
+
+def is_owner_column(name: str) -> bool:
+    """``__yao_created_by``, ``__yao_team_id``...: who owns a row. Never selected nor
+    ordered by; a where on one is true only on rows the caller sees as owner or team
+    member (so it is no oracle on other tenants' public rows)."""
+    return name.lower().startswith(OWNER_COLUMN_PREFIX)
+
+
+def _owned_only(entry: ModelEntry, caller: Caller, source: sa.FromClause,
+                cond: sa.ColumnElement[bool]) -> sa.ColumnElement[bool]:
+    perm = PermissionColumns.of(source) if entry.permission is not None else None
+    if perm is None:
+        return cond
+    return sa.and_(cond, permission_clause(perm, caller.user_id, caller.team_id,
+                                           include_public=False))
 
 
 def build_select(catalog: Catalog, entry: ModelEntry, *, select: Sequence[str],
@@ -65,7 +90,12 @@ def build_select(catalog: Catalog, entry: ModelEntry, *, select: Sequence[str],
     """The SELECT for one model. ``wheres``/``orders`` are preset ones followed by
     generated ones (the caller orders them)."""
     table = entry.table
-    columns = [_column(entry, name) for name in select] if select else list(table.columns)
+    hidden = [name for name in select if is_owner_column(name)]
+    if hidden:
+        raise DSLBuildError(f"model {entry.id}: {hidden[0]!r} is a permission column and "
+                            "can't be selected")
+    columns = [_column(entry, name) for name in select] if select else \
+        [c for c in table.columns if not is_owner_column(c.name)]
     stmt = sa.select(*columns)
     conds = visibility(entry, caller)
     conds.extend(build_where(catalog, entry, w, caller) for w in wheres)
@@ -76,6 +106,9 @@ def build_select(catalog: Catalog, entry: ModelEntry, *, select: Sequence[str],
     direction = "asc"
     for o in orders:
         col = _column(entry, o.field)
+        if is_owner_column(col.name):
+            raise DSLBuildError(f"order {entry.id}.{col.name}: a permission column can't "
+                                "be ordered by")
         if col.name in seen:
             continue
         seen.add(col.name)
@@ -113,7 +146,8 @@ def build_where(catalog: Catalog, entry: ModelEntry, where: QueryWhere,
     if "." in where.field:
         return _relation_where(catalog, entry, where, caller)
     col = _column(entry, where.field)
-    return _comparison(col, where.op, where.value, f"{entry.id}.{col.name}")
+    cond = _comparison(col, where.op, where.value, f"{entry.id}.{col.name}")
+    return _owned_only(entry, caller, entry.table, cond) if is_owner_column(col.name) else cond
 
 
 def _relation_where(catalog: Catalog, entry: ModelEntry, where: QueryWhere,
@@ -132,8 +166,10 @@ def _relation_where(catalog: Catalog, entry: ModelEntry, where: QueryWhere,
     # an alias keeps the subquery independent even when the relation points at its own table
     alias = target.alias
     col = _column(target, field_name, alias)
-    inner = [_comparison(col, where.op, where.value, f"{rel.name}.{col.name}"),
-             *visibility(target, caller, alias)]
+    cond = _comparison(col, where.op, where.value, f"{rel.name}.{col.name}")
+    if is_owner_column(col.name):
+        cond = _owned_only(target, caller, alias, cond)
+    inner = [cond, *visibility(target, caller, alias)]
     sub = sa.select(_column(target, rel.key, alias)).where(*inner)
     return _column(entry, rel.foreign).in_(sub)
 
@@ -167,13 +203,10 @@ def _comparison(col: sa.ColumnElement[Any], op: str, value: Any,
     if op == "is not null":
         return col.is_not(None)
     if op == "like":
-        if not isinstance(value, str | int | float) or isinstance(value, bool):
-            raise DSLBuildError(f"where {where}: 'like' needs a text value")
-        pattern = str(value)
-        if "\x00" in pattern:
-            raise DSLBuildError(f"where {where}: text must not contain NUL characters")
-        if "%" not in pattern and "_" not in pattern:
-            pattern = f"%{pattern}%"
+        try:
+            pattern = like_pattern(value)
+        except ValueBoundsError as exc:
+            raise DSLBuildError(f"where {where}: {exc}") from None
         return sa.cast(col, sa.String).ilike(pattern) if sa_kind(col.type) not in (
             "string", "text") else col.ilike(pattern)
     if op in ("in", "not in"):
@@ -196,77 +229,37 @@ def _comparison(col: sa.ColumnElement[Any], op: str, value: Any,
     return _BINARY[op](col, coerce(col, value, where))
 
 
-_TRUE = frozenset({"true", "1", "yes", "y", "on"})
-_FALSE = frozenset({"false", "0", "no", "n", "off"})
-
-
 def coerce(col: sa.ColumnElement[Any], value: Any, where: str) -> Any:
-    """``value`` as the column's Python type; DSLBuildError naming ``where`` if it can't be."""
+    """``value`` as the column's Python type, bounded before it is converted (see
+    :mod:`agent_search.db.values`); DSLBuildError naming ``where`` if it can't be one."""
     kind = sa_kind(col.type)
+    if value is None:
+        return None
     try:
-        if value is None:
-            return None
         if kind == "integer":
-            return _to_int(value)
+            return to_int(value)
         if kind == "number":
-            if isinstance(value, bool):
-                raise ValueError
-            number = decimal.Decimal(str(value).strip())
-            if not number.is_finite():
-                raise ValueError
+            number = to_decimal(value)
             return float(number) if isinstance(col.type, sa.Float) else number
         if kind == "boolean":
-            if isinstance(value, bool):
-                return value
-            text = str(value).strip().lower()
-            if text in _TRUE:
-                return True
-            if text in _FALSE:
-                return False
-            raise ValueError
+            return to_bool(value)
         if kind == "datetime":
-            return _to_datetime(value)
+            return to_datetime(value)
         if kind == "date":
-            return _to_datetime(value).date()
-        if kind in ("string", "text"):
-            if isinstance(value, bool):
-                return "true" if value else "false"
-            text = str(value)
-            if "\x00" in text:
-                raise ValueError
-            return text
-        return value
-    except (ValueError, TypeError, ArithmeticError):
+            return to_datetime(value).date()
+        return to_text(value)
+    except ValueBoundsError as exc:
+        raise DSLBuildError(f"where {where}: {_shown(value)} is not a valid {kind} value "
+                            f"({exc})") from None
+    except (ValueError, TypeError, ArithmeticError, OverflowError):
         raise DSLBuildError(
-            f"where {where}: {value!r} is not a valid {kind} value") from None
+            f"where {where}: {_shown(value)} is not a valid {kind} value") from None
 
 
-def _to_int(value: Any) -> int:
-    if isinstance(value, bool):
-        raise ValueError
-    if isinstance(value, int):
-        return value
-    if isinstance(value, float):
-        if not value.is_integer():
-            raise ValueError
-        return int(value)
-    text = str(value).strip()
-    d = decimal.Decimal(text)
-    if d != d.to_integral_value():
-        raise ValueError
-    return int(d)
-
-
-def _to_datetime(value: Any) -> dt.datetime:
-    if isinstance(value, dt.datetime):
-        return value
-    if isinstance(value, dt.date):
-        return dt.datetime(value.year, value.month, value.day)
-    if isinstance(value, int | float) and not isinstance(value, bool):
-        return dt.datetime(int(value), 1, 1) if 1000 <= value <= 9999 else \
-            dt.datetime.fromtimestamp(float(value), tz=dt.timezone.utc).replace(tzinfo=None)
-    text = str(value).strip()
-    if len(text) == 4 and text.isdigit():
-        return dt.datetime(int(text), 1, 1)
-    parsed = dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
-    return parsed.replace(tzinfo=None) if parsed.tzinfo else parsed
+def _shown(value: Any) -> str:
+    """The value as an error shows it: at most 40 characters of its repr."""
+    if isinstance(value, int) and value.bit_length() > 127:
+        return "a huge integer"
+    text = repr(value) if not isinstance(value, str) or len(value) <= 40 else \
+        repr(value[:40]) + "..."
+    return text if len(text) <= 60 else text[:60] + "..."

@@ -25,11 +25,16 @@ from sqlalchemy.dialects import sqlite
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from agent_search.db.models import ColumnDef, ModelDef
-from agent_search.db.permissions import PermissionColumns
+from agent_search.db.permissions import CREATED_BY, PUBLIC, SHARE, TEAM_ID, PermissionColumns
+from agent_search.errors import ConfigError
 from agent_search.query.dsl import FieldSchema, ModelSchema, RelationSchema
 
 TITLE_FIELDS = ("title", "name", "subject", "label")
 CONTENT_FIELDS = ("content", "description", "summary", "text", "body")
+SOFT_DELETE_COLUMN = "deleted_at"
+GUARD_COLUMNS = frozenset({CREATED_BY, TEAM_ID, "__yao_updated_by", PUBLIC, SHARE,
+                           SOFT_DELETE_COLUMN})
+"""Columns that decide who sees a row: always taken from the real table."""
 MAX_INDEXED_VALUE_CHARS = 80
 """Longer values are prose, not categories: they are left out of the value index."""
 
@@ -110,19 +115,20 @@ class Catalog:
     # -- building --------------------------------------------------------------------
 
     def _build(self, reflected: sa.MetaData) -> None:
+        check_distinct_tables(self.definitions)
         defined_meta = sa.MetaData()
         defined_tables: set[str] = set()
         for model_id, definition in self.definitions.items():
             table_name = definition.table.name
             defined_tables.add(table_name.lower())
             real = _find_table(reflected, table_name)
-            table = table_from_definition(definition, defined_meta)
+            table = table_from_definition(definition, defined_meta, real=real)
             missing = None if real is not None else f"table {table_name!r} not found"
             self._add(ModelEntry(
                 id=model_id, table=table, definition=definition,
-                schema=_schema_from_definition(model_id, definition, self.definitions),
+                schema=_schema_from_definition(model_id, definition, self.definitions, table),
                 permission=PermissionColumns.of(table),
-                soft_delete=definition.option.soft_deletes and "deleted_at" in table.c,
+                soft_delete=deleted_at_column(table) is not None,
                 missing=missing))
         referrers = _referrers(reflected)
         # a reflected table's key may point at a defined table: relate to that model
@@ -138,7 +144,8 @@ class Catalog:
                          for r in schema.relations]
             self._add(ModelEntry(id=table.name, table=table,
                                  schema=schema.model_copy(update={"relations": relations}),
-                                 permission=PermissionColumns.of(table)))
+                                 permission=PermissionColumns.of(table),
+                                 soft_delete=deleted_at_column(table) is not None))
 
     def _add(self, entry: ModelEntry) -> None:
         self.entries[entry.id.lower()] = entry
@@ -155,12 +162,18 @@ class Catalog:
         return entry.values
 
     async def _index_values(self, entry: ModelEntry) -> dict[str, list[str]]:
+        """Declared ``option`` values, then the distinct values of categorical text
+        columns among the rows *everyone* may see: on a permission-aware table only its
+        ``public`` rows (none without a ``public`` column), never soft-deleted ones."""
         out: dict[str, list[str]] = {}
         declared = {c.name: c for c in entry.definition.all_columns()} if entry.definition else {}
         for name, col in declared.items():
-            if col.option:
+            if col.option and name in entry.table.c:
                 out[name] = list(col.option)
-        if entry.missing or entry.permission is not None or self.value_index_max == 0:
+        if entry.missing or self.value_index_max == 0:
+            return out
+        conds = visibility_for_everyone(entry)
+        if conds is None:
             return out
         columns = [c for c in entry.table.columns
                    if c.name not in out and _indexable(c, declared.get(c.name))]
@@ -168,7 +181,7 @@ class Catalog:
             return out
         async with self.engine.connect() as conn:
             for column in columns:
-                values = await _distinct_values(conn, column, self.value_index_max)
+                values = await _distinct_values(conn, column, conds, self.value_index_max)
                 if values:
                     out[column.name] = values
         return out
@@ -225,8 +238,29 @@ def _indexable(col: sa.Column[Any], definition: ColumnDef | None) -> bool:
     return length is None or length <= 255
 
 
-async def _distinct_values(conn: AsyncConnection, col: sa.Column[Any], cap: int) -> list[str]:
-    stmt = sa.select(col).where(col.is_not(None)).distinct().limit(cap + 1)
+def visibility_for_everyone(entry: ModelEntry) -> list[sa.ColumnElement[bool]] | None:
+    """Conditions selecting the rows every caller may see (no identity), or None when
+    no row is visible to everyone."""
+    conds: list[sa.ColumnElement[bool]] = []
+    if entry.permission is not None:
+        if entry.permission.public is None:
+            return None
+        conds.append(entry.permission.public == sa.true())
+    deleted = deleted_at_column(entry.table)
+    if deleted is not None:
+        conds.append(deleted.is_(None))
+    return conds
+
+
+def deleted_at_column(table: sa.FromClause) -> sa.ColumnElement[Any] | None:
+    """The soft-delete column (``deleted_at``, any case) of a table or alias: rows where it
+    is set are deleted and never searched."""
+    return next((c for c in table.columns if c.name.lower() == SOFT_DELETE_COLUMN), None)
+
+
+async def _distinct_values(conn: AsyncConnection, col: sa.Column[Any],
+                           conds: list[sa.ColumnElement[bool]], cap: int) -> list[str]:
+    stmt = sa.select(col).where(col.is_not(None), *conds).distinct().limit(cap + 1)
     rows = (await conn.execute(stmt)).scalars().all()
     if len(rows) > cap:
         return []
@@ -295,10 +329,33 @@ def _sa_type(col: ColumnDef) -> sa.types.TypeEngine[Any]:
     return sa.String(col.length or 255)
 
 
-def table_from_definition(definition: ModelDef, meta: sa.MetaData) -> sa.Table:
+def table_from_definition(definition: ModelDef, meta: sa.MetaData, *,
+                          real: sa.Table | None = None) -> sa.Table:
+    """The table a definition describes. With ``real`` (the reflected table), the columns
+    visibility depends on — permission columns and ``deleted_at`` — are the real ones:
+    added when the definition omits them, dropped when the table lacks them, typed as
+    stored. A definition is never trusted to say who may see a row."""
     columns = [sa.Column(c.name, _sa_type(c), primary_key=c.is_primary, nullable=c.nullable)
-               for c in definition.all_columns()]
+               for c in definition.all_columns()
+               if real is None or c.name.lower() not in GUARD_COLUMNS]
+    if real is not None:
+        columns += [sa.Column(c.name, c.type, nullable=True) for c in real.columns
+                    if c.name.lower() in GUARD_COLUMNS]
     return sa.Table(definition.table.name, meta, *columns)
+
+
+def check_distinct_tables(definitions: dict[str, ModelDef]) -> None:
+    """One definition per table: a second one is a configuration error naming both files
+    (two descriptions of one table can't both be right, and SQLAlchemy can't hold both)."""
+    seen: dict[str, ModelDef] = {}
+    for definition in definitions.values():
+        name = definition.table.name.lower()
+        first = seen.setdefault(name, definition)
+        if first is not definition:
+            raise ConfigError(
+                f"table {definition.table.name!r} is defined twice: "
+                f"{first.file or first.id} and {definition.file or definition.id}; "
+                "keep one definition per table", file=definition.file, key="table.name")
 
 
 def _resolve_model_ref(ref: str, model_id: str, definitions: dict[str, ModelDef]) -> str:
@@ -312,8 +369,10 @@ def _resolve_model_ref(ref: str, model_id: str, definitions: dict[str, ModelDef]
 
 
 def _schema_from_definition(model_id: str, definition: ModelDef,
-                            definitions: dict[str, ModelDef]) -> ModelSchema:
-    cols = definition.all_columns()
+                            definitions: dict[str, ModelDef], table: sa.Table) -> ModelSchema:
+    """Fields as declared, for the columns the (completed) table has; the guard columns
+    the definition left out are added as the table has them."""
+    cols = [c for c in definition.all_columns() if c.name in table.c]
     names = [c.name for c in cols]
     fields = [FieldSchema(name=c.name, kind=c.kind,
                           label=c.label, description=c.description or c.comment,
@@ -321,6 +380,8 @@ def _schema_from_definition(model_id: str, definition: ModelDef,
                                           else None),
                           primary=c.is_primary)
               for c in cols]
+    fields += [FieldSchema(name=c.name, kind=sa_kind(c.type)) for c in table.columns
+               if c.name not in names]
     relations = [RelationSchema(name=name, type=r.type,
                                 model=_resolve_model_ref(r.model, model_id, definitions),
                                 key=r.key, foreign=r.foreign)

@@ -41,8 +41,15 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from agent_search.config import SearchConfig
 from agent_search.context import Context
-from agent_search.db.builder import Caller, DSLBuildError, build_count, build_select, visibility
-from agent_search.db.catalog import CONTENT_FIELDS, Catalog, ModelEntry
+from agent_search.db.builder import (
+    Caller,
+    DSLBuildError,
+    build_count,
+    build_select,
+    is_owner_column,
+    visibility,
+)
+from agent_search.db.catalog import CONTENT_FIELDS, Catalog, ModelEntry, check_distinct_tables
 from agent_search.db.engine import async_url, default_url, make_engine
 from agent_search.db.models import ModelDef, load_definitions
 from agent_search.db.settings import DBSettings
@@ -88,6 +95,7 @@ class DBHandler:
         if self.settings.url:
             async_url(self.settings.url)  # a bad URL is a configuration error now, not later
         self.definitions = dict(definitions or {})
+        check_distinct_tables(self.definitions)
         self.generators = dict(generators or {})
         self._engine = engine
         self._catalog: Catalog | None = None
@@ -347,16 +355,22 @@ class DBHandler:
 
     def _data_fields(self, entry: ModelEntry, select: list[str],
                      warnings: list[str]) -> list[str]:
+        """The columns returned in ``data``: ``select`` (known fields only), else all;
+        never a permission column (who owns a row is not for callers to read)."""
+        default = [c.name for c in entry.table.columns if not is_owner_column(c.name)]
         if not select:
-            return [c.name for c in entry.table.columns if not c.name.startswith("__yao_")]
+            return default
         out: list[str] = []
         for name in select:
             field = entry.schema.field(name)
             if field is None:
                 warnings.append(f"model {entry.id}: unknown select field {name[:80]!r} ignored")
+            elif is_owner_column(field.name):
+                warnings.append(f"model {entry.id}: {field.name!r} is a permission column; "
+                                "not selectable")
             elif field.name not in out:
                 out.append(field.name)
-        return out or [c.name for c in entry.table.columns if not c.name.startswith("__yao_")]
+        return out or default
 
     def _with_related_titles(self, stmt: sa.Select[Any], entry: ModelEntry,
                              caller: Caller) -> sa.Select[Any]:

@@ -17,6 +17,7 @@ Tables without those columns are not filtered.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -56,18 +57,19 @@ class PermissionColumns:
         return " or ".join(parts) or "none"
 
 
-def permission_clause(perm: PermissionColumns, user_id: str | None,
-                      team_id: str | None) -> sa.ColumnElement[bool]:
-    """The visibility condition for a caller (``false`` when nothing is visible)."""
+def permission_clause(perm: PermissionColumns, user_id: str | None, team_id: str | None, *,
+                      include_public: bool = True) -> sa.ColumnElement[bool]:
+    """The visibility condition for a caller (``false`` when nothing is visible);
+    without ``include_public``, the rows visible to the caller as owner or team member."""
     allowed: list[sa.ColumnElement[bool]] = []
-    if perm.public is not None:
+    if perm.public is not None and include_public:
         allowed.append(perm.public == sa.true())
     if perm.created_by is not None and user_id:
-        owner = _identity_value(perm.created_by, user_id)
+        owner = identity_value(perm.created_by, user_id)
         if owner is not None:
             allowed.append(perm.created_by == owner)
     if perm.team_id is not None and team_id:
-        team = _identity_value(perm.team_id, team_id)
+        team = identity_value(perm.team_id, team_id)
         if team is not None:
             same_team = perm.team_id == team
             if perm.share is not None:
@@ -78,12 +80,21 @@ def permission_clause(perm: PermissionColumns, user_id: str | None,
     return sa.or_(*allowed)
 
 
-def _identity_value(col: sa.Column[Any], value: str) -> Any:
-    """A caller id in the column's type; None if it can't be one (then it matches
-    nothing rather than erroring or matching loosely)."""
+_CANONICAL_INT = re.compile(r"0|-?[1-9][0-9]{0,18}", re.ASCII)
+
+
+def identity_value(col: Any, value: str) -> Any:
+    """A caller id in the column's type, in one canonical form; None when it is not one
+    (then it matches nothing rather than erroring or matching loosely).
+
+    An integer column matches only the ASCII decimal spelling ``str(int(x))`` of a 64-bit
+    integer: ``"01"``, ``" 1 "``, ``"١"``, ``"𝟏"``, ``"1\\n"`` or ``"1_2"`` are not user 1 or
+    12. A text column compares the id exactly as given."""
+    if "\x00" in value:
+        return None
     if isinstance(col.type, sa.Integer):
-        try:
-            return int(value)
-        except ValueError:
+        if _CANONICAL_INT.fullmatch(value) is None:
             return None
-    return str(value)
+        number = int(value)
+        return number if -(2 ** 63) <= number < 2 ** 63 else None
+    return value

@@ -86,7 +86,7 @@ STOPWORDS = frozenset(_STOPWORD_TEXT.split())
 
 _WORD = re.compile(r"[\w][\w'’./@&+-]*[\w]|[\w]", re.UNICODE)
 _QUOTED = re.compile(r"\"([^\"]{1,200})\"|“([^”]{1,200})”|'([^']{1,200})'")
-_NUM = (r"(?P<cur>[$€£¥])?\s*(?P<num>-?\d+(?:[.,]\d+)?)\s*(?P<mult>k|m|thousand|million)?"
+_NUM = (r"(?P<cur>[$€£¥])?\s*(?P<num>-?\d{1,15}(?:[.,]\d{1,15})?)\s*(?P<mult>k|m|thousand|million)?"
         r"(?:\s*(?P<unit>milliseconds?|ms|seconds?|secs?|s|minutes?|mins?|hours?|hrs?|h|"
         r"bytes|kb|mb|gb|usd|dollars?|eur|euros?|gbp|pounds?|percent|%))?\b")
 _CMP_WORDS: tuple[tuple[str, str], ...] = (
@@ -605,7 +605,13 @@ class _Parser:
         period); "last year" (the previous calendar period); "today", "yesterday"."""
         found: list[tuple[tuple[int, int], dt.datetime, dt.datetime | None, str]] = []
         for m in _REL_N.finditer(self.low):
-            start = _shift(self.now, -int(m.group("n")), m.group("u").rstrip("s"))
+            try:
+                start = _shift(self.now, -int(m.group("n")), m.group("u").rstrip("s"))
+            except (ValueError, OverflowError):
+                plan.warnings.append(f"{m.group(0).strip()!r} reaches beyond the year 1; "
+                                     "ignored")
+                self.used.append(m.span())
+                continue
             found.append((m.span(), start, None, m.group(0).strip()))
         for m in _REL_ONE.finditer(self.low):
             if any(_overlaps(m.span(), f[0]) for f in found):
@@ -651,7 +657,12 @@ class _Parser:
             if cand is None:
                 continue
             word, date = m.group("cmp").lower(), m.group("date")
-            start, end = _date_bounds(date)
+            try:
+                start, end = _date_bounds(date)
+            except (ValueError, OverflowError):
+                plan.warnings.append(f"{date!r} is not a valid date; ignored")
+                self.used.append(m.span())
+                continue
             value: str
             if word in ("after",):
                 op, value = (">=", end)
@@ -1063,14 +1074,15 @@ def _escape_like(text: str) -> str:
 
 
 def _date_bounds(text: str) -> tuple[str, str]:
-    """The first instant of a date/month/year and the first instant after it (ISO)."""
+    """The first instant of a date/month/year and the first instant after it (ISO).
+    ValueError/OverflowError for a date that does not exist or ends after 9999."""
     if len(text) == 4:
         y = int(text)
-        return f"{y:04d}-01-01T00:00:00", f"{y + 1:04d}-01-01T00:00:00"
+        return dt.datetime(y, 1, 1).isoformat(), dt.datetime(y + 1, 1, 1).isoformat()
     if len(text) == 7:
         y, mo = int(text[:4]), int(text[5:7])
         ny, nm = (y + 1, 1) if mo == 12 else (y, mo + 1)
-        return f"{y:04d}-{mo:02d}-01T00:00:00", f"{ny:04d}-{nm:02d}-01T00:00:00"
+        return dt.datetime(y, mo, 1).isoformat(), dt.datetime(ny, nm, 1).isoformat()
     start = dt.datetime.fromisoformat(text.replace(" ", "T"))
     end = start + (dt.timedelta(days=1) if len(text) == 10 else dt.timedelta(seconds=1))
     return start.isoformat(), end.isoformat()
