@@ -27,6 +27,7 @@ says so instead, and does not tell the model to cite.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import secrets
@@ -112,10 +113,12 @@ def _escape_line_breaks(encoded: str) -> str:
     return _LINE_BREAKS.sub(lambda m: f"\\u{ord(m.group()):04x}", encoded)
 
 
-def _defang_spots(fmt: str) -> tuple[re.Pattern[str], int] | None:
+@functools.lru_cache(maxsize=64)
+def _defang_spots(fmt: str) -> tuple[re.Pattern[str], re.Pattern[str], int] | None:
     """What to break in untrusted text so that no marker of ``fmt`` can form: the
     prefix of ``fmt`` (or its suffix when the prefix is only letters and spaces), as a
-    case-insensitive overlapping search, and the offset in it where a joiner goes."""
+    case-insensitive search (plain, for a quick check, and overlapping), and the offset
+    in it where a joiner goes."""
     prefix, _, suffix = fmt.partition("{id}")
     for side, is_prefix in ((prefix.strip(), True), (suffix.strip(), False)):
         k = next((i for i, c in enumerate(side) if is_marker_char(c)), None)
@@ -124,18 +127,22 @@ def _defang_spots(fmt: str) -> tuple[re.Pattern[str], int] | None:
         # inside the occurrence, next to a symbol (never inside a JSON escape); a lone
         # one-character prefix is cut off from the id that would follow it
         offset = max(k, 1) if is_prefix else k
-        return re.compile(f"(?=({re.escape(side)}))", re.IGNORECASE), offset
+        return (re.compile(re.escape(side), re.IGNORECASE),
+                re.compile(f"(?=({re.escape(side)}))", re.IGNORECASE), offset)
     return None
 
 
 def defang(text: str, fmt: str = "#ref:{id}") -> str:
     """``text`` with every spot where a marker of ``fmt`` or a fence marker could form
     broken by a zero-width joiner. Safe on JSON-encoded text (never splits an escape)."""
-    text = _FENCE_RUN.sub(lambda m: m.group(0) + _ZWJ, text)
+    if "<<<" in text or ">>>" in text:
+        text = _FENCE_RUN.sub(lambda m: m.group(0) + _ZWJ, text)
     spots = _defang_spots(fmt)
     if spots is None:  # a format CitationConfig refuses; nothing here can defang it
         return text
-    pattern, offset = spots
+    quick, pattern, offset = spots
+    if not quick.search(text):
+        return text
     cuts = sorted({m.start() + offset for m in pattern.finditer(text)})
     if not cuts:
         return text
