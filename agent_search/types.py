@@ -6,6 +6,7 @@ All models are pydantic v2. Field names are the JSON names of the wire contract
 
 from __future__ import annotations
 
+import unicodedata
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
@@ -148,9 +149,25 @@ class CitationConfig(_Model):
     @field_validator("format")
     @classmethod
     def _has_placeholder(cls, v: str) -> str:
-        if "{id}" not in v:
-            raise ValueError("citation format must contain '{id}', e.g. '#ref:{id}' or '[{id}]'")
+        if v.count("{id}") != 1:
+            raise ValueError(
+                "citation format must contain '{id}' once, e.g. '#ref:{id}' or '[{id}]'")
+        literal = v.replace("{id}", "")
+        if any(c in '"\\' or (c != " " and unicodedata.category(c)[0] in "CZ")
+               for c in literal):  # C: controls, format chars; Z: odd spaces, line breaks
+            raise ValueError("citation format cannot contain quotes, backslashes, control "
+                             "characters or line breaks")
+        if not any(is_marker_char(c) for c in literal):
+            # with letters, digits and spaces only, ordinary words would read as citations
+            raise ValueError("citation format needs a symbol around '{id}', "
+                             "e.g. '#ref:{id}' or '[{id}]'")
         return v
+
+
+def is_marker_char(c: str) -> bool:
+    """Can ``c`` tell a citation marker from ordinary text? Not a space and not a
+    character of a citation id (ASCII letters, digits, ``_``, ``-``)."""
+    return not (c.isspace() or (c.isascii() and (c.isalnum() or c in "_-")))
 
 
 class Request(_Model):

@@ -46,7 +46,7 @@ from agent_search.agent.conversation import (
     to_llm_messages,
     validate_messages,
 )
-from agent_search.agent.datasources import data_source_requests
+from agent_search.agent.datasources import DataScope, Refusal, data_source_requests
 from agent_search.agent.decision import Decision, decide_auto_search
 from agent_search.agent.delegation import Delegates
 from agent_search.agent.hook_api import HookContext
@@ -71,7 +71,7 @@ from agent_search.citation import build_prompt
 from agent_search.config import SearchConfig
 from agent_search.context import Context
 from agent_search.errors import ConfigError
-from agent_search.events import Citations, Done, Event, TextDelta
+from agent_search.events import Citations, Done, Event, SearchComplete, SearchStart, TextDelta
 from agent_search.searcher import Searcher
 from agent_search.trace import first_line
 from agent_search.types import Result, ResultItem
@@ -87,6 +87,17 @@ def _reference(item: ResultItem) -> dict[str, Any]:
     return {"citation_id": item.citation_id, "type": item.type, "title": item.title,
             "url": item.url, "source": item.source, "score": round(item.final_score, 6),
             "collection": item.collection, "model": item.model, "record_id": item.record_id}
+
+
+def _refused_result(ctx: Context, refusal: Refusal) -> Result:
+    """A data source out of the assistant's scope, reported as a failed user search (its
+    own ``search_start`` / ``search_complete`` events), so the caller sees the refusal."""
+    search_id = ctx.next_search_id()
+    ctx.events.emit(SearchStart(ctx.request_id, search_id, refusal.type, refusal.query))
+    ctx.events.emit(SearchComplete(ctx.request_id, search_id, refusal.type, 0, 0.0,
+                                   refusal.error))
+    return Result(type=refusal.type, query=refusal.query, source="user", search_id=search_id,
+                  error=refusal.error)
 
 
 def _ms(start: float) -> float:
@@ -328,13 +339,14 @@ class Assistant:
                          rec: SearchRecord) -> list[Result]:
         """Searches for the ``type: "data"`` parts of the user's message (source user)."""
         t = time.perf_counter()
-        requests, warnings = data_source_requests(msgs, query)
+        requests, refused, warnings = data_source_requests(msgs, query,
+                                                           DataScope.of(ctx.config))
         rec.warnings.extend(warnings)
-        if not requests:
-            return []
-        prepared = [build_request(ctx.config, r, "user") for r in requests]
-        results = await self.searcher.search_many(prepared, ctx=ctx)
-        rec.durations_ms["user_data"] = _ms(t)
+        results = [_refused_result(ctx, r) for r in refused]
+        if requests:
+            prepared = [build_request(ctx.config, r, "user") for r in requests]
+            results += await self.searcher.search_many(prepared, ctx=ctx)
+            rec.durations_ms["user_data"] = _ms(t)
         return results
 
     async def _merge(self, ctx: Context, query: str, results: list[Result],

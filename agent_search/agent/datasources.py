@@ -17,27 +17,86 @@ its query the text of the same message:
   ``server`` the server id from config/agent.yml), through the ``mcp_resource`` handler.
 
 ``table`` and ``api`` sources are not supported and produce a warning.
+
+A data part is untrusted input from the user: it may only narrow what the assistant
+searches, never widen it. When the assistant lists ``db.models`` or ``kb.collections``
+(its :class:`DataScope`), a source outside them is refused with a one-line error (a
+:class:`Refusal`, reported like a failed search) and nothing is searched. Searches run in
+the stream's context, so the caller's identity filters them like any other.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from agent_search.agent.conversation import Message, last_user_index, message_text
+from agent_search.config import SearchConfig
 
 SUPPORTED = ("model", "kb_collection", "kb_document", "mcp_resource")
+_MAX_NAME_CHARS = 80
+"""Longest name quoted back in a message (the name itself may be anything)."""
 
 
-def data_source_requests(messages: Sequence[Message], fallback_query: str
-                         ) -> tuple[list[dict[str, Any]], list[str]]:
-    """Requests for the data parts of the last user message, and warnings."""
+@dataclass(frozen=True, slots=True)
+class DataScope:
+    """What the assistant may search: its ``db.models`` and ``kb.collections``. An
+    empty tuple means the assistant does not restrict that type."""
+
+    models: tuple[str, ...] = ()
+    collections: tuple[str, ...] = ()
+
+    @classmethod
+    def of(cls, config: SearchConfig) -> DataScope:
+        return cls(models=tuple(config.db.models), collections=tuple(config.kb.collections))
+
+    def refuse_model(self, name: str) -> str | None:
+        """Why ``name`` may not be searched (None: it may). Model ids compare as the db
+        handler finds them: trimmed, case-insensitive."""
+        if not self.models or name.strip().lower() in {m.strip().lower() for m in self.models}:
+            return None
+        return (f"model {_quoted(name)} is not among this assistant's models "
+                f"({_listed(self.models)}); not searched")
+
+    def refuse_collection(self, name: str) -> str | None:
+        if not self.collections or name in self.collections:
+            return None
+        return (f"collection {_quoted(name)} is not among this assistant's collections "
+                f"({_listed(self.collections)}); not searched")
+
+
+@dataclass(frozen=True, slots=True)
+class Refusal:
+    """A data source outside the assistant's scope: the search it asked for, refused."""
+
+    type: str
+    query: str
+    error: str
+
+
+def _quoted(name: str) -> str:
+    short = name if len(name) <= _MAX_NAME_CHARS else name[:_MAX_NAME_CHARS] + "…"
+    return repr(short)
+
+
+def _listed(names: Sequence[str]) -> str:
+    return ", ".join(_quoted(n) for n in names[:10]) + (", …" if len(names) > 10 else "")
+
+
+def data_source_requests(messages: Sequence[Message], fallback_query: str,
+                         scope: DataScope | None = None
+                         ) -> tuple[list[dict[str, Any]], list[Refusal], list[str]]:
+    """Requests for the data parts of the last user message, the sources refused as out
+    of ``scope``, and warnings."""
+    scope = scope or DataScope()
     i = last_user_index(messages)
     if i is None or not isinstance(messages[i].get("content"), list):
-        return [], []
+        return [], [], []
     message = messages[i]
     query = message_text(message).strip() or fallback_query
     requests: list[dict[str, Any]] = []
+    refused: list[Refusal] = []
     warnings: list[str] = []
     for part in message["content"]:
         if not isinstance(part, dict) or part.get("type") != "data":
@@ -49,21 +108,36 @@ def data_source_requests(messages: Sequence[Message], fallback_query: str
             continue
         for source in sources:
             request, warning = _request_for(source, query)
-            if request is not None:
-                requests.append(request)
             if warning:
                 warnings.append(warning)
-    return requests, warnings
+            if request is None:
+                continue
+            error = _out_of_scope(request, scope)
+            if error:
+                refused.append(Refusal(type=request["type"], query=query, error=error))
+            else:
+                requests.append(request)
+    return requests, refused, warnings
+
+
+def _out_of_scope(request: dict[str, Any], scope: DataScope) -> str | None:
+    """Why ``request`` reaches beyond the assistant's scope (None: it does not)."""
+    if request["type"] == "db":
+        return next(filter(None, map(scope.refuse_model, request["models"])), None)
+    if request["type"] == "kb":
+        return next(filter(None, map(scope.refuse_collection, request["collections"])), None)
+    return None
 
 
 def _request_for(source: Any, query: str) -> tuple[dict[str, Any] | None, str | None]:
     if not isinstance(source, dict) or not isinstance(source.get("name"), str):
-        return None, f"data source {source!r} needs a 'type' and a 'name'"
+        return None, f"data source {_quoted(repr(source))} needs a 'type' and a 'name'"
     kind, name = source.get("type"), source["name"].strip()
     if not name:
         return None, "data source with an empty name was ignored"
     if not query:
-        return None, f"data source {kind}:{name} ignored: the message has no text to search for"
+        return None, (f"data source {_quoted(str(kind))}:{_quoted(name)} ignored: the message "
+                      "has no text to search for")
     extra: dict[str, Any] = {}
     if isinstance(source.get("limit"), int):
         extra["limit"] = source["limit"]
@@ -80,5 +154,5 @@ def _request_for(source: Any, query: str) -> tuple[dict[str, Any] | None, str | 
         server = source.get("server")
         return {"type": "mcp_resource", "query": query,
                 "options": {"uri": name, "server": server}, **extra}, None
-    return None, (f"data source type {kind!r} is not supported "
+    return None, (f"data source type {_quoted(str(kind))} is not supported "
                   f"(supported: {', '.join(SUPPORTED)})")

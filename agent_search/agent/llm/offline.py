@@ -12,7 +12,7 @@ from collections.abc import AsyncIterator, Sequence
 
 import anyio
 
-from agent_search.citation import format_marker
+from agent_search.citation import format_marker, join_with_markers
 from agent_search.types import ResultItem
 
 _SENTENCE = re.compile(r"(?<=[.!?。！？])\s+|\n+")
@@ -23,13 +23,18 @@ _STOP_WORDS = (
     "who why will with you your about please give list find"
 )
 _STOP = frozenset(_STOP_WORDS.split())
+_MAX_TITLE_CHARS = 120
+_MAX_SNIPPET_CHARS = 320
+_MAX_SCANNED_CHARS = 20_000
+"""Content read for sentences (a web page can be long; the best sentence is near the top
+in practice, and splitting megabytes would stall the event loop)."""
 
 
 def _words(text: str) -> set[str]:
     return {w.lower() for w in _WORD.findall(text) if w.lower() not in _STOP and len(w) > 1}
 
 
-def _best_sentences(question: str, content: str, max_chars: int = 320) -> str:
+def _best_sentences(question: str, content: str, max_chars: int = _MAX_SNIPPET_CHARS) -> str:
     """The sentences sharing words with the question (best first, shown in text order);
     the opening sentence when none does."""
     sentences = [s.strip() for s in _SENTENCE.split(content) if s and s.strip()]
@@ -68,7 +73,7 @@ def _record_facts(question: str, data: dict[str, object]) -> str:
 
 
 def _describe(question: str, item: ResultItem) -> str:
-    text = item.content.strip()
+    text = item.content[:_MAX_SCANNED_CHARS].strip()
     if item.data:
         facts = _record_facts(question, item.data)
         if facts:
@@ -79,20 +84,29 @@ def _describe(question: str, item: ResultItem) -> str:
 
 def offline_answer(question: str, references: Sequence[ResultItem], *, reason: str,
                    fmt: str = "#ref:{id}", max_references: int = 3) -> str:
-    """The whole offline answer as text."""
+    """The whole offline answer as text.
+
+    Result text and the reason are untrusted: they go through :func:`join_with_markers`,
+    so the only citation markers in the answer are the ones written here, one per
+    reference quoted (a result saying "see #ref:4" cannot make 4 count as cited)."""
     top = [r for r in references if r.citation_id][:max_references]
-    head = f"I am offline ({reason}), so I cannot compose an answer."
+    head = f"I am offline ({_one_line(reason, 300)}), so I cannot compose an answer."
     if not top:
-        return head + " The searches found no references for this question."
-    lines = [head + " Here is what the top references say:", ""]
+        return join_with_markers(
+            [(head + " The searches found no references for this question.", False)], fmt)
+    parts: list[tuple[str, bool]] = [(head + " Here is what the top references say:\n", False)]
     for item in top:
-        marker = format_marker(item.citation_id or "", fmt)
-        title = (item.title or item.url or item.model or item.type or "reference").strip()
+        title = _one_line(item.title or item.url or item.model or item.type or "reference",
+                          _MAX_TITLE_CHARS) or "reference"
         described = _describe(question, item)
         snippet = (described if item.data else _best_sentences(question, described)) or title
-        snippet = " ".join(snippet.split())
-        lines.append(f"- {title}: {snippet} {marker}")
-    return "\n".join(lines)
+        parts += [(f"\n- {title}: {_one_line(snippet, 2 * _MAX_SNIPPET_CHARS)} ", False),
+                  (format_marker(item.citation_id or "", fmt), True)]
+    return join_with_markers(parts, fmt)
+
+
+def _one_line(text: str, limit: int) -> str:
+    return " ".join(text[: limit * 2].split())[:limit]
 
 
 async def stream_offline_answer(question: str, references: Sequence[ResultItem], *,
