@@ -105,8 +105,9 @@ def _pieces(blocks: Iterable[Block], count: TokenCounter, max_tokens: int,
                 yield text, n, True
                 continue
             sentences = [s for s in _SENTENCE_END.split(text) if s.strip()]
+            counts = [n] if sentences == [text] else count(sentences)
             first = True
-            for sent, m in zip(sentences, count(sentences), strict=True):
+            for sent, m in zip(sentences, counts, strict=True):
                 if m <= max_tokens and len(sent) <= max_chars:
                     yield sent, m, first
                 else:

@@ -3,9 +3,10 @@ optional entity-graph association.
 
 Request fields read: ``query``, ``collections`` (empty → ``kb.collections``, and when that
 is empty too, every collection in the store except those of ``eval retrieval``, which are
-never searched, named or not, unless the handler was built with ``evaluation=True``), ``threshold`` (empty → ``kb.threshold``; see
-:mod:`agent_search.kb.retrieval` for what the score means per mode), ``graph`` (or
-``kb.graph``), ``limit``, ``wheres`` (metadata filters, translated to Qdrant filters).
+never searched, named or not, unless the handler was built with ``evaluation=True``),
+``threshold`` (empty → ``kb.threshold``; see :mod:`agent_search.kb.retrieval` for what the
+score means per mode), ``graph`` (or ``kb.graph``), ``limit``, ``wheres`` (metadata
+filters, translated to Qdrant filters).
 
 ``request.options`` keys:
 

@@ -162,7 +162,7 @@ def _check_utf8(path: Path) -> None:
     so a file is refused before any of it is stored."""
     decoder = codecs.getincrementaldecoder("utf-8")("strict")
     with path.open("rb") as fh:
-        for piece in iter(lambda: fh.read(1 << 20), b""):
+        for piece in iter(lambda: fh.read(READ_CHARS), b""):
             decoder.decode(piece)
     decoder.decode(b"", final=True)
 
