@@ -70,8 +70,8 @@ def ingest_progress(label: str) -> Iterator[Callable[[int, int], None]]:
         with lock:
             done, total = state["done"], state["total"]
         elapsed = int(time.monotonic() - started)
-        where = (f"{done / 1e6:.1f} of {total / 1e6:.1f} MB ({done * 100 // total}%)"
-                 if total > 0 else "starting")
+        where = f"{_size(done)} of {_size(total)} ({done * 100 // max(total, 1)}%)" \
+            if total >= 0 else "starting"
         print(f"agent-search: {label}: {where}, {elapsed // 60}m{elapsed % 60:02d}s",
               file=sys.stderr, flush=True)
 
@@ -95,6 +95,10 @@ def ingest_progress(label: str) -> Iterator[Callable[[int, int], None]]:
         timer.join()
         if state["total"] >= 0:
             line()
+
+
+def _size(n: int) -> str:
+    return f"{n / 1e6:.1f} MB" if n >= 100_000 else f"{n / 1e3:.1f} kB"
 
 
 def _config(config_dir: Path | None) -> SearchConfig:

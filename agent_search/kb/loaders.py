@@ -9,8 +9,8 @@ grow with the file. HTML and PDF are parsed whole; the per-file size cap of the 
 (``kb.max_file_mb``) bounds them, and their extracted text is capped too.
 
 A file that cannot be read yields a :class:`Skipped` with the reason; the caller reports it
-and goes on with the rest. Parser warnings (pypdf's) go into :attr:`Document.warnings`,
-never to stderr.
+and goes on with the rest. Parser warnings (pypdf's, trafilatura's) go into
+:attr:`Document.warnings`, never to stderr.
 
 Identity: a file's :func:`source_key` is its resolved path relative to the ingest's root
 (or the absolute resolved path when it lies outside), so ``README.md``, ``./README.md`` and
@@ -20,6 +20,7 @@ Identity: a file's :func:`source_key` is its resolved path relative to the inges
 from __future__ import annotations
 
 import codecs
+import contextlib
 import hashlib
 import json
 import logging
@@ -298,6 +299,13 @@ def markdown_blocks(text: str) -> list[Block]:
 
 
 def _load_html(path: Path, source: str, html: str) -> Document:
+    with _parser_logs() as found:
+        doc = _parse_html(source, html)
+    doc.warnings = found
+    return doc
+
+
+def _parse_html(source: str, html: str) -> Document:
     import trafilatura
 
     markdown = trafilatura.extract(html, output_format="markdown", include_tables=True,
@@ -314,10 +322,14 @@ def _load_html(path: Path, source: str, html: str) -> Document:
     return Document(file_doc_id(source), source, title, blocks)
 
 
-class _PdfWarnings(logging.Handler):
-    """Installed once on pypdf's logger: while a PDF is read in this thread its warnings
-    are collected for the file's report; any other pypdf record goes to our logger. pypdf's
-    logger stops propagating, so nothing reaches stderr through logging's last resort."""
+_PARSER_LOGGERS = ("pypdf", "trafilatura", "htmldate", "courlan", "justext")
+
+
+class _ParserLogs(logging.Handler):
+    """Installed once on the parsers' loggers: while a file is parsed in this thread their
+    records are collected for the file's report; any other record goes to our logger.
+    Those loggers stop propagating, so nothing reaches stderr through logging's last
+    resort (it did under ``--json``)."""
 
     def __init__(self) -> None:
         super().__init__(logging.DEBUG)
@@ -327,41 +339,40 @@ class _PdfWarnings(logging.Handler):
         sink: list[str] | None = getattr(self.local, "sink", None)
         message = " ".join(record.getMessage().split())[:300]
         if sink is not None:
-            if len(sink) < 20 and message not in sink:
+            if record.levelno >= logging.WARNING and len(sink) < 20 and message not in sink:
                 sink.append(message)
         else:
-            logger.log(record.levelno, "pypdf: %s", message)
+            logger.log(record.levelno, "%s: %s", record.name, message)
 
 
-_PDF_WARNINGS = _PdfWarnings()
-_PDF_LOGGING_LOCK = threading.Lock()
+_PARSER_LOGS = _ParserLogs()
+_PARSER_LOGS_LOCK = threading.Lock()
 
 
-def _pdf_logging() -> _PdfWarnings:
-    with _PDF_LOGGING_LOCK:
-        pdf_logger = logging.getLogger("pypdf")
-        if _PDF_WARNINGS not in pdf_logger.handlers:
-            pdf_logger.addHandler(_PDF_WARNINGS)
-            pdf_logger.propagate = False
-    return _PDF_WARNINGS
+@contextlib.contextmanager
+def _parser_logs() -> Iterator[list[str]]:
+    """The warnings the parsers log in this thread during this block, as a list (not
+    ``warnings.catch_warnings``: it swaps process-wide state, unsafe across threads)."""
+    with _PARSER_LOGS_LOCK:
+        for name in _PARSER_LOGGERS:
+            parser_logger = logging.getLogger(name)
+            if _PARSER_LOGS not in parser_logger.handlers:
+                parser_logger.addHandler(_PARSER_LOGS)
+                parser_logger.propagate = False
+    found: list[str] = []
+    _PARSER_LOGS.local.sink = found
+    try:
+        yield found
+    finally:
+        _PARSER_LOGS.local.sink = None
 
 
 def _load_pdf(path: Path, source: str, max_chars: int) -> Document:
-    import warnings
-
     from pypdf import PdfReader
 
-    capture = _pdf_logging()
-    found: list[str] = []
-    capture.local.sink = found
-    try:
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            doc = _read_pdf(PdfReader, path, source, max_chars)
-    finally:
-        capture.local.sink = None
-    found.extend(" ".join(str(w.message).split())[:300] for w in caught[:20])
-    doc.warnings = list(dict.fromkeys(found))
+    with _parser_logs() as found:
+        doc = _read_pdf(PdfReader, path, source, max_chars)
+    doc.warnings = found
     return doc
 
 
