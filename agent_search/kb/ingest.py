@@ -379,8 +379,10 @@ def _ingest_file(planned: _Planned, store: KBStore, collection: str, settings: K
         report.skipped.append(Skipped(str(path), "no text"))
     stale = [pid for pid in known if pid not in fresh]
     if legacy:
-        stale.extend(store.legacy_points(collection, ID_SCHEME, _path_forms(path),
-                                         legacy_file_doc_id(path)))
+        seen = set(stale) | fresh
+        stale.extend(pid for pid in store.legacy_points(
+            collection, ID_SCHEME, _path_forms(path), legacy_file_doc_id(path))
+            if pid not in seen)
     if stale:
         writer.remove(stale)
         report.removed += len(stale)
