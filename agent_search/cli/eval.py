@@ -8,7 +8,8 @@ from typing import Annotated
 import anyio
 import typer
 
-from agent_search.cli.app import app, console, fail, print_json, progress_bar
+from agent_search.cli.app import app, console, fail, print_json
+from agent_search.cli.kb import ingest_progress
 from agent_search.config import SearchConfig, load_config
 from agent_search.errors import ConfigError
 
@@ -50,7 +51,7 @@ def retrieval(
     except ConfigError as exc:
         fail(str(exc))
     try:
-        with progress_bar("ingesting corpus", enabled=not json_out) as on_progress:
+        with ingest_progress("ingesting corpus") as on_progress:
             report = anyio.run(lambda: evaluate(config, dataset_dir, split=split, mode=mode,
                                                 max_queries=max_queries, max_docs=max_docs,
                                                 progress=on_progress))

@@ -1,23 +1,104 @@
-"""``agent-search kb ingest|list|drop`` — build and manage knowledge-base collections."""
+"""``agent-search kb ingest|list|drop|prune-evals`` — build and manage knowledge-base
+collections.
+
+``kb ingest`` shows progress on stderr while it works: a live bar on a terminal, else (a
+pipe, a log, CI) one line at least every :data:`PROGRESS_INTERVAL` seconds; ``--json``
+keeps stdout for the one JSON document either way.
+"""
 
 from __future__ import annotations
 
+import contextlib
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Annotated
 
 import anyio
 import typer
+from rich.progress import (
+    BarColumn,
+    DownloadColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
 
-from agent_search.cli.app import app, console, err_console, fail, print_json, progress_bar
+from agent_search.cli.app import app, console, err_console, fail, print_json
 from agent_search.config import SearchConfig, load_config
 from agent_search.errors import ConfigError
 
-kb_app = typer.Typer(help="Manage knowledge-base collections (ingest, list, drop).",
+kb_app = typer.Typer(help="Manage knowledge-base collections (ingest, list, drop, "
+                          "prune-evals).",
                      no_args_is_help=True)
 app.add_typer(kb_app, name="kb")
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON document.")]
 ConfigOpt = Annotated[Path | None, typer.Option("--config", help="Configuration folder.")]
+
+
+PROGRESS_INTERVAL = 10.0
+"""Seconds between progress lines when stderr is not a terminal."""
+
+
+@contextlib.contextmanager
+def ingest_progress(label: str) -> Iterator[Callable[[int, int], None]]:
+    """Progress of an ingest on stderr; yields ``update(bytes_done, bytes_total)``, which
+    may be called from worker threads. A terminal gets a live bar; anything else a line
+    when the work starts, then at least every :data:`PROGRESS_INTERVAL` seconds (from a
+    timer, so a slow batch still shows the process is alive), and one at the end."""
+    if sys.stderr.isatty():
+        bar = Progress(TextColumn(label), BarColumn(), DownloadColumn(), TimeElapsedColumn(),
+                       TimeRemainingColumn(), console=err_console)
+        task = bar.add_task(label, total=None)
+
+        def update_bar(done: int, total: int) -> None:
+            bar.update(task, completed=done, total=total)
+
+        with bar:
+            yield update_bar
+        return
+    state = {"done": 0, "total": -1}
+    lock = threading.Lock()
+    stop = threading.Event()
+    started = time.monotonic()
+
+    def line() -> None:
+        with lock:
+            done, total = state["done"], state["total"]
+        elapsed = int(time.monotonic() - started)
+        where = f"{_size(done)} of {_size(total)} ({done * 100 // max(total, 1)}%)" \
+            if total >= 0 else "starting"
+        print(f"agent-search: {label}: {where}, {elapsed // 60}m{elapsed % 60:02d}s",
+              file=sys.stderr, flush=True)
+
+    def update(done: int, total: int) -> None:
+        with lock:
+            first = state["total"] < 0
+            state["done"], state["total"] = max(done, state["done"]), total
+        if first:
+            line()
+
+    def beat() -> None:
+        while not stop.wait(PROGRESS_INTERVAL):
+            line()
+
+    timer = threading.Thread(target=beat, name="kb-progress", daemon=True)
+    timer.start()
+    try:
+        yield update
+    finally:
+        stop.set()
+        timer.join()
+        if state["total"] >= 0:
+            line()
+
+
+def _size(n: int) -> str:
+    return f"{n / 1e6:.1f} MB" if n >= 100_000 else f"{n / 1e3:.1f} kB"
 
 
 def _config(config_dir: Path | None) -> SearchConfig:
@@ -37,7 +118,11 @@ def ingest(
     config_dir: ConfigOpt = None,
     json_out: JsonOpt = False,
 ) -> None:
-    """Ingest files into a collection (created on first use). Re-ingesting replaces."""
+    """Ingest files into a collection (created on first use).
+
+    A file is one document however its path is written; re-ingesting adds, updates and
+    removes chunks as the files changed and never duplicates. Files over kb.max_file_mb
+    (default 20 MB) or beyond kb.max_run_mb (default 1000 MB) are skipped and reported."""
     from agent_search.kb import StoreError, ingest_paths
     from agent_search.kb.embedder import EmbeddingError
     from agent_search.kb.ingest import CollectionMismatchError
@@ -47,7 +132,7 @@ def ingest(
     if missing:
         fail(f"no such file or folder: {', '.join(missing)}")
     try:
-        with progress_bar("embedding", enabled=not json_out) as on_progress:
+        with ingest_progress("ingesting") as on_progress:
             report = anyio.run(lambda: ingest_paths(config, paths, collection, graph=graph,
                                                     progress=on_progress))
     except (ValueError, CollectionMismatchError) as exc:
@@ -59,19 +144,24 @@ def ingest(
     else:
         console.print(
             f"{report.collection}: {report.documents} document(s), {report.chunks} chunk(s) "
-            f"from {report.files} file(s); embedded {report.embedded}, unchanged "
-            f"{report.unchanged}, removed {report.deleted}; {report.seconds:.1f}s "
-            f"({report.docs_per_s:.1f} docs/s, peak RSS {report.peak_rss_mb:.0f} MB)",
-            highlight=False)
+            f"from {report.files} file(s): added {report.added}, updated {report.updated}, "
+            f"unchanged {report.unchanged}, removed {report.removed}; "
+            f"{report.seconds:.1f}s ({report.docs_per_s:.1f} docs/s, peak RSS "
+            f"{report.peak_rss_mb:.0f} MB)", highlight=False)
         for skipped in report.skipped:
-            err_console.print(f"skipped {skipped.source}: {skipped.reason}", highlight=False)
+            err_console.print(f"skipped {skipped.source}: {skipped.reason}", highlight=False,
+                              markup=False)
+        for warning in report.warnings:
+            err_console.print(f"warning {warning.source}: {warning.reason}", highlight=False,
+                              markup=False)
     if report.documents == 0 and report.skipped:
         raise typer.Exit(1)
 
 
 @kb_app.command("list")
 def list_(config_dir: ConfigOpt = None, json_out: JsonOpt = False) -> None:
-    """List collections with their size and embedding model."""
+    """List collections with their size and embedding model; those of eval retrieval
+    (which searches never read) apart."""
     from agent_search.kb import StoreError, list_collections
 
     config = _config(config_dir)
@@ -82,11 +172,20 @@ def list_(config_dir: ConfigOpt = None, json_out: JsonOpt = False) -> None:
     if json_out:
         print_json(rows)
         return
-    if not rows:
+    own = [r for r in rows if not r.get("evaluation")]
+    evals = [r for r in rows if r.get("evaluation")]
+    if not own:
         console.print("no collections")
-    for row in rows:
+    for row in own:
         console.print(f"{row['name']}\t{row['points']} chunks\t"
-                      f"{row.get('embedding_model', '?')}", highlight=False)
+                      f"{row.get('embedding_model', '?')}", highlight=False, markup=False)
+    if evals:
+        console.print(f"\nevaluation collections ({len(evals)}; not searched; "
+                      "'agent-search kb prune-evals' removes them):", highlight=False,
+                      markup=False)
+        for row in evals:
+            console.print(f"{row['name']}\t{row['points']} chunks\t"
+                          f"{row.get('embedding_model', '?')}", highlight=False, markup=False)
 
 
 @kb_app.command("drop")
@@ -108,3 +207,21 @@ def drop(name: Annotated[str, typer.Argument(help="Collection to delete.")],
         print_json({"dropped": name})
     else:
         console.print(f"dropped {name}", highlight=False)
+
+
+@kb_app.command("prune-evals")
+def prune_evals(config_dir: ConfigOpt = None, json_out: JsonOpt = False) -> None:
+    """Delete the collections eval retrieval cached (eval-...)."""
+    from agent_search.kb import StoreError
+    from agent_search.kb.ingest import prune_eval_collections
+
+    config = _config(config_dir)
+    try:
+        dropped = anyio.run(lambda: prune_eval_collections(config))
+    except StoreError as exc:
+        fail(str(exc), 1)
+    if json_out:
+        print_json({"dropped": dropped})
+    else:
+        console.print(f"dropped {len(dropped)} evaluation collection(s)"
+                      + (f": {', '.join(dropped)}" if dropped else ""), highlight=False)

@@ -2,22 +2,38 @@
 
 Chunks follow the document's structure: a chunk never spans two sections (heading paths),
 paragraphs are kept whole when they fit, a long paragraph is cut at sentence ends, and a
-sentence longer than a chunk is cut by tokens. Consecutive chunks of one section share up
-to ``overlap`` tokens (whole sentences where possible) so a passage cut at a boundary is
-still found. Sizes are counted with the embedding model's own tokenizer.
+sentence longer than a chunk is cut by words (a "word" longer than half a chunk, e.g. CJK
+text without spaces or a run of garbage, by characters). Consecutive chunks of one section
+share up to ``overlap`` tokens (whole sentences where possible) so a passage cut at a
+boundary is still found. Sizes are counted with the embedding model's own tokenizer.
+
+Bounded and linear: the document's blocks are consumed lazily and chunks come out as they
+are complete, so memory holds one section's current chunk and one counting batch, never
+the document. Every character is passed to the token counter at most three times (block,
+sentence, word group), and a chunk is also capped in characters (``max_chars``, default
+:data:`CHARS_PER_TOKEN` × ``max_tokens``): a word the tokenizer maps to one unknown token
+cannot make a chunk of megabytes.
 """
 
 from __future__ import annotations
 
+import itertools
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
-from agent_search.kb.loaders import Block, Document
+from agent_search.kb.loaders import PARAGRAPH_CHARS, Block, Document, _cut
 
 TokenCounter = Callable[[Sequence[str]], list[int]]
 
+CHARS_PER_TOKEN = 12
+"""Character cap of a chunk per token of ``max_tokens`` (English averages about 4.5)."""
+COUNT_BATCH_CHARS = 1 << 16
+"""Blocks are counted in batches of about this many characters (one tokenizer call)."""
+
 _SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s+|(?<=[。！？])")
+
+_Piece = tuple[str, int, bool]  # text, tokens, starts a paragraph
 
 
 @dataclass(slots=True)
@@ -35,86 +51,140 @@ def approx_tokens(texts: Sequence[str]) -> list[int]:
 
 
 def chunk_document(doc: Document, count: TokenCounter, *, max_tokens: int = 256,
-                   overlap: int = 32) -> list[Chunk]:
+                   overlap: int = 32, max_chars: int | None = None) -> list[Chunk]:
     """The chunks of ``doc`` in reading order, numbered from 0."""
-    chunks: list[Chunk] = []
-    sections: list[list[Block]] = []
-    for block in doc.blocks:
-        if sections and sections[-1][0].headings == block.headings \
-                and sections[-1][0].page == block.page:
-            sections[-1].append(block)
-        else:
-            sections.append([block])
-    for section in sections:
-        pieces = _pieces(section, count, max_tokens)
-        for text in _pack(pieces, max_tokens, overlap):
-            chunks.append(Chunk(doc.doc_id, len(chunks), text, section[0].headings,
-                                section[0].page))
-    return chunks
+    return list(iter_chunks(doc, count, max_tokens=max_tokens, overlap=overlap,
+                            max_chars=max_chars))
 
 
-def _pieces(section: list[Block], count: TokenCounter,
-            max_tokens: int) -> list[tuple[str, int, bool]]:
-    """(text, tokens, starts_paragraph) units no longer than ``max_tokens``."""
-    texts = [b.text for b in section if b.text.strip()]
-    out: list[tuple[str, int, bool]] = []
-    for text, n in zip(texts, count(texts), strict=True):
+def iter_chunks(doc: Document, count: TokenCounter, *, max_tokens: int = 256,
+                overlap: int = 32, max_chars: int | None = None) -> Iterator[Chunk]:
+    """The chunks of ``doc`` in reading order, numbered from 0, produced lazily."""
+    limit = max_chars or CHARS_PER_TOKEN * max_tokens
+    index = 0
+    sections = itertools.groupby(doc.blocks, key=lambda b: (b.headings, b.page))
+    for (headings, page), blocks in sections:
+        pieces = _pieces(blocks, count, max_tokens, limit)
+        for text in _pack(pieces, max_tokens, overlap, limit):
+            yield Chunk(doc.doc_id, index, text, headings, page)
+            index += 1
+
+
+def _texts(blocks: Iterable[Block]) -> Iterator[str]:
+    """Non-empty block texts, a text longer than :data:`PARAGRAPH_CHARS` cut in pieces
+    (loaders already bound their blocks; documents built by callers may not)."""
+    for block in blocks:
+        text = block.text
+        while len(text) > PARAGRAPH_CHARS:
+            head, text = _cut(text, PARAGRAPH_CHARS)
+            if head.strip():
+                yield head
+        if text.strip():
+            yield text
+
+
+def _batches(texts: Iterable[str]) -> Iterator[list[str]]:
+    batch: list[str] = []
+    size = 0
+    for text in texts:
+        batch.append(text)
+        size += len(text)
+        if size >= COUNT_BATCH_CHARS or len(batch) >= 256:
+            yield batch
+            batch, size = [], 0
+    if batch:
+        yield batch
+
+
+def _pieces(blocks: Iterable[Block], count: TokenCounter, max_tokens: int,
+            max_chars: int) -> Iterator[_Piece]:
+    """(text, tokens, starts_paragraph) units within ``max_tokens`` and ``max_chars``."""
+    for batch in _batches(_texts(blocks)):
+        for text, n in zip(batch, count(batch), strict=True):
+            if n <= max_tokens and len(text) <= max_chars:
+                yield text, n, True
+                continue
+            sentences = [s for s in _SENTENCE_END.split(text) if s.strip()]
+            counts = [n] if sentences == [text] else count(sentences)
+            first = True
+            for sent, m in zip(sentences, counts, strict=True):
+                if m <= max_tokens and len(sent) <= max_chars:
+                    yield sent, m, first
+                else:
+                    for i, (part, c) in enumerate(
+                            _split_long(sent, m, count, max_tokens, max_chars)):
+                        yield part, c, first and i == 0
+                first = False
+
+
+def _split_long(text: str, tokens: int, count: TokenCounter, max_tokens: int,
+                max_chars: int) -> list[tuple[str, int]]:
+    """Cut a sentence that is over a chunk into parts within both caps: groups of words
+    sized by the sentence's tokens per word; a word longer than half a chunk (no spaces,
+    or garbage the tokenizer calls one unknown token) is cut by characters first, and a
+    group that still counts too many tokens is cut by characters (a token is at least one
+    character, so ``max_tokens // 2`` characters are always within ``max_tokens``)."""
+    hard = max(1, min(max_tokens // 2, max_chars))
+    atoms: list[str] = []
+    for word in text.split():
+        atoms.extend(word[i:i + hard] for i in range(0, len(word), hard))
+    per_atom = max(1, tokens) / max(1, len(atoms))
+    step = max(1, int(max_tokens / per_atom * 0.9))
+    groups: list[str] = []
+    current: list[str] = []
+    chars = 0
+    for atom in atoms:
+        if current and (len(current) >= step or chars + 1 + len(atom) > max_chars):
+            groups.append(" ".join(current))
+            current, chars = [], 0
+        current.append(atom)
+        chars += len(atom) + (1 if chars else 0)
+    if current:
+        groups.append(" ".join(current))
+    out: list[tuple[str, int]] = []
+    for group, n in zip(groups, count(groups), strict=True):
         if n <= max_tokens:
-            out.append((text, n, True))
+            out.append((group, n))
             continue
-        sentences = [s for s in _SENTENCE_END.split(text) if s.strip()]
-        first = True
-        for sent, m in zip(sentences, count(sentences), strict=True):
-            if m <= max_tokens:
-                out.append((sent, m, first))
-            else:
-                out.extend((w, c, first and i == 0) for i, (w, c)
-                           in enumerate(_split_words(sent, count, max_tokens)))
-            first = False
+        parts = [group[i:i + hard] for i in range(0, len(group), hard)]
+        out.extend(zip(parts, count(parts), strict=True))
     return out
 
 
-def _split_words(text: str, count: TokenCounter, max_tokens: int) -> list[tuple[str, int]]:
-    words = text.split()
-    if len(words) <= 1:  # one huge "word" (e.g. CJK text without spaces): cut characters
-        step = max(1, max_tokens // 2)
-        parts = [text[i:i + step] for i in range(0, len(text), step)]
-        return list(zip(parts, count(parts), strict=True))
-    per_word = max(1, count([text])[0]) / len(words)
-    step = max(1, int(max_tokens / per_word * 0.9))
-    parts = [" ".join(words[i:i + step]) for i in range(0, len(words), step)]
-    return list(zip(parts, count(parts), strict=True))
-
-
-def _pack(pieces: list[tuple[str, int, bool]], max_tokens: int, overlap: int) -> list[str]:
-    chunks: list[str] = []
-    current: list[tuple[str, int, bool]] = []
+def _pack(pieces: Iterable[_Piece], max_tokens: int, overlap: int,
+          max_chars: int) -> Iterator[str]:
+    current: list[_Piece] = []
     size = 0
+    chars = 0
     for piece in pieces:
-        if current and size + piece[1] > max_tokens:
-            chunks.append(_join(current))
-            carried: list[tuple[str, int, bool]] = []
+        if current and (size + piece[1] > max_tokens
+                        or chars + 2 + len(piece[0]) > max_chars):
+            yield _join(current)
+            carried: list[_Piece] = []
             carried_size = 0
+            carried_chars = 0
             for prev in reversed(current):
-                if carried_size + prev[1] > overlap:
+                if carried_size + prev[1] > overlap \
+                        or carried_chars + len(prev[0]) > max_chars // 2:
                     break
                 carried.insert(0, prev)
                 carried_size += prev[1]
-            if carried_size + piece[1] > max_tokens:
-                carried, carried_size = [], 0
-            current, size = carried, carried_size
+                carried_chars += len(prev[0]) + 2
+            if carried_size + piece[1] > max_tokens \
+                    or carried_chars + len(piece[0]) > max_chars:
+                carried, carried_size, carried_chars = [], 0, 0
+            current, size, chars = carried, carried_size, carried_chars
         current.append(piece)
         size += piece[1]
+        chars += len(piece[0]) + 2
     if current:
-        chunks.append(_join(current))
-    return chunks
+        yield _join(current)
 
 
-def _join(pieces: list[tuple[str, int, bool]]) -> str:
-    out = ""
+def _join(pieces: list[_Piece]) -> str:
+    parts: list[str] = []
     for text, _, starts_paragraph in pieces:
-        if not out:
-            out = text
-        else:
-            out += ("\n\n" if starts_paragraph else " ") + text
-    return out
+        if parts:
+            parts.append("\n\n" if starts_paragraph else " ")
+        parts.append(text)
+    return "".join(parts)

@@ -4,6 +4,10 @@
 The corpus is ingested once into a collection named after a hash of the corpus file's
 content and of every setting that changes what is stored (model, sequence cap, chunking,
 BM25 parameters); later runs with the same corpus and settings only run the queries.
+Those ``eval-…`` collections are apart from the user's: default searches and MCP
+``kb_search`` never read them, ``kb list`` shows them separately and ``kb prune-evals``
+removes them. The corpus file may be larger than ``kb.max_file_mb``: the eval raises the
+per-file and per-run caps to the corpus's size (it is the input the user asked for).
 Queries go through the real kb handler (query embedding included in the latency). Chunk
 hits are turned into document hits by keeping each document's best chunk.
 """
@@ -168,7 +172,11 @@ async def ensure_ingested(config: SearchConfig, corpus: Path,
         info = await anyio.to_thread.run_sync(store.info, name)
         if info.meta.get("eval_complete"):
             return name, None
-    report = await ingest_paths(config, [corpus], name, graph=False, progress=progress)
+    size_mb = corpus.stat().st_size / 1_000_000 + 1
+    config = config.merged({"kb": {"max_file_mb": max(settings.max_file_mb, size_mb),
+                                   "max_run_mb": max(settings.max_run_mb, size_mb)}})
+    report = await ingest_paths(config, [corpus], name, graph=False, progress=progress,
+                                evaluation=True)
     info = await anyio.to_thread.run_sync(store.info, name)
     await anyio.to_thread.run_sync(store.update_meta, name, {
         **info.meta, "eval_complete": True, "ingest_report": {
@@ -222,7 +230,7 @@ async def evaluate(config: SearchConfig, folder: Path, *, split: str = "test",
             lambda: subset(dataset, config.home / "eval", max_queries=max_queries,
                            max_docs=max_docs))
     name, ingest = await ensure_ingested(config, dataset.corpus, progress)
-    handler = KBHandler(config)
+    handler = KBHandler(config, evaluation=True)
     ctx = Context(config=config)
     ndcg: list[float] = []
     recall: list[float] = []

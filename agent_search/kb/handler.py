@@ -2,9 +2,11 @@
 optional entity-graph association.
 
 Request fields read: ``query``, ``collections`` (empty → ``kb.collections``, and when that
-is empty too, every collection in the store), ``threshold`` (empty → ``kb.threshold``; see
-:mod:`agent_search.kb.retrieval` for what the score means per mode), ``graph`` (or
-``kb.graph``), ``limit``, ``wheres`` (metadata filters, translated to Qdrant filters).
+is empty too, every collection in the store except those of ``eval retrieval``, which are
+never searched, named or not, unless the handler was built with ``evaluation=True``),
+``threshold`` (empty → ``kb.threshold``; see :mod:`agent_search.kb.retrieval` for what the
+score means per mode), ``graph`` (or ``kb.graph``), ``limit``, ``wheres`` (metadata
+filters, translated to Qdrant filters).
 
 ``request.options`` keys:
 
@@ -30,7 +32,13 @@ from agent_search.kb.filters import FilterError, to_qdrant_filter
 from agent_search.kb.ingest import CollectionMismatchError, bm25_of, check_compatible
 from agent_search.kb.retrieval import Hit, QueryPlan, search_local, search_qdrant
 from agent_search.kb.settings import KBSettings
-from agent_search.kb.store import CollectionInfo, KBStore, StoreError, get_store
+from agent_search.kb.store import (
+    CollectionInfo,
+    KBStore,
+    StoreError,
+    get_store,
+    is_eval_collection,
+)
 from agent_search.trace import first_line, span
 from agent_search.types import ABSOLUTE_MAX_LIMIT, Request, Result, ResultItem
 
@@ -42,9 +50,10 @@ class KBHandler:
 
     type = "kb"
 
-    def __init__(self, config: SearchConfig) -> None:
+    def __init__(self, config: SearchConfig, *, evaluation: bool = False) -> None:
         self.config = config
         self.settings = KBSettings.from_config(config)
+        self.evaluation = evaluation
 
     def can_handle(self, ctx: Context, request: Request) -> bool:
         return request.type == "kb"
@@ -95,7 +104,7 @@ class KBHandler:
         fetch = min(limit * 3, ABSOLUTE_MAX_LIMIT) if use_graph else limit
         infos, hits = await anyio.to_thread.run_sync(
             _retrieve, settings, home, list(request.collections or kb_conf.collections),
-            mode, fetch, request.query, query_filter)
+            mode, fetch, request.query, query_filter, self.evaluation)
         if not infos:
             return  # an empty knowledge base: nothing to find, nothing wrong
 
@@ -123,12 +132,13 @@ def _embed_query(embedder: Embedder, query: str) -> np.ndarray[Any, Any]:
     return vector
 
 
-def _resolve(settings: KBSettings, home: Path, wanted: list[str]
+def _resolve(settings: KBSettings, home: Path, wanted: list[str], evaluation: bool = False
              ) -> tuple[KBStore, list[tuple[CollectionInfo, Embedder]]]:
     """Store and the collections to search (all of them when none is named), each with the
-    embedder it was built with; raises naming missing collections."""
+    embedder it was built with; raises naming missing collections. Evaluation collections
+    are invisible (listed as missing when named) unless ``evaluation``."""
     store = get_store(settings, home)
-    existing = store.collections()
+    existing = [c for c in store.collections() if evaluation or not is_eval_collection(c)]
     wanted = list(dict.fromkeys(wanted)) or existing
     missing = [c for c in wanted if c not in existing]
     if missing:
@@ -142,14 +152,15 @@ def _resolve(settings: KBSettings, home: Path, wanted: list[str]
 
 
 def _retrieve(settings: KBSettings, home: Path, wanted: list[str], mode: str, limit: int,
-              query: str, query_filter: Any) -> tuple[list[CollectionInfo],
+              query: str, query_filter: Any, evaluation: bool = False
+              ) -> tuple[list[CollectionInfo],
                                                       list[tuple[str, Hit]]]:
     """Resolve the collections, embed the query once per model, search each collection.
 
     Runs in one worker thread; the spans nest under the search's trace node through the
     context the thread runs in. A vector of another size than the collection holds is a
     :class:`CollectionMismatchError`, never a search."""
-    store, targets = _resolve(settings, home, wanted)
+    store, targets = _resolve(settings, home, wanted, evaluation)
     vectors: dict[str, Any] = {}
     if mode in ("dense", "hybrid"):
         for _, embedder in targets:

@@ -1,15 +1,33 @@
 """Ingestion: files → documents → chunks → dense + BM25 vectors → Qdrant points.
 
-Idempotent: a point's id is derived from the collection, the source file, the document id
-and the chunk's position; its payload keeps a hash of what was embedded. Re-ingesting a
-file re-embeds only chunks whose text changed, overwrites them in place and deletes the
-chunks the file no longer has, so nothing is ever duplicated. Unreadable or empty files
-are reported in :attr:`IngestReport.skipped` and the rest goes on.
+Identity and idempotency: a document's identity is its canonical source — the file's
+resolved path relative to the *source root* (``kb.source_root``, default the folder that
+holds the data home, i.e. the project), or the absolute resolved path for a file outside
+it — plus, for a BEIR corpus, the record's ``_id``. A point's id is derived from the
+collection, that source, the document id and the chunk's position; its payload keeps a
+hash of what was embedded. So ``README.md``, ``./README.md`` and ``/abs/README.md`` are one
+document, and re-ingesting re-embeds only chunks whose text changed, overwrites them in
+place and deletes the chunks the file no longer has. The report counts chunks *added*,
+*updated*, *unchanged* and *removed*. Points written before source keys (ids from the path
+as typed) are found by their old document id or path forms and replaced on re-ingest.
+
+Bounded: a file over ``kb.max_file_mb`` and the files beyond ``kb.max_run_mb`` of one run
+are skipped and reported before they are read; text files are streamed (see
+:mod:`agent_search.kb.loaders`), chunks are produced lazily and go through embedding and
+writing in rounds of :data:`EMBED_BATCH`, so memory does not grow with the input. A new
+collection's BM25 average length is taken from its first :data:`AVGDL_SAMPLE` chunks.
+``progress(done, total)`` reports bytes of input.
+
+Unreadable or empty files are reported in :attr:`IngestReport.skipped` and the rest goes
+on; parser warnings are in :attr:`IngestReport.warnings`. Collection names starting with
+``eval-`` are reserved for ``eval retrieval`` (see :mod:`agent_search.kb.store`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import os
 import resource
 import sys
 import threading
@@ -24,18 +42,36 @@ from typing import Any
 import anyio
 
 from agent_search.config import SearchConfig
-from agent_search.kb.chunking import Chunk, TokenCounter, approx_tokens, chunk_document
-from agent_search.kb.embedder import Embedder, FastEmbedder, Vectors, get_embedder
-from agent_search.kb.loaders import Document, Skipped, iter_files, load_file
+from agent_search.kb.chunking import Chunk, TokenCounter, approx_tokens, iter_chunks
+from agent_search.kb.embedder import Embedder, FastEmbedder, get_embedder
+from agent_search.kb.loaders import (
+    Document,
+    Skipped,
+    iter_files,
+    legacy_file_doc_id,
+    load_file,
+    source_key,
+)
 from agent_search.kb.settings import KBSettings
-from agent_search.kb.sparse import BM25
-from agent_search.kb.store import DENSE, SPARSE, KBStore, check_collection_name, get_store
+from agent_search.kb.sparse import BM25, TermCounts
+from agent_search.kb.store import (
+    DENSE,
+    SPARSE,
+    KBStore,
+    check_collection_name,
+    get_store,
+    is_eval_collection,
+)
 
 ProgressCallback = Callable[[int, int], None]
-"""``progress(chunks_done, chunks_total)``, called from worker threads."""
+"""``progress(bytes_done, bytes_total)`` of the input, called from worker threads."""
 
 _ID_NAMESPACE = uuid.UUID("6f1c1b2e-55a4-4b8e-9a57-3f0f7f0c2a11")
 EMBED_BATCH = 256  # chunks per embed + upsert round (bounds memory, paces progress)
+AVGDL_SAMPLE = 4096  # chunks a new collection's BM25 average length is estimated from
+GRAPH_FLUSH_CHARS = 8_000_000  # graph updates are applied in rounds of this much text
+ID_SCHEME = 2  # payload "id_scheme" of points keyed by source key (absent: legacy ids)
+MB = 1_000_000
 
 
 class CollectionMismatchError(ValueError):
@@ -48,13 +84,25 @@ class IngestReport:
     files: int = 0
     documents: int = 0
     chunks: int = 0
-    embedded: int = 0
+    added: int = 0
+    updated: int = 0
     unchanged: int = 0
-    deleted: int = 0
+    removed: int = 0
     skipped: list[Skipped] = field(default_factory=list)
+    warnings: list[Skipped] = field(default_factory=list)
+    bytes_read: int = 0
     seconds: float = 0.0
     embed_seconds: float = 0.0
     peak_rss_mb: float = 0.0
+
+    @property
+    def embedded(self) -> int:
+        """Chunks embedded and written (added + updated)."""
+        return self.added + self.updated
+
+    @property
+    def deleted(self) -> int:
+        return self.removed
 
     @property
     def docs_per_s(self) -> float:
@@ -63,10 +111,12 @@ class IngestReport:
     def to_json(self) -> dict[str, Any]:
         return {
             "collection": self.collection, "files": self.files, "documents": self.documents,
-            "chunks": self.chunks, "embedded": self.embedded, "unchanged": self.unchanged,
-            "deleted": self.deleted, "seconds": round(self.seconds, 3),
+            "chunks": self.chunks, "added": self.added, "updated": self.updated,
+            "unchanged": self.unchanged, "removed": self.removed, "embedded": self.embedded,
+            "bytes_read": self.bytes_read, "seconds": round(self.seconds, 3),
             "docs_per_s": round(self.docs_per_s, 2), "peak_rss_mb": round(self.peak_rss_mb, 1),
             "skipped": [{"source": s.source, "reason": s.reason} for s in self.skipped],
+            "warnings": [{"source": w.source, "message": w.reason} for w in self.warnings],
         }
 
 
@@ -88,6 +138,7 @@ def collection_meta(settings: KBSettings, embedder: Embedder, avgdl: float) -> d
                  "avgdl": avgdl},
         "chunk_tokens": settings.chunk_tokens,
         "chunk_overlap": settings.chunk_overlap,
+        "id_scheme": ID_SCHEME,
     }
 
 
@@ -133,10 +184,21 @@ def point_id(collection: str, source: str, doc_id: str, index: int) -> str:
 @dataclass(slots=True)
 class _Pending:
     pid: str
-    doc: Document
+    doc_id: str
+    source: str
+    title: str | None
     chunk: Chunk
     text: str
     digest: str
+    terms: TermCounts
+    progress: int  # input bytes done once this chunk is written
+
+
+@dataclass(frozen=True, slots=True)
+class _Planned:
+    path: Path
+    key: str
+    size: int
 
 
 _COLLECTION_LOCKS: dict[tuple[int, str], threading.Lock] = {}
@@ -148,22 +210,85 @@ def _collection_lock(store: KBStore, name: str) -> threading.Lock:
         return _COLLECTION_LOCKS.setdefault((id(store), name), threading.Lock())
 
 
+def source_root(settings: KBSettings, home: Path) -> Path:
+    """The folder sources are named relative to: ``kb.source_root``, else the folder that
+    holds the data home (the project)."""
+    if settings.source_root:
+        return Path(settings.source_root).expanduser().resolve()
+    return home.resolve().parent
+
+
 async def ingest_paths(config: SearchConfig, paths: Sequence[str | Path], collection: str, *,
                        graph: bool | None = None,
-                       progress: ProgressCallback | None = None) -> IngestReport:
+                       progress: ProgressCallback | None = None,
+                       evaluation: bool = False) -> IngestReport:
     """Ingest files and folders into ``collection`` (created on first use).
 
     ``graph`` (default ``config.kb.graph``) also updates the collection's entity graph.
-    Returns what was done; bad files are in ``report.skipped``. Raises ``ValueError`` for a
-    bad collection name or settings that do not match the collection, and
-    :class:`~agent_search.kb.store.StoreError` when the store cannot be opened.
+    Returns what was done; bad or oversized files are in ``report.skipped``. Raises
+    ``ValueError`` for a bad or reserved collection name (``eval-…`` is for
+    ``evaluation=True``, i.e. ``eval retrieval``) or settings that do not match the
+    collection, and :class:`~agent_search.kb.store.StoreError` when the store cannot be
+    opened.
     """
     check_collection_name(collection)
+    if is_eval_collection(collection) and not evaluation:
+        raise ValueError(f"collection names starting with 'eval-' are reserved for "
+                         f"'agent-search eval retrieval': {collection!r}")
     settings = KBSettings.from_config(config)
     use_graph = settings.graph if graph is None else graph
     return await anyio.to_thread.run_sync(
         _ingest_sync, config.home, settings, [Path(p) for p in paths], collection, use_graph,
         progress)
+
+
+def _plan(paths: list[Path], root: Path, settings: KBSettings,
+          report: IngestReport) -> list[_Planned]:
+    """The files to read, each once (by source key), within the size caps; the rest are
+    reported as skipped before anything is read."""
+    max_file = int(settings.max_file_mb * MB)
+    max_run = int(settings.max_run_mb * MB)
+    planned: list[_Planned] = []
+    seen: set[str] = set()
+    run_bytes = 0
+    for item in iter_files(paths):
+        if isinstance(item, Skipped):
+            report.skipped.append(item)
+            continue
+        try:
+            key = source_key(item, root)
+            size = item.stat().st_size
+        except (OSError, RuntimeError) as exc:  # RuntimeError: a symlink loop
+            report.skipped.append(Skipped(str(item), f"cannot read: {exc}"))
+            continue
+        if key in seen:
+            continue
+        seen.add(key)
+        if size > max_file:
+            report.skipped.append(Skipped(str(item), (
+                f"file is {size / MB:.1f} MB, over the per-file cap of "
+                f"{settings.max_file_mb:g} MB (kb.max_file_mb)")))
+        elif run_bytes + size > max_run:
+            report.skipped.append(Skipped(str(item), (
+                f"over the per-run cap of {settings.max_run_mb:g} MB (kb.max_run_mb); "
+                "ingest it in another run")))
+        else:
+            run_bytes += size
+            planned.append(_Planned(item, key, size))
+    return planned
+
+
+def _token_counter(embedder: Embedder) -> TokenCounter:
+    if not isinstance(embedder, FastEmbedder):
+        return approx_tokens
+    tokenizer = embedder.tokenizer
+    # without offsets: half the time of encode_batch for the same ids
+    encode = getattr(tokenizer, "encode_batch_fast", tokenizer.encode_batch)
+
+    def count(texts: Sequence[str]) -> list[int]:
+        return [len(e.ids) for e in encode(list(texts), add_special_tokens=False)]
+
+    return count
 
 
 def _ingest_sync(home: Path, settings: KBSettings, paths: list[Path], collection: str,
@@ -172,140 +297,240 @@ def _ingest_sync(home: Path, settings: KBSettings, paths: list[Path], collection
     report = IngestReport(collection)
     store = get_store(settings, home)
     embedder = get_embedder(settings, home)
-    count: TokenCounter = approx_tokens
-    if isinstance(embedder, FastEmbedder):
-        tokenizer = embedder.tokenizer
-        # without offsets: half the time of encode_batch for the same ids
-        encode = getattr(tokenizer, "encode_batch_fast", tokenizer.encode_batch)
-
-        def count(texts: Sequence[str]) -> list[int]:
-            return [len(e.ids) for e in encode(list(texts), add_special_tokens=False)]
-
-    by_source: dict[str, list[tuple[Document, list[Chunk]]]] = {}
-    for item in iter_files(paths):
-        if isinstance(item, Skipped):
-            report.skipped.append(item)
-            continue
-        report.files += 1
-        produced = False
-        for doc in load_file(item):
-            if isinstance(doc, Skipped):
-                report.skipped.append(doc)
-                continue
-            chunks = chunk_document(doc, count, max_tokens=settings.chunk_tokens,
-                                    overlap=settings.chunk_overlap)
-            if chunks:
-                by_source.setdefault(str(item), []).append((doc, chunks))
-                produced = True
-        if not produced and not any(s.source.startswith(str(item)) for s in report.skipped):
-            report.skipped.append(Skipped(str(item), "no text"))
-
+    planned = _plan(paths, source_root(settings, home), settings, report)
+    total = sum(p.size for p in planned)
+    if progress is not None:
+        progress(0, total)
     with _collection_lock(store, collection):
         exists = store.exists(collection)
         meta = store.info(collection).meta if exists else {}
         if exists:
             check_compatible(collection, meta, embedder, settings)
-        bm25 = bm25_of(meta, settings)
-        pending: list[_Pending] = []
-        stale: list[str] = []
-        for source, docs in by_source.items():
-            known = store.source_hashes(collection, source) if exists else {}
-            fresh: set[str] = set()
-            for doc, chunks in docs:
-                report.documents += 1
-                for chunk in chunks:
-                    report.chunks += 1
-                    pid = point_id(collection, source, doc.doc_id, chunk.index)
-                    text = embed_text(doc.title, chunk)
-                    digest = hashlib.sha1(
-                        f"{embedder.model_id}\x00{bm25}\x00{doc.title}\x00{text}".encode()
-                    ).hexdigest()
-                    fresh.add(pid)
-                    if known.get(pid) == digest:
-                        report.unchanged += 1
-                    else:
-                        pending.append(_Pending(pid, doc, chunk, text, digest))
-            stale.extend(pid for pid in known if pid not in fresh)
-
-        # every chunk is analysed once; its term counts are kept compactly until written
-        terms = [bm25.doc_counts(p.text) for p in pending]
-        mean_length = sum(t.length for t in terms) / len(terms) if terms else 1.0
-        if not exists:
-            if not pending:
-                report.seconds = time.perf_counter() - started
-                report.peak_rss_mb = peak_rss_mb()
-                return report
-            avgdl = mean_length
-            probe = embedder.embed([pending[0].text])  # learns the dimension of remote models
-            meta = collection_meta(settings, embedder, avgdl)
-            store.create(collection, int(probe.shape[1]), meta)
-        avgdl = float((meta.get("bm25") or {}).get("avgdl") or mean_length)
-
-        store.delete(collection, stale)
-        report.deleted = len(stale)
-        total = len(pending)
-        if progress is not None:
-            progress(0, total)
-
-        def write(start: int, vectors: Vectors) -> None:
-            from qdrant_client import models
-            batch = pending[start:start + EMBED_BATCH]
-            points = []
-            for i, (p, vec) in enumerate(zip(batch, vectors, strict=True)):
-                sparse = bm25.vector_of(terms[start + i], avgdl)
-                points.append(models.PointStruct(
-                    id=p.pid,
-                    vector={DENSE: vec.tolist(),
-                            SPARSE: models.SparseVector(indices=sparse.indices,
-                                                        values=sparse.values)},
-                    payload=_payload(p),
-                ))
-            store.upsert(collection, points)
-            report.embedded += len(batch)
-            if progress is not None:
-                progress(report.embedded, total)
-
-        # a pipeline of two stages: while round N is written (sparse vectors, points, and
-        # local mode's upsert, which commits to sqlite once per point and mostly waits for
-        # the disk), round N + 1 is embedded; at most one round waits to be written
-        with ThreadPoolExecutor(1, thread_name_prefix="kb-ingest-write") as writer:
-            writing: Future[None] | None = None
-            for start in range(0, total, EMBED_BATCH):
-                t0 = time.perf_counter()
-                vectors = embedder.embed([p.text for p in pending[start:start + EMBED_BATCH]])
-                report.embed_seconds += time.perf_counter() - t0
-                if writing is not None:
-                    writing.result()
-                writing = writer.submit(write, start, vectors)
-            if writing is not None:
-                writing.result()
-
-        if use_graph:
-            from agent_search.kb.graph import update_graph
-
-            update_graph(home, collection, [(p.pid, p.doc.doc_id, p.text) for p in pending],
-                         removed=stale)
+        writer = _Writer(store, collection, settings, embedder, meta if exists else None,
+                         report, progress, total, home if use_graph else None)
+        legacy = exists and meta.get("id_scheme") != ID_SCHEME \
+            and store.has_legacy_points(collection, ID_SCHEME)
+        done = 0
+        try:
+            for planned_file in planned:
+                _ingest_file(planned_file, store, collection, settings, embedder, writer,
+                             report, exists, legacy, done)
+                done += planned_file.size
+                report.bytes_read = done
+                if progress is not None:
+                    progress(done, total)
+        except BaseException:
+            writer.abort()
+            raise
+        writer.finish()
+        if exists and meta.get("id_scheme") != ID_SCHEME \
+                and not store.has_legacy_points(collection, ID_SCHEME):
+            store.update_meta(collection, {**store.info(collection).meta,
+                                           "id_scheme": ID_SCHEME})
     report.seconds = time.perf_counter() - started
     report.peak_rss_mb = peak_rss_mb()
     return report
 
 
+def _ingest_file(planned: _Planned, store: KBStore, collection: str, settings: KBSettings,
+                 embedder: Embedder, writer: _Writer, report: IngestReport, exists: bool,
+                 legacy: bool, done_before: int) -> None:
+    """Stream one file's chunks into the writer; then delete what the file no longer has
+    (and its points under legacy ids)."""
+    path, key = planned.path, planned.key
+    known = store.source_hashes(collection, key) if exists else {}
+    fresh: set[str] = set()
+    produced = False
+    skipped_before = len(report.skipped)
+    count = _token_counter(embedder)
+    report.files += 1
+    consumed = 0
+    for doc in load_file(path, key, max_chars=int(settings.max_file_mb * MB)):
+        if isinstance(doc, Skipped):
+            report.skipped.append(doc)
+            continue
+        documented = False
+        for chunk in iter_chunks(doc, count, max_tokens=settings.chunk_tokens,
+                                 overlap=settings.chunk_overlap):
+            if not documented:
+                report.documents += 1
+                documented = produced = True
+            report.chunks += 1
+            consumed += len(chunk.text)
+            pid = point_id(collection, key, doc.doc_id, chunk.index)
+            text = embed_text(doc.title, chunk)
+            digest = hashlib.sha1(
+                f"{embedder.model_id}\x00{writer.bm25}\x00{doc.title}\x00{text}".encode()
+            ).hexdigest()
+            fresh.add(pid)
+            old = known.get(pid)
+            if old == digest:
+                report.unchanged += 1
+                continue
+            if old is None:
+                report.added += 1
+            else:
+                report.updated += 1
+            writer.add(_Pending(pid, doc.doc_id, key, doc.title, chunk, text, digest,
+                                writer.bm25.doc_counts(text),
+                                done_before + min(consumed, planned.size)))
+        report.warnings.extend(Skipped(str(path), w) for w in _warnings(doc))
+    if not produced and len(report.skipped) == skipped_before:
+        report.skipped.append(Skipped(str(path), "no text"))
+    stale = [pid for pid in known if pid not in fresh]
+    if legacy:
+        seen = set(stale) | fresh
+        stale.extend(pid for pid in store.legacy_points(
+            collection, ID_SCHEME, _path_forms(path), legacy_file_doc_id(path))
+            if pid not in seen)
+    if stale:
+        writer.remove(stale)
+        report.removed += len(stale)
+
+
+def _warnings(doc: Document) -> list[str]:
+    return list(doc.warnings)
+
+
+def _path_forms(path: Path) -> list[str]:
+    """How the old id scheme may have recorded this file's source: as typed, absolute,
+    resolved, or relative to the working directory."""
+    forms = {str(path), str(path.absolute()), str(path.resolve())}
+    with contextlib.suppress(ValueError):  # another drive (Windows)
+        forms.add(os.path.relpath(path.resolve()))
+    return sorted(forms)
+
+
+class _Writer:
+    """Embeds and writes chunks in rounds of :data:`EMBED_BATCH`: while round N is written
+    (sparse vectors, points, and local mode's upsert, which commits to sqlite once per
+    point and mostly waits for the disk), round N + 1 is embedded; at most one round waits
+    to be written. A new collection is created once :data:`AVGDL_SAMPLE` chunks (or all,
+    if fewer) are known, with their mean BM25 length."""
+
+    def __init__(self, store: KBStore, collection: str, settings: KBSettings,
+                 embedder: Embedder, meta: dict[str, Any] | None, report: IngestReport,
+                 progress: ProgressCallback | None, total: int, graph_home: Path | None) -> None:
+        self.store = store
+        self.collection = collection
+        self.settings = settings
+        self.embedder = embedder
+        self.meta = meta
+        self.report = report
+        self.progress = progress
+        self.total = total
+        self.graph_home = graph_home
+        self.bm25 = bm25_of(meta or {}, settings)
+        self.avgdl = float(((meta or {}).get("bm25") or {}).get("avgdl") or 0.0)
+        self.created = False
+        self.pending: list[_Pending] = []
+        self.removed: list[str] = []
+        self.graph_chunks: list[tuple[str, str, str]] = []
+        self.graph_chars = 0
+        self.pool = ThreadPoolExecutor(1, thread_name_prefix="kb-ingest-write")
+        self.writing: Future[None] | None = None
+
+    def add(self, item: _Pending) -> None:
+        self.pending.append(item)
+        if self.meta is None and len(self.pending) < AVGDL_SAMPLE:
+            return  # still sampling the new collection's average length
+        self._ensure_collection()
+        while len(self.pending) >= EMBED_BATCH:
+            batch, self.pending = self.pending[:EMBED_BATCH], self.pending[EMBED_BATCH:]
+            self._embed_and_write(batch)
+
+    def remove(self, ids: list[str]) -> None:
+        """Delete points (the collection exists: only known points are removed)."""
+        self.store.delete(self.collection, ids)
+        if self.graph_home is not None:
+            self.removed.extend(ids)
+
+    def abort(self) -> None:
+        """Stop after the round being written (an error elsewhere ends the ingest)."""
+        self.pending = []
+        self.pool.shutdown(wait=True)
+
+    def finish(self) -> None:
+        try:
+            if self.pending:
+                self._ensure_collection()
+                batch, self.pending = self.pending, []
+                self._embed_and_write(batch)
+            if self.writing is not None:
+                self.writing.result()
+                self.writing = None
+            self._flush_graph(force=True)
+        finally:
+            self.pool.shutdown(wait=True)
+
+    def _ensure_collection(self) -> None:
+        if self.meta is not None:
+            return
+        lengths = [p.terms.length for p in self.pending]
+        self.avgdl = sum(lengths) / len(lengths) if lengths else 1.0
+        probe = self.embedder.embed([self.pending[0].text])  # learns a remote model's size
+        meta = collection_meta(self.settings, self.embedder, self.avgdl)
+        self.store.create(self.collection, int(probe.shape[1]), meta)
+        self.meta = meta
+        self.created = True
+
+    def _embed_and_write(self, batch: list[_Pending]) -> None:
+        t0 = time.perf_counter()
+        vectors = self.embedder.embed([p.text for p in batch])
+        self.report.embed_seconds += time.perf_counter() - t0
+        if self.writing is not None:
+            self.writing.result()
+        self.writing = self.pool.submit(self._write, batch, vectors)
+        if self.graph_home is not None:
+            self.graph_chunks.extend((p.pid, p.doc_id, p.text) for p in batch)
+            self.graph_chars += sum(len(p.text) for p in batch)
+            self._flush_graph(force=False)
+
+    def _write(self, batch: list[_Pending], vectors: Any) -> None:
+        from qdrant_client import models
+        points = []
+        for p, vec in zip(batch, vectors, strict=True):
+            sparse = self.bm25.vector_of(p.terms, self.avgdl)
+            points.append(models.PointStruct(
+                id=p.pid,
+                vector={DENSE: vec.tolist(),
+                        SPARSE: models.SparseVector(indices=sparse.indices,
+                                                    values=sparse.values)},
+                payload=_payload(p),
+            ))
+        self.store.upsert(self.collection, points)
+        if self.progress is not None:
+            self.progress(batch[-1].progress, self.total)
+
+    def _flush_graph(self, *, force: bool) -> None:
+        if self.graph_home is None or not (force or self.graph_chars >= GRAPH_FLUSH_CHARS):
+            return
+        if not self.graph_chunks and not self.removed:
+            return
+        from agent_search.kb.graph import update_graph
+
+        update_graph(self.graph_home, self.collection, self.graph_chunks, removed=self.removed)
+        self.graph_chunks, self.removed, self.graph_chars = [], [], 0
+
+
 def _payload(p: _Pending) -> dict[str, Any]:
     return {
-        "document_id": p.doc.doc_id,
-        "source": p.doc.source,
-        "title": p.doc.title,
+        "document_id": p.doc_id,
+        "source": p.source,
+        "title": p.title,
         "content": p.chunk.text,
         "chunk_index": p.chunk.index,
         "headings": list(p.chunk.headings),
         "page": p.chunk.page,
         "content_hash": p.digest,
-        "meta": {"source": p.doc.source, "type": Path(p.doc.source).suffix.lstrip(".")},
+        "id_scheme": ID_SCHEME,
+        "meta": {"source": p.source, "type": Path(p.source).suffix.lstrip(".")},
     }
 
 
 async def list_collections(config: SearchConfig) -> list[dict[str, Any]]:
-    """Every collection with its point count and recorded settings."""
+    """Every collection with its point count and recorded settings; ``evaluation`` is true
+    for the collections of ``eval retrieval`` (which default searches never read)."""
     settings = KBSettings.from_config(config)
 
     def _list() -> list[dict[str, Any]]:
@@ -313,7 +538,8 @@ async def list_collections(config: SearchConfig) -> list[dict[str, Any]]:
         out = []
         for name in store.collections():
             info = store.info(name)
-            out.append({"name": name, "points": info.points, **info.meta})
+            out.append({"name": name, "points": info.points, **info.meta,
+                        "evaluation": is_eval_collection(name)})
         return out
 
     return await anyio.to_thread.run_sync(_list)
@@ -323,17 +549,31 @@ async def drop_collection(config: SearchConfig, collection: str) -> bool:
     """Delete a collection and its graph; False when it did not exist."""
     check_collection_name(collection)
     settings = KBSettings.from_config(config)
+    return await anyio.to_thread.run_sync(_drop_sync, settings, config.home, collection)
 
-    def _drop() -> bool:
+
+def _drop_sync(settings: KBSettings, home: Path, collection: str) -> bool:
+    store = get_store(settings, home)
+    with _collection_lock(store, collection):
+        dropped = store.drop(collection)
+        from agent_search.kb.graph import graph_path
+
+        gpath = graph_path(home, collection)
+        if gpath.exists():
+            gpath.unlink()
+            dropped = True
+        return dropped
+
+
+async def prune_eval_collections(config: SearchConfig) -> list[str]:
+    """Delete every ``eval retrieval`` collection (``eval-…``); the names dropped."""
+    settings = KBSettings.from_config(config)
+
+    def _prune() -> list[str]:
         store = get_store(settings, config.home)
-        with _collection_lock(store, collection):
-            dropped = store.drop(collection)
-            from agent_search.kb.graph import graph_path
+        names = [n for n in store.collections() if is_eval_collection(n)]
+        return [n for n in names if _drop_sync(settings, config.home, n)]
 
-            gpath = graph_path(config.home, collection)
-            if gpath.exists():
-                gpath.unlink()
-                dropped = True
-            return dropped
+    return await anyio.to_thread.run_sync(_prune)
 
-    return await anyio.to_thread.run_sync(_drop)
+

@@ -1,24 +1,48 @@
 """Reading files into documents: .txt, .md, .html/.htm, .pdf (text layer) and BEIR
 ``corpus.jsonl`` (one document per line).
 
-A document is a title and a list of blocks (paragraphs) each under a heading path, so the
-chunker can keep sections together. A file that cannot be read yields a :class:`Skipped`
-with the reason; the caller reports it and goes on with the rest.
+A document is a title and blocks (paragraphs) each under a heading path, so the chunker
+can keep sections together. Text and Markdown files are *streamed*: read in pieces of
+:data:`READ_CHARS`, and no block is longer than about :data:`PARAGRAPH_CHARS` (a longer
+paragraph, or a file with no line breaks at all, is cut at whitespace), so memory does not
+grow with the file. HTML and PDF are parsed whole; the per-file size cap of the ingest
+(``kb.max_file_mb``) bounds them, and their extracted text is capped too.
+
+A file that cannot be read yields a :class:`Skipped` with the reason; the caller reports it
+and goes on with the rest. Parser warnings (pypdf's, trafilatura's) go into
+:attr:`Document.warnings`, never to stderr.
+
+Identity: a file's :func:`source_key` is its resolved path relative to the ingest's root
+(or the absolute resolved path when it lies outside), so ``README.md``, ``./README.md`` and
+``/abs/README.md`` are one source.
 """
 
 from __future__ import annotations
 
+import codecs
+import contextlib
 import hashlib
 import json
+import logging
 import re
-from collections.abc import Iterator
+import threading
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 SUPPORTED_SUFFIXES = (".txt", ".md", ".markdown", ".html", ".htm", ".pdf", ".jsonl")
 
-_HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
+READ_CHARS = 1 << 16
+"""Characters read from a text file at a time."""
+PARAGRAPH_CHARS = 1 << 15
+"""A block is cut once it holds this many characters (at the last whitespace)."""
+TITLE_SCAN_CHARS = 1 << 16
+"""A Markdown file's title is its first heading within this many leading characters."""
+
+_HEADING = re.compile(r"^(#{1,6})\s+(.*)$")
 _FENCE = re.compile(r"^\s*(```|~~~)")
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass(slots=True)
@@ -33,7 +57,8 @@ class Document:
     doc_id: str
     source: str
     title: str | None
-    blocks: list[Block] = field(default_factory=list)
+    blocks: Iterable[Block] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,8 +67,28 @@ class Skipped:
     reason: str
 
 
-def file_doc_id(path: Path) -> str:
-    """A stable id for a file: derived from its absolute path."""
+class TextTooLarge(ValueError):
+    """The text extracted from a file is over the cap."""
+
+
+def source_key(path: Path, root: Path) -> str:
+    """The canonical name of a file: resolved (symlinks, ``.``/``..``) and relative to
+    ``root`` in POSIX form, or absolute when the file is outside ``root``."""
+    resolved = path.resolve()
+    try:
+        return resolved.relative_to(root.resolve()).as_posix()
+    except ValueError:
+        return resolved.as_posix()
+
+
+def file_doc_id(key: str) -> str:
+    """A file's document id, derived from its :func:`source_key`."""
+    return hashlib.sha1(f"file\x00{key}".encode()).hexdigest()[:16]
+
+
+def legacy_file_doc_id(path: Path) -> str:
+    """The document id files had before source keys (a hash of the absolute path); used
+    to find and replace their chunks on re-ingest."""
     return hashlib.sha1(str(path.resolve()).encode("utf-8")).hexdigest()[:16]
 
 
@@ -65,85 +110,202 @@ def iter_files(paths: list[Path]) -> Iterator[Path | Skipped]:
             yield Skipped(str(path), "no such file or folder")
 
 
-def load_file(path: Path) -> Iterator[Document | Skipped]:
-    """Documents in ``path``; a reading problem becomes one :class:`Skipped`."""
+def load_file(path: Path, key: str | None = None, *,
+              max_chars: int = 20_000_000) -> Iterator[Document | Skipped]:
+    """Documents in ``path`` named by ``key`` (default: the path as given); a reading
+    problem becomes one :class:`Skipped`. Text and Markdown blocks are produced lazily as
+    the document is consumed, after the whole file was checked to be UTF-8."""
     suffix = path.suffix.lower()
+    source = key if key is not None else str(path)
     try:
         if suffix == ".jsonl":
-            yield from _load_jsonl(path)
+            _check_utf8(path)
+            yield from _load_jsonl(path, source)
             return
         if suffix == ".pdf":
-            doc = _load_pdf(path)
+            doc = _load_pdf(path, source, max_chars)
+        elif suffix in (".html", ".htm"):
+            doc = _load_html(path, source, _read_text(path, max_chars))
         else:
-            text = path.read_text(encoding="utf-8-sig", errors="strict")
-            if suffix in (".html", ".htm"):
-                doc = _load_html(path, text)
-            elif suffix in (".md", ".markdown"):
-                doc = Document(file_doc_id(path), str(path), None, markdown_blocks(text))
-            else:
-                doc = Document(file_doc_id(path), str(path), None, _paragraphs(text, ()))
+            _check_utf8(path)
+            markdown = suffix in (".md", ".markdown")
+            title = _markdown_title(path) if markdown else None
+            yield Document(file_doc_id(source), source, title or path.stem,
+                           _stream_blocks(path, markdown))
+            return
     except UnicodeDecodeError:
         yield Skipped(str(path), "not UTF-8 text")
+        return
+    except TextTooLarge as exc:
+        yield Skipped(str(path), str(exc))
         return
     except OSError as exc:
         yield Skipped(str(path), f"cannot read: {exc.strerror or exc}")
         return
+    except RecursionError:
+        yield Skipped(str(path), "cannot parse: nested too deeply")
+        return
     except Exception as exc:  # a parser's own error on a corrupt file
         yield Skipped(str(path), f"cannot parse: {type(exc).__name__}: {exc}".splitlines()[0])
         return
+    blocks = list(doc.blocks)
+    doc.blocks = blocks
     if doc.title is None:
-        doc.title = _first_heading(doc) or path.stem
-    if not any(b.text.strip() for b in doc.blocks):
+        doc.title = _first_heading(blocks) or path.stem
+    if not any(b.text.strip() for b in blocks):
         yield Skipped(str(path), "no text")
         return
     yield doc
 
 
-def _first_heading(doc: Document) -> str | None:
-    for block in doc.blocks:
+def _check_utf8(path: Path) -> None:
+    """Raise :class:`UnicodeDecodeError` unless the whole file is UTF-8 (read in pieces),
+    so a file is refused before any of it is stored."""
+    decoder = codecs.getincrementaldecoder("utf-8")("strict")
+    with path.open("rb") as fh:
+        for piece in iter(lambda: fh.read(READ_CHARS), b""):
+            decoder.decode(piece)
+    decoder.decode(b"", final=True)
+
+
+def _read_text(path: Path, max_chars: int) -> str:
+    with path.open(encoding="utf-8-sig", errors="strict") as fh:
+        text = fh.read(max_chars + 1)
+    if len(text) > max_chars:
+        raise TextTooLarge(f"text over the cap of {max_chars:,} characters (kb.max_file_mb)")
+    return text
+
+
+def _read_lines(path: Path) -> Iterator[str]:
+    """The file's lines (universal newlines, no terminator); a line longer than
+    :data:`PARAGRAPH_CHARS` comes in pieces cut at whitespace, so no line is ever held whole."""
+    with path.open(encoding="utf-8-sig", errors="strict") as fh:
+        rest = ""
+        for piece in iter(lambda: fh.read(READ_CHARS), ""):
+            rest += piece
+            lines = rest.split("\n")
+            rest = lines.pop()
+            yield from lines
+            while len(rest) > PARAGRAPH_CHARS:
+                head, rest = _cut(rest, PARAGRAPH_CHARS)
+                yield head
+        if rest:
+            yield rest
+
+
+def _cut(text: str, limit: int) -> tuple[str, str]:
+    """``text`` split near ``limit``: after the last whitespace before it, else at it."""
+    cut = max(text.rfind(" ", 0, limit), text.rfind("\t", 0, limit))
+    if cut <= 0:
+        cut = limit
+    return text[:cut], text[cut:]
+
+
+def _markdown_title(path: Path) -> str | None:
+    with path.open(encoding="utf-8-sig", errors="strict") as fh:
+        head = fh.read(TITLE_SCAN_CHARS)
+    in_fence = False
+    for line in head.split("\n"):
+        if _FENCE.match(line):
+            in_fence = not in_fence
+        elif not in_fence and (heading := _heading(line)) is not None and heading[1]:
+            return heading[1]
+    return None
+
+
+def _heading(line: str) -> tuple[int, str] | None:
+    """(level, text) of an ATX heading line. The closing ``#``s are stripped in Python,
+    not by the pattern: a lazy pattern there backtracks quadratically on long lines."""
+    if len(line) > 1000 or not line.startswith("#"):
+        return None
+    m = _HEADING.match(line)
+    if m is None:
+        return None
+    return len(m.group(1)), m.group(2).rstrip().rstrip("#").rstrip()
+
+
+def _stream_blocks(path: Path, markdown: bool) -> Iterator[Block]:
+    return blocks_of_lines(_read_lines(path), markdown=markdown)
+
+
+def blocks_of_lines(lines: Iterable[str], *, markdown: bool) -> Iterator[Block]:
+    """Paragraph blocks of text lines (Markdown: with the heading path they sit under).
+    A paragraph is cut into blocks of at most about :data:`PARAGRAPH_CHARS`."""
+    path: list[str] = []
+    buf: list[str] = []
+    size = 0
+    in_fence = False
+
+    def flush() -> Iterator[Block]:
+        nonlocal size
+        if buf:
+            text = " ".join(" ".join(buf).split())
+            buf.clear()
+            size = 0
+            if text:
+                yield Block(text, tuple(h for h in path if h))
+
+    for raw in lines:
+        line = raw.rstrip("\r")
+        if markdown and _FENCE.match(line):
+            in_fence = not in_fence
+            buf.append(line)
+            size += len(line) + 1
+            continue
+        heading = _heading(line) if markdown and not in_fence else None
+        if heading is not None:
+            yield from flush()
+            level, text = heading
+            del path[level - 1:]
+            path.extend([""] * (level - 1 - len(path)))
+            path.append(text)
+        elif not line.strip():
+            yield from flush()
+        else:
+            buf.append(line)
+            size += len(line) + 1
+            if size >= PARAGRAPH_CHARS:
+                yield from flush()
+    yield from flush()
+
+
+def _first_heading(blocks: list[Block]) -> str | None:
+    for block in blocks:
         if block.headings:
             return block.headings[0]
     return None
 
 
 def _paragraphs(text: str, headings: tuple[str, ...], page: int | None = None) -> list[Block]:
-    parts = re.split(r"\n\s*\n", text.replace("\r\n", "\n"))
-    return [Block(" ".join(p.split()), headings, page) for p in parts if p.strip()]
+    blocks = list(blocks_of_lines(_bounded(text.split("\n")), markdown=False))
+    for block in blocks:
+        block.headings, block.page = headings, page
+    return blocks
+
+
+def _bounded(lines: Iterable[str]) -> Iterator[str]:
+    """``lines`` with each line longer than :data:`PARAGRAPH_CHARS` cut into pieces."""
+    for line in lines:
+        while len(line) > PARAGRAPH_CHARS:
+            head, line = _cut(line, PARAGRAPH_CHARS)
+            yield head
+        yield line
 
 
 def markdown_blocks(text: str) -> list[Block]:
     """Paragraphs of a Markdown text with the heading path they sit under."""
-    blocks: list[Block] = []
-    path: list[str] = []
-    buf: list[str] = []
-    in_fence = False
-
-    def flush() -> None:
-        if buf:
-            blocks.extend(_paragraphs("\n".join(buf), tuple(path)))
-            buf.clear()
-
-    for line in text.replace("\r\n", "\n").split("\n"):
-        if _FENCE.match(line):
-            in_fence = not in_fence
-            buf.append(line)
-            continue
-        heading = None if in_fence else _HEADING.match(line)
-        if heading:
-            flush()
-            level = len(heading.group(1))
-            del path[level - 1:]
-            path.extend([""] * (level - 1 - len(path)))
-            path.append(heading.group(2))
-        else:
-            buf.append(line)
-    flush()
-    for b in blocks:
-        b.headings = tuple(h for h in b.headings if h)
-    return blocks
+    return list(blocks_of_lines(_bounded(text.replace("\r\n", "\n").split("\n")),
+                                markdown=True))
 
 
-def _load_html(path: Path, html: str) -> Document:
+def _load_html(path: Path, source: str, html: str) -> Document:
+    with _parser_logs() as found:
+        doc = _parse_html(source, html)
+    doc.warnings = found
+    return doc
+
+
+def _parse_html(source: str, html: str) -> Document:
     import trafilatura
 
     markdown = trafilatura.extract(html, output_format="markdown", include_tables=True,
@@ -157,13 +319,65 @@ def _load_html(path: Path, html: str) -> Document:
         tree = lxml.html.fromstring(html) if html.strip() else None
         text = tree.text_content() if tree is not None else ""
         blocks = _paragraphs(text, ())
-    return Document(file_doc_id(path), str(path), title, blocks)
+    return Document(file_doc_id(source), source, title, blocks)
 
 
-def _load_pdf(path: Path) -> Document:
+_PARSER_LOGGERS = ("pypdf", "trafilatura", "htmldate", "courlan", "justext")
+
+
+class _ParserLogs(logging.Handler):
+    """Installed once on the parsers' loggers: while a file is parsed in this thread their
+    records are collected for the file's report; any other record goes to our logger.
+    Those loggers stop propagating, so nothing reaches stderr through logging's last
+    resort (it did under ``--json``)."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.DEBUG)
+        self.local = threading.local()
+
+    def emit(self, record: logging.LogRecord) -> None:
+        sink: list[str] | None = getattr(self.local, "sink", None)
+        message = " ".join(record.getMessage().split())[:300]
+        if sink is not None:
+            if record.levelno >= logging.WARNING and len(sink) < 20 and message not in sink:
+                sink.append(message)
+        else:
+            logger.log(record.levelno, "%s: %s", record.name, message)
+
+
+_PARSER_LOGS = _ParserLogs()
+_PARSER_LOGS_LOCK = threading.Lock()
+
+
+@contextlib.contextmanager
+def _parser_logs() -> Iterator[list[str]]:
+    """The warnings the parsers log in this thread during this block, as a list (not
+    ``warnings.catch_warnings``: it swaps process-wide state, unsafe across threads)."""
+    with _PARSER_LOGS_LOCK:
+        for name in _PARSER_LOGGERS:
+            parser_logger = logging.getLogger(name)
+            if _PARSER_LOGS not in parser_logger.handlers:
+                parser_logger.addHandler(_PARSER_LOGS)
+                parser_logger.propagate = False
+    found: list[str] = []
+    _PARSER_LOGS.local.sink = found
+    try:
+        yield found
+    finally:
+        _PARSER_LOGS.local.sink = None
+
+
+def _load_pdf(path: Path, source: str, max_chars: int) -> Document:
     from pypdf import PdfReader
 
-    reader = PdfReader(str(path))
+    with _parser_logs() as found:
+        doc = _read_pdf(PdfReader, path, source, max_chars)
+    doc.warnings = found
+    return doc
+
+
+def _read_pdf(reader_type: type, path: Path, source: str, max_chars: int) -> Document:
+    reader = reader_type(str(path))
     if reader.is_encrypted:
         try:
             reader.decrypt("")
@@ -173,12 +387,18 @@ def _load_pdf(path: Path) -> Document:
     if reader.metadata is not None and reader.metadata.title:
         title = str(reader.metadata.title)
     blocks: list[Block] = []
+    chars = 0
     for number, page in enumerate(reader.pages, start=1):
-        blocks.extend(_paragraphs(page.extract_text() or "", (), number))
-    return Document(file_doc_id(path), str(path), title, blocks)
+        text = page.extract_text() or ""
+        chars += len(text)
+        if chars > max_chars:
+            raise TextTooLarge(f"text over the cap of {max_chars:,} characters "
+                               "(kb.max_file_mb)")
+        blocks.extend(_paragraphs(text, (), number))
+    return Document(file_doc_id(source), source, title, blocks)
 
 
-def _load_jsonl(path: Path) -> Iterator[Document | Skipped]:
+def _load_jsonl(path: Path, source: str) -> Iterator[Document | Skipped]:
     """BEIR corpus lines ``{"_id", "title", "text"}``; a bad line is reported, not fatal."""
     with path.open(encoding="utf-8-sig") as fh:
         for number, line in enumerate(fh, start=1):
@@ -187,8 +407,9 @@ def _load_jsonl(path: Path) -> Iterator[Document | Skipped]:
             where = f"{path}:{number}"
             try:
                 row = json.loads(line)
-            except json.JSONDecodeError as exc:
-                yield Skipped(where, f"invalid JSON: {exc.msg}")
+            except (json.JSONDecodeError, RecursionError) as exc:
+                msg = exc.msg if isinstance(exc, json.JSONDecodeError) else "nested too deeply"
+                yield Skipped(where, f"invalid JSON: {msg}")
                 continue
             if not isinstance(row, dict) or "_id" not in row:
                 yield Skipped(where, "not a BEIR corpus record (needs '_id')")
@@ -198,4 +419,6 @@ def _load_jsonl(path: Path) -> Iterator[Document | Skipped]:
             if not text and not title:
                 yield Skipped(where, "no text")
                 continue
-            yield Document(str(row["_id"]), str(path), title, [Block(text or title or "")])
+            yield Document(str(row["_id"]), source, title,
+                           _paragraphs(text or title or "", ()) if len(text) > PARAGRAPH_CHARS
+                           else [Block(text or title or "")])

@@ -50,6 +50,16 @@ class KBSettings(BaseModel):
         "single-threaded model sessions that embed batches in parallel at ingest; "
         "default: the CPUs this process may use, at most 8"))
 
+    # ingest limits (checked before a file is read; see agent_search.kb.ingest)
+    max_file_mb: float = Field(default=20, gt=0, le=100_000, description=(
+        "largest file ingested, in MB (1 MB = 10^6 bytes); a bigger file is skipped and "
+        "reported. Also caps the text extracted from one file (PDF, HTML)"))
+    max_run_mb: float = Field(default=1_000, gt=0, le=1_000_000, description=(
+        "most input one ingest reads, in MB; files beyond it are skipped and reported"))
+    source_root: str | None = Field(default=None, description=(
+        "folder that document sources are named relative to (their identity); default: "
+        "the folder holding the data home ($AGENT_SEARCH_HOME/..)"))
+
     # chunking
     chunk_tokens: int = Field(default=256, ge=32, le=4096)
     chunk_overlap: int = Field(default=32, ge=0, le=1024)

@@ -10,6 +10,10 @@ a lock, and a second process gets :class:`StoreLockedError` with what to do. Wit
 Each collection records in its Qdrant metadata the embedding model and dimension, and the
 BM25 parameters its sparse vectors were computed with; a later ingest or a search with
 other settings is refused with a clear error instead of returning garbage.
+
+Collections named ``eval-…`` (:data:`EVAL_PREFIX`) belong to ``eval retrieval``: only the
+evaluation ingests into them, and the kb handler never searches them unless it was built
+for the evaluation (not something a request, hook, tool or MCP call can ask for).
 """
 
 from __future__ import annotations
@@ -30,6 +34,12 @@ if TYPE_CHECKING:  # qdrant-client is imported where it is used: it takes ~1 s
 DENSE = "dense"
 SPARSE = "bm25"
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
+EVAL_PREFIX = "eval-"
+
+
+def is_eval_collection(name: str) -> bool:
+    """True for the collections of ``eval retrieval`` (case-insensitive prefix)."""
+    return name[:len(EVAL_PREFIX)].lower() == EVAL_PREFIX
 
 
 class StoreError(RuntimeError):
@@ -164,6 +174,38 @@ class KBStore:
                     with_payload=["content_hash"], with_vectors=False)
                 for p in points:
                     found[str(p.id)] = str((p.payload or {}).get("content_hash", ""))
+                if offset is None:
+                    return found
+
+    def has_legacy_points(self, name: str, scheme: int) -> bool:
+        """True when some point lacks ``id_scheme == scheme`` (written by an older ingest)."""
+        from qdrant_client import models
+        flt = models.Filter(must_not=[models.FieldCondition(
+            key="id_scheme", match=models.MatchValue(value=scheme))])
+        with self.lock:
+            points, _ = self.client.scroll(name, scroll_filter=flt, limit=1,
+                                           with_payload=False, with_vectors=False)
+        return bool(points)
+
+    def legacy_points(self, name: str, scheme: int, sources: list[str],
+                      document_id: str) -> list[str]:
+        """Ids of points of an older ingest (no ``id_scheme == scheme``) whose source is one
+        of ``sources`` or whose document id is ``document_id``."""
+        from qdrant_client import models
+        flt = models.Filter(
+            should=[models.FieldCondition(key="source", match=models.MatchAny(any=sources)),
+                    models.FieldCondition(key="document_id",
+                                          match=models.MatchValue(value=document_id))],
+            must_not=[models.FieldCondition(key="id_scheme",
+                                            match=models.MatchValue(value=scheme))])
+        found: list[str] = []
+        offset: Any = None
+        with self.lock:
+            while True:
+                points, offset = self.client.scroll(
+                    name, scroll_filter=flt, limit=1024, offset=offset,
+                    with_payload=False, with_vectors=False)
+                found.extend(str(p.id) for p in points)
                 if offset is None:
                     return found
 

@@ -39,7 +39,9 @@ async def test_reingest_replaces_never_duplicates(config: SearchConfig, docs: Pa
     assert shrunk.deleted >= 2
     store = get_store(__import__("agent_search.kb.settings", fromlist=["KBSettings"])
                       .KBSettings(), config.home)
-    hashes = store.source_hashes("docs", str(md))
+    # sources are named by their resolved path relative to the data home's parent
+    hashes = store.source_hashes("docs", md.resolve().relative_to(
+        config.home.resolve().parent).as_posix())
     assert len(hashes) == 1
 
 
