@@ -17,6 +17,7 @@ off, and an object configures it (and switches it on).
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -241,14 +242,22 @@ def check_nesting(text: str, file: str) -> None:
             depth -= 1
 
 
+_JSON5_LOCATION = re.compile(r"^<string>:(?P<line>\d+)\s*(?P<msg>.*)$")
+
+
 def parse_jsonc(text: str, file: str) -> dict[str, Any]:
     """A JSONC object from ``text`` (JSON with comments and trailing commas); errors name
-    ``file``."""
+    ``file`` and, for a syntax error, the line."""
     check_nesting(text, file)
     try:
         data = json5.loads(text)
     except (ValueError, RecursionError) as exc:
-        raise ConfigError(f"invalid JSONC: {first_line(exc)}", file=file) from exc
+        message = first_line(exc)
+        located = _JSON5_LOCATION.match(message)
+        if located:
+            message = f"at line {located['line']}: {located['msg']}"
+        raise ConfigError(f"invalid JSONC {message}" if located else f"invalid JSONC: {message}",
+                          file=file) from exc
     if not isinstance(data, dict):
         raise ConfigError("expected a JSON object at the top level", file=file)
     return data

@@ -7,14 +7,12 @@ syntax errors) or the key (for bad values).
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import Any, Literal
 
-import json5
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from agent_search.config import config_error
+from agent_search.config import config_error, read_jsonc
 from agent_search.errors import ConfigError
 
 PACKAGE_FILE = "package.yao"
@@ -73,34 +71,12 @@ class AssistantPackage(BaseModel):
         return False
 
 
-_JSON5_LOCATION = re.compile(r"^<string>:(?P<line>\d+)\s*(?P<msg>.*)$")
-
-
-def parse_jsonc(text: str, file: str) -> dict[str, Any]:
-    """Parse JSONC; a syntax error names the file and the line."""
-    try:
-        data = json5.loads(text)
-    except ValueError as exc:
-        message = str(exc)
-        m = _JSON5_LOCATION.match(message)
-        if m:
-            raise ConfigError(f"invalid JSONC at line {m['line']}: {m['msg']}", file=file) from None
-        raise ConfigError(f"invalid JSONC: {message}", file=file) from None
-    if not isinstance(data, dict):
-        raise ConfigError("expected a JSON object at the top level", file=file)
-    return data
-
-
 def load_package(assistant_dir: Path) -> AssistantPackage:
     """Read and validate ``<assistant_dir>/package.yao``."""
     path = assistant_dir / PACKAGE_FILE
     if not path.is_file():
         raise ConfigError("assistant package not found", file=str(path))
-    try:
-        text = path.read_text(encoding="utf-8-sig")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"cannot read: {exc}", file=str(path)) from None
-    data = parse_jsonc(text, str(path))
+    data = read_jsonc(path)
     try:
         return AssistantPackage.model_validate(data)
     except ValidationError as exc:

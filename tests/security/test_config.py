@@ -108,3 +108,23 @@ def test_any_bytes_as_search_yao_load_or_name_the_file(
         load_config(folder)
     except ConfigError as exc:
         assert str(exc).startswith(str(folder / "search.yao")), str(exc)
+
+
+def test_deeply_nested_package_yao_is_a_config_error(tmp_path: Path) -> None:
+    from agent_search.agent import Assistant
+
+    assistant = tmp_path / "deep"
+    assistant.mkdir()
+    (assistant / "package.yao").write_text('{"a":' * 5000 + "1" + "}" * 5000)
+    with pytest.raises(ConfigError, match=r"deep/package\.yao: nested deeper than"):
+        Assistant.load(assistant)
+
+
+def test_package_yao_syntax_errors_name_file_and_line(tmp_path: Path) -> None:
+    from agent_search.agent import Assistant
+
+    assistant = tmp_path / "broken"
+    assistant.mkdir()
+    (assistant / "package.yao").write_text('{\n  "name": "x",\n  "search": {,}\n}')
+    with pytest.raises(ConfigError, match=r"broken/package\.yao: invalid JSONC at line 3"):
+        Assistant.load(assistant)
