@@ -206,6 +206,21 @@ def build_references(
     return "\n".join(lines)
 
 
+def no_reference_prompt(failed: Sequence[str] = ()) -> str:
+    """What the model is told when searches ran and left nothing to cite: that no
+    reference was found (and which search types failed), never to cite."""
+    if not failed:
+        return NO_REFERENCE_PROMPT
+    kinds = ", ".join(_search_type_name(f) for f in failed)
+    return (NO_REFERENCE_PROMPT + f" Some searches failed ({kinds}), so a relevant source "
+            "may exist that could not be read: say that too.")
+
+
+def _search_type_name(name: str) -> str:
+    """A search type as shown to the model: a short word (types come from requests)."""
+    return name if re.fullmatch(r"\w{1,32}", name) else "other"
+
+
 def build_prompt(
     items: Sequence[ResultItem], config: CitationConfig | None = None, nonce: str | None = None
 ) -> str:

@@ -10,7 +10,8 @@
 5. auto search of the configured types in parallel (source ``auto``);
 6. merge, dedupe, weights, rerank (``Searcher.merge`` with ``uses.rerank``);
 7. one system message with the citation prompt and the fenced references, after the
-   leading system messages;
+   leading system messages; when searches ran and none left a reference, a message saying
+   that no reference was found instead (the model is not told to cite);
 8. the LLM call, streamed (or the offline responder), citation markers tracked;
 9. ``next`` hook;
 10. ``citations`` and ``done`` events; the search record is stored.
@@ -32,6 +33,7 @@ import copy
 import math
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -67,7 +69,7 @@ from agent_search.agent.tools import (
     run_tool_call,
     search_tool_spec,
 )
-from agent_search.citation import build_prompt
+from agent_search.citation import build_prompt, no_reference_prompt
 from agent_search.config import SearchConfig
 from agent_search.context import Context
 from agent_search.errors import ConfigError
@@ -87,6 +89,16 @@ def _reference(item: ResultItem) -> dict[str, Any]:
     return {"citation_id": item.citation_id, "type": item.type, "title": item.title,
             "url": item.url, "source": item.source, "score": round(item.final_score, 6),
             "collection": item.collection, "model": item.model, "record_id": item.record_id}
+
+
+@dataclass(slots=True)
+class _Found:
+    """What the searches of one stream left to answer from: the merged references (tool
+    calls add to them), whether any search ran at all, and the types that failed."""
+
+    references: list[ResultItem]
+    searched: bool
+    failed: list[str] = field(default_factory=list)
 
 
 def _refused_result(ctx: Context, refusal: Refusal) -> Result:
@@ -256,10 +268,11 @@ class Assistant:
         elif decision.run:
             rec.warnings.append("auto search skipped: the conversation has no user text")
 
-        references = await self._merge(ctx, query,
-                                       [*user_results, *hctx.search.results, *auto_results],
-                                       rec)
-        llm_msgs = self._compose(msgs, hook, references, ctx)
+        results = [*user_results, *hctx.search.results, *auto_results]
+        references = await self._merge(ctx, query, results, rec)
+        found = _Found(references, searched=bool(results),
+                       failed=list(dict.fromkeys(r.type for r in results if r.error)))
+        llm_msgs = self._compose(msgs, hook, found, ctx)
 
         # the answer, streamed through the citation tracker
         t = time.perf_counter()
@@ -279,7 +292,7 @@ class Assistant:
                 emit(TextDelta(rid, tail))
 
         rec.durations_ms["llm_start"] = _ms(started)
-        error = await self._generate(options, llm_msgs, query, references, citation.format,
+        error = await self._generate(options, llm_msgs, query, found, citation.format,
                                      text_out, rec, ctx, tracker)
         flush()
         rec.durations_ms["llm"] = _ms(t)
@@ -418,8 +431,12 @@ class Assistant:
                 tg.start_soon(one, i, search_type)
         return [r for r in results if r is not None]
 
-    def _compose(self, msgs: list[Message], hook: HookResponse, references: list[ResultItem],
+    def _compose(self, msgs: list[Message], hook: HookResponse, found: _Found,
                  ctx: Context) -> list[Message]:
+        """The messages for the model: the package prompts, the conversation (as the
+        create hook left it), and one system message after the leading ones: the
+        references to cite or, when searches ran and left none, that nothing was found
+        (the model is then not told to cite)."""
         conversation = msgs
         if hook.messages:
             if any(m.get("role") == "user" for m in hook.messages):
@@ -428,11 +445,13 @@ class Assistant:
                 conversation = insert_after_system(msgs, hook.messages)
         prompts = [p.model_dump() for p in self.package.prompts]
         out = [*prompts, *conversation]
-        if references:
-            system = {"role": "system",
-                      "content": build_prompt(references, ctx.config.citation)}
-            out = insert_after_system(out, [system])
-        return out
+        if found.references:
+            content = build_prompt(found.references, ctx.config.citation)
+        elif found.searched:
+            content = no_reference_prompt(found.failed)
+        else:
+            return out  # no search ran: nothing to say about references
+        return insert_after_system(out, [{"role": "system", "content": content}])
 
     # -- LLM --------------------------------------------------------------------------
 
@@ -454,16 +473,19 @@ class Assistant:
         return client, ""
 
     async def _generate(self, options: Options, llm_msgs: list[Message], query: str,
-                        references: list[ResultItem], fmt: str, text_out: Any,
+                        found: _Found, fmt: str, text_out: Any,
                         rec: SearchRecord, ctx: Context, tracker: CitationTracker
                         ) -> str | None:
         """Stream the answer through ``text_out``; the error, if the model failed.
 
         With the ``search`` tool on, the model may call it (up to MAX_TOOL_ROUNDS rounds);
         found items join ``references`` and the citations the tracker knows."""
+        references = found.references
         client, reason = self._chat_client(options)
         if client is None:
-            async for piece in stream_offline_answer(query, references, reason=reason, fmt=fmt):
+            async for piece in stream_offline_answer(query, references, reason=reason, fmt=fmt,
+                                                     searched=found.searched,
+                                                     failed=found.failed):
                 text_out(piece)
             return None
         tool_types = self._tool_types()
@@ -499,7 +521,8 @@ class Assistant:
             if not produced:  # nothing said yet: answer offline rather than not at all
                 reason = f"the language model failed: {exc}"
                 async for piece in stream_offline_answer(query, references, reason=reason,
-                                                         fmt=fmt):
+                                                         fmt=fmt, searched=found.searched,
+                                                         failed=found.failed):
                     text_out(piece)
             return message
         return None

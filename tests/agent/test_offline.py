@@ -24,7 +24,7 @@ def test_cites_top_references_and_says_it_is_offline() -> None:
 
 def test_no_references() -> None:
     text = offline_answer("q", [], reason="r")
-    assert "found no references" in text
+    assert "found no relevant reference" in text
 
 
 def test_custom_marker_format() -> None:

@@ -257,7 +257,7 @@ async def test_every_source_failing_still_answers(make_assistant) -> None:
     a = make_assistant({"name": "t", "search": {"web": True}},
                        handlers=[StaticHandler("web", error="no key")])
     events = await run(a, "a question")
-    assert "found no references" in text_of(events)
+    assert "found no relevant reference" in text_of(events)
     assert events[-1]["event"] == "done"
 
 

@@ -83,17 +83,19 @@ def _describe(question: str, item: ResultItem) -> str:
 
 
 def offline_answer(question: str, references: Sequence[ResultItem], *, reason: str,
-                   fmt: str = "#ref:{id}", max_references: int = 3) -> str:
+                   fmt: str = "#ref:{id}", max_references: int = 3, searched: bool = True,
+                   failed: Sequence[str] = ()) -> str:
     """The whole offline answer as text.
 
     Result text and the reason are untrusted: they go through :func:`join_with_markers`,
     so the only citation markers in the answer are the ones written here, one per
-    reference quoted (a result saying "see #ref:4" cannot make 4 count as cited)."""
+    reference quoted (a result saying "see #ref:4" cannot make 4 count as cited).
+    With nothing to cite it says so (``searched``: whether any search ran; ``failed``:
+    the search types that failed) rather than answering from nothing."""
     top = [r for r in references if r.citation_id][:max_references]
     head = f"I am offline ({_one_line(reason, 300)}), so I cannot compose an answer."
     if not top:
-        return join_with_markers(
-            [(head + " The searches found no references for this question.", False)], fmt)
+        return join_with_markers([(head + " " + _nothing_found(searched, failed), False)], fmt)
     parts: list[tuple[str, bool]] = [(head + " Here is what the top references say:\n", False)]
     for item in top:
         title = _one_line(item.title or item.url or item.model or item.type or "reference",
@@ -105,15 +107,26 @@ def offline_answer(question: str, references: Sequence[ResultItem], *, reason: s
     return join_with_markers(parts, fmt)
 
 
+def _nothing_found(searched: bool, failed: Sequence[str]) -> str:
+    if not searched:
+        return "No search was run for this question, so I have no reference to show."
+    text = "I found no relevant reference for this question, so I have nothing to cite."
+    if failed:
+        kinds = ", ".join(_one_line(f, 32) for f in failed[:5])
+        text += f" Some searches failed ({kinds}); a relevant source may exist."
+    return text
+
+
 def _one_line(text: str, limit: int) -> str:
     return " ".join(text[: limit * 2].split())[:limit]
 
 
 async def stream_offline_answer(question: str, references: Sequence[ResultItem], *,
-                                reason: str, fmt: str = "#ref:{id}"
-                                ) -> AsyncIterator[str]:
+                                reason: str, fmt: str = "#ref:{id}", searched: bool = True,
+                                failed: Sequence[str] = ()) -> AsyncIterator[str]:
     """The offline answer in word-sized chunks, like a model would stream it."""
-    text = offline_answer(question, references, reason=reason, fmt=fmt)
+    text = offline_answer(question, references, reason=reason, fmt=fmt, searched=searched,
+                          failed=failed)
     for piece in re.findall(r"\S+\s*|\s+", text):
         yield piece
         await anyio.lowlevel.checkpoint()
