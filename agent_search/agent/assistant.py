@@ -88,7 +88,8 @@ class _HookFailed(Exception):
 def _reference(item: ResultItem) -> dict[str, Any]:
     return {"citation_id": item.citation_id, "type": item.type, "title": item.title,
             "url": item.url, "source": item.source, "score": round(item.final_score, 6),
-            "collection": item.collection, "model": item.model, "record_id": item.record_id}
+            "collection": item.collection, "document_id": item.document_id,
+            "model": item.model, "record_id": item.record_id}
 
 
 @dataclass(slots=True)
