@@ -85,8 +85,9 @@ class _HookFailed(Exception):
 
 def _reference(item: ResultItem) -> dict[str, Any]:
     return {"citation_id": item.citation_id, "type": item.type, "title": item.title,
-            "content": item.content, "url": item.url, "source": item.source, "score": round(item.final_score, 6),
-            "collection": item.collection, "model": item.model, "record_id": item.record_id}
+            "content": item.content, "url": item.url, "source": item.source,
+            "score": round(item.final_score, 6), "collection": item.collection,
+            "model": item.model, "record_id": item.record_id}
 
 
 def _ms(start: float) -> float:

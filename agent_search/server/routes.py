@@ -259,9 +259,14 @@ async def readyz(request: Request) -> JSONResponse:
 
     async with anyio.create_task_group() as tg:
         tg.start_soon(check, "records", service.records.ping())
-        if service.searcher.registry.handlers("kb"):
+        from agent_search.db.handler import DBHandler
+        from agent_search.kb.handler import KBHandler
+
+        registry = service.searcher.registry
+        if any(isinstance(h, KBHandler) for h in registry.handlers("kb")):
             tg.start_soon(check, "kb", _kb_ping(service))
-        for i, handler in enumerate(service.searcher.registry.handlers("db")):
+        databases = [h for h in registry.handlers("db") if isinstance(h, DBHandler)]
+        for i, handler in enumerate(databases):
             tg.start_soon(check, f"db{i or ''}", _db_ping(handler))
     ready = not service.draining and all(v == "ok" for v in checks.values())
     status = "ready" if ready else ("draining" if service.draining else "not ready")
@@ -283,10 +288,7 @@ async def _kb_ping(service: Service) -> None:
 async def _db_ping(handler: Any) -> None:
     import sqlalchemy as sa
 
-    engine = getattr(handler, "engine", None)  # built on first use: may raise
-    if engine is None:
-        return
-    async with engine.connect() as conn:
+    async with handler.engine.connect() as conn:  # the engine is built on first use
         await conn.execute(sa.select(sa.literal(1)))
 
 
