@@ -217,7 +217,8 @@ async def models(request: Request, _identity: Caller) -> dict[str, Any]:
     service = service_of(request)
     return {"object": "list", "data": [
         {"id": a.id, "object": "model", "created": 0, "owned_by": "agent-search",
-         "name": a.package.name, "description": a.package.description}
+         "name": a.package.name, "description": a.package.description,
+         "citation_format": a.searcher.config.citation.format}
         for a in service.assistants.values()]}
 
 
