@@ -62,7 +62,7 @@ def identify(request: Request,
     wait = service.limiter.take(identity.key_id)
     if wait > 0:
         service.metrics.rate_limited.inc()
-        raise ApiError(429, f"rate limit exceeded; retry in {wait:.1f} s",
+        raise ApiError(429, f"rate limit exceeded; retry in {max(wait, 0.1):.1f} s",
                        code="rate_limit_exceeded",
                        headers={"Retry-After": retry_after_header(wait)})
     return identity
