@@ -165,3 +165,39 @@ def test_serve_refusals(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> N
     with pytest.raises(SystemExit) as exc:
         cli_main(["serve", "--config", str(keyed), "--assistants", str(adir)])
     assert "AGENT_SEARCH_TEST_UNSET_KEY" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_workers_with_a_kb_server_share_records(tmp_path: Path) -> None:
+    """`--workers 2` starts when the kb is a server (kb.url; never contacted here), and a
+    record made through one worker is read through whichever answers next."""
+    cdir, adir = write_project(tmp_path, server={
+        "api_keys": [{"sha256": sha256(KEYS["alice"]), "user_id": "alice"}]})
+    search = json.loads((cdir / "search.yao").read_text())
+    (cdir / "search.yao").write_text(json.dumps({**search, "kb": {"enabled": True,
+                                                                  "url": "http://127.0.0.1:9"}}))
+    port = _free_port()
+    env = {**os.environ, "AGENT_SEARCH_HOME": str(tmp_path / "home"), "PYTHONPATH": str(ROOT)}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "agent_search", "serve", "--port", str(port), "--workers", "2",
+         "--config", str(cdir), "--assistants", str(adir)],
+        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    url, h = f"http://127.0.0.1:{port}", {"Authorization": f"Bearer {KEYS['alice']}"}
+    try:
+        assert wait_for(lambda: _up(url), 90), "the workers did not start"
+        ids = []
+        for _ in range(6):
+            r = httpx.post(f"{url}/v1/assistants/offline/stream", headers=h, timeout=30,
+                           json={"messages": [{"role": "user", "content": "shared?"}]})
+            assert r.status_code == 200 and '"event": "done"' in r.text
+            ids.append(r.headers["x-request-id"])
+        for rid in ids:  # new connections: spread over the workers
+            got = httpx.get(f"{url}/v1/records/{rid}", headers=h, timeout=10)
+            assert got.status_code == 200 and got.json()["request_id"] == rid
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(5)
