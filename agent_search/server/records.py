@@ -13,7 +13,6 @@ nobody can overwrite another's record.
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 
 import sqlalchemy as sa
@@ -30,7 +29,7 @@ RECORDS = sa.Table(
     sa.Column("owner", sa.Text, nullable=False),
     sa.Column("assistant", sa.Text, nullable=False, server_default=""),
     sa.Column("created_at", sa.Float, nullable=False),
-    sa.Column("record", sa.Text, nullable=True),
+    sa.Column("record", sa.Text, nullable=False),
 )
 
 
@@ -45,13 +44,14 @@ def records_url(explicit: str | None, db_url: str | None, home: Path) -> URL:
 
 class SharedRecordStore(RecordStore):
     """Records in a SQL database, with their owner. Drop-in for an assistant's
-    ``records`` (``save`` / ``get``); :meth:`claim` and :meth:`get_owned` add ownership."""
+    ``records`` (``save`` / ``get``); :meth:`expect` and :meth:`get_owned` add ownership."""
 
     def __init__(self, url: URL) -> None:
         super().__init__(Path(url.database or "records"))
         self.url = url
         self._engine: AsyncEngine | None = None
         self._created = False
+        self._owners: dict[str, str] = {}
 
     @property
     def engine(self) -> AsyncEngine:
@@ -87,46 +87,43 @@ class SharedRecordStore(RecordStore):
         async with self.engine.connect() as conn:
             await conn.execute(sa.select(sa.literal(1)))
 
-    async def claim(self, request_id: str, owner: str, assistant: str) -> None:
-        """Note who makes ``request_id`` before its stream starts."""
-        await self._ensure()
-        async with self.engine.begin() as conn:
-            await conn.execute(RECORDS.insert().values(
-                request_id=request_id, owner=owner, assistant=assistant,
-                created_at=time.time(), record=None))
+    def expect(self, request_id: str, owner: str) -> None:
+        """Note who makes ``request_id``; its record is stored with that owner when the
+        stream saves it (in this process, at the stream's end: nothing is written before
+        the first token). Call :meth:`forget` when the stream is over, saved or not."""
+        self._owners[request_id] = owner
+
+    def forget(self, request_id: str) -> None:
+        self._owners.pop(request_id, None)
 
     async def save(self, record: SearchRecord) -> None:
         payload = json.dumps(record.to_dict(), ensure_ascii=False, default=str)
+        owner = self._owners.get(record.request_id, "")  # "": a stream not made by the service
         await self._ensure()
         async with self.engine.begin() as conn:
-            done = await conn.execute(
-                RECORDS.update().where(RECORDS.c.request_id == record.request_id)
-                .values(record=payload, assistant=record.assistant))
-            if not done.rowcount:  # a stream the service did not claim (direct use)
-                await conn.execute(RECORDS.insert().values(
-                    request_id=record.request_id, owner="", assistant=record.assistant,
-                    created_at=record.created_at, record=payload))
+            await conn.execute(RECORDS.insert().values(
+                request_id=record.request_id, owner=owner, assistant=record.assistant,
+                created_at=record.created_at, record=payload))
 
     async def get(self, request_id: str) -> SearchRecord | None:
         await self._ensure()
         async with self.engine.connect() as conn:
             row = (await conn.execute(sa.select(RECORDS.c.record)
                                       .where(RECORDS.c.request_id == request_id))).first()
-        if row is None or row[0] is None:
-            return None
-        return SearchRecord.from_dict(json.loads(row[0]))
+        return SearchRecord.from_dict(json.loads(row[0])) if row else None
 
     async def get_owned(self, request_id: str, owner: str) -> SearchRecord | None:
         """The record if ``owner`` made it; None when missing, unfinished or not theirs
-        (the caller cannot tell which: existence is not revealed)."""
+        (the caller cannot tell which: existence is not revealed). The empty owner (a
+        stream not made through the service) never matches."""
+        if not owner:
+            return None
         await self._ensure()
         async with self.engine.connect() as conn:
             row = (await conn.execute(
                 sa.select(RECORDS.c.record).where(RECORDS.c.request_id == request_id,
                                                   RECORDS.c.owner == owner))).first()
-        if row is None or row[0] is None:
-            return None
-        return SearchRecord.from_dict(json.loads(row[0]))
+        return SearchRecord.from_dict(json.loads(row[0])) if row else None
 
     def get_sync(self, request_id: str) -> SearchRecord | None:
         raise NotImplementedError("SharedRecordStore is async only: use await get()")

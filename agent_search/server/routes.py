@@ -4,9 +4,10 @@ filter. Request ids are made here, never taken from the caller."""
 
 from __future__ import annotations
 
+import contextlib
 import re
 import secrets
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Iterator
 from typing import Annotated, Any, TypeVar
 
 import anyio
@@ -103,14 +104,22 @@ def _messages(service: Service, messages: list[ChatMessage]) -> list[dict[str, A
     return [m.model_dump(exclude_none=True) for m in messages]
 
 
-async def _open(service: Service, assistant: Assistant, identity: Identity,
-                search: bool | None) -> Options:
-    """Options of a new stream under the caller's identity, its owner noted first."""
-    request_id = secrets.token_hex(12)
-    if assistant.settings.records:
-        await service.records.claim(request_id, identity.owner, assistant.id)
+def _options(identity: Identity, search: bool | None) -> Options:
+    """Options of a new stream under the caller's identity, with a request id of ours."""
     return Options(search=search, user_id=identity.user_id, team_id=identity.team_id,
-                   request_id=request_id)
+                   request_id=secrets.token_hex(12))
+
+
+@contextlib.contextmanager
+def _running(service: Service, identity: Identity, options: Options) -> Iterator[None]:
+    """One stream in flight: counted, and its record to be stored as the caller's."""
+    assert options.request_id is not None
+    service.records.expect(options.request_id, identity.owner)
+    try:
+        with service.stream_slot():
+            yield
+    finally:
+        service.records.forget(options.request_id)
 
 
 def _check_tools(body: ChatCompletionRequest, assistant: Assistant) -> None:
@@ -139,12 +148,12 @@ async def chat_completions(body: ChatCompletionRequest, request: Request,
     _check_tools(body, assistant)
     messages = _messages(service, body.messages)
     service.admit()
-    options = await _open(service, assistant, identity, body.search)
+    options = _options(identity, body.search)
     assert options.request_id is not None
     fmt = ChatFormat(options.request_id, assistant.id)
     headers = {"X-Request-Id": options.request_id}
     if not body.stream:
-        with service.stream_slot():
+        with _running(service, identity, options):
             outcome = await until_disconnect(
                 request, collect_chat(service, assistant, messages, options))
         if outcome.error and not outcome.text:
@@ -152,7 +161,7 @@ async def chat_completions(body: ChatCompletionRequest, request: Request,
         return JSONResponse(fmt.completion(outcome), headers=headers)
 
     async def produce(write: Write) -> None:
-        with service.stream_slot():
+        with _running(service, identity, options):
             await write_chat(service, assistant, messages, options, fmt, write)
 
     return EventStreamResponse(produce, stop=service.stop_streams, on_stop=fmt.stop_frames,
@@ -168,12 +177,12 @@ async def assistant_stream(body: StreamRequest, request: Request, identity: Call
     assistant = service.assistant(assistant_id, param="assistant_id")
     messages = _messages(service, body.messages)
     service.admit()
-    options = await _open(service, assistant, identity, body.search)
+    options = _options(identity, body.search)
     assert options.request_id is not None
     request_id = options.request_id
 
     async def produce(write: Write) -> None:
-        with service.stream_slot():
+        with _running(service, identity, options):
             await write_native(service, assistant, messages, options, write)
 
     return EventStreamResponse(produce, stop=service.stop_streams,

@@ -43,7 +43,7 @@ def test_records_go_to_postgres_and_workers_share_them(tmp_path: Path,
             assistant = one.assistants["offline"]
             from agent_search.agent import Options
 
-            await one.records.claim("rid-1", alice.owner, assistant.id)
+            one.records.expect("rid-1", alice.owner)
             stream = assistant.stream([{"role": "user", "content": "shared records?"}],
                                       Options(request_id="rid-1", user_id="alice"))
             async for _ in stream:
