@@ -17,11 +17,12 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 import anyio
-import anyio.lowlevel
 from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
 Write = Callable[[bytes], Awaitable[None]]
+_QUEUED_FRAMES = 256
+"""Frames a producer may run ahead of a slow client before ``write`` waits."""
 Producer = Callable[[Write], Awaitable[None]]
 
 
@@ -55,15 +56,36 @@ class EventStreamResponse(Response):
         await send({"type": "http.response.start", "status": 200, "headers": headers})
 
         finished = False
+        produced = False
+        frames_in, frames_out = anyio.create_memory_object_stream[bytes](_QUEUED_FRAMES)
         async with anyio.create_task_group() as tg:
-            async def write(data: bytes) -> None:
-                try:
-                    await send({"type": "http.response.body", "body": data,
-                                "more_body": True})
-                except OSError:  # the socket went away between two events
-                    self.disconnected = True
-                    tg.cancel_scope.cancel()
-                    await anyio.lowlevel.checkpoint()  # raises the cancellation
+            async def run() -> None:
+                nonlocal produced
+                async with frames_in:
+                    await self.producer(frames_in.send)
+                    produced = True  # before the close the sender will see
+
+            async def sender() -> None:
+                # one write per burst: frames queued while the last write was in flight
+                # go out together, so a busy server makes fewer, larger writes
+                nonlocal finished
+                async with frames_out:
+                    async for frame in frames_out:
+                        burst = [frame]
+                        while True:
+                            try:
+                                burst.append(frames_out.receive_nowait())
+                            except (anyio.WouldBlock, anyio.EndOfStream):
+                                break
+                        try:
+                            await send({"type": "http.response.body", "body": b"".join(burst),
+                                        "more_body": True})
+                        except OSError:  # the socket went away between two events
+                            self.disconnected = True
+                            tg.cancel_scope.cancel()
+                            return
+                finished = produced
+                tg.cancel_scope.cancel()
 
             async def watch_client() -> None:
                 while True:
@@ -78,14 +100,9 @@ class EventStreamResponse(Response):
                 self.stopped = True
                 tg.cancel_scope.cancel()
 
-            async def run() -> None:
-                nonlocal finished
-                await self.producer(write)
-                finished = True
-                tg.cancel_scope.cancel()
-
             tg.start_soon(watch_client)
             tg.start_soon(watch_stop)
+            tg.start_soon(sender)
             tg.start_soon(run)
         if self.disconnected:
             return
