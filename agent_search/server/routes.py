@@ -50,10 +50,11 @@ def service_of(request: Request) -> Service:
     return service
 
 
-def identify(request: Request,
-             _creds: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)] = None
-             ) -> Identity:
-    """The caller's identity (401 without a valid key), rate limited per key (429)."""
+async def identify(request: Request,
+                   _creds: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)]
+                   = None) -> Identity:
+    """The caller's identity (401 without a valid key), rate limited per key (429).
+    Async on purpose: a sync dependency would cost a thread hop per request."""
     service = service_of(request)
     try:
         identity = service.keys.identify(request.headers.get("authorization"))
