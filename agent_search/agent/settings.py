@@ -100,6 +100,8 @@ class AgentSettings(_Strict):
     uses: dict[str, Any] = Field(default_factory=dict)
     delegation: DelegationSettings = Field(default_factory=DelegationSettings)
     records: bool = Field(default=True, description="Store a search record per stream")
+    server: dict[str, Any] = Field(default_factory=dict,
+                                   description="Read by agent_search.server (ServerSettings)")
     file: str | None = Field(default=None, exclude=True)
 
     @classmethod

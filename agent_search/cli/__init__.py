@@ -13,6 +13,7 @@ from agent_search.cli import eval as _eval  # noqa: F401  (registers the command
 from agent_search.cli import kb as _kb  # noqa: F401  (registers the command)
 from agent_search.cli import mcp as _mcp  # noqa: F401  (registers the command)
 from agent_search.cli import search as _search  # noqa: F401  (registers the command)
+from agent_search.cli import serve as _serve  # noqa: F401  (registers the command)
 from agent_search.cli.app import app
 
 

@@ -1,0 +1,98 @@
+"""``agent-search serve`` — the HTTP service on uvicorn (see ``agent_search.server``).
+
+Refuses to start, with one line saying why, when the set-up would be unsafe or broken:
+API keys are missing and the host is not loopback; ``--workers N > 1`` with the embedded
+knowledge base (a single-process store: use a Qdrant server, ``kb.url``).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from agent_search.cli.app import app, fail
+from agent_search.cli.search import resolve_config_dir
+from agent_search.errors import AgentSearchError
+
+_SHUTDOWN_MARGIN = 5.0
+"""Seconds uvicorn waits for connections beyond the drain's grace before cutting them."""
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def _assistants_dir(assistants: Path | None) -> Path | None:
+    if assistants is not None:
+        if not assistants.is_dir():
+            raise ValueError(f"--assistants {assistants}: not a folder")
+        return assistants
+    default = Path("assistants")
+    return default if default.is_dir() else None
+
+
+@app.command()
+def serve(
+    host: Annotated[str, typer.Option("--host", help="Address to bind")] = "127.0.0.1",
+    port: Annotated[int, typer.Option("--port", min=0, max=65535, help="Port")] = 8000,
+    config: Annotated[Path | None, typer.Option("--config", help="Config folder")] = None,
+    assistants: Annotated[Path | None, typer.Option(
+        "--assistants", help="Folder of assistants (one sub-folder each)")] = None,
+    workers: Annotated[int, typer.Option("--workers", min=1, max=64,
+                                         help="Worker processes")] = 1,
+) -> None:
+    """Serve chat completions, the event stream, search, records, metrics and the chat page."""
+    import uvicorn
+
+    from agent_search.config import load_config
+    from agent_search.server.app import ENV_ASSISTANTS, ENV_CONFIG, create_app
+    from agent_search.server.service import Service, ServiceOptions
+    from agent_search.server.settings import ServerSettings
+
+    try:
+        cdir = resolve_config_dir(config)
+        adir = _assistants_dir(assistants)
+        settings = ServerSettings.load(cdir)
+        keyed = bool(settings.api_keys)
+        if keyed:
+            from agent_search.server.auth import KeyRing
+
+            KeyRing(settings)  # env keys must be set now, not at the first request
+        search_config = load_config(cdir)
+    except (ValueError, AgentSearchError) as exc:
+        fail(str(exc))
+    if not keyed and not is_loopback(host):
+        fail(f"--host {host}: no API keys are configured (server.api_keys in "
+             "config/agent.yml), so the server only binds to loopback (127.0.0.1)")
+    if workers > 1 and not search_config.kb.url:
+        fail(f"--workers {workers}: the knowledge base is embedded (no kb.url), and an "
+             "embedded store can be opened by one process only; use --workers 1, or a "
+             "Qdrant server (kb.url)")
+    where = f"http://{host if ':' not in host else f'[{host}]'}:{port}"
+    if not keyed:
+        print(f"agent-search: no API keys configured: serving on loopback only, {where}",
+              file=sys.stderr)
+    print(f"agent-search: chat page {where}/ · API docs {where}/docs", file=sys.stderr)
+    common = dict(host=host, port=port, log_level="info", proxy_headers=False,
+                  timeout_graceful_shutdown=settings.grace_seconds + _SHUTDOWN_MARGIN)
+    if workers > 1:
+        os.environ[ENV_CONFIG] = str(cdir.resolve()) if cdir else ""
+        os.environ[ENV_ASSISTANTS] = str(adir.resolve()) if adir else ""
+        uvicorn.run("agent_search.server.app:app_from_env", factory=True, workers=workers,
+                    **common)  # type: ignore[arg-type]
+        return
+    try:
+        service = Service.load(ServiceOptions(config_dir=cdir, assistants_dir=adir))
+    except (ValueError, AgentSearchError) as exc:
+        fail(str(exc))
+    uvicorn.run(create_app(service), **common)  # type: ignore[arg-type]

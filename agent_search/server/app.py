@@ -1,0 +1,82 @@
+"""The FastAPI application: :func:`create_app` builds it around one :class:`Service`.
+
+OpenAPI is at ``/openapi.json``, interactive docs at ``/docs``, the chat page at ``/``.
+:func:`app_from_env` is the factory uvicorn workers import (``--workers N``): the serve
+command passes its flags through ``AGENT_SEARCH_SERVE_*`` environment variables.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+from fastapi import FastAPI
+from fastapi.responses import FileResponse
+from fastapi.staticfiles import StaticFiles
+
+from agent_search.server import lifecycle
+from agent_search.server.errors import install_error_handlers
+from agent_search.server.middleware import BodyLimit, Screen
+from agent_search.server.routes import router
+from agent_search.server.service import Service, ServiceOptions
+
+STATIC = Path(__file__).parent / "static"
+PAGE_CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; "
+            "img-src 'self' data:; base-uri 'none'; form-action 'none'; "
+            "frame-ancestors 'none'")
+ENV_CONFIG = "AGENT_SEARCH_SERVE_CONFIG"
+ENV_ASSISTANTS = "AGENT_SEARCH_SERVE_ASSISTANTS"
+
+
+def create_app(service: Service) -> FastAPI:
+    """The app serving ``service``. The service is closed when the app shuts down."""
+
+    @contextlib.asynccontextmanager
+    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        await service.records.ensure()
+        undo = lifecycle.watch_signals([service])
+        try:
+            yield
+        finally:
+            undo()
+            await service.aclose()
+
+    app = FastAPI(title="agent-search", version=_version(), lifespan=lifespan,
+                  description="Search for AI agents over HTTP: OpenAI-compatible chat with "
+                              "auto search and citations, a native event stream, a search "
+                              "API and a chat page.")
+    app.state.service = service
+    install_error_handlers(app)
+    app.include_router(router)
+    app.mount("/static", StaticFiles(directory=STATIC), name="static")
+
+    @app.get("/", include_in_schema=False)
+    async def page() -> FileResponse:
+        return FileResponse(STATIC / "index.html",
+                            headers={"Content-Security-Policy": PAGE_CSP,
+                                     "Cache-Control": "no-cache"})
+
+    # outermost first: screen the request, then bound its body, then route it
+    app.add_middleware(BodyLimit, max_bytes=service.settings.max_body_bytes)
+    app.add_middleware(Screen, local_mode=not service.keys.enabled)
+    return app
+
+
+def app_from_env() -> FastAPI:
+    """The factory uvicorn workers call (see the module docstring)."""
+    config = os.environ.get(ENV_CONFIG)
+    assistants = os.environ.get(ENV_ASSISTANTS)
+    options = ServiceOptions(config_dir=Path(config) if config else None,
+                             assistants_dir=Path(assistants) if assistants else None)
+    return create_app(Service.load(options))
+
+
+def _version() -> str:
+    try:
+        from importlib.metadata import version
+
+        return version("agent-search")
+    except Exception:
+        return "0"

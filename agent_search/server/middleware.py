@@ -1,0 +1,130 @@
+"""ASGI middleware that bounds and screens every request before any route runs:
+
+* :class:`BodyLimit` — request bodies above ``max_body_bytes`` get 413 (by
+  ``Content-Length`` at once, or as soon as a chunked body passes the cap); the body is
+  read here, once, and replayed; after it, ``receive`` passes through so streams still
+  see the client's disconnect.
+* :class:`Screen` — security headers on every response; POST bodies must be JSON (a
+  cross-site form cannot send ``application/json`` without a CORS preflight, which this
+  service never grants); in local mode (no API keys) the ``Host`` must be a loopback
+  name, so a DNS-rebinding page cannot talk to a server on 127.0.0.1.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from agent_search.server.errors import error_body
+
+LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1", "[::1]"})
+_BODY_METHODS = frozenset({"POST", "PUT", "PATCH"})
+_SECURITY_HEADERS = [
+    (b"x-content-type-options", b"nosniff"),
+    (b"referrer-policy", b"no-referrer"),
+    (b"x-frame-options", b"DENY"),
+]
+
+
+async def send_error(send: Send, status: int, message: str, *, param: str | None = None,
+                     headers: Iterable[tuple[bytes, bytes]] = ()) -> None:
+    body = json.dumps(error_body(status, message, param=param)).encode()
+    await send({"type": "http.response.start", "status": status,
+                "headers": [(b"content-type", b"application/json"),
+                            (b"content-length", str(len(body)).encode()), *headers]})
+    await send({"type": "http.response.body", "body": body})
+
+
+def _header(scope: Scope, name: bytes) -> str | None:
+    for key, value in scope.get("headers", []):
+        if key == name:
+            return str(value.decode("latin-1"))
+    return None
+
+
+class BodyLimit:
+    def __init__(self, app: ASGIApp, max_bytes: int) -> None:
+        self.app = app
+        self.max_bytes = max_bytes
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["method"] not in _BODY_METHODS:
+            await self.app(scope, receive, send)
+            return
+        too_big = f"the request body is larger than {self.max_bytes} bytes"
+        length = _header(scope, b"content-length")
+        if length is not None:
+            if not length.strip().isdigit():
+                await send_error(send, 400, "invalid Content-Length", param="content-length")
+                return
+            if int(length) > self.max_bytes:
+                await send_error(send, 413, too_big, param="body")
+                return
+        chunks: list[bytes] = []
+        size = 0
+        while True:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                return
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            if size > self.max_bytes:
+                await send_error(send, 413, too_big, param="body")
+                return
+            chunks.append(chunk)
+            if not message.get("more_body", False):
+                break
+        replayed = False
+
+        async def replay() -> Message:
+            nonlocal replayed
+            if not replayed:
+                replayed = True
+                return {"type": "http.request", "body": b"".join(chunks), "more_body": False}
+            return await receive()
+
+        await self.app(scope, replay, send)
+
+
+class Screen:
+    def __init__(self, app: ASGIApp, *, local_mode: bool) -> None:
+        self.app = app
+        self.local_mode = local_mode
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        if self.local_mode and _host_name(_header(scope, b"host")) not in LOOPBACK_HOSTS:
+            await send_error(send, 403, "this server has no API keys and answers only to "
+                             "loopback host names (127.0.0.1, localhost)", param="host")
+            return
+        if scope["method"] in _BODY_METHODS:
+            ctype = (_header(scope, b"content-type") or "").split(";")[0].strip().lower()
+            if ctype != "application/json":
+                await send_error(send, 415, "the body must be JSON (Content-Type: "
+                                 "application/json)", param="content-type")
+                return
+
+        async def send_with_headers(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                message = {**message, "headers": [*message.get("headers", []),
+                                                  *_SECURITY_HEADERS]}
+            await send(message)
+
+        await self.app(scope, receive, send_with_headers)
+
+
+def _host_name(host: str | None) -> str:
+    """``example.com:8000`` → ``example.com``; ``[::1]:8000`` → ``[::1]``."""
+    if not host:
+        return ""
+    host = host.strip().lower()
+    if host.startswith("["):
+        return host.split("]")[0] + "]"
+    return host.rsplit(":", 1)[0] if host.count(":") == 1 else host
+
+
+__all__ = ["LOOPBACK_HOSTS", "BodyLimit", "Screen", "send_error"]

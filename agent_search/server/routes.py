@@ -1,0 +1,328 @@
+"""The endpoints. Each one: identify the caller (401), take a rate-limit token (429),
+validate (400/413/422), then run with the caller's identity driving every permission
+filter. Request ids are made here, never taken from the caller."""
+
+from __future__ import annotations
+
+import contextlib
+import re
+import secrets
+from collections.abc import Awaitable, Iterator
+from typing import Annotated, Any, TypeVar
+
+import anyio
+from fastapi import APIRouter, Depends, Path, Request
+from fastapi.responses import JSONResponse, Response
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+
+from agent_search.agent import Assistant, Options
+from agent_search.agent.tools import SEARCH_TOOL
+from agent_search.server.auth import AuthError, Identity
+from agent_search.server.errors import ApiError
+from agent_search.server.metrics import CONTENT_TYPE
+from agent_search.server.ratelimit import retry_after_header
+from agent_search.server.schemas import (
+    ChatCompletionRequest,
+    ChatMessage,
+    SearchBody,
+    StreamRequest,
+)
+from agent_search.server.service import Service
+from agent_search.server.sse import EventStreamResponse, Write
+from agent_search.server.streams import (
+    ChatFormat,
+    collect_chat,
+    native_stop_frame,
+    write_chat,
+    write_native,
+)
+from agent_search.trace import first_line
+
+T = TypeVar("T")
+router = APIRouter()
+_bearer = HTTPBearer(auto_error=False, description="An API key from config/agent.yml")
+_REQUEST_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+_READY_TIMEOUT = 5.0
+
+
+def service_of(request: Request) -> Service:
+    service: Service = request.app.state.service
+    return service
+
+
+async def identify(request: Request,
+                   _creds: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)]
+                   = None) -> Identity:
+    """The caller's identity (401 without a valid key), rate limited per key (429).
+    Async on purpose: a sync dependency would cost a thread hop per request."""
+    service = service_of(request)
+    try:
+        identity = service.keys.identify(request.headers.get("authorization"))
+    except AuthError as exc:
+        raise ApiError(401, str(exc), code="invalid_api_key",
+                       headers={"WWW-Authenticate": "Bearer"}) from None
+    wait = service.limiter.take(identity.key_id)
+    if wait > 0:
+        service.metrics.rate_limited.inc()
+        raise ApiError(429, f"rate limit exceeded; retry in {max(wait, 0.1):.1f} s",
+                       code="rate_limit_exceeded",
+                       headers={"Retry-After": retry_after_header(wait)})
+    return identity
+
+
+Caller = Annotated[Identity, Depends(identify)]
+
+
+async def until_disconnect(request: Request, work: Awaitable[T]) -> T:
+    """Run ``work``; cancel it if the client disconnects first (the body has been read,
+    so what ``receive`` yields next is the disconnect)."""
+    result: list[T] = []
+
+    async with anyio.create_task_group() as tg:
+        async def run() -> None:
+            result.append(await work)
+            tg.cancel_scope.cancel()
+
+        async def watch() -> None:
+            while True:
+                message = await request.receive()
+                if message["type"] == "http.disconnect":
+                    tg.cancel_scope.cancel()
+                    return
+
+        tg.start_soon(run)
+        tg.start_soon(watch)
+    if not result:
+        raise ApiError(499, "the client closed the request")
+    return result[0]
+
+
+def _messages(service: Service, messages: list[ChatMessage]) -> list[dict[str, Any]]:
+    cap = service.settings.max_messages
+    if len(messages) > cap:
+        raise ApiError(422, f"messages: {len(messages)} messages; the limit is {cap}",
+                       param="messages", code="too_many_messages")
+    return [m.model_dump(exclude_none=True) for m in messages]
+
+
+def _options(identity: Identity, search: bool | None) -> Options:
+    """Options of a new stream under the caller's identity, with a request id of ours."""
+    return Options(search=search, user_id=identity.user_id, team_id=identity.team_id,
+                   request_id=secrets.token_hex(12))
+
+
+@contextlib.contextmanager
+def _running(service: Service, identity: Identity, options: Options) -> Iterator[None]:
+    """One stream in flight: counted, and its record to be stored as the caller's."""
+    assert options.request_id is not None
+    service.records.expect(options.request_id, identity.owner)
+    try:
+        with service.stream_slot():
+            yield
+    finally:
+        service.records.forget(options.request_id)
+
+
+def _check_tools(body: ChatCompletionRequest, assistant: Assistant) -> None:
+    """Tools run on the server: a request may name the ones its assistant enables (the
+    ``search`` tool), no others; ``tool_choice`` may only leave the choice to the model."""
+    enabled = {SEARCH_TOOL} & set(assistant.package.tools)
+    for i, tool in enumerate(body.tools or []):
+        if tool.function.name not in enabled:
+            allowed = ", ".join(sorted(enabled)) or "none"
+            raise ApiError(400, f"tools[{i}].function.name: {tool.function.name[:64]!r} is "
+                           f"not a tool of assistant {assistant.id!r} (enabled: {allowed})",
+                           param=f"tools[{i}].function.name", code="unknown_tool")
+    if body.tool_choice not in (None, "auto"):
+        raise ApiError(400, "tool_choice: only 'auto' is supported (the assistant runs its "
+                       "tools itself)", param="tool_choice")
+
+
+@router.post("/v1/chat/completions", tags=["chat"])
+async def chat_completions(body: ChatCompletionRequest, request: Request,
+                           identity: Caller) -> Any:
+    """OpenAI-compatible chat with auto search and citations; ``model`` = assistant id.
+    References come as extra fields (``references``, ``citations``, ``request_id``) on
+    the response, or on the last chunk when streaming."""
+    service = service_of(request)
+    assistant = service.assistant(body.model)
+    _check_tools(body, assistant)
+    messages = _messages(service, body.messages)
+    service.admit()
+    options = _options(identity, body.search)
+    assert options.request_id is not None
+    fmt = ChatFormat(options.request_id, assistant.id)
+    headers = {"X-Request-Id": options.request_id}
+    if not body.stream:
+        with _running(service, identity, options):
+            outcome = await until_disconnect(
+                request, collect_chat(service, assistant, messages, options))
+        if outcome.error and not outcome.text:
+            raise ApiError(502, outcome.error, code="stream_failed", headers=headers)
+        return JSONResponse(fmt.completion(outcome), headers=headers)
+
+    async def produce(write: Write) -> None:
+        with _running(service, identity, options):
+            await write_chat(service, assistant, messages, options, fmt, write)
+
+    return EventStreamResponse(produce, stop=service.stop_streams, on_stop=fmt.stop_frames,
+                               headers=headers)
+
+
+@router.post("/v1/assistants/{assistant_id}/stream", tags=["chat"])
+async def assistant_stream(body: StreamRequest, request: Request, identity: Caller,
+                           assistant_id: Annotated[str, Path(max_length=200)]) -> Any:
+    """The native output events as SSE: ``event:`` the name, ``data:`` the event JSON
+    (search_start, search_result, search_complete, text, citations, done)."""
+    service = service_of(request)
+    assistant = service.assistant(assistant_id, param="assistant_id")
+    messages = _messages(service, body.messages)
+    service.admit()
+    options = _options(identity, body.search)
+    assert options.request_id is not None
+    request_id = options.request_id
+
+    async def produce(write: Write) -> None:
+        with _running(service, identity, options):
+            await write_native(service, assistant, messages, options, write)
+
+    return EventStreamResponse(produce, stop=service.stop_streams,
+                               on_stop=lambda: native_stop_frame(request_id),
+                               headers={"X-Request-Id": request_id})
+
+
+@router.post("/v1/search", tags=["search"])
+async def search(request: Request, identity: Caller) -> Any:
+    """One Request → its Result JSON; ``{"requests": [...], "merge": bool}`` → the list
+    of Results (run in parallel), or one merged Result."""
+    service = service_of(request)
+    raw = await _json_body(request)
+    single = isinstance(raw, dict) and "requests" not in raw
+    if isinstance(raw, list):
+        raw = {"requests": raw}
+    elif single:
+        raw = {"requests": [raw]}
+    if isinstance(raw, dict) and isinstance(raw.get("requests"), list):
+        cap = service.settings.max_searches
+        if len(raw["requests"]) > cap:
+            raise ApiError(422, f"requests: {len(raw['requests'])} searches; the limit is "
+                           f"{cap}", param="requests", code="too_many_searches")
+    body = _validate(SearchBody, raw, prefix="" if single else "requests")
+    searcher = service.searcher
+    ctx = searcher.context(user_id=identity.user_id, team_id=identity.team_id)
+    results = await until_disconnect(request, searcher.search_many(body.requests, ctx=ctx))
+    for result in results:
+        service.metrics.observe_search(result.type, result.error, result.duration_ms)
+    headers = {"X-Request-Id": ctx.request_id}
+    if body.merge:
+        merged = await searcher.merge(results, ctx=ctx)
+        return JSONResponse(merged.model_dump(mode="json"), headers=headers)
+    dumped = [r.model_dump(mode="json") for r in results]
+    return JSONResponse(dumped[0] if single else dumped, headers=headers)
+
+
+@router.get("/v1/models", tags=["chat"])
+async def models(request: Request, _identity: Caller) -> dict[str, Any]:
+    """The assistants, as OpenAI models (``id`` = assistant id)."""
+    service = service_of(request)
+    return {"object": "list", "data": [
+        {"id": a.id, "object": "model", "created": 0, "owned_by": "agent-search",
+         "name": a.package.name, "description": a.package.description,
+         "citation_format": a.searcher.config.citation.format}
+        for a in service.assistants.values()]}
+
+
+@router.get("/v1/records/{request_id}", tags=["records"])
+async def record(request: Request, identity: Caller,
+                 request_id: Annotated[str, Path(max_length=64)]) -> dict[str, Any]:
+    """The search record of a stream the caller made (404 for anyone else's)."""
+    if not _REQUEST_ID.match(request_id):
+        raise ApiError(422, "request_id: letters, digits, '_' or '-' only",
+                       param="request_id")
+    found = await service_of(request).records.get_owned(request_id, identity.owner)
+    if found is None:
+        raise ApiError(404, f"no search record {request_id!r} of yours (it may still be "
+                       "running)", param="request_id")
+    return found.to_dict()
+
+
+@router.get("/healthz", tags=["ops"])
+async def healthz() -> dict[str, str]:
+    """Liveness: the process answers."""
+    return {"status": "ok"}
+
+
+@router.get("/readyz", tags=["ops"])
+async def readyz(request: Request) -> JSONResponse:
+    """Readiness: the knowledge base store, the databases and the record store answer."""
+    service = service_of(request)
+    checks: dict[str, str] = {}
+
+    async def check(name: str, probe: Awaitable[Any]) -> None:
+        try:
+            with anyio.fail_after(_READY_TIMEOUT):
+                await probe
+            checks[name] = "ok"
+        except TimeoutError:
+            checks[name] = f"timed out after {_READY_TIMEOUT:.0f} s"
+        except Exception as exc:
+            checks[name] = first_line(exc)
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(check, "records", service.records.ping())
+        from agent_search.db.handler import DBHandler
+        from agent_search.kb.handler import KBHandler
+
+        registry = service.searcher.registry
+        if any(isinstance(h, KBHandler) for h in registry.handlers("kb")):
+            tg.start_soon(check, "kb", _kb_ping(service))
+        databases = [h for h in registry.handlers("db") if isinstance(h, DBHandler)]
+        for i, handler in enumerate(databases):
+            tg.start_soon(check, f"db{i or ''}", _db_ping(handler))
+    ready = not service.draining and all(v == "ok" for v in checks.values())
+    status = "ready" if ready else ("draining" if service.draining else "not ready")
+    return JSONResponse({"status": status, "checks": checks}, status_code=200 if ready else 503)
+
+
+@router.get("/metrics", tags=["ops"])
+async def metrics(request: Request) -> Response:
+    """Prometheus text format."""
+    return Response(service_of(request).metrics.render(), media_type=CONTENT_TYPE)
+
+
+async def _kb_ping(service: Service) -> None:
+    from agent_search.kb import list_collections
+
+    await list_collections(service.searcher.config)
+
+
+async def _db_ping(handler: Any) -> None:
+    import sqlalchemy as sa
+
+    async with handler.engine.connect() as conn:  # the engine is built on first use
+        await conn.execute(sa.select(sa.literal(1)))
+
+
+async def _json_body(request: Request) -> Any:
+    import json
+
+    try:
+        return json.loads(await request.body())
+    except ValueError as exc:
+        raise ApiError(400, f"the body is not valid JSON: {exc}", param="body",
+                       code="json_invalid") from None
+
+
+def _validate(model: type[SearchBody], raw: Any, *, prefix: str) -> SearchBody:
+    from pydantic import ValidationError
+
+    try:
+        return model.model_validate(raw)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        loc = [str(p) for p in err["loc"]]
+        if not prefix and loc[:2] == ["requests", "0"]:
+            loc = loc[2:]  # a single request: name its own field
+        where = ".".join(loc) or "body"
+        msg = str(err["msg"]).removeprefix("Value error, ")
+        raise ApiError(422, f"{where}: {msg}", param=where, code=str(err["type"])) from None

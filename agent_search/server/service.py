@@ -1,0 +1,128 @@
+"""What the app shares across requests: the assistants, one Searcher for ``/v1/search``,
+the keys, the rate limiter, the metrics, the record store, and the shutdown state.
+
+Built once per process (each uvicorn worker builds its own) by :meth:`Service.load`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import anyio
+
+from agent_search.agent import Assistant
+from agent_search.errors import ConfigError
+from agent_search.searcher import Searcher
+from agent_search.server.auth import KeyRing
+from agent_search.server.errors import ApiError
+from agent_search.server.metrics import Metrics
+from agent_search.server.ratelimit import RateLimiter
+from agent_search.server.records import SharedRecordStore, records_url
+from agent_search.server.settings import ServerSettings
+
+log = logging.getLogger("agent_search.server")
+
+
+@dataclass(frozen=True, slots=True)
+class ServiceOptions:
+    """Where the configuration and the assistants are (``agent-search serve`` flags)."""
+
+    config_dir: Path | None = None
+    assistants_dir: Path | None = None
+    builtin_handlers: bool = True
+
+
+def find_assistants(root: Path | None) -> list[Path]:
+    """The assistant folders (those with a ``package.yao``) directly under ``root``."""
+    if root is None:
+        return []
+    if not root.is_dir():
+        raise ConfigError("assistants folder not found", file=str(root))
+    return sorted(p for p in root.iterdir() if (p / "package.yao").is_file())
+
+
+class Service:
+    def __init__(self, *, settings: ServerSettings, searcher: Searcher,
+                 assistants: dict[str, Assistant], records: SharedRecordStore) -> None:
+        self.settings = settings
+        self.keys = KeyRing(settings)
+        self.limiter = RateLimiter(settings.rate_limit.per_minute, settings.rate_limit.burst)
+        self.searcher = searcher
+        self.assistants = assistants
+        self.records = records
+        types = set(searcher.registry.types)
+        for assistant in assistants.values():
+            types.update(assistant.searcher.registry.types)
+        self.metrics = Metrics(types | {"web", "kb", "db", "tool"})
+        self.draining = False
+        self.stop_streams = anyio.Event()
+        self.streams = 0
+
+    @classmethod
+    def load(cls, options: ServiceOptions) -> Service:
+        """Load the settings, the shared searcher and every assistant; a bad file raises
+        :class:`ConfigError` naming it."""
+        settings = ServerSettings.load(options.config_dir)
+        searcher = Searcher.from_config(options.config_dir,
+                                        builtin_handlers=options.builtin_handlers)
+        assistants: dict[str, Assistant] = {}
+        for path in find_assistants(options.assistants_dir):
+            assistants[path.name] = Assistant.load(
+                path, config_dir=options.config_dir,
+                builtin_handlers=options.builtin_handlers)
+        config = searcher.config
+        store = SharedRecordStore(records_url(settings.records_url, config.db.url, config.home))
+        for assistant in assistants.values():
+            assistant.records = store
+        return cls(settings=settings, searcher=searcher, assistants=assistants, records=store)
+
+    async def aclose(self) -> None:
+        for assistant in self.assistants.values():
+            with contextlib.suppress(Exception):
+                await assistant.aclose()
+        with contextlib.suppress(Exception):
+            await self.searcher.aclose()
+        await self.records.aclose()
+
+    def assistant(self, assistant_id: str, *, param: str = "model") -> Assistant:
+        found = self.assistants.get(assistant_id)
+        if found is None:
+            raise ApiError(404, f"{param}: no assistant {assistant_id[:100]!r}; "
+                           "GET /v1/models lists them", param=param, code="model_not_found")
+        return found
+
+    # -- streams and shutdown ------------------------------------------------------------
+
+    def admit(self) -> None:
+        """Refuse (503) a new stream while draining or when at ``max_streams``."""
+        if self.draining:
+            raise ApiError(503, "the server is shutting down", headers={"Retry-After": "5"})
+        if self.streams >= self.settings.max_streams:
+            raise ApiError(503, f"too many streams in flight ({self.settings.max_streams})",
+                           headers={"Retry-After": "1"})
+
+    @contextlib.contextmanager
+    def stream_slot(self) -> Iterator[None]:
+        """Count one stream in flight (for the cap, the gauge and the drain)."""
+        self.streams += 1
+        self.metrics.streams_in_flight.inc()
+        try:
+            yield
+        finally:
+            self.streams -= 1
+            self.metrics.streams_in_flight.dec()
+
+    async def drain(self, grace: float | None = None) -> None:
+        """Refuse new work; give streams in flight ``grace`` seconds (default
+        ``server.grace_seconds``), then end them with their final event."""
+        self.draining = True
+        grace = self.settings.grace_seconds if grace is None else grace
+        log.info("draining: %d stream(s) in flight, %.1f s grace", self.streams, grace)
+        with anyio.move_on_after(grace):
+            while self.streams:
+                await anyio.sleep(0.05)
+        self.stop_streams.set()

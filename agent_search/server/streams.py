@@ -1,0 +1,159 @@
+"""Running an assistant's ``stream()`` for a request and writing it out: as the native
+event stream, as OpenAI chat-completion chunks, or collected into one completion.
+
+Shared by all three: the stream is closed (shielded) whatever happens, so a cancelled
+request (client gone, shutdown) cancels its searches and LLM call; search completions,
+time to first token and stream duration go to the metrics.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import anyio
+
+from agent_search.agent import Assistant, Options
+from agent_search.events import Citations, Done, Event, SearchComplete, TextDelta
+from agent_search.server.service import Service
+from agent_search.server.sse import Write, sse
+
+
+@dataclass(slots=True)
+class Outcome:
+    """What a finished stream said, for the chat-completion forms."""
+
+    text: list[str] = field(default_factory=list)
+    references: list[dict[str, Any]] = field(default_factory=list)
+    used: list[str] = field(default_factory=list)
+    unknown: list[str] = field(default_factory=list)
+    error: str | None = None
+    done: bool = False
+
+
+@contextlib.asynccontextmanager
+async def run_stream(service: Service, assistant: Assistant, messages: list[dict[str, Any]],
+                     options: Options, endpoint: str) -> AsyncIterator[AsyncIterator[Event]]:
+    """The assistant's events, observed for the metrics; closed on exit."""
+    started = time.perf_counter()
+    stream = assistant.stream(messages, options)
+    metrics = service.metrics
+
+    async def observed() -> AsyncIterator[Event]:
+        first = True
+        async for event in stream:
+            if isinstance(event, SearchComplete):
+                metrics.observe_search(event.type, event.error, event.duration_ms)
+            elif first and isinstance(event, TextDelta):
+                first = False
+                metrics.ttft_seconds.labels(endpoint=endpoint).observe(
+                    time.perf_counter() - started)
+            yield event
+
+    events = observed()
+    try:
+        yield events
+    finally:
+        with anyio.CancelScope(shield=True):
+            await events.aclose()  # type: ignore[attr-defined]
+            await stream.aclose()
+        metrics.stream_seconds.labels(endpoint=endpoint).observe(time.perf_counter() - started)
+
+
+def _apply(outcome: Outcome, event: Event) -> None:
+    if isinstance(event, TextDelta):
+        outcome.text.append(event.text)
+    elif isinstance(event, Citations):
+        outcome.used, outcome.unknown = list(event.used), list(event.unknown)
+    elif isinstance(event, Done):
+        outcome.references = list(event.references)
+        outcome.error = event.error
+        outcome.done = True
+
+
+async def write_native(service: Service, assistant: Assistant, messages: list[dict[str, Any]],
+                       options: Options, write: Write) -> None:
+    """Every output event as ``event: <name>`` / ``data: <json>``."""
+    async with run_stream(service, assistant, messages, options, "native") as events:
+        async for event in events:
+            await write(sse(event.to_dict(), event.event))
+
+
+def native_stop_frame(request_id: str) -> bytes:
+    return sse(Done(request_id, error="the server is shutting down").to_dict(), "done")
+
+
+class ChatFormat:
+    """OpenAI ``chat.completion`` / ``chat.completion.chunk`` objects for one request."""
+
+    def __init__(self, request_id: str, model: str) -> None:
+        self.request_id = request_id
+        self.id = f"chatcmpl-{request_id}"
+        self.model = model
+        self.created = int(time.time())
+
+    def chunk(self, delta: dict[str, Any], finish: str | None = None,
+              **extra: Any) -> dict[str, Any]:
+        return {"id": self.id, "object": "chat.completion.chunk", "created": self.created,
+                "model": self.model, "system_fingerprint": None,
+                "choices": [{"index": 0, "delta": delta, "logprobs": None,
+                             "finish_reason": finish}], **extra}
+
+    def final_chunk(self, outcome: Outcome) -> dict[str, Any]:
+        extra: dict[str, Any] = {"request_id": self.request_id,
+                                 "references": outcome.references,
+                                 "citations": {"used": outcome.used,
+                                               "unknown": outcome.unknown}}
+        if outcome.error:
+            extra["warning"] = outcome.error
+        return self.chunk({}, "stop", **extra)
+
+    def completion(self, outcome: Outcome) -> dict[str, Any]:
+        body: dict[str, Any] = {
+            "id": self.id, "object": "chat.completion", "created": self.created,
+            "model": self.model, "system_fingerprint": None,
+            "choices": [{"index": 0, "logprobs": None, "finish_reason": "stop",
+                         "message": {"role": "assistant", "content": "".join(outcome.text),
+                                     "refusal": None}}],
+            "request_id": self.request_id, "references": outcome.references,
+            "citations": {"used": outcome.used, "unknown": outcome.unknown}}
+        if outcome.error:
+            body["warning"] = outcome.error
+        return body
+
+    def stop_frames(self) -> bytes:
+        """How a stream cut short by shutdown ends: a finishing chunk, then [DONE]."""
+        outcome = Outcome(error="the server is shutting down")
+        return sse(self.final_chunk(outcome)) + b"data: [DONE]\n\n"
+
+
+async def write_chat(service: Service, assistant: Assistant, messages: list[dict[str, Any]],
+                     options: Options, fmt: ChatFormat, write: Write) -> None:
+    """The answer as ``chat.completion.chunk`` frames; references on the last one. A
+    stream that fails before any text ends with an OpenAI-style ``error`` frame (the
+    official client raises it as ``APIError``)."""
+    outcome = Outcome()
+    await write(sse(fmt.chunk({"role": "assistant", "content": ""})))
+    async with run_stream(service, assistant, messages, options, "chat") as events:
+        async for event in events:
+            _apply(outcome, event)
+            if isinstance(event, TextDelta):
+                await write(sse(fmt.chunk({"content": event.text})))
+    if outcome.error and not outcome.text:
+        await write(sse({"error": {"message": outcome.error, "type": "api_error",
+                                   "param": None, "code": "stream_failed"}}))
+    else:
+        await write(sse(fmt.final_chunk(outcome)))
+    await write(b"data: [DONE]\n\n")
+
+
+async def collect_chat(service: Service, assistant: Assistant, messages: list[dict[str, Any]],
+                       options: Options) -> Outcome:
+    outcome = Outcome()
+    async with run_stream(service, assistant, messages, options, "chat") as events:
+        async for event in events:
+            _apply(outcome, event)
+    return outcome

@@ -1,0 +1,65 @@
+"""One project, one uvicorn server and one local OpenAI-compatible LLM per test module."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from agent_search.server import Service, ServiceOptions, create_app
+
+from .harness import KEYS, ThreadedServer, WatchedHandler, register, write_project
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "agent"))
+from agent_llm_server import ThreadedChatServer
+
+FAILING_HOOK = "async def create(ctx, messages, options):\n    raise RuntimeError('hook broke')\n"
+
+ASSISTANTS = {
+    "offline": {"name": "Offline", "description": "answers offline"},
+    "cite": {"name": "Cite", "connector": "cite"},
+    "tools": {"name": "Tools", "connector": "tools", "tools": ["search"]},
+    "stall": {"name": "Stall", "connector": "stall"},
+    "broken": {"name": "Broken"},
+}
+
+
+@dataclass
+class Running:
+    url: str
+    service: Service
+    handler: WatchedHandler
+    llm: ThreadedChatServer
+
+    def headers(self, who: str = "alice") -> dict[str, str]:
+        return {"Authorization": f"Bearer {KEYS[who]}"}
+
+
+@pytest.fixture(scope="module")
+def llm() -> Iterator[ThreadedChatServer]:
+    server = ThreadedChatServer().start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="module")
+def running(tmp_path_factory: pytest.TempPathFactory, llm: ThreadedChatServer
+            ) -> Iterator[Running]:
+    root = tmp_path_factory.mktemp("project")
+    cdir, adir = write_project(root, llm_url=llm.base_url, assistants=ASSISTANTS,
+                               hooks={"broken": FAILING_HOOK})
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("AGENT_SEARCH_HOME", str(root / "home"))
+        service = Service.load(ServiceOptions(config_dir=cdir, assistants_dir=adir,
+                                              builtin_handlers=False))
+    handler = WatchedHandler()
+    register(handler, [service.searcher,
+                       *(a.searcher for a in service.assistants.values())])
+    server = ThreadedServer(create_app(service)).start()
+    try:
+        yield Running(server.url, service, handler, llm)
+    finally:
+        server.stop()

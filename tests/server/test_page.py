@@ -1,0 +1,59 @@
+"""The chat page in Debian's Chromium. Chromium is installed by .ci/chromium.sh; when it
+is missing this test fails (it must not pass silently without a browser)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from playwright.sync_api import sync_playwright
+
+from .conftest import Running
+from .harness import KEYS
+from .page_flow import CHROMIUM, CHROMIUM_ARGS, ask_and_open_citation, demo_server
+
+
+def test_ask_watch_searches_and_open_a_citation(tmp_path: Path) -> None:
+    assert Path(CHROMIUM).exists(), f"{CHROMIUM} is missing: run .ci/chromium.sh"
+    with demo_server(tmp_path / "home") as url, sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            phone = browser.new_page(viewport={"width": 390, "height": 800})
+            errors: list[str] = []
+            phone.on("pageerror", lambda e: errors.append(str(e)))
+            shown = ask_and_open_citation(phone, url)
+        finally:
+            browser.close()
+    assert "db: " in shown["searches"] and "result" in shown["searches"]
+    assert "web search failed" in shown["searches"]  # no provider key: shown as an error
+    assert "offline" in shown["answer"] and "[" in shown["answer"]
+    assert shown["title"] and shown["title"] != "(untitled)"
+    assert "db" in shown["source"] and "agents.demo.product" in shown["source"]
+    assert shown["content"] and "arrives when" not in shown["content"]
+    assert shown["focused"] == "panel"
+    assert not errors
+
+
+def test_the_api_key_is_asked_once_and_kept_for_the_session(running: Running) -> None:
+    assert Path(CHROMIUM).exists(), f"{CHROMIUM} is missing: run .ci/chromium.sh"
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page()
+            page.goto(running.url + "/")
+            page.get_by_label("API key").fill(KEYS["bob"])
+            page.get_by_role("button", name="Use key").click()
+            page.get_by_label("Assistant").select_option("offline")
+            assert page.locator("#key-form").is_hidden()
+            page.reload()  # same tab: the key is still in sessionStorage
+            page.get_by_label("Assistant").select_option("offline")
+            assert page.locator("#key-form").is_hidden()
+            page.get_by_label("Your question").fill("<img src=x onerror=alert(1)> hello?")
+            page.get_by_role("button", name="Ask").click()
+            page.get_by_text("Done.").wait_for(timeout=20_000)
+            assert page.locator(".question").first.inner_text().startswith("<img src=x")
+            assert page.locator(".log img").count() == 0  # shown as text, never as HTML
+            stored = page.evaluate("sessionStorage.getItem('agent-search-api-key')")
+        finally:
+            browser.close()
+    assert stored == KEYS["bob"]
+    assert ("bob", "t2") in running.handler.callers
