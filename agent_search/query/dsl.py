@@ -22,6 +22,9 @@ Dict shape a generator returns (one query, or several under ``queries``)::
      "relax": false,          # optional: nothing found → retry without the last where
      "explanation": "price under 100; ...", "warnings": [], "confidence": 0.9}
 
+A generator may answer with an empty ``queries`` list: nothing in these models answers the
+question (the search returns no records, with the generator's warnings saying why).
+
 A where ``field`` is a field of the model or ``relation.field`` (one hop through a
 relation of the model).
 """
@@ -182,8 +185,10 @@ class DSLGenerationError(ValueError):
 
 
 def validate_dsl(raw: Mapping[str, Any], schemas: Sequence[ModelSchema], *,
-                 generator: str = "builtin") -> GeneratedDSL:
+                 generator: str = "builtin", allow_empty: bool = False) -> GeneratedDSL:
     """Check a generator's dict against ``schemas``; return it with canonical field names.
+    ``allow_empty``: an empty ``queries`` list is a valid answer (a generator abstaining);
+    an explicit DSL must query something.
 
     Raises :class:`DSLValidationError` naming the first problem.
     """
@@ -192,7 +197,7 @@ def validate_dsl(raw: Mapping[str, Any], schemas: Sequence[ModelSchema], *,
     by_id = {s.id.lower(): s for s in schemas}
     if "queries" in raw:
         items = raw["queries"]
-        if not isinstance(items, list) or not items:
+        if not isinstance(items, list) or not (items or allow_empty):
             raise DSLValidationError("'queries' must be a non-empty list of DSL objects")
     else:
         items = [{k: v for k, v in raw.items()
@@ -313,7 +318,7 @@ async def generate_dsl(generator: DSLGenerator, query: str, schemas: Sequence[Mo
             raise DSLGenerationError(
                 f"generator {generator.name!r} failed: {type(exc).__name__}: {exc}") from None
         try:
-            return validate_dsl(raw, schemas, generator=generator.name)
+            return validate_dsl(raw, schemas, generator=generator.name, allow_empty=True)
         except DSLValidationError as exc:
             last_error = str(exc)
             feedback = f"The previous DSL was invalid: {last_error}. Answer with a valid DSL."

@@ -60,11 +60,15 @@ VARIANT_CONFIDENCE = 0.97
 MAX_ANALYSED_CHARS = 500
 """Longer queries are analysed on their first 500 characters (bounded work per search)."""
 INLINE_CHARS = 200
-"""Queries up to this long are parsed on the event loop (well under a millisecond);
-longer ones in a worker thread."""
+INLINE_VALUES = 2_000
+"""Queries up to INLINE_CHARS long, against schemas with at most INLINE_VALUES known values,
+are parsed on the event loop (about a millisecond); anything bigger in a worker thread
+(fuzzy matching costs query length × values)."""
 MAX_CONDITIONS = 16
 """Most conditions one query yields; the rest are ignored with a warning."""
 MAX_TERM_CHARS = 64
+MAX_TEXT_FIELDS = 4
+"""Most fields one text match searches (title, content, then other free-text fields)."""
 FALLBACK_CONFIDENCE = 0.5
 NOTHING_CONFIDENCE = 0.2
 
@@ -195,6 +199,7 @@ class _Plan:
     evidence: float = 0.0
     value_conditions: int = 0
     candidates: list[_Candidate] = field(default_factory=list)
+    field_spans: list[tuple[int, int]] = field(default_factory=list)
 
 
 @dataclass(slots=True)
@@ -230,7 +235,8 @@ class BuiltinDSLGenerator:
             cut = query[:MAX_ANALYSED_CHARS]
             query = cut.rsplit(None, 1)[0] if " " in cut.strip() else cut
         parser = _Parser(query, schemas, self.strict, self.fuzzy_cutoff, self.now())
-        if len(query) > INLINE_CHARS:  # long text: keep the event loop free
+        values = sum(len(f.values) for s in schemas for f in s.fields)
+        if len(query) > INLINE_CHARS or values > INLINE_VALUES:  # keep the event loop free
             out = await anyio.to_thread.run_sync(parser.parse)
         else:
             out = parser.parse()
@@ -328,6 +334,7 @@ class _Parser:
         candidates = self._candidates(target)
         plan.candidates = candidates
         field_mentions = self._field_mentions(candidates)
+        plan.field_spans = [span for span, c, _ in field_mentions if c.relation is None]
         self._relative_dates(plan, candidates, field_mentions)
         self._sorting(plan, candidates, field_mentions)
         self._between(plan, candidates, field_mentions)
@@ -350,17 +357,49 @@ class _Parser:
             plan.warnings.append(f"{aggregate.group(0).lower()!r} is not computed (no "
                                  "aggregates); the matching records are returned")
         terms: list[str] = []
+        relax = False
         if leftover and not plan.value_conditions:
             # nouns not explained by a value ("wireless headphones under $100"): text match
             terms = self._text_match(plan, target, leftover)
+            # only a word modifying the model's name ("music genres") may be dropped when
+            # no row has it; any other unmatched word never widens the search
+            relax = bool(terms) and self._modifies_a_name(
+                leftover, [*mentions.get(target.id, []), *plan.field_spans])
+            if terms and not relax:
+                plan.warnings.append("not understood as a condition, matched as text: "
+                                     + ", ".join(repr(w) for w in leftover))
         elif leftover:
             plan.notes.append("ignored: " + ", ".join(leftover))
+            plan.warnings.append("not understood, ignored: "
+                                 + ", ".join(repr(w) for w in leftover))
+            plan.confidence *= _understood_factor(len(leftover), self._content_words())
+        if leftover and not terms and not plan.value_conditions:
+            plan.warnings.append("not understood, ignored: "
+                                 + ", ".join(repr(w) for w in leftover))
+            plan.confidence *= _understood_factor(len(leftover), self._content_words())
         return {"model": target.id, "wheres": plan.wheres, "orders": plan.orders,
                 **({"limit": plan.limit} if plan.limit else {}),
-                # the text match is a guess ("music genres"): dropped if it finds nothing
-                **({"terms": terms, "relax": True} if terms else {}),
+                **({"terms": terms} if terms else {}),
+                **({"relax": True} if relax else {}),
                 "explanation": f"{target.id}: " + ("; ".join(plan.notes) or "all records"),
                 "warnings": plan.warnings, "confidence": round(plan.confidence, 4)}
+
+    def _content_words(self) -> int:
+        """Words of the query that could carry meaning (not stopwords, not numbers)."""
+        return sum(1 for m in _WORD.finditer(self.low)
+                   if len(w := m.group(0).strip(".'’-")) >= 2 and w not in STOPWORDS)
+
+    def _modifies_a_name(self, leftover: list[str], names: list[tuple[int, int]]) -> bool:
+        """Every leftover word stands right next to the name of the model or of one of its
+        fields ("music genres", "phone numbers"): read together they may just be that
+        name, so a text match on them may be dropped when no row has them."""
+        for word in leftover:
+            pattern = re.compile(r"(?<!\w)" + re.escape(word.lower()) + r"(?!\w)")
+            spans = [m.span() for m in pattern.finditer(self.low)]
+            if not spans or not all(any(_adjacent(w, n, self.low) for n in names)
+                                    for w in spans):
+                return False
+        return True
 
     # -- models ------------------------------------------------------------------
 
@@ -966,15 +1005,17 @@ class _Parser:
 
     def _text_match(self, plan: _Plan, target: ModelSchema, words: list[str]) -> list[str]:
         """``like`` on the target's title and content fields (or, without them, the title
-        of a related model: "orders of headphones" → ``product.name``), any word; the words
-        (singular stems) are returned as ranking terms."""
+        of a related model: "orders of headphones" → ``product.name``) and its other text
+        fields, any word; the words (singular stems) are returned as ranking terms."""
         fields = [f for f in (target.title_field, _content_field(target)) if f]
-        if not fields:
+        if not fields:  # "orders of headphones": the title of what the row points at
             for rel in target.relations:
                 other = self.by_id.get(rel.model.lower())
                 if rel.type == "hasOne" and other is not None and other.title_field:
                     fields = [f"{rel.name}.{other.title_field}"]
                     break
+        fields += [f for f in _free_text_fields(target) if f not in fields]
+        fields = fields[:MAX_TEXT_FIELDS]
         terms = _terms(words)
         if not fields:
             plan.notes.append("ignored: " + ", ".join(words))
@@ -1006,15 +1047,30 @@ class _Parser:
                    for f in fields[:4] for t in terms]
             queries.append({"model": s.id, "terms": terms,
                             "wheres": [ors[0] if len(ors) == 1 else {"or": ors}]})
-        if not queries:
-            return {"queries": [{"model": s.id} for s in models],
-                    "explanation": "nothing recognised; listing records", "fallback": True,
-                    "warnings": ["the query was not understood; records are not filtered"],
-                    "confidence": NOTHING_CONFIDENCE}
+        if not queries:  # nothing to match: an empty answer, never the whole table
+            shown = ", ".join(repr(w) for w in words) or repr(self.query[:80])
+            return {"queries": [], "explanation": "nothing recognised; nothing searched",
+                    "fallback": True, "confidence": NOTHING_CONFIDENCE,
+                    "warnings": [f"the query was not understood ({shown}); no records "
+                                 "are shown"]}
         return {"queries": queries, "fallback": True,
                 "explanation": "text match: " + ", ".join(terms),
                 "warnings": ["no condition recognised; fell back to a text match"],
                 "confidence": FALLBACK_CONFIDENCE}
+
+
+def _adjacent(a: tuple[int, int], b: tuple[int, int], text: str) -> bool:
+    """Only spaces between the two spans."""
+    lo, hi = (a[1], b[0]) if a[0] < b[0] else (b[1], a[0])
+    return lo <= hi and not text[lo:hi].strip()
+
+
+def _understood_factor(dropped: int, content: int) -> float:
+    """``0.5 + 0.5 × understood``: the confidence left when ``dropped`` of ``content``
+    content words were not understood."""
+    if content <= 0:
+        return 1.0
+    return 0.5 + 0.5 * max(0.0, 1.0 - dropped / content)
 
 
 def _period_start(now: dt.datetime, unit: str) -> dt.datetime:
@@ -1059,6 +1115,18 @@ def _stem(word: str) -> str:
     if len(w) > 3 and w.endswith("s") and not w.endswith("ss"):
         return w[:-1]
     return w
+
+
+def _free_text_fields(schema: ModelSchema) -> list[str]:
+    """Other text fields a text match searches: free text first (no known values: names,
+    composers, companies), then those with known values (on a permission-aware table
+    these are the public rows' only); never keys nor permission columns."""
+    keys = {r.foreign.lower() for r in schema.relations if r.type == "hasOne"}
+    fields = [f for f in schema.fields
+              if f.kind in TEXT_KINDS and not f.primary and f.name.lower() not in keys
+              and not f.name.lower().startswith("__yao_")
+              and f.name.lower() not in ("share", "deleted_at")]
+    return [f.name for f in sorted(fields, key=lambda f: bool(f.values))]
 
 
 def _content_field(schema: ModelSchema) -> str | None:
