@@ -110,6 +110,18 @@ _BETWEEN = re.compile(r"\bbetween\s+" + _NUM.replace("?P<", "?P<a_") + r"\s+and\
 _OR_MORE = re.compile(_NUM + r"\s+or\s+(?P<dir>more|less|fewer|higher|lower|above|below)\b",
                       re.I)
 _DATE = r"(?P<date>\d{4}-\d{2}-\d{2}(?:[ t]\d{2}:\d{2}(?::\d{2})?)?|\d{4}-\d{2}|(?:19|20)\d{2})"
+_MONTH_NAMES = (r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|"
+                r"aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?")
+_MONTHS = {m: i for i, m in enumerate(("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug",
+                                      "sep", "oct", "nov", "dec"), start=1)}
+_MONTH_DATE = re.compile(r"\b(?:(?P<cmp>after|since|from|before|until|till|by|in|during)\s+)?"
+                         r"(?P<mon>" + _MONTH_NAMES + r")(?:\s+(?:of\s+)?(?P<year>(?:19|20)\d{2}))?"
+                         r"(?![\w-])", re.I)
+_RANGE_END = (r"(?:(?P<{p}mon>" + _MONTH_NAMES + r")(?:\s+(?P<{p}year>(?:19|20)\d{{2}}))?|"
+              r"(?P<{p}iso>\d{{4}}-\d{{2}}-\d{{2}}|\d{{4}}-\d{{2}}|(?:19|20)\d{{2}}))")
+_DATE_RANGE = re.compile(r"\b(?:from|between)\s+" + _RANGE_END.format(p="a_")
+                         + r"\s*(?:to|and|until|till|through|-|–)\s*"
+                         + _RANGE_END.format(p="b_") + r"(?![\w-])", re.I)
 _DATE_CMP = re.compile(r"\b(?P<cmp>after|since|from|before|until|till|by|in|during)\s+"
                        + _DATE + r"\b", re.I)
 _REL_N = re.compile(r"\b(?:in\s+|within\s+|during\s+)?(?:the\s+)?(?:last|past|previous)\s+"
@@ -124,6 +136,9 @@ _NAMED = re.compile(r"\b(?:named|called|titled)\s+"
 _CONTAINS = re.compile(r"\b(?:(?:contain|contains|containing|including|includes|matching|like)"
                        r"\s+(?:(?:the|a|an)\s+)*(?:(?:word|letter|text)\s+)?|with\s+(?:the\s+|a"
                        r"\s+)?(?:word|letter|text)\s+)[\"“']?(?P<v>[\w][\w'’@&.-]*)", re.I)
+_IN_FIELD = re.compile(r"\bwith\s+(?:the\s+(?:words?|text)\s+)?[\"“']?(?P<v>[\w][\w'’&.-]*"
+                       r"(?:\s+[\w][\w'’&.-]*){0,4}?)[\"”']?\s+in\s+(?:the|its|their)\s+"
+                       r"(?P<f>[a-z]+)\b", re.I)
 _NEGATION = re.compile(r"\b(?:not|except|excluding|other than|without|but not|no)\s+"
                        r"(?:in\s+|from\s+|the\s+|by\s+|of\s+|a\s+)*$", re.I)
 _SORT = re.compile(r"\b(?:sort(?:ed)?|order(?:ed)?)\s+by\s+(?P<f>[\w ]{1,40}?)"
@@ -300,6 +315,7 @@ class _Parser:
         self.strict = strict
         self.fuzzy_cutoff = fuzzy_cutoff
         self.used: list[tuple[int, int]] = []
+        self.warnings: list[str] = []
         self.target_id = ""
 
     # -- entry -------------------------------------------------------------------
@@ -628,6 +644,9 @@ class _Parser:
             a, ua, ma = self._number(m, "a_")
             b, ub, mb = self._number(m, "b_")
             unit = ua or ub
+            if not (unit or ma or mb) and _is_year(a) and _is_year(b) and \
+                    self._field_for(candidates, "date", mentions, m.start()) is not None:
+                continue  # "between 2010 and 2012": years, read by _dates
             dim = self._numeric_dimension("", unit, ma or mb)
             cand = self._field_for(candidates, dim, mentions, m.start())
             if cand is None or cand.field.kind in TEMPORAL_KINDS:
@@ -687,38 +706,85 @@ class _Parser:
             plan.evidence += 1.0
             self.used.append(span)
 
+    def _date_mentions(self) -> list[tuple[tuple[int, int], str, str, str, str]]:
+        """(span, word, start, end, text) of each date the query states: ranges ("from
+        2010 to 2012", "between March 2024 and May 2024"), month names ("in March 2025",
+        "during May": the latest May up to now), then ISO dates and years. ``start``/``end``
+        bound the period (ISO); a date that does not exist is a warning."""
+        found: list[tuple[tuple[int, int], str, str, str, str]] = []
+        taken: list[tuple[int, int]] = []
+
+        def add(span: tuple[int, int], word: str, a: str, b: str, text: str) -> None:
+            if any(_overlaps(span, t) for t in taken):
+                return
+            taken.append(span)
+            try:
+                start, _ = _date_bounds(a)
+                _, end = _date_bounds(b)
+            except (ValueError, OverflowError):
+                self.warnings.append(f"{text!r} is not a valid date; ignored")
+                self.used.append(span)
+                return
+            found.append((span, word, start, end, text))
+
+        for m in _DATE_RANGE.finditer(self.low):
+            a, b = self._month_text(m, "a_"), self._month_text(m, "b_")
+            if a and b:
+                add(m.span(), "range", a, b, m.group(0).strip())
+        for m in _MONTH_DATE.finditer(self.low):
+            word = (m.group("cmp") or "in").lower()
+            if m.group("year") is None and m.group("cmp") is None:
+                continue  # "may", "march" alone are words, not dates
+            text = self._month_text(m, "")
+            if text:
+                add(m.span(), word, text, text, m.group(0).strip())
+        for m in _DATE_CMP.finditer(self.low):
+            date = m.group("date")
+            add(m.span(), m.group("cmp").lower(), date, date, m.group(0).strip())
+        return sorted(found, key=lambda f: f[0])
+
+    def _month_text(self, m: re.Match[str], prefix: str) -> str | None:
+        """``YYYY-MM`` (or the ISO date/year) a range end or month-name match stands for."""
+        groups = m.groupdict()
+        if groups.get(prefix + "iso"):
+            return str(groups[prefix + "iso"])
+        month_name = groups.get(prefix + "mon")
+        if not month_name:
+            return None
+        month = _MONTHS[month_name.lower().rstrip(".")[:3]]
+        year_text = groups.get(prefix + "year")
+        if year_text:
+            year = int(year_text)
+        else:  # "in May": the latest May up to now
+            year = self.now.year if month <= self.now.month else self.now.year - 1
+        return f"{year:04d}-{month:02d}"
+
     def _dates(self, plan: _Plan, candidates: list[_Candidate],
                mentions: list[tuple[tuple[int, int], _Candidate, bool]]) -> None:
-        for m in _DATE_CMP.finditer(self.low):
-            if not self._free(m.span()):
+        self.warnings = plan.warnings
+        for span, word, start, end, text in self._date_mentions():
+            if not self._free(span):
                 continue
-            cand = self._field_for(candidates, "date", mentions, m.start())
+            cand = self._field_for(candidates, "date", mentions, span[0])
             if cand is None:
                 continue
-            word, date = m.group("cmp").lower(), m.group("date")
-            try:
-                start, end = _date_bounds(date)
-            except (ValueError, OverflowError):
-                plan.warnings.append(f"{date!r} is not a valid date; ignored")
-                self.used.append(m.span())
-                continue
             value: str
-            if word in ("after",):
+            if word == "after":
                 op, value = (">=", end)
-            elif word in ("since", "from"):
-                op, value = (">=", start)
-            elif word in ("before",):
+            elif word == "since" or (word == "from" and len(text.split()[-1]) >= 10):
+                op, value = (">=", start)  # "from 2024-03-01": that day onwards
+            elif word == "before":
                 op, value = ("<", start)
             elif word in ("until", "till", "by"):
                 op, value = ("<", end)
-            else:  # "in 2024": start <= x < end (exact on every database's precision)
+            else:  # "in/during/from 2024", "March 2025", a range: start <= x < end
                 plan.wheres.append({"and": [{"field": cand.path, "op": ">=", "value": start},
                                             {"field": cand.path, "op": "<", "value": end}]})
-                plan.notes.append(f"{cand.path} in [{start}, {end}) (\"{m.group(0)}\")")
-                self.used.append(m.span())
+                plan.notes.append(f"{cand.path} in [{start}, {end}) (\"{text}\")")
+                plan.evidence += 1.0
+                self.used.append(span)
                 continue
-            self._add(plan, cand.path, op, value, m.span(),
-                      f"{cand.path} {op} {value} (\"{m.group(0)}\")")
+            self._add(plan, cand.path, op, value, span, f"{cand.path} {op} {value} (\"{text}\")")
 
     def _quoted_and_named(self, plan: _Plan, candidates: list[_Candidate],
                           mentions: list[tuple[tuple[int, int], _Candidate, bool]]) -> None:
@@ -736,14 +802,38 @@ class _Parser:
             texts.append((self.query[m.start("v"):m.end("v")], m.span(), "contains"))
         for m in _NAMED.finditer(self.low):
             texts.append((self.query[m.start("v"):m.end("v")], m.span(), "named"))
-        for value, span, how in texts:
+        in_field: dict[tuple[int, int], _Candidate] = {}
+        for m in _IN_FIELD.finditer(self.low):  # "with greatest hits in the title"
+            target_field = self._text_field_named(m.group("f"), candidates, plan.target)
+            if target_field is not None:
+                in_field[m.span()] = target_field
+                texts.append((self.query[m.start("v"):m.end("v")], m.span(), "in-field"))
+        for value, span, how in sorted(texts, key=lambda t: t[2] != "in-field"):
             if not self._free(span) or not value.strip():
                 continue
-            exact = self._exact_value(value, candidates) if how != "contains" else None
-            if exact is not None:
-                continue  # a known value: _values makes it an equality
-            cand = self._near_field(span[0], mentions, lambda c: c.field.kind in TEXT_KINDS
-                                    and self._is_plain(c))
+            # a quoted known value is an equality (_values); "called X", "with X in the
+            # title" and "containing X" are contains matches
+            if how == "quoted" and self._exact_value(value, candidates) is not None:
+                continue
+            if how == "named":  # "employees named Jane": a known first name is an equality
+                known = self._exact_value_field(value, candidates)
+                if known is not None and known.field.name != plan.target.title_field:
+                    continue
+            cand = in_field.get(span) or self._near_field(
+                span[0], mentions, lambda c: c.field.kind in TEXT_KINDS and self._is_plain(c))
+            if cand is None and how == "named":  # a person: first or last name
+                people = [c for c in candidates if c.relation is None and
+                          c.field.name.lower().replace("_", "") in ("firstname", "lastname")]
+                if people:
+                    ors = [{"field": c.path, "op": "like",
+                            "value": "%" + _escape_like(value.strip()) + "%"} for c in people]
+                    if not self._full(plan):
+                        plan.wheres.append({"or": ors})
+                        plan.notes.append(f"name contains {value.strip()!r}")
+                        plan.evidence += 1.0
+                        plan.value_conditions += 1
+                    self.used.append(span)
+                    continue
             if cand is None:
                 title = plan.target.title_field
                 if title is None:
@@ -753,6 +843,29 @@ class _Parser:
             self._add(plan, cand.path, "like", pattern, span,
                       f"{cand.path} contains {value.strip()!r}")
             plan.value_conditions += 1
+
+    def _text_field_named(self, phrase: str, candidates: list[_Candidate],
+                          target: ModelSchema) -> _Candidate | None:
+        """The target's text field called ``phrase`` ("title", "name", a label); "title"
+        and "name" also mean the model's title field."""
+        phrase = phrase.strip().lower()
+        own = [c for c in candidates if c.relation is None and c.field.kind in TEXT_KINDS]
+        for c in own:
+            names = _plural_forms(words_of(c.field.name))
+            if c.field.label:
+                names |= _plural_forms(c.field.label.lower())
+            if phrase in names:
+                return c
+        if phrase.rstrip("s") in ("title", "name") and target.title_field:
+            return next((c for c in own if c.field.name == target.title_field), None)
+        return None
+
+    def _exact_value_field(self, text: str,
+                           candidates: list[_Candidate]) -> _Candidate | None:
+        """The own field (else any) holding ``text`` as a known value."""
+        low = text.strip().lower()
+        hits = [c for c in candidates if any(v.lower() == low for v in c.field.values)]
+        return next((c for c in hits if c.relation is None), hits[0] if hits else None)
 
     def _exact_value(self, text: str, candidates: list[_Candidate]) -> str | None:
         low = text.strip().lower()
@@ -1063,6 +1176,10 @@ def _adjacent(a: tuple[int, int], b: tuple[int, int], text: str) -> bool:
     """Only spaces between the two spans."""
     lo, hi = (a[1], b[0]) if a[0] < b[0] else (b[1], a[0])
     return lo <= hi and not text[lo:hi].strip()
+
+
+def _is_year(value: float) -> bool:
+    return value.is_integer() and 1900 <= value <= 2099
 
 
 def _understood_factor(dropped: int, content: int) -> float:
