@@ -25,12 +25,15 @@ Dict shape a generator returns (one query, or several under ``queries``)::
 A generator may answer with an empty ``queries`` list: nothing in these models answers the
 question (the search returns no records, with the generator's warnings saying why).
 
-A where ``field`` is a field of the model or ``relation.field`` (one hop through a
-relation of the model).
+A where ``field`` is a field of the model, ``relation.field`` (one hop through a
+relation of the model) or ``count(relation)`` for the number of related rows of a hasMany
+relation (``{"field": "count(albums)", "op": ">", "value": 5}``: artists with more than 5
+albums; only related rows the caller may see are counted).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal, Protocol, runtime_checkable
 
@@ -253,6 +256,13 @@ class _FieldResolver:
         return f.name
 
     def where(self, name: str) -> str:
+        counted = _COUNT_FIELD.fullmatch(name.strip())
+        if counted is not None:
+            rel = self.schema.relation(counted.group(1))
+            if rel is None or rel.type != "hasMany":
+                raise DSLValidationError(
+                    f"model {self.schema.id}: {name!r} needs a hasMany relation")
+            return f"count({rel.name})"
         if "." not in name:
             return self.own(name, "where")
         rel_name, _, field_name = name.partition(".")
@@ -289,6 +299,7 @@ def _canonical_where(w: QueryWhere, resolve: _FieldResolver, count: list[int]) -
 
 
 _SCALARS = (str, int, float, bool, type(None))
+_COUNT_FIELD = re.compile(r"count\(\s*(\w+)\s*\)", re.ASCII | re.IGNORECASE)
 
 
 def _check_value(field: str, value: Any) -> None:

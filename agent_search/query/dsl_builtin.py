@@ -139,6 +139,12 @@ _CONTAINS = re.compile(r"\b(?:(?:contain|contains|containing|including|includes|
 _IN_FIELD = re.compile(r"\bwith\s+(?:the\s+(?:words?|text)\s+)?[\"“']?(?P<v>[\w][\w'’&.-]*"
                        r"(?:\s+[\w][\w'’&.-]*){0,4}?)[\"”']?\s+in\s+(?:the|its|their)\s+"
                        r"(?P<f>[a-z]+)\b", re.I)
+_COUNT_OPS = {"more than": ">", "over": ">", "greater than": ">", "at least": ">=",
+              "less than": "<", "fewer than": "<", "under": "<", "at most": "<=",
+              "no more than": "<=", "exactly": "="}
+_COUNT_CMP = re.compile(r"\b(?:with|having|has|have)\s+(?:(?P<cmp>" + "|".join(
+    sorted(_COUNT_OPS, key=len, reverse=True)) + r")\s+)?(?P<n>\d{1,6})\s+"
+    r"(?P<more>or\s+(?:more|fewer|less)\s+)?(?P<rest>[^,.;?!]{1,60})", re.I)
 _NEGATION = re.compile(r"\b(?:not|except|excluding|other than|without|but not|no)\s+"
                        r"(?:in\s+|from\s+|the\s+|by\s+|of\s+|a\s+)*$", re.I)
 _SORT = re.compile(r"\b(?:sort(?:ed)?|order(?:ed)?)\s+by\s+(?P<f>[\w ]{1,40}?)"
@@ -353,6 +359,7 @@ class _Parser:
         plan.field_spans = [span for span, c, _ in field_mentions if c.relation is None]
         self._relative_dates(plan, candidates, field_mentions)
         self._sorting(plan, candidates, field_mentions)
+        self._counts(plan, target)
         self._between(plan, candidates, field_mentions)
         self._comparisons(plan, candidates, field_mentions)
         self._dates(plan, candidates, field_mentions)
@@ -637,6 +644,36 @@ class _Parser:
             v = self._typed(self._convert(value, unit, cand), cand)
             self._add(plan, cand.path, op, v, span,
                       f"{cand.path} {op} {v} (\"{m.group(0).strip()}\")")
+
+    def _counts(self, plan: _Plan, target: ModelSchema) -> None:
+        """"artists with more than 5 albums" → ``count(albums) > 5`` over a hasMany
+        relation of the target (named by the relation or by its model)."""
+        relations = [r for r in target.relations if r.type == "hasMany"]
+        if not relations:
+            return
+        for m in _COUNT_CMP.finditer(self.low):
+            rest = m.group("rest")
+            for rel in relations:
+                phrases = _plural_forms(words_of(rel.name))
+                other = self.by_id.get(rel.model.lower())
+                if other is not None:
+                    phrases |= self._model_phrases(other)
+                phrase = next((p for p in sorted(phrases, key=len, reverse=True)
+                               if re.match(re.escape(p) + r"(?!\w)", rest)), None)
+                if phrase is None:
+                    continue
+                span = (m.start(), m.start("rest") + len(phrase))
+                if not self._free((m.start(), m.start("rest"))):  # the model name is "used"
+                    break
+                cmp_word = (m.group("cmp") or "").lower()
+                op = _COUNT_OPS.get(cmp_word, "=")
+                if m.group("more"):
+                    op = ">=" if m.group("more").lower().startswith("or more") else "<="
+                n = int(m.group("n"))
+                path = f"count({rel.name})"
+                self._add(plan, path, op, n, span, f"{path} {op} {n} (\"{m.group(0).strip()}\")")
+                plan.value_conditions += 1
+                break
 
     def _between(self, plan: _Plan, candidates: list[_Candidate],
                  mentions: list[tuple[tuple[int, int], _Candidate, bool]]) -> None:

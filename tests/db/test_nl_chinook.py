@@ -111,6 +111,17 @@ CASES: list[tuple[str, str, str]] = [
      "SELECT AlbumId FROM Album WHERE Title LIKE '%greatest hits%' ORDER BY AlbumId"),
     ("employees named Jane", "Employee",
      "SELECT EmployeeId FROM Employee WHERE FirstName = 'Jane' ORDER BY EmployeeId"),
+    # counts over hasMany relations
+    ("artists with more than 5 albums", "Artist",
+     "SELECT ArtistId FROM Album GROUP BY ArtistId HAVING count(*) > 5 ORDER BY ArtistId"),
+    ("albums with fewer than 3 tracks", "Album",
+     "SELECT AlbumId FROM Album WHERE AlbumId NOT IN (SELECT AlbumId FROM Track"
+     " GROUP BY AlbumId HAVING count(*) >= 3) ORDER BY AlbumId"),
+    ("genres with 2 or more tracks", "Genre",
+     "SELECT GenreId FROM Track GROUP BY GenreId HAVING count(*) >= 2 ORDER BY GenreId"),
+    ("artists with 0 albums", "Artist",
+     "SELECT ArtistId FROM Artist WHERE ArtistId NOT IN (SELECT ArtistId FROM Album)"
+     " ORDER BY ArtistId"),
 ]
 
 

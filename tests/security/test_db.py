@@ -132,6 +132,15 @@ async def test_a_huge_number_in_a_where_is_refused_fast(
     assert field in result.error and "\n" not in result.error
 
 
+@pytest.mark.parametrize("value", ["1e999999", 10 ** 40, "٣", 2.5])
+async def test_a_count_condition_is_bounded_too(reflected: DBHandler, value: Any) -> None:
+    start = time.monotonic()
+    result = await search(reflected, models=["notes"],
+                          wheres=[QueryWhere(field="count(comments)", op=">", value=value)])
+    assert time.monotonic() - start < 1.0
+    assert result.error is not None and "count(comments)" in result.error
+
+
 @pytest.mark.parametrize("value", [10 ** 40, -(2 ** 63) - 1, 1e300, float("inf")])
 async def test_a_huge_python_number_is_refused(reflected: DBHandler,
                                                value: Any) -> None:

@@ -40,7 +40,8 @@ IDENTITIES = [("u1", "t1"), ("u2", "t1"), ("u3", "t2"), (None, None), ("u1", Non
               (None, "t1"), ("01", None), ("u1 ", "t1 "), ("", "")]
 COLUMNS = ["id", "title", "category", "body", "amount", "price", "created_at",
            "__yao_created_by", "__yao_team_id", "__yao_updated_by", "public", "share",
-           "deleted_at", "note.title", "comments.text", "Title", "AMOUNT"]
+           "deleted_at", "note.title", "comments.text", "Title", "AMOUNT", "count(comments)",
+           "count(note)", "COUNT( comments )"]
 WORDS = ["notes", "note", "gamma", "alpha", "delta", "beta", "secret", "private", "diary",
          "ledger", "amount", "price", "over", "under", "between", "and", "more", "than",
          "created", "in", "after", "before", "last", "days", "years", "2025", "2024-13-45",
