@@ -36,6 +36,8 @@ from agent_search.db.values import (
 from agent_search.types import QueryOrder, QueryWhere
 
 OWNER_COLUMN_PREFIX = "__yao_"
+MAX_HOPS = 2
+"""Relations one where may go through: ``album.artist.Name`` on a track."""
 COUNT_FIELD = re.compile(r"count\(\s*(\w+)\s*\)", re.ASCII | re.IGNORECASE)
 """``count(albums)``: the number of related rows of a hasMany relation."""
 MAX_IN_VALUES = 1000
@@ -157,12 +159,17 @@ def build_where(catalog: Catalog, entry: ModelEntry, where: QueryWhere,
     return _owned_only(entry, caller, entry.table, cond) if is_owner_column(col.name) else cond
 
 
-def _relation_where(catalog: Catalog, entry: ModelEntry, where: QueryWhere,
-                    caller: Caller) -> sa.ColumnElement[bool]:
-    """``rel.field op value`` → ``this.foreign IN (SELECT key FROM related WHERE ...)``;
-    the related model's own permission filter applies inside the subquery."""
+def _relation_where(catalog: Catalog, entry: ModelEntry, where: QueryWhere, caller: Caller,
+                    source: sa.FromClause | None = None,
+                    depth: int = 0) -> sa.ColumnElement[bool]:
+    """``rel.field op value`` → ``this.foreign IN (SELECT key FROM related WHERE ...)``, and
+    ``rel.rel2.field`` one subquery deeper (at most :data:`MAX_HOPS`); each related model's
+    own permission filter applies inside its subquery."""
     assert where.field is not None
-    rel_name, _, field_name = where.field.partition(".")
+    rel_name, _, rest = where.field.partition(".")
+    if where.field.count(".") > MAX_HOPS - depth:
+        raise DSLBuildError(f"model {entry.id}: {where.field!r} goes through more than "
+                            f"{MAX_HOPS} relations")
     rel = entry.schema.relation(rel_name)
     if rel is None:
         raise DSLBuildError(f"model {entry.id}: unknown relation {rel_name!r}")
@@ -170,15 +177,20 @@ def _relation_where(catalog: Catalog, entry: ModelEntry, where: QueryWhere,
     if target is None or target.missing:
         raise DSLBuildError(f"model {entry.id}: relation {rel.name!r} points at an "
                             f"unavailable model {rel.model!r}")
-    # an alias keeps the subquery independent even when the relation points at its own table
-    alias = target.alias
-    col = _column(target, field_name, alias)
-    cond = _comparison(col, where.op, where.value, f"{rel.name}.{col.name}")
-    if is_owner_column(col.name):
-        cond = _owned_only(target, caller, alias, cond)
+    # an alias keeps the subquery independent even when the relation points at its own
+    # table; a deeper hop gets its own (it may point at the same table again)
+    alias = target.alias if depth == 0 else target.table.alias()
+    if "." in rest:
+        cond = _relation_where(catalog, target, where.model_copy(update={"field": rest}),
+                               caller, alias, depth + 1)
+    else:
+        col = _column(target, rest, alias)
+        cond = _comparison(col, where.op, where.value, f"{rel.name}.{col.name}")
+        if is_owner_column(col.name):
+            cond = _owned_only(target, caller, alias, cond)
     inner = [cond, *visibility(target, caller, alias)]
     sub = sa.select(_column(target, rel.key, alias)).where(*inner)
-    return _column(entry, rel.foreign).in_(sub)
+    return _column(entry, rel.foreign, source).in_(sub)
 
 
 def _count_where(catalog: Catalog, entry: ModelEntry, rel_name: str, where: QueryWhere,

@@ -243,12 +243,24 @@ class DBHandler:
         return entry.schema.model_copy(update={"queryable": queryable})
 
     def _related_schemas(self, entries: Sequence[ModelEntry]) -> list[ModelSchema]:
+        """The models the entries' relations point at, and (second hop, hasOne only:
+        track → album → artist) the models those point at."""
         ids = {e.id.lower() for e in entries}
         out: list[ModelSchema] = []
+        first: list[ModelEntry] = []
         for e in entries:
             for rel in e.schema.relations:
                 target = self.catalog.find(rel.model)
                 if target is not None and not target.missing and target.id.lower() not in ids:
+                    ids.add(target.id.lower())
+                    out.append(self._schema(target, queryable=False))
+                    if rel.type == "hasOne":
+                        first.append(target)
+        for e in first:
+            for rel in e.schema.relations:
+                target = self.catalog.find(rel.model)
+                if rel.type == "hasOne" and target is not None and not target.missing \
+                        and target.id.lower() not in ids:
                     ids.add(target.id.lower())
                     out.append(self._schema(target, queryable=False))
         return out

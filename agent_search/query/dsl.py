@@ -25,10 +25,10 @@ Dict shape a generator returns (one query, or several under ``queries``)::
 A generator may answer with an empty ``queries`` list: nothing in these models answers the
 question (the search returns no records, with the generator's warnings saying why).
 
-A where ``field`` is a field of the model, ``relation.field`` (one hop through a
-relation of the model) or ``count(relation)`` for the number of related rows of a hasMany
-relation (``{"field": "count(albums)", "op": ">", "value": 5}``: artists with more than 5
-albums; only related rows the caller may see are counted).
+A where ``field`` is a field of the model, ``relation.field`` (through a relation of
+the model; up to two hops: ``album.artist.Name`` on a track) or ``count(relation)``, the
+number of related rows of a hasMany relation (``{"field": "count(albums)", "op": ">",
+"value": 5}``: artists with more than 5 albums; only rows the caller may see count).
 """
 
 from __future__ import annotations
@@ -52,6 +52,8 @@ TEMPORAL_KINDS: frozenset[str] = frozenset({"date", "datetime"})
 
 MAX_WHERES = 64
 """Most clauses (counting nested ones) one generated DSL may hold; more is not a query."""
+MAX_HOPS = 2
+"""Relations one where field may go through (``album.artist.Name`` on a track)."""
 MAX_TERMS = 16
 MAX_TERM_CHARS = 64
 
@@ -265,7 +267,10 @@ class _FieldResolver:
             return f"count({rel.name})"
         if "." not in name:
             return self.own(name, "where")
-        rel_name, _, field_name = name.partition(".")
+        if name.count(".") > MAX_HOPS:
+            raise DSLValidationError(f"model {self.schema.id}: {name!r} goes through more "
+                                     f"than {MAX_HOPS} relations")
+        rel_name, _, rest = name.partition(".")
         rel = self.schema.relation(rel_name)
         if rel is None:
             raise DSLValidationError(
@@ -275,10 +280,12 @@ class _FieldResolver:
             raise DSLValidationError(
                 f"model {self.schema.id}: relation {rel.name!r} points at model "
                 f"{rel.model!r}, which is not available")
-        f = target.field(field_name)
+        if "." in rest:
+            return f"{rel.name}." + _FieldResolver(target, self.by_id).where(rest)
+        f = target.field(rest)
         if f is None:
             raise DSLValidationError(
-                f"model {self.schema.id}: unknown field {field_name!r} of relation {rel.name!r}")
+                f"model {self.schema.id}: unknown field {rest!r} of relation {rel.name!r}")
         return f"{rel.name}.{f.name}"
 
 

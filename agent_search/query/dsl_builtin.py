@@ -202,10 +202,11 @@ class _Cond:
 
 @dataclass(slots=True)
 class _Candidate:
-    path: str  # "Field" or "relation.Field"
+    path: str  # "Field", "relation.Field" or "relation.relation2.Field"
     schema: ModelSchema
     field: FieldSchema
     relation: RelationSchema | None
+    second: RelationSchema | None = None
 
 
 @dataclass(slots=True)
@@ -463,6 +464,17 @@ class _Parser:
             if other is None:
                 continue
             out.extend(_Candidate(f"{rel.name}.{f.name}", other, f, rel) for f in other.fields)
+        # two hops (track → album → artist), hasOne only, for known values only
+        for rel in target.relations:
+            other = self.by_id.get(rel.model.lower())
+            if rel.type != "hasOne" or other is None:
+                continue
+            for rel2 in other.relations:
+                third = self.by_id.get(rel2.model.lower())
+                if rel2.type != "hasOne" or third is None or third.id == target.id:
+                    continue
+                out.extend(_Candidate(f"{rel.name}.{rel2.name}.{f.name}", third, f, rel, rel2)
+                           for f in third.fields if f.values)
         return out
 
     # -- fields ------------------------------------------------------------------
@@ -473,6 +485,8 @@ class _Parser:
         full name matched, weak for its last word alone ("price" for UnitPrice)."""
         out = []
         for cand in candidates:
+            if cand.second is not None:
+                continue  # fields two hops away are reached through their values only
             if cand.relation is not None and cand.relation.type == "hasOne" and \
                     cand.field.name == cand.relation.key:
                 continue
@@ -986,6 +1000,9 @@ class _Parser:
         elif cand.relation is not None:
             spans = model_mentions.get(cand.schema.id, [])
             rel_words = _find_phrase(self.low, words_of(cand.relation.name))
+            if cand.second is not None:  # two hops: only when nothing closer holds it
+                rel_words += _find_phrase(self.low, words_of(cand.second.name))
+                score -= 0.15
             close = [s for s in [*spans, *rel_words]
                      if abs(s[0] - span[1]) < 30 or abs(span[0] - s[1]) < 30]
             if close:

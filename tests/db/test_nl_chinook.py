@@ -111,6 +111,13 @@ CASES: list[tuple[str, str, str]] = [
      "SELECT AlbumId FROM Album WHERE Title LIKE '%greatest hits%' ORDER BY AlbumId"),
     ("employees named Jane", "Employee",
      "SELECT EmployeeId FROM Employee WHERE FirstName = 'Jane' ORDER BY EmployeeId"),
+    # two hops: track → album → artist, invoice line → track → genre
+    ("tracks by AC/DC", "Track",
+     "SELECT TrackId FROM Track WHERE AlbumId IN (SELECT AlbumId FROM Album WHERE ArtistId ="
+     " (SELECT ArtistId FROM Artist WHERE Name = 'AC/DC')) ORDER BY TrackId"),
+    ("invoice lines of Jazz tracks", "InvoiceLine",
+     "SELECT InvoiceLineId FROM InvoiceLine WHERE TrackId IN (SELECT TrackId FROM Track"
+     " WHERE GenreId = 2) ORDER BY InvoiceLineId"),
     # counts over hasMany relations
     ("artists with more than 5 albums", "Artist",
      "SELECT ArtistId FROM Album GROUP BY ArtistId HAVING count(*) > 5 ORDER BY ArtistId"),
@@ -290,3 +297,16 @@ async def test_a_month_without_a_year_is_the_latest_one(chinook: DBHandler) -> N
     assert out["wheres"][0]["and"][0]["value"] == "2025-03-01T00:00:00"
     out = await gen.generate("invoices you may like", schemas)  # "may" is a word here
     assert not any("InvoiceDate" in str(w) for w in out["wheres"])
+
+
+async def test_explicit_two_hop_fields_and_their_limit(chinook: DBHandler) -> None:
+    ok = {"model": "Track", "wheres": [{"field": "album.artist.Name", "op": "=",
+                                        "value": "AC/DC"}]}
+    r = await chinook.search(Context(config=chinook.config), Request(
+        type="db", query="tracks", models=["Track"], limit=50, options={"dsl": ok}))
+    assert r.error is None and r.total == 18
+    too_far = {"model": "InvoiceLine", "wheres": [{"field": "track.album.artist.Name",
+                                                   "op": "=", "value": "AC/DC"}]}
+    r = await chinook.search(Context(config=chinook.config), Request(
+        type="db", query="lines", models=ALL, options={"dsl": too_far}))
+    assert r.error is not None and "more than 2 relations" in r.error
