@@ -50,7 +50,7 @@ async def build_demo_data() -> None:
     else:
         console.print(f"[green]✓[/green] sample database already there: {db_path}")
 
-    with progress_bar("ingesting docs (chunks)", enabled=True) as progress:
+    with progress_bar("ingesting docs (bytes)", enabled=True) as progress:
         report = await ingest_paths(config, _knowledge_sources(), "docs", progress=progress)
     console.print(
         f"[green]✓[/green] knowledge base 'docs': {report.files} files, {report.chunks} chunks "

@@ -79,12 +79,13 @@ def ingest_progress(label: str) -> Iterator[Callable[[int, int], None]]:
         with lock:
             first = state["total"] < 0
             state["done"], state["total"] = max(done, state["done"]), total
-        if first:
+        if first and total > 0:
             line()
 
     def beat() -> None:
         while not stop.wait(PROGRESS_INTERVAL):
-            line()
+            if state["total"] > 0:
+                line()
 
     timer = threading.Thread(target=beat, name="kb-progress", daemon=True)
     timer.start()
@@ -93,7 +94,7 @@ def ingest_progress(label: str) -> Iterator[Callable[[int, int], None]]:
     finally:
         stop.set()
         timer.join()
-        if state["total"] >= 0:
+        if state["total"] > 0:
             line()
 
 

@@ -15,6 +15,8 @@ SQLite); a pattern without ``%`` or ``_`` matches as "contains".
 
 from __future__ import annotations
 
+import operator
+import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -34,6 +36,10 @@ from agent_search.db.values import (
 from agent_search.types import QueryOrder, QueryWhere
 
 OWNER_COLUMN_PREFIX = "__yao_"
+MAX_HOPS = 2
+"""Relations one where may go through: ``album.artist.Name`` on a track."""
+COUNT_FIELD = re.compile(r"count\(\s*(\w+)\s*\)", re.ASCII | re.IGNORECASE)
+"""``count(albums)``: the number of related rows of a hasMany relation."""
 MAX_IN_VALUES = 1000
 """Longest list an ``in`` / ``not in`` may carry (drivers cap bound parameters)."""
 
@@ -143,6 +149,9 @@ def build_where(catalog: Catalog, entry: ModelEntry, where: QueryWhere,
     if where.and_ is not None:
         return sa.and_(*(build_where(catalog, entry, w, caller) for w in where.and_))
     assert where.field is not None
+    counted = COUNT_FIELD.fullmatch(where.field)
+    if counted is not None:
+        return _count_where(catalog, entry, counted.group(1), where, caller)
     if "." in where.field:
         return _relation_where(catalog, entry, where, caller)
     col = _column(entry, where.field)
@@ -150,12 +159,17 @@ def build_where(catalog: Catalog, entry: ModelEntry, where: QueryWhere,
     return _owned_only(entry, caller, entry.table, cond) if is_owner_column(col.name) else cond
 
 
-def _relation_where(catalog: Catalog, entry: ModelEntry, where: QueryWhere,
-                    caller: Caller) -> sa.ColumnElement[bool]:
-    """``rel.field op value`` → ``this.foreign IN (SELECT key FROM related WHERE ...)``;
-    the related model's own permission filter applies inside the subquery."""
+def _relation_where(catalog: Catalog, entry: ModelEntry, where: QueryWhere, caller: Caller,
+                    source: sa.FromClause | None = None,
+                    depth: int = 0) -> sa.ColumnElement[bool]:
+    """``rel.field op value`` → ``this.foreign IN (SELECT key FROM related WHERE ...)``, and
+    ``rel.rel2.field`` one subquery deeper (at most :data:`MAX_HOPS`); each related model's
+    own permission filter applies inside its subquery."""
     assert where.field is not None
-    rel_name, _, field_name = where.field.partition(".")
+    rel_name, _, rest = where.field.partition(".")
+    if where.field.count(".") > MAX_HOPS - depth:
+        raise DSLBuildError(f"model {entry.id}: {where.field!r} goes through more than "
+                            f"{MAX_HOPS} relations")
     rel = entry.schema.relation(rel_name)
     if rel is None:
         raise DSLBuildError(f"model {entry.id}: unknown relation {rel_name!r}")
@@ -163,15 +177,52 @@ def _relation_where(catalog: Catalog, entry: ModelEntry, where: QueryWhere,
     if target is None or target.missing:
         raise DSLBuildError(f"model {entry.id}: relation {rel.name!r} points at an "
                             f"unavailable model {rel.model!r}")
-    # an alias keeps the subquery independent even when the relation points at its own table
-    alias = target.alias
-    col = _column(target, field_name, alias)
-    cond = _comparison(col, where.op, where.value, f"{rel.name}.{col.name}")
-    if is_owner_column(col.name):
-        cond = _owned_only(target, caller, alias, cond)
+    # an alias keeps the subquery independent even when the relation points at its own
+    # table; a deeper hop gets its own (it may point at the same table again)
+    alias = target.alias if depth == 0 else target.table.alias()
+    if "." in rest:
+        cond = _relation_where(catalog, target, where.model_copy(update={"field": rest}),
+                               caller, alias, depth + 1)
+    else:
+        col = _column(target, rest, alias)
+        cond = _comparison(col, where.op, where.value, f"{rel.name}.{col.name}")
+        if is_owner_column(col.name):
+            cond = _owned_only(target, caller, alias, cond)
     inner = [cond, *visibility(target, caller, alias)]
     sub = sa.select(_column(target, rel.key, alias)).where(*inner)
-    return _column(entry, rel.foreign).in_(sub)
+    return _column(entry, rel.foreign, source).in_(sub)
+
+
+def _count_where(catalog: Catalog, entry: ModelEntry, rel_name: str, where: QueryWhere,
+                 caller: Caller) -> sa.ColumnElement[bool]:
+    """``count(rel) op n`` over a hasMany relation, as a grouped subquery:
+    ``this.foreign IN (SELECT key FROM related WHERE visible GROUP BY key HAVING count(*) op
+    n)`` — or, when a row without related rows satisfies it too (``< 3``, ``= 0``), ``NOT IN``
+    the keys whose count does not. Only related rows the caller may see are counted."""
+    label = f"{entry.id}.count({rel_name})"
+    rel = entry.schema.relation(rel_name)
+    if rel is None or rel.type != "hasMany":
+        raise DSLBuildError(f"where {label}: count() needs a hasMany relation")
+    target = catalog.find(rel.model)
+    if target is None or target.missing:
+        raise DSLBuildError(f"where {label}: relation {rel.name!r} points at an "
+                            f"unavailable model {rel.model!r}")
+    compare = _BINARY.get(where.op)
+    if compare is None:
+        raise DSLBuildError(f"where {label}: operator {where.op!r} can't compare a count")
+    try:
+        number = to_int(where.value)
+    except ValueBoundsError as exc:
+        raise DSLBuildError(f"where {label}: {_shown(where.value)} is not a count ({exc})") \
+            from None
+    alias = target.alias
+    key = _column(target, rel.key, alias)
+    grouped = (sa.select(key).where(key.is_not(None), *visibility(target, caller, alias))
+               .group_by(key))
+    own = _column(entry, rel.foreign)
+    if _PYTHON_COMPARE[where.op](0, number):
+        return own.not_in(grouped.having(sa.not_(compare(sa.func.count(), number))))
+    return own.in_(grouped.having(compare(sa.func.count(), number)))
 
 
 def _column(entry: ModelEntry, name: str,
@@ -185,6 +236,10 @@ def _column(entry: ModelEntry, name: str,
     raise DSLBuildError(f"model {entry.id}: unknown field {name!r}")
 
 
+_PYTHON_COMPARE: dict[str, Callable[[int, int], bool]] = {
+    "=": operator.eq, "!=": operator.ne, ">": operator.gt, ">=": operator.ge,
+    "<": operator.lt, "<=": operator.le,
+}
 _Compare = Callable[[sa.ColumnElement[Any], Any], sa.ColumnElement[bool]]
 _BINARY: dict[str, _Compare] = {
     "=": lambda c, v: c == v,

@@ -15,21 +15,30 @@ ones are ANDed/appended after them; the permission filter of
   one; validated like a generator's answer.
 - ``generate`` (bool, default true): false runs only the preset wheres/orders.
 
-Item scores (0..1): ``confidence × (1 − 0.5 × rank / n)``, where ``confidence`` is the
-generator's (1.0 for exact matches and explicit DSL, lower for fuzzy value matches and
-text-match fallbacks), ``rank`` the row's position in its model's result (0-based) and
-``n`` the number of rows returned for that model. Rows thus keep the database order and
-score between ``confidence/2`` and ``confidence``. When the DSL carries ranking ``terms``
-and no order (a text match), up to ``5 × limit`` (50..500) matching rows are read, ranked
-by the share of terms their text contains, and scored ``confidence × (0.5 + 0.5 ×
-share)``. A DSL marked ``relax`` that finds nothing is run again without its last where
-(the generator's unsure text match), at half the confidence, with a warning.
+Item scores are on the project's absolute scale 0..1 (~0.5 = probably relevant), the
+same for a row whatever its position or the size of the table:
+
+    score = confidence × match
+
+``confidence`` is the generator's: how sure the parse is (1.0 for exact value matches
+and explicit DSL, about 0.8-0.9 for a fuzzy value match, 0.5 for a text match of words
+it could not place), times ``0.5 + 0.5 × understood`` where ``understood`` is the share
+of the question's content words it turned into conditions (words it dropped lower it;
+each dropped word is also a warning). ``match`` is how much of the query the row matched:
+1.0 for a row that satisfies every condition of a structured query; with ranking
+``terms`` (a text match) the share of the terms the row contains as words
+("work" is not in "Workstation"), rows containing none being dropped. Up to
+``5 × limit`` (50..500) matching rows are read for that ranking. A DSL marked ``relax``
+(the builtin generator marks only a word that modifies the model's name, "music
+genres") that finds nothing is run again without its last where, at half the
+confidence, with a warning; no other condition is ever dropped to widen a search.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import decimal
+import re
 import uuid
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -236,12 +245,24 @@ class DBHandler:
         return entry.schema.model_copy(update={"queryable": queryable})
 
     def _related_schemas(self, entries: Sequence[ModelEntry]) -> list[ModelSchema]:
+        """The models the entries' relations point at, and (second hop, hasOne only:
+        track → album → artist) the models those point at."""
         ids = {e.id.lower() for e in entries}
         out: list[ModelSchema] = []
+        first: list[ModelEntry] = []
         for e in entries:
             for rel in e.schema.relations:
                 target = self.catalog.find(rel.model)
                 if target is not None and not target.missing and target.id.lower() not in ids:
+                    ids.add(target.id.lower())
+                    out.append(self._schema(target, queryable=False))
+                    if rel.type == "hasOne":
+                        first.append(target)
+        for e in first:
+            for rel in e.schema.relations:
+                target = self.catalog.find(rel.model)
+                if rel.type == "hasOne" and target is not None and not target.missing \
+                        and target.id.lower() not in ids:
                     ids.add(target.id.lower())
                     out.append(self._schema(target, queryable=False))
         return out
@@ -296,8 +317,10 @@ class DBHandler:
         wheres = [*preset_wheres, *query.wheres]
         orders = [*preset_orders, *query.orders]
         q_limit = min(limit, query.limit) if query.limit else limit
-        # with ranking terms and no order, read a wider window and rank it in Python
-        terms = [t.lower() for t in query.terms] if not orders else []
+        # with ranking terms read a wider window: rows matching a term only inside another
+        # word are dropped, the rest scored by the share of terms they hold (and, without
+        # an order, ranked by it)
+        terms = [t.lower() for t in query.terms]
         window = min(max(q_limit * RANK_WINDOW_FACTOR, RANK_WINDOW_MIN), RANK_WINDOW_MAX) \
             if terms else q_limit
         data_fields = self._data_fields(entry, request_select or query.select, warnings)
@@ -316,8 +339,8 @@ class DBHandler:
         if not rows and query.relax and query.wheres:
             dropped = query.wheres[-1]
             warnings.append(f"model {entry.id}: nothing matched "
-                            f"{_describe_where(dropped)}; showing records that match the "
-                            "other conditions")
+                            f"{_describe_where(dropped)}; read as part of the model's name, "
+                            "showing records that match the other conditions")
             relaxed = query.model_copy(update={"wheres": query.wheres[:-1], "relax": False,
                                                "terms": []})
             return await self._run_query(conn, entry, relaxed, preset_wheres, preset_orders,
@@ -332,16 +355,21 @@ class DBHandler:
                                 f"shows {cap} (db.count_max)")
         coverage: list[float] | None = None
         if terms:
-            scored = sorted(((_coverage(row, terms), i) for i, row in enumerate(rows)),
-                            key=lambda p: -p[0])  # stable: database order among equals
-            rows = [rows[i] for _, i in scored]
-            coverage = [c for c, _ in scored]
+            matchers = [_word_pattern(t) for t in terms]
+            scored = [(_coverage(row, matchers), i) for i, row in enumerate(rows)]
+            if not orders:  # stable: database order among equals
+                scored.sort(key=lambda p: -p[0])
+            kept = [(c, i) for c, i in scored if c > 0]  # a substring only is no match
+            if len(kept) < len(scored) and total <= len(scored):  # every match was read
+                total = len(kept)
+            rows = [rows[i] for _, i in kept]
+            coverage = [c for c, _ in kept]
         if len(rows) > q_limit:
             rows = rows[:q_limit]
             if not counted:
                 total = q_limit + 1  # "more than shown" when counting is off
-        items = [self._item(entry, row, data_fields, rank, len(rows), confidence,
-                            None if coverage is None else coverage[rank])
+        items = [self._item(entry, row, data_fields, confidence,
+                            1.0 if coverage is None else coverage[rank])
                  for rank, row in enumerate(rows)]
         executed: dict[str, Any] = {
             "model": entry.id, "select": data_fields,
@@ -401,8 +429,8 @@ class DBHandler:
             stmt = stmt.add_columns(sub)
         return stmt
 
-    def _item(self, entry: ModelEntry, row: dict[str, Any], data_fields: list[str], rank: int,
-              n: int, confidence: float, coverage: float | None = None) -> ResultItem:
+    def _item(self, entry: ModelEntry, row: dict[str, Any], data_fields: list[str],
+              confidence: float, match: float) -> ResultItem:
         related = {k.removeprefix("__rel__"): _jsonable(v) for k, v in row.items()
                    if k.startswith("__rel__") and v is not None}
         pk = entry.primary_key
@@ -417,10 +445,7 @@ class DBHandler:
             else {entry.schema.title_field, *pk}, related=related,
             foreigns={r.foreign for r in entry.schema.relations
                       if r.type == "hasOne" and r.name in related})
-        if coverage is None:
-            score = confidence * (1.0 - 0.5 * rank / max(1, n))
-        else:
-            score = confidence * (0.5 + 0.5 * coverage)
+        score = max(0.0, min(1.0, confidence * match))
         metadata: dict[str, Any] = {"table": entry.table.name}
         if related:
             metadata["related"] = related
@@ -446,10 +471,19 @@ def _describe_where(where: QueryWhere) -> str:
     return ", ".join(repr(w) for w in words[:8]) or "the text match"
 
 
-def _coverage(row: dict[str, Any], terms: list[str]) -> float:
-    """Share of ``terms`` found in the row's text values (related titles included)."""
-    text = " ".join(str(v) for v in row.values() if isinstance(v, str)).lower()
-    return sum(1 for t in terms if t in text) / len(terms)
+def _word_pattern(term: str) -> re.Pattern[str]:
+    """``term`` as a word, or as the stem of one with a plural ending ("batter" matches
+    "battery" and "batteries", "work" matches "works" but not "Workstation", "monitor"
+    not "monitoring")."""
+    return re.compile(r"(?<!\w)" + re.escape(term) + r"(?:s|es|y|ies)?(?!\w)",
+                      re.IGNORECASE)
+
+
+def _coverage(row: dict[str, Any], terms: list[re.Pattern[str]]) -> float:
+    """Share of ``terms`` found as words in the row's text values (related titles
+    included)."""
+    text = " ".join(str(v) for v in row.values() if isinstance(v, str))
+    return sum(1 for t in terms if t.search(text)) / len(terms)
 
 
 def _name_fields(entry: ModelEntry) -> list[str]:

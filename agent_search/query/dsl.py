@@ -22,12 +22,18 @@ Dict shape a generator returns (one query, or several under ``queries``)::
      "relax": false,          # optional: nothing found → retry without the last where
      "explanation": "price under 100; ...", "warnings": [], "confidence": 0.9}
 
-A where ``field`` is a field of the model or ``relation.field`` (one hop through a
-relation of the model).
+A generator may answer with an empty ``queries`` list: nothing in these models answers the
+question (the search returns no records, with the generator's warnings saying why).
+
+A where ``field`` is a field of the model, ``relation.field`` (through a relation of
+the model; up to two hops: ``album.artist.Name`` on a track) or ``count(relation)``, the
+number of related rows of a hasMany relation (``{"field": "count(albums)", "op": ">",
+"value": 5}``: artists with more than 5 albums; only rows the caller may see count).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal, Protocol, runtime_checkable
 
@@ -46,6 +52,8 @@ TEMPORAL_KINDS: frozenset[str] = frozenset({"date", "datetime"})
 
 MAX_WHERES = 64
 """Most clauses (counting nested ones) one generated DSL may hold; more is not a query."""
+MAX_HOPS = 2
+"""Relations one where field may go through (``album.artist.Name`` on a track)."""
 MAX_TERMS = 16
 MAX_TERM_CHARS = 64
 
@@ -182,8 +190,10 @@ class DSLGenerationError(ValueError):
 
 
 def validate_dsl(raw: Mapping[str, Any], schemas: Sequence[ModelSchema], *,
-                 generator: str = "builtin") -> GeneratedDSL:
+                 generator: str = "builtin", allow_empty: bool = False) -> GeneratedDSL:
     """Check a generator's dict against ``schemas``; return it with canonical field names.
+    ``allow_empty``: an empty ``queries`` list is a valid answer (a generator abstaining);
+    an explicit DSL must query something.
 
     Raises :class:`DSLValidationError` naming the first problem.
     """
@@ -192,7 +202,7 @@ def validate_dsl(raw: Mapping[str, Any], schemas: Sequence[ModelSchema], *,
     by_id = {s.id.lower(): s for s in schemas}
     if "queries" in raw:
         items = raw["queries"]
-        if not isinstance(items, list) or not items:
+        if not isinstance(items, list) or not (items or allow_empty):
             raise DSLValidationError("'queries' must be a non-empty list of DSL objects")
     else:
         items = [{k: v for k, v in raw.items()
@@ -248,9 +258,19 @@ class _FieldResolver:
         return f.name
 
     def where(self, name: str) -> str:
+        counted = _COUNT_FIELD.fullmatch(name.strip())
+        if counted is not None:
+            rel = self.schema.relation(counted.group(1))
+            if rel is None or rel.type != "hasMany":
+                raise DSLValidationError(
+                    f"model {self.schema.id}: {name!r} needs a hasMany relation")
+            return f"count({rel.name})"
         if "." not in name:
             return self.own(name, "where")
-        rel_name, _, field_name = name.partition(".")
+        if name.count(".") > MAX_HOPS:
+            raise DSLValidationError(f"model {self.schema.id}: {name!r} goes through more "
+                                     f"than {MAX_HOPS} relations")
+        rel_name, _, rest = name.partition(".")
         rel = self.schema.relation(rel_name)
         if rel is None:
             raise DSLValidationError(
@@ -260,10 +280,12 @@ class _FieldResolver:
             raise DSLValidationError(
                 f"model {self.schema.id}: relation {rel.name!r} points at model "
                 f"{rel.model!r}, which is not available")
-        f = target.field(field_name)
+        if "." in rest:
+            return f"{rel.name}." + _FieldResolver(target, self.by_id).where(rest)
+        f = target.field(rest)
         if f is None:
             raise DSLValidationError(
-                f"model {self.schema.id}: unknown field {field_name!r} of relation {rel.name!r}")
+                f"model {self.schema.id}: unknown field {rest!r} of relation {rel.name!r}")
         return f"{rel.name}.{f.name}"
 
 
@@ -284,6 +306,7 @@ def _canonical_where(w: QueryWhere, resolve: _FieldResolver, count: list[int]) -
 
 
 _SCALARS = (str, int, float, bool, type(None))
+_COUNT_FIELD = re.compile(r"count\(\s*(\w+)\s*\)", re.ASCII | re.IGNORECASE)
 
 
 def _check_value(field: str, value: Any) -> None:
@@ -313,7 +336,7 @@ async def generate_dsl(generator: DSLGenerator, query: str, schemas: Sequence[Mo
             raise DSLGenerationError(
                 f"generator {generator.name!r} failed: {type(exc).__name__}: {exc}") from None
         try:
-            return validate_dsl(raw, schemas, generator=generator.name)
+            return validate_dsl(raw, schemas, generator=generator.name, allow_empty=True)
         except DSLValidationError as exc:
             last_error = str(exc)
             feedback = f"The previous DSL was invalid: {last_error}. Answer with a valid DSL."

@@ -60,11 +60,15 @@ VARIANT_CONFIDENCE = 0.97
 MAX_ANALYSED_CHARS = 500
 """Longer queries are analysed on their first 500 characters (bounded work per search)."""
 INLINE_CHARS = 200
-"""Queries up to this long are parsed on the event loop (well under a millisecond);
-longer ones in a worker thread."""
+INLINE_VALUES = 2_000
+"""Queries up to INLINE_CHARS long, against schemas with at most INLINE_VALUES known values,
+are parsed on the event loop (about a millisecond); anything bigger in a worker thread
+(fuzzy matching costs query length × values)."""
 MAX_CONDITIONS = 16
 """Most conditions one query yields; the rest are ignored with a warning."""
 MAX_TERM_CHARS = 64
+MAX_TEXT_FIELDS = 4
+"""Most fields one text match searches (title, content, then other free-text fields)."""
 FALLBACK_CONFIDENCE = 0.5
 NOTHING_CONFIDENCE = 0.2
 
@@ -106,6 +110,18 @@ _BETWEEN = re.compile(r"\bbetween\s+" + _NUM.replace("?P<", "?P<a_") + r"\s+and\
 _OR_MORE = re.compile(_NUM + r"\s+or\s+(?P<dir>more|less|fewer|higher|lower|above|below)\b",
                       re.I)
 _DATE = r"(?P<date>\d{4}-\d{2}-\d{2}(?:[ t]\d{2}:\d{2}(?::\d{2})?)?|\d{4}-\d{2}|(?:19|20)\d{2})"
+_MONTH_NAMES = (r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|"
+                r"aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?")
+_MONTHS = {m: i for i, m in enumerate(("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug",
+                                      "sep", "oct", "nov", "dec"), start=1)}
+_MONTH_DATE = re.compile(r"\b(?:(?P<cmp>after|since|from|before|until|till|by|in|during)\s+)?"
+                         r"(?P<mon>" + _MONTH_NAMES + r")(?:\s+(?:of\s+)?(?P<year>(?:19|20)\d{2}))?"
+                         r"(?![\w-])", re.I)
+_RANGE_END = (r"(?:(?P<{p}mon>" + _MONTH_NAMES + r")(?:\s+(?P<{p}year>(?:19|20)\d{{2}}))?|"
+              r"(?P<{p}iso>\d{{4}}-\d{{2}}-\d{{2}}|\d{{4}}-\d{{2}}|(?:19|20)\d{{2}}))")
+_DATE_RANGE = re.compile(r"\b(?:from|between)\s+" + _RANGE_END.format(p="a_")
+                         + r"\s*(?:to|and|until|till|through|-|–)\s*"
+                         + _RANGE_END.format(p="b_") + r"(?![\w-])", re.I)
 _DATE_CMP = re.compile(r"\b(?P<cmp>after|since|from|before|until|till|by|in|during)\s+"
                        + _DATE + r"\b", re.I)
 _REL_N = re.compile(r"\b(?:in\s+|within\s+|during\s+)?(?:the\s+)?(?:last|past|previous)\s+"
@@ -120,6 +136,15 @@ _NAMED = re.compile(r"\b(?:named|called|titled)\s+"
 _CONTAINS = re.compile(r"\b(?:(?:contain|contains|containing|including|includes|matching|like)"
                        r"\s+(?:(?:the|a|an)\s+)*(?:(?:word|letter|text)\s+)?|with\s+(?:the\s+|a"
                        r"\s+)?(?:word|letter|text)\s+)[\"“']?(?P<v>[\w][\w'’@&.-]*)", re.I)
+_IN_FIELD = re.compile(r"\bwith\s+(?:the\s+(?:words?|text)\s+)?[\"“']?(?P<v>[\w][\w'’&.-]*"
+                       r"(?:\s+[\w][\w'’&.-]*){0,4}?)[\"”']?\s+in\s+(?:the|its|their)\s+"
+                       r"(?P<f>[a-z]+)\b", re.I)
+_COUNT_OPS = {"more than": ">", "over": ">", "greater than": ">", "at least": ">=",
+              "less than": "<", "fewer than": "<", "under": "<", "at most": "<=",
+              "no more than": "<=", "exactly": "="}
+_COUNT_CMP = re.compile(r"\b(?:with|having|has|have)\s+(?:(?P<cmp>" + "|".join(
+    sorted(_COUNT_OPS, key=len, reverse=True)) + r")\s+)?(?P<n>\d{1,6})\s+"
+    r"(?P<more>or\s+(?:more|fewer|less)\s+)?(?P<rest>[^,.;?!]{1,60})", re.I)
 _NEGATION = re.compile(r"\b(?:not|except|excluding|other than|without|but not|no)\s+"
                        r"(?:in\s+|from\s+|the\s+|by\s+|of\s+|a\s+)*$", re.I)
 _SORT = re.compile(r"\b(?:sort(?:ed)?|order(?:ed)?)\s+by\s+(?P<f>[\w ]{1,40}?)"
@@ -177,10 +202,11 @@ class _Cond:
 
 @dataclass(slots=True)
 class _Candidate:
-    path: str  # "Field" or "relation.Field"
+    path: str  # "Field", "relation.Field" or "relation.relation2.Field"
     schema: ModelSchema
     field: FieldSchema
     relation: RelationSchema | None
+    second: RelationSchema | None = None
 
 
 @dataclass(slots=True)
@@ -195,6 +221,7 @@ class _Plan:
     evidence: float = 0.0
     value_conditions: int = 0
     candidates: list[_Candidate] = field(default_factory=list)
+    field_spans: list[tuple[int, int]] = field(default_factory=list)
 
 
 @dataclass(slots=True)
@@ -230,7 +257,8 @@ class BuiltinDSLGenerator:
             cut = query[:MAX_ANALYSED_CHARS]
             query = cut.rsplit(None, 1)[0] if " " in cut.strip() else cut
         parser = _Parser(query, schemas, self.strict, self.fuzzy_cutoff, self.now())
-        if len(query) > INLINE_CHARS:  # long text: keep the event loop free
+        values = sum(len(f.values) for s in schemas for f in s.fields)
+        if len(query) > INLINE_CHARS or values > INLINE_VALUES:  # keep the event loop free
             out = await anyio.to_thread.run_sync(parser.parse)
         else:
             out = parser.parse()
@@ -294,6 +322,7 @@ class _Parser:
         self.strict = strict
         self.fuzzy_cutoff = fuzzy_cutoff
         self.used: list[tuple[int, int]] = []
+        self.warnings: list[str] = []
         self.target_id = ""
 
     # -- entry -------------------------------------------------------------------
@@ -328,8 +357,10 @@ class _Parser:
         candidates = self._candidates(target)
         plan.candidates = candidates
         field_mentions = self._field_mentions(candidates)
+        plan.field_spans = [span for span, c, _ in field_mentions if c.relation is None]
         self._relative_dates(plan, candidates, field_mentions)
         self._sorting(plan, candidates, field_mentions)
+        self._counts(plan, target)
         self._between(plan, candidates, field_mentions)
         self._comparisons(plan, candidates, field_mentions)
         self._dates(plan, candidates, field_mentions)
@@ -350,17 +381,49 @@ class _Parser:
             plan.warnings.append(f"{aggregate.group(0).lower()!r} is not computed (no "
                                  "aggregates); the matching records are returned")
         terms: list[str] = []
+        relax = False
         if leftover and not plan.value_conditions:
             # nouns not explained by a value ("wireless headphones under $100"): text match
             terms = self._text_match(plan, target, leftover)
+            # only a word modifying the model's name ("music genres") may be dropped when
+            # no row has it; any other unmatched word never widens the search
+            relax = bool(terms) and self._modifies_a_name(
+                leftover, [*mentions.get(target.id, []), *plan.field_spans])
+            if terms and not relax:
+                plan.warnings.append("not understood as a condition, matched as text: "
+                                     + ", ".join(repr(w) for w in leftover))
         elif leftover:
             plan.notes.append("ignored: " + ", ".join(leftover))
+            plan.warnings.append("not understood, ignored: "
+                                 + ", ".join(repr(w) for w in leftover))
+            plan.confidence *= _understood_factor(len(leftover), self._content_words())
+        if leftover and not terms and not plan.value_conditions:
+            plan.warnings.append("not understood, ignored: "
+                                 + ", ".join(repr(w) for w in leftover))
+            plan.confidence *= _understood_factor(len(leftover), self._content_words())
         return {"model": target.id, "wheres": plan.wheres, "orders": plan.orders,
                 **({"limit": plan.limit} if plan.limit else {}),
-                # the text match is a guess ("music genres"): dropped if it finds nothing
-                **({"terms": terms, "relax": True} if terms else {}),
+                **({"terms": terms} if terms else {}),
+                **({"relax": True} if relax else {}),
                 "explanation": f"{target.id}: " + ("; ".join(plan.notes) or "all records"),
                 "warnings": plan.warnings, "confidence": round(plan.confidence, 4)}
+
+    def _content_words(self) -> int:
+        """Words of the query that could carry meaning (not stopwords, not numbers)."""
+        return sum(1 for m in _WORD.finditer(self.low)
+                   if len(w := m.group(0).strip(".'’-")) >= 2 and w not in STOPWORDS)
+
+    def _modifies_a_name(self, leftover: list[str], names: list[tuple[int, int]]) -> bool:
+        """Every leftover word stands right next to the name of the model or of one of its
+        fields ("music genres", "phone numbers"): read together they may just be that
+        name, so a text match on them may be dropped when no row has them."""
+        for word in leftover:
+            pattern = re.compile(r"(?<!\w)" + re.escape(word.lower()) + r"(?!\w)")
+            spans = [m.span() for m in pattern.finditer(self.low)]
+            if not spans or not all(any(_adjacent(w, n, self.low) for n in names)
+                                    for w in spans):
+                return False
+        return True
 
     # -- models ------------------------------------------------------------------
 
@@ -401,6 +464,17 @@ class _Parser:
             if other is None:
                 continue
             out.extend(_Candidate(f"{rel.name}.{f.name}", other, f, rel) for f in other.fields)
+        # two hops (track → album → artist), hasOne only, for known values only
+        for rel in target.relations:
+            other = self.by_id.get(rel.model.lower())
+            if rel.type != "hasOne" or other is None:
+                continue
+            for rel2 in other.relations:
+                third = self.by_id.get(rel2.model.lower())
+                if rel2.type != "hasOne" or third is None or third.id == target.id:
+                    continue
+                out.extend(_Candidate(f"{rel.name}.{rel2.name}.{f.name}", third, f, rel, rel2)
+                           for f in third.fields if f.values)
         return out
 
     # -- fields ------------------------------------------------------------------
@@ -411,6 +485,8 @@ class _Parser:
         full name matched, weak for its last word alone ("price" for UnitPrice)."""
         out = []
         for cand in candidates:
+            if cand.second is not None:
+                continue  # fields two hops away are reached through their values only
             if cand.relation is not None and cand.relation.type == "hasOne" and \
                     cand.field.name == cand.relation.key:
                 continue
@@ -583,12 +659,45 @@ class _Parser:
             self._add(plan, cand.path, op, v, span,
                       f"{cand.path} {op} {v} (\"{m.group(0).strip()}\")")
 
+    def _counts(self, plan: _Plan, target: ModelSchema) -> None:
+        """"artists with more than 5 albums" → ``count(albums) > 5`` over a hasMany
+        relation of the target (named by the relation or by its model)."""
+        relations = [r for r in target.relations if r.type == "hasMany"]
+        if not relations:
+            return
+        for m in _COUNT_CMP.finditer(self.low):
+            rest = m.group("rest")
+            for rel in relations:
+                phrases = _plural_forms(words_of(rel.name))
+                other = self.by_id.get(rel.model.lower())
+                if other is not None:
+                    phrases |= self._model_phrases(other)
+                phrase = next((p for p in sorted(phrases, key=len, reverse=True)
+                               if re.match(re.escape(p) + r"(?!\w)", rest)), None)
+                if phrase is None:
+                    continue
+                span = (m.start(), m.start("rest") + len(phrase))
+                if not self._free((m.start(), m.start("rest"))):  # the model name is "used"
+                    break
+                cmp_word = (m.group("cmp") or "").lower()
+                op = _COUNT_OPS.get(cmp_word, "=")
+                if m.group("more"):
+                    op = ">=" if m.group("more").lower().startswith("or more") else "<="
+                n = int(m.group("n"))
+                path = f"count({rel.name})"
+                self._add(plan, path, op, n, span, f"{path} {op} {n} (\"{m.group(0).strip()}\")")
+                plan.value_conditions += 1
+                break
+
     def _between(self, plan: _Plan, candidates: list[_Candidate],
                  mentions: list[tuple[tuple[int, int], _Candidate, bool]]) -> None:
         for m in _BETWEEN.finditer(self.low):
             a, ua, ma = self._number(m, "a_")
             b, ub, mb = self._number(m, "b_")
             unit = ua or ub
+            if not (unit or ma or mb) and _is_year(a) and _is_year(b) and \
+                    self._field_for(candidates, "date", mentions, m.start()) is not None:
+                continue  # "between 2010 and 2012": years, read by _dates
             dim = self._numeric_dimension("", unit, ma or mb)
             cand = self._field_for(candidates, dim, mentions, m.start())
             if cand is None or cand.field.kind in TEMPORAL_KINDS:
@@ -648,38 +757,85 @@ class _Parser:
             plan.evidence += 1.0
             self.used.append(span)
 
+    def _date_mentions(self) -> list[tuple[tuple[int, int], str, str, str, str]]:
+        """(span, word, start, end, text) of each date the query states: ranges ("from
+        2010 to 2012", "between March 2024 and May 2024"), month names ("in March 2025",
+        "during May": the latest May up to now), then ISO dates and years. ``start``/``end``
+        bound the period (ISO); a date that does not exist is a warning."""
+        found: list[tuple[tuple[int, int], str, str, str, str]] = []
+        taken: list[tuple[int, int]] = []
+
+        def add(span: tuple[int, int], word: str, a: str, b: str, text: str) -> None:
+            if any(_overlaps(span, t) for t in taken):
+                return
+            taken.append(span)
+            try:
+                start, _ = _date_bounds(a)
+                _, end = _date_bounds(b)
+            except (ValueError, OverflowError):
+                self.warnings.append(f"{text!r} is not a valid date; ignored")
+                self.used.append(span)
+                return
+            found.append((span, word, start, end, text))
+
+        for m in _DATE_RANGE.finditer(self.low):
+            a, b = self._month_text(m, "a_"), self._month_text(m, "b_")
+            if a and b:
+                add(m.span(), "range", a, b, m.group(0).strip())
+        for m in _MONTH_DATE.finditer(self.low):
+            word = (m.group("cmp") or "in").lower()
+            if m.group("year") is None and m.group("cmp") is None:
+                continue  # "may", "march" alone are words, not dates
+            text = self._month_text(m, "")
+            if text:
+                add(m.span(), word, text, text, m.group(0).strip())
+        for m in _DATE_CMP.finditer(self.low):
+            date = m.group("date")
+            add(m.span(), m.group("cmp").lower(), date, date, m.group(0).strip())
+        return sorted(found, key=lambda f: f[0])
+
+    def _month_text(self, m: re.Match[str], prefix: str) -> str | None:
+        """``YYYY-MM`` (or the ISO date/year) a range end or month-name match stands for."""
+        groups = m.groupdict()
+        if groups.get(prefix + "iso"):
+            return str(groups[prefix + "iso"])
+        month_name = groups.get(prefix + "mon")
+        if not month_name:
+            return None
+        month = _MONTHS[month_name.lower().rstrip(".")[:3]]
+        year_text = groups.get(prefix + "year")
+        if year_text:
+            year = int(year_text)
+        else:  # "in May": the latest May up to now
+            year = self.now.year if month <= self.now.month else self.now.year - 1
+        return f"{year:04d}-{month:02d}"
+
     def _dates(self, plan: _Plan, candidates: list[_Candidate],
                mentions: list[tuple[tuple[int, int], _Candidate, bool]]) -> None:
-        for m in _DATE_CMP.finditer(self.low):
-            if not self._free(m.span()):
+        self.warnings = plan.warnings
+        for span, word, start, end, text in self._date_mentions():
+            if not self._free(span):
                 continue
-            cand = self._field_for(candidates, "date", mentions, m.start())
+            cand = self._field_for(candidates, "date", mentions, span[0])
             if cand is None:
                 continue
-            word, date = m.group("cmp").lower(), m.group("date")
-            try:
-                start, end = _date_bounds(date)
-            except (ValueError, OverflowError):
-                plan.warnings.append(f"{date!r} is not a valid date; ignored")
-                self.used.append(m.span())
-                continue
             value: str
-            if word in ("after",):
+            if word == "after":
                 op, value = (">=", end)
-            elif word in ("since", "from"):
-                op, value = (">=", start)
-            elif word in ("before",):
+            elif word == "since" or (word == "from" and len(text.split()[-1]) >= 10):
+                op, value = (">=", start)  # "from 2024-03-01": that day onwards
+            elif word == "before":
                 op, value = ("<", start)
             elif word in ("until", "till", "by"):
                 op, value = ("<", end)
-            else:  # "in 2024": start <= x < end (exact on every database's precision)
+            else:  # "in/during/from 2024", "March 2025", a range: start <= x < end
                 plan.wheres.append({"and": [{"field": cand.path, "op": ">=", "value": start},
                                             {"field": cand.path, "op": "<", "value": end}]})
-                plan.notes.append(f"{cand.path} in [{start}, {end}) (\"{m.group(0)}\")")
-                self.used.append(m.span())
+                plan.notes.append(f"{cand.path} in [{start}, {end}) (\"{text}\")")
+                plan.evidence += 1.0
+                self.used.append(span)
                 continue
-            self._add(plan, cand.path, op, value, m.span(),
-                      f"{cand.path} {op} {value} (\"{m.group(0)}\")")
+            self._add(plan, cand.path, op, value, span, f"{cand.path} {op} {value} (\"{text}\")")
 
     def _quoted_and_named(self, plan: _Plan, candidates: list[_Candidate],
                           mentions: list[tuple[tuple[int, int], _Candidate, bool]]) -> None:
@@ -697,14 +853,38 @@ class _Parser:
             texts.append((self.query[m.start("v"):m.end("v")], m.span(), "contains"))
         for m in _NAMED.finditer(self.low):
             texts.append((self.query[m.start("v"):m.end("v")], m.span(), "named"))
-        for value, span, how in texts:
+        in_field: dict[tuple[int, int], _Candidate] = {}
+        for m in _IN_FIELD.finditer(self.low):  # "with greatest hits in the title"
+            target_field = self._text_field_named(m.group("f"), candidates, plan.target)
+            if target_field is not None:
+                in_field[m.span()] = target_field
+                texts.append((self.query[m.start("v"):m.end("v")], m.span(), "in-field"))
+        for value, span, how in sorted(texts, key=lambda t: t[2] != "in-field"):
             if not self._free(span) or not value.strip():
                 continue
-            exact = self._exact_value(value, candidates) if how != "contains" else None
-            if exact is not None:
-                continue  # a known value: _values makes it an equality
-            cand = self._near_field(span[0], mentions, lambda c: c.field.kind in TEXT_KINDS
-                                    and self._is_plain(c))
+            # a quoted known value is an equality (_values); "called X", "with X in the
+            # title" and "containing X" are contains matches
+            if how == "quoted" and self._exact_value(value, candidates) is not None:
+                continue
+            if how == "named":  # "employees named Jane": a known first name is an equality
+                known = self._exact_value_field(value, candidates)
+                if known is not None and known.field.name != plan.target.title_field:
+                    continue
+            cand = in_field.get(span) or self._near_field(
+                span[0], mentions, lambda c: c.field.kind in TEXT_KINDS and self._is_plain(c))
+            if cand is None and how == "named":  # a person: first or last name
+                people = [c for c in candidates if c.relation is None and
+                          c.field.name.lower().replace("_", "") in ("firstname", "lastname")]
+                if people:
+                    ors = [{"field": c.path, "op": "like",
+                            "value": "%" + _escape_like(value.strip()) + "%"} for c in people]
+                    if not self._full(plan):
+                        plan.wheres.append({"or": ors})
+                        plan.notes.append(f"name contains {value.strip()!r}")
+                        plan.evidence += 1.0
+                        plan.value_conditions += 1
+                    self.used.append(span)
+                    continue
             if cand is None:
                 title = plan.target.title_field
                 if title is None:
@@ -714,6 +894,29 @@ class _Parser:
             self._add(plan, cand.path, "like", pattern, span,
                       f"{cand.path} contains {value.strip()!r}")
             plan.value_conditions += 1
+
+    def _text_field_named(self, phrase: str, candidates: list[_Candidate],
+                          target: ModelSchema) -> _Candidate | None:
+        """The target's text field called ``phrase`` ("title", "name", a label); "title"
+        and "name" also mean the model's title field."""
+        phrase = phrase.strip().lower()
+        own = [c for c in candidates if c.relation is None and c.field.kind in TEXT_KINDS]
+        for c in own:
+            names = _plural_forms(words_of(c.field.name))
+            if c.field.label:
+                names |= _plural_forms(c.field.label.lower())
+            if phrase in names:
+                return c
+        if phrase.rstrip("s") in ("title", "name") and target.title_field:
+            return next((c for c in own if c.field.name == target.title_field), None)
+        return None
+
+    def _exact_value_field(self, text: str,
+                           candidates: list[_Candidate]) -> _Candidate | None:
+        """The own field (else any) holding ``text`` as a known value."""
+        low = text.strip().lower()
+        hits = [c for c in candidates if any(v.lower() == low for v in c.field.values)]
+        return next((c for c in hits if c.relation is None), hits[0] if hits else None)
 
     def _exact_value(self, text: str, candidates: list[_Candidate]) -> str | None:
         low = text.strip().lower()
@@ -797,6 +1000,9 @@ class _Parser:
         elif cand.relation is not None:
             spans = model_mentions.get(cand.schema.id, [])
             rel_words = _find_phrase(self.low, words_of(cand.relation.name))
+            if cand.second is not None:  # two hops: only when nothing closer holds it
+                rel_words += _find_phrase(self.low, words_of(cand.second.name))
+                score -= 0.15
             close = [s for s in [*spans, *rel_words]
                      if abs(s[0] - span[1]) < 30 or abs(span[0] - s[1]) < 30]
             if close:
@@ -966,15 +1172,17 @@ class _Parser:
 
     def _text_match(self, plan: _Plan, target: ModelSchema, words: list[str]) -> list[str]:
         """``like`` on the target's title and content fields (or, without them, the title
-        of a related model: "orders of headphones" → ``product.name``), any word; the words
-        (singular stems) are returned as ranking terms."""
+        of a related model: "orders of headphones" → ``product.name``) and its other text
+        fields, any word; the words (singular stems) are returned as ranking terms."""
         fields = [f for f in (target.title_field, _content_field(target)) if f]
-        if not fields:
+        if not fields:  # "orders of headphones": the title of what the row points at
             for rel in target.relations:
                 other = self.by_id.get(rel.model.lower())
                 if rel.type == "hasOne" and other is not None and other.title_field:
                     fields = [f"{rel.name}.{other.title_field}"]
                     break
+        fields += [f for f in _free_text_fields(target) if f not in fields]
+        fields = fields[:MAX_TEXT_FIELDS]
         terms = _terms(words)
         if not fields:
             plan.notes.append("ignored: " + ", ".join(words))
@@ -1006,15 +1214,34 @@ class _Parser:
                    for f in fields[:4] for t in terms]
             queries.append({"model": s.id, "terms": terms,
                             "wheres": [ors[0] if len(ors) == 1 else {"or": ors}]})
-        if not queries:
-            return {"queries": [{"model": s.id} for s in models],
-                    "explanation": "nothing recognised; listing records", "fallback": True,
-                    "warnings": ["the query was not understood; records are not filtered"],
-                    "confidence": NOTHING_CONFIDENCE}
+        if not queries:  # nothing to match: an empty answer, never the whole table
+            shown = ", ".join(repr(w) for w in words) or repr(self.query[:80])
+            return {"queries": [], "explanation": "nothing recognised; nothing searched",
+                    "fallback": True, "confidence": NOTHING_CONFIDENCE,
+                    "warnings": [f"the query was not understood ({shown}); no records "
+                                 "are shown"]}
         return {"queries": queries, "fallback": True,
                 "explanation": "text match: " + ", ".join(terms),
                 "warnings": ["no condition recognised; fell back to a text match"],
                 "confidence": FALLBACK_CONFIDENCE}
+
+
+def _adjacent(a: tuple[int, int], b: tuple[int, int], text: str) -> bool:
+    """Only spaces between the two spans."""
+    lo, hi = (a[1], b[0]) if a[0] < b[0] else (b[1], a[0])
+    return lo <= hi and not text[lo:hi].strip()
+
+
+def _is_year(value: float) -> bool:
+    return value.is_integer() and 1900 <= value <= 2099
+
+
+def _understood_factor(dropped: int, content: int) -> float:
+    """``0.5 + 0.5 × understood``: the confidence left when ``dropped`` of ``content``
+    content words were not understood."""
+    if content <= 0:
+        return 1.0
+    return 0.5 + 0.5 * max(0.0, 1.0 - dropped / content)
 
 
 def _period_start(now: dt.datetime, unit: str) -> dt.datetime:
@@ -1059,6 +1286,18 @@ def _stem(word: str) -> str:
     if len(w) > 3 and w.endswith("s") and not w.endswith("ss"):
         return w[:-1]
     return w
+
+
+def _free_text_fields(schema: ModelSchema) -> list[str]:
+    """Other text fields a text match searches: free text first (no known values: names,
+    composers, companies), then those with known values (on a permission-aware table
+    these are the public rows' only); never keys nor permission columns."""
+    keys = {r.foreign.lower() for r in schema.relations if r.type == "hasOne"}
+    fields = [f for f in schema.fields
+              if f.kind in TEXT_KINDS and not f.primary and f.name.lower() not in keys
+              and not f.name.lower().startswith("__yao_")
+              and f.name.lower() not in ("share", "deleted_at")]
+    return [f.name for f in sorted(fields, key=lambda f: bool(f.values))]
 
 
 def _content_field(schema: ModelSchema) -> str | None:

@@ -88,6 +88,47 @@ CASES: list[tuple[str, str, str]] = [
      " WHERE Name='Protected AAC audio file') ORDER BY TrackId"),
     ("customers supported by Jane Peacock", "Customer",
      "SELECT CustomerId FROM Customer WHERE SupportRepId = 3 ORDER BY CustomerId"),
+    # years, months and ranges (issue 12 item 3)
+    ("invoices from 2021", "Invoice",
+     "SELECT InvoiceId FROM Invoice WHERE InvoiceDate >= '2021-01-01'"
+     " AND InvoiceDate < '2022-01-01' ORDER BY InvoiceId"),
+    ("invoices during 2022", "Invoice",
+     "SELECT InvoiceId FROM Invoice WHERE InvoiceDate >= '2022-01-01'"
+     " AND InvoiceDate < '2023-01-01' ORDER BY InvoiceId"),
+    ("invoices in March 2025", "Invoice",
+     "SELECT InvoiceId FROM Invoice WHERE InvoiceDate >= '2025-03-01'"
+     " AND InvoiceDate < '2025-04-01' ORDER BY InvoiceId"),
+    ("invoices from 2021 to 2022", "Invoice",
+     "SELECT InvoiceId FROM Invoice WHERE InvoiceDate >= '2021-01-01'"
+     " AND InvoiceDate < '2023-01-01' ORDER BY InvoiceId"),
+    ("invoices between January 2023 and March 2023", "Invoice",
+     "SELECT InvoiceId FROM Invoice WHERE InvoiceDate >= '2023-01-01'"
+     " AND InvoiceDate < '2023-04-01' ORDER BY InvoiceId"),
+    # contains for "called / named / with ... in the title"
+    ("artists called Santana", "Artist",
+     "SELECT ArtistId FROM Artist WHERE Name LIKE '%Santana%' ORDER BY ArtistId"),
+    ("albums with greatest hits in the title", "Album",
+     "SELECT AlbumId FROM Album WHERE Title LIKE '%greatest hits%' ORDER BY AlbumId"),
+    ("employees named Jane", "Employee",
+     "SELECT EmployeeId FROM Employee WHERE FirstName = 'Jane' ORDER BY EmployeeId"),
+    # two hops: track → album → artist, invoice line → track → genre
+    ("tracks by AC/DC", "Track",
+     "SELECT TrackId FROM Track WHERE AlbumId IN (SELECT AlbumId FROM Album WHERE ArtistId ="
+     " (SELECT ArtistId FROM Artist WHERE Name = 'AC/DC')) ORDER BY TrackId"),
+    ("invoice lines of Jazz tracks", "InvoiceLine",
+     "SELECT InvoiceLineId FROM InvoiceLine WHERE TrackId IN (SELECT TrackId FROM Track"
+     " WHERE GenreId = 2) ORDER BY InvoiceLineId"),
+    # counts over hasMany relations
+    ("artists with more than 5 albums", "Artist",
+     "SELECT ArtistId FROM Album GROUP BY ArtistId HAVING count(*) > 5 ORDER BY ArtistId"),
+    ("albums with fewer than 3 tracks", "Album",
+     "SELECT AlbumId FROM Album WHERE AlbumId NOT IN (SELECT AlbumId FROM Track"
+     " GROUP BY AlbumId HAVING count(*) >= 3) ORDER BY AlbumId"),
+    ("genres with 2 or more tracks", "Genre",
+     "SELECT GenreId FROM Track GROUP BY GenreId HAVING count(*) >= 2 ORDER BY GenreId"),
+    ("artists with 0 albums", "Artist",
+     "SELECT ArtistId FROM Artist WHERE ArtistId NOT IN (SELECT ArtistId FROM Album)"
+     " ORDER BY ArtistId"),
 ]
 
 
@@ -236,3 +277,36 @@ async def test_counts_and_aggregates_are_explained(chinook: DBHandler) -> None:
         type="db", query="What is the average unit price of all the tracks?", models=ALL))
     assert r.error is None and r.total == 3503
     assert any("'average' is not computed" in w for w in r.warnings)
+
+
+async def test_a_month_without_a_year_is_the_latest_one(chinook: DBHandler) -> None:
+    import datetime as dt
+
+    from agent_search.query.dsl_builtin import BuiltinDSLGenerator
+
+    await chinook.catalog.load()
+    entry = chinook.catalog.find("Invoice")
+    assert entry is not None
+    schemas = [await chinook.catalog.schema_with_values(entry, queryable=True)]
+    gen = BuiltinDSLGenerator(now=lambda: dt.datetime(2025, 4, 15))
+    out = await gen.generate("invoices during May", schemas)
+    assert out["wheres"] == [{"and": [
+        {"field": "InvoiceDate", "op": ">=", "value": "2024-05-01T00:00:00"},
+        {"field": "InvoiceDate", "op": "<", "value": "2024-06-01T00:00:00"}]}]
+    out = await gen.generate("invoices in march", schemas)
+    assert out["wheres"][0]["and"][0]["value"] == "2025-03-01T00:00:00"
+    out = await gen.generate("invoices you may like", schemas)  # "may" is a word here
+    assert not any("InvoiceDate" in str(w) for w in out["wheres"])
+
+
+async def test_explicit_two_hop_fields_and_their_limit(chinook: DBHandler) -> None:
+    ok = {"model": "Track", "wheres": [{"field": "album.artist.Name", "op": "=",
+                                        "value": "AC/DC"}]}
+    r = await chinook.search(Context(config=chinook.config), Request(
+        type="db", query="tracks", models=["Track"], limit=50, options={"dsl": ok}))
+    assert r.error is None and r.total == 18
+    too_far = {"model": "InvoiceLine", "wheres": [{"field": "track.album.artist.Name",
+                                                   "op": "=", "value": "AC/DC"}]}
+    r = await chinook.search(Context(config=chinook.config), Request(
+        type="db", query="lines", models=ALL, options={"dsl": too_far}))
+    assert r.error is not None and "more than 2 relations" in r.error

@@ -119,3 +119,17 @@ async def test_value_index_of_permission_aware_tables_holds_public_rows_only(
     values = await shop.catalog.values(entry)
     assert values["status"] == ["pending", "paid", "shipped", "cancelled"]
     assert set(values["customer"]) == {o["customer"] for o in ORDERS if o["public"]}
+
+
+async def test_counts_over_a_relation_count_only_visible_rows(shop: DBHandler) -> None:
+    """"products with at least 2 orders" counts the orders the caller may see, so a count
+    can't reveal how many private orders another team placed."""
+    dsl = {"model": PRODUCT, "wheres": [{"field": "count(orders)", "op": ">=", "value": 2}]}
+    for user, team in [("u1", "t1"), ("u3", "t2"), (None, None)]:
+        got = await search_ids(shop, user, team, query="products", models=[PRODUCT],
+                               options={"dsl": dsl})
+        seen: dict[int, int] = {}
+        for o in ORDERS:
+            if o["id"] in visible(user, team):
+                seen[o["product_id"]] = seen.get(o["product_id"], 0) + 1
+        assert got == {pid for pid, n in seen.items() if n >= 2}
