@@ -36,31 +36,19 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from agent_search.agent import Assistant, Options  # noqa: E402
-from agent_search.context import Context  # noqa: E402
 from agent_search.events import TextDelta  # noqa: E402
-from agent_search.types import Request, Result, ResultItem  # noqa: E402
+from agent_search.testing import StaticHandler  # noqa: E402
 
 DELAYS = {"web": 0.030, "kb": 0.020, "db": 0.010}
 QUESTION = "Which wireless headphones under 100 dollars have the best battery life?"
 
 
-class SleepHandler:
+def sleep_handler(search_type: str, delay: float) -> StaticHandler:
     """A search handler that takes a fixed time and returns 5 items."""
-
-    def __init__(self, type: str, delay: float) -> None:
-        self.type = type
-        self.delay = delay
-
-    def can_handle(self, ctx: Context, request: Request) -> bool:
-        return True
-
-    async def search(self, ctx: Context, request: Request) -> Result:
-        await asyncio.sleep(self.delay)
-        items = [ResultItem(title=f"{self.type} result {i}", url=f"https://{self.type}.ex/{i}",
-                            content=f"{self.type} passage {i} about headphones and batteries. "
-                                    * 4, score=0.9 - i * 0.05)
-                 for i in range(5)]
-        return Result(type=self.type, query=request.query, items=items)
+    return StaticHandler(search_type, [
+        {"title": f"{search_type} result {i}", "url": f"https://{search_type}.ex/{i}",
+         "content": f"{search_type} passage {i} about headphones and batteries. " * 4,
+         "score": 0.9 - i * 0.05} for i in range(5)], delay=delay)
 
 
 def start_llm_server() -> tuple[subprocess.Popen[str], str]:
@@ -87,7 +75,7 @@ def make_assistant(root: Path, base_url: str) -> Assistant:
         "connectors": {"local": {"base_url": base_url, "model": "bench"}}}))
     assistant = Assistant.load(adir, config_dir=cdir, builtin_handlers=False)
     for t, d in DELAYS.items():
-        assistant.searcher.registry.register(SleepHandler(t, d))
+        assistant.searcher.registry.register(sleep_handler(t, d))
     return assistant
 
 

@@ -39,10 +39,10 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from agent_search.agent import Assistant, Options  # noqa: E402
-from agent_search.context import Context  # noqa: E402
 from agent_search.events import TextDelta  # noqa: E402
 from agent_search.searcher import Searcher  # noqa: E402
-from agent_search.types import Request, Result, ResultItem  # noqa: E402
+from agent_search.testing import StaticHandler  # noqa: E402
+from agent_search.types import Request  # noqa: E402
 
 CHAT_DELAYS = {"web": 0.030, "kb": 0.020, "db": 0.010}
 SEARCH_DELAY = 0.050
@@ -50,22 +50,12 @@ QUESTION = "Which wireless headphones under 100 dollars have the best battery li
 KEY = "sk-bench-key"
 
 
-class SleepHandler:
+def sleep_handler(search_type: str, delay: float) -> StaticHandler:
     """A search handler that takes a fixed time and returns 5 items."""
-
-    def __init__(self, type: str, delay: float) -> None:
-        self.type = type
-        self.delay = delay
-
-    def can_handle(self, ctx: Context, request: Request) -> bool:
-        return True
-
-    async def search(self, ctx: Context, request: Request) -> Result:
-        await asyncio.sleep(self.delay)
-        items = [ResultItem(title=f"{self.type} result {i}", url=f"https://{self.type}.ex/{i}",
-                            content=f"{self.type} passage {i} about headphones. " * 4,
-                            score=0.9 - i * 0.05) for i in range(5)]
-        return Result(type=self.type, query=request.query, items=items)
+    return StaticHandler(search_type, [
+        {"title": f"{search_type} result {i}", "url": f"https://{search_type}.ex/{i}",
+         "content": f"{search_type} passage {i} about headphones and batteries. " * 4,
+         "score": 0.9 - i * 0.05} for i in range(5)], delay=delay)
 
 
 def write_project(root: Path, llm_url: str) -> tuple[Path, Path]:
@@ -91,7 +81,7 @@ def write_project(root: Path, llm_url: str) -> tuple[Path, Path]:
 def register_handlers(searchers: list[Searcher], chat: bool) -> None:
     for searcher in searchers:
         for t, d in CHAT_DELAYS.items():
-            searcher.registry.register(SleepHandler(t, d if chat else SEARCH_DELAY))
+            searcher.registry.register(sleep_handler(t, d if chat else SEARCH_DELAY))
 
 
 # -- the server process ----------------------------------------------------------------

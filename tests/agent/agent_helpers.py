@@ -3,48 +3,17 @@ on sys.path)."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator
 from typing import Any
 
-import anyio
 from agent_llm_server import ThreadedChatServer
 
 from agent_search.agent import Assistant, Options
-from agent_search.context import Context
 from agent_search.events import Event
-from agent_search.types import Request, Result, ResultItem
+from agent_search.testing import StaticHandler
 
-
-class StaticHandler:
-    """Answers every request of its type with copies of fixed items, after ``delay``
-    seconds; raises ``error`` if given. Counts calls and cancellations."""
-
-    def __init__(self, type: str, items: Sequence[dict[str, Any]] = (), *, delay: float = 0.0,
-                 error: str | None = None) -> None:
-        self.type = type
-        self.items = list(items)
-        self.delay = delay
-        self.error = error
-        self.requests: list[Request] = []
-        self.cancelled = 0
-        self.finished = 0
-
-    def can_handle(self, ctx: Context, request: Request) -> bool:
-        return True
-
-    async def search(self, ctx: Context, request: Request) -> Result:
-        self.requests.append(request)
-        try:
-            if self.delay:
-                await anyio.sleep(self.delay)
-        except BaseException:
-            self.cancelled += 1
-            raise
-        if self.error:
-            raise RuntimeError(self.error)
-        self.finished += 1
-        items = [ResultItem(**{"type": self.type, **i}) for i in self.items]
-        return Result(type=self.type, query=request.query, items=items, total=len(items))
+__all__ = ["StaticHandler", "collect", "connector_yml", "db_items", "kb_items", "kinds",
+           "run", "text_of", "web_items"]
 
 
 def web_items(n: int, prefix: str = "w", score: float = 0.9) -> list[dict[str, Any]]:

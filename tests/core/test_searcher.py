@@ -36,7 +36,7 @@ async def test_default_limit_is_resolved_before_the_handler_runs() -> None:
     h = StaticHandler("web", web_items(3))
     s = make_searcher(h)
     await s.search({"type": "web", "query": "q"})
-    assert h.calls[0].limit == 10
+    assert h.requests[0].limit == 10
 
 
 async def test_limit_above_configured_max_is_an_error_result() -> None:
@@ -60,7 +60,7 @@ async def test_first_handler_that_can_handle_wins_and_custom_types_work() -> Non
     accepts = StaticHandler("video", web_items(1, prefix="http://b/"))
     s = make_searcher(declines, accepts)
     r = await s.search(Request(type="video", query="q"))
-    assert r.items[0].url == "http://b/0" and not declines.calls
+    assert r.items[0].url == "http://b/0" and not declines.requests
 
 
 async def test_register_first_puts_a_handler_ahead() -> None:
