@@ -16,7 +16,6 @@ off, and an object configures it (and switches it on).
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Mapping
 from pathlib import Path
@@ -27,6 +26,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
 from agent_search.errors import ConfigError
+from agent_search.locations import default_home
 from agent_search.types import CitationConfig
 
 DEFAULT_MIN_SCORE: dict[str, float] = {"web": 0.0, "kb": 0.0, "db": 0.0}
@@ -158,10 +158,6 @@ class SearchConfig(_Section):
 
 
 _FLOOR_TYPES = frozenset(DEFAULT_MIN_SCORE)
-
-
-def default_home() -> Path:
-    return Path(os.environ.get("AGENT_SEARCH_HOME") or "./.agent_search")
 
 
 def deep_merge(base: Mapping[str, Any], override: Mapping[str, Any]) -> dict[str, Any]:

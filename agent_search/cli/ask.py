@@ -165,9 +165,10 @@ def ask(
     if not question.strip():
         fail("QUESTION must not be empty")
     try:
-        path = resolve_assistant(assistant)
         cdir = resolve_config_dir(config)
-        loaded = Assistant.load(path or Path("assistants") / assistant, config_dir=cdir)
+        path = resolve_assistant(assistant, cdir)
+        assert path is not None  # an id was given
+        loaded = Assistant.load(path, config_dir=cdir)
     except (ValueError, AgentSearchError) as exc:
         fail(str(exc))
     try:

@@ -14,6 +14,7 @@ from rich.table import Table
 
 from agent_search.cli.app import app, check_identity, console, fail, print_json
 from agent_search.errors import AgentSearchError, validation_summary
+from agent_search.locations import ENV_CONFIG, find_assistants_dir, find_config_dir
 from agent_search.searcher import Searcher
 from agent_search.types import QueryOrder, QueryWhere, Request, Result
 
@@ -58,23 +59,34 @@ def parse_order(text: str) -> QueryOrder:
     return QueryOrder(field=field.strip(), order=order)
 
 
-def resolve_assistant(assistant: str | None) -> Path | None:
+def resolve_assistant(assistant: str | None, config_dir: Path | None = None) -> Path | None:
+    """``--assistant``: a folder with a ``package.yao``, or an id in the assistants folder
+    (see :mod:`agent_search.locations`), wherever the command runs."""
     if assistant is None:
         return None
     direct = Path(assistant)
-    candidate = direct if (direct / "package.yao").is_file() else Path("assistants") / assistant
+    if (direct / "package.yao").is_file():
+        return direct
+    folder = find_assistants_dir(config_dir)
+    if folder is None:
+        raise ValueError(f"--assistant {assistant!r}: not an assistant folder, and no "
+                         "assistants folder was found (--config, or run inside a project)")
+    candidate = folder / assistant
     if not (candidate / "package.yao").is_file():
         raise ValueError(f"--assistant {assistant!r}: no package.yao in {candidate}")
     return candidate
 
 
 def resolve_config_dir(config: Path | None) -> Path | None:
+    """``--config``, else the configuration folder found from here (or None)."""
     if config is not None:
         if not config.is_dir():
             raise ValueError(f"--config {config}: not a folder")
         return config
-    default = Path("config")
-    return default if default.is_dir() else None
+    found = find_config_dir()
+    if found is not None and not found.is_dir():
+        raise ValueError(f"${ENV_CONFIG} {found}: not a folder")
+    return found
 
 
 def build_searcher(
@@ -83,7 +95,7 @@ def build_searcher(
     """The searcher a command uses; bad flags or configuration exit 2 with one line."""
     try:
         config_dir = resolve_config_dir(config)
-        assistant_dir = resolve_assistant(assistant)
+        assistant_dir = resolve_assistant(assistant, config_dir)
         searcher = Searcher.from_config(config_dir, assistant_dir=assistant_dir,
                                         overrides=overrides, overrides_file="command line")
     except (ValueError, AgentSearchError) as exc:

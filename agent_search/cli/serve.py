@@ -18,6 +18,7 @@ import typer
 from agent_search.cli.app import app, fail
 from agent_search.cli.search import resolve_config_dir
 from agent_search.errors import AgentSearchError
+from agent_search.locations import find_assistants_dir
 
 _SHUTDOWN_MARGIN = 5.0
 """Seconds uvicorn waits for connections beyond the drain's grace before cutting them."""
@@ -32,13 +33,12 @@ def is_loopback(host: str) -> bool:
         return False
 
 
-def _assistants_dir(assistants: Path | None) -> Path | None:
+def _assistants_dir(assistants: Path | None, config_dir: Path | None) -> Path | None:
     if assistants is not None:
         if not assistants.is_dir():
             raise ValueError(f"--assistants {assistants}: not a folder")
         return assistants
-    default = Path("assistants")
-    return default if default.is_dir() else None
+    return find_assistants_dir(config_dir)
 
 
 @app.command()
@@ -61,7 +61,7 @@ def serve(
 
     try:
         cdir = resolve_config_dir(config)
-        adir = _assistants_dir(assistants)
+        adir = _assistants_dir(assistants, cdir)
         settings = ServerSettings.load(cdir)
         keyed = bool(settings.api_keys)
         if keyed:
