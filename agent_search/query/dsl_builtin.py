@@ -49,6 +49,18 @@ from agent_search.query.dsl import (
     ModelSchema,
     RelationSchema,
 )
+from agent_search.query.nl.dates import date_bounds as _date_bounds
+from agent_search.query.nl.dates import is_year as _is_year
+from agent_search.query.nl.dates import period_start as _period_start
+from agent_search.query.nl.dates import shift as _shift
+from agent_search.query.nl.lexicon import STOPWORDS, words_of
+from agent_search.query.nl.lexicon import WORD as _WORD
+from agent_search.query.nl.lexicon import adjacent as _adjacent
+from agent_search.query.nl.lexicon import escape_like as _escape_like
+from agent_search.query.nl.lexicon import find_phrase as _find_phrase
+from agent_search.query.nl.lexicon import overlaps as _overlaps
+from agent_search.query.nl.lexicon import plural_forms as _plural_forms
+from agent_search.query.nl.lexicon import terms as _terms
 
 FUZZY_CUTOFF = 88.0
 """Minimum rapidfuzz ratio (0..100) for a misspelt query word to stand for a known value."""
@@ -66,29 +78,12 @@ are parsed on the event loop (about a millisecond); anything bigger in a worker 
 (fuzzy matching costs query length × values)."""
 MAX_CONDITIONS = 16
 """Most conditions one query yields; the rest are ignored with a warning."""
-MAX_TERM_CHARS = 64
 MAX_TEXT_FIELDS = 4
 """Most fields one text match searches (title, content, then other free-text fields)."""
 FALLBACK_CONFIDENCE = 0.5
 NOTHING_CONFIDENCE = 0.2
 
-_STOPWORD_TEXT = """
-a about above after again all also am an and any are as at be been before being below
-between both but by can could did do does doing down during each few find for from further
-get give had has have having he her here hers him his how i if in into is it its itself
-just list me more most my no nor not now of off on once only or other our out over own
-please same she should show so some such than that the their them then there these they
-this those through to too under until up very was we were what when where which while who
-whom why will with would you your yours display fetch search lookup look want need know
-tell many much number all every any whose called named titled containing contain contains
-count average avg mean sum median total
-record records entry entries item items row rows data info information details detail
-different distinct each kind kinds type types word words letter letters text live lives
-living
-"""
-STOPWORDS = frozenset(_STOPWORD_TEXT.split())
 
-_WORD = re.compile(r"[\w][\w'’./@&+-]*[\w]|[\w]", re.UNICODE)
 _QUOTED = re.compile(r"\"([^\"]{1,200})\"|“([^”]{1,200})”|'([^']{1,200})'")
 _NUM = (r"(?P<cur>[$€£¥])?\s*(?P<num>-?\d{1,15}(?:[.,]\d{1,15})?)\s*(?P<mult>k|m|thousand|million)?"
         r"(?:\s*(?P<unit>milliseconds?|ms|seconds?|secs?|s|minutes?|mins?|hours?|hrs?|h|"
@@ -267,48 +262,6 @@ class BuiltinDSLGenerator:
                                f"only the first {MAX_ANALYSED_CHARS} characters of the query "
                                "were analysed"]
         return out
-
-
-def words_of(name: str) -> str:
-    """``UnitPrice`` / ``unit_price`` / ``agents.demo.unit-price`` → ``unit price``."""
-    name = name.rsplit(".", 1)[-1]
-    name = re.sub(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])", " ", name)
-    return " ".join(re.split(r"[\s_\-]+", name.lower())).strip()
-
-
-def _plural_forms(phrase: str) -> set[str]:
-    forms = {phrase}
-    head, _, last = phrase.rpartition(" ")
-    prefix = head + " " if head else ""
-    if last.endswith("y") and len(last) > 2 and last[-2] not in "aeiou":
-        forms.add(prefix + last[:-1] + "ies")
-    elif last.endswith(("s", "x", "ch", "sh")):
-        forms.add(prefix + last + "es")
-    else:
-        forms.add(prefix + last + "s")
-    if last.endswith("ies"):
-        forms.add(prefix + last[:-3] + "y")
-    elif last.endswith("s") and len(last) > 3:
-        forms.add(prefix + last[:-1])
-    return forms
-
-
-def _find_phrase(low: str, phrase: str, start: int = 0) -> list[tuple[int, int]]:
-    """Occurrences of ``phrase`` in ``low`` on word boundaries."""
-    out = []
-    i = low.find(phrase, start)
-    n = len(phrase)
-    while i >= 0:
-        before = low[i - 1] if i > 0 else " "
-        after = low[i + n] if i + n < len(low) else " "
-        if not before.isalnum() and not after.isalnum():
-            out.append((i, i + n))
-        i = low.find(phrase, i + 1)
-    return out
-
-
-def _overlaps(a: tuple[int, int], b: tuple[int, int]) -> bool:
-    return a[0] < b[1] and b[0] < a[1]
 
 
 class _Parser:
@@ -1226,66 +1179,12 @@ class _Parser:
                 "confidence": FALLBACK_CONFIDENCE}
 
 
-def _adjacent(a: tuple[int, int], b: tuple[int, int], text: str) -> bool:
-    """Only spaces between the two spans."""
-    lo, hi = (a[1], b[0]) if a[0] < b[0] else (b[1], a[0])
-    return lo <= hi and not text[lo:hi].strip()
-
-
-def _is_year(value: float) -> bool:
-    return value.is_integer() and 1900 <= value <= 2099
-
-
 def _understood_factor(dropped: int, content: int) -> float:
     """``0.5 + 0.5 × understood``: the confidence left when ``dropped`` of ``content``
     content words were not understood."""
     if content <= 0:
         return 1.0
     return 0.5 + 0.5 * max(0.0, 1.0 - dropped / content)
-
-
-def _period_start(now: dt.datetime, unit: str) -> dt.datetime:
-    day = now.replace(hour=0, minute=0, second=0, microsecond=0)
-    if unit == "week":
-        return day - dt.timedelta(days=day.weekday())
-    if unit == "month":
-        return day.replace(day=1)
-    if unit == "year":
-        return day.replace(month=1, day=1)
-    return day
-
-
-def _shift(moment: dt.datetime, n: int, unit: str) -> dt.datetime:
-    """``moment`` moved by ``n`` days/weeks/months/years (day clamped to the month)."""
-    if unit == "day":
-        return moment + dt.timedelta(days=n)
-    if unit == "week":
-        return moment + dt.timedelta(weeks=n)
-    months = n * (12 if unit == "year" else 1)
-    index = moment.year * 12 + moment.month - 1 + months
-    year, month = divmod(index, 12)
-    month += 1
-    last_day = (dt.date(year + month // 12, month % 12 + 1, 1) - dt.timedelta(days=1)).day
-    return moment.replace(year=year, month=month, day=min(moment.day, last_day))
-
-
-def _terms(words: list[str]) -> list[str]:
-    """Up to 8 distinct stems of reasonable length."""
-    stems = [_stem(w) for w in words if len(w) <= MAX_TERM_CHARS]
-    return list(dict.fromkeys(stems))[:8]
-
-
-def _stem(word: str) -> str:
-    """A crude singular stem for ``like`` matching: "monitors" → "monitor", "batteries"
-    → "batter" (matches battery and batteries), "boxes" → "box"."""
-    w = word.lower()
-    if len(w) > 4 and w.endswith("ies"):
-        return w[:-3]
-    if len(w) > 4 and w.endswith(("ses", "xes", "ches", "shes")):
-        return w[:-2]
-    if len(w) > 3 and w.endswith("s") and not w.endswith("ss"):
-        return w[:-1]
-    return w
 
 
 def _free_text_fields(schema: ModelSchema) -> list[str]:
@@ -1305,24 +1204,4 @@ def _content_field(schema: ModelSchema) -> str | None:
     return next((names[n] for n in ("description", "content", "summary", "body", "text")
                  if n in names), None)
 
-
-def _escape_like(text: str) -> str:
-    """Literal text in a LIKE pattern: its own % and _ match themselves (approximately:
-    they are replaced by the single-character wildcard so no escape clause is needed)."""
-    return text.replace("%", "_")
-
-
-def _date_bounds(text: str) -> tuple[str, str]:
-    """The first instant of a date/month/year and the first instant after it (ISO).
-    ValueError/OverflowError for a date that does not exist or ends after 9999."""
-    if len(text) == 4:
-        y = int(text)
-        return dt.datetime(y, 1, 1).isoformat(), dt.datetime(y + 1, 1, 1).isoformat()
-    if len(text) == 7:
-        y, mo = int(text[:4]), int(text[5:7])
-        ny, nm = (y + 1, 1) if mo == 12 else (y, mo + 1)
-        return dt.datetime(y, mo, 1).isoformat(), dt.datetime(ny, nm, 1).isoformat()
-    start = dt.datetime.fromisoformat(text.replace(" ", "T"))
-    end = start + (dt.timedelta(days=1) if len(text) == 10 else dt.timedelta(seconds=1))
-    return start.isoformat(), end.isoformat()
 
