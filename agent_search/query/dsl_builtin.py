@@ -140,6 +140,8 @@ _COUNT_OPS = {"more than": ">", "over": ">", "greater than": ">", "at least": ">
 _COUNT_CMP = re.compile(r"\b(?:with|having|has|have)\s+(?:(?P<cmp>" + "|".join(
     sorted(_COUNT_OPS, key=len, reverse=True)) + r")\s+)?(?P<n>\d{1,6})\s+"
     r"(?P<more>or\s+(?:more|fewer|less)\s+)?(?P<rest>[^,.;?!]{1,60})", re.I)
+_STOCK = re.compile(r"\b(?:(?P<out>out\s+of|not\s+in)|in)\s+stock\b", re.I)
+_STOCK_FIELD = re.compile(r"stock|inventory|available", re.I)
 _NEGATION = re.compile(r"\b(?:not|except|excluding|other than|without|but not|no)\s+"
                        r"(?:in\s+|from\s+|the\s+|by\s+|of\s+|a\s+)*$", re.I)
 _SORT = re.compile(r"\b(?:sort(?:ed)?|order(?:ed)?)\s+by\s+(?P<f>[\w ]{1,40}?)"
@@ -217,6 +219,7 @@ class _Plan:
     value_conditions: int = 0
     candidates: list[_Candidate] = field(default_factory=list)
     field_spans: list[tuple[int, int]] = field(default_factory=list)
+    named_fields: list[tuple[tuple[int, int], FieldSchema]] = field(default_factory=list)
 
 
 @dataclass(slots=True)
@@ -311,9 +314,12 @@ class _Parser:
         plan.candidates = candidates
         field_mentions = self._field_mentions(candidates)
         plan.field_spans = [span for span, c, _ in field_mentions if c.relation is None]
+        plan.named_fields = [(span, c.field) for span, c, strong in field_mentions
+                             if c.relation is None and strong]
         self._relative_dates(plan, candidates, field_mentions)
         self._sorting(plan, candidates, field_mentions)
         self._counts(plan, target)
+        self._stock(plan, candidates)
         self._between(plan, candidates, field_mentions)
         self._comparisons(plan, candidates, field_mentions)
         self._dates(plan, candidates, field_mentions)
@@ -333,6 +339,17 @@ class _Parser:
         if aggregate:
             plan.warnings.append(f"{aggregate.group(0).lower()!r} is not computed (no "
                                  "aggregates); the matching records are returned")
+        constrained = " ".join(str(w) for w in plan.wheres) + " ".join(
+            o["field"] for o in plan.orders)
+        for span, named in plan.named_fields:
+            if named.kind in NUMERIC_KINDS | TEMPORAL_KINDS | {"boolean"} and \
+                    self._free(span) and f"'{named.name}'" not in constrained and \
+                    named.name not in constrained and not named.primary:
+                word = self.query[span[0]:span[1]]
+                message = f"{word!r} names the field {named.name} but no condition on it " \
+                          "was understood"
+                if message not in plan.warnings:
+                    plan.warnings.append(message)
         terms: list[str] = []
         relax = False
         if leftover and not plan.value_conditions:
@@ -611,6 +628,26 @@ class _Parser:
             v = self._typed(self._convert(value, unit, cand), cand)
             self._add(plan, cand.path, op, v, span,
                       f"{cand.path} {op} {v} (\"{m.group(0).strip()}\")")
+
+    def _stock(self, plan: _Plan, candidates: list[_Candidate]) -> None:
+        """"in stock" → ``stock > 0``, "out of stock" → ``stock <= 0`` on the target's
+        numeric stock/inventory field; said with no such field it is a warning."""
+        for m in _STOCK.finditer(self.low):
+            if not self._free(m.span()):
+                continue
+            cand = next((c for c in candidates if c.relation is None
+                         and c.field.kind in NUMERIC_KINDS and self._is_plain(c)
+                         and _STOCK_FIELD.search(" ".join(
+                             filter(None, (c.field.name, c.field.label,
+                                           c.field.description))))), None)
+            if cand is None:
+                plan.warnings.append(f"{m.group(0).strip()!r}: no stock field to check; "
+                                     "ignored")
+                self.used.append(m.span())
+                continue
+            op = "<=" if m.group("out") else ">"
+            self._add(plan, cand.path, op, 0, m.span(),
+                      f"{cand.path} {op} 0 (\"{m.group(0).strip()}\")")
 
     def _counts(self, plan: _Plan, target: ModelSchema) -> None:
         """"artists with more than 5 albums" → ``count(albums) > 5`` over a hasMany
