@@ -67,6 +67,11 @@ FUZZY_CUTOFF = 88.0
 MIN_FUZZY_CHARS = 6
 """Shorter words are only matched exactly ("word" is not a misspelt "World")."""
 EXACT_CONFIDENCE = 1.0
+TIE_MARGIN = 0.2
+AMBIGUOUS_CONFIDENCE = 0.9
+"""A parse that kept several readings of one value is less sure than an exact one."""
+"""Exact matches of the same words in two fields whose preferences differ by less are
+both kept, as an ``or``."""
 VARIANT_CONFIDENCE = 0.97
 """A value matched in another number ("computer" for "computers")."""
 MAX_ANALYSED_CHARS = 500
@@ -954,6 +959,10 @@ class _Parser:
         by_path: dict[tuple[str, bool], list[_Cond]] = {}
         for cond in sorted(chosen, key=lambda c: c.span[0]):
             negated = bool(_NEGATION.search(self.low[max(0, cond.span[0] - 25):cond.span[0]]))
+            readings = self._other_readings(cond, found)
+            if readings and not negated:  # "Iron Maiden albums": a title or an artist
+                self._either(plan, [cond, *readings])
+                continue
             by_path.setdefault((cond.path, negated), []).append(cond)
         for (path, negated), conds in by_path.items():
             if self._full(plan):
@@ -973,6 +982,28 @@ class _Parser:
             plan.evidence += sum(c.confidence * (2.0 if "." not in path else 1.5)
                                  for c in conds)
             self.used.extend(c.span for c in conds)
+
+    @staticmethod
+    def _other_readings(cond: _Cond, found: list[_Cond]) -> list[_Cond]:
+        """Equally exact matches of the same words in other fields, nearly as likely
+        (within :data:`TIE_MARGIN`): the query does not say which one is meant."""
+        return [c for c in found if c.span == cond.span and c.path != cond.path
+                and c.confidence == cond.confidence == EXACT_CONFIDENCE
+                and c.score >= cond.score - TIE_MARGIN]
+
+    def _either(self, plan: _Plan, conds: list[_Cond]) -> None:
+        """One condition read several ways: their ``or``, with a note saying so."""
+        if self._full(plan):
+            return
+        plan.wheres.append({"or": [{"field": c.path, "op": "=", "value": c.value}
+                                   for c in conds]})
+        plan.notes.append(" or ".join(f"{c.path} = {c.value!r}" for c in conds)
+                          + f" (\"{self.query[conds[0].span[0]:conds[0].span[1]]}\" "
+                            "could be any of these)")
+        plan.value_conditions += 1
+        plan.evidence += 2.0
+        plan.confidence = min(plan.confidence, AMBIGUOUS_CONFIDENCE)
+        self.used.append(conds[0].span)
 
     def _preference(self, cand: _Candidate, span: tuple[int, int], base: float,
                     mentions: list[tuple[tuple[int, int], _Candidate, bool]],
