@@ -49,12 +49,29 @@ from agent_search.query.dsl import (
     ModelSchema,
     RelationSchema,
 )
+from agent_search.query.nl.dates import date_bounds as _date_bounds
+from agent_search.query.nl.dates import is_year as _is_year
+from agent_search.query.nl.dates import period_start as _period_start
+from agent_search.query.nl.dates import shift as _shift
+from agent_search.query.nl.lexicon import STOPWORDS, words_of
+from agent_search.query.nl.lexicon import WORD as _WORD
+from agent_search.query.nl.lexicon import adjacent as _adjacent
+from agent_search.query.nl.lexicon import escape_like as _escape_like
+from agent_search.query.nl.lexicon import find_phrase as _find_phrase
+from agent_search.query.nl.lexicon import overlaps as _overlaps
+from agent_search.query.nl.lexicon import plural_forms as _plural_forms
+from agent_search.query.nl.lexicon import terms as _terms
 
 FUZZY_CUTOFF = 88.0
 """Minimum rapidfuzz ratio (0..100) for a misspelt query word to stand for a known value."""
 MIN_FUZZY_CHARS = 6
 """Shorter words are only matched exactly ("word" is not a misspelt "World")."""
 EXACT_CONFIDENCE = 1.0
+TIE_MARGIN = 0.2
+AMBIGUOUS_CONFIDENCE = 0.9
+"""A parse that kept several readings of one value is less sure than an exact one."""
+"""Exact matches of the same words in two fields whose preferences differ by less are
+both kept, as an ``or``."""
 VARIANT_CONFIDENCE = 0.97
 """A value matched in another number ("computer" for "computers")."""
 MAX_ANALYSED_CHARS = 500
@@ -66,29 +83,12 @@ are parsed on the event loop (about a millisecond); anything bigger in a worker 
 (fuzzy matching costs query length × values)."""
 MAX_CONDITIONS = 16
 """Most conditions one query yields; the rest are ignored with a warning."""
-MAX_TERM_CHARS = 64
 MAX_TEXT_FIELDS = 4
 """Most fields one text match searches (title, content, then other free-text fields)."""
 FALLBACK_CONFIDENCE = 0.5
 NOTHING_CONFIDENCE = 0.2
 
-_STOPWORD_TEXT = """
-a about above after again all also am an and any are as at be been before being below
-between both but by can could did do does doing down during each few find for from further
-get give had has have having he her here hers him his how i if in into is it its itself
-just list me more most my no nor not now of off on once only or other our out over own
-please same she should show so some such than that the their them then there these they
-this those through to too under until up very was we were what when where which while who
-whom why will with would you your yours display fetch search lookup look want need know
-tell many much number all every any whose called named titled containing contain contains
-count average avg mean sum median total
-record records entry entries item items row rows data info information details detail
-different distinct each kind kinds type types word words letter letters text live lives
-living
-"""
-STOPWORDS = frozenset(_STOPWORD_TEXT.split())
 
-_WORD = re.compile(r"[\w][\w'’./@&+-]*[\w]|[\w]", re.UNICODE)
 _QUOTED = re.compile(r"\"([^\"]{1,200})\"|“([^”]{1,200})”|'([^']{1,200})'")
 _NUM = (r"(?P<cur>[$€£¥])?\s*(?P<num>-?\d{1,15}(?:[.,]\d{1,15})?)\s*(?P<mult>k|m|thousand|million)?"
         r"(?:\s*(?P<unit>milliseconds?|ms|seconds?|secs?|s|minutes?|mins?|hours?|hrs?|h|"
@@ -145,6 +145,8 @@ _COUNT_OPS = {"more than": ">", "over": ">", "greater than": ">", "at least": ">
 _COUNT_CMP = re.compile(r"\b(?:with|having|has|have)\s+(?:(?P<cmp>" + "|".join(
     sorted(_COUNT_OPS, key=len, reverse=True)) + r")\s+)?(?P<n>\d{1,6})\s+"
     r"(?P<more>or\s+(?:more|fewer|less)\s+)?(?P<rest>[^,.;?!]{1,60})", re.I)
+_STOCK = re.compile(r"\b(?:(?P<out>out\s+of|not\s+in)|in)\s+stock\b", re.I)
+_STOCK_FIELD = re.compile(r"stock|inventory|available", re.I)
 _NEGATION = re.compile(r"\b(?:not|except|excluding|other than|without|but not|no)\s+"
                        r"(?:in\s+|from\s+|the\s+|by\s+|of\s+|a\s+)*$", re.I)
 _SORT = re.compile(r"\b(?:sort(?:ed)?|order(?:ed)?)\s+by\s+(?P<f>[\w ]{1,40}?)"
@@ -222,6 +224,7 @@ class _Plan:
     value_conditions: int = 0
     candidates: list[_Candidate] = field(default_factory=list)
     field_spans: list[tuple[int, int]] = field(default_factory=list)
+    named_fields: list[tuple[tuple[int, int], FieldSchema]] = field(default_factory=list)
 
 
 @dataclass(slots=True)
@@ -267,48 +270,6 @@ class BuiltinDSLGenerator:
                                f"only the first {MAX_ANALYSED_CHARS} characters of the query "
                                "were analysed"]
         return out
-
-
-def words_of(name: str) -> str:
-    """``UnitPrice`` / ``unit_price`` / ``agents.demo.unit-price`` → ``unit price``."""
-    name = name.rsplit(".", 1)[-1]
-    name = re.sub(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])", " ", name)
-    return " ".join(re.split(r"[\s_\-]+", name.lower())).strip()
-
-
-def _plural_forms(phrase: str) -> set[str]:
-    forms = {phrase}
-    head, _, last = phrase.rpartition(" ")
-    prefix = head + " " if head else ""
-    if last.endswith("y") and len(last) > 2 and last[-2] not in "aeiou":
-        forms.add(prefix + last[:-1] + "ies")
-    elif last.endswith(("s", "x", "ch", "sh")):
-        forms.add(prefix + last + "es")
-    else:
-        forms.add(prefix + last + "s")
-    if last.endswith("ies"):
-        forms.add(prefix + last[:-3] + "y")
-    elif last.endswith("s") and len(last) > 3:
-        forms.add(prefix + last[:-1])
-    return forms
-
-
-def _find_phrase(low: str, phrase: str, start: int = 0) -> list[tuple[int, int]]:
-    """Occurrences of ``phrase`` in ``low`` on word boundaries."""
-    out = []
-    i = low.find(phrase, start)
-    n = len(phrase)
-    while i >= 0:
-        before = low[i - 1] if i > 0 else " "
-        after = low[i + n] if i + n < len(low) else " "
-        if not before.isalnum() and not after.isalnum():
-            out.append((i, i + n))
-        i = low.find(phrase, i + 1)
-    return out
-
-
-def _overlaps(a: tuple[int, int], b: tuple[int, int]) -> bool:
-    return a[0] < b[1] and b[0] < a[1]
 
 
 class _Parser:
@@ -358,9 +319,12 @@ class _Parser:
         plan.candidates = candidates
         field_mentions = self._field_mentions(candidates)
         plan.field_spans = [span for span, c, _ in field_mentions if c.relation is None]
+        plan.named_fields = [(span, c.field) for span, c, strong in field_mentions
+                             if c.relation is None and strong]
         self._relative_dates(plan, candidates, field_mentions)
         self._sorting(plan, candidates, field_mentions)
         self._counts(plan, target)
+        self._stock(plan, candidates)
         self._between(plan, candidates, field_mentions)
         self._comparisons(plan, candidates, field_mentions)
         self._dates(plan, candidates, field_mentions)
@@ -380,6 +344,17 @@ class _Parser:
         if aggregate:
             plan.warnings.append(f"{aggregate.group(0).lower()!r} is not computed (no "
                                  "aggregates); the matching records are returned")
+        constrained = " ".join(str(w) for w in plan.wheres) + " ".join(
+            o["field"] for o in plan.orders)
+        for span, named in plan.named_fields:
+            if named.kind in NUMERIC_KINDS | TEMPORAL_KINDS | {"boolean"} and \
+                    self._free(span) and f"'{named.name}'" not in constrained and \
+                    named.name not in constrained and not named.primary:
+                word = self.query[span[0]:span[1]]
+                message = f"{word!r} names the field {named.name} but no condition on it " \
+                          "was understood"
+                if message not in plan.warnings:
+                    plan.warnings.append(message)
         terms: list[str] = []
         relax = False
         if leftover and not plan.value_conditions:
@@ -658,6 +633,26 @@ class _Parser:
             v = self._typed(self._convert(value, unit, cand), cand)
             self._add(plan, cand.path, op, v, span,
                       f"{cand.path} {op} {v} (\"{m.group(0).strip()}\")")
+
+    def _stock(self, plan: _Plan, candidates: list[_Candidate]) -> None:
+        """"in stock" → ``stock > 0``, "out of stock" → ``stock <= 0`` on the target's
+        numeric stock/inventory field; said with no such field it is a warning."""
+        for m in _STOCK.finditer(self.low):
+            if not self._free(m.span()):
+                continue
+            cand = next((c for c in candidates if c.relation is None
+                         and c.field.kind in NUMERIC_KINDS and self._is_plain(c)
+                         and _STOCK_FIELD.search(" ".join(
+                             filter(None, (c.field.name, c.field.label,
+                                           c.field.description))))), None)
+            if cand is None:
+                plan.warnings.append(f"{m.group(0).strip()!r}: no stock field to check; "
+                                     "ignored")
+                self.used.append(m.span())
+                continue
+            op = "<=" if m.group("out") else ">"
+            self._add(plan, cand.path, op, 0, m.span(),
+                      f"{cand.path} {op} 0 (\"{m.group(0).strip()}\")")
 
     def _counts(self, plan: _Plan, target: ModelSchema) -> None:
         """"artists with more than 5 albums" → ``count(albums) > 5`` over a hasMany
@@ -964,6 +959,10 @@ class _Parser:
         by_path: dict[tuple[str, bool], list[_Cond]] = {}
         for cond in sorted(chosen, key=lambda c: c.span[0]):
             negated = bool(_NEGATION.search(self.low[max(0, cond.span[0] - 25):cond.span[0]]))
+            readings = self._other_readings(cond, found)
+            if readings and not negated:  # "Iron Maiden albums": a title or an artist
+                self._either(plan, [cond, *readings])
+                continue
             by_path.setdefault((cond.path, negated), []).append(cond)
         for (path, negated), conds in by_path.items():
             if self._full(plan):
@@ -983,6 +982,28 @@ class _Parser:
             plan.evidence += sum(c.confidence * (2.0 if "." not in path else 1.5)
                                  for c in conds)
             self.used.extend(c.span for c in conds)
+
+    @staticmethod
+    def _other_readings(cond: _Cond, found: list[_Cond]) -> list[_Cond]:
+        """Equally exact matches of the same words in other fields, nearly as likely
+        (within :data:`TIE_MARGIN`): the query does not say which one is meant."""
+        return [c for c in found if c.span == cond.span and c.path != cond.path
+                and c.confidence == cond.confidence == EXACT_CONFIDENCE
+                and c.score >= cond.score - TIE_MARGIN]
+
+    def _either(self, plan: _Plan, conds: list[_Cond]) -> None:
+        """One condition read several ways: their ``or``, with a note saying so."""
+        if self._full(plan):
+            return
+        plan.wheres.append({"or": [{"field": c.path, "op": "=", "value": c.value}
+                                   for c in conds]})
+        plan.notes.append(" or ".join(f"{c.path} = {c.value!r}" for c in conds)
+                          + f" (\"{self.query[conds[0].span[0]:conds[0].span[1]]}\" "
+                            "could be any of these)")
+        plan.value_conditions += 1
+        plan.evidence += 2.0
+        plan.confidence = min(plan.confidence, AMBIGUOUS_CONFIDENCE)
+        self.used.append(conds[0].span)
 
     def _preference(self, cand: _Candidate, span: tuple[int, int], base: float,
                     mentions: list[tuple[tuple[int, int], _Candidate, bool]],
@@ -1226,66 +1247,12 @@ class _Parser:
                 "confidence": FALLBACK_CONFIDENCE}
 
 
-def _adjacent(a: tuple[int, int], b: tuple[int, int], text: str) -> bool:
-    """Only spaces between the two spans."""
-    lo, hi = (a[1], b[0]) if a[0] < b[0] else (b[1], a[0])
-    return lo <= hi and not text[lo:hi].strip()
-
-
-def _is_year(value: float) -> bool:
-    return value.is_integer() and 1900 <= value <= 2099
-
-
 def _understood_factor(dropped: int, content: int) -> float:
     """``0.5 + 0.5 × understood``: the confidence left when ``dropped`` of ``content``
     content words were not understood."""
     if content <= 0:
         return 1.0
     return 0.5 + 0.5 * max(0.0, 1.0 - dropped / content)
-
-
-def _period_start(now: dt.datetime, unit: str) -> dt.datetime:
-    day = now.replace(hour=0, minute=0, second=0, microsecond=0)
-    if unit == "week":
-        return day - dt.timedelta(days=day.weekday())
-    if unit == "month":
-        return day.replace(day=1)
-    if unit == "year":
-        return day.replace(month=1, day=1)
-    return day
-
-
-def _shift(moment: dt.datetime, n: int, unit: str) -> dt.datetime:
-    """``moment`` moved by ``n`` days/weeks/months/years (day clamped to the month)."""
-    if unit == "day":
-        return moment + dt.timedelta(days=n)
-    if unit == "week":
-        return moment + dt.timedelta(weeks=n)
-    months = n * (12 if unit == "year" else 1)
-    index = moment.year * 12 + moment.month - 1 + months
-    year, month = divmod(index, 12)
-    month += 1
-    last_day = (dt.date(year + month // 12, month % 12 + 1, 1) - dt.timedelta(days=1)).day
-    return moment.replace(year=year, month=month, day=min(moment.day, last_day))
-
-
-def _terms(words: list[str]) -> list[str]:
-    """Up to 8 distinct stems of reasonable length."""
-    stems = [_stem(w) for w in words if len(w) <= MAX_TERM_CHARS]
-    return list(dict.fromkeys(stems))[:8]
-
-
-def _stem(word: str) -> str:
-    """A crude singular stem for ``like`` matching: "monitors" → "monitor", "batteries"
-    → "batter" (matches battery and batteries), "boxes" → "box"."""
-    w = word.lower()
-    if len(w) > 4 and w.endswith("ies"):
-        return w[:-3]
-    if len(w) > 4 and w.endswith(("ses", "xes", "ches", "shes")):
-        return w[:-2]
-    if len(w) > 3 and w.endswith("s") and not w.endswith("ss"):
-        return w[:-1]
-    return w
 
 
 def _free_text_fields(schema: ModelSchema) -> list[str]:
@@ -1305,24 +1272,4 @@ def _content_field(schema: ModelSchema) -> str | None:
     return next((names[n] for n in ("description", "content", "summary", "body", "text")
                  if n in names), None)
 
-
-def _escape_like(text: str) -> str:
-    """Literal text in a LIKE pattern: its own % and _ match themselves (approximately:
-    they are replaced by the single-character wildcard so no escape clause is needed)."""
-    return text.replace("%", "_")
-
-
-def _date_bounds(text: str) -> tuple[str, str]:
-    """The first instant of a date/month/year and the first instant after it (ISO).
-    ValueError/OverflowError for a date that does not exist or ends after 9999."""
-    if len(text) == 4:
-        y = int(text)
-        return dt.datetime(y, 1, 1).isoformat(), dt.datetime(y + 1, 1, 1).isoformat()
-    if len(text) == 7:
-        y, mo = int(text[:4]), int(text[5:7])
-        ny, nm = (y + 1, 1) if mo == 12 else (y, mo + 1)
-        return dt.datetime(y, mo, 1).isoformat(), dt.datetime(ny, nm, 1).isoformat()
-    start = dt.datetime.fromisoformat(text.replace(" ", "T"))
-    end = start + (dt.timedelta(days=1) if len(text) == 10 else dt.timedelta(seconds=1))
-    return start.isoformat(), end.isoformat()
 

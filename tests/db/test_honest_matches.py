@@ -104,3 +104,21 @@ async def test_strict_mode_still_refuses_what_it_cannot_read(chinook: DBHandler)
     r = await chinook.search(Context(config=config),
                              Request(type="db", query="zzyzx qwv", models=CHINOOK))
     assert r.error is not None and "query.strict" in r.error
+
+
+async def test_in_stock_is_a_condition_and_dropped_phrases_are_warned(shop: DBHandler) -> None:
+    r = await ask(shop, "headphones in stock", [PRODUCT], user=None)
+    want = {p["id"] for p in PRODUCTS if p["stock"] > 0 and "Headphones" in p["name"]}
+    assert want and {i.record_id for i in r.items} == want
+    out = await ask(shop, "products out of stock", [PRODUCT], user=None)
+    assert {i.record_id for i in out.items} == {p["id"] for p in PRODUCTS if p["stock"] <= 0}
+    orders = await ask(shop, "orders in stock", [ORDER])
+    assert any("'in stock'" in w and "ignored" in w for w in orders.warnings)
+
+
+async def test_a_named_field_without_a_condition_is_warned(chinook: DBHandler) -> None:
+    r = await ask(chinook, "What is the average unit price of all the tracks?", ["Track"],
+                  user=None)
+    assert any("UnitPrice" in w and "no condition" in w for w in r.warnings)
+    ok = await ask(chinook, "tracks with a unit price over 1", ["Track"], user=None)
+    assert not any("no condition" in w for w in ok.warnings)

@@ -118,6 +118,10 @@ CASES: list[tuple[str, str, str]] = [
     ("invoice lines of Jazz tracks", "InvoiceLine",
      "SELECT InvoiceLineId FROM InvoiceLine WHERE TrackId IN (SELECT TrackId FROM Track"
      " WHERE GenreId = 2) ORDER BY InvoiceLineId"),
+    # a value that is an album title and an artist name: both readings
+    ("Iron Maiden albums", "Album",
+     "SELECT AlbumId FROM Album WHERE Title = 'Iron Maiden' OR ArtistId = (SELECT ArtistId"
+     " FROM Artist WHERE Name = 'Iron Maiden') ORDER BY AlbumId"),
     # counts over hasMany relations
     ("artists with more than 5 albums", "Artist",
      "SELECT ArtistId FROM Album GROUP BY ArtistId HAVING count(*) > 5 ORDER BY ArtistId"),
