@@ -36,5 +36,7 @@ def validation_summary(exc: ValidationError, default_loc: str = "request") -> st
     empty, the message comes alone)."""
     err = exc.errors()[0]
     loc = ".".join(str(p) for p in err["loc"]) or default_loc
+    if len(loc) > 80:  # a deeply nested input: its path would swamp the message
+        loc = f"{loc[:40]}…{loc[-30:]}"
     msg = str(err["msg"]).removeprefix("Value error, ")
     return f"{loc}: {msg}" if loc else msg

@@ -69,6 +69,34 @@ class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
 
+MAX_WHERE_DEPTH = 8
+"""Deepest nesting of ``or`` / ``and`` groups a where may have."""
+
+MAX_WHERE_CLAUSES = 256
+"""Most clauses (groups included) one where tree may hold."""
+
+
+def _check_where_tree(data: Any) -> None:
+    """Refuse a where tree deeper than :data:`MAX_WHERE_DEPTH` or larger than
+    :data:`MAX_WHERE_CLAUSES`, walking the raw input iteratively (a recursive validator
+    would hit Python's recursion limit first)."""
+    pending: list[tuple[Any, int]] = [(data, 1)]
+    seen = 0
+    while pending:
+        node, depth = pending.pop()
+        seen += 1
+        if seen > MAX_WHERE_CLAUSES:
+            raise ValueError(f"a where may hold at most {MAX_WHERE_CLAUSES} clauses")
+        if not isinstance(node, dict):
+            continue
+        for key in ("or", "and"):
+            group = node.get(key)
+            if isinstance(group, list):
+                if depth >= MAX_WHERE_DEPTH:
+                    raise ValueError(f"where groups nest at most {MAX_WHERE_DEPTH} deep")
+                pending.extend((child, depth + 1) for child in group)
+
+
 class QueryWhere(_Model):
     """One filter clause ``{field, op, value}``, or a group ``{"or": [...]}`` / ``{"and": [...]}``.
 
@@ -81,6 +109,13 @@ class QueryWhere(_Model):
     value: Any = None
     or_: list[QueryWhere] | None = Field(default=None, alias="or")
     and_: list[QueryWhere] | None = Field(default=None, alias="and")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _check_size(cls, data: Any) -> Any:
+        """Bound a clause tree from outside before it is validated (and recursed into)."""
+        _check_where_tree(data)
+        return data
 
     @field_validator("op")
     @classmethod

@@ -99,3 +99,20 @@ def test_every_url_out_of_the_searcher_is_http_or_none(urls: list[str]) -> None:
     for item in result.items:
         assert item.url is None or item.url.lower().startswith(("http://", "https://"))
         assert item.url is None or not any(c in item.url for c in "\n\r\u2028\u2029 \x00")
+
+
+@pytest.mark.parametrize("shape", ["deep", "wide"])
+async def test_huge_where_trees_are_refused_before_validation_recurses(shape: str) -> None:
+    # found after issue 11: a 3,000-deep {"or": [...]} tree reached pydantic's recursion
+    # guard and came back as an error whose location filled several kilobytes
+    where: dict[str, object] = {"field": "a", "op": "=", "value": 1}
+    if shape == "deep":
+        for _ in range(3000):
+            where = {"or": [where]}
+    else:
+        where = {"or": [{"field": "a", "value": i} for i in range(5000)]}
+    started = time.perf_counter()
+    result = await Searcher().search({"type": "db", "query": "x", "wheres": [where]})
+    assert time.perf_counter() - started < 0.5
+    assert result.error is not None and len(result.error) < 120
+    assert ("nest at most 8 deep" if shape == "deep" else "at most 256 clauses") in result.error
