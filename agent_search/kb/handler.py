@@ -11,7 +11,8 @@ filters, translated to Qdrant filters).
 ``request.options`` keys:
 
 * ``mode``: ``"hybrid"`` (default, ``kb.mode``), ``"dense"`` or ``"sparse"``;
-* ``fusion``: ``"zscore"`` (default, ``kb.fusion``), ``"dbsf"`` or ``"rrf"`` for hybrid;
+* ``fusion``: ``"calibrated"`` (default, ``kb.fusion``: absolute scores), or the relative
+  ``"zscore"``, ``"dbsf"`` or ``"rrf"`` for hybrid;
 * ``prefetch``: candidates per branch in hybrid mode (default ``kb.prefetch``);
 * ``prf_docs``: dense pseudo-relevance feedback from the top N results (``kb.prf_docs``).
 """
@@ -82,8 +83,9 @@ class KBHandler:
         if mode not in MODES:
             raise ValueError(f"options.mode {mode!r} is not one of {', '.join(MODES)}")
         fusion = str(options.get("fusion", settings.fusion)).lower()
-        if fusion not in ("zscore", "dbsf", "rrf"):
-            raise ValueError(f"options.fusion {fusion!r} is not one of zscore, dbsf, rrf")
+        if fusion not in ("calibrated", "zscore", "dbsf", "rrf"):
+            raise ValueError(f"options.fusion {fusion!r} is not one of calibrated, zscore, "
+                             "dbsf, rrf")
         prefetch = options.get("prefetch", settings.prefetch)
         if isinstance(prefetch, bool) or not isinstance(prefetch, int) or prefetch < 1:
             raise ValueError(f"options.prefetch must be a positive integer, got {prefetch!r}")

@@ -13,7 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from agent_search.config import DEFAULT_MIN_SCORE, SearchConfig, config_error
 
 SearchMode = Literal["hybrid", "dense", "sparse"]
-FusionMethod = Literal["zscore", "rrf", "dbsf"]
+FusionMethod = Literal["calibrated", "zscore", "rrf", "dbsf"]
 EmbeddingProvider = Literal["fastembed", "openai"]
 Int8Mode = Literal["dynamic", "weights"]
 
@@ -66,7 +66,9 @@ class KBSettings(BaseModel):
 
     # retrieval
     mode: SearchMode = "hybrid"
-    fusion: FusionMethod = "zscore"
+    fusion: FusionMethod = Field(default="calibrated", description=(
+        "hybrid fusion: 'calibrated' (absolute 0..1 scores, see kb.retrieval), or the "
+        "relative 'zscore', 'dbsf', 'rrf'"))
     # chosen on held-out SciFact claims (not the test split); see bench/bench_kb.py
     dense_weight: float = Field(default=0.75, ge=0)
     sparse_weight: float = Field(default=0.25, ge=0)
