@@ -33,7 +33,8 @@ async def test_graph_nodes_and_boost(config: SearchConfig, docs: Path) -> None:
     searcher = Searcher(config)
     searcher.registry.register(create_handler(config))
     ctx = searcher.context()
-    plain = await searcher.search(Request(type="kb", query="what does DBSF fuse", limit=10),
+    plain = await searcher.search(Request(type="kb", query="what does DBSF fuse", limit=10,
+                                          min_score=0),  # compare every score, no floor
                                   ctx=ctx)
     graphed = await searcher.search(Request(type="kb", query="what does DBSF fuse", limit=10,
                                             graph=True), ctx=ctx)
