@@ -29,7 +29,7 @@ from agent_search.errors import ConfigError
 from agent_search.locations import default_home
 from agent_search.types import CitationConfig
 
-DEFAULT_MIN_SCORE: dict[str, float] = {"web": 0.2, "kb": 0.0, "db": 0.3}
+DEFAULT_MIN_SCORE: dict[str, float] = {"web": 0.2, "kb": 0.02, "db": 0.3}
 """Default relevance floors per search type, on the scale every handler scores on
 (0..1, ~0.5 = probably relevant; see README "What scores mean")."""
 

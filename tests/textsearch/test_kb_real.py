@@ -46,8 +46,9 @@ async def test_kb_text_search_on_the_real_handler(tmp_path: Path) -> None:
         out = await fn.invoke({"query": "how do I cook pasta", "count": 1}, ctx)
         assert out[0]["link"].endswith("pasta.md") and out[0]["citation_id"] == "1"
 
+        # the query matches both documents (pasta best); the filter keeps the other one
         only_hybrid = await kb.get_text_search_results(
-            "cooking", {"top": 5, "filter": equal_to("document_id",
+            "cooking or keyword retrieval", {"top": 5, "filter": equal_to("document_id",
                                                      records.items[0].document_id)})
         assert {r.link for r in only_hybrid.items} == {records.items[0].source}
     finally:
