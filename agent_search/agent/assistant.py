@@ -574,7 +574,7 @@ class Assistant:
                 await offline(reason)
                 return _Answer(references, None)
             try:
-                await self._chat(ctx, client, question, out, references, _warnings(node))
+                await self._chat(ctx, client, question, out, references, node)
             except LLMError as exc:
                 if not out.written:  # nothing said yet: answer offline rather than not at all
                     await offline(f"the language model failed: {exc}")
@@ -582,9 +582,12 @@ class Assistant:
         return _Answer(references, None)
 
     async def _chat(self, ctx: Context, client: ChatClient, question: _Question,
-                    out: _TextOut, references: list[ResultItem], warnings: list[str]) -> None:
+                    out: _TextOut, references: list[ResultItem], node: TraceNode) -> None:
         """The model's turns: text to ``out``; tool calls run, their items added to
-        ``references``, until the model answers without calling a tool."""
+        ``references``, until the model answers without calling a tool. Warnings and the
+        tool calls go on the stage's trace ``node`` for the record."""
+        warnings = _warnings(node)
+        tool_calls: list[dict[str, Any]] = node.attributes.setdefault("tool_calls", [])
         tool_types = self._tool_types()
         messages = to_llm_messages(question.messages)
         for round_ in range(MAX_TOOL_ROUNDS + 1):
@@ -604,7 +607,9 @@ class Assistant:
                 return
             messages.append(assistant_tool_message("".join(said), calls))
             answers = await self._run_tool_calls(calls, ctx, tool_types)
-            for reply, items in answers:
+            for call, (reply, items) in zip(calls, answers, strict=True):
+                tool_calls.append({"type": "tool", "call": call.name,
+                                   "arguments": call.arguments, "count": len(items)})
                 messages.append(reply)
                 references.extend(items)
                 out.tracker.known.update(i.citation_id for i in items if i.citation_id)

@@ -6,8 +6,9 @@ warnings and errors. Read it back with :meth:`RecordStore.get`.
 
 The record is built by :class:`RecordSink`, the event sink of a stream: searches, time to
 first text, citations and the final error come from the events it passes on; what no
-event carries (query, decision, keywords, DSL, warnings, references) and the duration of
-each stage come from the stage nodes of the request's trace. Nothing else records timing.
+event carries (query, decision, keywords, DSL, warnings, references, the model's tool
+calls) and the duration of each stage come from the stage nodes of the request's trace.
+Nothing else records timing.
 
 sqlite3 calls are blocking, so they run in a worker thread.
 """
@@ -130,6 +131,7 @@ class RecordSink:
             rec.dsl = rec.dsl or node.attributes.get("dsl")
             rec.warnings.extend(node.attributes.get("warnings", ()))
             rec.errors.extend(node.attributes.get("errors", ()))
+            rec.searches.extend(node.attributes.get("tool_calls", ()))
         if self._first_text is not None:
             durations["first_text"] = _ms(self._first_text - self._started)
         durations["total"] = _ms(time.perf_counter() - self._started)
