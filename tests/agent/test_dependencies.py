@@ -85,3 +85,15 @@ async def test_the_query_generator_reaches_db_handlers_through_the_context(
                        handlers=[Db("db", [])])
     await run(a, "cheap products")
     assert list(seen[0]) == ["dsl-worker"]
+
+
+def test_from_config_builds_the_searcher_with_what_it_uses(tmp_path, home) -> None:
+    from agent_search.rerank import ScoreReranker
+
+    generator, reranker, mine = object(), ScoreReranker(), StaticHandler("custom", [])
+    searcher = Searcher.from_config(tmp_path, handlers=[mine], rerankers={"mine": reranker},
+                                    generators={"mine": generator})  # type: ignore[dict-item]
+    (db,) = searcher.registry.handlers("db")
+    assert db.generators == {"mine": generator}
+    assert searcher.rerankers["mine"] is reranker and "score" in searcher.rerankers
+    assert searcher.registry.handlers("custom") == [mine]
