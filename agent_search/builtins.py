@@ -6,12 +6,14 @@ lazily, so ``import agent_search`` stays cheap and a custom searcher can skip th
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from agent_search.errors import ConfigError
 
 if TYPE_CHECKING:
+    from agent_search.query.dsl import DSLGenerator
     from agent_search.searcher import Searcher
 
 
@@ -20,12 +22,13 @@ def register_builtin_handlers(
     *,
     config_dir: str | Path | None = None,
     assistant_dir: str | Path | None = None,
+    generators: Mapping[str, DSLGenerator] | None = None,
 ) -> None:
     """Register the builtin ``web``, ``kb`` and ``db`` handlers on ``searcher``.
 
     Nothing is contacted yet: handlers connect lazily on their first search. A bad
     section of the configuration raises :class:`~agent_search.errors.ConfigError`
-    naming the key.
+    naming the key. ``generators`` are the db handler's NL → DSL generators by name.
     """
     from agent_search.db import create_handler as create_db_handler
     from agent_search.kb import create_handler as create_kb_handler
@@ -40,6 +43,7 @@ def register_builtin_handlers(
                 config,
                 config_dir=Path(config_dir) if config_dir is not None else None,
                 assistant_dir=Path(assistant_dir) if assistant_dir is not None else None,
+                generators=generators,
             )
         )
     except ConfigError as exc:

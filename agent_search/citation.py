@@ -66,12 +66,6 @@ class CitationAllocator:
         self._next = start
         self._lock = threading.Lock()
 
-    def allocate(self) -> str:
-        with self._lock:
-            n = self._next
-            self._next += 1
-        return str(n)
-
     def allocate_many(self, count: int) -> list[str]:
         first = self.reserve(count)
         return [str(i) for i in range(first, first + count)]

@@ -2,19 +2,25 @@
 
 One :class:`Context` spans everything one user request does (hook searches, auto search,
 tool calls): it owns the citation allocator (so ids are unique across all of them), the
-event sink, the trace root and the caller's identity used by permission filters.
+event sink, the trace root and the caller's identity used by permission filters. What a
+run brings along for the handlers (``generators``: NL → DSL generators by ``uses.query``
+name, e.g. an agent runtime's delegates) travels here too, as pydantic-ai's
+``RunContext.deps`` does, so nobody has to change a shared handler to pass it in.
 """
 
 from __future__ import annotations
 
 import secrets
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agent_search.citation import CitationAllocator
 from agent_search.config import SearchConfig
 from agent_search.events import EventSink, NullSink
 from agent_search.trace import TraceNode
+
+if TYPE_CHECKING:
+    from agent_search.query.dsl import DSLGenerator
 
 
 @dataclass(slots=True)
@@ -27,6 +33,7 @@ class Context:
     trace: TraceNode = field(default_factory=lambda: TraceNode("request"))
     citations: CitationAllocator = field(default_factory=CitationAllocator)
     metadata: dict[str, Any] = field(default_factory=dict)
+    generators: dict[str, DSLGenerator] = field(default_factory=dict)
     _search_seq: int = 0
 
     def next_search_id(self) -> str:

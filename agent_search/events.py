@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Protocol, runtime_checkable
 
@@ -105,32 +104,13 @@ class ListSink:
         return [e.event for e in self.events]
 
 
-class CallbackSink:
-    """Calls a function per event (e.g. to print progress)."""
-
-    def __init__(self, callback: Callable[[Event], None]) -> None:
-        self._callback = callback
-
-    def emit(self, event: Event) -> None:
-        self._callback(event)
-
-
-class FanoutSink:
-    """Sends each event to several sinks."""
-
-    def __init__(self, *sinks: EventSink) -> None:
-        self.sinks = list(sinks)
-
-    def emit(self, event: Event) -> None:
-        for sink in self.sinks:
-            sink.emit(event)
-
-
 class StreamSink:
-    """Bridges events into an async iterator (the agent ``stream()`` reads from it).
+    """Bridges events into an async iterator: the one sink of every event stream (the
+    agent's ``run_stream`` reads ``receive``).
 
     The buffer is unbounded so ``emit`` never blocks a search; a consumer that stops
-    reading simply closes the receive side and later events are dropped.
+    reading simply closes the receive side and later events are dropped. ``close()``
+    ends the iteration once the buffered events are read.
     """
 
     def __init__(self) -> None:

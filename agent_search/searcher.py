@@ -15,7 +15,7 @@ import re
 import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 from pydantic import BaseModel, ValidationError
@@ -25,10 +25,13 @@ from agent_search.context import Context
 from agent_search.errors import validation_summary
 from agent_search.events import EventSink, SearchComplete, SearchResultEvent, SearchStart
 from agent_search.merge import merge_items
-from agent_search.registry import Registry
+from agent_search.registry import Handler, Registry
 from agent_search.rerank import Reranker, ScoreReranker, apply_rerank
 from agent_search.trace import TraceNode, activate, first_line
 from agent_search.types import Request, Result
+
+if TYPE_CHECKING:
+    from agent_search.query.dsl import DSLGenerator
 
 RequestLike = Request | Mapping[str, Any]
 
@@ -41,10 +44,13 @@ class Searcher:
         config: SearchConfig | None = None,
         registry: Registry | None = None,
         *,
+        handlers: Sequence[Handler] = (),
         rerankers: Mapping[str, Reranker] | None = None,
     ) -> None:
         self.config = config or SearchConfig()
         self.registry = registry or Registry()
+        for handler in handlers:
+            self.registry.register(handler)
         self.rerankers: dict[str, Reranker] = {"score": ScoreReranker()}
         if rerankers:
             self.rerankers.update(rerankers)
@@ -58,18 +64,24 @@ class Searcher:
         overrides: Mapping[str, Any] | None = None,
         overrides_file: str | None = None,
         builtin_handlers: bool = True,
+        handlers: Sequence[Handler] = (),
+        rerankers: Mapping[str, Reranker] | None = None,
+        generators: Mapping[str, DSLGenerator] | None = None,
     ) -> Searcher:
         """Load the configuration layers, merge ``overrides`` on top (a later layer, e.g.
-        command-line flags; ``overrides_file`` names it in errors) and register the builtin
-        handlers, which are built from the final configuration."""
+        command-line flags; ``overrides_file`` names it in errors) and build the searcher
+        with everything it uses: ``handlers`` of the caller's own, then the builtin
+        handlers (built from the final configuration; the db handler gets ``generators``,
+        NL → DSL generators selectable by ``uses.query``) and ``rerankers`` by name."""
         config = load_config(config_dir, assistant_dir=assistant_dir)
         if overrides:
             config = config.merged(overrides, file=overrides_file)
-        searcher = cls(config)
+        searcher = cls(config, handlers=handlers, rerankers=rerankers)
         if builtin_handlers:
             from agent_search.builtins import register_builtin_handlers
 
-            register_builtin_handlers(searcher, config_dir=config_dir, assistant_dir=assistant_dir)
+            register_builtin_handlers(searcher, config_dir=config_dir,
+                                      assistant_dir=assistant_dir, generators=generators)
         return searcher
 
     def context(

@@ -6,8 +6,9 @@ search records.
 from agent_search.agent import Assistant, Options
 
 assistant = Assistant.load("assistants/demo")
-async for event in assistant.stream([{"role": "user", "content": "..."}], Options()):
-    print(event.to_dict())
+async with assistant.run_stream([{"role": "user", "content": "..."}], Options()) as events:
+    async for event in events:
+        print(event.to_dict())
 ```
 """
 
@@ -21,13 +22,11 @@ from agent_search.agent.llm import ChatEvent, LLMError, OpenAIChatClient, offlin
 from agent_search.agent.mcp_client import McpClients, McpError
 from agent_search.agent.options import Options
 from agent_search.agent.package import AssistantPackage, load_package
-from agent_search.agent.records import RecordStore, SearchRecord
+from agent_search.agent.records import RecordSink, RecordStore, SearchRecord
 from agent_search.agent.settings import AgentSettings, ConnectorSettings
-from agent_search.agent.stream import AgentStream
 
 __all__ = [
     "AgentSettings",
-    "AgentStream",
     "Assistant",
     "AssistantPackage",
     "ChatEvent",
@@ -43,6 +42,7 @@ __all__ = [
     "McpError",
     "OpenAIChatClient",
     "Options",
+    "RecordSink",
     "RecordStore",
     "SearchRecord",
     "Use",

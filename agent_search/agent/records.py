@@ -4,6 +4,12 @@ One row per stream, keyed by request id: the query, the extracted keywords, the 
 delegate generated, the references given to the LLM, the citations used, durations,
 warnings and errors. Read it back with :meth:`RecordStore.get`.
 
+The record is built by :class:`RecordSink`, the event sink of a stream: searches, time to
+first text, citations and the final error come from the events it passes on; what no
+event carries (query, decision, keywords, DSL, warnings, references, the model's tool
+calls) and the duration of each stage come from the stage nodes of the request's trace.
+Nothing else records timing.
+
 sqlite3 calls are blocking, so they run in a worker thread.
 """
 
@@ -18,6 +24,17 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+
+from agent_search.events import (
+    Citations,
+    Done,
+    Event,
+    EventSink,
+    SearchComplete,
+    SearchStart,
+    TextDelta,
+)
+from agent_search.trace import TraceNode
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS search_records (
@@ -53,6 +70,75 @@ class SearchRecord:
     def from_dict(cls, data: dict[str, Any]) -> SearchRecord:
         known = {f for f in cls.__dataclass_fields__}
         return cls(**{k: v for k, v in data.items() if k in known})
+
+
+STAGE = "stage"
+"""The trace attribute that marks a node as a pipeline stage (its name is the stage's)."""
+
+
+def _ms(seconds: float) -> float:
+    return round(seconds * 1000, 3)
+
+
+class RecordSink:
+    """The event sink of one stream: passes every event on to ``out`` and keeps what the
+    search record needs from them; :meth:`record` adds the trace's facts."""
+
+    def __init__(self, request_id: str, assistant: str, out: EventSink) -> None:
+        self._out = out
+        self._record = SearchRecord(request_id=request_id, assistant=assistant)
+        self._searches: dict[str, dict[str, Any]] = {}
+        self._started = time.perf_counter()
+        self._first_text: float | None = None
+
+    def emit(self, event: Event) -> None:
+        if isinstance(event, SearchStart):
+            self._searches[event.id] = {"search_id": event.id, "type": event.type,
+                                        "query": event.query}
+        elif isinstance(event, SearchComplete):
+            entry = self._searches.setdefault(event.id, {"search_id": event.id,
+                                                         "type": event.type, "query": ""})
+            entry.update(count=event.count, error=event.error,
+                         duration_ms=event.duration_ms)
+        elif isinstance(event, TextDelta):
+            if self._first_text is None:
+                self._first_text = time.perf_counter()
+        elif isinstance(event, Citations):
+            self._record.citations_used = list(event.used)
+            self._record.citations_unknown = list(event.unknown)
+        self._out.emit(event)
+
+    def record(self, trace: TraceNode, done: Done) -> SearchRecord:
+        """The record of the stream ``trace`` belongs to, ending with ``done`` (the last
+        event, passed here before it is sent so the record is stored first)."""
+        rec = self._record
+        attrs = trace.attributes
+        rec.query = str(attrs.get("query", ""))
+        rec.decision = str(attrs.get("decision", ""))
+        rec.references = list(attrs.get("references", []))
+        sources = {n.attributes.get("search_id"): n.attributes.get("source")
+                   for n in trace.children if n.name == "search"}
+        rec.searches = [{**s, "source": sources.get(s["search_id"])}
+                        for s in self._searches.values()]
+        durations: dict[str, float] = {}
+        for node in trace.children:
+            if not node.attributes.get(STAGE):
+                continue
+            durations[node.name] = _ms((node.end or time.perf_counter()) - node.start)
+            if node.name == "llm":
+                durations["llm_start"] = _ms(node.start - self._started)
+            rec.keywords = node.attributes.get("keywords", rec.keywords)
+            rec.dsl = rec.dsl or node.attributes.get("dsl")
+            rec.warnings.extend(node.attributes.get("warnings", ()))
+            rec.errors.extend(node.attributes.get("errors", ()))
+            rec.searches.extend(node.attributes.get("tool_calls", ()))
+        if self._first_text is not None:
+            durations["first_text"] = _ms(self._first_text - self._started)
+        durations["total"] = _ms(time.perf_counter() - self._started)
+        rec.durations_ms = durations
+        if done.error:
+            rec.errors.append(done.error)
+        return rec
 
 
 class RecordStore:

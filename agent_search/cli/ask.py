@@ -110,16 +110,18 @@ async def _ask(assistant: Assistant, question: str, options: Options, as_json: b
     error: str | None = None
     text = False
     try:
-        async for event in assistant.stream([{"role": "user", "content": question}], options):
-            if as_json:
-                print_json_line(event.to_dict())
-            else:
-                assert display is not None
-                display.show(event)
-            if isinstance(event, TextDelta):
-                text = True
-            elif isinstance(event, Done):
-                error = event.error
+        async with assistant.run_stream([{"role": "user", "content": question}],
+                                        options) as events:
+            async for event in events:
+                if as_json:
+                    print_json_line(event.to_dict())
+                else:
+                    assert display is not None
+                    display.show(event)
+                if isinstance(event, TextDelta):
+                    text = True
+                elif isinstance(event, Done):
+                    error = event.error
     finally:
         if display is not None:
             display.close()

@@ -289,8 +289,9 @@ class DBHandler:
         strict = ctx.config.query.strict
         name = ctx.config.uses.query
         builtin = BuiltinDSLGenerator(strict=strict)
-        generator: DSLGenerator | None = self.generators.get(name) or (
-            builtin if name == "builtin" else None)
+        generator: DSLGenerator | None = (
+            self.generators.get(name) or ctx.generators.get(name)
+            or (builtin if name == "builtin" else None))
         if generator is None:
             message = (f"query generator {name!r} (uses.query) is not available; "
                        "register it with create_handler(generators=...)")

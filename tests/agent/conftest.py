@@ -21,9 +21,10 @@ from agent_llm_server import ThreadedChatServer
 HERE = Path(__file__).parent
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
+@pytest.fixture(params=["asyncio", "trio"])
+def anyio_backend(request: pytest.FixtureRequest) -> str:
+    """Every async agent test runs on asyncio and on trio: the runtime is anyio only."""
+    return str(request.param)
 
 
 @pytest.fixture

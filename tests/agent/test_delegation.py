@@ -165,6 +165,11 @@ async def test_mcp_resource_data_source(make_assistant) -> None:
 
 # -- query (NL → QueryDSL) on the real db handler and the sample database ------------------
 
+ASYNCIO_ONLY = pytest.mark.parametrize("anyio_backend", ["asyncio"])
+"""The db handler's SQLAlchemy async engine runs on asyncio only."""
+
+
+@ASYNCIO_ONLY
 @pytest.mark.parametrize("use", ["mcp:tools.query", "dsl-worker"])
 async def test_query_dsl_by_delegate_validated_with_retry(make_assistant, llm_server, home,
                                                           use) -> None:
@@ -198,6 +203,7 @@ async def test_query_dsl_by_delegate_validated_with_retry(make_assistant, llm_se
         assert len(tasks) == 2 and '"feedback"' in tasks[1] and "no_such_field" in tasks[1]
 
 
+@ASYNCIO_ONLY
 async def test_query_delegate_failure_falls_back_to_builtin(make_assistant, home) -> None:
     from agent_search.db import create_handler
     from agent_search.db.sample import create_sample_database_async, write_model_files

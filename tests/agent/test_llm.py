@@ -174,6 +174,13 @@ async def test_model_calls_the_search_tool(make_assistant, llm_server) -> None:
     assert second["messages"][-2]["tool_calls"][0]["id"] == "call_1"
     assert second["messages"][-1]["role"] == "tool"
     assert second["messages"][-1]["tool_call_id"] == "call_1"
+    record = await a.record(events[0]["request_id"])
+    assert record is not None
+    # every search the stream ran (auto web, the model's kb), then the tool call itself
+    assert [(s["type"], s.get("source"), s.get("count")) for s in record.searches] == [
+        ("web", "auto", 2), ("kb", "hook", 3), ("tool", None, 3)]
+    assert record.searches[2]["call"] == "search"
+    assert [r["citation_id"] for r in record.references] == ["1", "2", "3", "4", "5"]
 
 
 async def test_tool_calls_of_one_turn_run_concurrently_with_unique_ids(make_assistant,

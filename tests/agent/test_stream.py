@@ -1,4 +1,4 @@
-"""stream(): event order, auto search, offline answer, hooks, data parts, weights,
+"""run_stream() / stream(): event order, auto search, offline answer, hooks, data parts, weights,
 citation ids, failures, early stop, records."""
 
 from __future__ import annotations
@@ -261,20 +261,85 @@ async def test_every_source_failing_still_answers(make_assistant) -> None:
     assert events[-1]["event"] == "done"
 
 
-async def test_consumer_stopping_early_cancels_searches_and_leaks_no_task(
-        make_assistant) -> None:
+def running_tasks(backend: str) -> int:
+    """How many tasks the event loop has (asyncio) or the trio run has, all nested."""
+    if backend == "asyncio":
+        return len(asyncio.all_tasks())
+    import trio
+
+    def count(task: trio.lowlevel.Task) -> int:
+        return 1 + sum(count(t) for n in task.child_nurseries for t in n.child_tasks)
+
+    return count(trio.lowlevel.current_root_task())
+
+
+async def test_leaving_the_block_cancels_searches_and_leaks_no_task(
+        make_assistant, anyio_backend) -> None:
     slow = StaticHandler("web", web_items(1), delay=30)
     a = make_assistant({"name": "t", "search": {"web": True}}, handlers=[slow])
-    before = len(asyncio.all_tasks())
+    before = running_tasks(anyio_backend)
+    with anyio.fail_after(5):
+        async with a.run_stream([{"role": "user", "content": "q"}]) as events:
+            async for event in events:
+                if event.event == "search_start":
+                    break
+            assert running_tasks(anyio_backend) > before  # the pipeline runs in the block
+    # structured: once the block is left the work is cancelled, nothing to wait for
+    assert slow.cancelled == 1 and slow.finished == 0
+    assert running_tasks(anyio_backend) == before
+
+
+async def test_consumer_stopping_early_cancels_searches_and_leaks_no_task(
+        make_assistant, anyio_backend) -> None:
+    slow = StaticHandler("web", web_items(1), delay=30)
+    a = make_assistant({"name": "t", "search": {"web": True}}, handlers=[slow])
+    before = running_tasks(anyio_backend)
     with anyio.fail_after(5):
         async with contextlib.aclosing(a.stream([{"role": "user", "content": "q"}])) as s:
             async for event in s:
                 if event.event == "search_start":
                     break
-    await anyio.sleep(0.05)
     assert slow.cancelled == 1 and slow.finished == 0
     gc.collect()
-    assert len(asyncio.all_tasks()) == before
+    assert running_tasks(anyio_backend) == before
+
+
+async def test_cancelling_the_caller_cancels_the_work(make_assistant) -> None:
+    slow = StaticHandler("web", web_items(1), delay=30)
+    a = make_assistant({"name": "t", "search": {"web": True}}, handlers=[slow])
+    seen: list[str] = []
+    with anyio.move_on_after(0.3) as scope:
+        async with a.run_stream([{"role": "user", "content": "q"}]) as events:
+            async for event in events:
+                seen.append(event.event)
+    assert scope.cancelled_caught and seen == ["search_start"]
+    assert slow.cancelled == 1 and slow.finished == 0
+
+
+async def test_an_error_in_the_block_propagates_as_raised_and_stops_the_work(
+        make_assistant) -> None:
+    slow = StaticHandler("web", web_items(1), delay=30)
+    a = make_assistant({"name": "t", "search": {"web": True}}, handlers=[slow])
+    with pytest.raises(KeyError, match="mine"):  # not wrapped in an exception group
+        async with a.run_stream([{"role": "user", "content": "q"}]) as events:
+            async for event in events:
+                if event.event == "search_start":
+                    raise KeyError("mine")
+    assert slow.cancelled == 1 and slow.finished == 0
+
+
+async def test_run_stream_and_stream_give_the_same_events(make_assistant) -> None:
+    a = make_assistant({"name": "t", "search": {"web": True}},
+                       handlers=[StaticHandler("web", web_items(2))])
+    async with a.run_stream(["What is the answer to question 1?"]) as events:
+        structured = [e.to_dict() async for e in events]
+    wrapped = await run(a, "What is the answer to question 1?")
+
+    def shape(evs: list[dict]) -> list[tuple]:
+        return [(e["event"], e.get("text"), e.get("citation_id")) for e in evs]
+
+    assert shape(structured) == shape(wrapped)
+    assert structured[-1]["event"] == "done" and structured[-1]["error"] is None
 
 
 async def test_create_hook_error_names_line(make_assistant) -> None:
@@ -311,20 +376,6 @@ async def test_bad_messages_raise_a_clear_error(make_assistant) -> None:
     a = make_assistant({"name": "t"})
     with pytest.raises(ValueError, match=r"messages\[0\]\.role 'robot'"):
         await run(a, [{"role": "robot", "content": "hi"}])
-
-
-async def test_break_without_close_cancels_work_and_leaks_no_task(make_assistant) -> None:
-    slow = StaticHandler("web", web_items(1), delay=30)
-    a = make_assistant({"name": "t", "search": {"web": True}}, handlers=[slow])
-    before = len(asyncio.all_tasks())
-    with anyio.fail_after(5):
-        async for event in a.stream([{"role": "user", "content": "q"}]):
-            if event.event == "search_start":
-                break
-    gc.collect()
-    await anyio.sleep(0.05)
-    assert slow.cancelled == 1 and slow.finished == 0
-    assert len(asyncio.all_tasks()) == before
 
 
 async def test_data_source_kinds_become_requests(make_assistant) -> None:

@@ -120,7 +120,7 @@ def test_1000_concurrent_allocations_across_threads_are_unique() -> None:
     lock = threading.Lock()
 
     def work() -> None:
-        mine = [alloc.allocate() for _ in range(100)]
+        mine = [alloc.allocate_many(1)[0] for _ in range(100)]
         with lock:
             got.extend(mine)
 

@@ -19,6 +19,7 @@ from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
 import httpx
+import sniffio
 
 from agent_search.agent.llm.base import ChatEvent, LLMError, ToolCall
 from agent_search.agent.settings import ConnectorSettings
@@ -27,12 +28,21 @@ _LIMITS = httpx.Limits(max_connections=250, max_keepalive_connections=50)
 _POOL_SHARDS = 8
 
 
+def _running_loop() -> object:
+    """The event loop this task runs on (an asyncio loop, or the trio run's token), which
+    a pooled httpx client is bound to. RuntimeError outside of one."""
+    if sniffio.current_async_library() == "trio":
+        import trio
+
+        return trio.lowlevel.current_trio_token()
+    return asyncio.get_running_loop()
+
+
 class OpenAIChatClient:
     def __init__(self, name: str, settings: ConnectorSettings) -> None:
         self.name = name
         self.settings = settings
-        self._clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop,
-                                                 list[httpx.AsyncClient | None]]
+        self._clients: weakref.WeakKeyDictionary[object, list[httpx.AsyncClient | None]]
         self._clients = weakref.WeakKeyDictionary()
         self._turn = itertools.count()
 
@@ -42,7 +52,7 @@ class OpenAIChatClient:
         Calls rotate over a few small pools instead of one big one: httpcore scans its
         whole pool on every request and release, which costs O(connections²) when
         hundreds of streams run at once. Pools are created on first use."""
-        loop = asyncio.get_running_loop()
+        loop = _running_loop()
         shards = self._clients.get(loop)
         if shards is None:
             shards = [None] * _POOL_SHARDS
@@ -64,8 +74,8 @@ class OpenAIChatClient:
 
     async def aclose(self) -> None:
         try:
-            loop = asyncio.get_running_loop()
-        except RuntimeError:
+            loop = _running_loop()
+        except RuntimeError:  # not in an event loop (sniffio's error is one too)
             return
         for client in self._clients.pop(loop, None) or []:
             if client is not None:
