@@ -97,7 +97,22 @@ def dedupe(items: Iterable[ResultItem]) -> list[ResultItem]:
     kept: list[ResultItem] = []
     index: dict[tuple[str, ...], int] = {}
     for item in items:
-        keys = identity_keys(item)
+        if item.model or item.collection:
+            keys = identity_keys(item)
+        elif item.url:
+            # the usual web item: its url is its only identity (what identity_keys would
+            # return, without building a list for it)
+            key: tuple[str, ...] = ("url", normalize_url(item.url))
+            slot = index.get(key, -1)
+            if slot < 0:
+                index[key] = len(kept)
+                kept.append(item)
+            elif _stronger(item, kept[slot]):
+                kept[slot] = item
+            continue
+        else:
+            kept.append(item)  # no identity at all: never a duplicate of anything
+            continue
         slot = -1
         for key in keys:
             slot = index.get(key, -1)

@@ -9,7 +9,6 @@ nothing here raises at the caller for a failed search.
 
 from __future__ import annotations
 
-import contextlib
 import math
 import re
 import time
@@ -143,17 +142,17 @@ class Searcher:
         if count == 1:
             results[0] = await self._run(ctx, requests[0], now, cutoff)
         elif count > 1:
-            # One cancel scope enforces the timeout all these searches share (the usual
-            # case: the configured one), instead of a scope per search; a search with a
-            # shorter limit of its own still gets its own scope in _execute.
-            shared = anyio.CancelScope(deadline=_shared_deadline(ctx, requests, now, cutoff))
-            with shared:
-                async with anyio.create_task_group() as tg:
-                    for i in range(1, count):
-                        tg.start_soon(self._run, ctx, requests[i], now, cutoff, shared, results, i)
-                    # the first runs in this task (one task fewer to spawn); it gets to its
-                    # first await before the others start, so search ids follow request order
-                    await self._run(ctx, requests[0], now, cutoff, shared, results, 0)
+            async with anyio.create_task_group() as tg:
+                # The task group's own scope enforces the timeout all these searches share
+                # (the usual case: the configured one), instead of a scope per search; a
+                # search with a shorter limit of its own still gets its own in _execute.
+                shared = tg.cancel_scope
+                shared.deadline = _shared_deadline(ctx, requests, now, cutoff)
+                for i in range(1, count):
+                    tg.start_soon(self._run, ctx, requests[i], now, cutoff, shared, results, i)
+                # the first runs in this task (one task fewer to spawn); it gets to its
+                # first await before the others start, so search ids follow request order
+                await self._run(ctx, requests[0], now, cutoff, shared, results, 0)
         return [
             _not_started(raw) if result is None else result
             for raw, result in zip(requests, results, strict=True)
@@ -301,8 +300,10 @@ class Searcher:
         try:
             result = await self._execute(ctx, request, search_id, now, cutoff, node, shared)
         except BaseException:
-            if shared is not None and out is not None and shared.cancel_called:
+            if (shared is not None and out is not None and shared.cancel_called
+                    and anyio.current_time() >= shared.deadline):
                 # the time limit this search shares with the others ran out: a timeout
+                # (not the task group cancelling the rest after a search's own bug)
                 failed = _failed(request, search_id, _timeout_error(request, shared.deadline,
                                                                    now, cutoff))
                 node.finish("failed", failed.error)
@@ -345,9 +346,13 @@ class Searcher:
         scope = (anyio.CancelScope(deadline=deadline)
                  if shared is None or deadline < shared.deadline else None)
         result: Any = None
-        with activate(node), scope or contextlib.nullcontext():
+        with activate(node):
             try:
-                result = await handler.search(ctx, request)
+                if scope is None:
+                    result = await handler.search(ctx, request)
+                else:
+                    with scope:
+                        result = await handler.search(ctx, request)
             except Exception as exc:  # a handler's failure stays in its Result
                 return _failed(request, search_id, f"{request.type}: {first_line(exc)}")
         if (scope is not None and scope.cancelled_caught) or anyio.current_time() > deadline:

@@ -1,10 +1,13 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from agent_search import Context, Request, Result, ResultItem, Searcher
-from agent_search.merge import dedupe, normalize_url
+from agent_search.merge import dedupe, identity_keys, normalize_url
 from agent_search.rerank import ScoreReranker, apply_rerank
+from agent_search.types import SOURCE_PRIORITY
 
 from .handlers import StaticHandler
 
@@ -145,3 +148,49 @@ async def test_merge_with_failing_reranker_reports_and_keeps_items() -> None:
     assert merged.rerank_error == "rerank failed: ConnectionError: rerank service down"
     rerank_nodes = ctx.trace.find("rerank")
     assert rerank_nodes and rerank_nodes[0].status == "failed"
+
+
+def _dedupe_by_identity_keys(items: list[ResultItem]) -> list[ResultItem]:
+    """The definition dedupe implements (with a fast path for url-only items): every
+    item under all its identity keys, the first key already seen picks the slot."""
+    kept: list[ResultItem] = []
+    index: dict[tuple[str, ...], int] = {}
+    for it in items:
+        keys = identity_keys(it)
+        slot = next((index[k] for k in keys if k in index), -1)
+        if slot < 0:
+            slot = len(kept)
+            kept.append(it)
+        else:
+            mine = SOURCE_PRIORITY.get(it.source or "", 9)
+            theirs = SOURCE_PRIORITY.get(kept[slot].source or "", 9)
+            if mine < theirs or (mine == theirs and it.final_score > kept[slot].final_score):
+                kept[slot] = it
+        for k in keys:
+            index.setdefault(k, slot)
+    return kept
+
+
+_identity_parts = st.fixed_dictionaries(
+    {},
+    optional={
+        "url": st.sampled_from(
+            ["http://a.com/x", "https://www.a.com/x/", "http://a.com/y", "javascript:x", ""]
+        ),
+        "model": st.sampled_from(["product", ""]),
+        "record_id": st.sampled_from([1, "1", 2]),
+        "collection": st.sampled_from(["docs", ""]),
+        "document_id": st.sampled_from(["d1", "d2", ""]),
+        "source": st.sampled_from(["user", "hook", "auto"]),
+        "score": st.sampled_from([0.1, 0.5, 0.9]),
+    },
+)
+
+
+@settings(deadline=None)
+@given(st.lists(_identity_parts, max_size=12))
+def test_dedupe_matches_its_definition_for_any_mix_of_identities(
+    parts: list[dict[str, object]],
+) -> None:
+    items = [ResultItem(title=str(n), **p) for n, p in enumerate(parts)]  # type: ignore[arg-type]
+    assert [i.title for i in dedupe(items)] == [i.title for i in _dedupe_by_identity_keys(items)]
