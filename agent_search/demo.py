@@ -63,7 +63,15 @@ async def build_demo_data() -> None:
 def main(argv: list[str] | None = None) -> int:
     questions = (sys.argv[1:] if argv is None else argv) or list(QUESTIONS)
     console.rule("agent-search demo: building the data")
-    anyio.run(build_demo_data)
+    from agent_search.errors import AgentSearchError
+    from agent_search.kb import EmbeddingError, StoreError
+
+    try:
+        anyio.run(build_demo_data)
+    except (AgentSearchError, EmbeddingError, StoreError, OSError) as exc:
+        # a set-up problem (missing model package, locked store, unwritable home): one line
+        print(f"agent-search demo: {exc}", file=sys.stderr)
+        return 1
     from agent_search.cli import app
 
     for question in questions:
