@@ -90,9 +90,12 @@ class WebHandler:
 
         try:
             settings = self.settings_for(ctx.config)
-            options = _options(request.options)
         except (ConfigError, ValueError) as exc:
-            return fail(str(exc))
+            return fail(str(exc))  # names its key: "web.provider: ..."
+        try:
+            options = _options(request.options)
+        except ValueError as exc:
+            return fail(f"web: {exc}")  # "type: message", as the searcher words failures
         try:
             provider = self.provider_for(settings)
         except ProviderError as exc:

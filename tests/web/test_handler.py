@@ -34,8 +34,7 @@ async def test_tavily_through_the_searcher(server: LocalServer,
                                     "time_range": "month"})
     assert result.error is None
     assert len(result.items) == 3
-    assert [i.citation_id for i in result.items] == ["1", "2", "3"] or all(
-        i.citation_id for i in result.items)
+    assert [i.citation_id for i in result.items] == ["1", "2", "3"]  # a fresh context
     assert all(i.source == "user" and i.type == "web" for i in result.items)
     body = server.requests[0].json()
     assert body["include_domains"] == ["learn.microsoft.com"]
@@ -121,8 +120,7 @@ async def test_bad_option_is_a_result_error(server: LocalServer,
     result = await searcher.search(Request(type="web", query="x",
                                            options={"fetch_pages": "sometimes"}))
     assert result.error is not None
-    assert result.error.startswith("web: invalid option fetch_pages") or \
-        result.error.startswith("invalid option fetch_pages")
+    assert result.error.startswith("web: invalid option fetch_pages: ")
     assert server.requests == []
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import email.utils
+import re
 import time
 from typing import Any
 
@@ -98,8 +99,10 @@ async def test_slow_provider_stays_inside_the_request_timeout(
     started = time.perf_counter()
     result = await searcher.search(Request(type="web", query="q", timeout=0.5))
     elapsed = time.perf_counter() - started
-    assert result.error is not None
-    assert "timed out" in result.error or "deadline" in result.error
+    # the provider gives up itself when a retry could not finish in time; if the machine
+    # is slow the searcher's scope fires first: either way a timeout, never another error
+    assert re.match(r"(bing: timed out after 0\.\d+s \(not retried|web: timed out after 0\.5s$)",
+                    result.error or ""), result.error
     assert elapsed < 1.5  # the provider would take 2 s
 
 
