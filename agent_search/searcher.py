@@ -10,7 +10,6 @@ nothing here raises at the caller for a failed search.
 from __future__ import annotations
 
 import math
-import re
 import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -23,6 +22,7 @@ from agent_search.config import SearchConfig, load_config
 from agent_search.context import Context
 from agent_search.errors import validation_summary
 from agent_search.events import EventSink, SearchComplete, SearchResultEvent, SearchStart
+from agent_search.links import safe_url
 from agent_search.merge import merge_items
 from agent_search.registry import Handler, Registry
 from agent_search.rerank import Reranker, ScoreReranker, apply_rerank
@@ -395,9 +395,9 @@ class Searcher:
             if not values["type"]:
                 values["type"] = rtype
             url = values["url"]
-            if url is not None and not _web_url(url):
-                values["url"] = None
-                unsafe_urls += 1
+            if url is not None:
+                values["url"] = safe = safe_url(url)
+                unsafe_urls += safe is None
             item.__pydantic_fields_set__.update(_STAMPED_FIELDS)
         if unsafe_urls:
             result.warnings.append(
@@ -439,14 +439,6 @@ class Searcher:
 
 _STAMPED_FIELDS = ("source", "weight", "citation_id", "type")
 
-# What an item's url may be once it leaves the searcher (events, prompt, references, the
-# CLI, MCP): http or https, a host without credentials, no whitespace, control character
-# or Unicode line break anywhere. Handlers we do not own may return anything else
-# (``javascript:``, ``data:``, ``file:``), and a client that renders the link would run it.
-_web_url = re.compile(
-    r"(?i)https?://[^\x00-\x20\x7f-\x9f\u2028\u2029/?#\\@]+"
-    r"(?:[/?#][^\x00-\x20\x7f-\x9f\u2028\u2029]*)?"
-).fullmatch
 
 
 def _shared_deadline(

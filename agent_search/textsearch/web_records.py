@@ -153,7 +153,7 @@ def native_records(provider: str, raw: Any) -> tuple[list[BaseModel], int | None
     fmt = NATIVE_FORMATS.get(provider)
     if fmt is None:
         return None
-    from agent_search.web.normalize import safe_url  # the web package is loaded by now
+    from agent_search.links import safe_url
 
     entries = _at(raw, *fmt.path) or []
     if not isinstance(entries, list):

@@ -126,7 +126,7 @@ class WebProviderTextSearch(TextSearch[Any]):
     def to_text_search_result(self, record: Any) -> TextSearchResult:
         """Name/value/link of a parsed item or a native record; the link only when it is
         a safe http(s) URL (records from elsewhere may not have been screened)."""
-        from agent_search.web.normalize import safe_url
+        from agent_search.links import safe_url
 
         if isinstance(record, ResultItem):
             return TextSearchResult(name=record.title, value=record.content,

@@ -4,7 +4,8 @@ redaction every error and log text goes through.
 
 Links: a provider's URL is untrusted. Only an absolute ``http``/``https`` URL with a host,
 without credentials, control, format or space characters and at most
-:data:`MAX_URL_CHARS` long is kept; any other (``javascript:``, ``data:``, ``file:``,
+:data:`~agent_search.links.MAX_URL_CHARS` long is kept (the rule of
+:mod:`agent_search.links`); any other (``javascript:``, ``data:``, ``file:``,
 ``//host``, ``https://user:pw@host``...) becomes ``url=None`` on an item that is kept (its
 text is still a search result), with the reason in ``metadata["url_refused"]``; the web
 handler adds a warning to the Result.
@@ -23,12 +24,11 @@ import html
 import logging
 import math
 import re
-import unicodedata
 from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime
 from typing import Any
-from urllib.parse import urlsplit
 
+from agent_search.links import safe_url, url_problem
 from agent_search.types import ResultItem
 
 _TAG = re.compile(r"<[^>]{0,2000}>")
@@ -105,47 +105,6 @@ def records_at(raw: Any, *path: str) -> list[dict[str, Any]]:
     if not isinstance(node, list):
         return []
     return [entry for entry in node if isinstance(entry, dict)]
-
-
-MAX_URL_CHARS = 4096
-_URL_SCHEMES = ("http", "https")
-_ASCII_FORBIDDEN = re.compile(r"[\x00-\x20\x7f]")
-_FORBIDDEN_CATEGORIES = frozenset({"Cc", "Cf", "Zl", "Zp", "Zs", "Cs", "Co", "Cn"})
-
-
-def url_problem(value: Any) -> str | None:
-    """Why ``value`` is not a link to pass on (None when it is one); see the module
-    docstring. The reason names only facts we chose, never the URL's own text."""
-    if not isinstance(value, str):
-        return f"not a string ({type(value).__name__})"
-    if len(value) > MAX_URL_CHARS:
-        return f"longer than {MAX_URL_CHARS} characters"
-    s = value.strip()
-    bad = _ASCII_FORBIDDEN.search(s) if s.isascii() else next(
-        (c for c in s if unicodedata.category(c) in _FORBIDDEN_CATEGORIES or c.isspace()), None)
-    if bad is not None:
-        char = bad if isinstance(bad, str) else bad.group()
-        return f"contains the character U+{ord(char):04X}"
-    try:
-        parts = urlsplit(s)
-        _ = parts.port
-    except ValueError:
-        return "not a valid URL"
-    scheme = parts.scheme.lower()
-    if scheme not in _URL_SCHEMES:
-        return f"scheme {scheme[:20]!r} is not http or https" if scheme else "no scheme"
-    if "@" in parts.netloc or "\\" in parts.netloc:
-        return "credentials in the URL"
-    if not parts.hostname:
-        return "no host"
-    return None
-
-
-def safe_url(value: Any) -> str | None:
-    """``value`` (stripped) when it is a link to pass on, else None."""
-    if value is None or url_problem(value) is not None:
-        return None
-    return str(value).strip()
 
 
 def screen_url(value: Any, metadata: dict[str, Any]) -> str | None:

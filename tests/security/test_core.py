@@ -116,3 +116,14 @@ async def test_huge_where_trees_are_refused_before_validation_recurses(shape: st
     assert time.perf_counter() - started < 0.5
     assert result.error is not None and len(result.error) < 120
     assert ("nest at most 8 deep" if shape == "deep" else "at most 256 clauses") in result.error
+
+
+_LINKISH = st.text(st.sampled_from("hHtTpPsS:/.@\\[]%?#&=-_~ \t\n\u2028\u200bab0é:"), max_size=30)
+
+
+@given(tail=_LINKISH, scheme=st.sampled_from(["http://", "https://", "HTTPS://", "ftp://", ""]))
+def test_the_fast_link_check_agrees_with_the_full_rule(scheme: str, tail: str) -> None:
+    from agent_search.links import safe_url, url_problem
+
+    url = scheme + tail
+    assert (safe_url(url) is not None) == (url_problem(url) is None), url
