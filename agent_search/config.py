@@ -27,6 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
 from agent_search.errors import ConfigError
 from agent_search.locations import default_home
+from agent_search.trace import message_line
 from agent_search.types import CitationConfig
 
 DEFAULT_MIN_SCORE: dict[str, float] = {"web": 0.2, "kb": 0.02, "db": 0.3}
@@ -248,7 +249,7 @@ def parse_jsonc(text: str, file: str) -> dict[str, Any]:
     try:
         data = json5.loads(text)
     except (ValueError, RecursionError) as exc:
-        message = first_line(exc)
+        message = message_line(exc) or type(exc).__name__
         located = _JSON5_LOCATION.match(message)
         if located:
             message = f"at line {located['line']}: {located['msg']}"
@@ -257,11 +258,6 @@ def parse_jsonc(text: str, file: str) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise ConfigError("expected a JSON object at the top level", file=file)
     return data
-
-
-def first_line(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return text.splitlines()[0] if text else type(exc).__name__
 
 
 def read_jsonc(path: Path) -> dict[str, Any]:

@@ -160,9 +160,14 @@ def _otel_attrs(attrs: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in attrs.items() if isinstance(v, str | int | float | bool)}
 
 
+def message_line(exc: BaseException) -> str:
+    """The first line of the exception's message ("" when it has none)."""
+    text = str(exc).strip().splitlines()
+    return text[0] if text else ""
+
+
 def first_line(exc: BaseException) -> str:
     """``ExcType: first line of the message`` — one line, for Result.error and traces."""
-    text = str(exc).strip().splitlines()
-    msg = text[0] if text else ""
+    msg = message_line(exc)
     name = type(exc).__name__
     return f"{name}: {msg}" if msg else name
