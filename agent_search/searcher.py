@@ -440,7 +440,6 @@ class Searcher:
 _STAMPED_FIELDS = ("source", "weight", "citation_id", "type")
 
 
-
 def _shared_deadline(
     ctx: Context, requests: Sequence[RequestLike], now: float, cutoff: float
 ) -> float:

@@ -38,24 +38,17 @@ import psutil
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench_agent import pct, sleep_handler  # noqa: E402  (bench/ is the script's folder)
+
 from agent_search.agent import Assistant, Options  # noqa: E402
 from agent_search.events import TextDelta  # noqa: E402
 from agent_search.searcher import Searcher  # noqa: E402
-from agent_search.testing import StaticHandler  # noqa: E402
 from agent_search.types import Request  # noqa: E402
 
 CHAT_DELAYS = {"web": 0.030, "kb": 0.020, "db": 0.010}
 SEARCH_DELAY = 0.050
 QUESTION = "Which wireless headphones under 100 dollars have the best battery life?"
 KEY = "sk-bench-key"
-
-
-def sleep_handler(search_type: str, delay: float) -> StaticHandler:
-    """A search handler that takes a fixed time and returns 5 items."""
-    return StaticHandler(search_type, [
-        {"title": f"{search_type} result {i}", "url": f"https://{search_type}.ex/{i}",
-         "content": f"{search_type} passage {i} about headphones and batteries. " * 4,
-         "score": 0.9 - i * 0.05} for i in range(5)], delay=delay)
 
 
 def write_project(root: Path, llm_url: str) -> tuple[Path, Path]:
@@ -104,11 +97,6 @@ def start(cmd: list[str], env: dict[str, str]) -> subprocess.Popen[str]:
 
 
 # -- measurements ----------------------------------------------------------------------
-
-def pct(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
-
 
 async def http_ttft(client: httpx.AsyncClient, model: str) -> float:
     start = time.perf_counter()

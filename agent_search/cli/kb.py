@@ -14,7 +14,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import anyio
 import typer
@@ -177,16 +177,18 @@ def list_(config_dir: ConfigOpt = None, json_out: JsonOpt = False) -> None:
     evals = [r for r in rows if r.get("evaluation")]
     if not own:
         console.print("no collections")
-    for row in own:
-        console.print(f"{row['name']}\t{row['points']} chunks\t"
-                      f"{row.get('embedding_model', '?')}", highlight=False, markup=False)
+    _print_collections(own)
     if evals:
         console.print(f"\nevaluation collections ({len(evals)}; not searched; "
                       "'agent-search kb prune-evals' removes them):", highlight=False,
                       markup=False)
-        for row in evals:
-            console.print(f"{row['name']}\t{row['points']} chunks\t"
-                          f"{row.get('embedding_model', '?')}", highlight=False, markup=False)
+        _print_collections(evals)
+
+
+def _print_collections(rows: list[dict[str, Any]]) -> None:
+    for row in rows:
+        console.print(f"{row['name']}\t{row['points']} chunks\t"
+                      f"{row.get('embedding_model', '?')}", highlight=False, markup=False)
 
 
 @kb_app.command("drop")
