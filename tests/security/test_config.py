@@ -128,3 +128,19 @@ def test_package_yao_syntax_errors_name_file_and_line(tmp_path: Path) -> None:
     (assistant / "package.yao").write_text('{\n  "name": "x",\n  "search": {,}\n}')
     with pytest.raises(ConfigError, match=r"broken/package\.yao: invalid JSONC at line 3"):
         Assistant.load(assistant)
+
+
+@pytest.mark.parametrize(("args", "needle"), [
+    (["search", "web", "q", "--user", "u1\n"], "--user"),
+    (["search", "web", "q", "--team", " t1"], "--team"),
+    (["search", "web", "q", "--user", "x" * 129], "--user"),
+    (["ask", "hi", "--user", "u\x1b[31m"], "--user"),
+    (["mcp", "--team", "t\u2028"], "--team"),
+    (["search", "kb", "q", "--min-score", "nan"], "min_score"),
+    (["search", "kb", "q", "--min-score", "-0.1"], "min_score"),
+    (["search", "kb", "q", "--min-score", "1e999"], "min_score"),
+])
+def test_hostile_identity_and_floor_flags_exit_2(args: list[str], needle: str,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    code, err = _cli(args, capsys)
+    assert code == 2 and needle in err and err.count("\n") == 1, err
