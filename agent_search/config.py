@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar, TypeVar
 
 import json5
 import yaml
@@ -50,32 +50,74 @@ def _floor(default: float) -> Any:
         "Relevance floor: items scoring under it are dropped before merging (0 = off)"))
 
 
-class WebConfig(_OpenSection):
+class TypeConfig(_OpenSection):
+    """The part of a search type's section the core reads: whether auto search runs it,
+    its relevance floor and its default number of results. Each handler's settings model
+    subclasses its type's section and declares the rest, so every key is declared once;
+    the handler validates the whole section with :meth:`settings`. Sections of custom
+    types (``types.<name>``) are this class itself."""
+
     enabled: bool | None = None
+    min_score: float = _floor(0.0)
+    max_results: int | None = Field(default=None, ge=1, le=10_000, description=(
+        "results of a search that gives no limit (default: options.default_limit)"))
+
+    section: ClassVar[str] = ""
+    """In a handler's settings model (a subclass with ``extra="forbid"``): the section it
+    validates, which names the keys in its errors."""
+
+    request_defaults: ClassVar[tuple[str, ...]] = ()
+    """Request fields this section gives a default to: the searcher fills each one a
+    request leaves empty, so every handler (the built-in one or yours) gets the same
+    complete request on every path."""
+
+    _validated: dict[type[Any], Any] = PrivateAttr(default_factory=dict)
+
+    def settings(self, model: type[_S]) -> _S:
+        """This section validated by a handler's settings ``model`` (a subclass that
+        forbids unknown keys), once per section and model: an assistant's merged config
+        is validated on its first search, not on every one. A bad value is a
+        :class:`ConfigError` naming ``<model.section>.<key>``."""
+        cached = self._validated.get(model)
+        if cached is None:
+            try:
+                cached = model.model_validate(self.model_dump())
+            except ValidationError as exc:
+                raise config_error(exc, section=model.section) from None
+            self._validated[model] = cached
+        return cached
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        super().__setattr__(name, value)
+        if not name.startswith("_"):
+            self._validated.clear()  # a changed section is validated again
+
+
+_S = TypeVar("_S", bound=TypeConfig)
+
+
+class WebConfig(TypeConfig):
     min_score: float = _floor(DEFAULT_MIN_SCORE["web"])
-    provider: str = "tavily"
-    api_key_env: str | None = None
-    base_url: str | None = None
-    max_results: int = Field(default=10, ge=1, le=100)
-    timeout: float = Field(default=10.0, gt=0)
+    max_results: int | None = Field(default=10, ge=1, le=100)
 
 
-class KBConfig(_OpenSection):
-    enabled: bool | None = None
+class KBConfig(TypeConfig):
+    request_defaults = ("collections", "threshold", "graph")
+
     min_score: float = _floor(DEFAULT_MIN_SCORE["kb"])
     collections: list[str] = Field(default_factory=list)
     threshold: float | None = Field(default=None, ge=0, le=1)
     graph: bool = False
-    url: str | None = None
-    api_key_env: str | None = None
+    url: str | None = Field(default=None, description="Qdrant server URL; embedded when unset")
 
 
-class DBConfig(_OpenSection):
-    enabled: bool | None = None
+class DBConfig(TypeConfig):
+    request_defaults = ("models",)
+
     min_score: float = _floor(DEFAULT_MIN_SCORE["db"])
+    max_results: int | None = Field(default=20, ge=1, le=10_000)
     models: list[str] = Field(default_factory=list)
     url: str | None = None
-    max_results: int = Field(default=20, ge=1, le=10_000)
 
 
 class KeywordConfig(_Section):
@@ -130,6 +172,8 @@ class SearchConfig(_Section):
     weights: WeightsConfig = Field(default_factory=WeightsConfig)
     options: OptionsConfig = Field(default_factory=OptionsConfig)
     uses: UsesConfig = Field(default_factory=UsesConfig)
+    types: dict[str, TypeConfig] = Field(default_factory=dict, description=(
+        "sections of custom search types (handlers you register), by type name"))
 
     # top-level section → the file of the last layer that set it, so an error found
     # later (a handler validating its own section) can still name the file
@@ -139,14 +183,31 @@ class SearchConfig(_Section):
         """The file the section of ``key`` (``"db.url"`` → ``db``) last came from."""
         return self._origins.get(key.split(".", 1)[0]) if key else None
 
+    def section(self, search_type: str) -> TypeConfig | None:
+        """The section of ``search_type``: ``web``/``kb``/``db`` or ``types.<name>``."""
+        if search_type in BUILTIN_TYPES:
+            section: TypeConfig = getattr(self, search_type)
+            return section
+        return self.types.get(search_type)
+
     def min_score_for(self, search_type: str) -> float:
         """The relevance floor of ``search_type`` (0 for types without a section)."""
-        section = getattr(self, search_type, None) if search_type in _FLOOR_TYPES else None
+        section = self.section(search_type)
         return float(section.min_score) if section is not None else 0.0
 
+    def limit_for(self, search_type: str) -> int:
+        """The number of results of a ``search_type`` search that gives no limit: the
+        section's ``max_results``, else ``options.default_limit``, never over
+        ``options.max_limit``. The searcher fills every request's limit from here, so the
+        same request gets the same limit on every path."""
+        section = self.section(search_type)
+        wanted = section.max_results if section is not None else None
+        return min(wanted or self.options.default_limit, self.options.max_limit)
+
     def enabled_types(self) -> list[str]:
-        """Search types switched on for auto search (``enabled`` true)."""
-        return [t for t in ("web", "kb", "db") if getattr(self, t).enabled]
+        """Search types switched on for auto search (``enabled`` true), built-in first."""
+        return [t for t in (*BUILTIN_TYPES, *self.types)
+                if (section := self.section(t)) is not None and section.enabled]
 
     def merged(self, overrides: Mapping[str, Any], *, file: str | None = None) -> SearchConfig:
         """A new config with ``overrides`` deep-merged on top (a later layer)."""
@@ -158,7 +219,8 @@ class SearchConfig(_Section):
         return merged
 
 
-_FLOOR_TYPES = frozenset(DEFAULT_MIN_SCORE)
+BUILTIN_TYPES: tuple[str, ...] = ("web", "kb", "db")
+"""The search types with a section of their own; custom types live under ``types``."""
 
 
 def deep_merge(base: Mapping[str, Any], override: Mapping[str, Any]) -> dict[str, Any]:
@@ -174,14 +236,23 @@ def deep_merge(base: Mapping[str, Any], override: Mapping[str, Any]) -> dict[str
 
 def _normalize_toggles(section: dict[str, Any], *, objects: bool = True) -> dict[str, Any]:
     """``"web": true`` → ``{"enabled": true}``; with ``objects``, as in an assistant's
-    ``search`` section, ``"web": {...}`` also means enabled unless it says otherwise."""
-    for t in ("web", "kb", "db"):
-        value = section.get(t)
-        if isinstance(value, bool):
-            section[t] = {"enabled": value}
-        elif objects and isinstance(value, Mapping) and "enabled" not in value:
-            section[t] = {**value, "enabled": True}
+    ``search`` section, ``"web": {...}`` also means enabled unless it says otherwise. The
+    same for the sections of custom types under ``types``."""
+    for t in BUILTIN_TYPES:
+        if t in section:
+            section[t] = _toggle(section[t], objects)
+    custom = section.get("types")
+    if isinstance(custom, Mapping):
+        section["types"] = {name: _toggle(value, objects) for name, value in custom.items()}
     return section
+
+
+def _toggle(value: Any, objects: bool) -> Any:
+    if isinstance(value, bool):
+        return {"enabled": value}
+    if objects and isinstance(value, Mapping) and "enabled" not in value:
+        return {**value, "enabled": True}
+    return value
 
 
 def config_error(exc: ValidationError, *, file: str | None = None,
@@ -321,7 +392,7 @@ def assistant_overrides(assistant_dir: Path) -> dict[str, Any]:
     data = read_jsonc(package)
     search = data.get("search") or {}
     if isinstance(search, bool):
-        search = {t: search for t in ("web", "kb", "db")}
+        search = {t: search for t in BUILTIN_TYPES}
     if not isinstance(search, dict):
         raise ConfigError("expected an object or a boolean", file=str(package), key="search")
     search = _normalize_toggles(dict(search))

@@ -18,7 +18,9 @@ class Handler(Protocol):
     handler knows what went wrong.
 
     A handler that holds connections may also define ``async aclose()``;
-    :meth:`Searcher.aclose` calls it.
+    :meth:`Searcher.aclose` calls it. One that reads a single named thing rather than
+    answering free-text questions (like the ``mcp_resource`` data source) sets
+    ``searchable = False``: auto search and the search tool then leave its type out.
     """
 
     type: str
@@ -58,7 +60,16 @@ class Registry:
 
     @property
     def types(self) -> list[str]:
+        """The search types with a handler, in registration order."""
         return [t for t, hs in self._handlers.items() if hs]
+
+    @property
+    def searchable_types(self) -> list[str]:
+        """The types with a handler that answers free-text questions, in registration
+        order (the built-in ones first, then yours): what auto search falls back to and
+        the search tool offers."""
+        return [t for t, hs in self._handlers.items()
+                if any(getattr(h, "searchable", True) for h in hs)]
 
     def resolve(self, ctx: Context, request: Request) -> Handler | None:
         for handler in self._handlers.get(request.type, ()):

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 from pydantic import BaseModel, ValidationError
 
-from agent_search.config import SearchConfig, load_config
+from agent_search.config import SearchConfig, TypeConfig, load_config
 from agent_search.context import Context
 from agent_search.errors import validation_summary
 from agent_search.events import EventSink, SearchComplete, SearchResultEvent, SearchStart
@@ -190,21 +190,18 @@ class Searcher:
     ) -> Result:
         """One Result from several: items deduplicated (strongest source wins), weighted,
         reranked, cut to ``top_n`` (default ``rerank.top_n``; 0 = all). Failed searches
-        are listed in ``warnings``; a rerank failure keeps the merged order and is
-        reported in ``rerank_error``."""
+        are listed in ``warnings``; a reranker that is missing or fails is replaced by the
+        score ranking and reported in ``rerank_error`` (see :func:`apply_rerank`)."""
         ctx = ctx or self.context()
         started = time.perf_counter()
         items = merge_items(results)
         top = ctx.config.rerank.top_n if top_n is None else top_n
         rr = self.rerankers.get(reranker) if isinstance(reranker, str) else reranker
-        rerank_error = None
         query = query or (results[0].query if results else "")
         with activate(ctx.trace):
-            if rr is None:
-                rerank_error = f"rerank failed: reranker {reranker!r} is not configured"
-                items = await self.rerankers["score"].rerank(ctx, query, items, top)
-            else:
-                items, rerank_error = await apply_rerank(rr, ctx, query, items, top)
+            items, rerank_error = await apply_rerank(
+                rr, ctx, query, items, top,
+                label=reranker if isinstance(reranker, str) else None)
         return Result(
             type="merged",
             query=query,
@@ -330,13 +327,12 @@ class Searcher:
         shared: anyio.CancelScope | None,
     ) -> Result:
         opts = ctx.config.options
-        limit = request.limit or opts.default_limit
+        limit = request.limit or ctx.config.limit_for(request.type)
         if limit > opts.max_limit:
             return _failed(
                 request, search_id, f"invalid request: limit {limit} is outside 1..{opts.max_limit}"
             )
-        if request.limit is None:
-            request = _with_limit(request, limit)
+        request = _with_defaults(request, ctx.config.section(request.type), limit)
         handler = self.registry.resolve(ctx, request)
         if handler is None:
             return _failed(request, search_id, f"unsupported search type: {request.type}")
@@ -404,16 +400,10 @@ class Searcher:
                 f"{rtype}: removed {unsafe_urls} item url(s) that were not plain http(s) links"
             )
         if request.rerank is not None and items:
-            reranker = self.rerankers.get(request.rerank.type)
-            if reranker is None:
-                result.rerank_error = (
-                    f"rerank failed: reranker {request.rerank.type!r} is not configured"
-                )
-            else:
-                with activate(node):
-                    result.items, result.rerank_error = await apply_rerank(
-                        reranker, ctx, request.query, items, request.rerank.top_k
-                    )
+            with activate(node):
+                result.items, result.rerank_error = await apply_rerank(
+                    self.rerankers.get(request.rerank.type), ctx, request.query, items,
+                    request.rerank.top_k, label=request.rerank.type)
         return result
 
     def _finish(
@@ -489,11 +479,21 @@ def _failed(request: Request, search_id: str, message: str) -> Result:
     )
 
 
-def _with_limit(request: Request, limit: int) -> Request:
-    """``request`` with its limit filled in: a shallow copy (the caller's request is not
-    changed), cheaper than ``model_copy`` on the hot path."""
+def _with_defaults(request: Request, section: TypeConfig | None, limit: int) -> Request:
+    """``request`` with its limit and the section's ``request_defaults`` filled in where
+    it leaves them empty: a shallow copy (the caller's request is not changed), cheaper
+    than ``model_copy`` on the hot path, and no copy when nothing is missing."""
+    values: dict[str, Any] = {} if request.limit is not None else {"limit": limit}
+    if section is not None:
+        for name in section.request_defaults:
+            if not getattr(request, name):
+                default = getattr(section, name)
+                if default:
+                    values[name] = list(default) if isinstance(default, list) else default
+    if not values:
+        return request
     copy = request.__copy__()
-    _store(copy, limit=limit)
+    _store(copy, **values)
     return copy
 
 

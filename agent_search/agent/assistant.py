@@ -434,7 +434,7 @@ class Assistant:
             _warnings(node).extend(warnings)
             results = [_refused_result(ctx, r) for r in refused]
             if requests:
-                prepared = [build_request(ctx.config, r, "user") for r in requests]
+                prepared = [build_request(r, "user") for r in requests]
                 results += await self.searcher.search_many(prepared, ctx=ctx)
         return results
 
@@ -488,8 +488,7 @@ class Assistant:
                     "auto search skipped: the conversation has no user text")
             return []
         config = ctx.config
-        types = config.enabled_types() or [
-            t for t in ("web", "kb", "db") if self.searcher.registry.handlers(t)]
+        types = config.enabled_types() or self.searcher.registry.searchable_types
         results: list[Result | None] = [None] * len(types)
 
         async def one(i: int, search_type: str, node: TraceNode) -> None:
@@ -501,7 +500,7 @@ class Assistant:
                 node.attributes["keywords"] = keywords
                 if keywords:
                     fields["query"] = " ".join(keywords)
-            results[i] = await self.searcher.search(build_request(config, fields, "auto"),
+            results[i] = await self.searcher.search(build_request(fields, "auto"),
                                                     ctx=ctx)
 
         with _stage(ctx, "auto_search") as node:
@@ -635,5 +634,5 @@ class Assistant:
         package.yao lists "search" in ``tools``)."""
         if SEARCH_TOOL not in self.package.tools:
             return []
-        return [t for t in ("web", "kb", "db") if self.searcher.registry.handlers(t)]
+        return self.searcher.registry.searchable_types
 

@@ -87,30 +87,19 @@ def parse_json_answer(text: str) -> Any:
     raise DelegationError(f"answer contains no JSON: {text[:80]!r}")
 
 
-class _FallbackReranker:
-    """Runs the delegate reranker; on failure or timeout sorts by score and records
-    a warning (results are never lost to a reranker failure)."""
+class _DelegateReranker:
+    """A delegate reranker with its label and the delegation timeout; what happens when
+    it fails is the one policy of :func:`agent_search.rerank.apply_rerank`, which the
+    searcher's merge applies."""
 
-    def __init__(self, primary: Reranker, label: str, timeout: float,
-                 warnings: list[str]) -> None:
+    def __init__(self, primary: Reranker, label: str, timeout: float) -> None:
         self.primary = primary
         self.label = label
         self.timeout = timeout
-        self.warnings = warnings
 
     async def rerank(self, ctx: Context, query: str, items: list[ResultItem],
                      top_n: int = 0) -> list[ResultItem]:
-        try:
-            with anyio.fail_after(self.timeout):
-                return await self.primary.rerank(ctx, query, list(items), top_n)
-        except TimeoutError:
-            why = f"timed out after {self.timeout:g}s"
-        except Exception as exc:
-            why = first_line(exc)
-        for item in items:
-            item.rerank_score = None
-        self.warnings.append(f"rerank {self.label} failed, used builtin: {why}")
-        return await ScoreReranker().rerank(ctx, query, items, top_n)
+        return await self.primary.rerank(ctx, query, items, top_n)
 
 
 class DelegatedDSLGenerator:
@@ -246,17 +235,18 @@ class Delegates:
     # -- uses.rerank --------------------------------------------------------------------
 
     def reranker(self, value: str | None, warnings: list[str]) -> Reranker:
-        """The reranker ``uses.rerank`` names, falling back to the score sort (with a
-        warning in ``warnings``) when it fails or times out."""
+        """The reranker ``uses.rerank`` names; one that cannot be built is the score sort
+        with a warning in ``warnings``. Failures and timeouts of a built one follow the
+        policy of :func:`~agent_search.rerank.apply_rerank` when the searcher merges."""
         use = Use.parse(value)
         if use.kind == "builtin":
             return ScoreReranker()
         try:
             primary = self.primary_reranker(use)
         except DelegationError as exc:
-            warnings.append(f"rerank {use}: {exc}, used builtin")
+            warnings.append(f"rerank {use} failed, used builtin: {exc}")
             return ScoreReranker()
-        return _FallbackReranker(primary, str(use), self.timeout, warnings)
+        return _DelegateReranker(primary, str(use), self.timeout)
 
     def primary_reranker(self, use: Use) -> Reranker:
         """The model / MCP / agent reranker of ``use``, without fallback."""

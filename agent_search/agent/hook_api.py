@@ -76,12 +76,12 @@ class HookSearch:
         return result
 
     def _prepare(self, requests: Sequence[dict[str, Any] | Request]) -> list[Any]:
-        return [build_request(self._ctx.config, r, "hook") for r in requests]
+        return [build_request(r, "hook") for r in requests]
 
     async def _one(self, fields: dict[str, Any], options: dict[str, Any]) -> Result:
         if options:
             fields["options"] = options
-        request = build_request(self._ctx.config, fields, "hook")
+        request = build_request(fields, "hook")
         result = await self._searcher.search(request, ctx=self._ctx)
         self.results.append(result)
         return result

@@ -12,7 +12,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from agent_search.config import config_error, read_jsonc
+from agent_search.config import BUILTIN_TYPES, config_error, read_jsonc
 from agent_search.errors import ConfigError
 
 PACKAGE_FILE = "package.yao"
@@ -64,11 +64,11 @@ class AssistantPackage(BaseModel):
             return self.search
         if not isinstance(self.search, dict):
             return False
-        for t in ("web", "kb", "db"):
-            value = self.search.get(t)
-            if value is True or (isinstance(value, dict) and value.get("enabled", True)):
-                return True
-        return False
+        custom = self.search.get("types")
+        sections = [*(self.search.get(t) for t in BUILTIN_TYPES),
+                    *(custom.values() if isinstance(custom, dict) else ())]
+        return any(value is True or (isinstance(value, dict) and value.get("enabled", True))
+                   for value in sections)
 
 
 def load_package(assistant_dir: Path) -> AssistantPackage:

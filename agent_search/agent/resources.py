@@ -21,6 +21,7 @@ if TYPE_CHECKING:
 
 class McpResourceHandler:
     type = "mcp_resource"
+    searchable = False  # reads one named resource: never asked a free-text question
 
     def __init__(self, clients: McpClients) -> None:
         self.clients = clients

@@ -70,7 +70,7 @@ async def run_tool_call(call: ToolCall, *, searcher: Searcher, ctx: Context,
     if args.get("type") not in allowed_types:
         return answer(f"error: type must be one of {', '.join(allowed_types)}"), []
     fields = {k: args[k] for k in ("type", "query", "limit") if k in args}
-    result = await searcher.search(build_request(ctx.config, fields, "hook"), ctx=ctx)
+    result = await searcher.search(build_request(fields, "hook"), ctx=ctx)
     if result.error:
         return answer(f"error: {result.error}"), []
     if not result.items:

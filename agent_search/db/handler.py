@@ -147,8 +147,7 @@ class DBHandler:
             return _error(request, f"database error: {exc.strerror or exc}")
 
     async def _search(self, ctx: Context, request: Request) -> Result:
-        settings = DBSettings.from_config(ctx.config) if ctx.config is not self.config \
-            else self.settings
+        settings = ctx.config.db.settings(DBSettings)
         warnings: list[str] = []
         with span("schema"):
             await self.catalog.load()

@@ -22,19 +22,19 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import ConfigDict, Field, ValidationError
 
-from agent_search.config import DEFAULT_MIN_SCORE, SearchConfig, config_error
+from agent_search.config import DBConfig, SearchConfig, config_error
 from agent_search.types import QueryOrder, QueryWhere
 
 
-class DBSettings(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class DBSettings(DBConfig):
+    """Everything the db handler reads (the core's part, ``enabled`` / ``min_score`` /
+    ``max_results`` / ``models`` / ``url``, is inherited from :class:`DBConfig`)."""
 
-    enabled: bool | None = None
-    min_score: float = Field(default=DEFAULT_MIN_SCORE["db"], ge=0, le=1)  # the searcher's
-    models: list[str] = Field(default_factory=list)
-    url: str | None = None
+    model_config = ConfigDict(extra="forbid")
+    section = "db"
+
     max_results: int = Field(default=20, ge=1, le=10_000)
     wheres: list[QueryWhere] = Field(default_factory=list)
     orders: list[QueryOrder] = Field(default_factory=list)
@@ -47,7 +47,7 @@ class DBSettings(BaseModel):
     @classmethod
     def from_config(cls, config: SearchConfig) -> DBSettings:
         """Validate ``config.db``; a bad value raises :class:`ConfigError` naming the key."""
-        return cls.from_mapping(config.db.model_dump())
+        return config.db.settings(cls)
 
     @classmethod
     def from_mapping(cls, data: dict[str, Any]) -> DBSettings:

@@ -77,7 +77,7 @@ class KBHandler:
 
     async def _search(self, ctx: Context, request: Request, result: Result) -> None:
         settings = self.settings
-        kb_conf = ctx.config.kb if ctx.config is not None else self.config.kb
+        kb_conf = (ctx.config if ctx.config is not None else self.config).kb.settings(KBSettings)
         options = request.options or {}
         mode = str(options.get("mode", settings.mode)).lower()
         if mode not in MODES:

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import ConfigDict, Field, model_validator
 
-from agent_search.config import DEFAULT_MIN_SCORE, SearchConfig, config_error
+from agent_search.config import KBConfig, SearchConfig
 
 SearchMode = Literal["hybrid", "dense", "sparse"]
 FusionMethod = Literal["calibrated", "zscore", "rrf", "dbsf"]
@@ -20,17 +20,14 @@ Int8Mode = Literal["dynamic", "weights"]
 DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 
 
-class KBSettings(BaseModel):
-    """Everything the kb handler, ingestion and evaluation are configured by."""
+class KBSettings(KBConfig):
+    """Everything the kb handler, ingestion and evaluation are configured by (the core's
+    part, ``enabled`` / ``min_score`` / ``max_results`` / ``collections`` / ``url`` /
+    threshold`` / ``graph``, is inherited from :class:`KBConfig`)."""
 
     model_config = ConfigDict(extra="forbid")
+    section = "kb"
 
-    enabled: bool | None = None
-    min_score: float = Field(default=DEFAULT_MIN_SCORE["kb"], ge=0, le=1)  # the searcher's
-    collections: list[str] = Field(default_factory=list)
-    threshold: float | None = Field(default=None, ge=0, le=1)
-    graph: bool = False
-    url: str | None = Field(default=None, description="Qdrant server URL; local mode when unset")
     api_key_env: str | None = Field(default=None, description="env var holding the server key")
 
     # embeddings (recorded per collection at creation; later ingests must agree)
@@ -97,7 +94,4 @@ class KBSettings(BaseModel):
     @classmethod
     def from_config(cls, config: SearchConfig) -> KBSettings:
         """Validate ``config.kb``; a bad value raises :class:`ConfigError` naming the key."""
-        try:
-            return cls.model_validate(config.kb.model_dump())
-        except ValidationError as exc:
-            raise config_error(exc, section="kb") from None
+        return config.kb.settings(cls)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
+import anyio
+
 from agent_search.trace import first_line, span
 
 if TYPE_CHECKING:
@@ -14,7 +16,10 @@ if TYPE_CHECKING:
 @runtime_checkable
 class Reranker(Protocol):
     """Reorders items for ``query``. May set ``rerank_score`` on items (multiplied into
-    their final score) and may drop items beyond ``top_n`` (0 = keep all)."""
+    their final score) and may drop items beyond ``top_n`` (0 = keep all).
+
+    Optional attributes read by :func:`apply_rerank`: ``label`` (how errors name it) and
+    ``timeout`` (seconds it may take)."""
 
     async def rerank(
         self, ctx: Context, query: str, items: list[ResultItem], top_n: int = 0
@@ -27,25 +32,44 @@ def keep_top(items: list[ResultItem], top_n: int) -> list[ResultItem]:
 
 
 async def apply_rerank(
-    reranker: Reranker, ctx: Context, query: str, items: list[ResultItem], top_n: int = 0
+    reranker: Reranker | None, ctx: Context, query: str, items: list[ResultItem],
+    top_n: int = 0, *, label: str | None = None, timeout: float | None = None,
 ) -> tuple[list[ResultItem], str | None]:
-    """Run ``reranker``; on failure return the items unchanged, in their previous order,
-    with a one-line error. A reranker that drops or invents items is treated as failed."""
+    """Run ``reranker`` under the one rerank-failure policy of the package.
+
+    When the reranker is missing (``None``: ``label`` names what was asked for), raises,
+    takes longer than ``timeout`` seconds, or returns items it was not given, no item is
+    lost: the items are ranked by score (the builtin :class:`ScoreReranker`) and cut to
+    ``top_n`` as a working reranker would, any ``rerank_score`` it left is cleared, and
+    the one-line reason comes back as ``"rerank <label> failed, used builtin: <why>"``
+    (the Result's ``rerank_error``; the agent adds it to the record's warnings)."""
+    from agent_search.rerank.score import ScoreReranker
+
     if not items:
         return items, None
-    before = list(items)
-    with span("rerank", reranker=type(reranker).__name__, count=len(items)) as node:
-        try:
-            ranked = await reranker.rerank(ctx, query, list(items), top_n)
-        except Exception as exc:  # a reranker's failure must not lose results
-            for item in before:
-                item.rerank_score = None
-            node.status, node.error = "failed", first_line(exc)
-            return before, f"rerank failed: {first_line(exc)}"
-        known = {id(i) for i in before}
-        if not isinstance(ranked, list) or any(id(i) not in known for i in ranked):
-            for item in before:
-                item.rerank_score = None
-            node.status, node.error = "failed", "reranker returned items it was not given"
-            return before, "rerank failed: reranker returned items it was not given"
-        return ranked, None
+    name = label or getattr(reranker, "label", None) or type(reranker).__name__
+    if timeout is None:
+        timeout = getattr(reranker, "timeout", None)
+    if reranker is None:
+        why = "not configured"
+    else:
+        before = list(items)
+        with span("rerank", reranker=name, count=len(items)) as node:
+            try:
+                with anyio.fail_after(timeout):
+                    ranked = await reranker.rerank(ctx, query, list(items), top_n)
+            except TimeoutError:
+                why = f"timed out after {timeout:g}s"
+            except Exception as exc:  # a reranker's failure must not lose results
+                why = first_line(exc)
+            else:
+                known = {id(i) for i in before}
+                if isinstance(ranked, list) and all(id(i) in known for i in ranked):
+                    return ranked, None
+                why = "returned items it was not given"
+            node.status, node.error = "failed", why
+        items = before
+        for item in items:
+            item.rerank_score = None
+    ranked = await ScoreReranker().rerank(ctx, query, items, top_n)
+    return ranked, f"rerank {name} failed, used builtin: {why}"

@@ -74,8 +74,7 @@ class WebHandler:
 
     def __init__(self, config: SearchConfig | None = None) -> None:
         self.config = config or SearchConfig()
-        self.settings = WebSettings.from_section(self.config.web)
-        self._settings_cache: dict[str, WebSettings] = {}
+        self.settings = self.config.web.settings(WebSettings)
         self._providers: dict[str, tuple[str, WebProvider]] = {}
         self._retired: list[WebProvider] = []
         self._breakers: dict[tuple[str, str], CircuitBreaker] = {}
@@ -143,15 +142,8 @@ class WebHandler:
     # -- configuration -------------------------------------------------------------------
 
     def settings_for(self, config: SearchConfig) -> WebSettings:
-        """The validated ``web`` settings of ``config`` (cached per distinct section)."""
-        section = config.web
-        if section is self.config.web:
-            return self.settings
-        key = section.model_dump_json()
-        cached = self._settings_cache.get(key)
-        if cached is None:
-            cached = self._settings_cache[key] = WebSettings.from_section(section)
-        return cached
+        """The validated ``web`` settings of ``config`` (validated once per section)."""
+        return config.web.settings(WebSettings)
 
     def provider_for(self, settings: WebSettings) -> WebProvider:
         """The provider for ``settings`` with the current API key (built on first use)."""

@@ -11,7 +11,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from agent_search.config import DEFAULT_MIN_SCORE, config_error
+from agent_search.config import WebConfig, config_error
 
 PROVIDERS: tuple[str, ...] = ("tavily", "serper", "serpapi", "brave", "google", "bing", "searxng")
 """Built-in HTTP providers; ``mcp:<server>`` names an MCP server from ``web.mcp_servers``."""
@@ -96,15 +96,17 @@ class MCPServerSettings(_Strict):
         return self
 
 
-class WebSettings(_Strict):
-    """Everything the web handler reads from the ``web`` section."""
+class WebSettings(WebConfig):
+    """Everything the web handler reads from the ``web`` section (the core's part,
+    ``enabled`` / ``min_score`` / ``max_results``, is inherited from :class:`WebConfig`)."""
 
-    enabled: bool | None = None
-    min_score: float = Field(default=DEFAULT_MIN_SCORE["web"], ge=0, le=1)  # the searcher's
+    model_config = ConfigDict(extra="forbid")
+    section = "web"
+
+    max_results: int = Field(default=10, ge=1, le=100)
     provider: str = "tavily"
     api_key_env: str | None = None
     base_url: str | None = None
-    max_results: int = Field(default=10, ge=1, le=100)
     timeout: float = Field(default=10.0, gt=0, description="Seconds per provider attempt")
 
     # provider extras

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import anyio
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -129,12 +130,41 @@ class InventingReranker:
 
 
 @pytest.mark.parametrize("reranker", [ExplodingReranker(), InventingReranker()])
-async def test_failing_reranker_keeps_every_item_in_previous_order(reranker: object) -> None:
+async def test_failing_reranker_loses_no_item_and_ranks_by_score(reranker: object) -> None:
+    """The one policy: a failed reranker is replaced by the score ranking (and its cut)."""
     items = [item("user", s, 1.0, title=str(s)) for s in (0.3, 0.9, 0.1)]
     kept, error = await apply_rerank(reranker, Context(), "q", items)  # type: ignore[arg-type]
-    assert [i.title for i in kept] == ["0.3", "0.9", "0.1"]
+    assert [i.title for i in kept] == ["0.9", "0.3", "0.1"]
     assert all(i.rerank_score is None for i in kept)
-    assert error is not None and error.startswith("rerank failed:")
+    name = type(reranker).__name__
+    assert error is not None and error.startswith(f"rerank {name} failed, used builtin: ")
+    cut, _ = await apply_rerank(reranker, Context(), "q", items, 2)  # type: ignore[arg-type]
+    assert [i.title for i in cut] == ["0.9", "0.3"]
+
+
+class SlowReranker:
+    label = "model:slow"
+    timeout = 0.05
+
+    async def rerank(
+        self, ctx: Context, query: str, items: list[ResultItem], top_n: int = 0
+    ) -> list[ResultItem]:
+        await anyio.sleep(5)
+        return items
+
+
+async def test_a_reranker_past_its_timeout_is_the_same_failure() -> None:
+    items = [item("user", s, 1.0, title=str(s)) for s in (0.3, 0.9)]
+    kept, error = await apply_rerank(SlowReranker(), Context(), "q", items)
+    assert [i.title for i in kept] == ["0.9", "0.3"]
+    assert error == "rerank model:slow failed, used builtin: timed out after 0.05s"
+
+
+async def test_a_missing_reranker_is_the_same_failure() -> None:
+    items = [item("user", s, 1.0, title=str(s)) for s in (0.3, 0.9)]
+    kept, error = await apply_rerank(None, Context(), "q", items, label="model")
+    assert [i.title for i in kept] == ["0.9", "0.3"]
+    assert error == "rerank model failed, used builtin: not configured"
 
 
 async def test_merge_with_failing_reranker_reports_and_keeps_items() -> None:
@@ -145,7 +175,8 @@ async def test_merge_with_failing_reranker_reports_and_keeps_items() -> None:
     ctx = s.context()
     merged = await s.merge([r], ctx=ctx, reranker="model")
     assert len(merged.items) == 4
-    assert merged.rerank_error == "rerank failed: ConnectionError: rerank service down"
+    assert merged.rerank_error == \
+        "rerank model failed, used builtin: ConnectionError: rerank service down"
     rerank_nodes = ctx.trace.find("rerank")
     assert rerank_nodes and rerank_nodes[0].status == "failed"
 

@@ -306,11 +306,13 @@ async def test_rerank_on_a_request_sorts_and_cuts() -> None:
     assert [i.title for i in r.items] == ["1", "2"]
 
 
-async def test_unconfigured_reranker_keeps_items_and_reports() -> None:
-    s = make_searcher(StaticHandler("web", web_items(3)))
-    r = await s.search({"type": "web", "query": "q", "rerank": {"type": "model"}})
-    assert len(r.items) == 3 and r.error is None
-    assert r.rerank_error == "rerank failed: reranker 'model' is not configured"
+async def test_unconfigured_reranker_ranks_by_score_and_reports() -> None:
+    items = [ResultItem(title=str(i), url=f"http://x/{i}", score=s)
+             for i, s in enumerate([0.2, 0.9, 0.5])]
+    s = make_searcher(StaticHandler("web", items))
+    r = await s.search({"type": "web", "query": "q", "rerank": {"type": "model", "top_k": 2}})
+    assert [i.title for i in r.items] == ["1", "2"] and r.error is None
+    assert r.rerank_error == "rerank model failed, used builtin: not configured"
 
 
 async def test_1000_concurrent_searches_on_one_context_get_unique_ids() -> None:
