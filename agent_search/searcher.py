@@ -333,7 +333,10 @@ class Searcher:
                 request, search_id, f"invalid request: limit {limit} is outside 1..{opts.max_limit}"
             )
         request = _with_defaults(request, ctx.config.section(request.type), limit)
-        handler = self.registry.resolve(ctx, request)
+        try:
+            handler = self.registry.resolve(ctx, request)
+        except Exception as exc:  # a handler's can_handle is its code too: its Result
+            return _failed(request, search_id, f"{request.type}: {first_line(exc)}")
         if handler is None:
             return _failed(request, search_id, f"unsupported search type: {request.type}")
 

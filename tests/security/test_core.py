@@ -127,3 +127,22 @@ def test_the_fast_link_check_agrees_with_the_full_rule(scheme: str, tail: str) -
 
     url = scheme + tail
     assert (safe_url(url) is not None) == (url_problem(url) is None), url
+
+
+class RaisingCanHandle(UrlHandler):
+    """A third-party handler whose ``can_handle`` raises on some requests."""
+
+    def can_handle(self, ctx: Context, request: Request) -> bool:
+        raise KeyError("options.region")
+
+
+async def test_a_raising_can_handle_is_that_search_s_error_not_the_call_s() -> None:
+    """It used to end ``search_many`` with an exception group, losing the other results."""
+    from agent_search.testing import StaticHandler, items
+
+    s = _searcher(RaisingCanHandle([]))
+    s.registry.register(StaticHandler("kb", items(2)))
+    web, kb = await s.search_many([Request(type="web", query="q"), Request(type="kb", query="q")])
+    assert web.error == "web: KeyError: 'options.region'" and web.items == []
+    assert kb.ok and len(kb.items) == 2
+    assert (await s.search(Request(type="web", query="q"))).error == web.error
