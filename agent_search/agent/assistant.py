@@ -207,6 +207,7 @@ class Assistant:
         self.settings = settings
         self.searcher = searcher
         self.config_dir = config_dir
+        self._owns_delegates = delegates is None or owns_searcher
         self.delegates = delegates or Delegates(
             settings, assistants_root=path.parent, config_dir=config_dir,
             log_dir=searcher.config.home / "logs")
@@ -314,12 +315,16 @@ class Assistant:
         return await self.records.get(request_id)
 
     async def aclose(self) -> None:
-        """Close the LLM clients, and the searcher when :meth:`load` built it (a searcher
-        handed in belongs to the caller). Closing is best effort."""
+        """Close the LLM clients, the delegate assistants it loaded, and the searcher when
+        :meth:`load` built it (a searcher or delegates handed in belong to the caller).
+        Closing is best effort."""
         for client in self._clients.values():
             if isinstance(client, OpenAIChatClient):
                 with contextlib.suppress(Exception):
                     await client.aclose()
+        if self._owns_delegates:
+            with contextlib.suppress(Exception):
+                await self.delegates.aclose()
         if self._owns_searcher:
             with contextlib.suppress(Exception):
                 await self.searcher.aclose()

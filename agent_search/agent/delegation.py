@@ -149,6 +149,14 @@ class Delegates:
     def timeout(self) -> float:
         return self.settings.delegation.timeout
 
+    async def aclose(self) -> None:
+        """Close the assistants loaded to run delegate tasks (their LLM clients and
+        searchers). Best effort: one that fails to close does not keep the others open."""
+        agents, self._agents = list(self._agents.values()), {}
+        for agent in agents:
+            with contextlib.suppress(Exception):
+                await agent.aclose()
+
     # -- the generic delegate calls ---------------------------------------------------
 
     async def run_agent_task(self, agent_id: str, task: dict[str, Any]) -> Any:

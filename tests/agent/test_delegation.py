@@ -91,6 +91,17 @@ async def test_keyword_by_assistant(make_assistant, llm_server) -> None:
     assert web.requests[0].query == "delegated keywords"
     task = llm_server.requests[0]["messages"][-1]["content"]
     assert '"task": "keywords"' in task
+    delegate = a.delegates._agents["worker"]
+    closed: list[str] = []
+    original = delegate.aclose
+
+    async def aclose() -> None:
+        closed.append(delegate.id)
+        await original()
+
+    delegate.aclose = aclose  # type: ignore[method-assign]
+    await a.aclose()  # the delegate it loaded is closed with it
+    assert closed == ["worker"] and a.delegates._agents == {}
 
 
 # -- rerank ------------------------------------------------------------------------------
