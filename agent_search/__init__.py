@@ -7,7 +7,7 @@ are merged, deduplicated, weighted, reranked and given request-unique citation i
 from agent_search.citation import CitationAllocator, build_prompt
 from agent_search.config import SearchConfig, load_config
 from agent_search.context import Context
-from agent_search.errors import AgentSearchError, ConfigError
+from agent_search.errors import AgentSearchError, ConfigError, InputError, RunError
 from agent_search.events import Event, EventSink, ListSink, NullSink
 from agent_search.registry import Handler, Registry
 from agent_search.rerank import Reranker, ScoreReranker
@@ -36,6 +36,7 @@ __all__ = [
     "EventSink",
     "GraphNode",
     "Handler",
+    "InputError",
     "ListSink",
     "NullSink",
     "QueryOrder",
@@ -46,6 +47,7 @@ __all__ = [
     "Reranker",
     "Result",
     "ResultItem",
+    "RunError",
     "ScoreReranker",
     "SearchConfig",
     "Searcher",

@@ -83,7 +83,7 @@ class TypeConfig(_OpenSection):
             try:
                 cached = model.model_validate(self.model_dump())
             except ValidationError as exc:
-                raise config_error(exc, section=model.section) from None
+                raise config_error(exc, section=model.section) from exc
             self._validated[model] = cached
         return cached
 
@@ -270,7 +270,7 @@ def _validate(data: Mapping[str, Any], file: str | None) -> SearchConfig:
     try:
         return SearchConfig.model_validate(data)
     except ValidationError as exc:
-        raise config_error(exc, file=file) from None
+        raise config_error(exc, file=file) from exc
 
 
 MAX_CONFIG_BYTES = 1_000_000
@@ -349,7 +349,7 @@ def read_yaml(path: Path) -> dict[str, Any]:
         where = f" (line {mark.line + 1})" if mark is not None else ""
         raise ConfigError(
             f"invalid YAML{where}: {getattr(exc, 'problem', exc)}", file=str(path)
-        ) from None
+        ) from exc
     if data is None:
         return {}
     if not isinstance(data, dict):

@@ -1,6 +1,18 @@
-"""Exceptions of the public API. Searches never raise these at callers; they report
-failures in ``Result.error``. These are for set-up mistakes: bad configuration, bad input
-to a command."""
+"""The package's exceptions: one hierarchy, split by cause.
+
+::
+
+    AgentSearchError
+    ├── InputError (also a ValueError)     bad input or configuration: the caller can fix it
+    │   └── ConfigError                    a configuration file or value (names file and key)
+    └── RunError (also a RuntimeError)     a run failed: a backend, the network, a model
+
+Searches never raise these at callers: a failed search is a Result whose ``error`` is
+one line, ``"<type>: <message>"``. They are raised by set-up (configuration, loading an
+assistant, ingest) and by the APIs that document raising (``TextSearch``, the DSL
+validator); an error raised at a boundary is chained to its cause (``raise ... from
+exc``), so a traceback still shows where it began.
+"""
 
 from __future__ import annotations
 
@@ -11,7 +23,17 @@ class AgentSearchError(Exception):
     """Base class of the package's own errors."""
 
 
-class ConfigError(AgentSearchError):
+class InputError(AgentSearchError, ValueError):
+    """Bad input or configuration: a query, filter, option, file or setting the caller
+    can fix. The message names what was wrong."""
+
+
+class RunError(AgentSearchError, RuntimeError):
+    """A run failed through no fault of its input: a backend, the network, a model, a
+    delegate. Retrying later may work."""
+
+
+class ConfigError(InputError):
     """A configuration file or value is wrong. The message names the file and the key."""
 
     def __init__(self, message: str, *, file: str | None = None, key: str | None = None) -> None:

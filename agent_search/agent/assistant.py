@@ -418,7 +418,7 @@ class Assistant:
                 hook = HookResponse.parse(
                     await self.hooks.create(hctx, copy.deepcopy(msgs), options))
             except Exception as exc:
-                raise _HookFailed(hook_error(exc, self.hooks, "create")) from None
+                raise _HookFailed(hook_error(exc, self.hooks, "create")) from exc
             overrides: dict[str, Any] = {}
             if hook.citation:
                 overrides["citation"] = hook.citation

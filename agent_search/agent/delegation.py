@@ -29,6 +29,7 @@ import anyio
 from agent_search.agent.keywords import builtin_keywords
 from agent_search.agent.mcp_client import McpClients
 from agent_search.agent.settings import AgentSettings
+from agent_search.errors import RunError
 from agent_search.rerank import Reranker, ScoreReranker
 from agent_search.rerank.agent import AgentReranker
 from agent_search.rerank.mcp import McpReranker
@@ -44,8 +45,8 @@ MAX_DEPTH = 3
 _depth: contextvars.ContextVar[int] = contextvars.ContextVar("agent_search_delegation", default=0)
 
 
-class DelegationError(Exception):
-    pass
+class DelegationError(RunError):
+    """A delegate (assistant, MCP tool, model endpoint) could not do its task."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -41,11 +41,11 @@ def load_hooks(assistant_dir: Path, assistant_id: str) -> Hooks:
     try:
         source = path.read_text(encoding="utf-8-sig")
     except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"cannot read: {exc}", file=file) from None
+        raise ConfigError(f"cannot read: {exc}", file=file) from exc
     try:
         code = compile(source, file, "exec")
     except SyntaxError as exc:
-        raise ConfigError(f"syntax error at line {exc.lineno}: {exc.msg}", file=file) from None
+        raise ConfigError(f"syntax error at line {exc.lineno}: {exc.msg}", file=file) from exc
     module = types.ModuleType(f"agent_search_hooks_{assistant_id.replace('-', '_')}")
     module.__file__ = file
     try:
@@ -54,7 +54,7 @@ def load_hooks(assistant_dir: Path, assistant_id: str) -> Hooks:
         line = _line_in(exc, file)
         where = f" at line {line}" if line else ""
         raise ConfigError(f"error while loading{where}: {type(exc).__name__}: {exc}",
-                          file=file) from None
+                          file=file) from exc
     create = _hook(module, "create", 3, file)
     next_ = _hook(module, "next", 2, file)
     return Hooks(create=create, next=next_, file=file)

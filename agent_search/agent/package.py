@@ -80,4 +80,4 @@ def load_package(assistant_dir: Path) -> AssistantPackage:
     try:
         return AssistantPackage.model_validate(data)
     except ValidationError as exc:
-        raise config_error(exc, file=str(path)) from None
+        raise config_error(exc, file=str(path)) from exc

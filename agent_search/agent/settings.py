@@ -116,6 +116,6 @@ class AgentSettings(_Strict):
         try:
             settings = cls.model_validate(data)
         except ValidationError as exc:
-            raise config_error(exc, file=str(path)) from None
+            raise config_error(exc, file=str(path)) from exc
         settings.file = str(path)
         return settings

@@ -48,7 +48,7 @@ def parse_where(text: str) -> QueryWhere:
         return QueryWhere(field=field, op=op, value=value)
     except ValidationError as exc:
         msg = exc.errors()[0]["msg"].removeprefix("Value error, ")
-        raise ValueError(f"--where {text!r}: {msg}") from None
+        raise ValueError(f"--where {text!r}: {msg}") from exc
 
 
 def parse_order(text: str) -> QueryOrder:

@@ -33,6 +33,7 @@ from agent_search.db.values import (
     to_int,
     to_text,
 )
+from agent_search.errors import InputError
 from agent_search.types import QueryOrder, QueryWhere
 
 OWNER_COLUMN_PREFIX = "__yao_"
@@ -44,7 +45,7 @@ MAX_IN_VALUES = 1000
 """Longest list an ``in`` / ``not in`` may carry (drivers cap bound parameters)."""
 
 
-class DSLBuildError(ValueError):
+class DSLBuildError(InputError):
     """The DSL can't be turned into SQL (unknown field, value of the wrong type...)."""
 
 
@@ -214,7 +215,7 @@ def _count_where(catalog: Catalog, entry: ModelEntry, rel_name: str, where: Quer
         number = to_int(where.value)
     except ValueBoundsError as exc:
         raise DSLBuildError(f"where {label}: {_shown(where.value)} is not a count ({exc})") \
-            from None
+            from exc
     alias = target.alias
     key = _column(target, rel.key, alias)
     grouped = (sa.select(key).where(key.is_not(None), *visibility(target, caller, alias))
@@ -261,7 +262,7 @@ def _comparison(col: sa.ColumnElement[Any], op: str, value: Any,
         try:
             pattern = like_pattern(value)
         except ValueBoundsError as exc:
-            raise DSLBuildError(f"where {where}: {exc}") from None
+            raise DSLBuildError(f"where {where}: {exc}") from exc
         return sa.cast(col, sa.String).ilike(pattern) if sa_kind(col.type) not in (
             "string", "text") else col.ilike(pattern)
     if op in ("in", "not in"):
@@ -305,10 +306,10 @@ def coerce(col: sa.ColumnElement[Any], value: Any, where: str) -> Any:
         return to_text(value)
     except ValueBoundsError as exc:
         raise DSLBuildError(f"where {where}: {_shown(value)} is not a valid {kind} value "
-                            f"({exc})") from None
-    except (ValueError, TypeError, ArithmeticError, OverflowError):
+                            f"({exc})") from exc
+    except (ValueError, TypeError, ArithmeticError, OverflowError) as exc:
         raise DSLBuildError(
-            f"where {where}: {_shown(value)} is not a valid {kind} value") from None
+            f"where {where}: {_shown(value)} is not a valid {kind} value") from exc
 
 
 def _shown(value: Any) -> str:

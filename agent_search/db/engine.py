@@ -28,8 +28,8 @@ def async_url(url_or_path: str | Path) -> URL:
         return URL.create("sqlite+aiosqlite", database=str(Path(text).expanduser()))
     try:
         url = make_url(text)
-    except ArgumentError:
-        raise ConfigError("not a database URL", key="db.url") from None
+    except ArgumentError as exc:
+        raise ConfigError("not a database URL", key="db.url") from exc
     backend = url.get_backend_name()
     if backend == "sqlite":
         return url.set(drivername="sqlite+aiosqlite")

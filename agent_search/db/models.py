@@ -177,7 +177,7 @@ def load_model_file(path: Path, model_id: str) -> ModelDef:
     try:
         model = ModelDef.model_validate(data)
     except ValidationError as exc:
-        raise config_error(exc, file=str(path)) from None
+        raise config_error(exc, file=str(path)) from exc
     return model.model_copy(update={"id": model_id, "file": str(path)})
 
 

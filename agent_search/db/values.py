@@ -18,6 +18,8 @@ import math
 import re
 from typing import Any
 
+from agent_search.errors import InputError
+
 MAX_NUMBER_CHARS = 64
 MAX_SIGNIFICANT_DIGITS = 30
 MAX_EXPONENT = 38
@@ -37,7 +39,7 @@ _TRUE = frozenset({"true", "1", "yes", "y", "on"})
 _FALSE = frozenset({"false", "0", "no", "n", "off"})
 
 
-class ValueBoundsError(ValueError):
+class ValueBoundsError(InputError):
     """A value from outside is not a bounded value of the wanted type."""
 
 

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import httpx
 
+from agent_search.errors import RunError
 from agent_search.rerank.base import keep_top
 
 if TYPE_CHECKING:
@@ -31,7 +32,7 @@ Protocol = Literal["cohere", "jina", "tei"]
 MAX_DOCUMENT_CHARS = 4000
 
 
-class RerankError(Exception):
+class RerankError(RunError):
     """The rerank endpoint or delegate failed or answered something unusable."""
 
 
@@ -109,18 +110,18 @@ class ModelReranker:
             async with httpx.AsyncClient(timeout=self.timeout,
                                          transport=self._transport) as client:
                 response = await client.post(self.url, json=body, headers=headers)
-        except httpx.TimeoutException:
+        except httpx.TimeoutException as exc:
             raise RerankError(f"rerank endpoint {self.url} timed out after "
-                              f"{self.timeout:g}s") from None
+                              f"{self.timeout:g}s") from exc
         except httpx.HTTPError as exc:
             raise RerankError(f"rerank endpoint {self.url}: {type(exc).__name__}: {exc}"
-                              ) from None
+                              ) from exc
         if response.status_code >= 400:
             first = response.text.strip().splitlines()[:1]
             raise RerankError(f"rerank endpoint {self.url}: HTTP {response.status_code}"
                               + (f": {first[0][:200]}" if first else ""))
         try:
             payload = response.json()
-        except ValueError:
-            raise RerankError(f"rerank endpoint {self.url} did not answer JSON") from None
+        except ValueError as exc:
+            raise RerankError(f"rerank endpoint {self.url} did not answer JSON") from exc
         return apply_scores(items, parse_scores(payload, len(items)), top_n)

@@ -30,7 +30,7 @@ from typing import Any, Generic, TypeVar
 from pydantic import ValidationError
 
 from agent_search.context import Context
-from agent_search.errors import validation_summary
+from agent_search.errors import InputError, validation_summary
 from agent_search.textsearch.filters import FilterError, FilterSupport
 from agent_search.textsearch.results import KernelSearchResults, SearchOptions, TextSearchResult
 from agent_search.types import MAX_QUERY_CHARS
@@ -44,7 +44,7 @@ ResultMapper = Callable[[Any], TextSearchResult]
 """Turns one native record into a :class:`TextSearchResult`."""
 
 
-class TextSearchError(ValueError):
+class TextSearchError(InputError):
     """A text search could not run: bad query, options or filter, or a failed backend."""
 
 
@@ -60,10 +60,10 @@ def resolve_options(options: OptionsLike) -> SearchOptions:
     try:
         return SearchOptions.model_validate(dict(options))
     except FilterError as exc:
-        raise TextSearchError(str(exc)) from None
+        raise TextSearchError(str(exc)) from exc
     except ValidationError as exc:
         raise TextSearchError(
-            f"invalid search options: {validation_summary(exc, 'options')}") from None
+            f"invalid search options: {validation_summary(exc, 'options')}") from exc
 
 
 def check_query(query: Any) -> str:
@@ -138,5 +138,5 @@ class TextSearch(ABC, Generic[N]):
         try:
             self.filter_support.check(opts.filter)
         except FilterError as exc:
-            raise TextSearchError(str(exc)) from None
+            raise TextSearchError(str(exc)) from exc
         return text, opts

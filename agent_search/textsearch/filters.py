@@ -24,14 +24,14 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from agent_search.errors import validation_summary
+from agent_search.errors import InputError, validation_summary
 from agent_search.types import QueryWhere, normalize_operator
 
 ANY_FIELD = "*"
 """A :class:`FilterSupport` key meaning "any other field" (e.g. database columns)."""
 
 
-class FilterError(ValueError):
+class FilterError(InputError):
     """A filter uses a field, operator or value the text search cannot translate."""
 
 
@@ -39,7 +39,7 @@ def _where(field_name: str, op: str, value: Any) -> QueryWhere:
     try:
         return QueryWhere(field=field_name, op=op, value=value)
     except ValidationError as exc:
-        raise FilterError(f"filter {field_name!r} {op!r}: {validation_summary(exc, '')}") from None
+        raise FilterError(f"filter {field_name!r} {op!r}: {validation_summary(exc, '')}") from exc
 
 
 @dataclass(slots=True)
@@ -92,7 +92,7 @@ class TextSearchFilter:
         try:
             return cls([QueryWhere.model_validate(dict(d)) for d in items])
         except ValidationError as exc:
-            raise FilterError(f"invalid filter {validation_summary(exc, 'clause')}") from None
+            raise FilterError(f"invalid filter {validation_summary(exc, 'clause')}") from exc
 
 
 def equal_to(field_name: str, value: Any) -> TextSearchFilter:

@@ -240,7 +240,7 @@ class SearchFunction:
                 arguments = json.loads(arguments or "{}")
             except ValueError as exc:
                 raise ToolArgumentError(f"{self.name}: arguments are not valid JSON: "
-                                        f"{exc}") from None
+                                        f"{exc}") from exc
         if not isinstance(arguments, Mapping):
             raise ToolArgumentError(f"{self.name}: arguments must be a JSON object, not "
                                     f"{type(arguments).__name__}")

@@ -166,12 +166,12 @@ class KBTextSearch(TextSearch[R], Generic[R]):
                 raise TextSearchError(
                     f"kb record {item.collection}/{item.document_id} does not fit "
                     f"{self.record_type.__name__}: {validation_summary(exc, 'record')}"
-                ) from None
+                ) from exc
         try:
             return self.record_type(**data)
         except TypeError as exc:
             raise TextSearchError(f"kb record does not fit {self.record_type.__name__}: "
-                                  f"{exc}") from None
+                                  f"{exc}") from exc
 
 
 def _check_fields(record_type: type[Any], mapping: Mapping[str, str | None]) -> None:

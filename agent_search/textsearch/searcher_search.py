@@ -132,7 +132,7 @@ class SearcherTextSearch(TextSearch[ResultItem]):
             try:
                 self._common_support(types).check(rest)
             except FilterError as exc:
-                raise TextSearchError(str(exc)) from None
+                raise TextSearchError(str(exc)) from exc
         else:
             text, opts = self.prepare(query, options)
             types, rest = self._split_type_filter(opts.filter)
@@ -196,10 +196,10 @@ class SearcherTextSearch(TextSearch[ResultItem]):
             translator.apply(text_filter, fields)
             return Request.model_validate(fields)
         except FilterError as exc:
-            raise TextSearchError(str(exc)) from None
+            raise TextSearchError(str(exc)) from exc
         except ValidationError as exc:
             raise TextSearchError(
-                f"invalid {search_type} request: {validation_summary(exc)}") from None
+                f"invalid {search_type} request: {validation_summary(exc)}") from exc
 
     def _page(self, results: Sequence[Result], items: list[ResultItem], total: int,
               opts: SearchOptions, warnings: list[str]) -> KernelSearchResults[ResultItem]:

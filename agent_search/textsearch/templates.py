@@ -65,7 +65,7 @@ class PromptTemplate:
         try:
             self._template = _ENV.from_string(source)
         except TemplateError as exc:
-            raise TemplateRenderError(f"invalid prompt template: {exc}") from None
+            raise TemplateRenderError(f"invalid prompt template: {exc}") from exc
 
     async def render(self, *, plugins: Sequence[SearchPlugin] = (), ctx: Context | None = None,
                      **variables: Any) -> str:
@@ -80,7 +80,7 @@ class PromptTemplate:
         except TextSearchError:
             raise
         except TemplateError as exc:
-            raise TemplateRenderError(f"prompt template failed: {exc}") from None
+            raise TemplateRenderError(f"prompt template failed: {exc}") from exc
 
 
 async def render_prompt(source: str, *, plugins: Sequence[SearchPlugin] = (),

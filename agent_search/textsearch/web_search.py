@@ -174,14 +174,14 @@ class WebProviderTextSearch(TextSearch[Any]):
             try:
                 WEB_FILTER.apply(opts.filter, fields)
             except FilterError as exc:
-                raise TextSearchError(str(exc)) from None
+                raise TextSearchError(str(exc)) from exc
         try:
             with _traced(ctx, "web_search", provider=self.provider.name):
                 response = await self.provider.search_response(
                     text, limit=opts.fetch_count, sites=fields.get("sites", ()),
                     time_range=fields.get("time_range"))
         except ProviderError as exc:
-            raise TextSearchError(str(exc)) from None
+            raise TextSearchError(str(exc)) from exc
         return opts, response
 
     def _metadata(self, response: ProviderResponse) -> dict[str, Any]:

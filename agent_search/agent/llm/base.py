@@ -7,8 +7,10 @@ from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
+from agent_search.errors import RunError
 
-class LLMError(Exception):
+
+class LLMError(RunError):
     """The chat endpoint failed (HTTP error, stall, broken stream). One-line message."""
 
 

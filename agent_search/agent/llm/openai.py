@@ -153,9 +153,9 @@ class OpenAIChatClient:
         except httpx.TimeoutException as exc:
             kind = "connect" if isinstance(exc, httpx.ConnectTimeout) else "stalled"
             raise LLMError(f"{self.name}: {kind}: no data for "
-                           f"{self._timeout_for(exc):g}s") from None
+                           f"{self._timeout_for(exc):g}s") from exc
         except httpx.HTTPError as exc:
-            raise LLMError(f"{self.name}: {type(exc).__name__}: {exc}".rstrip(": ")) from None
+            raise LLMError(f"{self.name}: {type(exc).__name__}: {exc}".rstrip(": ")) from exc
         if calls:
             yield ChatEvent("tool_calls", tool_calls=[
                 ToolCall(id=c.get("id") or f"call_{i}", name=c.get("name", ""),
