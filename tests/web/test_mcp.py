@@ -163,5 +163,5 @@ def test_mcp_settings_need_one_transport() -> None:
     from agent_search.errors import ConfigError
 
     with pytest.raises(ConfigError,
-                       match=r"web\.mcp_servers\.x.*exactly one of 'command' or 'url'"):
+                       match=r"web\.mcp_servers\.x.*exactly one of 'command' \(stdio\) or 'url'"):
         WebSettings.from_section({"provider": "mcp:x", "mcp_servers": {"x": {"tool": "s"}}})

@@ -18,7 +18,23 @@ from agent_search.web.normalize import (
     web_item,
 )
 from agent_search.web.providers.base import HttpProvider, SearchParams, site_operators
+from agent_search.web.providers.native import NativeFormat, NativeRecord, count_at
 from agent_search.web.providers.serper import GOOGLE_TBS
+
+
+class SerpAPIResult(NativeRecord):
+    """One ``organic_results`` entry of SerpAPI."""
+
+    title: str | None = None
+    link: str | None = None
+    snippet: str | None = None
+    position: int | None = None
+    displayed_link: str | None = None
+    date: str | None = None
+
+
+_NATIVE = NativeFormat(("organic_results",), SerpAPIResult, "link",
+                       count_at("search_information", "total_results"))
 
 
 class SerpAPIProvider(HttpProvider):
@@ -26,6 +42,10 @@ class SerpAPIProvider(HttpProvider):
     (when present) is the first item."""
 
     name = "serpapi"
+    default_key_env = "SERPAPI_API_KEY"
+    default_base_url = "https://serpapi.com"
+    native = _NATIVE
+    settings_options = ("engine", "country", "language", "include_answer")
 
     def __init__(self, *, engine: str = "google", country: str | None = None,
                  language: str | None = None, include_answer: bool = True,
@@ -65,7 +85,7 @@ class SerpAPIProvider(HttpProvider):
                                  title=box.get("title"), url=box.get("link"))
             if answer is not None:
                 items.append(answer)
-        for i, r in enumerate(records_at(raw, "organic_results"), start=1):
+        for i, r in enumerate(records_at(raw, *_NATIVE.path), start=1):
             position = as_position(r.get("position"), i)
             meta = result_metadata(self.name, position, published=r.get("date"), record=r,
                                    fields=(("date", "date_text"), ("source", "site_name"),

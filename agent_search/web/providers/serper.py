@@ -15,9 +15,23 @@ from agent_search.web.normalize import (
     web_item,
 )
 from agent_search.web.providers.base import HttpProvider, SearchParams, site_operators
+from agent_search.web.providers.native import NativeFormat, NativeRecord
 
 GOOGLE_TBS: dict[str, str] = {"day": "qdr:d", "week": "qdr:w", "month": "qdr:m", "year": "qdr:y"}
 """Google's ``tbs`` time filters, shared by Serper and SerpAPI."""
+
+
+class SerperResult(NativeRecord):
+    """One ``organic`` entry of Serper.dev."""
+
+    title: str | None = None
+    link: str | None = None
+    snippet: str | None = None
+    position: int | None = None
+    date: str | None = None
+
+
+_NATIVE = NativeFormat(("organic",), SerperResult, "link")
 
 
 class SerperProvider(HttpProvider):
@@ -25,6 +39,10 @@ class SerperProvider(HttpProvider):
     box (when present) is the first item; scores follow the organic position."""
 
     name = "serper"
+    default_key_env = "SERPER_API_KEY"
+    default_base_url = "https://google.serper.dev"
+    native = _NATIVE
+    settings_options = ("country", "language", "include_answer")
 
     def __init__(self, *, country: str | None = None, language: str | None = None,
                  include_answer: bool = True, **kwargs: Any) -> None:
@@ -55,7 +73,7 @@ class SerperProvider(HttpProvider):
                                  kind="answer_box", title=box.get("title"), url=box.get("link"))
             if answer is not None:
                 items.append(answer)
-        for i, r in enumerate(records_at(raw, "organic"), start=1):
+        for i, r in enumerate(records_at(raw, *_NATIVE.path), start=1):
             position = as_position(r.get("position"), i)
             meta = result_metadata(self.name, position, published=r.get("date"), record=r,
                                    fields=(("date", "date_text"), ("sitelinks", "sitelinks"),
