@@ -11,15 +11,25 @@ from agent_search.web.providers.base import (
     SearchParams,
     WebProvider,
 )
-from agent_search.web.providers.bing import BingProvider, BingWebPage
-from agent_search.web.providers.brave import BraveProvider, BraveWebResult
-from agent_search.web.providers.google import GoogleProvider, GoogleWebPage
+from agent_search.web.providers.bing import BingProvider
+from agent_search.web.providers.brave import BraveProvider
+from agent_search.web.providers.google import GoogleProvider
 from agent_search.web.providers.mcp import MCPProvider
-from agent_search.web.providers.native import NativeFormat, NativeRecord
-from agent_search.web.providers.searxng import SearXNGProvider, SearXNGResult
-from agent_search.web.providers.serpapi import SerpAPIProvider, SerpAPIResult
-from agent_search.web.providers.serper import SerperProvider, SerperResult
-from agent_search.web.providers.tavily import TavilyProvider, TavilyResult
+from agent_search.web.providers.native import (
+    BingWebPage,
+    BraveWebResult,
+    GoogleWebPage,
+    NativeFormat,
+    NativeRecord,
+    SearXNGResult,
+    SerpAPIResult,
+    SerperResult,
+    TavilyResult,
+)
+from agent_search.web.providers.searxng import SearXNGProvider
+from agent_search.web.providers.serpapi import SerpAPIProvider
+from agent_search.web.providers.serper import SerperProvider
+from agent_search.web.providers.tavily import TavilyProvider
 from agent_search.web.resilience import CircuitBreaker
 from agent_search.web.settings import WebSettings
 

@@ -5,27 +5,10 @@ from __future__ import annotations
 from datetime import date, timedelta
 from typing import Any
 
-from pydantic import Field
-
 from agent_search.types import ResultItem
 from agent_search.web.normalize import rank_score, records_at, result_metadata, web_item
 from agent_search.web.providers.base import HttpProvider, SearchParams, site_operators
-from agent_search.web.providers.native import NativeFormat, NativeRecord, count_at
-
-
-class BingWebPage(NativeRecord):
-    """One ``webPages.value`` entry of Bing Web Search v7."""
-
-    id: str | None = None
-    name: str | None = None
-    url: str | None = None
-    display_url: str | None = Field(default=None, alias="displayUrl")
-    snippet: str | None = None
-    date_last_crawled: str | None = Field(default=None, alias="dateLastCrawled")
-    date_published: str | None = Field(default=None, alias="datePublished")
-    language: str | None = None
-    is_family_friendly: bool | None = Field(default=None, alias="isFamilyFriendly")
-
+from agent_search.web.providers.native import BingWebPage, NativeFormat, count_at
 
 _NATIVE = NativeFormat(("webPages", "value"), BingWebPage, "url",
                        count_at("webPages", "totalEstimatedMatches"))

@@ -13,21 +13,7 @@ from agent_search.web.normalize import (
     web_item,
 )
 from agent_search.web.providers.base import HttpProvider, SearchParams, site_operators
-from agent_search.web.providers.native import NativeFormat, NativeRecord
-
-
-class BraveWebResult(NativeRecord):
-    """One ``web.results`` entry of the Brave Search API."""
-
-    title: str | None = None
-    url: str | None = None
-    description: str | None = None
-    age: str | None = None
-    page_age: str | None = None
-    language: str | None = None
-    profile: dict[str, Any] | None = None
-    extra_snippets: list[str] | None = None
-
+from agent_search.web.providers.native import BraveWebResult, NativeFormat
 
 _NATIVE = NativeFormat(("web", "results"), BraveWebResult, "url")
 

@@ -10,8 +10,6 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, Any
 
-from pydantic import Field
-
 from agent_search.types import ResultItem
 from agent_search.web.errors import ProviderError
 from agent_search.web.normalize import (
@@ -24,24 +22,10 @@ from agent_search.web.normalize import (
     web_item,
 )
 from agent_search.web.providers.base import HttpProvider, SearchParams, site_operators
-from agent_search.web.providers.native import NativeFormat, NativeRecord, count_at
+from agent_search.web.providers.native import GoogleWebPage, NativeFormat, count_at
 
 if TYPE_CHECKING:
     from agent_search.web.settings import WebSettings
-
-
-class GoogleWebPage(NativeRecord):
-    """One ``items`` entry of the Google Custom Search JSON API."""
-
-    kind: str | None = None
-    title: str | None = None
-    link: str | None = None
-    display_link: str | None = Field(default=None, alias="displayLink")
-    snippet: str | None = None
-    html_title: str | None = Field(default=None, alias="htmlTitle")
-    html_snippet: str | None = Field(default=None, alias="htmlSnippet")
-    formatted_url: str | None = Field(default=None, alias="formattedUrl")
-    pagemap: dict[str, Any] | None = None
 
 
 _NATIVE = NativeFormat(("items",), GoogleWebPage, "link",

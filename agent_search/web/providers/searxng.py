@@ -5,24 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import Field
-
 from agent_search.types import ResultItem
 from agent_search.web.normalize import rank_score, records_at, result_metadata, web_item
 from agent_search.web.providers.base import HttpProvider, SearchParams, site_operators
-from agent_search.web.providers.native import NativeFormat, NativeRecord, count_at
-
-
-class SearXNGResult(NativeRecord):
-    """One ``results`` entry of a SearXNG instance's JSON API."""
-
-    title: str | None = None
-    url: str | None = None
-    content: str | None = None
-    engine: str | None = None
-    score: float | None = None
-    published_date: str | None = Field(default=None, alias="publishedDate")
-
+from agent_search.web.providers.native import NativeFormat, SearXNGResult, count_at
 
 _TOTAL = count_at("number_of_results")
 _NATIVE = NativeFormat(("results",), SearXNGResult, "url",

@@ -36,19 +36,7 @@ from agent_search.web.providers.base import (
     parse_retry_after,
     transport_error,
 )
-from agent_search.web.providers.native import NativeFormat, NativeRecord
-
-
-class TavilyResult(NativeRecord):
-    """One ``results`` entry of Tavily ``/search``."""
-
-    title: str | None = None
-    url: str | None = None
-    content: str | None = None
-    score: float | None = None
-    raw_content: str | None = None
-    published_date: str | None = None
-
+from agent_search.web.providers.native import NativeFormat, TavilyResult
 
 _NATIVE = NativeFormat(("results",), TavilyResult, "url")
 
