@@ -19,7 +19,6 @@ from agent_search.agent.delegation import Delegates, Use
 from agent_search.agent.hook_api import HookContext, HookSearch
 from agent_search.agent.hooks import HookResponse
 from agent_search.agent.llm import ChatEvent, LLMError, OpenAIChatClient, offline_answer
-from agent_search.agent.mcp_client import McpClients, McpError
 from agent_search.agent.options import Options
 from agent_search.agent.package import AssistantPackage, load_package
 from agent_search.agent.records import RecordSink, RecordStore, SearchRecord
@@ -38,8 +37,6 @@ __all__ = [
     "HookResponse",
     "HookSearch",
     "LLMError",
-    "McpClients",
-    "McpError",
     "OpenAIChatClient",
     "Options",
     "RecordSink",

@@ -27,12 +27,12 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from agent_search.agent.keywords import builtin_keywords
-from agent_search.agent.mcp_client import McpClients
 from agent_search.agent.settings import AgentSettings
 from agent_search.errors import RunError
+from agent_search.mcp.client import MCPServers
 from agent_search.rerank import Reranker, ScoreReranker
 from agent_search.rerank.agent import AgentReranker
-from agent_search.rerank.mcp import McpReranker
+from agent_search.rerank.mcp import MCPReranker
 from agent_search.rerank.model import ModelReranker
 from agent_search.trace import first_line
 
@@ -143,7 +143,7 @@ class Delegates:
         self.assistants_root = assistants_root
         self.config_dir = config_dir
         base = Path(settings.file).parent.parent if settings.file else None
-        self.mcp = McpClients(settings.mcp.servers, base_dir=base, log_dir=log_dir)
+        self.mcp = MCPServers(settings.mcp.servers, base_dir=base, log_dir=log_dir)
         self._agents: dict[str, Assistant] = {}
 
     @property
@@ -271,7 +271,7 @@ class Delegates:
             async def call(args: dict[str, Any]) -> Any:
                 return await self.call_mcp_tool(use, args)
 
-            return McpReranker(str(use), call)
+            return MCPReranker(str(use), call)
         if use.kind == "agent":
             async def run(task: dict[str, Any]) -> Any:
                 return await self.run_agent_task(use.target, task)

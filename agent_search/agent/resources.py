@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from agent_search.agent.mcp_client import McpClients
+from agent_search.mcp.client import MCPServers
 from agent_search.trace import span
 from agent_search.types import Result, ResultItem
 
@@ -23,7 +23,7 @@ class McpResourceHandler:
     type = "mcp_resource"
     searchable = False  # reads one named resource: never asked a free-text question
 
-    def __init__(self, clients: McpClients) -> None:
+    def __init__(self, clients: MCPServers) -> None:
         self.clients = clients
 
     def can_handle(self, ctx: Context, request: Request) -> bool:

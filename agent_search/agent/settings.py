@@ -20,9 +20,10 @@ import os
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from agent_search.config import config_error, read_yaml
+from agent_search.mcp.settings import MCPServerSettings
 
 AGENT_FILE = "agent.yml"
 
@@ -57,23 +58,8 @@ class ConnectorSettings(_Strict):
         return None if os.environ.get(self.api_key_env) else self.api_key_env
 
 
-class McpServerSettings(_Strict):
-    command: str | None = None
-    args: list[str] = Field(default_factory=list)
-    env: dict[str, str] = Field(default_factory=dict)
-    cwd: str | None = None
-    url: str | None = None
-    timeout: float = Field(default=30.0, gt=0)
-
-    @model_validator(mode="after")
-    def _one_transport(self) -> McpServerSettings:
-        if (self.command is None) == (self.url is None):
-            raise ValueError("an MCP server needs exactly one of 'command' (stdio) or 'url'")
-        return self
-
-
 class McpSettings(_Strict):
-    servers: dict[str, McpServerSettings] = Field(default_factory=dict)
+    servers: dict[str, MCPServerSettings] = Field(default_factory=dict)
 
 
 class RerankerSettings(_Strict):

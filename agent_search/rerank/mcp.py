@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 ToolCaller = Callable[[dict[str, Any]], Awaitable[Any]]
 
 
-class McpReranker:
+class MCPReranker:
     def __init__(self, name: str, call_tool: ToolCaller) -> None:
         self.name = name
         self._call_tool = call_tool

@@ -66,7 +66,8 @@ from agent_search.textsearch.templates import (
     TemplateRenderError,
     render_prompt,
 )
-from agent_search.textsearch.web_records import (
+from agent_search.textsearch.web_search import WebProviderTextSearch
+from agent_search.web.providers import (
     BingWebPage,
     BraveWebResult,
     GoogleWebPage,
@@ -75,7 +76,6 @@ from agent_search.textsearch.web_records import (
     SerperResult,
     TavilyResult,
 )
-from agent_search.textsearch.web_search import WebProviderTextSearch
 
 __all__ = [
     "ANY_FIELD",

@@ -4,7 +4,7 @@ SearXNG, or an MCP search server), with the provider's own records and full page
 Methods beyond the abstraction (ADR option 4):
 
 - :meth:`WebProviderTextSearch.get_search_results` returns the provider's native records
-  (:class:`~agent_search.textsearch.web_records.BingWebPage`, ``GoogleWebPage``...);
+  (:class:`~agent_search.web.providers.BingWebPage`, ``GoogleWebPage``...);
 - :meth:`WebProviderTextSearch.get_web_pages` returns name/value/link results whose value
   is the *full text of the page*, fetched with the web package's page fetcher (bounded
   concurrency, SSRF guard, byte and character caps); a page that cannot be fetched keeps
@@ -38,7 +38,6 @@ from agent_search.textsearch.base import (
 from agent_search.textsearch.filters import FilterError, FilterSupport
 from agent_search.textsearch.request_filters import WEB_FILTER
 from agent_search.textsearch.results import KernelSearchResults, SearchOptions, TextSearchResult
-from agent_search.textsearch.web_records import native_records
 from agent_search.trace import TraceNode, activate, current_node, span
 from agent_search.types import ResultItem
 
@@ -98,7 +97,7 @@ class WebProviderTextSearch(TextSearch[Any]):
         """The provider's records (typed per provider; parsed items for providers without
         a known native format)."""
         opts, response = await self._search(query, options, ctx)
-        native = native_records(self.provider.name, response.raw)
+        native = self.provider.native_records(response.raw)
         if native is None:
             records: list[Any] = [i for i in response.items if not _is_answer(i)]
             total: int | None = len(records)

@@ -8,8 +8,6 @@ Providers (``web.provider``): tavily, serper, serpapi, brave, google, bing, sear
 class) with ``await provider.search(query, limit=..., sites=..., time_range=...)``.
 """
 
-from typing import Any
-
 from agent_search.web.errors import (
     CircuitOpenError,
     MissingAPIKeyError,
@@ -24,6 +22,7 @@ from agent_search.web.providers import (
     BraveProvider,
     GoogleProvider,
     HttpProvider,
+    MCPProvider,
     ProviderResponse,
     SearchParams,
     SearXNGProvider,
@@ -33,30 +32,19 @@ from agent_search.web.providers import (
     WebProvider,
     api_key_for,
     create_provider,
+    provider_class,
 )
 from agent_search.web.resilience import CircuitBreaker, call_with_retries
 from agent_search.web.settings import (
-    PROVIDERS,
     BreakerSettings,
     FetchSettings,
-    MCPServerSettings,
+    MCPSearchServerSettings,
     RetrySettings,
     WebSettings,
 )
 from agent_search.web.ssrf import GuardedNetworkBackend, HostPolicy
 
-
-def __getattr__(name: str) -> Any:
-    """``MCPProvider`` is imported on first use: the mcp SDK is heavy to import."""
-    if name == "MCPProvider":
-        from agent_search.web.providers.mcp import MCPProvider
-
-        return MCPProvider
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
 __all__ = [
-    "PROVIDERS",
     "PROVIDER_CLASSES",
     "BingProvider",
     "BraveProvider",
@@ -69,7 +57,7 @@ __all__ = [
     "HostPolicy",
     "HttpProvider",
     "MCPProvider",
-    "MCPServerSettings",
+    "MCPSearchServerSettings",
     "MissingAPIKeyError",
     "Page",
     "ProviderError",
@@ -92,4 +80,5 @@ __all__ = [
     "create_provider",
     "fetch_pages",
     "guarded_client",
+    "provider_class",
 ]

@@ -37,7 +37,7 @@ from agent_search.errors import ConfigError, validation_summary
 from agent_search.trace import span
 from agent_search.types import Request, Result
 from agent_search.web.errors import ProviderError
-from agent_search.web.providers import WebProvider, api_key_for, create_provider
+from agent_search.web.providers import WebProvider, api_key_for, create_provider, provider_class
 from agent_search.web.resilience import CircuitBreaker
 from agent_search.web.settings import WebSettings
 
@@ -148,7 +148,7 @@ class WebHandler:
     def provider_for(self, settings: WebSettings) -> WebProvider:
         """The provider for ``settings`` with the current API key (built on first use)."""
         api_key = api_key_for(settings)
-        endpoint = (settings.provider, settings.endpoint or "")
+        endpoint = (settings.provider, provider_class(settings.provider).endpoint_for(settings))
         digest = hashlib.sha256((api_key or "").encode()).hexdigest()[:16]
         key = self._config_key(settings)
         known = self._providers.get(key)

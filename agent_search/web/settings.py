@@ -12,29 +12,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from agent_search.config import WebConfig, config_error
-
-PROVIDERS: tuple[str, ...] = ("tavily", "serper", "serpapi", "brave", "google", "bing", "searxng")
-"""Built-in HTTP providers; ``mcp:<server>`` names an MCP server from ``web.mcp_servers``."""
-
-DEFAULT_API_KEY_ENV: dict[str, str | None] = {
-    "tavily": "TAVILY_API_KEY",
-    "serper": "SERPER_API_KEY",
-    "serpapi": "SERPAPI_API_KEY",
-    "brave": "BRAVE_API_KEY",
-    "google": "GOOGLE_API_KEY",
-    "bing": "BING_API_KEY",
-    "searxng": None,  # self-hosted; a key is optional (sent as a bearer token when set)
-}
-
-DEFAULT_BASE_URL: dict[str, str | None] = {
-    "tavily": "https://api.tavily.com",
-    "serper": "https://google.serper.dev",
-    "serpapi": "https://serpapi.com",
-    "brave": "https://api.search.brave.com",
-    "google": "https://www.googleapis.com",
-    "bing": "https://api.bing.microsoft.com",
-    "searxng": None,  # no public default: point it at your instance
-}
+from agent_search.mcp.settings import MCPServerSettings
 
 
 class _Strict(BaseModel):
@@ -75,25 +53,13 @@ class FetchSettings(_Strict):
     user_agent: str = "agent-search/0.1 (+page fetch for search results)"
 
 
-class MCPServerSettings(_Strict):
-    """An MCP server offering a search tool: a stdio ``command`` (with ``args``/``env``)
-    or a streamable-HTTP ``url`` (with ``headers``)."""
+class MCPSearchServerSettings(MCPServerSettings):
+    """An MCP server offering a search tool (``web.provider: "mcp:<server>"``): how to
+    reach it, the tool to call, and whether to keep one connection open."""
 
-    command: str | None = None
-    args: list[str] = Field(default_factory=list)
-    env: dict[str, str] | None = None
-    cwd: str | None = None
-    url: str | None = None
-    headers: dict[str, str] = Field(default_factory=dict)
     tool: str = "search"
     keep_alive: bool = Field(default=True, description=(
         "Keep one connection (one server process for stdio) open across searches"))
-
-    @model_validator(mode="after")
-    def _one_transport(self) -> MCPServerSettings:
-        if (self.command is None) == (self.url is None):
-            raise ValueError("an MCP server needs exactly one of 'command' or 'url'")
-        return self
 
 
 class WebSettings(WebConfig):
@@ -117,7 +83,7 @@ class WebSettings(WebConfig):
     language: str | None = None
     search_depth: Literal["basic", "advanced", "fast", "ultra-fast"] = "basic"
     include_answer: bool = Field(default=True, description="Tavily/Serper answer as first item")
-    mcp_servers: dict[str, MCPServerSettings] = Field(default_factory=dict)
+    mcp_servers: dict[str, MCPSearchServerSettings] = Field(default_factory=dict)
 
     # behaviour
     keywords: bool = Field(default=False,
@@ -133,10 +99,11 @@ class WebSettings(WebConfig):
     @field_validator("provider")
     @classmethod
     def _known_provider(cls, v: str) -> str:
+        from agent_search.web.providers import provider_class  # the classes import this module
+
         v = v.strip().lower()
-        if v in PROVIDERS or (v.startswith("mcp:") and len(v) > 4):
-            return v
-        raise ValueError(f"unknown provider {v!r}; one of {', '.join(PROVIDERS)} or mcp:<server>")
+        provider_class(v)
+        return v
 
     @field_validator("allow_private_hosts", mode="before")
     @classmethod
@@ -144,25 +111,12 @@ class WebSettings(WebConfig):
         return [v] if isinstance(v, str) else v
 
     @model_validator(mode="after")
-    def _mcp_server_known(self) -> WebSettings:
-        if self.provider.startswith("mcp:"):
-            server = self.provider[4:]
-            if server not in self.mcp_servers:
-                raise ValueError(
-                    f"provider {self.provider!r} names no server in web.mcp_servers "
-                    f"(known: {', '.join(sorted(self.mcp_servers)) or 'none'})")
+    def _provider_settings(self) -> WebSettings:
+        """The provider's own checks (e.g. that ``mcp:<server>`` names a known server)."""
+        from agent_search.web.providers import provider_class
+
+        provider_class(self.provider).check_settings(self)
         return self
-
-    @property
-    def key_env(self) -> str | None:
-        """The environment variable holding the API key for the configured provider."""
-        if self.api_key_env:
-            return self.api_key_env
-        return DEFAULT_API_KEY_ENV.get(self.provider)
-
-    @property
-    def endpoint(self) -> str | None:
-        return self.base_url or DEFAULT_BASE_URL.get(self.provider)
 
     @classmethod
     def from_section(cls, section: Any) -> WebSettings:

@@ -129,7 +129,7 @@ async def test_points_of_the_old_id_scheme_are_replaced_not_duplicated(
 async def test_eval_collections_are_invisible_to_default_searches(
         config: SearchConfig, project: Path) -> None:
     from agent_search import Searcher
-    from agent_search.cli.mcp import SearchTools
+    from agent_search.mcp.server import SearchTools
 
     paper = project / "paper.md"
     paper.write_text("# Citations\n\nHow are citations fenced? In the evaluation corpus.\n")

@@ -18,9 +18,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from agent_search.cli.mcp import SearchTools
 from agent_search.config import SearchConfig
 from agent_search.db import create_handler
+from agent_search.mcp.server import SearchTools
 from agent_search.registry import Registry
 from agent_search.searcher import Searcher
 from agent_search.textsearch import DBTextSearch

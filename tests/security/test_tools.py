@@ -17,7 +17,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from agent_search import Searcher
-from agent_search.cli.mcp import create_server
+from agent_search.mcp.server import create_server
 from agent_search.textsearch import (
     SearchOptions,
     TextSearchFilter,

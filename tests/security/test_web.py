@@ -15,7 +15,7 @@ from agent_search import ListSink, Request, SearchConfig, Searcher
 from agent_search.textsearch.web_search import WebProviderTextSearch
 from agent_search.web import FetchSettings, HostPolicy, UnsafeURLError, create_handler, fetch_pages
 from agent_search.web.providers.mcp import MCPProvider
-from agent_search.web.settings import MCPServerSettings, WebSettings
+from agent_search.web.settings import MCPSearchServerSettings, WebSettings
 
 from ..local_http import LocalServer, Reply
 
@@ -166,7 +166,7 @@ async def test_text_search_records_and_pages_never_carry_unsafe_links(
 
 
 async def test_mcp_tool_urls_are_screened() -> None:
-    provider = MCPProvider(server="s", config=MCPServerSettings(command="true"))
+    provider = MCPProvider(server="s", config=MCPSearchServerSettings(command="true"))
     raw = SimpleNamespace(structured_content={"items": [
         {"title": "a", "content": "x", "url": "javascript:alert(1)"},
         {"title": "b", "content": "y", "link": "https://ok.example/"},

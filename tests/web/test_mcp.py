@@ -163,5 +163,30 @@ def test_mcp_settings_need_one_transport() -> None:
     from agent_search.errors import ConfigError
 
     with pytest.raises(ConfigError,
-                       match=r"web\.mcp_servers\.x.*exactly one of 'command' or 'url'"):
+                       match=r"web\.mcp_servers\.x.*exactly one of 'command' \(stdio\) or 'url'"):
         WebSettings.from_section({"provider": "mcp:x", "mcp_servers": {"x": {"tool": "s"}}})
+
+
+async def test_http_sessions_close_their_http_client(
+        http_server: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each session's HTTP connection pool is closed with the session (one was left open
+    per search with ``keep_alive: false``, and per provider otherwise)."""
+    import httpx2
+
+    opened: list[httpx2.AsyncClient] = []
+    original_init = httpx2.AsyncClient.__init__
+
+    def recording_init(self: httpx2.AsyncClient, *args: Any, **kwargs: Any) -> None:
+        original_init(self, *args, **kwargs)
+        opened.append(self)
+
+    monkeypatch.setattr(httpx2.AsyncClient, "__init__", recording_init)
+    settings = WebSettings(provider="mcp:remote", timeout=30, mcp_servers={
+        "remote": {"url": http_server, "keep_alive": False}})
+    provider = create_provider(settings)
+    assert len(await provider.search("q", limit=1)) == 1
+    assert len(await provider.search("q", limit=1)) == 1
+    assert len(opened) == 2 and all(client.is_closed for client in opened)
+    async with create_provider(settings) as held:
+        await held.search("q", limit=1)
+    assert len(opened) == 3 and opened[-1].is_closed

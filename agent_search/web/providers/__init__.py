@@ -1,11 +1,10 @@
-"""Web search providers, and the factory that builds one from :class:`WebSettings`."""
+"""Web search providers, the registry that finds one by its ``web.provider`` name, and
+the factory that builds one from :class:`WebSettings`."""
 
 from __future__ import annotations
 
 import os
-from typing import Any
 
-from agent_search.web.errors import MissingAPIKeyError
 from agent_search.web.providers.base import (
     HttpProvider,
     ProviderResponse,
@@ -15,6 +14,18 @@ from agent_search.web.providers.base import (
 from agent_search.web.providers.bing import BingProvider
 from agent_search.web.providers.brave import BraveProvider
 from agent_search.web.providers.google import GoogleProvider
+from agent_search.web.providers.mcp import MCPProvider
+from agent_search.web.providers.native import (
+    BingWebPage,
+    BraveWebResult,
+    GoogleWebPage,
+    NativeFormat,
+    NativeRecord,
+    SearXNGResult,
+    SerpAPIResult,
+    SerperResult,
+    TavilyResult,
+)
 from agent_search.web.providers.searxng import SearXNGProvider
 from agent_search.web.providers.serpapi import SerpAPIProvider
 from agent_search.web.providers.serper import SerperProvider
@@ -23,19 +34,25 @@ from agent_search.web.resilience import CircuitBreaker
 from agent_search.web.settings import WebSettings
 
 PROVIDER_CLASSES: dict[str, type[WebProvider]] = {
-    "tavily": TavilyProvider,
-    "serper": SerperProvider,
-    "serpapi": SerpAPIProvider,
-    "brave": BraveProvider,
-    "google": GoogleProvider,
-    "bing": BingProvider,
-    "searxng": SearXNGProvider,
-}
+    cls.name: cls for cls in (TavilyProvider, SerperProvider, SerpAPIProvider, BraveProvider,
+                              GoogleProvider, BingProvider, SearXNGProvider, MCPProvider)}
+"""The providers by name, in the order error messages list them. ``mcp`` stands for
+every ``mcp:<server>`` value."""
+
+
+def provider_class(name: str) -> type[WebProvider]:
+    """The class the ``web.provider`` value ``name`` names; ValueError saying which
+    values exist when none does."""
+    cls = PROVIDER_CLASSES.get(name.partition(":")[0])
+    if cls is not None and cls.accepts(name):
+        return cls
+    *first, last = [c.spelling() for c in PROVIDER_CLASSES.values()]
+    raise ValueError(f"unknown provider {name!r}; one of {', '.join(first)} or {last}")
 
 
 def api_key_for(settings: WebSettings) -> str | None:
     """The API key from the environment variable the settings name (None if unset)."""
-    env = settings.key_env
+    env = provider_class(settings.provider).key_env_for(settings)
     return (os.environ.get(env) or None) if env else None
 
 
@@ -43,67 +60,38 @@ def create_provider(settings: WebSettings, *, api_key: str | None = None,
                     breaker: CircuitBreaker | None = None) -> WebProvider:
     """The provider ``settings.provider`` names, configured from ``settings``.
 
-    ``api_key`` defaults to the environment variable ``settings.key_env``; a provider that
-    needs one raises :class:`MissingAPIKeyError` without it.
+    ``api_key`` defaults to the environment variable the settings name (``api_key_env``,
+    else the provider's own); a provider that needs one raises
+    :class:`~agent_search.web.errors.MissingAPIKeyError` without it.
     """
-    key = api_key if api_key is not None else api_key_for(settings)
-    common: dict[str, Any] = {
-        "api_key": key, "base_url": settings.base_url, "timeout": settings.timeout,
-        "retry": settings.retry, "breaker": breaker or settings.breaker,
-        "key_env": settings.key_env,
-    }
-    name = settings.provider
-    if name.startswith("mcp:"):
-        from agent_search.web.providers.mcp import MCPProvider
-
-        server = name[4:]
-        common.pop("base_url")
-        return MCPProvider(server=server, config=settings.mcp_servers[server], **common)
-    cls = PROVIDER_CLASSES[name]
-    if cls.requires_key and not key:
-        raise MissingAPIKeyError(name, settings.key_env or f"{name.upper()}_API_KEY")
-    extras: dict[str, Any] = {}
-    if name == "tavily":
-        extras = {"search_depth": settings.search_depth,
-                  "include_answer": settings.include_answer, "country": settings.country}
-    elif name in ("serper", "serpapi"):
-        extras = {"country": settings.country, "language": settings.language,
-                  "include_answer": settings.include_answer}
-        if name == "serpapi":
-            extras["engine"] = settings.engine
-    elif name == "google":
-        extras = {"cx": settings.cx or os.environ.get(settings.cx_env),
-                  "country": settings.country, "language": settings.language}
-    elif name in ("brave", "bing"):
-        extras = {"country": settings.country, "language": settings.language}
-    elif name == "searxng":
-        extras = {"language": settings.language}
-    return cls(**common, **extras)
-
-
-def __getattr__(name: str) -> Any:
-    """``MCPProvider`` is imported on first use: the mcp SDK is heavy to import."""
-    if name == "MCPProvider":
-        from agent_search.web.providers.mcp import MCPProvider
-
-        return MCPProvider
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    cls = provider_class(settings.provider)
+    return cls.from_settings(settings, api_key=api_key, breaker=breaker)
 
 
 __all__ = [
     "PROVIDER_CLASSES",
     "BingProvider",
+    "BingWebPage",
     "BraveProvider",
+    "BraveWebResult",
     "GoogleProvider",
+    "GoogleWebPage",
     "HttpProvider",
     "MCPProvider",
+    "NativeFormat",
+    "NativeRecord",
     "ProviderResponse",
     "SearXNGProvider",
+    "SearXNGResult",
     "SearchParams",
     "SerpAPIProvider",
+    "SerpAPIResult",
     "SerperProvider",
+    "SerperResult",
     "TavilyProvider",
+    "TavilyResult",
     "WebProvider",
     "api_key_for",
     "create_provider",
+    "provider_class",
 ]

@@ -13,12 +13,13 @@ import email.utils
 import json
 import logging
 import math
+import os
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import httpx
 
@@ -26,18 +27,19 @@ from agent_search.trace import first_line
 from agent_search.types import ResultItem
 from agent_search.web.errors import MissingAPIKeyError, ProviderError
 from agent_search.web.normalize import one_line, redact, screen_url
+from agent_search.web.providers.native import NativeFormat, NativeRecord
 from agent_search.web.resilience import (
     MIN_ATTEMPT_SECONDS,
     CircuitBreaker,
     call_with_retries,
     remaining_seconds,
 )
-from agent_search.web.settings import (
-    DEFAULT_API_KEY_ENV,
-    DEFAULT_BASE_URL,
-    BreakerSettings,
-    RetrySettings,
-)
+from agent_search.web.settings import BreakerSettings, RetrySettings
+
+if TYPE_CHECKING:
+    from typing_extensions import Self
+
+    from agent_search.web.settings import WebSettings
 
 log = logging.getLogger("agent_search.web")
 
@@ -114,27 +116,82 @@ class WebProvider(ABC):
     ``search`` gives items, ``search_response`` items plus the native payload,
     ``search_raw`` the native payload only. Errors are :class:`ProviderError` with a
     one-line message that never contains the API key.
+
+    A provider class owns what the package knows about its API: the ``web.provider``
+    value that names it (``name``), the environment variable holding its key, its
+    default base URL, its native record format and the ``web`` settings it reads
+    (``from_settings``). :func:`~agent_search.web.providers.create_provider` finds it
+    by name in the registry built from the classes.
     """
 
     name: str = "provider"
     requires_key: ClassVar[bool] = True
+    default_key_env: ClassVar[str | None] = None
+    """The environment variable holding the API key (``web.api_key_env`` overrides)."""
+    default_base_url: ClassVar[str | None] = None
+    """The API's address (``web.base_url`` overrides)."""
+    native: ClassVar[NativeFormat | None] = None
+    """The API's own result records (None: the parsed items are the records)."""
+    settings_options: ClassVar[tuple[str, ...]] = ()
+    """The ``web`` settings passed to the constructor under their own names."""
+
+    # -- construction from the ``web`` section -------------------------------------------
+
+    @classmethod
+    def accepts(cls, name: str) -> bool:
+        """Whether the ``web.provider`` value ``name`` names this class."""
+        return name == cls.name
+
+    @classmethod
+    def spelling(cls) -> str:
+        """How ``web.provider`` names this class, for error messages."""
+        return cls.name
+
+    @classmethod
+    def check_settings(cls, settings: WebSettings) -> None:
+        """Raise ValueError when ``settings`` cannot configure this provider (the
+        builtin HTTP providers accept any: their extras have defaults)."""
+        return None
+
+    @classmethod
+    def key_env_for(cls, settings: WebSettings) -> str | None:
+        return settings.api_key_env or cls.default_key_env
+
+    @classmethod
+    def endpoint_for(cls, settings: WebSettings) -> str:
+        """The address searches go to (providers sharing it share a circuit breaker)."""
+        return settings.base_url or cls.default_base_url or ""
+
+    @classmethod
+    def from_settings(cls, settings: WebSettings, *, api_key: str | None = None,
+                      breaker: CircuitBreaker | None = None) -> Self:
+        """This provider configured from the ``web`` section; ``api_key`` is read from
+        the environment variable the settings name when not given."""
+        key_env = cls.key_env_for(settings)
+        if api_key is None and key_env:
+            api_key = os.environ.get(key_env) or None
+        return cls(api_key=api_key, base_url=settings.base_url, timeout=settings.timeout,
+                   retry=settings.retry, breaker=breaker or settings.breaker,
+                   key_env=key_env, **cls.options_from(settings))
+
+    @classmethod
+    def options_from(cls, settings: WebSettings) -> dict[str, Any]:
+        """The constructor arguments particular to this provider."""
+        return {option: getattr(settings, option) for option in cls.settings_options}
 
     def __init__(self, *, api_key: str | None = None, base_url: str | None = None,
                  timeout: float = 10.0, retry: RetrySettings | None = None,
                  breaker: CircuitBreaker | BreakerSettings | None = None,
                  key_env: str | None = None) -> None:
         if self.requires_key and not api_key:
-            raise MissingAPIKeyError(self.name, key_env or DEFAULT_API_KEY_ENV.get(self.name)
+            raise MissingAPIKeyError(self.name, key_env or self.default_key_env
                                      or f"{self.name.upper()}_API_KEY")
         self.api_key = api_key
-        self.base_url = (base_url or self.default_base_url() or "").rstrip("/")
+        self.base_url = (base_url or self.default_base_url or "").rstrip("/")
         self.timeout = timeout
         self.retry = retry or RetrySettings()
         self.breaker = (breaker if isinstance(breaker, CircuitBreaker)
                         else CircuitBreaker(self.name, breaker))
-
-    def default_base_url(self) -> str | None:
-        return DEFAULT_BASE_URL.get(self.name)
 
     # -- public API ----------------------------------------------------------------------
 
@@ -168,6 +225,11 @@ class WebProvider(ABC):
     @abstractmethod
     def parse(self, raw: Any, params: SearchParams) -> list[ResultItem]:
         """Items from a native payload, in the provider's order."""
+
+    def native_records(self, raw: Any) -> tuple[list[NativeRecord], int | None] | None:
+        """The typed records of a native payload and the provider's total, or None when
+        the provider has no native format."""
+        return self.native.read(raw) if self.native is not None else None
 
     async def aclose(self) -> None:
         return None

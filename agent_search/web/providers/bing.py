@@ -8,6 +8,10 @@ from typing import Any
 from agent_search.types import ResultItem
 from agent_search.web.normalize import rank_score, records_at, result_metadata, web_item
 from agent_search.web.providers.base import HttpProvider, SearchParams, site_operators
+from agent_search.web.providers.native import BingWebPage, NativeFormat, count_at
+
+_NATIVE = NativeFormat(("webPages", "value"), BingWebPage, "url",
+                       count_at("webPages", "totalEstimatedMatches"))
 
 _FRESHNESS: dict[str, str] = {"day": "Day", "week": "Week", "month": "Month"}
 
@@ -24,6 +28,10 @@ class BingProvider(HttpProvider):
     """Sites as ``site:`` operators, ``time_range`` → ``freshness``; at most 50 per call."""
 
     name = "bing"
+    default_key_env = "BING_API_KEY"
+    default_base_url = "https://api.bing.microsoft.com"
+    native = _NATIVE
+    settings_options = ("country", "language")
 
     def __init__(self, *, country: str | None = None, language: str | None = None,
                  **kwargs: Any) -> None:
@@ -46,7 +54,7 @@ class BingProvider(HttpProvider):
 
     def parse(self, raw: Any, params: SearchParams) -> list[ResultItem]:
         items: list[ResultItem] = []
-        for i, r in enumerate(records_at(raw, "webPages", "value"), start=1):
+        for i, r in enumerate(records_at(raw, *_NATIVE.path), start=1):
             meta = result_metadata(self.name, i, published=r.get("datePublished"), record=r,
                                    fields=(("siteName", "site_name"), ("language", "language"),
                                            ("dateLastCrawled", "last_crawled")))

@@ -13,6 +13,9 @@ from agent_search.web.normalize import (
     web_item,
 )
 from agent_search.web.providers.base import HttpProvider, SearchParams, site_operators
+from agent_search.web.providers.native import BraveWebResult, NativeFormat
+
+_NATIVE = NativeFormat(("web", "results"), BraveWebResult, "url")
 
 _FRESHNESS: dict[str, str] = {"day": "pd", "week": "pw", "month": "pm", "year": "py"}
 
@@ -22,6 +25,10 @@ class BraveProvider(HttpProvider):
     20 results per call (the API's cap)."""
 
     name = "brave"
+    default_key_env = "BRAVE_API_KEY"
+    default_base_url = "https://api.search.brave.com"
+    native = _NATIVE
+    settings_options = ("country", "language")
 
     def __init__(self, *, country: str | None = None, language: str | None = None,
                  **kwargs: Any) -> None:
@@ -44,7 +51,7 @@ class BraveProvider(HttpProvider):
 
     def parse(self, raw: Any, params: SearchParams) -> list[ResultItem]:
         items: list[ResultItem] = []
-        for i, r in enumerate(records_at(raw, "web", "results"), start=1):
+        for i, r in enumerate(records_at(raw, *_NATIVE.path), start=1):
             meta = result_metadata(self.name, i, published=r.get("page_age"), record=r,
                                    fields=(("age", "date_text"), ("language", "language")))
             profile = r.get("profile")

@@ -7,7 +7,8 @@ request log line.
 
 from __future__ import annotations
 
-from typing import Any
+import os
+from typing import TYPE_CHECKING, Any
 
 from agent_search.types import ResultItem
 from agent_search.web.errors import ProviderError
@@ -21,6 +22,14 @@ from agent_search.web.normalize import (
     web_item,
 )
 from agent_search.web.providers.base import HttpProvider, SearchParams, site_operators
+from agent_search.web.providers.native import GoogleWebPage, NativeFormat, count_at
+
+if TYPE_CHECKING:
+    from agent_search.web.settings import WebSettings
+
+
+_NATIVE = NativeFormat(("items",), GoogleWebPage, "link",
+                       count_at("searchInformation", "totalResults"))
 
 _DATE_RESTRICT: dict[str, str] = {"day": "d1", "week": "w1", "month": "m1", "year": "y1"}
 _DATE_META_KEYS = ("article:published_time", "og:updated_time", "date", "dc.date")
@@ -31,6 +40,16 @@ class GoogleProvider(HttpProvider):
     ``dateRestrict``; at most 10 results per call (the API's cap)."""
 
     name = "google"
+    default_key_env = "GOOGLE_API_KEY"
+    default_base_url = "https://www.googleapis.com"
+    native = _NATIVE
+    settings_options = ("country", "language")
+
+    @classmethod
+    def options_from(cls, settings: WebSettings) -> dict[str, Any]:
+        """The engine id from ``web.cx``, else from the variable ``web.cx_env`` names."""
+        return {**super().options_from(settings),
+                "cx": settings.cx or os.environ.get(settings.cx_env)}
 
     def __init__(self, *, cx: str | None = None, country: str | None = None,
                  language: str | None = None, **kwargs: Any) -> None:
@@ -63,7 +82,7 @@ class GoogleProvider(HttpProvider):
         items: list[ResultItem] = []
         request_info = records_at(raw, "queries", "request")
         start = as_position(request_info[0].get("startIndex"), 1) if request_info else 1
-        for i, r in enumerate(records_at(raw, "items"), start=start):
+        for i, r in enumerate(records_at(raw, *_NATIVE.path), start=start):
             meta = result_metadata(self.name, i, record=r,
                                    fields=(("displayLink", "display_link"),))
             metatags = records_at(r, "pagemap", "metatags")

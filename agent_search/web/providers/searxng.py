@@ -8,6 +8,11 @@ from typing import Any
 from agent_search.types import ResultItem
 from agent_search.web.normalize import rank_score, records_at, result_metadata, web_item
 from agent_search.web.providers.base import HttpProvider, SearchParams, site_operators
+from agent_search.web.providers.native import NativeFormat, SearXNGResult, count_at
+
+_TOTAL = count_at("number_of_results")
+_NATIVE = NativeFormat(("results",), SearXNGResult, "url",
+                       lambda raw: _TOTAL(raw) or None)  # SearXNG says 0 when it does not know
 
 
 class SearXNGProvider(HttpProvider):
@@ -18,6 +23,10 @@ class SearXNGProvider(HttpProvider):
 
     name = "searxng"
     requires_key = False
+    default_key_env = None  # self-hosted; a key is optional (sent as a bearer token when set)
+    default_base_url = None  # no public default: point it at your instance
+    native = _NATIVE
+    settings_options = ("language",)
 
     def __init__(self, *, language: str | None = None, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -38,7 +47,7 @@ class SearXNGProvider(HttpProvider):
 
     def parse(self, raw: Any, params: SearchParams) -> list[ResultItem]:
         items: list[ResultItem] = []
-        for i, r in enumerate(records_at(raw, "results"), start=1):
+        for i, r in enumerate(records_at(raw, *_NATIVE.path), start=1):
             meta = result_metadata(self.name, i, published=r.get("publishedDate"), record=r,
                                    fields=(("engines", "engines"), ("category", "category")))
             items.append(web_item(r.get("title"), r.get("content"), r.get("url"),

@@ -8,17 +8,14 @@ from typing import Any
 from agent_search.types import ResultItem
 from agent_search.web.errors import ProviderError
 from agent_search.web.normalize import (
-    answer_item,
-    as_position,
-    mapping,
     protect_secret_in_logs,
-    rank_score,
-    records_at,
-    result_metadata,
-    web_item,
 )
 from agent_search.web.providers.base import HttpProvider, SearchParams, site_operators
-from agent_search.web.providers.serper import GOOGLE_TBS
+from agent_search.web.providers.native import NativeFormat, SerpAPIResult, count_at
+from agent_search.web.providers.serper import GOOGLE_TBS, google_results
+
+_NATIVE = NativeFormat(("organic_results",), SerpAPIResult, "link",
+                       count_at("search_information", "total_results"))
 
 
 class SerpAPIProvider(HttpProvider):
@@ -26,6 +23,10 @@ class SerpAPIProvider(HttpProvider):
     (when present) is the first item."""
 
     name = "serpapi"
+    default_key_env = "SERPAPI_API_KEY"
+    default_base_url = "https://serpapi.com"
+    native = _NATIVE
+    settings_options = ("engine", "country", "language", "include_answer")
 
     def __init__(self, *, engine: str = "google", country: str | None = None,
                  language: str | None = None, include_answer: bool = True,
@@ -57,19 +58,8 @@ class SerpAPIProvider(HttpProvider):
         return raw
 
     def parse(self, raw: Any, params: SearchParams) -> list[ResultItem]:
-        items: list[ResultItem] = []
-        box = mapping(raw).get("answer_box") if self.include_answer else None
-        if isinstance(box, dict):
-            text = box.get("answer") or box.get("snippet") or box.get("result")
-            answer = answer_item(self.name, params.query, text, kind="answer_box",
-                                 title=box.get("title"), url=box.get("link"))
-            if answer is not None:
-                items.append(answer)
-        for i, r in enumerate(records_at(raw, "organic_results"), start=1):
-            position = as_position(r.get("position"), i)
-            meta = result_metadata(self.name, position, published=r.get("date"), record=r,
-                                   fields=(("date", "date_text"), ("source", "site_name"),
-                                           ("displayed_link", "display_link")))
-            items.append(web_item(r.get("title"), r.get("snippet"), r.get("link"),
-                                  rank_score(position), meta))
-        return items
+        return google_results(self.name, raw, params, box_key="answer_box",
+                              answer_keys=("answer", "snippet", "result"), native=_NATIVE,
+                              include_answer=self.include_answer,
+                              fields=(("date", "date_text"), ("source", "site_name"),
+                                      ("displayed_link", "display_link")))

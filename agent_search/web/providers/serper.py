@@ -15,9 +15,13 @@ from agent_search.web.normalize import (
     web_item,
 )
 from agent_search.web.providers.base import HttpProvider, SearchParams, site_operators
+from agent_search.web.providers.native import NativeFormat, SerperResult
 
 GOOGLE_TBS: dict[str, str] = {"day": "qdr:d", "week": "qdr:w", "month": "qdr:m", "year": "qdr:y"}
 """Google's ``tbs`` time filters, shared by Serper and SerpAPI."""
+
+
+_NATIVE = NativeFormat(("organic",), SerperResult, "link")
 
 
 class SerperProvider(HttpProvider):
@@ -25,6 +29,10 @@ class SerperProvider(HttpProvider):
     box (when present) is the first item; scores follow the organic position."""
 
     name = "serper"
+    default_key_env = "SERPER_API_KEY"
+    default_base_url = "https://google.serper.dev"
+    native = _NATIVE
+    settings_options = ("country", "language", "include_answer")
 
     def __init__(self, *, country: str | None = None, language: str | None = None,
                  include_answer: bool = True, **kwargs: Any) -> None:
@@ -48,18 +56,32 @@ class SerperProvider(HttpProvider):
         return await self._send("POST", "/search", json_body=body, timeout=timeout)
 
     def parse(self, raw: Any, params: SearchParams) -> list[ResultItem]:
-        items: list[ResultItem] = []
-        box = mapping(raw).get("answerBox") if self.include_answer else None
-        if isinstance(box, dict):
-            answer = answer_item(self.name, params.query, box.get("answer") or box.get("snippet"),
-                                 kind="answer_box", title=box.get("title"), url=box.get("link"))
-            if answer is not None:
-                items.append(answer)
-        for i, r in enumerate(records_at(raw, "organic"), start=1):
-            position = as_position(r.get("position"), i)
-            meta = result_metadata(self.name, position, published=r.get("date"), record=r,
-                                   fields=(("date", "date_text"), ("sitelinks", "sitelinks"),
-                                           ("attributes", "attributes")))
-            items.append(web_item(r.get("title"), r.get("snippet"), r.get("link"),
-                                  rank_score(position), meta))
-        return items
+        return google_results(self.name, raw, params, box_key="answerBox",
+                              answer_keys=("answer", "snippet"), native=_NATIVE,
+                              include_answer=self.include_answer,
+                              fields=(("date", "date_text"), ("sitelinks", "sitelinks"),
+                                      ("attributes", "attributes")))
+
+
+def google_results(provider: str, raw: Any, params: SearchParams, *, box_key: str,
+                   answer_keys: tuple[str, ...], native: NativeFormat,
+                   include_answer: bool, fields: tuple[tuple[str, str], ...]
+                   ) -> list[ResultItem]:
+    """Items from a payload of Google results as Serper and SerpAPI give them: the
+    answer box (when asked for and present) first, then the organic results scored by
+    their position; ``fields`` are the result fields kept in metadata, renamed."""
+    items: list[ResultItem] = []
+    box = mapping(raw).get(box_key) if include_answer else None
+    if isinstance(box, dict):
+        text = next((box[key] for key in answer_keys if box.get(key)), None)
+        answer = answer_item(provider, params.query, text, kind="answer_box",
+                             title=box.get("title"), url=box.get("link"))
+        if answer is not None:
+            items.append(answer)
+    for i, r in enumerate(records_at(raw, *native.path), start=1):
+        position = as_position(r.get("position"), i)
+        meta = result_metadata(provider, position, published=r.get("date"), record=r,
+                               fields=fields)
+        items.append(web_item(r.get("title"), r.get("snippet"), r.get("link"),
+                              rank_score(position), meta))
+    return items

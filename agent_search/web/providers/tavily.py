@@ -36,6 +36,9 @@ from agent_search.web.providers.base import (
     parse_retry_after,
     transport_error,
 )
+from agent_search.web.providers.native import NativeFormat, TavilyResult
+
+_NATIVE = NativeFormat(("results",), TavilyResult, "url")
 
 _last_response: contextvars.ContextVar[dict[str, Any] | None] = contextvars.ContextVar(
     "tavily_last_response", default=None)
@@ -57,6 +60,10 @@ class TavilyProvider(HttpProvider):
     score."""
 
     name = "tavily"
+    default_key_env = "TAVILY_API_KEY"
+    default_base_url = "https://api.tavily.com"
+    native = _NATIVE
+    settings_options = ("search_depth", "include_answer", "country")
 
     def __init__(self, *, search_depth: str = "basic", include_answer: bool = False,
                  country: str | None = None, topic: str | None = None,
@@ -111,7 +118,7 @@ class TavilyProvider(HttpProvider):
                              kind="answer") if self.include_answer else None
         if answer is not None:
             items.append(answer)
-        for i, r in enumerate(records_at(raw, "results"), start=1):
+        for i, r in enumerate(records_at(raw, *_NATIVE.path), start=1):
             meta = result_metadata(self.name, i, published=r.get("published_date"), record=r,
                                    fields=(("raw_content", "raw_content"), ("favicon", "favicon")))
             items.append(web_item(r.get("title"), r.get("content"), r.get("url"),
