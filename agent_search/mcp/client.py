@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 
 import anyio
 
-from agent_search.errors import AgentSearchError
+from agent_search.errors import RunError
 from agent_search.mcp._kept import KeptSession
 from agent_search.mcp.settings import MCPServerSettings
 
@@ -47,7 +47,7 @@ DEFAULT_TIMEOUT = 30.0
 _CONNECTION_CLOSED = -32000  # mcp.types.CONNECTION_CLOSED (JSON-RPC implementation range)
 
 
-class MCPError(AgentSearchError):
+class MCPError(RunError):
     """An MCP call failed: unknown server, start-up, transport, tool error or timeout.
 
     ``retryable`` marks a timeout, or a kept session that went away: a new attempt may

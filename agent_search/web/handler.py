@@ -58,7 +58,7 @@ def _options(raw: dict[str, Any]) -> WebOptions:
     try:
         return WebOptions.model_validate(raw)
     except ValidationError as exc:
-        raise ValueError(f"invalid option {validation_summary(exc, 'options')}") from None
+        raise ValueError(f"invalid option {validation_summary(exc, 'options')}") from exc
 
 
 class WebHandler:

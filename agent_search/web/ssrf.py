@@ -103,8 +103,8 @@ def parse_ipv4_literal(host: str) -> ipaddress.IPv4Address | None:
         raise invalid
     try:
         numbers = [_legacy_ipv4_part(label) for label in labels]
-    except ValueError:
-        raise invalid from None
+    except ValueError as exc:
+        raise invalid from exc
     *head, last = numbers
     if any(n > 0xFF for n in head) or last >= 1 << (8 * (5 - len(numbers))):
         raise invalid
@@ -160,8 +160,8 @@ class HostPolicy:
         try:
             parts = urlsplit(url)
             port = parts.port
-        except ValueError:
-            raise UnsafeURLError(f"invalid URL: {url[:200]}") from None
+        except ValueError as exc:
+            raise UnsafeURLError(f"invalid URL: {url[:200]}") from exc
         scheme = (parts.scheme or "").lower()
         if scheme not in ALLOWED_SCHEMES:
             raise UnsafeURLError(f"refused scheme {scheme or '(none)'!r}: only http and https")
@@ -219,7 +219,7 @@ class HostPolicy:
                 infos = await anyio.getaddrinfo(host, port, type=socket.SOCK_STREAM)
             except OSError as exc:
                 raise UnsafeURLError(f"cannot resolve host {host}: {exc.strerror or exc}"
-                                     ) from None
+                                     ) from exc
             addresses = list(dict.fromkeys(
                 ipaddress.ip_address(str(info[4][0]).split("%")[0]) for info in infos))
         if not addresses:
