@@ -116,9 +116,8 @@ class SearchTools:
     ) -> dict[str, Any]:
         """Search several sources at once (web, knowledge base, database); results are
         merged, deduplicated and reranked into one list."""
-        available = self.searcher.registry.types
-        wanted = list(dict.fromkeys(types)) if types else [t for t in ("web", "kb", "db")
-                                                           if t in available]
+        wanted = (list(dict.fromkeys(types)) if types
+                  else self.searcher.registry.searchable_types)
         if not wanted:
             return Result(type="merged", query=query,
                           error="no search type is available").to_json()
