@@ -1,11 +1,13 @@
 """The words of a question: stopwords, word and phrase finding, plural forms, stems.
 
-Pure functions on text (no schema, no state), shared by the parser's extractors.
+Pure functions on text (no schema, no state), shared by the parser's extractors; the two
+applied to every model and field name on every parse are cached by their text.
 """
 
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 MAX_TERM_CHARS = 64
 """Longer words are not used as text-match terms."""
@@ -30,6 +32,7 @@ WORD = re.compile(r"[\w][\w'’./@&+-]*[\w]|[\w]", re.UNICODE)
 """A word of a question (keeps "AC/DC", "e-mail", "luisg@embraer.com.br" whole)."""
 
 
+@lru_cache(maxsize=4096)
 def words_of(name: str) -> str:
     """``UnitPrice`` / ``unit_price`` / ``agents.demo.unit-price`` → ``unit price``."""
     name = name.rsplit(".", 1)[-1]
@@ -37,7 +40,10 @@ def words_of(name: str) -> str:
     return " ".join(re.split(r"[\s_\-]+", name.lower())).strip()
 
 
-def plural_forms(phrase: str) -> set[str]:
+@lru_cache(maxsize=4096)
+def plural_forms(phrase: str) -> frozenset[str]:
+    """The phrase with its last word in the singular and the plural (crude English rules;
+    a set that may hold a wrong form too: "genres" → "genreses")."""
     forms = {phrase}
     head, _, last = phrase.rpartition(" ")
     prefix = head + " " if head else ""
@@ -51,7 +57,7 @@ def plural_forms(phrase: str) -> set[str]:
         forms.add(prefix + last[:-3] + "y")
     elif last.endswith("s") and len(last) > 3:
         forms.add(prefix + last[:-1])
-    return forms
+    return frozenset(forms)
 
 
 def find_phrase(low: str, phrase: str, start: int = 0) -> list[tuple[int, int]]:
