@@ -19,7 +19,8 @@ from agent_search.query.nl.units import (
     typed,
 )
 
-NUMBER = (r"(?P<cur>[$€£¥])?\s*(?P<num>-?\d{1,15}(?:[.,]\d{1,15})?)\s*"
+NUMBER = (r"(?P<cur>[$€£¥])?\s*(?P<num>-?\d{1,3}(?:,\d{3})+(?:\.\d{1,15})?(?!\d)|"
+          r"-?\d{1,15}(?:[.,]\d{1,15})?)\s*"
           r"(?P<mult>k|m|thousand|million)?"
           r"(?:\s*(?P<unit>milliseconds?|ms|seconds?|secs?|s|minutes?|mins?|hours?|hrs?|h|"
           r"bytes|kb|mb|gb|usd|dollars?|eur|euros?|gbp|pounds?|percent|%))?\b")
@@ -40,6 +41,7 @@ _BETWEEN = re.compile(r"\bbetween\s+" + NUMBER.replace("?P<", "?P<a_") + r"\s+an
                       + NUMBER.replace("?P<", "?P<b_"), re.I)
 _OR_MORE = re.compile(NUMBER + r"\s+or\s+(?P<dir>more|less|fewer|higher|lower|above|below)\b",
                       re.I)
+_THOUSANDS = re.compile(r"-?\d{1,3}(?:,\d{3})+(?:\.\d+)?")
 _STOCK = re.compile(r"\b(?:(?P<out>out\s+of|not\s+in)|in)\s+stock\b", re.I)
 _STOCK_FIELD = re.compile(r"stock|inventory|available", re.I)
 
@@ -48,8 +50,8 @@ def amount(m: re.Match[str], prefix: str = "") -> tuple[float, str | None, bool]
     """The value, unit (lower-cased, if any) and whether it is money, of a :data:`NUMBER`
     match (its groups named with ``prefix``)."""
     num = m.group(prefix + "num")
-    raw = num.replace(",", ".") if "." not in num else num.replace(",", "")
-    value = float(raw)
+    thousands = _THOUSANDS.fullmatch(num) is not None  # "1,000" and "1,000.5"; "1,5" is 1.5
+    value = float(num.replace(",", "") if thousands or "." in num else num.replace(",", "."))
     mult = m.group(prefix + "mult")
     if mult:
         value *= MULTIPLIERS[mult.lower()]
