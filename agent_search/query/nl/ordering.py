@@ -8,7 +8,7 @@ import re
 from agent_search.query.dsl import NUMERIC_KINDS, TEMPORAL_KINDS
 from agent_search.query.nl.lexicon import overlaps, plural_forms, words_of
 from agent_search.query.nl.plan import Plan, Question
-from agent_search.query.nl.schema import Candidate, field_for
+from agent_search.query.nl.schema import Candidate, field_for, title_field
 
 # superlatives: words → (dimension, direction)
 SUPERLATIVES: tuple[tuple[str, str, str], ...] = (
@@ -56,7 +56,7 @@ def sort_by(q: Question, plan: Plan) -> None:
 def alphabetical(q: Question, plan: Plan) -> None:
     """"alphabetical", "a-z" / "z-a": an order on the target's title field."""
     for m in _ALPHA.finditer(q.low):
-        title = plan.target.title_field
+        title = title_field(plan.target)
         if title:
             direction = "desc" if m.group(0).lower() in ("z-a", "z to a") else "asc"
             plan.order(title, direction, m.span(), "alphabetical")

@@ -26,7 +26,13 @@ from agent_search.query.dsl import (
 from agent_search.query.nl import counts, dates, numbers, ordering, text, values
 from agent_search.query.nl.lexicon import STOPWORDS, WORD, adjacent, escape_like, overlaps, terms
 from agent_search.query.nl.plan import Extractor, Plan, Question
-from agent_search.query.nl.schema import Span, content_field, free_text_fields, model_mentions
+from agent_search.query.nl.schema import (
+    Span,
+    content_field,
+    free_text_fields,
+    model_mentions,
+    title_field,
+)
 from agent_search.query.nl.value_index import value_serials
 
 FALLBACK_CONFIDENCE = 0.5
@@ -206,7 +212,7 @@ def text_match(q: Question, plan: Plan, words: list[str]) -> list[str]:
     a related model: "orders of headphones" → ``product.name``) and its other text fields,
     any word; the words (singular stems) are returned as ranking terms."""
     target = q.target
-    fields = [f for f in (target.title_field, content_field(target)) if f]
+    fields = [f for f in (title_field(target), content_field(target)) if f]
     if not fields:
         fields = _related_title(q)
     fields += [f for f in free_text_fields(target) if f not in fields]
@@ -227,8 +233,9 @@ def _related_title(q: Question) -> list[str]:
     """The title of the first model the target points at (hasOne) that has one."""
     for rel in q.target.relations:
         other = q.by_id.get(rel.model.lower())
-        if rel.type == "hasOne" and other is not None and other.title_field:
-            return [f"{rel.name}.{other.title_field}"]
+        title = title_field(other) if other is not None else None
+        if rel.type == "hasOne" and title:
+            return [f"{rel.name}.{title}"]
     return []
 
 
@@ -265,7 +272,8 @@ def fallback(q: Question, plan: Plan, models: list[ModelSchema],
 
 
 def _fallback_fields(s: ModelSchema) -> list[str]:
-    if s.title_field:
-        return [f for f in (s.title_field, content_field(s)) if f]
+    title = title_field(s)
+    if title:
+        return [title, *filter(None, [content_field(s)])]
     return [f.name for f in s.fields if f.kind in TEXT_KINDS and not f.primary
             and not f.name.startswith("__yao_") and not f.values]

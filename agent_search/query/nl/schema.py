@@ -237,8 +237,9 @@ def text_field_named(phrase: str, cands: list[Candidate],
             names |= plural_forms(c.field.label.lower())
         if phrase in names:
             return c
-    if phrase.rstrip("s") in ("title", "name") and target.title_field:
-        return next((c for c in own if c.field.name == target.title_field), None)
+    title = title_field(target)
+    if phrase.rstrip("s") in ("title", "name") and title:
+        return next((c for c in own if c.field.name == title), None)
     return None
 
 
@@ -252,6 +253,13 @@ def free_text_fields(schema: ModelSchema) -> list[str]:
               and not f.name.lower().startswith("__yao_")
               and f.name.lower() not in ("share", "deleted_at")]
     return [f.name for f in sorted(fields, key=lambda f: bool(f.values))]
+
+
+def title_field(schema: ModelSchema) -> str | None:
+    """The model's title field, if it is one of its fields (a schema handed in directly
+    may name one it lacks)."""
+    title = schema.title_field
+    return title if title and schema.field(title) is not None else None
 
 
 def content_field(schema: ModelSchema) -> str | None:

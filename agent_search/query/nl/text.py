@@ -10,7 +10,14 @@ from dataclasses import dataclass
 from agent_search.query.dsl import TEXT_KINDS
 from agent_search.query.nl.lexicon import STOPWORDS, escape_like, overlaps
 from agent_search.query.nl.plan import Plan, Question
-from agent_search.query.nl.schema import Candidate, Span, is_plain, near_field, text_field_named
+from agent_search.query.nl.schema import (
+    Candidate,
+    Span,
+    is_plain,
+    near_field,
+    text_field_named,
+    title_field,
+)
 
 _QUOTED = re.compile(r"\"([^\"]{1,200})\"|“([^”]{1,200})”|'([^']{1,200})'")
 _NAMED = re.compile(r"\b(?:named|called|titled)\s+"
@@ -114,7 +121,7 @@ def _person_name(q: Question, plan: Plan, t: StatedText) -> bool:
 
 
 def _title_candidate(q: Question) -> Candidate | None:
-    title = q.target.title_field
+    title = title_field(q.target)
     if title is None:
         return None
     return next((c for c in q.candidates if c.relation is None and c.field.name == title),
