@@ -38,8 +38,8 @@ class Question:
     low: str
     """Lower-cased: what the extractors match."""
     now: dt.datetime
-    schemas: Sequence[ModelSchema]
     by_id: Mapping[str, ModelSchema]
+    """Every model the question may reach, by lower-cased id."""
     models: Mapping[str, list[Span]]
     """Where each model is named."""
     target: ModelSchema
@@ -57,7 +57,7 @@ class Question:
         low = text.lower()
         by_id = {s.id.lower(): s for s in schemas}
         cands = candidates(target, by_id)
-        return cls(text=text, low=low, now=now, schemas=schemas, by_id=by_id, models=models,
+        return cls(text=text, low=low, now=now, by_id=by_id, models=models,
                    target=target, candidates=cands, fields=field_mentions(low, cands),
                    fuzzy_cutoff=fuzzy_cutoff, serials=serials)
 
