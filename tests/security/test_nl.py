@@ -12,7 +12,8 @@ from hypothesis import strategies as st
 
 from agent_search.query.dsl import DSLGenerationError, FieldSchema, ModelSchema, validate_dsl
 from agent_search.query.nl.parser import parse
-from tests.query.schemas import music, people, shop
+
+from ..query.schemas import music, people, shop
 
 _NOW = dt.datetime(2025, 6, 15, 15, 30)
 # words every rule reacts to, so random sentences exercise all the extractors together
