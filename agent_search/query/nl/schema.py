@@ -135,6 +135,8 @@ def field_mentions(low: str, cands: list[Candidate]) -> list[FieldMention]:
                 cand.field.name == cand.relation.key:
             continue
         for phrase, strong in _field_phrases(cand.field.name, cand.field.label):
+            if phrase not in low:  # most are not: skip the call
+                continue
             for span in find_phrase(low, phrase):
                 out.append(FieldMention(span, cand, strong))
     return out

@@ -95,7 +95,8 @@ def exact_matches(q: Question, index: ValueIndex) -> list[Match]:
                     for pos, value in index.exact.get(form, ()):
                         variants.append((span, pos, value))
     for pos, value, vlow in index.odd:
-        hits.extend((span, pos, value) for span in find_phrase(q.low, vlow))
+        if vlow in q.low:  # most are not: skip the call
+            hits.extend((span, pos, value) for span in find_phrase(q.low, vlow))
     found: list[Match] = []
     for hit_list, base in ((hits, EXACT_CONFIDENCE), (variants, VARIANT_CONFIDENCE)):
         for span, pos, value in hit_list:
