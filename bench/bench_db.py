@@ -36,7 +36,7 @@ from agent_search.config import SearchConfig  # noqa: E402
 from agent_search.context import Context  # noqa: E402
 from agent_search.db import DBHandler, create_handler  # noqa: E402
 from agent_search.query.dsl import generate_dsl  # noqa: E402
-from agent_search.query.dsl_builtin import BuiltinDSLGenerator  # noqa: E402
+from agent_search.query.nl import BuiltinDSLGenerator  # noqa: E402
 from agent_search.types import Request  # noqa: E402
 
 CHINOOK = ROOT.parent / "shared" / "data" / "chinook" / "Chinook_Sqlite.sqlite"

@@ -73,7 +73,7 @@ from agent_search.query.dsl import (
     generate_dsl,
     validate_dsl,
 )
-from agent_search.query.dsl_builtin import BuiltinDSLGenerator
+from agent_search.query.nl import BuiltinDSLGenerator
 from agent_search.trace import span
 from agent_search.types import QueryOrder, QueryWhere, Request, Result, ResultItem
 

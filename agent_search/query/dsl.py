@@ -7,7 +7,7 @@ plain dict; :func:`validate_dsl` checks that dict against the schemas (only know
 fields and relations; whitelisted operators; scalar values) before anything reaches SQL,
 and :func:`generate_dsl` retries a generator whose output fails validation, passing the
 error back as ``feedback``. The builtin rule-based generator lives in
-:mod:`agent_search.query.dsl_builtin`; an LLM, agent or MCP generator only has to
+:mod:`agent_search.query.nl`; an LLM, agent or MCP generator only has to
 implement :class:`DSLGenerator`.
 
 Dict shape a generator returns (one query, or several under ``queries``)::

@@ -22,6 +22,8 @@ from agent_search.query.keyword_parts import KeywordParts
 from agent_search.query.keyword_zh import extract_zh, has_cjk
 
 LANGUAGES = ("auto", "en", "zh")
+INLINE_CHARS = 1000
+"""Longer texts are read in a worker thread by :func:`extract_keywords_async`."""
 _QUOTED = re.compile(r'"([^"]{1,200})"|“([^”]{1,200})”|「([^」]{1,200})」|『([^』]{1,200})』')
 
 
@@ -66,11 +68,13 @@ def extract_keywords(text: str, max_keywords: int = 10, language: str = "auto") 
 
 async def extract_keywords_async(text: str, max_keywords: int = 10,
                                  language: str = "auto") -> list[str]:
-    """:func:`extract_keywords` without blocking the event loop (Chinese text, which
-    needs jieba, runs in a worker thread)."""
-    if _resolve_language(text, language) == "zh":
-        return await anyio.to_thread.run_sync(extract_keywords, text, max_keywords, language)
-    return extract_keywords(text, max_keywords, language)
+    """:func:`extract_keywords` without blocking the event loop: the entry point for async
+    code. A short ASCII text (well under a millisecond) is read directly; long text, and
+    Chinese (jieba loads its dictionary on first use), in a worker thread."""
+    if len(text) <= INLINE_CHARS and text.isascii() and \
+            _resolve_language(text, language) != "zh":
+        return extract_keywords(text, max_keywords, language)
+    return await anyio.to_thread.run_sync(extract_keywords, text, max_keywords, language)
 
 
 def keyword_query(text: str, max_keywords: int = 10, language: str = "auto") -> str:

@@ -1,8 +1,10 @@
-"""Word lists for the builtin keyword extractor: function words and conversational
-fillers (dropped), comparators (kept with the number that follows), and qualifiers
-(kept as keywords of their own). Written for search queries, not general text."""
+"""Word lists for the builtin keyword extractor: stop words (dropped; the package's one
+list per language, :mod:`agent_search.query.stopwords`), comparators (kept with the number
+that follows), and qualifiers (kept as keywords of their own)."""
 
 from __future__ import annotations
+
+from agent_search.query.stopwords import CHINESE, ENGLISH
 
 
 def _words(text: str) -> frozenset[str]:
@@ -10,20 +12,8 @@ def _words(text: str) -> frozenset[str]:
     return frozenset(text.split())
 
 
-EN_STOPWORDS: frozenset[str] = _words("""
-a an the and or but if then else so than too very just only also not no nor of in on at to
-for from by with without into onto about as per via is are was were be been being am do does
-did doing done have has had having can could will would shall should may might must need
-needs i me my mine myself we us our ours you your yours he him his she her it its they them
-their this that these those there here what which who whom whose when where why how all any
-some each every both either neither few more most other such own same s t don't doesn't
-didn't isn't aren't wasn't weren't won't can't couldn't shouldn't wouldn't i'm i've i'd
-i'll you're you've we're they're it's that's what's where's who's how's there's let's
-want wants wanted wanna would like find finding search searching look looking show tell give
-get got help please know learn see check explain describe information info something
-anything thing things stuff someone somebody way ways able kind sort lot lots bit really
-maybe perhaps actually basically hey hi hello thanks thank ok okay yes currently today's
-""")
+EN_STOPWORDS = ENGLISH
+"""Dropped words: :data:`agent_search.query.stopwords.ENGLISH`."""
 
 EN_COMPARATORS: tuple[str, ...] = (
     "cheaper than", "less than", "more than", "greater than", "fewer than", "lower than",
@@ -40,14 +30,8 @@ premium top-rated highest lowest
 """)
 """Ranking adjectives: worth searching for, but not part of the thing searched."""
 
-ZH_STOPWORDS: frozenset[str] = _words("""
-我 我们 你 你们 他 她 它 他们 的 地 得 了 着 过 吗 呢 吧 啊 呀 嘛 哦 么 是 有 在 和 与 及 或 或者
-还是 跟 同 给 把 被 让 对 对于 关于 从 向 到 为 为了 以 用 就 也 都 还 又 很 太 非常 比较 更
-想 想要 要 需要 找 找找 找到 查 查找 查询 查一下 搜 搜索 搜一下 看 看看 了解 知道 告诉 告诉我 介绍
-介绍一下 一下 一些 一点 有些 有没有 帮 帮我 帮忙 请 请问 麻烦 能 能否 能不能 可以 可不可以 会
-什么 什么样 哪 哪些 哪个 哪里 哪儿 怎么 怎么样 怎样 如何 为什么 多少 几 几个 几款 个 款 种 些
-这 这个 这些 那 那个 那些 吗？ 谢谢 你好 您 您好 一个 一款 一种 应该 可能 是否 不是 没有
-""")
+ZH_STOPWORDS = CHINESE
+"""Dropped words: :data:`agent_search.query.stopwords.CHINESE`."""
 
 ZH_PREFIX_COMPARATORS: frozenset[str] = _words("""
 低于 少于 小于 不到 不超过 不高于 不多于 高于 大于 多于 超过 至少 最多 最少 大约 约 大概

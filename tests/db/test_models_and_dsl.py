@@ -25,7 +25,7 @@ from agent_search.query.dsl import (
     generate_dsl,
     validate_dsl,
 )
-from agent_search.query.dsl_builtin import BuiltinDSLGenerator, words_of
+from agent_search.query.nl import BuiltinDSLGenerator, words_of
 from agent_search.types import Request
 
 pytestmark = pytest.mark.anyio

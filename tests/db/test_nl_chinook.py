@@ -289,7 +289,7 @@ async def test_counts_and_aggregates_are_explained(chinook: DBHandler) -> None:
 async def test_a_month_without_a_year_is_the_latest_one(chinook: DBHandler) -> None:
     import datetime as dt
 
-    from agent_search.query.dsl_builtin import BuiltinDSLGenerator
+    from agent_search.query.nl import BuiltinDSLGenerator
 
     await chinook.catalog.load()
     entry = chinook.catalog.find("Invoice")

@@ -80,7 +80,7 @@ async def test_status_and_dates_on_orders(shop: DBHandler) -> None:
 async def test_relative_dates_with_a_fixed_clock(shop: DBHandler) -> None:
     import datetime as dt
 
-    from agent_search.query.dsl_builtin import BuiltinDSLGenerator
+    from agent_search.query.nl import BuiltinDSLGenerator
 
     now = dt.datetime(2025, 6, 30, 12, 0)
     shop.generators["builtin"] = BuiltinDSLGenerator(now=lambda: now)

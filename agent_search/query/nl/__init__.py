@@ -1,8 +1,41 @@
-"""The builtin natural-language parser, piece by piece.
+"""The builtin natural language → QueryDSL generator: rules, no LLM.
 
-- :mod:`~agent_search.query.nl.lexicon`: stopwords, words and phrases, plural forms, stems;
-- :mod:`~agent_search.query.nl.dates`: calendar periods and the bounds of stated dates.
+It reads the query against the model schemas and the known values of their categorical
+fields, and understands:
 
-The parser itself (:mod:`agent_search.query.dsl_builtin`) uses these; its extractors move
-here one at a time.
+- which model is meant: the one named first (singular or plural: "tracks", "invoice
+  lines"), or, when none is named, the one the query says most about (its values, fields
+  and amounts; ties go to the model listed first);
+- equality on categorical fields, matched to real values case-insensitively, fuzzily
+  (rapidfuzz) for misspellings, directly or through up to two relations ("tracks in the
+  Jazz genre" → ``genre.Name = 'Jazz'``, "tracks by AC/DC" → ``album.artist.Name``);
+  several values of one field become ``in``; "not"/"except" before a value negates it;
+- numeric comparisons with currency and units ("under $100", "more than 5", "between 10
+  and 20", "longer than 5 minutes" on a field whose unit is ms/s/min/h), "in stock";
+- counts over hasMany relations ("artists with more than 5 albums");
+- dates ("after 2024-03-01", "before 2023", "in March 2025", "from 2010 to 2012") and
+  relative ones ("in the last 30 days", "this month", "last year", "yesterday"; ``now``
+  is injectable);
+- text match: quoted text, "named/called/titled X", "containing X", "with X in the title"
+  → ``like`` on the mentioned text field or the model's title field;
+- ordering and top-N ("the 5 most expensive", "latest", "cheapest", "in alphabetical
+  order", "sorted by total desc").
+
+Words left over when no value was recognised become a text match on the model's title and
+content fields (or a related model's title: "orders of headphones" → ``product.name``),
+with ranking ``terms`` and ``relax`` (dropped if it finds nothing: "music genres"). A query
+naming no model and stating nothing falls back to a text match on every model
+(``fallback: true``, confidence 0.5), or, with ``strict``, is an error. Work is bounded:
+the first 500 characters are analysed and at most 16 conditions kept.
+
+Modules: :mod:`.lexicon` (words, stopwords), :mod:`.schema` (the models as the parser
+sees them), :mod:`.plan` (the parser's explicit state), one module per kind of rule
+(:mod:`.dates`, :mod:`.numbers`, :mod:`.counts`, :mod:`.ordering`, :mod:`.text`,
+:mod:`.values` with :mod:`.value_index`), :mod:`.parser` (the ordered extractors) and
+:mod:`.generator` (the :class:`~agent_search.query.dsl.DSLGenerator`).
 """
+
+from agent_search.query.nl.generator import BuiltinDSLGenerator
+from agent_search.query.nl.lexicon import words_of
+
+__all__ = ["BuiltinDSLGenerator", "words_of"]

@@ -1,12 +1,18 @@
-"""Dates of a question: calendar periods, shifting by units, the bounds of a stated date.
-
-Pure functions; a date that does not exist (or ends after 9999) raises ValueError or
-OverflowError, which the parser turns into a warning.
+"""Dates of a question: calendar periods, shifting by units, the bounds of a stated date
+(pure functions: a date that does not exist, or ends after 9999, raises ValueError or
+OverflowError), and the two date extractors: relative periods ("last 30 days", "this
+month") and stated dates ("in 2024", "after March 2025", "from 2010 to 2012").
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import re
+from dataclasses import dataclass
+
+from agent_search.query.nl.lexicon import overlaps
+from agent_search.query.nl.plan import Plan, Question
+from agent_search.query.nl.schema import Span, field_for
 
 
 def is_year(value: float) -> bool:
@@ -51,3 +57,184 @@ def date_bounds(text: str) -> tuple[str, str]:
     start = dt.datetime.fromisoformat(text.replace(" ", "T"))
     end = start + (dt.timedelta(days=1) if len(text) == 10 else dt.timedelta(seconds=1))
     return start.isoformat(), end.isoformat()
+
+
+# -- extractors ----------------------------------------------------------------------------
+
+_DATE = r"(?P<date>\d{4}-\d{2}-\d{2}(?:[ t]\d{2}:\d{2}(?::\d{2})?)?|\d{4}-\d{2}|(?:19|20)\d{2})"
+_MONTH_NAMES = (r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|"
+                r"aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?")
+_MONTHS = {m: i for i, m in enumerate(("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug",
+                                      "sep", "oct", "nov", "dec"), start=1)}
+_MONTH_DATE = re.compile(r"\b(?:(?P<cmp>after|since|from|before|until|till|by|in|during)\s+)?"
+                         r"(?P<mon>" + _MONTH_NAMES + r")(?:\s+(?:of\s+)?(?P<year>(?:19|20)\d{2}))?"
+                         r"(?![\w-])", re.I)
+_RANGE_END = (r"(?:(?P<{p}mon>" + _MONTH_NAMES + r")(?:\s+(?P<{p}year>(?:19|20)\d{{2}}))?|"
+              r"(?P<{p}iso>\d{{4}}-\d{{2}}-\d{{2}}|\d{{4}}-\d{{2}}|(?:19|20)\d{{2}}))")
+_DATE_RANGE = re.compile(r"\b(?:from|between)\s+" + _RANGE_END.format(p="a_")
+                         + r"\s*(?:to|and|until|till|through|-|–)\s*"
+                         + _RANGE_END.format(p="b_") + r"(?![\w-])", re.I)
+_DATE_CMP = re.compile(r"\b(?P<cmp>after|since|from|before|until|till|by|in|during)\s+"
+                       + _DATE + r"\b", re.I)
+_REL_N = re.compile(r"\b(?:in\s+|within\s+|during\s+)?(?:the\s+)?(?:last|past|previous)\s+"
+                    r"(?P<n>\d{1,4})\s+(?P<u>days?|weeks?|months?|years?)\b", re.I)
+_REL_ONE = re.compile(r"\b(?P<which>this|last|past|previous)\s+(?P<u>day|week|month|year)\b|"
+                      r"\b(?P<word>today|yesterday)\b", re.I)
+
+
+@dataclass(frozen=True, slots=True)
+class Period:
+    """A stated period: ``start`` up to ``end`` (open-ended when None)."""
+
+    span: Span
+    start: dt.datetime
+    end: dt.datetime | None
+    text: str
+
+
+def relative_periods(low: str, now: dt.datetime, plan: Plan) -> list[Period]:
+    """"last 30 days", "past week" (rolling, up to now); "this month" (the current
+    period); "last year" (the previous calendar period); "today", "yesterday". A period
+    reaching before the year 1 is a warning (its words are used up)."""
+    found: list[Period] = []
+    for m in _REL_N.finditer(low):
+        try:
+            start = shift(now, -int(m.group("n")), m.group("u").rstrip("s"))
+        except (ValueError, OverflowError):
+            plan.warnings.append(f"{m.group(0).strip()!r} reaches beyond the year 1; "
+                                 "ignored")
+            plan.used.append(m.span())
+            continue
+        found.append(Period(m.span(), start, None, m.group(0).strip()))
+    for m in _REL_ONE.finditer(low):
+        if any(overlaps(m.span(), f.span) for f in found):
+            continue
+        unit = (m.group("u") or "day").lower()
+        which = (m.group("which") or m.group("word")).lower()
+        start, end = _one_period(now, which, unit)
+        found.append(Period(m.span(), start, end, m.group(0).strip()))
+    return found
+
+
+def _one_period(now: dt.datetime, which: str, unit: str) -> tuple[dt.datetime,
+                                                                  dt.datetime | None]:
+    this_start = period_start(now, unit)
+    if which in ("today", "this"):
+        return this_start, None
+    if which == "yesterday":
+        return shift(this_start, -1, "day"), this_start
+    if which == "past":
+        return shift(now, -1, unit), None
+    return shift(this_start, -1, unit), this_start  # last / previous: the whole period
+
+
+def relative_dates(q: Question, plan: Plan) -> None:
+    """A relative period on the date field it is about (``>= start``, or a range)."""
+    for period in relative_periods(q.low, q.now, plan):
+        if not plan.free(period.span):
+            continue
+        cand = field_for(q.candidates, "date", q.fields, period.span[0])
+        if cand is None:
+            continue
+        start = period.start.isoformat()
+        if period.end is None:
+            plan.add(cand.path, ">=", start, period.span,
+                     f"{cand.path} >= {start} (\"{period.text}\")")
+        else:
+            plan.add_period(cand.path, start, period.end.isoformat(), period.span,
+                            period.text)
+
+
+@dataclass(frozen=True, slots=True)
+class StatedDate:
+    """A date the question states: ``word`` ("after", "in", "range"...) and the bounds
+    ``start``/``end`` (ISO) of the period it names."""
+
+    span: Span
+    word: str
+    start: str
+    end: str
+    text: str
+
+
+def stated_dates(low: str, now: dt.datetime, plan: Plan) -> list[StatedDate]:
+    """Ranges ("from 2010 to 2012", "between March 2024 and May 2024"), month names ("in
+    March 2025", "during May": the latest May up to now), then ISO dates and years. A date
+    that does not exist is a warning (its words are used up)."""
+    found: list[StatedDate] = []
+    taken: list[Span] = []
+
+    def add(span: Span, word: str, a: str, b: str, text: str) -> None:
+        if any(overlaps(span, t) for t in taken):
+            return
+        taken.append(span)
+        try:
+            start, _ = date_bounds(a)
+            _, end = date_bounds(b)
+        except (ValueError, OverflowError):
+            plan.warnings.append(f"{text!r} is not a valid date; ignored")
+            plan.used.append(span)
+            return
+        found.append(StatedDate(span, word, start, end, text))
+
+    for m in _DATE_RANGE.finditer(low):
+        a, b = month_text(m, "a_", now), month_text(m, "b_", now)
+        if a and b:
+            add(m.span(), "range", a, b, m.group(0).strip())
+    for m in _MONTH_DATE.finditer(low):
+        if m.group("year") is None and m.group("cmp") is None:
+            continue  # "may", "march" alone are words, not dates
+        text = month_text(m, "", now)
+        if text:
+            add(m.span(), (m.group("cmp") or "in").lower(), text, text, m.group(0).strip())
+    for m in _DATE_CMP.finditer(low):
+        date = m.group("date")
+        add(m.span(), m.group("cmp").lower(), date, date, m.group(0).strip())
+    return sorted(found, key=lambda f: f.span)
+
+
+def month_text(m: re.Match[str], prefix: str, now: dt.datetime) -> str | None:
+    """``YYYY-MM`` (or the ISO date/year) a range end or month-name match stands for; a
+    month without a year is the latest one up to ``now``."""
+    groups = m.groupdict()
+    if groups.get(prefix + "iso"):
+        return str(groups[prefix + "iso"])
+    month_name = groups.get(prefix + "mon")
+    if not month_name:
+        return None
+    month = _MONTHS[month_name.lower().rstrip(".")[:3]]
+    year_text = groups.get(prefix + "year")
+    latest = now.year if month <= now.month else now.year - 1
+    year = int(year_text) if year_text else latest
+    return f"{year:04d}-{month:02d}"
+
+
+def dates(q: Question, plan: Plan) -> None:
+    """A stated date on the date field it is about: "after X" → ``>= end of X``, "since /
+    from <day>" → ``>= start``, "before" → ``< start``, "until / by" → ``< end``; "in /
+    during / from <period>", a bare month or a range → ``start <= x < end``."""
+    for d in stated_dates(q.low, q.now, plan):
+        if not plan.free(d.span):
+            continue
+        cand = field_for(q.candidates, "date", q.fields, d.span[0])
+        if cand is None:
+            continue
+        bound = _bound(d)
+        if bound is None:
+            plan.add_period(cand.path, d.start, d.end, d.span, d.text)
+            continue
+        op, value = bound
+        plan.add(cand.path, op, value, d.span, f"{cand.path} {op} {value} (\"{d.text}\")")
+
+
+def _bound(d: StatedDate) -> tuple[str, str] | None:
+    """The one-sided condition a stated date makes, or None for a period."""
+    if d.word == "after":
+        return ">=", d.end
+    if d.word == "since" or (d.word == "from" and len(d.text.split()[-1]) >= 10):
+        return ">=", d.start  # "from 2024-03-01": that day onwards
+    if d.word == "before":
+        return "<", d.start
+    if d.word in ("until", "till", "by"):
+        return "<", d.end
+    return None

@@ -1,35 +1,35 @@
 """The words of a question: stopwords, word and phrase finding, plural forms, stems.
 
-Pure functions on text (no schema, no state), shared by the parser's extractors.
+Pure functions on text (no schema, no state), shared by the parser's extractors; the two
+applied to every model and field name on every parse are cached by their text.
 """
 
 from __future__ import annotations
 
 import re
+from functools import lru_cache
+
+from agent_search.query.stopwords import ENGLISH
 
 MAX_TERM_CHARS = 64
 """Longer words are not used as text-match terms."""
 
-STOPWORD_TEXT = """
-a about above after again all also am an and any are as at be been before being below
-between both but by can could did do does doing down during each few find for from further
-get give had has have having he her here hers him his how i if in into is it its itself
-just list me more most my no nor not now of off on once only or other our out over own
-please same she should show so some such than that the their them then there these they
-this those through to too under until up very was we were what when where which while who
-whom why will with would you your yours display fetch search lookup look want need know
-tell many much number all every any whose called named titled containing contain contains
-count average avg mean sum median total
-record records entry entries item items row rows data info information details detail
-different distinct each kind kinds type types word words letter letters text live lives
-living
-"""
-STOPWORDS = frozenset(STOPWORD_TEXT.split())
+DATA_WORDS = frozenset("""
+record records entry entries item items row rows data details detail different distinct
+kind kinds type types word words letter letters text live lives living count number
+average avg mean sum median total called named titled containing contain contains
+""".split())  # noqa: SIM905
+"""Words about records and how a question asks for them ("list the records", "how many
+entries", "named"): never a value, never text to match."""
+STOPWORDS = ENGLISH | DATA_WORDS
+"""What the parser never reads as a value or as text: the English stop words and
+:data:`DATA_WORDS`."""
 
 WORD = re.compile(r"[\w][\w'’./@&+-]*[\w]|[\w]", re.UNICODE)
 """A word of a question (keeps "AC/DC", "e-mail", "luisg@embraer.com.br" whole)."""
 
 
+@lru_cache(maxsize=4096)
 def words_of(name: str) -> str:
     """``UnitPrice`` / ``unit_price`` / ``agents.demo.unit-price`` → ``unit price``."""
     name = name.rsplit(".", 1)[-1]
@@ -37,7 +37,10 @@ def words_of(name: str) -> str:
     return " ".join(re.split(r"[\s_\-]+", name.lower())).strip()
 
 
-def plural_forms(phrase: str) -> set[str]:
+@lru_cache(maxsize=4096)
+def plural_forms(phrase: str) -> frozenset[str]:
+    """The phrase with its last word in the singular and the plural (crude English rules;
+    a set that may hold a wrong form too: "genres" → "genreses")."""
     forms = {phrase}
     head, _, last = phrase.rpartition(" ")
     prefix = head + " " if head else ""
@@ -51,7 +54,7 @@ def plural_forms(phrase: str) -> set[str]:
         forms.add(prefix + last[:-3] + "y")
     elif last.endswith("s") and len(last) > 3:
         forms.add(prefix + last[:-1])
-    return forms
+    return frozenset(forms)
 
 
 def find_phrase(low: str, phrase: str, start: int = 0) -> list[tuple[int, int]]:

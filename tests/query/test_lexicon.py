@@ -1,5 +1,5 @@
-"""Unit tests of the natural-language parser's pieces (agent_search.query.nl): pure
-functions, no database."""
+"""Unit tests of the parser's pure pieces: words and phrases (agent_search.query.nl.lexicon)
+and calendar arithmetic (agent_search.query.nl.dates). No schema, no database."""
 
 from __future__ import annotations
 

@@ -1,0 +1,53 @@
+"""Counts over relations: "artists with more than 5 albums" → ``count(albums) > 5`` over
+a hasMany relation of the target, named by the relation or by its model."""
+
+from __future__ import annotations
+
+import re
+
+from agent_search.query.dsl import ModelSchema, RelationSchema
+from agent_search.query.nl.lexicon import plural_forms, words_of
+from agent_search.query.nl.plan import Plan, Question
+from agent_search.query.nl.schema import model_phrases
+
+COUNT_OPS = {"more than": ">", "over": ">", "greater than": ">", "at least": ">=",
+             "less than": "<", "fewer than": "<", "under": "<", "at most": "<=",
+             "no more than": "<=", "exactly": "="}
+_COUNT_CMP = re.compile(r"\b(?:with|having|has|have)\s+(?:(?P<cmp>" + "|".join(
+    sorted(COUNT_OPS, key=len, reverse=True)) + r")\s+)?(?P<n>\d{1,6})\s+"
+    r"(?P<more>or\s+(?:more|fewer|less)\s+)?(?P<rest>[^,.;?!]{1,60})", re.I)
+
+
+def counts(q: Question, plan: Plan) -> None:
+    """Each "with/having [comparator] N <relation>" on a hasMany relation of the target."""
+    relations = [r for r in q.target.relations if r.type == "hasMany"]
+    if not relations:
+        return
+    for m in _COUNT_CMP.finditer(q.low):
+        for rel in relations:
+            phrase = _named_relation(m.group("rest"), rel, q.by_id.get(rel.model.lower()))
+            if phrase is None:
+                continue
+            if plan.free((m.start(), m.start("rest"))):  # else the model name is "used"
+                _add_count(plan, m, rel, (m.start(), m.start("rest") + len(phrase)))
+            break
+
+
+def _named_relation(rest: str, rel: RelationSchema, other: ModelSchema | None) -> str | None:
+    """The name of ``rel`` (or of its model) that ``rest`` starts with, longest first."""
+    phrases = plural_forms(words_of(rel.name))
+    if other is not None:
+        phrases |= model_phrases(other)
+    return next((p for p in sorted(phrases, key=len, reverse=True)
+                 if re.match(re.escape(p) + r"(?!\w)", rest)), None)
+
+
+def _add_count(plan: Plan, m: re.Match[str], rel: RelationSchema,
+               span: tuple[int, int]) -> None:
+    op = COUNT_OPS.get((m.group("cmp") or "").lower(), "=")
+    if m.group("more"):
+        op = ">=" if m.group("more").lower().startswith("or more") else "<="
+    n = int(m.group("n"))
+    path = f"count({rel.name})"
+    plan.add(path, op, n, span, f"{path} {op} {n} (\"{m.group(0).strip()}\")")
+    plan.value_conditions += 1

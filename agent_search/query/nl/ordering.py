@@ -1,0 +1,121 @@
+"""Ordering and top-N: "sorted by total desc", "in alphabetical order", "highest total",
+"the 5 most expensive", "latest", "cheapest" (one asked for: limit 1)."""
+
+from __future__ import annotations
+
+import re
+
+from agent_search.query.dsl import NUMERIC_KINDS, TEMPORAL_KINDS
+from agent_search.query.nl.lexicon import overlaps, plural_forms, words_of
+from agent_search.query.nl.plan import Plan, Question
+from agent_search.query.nl.schema import Candidate, field_for, title_field
+
+# superlatives: words → (dimension, direction)
+SUPERLATIVES: tuple[tuple[str, str, str], ...] = (
+    (r"most expensive|priciest|costliest|highest[- ]priced|dearest", "money", "desc"),
+    (r"least expensive|cheapest|lowest[- ]priced|most affordable", "money", "asc"),
+    (r"longest", "duration", "desc"),
+    (r"shortest", "duration", "asc"),
+    (r"latest|newest|most recent|recent|last", "date", "desc"),
+    (r"oldest|earliest", "date", "asc"),
+    (r"largest|biggest", "size", "desc"),
+    (r"smallest", "size", "asc"),
+    (r"cheap|inexpensive|affordable|budget", "money", "asc"),
+    (r"expensive|pricey|premium", "money", "desc"),
+)
+SUPERLATIVE = re.compile(r"\b(?P<s>" + "|".join(f"(?:{w})" for w, _, _ in SUPERLATIVES)
+                         + r")\b", re.I)
+_FIELD_SUPERLATIVE = re.compile(r"\b(?P<dir>highest|lowest|most|fewest|least|largest|"
+                                r"smallest|biggest|greatest|max(?:imum)?|min(?:imum)?)\s+",
+                                re.I)
+_ASCENDING_WORDS = frozenset({"lowest", "fewest", "least", "smallest", "min", "minimum"})
+_ALPHA = re.compile(r"\b(?:alphabetical(?:ly)?|a-z|a to z|z-a|z to a)\b", re.I)
+_SORT = re.compile(r"\b(?:sort(?:ed)?|order(?:ed)?)\s+by\s+(?P<f>[\w ]{1,40}?)"
+                   r"(?:\s+(?P<dir>asc|ascending|desc|descending))?(?:$|[,.;]|\s+(?:and|with|in|for)\b)",
+                   re.I)
+_TOP = re.compile(r"\b(?:top|first|last|the)\s+(?P<n>\d{1,4})\b", re.I)
+
+
+def _own(q: Question) -> list[Candidate]:
+    return [c for c in q.candidates if c.relation is None]
+
+
+def sort_by(q: Question, plan: Plan) -> None:
+    """"sorted by total desc": an order on the target's field of that name or label."""
+    own = _own(q)
+    for m in _SORT.finditer(q.low):
+        phrase = m.group("f").strip()
+        cand = next((c for c in own if phrase in plural_forms(words_of(c.field.name))
+                     or (c.field.label and phrase == c.field.label.lower())), None)
+        if cand is None:
+            continue
+        direction = "desc" if (m.group("dir") or "").startswith("desc") else "asc"
+        plan.order(cand.field.name, direction, m.span(), f"\"{m.group(0).strip()}\"")
+
+
+def alphabetical(q: Question, plan: Plan) -> None:
+    """"alphabetical", "a-z" / "z-a": an order on the target's title field."""
+    for m in _ALPHA.finditer(q.low):
+        title = title_field(plan.target)
+        if title:
+            direction = "desc" if m.group(0).lower() in ("z-a", "z to a") else "asc"
+            plan.order(title, direction, m.span(), "alphabetical")
+
+
+def field_superlative(q: Question, plan: Plan) -> None:
+    """"highest total", "fewest milliseconds": an order on the numeric or date field
+    named right after the word."""
+    mentions = sorted(q.fields, key=lambda x: x.span[0])
+    for m in _FIELD_SUPERLATIVE.finditer(q.low):
+        after = m.end()
+        cand = next((c for span, c, _ in mentions
+                     if c.relation is None and 0 <= span[0] - after <= 1
+                     and c.field.kind in NUMERIC_KINDS | TEMPORAL_KINDS), None)
+        if cand is None:
+            continue
+        word = m.group("dir").lower()
+        direction = "asc" if word in _ASCENDING_WORDS else "desc"
+        plan.order(cand.field.name, direction, (m.start(), after),
+                   f"{word} {words_of(cand.field.name)}")
+
+
+def superlatives(q: Question, plan: Plan) -> None:
+    """"most expensive", "latest", "cheapest": an order on the target's field of that
+    dimension (money, date, duration, size); none to order by is a warning (except for
+    "last" and "recent", which are often just words)."""
+    own = _own(q)
+    own_mentions = [x for x in q.fields if x.candidate.relation is None]
+    named = [x.span for x in q.fields]
+    for m in SUPERLATIVE.finditer(q.low):
+        if not plan.free(m.span()) or any(overlaps(m.span(), n) for n in named):
+            continue  # "last name" is a field, not "latest"
+        word = m.group("s").lower()
+        dim, direction = next((d, o) for w, d, o in SUPERLATIVES if re.fullmatch(w, word))
+        cand = field_for(own, dim, own_mentions, m.end())
+        if cand is None and dim == "size":
+            cand = field_for(own, "money", q.fields, m.end())
+        if cand is None:
+            if word not in ("last", "recent"):
+                plan.warnings.append(f"no field to order {word!r} by")
+            continue
+        plan.order(cand.field.name, direction, m.span(), f"\"{word}\"")
+
+
+def top_n(q: Question, plan: Plan) -> None:
+    """"top 5", "the 3": a limit; a superlative with the model named in the singular
+    ("the cheapest track") asks for one."""
+    for m in _TOP.finditer(q.low):
+        if not plan.free(m.span()):
+            continue
+        n = int(m.group("n"))
+        if n >= 1:
+            plan.limit = n
+            plan.notes.append(f"limit {n}")
+            plan.used.append(m.span())
+            return
+    spans = q.target_spans
+    if plan.orders and spans and SUPERLATIVE.search(q.low):
+        first = q.low[spans[0][0]:spans[0][1]]
+        if not first.endswith("s"):
+            plan.limit = 1
+            plan.notes.append("limit 1 (one asked for)")

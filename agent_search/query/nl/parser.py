@@ -1,0 +1,279 @@
+"""The parser: picks the model a question is about, runs the extractors in order, and
+turns what they understood (and what they did not) into a QueryDSL dict.
+
+Extractors run in the order of :data:`EXTRACTORS`; each uses up the words it understood
+(``Plan.used``), so an earlier one wins over a later one on the same words: relative
+periods before orders ("last year" is no "latest"), numbers before years, text conditions
+before known values. Words left over become a text match on the model's text fields when
+no value was recognised, else a warning; nothing understood at all is a text match on
+every model (``fallback``), or with ``strict`` an error.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from agent_search.query.dsl import (
+    NUMERIC_KINDS,
+    TEMPORAL_KINDS,
+    TEXT_KINDS,
+    DSLGenerationError,
+    ModelSchema,
+)
+from agent_search.query.nl import counts, dates, numbers, ordering, text, values
+from agent_search.query.nl.lexicon import STOPWORDS, WORD, adjacent, escape_like, overlaps, terms
+from agent_search.query.nl.plan import Extractor, Plan, Question
+from agent_search.query.nl.schema import (
+    Span,
+    content_field,
+    free_text_fields,
+    model_mentions,
+    title_field,
+)
+from agent_search.query.nl.value_index import value_serials
+
+FALLBACK_CONFIDENCE = 0.5
+NOTHING_CONFIDENCE = 0.2
+MAX_TEXT_FIELDS = 4
+"""Most fields one text match searches (title, content, then other free-text fields)."""
+
+EXTRACTORS: tuple[Extractor, ...] = (
+    dates.relative_dates,
+    ordering.sort_by,
+    ordering.alphabetical,
+    ordering.field_superlative,
+    ordering.superlatives,
+    counts.counts,
+    numbers.stock,
+    numbers.between,
+    numbers.comparisons,
+    dates.dates,
+    text.text_conditions,
+    values.values,
+    ordering.top_n,
+)
+"""The rules, in the order they claim words of the question."""
+
+_COUNT = re.compile(r"\b(?:how many|number of|count(?:s|ing)?)\b", re.I)
+_AGGREGATE = re.compile(r"\b(?:average|avg|mean|sum|median)\b", re.I)
+_NOT_TEXT = frozenset({"cheaper", "expensive", "order", "sorted", "sort", "alphabetical"})
+
+
+def parse(query: str, schemas: Sequence[ModelSchema], *, now: dt.datetime,
+          strict: bool = False, fuzzy_cutoff: float = values.FUZZY_CUTOFF) -> dict[str, Any]:
+    """The QueryDSL dict for ``query`` (see :mod:`agent_search.query.nl`)."""
+    queryable = [s for s in schemas if s.queryable]
+    if not queryable:
+        raise DSLGenerationError("no model to query")
+    mentions = model_mentions(query.lower(), schemas)
+    serials = value_serials(schemas)
+
+    def read(target: ModelSchema) -> Question:
+        return Question.about(target, text=query, now=now, schemas=schemas, models=mentions,
+                              fuzzy_cutoff=fuzzy_cutoff, serials=serials)
+
+    named = [(spans[0][0], s) for s in queryable if (spans := mentions.get(s.id))]
+    if named:  # the model named first is the one asked about
+        q = read(min(named, key=lambda p: p[0])[1])
+        plan = understand(q)
+    else:  # none named: the model the query says most about (ties: the first listed)
+        best: tuple[Question, Plan] | None = None
+        for schema in queryable:
+            candidate = read(schema)
+            found = understand(candidate)
+            if best is None or found.evidence > best[1].evidence:
+                best = (candidate, found)
+        assert best is not None
+        q, plan = best
+        if plan.evidence == 0 and len(queryable) > 1:
+            return fallback(q, plan, queryable, strict)
+    return finish(q, plan, strict)
+
+
+def understand(q: Question) -> Plan:
+    """Every condition, order and limit the question states about its target."""
+    plan = Plan(target=q.target, used=[s for spans in q.models.values() for s in spans])
+    for extract in EXTRACTORS:
+        extract(q, plan)
+    return plan
+
+
+def finish(q: Question, plan: Plan, strict: bool) -> dict[str, Any]:
+    """The plan as a DSL dict, with the notes and warnings about what was not computed
+    and what was not understood."""
+    if not plan.wheres and not plan.orders and not q.target_spans:
+        return fallback(q, plan, [q.target], strict)
+    if _COUNT.search(q.low):
+        plan.notes.append("a count is asked for: Result.total is the number of matches")
+    aggregate = _AGGREGATE.search(q.low)
+    if aggregate:
+        plan.warnings.append(f"{aggregate.group(0).lower()!r} is not computed (no "
+                             "aggregates); the matching records are returned")
+    _warn_unused_fields(q, plan)
+    words = leftover_words(q, plan)
+    found_terms, relax = _leftover(q, plan, words)
+    return {"model": q.target.id, "wheres": plan.wheres, "orders": plan.orders,
+            **({"limit": plan.limit} if plan.limit else {}),
+            **({"terms": found_terms} if found_terms else {}),
+            **({"relax": True} if relax else {}),
+            "explanation": f"{q.target.id}: " + ("; ".join(plan.notes) or "all records"),
+            "warnings": plan.warnings, "confidence": round(plan.confidence, 4)}
+
+
+def _warn_unused_fields(q: Question, plan: Plan) -> None:
+    """A numeric, date or boolean field named in full with no condition on it ("the
+    average unit price") is a warning: something was asked that was not understood."""
+    constrained = " ".join(str(w) for w in plan.wheres) + " ".join(
+        o["field"] for o in plan.orders)
+    for span, cand, strong in q.fields:
+        named = cand.field
+        if not strong or cand.relation is not None or named.primary:
+            continue
+        if named.kind in NUMERIC_KINDS | TEMPORAL_KINDS | {"boolean"} and plan.free(span) \
+                and f"'{named.name}'" not in constrained and named.name not in constrained:
+            plan.warn(f"{q.quote(span)!r} names the field {named.name} but no condition on "
+                      "it was understood")
+
+
+def _leftover(q: Question, plan: Plan, words: list[str]) -> tuple[list[str], bool]:
+    """Leftover words: a text match when no value was recognised (dropped when nothing
+    matches only if they just modify a name: ``relax``), else ignored with a warning and
+    a lower confidence. Returns the text match's terms and ``relax``."""
+    if not words:
+        return [], False
+    if plan.value_conditions:
+        plan.notes.append("ignored: " + ", ".join(words))
+        _ignored(q, plan, words)
+        return [], False
+    found_terms = text_match(q, plan, words)
+    if not found_terms:
+        _ignored(q, plan, words)
+        return [], False
+    relax = modifies_a_name(q.low, words, [*q.target_spans, *q.own_field_spans])
+    if not relax:
+        plan.warnings.append("not understood as a condition, matched as text: "
+                             + ", ".join(repr(w) for w in words))
+    return found_terms, relax
+
+
+def _ignored(q: Question, plan: Plan, words: list[str]) -> None:
+    plan.warnings.append("not understood, ignored: " + ", ".join(repr(w) for w in words))
+    plan.confidence *= understood_factor(len(words), content_words(q.low))
+
+
+def understood_factor(dropped: int, content: int) -> float:
+    """``0.5 + 0.5 × understood``: the confidence left when ``dropped`` of ``content``
+    content words were not understood."""
+    if content <= 0:
+        return 1.0
+    return 0.5 + 0.5 * max(0.0, 1.0 - dropped / content)
+
+
+def content_words(low: str) -> int:
+    """Words of the query that could carry meaning (not stopwords)."""
+    return sum(1 for m in WORD.finditer(low)
+               if len(w := m.group(0).strip(".'’-")) >= 2 and w not in STOPWORDS)
+
+
+def modifies_a_name(low: str, words: list[str], names: list[Span]) -> bool:
+    """Every word stands right next to the name of the model or of one of its fields
+    ("music genres", "phone numbers"): read together they may just be that name, so a
+    text match on them may be dropped when no row has them."""
+    for word in words:
+        pattern = re.compile(r"(?<!\w)" + re.escape(word.lower()) + r"(?!\w)")
+        spans = [m.span() for m in pattern.finditer(low)]
+        if not spans or not all(any(adjacent(w, n, low) for n in names) for w in spans):
+            return False
+    return True
+
+
+def leftover_words(q: Question, plan: Plan, *, fields: bool = True) -> list[str]:
+    """Content words no extractor understood and no model name (nor, with ``fields``, a
+    field name of the target) covers: as asked, distinct, in order."""
+    spans = [*plan.used, *(m.span for m in q.fields if fields),
+             *(s for ss in q.models.values() for s in ss)]
+    out = []
+    for m in WORD.finditer(q.low):
+        w = m.group(0).strip(".'’-")
+        if len(w) < 2 or w in STOPWORDS or w.isdigit() or any(
+                overlaps(m.span(), s) for s in spans):
+            continue
+        if ordering.SUPERLATIVE.fullmatch(w) or w in _NOT_TEXT:
+            continue
+        out.append(q.text[m.start():m.start() + len(w)])
+    return list(dict.fromkeys(out))
+
+
+def text_match(q: Question, plan: Plan, words: list[str]) -> list[str]:
+    """``like`` on the target's title and content fields (or, without them, the title of
+    a related model: "orders of headphones" → ``product.name``) and its other text fields,
+    any word; the words (singular stems) are returned as ranking terms."""
+    target = q.target
+    fields = [f for f in (title_field(target), content_field(target)) if f]
+    if not fields:
+        fields = _related_title(q)
+    fields += [f for f in free_text_fields(target) if f not in fields]
+    fields = fields[:MAX_TEXT_FIELDS]
+    found_terms = terms(words)
+    if not fields:
+        plan.notes.append("ignored: " + ", ".join(words))
+        return []
+    ors = [{"field": f, "op": "like", "value": f"%{escape_like(t)}%"}
+           for f in fields for t in found_terms]
+    plan.wheres.append(ors[0] if len(ors) == 1 else {"or": ors})
+    plan.notes.append(f"text match on {', '.join(fields)}: " + ", ".join(found_terms))
+    plan.confidence = min(plan.confidence, FALLBACK_CONFIDENCE)
+    return found_terms
+
+
+def _related_title(q: Question) -> list[str]:
+    """The title of the first model the target points at (hasOne) that has one."""
+    for rel in q.target.relations:
+        other = q.by_id.get(rel.model.lower())
+        title = title_field(other) if other is not None else None
+        if rel.type == "hasOne" and title:
+            return [f"{rel.name}.{title}"]
+    return []
+
+
+def fallback(q: Question, plan: Plan, models: list[ModelSchema],
+             strict: bool) -> dict[str, Any]:
+    """Nothing understood: a text match of the leftover words on every model's title and
+    content (or free text) fields; nothing to match is an empty answer, never the whole
+    table. With ``strict``, an error."""
+    words = leftover_words(q, plan, fields=False)
+    if strict:
+        raise DSLGenerationError(
+            f"could not turn the query into a QueryDSL (query.strict is on): "
+            f"no model, value or condition recognised in {q.text[:80]!r}")
+    found_terms = terms(words)[:6]
+    queries = []
+    for s in models:
+        fields = _fallback_fields(s)
+        if not fields or not found_terms:
+            continue
+        ors = [{"field": f, "op": "like", "value": f"%{escape_like(t)}%"}
+               for f in fields[:4] for t in found_terms]
+        queries.append({"model": s.id, "terms": found_terms,
+                        "wheres": [ors[0] if len(ors) == 1 else {"or": ors}]})
+    if not queries:
+        shown = ", ".join(repr(w) for w in words) or repr(q.text[:80])
+        return {"queries": [], "explanation": "nothing recognised; nothing searched",
+                "fallback": True, "confidence": NOTHING_CONFIDENCE,
+                "warnings": [f"the query was not understood ({shown}); no records "
+                             "are shown"]}
+    return {"queries": queries, "fallback": True,
+            "explanation": "text match: " + ", ".join(found_terms),
+            "warnings": ["no condition recognised; fell back to a text match"],
+            "confidence": FALLBACK_CONFIDENCE}
+
+
+def _fallback_fields(s: ModelSchema) -> list[str]:
+    title = title_field(s)
+    if title:
+        return [title, *filter(None, [content_field(s)])]
+    return [f.name for f in s.fields if f.kind in TEXT_KINDS and not f.primary
+            and not f.name.startswith("__yao_") and not f.values]

@@ -1,0 +1,142 @@
+"""The parser's state, explicit and in two parts.
+
+- :class:`Question`: the question read against one target model (its text, the models,
+  the candidate fields, where fields are named). Frozen: no extractor changes it.
+- :class:`Plan`: what has been understood so far (conditions, orders, limit, notes,
+  warnings, confidence) and which parts of the question are used up. Each extractor of
+  :data:`~agent_search.query.nl.parser.EXTRACTORS` receives both and adds to the plan.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from agent_search.query.dsl import ModelSchema
+from agent_search.query.nl.lexicon import overlaps
+from agent_search.query.nl.schema import (
+    Candidate,
+    FieldMention,
+    Span,
+    candidates,
+    field_mentions,
+)
+
+MAX_CONDITIONS = 16
+"""Most conditions one query yields; the rest are ignored with a warning."""
+EXACT_CONFIDENCE = 1.0
+
+
+@dataclass(frozen=True, slots=True)
+class Question:
+    """The question as read against ``target``."""
+
+    text: str
+    """As asked (values are quoted from it with their case)."""
+    low: str
+    """Lower-cased: what the extractors match."""
+    now: dt.datetime
+    by_id: Mapping[str, ModelSchema]
+    """Every model the question may reach, by lower-cased id."""
+    models: Mapping[str, list[Span]]
+    """Where each model is named."""
+    target: ModelSchema
+    candidates: list[Candidate]
+    fields: list[FieldMention]
+    """Where the candidate fields are named."""
+    fuzzy_cutoff: float
+    serials: Mapping[str, int]
+    """Model id (lower-cased) → serial of its known values (the value index's cache key)."""
+
+    @classmethod
+    def about(cls, target: ModelSchema, *, text: str, now: dt.datetime,
+              schemas: Sequence[ModelSchema], models: Mapping[str, list[Span]],
+              fuzzy_cutoff: float, serials: Mapping[str, int]) -> Question:
+        low = text.lower()
+        by_id = {s.id.lower(): s for s in schemas}
+        cands = candidates(target, by_id)
+        return cls(text=text, low=low, now=now, by_id=by_id, models=models,
+                   target=target, candidates=cands, fields=field_mentions(low, cands),
+                   fuzzy_cutoff=fuzzy_cutoff, serials=serials)
+
+    def quote(self, span: Span) -> str:
+        """The words at ``span`` as asked."""
+        return self.text[span[0]:span[1]]
+
+    @property
+    def own_field_spans(self) -> list[Span]:
+        """Where the target's own fields are named."""
+        return [m.span for m in self.fields if m.candidate.relation is None]
+
+    @property
+    def target_spans(self) -> list[Span]:
+        """Where the target model is named."""
+        return self.models.get(self.target.id, [])
+
+
+@dataclass(slots=True)
+class Plan:
+    """What has been understood of a question about ``target`` so far."""
+
+    target: ModelSchema
+    used: list[Span]
+    """Parts of the question already understood (model names count: they are no value)."""
+    wheres: list[dict[str, Any]] = field(default_factory=list)
+    orders: list[dict[str, str]] = field(default_factory=list)
+    limit: int | None = None
+    notes: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    confidence: float = EXACT_CONFIDENCE
+    evidence: float = 0.0
+    """How much the question says about the target (picks the model when none is named)."""
+    value_conditions: int = 0
+    """Conditions on values (known values, text matches, counts): leftover words are then
+    not matched as text."""
+
+    def free(self, span: Span) -> bool:
+        """Nothing understood overlaps ``span`` yet."""
+        return not any(overlaps(span, u) for u in self.used)
+
+    def full(self) -> bool:
+        """At :data:`MAX_CONDITIONS` (warned once): further conditions are ignored."""
+        if len(self.wheres) < MAX_CONDITIONS:
+            return False
+        self.warn(f"more than {MAX_CONDITIONS} conditions; the rest were ignored")
+        return True
+
+    def warn(self, message: str) -> None:
+        if message not in self.warnings:
+            self.warnings.append(message)
+
+    def add(self, path: str, op: str, value: Any, span: Span, note: str) -> None:
+        """One condition from the words at ``span``."""
+        if self.full():
+            self.used.append(span)
+            return
+        self.wheres.append({"field": path, "op": op, "value": value})
+        self.notes.append(note)
+        self.evidence += 1.0
+        self.used.append(span)
+
+    def add_period(self, path: str, start: str, end: str, span: Span, text: str) -> None:
+        """``start <= path < end`` from the words at ``span``."""
+        self.wheres.append({"and": [{"field": path, "op": ">=", "value": start},
+                                    {"field": path, "op": "<", "value": end}]})
+        self.notes.append(f"{path} in [{start}, {end}) (\"{text}\")")
+        self.evidence += 1.0
+        self.used.append(span)
+
+    def order(self, field_name: str, direction: str, span: Span, why: str) -> None:
+        """Order by ``field_name`` (the first order stated on a field wins)."""
+        if any(o["field"] == field_name for o in self.orders):
+            return
+        self.orders.append({"field": field_name, "order": direction})
+        self.notes.append(f"order by {field_name} {direction} ({why})")
+        self.evidence += 1.0
+        self.used.append(span)
+
+
+Extractor = Callable[[Question, Plan], None]
+"""One rule of the parser: reads the question, adds what it understood to the plan."""

@@ -1,0 +1,271 @@
+"""The models as the parser sees them: which fields a condition can be on (own, one
+relation away, two away), where the question names models and fields, and which field a
+number, date or text is most likely about.
+
+Pure functions of the schemas and the lower-cased question; no parser state.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import NamedTuple
+
+from agent_search.query.dsl import (
+    NUMERIC_KINDS,
+    TEMPORAL_KINDS,
+    TEXT_KINDS,
+    FieldSchema,
+    ModelSchema,
+    RelationSchema,
+)
+from agent_search.query.nl.lexicon import STOPWORDS, find_phrase, overlaps, plural_forms, words_of
+from agent_search.query.nl.units import CURRENCY_UNITS, FIELD_UNITS, MONEY_NAME, SIZE_NAME
+
+Span = tuple[int, int]
+"""Start and end of a piece of the question (character offsets)."""
+
+
+@dataclass(slots=True)
+class Candidate:
+    """A field a condition may be on, and the path that reaches it from the target."""
+
+    path: str  # "Field", "relation.Field" or "relation.relation2.Field"
+    schema: ModelSchema
+    field: FieldSchema
+    relation: RelationSchema | None
+    second: RelationSchema | None = None
+
+
+class FieldMention(NamedTuple):
+    """A field named in the question; ``strong`` when its full name matched, weak for its
+    last word alone ("price" for UnitPrice)."""
+
+    span: Span
+    candidate: Candidate
+    strong: bool
+
+
+def candidates(target: ModelSchema, by_id: Mapping[str, ModelSchema]) -> list[Candidate]:
+    """The target's fields, those of every related model, and (two hops, hasOne only:
+    track → album → artist) the fields with known values of the models those point at."""
+    out = [Candidate(f.name, target, f, None) for f in target.fields]
+    for rel in target.relations:
+        other = by_id.get(rel.model.lower())
+        if other is not None:
+            out.extend(Candidate(f"{rel.name}.{f.name}", other, f, rel) for f in other.fields)
+    for rel in target.relations:
+        other = by_id.get(rel.model.lower())
+        if rel.type == "hasOne" and other is not None:
+            out.extend(_second_hop(target, rel, other, by_id))
+    return out
+
+
+def _second_hop(target: ModelSchema, rel: RelationSchema, other: ModelSchema,
+                by_id: Mapping[str, ModelSchema]) -> list[Candidate]:
+    out: list[Candidate] = []
+    for rel2 in other.relations:
+        third = by_id.get(rel2.model.lower())
+        if rel2.type != "hasOne" or third is None or third.id == target.id:
+            continue
+        out.extend(Candidate(f"{rel.name}.{rel2.name}.{f.name}", third, f, rel, rel2)
+                   for f in third.fields if f.values)
+    return out
+
+
+# -- models ------------------------------------------------------------------------------
+
+
+def model_phrases(schema: ModelSchema) -> frozenset[str]:
+    """What the question may call a model: its id, table and label, singular or plural,
+    with or without spaces ("invoice lines", "invoicelines")."""
+    return _model_phrases(schema.id, schema.table, schema.label)
+
+
+@lru_cache(maxsize=1024)
+def _model_phrases(model_id: str, table: str, label: str | None) -> frozenset[str]:
+    names = {words_of(model_id), words_of(table)}
+    if label:
+        names.add(label.lower())
+    out: set[str] = set()
+    for n in names:
+        if n:
+            out |= plural_forms(n)
+            out.add(n.replace(" ", ""))
+    return frozenset(out)
+
+
+def model_mentions(low: str, schemas: Sequence[ModelSchema]) -> dict[str, list[Span]]:
+    """Where each model is named; a longer name wins over a shorter one inside it
+    ("invoice line" over "invoice")."""
+    found: dict[str, list[Span]] = {}
+    for schema in schemas:
+        spans: list[Span] = []
+        for phrase in model_phrases(schema):
+            spans += find_phrase(low, phrase)
+        if spans:
+            found[schema.id] = sorted(set(spans))
+    for sid, spans in list(found.items()):
+        keep = [s for s in spans if not _inside_a_longer_name(s, sid, found)]
+        if keep:
+            found[sid] = keep
+        else:
+            del found[sid]
+    return found
+
+
+def _inside_a_longer_name(span: Span, sid: str, found: dict[str, list[Span]]) -> bool:
+    return any(o != sid and any(overlaps(span, t) and (t[1] - t[0]) > (span[1] - span[0])
+                                for t in ts)
+               for o, ts in found.items())
+
+
+# -- fields ------------------------------------------------------------------------------
+
+
+def field_mentions(low: str, cands: list[Candidate]) -> list[FieldMention]:
+    """Each field named in the question (fields two hops away are reached through their
+    values only; a relation's key is not a field to name)."""
+    out: list[FieldMention] = []
+    for cand in cands:
+        if cand.second is not None:
+            continue
+        if cand.relation is not None and cand.relation.type == "hasOne" and \
+                cand.field.name == cand.relation.key:
+            continue
+        for phrase, strong in _field_phrases(cand.field.name, cand.field.label):
+            if phrase not in low:  # most are not: skip the call
+                continue
+            for span in find_phrase(low, phrase):
+                out.append(FieldMention(span, cand, strong))
+    return out
+
+
+@lru_cache(maxsize=4096)
+def _field_phrases(name: str, label: str | None) -> frozenset[tuple[str, bool]]:
+    """What the question may call a field: its name or label (strong), or the last word
+    of a longer name (weak)."""
+    full = words_of(name)
+    phrases = {(p, True) for p in plural_forms(full)}
+    if label:
+        phrases |= {(p, True) for p in plural_forms(label.lower())}
+    if " " in full:
+        phrases |= {(p, False) for p in plural_forms(full.rsplit(" ", 1)[1])
+                    if p not in STOPWORDS and p != "id"}
+    return frozenset(phrases)
+
+
+def is_plain(cand: Candidate) -> bool:
+    """Not a key: keys are not compared with amounts or matched to words."""
+    if cand.field.primary:
+        return False
+    foreigns = {r.foreign.lower() for r in cand.schema.relations if r.type == "hasOne"}
+    return cand.field.name.lower() not in foreigns
+
+
+def dimension(field: FieldSchema) -> str | None:
+    """What a field measures: date, duration, money, size or a plain number (None for
+    anything else)."""
+    unit = (field.unit or "").lower()
+    if field.kind in TEMPORAL_KINDS:
+        return "date"
+    if field.kind not in NUMERIC_KINDS:
+        return None
+    if unit in FIELD_UNITS:
+        return "duration"
+    if unit in CURRENCY_UNITS or MONEY_NAME.search(field.name):
+        return "money"
+    if unit == "bytes" or SIZE_NAME.search(field.name):
+        return "size"
+    return "number"
+
+
+def near_field(pos: int, mentions: list[FieldMention], accept: Callable[[Candidate], bool],
+               *, window: int = 40) -> Candidate | None:
+    """The accepted field mentioned closest before ``pos`` (or just after it); strong
+    mentions and own fields first."""
+    best: tuple[float, Candidate] | None = None
+    for span, cand, strong in mentions:
+        if not accept(cand):
+            continue
+        dist: float
+        if span[1] <= pos:
+            dist = pos - span[1]
+        elif span[0] >= pos:
+            dist = (span[0] - pos) * 1.5 + 5
+        else:
+            dist = 0
+        if dist > window:
+            continue
+        rank = dist + (0 if strong else 8) + (0 if cand.relation is None else 4)
+        if best is None or rank < best[0]:
+            best = (rank, cand)
+    return best[1] if best else None
+
+
+def field_for(cands: list[Candidate], wanted: str, mentions: list[FieldMention],
+              pos: int) -> Candidate | None:
+    """A field of dimension ``wanted`` (money/duration/size/date/number): the mentioned one
+    nearest to ``pos``, else the target's first such field, else a related one."""
+    def ok(c: Candidate) -> bool:
+        d = dimension(c.field)
+        if d is None or not is_plain(c):
+            return False
+        return d == wanted or (wanted == "number" and d in ("money", "duration", "size",
+                                                            "number"))
+    near = near_field(pos, mentions, ok)
+    if near is not None:
+        return near
+    own = [c for c in cands if c.relation is None and ok(c)]
+    if wanted == "number":
+        return own[0] if len(own) == 1 else None
+    if own:
+        return own[0]
+    related = [c for c in cands if c.relation is not None and c.relation.type == "hasOne"
+               and ok(c)]
+    return related[0] if len(related) == 1 else None
+
+
+def text_field_named(phrase: str, cands: list[Candidate],
+                     target: ModelSchema) -> Candidate | None:
+    """The target's text field called ``phrase`` ("title", "name", a label); "title" and
+    "name" also mean the model's title field."""
+    phrase = phrase.strip().lower()
+    own = [c for c in cands if c.relation is None and c.field.kind in TEXT_KINDS]
+    for c in own:
+        names = plural_forms(words_of(c.field.name))
+        if c.field.label:
+            names |= plural_forms(c.field.label.lower())
+        if phrase in names:
+            return c
+    title = title_field(target)
+    if phrase.rstrip("s") in ("title", "name") and title:
+        return next((c for c in own if c.field.name == title), None)
+    return None
+
+
+def free_text_fields(schema: ModelSchema) -> list[str]:
+    """Other text fields a text match searches: free text first (no known values: names,
+    composers, companies), then those with known values (on a permission-aware table
+    these are the public rows' only); never keys nor permission columns."""
+    keys = {r.foreign.lower() for r in schema.relations if r.type == "hasOne"}
+    fields = [f for f in schema.fields
+              if f.kind in TEXT_KINDS and not f.primary and f.name.lower() not in keys
+              and not f.name.lower().startswith("__yao_")
+              and f.name.lower() not in ("share", "deleted_at")]
+    return [f.name for f in sorted(fields, key=lambda f: bool(f.values))]
+
+
+def title_field(schema: ModelSchema) -> str | None:
+    """The model's title field, if it is one of its fields (a schema handed in directly
+    may name one it lacks)."""
+    title = schema.title_field
+    return title if title and schema.field(title) is not None else None
+
+
+def content_field(schema: ModelSchema) -> str | None:
+    """The model's long-text field (description, content, ...), if it has one."""
+    names = {f.name.lower(): f.name for f in schema.fields if f.kind in TEXT_KINDS}
+    return next((names[n] for n in ("description", "content", "summary", "body", "text")
+                 if n in names), None)

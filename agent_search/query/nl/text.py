@@ -1,0 +1,128 @@
+"""Text conditions: quoted text, "named / called / titled X", "containing X", "with X in
+the title" → a contains match (``like``) on the field meant (the one named nearby, the
+field named, a person's first/last name, else the model's title field)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from agent_search.query.dsl import TEXT_KINDS
+from agent_search.query.nl.lexicon import STOPWORDS, escape_like, overlaps
+from agent_search.query.nl.plan import Plan, Question
+from agent_search.query.nl.schema import (
+    Candidate,
+    Span,
+    is_plain,
+    near_field,
+    text_field_named,
+    title_field,
+)
+
+_QUOTED = re.compile(r"\"([^\"]{1,200})\"|“([^”]{1,200})”|'([^']{1,200})'")
+_NAMED = re.compile(r"\b(?:named|called|titled)\s+"
+                    r"(?P<v>[\w][\w'’&.-]*(?:\s+[\w][\w'’&.-]*){0,3})", re.I)
+_CONTAINS = re.compile(r"\b(?:(?:contain|contains|containing|including|includes|matching|like)"
+                       r"\s+(?:(?:the|a|an)\s+)*(?:(?:word|letter|text)\s+)?|with\s+(?:the\s+|a"
+                       r"\s+)?(?:word|letter|text)\s+)[\"“']?(?P<v>[\w][\w'’@&.-]*)", re.I)
+_MARKED = re.compile(r"\b(?:word|letter|text)\s+\S*$")
+_IN_FIELD = re.compile(r"\bwith\s+(?:the\s+(?:words?|text)\s+)?[\"“']?(?P<v>[\w][\w'’&.-]*"
+                       r"(?:\s+[\w][\w'’&.-]*){0,4}?)[\"”']?\s+in\s+(?:the|its|their)\s+"
+                       r"(?P<f>[a-z]+)\b", re.I)
+
+
+@dataclass(frozen=True, slots=True)
+class StatedText:
+    """Text the question asks rows to contain, how it was said, and (for "with X in the
+    title") the field it names."""
+
+    value: str
+    span: Span
+    how: str  # quoted, contains, named, in-field
+    field: Candidate | None = None
+
+
+def stated_texts(q: Question) -> list[StatedText]:
+    """Every text the question states, "with X in the <field>" first."""
+    texts = [StatedText(next(g for g in m.groups() if g is not None), m.span(), "quoted")
+             for m in _QUOTED.finditer(q.text)]
+    named_fields = [m.span for m in q.fields]
+    for m in _CONTAINS.finditer(q.low):
+        word = m.group("v")
+        marked = _MARKED.search(m.group(0)) is not None
+        if (word in STOPWORDS and not marked) or any(
+                overlaps(m.span("v"), f) for f in named_fields):
+            continue  # "containing gmail.com" yes; "with email ..." is a field, not text
+        texts.append(StatedText(q.quote(m.span("v")), m.span(), "contains"))
+    texts += [StatedText(q.quote(m.span("v")), m.span(), "named")
+              for m in _NAMED.finditer(q.low)]
+    for m in _IN_FIELD.finditer(q.low):  # "with greatest hits in the title"
+        field = text_field_named(m.group("f"), q.candidates, q.target)
+        if field is not None:
+            texts.append(StatedText(q.quote(m.span("v")), m.span(), "in-field", field))
+    in_field = {t.span: t.field for t in texts if t.field is not None}
+    ordered = sorted(texts, key=lambda t: t.how != "in-field")
+    return [StatedText(t.value, t.span, t.how, in_field.get(t.span)) for t in ordered]
+
+
+def text_conditions(q: Question, plan: Plan) -> None:
+    """A contains match for each stated text, except a quoted known value (an equality,
+    left to the value extractor) and "named X" where X is a known value of a field other
+    than the title ("employees named Jane": ``FirstName = 'Jane'``)."""
+    for t in stated_texts(q):
+        if not plan.free(t.span) or not t.value.strip() or _is_known_value(q, t):
+            continue
+        cand = t.field or near_field(
+            t.span[0], q.fields, lambda c: c.field.kind in TEXT_KINDS and is_plain(c))
+        if cand is None and t.how == "named" and _person_name(q, plan, t):
+            continue
+        if cand is None:
+            cand = _title_candidate(q)
+            if cand is None:
+                continue
+        value = t.value.strip()
+        plan.add(cand.path, "like", f"%{escape_like(value)}%", t.span,
+                 f"{cand.path} contains {value!r}")
+        plan.value_conditions += 1
+
+
+def _is_known_value(q: Question, t: StatedText) -> bool:
+    if t.how == "quoted":
+        return _exact_value_field(t.value, q.candidates) is not None
+    if t.how == "named":
+        known = _exact_value_field(t.value, q.candidates)
+        return known is not None and known.field.name != q.target.title_field
+    return False
+
+
+def _exact_value_field(text: str, cands: list[Candidate]) -> Candidate | None:
+    """The own field (else any) holding ``text`` as a known value."""
+    low = text.strip().lower()
+    hits = [c for c in cands if any(v.lower() == low for v in c.field.values)]
+    return next((c for c in hits if c.relation is None), hits[0] if hits else None)
+
+
+def _person_name(q: Question, plan: Plan, t: StatedText) -> bool:
+    """"customers named Luís": a contains match on first or last name, when the target
+    has them (True when handled)."""
+    people = [c for c in q.candidates if c.relation is None
+              and c.field.name.lower().replace("_", "") in ("firstname", "lastname")]
+    if not people:
+        return False
+    value = t.value.strip()
+    if not plan.full():
+        plan.wheres.append({"or": [{"field": c.path, "op": "like",
+                                    "value": f"%{escape_like(value)}%"} for c in people]})
+        plan.notes.append(f"name contains {value!r}")
+        plan.evidence += 1.0
+        plan.value_conditions += 1
+    plan.used.append(t.span)
+    return True
+
+
+def _title_candidate(q: Question) -> Candidate | None:
+    title = title_field(q.target)
+    if title is None:
+        return None
+    return next((c for c in q.candidates if c.relation is None and c.field.name == title),
+                None)

@@ -1,0 +1,230 @@
+"""Known values: equality on categorical fields, matched to the values the database holds.
+
+Exact (case-insensitive; values of three characters or fewer must match case too: "NY"),
+another number of a value ("computer" for "computers"), or fuzzy (rapidfuzz) for
+misspellings; on the target's fields, one relation away ("tracks in the Jazz genre" →
+``genre.Name = 'Jazz'``) or two ("tracks by AC/DC" → ``album.artist.Name``). Several values
+of one field become ``in``; "not"/"except" before a value negates it; the same words
+matching equally well in two fields ("Iron Maiden albums": a title or an artist) become
+an ``or`` of both readings.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from rapidfuzz import fuzz, process
+
+from agent_search.query.nl.lexicon import (
+    STOPWORDS,
+    WORD,
+    find_phrase,
+    overlaps,
+    plural_forms,
+    words_of,
+)
+from agent_search.query.nl.plan import EXACT_CONFIDENCE, Plan, Question
+from agent_search.query.nl.schema import Candidate, Span, near_field
+from agent_search.query.nl.value_index import ValueIndex, value_index
+
+FUZZY_CUTOFF = 88.0
+"""Minimum rapidfuzz ratio (0..100) for a misspelt query word to stand for a known value."""
+MIN_FUZZY_CHARS = 6
+"""Shorter words are only matched exactly ("word" is not a misspelt "World")."""
+VARIANT_CONFIDENCE = 0.97
+"""A value matched in another number ("computer" for "computers")."""
+AMBIGUOUS_CONFIDENCE = 0.9
+"""A parse that kept several readings of one value is less sure than an exact one."""
+TIE_MARGIN = 0.2
+"""Exact matches of the same words in two fields whose preferences differ by less are
+both kept, as an ``or``."""
+
+_NEGATION = re.compile(r"\b(?:not|except|excluding|other than|without|but not|no)\s+"
+                       r"(?:in\s+|from\s+|the\s+|by\s+|of\s+|a\s+)*$", re.I)
+
+
+@dataclass(slots=True)
+class Match:
+    """Words of the question standing for a known value of a field."""
+
+    path: str
+    value: str
+    span: Span
+    score: float
+    """How likely this field is the one meant (:func:`preference`)."""
+    confidence: float
+    """How sure the match is: 1 exact, less for another number or a misspelling."""
+
+
+def values(q: Question, plan: Plan) -> None:
+    """Equality on the known values the question names (see module)."""
+    index = value_index(q.candidates, q.serials)
+    found = exact_matches(q, index)
+    found.extend(fuzzy_matches(q, index, [m.span for m in found] + plan.used))
+    by_path: dict[tuple[str, bool], list[Match]] = {}
+    for match in sorted(_best_matches(found, plan), key=lambda c: c.span[0]):
+        negated = bool(_NEGATION.search(q.low[max(0, match.span[0] - 25):match.span[0]]))
+        readings = other_readings(match, found)
+        if readings and not negated:
+            _either(q, plan, [match, *readings])
+            continue
+        by_path.setdefault((match.path, negated), []).append(match)
+    for (path, negated), matches in by_path.items():
+        if plan.full():
+            break
+        _equality(q, plan, path, negated, matches)
+
+
+def exact_matches(q: Question, index: ValueIndex) -> list[Match]:
+    """Runs of words equal to a known value (exact first, then other numbers of it), and
+    values with punctuation at an end found as phrases."""
+    hits: list[tuple[Span, int, str]] = []
+    variants: list[tuple[Span, int, str]] = []
+    words = [m.span() for m in WORD.finditer(q.low)]
+    for i in range(len(words)):
+        for n in range(1, min(index.max_words, len(words) - i) + 1):
+            span = (words[i][0], words[i + n - 1][1])
+            text = q.low[span[0]:span[1]]
+            exact = index.exact.get(text, ())
+            for pos, value in exact:
+                hits.append((span, pos, value))
+            if not exact and len(text) >= 4:  # "computer" for "computers"
+                for form in plural_forms(text) - {text}:
+                    for pos, value in index.exact.get(form, ()):
+                        variants.append((span, pos, value))
+    for pos, value, vlow in index.odd:
+        if vlow in q.low:  # most are not: skip the call
+            hits.extend((span, pos, value) for span in find_phrase(q.low, vlow))
+    found: list[Match] = []
+    for hit_list, base in ((hits, EXACT_CONFIDENCE), (variants, VARIANT_CONFIDENCE)):
+        for span, pos, value in hit_list:
+            if len(value) <= 3 and q.quote(span) != value:
+                continue  # short values ("NY", "USA") must match case and all
+            cand = q.candidates[pos]
+            found.append(Match(cand.path, value, span, preference(q, cand, span, base), base))
+    return found
+
+
+def fuzzy_matches(q: Question, index: ValueIndex, taken: list[Span]) -> list[Match]:
+    """Misspelt values: runs of 1–3 words not yet matched against the known values."""
+    if not index.choices:
+        return []
+    words = [(m.group(0), m.span()) for m in WORD.finditer(q.low)]
+    taken = list(taken)
+    out: list[Match] = []
+    for n in (3, 2, 1):
+        for i in range(len(words) - n + 1):
+            span = (words[i][1][0], words[i + n - 1][1][1])
+            text = q.low[span[0]:span[1]]
+            if not _worth_fuzzy(text, [w for w, _ in words[i:i + n]], span, taken):
+                continue
+            for _choice, ratio, idx in process.extract(
+                    text, index.choices, scorer=fuzz.ratio, score_cutoff=q.fuzzy_cutoff,
+                    limit=3):
+                pos, value = index.owners[idx]
+                cand = q.candidates[pos]
+                base = ratio / 100.0 * 0.9
+                out.append(Match(cand.path, value, span, preference(q, cand, span, base), base))
+            if out and any(c.span == span for c in out):
+                taken.append(span)
+    return out
+
+
+def _worth_fuzzy(text: str, words: list[str], span: Span, taken: list[Span]) -> bool:
+    if len(text) < MIN_FUZZY_CHARS or any(overlaps(span, t) for t in taken):
+        return False
+    if all(w in STOPWORDS or w.isdigit() for w in words):
+        return False
+    return not (len(words) == 1 and text in STOPWORDS)
+
+
+def preference(q: Question, cand: Candidate, span: Span, base: float) -> float:
+    """How likely ``cand`` is the field meant for a value at ``span`` (≥ ``base``): its
+    field or model named close by, own fields before related ones, two hops last."""
+    score = base
+    near = near_field(span[0], q.fields, lambda c: c.path == cand.path, window=30)
+    if near is None:  # "Jazz genre": the field or its model named right after the value
+        near = near_field(span[1], q.fields, lambda c: c.path == cand.path, window=12)
+    if near is not None:
+        score += 0.5
+    if cand.relation is not None and cand.schema.id == q.target.id:
+        score -= 0.2  # a self-relation (Employee.reportsto) only when named
+    elif cand.relation is not None:
+        score += _relation_preference(q, cand, span)
+    else:
+        score += 0.15
+    if len(cand.field.values) <= 50:
+        score += 0.1
+    return score
+
+
+def _relation_preference(q: Question, cand: Candidate, span: Span) -> float:
+    assert cand.relation is not None
+    score = 0.0
+    spans = list(q.models.get(cand.schema.id, []))
+    rel_words = find_phrase(q.low, words_of(cand.relation.name))
+    if cand.second is not None:  # two hops: only when nothing closer holds it
+        rel_words += find_phrase(q.low, words_of(cand.second.name))
+        score -= 0.15
+    close = [s for s in [*spans, *rel_words]
+             if abs(s[0] - span[1]) < 30 or abs(span[0] - s[1]) < 30]
+    if close:
+        score += 0.4
+    elif spans or rel_words:
+        score += 0.2
+    if cand.relation.type == "hasMany":
+        score -= 0.1
+    return score
+
+
+def _best_matches(found: list[Match], plan: Plan) -> list[Match]:
+    """Longest matches first, then the most likely field; no two overlapping, none over
+    words already understood."""
+    chosen: list[Match] = []
+    for match in sorted(found, key=lambda c: (-(c.span[1] - c.span[0]), -c.score)):
+        if plan.free(match.span) and not any(overlaps(match.span, c.span) for c in chosen):
+            chosen.append(match)
+    return chosen
+
+
+def other_readings(match: Match, found: list[Match]) -> list[Match]:
+    """Equally exact matches of the same words in other fields, nearly as likely
+    (within :data:`TIE_MARGIN`): the query does not say which one is meant."""
+    return [c for c in found if c.span == match.span and c.path != match.path
+            and c.confidence == match.confidence == EXACT_CONFIDENCE
+            and c.score >= match.score - TIE_MARGIN]
+
+
+def _either(q: Question, plan: Plan, matches: list[Match]) -> None:
+    """One condition read several ways: their ``or``, with a note saying so."""
+    if plan.full():
+        return
+    plan.wheres.append({"or": [{"field": c.path, "op": "=", "value": c.value}
+                               for c in matches]})
+    plan.notes.append(" or ".join(f"{c.path} = {c.value!r}" for c in matches)
+                      + f" (\"{q.quote(matches[0].span)}\" could be any of these)")
+    plan.value_conditions += 1
+    plan.evidence += 2.0
+    plan.confidence = min(plan.confidence, AMBIGUOUS_CONFIDENCE)
+    plan.used.append(matches[0].span)
+
+
+def _equality(q: Question, plan: Plan, path: str, negated: bool,
+              matches: list[Match]) -> None:
+    """``=`` / ``!=`` one value, ``in`` / ``not in`` several, noting any inexact match."""
+    found = list(dict.fromkeys(c.value for c in matches))
+    value: Any
+    if len(found) == 1:
+        op, value = ("!=" if negated else "="), found[0]
+    else:
+        op, value = ("not in" if negated else "in"), found
+    plan.wheres.append({"field": path, "op": op, "value": value})
+    plan.notes.append(f"{path} {op} {value!r}" + "".join(
+        f" (\"{q.quote(c.span)}\" ≈ {c.value!r})" for c in matches
+        if q.low[c.span[0]:c.span[1]] != c.value.lower()))
+    plan.confidence = min(plan.confidence, *(c.confidence for c in matches))
+    plan.value_conditions += 1
+    plan.evidence += sum(c.confidence * (2.0 if "." not in path else 1.5) for c in matches)
+    plan.used.extend(c.span for c in matches)

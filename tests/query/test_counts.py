@@ -1,0 +1,36 @@
+"""agent_search.query.nl.counts: counts over hasMany relations."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from agent_search.query.nl.counts import counts
+
+from .schemas import fresh_plan, read
+
+
+def run(text: str, target: str) -> Any:
+    q = read(text, target)
+    plan = fresh_plan(q)
+    counts(q, plan)
+    return plan
+
+
+@pytest.mark.parametrize(("text", "where"), [
+    ("artists with more than 5 albums", {"field": "count(albums)", "op": ">", "value": 5}),
+    ("artists with 2 or more albums", {"field": "count(albums)", "op": ">=", "value": 2}),
+    ("artists having at most 3 albums", {"field": "count(albums)", "op": "<=", "value": 3}),
+    ("artists with 0 albums", {"field": "count(albums)", "op": "=", "value": 0}),
+    ("genres with fewer than 10 tracks", {"field": "count(tracks)", "op": "<", "value": 10}),
+])
+def test_counts(text: str, where: dict[str, Any]) -> None:
+    target = "Genre" if text.startswith("genres") else "Artist"
+    plan = run(text, target)
+    assert plan.wheres == [where] and plan.value_conditions == 1
+
+
+def test_no_has_many_relation_or_no_relation_named_no_count() -> None:
+    assert run("tracks with more than 5 albums", "Track").wheres == []
+    assert run("artists with more than 5 fans", "Artist").wheres == []

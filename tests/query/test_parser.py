@@ -1,0 +1,99 @@
+"""agent_search.query.nl.parser: choosing the model, the extractors' order, leftovers,
+fallback; and the generator around it."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+
+from agent_search.query.dsl import DSLGenerationError, validate_dsl
+from agent_search.query.nl import BuiltinDSLGenerator, parser
+from agent_search.query.nl.parser import (
+    EXTRACTORS,
+    modifies_a_name,
+    parse,
+    understood_factor,
+)
+
+from .schemas import NOW, music, shop
+
+
+def test_extractors_run_in_a_fixed_order() -> None:
+    names = [e.__name__ for e in EXTRACTORS]
+    # periods before orders ("last year" is no "latest"), numbers before years, text
+    # before values, the limit last
+    assert names.index("relative_dates") < names.index("superlatives")
+    assert names.index("comparisons") < names.index("dates")
+    assert names.index("text_conditions") < names.index("values")
+    assert names[-1] == "top_n"
+    out = parse("invoices last year", music(), now=NOW)
+    assert out["orders"] == [] and len(out["wheres"]) == 1
+
+
+def test_the_model_named_first_is_the_one_asked_about() -> None:
+    out = parse("albums with tracks by Queen", music(), now=NOW)
+    assert out["model"] == "Album"
+
+
+def test_without_a_model_named_the_one_the_query_says_most_about() -> None:
+    out = parse("Jazz", music(), now=NOW)
+    assert out["model"] == "Genre" and out["wheres"] == [
+        {"field": "Name", "op": "=", "value": "Jazz"}]
+
+
+def test_leftover_words_become_a_text_match_when_no_value_was_recognised() -> None:
+    out = parse("wireless headphones under $100", shop(), now=NOW)
+    assert out["terms"] == ["wireless", "headphone"]
+    assert {"field": "price", "op": "<", "value": 100} in out["wheres"]
+    assert "relax" not in out and out["confidence"] == 0.5
+    assert any("matched as text" in w for w in out["warnings"])
+
+
+def test_leftover_words_beside_a_value_are_ignored_with_a_warning() -> None:
+    out = parse("Jazz tracks by Zorro", music(), now=NOW)
+    assert out["wheres"] == [{"field": "genre.Name", "op": "=", "value": "Jazz"}]
+    assert "not understood, ignored: 'Zorro'" in out["warnings"]
+    assert out["confidence"] == pytest.approx(understood_factor(1, 3), abs=1e-4)  # of 3 words
+
+
+def test_a_word_modifying_the_models_name_may_be_relaxed() -> None:
+    out = parse("music genres", music(), now=NOW)
+    assert out["model"] == "Genre" and out["relax"] is True
+    assert modifies_a_name("music genres", ["music"], [(6, 12)])
+    assert not modifies_a_name("music of genres", ["music"], [(9, 15)])
+
+
+def test_nothing_understood_falls_back_to_every_model_or_to_nothing() -> None:
+    out = parse("zzyzx", music(), now=NOW)
+    assert out["fallback"] is True and {q["model"] for q in out["queries"]} == {
+        "Artist", "Album", "Genre", "Track"}
+    validate_dsl(out, music())
+    out = parse("the", music(), now=NOW)
+    assert out["queries"] == [] and out["confidence"] == parser.NOTHING_CONFIDENCE
+    with pytest.raises(DSLGenerationError, match=r"query\.strict"):
+        parse("zzyzx", music(), now=NOW, strict=True)
+
+
+def test_an_aggregate_is_warned_and_a_count_explained() -> None:
+    out = parse("average unit price of tracks", music(), now=NOW)
+    assert any("'average' is not computed" in w for w in out["warnings"])
+    assert any("names the field UnitPrice" in w for w in out["warnings"])
+    out = parse("how many tracks", music(), now=NOW)
+    assert "Result.total" in out["explanation"]
+
+
+def test_no_queryable_model_is_an_error() -> None:
+    schemas = [s.model_copy(update={"queryable": False}) for s in music()]
+    with pytest.raises(DSLGenerationError, match="no model to query"):
+        parse("tracks", schemas, now=NOW)
+
+
+@pytest.mark.anyio
+async def test_the_generator_bounds_its_work() -> None:
+    gen = BuiltinDSLGenerator(now=lambda: dt.datetime(2025, 1, 1))
+    long = "Jazz tracks " + "and more words " * 60
+    out = await gen.generate(long, music())  # over 200 characters: in a worker thread
+    assert out["wheres"][0] == {"field": "genre.Name", "op": "=", "value": "Jazz"}
+    assert out["warnings"][-1] == "only the first 500 characters of the query were analysed"
+    validate_dsl(out, music())

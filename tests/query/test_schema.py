@@ -1,0 +1,77 @@
+"""agent_search.query.nl.schema: candidate fields, model and field mentions, which field a
+number or date is about."""
+
+from __future__ import annotations
+
+from agent_search.query.nl.schema import (
+    candidates,
+    content_field,
+    dimension,
+    field_for,
+    free_text_fields,
+    is_plain,
+    model_mentions,
+    model_phrases,
+    text_field_named,
+)
+
+from .schemas import f, model, music, read, shop
+
+
+def test_candidates_reach_two_hops_through_has_one_only_for_known_values() -> None:
+    schemas = music()
+    by_id = {s.id.lower(): s for s in schemas}
+    paths = [c.path for c in candidates(model(schemas, "Track"), by_id)]
+    assert paths[:8] == ["TrackId", "Name", "AlbumId", "GenreId", "Composer", "Milliseconds",
+                         "Bytes", "UnitPrice"]
+    assert {"album.Title", "genre.Name", "album.artist.Name"} <= set(paths)
+    assert "album.artist.ArtistId" not in paths  # two hops: fields with values only
+    assert not any(p.startswith("album.tracks.") for p in paths)  # hasMany: one hop only
+
+
+def test_a_longer_model_name_wins_over_the_shorter_inside_it() -> None:
+    schemas = [*music(), model(music(), "Invoice").model_copy(
+        update={"id": "InvoiceLine", "table": "InvoiceLine"})]
+    found = model_mentions("invoice lines of jazz tracks", schemas)
+    assert found == {"InvoiceLine": [(0, 13)], "Track": [(22, 28)]}
+    assert {"invoice lines", "invoice line", "invoiceline"} <= model_phrases(schemas[-1])
+
+
+def test_field_mentions_are_strong_for_the_full_name_weak_for_its_last_word() -> None:
+    q = read("tracks with a unit price over 1 and a low price", "Track")
+    found = {(q.quote(m.span), m.candidate.path, m.strong) for m in q.fields}
+    assert ("unit price", "UnitPrice", True) in found
+    assert ("price", "UnitPrice", False) in found
+
+
+def test_keys_are_not_plain_and_dimensions_come_from_unit_or_name() -> None:
+    q = read("tracks", "Track")
+    by_path = {c.path: c for c in q.candidates}
+    assert not is_plain(by_path["TrackId"]) and not is_plain(by_path["AlbumId"])
+    assert is_plain(by_path["UnitPrice"])
+    assert dimension(by_path["Milliseconds"].field) == "duration"
+    assert dimension(by_path["UnitPrice"].field) == "money"
+    assert dimension(by_path["Bytes"].field) == "size"
+    assert dimension(f("when", "datetime")) == "date"
+    assert dimension(f("rating", "integer")) == "number"
+    assert dimension(by_path["Name"].field) is None
+
+
+def test_field_for_prefers_the_field_named_nearest() -> None:
+    q = read("tracks with bytes over 5", "Track")
+    assert (c := field_for(q.candidates, "number", q.fields, q.low.index("over"))) is not None
+    assert c.path == "Bytes"
+    plain = read("tracks over 5", "Track")  # several numbers, none named: no guess
+    assert field_for(plain.candidates, "number", plain.fields, 7) is None
+    money = field_for(plain.candidates, "money", plain.fields, 7)
+    assert money is not None and money.path == "UnitPrice"
+
+
+def test_text_fields() -> None:
+    schemas = shop()
+    product = model(schemas, "product")
+    q = read("products", "product", schemas)
+    named = text_field_named("titles", q.candidates, product)
+    assert named is not None and named.path == "name"  # "title" means the title field
+    assert content_field(product) == "description"
+    assert free_text_fields(product) == ["name", "description", "category"]  # valued last

@@ -1,0 +1,53 @@
+"""One stop-word list per language, shared by the keyword extractor and the parser; the
+keyword extractor's async entry point."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import anyio
+import pytest
+
+from agent_search.query import keyword_stopwords
+from agent_search.query.keyword import extract_keywords, extract_keywords_async
+from agent_search.query.nl import lexicon
+from agent_search.query.stopwords import (
+    CHINESE,
+    ENGLISH,
+    ENGLISH_FUNCTION_WORDS,
+    ENGLISH_REQUEST_WORDS,
+)
+
+
+def test_the_keyword_extractor_and_the_parser_use_the_same_lists() -> None:
+    assert keyword_stopwords.EN_STOPWORDS is ENGLISH
+    assert keyword_stopwords.ZH_STOPWORDS is CHINESE
+    assert lexicon.STOPWORDS == ENGLISH | lexicon.DATA_WORDS
+    assert ENGLISH == ENGLISH_FUNCTION_WORDS | ENGLISH_REQUEST_WORDS
+
+
+def test_what_the_lists_hold() -> None:
+    assert {"the", "of", "without", "don't"} <= ENGLISH_FUNCTION_WORDS
+    assert {"please", "find", "show", "list"} <= ENGLISH_REQUEST_WORDS
+    assert {"records", "named", "count"} <= lexicon.DATA_WORDS
+    assert not {"records", "named"} & ENGLISH  # the parser's words stay the parser's
+    assert {"的", "请问"} <= CHINESE
+    assert extract_keywords("please list the records without errors") == ["records", "errors"]
+
+
+@pytest.mark.anyio
+async def test_the_async_entry_point_reads_long_text_in_a_thread(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    threaded: list[str] = []
+    real = anyio.to_thread.run_sync
+
+    async def spy(fn: Any, *args: Any) -> Any:
+        threaded.append(args[0][:5])
+        return await real(fn, *args)
+
+    monkeypatch.setattr(anyio.to_thread, "run_sync", spy)
+    assert await extract_keywords_async("wireless headphones") == ["wireless headphones"]
+    long = "wireless headphones " * 60
+    assert await extract_keywords_async(long) == extract_keywords(long)
+    assert await extract_keywords_async("café crème") == ["café crème"]
+    assert threaded == ["wirel", "café "]

@@ -1,0 +1,51 @@
+"""agent_search.query.nl.text: contains matches for stated text."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from agent_search.query.nl.text import stated_texts, text_conditions
+
+from .schemas import fresh_plan, people, read
+
+
+def run(text: str, target: str, schemas: Any = None) -> Any:
+    q = read(text, target, schemas)
+    plan = fresh_plan(q)
+    text_conditions(q, plan)
+    return plan
+
+
+@pytest.mark.parametrize(("text", "target", "where"), [
+    ("artists called Santana", "Artist", {"field": "Name", "op": "like", "value": "%Santana%"}),
+    ("albums with greatest hits in the title", "Album",
+     {"field": "Title", "op": "like", "value": "%greatest hits%"}),
+    ('tracks that contain the word "love"', "Track",
+     {"field": "Name", "op": "like", "value": "%love%"}),
+    ("tracks with composer containing Hendrix", "Track",
+     {"field": "Composer", "op": "like", "value": "%Hendrix%"}),
+    ('tracks "Walk 100%"', "Track", {"field": "Name", "op": "like", "value": "%Walk 100_%"}),
+])
+def test_contains_matches(text: str, target: str, where: dict[str, Any]) -> None:
+    plan = run(text, target)
+    assert plan.wheres == [where] and plan.value_conditions == 1
+
+
+def test_a_known_value_is_left_to_the_value_extractor() -> None:
+    assert run('albums "Big Ones"', "Album").wheres == []
+    assert run("employees named Jane", "Employee", people()).wheres == []  # FirstName = ...
+
+
+def test_an_unknown_person_name_is_matched_on_first_and_last_name() -> None:
+    plan = run("employees named Luis", "Employee", people())
+    assert plan.wheres == [{"or": [
+        {"field": "FirstName", "op": "like", "value": "%Luis%"},
+        {"field": "LastName", "op": "like", "value": "%Luis%"}]}]
+
+
+def test_in_field_texts_come_first() -> None:
+    texts = stated_texts(read('"x" with love in the title', "Album"))
+    assert [t.how for t in texts] == ["in-field", "quoted"]
+    assert texts[0].field is not None and texts[0].field.path == "Title"

@@ -1,0 +1,89 @@
+"""agent_search.query.nl.values: equality on the known values a question names."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from agent_search.query.nl.value_index import value_index
+from agent_search.query.nl.values import (
+    VARIANT_CONFIDENCE,
+    exact_matches,
+    fuzzy_matches,
+    values,
+)
+
+from .schemas import fresh_plan, music, people, read
+
+
+def run(text: str, target: str, schemas: Any = None) -> Any:
+    q = read(text, target, schemas)
+    plan = fresh_plan(q)
+    values(q, plan)
+    return plan
+
+
+@pytest.mark.parametrize(("text", "target", "where"), [
+    ("Jazz tracks", "Track", {"field": "genre.Name", "op": "=", "value": "Jazz"}),
+    ("tracks in the jazz genre", "Track", {"field": "genre.Name", "op": "=", "value": "Jazz"}),
+    ("albums by ac/dc", "Album", {"field": "artist.Name", "op": "=", "value": "AC/DC"}),
+    ("tracks by AC/DC", "Track", {"field": "album.artist.Name", "op": "=", "value": "AC/DC"}),
+    ("tracks in the Latin or Pop genre", "Track",
+     {"field": "genre.Name", "op": "in", "value": ["Latin", "Pop"]}),
+    ("tracks not in the Rock genre", "Track",
+     {"field": "genre.Name", "op": "!=", "value": "Rock"}),
+    ("employees in Calgary", "Employee", {"field": "City", "op": "=", "value": "Calgary"}),
+])
+def test_equalities(text: str, target: str, where: dict[str, Any]) -> None:
+    schemas = people() if target == "Employee" else None
+    plan = run(text, target, schemas)
+    assert plan.wheres == [where] and plan.confidence == 1.0
+
+
+def test_short_values_match_case_and_all() -> None:
+    assert run("albums by U2", "Album").wheres == [
+        {"field": "artist.Name", "op": "=", "value": "U2"}]
+    assert run("albums by u2", "Album").wheres == []
+
+
+def test_another_number_and_a_misspelling_lower_the_confidence() -> None:
+    q = read("metals", "Genre")
+    found = exact_matches(q, value_index(q.candidates, q.serials))
+    assert [(m.value, m.confidence) for m in found] == [("Metal", VARIANT_CONFIDENCE)]
+    plan = run("albums by metalica", "Album")
+    assert plan.wheres == [{"field": "artist.Name", "op": "=", "value": "Metallica"}]
+    assert 0.5 < plan.confidence < 1.0
+    assert "≈ 'Metallica'" in plan.notes[0]
+
+
+def test_fuzzy_matching_skips_short_and_used_words() -> None:
+    q = read("albums by metalica", "Album")
+    index = value_index(q.candidates, q.serials)
+    assert [m.value for m in fuzzy_matches(q, index, [])] == ["Metallica"]
+    assert fuzzy_matches(q, index, [(10, 18)]) == []  # already understood
+    short = read("albums by quen", "Album")  # under MIN_FUZZY_CHARS
+    assert fuzzy_matches(short, value_index(short.candidates, short.serials), []) == []
+
+
+def test_a_value_of_two_fields_keeps_both_readings() -> None:
+    plan = run("Iron Maiden albums", "Album")
+    assert plan.wheres == [{"or": [{"field": "Title", "op": "=", "value": "Iron Maiden"},
+                                   {"field": "artist.Name", "op": "=",
+                                    "value": "Iron Maiden"}]}]
+    assert plan.confidence == 0.9 and "could be any of these" in plan.notes[0]
+
+
+def test_used_words_are_no_values() -> None:
+    q = read("Jazz tracks", "Track")
+    plan = fresh_plan(q)
+    plan.used.append((0, 4))
+    values(q, plan)
+    assert plan.wheres == []
+
+
+def test_stop_word_values_are_never_matched() -> None:
+    schemas = music()
+    genre = next(s for s in schemas if s.id == "Genre")
+    genre.fields[1].values.append("The")
+    assert run("the tracks", "Track", schemas).wheres == []
