@@ -39,7 +39,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from agent_search.errors import validation_summary
+from agent_search.errors import InputError, validation_summary
 from agent_search.types import QueryOrder, QueryWhere
 
 FieldKind = Literal["string", "text", "integer", "number", "boolean", "date", "datetime",
@@ -58,7 +58,7 @@ MAX_TERMS = 16
 MAX_TERM_CHARS = 64
 
 
-class DSLValidationError(ValueError):
+class DSLValidationError(InputError):
     """A DSL does not fit the schemas. The message names the model, field or operator."""
 
 
@@ -185,7 +185,7 @@ class DSLGenerator(Protocol):
                        feedback: str | None = None) -> dict[str, Any]: ...
 
 
-class DSLGenerationError(ValueError):
+class DSLGenerationError(InputError):
     """The generator could not produce a valid DSL (after retries, or in strict mode)."""
 
 
@@ -235,7 +235,7 @@ def _validate_query(raw: Any, by_id: Mapping[str, ModelSchema]) -> QueryDSL:
         dsl = QueryDSL.model_validate({**raw, "model": schema.id})
     except ValidationError as exc:
         raise DSLValidationError(
-            f"model {schema.id}: {validation_summary(exc, 'dsl')}") from None
+            f"model {schema.id}: {validation_summary(exc, 'dsl')}") from exc
     resolve = _FieldResolver(schema, by_id)
     count = [0]
     wheres = [_canonical_where(w, resolve, count) for w in dsl.wheres]
@@ -334,7 +334,7 @@ async def generate_dsl(generator: DSLGenerator, query: str, schemas: Sequence[Mo
             raise
         except Exception as exc:  # a plug-in generator's own failure
             raise DSLGenerationError(
-                f"generator {generator.name!r} failed: {type(exc).__name__}: {exc}") from None
+                f"generator {generator.name!r} failed: {type(exc).__name__}: {exc}") from exc
         try:
             return validate_dsl(raw, schemas, generator=generator.name, allow_empty=True)
         except DSLValidationError as exc:
