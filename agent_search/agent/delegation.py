@@ -26,10 +26,10 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from agent_search.agent.keywords import builtin_keywords
 from agent_search.agent.settings import AgentSettings
 from agent_search.errors import RunError
 from agent_search.mcp.client import MCPServers
+from agent_search.query.keyword import extract_keywords_async
 from agent_search.rerank import Reranker, ScoreReranker
 from agent_search.rerank.agent import AgentReranker
 from agent_search.rerank.mcp import MCPReranker
@@ -226,7 +226,12 @@ class Delegates:
                                 "used builtin")
             except Exception as exc:
                 warnings.append(f"keyword {use} failed, used builtin: {first_line(exc)}")
-        return await builtin_keywords(text, max_keywords, language, warnings)
+        try:
+            return await extract_keywords_async(text, max_keywords, language)
+        except Exception as exc:  # the search goes on with the whole message as its query
+            warnings.append(f"keyword extraction failed, searched the message as is: "
+                            f"{first_line(exc)}")
+            return []
 
     # -- uses.query -------------------------------------------------------------------
 

@@ -13,16 +13,11 @@ from collections.abc import AsyncIterator, Sequence
 import anyio
 
 from agent_search.citation import format_marker, join_with_markers
+from agent_search.query.stopwords import ENGLISH
 from agent_search.types import ResultItem
 
 _SENTENCE = re.compile(r"(?<=[.!?。！？])\s+|\n+")
 _WORD = re.compile(r"\w+", re.UNICODE)
-_STOP_WORDS = (
-    "a an and are as at be by can do does for from has have how i in is it its me my of on "
-    "or our show tell that the their them there these this to us was what when where which "
-    "who why will with you your about please give list find"
-)
-_STOP = frozenset(_STOP_WORDS.split())
 _MAX_TITLE_CHARS = 120
 _MAX_SNIPPET_CHARS = 320
 _MAX_SCANNED_CHARS = 20_000
@@ -31,7 +26,7 @@ in practice, and splitting megabytes would stall the event loop)."""
 
 
 def _words(text: str) -> set[str]:
-    return {w.lower() for w in _WORD.findall(text) if w.lower() not in _STOP and len(w) > 1}
+    return {w.lower() for w in _WORD.findall(text) if w.lower() not in ENGLISH and len(w) > 1}
 
 
 def _best_sentences(question: str, content: str, max_chars: int = _MAX_SNIPPET_CHARS) -> str:
