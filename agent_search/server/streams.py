@@ -1,9 +1,9 @@
 """Running an assistant's ``stream()`` for a request and writing it out: as the native
 event stream, as OpenAI chat-completion chunks, or collected into one completion.
 
-Shared by all three: the stream is closed (shielded) whatever happens, so a cancelled
-request (client gone, shutdown) cancels its searches and LLM call; search completions,
-time to first token and stream duration go to the metrics.
+Shared by all three: leaving the stream, however it is left, cancels its work, so a
+cancelled request (client gone, shutdown) cancels its searches and LLM call; search
+completions, time to first token and stream duration go to the metrics.
 """
 
 from __future__ import annotations
@@ -14,10 +14,9 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
 
-import anyio
-
 from agent_search.agent import Assistant, Options
 from agent_search.events import Citations, Done, Event, SearchComplete, TextDelta
+from agent_search.server.metrics import Metrics
 from agent_search.server.service import Service
 from agent_search.server.sse import Write, sse
 
@@ -34,33 +33,52 @@ class Outcome:
     done: bool = False
 
 
+class _Observed:
+    """The events of one stream, passed through unchanged; search completions and the
+    first text go to the metrics on the way. A plain iterator, not an async generator:
+    nothing here may hold a cancel scope across a ``yield`` (see :func:`run_stream`)."""
+
+    def __init__(self, events: AsyncIterator[Event], metrics: Metrics, endpoint: str,
+                 started: float) -> None:
+        self._events = events
+        self._metrics = metrics
+        self._endpoint = endpoint
+        self._started = started
+        self._first = True
+
+    def __aiter__(self) -> _Observed:
+        return self
+
+    async def __anext__(self) -> Event:
+        event = await self._events.__anext__()
+        if isinstance(event, SearchComplete):
+            self._metrics.observe_search(event.type, event.error, event.duration_ms)
+        elif self._first and isinstance(event, TextDelta):
+            self._first = False
+            self._metrics.ttft_seconds.labels(endpoint=self._endpoint).observe(
+                time.perf_counter() - self._started)
+        return event
+
+
 @contextlib.asynccontextmanager
 async def run_stream(service: Service, assistant: Assistant, messages: list[dict[str, Any]],
                      options: Options, endpoint: str) -> AsyncIterator[AsyncIterator[Event]]:
-    """The assistant's events, observed for the metrics; closed on exit."""
+    """The assistant's events, observed for the metrics.
+
+    Built on :meth:`Assistant.run_stream` (a context manager), not on ``stream()`` (an
+    async generator): the generator keeps its task group open across each ``yield``, so
+    closing it after the request was cancelled between two events — a client leaving
+    mid-answer — could only be done inside a new cancel scope, which anyio refuses
+    ("exit a cancel scope that isn't the current task's"), leaving the stream's work
+    running. Leaving this block, however it is left, cancels that work and waits for it.
+    """
     started = time.perf_counter()
-    stream = assistant.stream(messages, options)
-    metrics = service.metrics
-
-    async def observed() -> AsyncIterator[Event]:
-        first = True
-        async for event in stream:
-            if isinstance(event, SearchComplete):
-                metrics.observe_search(event.type, event.error, event.duration_ms)
-            elif first and isinstance(event, TextDelta):
-                first = False
-                metrics.ttft_seconds.labels(endpoint=endpoint).observe(
-                    time.perf_counter() - started)
-            yield event
-
-    events = observed()
     try:
-        yield events
+        async with assistant.run_stream(messages, options) as events:
+            yield _Observed(events, service.metrics, endpoint, started)
     finally:
-        with anyio.CancelScope(shield=True):
-            await events.aclose()  # type: ignore[attr-defined]
-            await stream.aclose()
-        metrics.stream_seconds.labels(endpoint=endpoint).observe(time.perf_counter() - started)
+        service.metrics.stream_seconds.labels(endpoint=endpoint).observe(
+            time.perf_counter() - started)
 
 
 def _apply(outcome: Outcome, event: Event) -> None:
