@@ -95,6 +95,33 @@ def test_rate_limit(tmp_path: Path) -> None:
         server.stop()
 
 
+def test_a_quiet_stream_gets_keep_alive_comments(tmp_path: Path, llm: object) -> None:
+    """The stall model sends one chunk, then nothing for 30 s: the stream stays alive
+    for proxies with an SSE comment every keepalive_seconds."""
+    cdir, adir = write_project(tmp_path, llm_url=llm.base_url,  # type: ignore[attr-defined]
+                               server={"keepalive_seconds": 0.2},
+                               assistants={"stall": {"name": "s", "connector": "stall"}})
+    service = Service.load(ServiceOptions(config_dir=cdir, assistants_dir=adir,
+                                          builtin_handlers=False))
+    server = ThreadedServer(create_app(service)).start()
+    try:
+        started = time.monotonic()
+        lines: list[str] = []
+        with httpx.stream("POST", f"{server.url}/v1/chat/completions", timeout=10,
+                          json={"model": "stall", "stream": True,
+                                "messages": [{"role": "user", "content": "think"}]}) as r:
+            for line in r.iter_lines():
+                lines.append(line)
+                if lines.count(": keep-alive") == 3:
+                    break
+        assert time.monotonic() - started < 5
+        assert any("Thinking" in line for line in lines)
+        first = lines.index(": keep-alive")
+        assert "Thinking" in "".join(lines[:first]), "no comment while tokens flow"
+    finally:
+        server.stop()
+
+
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
