@@ -6,14 +6,24 @@ The server is ``agent-search serve``'s app in its own process (uvicorn, one work
 127.0.0.1, with search handlers of our own that sleep a fixed time (web 30 ms, kb 20 ms,
 db 10 ms for the chat; three 50 ms handlers for search), so both sides do the same work.
 
+Every HTTP figure is taken with two clients: ``lean_http.LeanClient`` (a minimal
+keep-alive HTTP/1.1 client, ~0.3 ms a request) and httpx (~1.3 ms a request, ~3 ms a
+streamed one): with httpx alone, a good part of "what HTTP adds" is the client's. The
+floor table is the same uvicorn serving a trivial ASGI app: what sockets, uvicorn and
+each client cost with no application at all. CPU milliseconds per call (of the process
+doing the work: the bench process in-process, the server over HTTP) are reported next
+to the times, because they do not grow when other programs share the machine.
+
 1. **Chat TTFT, one at a time** (``--rounds``): a streaming chat completion over HTTP
    (first content chunk) against ``assistant.stream()`` in-process (first ``text``
    event); the offline responder, then the local OpenAI-compatible LLM server
    (``tests/agent/agent_llm_server.py``, 20 tokens). Goal: HTTP adds ≤ 5 ms at p50.
-2. **200 concurrent streaming chat completions** (``--streams``), both ways: errors,
-   TTFT p50/p95, wall time, streams/s, server RSS.
-3. **POST /v1/search** with three 50 ms handlers (one request of three searches) against
+2. **POST /v1/search** with three 50 ms handlers (one request of three searches) against
    ``search_many`` in-process: p50/p95. Goal: ≤ +3 ms at p50.
+3. **The floor** (above).
+4. **200 concurrent streaming chat completions** (``--streams``), both ways, the lean
+   client with one connection per stream: errors, TTFT p50/p95, wall time, streams/s,
+   CPU per stream of the server and of the client, server RSS.
 
 Prints Markdown tables.
 """
@@ -203,16 +213,22 @@ async def concurrent(n: int, one: Any) -> tuple[list[float], int, float]:
     return ok, n - len(ok), wall
 
 
-async def rounds(n: int, cases: dict[str, Any], warmup: int = 3) -> dict[str, list[float]]:
+async def rounds(n: int, cases: dict[str, Any], meter: dict[str, psutil.Process],
+                 warmup: int = 3) -> tuple[dict[str, list[float]], dict[str, float]]:
     """``n`` rounds of every case, interleaved (so a busy moment of the machine hits all
-    of them alike), after ``warmup`` rounds."""
+    of them alike), after ``warmup`` rounds: the times, and the CPU milliseconds per call
+    of the process ``meter`` names for the case (the one doing the work). CPU time does
+    not grow when other programs share the machine; wall time does."""
     out: dict[str, list[float]] = {name: [] for name in cases}
+    cpu = dict.fromkeys(cases, 0.0)
     for i in range(warmup + n):
         for name, case in cases.items():
+            before = cpu_seconds(meter[name])
             value = await case()
             if i >= warmup:
                 out[name].append(value)
-    return out
+                cpu[name] += cpu_seconds(meter[name]) - before
+    return out, {name: total * 1000 / n for name, total in cpu.items()}
 
 
 def p50(values: list[float]) -> float:
@@ -265,49 +281,58 @@ async def main() -> None:
             proc = psutil.Process(server.pid)
             rss_idle = proc.memory_info().rss / 2**20
 
-            chat = {}
+            me, floor_proc = psutil.Process(), psutil.Process(floor.pid)
+            meter = {"local": me, "lean": proc, "httpx": proc}
+            chat, chat_cpu = {}, {}
             for model in ("offline", "llm"):
-                chat[model] = await rounds(args.rounds, {
+                chat[model], chat_cpu[model] = await rounds(args.rounds, {
                     "local": lambda m=model: local_ttft(assistants[m]),
                     "lean": lambda m=model: lean_ttft(lean, m),
-                    "httpx": lambda m=model: httpx_ttft(client, m)})
+                    "httpx": lambda m=model: httpx_ttft(client, m)}, meter)
             requests = [{"type": t, "query": QUESTION} for t in ("web", "kb", "db")]
-            search = await rounds(args.rounds, {
+            search, search_cpu = await rounds(args.rounds, {
                 "local": lambda: timed(searcher.search_many([Request(**q) for q in requests])),
                 "lean": lambda: timed(lean.request("POST", "/v1/search", requests)),
-                "httpx": lambda: timed(client.post("/v1/search", json=requests))})
-            floors = await rounds(args.rounds * 2, {
+                "httpx": lambda: timed(client.post("/v1/search", json=requests))}, meter)
+            floors, floor_cpu = await rounds(args.rounds * 2, {
                 "lean json": lambda: timed(lean_floor.request("POST", "/v1/search", requests)),
                 "httpx json": lambda: timed(httpx_floor.post("/v1/search", json=requests)),
                 "lean sse": lambda: lean_ttft(lean_floor, "x"),
-                "httpx sse": lambda: httpx_ttft(httpx_floor, "x")})
+                "httpx sse": lambda: httpx_ttft(httpx_floor, "x")},
+                dict.fromkeys(("lean json", "httpx json", "lean sse", "httpx sse"), floor_proc))
 
             print(f"## Chat time to first token, one stream at a time ({args.rounds} rounds; "
                   "searches 30/20/10 ms in parallel)\n")
             print("| responder | in-process p50 (ms) | HTTP p50, lean client (ms) | adds | "
-                  "HTTP p50, httpx (ms) | adds | in-process p95 | HTTP p95, lean |")
-            print("|---|---:|---:|---:|---:|---:|---:|---:|")
+                  "HTTP p50, httpx (ms) | adds | in-process p95 | HTTP p95, lean | "
+                  "CPU per stream: in-process / server (ms) |")
+            print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
             for model, m in chat.items():
                 name = "offline" if model == "offline" else "local LLM server"
+                cpu = chat_cpu[model]
                 print(f"| {name} | {p50(m['local']):.2f} | {p50(m['lean']):.2f} | "
                       f"{p50(m['lean']) - p50(m['local']):+.2f} | {p50(m['httpx']):.2f} | "
                       f"{p50(m['httpx']) - p50(m['local']):+.2f} | "
-                      f"{pct(m['local'], .95):.2f} | {pct(m['lean'], .95):.2f} |")
+                      f"{pct(m['local'], .95):.2f} | {pct(m['lean'], .95):.2f} | "
+                      f"{cpu['local']:.1f} / {(cpu['lean'] + cpu['httpx']) / 2:.1f} |")
             print(f"\n## POST /v1/search, three 50 ms searches in parallel ({args.rounds} "
                   "rounds)\n")
-            print("| path | p50 (ms) | adds p50 (ms) | p95 (ms) |")
-            print("|---|---:|---:|---:|")
+            print("| path | p50 (ms) | adds p50 (ms) | p95 (ms) | CPU per call (ms) |")
+            print("|---|---:|---:|---:|---:|")
             for key, name in (("local", "in-process search_many"),
                               ("lean", "HTTP, lean client"), ("httpx", "HTTP, httpx")):
+                where = "in-process" if key == "local" else "server"
                 print(f"| {name} | {p50(search[key]):.2f} | "
                       f"{p50(search[key]) - p50(search['local']):+.2f} | "
-                      f"{pct(search[key], .95):.2f} |")
+                      f"{pct(search[key], .95):.2f} | {search_cpu[key]:.2f} ({where}) |")
             print(f"\n## Floor: the same uvicorn serving a trivial ASGI app ({args.rounds * 2} "
                   "rounds)\n")
-            print("| client | POST → JSON p50 (ms) | POST → first SSE frame p50 (ms) |")
-            print("|---|---:|---:|")
+            print("| client | POST → JSON p50 (ms) | POST → first SSE frame p50 (ms) | "
+                  "server CPU per call (ms) |")
+            print("|---|---:|---:|---:|")
             for c in ("lean", "httpx"):
-                print(f"| {c} | {p50(floors[f'{c} json']):.2f} | {p50(floors[f'{c} sse']):.2f} |")
+                print(f"| {c} | {p50(floors[f'{c} json']):.2f} | {p50(floors[f'{c} sse']):.2f} | "
+                      f"{(floor_cpu[f'{c} json'] + floor_cpu[f'{c} sse']) / 2:.2f} |")
 
             print(f"\n## {args.streams} concurrent streaming chat completions (lean client, "
                   "one connection each)\n")
@@ -315,7 +340,6 @@ async def main() -> None:
                   "streams/s | server CPU ms/stream | client CPU ms/stream | "
                   "server RSS (MB) |")
             print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
-            me = psutil.Process()
             for model in ("offline", "llm"):
                 name = "offline" if model == "offline" else "local LLM server"
                 c0 = cpu_seconds(me)
