@@ -95,4 +95,4 @@ def serve(
         service = Service.load(ServiceOptions(config_dir=cdir, assistants_dir=adir))
     except (ValueError, AgentSearchError) as exc:
         fail(str(exc))
-    uvicorn.run(create_app(service), **common)  # type: ignore[arg-type]
+    uvicorn.run(create_app(service, own_process=True), **common)  # type: ignore[arg-type]

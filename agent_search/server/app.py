@@ -1,6 +1,9 @@
 """The FastAPI application: :func:`create_app` builds it around one :class:`Service`.
 
 OpenAPI is at ``/openapi.json``, interactive docs at ``/docs``, the chat page at ``/``.
+Nothing is loaded from a CDN: the page's files are ours, and the Swagger UI files of
+``/docs`` come from the ``fastapi-offline`` package (FastAPI's own ``/docs`` would load
+them from a CDN, and show a blank page offline).
 :func:`app_from_env` is the factory uvicorn workers import (``--workers N``): the serve
 command passes its flags through ``AGENT_SEARCH_SERVE_*`` environment variables.
 """
@@ -8,12 +11,15 @@ command passes its flags through ``AGENT_SEARCH_SERVE_*`` environment variables.
 from __future__ import annotations
 
 import contextlib
+import gc
 import os
 from collections.abc import AsyncIterator
 from pathlib import Path
 
+import fastapi_offline
 from fastapi import FastAPI
-from fastapi.responses import FileResponse
+from fastapi.openapi.docs import get_swagger_ui_html
+from fastapi.responses import FileResponse, HTMLResponse
 from fastapi.staticfiles import StaticFiles
 
 from agent_search.server import lifecycle
@@ -23,6 +29,7 @@ from agent_search.server.routes import router
 from agent_search.server.service import Service, ServiceOptions
 
 STATIC = Path(__file__).parent / "static"
+DOCS_STATIC = Path(fastapi_offline.__file__).parent / "static"
 PAGE_CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; "
             "img-src 'self' data:; base-uri 'none'; form-action 'none'; "
             "frame-ancestors 'none'")
@@ -30,12 +37,20 @@ ENV_CONFIG = "AGENT_SEARCH_SERVE_CONFIG"
 ENV_ASSISTANTS = "AGENT_SEARCH_SERVE_ASSISTANTS"
 
 
-def create_app(service: Service) -> FastAPI:
-    """The app serving ``service``. The service is closed when the app shuts down."""
+def create_app(service: Service, *, own_process: bool = False) -> FastAPI:
+    """The app serving ``service``. The service is closed when the app shuts down.
+
+    ``own_process``: the app is all this process serves (``agent-search serve``), so at
+    start it may move what is loaded by then (models, schemas, routes: ~100k objects
+    that live as long as the process) out of the garbage collector's sight
+    (``gc.freeze``); full collections then walk only what requests create."""
 
     @contextlib.asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
         await service.records.ensure()
+        if own_process:
+            gc.collect()
+            gc.freeze()
         undo = lifecycle.watch_signals([service])
         try:
             yield
@@ -44,6 +59,7 @@ def create_app(service: Service) -> FastAPI:
             await service.aclose()
 
     app = FastAPI(title="agent-search", version=_version(), lifespan=lifespan,
+                  docs_url=None, redoc_url=None,
                   description="Search for AI agents over HTTP: OpenAI-compatible chat with "
                               "auto search and citations, a native event stream, a search "
                               "API and a chat page.")
@@ -51,6 +67,14 @@ def create_app(service: Service) -> FastAPI:
     install_error_handlers(app)
     app.include_router(router)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
+    app.mount("/docs-static", StaticFiles(directory=DOCS_STATIC), name="docs-static")
+
+    @app.get("/docs", include_in_schema=False)
+    async def docs() -> HTMLResponse:
+        return get_swagger_ui_html(openapi_url="/openapi.json", title="agent-search API",
+                                   swagger_js_url="/docs-static/swagger-ui-bundle.js",
+                                   swagger_css_url="/docs-static/swagger-ui.css",
+                                   swagger_favicon_url="/docs-static/favicon.png")
 
     @app.get("/", include_in_schema=False)
     async def page() -> FileResponse:
@@ -70,7 +94,7 @@ def app_from_env() -> FastAPI:
     assistants = os.environ.get(ENV_ASSISTANTS)
     options = ServiceOptions(config_dir=Path(config) if config else None,
                              assistants_dir=Path(assistants) if assistants else None)
-    return create_app(Service.load(options))
+    return create_app(Service.load(options), own_process=True)
 
 
 def _version() -> str:

@@ -14,6 +14,7 @@ import anyio
 from fastapi import APIRouter, Depends, Path, Request
 from fastapi.responses import JSONResponse, Response
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from pydantic import TypeAdapter
 
 from agent_search.agent import Assistant, Options
 from agent_search.agent.tools import SEARCH_TOOL
@@ -32,17 +33,21 @@ from agent_search.server.sse import EventStreamResponse, Write
 from agent_search.server.streams import (
     ChatFormat,
     collect_chat,
+    message_text,
     native_stop_frame,
     write_chat,
     write_native,
 )
 from agent_search.trace import first_line
+from agent_search.types import Result
 
 T = TypeVar("T")
 router = APIRouter()
 _bearer = HTTPBearer(auto_error=False, description="An API key from config/agent.yml")
 _REQUEST_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 _READY_TIMEOUT = 5.0
+_RESULTS = TypeAdapter(list[Result])
+"""Results straight to JSON bytes (pydantic's encoder, one pass)."""
 
 
 def service_of(request: Request) -> Service:
@@ -151,7 +156,7 @@ async def chat_completions(body: ChatCompletionRequest, request: Request,
     service.admit()
     options = _options(identity, body.search)
     assert options.request_id is not None
-    fmt = ChatFormat(options.request_id, assistant.id)
+    fmt = ChatFormat(options.request_id, assistant.id, prompt=message_text(messages))
     headers = {"X-Request-Id": options.request_id}
     if not body.stream:
         with _running(service, identity, options):
@@ -163,10 +168,11 @@ async def chat_completions(body: ChatCompletionRequest, request: Request,
 
     async def produce(write: Write) -> None:
         with _running(service, identity, options):
-            await write_chat(service, assistant, messages, options, fmt, write)
+            await write_chat(service, assistant, messages, options, fmt, write,
+                             include_usage=body.include_usage)
 
     return EventStreamResponse(produce, stop=service.stop_streams, on_stop=fmt.stop_frames,
-                               headers=headers)
+                               keepalive=service.settings.keepalive_seconds, headers=headers)
 
 
 @router.post("/v1/assistants/{assistant_id}/stream", tags=["chat"])
@@ -188,6 +194,7 @@ async def assistant_stream(body: StreamRequest, request: Request, identity: Call
 
     return EventStreamResponse(produce, stop=service.stop_streams,
                                on_stop=lambda: native_stop_frame(request_id),
+                               keepalive=service.settings.keepalive_seconds,
                                headers={"X-Request-Id": request_id})
 
 
@@ -215,10 +222,12 @@ async def search(request: Request, identity: Caller) -> Any:
         service.metrics.observe_search(result.type, result.error, result.duration_ms)
     headers = {"X-Request-Id": ctx.request_id}
     if body.merge:
-        merged = await searcher.merge(results, ctx=ctx)
-        return JSONResponse(merged.model_dump(mode="json"), headers=headers)
-    dumped = [r.model_dump(mode="json") for r in results]
-    return JSONResponse(dumped[0] if single else dumped, headers=headers)
+        content = (await searcher.merge(results, ctx=ctx)).model_dump_json()
+    elif single:
+        content = results[0].model_dump_json()
+    else:
+        content = _RESULTS.dump_json(results).decode()
+    return Response(content, media_type="application/json", headers=headers)
 
 
 @router.get("/v1/models", tags=["chat"])

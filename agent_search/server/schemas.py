@@ -34,6 +34,12 @@ class ToolSpec(BaseModel):
     function: ToolFunction
 
 
+class StreamOptions(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    include_usage: bool = False
+
+
 class ChatCompletionRequest(BaseModel):
     """``POST /v1/chat/completions``. ``model`` is an assistant id. Sampling fields of
     the OpenAI API are accepted and ignored (the assistant's connector decides them).
@@ -47,7 +53,13 @@ class ChatCompletionRequest(BaseModel):
     stream: bool = False
     tools: list[ToolSpec] | None = None
     tool_choice: Any = None
+    stream_options: StreamOptions | None = None
     search: bool | None = None
+
+    @property
+    def include_usage(self) -> bool:
+        """``stream_options.include_usage``: a last chunk with the (estimated) usage."""
+        return bool(self.stream_options and self.stream_options.include_usage)
 
 
 class StreamRequest(BaseModel):

@@ -11,6 +11,7 @@ server:
   rate_limit: {per_minute: 600, burst: 60}
   max_body_bytes: 1048576
   max_messages: 100
+  keepalive_seconds: 15               # SSE comment on a quiet stream
 ```
 
 A key itself never appears in a file: only the name of the variable that holds it, or
@@ -86,6 +87,9 @@ class ServerSettings(_Strict):
                                     "records; default db.url, else records.sqlite")
     grace_seconds: float = Field(default=10.0, ge=0, le=3600,
                                  description="How long streams may finish on shutdown")
+    keepalive_seconds: float = Field(default=15.0, ge=0.1, le=3600,
+                                     description="A quiet stream gets an SSE comment this "
+                                     "often, so proxies do not close it as idle")
 
     @classmethod
     def load(cls, config_dir: str | Path | None) -> ServerSettings:

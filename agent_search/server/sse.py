@@ -6,8 +6,9 @@
   stream ends with a final event of the producer's choosing (``done`` with an error for
   the native stream, a finishing chunk and ``[DONE]`` for chat completions).
 
-The producer is a coroutine ``produce(write)``; it owns its resources and must release
-them in ``finally`` (shielded): it is cancelled in both cases above.
+The producer is a coroutine ``produce(write)``; it owns its resources and releases
+them when cancelled (both cases above). A quiet stream gets a keep-alive comment every
+``keepalive`` seconds.
 """
 
 from __future__ import annotations
@@ -21,9 +22,11 @@ from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
 Write = Callable[[bytes], Awaitable[None]]
-_QUEUED_FRAMES = 256
-"""Frames a producer may run ahead of a slow client before ``write`` waits."""
 Producer = Callable[[Write], Awaitable[None]]
+KEEPALIVE_FRAME = b": keep-alive\n\n"
+"""An SSE comment (clients ignore it): sent when a stream has been quiet for
+``keepalive`` seconds, so proxies and load balancers do not close it as idle while a
+slow search or model thinks."""
 
 
 def sse(data: Any, event: str | None = None) -> bytes:
@@ -40,11 +43,13 @@ class EventStreamResponse(Response):
     media_type = "text/event-stream"
 
     def __init__(self, producer: Producer, *, stop: anyio.Event,
-                 on_stop: Callable[[], bytes], headers: dict[str, str] | None = None) -> None:
+                 on_stop: Callable[[], bytes], keepalive: float = 15.0,
+                 headers: dict[str, str] | None = None) -> None:
         super().__init__(status_code=200, media_type=self.media_type)
         self.producer = producer
         self.stop = stop
         self.on_stop = on_stop
+        self.keepalive = keepalive
         self.extra_headers = headers or {}
         self.disconnected = False
         self.stopped = False
@@ -56,35 +61,26 @@ class EventStreamResponse(Response):
         await send({"type": "http.response.start", "status": 200, "headers": headers})
 
         finished = False
-        produced = False
-        frames_in, frames_out = anyio.create_memory_object_stream[bytes](_QUEUED_FRAMES)
-        async with anyio.create_task_group() as tg:
-            async def run() -> None:
-                nonlocal produced
-                async with frames_in:
-                    await self.producer(frames_in.send)
-                    produced = True  # before the close the sender will see
+        last_write = anyio.current_time()
 
-            async def sender() -> None:
-                # one write per burst: frames queued while the last write was in flight
-                # go out together, so a busy server makes fewer, larger writes
+        async with anyio.create_task_group() as tg:
+            async def write(frame: bytes) -> None:
+                # straight to the server's send: a task and a queue between the producer
+                # and the socket cost more per token than the rest of the server does
+                nonlocal last_write
+                try:
+                    await send({"type": "http.response.body", "body": frame,
+                                "more_body": True})
+                except OSError:  # the socket went away between two events
+                    self.disconnected = True
+                    tg.cancel_scope.cancel()
+                    await anyio.lowlevel.checkpoint()  # raises the cancellation here
+                last_write = anyio.current_time()
+
+            async def run() -> None:
                 nonlocal finished
-                async with frames_out:
-                    async for frame in frames_out:
-                        burst = [frame]
-                        while True:
-                            try:
-                                burst.append(frames_out.receive_nowait())
-                            except (anyio.WouldBlock, anyio.EndOfStream):
-                                break
-                        try:
-                            await send({"type": "http.response.body", "body": b"".join(burst),
-                                        "more_body": True})
-                        except OSError:  # the socket went away between two events
-                            self.disconnected = True
-                            tg.cancel_scope.cancel()
-                            return
-                finished = produced
+                await self.producer(write)
+                finished = True
                 tg.cancel_scope.cancel()
 
             async def watch_client() -> None:
@@ -95,14 +91,19 @@ class EventStreamResponse(Response):
                         tg.cancel_scope.cancel()
                         return
 
-            async def watch_stop() -> None:
-                await self.stop.wait()
-                self.stopped = True
-                tg.cancel_scope.cancel()
+            async def watch_stop_and_keep_alive() -> None:
+                while True:
+                    with anyio.move_on_after(last_write + self.keepalive
+                                             - anyio.current_time()):
+                        await self.stop.wait()
+                        self.stopped = True
+                        tg.cancel_scope.cancel()
+                        return
+                    if anyio.current_time() - last_write >= self.keepalive:
+                        await write(KEEPALIVE_FRAME)
 
             tg.start_soon(watch_client)
-            tg.start_soon(watch_stop)
-            tg.start_soon(sender)
+            tg.start_soon(watch_stop_and_keep_alive)
             tg.start_soon(run)
         if self.disconnected:
             return

@@ -5,18 +5,28 @@ property tests stay fast; tests/server covers the same app over real sockets."""
 
 from __future__ import annotations
 
+import asyncio
 import json
+import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 from fastapi.testclient import TestClient
 from hypothesis import given
 from hypothesis import strategies as st
 
+from agent_search.agent import Options
+from agent_search.events import TextDelta
 from agent_search.server import Service, ServiceOptions, create_app
+from agent_search.server.streams import run_stream
 from tests.server.harness import KEYS, WatchedHandler, register, sha256, write_project
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "agent"))
+from agent_llm_server import ThreadedChatServer
 
 STATIC = Path(__file__).resolve().parents[2] / "agent_search" / "server" / "static"
 ALICE = {"Authorization": f"Bearer {KEYS['alice']}"}
@@ -186,3 +196,39 @@ def test_the_page_renders_untrusted_text_as_text(keyed: TestClient) -> None:
     for sink in ("innerHTML", "outerHTML", "insertAdjacentHTML", "document.write", "eval("):
         assert sink not in script
     assert 'parsed.protocol === "http:" || parsed.protocol === "https:"' in script
+
+
+@pytest.mark.anyio
+async def test_a_client_leaving_between_two_events_ends_the_llm_call(tmp_path: Path) -> None:
+    """A client that reads the first token and leaves: the request is cancelled while
+    the server sits between two events (not inside the assistant's stream). The stream
+    used to be closed inside a shielded scope, which anyio refuses for an async
+    generator holding a task group ("exit a cancel scope that isn't the current task's"):
+    an internal error, and the LLM call left running. Now: no error, the stalled LLM
+    call is cancelled at once, no task is left behind."""
+    llm = ThreadedChatServer().start()
+    try:
+        cdir, adir = write_project(tmp_path, llm_url=llm.base_url,
+                                   assistants={"stall": {"name": "s", "connector": "stall"}})
+        service = Service.load(ServiceOptions(config_dir=cdir, assistants_dir=adir,
+                                              builtin_handlers=False))
+        register(WatchedHandler(), [a.searcher for a in service.assistants.values()])
+        before = set(asyncio.all_tasks())
+        started = time.monotonic()
+        async with anyio.create_task_group() as tg:
+            async def client() -> None:
+                async with run_stream(service, service.assistants["stall"],
+                                      [{"role": "user", "content": "think hard"}],
+                                      Options(request_id="leaver"), "chat") as events:
+                    async for event in events:
+                        if isinstance(event, TextDelta):
+                            tg.cancel_scope.cancel()  # the client is gone...
+                            await anyio.sleep(5)  # ...while the server writes the event
+
+            tg.start_soon(client)
+        assert time.monotonic() - started < 5, "the stalled LLM call was not cancelled"
+        await anyio.sleep(0.05)
+        assert set(asyncio.all_tasks()) - before == set()
+        await service.aclose()
+    finally:
+        llm.stop()

@@ -196,3 +196,26 @@ def test_metrics(running: Running) -> None:
     assert 'agent_search_stream_duration_seconds_count{endpoint="chat"}' in text
     assert "agent_search_streams_in_flight 0.0" in text
     assert "agent_search_rate_limited_requests_total" in text
+
+
+def test_usage_is_estimated_and_streamed_on_request(running: Running) -> None:
+    done = client(running).chat.completions.create(model="offline",
+                                                   messages=ask("how are tokens counted?"))
+    text = done.choices[0].message.content or ""
+    usage = done.usage
+    assert usage is not None and usage.completion_tokens == -(-len(text) // 4)
+    assert usage.prompt_tokens >= len("how are tokens counted?") // 4
+    assert usage.total_tokens == usage.prompt_tokens + usage.completion_tokens
+    assert (usage.model_extra or {})["estimated"] is True
+
+    plain = list(client(running).chat.completions.create(model="cite", messages=ask("q"),
+                                                         stream=True))
+    assert all(c.usage is None for c in plain)  # only when asked, as OpenAI does
+    chunks = list(client(running).chat.completions.create(
+        model="cite", messages=ask("q"), stream=True,
+        stream_options={"include_usage": True}))
+    last, final = chunks[-1], chunks[-2]
+    assert last.choices == [] and last.usage is not None
+    assert final.choices[0].finish_reason == "stop" and final.usage is None
+    text = "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
+    assert last.usage.completion_tokens == -(-len(text) // 4)

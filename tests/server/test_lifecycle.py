@@ -8,6 +8,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -95,6 +96,33 @@ def test_rate_limit(tmp_path: Path) -> None:
         server.stop()
 
 
+def test_a_quiet_stream_gets_keep_alive_comments(tmp_path: Path, llm: object) -> None:
+    """The stall model sends one chunk, then nothing for 30 s: the stream stays alive
+    for proxies with an SSE comment every keepalive_seconds."""
+    cdir, adir = write_project(tmp_path, llm_url=llm.base_url,  # type: ignore[attr-defined]
+                               server={"keepalive_seconds": 0.2},
+                               assistants={"stall": {"name": "s", "connector": "stall"}})
+    service = Service.load(ServiceOptions(config_dir=cdir, assistants_dir=adir,
+                                          builtin_handlers=False))
+    server = ThreadedServer(create_app(service)).start()
+    try:
+        started = time.monotonic()
+        lines: list[str] = []
+        with httpx.stream("POST", f"{server.url}/v1/chat/completions", timeout=10,
+                          json={"model": "stall", "stream": True,
+                                "messages": [{"role": "user", "content": "think"}]}) as r:
+            for line in r.iter_lines():
+                lines.append(line)
+                if lines.count(": keep-alive") == 3:
+                    break
+        assert time.monotonic() - started < 5
+        assert any("Thinking" in line for line in lines)
+        first = lines.index(": keep-alive")
+        assert "Thinking" in "".join(lines[:first]), "no comment while tokens flow"
+    finally:
+        server.stop()
+
+
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -102,9 +130,10 @@ def _free_port() -> int:
 
 
 def test_sigterm_lets_streams_finish_then_ends_them(tmp_path: Path, llm: object) -> None:
-    """A real `agent-search serve` process: SIGTERM while a stream waits on a stalled
-    model → new connections are refused, and after the grace period the stream ends
-    with a clean `done` event; the process exits."""
+    """A real `agent-search serve` process: SIGTERM while two streams (native and chat
+    completion) wait on a stalled model → after the grace period each ends cleanly, the
+    native one with a `done` event, the chat one with a finishing chunk and [DONE]; new
+    connections are refused; the process exits."""
     base_url = llm.base_url  # type: ignore[attr-defined]
     cdir, adir = write_project(tmp_path, llm_url=base_url, server={"grace_seconds": 1},
                                assistants={"stall": {"name": "s", "connector": "stall"}})
@@ -116,8 +145,19 @@ def test_sigterm_lets_streams_finish_then_ends_them(tmp_path: Path, llm: object)
          "--config", str(cdir), "--assistants", str(adir)],
         env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     url = f"http://127.0.0.1:{port}"
+    chat_lines: list[str] = []
+
+    def chat() -> None:
+        with httpx.stream("POST", f"{url}/v1/chat/completions", timeout=30,
+                          json={"model": "stall", "stream": True,
+                                "messages": [{"role": "user", "content": "think"}]}) as r:
+            chat_lines.extend(line for line in r.iter_lines() if line.startswith("data: "))
+
     try:
         assert wait_for(lambda: _up(url), 60), "the server did not start"
+        chatting = threading.Thread(target=chat)
+        chatting.start()
+        assert wait_for(lambda: any("Thinking" in line for line in chat_lines), 20)
         events: list[str] = []
         started = time.monotonic()
         with httpx.stream("POST", f"{url}/v1/assistants/stall/stream", timeout=30,
@@ -129,9 +169,14 @@ def test_sigterm_lets_streams_finish_then_ends_them(tmp_path: Path, llm: object)
                         proc.send_signal(signal.SIGTERM)
                         events.append("<sigterm>")
         elapsed = time.monotonic() - started
+        chatting.join(10)
         done = json.loads(events[-1])
         assert done["event"] == "done" and "shutting down" in done["error"]
         assert elapsed < 10, "the stream should end after the 1 s grace, not the 30 s stall"
+        assert chat_lines[-1] == "data: [DONE]"
+        final = json.loads(chat_lines[-2][6:])
+        assert final["choices"][0]["finish_reason"] == "stop"
+        assert "shutting down" in final["warning"]
         # uvicorn re-raises the signal it handled once it has shut down cleanly
         assert proc.wait(15) in (0, -signal.SIGTERM)
         with pytest.raises(httpx.ConnectError):

@@ -4,6 +4,7 @@ is missing this test fails (it must not pass silently without a browser)."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from playwright.sync_api import sync_playwright
 
@@ -57,3 +58,32 @@ def test_the_api_key_is_asked_once_and_kept_for_the_session(running: Running) ->
             browser.close()
     assert stored == KEYS["bob"]
     assert ("bob", "t2") in running.handler.callers
+
+
+def test_the_api_docs_render_with_no_outside_request(running: Running) -> None:
+    """/docs is Swagger UI from the fastapi-offline package: it renders the OpenAPI 3.1
+    document with every request to another host refused."""
+    assert Path(CHROMIUM).exists(), f"{CHROMIUM} is missing: run .ci/chromium.sh"
+    outside: list[str] = []
+
+    def only_local(route: Any) -> None:
+        if route.request.url.startswith(running.url):
+            route.continue_()
+        else:
+            outside.append(route.request.url)
+            route.abort()
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page()
+            page.route("**/*", only_local)
+            page.goto(running.url + "/docs")
+            page.locator(".swagger-ui .info .title").wait_for(timeout=15_000)
+            title = page.locator(".swagger-ui .info .title").inner_text()
+            paths = page.locator(".opblock-summary-path").all_inner_texts()
+        finally:
+            browser.close()
+    assert title.startswith("agent-search")
+    assert "/v1/chat/completions" in paths and "/v1/search" in paths
+    assert outside == []
