@@ -93,7 +93,8 @@ def test_a_local_mode_home_is_migrated_without_loss(home: Path, docs: Path,
         assert now.payload[ACL_SHARE] == "public"  # readable by all, as before
     found = anyio.run(lambda: create_handler(old).search(
         Context(config=old), Request(type="kb", query="waggle dance of honey bees")))
-    assert found.error is None and found.items[0].collection == "bees"
+    assert found.error is None and found.items[0].metadata["source"].endswith("bees.html")
+    assert {i.collection for i in found.items} == {"docs", "bees"}
     again = anyio.run(lambda: ingest_paths(old, [docs], "docs"))
     assert again.unchanged == first.chunks and again.added == again.removed == 0
     assert runner.invoke(app, ["kb", "migrate"]).output.strip() == "nothing to migrate"
