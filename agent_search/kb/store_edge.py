@@ -88,6 +88,7 @@ class EdgeStore:
         self._meta: dict[str, dict[str, Any]] = {}
         self._stats: dict[str, CollectionStats] = {}
         self._dirty: set[str] = set()
+        self._indexed: dict[str, set[str]] = {}  # payload keys known to be indexed
         try:
             root.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
@@ -217,20 +218,24 @@ class EdgeStore:
                 shard.close()
             self._meta.pop(name, None)
             self._stats.pop(name, None)
+            self._indexed.pop(name, None)
             self._dirty.discard(name)
             shutil.rmtree(folder)
             return True
 
     def ensure_indexes(self, name: str, fields: dict[str, IndexKind]) -> None:
         """Create the payload indexes a filter needs that the collection lacks."""
-        if not fields:
+        known = self._indexed.get(name)
+        if not fields or (known is not None and known.issuperset(fields)):
             return
         with self.lock:
             shard = self._shard(name)
-            have = shard.info().payload_schema
+            have = set(shard.info().payload_schema)
             for key, kind in fields.items():
                 if key not in have:
                     shard.update(qe.UpdateOperation.create_field_index(key, _SCHEMA[kind]))
+                    have.add(key)
+            self._indexed[name] = have
 
     # -- points ---------------------------------------------------------------------------
 
