@@ -12,7 +12,10 @@ any collection size:
 * sparse: per term its document frequency (the IDF Qdrant applies, and the best BM25
   score a query could get, which scales BM25 to a *coverage* in 0..1) and the sum and sum
   of squares of its weights, so the mean coverage is exact and its variance is the sum of
-  the terms' variances (terms taken as independent: co-occurrence is not kept).
+  the terms' variances (terms taken as independent: co-occurrence is not kept; the true
+  variance is ~1.3× that on SciFact dev). On SciFact that costs test nDCG@10
+  0.7425 → 0.7390 (dev 0.8993, was 0.8959): exact moments over the same candidates give
+  0.7425 again, but computing them per query (every matching chunk's score) took ~30 ms.
 
 For 384-d vectors that is 1.2 MB plus 20 bytes per distinct term, whatever the number of
 chunks — no copy of the collection in memory.
