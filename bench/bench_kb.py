@@ -1,38 +1,34 @@
-"""Knowledge-base benchmark: embedding throughput and memory, full SciFact ingest, and
-retrieval quality and latency per mode on BEIR SciFact.
+"""Knowledge-base benchmark on the embedded store (Qdrant Edge): ingest throughput and the
+store's share of it, retrieval quality and latency on BEIR SciFact, filtered and tenant
+latency, and the memory of a process serving a 100k-chunk collection.
 
-1. Embedding on SciFact abstracts (title + text), each configuration in its own process
-   so its peak RSS is its own: the baseline (fastembed as configured out of the box on
-   the shipped model file: inputs in file order, batches of 16, 256-token cap, one
-   session with a thread per core) against the kb embedder (inputs sorted by length and
-   batched with their neighbours, batches of 8, one single-threaded session per core),
-   on the shipped file (``kb.int8: weights``, float32 arithmetic) and on the int8
-   arithmetic model (``kb.int8: dynamic``, the default).
-2. Ingest of the whole corpus (5,183 abstracts) into the eval cache — docs/s and peak RSS
-   of that ingest (recorded with the cached collection, so a second run reports them
-   without ingesting again).
-3. Retrieval per mode on a held-out ``dev`` split and on the ``test`` split (300 queries):
-   nDCG@10, recall@100, MRR@10, query latency p50/p95 (query embedding included, one
-   query at a time through the kb handler). The shared copy of SciFact has no train qrels,
-   but ``queries.jsonl`` carries each claim's evidence documents in its metadata (for the
-   test claims these equal the qrels whenever the claim has evidence); the ``dev`` split
-   is the 505 claims outside the test split that have evidence, judged by it. Settings
-   are chosen on dev; test is only reported.
-
-BEIR records are passages already, so the corpus is ingested in chunks of up to 512
-tokens (``chunk_tokens=512``: 5,538 chunks for 5,183 records): BM25 sees the whole
-abstract, the dense vector its first 256 tokens, as in the BEIR protocol. A document's
-score is its best chunk's.
+1. Ingest of the whole corpus (5,183 abstracts), each in its own process so its peak RSS
+   is its own: as passages (the eval's chunks of up to 512 tokens, cached as the eval
+   collection) and with the 256-token chunks of ``kb ingest``. Reported: docs/s, the
+   seconds spent in the store (writes, reads of known chunks, the final flush, segment
+   optimisation and statistics) and their share of the ingest, peak RSS.
+2. Retrieval per mode on a held-out ``dev`` split (the 505 non-test claims with evidence,
+   judged by it: ``queries.jsonl`` carries each claim's evidence documents) and on the
+   ``test`` split (300 queries): nDCG@10, recall@100, MRR@10 and p50/p95 through the kb
+   handler, query embedding included. Settings are chosen on dev; test is only reported.
+3. Latency on the test queries, one at a time: through the handler (embedding included)
+   unfiltered, with one metadata filter (``wheres: type = jsonl``, a payload index made
+   on first use) and with a caller identity (the tenant filter); and store-only (the
+   query vectors computed beforehand).
+4. A synthetic collection of 100,000 chunks (384-d unit vectors, 40-term BM25 vectors,
+   tenants and a metadata field) built once, then served by a fresh process: its RSS
+   after opening and after 300 queries, and store-only p50 unfiltered / filtered / tenant.
 
 Run: ``.venv/bin/python bench/bench_kb.py`` (or ``make bench``). Data home:
-``$AGENT_SEARCH_HOME`` or ``bench/results/kb_home``. ``BENCH_KB_EMBED_DOCS`` (default
-160) sets the sample size of part 1.
+``$AGENT_SEARCH_HOME`` or ``bench/results/kb_home``. ``BENCH_KB_SYNTH`` (default 100000)
+sets the synthetic collection's size.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import resource
 import subprocess
 import sys
 import time
@@ -44,25 +40,21 @@ sys.path.insert(0, str(ROOT))
 
 import anyio  # noqa: E402
 
-from agent_search import SearchConfig  # noqa: E402
-from agent_search.kb.evaluation import ensure_ingested, evaluate  # noqa: E402
+from agent_search import Context, Request, SearchConfig  # noqa: E402
+from agent_search.kb.evaluation import ensure_ingested, evaluate, load_dataset  # noqa: E402
 from agent_search.kb.settings import KBSettings  # noqa: E402
 from agent_search.kb.store import get_store  # noqa: E402
 
 SCIFACT = ROOT.parent / "shared" / "data" / "beir-scifact"
 HOME = Path(os.environ.get("AGENT_SEARCH_HOME") or ROOT / "bench" / "results" / "kb_home")
-EMBED_DOCS = int(os.environ.get("BENCH_KB_EMBED_DOCS", "160"))
+SYNTH = int(os.environ.get("BENCH_KB_SYNTH", "100000"))
 EVAL_KB: dict[str, Any] = {"chunk_tokens": 512}
 
-EQUAL = {"dense_weight": 1.0, "sparse_weight": 1.0}
 RUNS: list[tuple[str, str, dict[str, Any]]] = [
     ("sparse (BM25, stemmed, stop words)", "sparse", {}),
     ("dense (MiniLM, int8 arithmetic, 256 tokens)", "dense", {}),
-    ("hybrid: plain RRF k=60", "hybrid", {"fusion": "rrf", "rrf_k": 60, **EQUAL}),
-    ("hybrid: DBSF over the top 100 (Qdrant's)", "hybrid", {"fusion": "dbsf", **EQUAL}),
-    ("hybrid: z-score over the collection, 1:1", "hybrid", {"fusion": "zscore", **EQUAL}),
-    ("hybrid: z-score, 0.75:0.25 (default)", "hybrid", {}),
-    ("hybrid: default + dense PRF (3 docs)", "hybrid", {"prf_docs": 3}),
+    ("hybrid: engine RRF k=60, 0.75:0.25", "hybrid", {"fusion": "rrf"}),
+    ("hybrid: calibrated z-score 0.75:0.25 (default)", "hybrid", {}),
 ]
 
 
@@ -87,69 +79,227 @@ def dev_split() -> Path:
     return folder
 
 
-def _embed_worker(kind: str) -> None:
-    """Child process: embed the sample one way, print docs/s and peak RSS as JSON."""
-    import resource
+def _rss_mb() -> float:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
 
-    from agent_search.kb.embedder import FastEmbedder, prepare_model_dir
 
-    lines = (SCIFACT / "corpus.jsonl").read_text(encoding="utf-8").splitlines()[:EMBED_DOCS]
-    texts = [f"{r['title']}\n{r['text']}" for r in map(json.loads, lines)]
-    model_dir = prepare_model_dir(HOME, 256, "weights" if kind != "dynamic" else "dynamic")
-    if kind == "baseline":
-        from fastembed import TextEmbedding
+def _peak_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
-        model = TextEmbedding("sentence-transformers/all-MiniLM-L6-v2",
-                              specific_model_path=str(model_dir))
-        list(model.embed(texts[:16], batch_size=16))
-        started = time.perf_counter()
-        list(model.embed(texts, batch_size=16))
+
+def _child(*args: str) -> dict[str, Any]:
+    out = subprocess.run([sys.executable, __file__, *args], capture_output=True, text=True,
+                         check=False)
+    if out.returncode != 0:
+        raise RuntimeError(f"{args}: {out.stderr.strip()[-2000:]}")
+    result: dict[str, Any] = json.loads(out.stdout.strip().splitlines()[-1])
+    return result
+
+
+# -- 1. ingest --------------------------------------------------------------------------------
+
+def _ingest_worker(kind: str) -> None:
+    from agent_search.kb.ingest import ingest_paths
+
+    config = SearchConfig(home=HOME, kb=EVAL_KB)
+    corpus = SCIFACT / "corpus.jsonl"
+    if kind == "passages":
+        name, report = anyio.run(ensure_ingested, config, corpus)
+        recorded = get_store(KBSettings.from_config(config), HOME).info(name).meta
+        row = report.to_json() if report is not None else recorded.get("ingest_report", {})
+        row["cached"] = report is None
     else:
-        embedder = FastEmbedder(model_dir, batch_size=8, max_tokens=256, int8=kind)
-        embedder.embed(texts[:16])
-        started = time.perf_counter()
-        embedder.embed(texts)
-    seconds = time.perf_counter() - started
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    print(json.dumps({"docs_per_s": len(texts) / seconds, "peak_rss_mb": peak}))
+        config = SearchConfig(home=HOME, kb={"max_file_mb": 100})
+        name = "scifact-256"
+        store = get_store(KBSettings.from_config(config), HOME)
+        if store.exists(name):
+            store.drop(name)
+        report = anyio.run(lambda: ingest_paths(config, [corpus], name, graph=False))
+        row = report.to_json()
+        row["cached"] = False
+    row.pop("skipped", None)
+    row.pop("warnings", None)
+    print(json.dumps(row))
 
 
-def _embedding_table() -> list[str]:
-    rows = {}
-    for kind in ("baseline", "weights", "dynamic"):
-        out = subprocess.run([sys.executable, __file__, "--embed-worker", kind],
-                             capture_output=True, text=True, check=True)
-        rows[kind] = json.loads(out.stdout.strip().splitlines()[-1])
-    base = rows["baseline"]["docs_per_s"]
-    lines = [f"### Embedding {EMBED_DOCS} SciFact abstracts (2 cores)", "",
-             "| embedder | docs/s | × baseline | peak RSS MB |", "|---|---:|---:|---:|"]
-    labels = {"baseline": "fastembed default order, batch 16, cap 256, shipped file",
-              "weights": "kb: length-sorted, batch 8, a session per core, shipped file",
-              "dynamic": "kb: the same on the int8-arithmetic model (default)"}
-    for kind, row in rows.items():
-        lines.append(f"| {labels[kind]} | {row['docs_per_s']:.1f} | "
-                     f"{row['docs_per_s'] / base:.2f} | {row['peak_rss_mb']:.0f} |")
+def _ingest_table() -> list[str]:
+    lines = ["### Ingest of the whole SciFact corpus (5,183 abstracts; each in its own "
+             "process)", "", "| chunks | chunks made | seconds | docs/s | in the store s "
+             "(share) | peak RSS MB |", "|---|---:|---:|---:|---:|---:|"]
+    for kind, label in (("passages", "passages (≤ 512 tokens, the eval's)"),
+                        ("chunks256", "256 tokens, 32 overlap (kb ingest)")):
+        r = _child("--ingest-worker", kind)
+        share = r.get("store_seconds", 0.0) / r["seconds"] if r.get("seconds") else 0.0
+        cached = " (cached run)" if r.get("cached") else ""
+        lines.append(f"| {label}{cached} | {r['chunks']} | {r['seconds']:.1f} | "
+                     f"{r['docs_per_s']:.1f} | {r.get('store_seconds', 0.0):.1f} "
+                     f"({share:.0%}) | {r['peak_rss_mb']:.0f} |")
     return lines
+
+
+# -- 3. latency ---------------------------------------------------------------------------------
+
+def _pct(values: list[float], q: float) -> float:
+    values = sorted(values)
+    return values[min(len(values) - 1, int(q * len(values)))]
+
+
+async def _latency(name: str) -> list[str]:
+    from agent_search.kb.embedder import embedder_for_collection
+    from agent_search.kb.handler import KBHandler
+    from agent_search.kb.ingest import bm25_of
+    from agent_search.kb.retrieval import QueryPlan, search
+    from agent_search.kb.tenancy import visibility
+
+    config = SearchConfig(home=HOME, kb=EVAL_KB)
+    dataset = load_dataset(SCIFACT, "test")
+    queries = [dataset.queries[q] for q in sorted(dataset.queries)]
+    handler = KBHandler(config, evaluation=True)
+    runs: list[tuple[str, dict[str, Any], tuple[str | None, str | None]]] = [
+        ("unfiltered", {}, (None, None)),
+        ("one metadata filter (wheres type = jsonl)",
+         {"wheres": [{"field": "type", "op": "=", "value": "jsonl"}]}, (None, None)),
+        ("tenant filter (user + team)", {}, ("alice", "red")),
+    ]
+    lines = ["### Query latency, SciFact test (300 queries, top 10, one at a time)", "",
+             "| path | p50 ms | p95 ms |", "|---|---:|---:|"]
+    for label, extra, (user, team) in runs:
+        ctx = Context(config=config, user_id=user, team_id=team)
+        await handler.search(ctx, Request(type="kb", query=queries[0], collections=[name],
+                                          **extra))  # the filter's index is made here
+        times = []
+        for q in queries:
+            t0 = time.perf_counter()
+            result = await handler.search(ctx, Request(type="kb", query=q, collections=[name],
+                                                       limit=10, **extra))
+            times.append((time.perf_counter() - t0) * 1000)
+            assert result.error is None, result.error
+        lines.append(f"| handler, query embedding included: {label} | {_pct(times, 0.5):.2f} "
+                     f"| {_pct(times, 0.95):.2f} |")
+    settings = KBSettings.from_config(config)
+    store = get_store(settings, HOME)
+    info = store.info(name)
+    embedder = embedder_for_collection(info.meta, settings, HOME)
+    bm25 = bm25_of(info.meta, settings)
+    vectors = [(embedder.embed_query(q), bm25.query_vector(q)) for q in queries]
+    plan = QueryPlan.of(settings, "hybrid", 10, bm25.k1)
+    for label, flt in (("store only (vectors given): public", visibility(None, None)),
+                       ("store only: tenant filter", visibility("alice", "red"))):
+        times = []
+        for dense, sparse in vectors:
+            t0 = time.perf_counter()
+            search(store, name, plan, dense, sparse, flt, info.points)
+            times.append((time.perf_counter() - t0) * 1000)
+        lines.append(f"| {label} | {_pct(times, 0.5):.2f} | {_pct(times, 0.95):.2f} |")
+    return lines
+
+
+# -- 4. a synthetic 100k-chunk collection -------------------------------------------------------
+
+def _synth_vectors(n: int, seed: int) -> Any:
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    dense = rng.standard_normal((n, 384)).astype(np.float32)
+    dense /= np.linalg.norm(dense, axis=1, keepdims=True)
+    terms = rng.zipf(1.3, size=(n, 40)) % 50_000
+    return dense, terms
+
+
+def _synth_build() -> None:
+    from agent_search.kb.ingest import BASE_INDEXES
+    from agent_search.kb.sparse import SparseVec
+    from agent_search.kb.store import PointData
+    from agent_search.kb.tenancy import Access
+
+    store = get_store(KBSettings(), HOME)
+    name = f"synth-{SYNTH}"
+    if store.exists(name) and store.count(name) == SYNTH:
+        print(json.dumps({"built": False}))
+        return
+    if store.exists(name):
+        store.drop(name)
+    started = time.perf_counter()
+    store.create(name, 384, {"dimensions": 384, "embedding_model": "synthetic",
+                             "bm25": {"k1": 1.2, "b": 0.75}}, BASE_INDEXES)
+    teams = ["red", "blue", "green", "amber"]
+    for start in range(0, SYNTH, 2000):
+        n = min(2000, SYNTH - start)
+        dense, terms = _synth_vectors(n, start)
+        points = []
+        for i in range(n):
+            t = sorted(set(terms[i].tolist()))
+            k = start + i
+            access = (Access.of() if k % 5 == 0 else
+                      Access.of(f"user{k % 50}", teams[k % 4]))
+            points.append(PointData(
+                f"00000000-0000-0000-0000-{k:012d}", dense[i].tolist(),
+                SparseVec(t, [1.0] * len(t)),
+                {"content": f"chunk {k}", "meta": {"year": 2000 + k % 25}, **access.payload()}))
+        store.upsert(name, points)
+    store.settle(name)
+    print(json.dumps({"built": True, "seconds": time.perf_counter() - started}))
+
+
+def _synth_serve() -> None:
+    import numpy as np
+
+    from agent_search.kb.filters import Group, Range, all_of
+    from agent_search.kb.retrieval import QueryPlan, search
+    from agent_search.kb.sparse import SparseVec
+    from agent_search.kb.tenancy import visibility
+
+    base = _rss_mb()
+    store = get_store(KBSettings(), HOME)
+    name = f"synth-{SYNTH}"
+    points = store.info(name).points
+    store.stats(name)
+    opened = _rss_mb()
+    dense, terms = _synth_vectors(300, 10_000_000)
+    plan = QueryPlan.of(KBSettings(), "hybrid", 10, 1.2)
+    out: dict[str, Any] = {"points": points, "rss_before_open_mb": base,
+                           "rss_open_mb": opened}
+    year = Group(must=(Range("meta.year", gte=2010, lt=2015),))
+    store.ensure_indexes(name, {"meta.year": "float"})
+    for label, flt in (("public", visibility(None, None)),
+                       ("filter", all_of(year, visibility(None, None))),
+                       ("tenant", visibility("user7", "blue"))):
+        times = []
+        for i in range(len(dense)):
+            t = sorted(set(terms[i][:6].tolist()))
+            q = np.asarray(dense[i], dtype=np.float32)
+            t0 = time.perf_counter()
+            search(store, name, plan, q, SparseVec(t, [1.0] * len(t)), flt, points)
+            times.append((time.perf_counter() - t0) * 1000)
+        out[f"p50_{label}_ms"] = _pct(times, 0.5)
+    out["rss_after_queries_mb"] = _rss_mb()
+    out["peak_rss_mb"] = _peak_mb()
+    print(json.dumps(out))
+
+
+def _synth_table() -> list[str]:
+    built = _child("--synth-build")
+    r = _child("--synth-serve")
+    how = (f"built in {built['seconds']:.0f} s" if built.get("built") else "built earlier")
+    return [f"### A process serving a synthetic {r['points']:,}-chunk collection ({how})", "",
+            "| RSS before opening | after opening (store + statistics) | after 900 hybrid "
+            "queries | store-only p50 public / year filter / tenant |",
+            "|---:|---:|---:|---:|",
+            f"| {r['rss_before_open_mb']:.0f} MB | {r['rss_open_mb']:.0f} MB | "
+            f"{r['rss_after_queries_mb']:.0f} MB | {r['p50_public_ms']:.2f} / "
+            f"{r['p50_filter_ms']:.2f} / {r['p50_tenant_ms']:.2f} ms |"]
 
 
 async def _main() -> None:
     print(f"kb benchmark — data home {HOME}\n", flush=True)
-    for line in await anyio.to_thread.run_sync(_embedding_table):
+    for line in await anyio.to_thread.run_sync(_ingest_table):
         print(line, flush=True)
     config = SearchConfig(home=HOME, kb=EVAL_KB)
-    started = time.perf_counter()
-    name, report = await ensure_ingested(config, SCIFACT / "corpus.jsonl")
-    store = get_store(KBSettings.from_config(config), HOME)
-    recorded = store.info(name).meta.get("ingest_report") or {}
-    print("\n### Full corpus ingest (5,183 abstracts)\n")
-    how = "this run" if report is not None else "recorded when the cache was built"
-    print(f"collection `{name}`: {recorded.get('documents', '?')} docs, "
-          f"{recorded.get('chunks', '?')} chunks in {recorded.get('seconds', '?')} s = "
-          f"**{recorded.get('docs_per_s', '?')} docs/s**, peak RSS "
-          f"**{recorded.get('peak_rss_mb', '?')} MB** ({how}; "
-          f"{time.perf_counter() - started:.0f} s now)\n", flush=True)
-
-    print("### Retrieval on BEIR SciFact\n")
+    name, _ = await ensure_ingested(config, SCIFACT / "corpus.jsonl")
+    print("\n### Retrieval on BEIR SciFact\n")
     print("| split | run | nDCG@10 | recall@100 | MRR@10 | p50 ms | p95 ms |")
     print("|---|---|---:|---:|---:|---:|---:|", flush=True)
     dev = dev_split()
@@ -159,10 +309,23 @@ async def _main() -> None:
             r = await evaluate(run_config, folder, split=split, mode=mode)
             print(f"| {split} | {label} | {r.ndcg_at_10:.4f} | {r.recall_at_100:.4f} | "
                   f"{r.mrr_at_10:.4f} | {r.p50_ms:.1f} | {r.p95_ms:.1f} |", flush=True)
+    print()
+    for line in await _latency(name):
+        print(line, flush=True)
+    from agent_search.kb.store import close_stores
+
+    close_stores()  # the synthetic collection's processes open the store themselves
+    print()
+    for line in await anyio.to_thread.run_sync(_synth_table):
+        print(line, flush=True)
 
 
 if __name__ == "__main__":
-    if len(sys.argv) == 3 and sys.argv[1] == "--embed-worker":
-        _embed_worker(sys.argv[2])
+    if len(sys.argv) == 3 and sys.argv[1] == "--ingest-worker":
+        _ingest_worker(sys.argv[2])
+    elif sys.argv[1:] == ["--synth-build"]:
+        _synth_build()
+    elif sys.argv[1:] == ["--synth-serve"]:
+        _synth_serve()
     else:
         anyio.run(_main)

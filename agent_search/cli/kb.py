@@ -116,10 +116,21 @@ def ingest(
     collection: Annotated[str, typer.Option("--collection", "-c", help="Target collection.")],
     graph: Annotated[bool | None, typer.Option("--graph/--no-graph",
                                                help="Build the entity graph too.")] = None,
+    user: Annotated[str | None, typer.Option(
+        "--user", help="Owner of the documents (only they, and their team, read them).")] = None,
+    team: Annotated[str | None, typer.Option(
+        "--team", help="Team of the documents (its members read them).")] = None,
+    share: Annotated[str | None, typer.Option(
+        "--share", help="'team' (default with --team) or 'private' (the owner only).")] = None,
+    public: Annotated[bool, typer.Option(
+        "--public", help="Readable by everyone although owned.")] = False,
     config_dir: ConfigOpt = None,
     json_out: JsonOpt = False,
 ) -> None:
     """Ingest files into a collection (created on first use).
+
+    Without --user and --team the documents are public; with them, searches return them
+    only to that user and (with --share team, the default with --team) the team.
 
     A file is one document however its path is written; re-ingesting adds, updates and
     removes chunks as the files changed and never duplicates. Files over kb.max_file_mb
@@ -127,15 +138,21 @@ def ingest(
     from agent_search.kb import StoreError, ingest_paths
     from agent_search.kb.embedder import EmbeddingError
     from agent_search.kb.ingest import CollectionMismatchError
+    from agent_search.kb.tenancy import Access
 
     config = _config(config_dir)
     missing = [str(p) for p in paths if not p.exists()]
     if missing:
         fail(f"no such file or folder: {', '.join(missing)}")
     try:
+        access = Access.of(user, team, public=public or None,
+                           share=share)  # type: ignore[arg-type]  # checked by Access.of
+    except ValueError as exc:
+        fail(f"--user/--team/--share: {exc}")
+    try:
         with ingest_progress("ingesting") as on_progress:
             report = anyio.run(lambda: ingest_paths(config, paths, collection, graph=graph,
-                                                    progress=on_progress))
+                                                    progress=on_progress, access=access))
     except (ValueError, CollectionMismatchError) as exc:
         fail(str(exc))
     except (StoreError, EmbeddingError) as exc:
@@ -228,3 +245,27 @@ def prune_evals(config_dir: ConfigOpt = None, json_out: JsonOpt = False) -> None
     else:
         console.print(f"dropped {len(dropped)} evaluation collection(s)"
                       + (f": {', '.join(dropped)}" if dropped else ""), highlight=False)
+
+
+@kb_app.command("migrate")
+def migrate(config_dir: ConfigOpt = None, json_out: JsonOpt = False) -> None:
+    """Move a knowledge base made by an earlier version (Qdrant local mode, in
+    $AGENT_SEARCH_HOME/qdrant) to the embedded Qdrant Edge store: vectors are copied, not
+    re-embedded; the old folder is kept as qdrant.migrated-<time>."""
+    from agent_search.kb import StoreError
+    from agent_search.kb.migrate import migrate as run_migration
+
+    config = _config(config_dir)
+    try:
+        done = anyio.run(lambda: anyio.to_thread.run_sync(run_migration, config.home))
+    except StoreError as exc:
+        fail(str(exc), 1)
+    if json_out:
+        print_json({"collections": done.collections,
+                    "backup": str(done.backup) if done.backup else None})
+    elif done.backup is None:
+        console.print("nothing to migrate", highlight=False)
+    else:
+        points = sum(done.collections.values())
+        console.print(f"migrated {len(done.collections)} collection(s), {points} chunks; "
+                      f"the old store is kept at {done.backup}", highlight=False, markup=False)

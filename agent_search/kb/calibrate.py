@@ -17,7 +17,7 @@ Qdrant server gets) against the plain z-score fusion, and a reliability table.
 
 The shipped constants were fitted on SciFact's 505 non-test claims with evidence (the
 ``dev`` split that ``bench/bench_kb.py`` builds from ``queries.jsonl``), never on the test
-split. This is a development tool: it needs the local store (no Qdrant server).
+split. This is a development tool: it holds the collection's vectors in memory.
 """
 
 from __future__ import annotations
@@ -35,11 +35,54 @@ from agent_search.config import SearchConfig, load_config
 from agent_search.kb.embedder import embedder_for_collection
 from agent_search.kb.evaluation import ensure_ingested, load_dataset, ndcg_at, passage_config
 from agent_search.kb.ingest import bm25_of
-from agent_search.kb.retrieval import local_index, zscore_fusion
+from agent_search.kb.retrieval import zscore_fusion
 from agent_search.kb.settings import KBSettings
-from agent_search.kb.store import get_store
+from agent_search.kb.sparse import SparseVec
+from agent_search.kb.store import KBStore, get_store, scroll_all
 
 CANDIDATES = 100
+
+
+class FullIndex:
+    """Every chunk's vectors in numpy, to score a query against the whole collection (the
+    moments and the candidates of the fit); a development tool's copy, never the kb's."""
+
+    def __init__(self, store: KBStore, name: str) -> None:
+        self.payloads: list[dict[str, Any]] = []
+        rows: list[list[float]] = []
+        postings: dict[int, tuple[list[int], list[float]]] = {}
+        for i, rec in enumerate(scroll_all(store, name, payload=True, vectors=True)):
+            self.payloads.append(rec.payload)
+            rows.append(rec.dense or [])
+            if rec.sparse is not None:
+                for t, w in zip(rec.sparse.indices, rec.sparse.values, strict=True):
+                    owners, weights = postings.setdefault(t, ([], []))
+                    owners.append(i)
+                    weights.append(w)
+        dense = np.asarray(rows, dtype=np.float32)
+        self.dense = dense / np.maximum(np.linalg.norm(dense, axis=1, keepdims=True), 1e-12)
+        self.postings = {t: (np.asarray(o, dtype=np.int64), np.asarray(w, dtype=np.float32))
+                         for t, (o, w) in postings.items()}
+
+    def idf(self, term: int) -> float:
+        n = len(self.postings[term][0]) if term in self.postings else 0
+        return float(np.log1p((len(self.payloads) - n + 0.5) / (n + 0.5)))
+
+    def dense_scores(self, query: NDArray[np.float32]) -> NDArray[np.float32]:
+        q = query / max(float(np.linalg.norm(query)), 1e-12)
+        return np.asarray(self.dense @ q, dtype=np.float32)
+
+    def sparse_scores(self, query: SparseVec) -> NDArray[np.float32]:
+        scores = np.zeros(len(self.payloads), dtype=np.float32)
+        for term, qw in zip(query.indices, query.values, strict=True):
+            if term in self.postings:
+                owners, weights = self.postings[term]
+                np.add.at(scores, owners, weights * np.float32(self.idf(term) * qw))
+        return scores
+
+    def max_sparse(self, query: SparseVec, k1: float) -> float:
+        return sum(self.idf(t) * v for t, v in zip(query.indices, query.values, strict=True)) \
+            * (k1 + 1.0)
 
 
 def fit_logistic(x: NDArray[np.float64], y: NDArray[np.float64],
@@ -65,7 +108,7 @@ async def _collect(config: SearchConfig, folder: Path, split: str) -> dict[str, 
     settings = KBSettings.from_config(config)
     store = get_store(settings, config.home)
     info = store.info(name)
-    index = local_index(store, name)
+    index = FullIndex(store, name)
     embedder = embedder_for_collection(info.meta, settings, config.home)
     bm25 = bm25_of(info.meta, settings)
     docs = [str(p.get("document_id")) for p in index.payloads]
@@ -77,7 +120,7 @@ async def _collect(config: SearchConfig, folder: Path, split: str) -> dict[str, 
         text = dataset.queries[qid]
         dense = index.dense_scores(np.asarray(embedder.embed_query(text), dtype=np.float32))
         query = bm25.query_vector(text)
-        raw, _ = index.sparse_scores(query)
+        raw = index.sparse_scores(query)
         coverage = raw / max(index.max_sparse(query, bm25.k1), 1e-9)
         rels = dataset.qrels[qid]
         stats.append((float(dense.mean()), float(dense.var()), float(coverage.mean()),

@@ -161,11 +161,14 @@ def _query_entities(graph: nx.Graph, query: str) -> list[str]:
     return sorted(k for k in keys if k in graph)
 
 
-def associate(home: Path, collections: list[str], query: str,
-              hops: int = 1) -> tuple[list[GraphNode], dict[str, float]]:
-    """Graph nodes related to ``query`` and a boost (0..1) per point id."""
+def associate(home: Path, collections: list[str], query: str, hops: int = 1,
+              visible: set[str] | None = None) -> tuple[list[GraphNode], dict[str, float]]:
+    """Graph nodes related to ``query`` and a boost (0..1) per point id. With ``visible``
+    (the point ids the caller may read), only entities mentioned in one of those chunks
+    are returned: the graph spans every tenant's documents, the answer must not."""
     nodes: dict[str, GraphNode] = {}
     boosts: dict[str, float] = {}
+    shown: set[str] = set()
     for collection in collections:
         graph = load_graph(home, collection)
         matched = _query_entities(graph, query)
@@ -205,7 +208,10 @@ def associate(home: Path, collections: list[str], query: str,
                 if graph.nodes[n].get("kind") == "chunk":
                     pid = n.removeprefix("chunk:")
                     boosts[pid] = max(boosts.get(pid, 0.0), weight)
-    ranked = sorted(nodes.values(), key=lambda g: -(g.score or 0.0))[:50]
+                    if visible is None or pid in visible:
+                        shown.add(ent)
+    ranked = sorted((g for g in nodes.values() if g.id in shown),
+                    key=lambda g: -(g.score or 0.0))[:50]
     return ranked, boosts
 
 

@@ -6,7 +6,13 @@ is empty too, every collection in the store except those of ``eval retrieval``, 
 never searched, named or not, unless the handler was built with ``evaluation=True``),
 ``threshold`` (empty → ``kb.threshold``; see :mod:`agent_search.kb.retrieval` for what the
 score means per mode), ``graph`` (or ``kb.graph``), ``limit``, ``wheres`` (metadata
-filters, translated to Qdrant filters).
+filters, run by the engine; a payload index is created for a filtered field the first time
+it is filtered on).
+
+Every query this handler sends is ANDed with the visibility of the context's identity
+(:func:`agent_search.kb.tenancy.visibility`): the chunks the caller may read. It is added
+here, below the request's filter, so no request field, hook, tool or MCP argument can
+widen it; graph nodes are limited to entities of the chunks returned.
 
 ``request.options`` keys:
 
@@ -29,9 +35,9 @@ import numpy as np
 from agent_search.config import SearchConfig
 from agent_search.context import Context
 from agent_search.kb.embedder import Embedder, EmbeddingError, embedder_for_collection
-from agent_search.kb.filters import FilterError, to_qdrant_filter
+from agent_search.kb.filters import FilterError, Group, all_of, indexed_fields, to_filter
 from agent_search.kb.ingest import CollectionMismatchError, bm25_of, check_compatible
-from agent_search.kb.retrieval import Hit, QueryPlan, search_local, search_qdrant
+from agent_search.kb.retrieval import Hit, QueryPlan, search
 from agent_search.kb.settings import KBSettings
 from agent_search.kb.store import (
     CollectionInfo,
@@ -40,6 +46,7 @@ from agent_search.kb.store import (
     get_store,
     is_eval_collection,
 )
+from agent_search.kb.tenancy import visibility
 from agent_search.trace import first_line, span
 from agent_search.types import ABSOLUTE_MAX_LIMIT, Request, Result, ResultItem
 
@@ -97,7 +104,10 @@ class KBHandler:
         threshold = request.threshold if request.threshold is not None else kb_conf.threshold
         use_graph = request.graph or bool(kb_conf.graph)
         limit = request.limit or ctx.config.options.default_limit
-        query_filter = to_qdrant_filter(request.wheres)
+        request_filter = to_filter(request.wheres)
+        # the caller's identity, from the context the entry point built: never from the
+        # request, and never left out
+        allowed = visibility(ctx.user_id, ctx.team_id)
 
         home = self.config.home
         # one worker-thread hop for the whole synchronous part: on a busy machine every
@@ -106,7 +116,7 @@ class KBHandler:
         fetch = min(limit * 3, ABSOLUTE_MAX_LIMIT) if use_graph else limit
         infos, hits = await anyio.to_thread.run_sync(
             _retrieve, settings, home, list(request.collections or kb_conf.collections),
-            mode, fetch, request.query, query_filter, self.evaluation)
+            mode, fetch, request.query, request_filter, allowed, self.evaluation)
         if not infos:
             return  # an empty knowledge base: nothing to find, nothing wrong
 
@@ -116,7 +126,7 @@ class KBHandler:
             with span("graph_search"):
                 nodes, boosts = await anyio.to_thread.run_sync(
                     associate, home, [i.name for i in infos], request.query,
-                    settings.graph_hops)
+                    settings.graph_hops, {h.point_id for _, h in hits})
                 result.graph_nodes = nodes
                 if boosts:
                     hits = [(c, Hit(h.point_id, min(1.0, h.score + settings.graph_boost
@@ -154,9 +164,8 @@ def _resolve(settings: KBSettings, home: Path, wanted: list[str], evaluation: bo
 
 
 def _retrieve(settings: KBSettings, home: Path, wanted: list[str], mode: str, limit: int,
-              query: str, query_filter: Any, evaluation: bool = False
-              ) -> tuple[list[CollectionInfo],
-                                                      list[tuple[str, Hit]]]:
+              query: str, request_filter: Group | None, allowed: Group,
+              evaluation: bool = False) -> tuple[list[CollectionInfo], list[tuple[str, Hit]]]:
     """Resolve the collections, embed the query once per model, search each collection.
 
     Runs in one worker thread; the spans nest under the search's trace node through the
@@ -174,26 +183,21 @@ def _retrieve(settings: KBSettings, home: Path, wanted: list[str], mode: str, li
         for info, embedder in targets:
             # searches use the collection's own BM25 parameters; only the vectors must agree
             check_compatible(info.name, info.meta, embedder, settings, bm25=False)
+            store.ensure_indexes(info.name, indexed_fields(request_filter))
             hits.extend(_search_one(store, info, settings, mode, limit,
-                                    vectors.get(embedder.model_id), query, query_filter))
+                                    vectors.get(embedder.model_id), query,
+                                    all_of(request_filter, allowed)))
         node.attributes["hits"] = len(hits)
     return [info for info, _ in targets], hits
 
 
 def _search_one(store: KBStore, info: CollectionInfo, settings: KBSettings, mode: str,
-                limit: int, dense: Any, query: str, query_filter: Any) -> list[tuple[str, Hit]]:
+                limit: int, dense: Any, query: str, flt: Group | None) -> list[tuple[str, Hit]]:
     bm25 = bm25_of(info.meta, settings)
     sparse = bm25.query_vector(query) if mode != "dense" else None
     plan = QueryPlan.of(settings, mode, limit, bm25.k1)
-    found = _run_query(store, info.name, plan, dense, sparse, query_filter, info.points)
+    found = search(store, info.name, plan, dense, sparse, flt, info.points)
     return [(info.name, h) for h in found]
-
-
-def _run_query(store: KBStore, collection: str, plan: QueryPlan, dense: Any, sparse: Any,
-               query_filter: Any, points: int) -> list[Hit]:
-    if store.local and query_filter is None:
-        return search_local(store, collection, plan, dense, sparse)
-    return search_qdrant(store, collection, plan, dense, sparse, query_filter, points)
 
 
 def _item(collection: str, hit: Hit) -> ResultItem:

@@ -37,13 +37,14 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 
 from agent_search.config import SearchConfig
 from agent_search.kb.chunking import Chunk, TokenCounter, approx_tokens, iter_chunks
 from agent_search.kb.embedder import Embedder, FastEmbedder, get_embedder
+from agent_search.kb.filters import Group, IndexKind, IsNull, Match, MatchAny
 from agent_search.kb.loaders import (
     Document,
     Skipped,
@@ -55,13 +56,17 @@ from agent_search.kb.loaders import (
 from agent_search.kb.settings import KBSettings
 from agent_search.kb.sparse import BM25, TermCounts
 from agent_search.kb.store import (
-    DENSE,
-    SPARSE,
     KBStore,
+    PointData,
     check_collection_name,
     get_store,
     is_eval_collection,
+    scroll_all,
 )
+from agent_search.kb.tenancy import ACL_INDEXES, ACL_OWNER, ACL_TEAM, Access
+
+if TYPE_CHECKING:
+    from agent_search.context import Context
 
 ProgressCallback = Callable[[int, int], None]
 """``progress(bytes_done, bytes_total)`` of the input, called from worker threads."""
@@ -93,6 +98,7 @@ class IngestReport:
     bytes_read: int = 0
     seconds: float = 0.0
     embed_seconds: float = 0.0
+    store_seconds: float = 0.0  # in the store: writes, deletes, reads of known chunks
     peak_rss_mb: float = 0.0
 
     @property
@@ -115,6 +121,8 @@ class IngestReport:
             "unchanged": self.unchanged, "removed": self.removed, "embedded": self.embedded,
             "bytes_read": self.bytes_read, "seconds": round(self.seconds, 3),
             "docs_per_s": round(self.docs_per_s, 2), "peak_rss_mb": round(self.peak_rss_mb, 1),
+            "embed_seconds": round(self.embed_seconds, 3),
+            "store_seconds": round(self.store_seconds, 3),
             "skipped": [{"source": s.source, "reason": s.reason} for s in self.skipped],
             "warnings": [{"source": w.source, "message": w.reason} for w in self.warnings],
         }
@@ -177,8 +185,51 @@ def embed_text(title: str | None, chunk: Chunk) -> str:
     return "\n".join([*parts, chunk.text])
 
 
-def point_id(collection: str, source: str, doc_id: str, index: int) -> str:
-    return str(uuid.uuid5(_ID_NAMESPACE, f"{collection}\x00{source}\x00{doc_id}\x00{index}"))
+BASE_INDEXES: dict[str, IndexKind] = {"source": "keyword", "document_id": "keyword",
+                                      **ACL_INDEXES}
+"""Payload indexes every collection gets at creation (the filters ingest and tenancy use)."""
+
+
+def point_id(collection: str, source: str, doc_id: str, index: int,
+             access: Access | None = None) -> str:
+    """A chunk's id. A document owned by a user or team is another document than the same
+    file ingested by someone else (or as public): they never overwrite each other."""
+    owned = access is not None and (access.owner is not None or access.team is not None)
+    scope = f"\x00{access.owner or ''}\x00{access.team or ''}" if owned and access else ""
+    return str(uuid.uuid5(_ID_NAMESPACE,
+                          f"{collection}\x00{source}\x00{doc_id}\x00{index}{scope}"))
+
+
+def _owner_scope(access: Access) -> Group:
+    """The chunks of the same owner and team (null when none): an ingest's own chunks."""
+    return Group(must=(Match(ACL_OWNER, access.owner) if access.owner else IsNull(ACL_OWNER),
+                       Match(ACL_TEAM, access.team) if access.team else IsNull(ACL_TEAM)))
+
+
+def source_hashes(store: KBStore, name: str, source: str,
+                  access: Access | None = None) -> dict[str, str]:
+    """Point id → content hash of the chunks ingested from ``source`` (by that owner)."""
+    parts: list[Any] = [Match("source", source)]
+    if access is not None:
+        parts.append(_owner_scope(access))
+    return {r.id: str(r.payload.get("content_hash", "")) for r in scroll_all(
+        store, name, Group(must=tuple(parts)), payload=["content_hash"])}
+
+
+def has_legacy_points(store: KBStore, name: str, scheme: int) -> bool:
+    """True when some point lacks ``id_scheme == scheme`` (written by an older ingest)."""
+    records, _ = store.scroll(name, Group(must_not=(Match("id_scheme", scheme),)), limit=1,
+                              offset=None, payload=False, vectors=False)
+    return bool(records)
+
+
+def legacy_points(store: KBStore, name: str, scheme: int, sources: list[str],
+                  document_id: str) -> list[str]:
+    """Ids of points of an older ingest (no ``id_scheme == scheme``) whose source is one
+    of ``sources`` or whose document id is ``document_id``."""
+    flt = Group(should=(MatchAny("source", tuple(sources)), Match("document_id", document_id)),
+                must_not=(Match("id_scheme", scheme),))
+    return [r.id for r in scroll_all(store, name, flt, payload=False)]
 
 
 @dataclass(slots=True)
@@ -221,9 +272,13 @@ def source_root(settings: KBSettings, home: Path) -> Path:
 async def ingest_paths(config: SearchConfig, paths: Sequence[str | Path], collection: str, *,
                        graph: bool | None = None,
                        progress: ProgressCallback | None = None,
-                       evaluation: bool = False) -> IngestReport:
+                       evaluation: bool = False, access: Access | None = None,
+                       ctx: Context | None = None) -> IngestReport:
     """Ingest files and folders into ``collection`` (created on first use).
 
+    ``access`` says who may read the documents (:class:`~agent_search.kb.tenancy.Access`);
+    without it, the identity of ``ctx`` owns them (owner = its user, shared with its
+    team), and without either they are public.
     ``graph`` (default ``config.kb.graph``) also updates the collection's entity graph.
     Returns what was done; bad or oversized files are in ``report.skipped``. Raises
     ``ValueError`` for a bad or reserved collection name (``eval-…`` is for
@@ -237,9 +292,11 @@ async def ingest_paths(config: SearchConfig, paths: Sequence[str | Path], collec
                          f"'agent-search eval retrieval': {collection!r}")
     settings = KBSettings.from_config(config)
     use_graph = settings.graph if graph is None else graph
+    if access is None:
+        access = Access.of(ctx.user_id, ctx.team_id) if ctx is not None else Access.of()
     return await anyio.to_thread.run_sync(
         _ingest_sync, config.home, settings, [Path(p) for p in paths], collection, use_graph,
-        progress)
+        progress, access)
 
 
 def _plan(paths: list[Path], root: Path, settings: KBSettings,
@@ -292,7 +349,8 @@ def _token_counter(embedder: Embedder) -> TokenCounter:
 
 
 def _ingest_sync(home: Path, settings: KBSettings, paths: list[Path], collection: str,
-                 use_graph: bool, progress: ProgressCallback | None) -> IngestReport:
+                 use_graph: bool, progress: ProgressCallback | None,
+                 access: Access) -> IngestReport:
     started = time.perf_counter()
     report = IngestReport(collection)
     store = get_store(settings, home)
@@ -307,9 +365,9 @@ def _ingest_sync(home: Path, settings: KBSettings, paths: list[Path], collection
         if exists:
             check_compatible(collection, meta, embedder, settings)
         writer = _Writer(store, collection, settings, embedder, meta if exists else None,
-                         report, progress, total, home if use_graph else None)
+                         report, progress, total, home if use_graph else None, access)
         legacy = exists and meta.get("id_scheme") != ID_SCHEME \
-            and store.has_legacy_points(collection, ID_SCHEME)
+            and has_legacy_points(store, collection, ID_SCHEME)
         done = 0
         try:
             for planned_file in planned:
@@ -323,8 +381,12 @@ def _ingest_sync(home: Path, settings: KBSettings, paths: list[Path], collection
             writer.abort()
             raise
         writer.finish()
+        if writer.created or exists:
+            t0 = time.perf_counter()
+            store.settle(collection)
+            report.store_seconds += time.perf_counter() - t0
         if exists and meta.get("id_scheme") != ID_SCHEME \
-                and not store.has_legacy_points(collection, ID_SCHEME):
+                and not has_legacy_points(store, collection, ID_SCHEME):
             store.update_meta(collection, {**store.info(collection).meta,
                                            "id_scheme": ID_SCHEME})
     report.seconds = time.perf_counter() - started
@@ -338,7 +400,9 @@ def _ingest_file(planned: _Planned, store: KBStore, collection: str, settings: K
     """Stream one file's chunks into the writer; then delete what the file no longer has
     (and its points under legacy ids)."""
     path, key = planned.path, planned.key
-    known = store.source_hashes(collection, key) if exists else {}
+    t0 = time.perf_counter()
+    known = source_hashes(store, collection, key, writer.access) if exists else {}
+    report.store_seconds += time.perf_counter() - t0
     fresh: set[str] = set()
     produced = False
     skipped_before = len(report.skipped)
@@ -357,11 +421,11 @@ def _ingest_file(planned: _Planned, store: KBStore, collection: str, settings: K
                 documented = produced = True
             report.chunks += 1
             consumed += len(chunk.text)
-            pid = point_id(collection, key, doc.doc_id, chunk.index)
+            pid = point_id(collection, key, doc.doc_id, chunk.index, writer.access)
             text = embed_text(doc.title, chunk)
             digest = hashlib.sha1(
-                f"{embedder.model_id}\x00{writer.bm25}\x00{doc.title}\x00{text}".encode()
-            ).hexdigest()
+                f"{embedder.model_id}\x00{writer.bm25}\x00{doc.title}\x00{text}"
+                f"{writer.access_key}".encode()).hexdigest()
             fresh.add(pid)
             old = known.get(pid)
             if old == digest:
@@ -380,8 +444,8 @@ def _ingest_file(planned: _Planned, store: KBStore, collection: str, settings: K
     stale = [pid for pid in known if pid not in fresh]
     if legacy:
         seen = set(stale) | fresh
-        stale.extend(pid for pid in store.legacy_points(
-            collection, ID_SCHEME, _path_forms(path), legacy_file_doc_id(path))
+        stale.extend(pid for pid in legacy_points(
+            store, collection, ID_SCHEME, _path_forms(path), legacy_file_doc_id(path))
             if pid not in seen)
     if stale:
         writer.remove(stale)
@@ -410,8 +474,13 @@ class _Writer:
 
     def __init__(self, store: KBStore, collection: str, settings: KBSettings,
                  embedder: Embedder, meta: dict[str, Any] | None, report: IngestReport,
-                 progress: ProgressCallback | None, total: int, graph_home: Path | None) -> None:
+                 progress: ProgressCallback | None, total: int, graph_home: Path | None,
+                 access: Access) -> None:
         self.store = store
+        self.access = access
+        # in the content hash: new access rewrites the chunks (public keeps the hashes of
+        # earlier versions, so a migrated store re-ingests as unchanged)
+        self.access_key = "" if access == Access.of() else f"\x00{access}"
         self.collection = collection
         self.settings = settings
         self.embedder = embedder
@@ -470,7 +539,7 @@ class _Writer:
         self.avgdl = sum(lengths) / len(lengths) if lengths else 1.0
         probe = self.embedder.embed([self.pending[0].text])  # learns a remote model's size
         meta = collection_meta(self.settings, self.embedder, self.avgdl)
-        self.store.create(self.collection, int(probe.shape[1]), meta)
+        self.store.create(self.collection, int(probe.shape[1]), meta, BASE_INDEXES)
         self.meta = meta
         self.created = True
 
@@ -487,18 +556,13 @@ class _Writer:
             self._flush_graph(force=False)
 
     def _write(self, batch: list[_Pending], vectors: Any) -> None:
-        from qdrant_client import models
-        points = []
-        for p, vec in zip(batch, vectors, strict=True):
-            sparse = self.bm25.vector_of(p.terms, self.avgdl)
-            points.append(models.PointStruct(
-                id=p.pid,
-                vector={DENSE: vec.tolist(),
-                        SPARSE: models.SparseVector(indices=sparse.indices,
-                                                    values=sparse.values)},
-                payload=_payload(p),
-            ))
+        access = self.access.payload()
+        points = [PointData(p.pid, vec.tolist(), self.bm25.vector_of(p.terms, self.avgdl),
+                            {**_payload(p), **access})
+                  for p, vec in zip(batch, vectors, strict=True)]
+        t0 = time.perf_counter()
         self.store.upsert(self.collection, points)
+        self.report.store_seconds += time.perf_counter() - t0
         if self.progress is not None:
             self.progress(batch[-1].progress, self.total)
 

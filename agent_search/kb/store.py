@@ -1,15 +1,20 @@
-"""The Qdrant store: one client per process per storage path (or server URL), and the
-collection operations the kb needs.
+"""The knowledge-base store: one small interface, two backends.
 
-Local mode (the default) keeps the collections on disk under ``$AGENT_SEARCH_HOME/qdrant``
-with no server. A local storage folder can be opened by one process at a time (Qdrant takes
-a file lock): every user in this process shares one client, calls on it are serialised by
-a lock, and a second process gets :class:`StoreLockedError` with what to do. With
-``kb.url`` (and ``kb.api_key_env``) the same code talks to a Qdrant server or cluster.
+* **Qdrant Edge** (the default, :mod:`agent_search.kb.store_edge`): Qdrant's own engine
+  embedded in the process, one shard per collection under ``$AGENT_SEARCH_HOME/kb/``.
+  One process opens a data home at a time; a second one gets :class:`StoreLockedError`
+  at once.
+* **A Qdrant server** (``kb.url`` and ``kb.api_key_env``,
+  :mod:`agent_search.kb.store_server`) through qdrant-client.
 
-Each collection records in its Qdrant metadata the embedding model and dimension, and the
-BM25 parameters its sparse vectors were computed with; a later ingest or a search with
-other settings is refused with a clear error instead of returning garbage.
+Both take the same requests (:class:`VectorQuery`, :class:`FusionQuery`, filters of
+:mod:`agent_search.kb.filters`), so retrieval (:mod:`agent_search.kb.retrieval`) is
+written once. Methods block: call them from a worker thread (the kb handler and the ingest
+do), never on the event loop.
+
+Each collection records the embedding model and dimension, and the BM25 parameters its
+sparse vectors were computed with; a later ingest or a search with other settings is
+refused with a clear error instead of returning garbage.
 
 Collections named ``eval-…`` (:data:`EVAL_PREFIX`) belong to ``eval retrieval``: only the
 evaluation ingests into them, and the kb handler never searches them unless it was built
@@ -19,17 +24,17 @@ for the evaluation (not something a request, hook, tool or MCP call can ask for)
 from __future__ import annotations
 
 import atexit
-import os
 import re
 import threading
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
+from agent_search.kb.filters import Condition, Group, IndexKind
 from agent_search.kb.settings import KBSettings
-
-if TYPE_CHECKING:  # qdrant-client is imported where it is used: it takes ~1 s
-    from qdrant_client import QdrantClient, models
+from agent_search.kb.sparse import SparseVec
+from agent_search.kb.stats import CollectionStats
 
 DENSE = "dense"
 SPARSE = "bm25"
@@ -47,7 +52,7 @@ class StoreError(RuntimeError):
 
 
 class StoreLockedError(StoreError):
-    """Another process holds the local storage folder."""
+    """Another process holds the data home's knowledge base."""
 
 
 class CollectionNotFound(StoreError):
@@ -72,179 +77,107 @@ class CollectionInfo:
     meta: dict[str, Any]
 
 
-class KBStore:
-    """Collection operations on one Qdrant client. Methods block: call them in a thread."""
+@dataclass(frozen=True, slots=True)
+class PointData:
+    """A point to write: named dense and sparse vectors and its payload."""
 
-    def __init__(self, client: QdrantClient, *, location: str, local: bool) -> None:
-        self.client = client
-        self.location = location
-        self.local = local
-        self.lock = threading.RLock()
-        self._versions: dict[str, int] = {}
-        self._writes = 0
-        # local mode: this process is the only writer, so listings and collection info
-        # stay valid until it writes; cached per write count
-        self._cache: dict[str, tuple[int, Any]] = {}
+    id: str
+    dense: list[float]
+    sparse: SparseVec
+    payload: dict[str, Any]
 
-    def version(self, name: str) -> int:
-        """Bumped on every write through this store (local mode: the only writer)."""
-        return self._versions.get(name, 0)
 
-    def _bump(self, name: str) -> None:
-        self._versions[name] = self._versions.get(name, 0) + 1
-        self._writes += 1
+@dataclass(slots=True)
+class Record:
+    """A stored point as read back (vectors only when asked for)."""
 
-    def _cached(self, key: str) -> Any:
-        if not self.local:
-            return None
-        hit = self._cache.get(key)
-        return hit[1] if hit is not None and hit[0] == self._writes else None
+    id: str
+    payload: dict[str, Any]
+    dense: list[float] | None = None
+    sparse: SparseVec | None = None
 
-    def _remember(self, key: str, value: Any) -> Any:
-        if self.local:
-            self._cache[key] = (self._writes, value)
-        return value
 
-    def collections(self) -> list[str]:
-        with self.lock:
-            cached = self._cached("\x00collections")
-            if cached is not None:
-                return list(cached)
-            names = sorted(c.name for c in self.client.get_collections().collections)
-            return list(self._remember("\x00collections", names))
+@dataclass(slots=True)
+class Scored:
+    id: str
+    score: float
+    payload: dict[str, Any] | None = None
 
-    def exists(self, name: str) -> bool:
-        with self.lock:
-            return bool(self.client.collection_exists(name))
 
-    def info(self, name: str) -> CollectionInfo:
-        with self.lock:
-            cached = self._cached(name)
-            if cached is not None:
-                return CollectionInfo(cached.name, cached.points, dict(cached.meta))
-            if not self.client.collection_exists(name):
-                raise CollectionNotFound(name)
-            info = self.client.get_collection(name)
-            count = self.client.count(name, exact=True).count
-            meta = dict(info.config.metadata or {})
-            found = CollectionInfo(name, int(count), meta)
-            self._remember(name, CollectionInfo(name, int(count), dict(meta)))
-            return found
+@dataclass(frozen=True, slots=True)
+class VectorQuery:
+    """Nearest points by one named vector (``DENSE`` or ``SPARSE``)."""
 
-    def create(self, name: str, dimensions: int, meta: dict[str, Any]) -> None:
-        from qdrant_client import models
-        with self.lock:
-            self.client.create_collection(
-                name,
-                vectors_config={DENSE: models.VectorParams(size=dimensions,
-                                                           distance=models.Distance.COSINE)},
-                sparse_vectors_config={SPARSE: models.SparseVectorParams(
-                    modifier=models.Modifier.IDF)},
-                metadata=meta,
-            )
-            if not self.local:
-                for key in ("source", "document_id"):
-                    self.client.create_payload_index(name, key, models.PayloadSchemaType.KEYWORD)
-            self._bump(name)
+    using: str
+    vector: list[float] | SparseVec
+    limit: int
+    filter: Group | None = None
+    with_payload: bool = False
 
-    def update_meta(self, name: str, meta: dict[str, Any]) -> None:
-        with self.lock:
-            self.client.update_collection(name, metadata=meta)
-            self._writes += 1
 
-    def drop(self, name: str) -> bool:
-        with self.lock:
-            if not self.client.collection_exists(name):
-                return False
-            self.client.delete_collection(name)
-            self._bump(name)
-            return True
+@dataclass(frozen=True, slots=True)
+class RescoreQuery:
+    """The union of the prefetched lists, scored by one named vector (exact, for every
+    candidate of either list; a sparse vector scores only the points it matches)."""
 
-    def source_hashes(self, name: str, source: str) -> dict[str, str]:
-        """Point id → content hash of the chunks ingested from ``source``."""
-        from qdrant_client import models
-        found: dict[str, str] = {}
-        flt = models.Filter(must=[models.FieldCondition(
-            key="source", match=models.MatchValue(value=source))])
-        offset: Any = None
-        with self.lock:
-            while True:
-                points, offset = self.client.scroll(
-                    name, scroll_filter=flt, limit=1024, offset=offset,
-                    with_payload=["content_hash"], with_vectors=False)
-                for p in points:
-                    found[str(p.id)] = str((p.payload or {}).get("content_hash", ""))
-                if offset is None:
-                    return found
+    prefetch: tuple[VectorQuery, ...]
+    using: str
+    vector: list[float] | SparseVec
+    limit: int
 
-    def has_legacy_points(self, name: str, scheme: int) -> bool:
-        """True when some point lacks ``id_scheme == scheme`` (written by an older ingest)."""
-        from qdrant_client import models
-        flt = models.Filter(must_not=[models.FieldCondition(
-            key="id_scheme", match=models.MatchValue(value=scheme))])
-        with self.lock:
-            points, _ = self.client.scroll(name, scroll_filter=flt, limit=1,
-                                           with_payload=False, with_vectors=False)
-        return bool(points)
 
-    def legacy_points(self, name: str, scheme: int, sources: list[str],
-                      document_id: str) -> list[str]:
-        """Ids of points of an older ingest (no ``id_scheme == scheme``) whose source is one
-        of ``sources`` or whose document id is ``document_id``."""
-        from qdrant_client import models
-        flt = models.Filter(
-            should=[models.FieldCondition(key="source", match=models.MatchAny(any=sources)),
-                    models.FieldCondition(key="document_id",
-                                          match=models.MatchValue(value=document_id))],
-            must_not=[models.FieldCondition(key="id_scheme",
-                                            match=models.MatchValue(value=scheme))])
-        found: list[str] = []
-        offset: Any = None
-        with self.lock:
-            while True:
-                points, offset = self.client.scroll(
-                    name, scroll_filter=flt, limit=1024, offset=offset,
-                    with_payload=False, with_vectors=False)
-                found.extend(str(p.id) for p in points)
-                if offset is None:
-                    return found
+@dataclass(frozen=True, slots=True)
+class FusionQuery:
+    """The engine's fusion (``rrf`` with weights, or ``dbsf``) of prefetched lists."""
 
-    def upsert(self, name: str, points: list[models.PointStruct]) -> None:
-        if not points:
+    prefetch: tuple[VectorQuery, ...]
+    fusion: str
+    limit: int
+    rrf_k: int = 60
+    weights: tuple[float, ...] | None = None
+    with_payload: bool = False
+
+
+QuerySpec = VectorQuery | RescoreQuery | FusionQuery
+
+
+class KBStore(Protocol):
+    """What the kb needs of a store (both backends implement it)."""
+
+    location: str
+
+    def collections(self) -> list[str]: ...
+    def exists(self, name: str) -> bool: ...
+    def info(self, name: str) -> CollectionInfo: ...
+    def create(self, name: str, dimensions: int, meta: dict[str, Any],
+               indexes: dict[str, IndexKind]) -> None: ...
+    def update_meta(self, name: str, meta: dict[str, Any]) -> None: ...
+    def drop(self, name: str) -> bool: ...
+    def ensure_indexes(self, name: str, fields: dict[str, IndexKind]) -> None: ...
+    def upsert(self, name: str, points: list[PointData]) -> None: ...
+    def delete(self, name: str, ids: list[str]) -> None: ...
+    def scroll(self, name: str, flt: Condition | None, *, limit: int, offset: str | None,
+               payload: bool | list[str], vectors: bool) -> tuple[list[Record], str | None]: ...
+    def query_batch(self, name: str, queries: list[QuerySpec]) -> list[list[Scored]]: ...
+    def retrieve(self, name: str, ids: list[str], *, payload: bool,
+                 vectors: bool) -> list[Record]: ...
+    def count(self, name: str, flt: Condition | None = None) -> int: ...
+    def stats(self, name: str) -> CollectionStats | None: ...
+    def settle(self, name: str) -> None: ...
+    def close(self) -> None: ...
+
+
+def scroll_all(store: KBStore, name: str, flt: Condition | None = None, *,
+               payload: bool | list[str] = True, vectors: bool = False,
+               page: int = 1024) -> Iterator[Record]:
+    """Every point matching ``flt``, a page at a time."""
+    offset: str | None = None
+    while True:
+        records, offset = store.scroll(name, flt, limit=page, offset=offset, payload=payload,
+                                       vectors=vectors)
+        yield from records
+        if offset is None:
             return
-        with self.lock:
-            self.client.upsert(name, points=points, wait=True)
-            self._bump(name)
-
-    def delete(self, name: str, ids: list[str]) -> None:
-        from qdrant_client import models
-        if not ids:
-            return
-        with self.lock:
-            self.client.delete(name, points_selector=models.PointIdsList(points=list(ids)),
-                               wait=True)
-            self._bump(name)
-
-    def retrieve(self, name: str, ids: list[str]) -> dict[str, dict[str, Any]]:
-        with self.lock:
-            points = self.client.retrieve(name, ids=ids, with_payload=True, with_vectors=False)
-        return {str(p.id): dict(p.payload or {}) for p in points}
-
-    def scroll_all(self, name: str) -> list[models.Record]:
-        """Every point with payload and vectors (to build the in-process index of local mode)."""
-        out: list[models.Record] = []
-        offset: Any = None
-        with self.lock:
-            while True:
-                points, offset = self.client.scroll(name, limit=4096, offset=offset,
-                                                    with_payload=True, with_vectors=True)
-                out.extend(points)
-                if offset is None:
-                    return out
-
-    def close(self) -> None:
-        with self.lock:
-            self.client.close()
 
 
 _STORES: dict[str, KBStore] = {}
@@ -253,7 +186,7 @@ _STORES_LOCK = threading.Lock()
 
 def get_store(settings: KBSettings, home: Path) -> KBStore:
     """The process-wide store for these settings (opened on first use)."""
-    key = f"url:{settings.url}" if settings.url else f"path:{(home / 'qdrant').resolve()}"
+    key = f"url:{settings.url}" if settings.url else f"path:{edge_root(home).resolve()}"
     with _STORES_LOCK:
         store = _STORES.get(key)
         if store is None:
@@ -265,44 +198,25 @@ def get_store(settings: KBSettings, home: Path) -> KBStore:
         return store
 
 
-def build_client(settings: KBSettings, home: Path) -> QdrantClient:
-    """A Qdrant server client when ``url`` is set, else local mode under ``home/qdrant``."""
-    from qdrant_client import QdrantClient
-    if settings.url:
-        api_key = None
-        if settings.api_key_env:
-            api_key = os.environ.get(settings.api_key_env)
-            if not api_key:
-                raise StoreError(f"kb.api_key_env: environment variable "
-                                 f"{settings.api_key_env} is not set")
-        return QdrantClient(url=settings.url, api_key=api_key, timeout=30)
-    path = home / "qdrant"
-    try:
-        path.mkdir(parents=True, exist_ok=True)
-        return QdrantClient(path=str(path))
-    except RuntimeError as exc:
-        if "already accessed" in str(exc):
-            raise StoreLockedError(
-                f"the knowledge base at {path} is open in another process; stop that process "
-                "or use a Qdrant server (kb.url) for concurrent access") from None
-        raise StoreError(f"cannot open the knowledge base at {path}: {exc}") from None
-    except (OSError, ValueError) as exc:  # unreadable or corrupt storage (meta.json, sqlite)
-        raise StoreError(f"cannot open the knowledge base at {path} (corrupt or unreadable "
-                         f"storage): {type(exc).__name__}: {exc}".splitlines()[0]) from None
-    except Exception as exc:
-        raise StoreError(f"cannot open the knowledge base at {path} (corrupt or unreadable "
-                         f"storage): {type(exc).__name__}: {exc}".splitlines()[0]) from None
+def edge_root(home: Path) -> Path:
+    """Where the embedded store keeps its collections."""
+    return home / "kb" / "collections"
 
 
 def _open(settings: KBSettings, home: Path) -> KBStore:
-    client = build_client(settings, home)
     if settings.url:
-        return KBStore(client, location=settings.url, local=False)
-    return KBStore(client, location=str(home / "qdrant"), local=True)
+        from agent_search.kb.store_server import ServerStore, server_client
+
+        return ServerStore(server_client(settings), location=settings.url)
+    from agent_search.kb.migrate import check_not_legacy
+    from agent_search.kb.store_edge import EdgeStore
+
+    check_not_legacy(home)
+    return EdgeStore(edge_root(home))
 
 
 def close_stores() -> None:
-    """Close every open store of this process (releases local-mode locks)."""
+    """Close every open store of this process (releases the data home's lock)."""
     with _STORES_LOCK:
         for store in _STORES.values():
             store.close()

@@ -7,6 +7,7 @@ import json
 import subprocess
 import sys
 import threading
+import time
 import zlib
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -28,7 +29,8 @@ from agent_search.kb import (
 )
 from agent_search.kb.embedder import EmbeddingError
 from agent_search.kb.settings import KBSettings
-from agent_search.kb.store import build_client, get_store
+from agent_search.kb.store import edge_root, get_store
+from agent_search.kb.store_server import ServerStore, server_client
 
 pytestmark = pytest.mark.anyio
 
@@ -38,18 +40,22 @@ async def _search(config: SearchConfig, query: str, **fields: Any):  # type: ign
         Context(config=config), Request(type="kb", query=query, limit=5, **fields))
 
 
+_HOLD = ("import sys\nfrom pathlib import Path\nfrom agent_search.kb.settings import KBSettings\n"
+         "from agent_search.kb.store import get_store\n"
+         "get_store(KBSettings(), Path(sys.argv[1]))\nprint('ready', flush=True)\n"
+         "sys.stdin.read()")
+
+
 def test_store_locked_by_another_process(home: Path) -> None:
-    (home / "qdrant").mkdir()
-    holder = subprocess.Popen(
-        [sys.executable, "-c",
-         "import sys, time\nfrom qdrant_client import QdrantClient\n"
-         f"c = QdrantClient(path={str(home / 'qdrant')!r})\nprint('ready', flush=True)\n"
-         "sys.stdin.read()"],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    holder = subprocess.Popen([sys.executable, "-c", _HOLD, str(home)],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     try:
         assert holder.stdout is not None and holder.stdout.readline().strip() == "ready"
-        with pytest.raises(StoreLockedError, match="open in another process"):
+        started = time.perf_counter()
+        with pytest.raises(StoreLockedError, match=f"open in another process \\(pid "
+                                                   f"{holder.pid}\\)"):
             get_store(KBSettings(), home)
+        assert time.perf_counter() - started < 1.0  # at once, not after a timeout
         config = SearchConfig(home=home)
         result = anyio.run(lambda: _search(config, "anything"))
         assert result.error is not None and "another process" in result.error
@@ -60,13 +66,23 @@ def test_store_locked_by_another_process(home: Path) -> None:
     assert get_store(KBSettings(), home).collections() == []  # free again: it opens
 
 
-def test_corrupt_store_is_a_clear_error(home: Path) -> None:
-    (home / "qdrant").mkdir()
-    (home / "qdrant" / "meta.json").write_text("{not json")
-    with pytest.raises(StoreError, match="corrupt or unreadable"):
-        get_store(KBSettings(), home)
-    result = anyio.run(lambda: _search(SearchConfig(home=home), "x"))
-    assert result.error is not None and "corrupt" in result.error
+async def test_corrupt_collection_is_a_clear_error(config: SearchConfig, docs: Path) -> None:
+    await ingest_paths(config, [docs], "docs")
+    close_stores()
+    (edge_root(config.home) / "docs" / "collection.json").write_text("{not json")
+    result = await _search(config, "x")
+    assert result.error is not None and "corrupt or unreadable" in result.error
+    assert "collection.json" in result.error and "\n" not in result.error
+
+
+async def test_a_creation_that_did_not_finish_is_cleared(config: SearchConfig,
+                                                         docs: Path) -> None:
+    torn = edge_root(config.home) / "docs"
+    (torn / "shard").mkdir(parents=True)  # killed between the shard and collection.json
+    assert (await list_collections(config)) == []
+    report = await ingest_paths(config, [docs], "docs")
+    assert report.added == report.chunks > 0
+    assert {r["name"] for r in await list_collections(config)} == {"docs"}
 
 
 @pytest.mark.filterwarnings("ignore:Api key is used with an insecure connection")
@@ -75,13 +91,16 @@ def test_server_mode_builds_a_remote_client(home: Path, monkeypatch: pytest.Monk
     from qdrant_client.qdrant_remote import QdrantRemote
 
     monkeypatch.setenv("KB_KEY", "secret")
-    client = build_client(KBSettings(url="http://127.0.0.1:6333", api_key_env="KB_KEY"), home)
+    store = get_store(KBSettings(url="http://127.0.0.1:6333", api_key_env="KB_KEY"), home)
+    assert isinstance(store, ServerStore)
+    client = store.client
     assert isinstance(client._client, QdrantRemote)
     assert client._client._host == "127.0.0.1" and client._client._api_key == "secret"
-    assert not (home / "qdrant").exists()  # nothing local is created
+    assert not (home / "kb").exists()  # nothing local is created
+    close_stores()
     monkeypatch.delenv("KB_KEY")
     with pytest.raises(StoreError, match="KB_KEY is not set"):
-        build_client(KBSettings(url="http://127.0.0.1:6333", api_key_env="KB_KEY"), home)
+        server_client(KBSettings(url="http://127.0.0.1:6333", api_key_env="KB_KEY"))
 
 
 class _Embeddings(BaseHTTPRequestHandler):
@@ -190,8 +209,6 @@ async def test_concurrent_ingest_and_search(config: SearchConfig, docs: Path,
 def test_close_stores_releases_the_lock(home: Path) -> None:
     get_store(KBSettings(), home)
     close_stores()
-    probe = subprocess.run(
-        [sys.executable, "-c",
-         f"from qdrant_client import QdrantClient; QdrantClient(path={str(home / 'qdrant')!r})"],
-        capture_output=True, text=True, timeout=60)
-    assert probe.returncode == 0, probe.stderr
+    probe = subprocess.run([sys.executable, "-c", _HOLD, str(home)], input="",
+                           capture_output=True, text=True, timeout=60)
+    assert probe.returncode == 0 and probe.stdout.strip() == "ready", probe.stderr

@@ -16,7 +16,8 @@ from agent_search.kb import create_handler, ingest_paths, list_collections
 from agent_search.kb.ingest import ID_SCHEME, point_id, prune_eval_collections
 from agent_search.kb.loaders import legacy_file_doc_id
 from agent_search.kb.settings import KBSettings
-from agent_search.kb.store import get_store
+from agent_search.kb.sparse import SparseVec
+from agent_search.kb.store import PointData, get_store, scroll_all
 
 runner = CliRunner()
 
@@ -96,12 +97,10 @@ async def test_points_of_the_old_id_scheme_are_replaced_not_duplicated(
     """A collection written before source keys (ids from the path as typed, document id a
     hash of the absolute path, no ``id_scheme``) and doubled the way issue 12 found it
     (``docs/`` then the absolute path) is re-keyed on the next ingest: one copy left."""
-    from qdrant_client import models
-
     report = await ingest_paths(config, ["docs/"], "old")
     store = get_store(KBSettings(), config.home)
-    records = store.scroll_all("old")
-    store.delete("old", [str(r.id) for r in records])
+    records = list(scroll_all(store, "old", vectors=True))
+    store.delete("old", [r.id for r in records])
     legacy = []
     for r in records:
         for typed in (r.payload["source"], str(project / r.payload["source"])):  # type: ignore[index]
@@ -109,9 +108,9 @@ async def test_points_of_the_old_id_scheme_are_replaced_not_duplicated(
             payload.pop("id_scheme")
             payload["source"] = payload["meta"]["source"] = typed
             payload["document_id"] = legacy_file_doc_id(Path(typed))
-            legacy.append(models.PointStruct(
-                id=point_id("old", typed, payload["document_id"], payload["chunk_index"]),
-                vector=r.vector, payload=payload))  # type: ignore[arg-type]
+            legacy.append(PointData(
+                point_id("old", typed, payload["document_id"], payload["chunk_index"]),
+                r.dense or [], r.sparse or SparseVec([], []), payload))
     store.upsert("old", legacy)
     # metadata updates merge keys: mark the collection as older than the source keys
     store.update_meta("old", {**store.info("old").meta, "id_scheme": 1})

@@ -8,6 +8,7 @@ import pytest
 
 from agent_search import SearchConfig
 from agent_search.kb import ingest_paths, list_collections
+from agent_search.kb.ingest import source_hashes
 from agent_search.kb.store import get_store
 
 from .conftest import SCIFACT
@@ -40,7 +41,7 @@ async def test_reingest_replaces_never_duplicates(config: SearchConfig, docs: Pa
     store = get_store(__import__("agent_search.kb.settings", fromlist=["KBSettings"])
                       .KBSettings(), config.home)
     # sources are named by their resolved path relative to the data home's parent
-    hashes = store.source_hashes("docs", md.resolve().relative_to(
+    hashes = source_hashes(store, "docs", md.resolve().relative_to(
         config.home.resolve().parent).as_posix())
     assert len(hashes) == 1
 

@@ -1,4 +1,6 @@
-"""The in-process index of local mode ranks exactly like Qdrant's own query_points."""
+"""Retrieval on the real engines: the embedded store (Qdrant Edge) against qdrant-client's
+own query code (local mode, the stand-in for a ``kb.url`` server), the candidate fusion
+against the exhaustive one, and the collection moments against exact ones."""
 
 from __future__ import annotations
 
@@ -6,15 +8,19 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import anyio
+import numpy as np
 import pytest
 
 from agent_search import SearchConfig
 from agent_search.kb import close_stores, ingest_paths
+from agent_search.kb.calibrate import FullIndex
 from agent_search.kb.embedder import get_embedder
-from agent_search.kb.ingest import bm25_of
-from agent_search.kb.retrieval import QueryPlan, dbsf, rrf, search_local, search_qdrant
+from agent_search.kb.ingest import BASE_INDEXES, bm25_of
+from agent_search.kb.retrieval import QueryPlan, fuse, search
 from agent_search.kb.settings import KBSettings
-from agent_search.kb.store import get_store
+from agent_search.kb.store import KBStore, PointData, get_store, scroll_all
+from agent_search.kb.store_server import ServerStore
+from agent_search.kb.tenancy import visibility
 
 from .conftest import SCIFACT
 
@@ -27,9 +33,12 @@ QUERIES = [
 
 
 @pytest.fixture(scope="module")
-def sample_config(tmp_path_factory: pytest.TempPathFactory,
-                  model_home: Path) -> Iterator[SearchConfig]:
-    """40 SciFact abstracts, ingested once for the module."""
+def sample(tmp_path_factory: pytest.TempPathFactory,
+           model_home: Path) -> Iterator[tuple[SearchConfig, KBStore]]:
+    """40 SciFact abstracts ingested once into Qdrant Edge, and copied point for point into
+    qdrant-client's local mode (the server path's stand-in)."""
+    from qdrant_client import QdrantClient
+
     base = tmp_path_factory.mktemp("kb-sample")
     home = base / "home"
     home.mkdir()
@@ -39,67 +48,77 @@ def sample_config(tmp_path_factory: pytest.TempPathFactory,
     corpus.write_text("\n".join(lines) + "\n", encoding="utf-8")
     config = SearchConfig(home=home)
     anyio.run(lambda: ingest_paths(config, [corpus], "sample"))
-    yield config
+    edge = get_store(KBSettings(), home)
+    server = ServerStore(QdrantClient(location=":memory:"), location="memory", local=True)
+    info = edge.info("sample")
+    server.create("sample", int(info.meta["dimensions"]), info.meta, BASE_INDEXES)
+    server.upsert("sample", [PointData(r.id, r.dense or [], r.sparse, r.payload)  # type: ignore[arg-type]
+                             for r in scroll_all(edge, "sample", vectors=True)])
+    yield config, server
+    server.close()
     close_stores()
 
 
-@pytest.mark.parametrize(("mode", "fusion", "prf"), [
-    ("dense", "dbsf", 0), ("sparse", "dbsf", 0), ("hybrid", "dbsf", 0), ("hybrid", "rrf", 0),
-    ("hybrid", "dbsf", 3), ("dense", "dbsf", 2), ("hybrid", "calibrated", 0)])
-def test_local_index_ranks_like_qdrant(sample_config: SearchConfig, mode: str,
-                                       fusion: str, prf: int) -> None:
-    config, name = sample_config, "sample"
-    # equal weights: the server's DBSF has none
-    settings = KBSettings(fusion=fusion, prefetch=30, prf_docs=prf, dense_weight=1.0,
-                          sparse_weight=1.0)
+def _vectors(config: SearchConfig, settings: KBSettings, query: str):  # type: ignore[no-untyped-def]
     store = get_store(settings, config.home)
-    info = store.info(name)
-    bm25 = bm25_of(info.meta, settings)
-    embedder = get_embedder(settings, config.home)
-    plan = QueryPlan.of(settings, mode, 10, bm25.k1)
-    without_prf = QueryPlan.of(settings.model_copy(update={"prf_docs": 0}), mode, 10, bm25.k1)
+    bm25 = bm25_of(store.info("sample").meta, settings)
+    return store, bm25, get_embedder(settings, config.home).embed([query])[0], \
+        bm25.query_vector(query)
+
+
+@pytest.mark.parametrize(("mode", "fusion", "prf"), [
+    ("dense", "rrf", 0), ("sparse", "rrf", 0), ("hybrid", "dbsf", 0), ("hybrid", "rrf", 0),
+    ("hybrid", "rrf", 3), ("dense", "rrf", 2), ("hybrid", "calibrated", 0)])
+def test_edge_ranks_like_qdrant_client(sample: tuple[SearchConfig, KBStore], mode: str,
+                                       fusion: str, prf: int) -> None:
+    config, server = sample
+    settings = KBSettings(fusion=fusion, prefetch=30, prf_docs=prf)
+    public = visibility(None, None)
     prf_changed = False
     for query in QUERIES:
-        dense = embedder.embed([query])[0]
-        sparse = bm25.query_vector(query)
-        local = search_local(store, name, plan, dense, sparse)
-        remote = search_qdrant(store, name, plan, dense, sparse, None, info.points)
+        edge, bm25, dense, sparse = _vectors(config, settings, query)
+        plan = QueryPlan.of(settings, mode, 10, bm25.k1)
+        mine = search(edge, "sample", plan, dense, sparse, public, 40)
+        theirs = search(server, "sample", plan, dense, sparse, public, 40)
+        assert len(mine) == len(theirs) > 0
         if fusion == "calibrated":  # the server path standardises by the reference only
-            assert local[0].point_id == remote[0].point_id, query
-            assert len({h.point_id for h in local} & {h.point_id for h in remote}) >= 8
+            assert mine[0].point_id == theirs[0].point_id, query
+            assert len({h.point_id for h in mine} & {h.point_id for h in theirs}) >= 8
         else:
-            assert [h.point_id for h in local] == [h.point_id for h in remote], query
-        # the server path bounds the idf, so sparse scores differ; its calibrated hybrid
-        # has no collection statistics (the reference's only), so its scores differ too
+            assert [h.point_id for h in mine] == [h.point_id for h in theirs], query
+        # the server path bounds the idf by ln(1 + N), so its sparse scores run lower
         if mode != "sparse" and fusion != "calibrated":
-            assert [round(h.score, 4) for h in local] == [round(h.score, 4) for h in remote]
-        plain = search_local(store, name, without_prf, dense, sparse)
-        prf_changed |= [(h.point_id, h.score) for h in plain] != [(h.point_id, h.score)
-                                                                  for h in local]
+            assert [round(h.score, 4) for h in mine] == [round(h.score, 4) for h in theirs]
+        plain = search(edge, "sample", QueryPlan.of(settings.model_copy(
+            update={"prf_docs": 0}), mode, 10, bm25.k1), dense, sparse, public, 40)
+        prf_changed |= [h.point_id for h in plain] != [h.point_id for h in mine]
     assert prf_changed == bool(prf)  # feedback moves the query; without it nothing changes
 
 
-def test_fusions_are_normalised_and_weighted() -> None:
-    a = [("x", 0.9), ("y", 0.5), ("z", 0.1)]
-    b = [("y", 12.0), ("z", 3.0)]
-    fused = rrf([a, b], [1.0, 1.0], 60)
-    assert max(fused.values()) <= 1.0 and fused["y"] > fused["x"]
-    assert rrf([a, a], [1.0, 1.0], 60)["x"] == pytest.approx(1.0)
-    only_b = dbsf([a, b], [0.0, 1.0])
-    assert only_b["x"] == 0.0 and only_b["y"] > only_b["z"]
-    assert all(0.0 <= v <= 1.0 for v in dbsf([a, b], [1.0, 2.0]).values())
-
-
-def test_zscore_fusion_standardises_over_the_collection() -> None:
-    import numpy as np
-
-    from agent_search.kb.retrieval import standard_scores, z_to_unit, zscore_fusion
-
-    dense = np.array([0.9, 0.5, 0.5, 0.1], dtype=np.float32)
-    sparse = np.array([0.0, 30.0, 0.0, 0.0], dtype=np.float32)
-    only_dense = zscore_fusion(dense, sparse, 1.0, 0.0)
-    assert np.allclose(only_dense, standard_scores(dense))
-    both = zscore_fusion(dense, sparse, 0.5, 0.5)
-    assert int(np.argmax(both)) == 1  # a strong BM25 outlier beats a mild dense lead
-    assert np.allclose(standard_scores(np.ones(3, dtype=np.float32)), 0.0)
-    assert z_to_unit(5.0) == 0.5 and z_to_unit(-1.0) == 0.0 and 0 < z_to_unit(50.0) < 1
+def test_candidate_fusion_equals_the_exhaustive_one(
+        sample: tuple[SearchConfig, KBStore]) -> None:
+    """The calibrated hybrid fuses the union of both branches' top ``prefetch``; over the
+    whole collection, with the same moments, the top 10 are the same."""
+    config, _ = sample
+    settings = KBSettings(prefetch=20)
+    for query in QUERIES:
+        edge, bm25, dense, sparse = _vectors(config, settings, query)
+        full = FullIndex(edge, "sample")
+        stats = edge.stats("sample")
+        assert stats is not None
+        cos = full.dense_scores(np.asarray(dense, dtype=np.float32))
+        cov = full.sparse_scores(sparse) / np.float32(full.max_sparse(sparse, bm25.k1))
+        moments = stats.moments(dense, sparse, bm25.k1)
+        exhaustive = np.argsort(-fuse(cos, cov, moments, 0.75, 0.25), kind="stable")[:10]
+        ids = [str(full.payloads[i]["content_hash"]) for i in exhaustive.tolist()]
+        plan = QueryPlan.of(settings, "hybrid", 10, bm25.k1)
+        found = search(edge, "sample", plan, dense, sparse, visibility(None, None), 40)
+        assert [str(h.payload["content_hash"]) for h in found] == ids, query
+        # the moments: dense and the coverage mean exact; the coverage variance without
+        # the terms' co-occurrence, close
+        assert moments.dense_mean == pytest.approx(float(cos.mean()), abs=1e-5)
+        assert moments.dense_var == pytest.approx(float(cos.var()), rel=1e-3)
+        assert moments.coverage_mean == pytest.approx(float(cov.mean()), rel=1e-4)
+        assert moments.coverage_var == pytest.approx(float(cov.var()), rel=0.5)
+        assert stats.sparse_bound(sparse, bm25.k1) == pytest.approx(
+            full.max_sparse(sparse, bm25.k1), rel=1e-6)

@@ -10,7 +10,16 @@ from qdrant_client import models
 from agent_search import SearchConfig
 from agent_search.errors import ConfigError
 from agent_search.kb.chunking import approx_tokens, chunk_document
-from agent_search.kb.filters import FilterError, to_qdrant_filter
+from agent_search.kb.filters import (
+    FilterError,
+    Group,
+    IsNull,
+    Match,
+    MatchAny,
+    Range,
+    indexed_fields,
+    to_filter,
+)
 from agent_search.kb.loaders import Block, Document, markdown_blocks
 from agent_search.kb.settings import KBSettings
 from agent_search.kb.sparse import BM25, analyze
@@ -75,24 +84,33 @@ def test_bm25_analysis_stems_and_drops_stop_words() -> None:
     assert weight[cell] < bm25.k1 + 1  # saturation
 
 
-def test_filters_translate_to_qdrant() -> None:
-    flt = to_qdrant_filter([
+def test_filters_translate_to_both_engines() -> None:
+    from agent_search.kb.store_server import to_models
+
+    flt = to_filter([
         QueryWhere(field="type", op="=", value="md"),
         QueryWhere.model_validate({"or": [{"field": "page", "op": ">=", "value": 2},
                                           {"field": "source", "op": "in", "value": ["a", "b"]}]}),
         QueryWhere(field="year", op="between", value=[2000, 2010]),
         QueryWhere(field="lang", op="is null"),
     ])
-    assert flt is not None
-    first, group, between, null = flt.must  # type: ignore[misc]
+    assert flt == Group(must=(
+        Match("meta.type", "md"),
+        Group(should=(Range("meta.page", gte=2.0), MatchAny("source", ("a", "b")))),
+        Range("meta.year", gte=2000.0, lte=2010.0), IsNull("meta.lang")))
+    qm = to_models(flt)
+    assert qm is not None
+    first, group, between, null = qm.must  # type: ignore[misc]
     assert first == models.FieldCondition(key="meta.type", match=models.MatchValue(value="md"))
     assert group.should[1] == models.FieldCondition(key="source",
                                                     match=models.MatchAny(any=["a", "b"]))
     assert between.range == models.Range(gte=2000, lte=2010)
     assert null.is_null.key == "meta.lang"
-    assert to_qdrant_filter([]) is None
+    assert indexed_fields(flt) == {"meta.type": "keyword", "meta.page": "float",
+                                   "source": "keyword", "meta.year": "float"}
+    assert to_filter([]) is None
     with pytest.raises(FilterError, match="needs a number"):
-        to_qdrant_filter([QueryWhere(field="x", op=">", value="ten")])
+        to_filter([QueryWhere(field="x", op=">", value="ten")])
 
 
 def test_settings_errors_name_the_key() -> None:

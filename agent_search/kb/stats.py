@@ -1,0 +1,158 @@
+"""Collection statistics for the calibrated hybrid fusion, kept next to a collection.
+
+The ``calibrated`` fusion (:mod:`agent_search.kb.retrieval`) standardises each branch's
+score per query with the mean and variance *over the whole collection*. The engine scores
+only the candidates it returns, so those moments come from aggregates computed once per
+write (a scroll over the collection, at the end of an ingest) and small enough to hold for
+any collection size:
+
+* dense: the mean ``μ`` and the second moment ``M = Σ v vᵀ / N`` of the unit vectors, so
+  for a unit query ``q`` the mean cosine is ``q·μ`` and its variance ``qᵀMq − (q·μ)²``
+  (exact);
+* sparse: per term its document frequency (the IDF Qdrant applies, and the best BM25
+  score a query could get, which scales BM25 to a *coverage* in 0..1) and the sum and sum
+  of squares of its weights, so the mean coverage is exact and its variance is the sum of
+  the terms' variances (terms taken as independent: co-occurrence is not kept; the true
+  variance is ~1.3× that on SciFact dev). On SciFact that costs test nDCG@10
+  0.7425 → 0.7390 (dev 0.8993, was 0.8959): exact moments over the same candidates give
+  0.7425 again, but computing them per query (every matching chunk's score) took ~30 ms.
+
+For 384-d vectors that is 1.2 MB plus 20 bytes per distinct term, whatever the number of
+chunks — no copy of the collection in memory.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+from numpy.typing import NDArray
+
+from agent_search.kb.sparse import SparseVec
+
+
+@dataclass(frozen=True, slots=True)
+class Moments:
+    """Per-query statistics of both features over ``points`` chunks."""
+
+    points: int
+    dense_mean: float
+    dense_var: float
+    coverage_mean: float
+    coverage_var: float
+
+
+@dataclass(slots=True)
+class CollectionStats:
+    points: int
+    dense_mean: NDArray[np.float64]
+    dense_second: NDArray[np.float64]
+    terms: NDArray[np.int64]  # sorted term ids
+    df: NDArray[np.float64]
+    weight_sum: NDArray[np.float64]
+    weight_sq_sum: NDArray[np.float64]
+
+    @classmethod
+    def build(cls, vectors: Iterable[tuple[list[float] | None, SparseVec | None]],
+              dimensions: int) -> CollectionStats:
+        """Aggregate a collection from its points' (dense, sparse) vectors, a page at a
+        time (``vectors`` may be a generator over the store)."""
+        n = 0
+        total = np.zeros(dimensions, dtype=np.float64)
+        second = np.zeros((dimensions, dimensions), dtype=np.float64)
+        df: dict[int, float] = {}
+        s1: dict[int, float] = {}
+        s2: dict[int, float] = {}
+        page: list[list[float]] = []
+
+        def flush() -> None:
+            if page:
+                m = np.asarray(page, dtype=np.float64)
+                m /= np.maximum(np.linalg.norm(m, axis=1, keepdims=True), 1e-12)
+                total[:] += m.sum(axis=0)
+                second[:] += m.T @ m
+                page.clear()
+
+        for dense, sparse in vectors:
+            n += 1
+            if dense is not None and len(dense) == dimensions:
+                page.append(dense)
+                if len(page) >= 1024:
+                    flush()
+            if sparse is not None:
+                for t, w in zip(sparse.indices, sparse.values, strict=True):
+                    if w != 0.0:
+                        df[t] = df.get(t, 0.0) + 1.0
+                        s1[t] = s1.get(t, 0.0) + w
+                        s2[t] = s2.get(t, 0.0) + w * w
+        flush()
+        terms = np.asarray(sorted(df), dtype=np.int64)
+        count = max(n, 1)
+        return cls(n, total / count, second / count, terms,
+                   np.asarray([df[t] for t in terms.tolist()], dtype=np.float64),
+                   np.asarray([s1[t] for t in terms.tolist()], dtype=np.float64),
+                   np.asarray([s2[t] for t in terms.tolist()], dtype=np.float64))
+
+    def save(self, path: Path) -> None:
+        tmp = path.with_suffix(".tmp.npz")
+        np.savez(tmp, points=np.asarray([self.points]), dense_mean=self.dense_mean,
+                 dense_second=self.dense_second, terms=self.terms, df=self.df,
+                 weight_sum=self.weight_sum, weight_sq_sum=self.weight_sq_sum)
+        tmp.replace(path)
+
+    @classmethod
+    def load(cls, path: Path) -> CollectionStats:
+        with np.load(path) as data:
+            return cls(int(data["points"][0]), data["dense_mean"], data["dense_second"],
+                       data["terms"], data["df"], data["weight_sum"], data["weight_sq_sum"])
+
+    def _lookup(self, indices: list[int]) -> tuple[NDArray[np.int64], NDArray[np.bool_]]:
+        q = np.asarray(indices, dtype=np.int64)
+        pos = np.searchsorted(self.terms, q)
+        pos = np.minimum(pos, max(len(self.terms) - 1, 0))
+        found = (self.terms[pos] == q) if len(self.terms) else np.zeros(len(q), dtype=bool)
+        return pos, found
+
+    def idf(self, indices: list[int]) -> NDArray[np.float64]:
+        """Qdrant's IDF per query term: ln(1 + (N − n + 0.5) / (n + 0.5))."""
+        pos, found = self._lookup(indices)
+        n = np.where(found, self.df[pos] if len(self.df) else 0.0, 0.0)
+        out: NDArray[np.float64] = np.log1p((self.points - n + 0.5) / (n + 0.5))
+        return out
+
+    def sparse_bound(self, query: SparseVec, k1: float) -> float:
+        """The best BM25 score ``query`` could get (every term at saturation)."""
+        if not query.indices:
+            return 1.0
+        qw = np.asarray(query.values, dtype=np.float64)
+        return max(float((self.idf(query.indices) * qw).sum()) * (k1 + 1.0), 1e-9)
+
+    def moments(self, dense: NDArray[np.float32] | None, sparse: SparseVec | None,
+                k1: float) -> Moments:
+        """Mean and variance over the collection of the query's cosine and coverage."""
+        dm = dv = cm = cv = 0.0
+        if dense is not None and self.points and len(dense) == len(self.dense_mean):
+            q = np.asarray(dense, dtype=np.float64)
+            q /= max(float(np.linalg.norm(q)), 1e-12)
+            dm = float(q @ self.dense_mean)
+            dv = max(float(q @ self.dense_second @ q) - dm * dm, 0.0)
+        if sparse is not None and sparse.indices and self.points and len(self.terms):
+            pos, found = self._lookup(sparse.indices)
+            a = (self.idf(sparse.indices) * np.asarray(sparse.values, dtype=np.float64)
+                 / self.sparse_bound(sparse, k1))
+            n = float(self.points)
+            mean_w = np.where(found, self.weight_sum[pos] / n, 0.0)
+            var_w = np.where(found, self.weight_sq_sum[pos] / n, 0.0) - mean_w ** 2
+            cm = float((a * mean_w).sum())
+            cv = max(float((a * a * np.maximum(var_w, 0.0)).sum()), 0.0)
+        return Moments(self.points, dm, dv, cm, cv)
+
+
+def ln_bound(query: SparseVec, points: int, k1: float) -> float:
+    """Without document frequencies (a server): each term's idf bounded by ln(1 + N)."""
+    if not query.indices:
+        return 1.0
+    return len(query.indices) * math.log(1.0 + max(points, 1)) * (k1 + 1.0)
