@@ -33,6 +33,11 @@ class RunError(AgentSearchError, RuntimeError):
     delegate. Retrying later may work."""
 
 
+class FilterError(InputError):
+    """A filter (``wheres``, a text-search filter) uses a field, operator or value the
+    search cannot express. One class for every search that takes filters."""
+
+
 class ConfigError(InputError):
     """A configuration file or value is wrong. The message names the file and the key."""
 

@@ -36,6 +36,7 @@ import httpx
 import numpy as np
 from numpy.typing import NDArray
 
+from agent_search.errors import RunError
 from agent_search.kb.settings import DEFAULT_MODEL, KBSettings
 
 Vectors = NDArray[np.float32]
@@ -48,7 +49,7 @@ _TOKENIZER_FILES = ("tokenizer.json", "config.json", "special_tokens_map.json", 
 MINILM_DIMENSIONS = 384
 
 
-class EmbeddingError(RuntimeError):
+class EmbeddingError(RunError):
     """The embedding model cannot be loaded or called; the message says what to do."""
 
 
@@ -170,7 +171,7 @@ def build_dynamic_int8(source: Path, target: Path, workdir: Path) -> None:
         )
     except ImportError as exc:
         raise EmbeddingError(f"building the int8 model needs the package {exc.name!r} "
-                             f"(pip install {exc.name}), or set kb.int8: weights") from None
+                             f"(pip install {exc.name}), or set kb.int8: weights") from exc
     folded = workdir / "folded.onnx"
     options = ort.SessionOptions()
     options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_BASIC
@@ -244,14 +245,14 @@ def _load_fastembed(model_dir: Path, threads: int | None = None, slot: int = 0) 
         if model is None:
             try:
                 from fastembed import TextEmbedding
-            except ImportError:
+            except ImportError as exc:
                 raise EmbeddingError("the package 'fastembed' is not installed "
-                                     "(pip install fastembed)") from None
+                                     "(pip install fastembed)") from exc
             try:
                 model = TextEmbedding(DEFAULT_MODEL, specific_model_path=path, threads=threads)
             except Exception as exc:
                 raise EmbeddingError(f"cannot load the embedding model from {path}: "
-                                     f"{type(exc).__name__}: {exc}".splitlines()[0]) from None
+                                     f"{type(exc).__name__}: {exc}".splitlines()[0]) from exc
             _MODELS[key] = model
         return model
 
@@ -383,7 +384,7 @@ class OpenAIEmbedder:
                 except (httpx.HTTPError, KeyError, TypeError, ValueError) as exc:
                     raise EmbeddingError(
                         f"embedding endpoint {self.base_url} failed: {exc}"
-                    ) from None
+                    ) from exc
         arr = np.asarray(rows, dtype=np.float32).reshape(len(texts), -1)
         if self.dimensions and arr.shape[1] != self.dimensions:
             raise EmbeddingError(

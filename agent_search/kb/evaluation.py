@@ -29,6 +29,7 @@ import anyio
 
 from agent_search.config import SearchConfig
 from agent_search.context import Context
+from agent_search.errors import InputError
 from agent_search.kb.handler import KBHandler
 from agent_search.kb.ingest import IngestReport, ingest_paths
 from agent_search.kb.settings import KBSettings
@@ -44,7 +45,7 @@ RANKED_CHUNKS = 100
 two chunks in the list counts once, so this slightly under-counts recall@100)."""
 
 
-class DatasetError(ValueError):
+class DatasetError(InputError):
     """The dataset folder is not in BEIR layout; the message names what is missing."""
 
 
@@ -91,9 +92,9 @@ def load_dataset(folder: Path, split: str = "test") -> Dataset:
                 raise DatasetError(f"{qrels_file}:{n}: expected query-id, corpus-id, score")
             try:
                 rel = int(row[2])
-            except ValueError:
+            except ValueError as exc:
                 raise DatasetError(
-                    f"{qrels_file}:{n}: score {row[2]!r} is not an integer") from None
+                    f"{qrels_file}:{n}: score {row[2]!r} is not an integer") from exc
             qrels.setdefault(row[0], {})[row[1]] = rel
     queries: dict[str, str] = {}
     with queries_file.open(encoding="utf-8-sig") as fh:
@@ -103,8 +104,8 @@ def load_dataset(folder: Path, split: str = "test") -> Dataset:
             try:
                 row = json.loads(line)
                 qid, text = str(row["_id"]), str(row["text"])
-            except (json.JSONDecodeError, KeyError, TypeError):
-                raise DatasetError(f"{queries_file}:{n}: not a BEIR query line") from None
+            except (json.JSONDecodeError, KeyError, TypeError) as exc:
+                raise DatasetError(f"{queries_file}:{n}: not a BEIR query line") from exc
             if qid in qrels:
                 queries[qid] = text
     if not queries:

@@ -16,14 +16,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from agent_search.errors import FilterError as FilterError  # raised here; re-exported
 from agent_search.types import QueryWhere
 
 TOP_LEVEL_FIELDS = frozenset({"source", "document_id", "title", "chunk_index", "collection"})
 IndexKind = Literal["keyword", "integer", "float", "bool", "text"]
-
-
-class FilterError(ValueError):
-    """A where clause that cannot be expressed as a Qdrant filter."""
 
 
 @dataclass(frozen=True, slots=True)

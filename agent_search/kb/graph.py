@@ -99,7 +99,7 @@ def load_graph(home: Path, collection: str) -> nx.Graph:
             graph: nx.Graph = nx.node_link_graph(data, edges="links")
         except (OSError, ValueError, KeyError, nx.NetworkXError) as exc:
             raise ValueError(f"entity graph {path} is unreadable ({exc}); "
-                             "re-ingest the collection with graph enabled") from None
+                             "re-ingest the collection with graph enabled") from exc
         _CACHE[str(path)] = (mtime, graph)
         return graph
 

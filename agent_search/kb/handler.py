@@ -34,8 +34,9 @@ import numpy as np
 
 from agent_search.config import SearchConfig
 from agent_search.context import Context
+from agent_search.errors import FilterError
 from agent_search.kb.embedder import Embedder, EmbeddingError, embedder_for_collection
-from agent_search.kb.filters import FilterError, Group, all_of, indexed_fields, to_filter
+from agent_search.kb.filters import Group, all_of, indexed_fields, to_filter
 from agent_search.kb.ingest import CollectionMismatchError, bm25_of, check_compatible
 from agent_search.kb.retrieval import Hit, QueryPlan, search
 from agent_search.kb.settings import KBSettings

@@ -42,6 +42,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from agent_search.config import SearchConfig
+from agent_search.errors import InputError
 from agent_search.kb.chunking import Chunk, TokenCounter, approx_tokens, iter_chunks
 from agent_search.kb.embedder import Embedder, FastEmbedder, get_embedder
 from agent_search.kb.filters import Group, IndexKind, IsNull, Match, MatchAny
@@ -79,7 +80,7 @@ ID_SCHEME = 2  # payload "id_scheme" of points keyed by source key (absent: lega
 MB = 1_000_000
 
 
-class CollectionMismatchError(ValueError):
+class CollectionMismatchError(InputError):
     """A collection was built with other embedding or BM25 settings than the current ones."""
 
 

@@ -30,6 +30,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from agent_search.errors import InputError
+
 SUPPORTED_SUFFIXES = (".txt", ".md", ".markdown", ".html", ".htm", ".pdf", ".jsonl")
 
 READ_CHARS = 1 << 16
@@ -67,7 +69,7 @@ class Skipped:
     reason: str
 
 
-class TextTooLarge(ValueError):
+class TextTooLarge(InputError):
     """The text extracted from a file is over the cap."""
 
 
@@ -381,8 +383,8 @@ def _read_pdf(reader_type: type, path: Path, source: str, max_chars: int) -> Doc
     if reader.is_encrypted:
         try:
             reader.decrypt("")
-        except Exception:
-            raise ValueError("the PDF is encrypted") from None
+        except Exception as exc:
+            raise ValueError("the PDF is encrypted") from exc
     title = None
     if reader.metadata is not None and reader.metadata.title:
         title = str(reader.metadata.title)

@@ -115,9 +115,9 @@ def _open_legacy(home: Path) -> ServerStore:
     except RuntimeError as exc:
         if "already accessed" in str(exc):
             raise StoreLockedError(f"the knowledge base at {path} is open in another "
-                                   "process; stop it and migrate again") from None
-        raise StoreError(f"cannot open the old knowledge base at {path}: {exc}") from None
+                                   "process; stop it and migrate again") from exc
+        raise StoreError(f"cannot open the old knowledge base at {path}: {exc}") from exc
     except Exception as exc:
         raise StoreError(f"cannot open the old knowledge base at {path} (corrupt or "
-                         f"unreadable): {type(exc).__name__}: {exc}".splitlines()[0]) from None
+                         f"unreadable): {type(exc).__name__}: {exc}".splitlines()[0]) from exc
     return ServerStore(client, location=str(path), local=True)

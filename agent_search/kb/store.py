@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+from agent_search.errors import RunError
 from agent_search.kb.filters import Condition, Group, IndexKind
 from agent_search.kb.settings import KBSettings
 from agent_search.kb.sparse import SparseVec
@@ -47,7 +48,7 @@ def is_eval_collection(name: str) -> bool:
     return name[:len(EVAL_PREFIX)].lower() == EVAL_PREFIX
 
 
-class StoreError(RuntimeError):
+class StoreError(RunError):
     """The knowledge-base store cannot be used; the message says why and what to do."""
 
 

@@ -93,7 +93,7 @@ class EdgeStore:
             root.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise StoreError(f"cannot create the knowledge base at {root}: "
-                             f"{_first_line(exc)}") from None
+                             f"{_first_line(exc)}") from exc
         self._lock_file = self._take_lock()
 
     def _take_lock(self) -> IO[str] | None:
@@ -104,14 +104,14 @@ class EdgeStore:
         handle = open(self.root / ".lock", "a+", encoding="utf-8")  # noqa: SIM115
         try:
             fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
+        except OSError as exc:
             handle.seek(0)
             holder = handle.read().strip()[:20]
             handle.close()
             raise StoreLockedError(
                 f"the knowledge base at {self.root} is open in another process"
                 f"{f' (pid {holder})' if holder.isdigit() else ''}; stop that process "
-                "or use a Qdrant server (kb.url) for concurrent access") from None
+                "or use a Qdrant server (kb.url) for concurrent access") from exc
         handle.seek(0)
         handle.truncate()
         handle.write(str(os.getpid()))
@@ -145,7 +145,7 @@ class EdgeStore:
                 raise ValueError("not a JSON object")
         except (OSError, ValueError) as exc:
             raise StoreError(f"cannot open collection {name!r} at {path} (corrupt or "
-                             f"unreadable storage): {_first_line(exc)}") from None
+                             f"unreadable storage): {_first_line(exc)}") from exc
         self._meta[name] = loaded
         return loaded
 
@@ -168,9 +168,9 @@ class EdgeStore:
             if "WouldBlock" in str(exc):
                 raise StoreLockedError(
                     f"collection {name!r} at {path} is open in another process; stop that "
-                    "process or use a Qdrant server (kb.url) for concurrent access") from None
+                    "process or use a Qdrant server (kb.url) for concurrent access") from exc
             raise StoreError(f"cannot open collection {name!r} at {path} (corrupt or "
-                             f"unreadable storage): {_first_line(exc)}") from None
+                             f"unreadable storage): {_first_line(exc)}") from exc
         self._shards[name] = shard
         return shard
 
@@ -197,7 +197,7 @@ class EdgeStore:
                 shard = qe.EdgeShard.create(str(folder / "shard"), config)
             except Exception as exc:
                 raise StoreError(f"cannot create collection {name!r}: "
-                                 f"{_first_line(exc)}") from None
+                                 f"{_first_line(exc)}") from exc
             self._shards[name] = shard
             for key, kind in indexes.items():
                 shard.update(qe.UpdateOperation.create_field_index(key, _SCHEMA[kind]))

@@ -16,6 +16,7 @@ Implementations:
   ``get_web_pages`` (full page text).
 """
 
+from agent_search.errors import FilterError
 from agent_search.textsearch.base import (
     OptionsLike,
     ResultMapper,
@@ -26,7 +27,6 @@ from agent_search.textsearch.base import (
 from agent_search.textsearch.db_search import DBTextSearch
 from agent_search.textsearch.filters import (
     ANY_FIELD,
-    FilterError,
     FilterSupport,
     TextSearchFilter,
     all_of,

@@ -30,8 +30,8 @@ from typing import Any, Generic, TypeVar
 from pydantic import ValidationError
 
 from agent_search.context import Context
-from agent_search.errors import InputError, validation_summary
-from agent_search.textsearch.filters import FilterError, FilterSupport
+from agent_search.errors import FilterError, InputError, validation_summary
+from agent_search.textsearch.filters import FilterSupport
 from agent_search.textsearch.results import KernelSearchResults, SearchOptions, TextSearchResult
 from agent_search.types import MAX_QUERY_CHARS
 

@@ -24,15 +24,12 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from agent_search.errors import InputError, validation_summary
+from agent_search.errors import FilterError as FilterError  # raised here; re-exported
+from agent_search.errors import validation_summary
 from agent_search.types import QueryWhere, normalize_operator
 
 ANY_FIELD = "*"
 """A :class:`FilterSupport` key meaning "any other field" (e.g. database columns)."""
-
-
-class FilterError(InputError):
-    """A filter uses a field, operator or value the text search cannot translate."""
 
 
 def _where(field_name: str, op: str, value: Any) -> QueryWhere:

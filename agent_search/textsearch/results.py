@@ -12,7 +12,8 @@ from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from agent_search.textsearch.filters import FilterError, TextSearchFilter
+from agent_search.errors import FilterError
+from agent_search.textsearch.filters import TextSearchFilter
 from agent_search.types import ABSOLUTE_MAX_LIMIT
 
 T = TypeVar("T")

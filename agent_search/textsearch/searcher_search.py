@@ -17,7 +17,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from agent_search.context import Context
-from agent_search.errors import validation_summary
+from agent_search.errors import FilterError, validation_summary
 from agent_search.searcher import Searcher
 from agent_search.textsearch.base import (
     OptionsLike,
@@ -28,7 +28,7 @@ from agent_search.textsearch.base import (
     check_query,
     resolve_options,
 )
-from agent_search.textsearch.filters import FilterError, FilterSupport, TextSearchFilter
+from agent_search.textsearch.filters import FilterSupport, TextSearchFilter
 from agent_search.textsearch.request_filters import RequestFilter, request_filter_for
 from agent_search.textsearch.results import KernelSearchResults, SearchOptions, TextSearchResult
 from agent_search.types import Request, Result, ResultItem

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from agent_search.config import SearchConfig
 from agent_search.context import Context
+from agent_search.errors import FilterError
 from agent_search.textsearch.base import (
     OptionsLike,
     ResultMapper,
@@ -35,7 +36,7 @@ from agent_search.textsearch.base import (
     TextSearch,
     TextSearchError,
 )
-from agent_search.textsearch.filters import FilterError, FilterSupport
+from agent_search.textsearch.filters import FilterSupport
 from agent_search.textsearch.request_filters import WEB_FILTER
 from agent_search.textsearch.results import KernelSearchResults, SearchOptions, TextSearchResult
 from agent_search.trace import TraceNode, activate, current_node, span

@@ -6,10 +6,9 @@ from __future__ import annotations
 import importlib
 import pkgutil
 
-import pytest
-
 import agent_search
 from agent_search import AgentSearchError, ConfigError, InputError, RunError
+from agent_search.errors import FilterError
 
 # exceptions that are control flow inside one module or HTTP answers of the service,
 # never seen by a library user
@@ -32,13 +31,17 @@ def _exception_classes() -> list[type[BaseException]]:
 
 def test_the_hierarchy() -> None:
     assert issubclass(InputError, ValueError) and issubclass(RunError, RuntimeError)
-    assert issubclass(ConfigError, InputError)
+    assert issubclass(ConfigError, InputError) and issubclass(FilterError, InputError)
     assert not issubclass(InputError, RunError)
 
 
-@pytest.mark.xfail(reason="kb, web, query and mcp classes move in after the package "
-                          "helpers merge (issue 13 item 6)", strict=True,
-                   raises=AssertionError)
+def test_one_filter_error_for_every_search() -> None:
+    from agent_search.kb.filters import FilterError as KBFilterError
+    from agent_search.textsearch.filters import FilterError as TextFilterError
+
+    assert KBFilterError is TextFilterError is FilterError
+
+
 def test_every_exception_class_of_the_package_is_in_the_hierarchy() -> None:
     outside = sorted(f"{c.__module__}.{c.__name__}" for c in _exception_classes()
                      if c is not AgentSearchError and not issubclass(c, (InputError, RunError)))
