@@ -25,8 +25,8 @@ import json5
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
+from agent_search._locations import default_home
 from agent_search.errors import ConfigError
-from agent_search.locations import default_home
 from agent_search.trace import message_line
 from agent_search.types import CitationConfig
 

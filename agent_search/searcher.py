@@ -18,12 +18,12 @@ from typing import TYPE_CHECKING, Any
 import anyio
 from pydantic import BaseModel, ValidationError
 
+from agent_search._links import safe_url
+from agent_search._merge import merge_items
 from agent_search.config import SearchConfig, TypeConfig, load_config
 from agent_search.context import Context
 from agent_search.errors import validation_summary
 from agent_search.events import EventSink, SearchComplete, SearchResultEvent, SearchStart
-from agent_search.links import safe_url
-from agent_search.merge import merge_items
 from agent_search.registry import Handler, Registry
 from agent_search.rerank import Reranker, ScoreReranker, apply_rerank
 from agent_search.trace import TraceNode, activate, first_line
@@ -77,7 +77,7 @@ class Searcher:
             config = config.merged(overrides, file=overrides_file)
         searcher = cls(config, handlers=handlers, rerankers=rerankers)
         if builtin_handlers:
-            from agent_search.builtins import register_builtin_handlers
+            from agent_search._builtins import register_builtin_handlers
 
             register_builtin_handlers(searcher, config_dir=config_dir,
                                       assistant_dir=assistant_dir, generators=generators)

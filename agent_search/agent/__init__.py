@@ -12,12 +12,9 @@ async with assistant.run_stream([{"role": "user", "content": "..."}], Options())
 ```
 """
 
+from agent_search.agent._hook_api import HookContext, HookSearch
+from agent_search.agent._hooks import HookResponse
 from agent_search.agent.assistant import Assistant
-from agent_search.agent.citations import CitationTracker
-from agent_search.agent.decision import Decision, decide_auto_search
-from agent_search.agent.delegation import Delegates, Use
-from agent_search.agent.hook_api import HookContext, HookSearch
-from agent_search.agent.hooks import HookResponse
 from agent_search.agent.llm import ChatEvent, LLMError, OpenAIChatClient, offline_answer
 from agent_search.agent.options import Options
 from agent_search.agent.package import AssistantPackage, load_package
@@ -29,10 +26,7 @@ __all__ = [
     "Assistant",
     "AssistantPackage",
     "ChatEvent",
-    "CitationTracker",
     "ConnectorSettings",
-    "Decision",
-    "Delegates",
     "HookContext",
     "HookResponse",
     "HookSearch",
@@ -42,8 +36,6 @@ __all__ = [
     "RecordSink",
     "RecordStore",
     "SearchRecord",
-    "Use",
-    "decide_auto_search",
     "load_package",
     "offline_answer",
 ]

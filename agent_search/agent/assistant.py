@@ -7,7 +7,7 @@ spec in a task group of the block, in this order:
    below);
 2. ``create`` hook (its ``ctx.search.*`` searches have source ``hook``);
 3. user data sources (``type: "data"`` content parts, source ``user``);
-4. the auto-search decision (:mod:`agent_search.agent.decision`);
+4. the auto-search decision (:mod:`agent_search.agent._decision`);
 5. auto search of the configured types in parallel (source ``auto``);
 6. merge, dedupe, weights, rerank (``Searcher.merge`` with ``uses.rerank``);
 7. one system message with the citation prompt and the fenced references, after the
@@ -44,35 +44,35 @@ from typing import Any
 import anyio
 from anyio.streams.memory import MemoryObjectReceiveStream
 
-from agent_search.agent.citations import CitationTracker
-from agent_search.agent.conversation import (
+from agent_search._builtins import register_builtin_handlers
+from agent_search.agent._citations import CitationTracker
+from agent_search.agent._conversation import (
     Message,
     conversation_query,
     insert_after_system,
     to_llm_messages,
     validate_messages,
 )
-from agent_search.agent.datasources import DataScope, Refusal, data_source_requests
-from agent_search.agent.decision import Decision, decide_auto_search
-from agent_search.agent.delegation import Delegates
-from agent_search.agent.hook_api import HookContext
-from agent_search.agent.hooks import HookResponse, Hooks, hook_error, load_hooks
-from agent_search.agent.llm import ChatClient, LLMError, OpenAIChatClient, stream_offline_answer
-from agent_search.agent.llm.base import ToolCall
-from agent_search.agent.options import Options
-from agent_search.agent.package import AssistantPackage, load_package
-from agent_search.agent.records import STAGE, RecordSink, RecordStore, SearchRecord
-from agent_search.agent.requests import build_request
-from agent_search.agent.resources import McpResourceHandler
-from agent_search.agent.settings import AgentSettings
-from agent_search.agent.tools import (
+from agent_search.agent._datasources import DataScope, Refusal, data_source_requests
+from agent_search.agent._decision import Decision, decide_auto_search
+from agent_search.agent._hook_api import HookContext
+from agent_search.agent._hooks import HookResponse, Hooks, hook_error, load_hooks
+from agent_search.agent._requests import build_request
+from agent_search.agent._resources import McpResourceHandler
+from agent_search.agent._tools import (
     MAX_TOOL_ROUNDS,
     SEARCH_TOOL,
     assistant_tool_message,
     run_tool_call,
     search_tool_spec,
 )
-from agent_search.builtins import register_builtin_handlers
+from agent_search.agent.delegation import Delegates
+from agent_search.agent.llm import ChatClient, LLMError, OpenAIChatClient, stream_offline_answer
+from agent_search.agent.llm.base import ToolCall
+from agent_search.agent.options import Options
+from agent_search.agent.package import AssistantPackage, load_package
+from agent_search.agent.records import STAGE, RecordSink, RecordStore, SearchRecord
+from agent_search.agent.settings import AgentSettings
 from agent_search.citation import build_prompt, no_reference_prompt
 from agent_search.config import load_config
 from agent_search.context import Context

@@ -12,9 +12,9 @@ from pydantic import ValidationError
 from rich.markup import escape
 from rich.table import Table
 
+from agent_search._locations import ENV_CONFIG, find_assistants_dir, find_config_dir
 from agent_search.cli.app import app, check_identity, console, fail, print_json
 from agent_search.errors import AgentSearchError, validation_summary
-from agent_search.locations import ENV_CONFIG, find_assistants_dir, find_config_dir
 from agent_search.searcher import Searcher
 from agent_search.types import QueryOrder, QueryWhere, Request, Result
 
@@ -61,7 +61,7 @@ def parse_order(text: str) -> QueryOrder:
 
 def resolve_assistant(assistant: str | None, config_dir: Path | None = None) -> Path | None:
     """``--assistant``: a folder with a ``package.yao``, or an id in the assistants folder
-    (see :mod:`agent_search.locations`), wherever the command runs."""
+    (see :mod:`agent_search._locations`), wherever the command runs."""
     if assistant is None:
         return None
     direct = Path(assistant)

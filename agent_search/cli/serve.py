@@ -15,10 +15,10 @@ from typing import Annotated
 
 import typer
 
+from agent_search._locations import find_assistants_dir
 from agent_search.cli.app import app, fail
 from agent_search.cli.search import resolve_config_dir
 from agent_search.errors import AgentSearchError
-from agent_search.locations import find_assistants_dir
 
 _SHUTDOWN_MARGIN = 5.0
 """Seconds uvicorn waits for connections beyond the drain's grace before cutting them."""
@@ -65,7 +65,7 @@ def serve(
         settings = ServerSettings.load(cdir)
         keyed = bool(settings.api_keys)
         if keyed:
-            from agent_search.server.auth import KeyRing
+            from agent_search.server._auth import KeyRing
 
             KeyRing(settings)  # env keys must be set now, not at the first request
         search_config = load_config(cdir)

@@ -7,7 +7,7 @@ explicit DSL from ``request.options["dsl"]``), then run one SELECT per model
 (``db_query``). Preset wheres/orders (``db.wheres``/``db.orders`` from config, then
 ``request.wheres``/``request.orders`` from the hook or caller) come first and generated
 ones are ANDed/appended after them; the permission filter of
-:mod:`agent_search.db.permissions` is added by the builder outside the DSL.
+:mod:`agent_search.db._permissions` is added by the builder outside the DSL.
 
 ``request.options`` keys this handler reads:
 
@@ -50,7 +50,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from agent_search.config import SearchConfig
 from agent_search.context import Context
-from agent_search.db.builder import (
+from agent_search.db._builder import (
     Caller,
     DSLBuildError,
     build_count,
@@ -58,8 +58,8 @@ from agent_search.db.builder import (
     is_owner_column,
     visibility,
 )
-from agent_search.db.catalog import CONTENT_FIELDS, Catalog, ModelEntry, check_distinct_tables
-from agent_search.db.engine import async_url, default_url, make_engine
+from agent_search.db._catalog import CONTENT_FIELDS, Catalog, ModelEntry, check_distinct_tables
+from agent_search.db._engine import async_url, default_url, make_engine
 from agent_search.db.models import ModelDef, load_definitions
 from agent_search.db.settings import DBSettings
 from agent_search.errors import ConfigError

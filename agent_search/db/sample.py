@@ -22,8 +22,8 @@ import anyio
 import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import create_async_engine
 
-from agent_search.db.catalog import table_from_definition
-from agent_search.db.engine import async_url
+from agent_search.db._catalog import table_from_definition
+from agent_search.db._engine import async_url
 from agent_search.db.models import ModelDef
 
 PRODUCT_MODEL: dict[str, Any] = {

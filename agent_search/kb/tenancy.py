@@ -2,7 +2,7 @@
 
 Every chunk carries an access record in its payload (``acl_*``), set at ingest from the
 caller's identity (``ctx`` or given) and the document's sharing, like the database's
-permission columns (:mod:`agent_search.db.permissions`):
+permission columns (:mod:`agent_search.db._permissions`):
 
 - ``acl_share`` = ``"public"`` → visible to everyone (documents ingested with no owner and
   no team are public: the shared knowledge base of a project);

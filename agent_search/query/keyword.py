@@ -17,9 +17,9 @@ import re
 
 import anyio
 
-from agent_search.query.keyword_en import extract_en
-from agent_search.query.keyword_parts import KeywordParts
-from agent_search.query.keyword_zh import extract_zh, has_cjk
+from agent_search.query._keyword_en import extract_en
+from agent_search.query._keyword_parts import KeywordParts
+from agent_search.query._keyword_zh import extract_zh, has_cjk
 
 LANGUAGES = ("auto", "en", "zh")
 INLINE_CHARS = 1000

@@ -10,8 +10,8 @@ app = create_app(Service.load(ServiceOptions(config_dir=Path("config"),
 ```
 """
 
+from agent_search.server._auth import Identity, KeyRing
 from agent_search.server.app import create_app
-from agent_search.server.auth import Identity, KeyRing
 from agent_search.server.service import Service, ServiceOptions
 from agent_search.server.settings import ApiKeyEntry, ServerSettings
 

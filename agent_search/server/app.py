@@ -22,10 +22,10 @@ from fastapi.openapi.docs import get_swagger_ui_html
 from fastapi.responses import FileResponse, HTMLResponse
 from fastapi.staticfiles import StaticFiles
 
-from agent_search.server import lifecycle
-from agent_search.server.errors import install_error_handlers
-from agent_search.server.middleware import BodyLimit, Screen
-from agent_search.server.routes import router
+from agent_search.server import _lifecycle as lifecycle
+from agent_search.server._errors import install_error_handlers
+from agent_search.server._middleware import BodyLimit, Screen
+from agent_search.server._routes import router
 from agent_search.server.service import Service, ServiceOptions
 
 STATIC = Path(__file__).parent / "static"

@@ -17,11 +17,11 @@ import anyio
 from agent_search.agent import Assistant
 from agent_search.errors import ConfigError
 from agent_search.searcher import Searcher
-from agent_search.server.auth import KeyRing
-from agent_search.server.errors import ApiError
-from agent_search.server.metrics import Metrics
-from agent_search.server.ratelimit import RateLimiter
-from agent_search.server.records import SharedRecordStore, records_url
+from agent_search.server._auth import KeyRing
+from agent_search.server._errors import ApiError
+from agent_search.server._metrics import Metrics
+from agent_search.server._ratelimit import RateLimiter
+from agent_search.server._records import SharedRecordStore, records_url
 from agent_search.server.settings import ServerSettings
 
 log = logging.getLogger("agent_search.server")

@@ -126,7 +126,7 @@ class WebProviderTextSearch(TextSearch[Any]):
     def to_text_search_result(self, record: Any) -> TextSearchResult:
         """Name/value/link of a parsed item or a native record; the link only when it is
         a safe http(s) URL (records from elsewhere may not have been screened)."""
-        from agent_search.links import safe_url
+        from agent_search._links import safe_url
 
         if isinstance(record, ResultItem):
             return TextSearchResult(name=record.title, value=record.content,
@@ -143,7 +143,7 @@ class WebProviderTextSearch(TextSearch[Any]):
                             ctx: Context | None = None) -> KernelSearchResults[TextSearchResult]:
         """Results whose value is the full text of each page (snippet when a page cannot
         be fetched)."""
-        from agent_search.web.fetch import fetch_pages
+        from agent_search.web._fetch import fetch_pages
 
         texts = await self.get_text_search_results(query, options, ctx=ctx)
         targets = [r for r in texts.items if r.link]

@@ -8,13 +8,14 @@ Providers (``web.provider``): tavily, serper, serpapi, brave, google, bing, sear
 class) with ``await provider.search(query, limit=..., sites=..., time_range=...)``.
 """
 
+from agent_search.web._fetch import Page, fetch_pages
+from agent_search.web._ssrf import HostPolicy
 from agent_search.web.errors import (
     CircuitOpenError,
     MissingAPIKeyError,
     ProviderError,
     UnsafeURLError,
 )
-from agent_search.web.fetch import Page, attach_pages, fetch_pages, guarded_client
 from agent_search.web.handler import WebHandler, WebOptions, create_handler
 from agent_search.web.providers import (
     PROVIDER_CLASSES,
@@ -30,11 +31,9 @@ from agent_search.web.providers import (
     SerperProvider,
     TavilyProvider,
     WebProvider,
-    api_key_for,
     create_provider,
     provider_class,
 )
-from agent_search.web.resilience import CircuitBreaker, call_with_retries
 from agent_search.web.settings import (
     BreakerSettings,
     FetchSettings,
@@ -42,18 +41,15 @@ from agent_search.web.settings import (
     RetrySettings,
     WebSettings,
 )
-from agent_search.web.ssrf import GuardedNetworkBackend, HostPolicy
 
 __all__ = [
     "PROVIDER_CLASSES",
     "BingProvider",
     "BraveProvider",
     "BreakerSettings",
-    "CircuitBreaker",
     "CircuitOpenError",
     "FetchSettings",
     "GoogleProvider",
-    "GuardedNetworkBackend",
     "HostPolicy",
     "HttpProvider",
     "MCPProvider",
@@ -73,12 +69,8 @@ __all__ = [
     "WebOptions",
     "WebProvider",
     "WebSettings",
-    "api_key_for",
-    "attach_pages",
-    "call_with_retries",
     "create_handler",
     "create_provider",
     "fetch_pages",
-    "guarded_client",
     "provider_class",
 ]

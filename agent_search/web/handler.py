@@ -20,7 +20,7 @@ warning in ``Result.warnings``.
 Result links are untrusted: one that is not a safe http(s) URL is removed from its item
 (``url=None``, reason in ``metadata["url_refused"]``; the item's text is kept) and the
 Result gets a warning saying how many were refused and why. Scores are on the project's
-absolute 0..1 scale (see :mod:`agent_search.web.normalize`); ``web.min_score`` floors are
+absolute 0..1 scale (see :mod:`agent_search.web._normalize`); ``web.min_score`` floors are
 applied by the searcher, not here.
 """
 
@@ -36,9 +36,9 @@ from agent_search.context import Context
 from agent_search.errors import ConfigError, validation_summary
 from agent_search.trace import span
 from agent_search.types import Request, Result
+from agent_search.web._resilience import CircuitBreaker
 from agent_search.web.errors import ProviderError
 from agent_search.web.providers import WebProvider, api_key_for, create_provider, provider_class
-from agent_search.web.resilience import CircuitBreaker
 from agent_search.web.settings import WebSettings
 
 
@@ -132,7 +132,7 @@ class WebHandler:
 
         fetch = settings.fetch_pages if options.fetch_pages is None else options.fetch_pages
         if fetch and items:
-            from agent_search.web.fetch import attach_pages
+            from agent_search.web._fetch import attach_pages
 
             with span("fetch_pages"):
                 await attach_pages(items, settings, max_pages=options.max_pages)

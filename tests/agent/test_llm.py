@@ -9,7 +9,8 @@ import anyio
 import pytest
 from agent_helpers import StaticHandler, connector_yml, kb_items, run, text_of, web_items
 
-from agent_search.agent import CitationTracker, ConnectorSettings, OpenAIChatClient, Options
+from agent_search.agent import ConnectorSettings, OpenAIChatClient, Options
+from agent_search.agent._citations import CitationTracker
 from agent_search.agent.llm import LLMError
 
 pytestmark = pytest.mark.anyio

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from agent_search._locations import default_home, find_assistants_dir, find_config_dir
 from agent_search.cli import main
-from agent_search.locations import default_home, find_assistants_dir, find_config_dir
 
 
 @pytest.fixture

@@ -6,7 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agent_search import Context, Request, Result, ResultItem, Searcher
-from agent_search.merge import dedupe, identity_keys, normalize_url
+from agent_search._merge import dedupe, identity_keys, normalize_url
 from agent_search.rerank import ScoreReranker, apply_rerank
 from agent_search.types import SOURCE_PRIORITY
 

@@ -13,7 +13,7 @@ import pytest
 from agent_search.config import SearchConfig
 from agent_search.context import Context
 from agent_search.db import DBSettings, create_handler, load_definitions
-from agent_search.db.engine import async_url
+from agent_search.db._engine import async_url
 from agent_search.db.sample import write_model_files
 from agent_search.errors import ConfigError
 from agent_search.query.dsl import (

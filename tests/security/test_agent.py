@@ -16,7 +16,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from agent_search.agent import Assistant, Options, offline_answer
-from agent_search.agent.citations import CitationTracker
+from agent_search.agent._citations import CitationTracker
 from agent_search.citation import format_marker, marker_regex
 from agent_search.context import Context
 from agent_search.types import Request, Result, ResultItem
@@ -191,7 +191,7 @@ async def test_an_assistant_that_lists_nothing_leaves_data_parts_open(
 
 
 def test_refusal_message_is_one_line() -> None:
-    from agent_search.agent.datasources import DataScope, data_source_requests
+    from agent_search.agent._datasources import DataScope, data_source_requests
 
     scope = DataScope(models=("notes",), collections=("docs",))
     _, refused, _ = data_source_requests(

@@ -123,7 +123,7 @@ _LINKISH = st.text(st.sampled_from("hHtTpPsS:/.@\\[]%?#&=-_~ \t\n\u2028\u200bab0
 
 @given(tail=_LINKISH, scheme=st.sampled_from(["http://", "https://", "HTTPS://", "ftp://", ""]))
 def test_the_fast_link_check_agrees_with_the_full_rule(scheme: str, tail: str) -> None:
-    from agent_search.links import safe_url, url_problem
+    from agent_search._links import safe_url, url_problem
 
     url = scheme + tail
     assert (safe_url(url) is not None) == (url_problem(url) is None), url

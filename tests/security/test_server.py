@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 from agent_search.agent import Options
 from agent_search.events import TextDelta
 from agent_search.server import Service, ServiceOptions, create_app
-from agent_search.server.streams import run_stream
+from agent_search.server._streams import run_stream
 from tests.server.harness import KEYS, WatchedHandler, register, sha256, write_project
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "agent"))

@@ -5,8 +5,8 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from agent_search.server.sse import sse
-from agent_search.server.streams import ChatFormat, message_text
+from agent_search.server._sse import sse
+from agent_search.server._streams import ChatFormat, message_text
 
 
 @given(st.text(max_size=50))

@@ -10,7 +10,7 @@ import anyio
 import pytest
 
 from agent_search.server import Service, ServiceOptions
-from agent_search.server.auth import Identity
+from agent_search.server._auth import Identity
 from tests.db.conftest import _create_database, postgres_server  # noqa: F401  (fixture)
 
 from .harness import WatchedHandler, register, write_project

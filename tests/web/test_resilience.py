@@ -13,13 +13,13 @@ import pytest
 from agent_search import Request, SearchConfig, Searcher
 from agent_search.web import (
     BreakerSettings,
-    CircuitBreaker,
     CircuitOpenError,
     ProviderError,
     WebSettings,
     create_handler,
     create_provider,
 )
+from agent_search.web._resilience import CircuitBreaker
 from agent_search.web.providers.base import parse_retry_after
 
 from .conftest import SECRET, LocalServer, Reply, recorded

@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
-from agent_search.links import safe_url, url_problem
+from agent_search._links import safe_url, url_problem
 from agent_search.web import WebSettings, create_provider
-from agent_search.web.normalize import ANSWER_SCORE, provider_score, rank_score
+from agent_search.web._normalize import ANSWER_SCORE, provider_score, rank_score
 from agent_search.web.providers import WebProvider
 from agent_search.web.providers.base import SearchParams
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 
+from agent_search.web._resilience import CircuitBreaker
 from agent_search.web.providers.base import (
     HttpProvider,
     ProviderResponse,
@@ -30,7 +31,6 @@ from agent_search.web.providers.searxng import SearXNGProvider
 from agent_search.web.providers.serpapi import SerpAPIProvider
 from agent_search.web.providers.serper import SerperProvider
 from agent_search.web.providers.tavily import TavilyProvider
-from agent_search.web.resilience import CircuitBreaker
 from agent_search.web.settings import WebSettings
 
 PROVIDER_CLASSES: dict[str, type[WebProvider]] = {

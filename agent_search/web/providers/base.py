@@ -25,15 +25,15 @@ import httpx
 
 from agent_search.trace import first_line
 from agent_search.types import ResultItem
-from agent_search.web.errors import MissingAPIKeyError, ProviderError
-from agent_search.web.normalize import one_line, redact, screen_url
-from agent_search.web.providers.native import NativeFormat, NativeRecord
-from agent_search.web.resilience import (
+from agent_search.web._normalize import one_line, redact, screen_url
+from agent_search.web._resilience import (
     MIN_ATTEMPT_SECONDS,
     CircuitBreaker,
     call_with_retries,
     remaining_seconds,
 )
+from agent_search.web.errors import MissingAPIKeyError, ProviderError
+from agent_search.web.providers.native import NativeFormat, NativeRecord
 from agent_search.web.settings import BreakerSettings, RetrySettings
 
 if TYPE_CHECKING:

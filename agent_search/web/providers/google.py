@@ -11,8 +11,7 @@ import os
 from typing import TYPE_CHECKING, Any
 
 from agent_search.types import ResultItem
-from agent_search.web.errors import ProviderError
-from agent_search.web.normalize import (
+from agent_search.web._normalize import (
     as_position,
     mapping,
     parse_date,
@@ -21,6 +20,7 @@ from agent_search.web.normalize import (
     result_metadata,
     web_item,
 )
+from agent_search.web.errors import ProviderError
 from agent_search.web.providers.base import HttpProvider, SearchParams, site_operators
 from agent_search.web.providers.native import GoogleWebPage, NativeFormat, count_at
 

@@ -9,7 +9,7 @@ item). Item fields understood: title/name, content/snippet/description/text,
 url/link, score, published/date; other fields go to ``metadata``. A ``score`` is taken
 to be on the project's 0..1 scale (~0.5 = probably relevant) and clamped to it; items
 without one are scored by rank, as for every provider. Links go through the same
-screening as every provider's (:func:`~agent_search.web.normalize.screen_url`).
+screening as every provider's (:func:`~agent_search.web._normalize.screen_url`).
 
 By default (``keep_alive``) one connection — for stdio, one server process — is opened
 on the first search and kept until :meth:`aclose`; a connection that fails is dropped
@@ -25,14 +25,14 @@ from typing import TYPE_CHECKING, Any
 
 from agent_search.mcp.client import MCPConnection, MCPError, tool_value
 from agent_search.types import ResultItem
-from agent_search.web.errors import ProviderError
-from agent_search.web.normalize import (
+from agent_search.web._normalize import (
     parse_date,
     provider_score,
     rank_score,
     screen_url,
     strip_html,
 )
+from agent_search.web.errors import ProviderError
 from agent_search.web.providers.base import SearchParams, WebProvider
 
 if TYPE_CHECKING:

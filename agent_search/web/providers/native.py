@@ -19,7 +19,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from agent_search.links import safe_url
+from agent_search._links import safe_url
 
 
 class NativeRecord(BaseModel):

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from agent_search.types import ResultItem
-from agent_search.web.normalize import rank_score, records_at, result_metadata, web_item
+from agent_search.web._normalize import rank_score, records_at, result_metadata, web_item
 from agent_search.web.providers.base import HttpProvider, SearchParams, site_operators
 from agent_search.web.providers.native import NativeFormat, SearXNGResult, count_at
 

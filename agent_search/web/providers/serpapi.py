@@ -6,10 +6,10 @@ from __future__ import annotations
 from typing import Any
 
 from agent_search.types import ResultItem
-from agent_search.web.errors import ProviderError
-from agent_search.web.normalize import (
+from agent_search.web._normalize import (
     protect_secret_in_logs,
 )
+from agent_search.web.errors import ProviderError
 from agent_search.web.providers.base import HttpProvider, SearchParams, site_operators
 from agent_search.web.providers.native import NativeFormat, SerpAPIResult, count_at
 from agent_search.web.providers.serper import GOOGLE_TBS, google_results

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from agent_search.types import ResultItem
-from agent_search.web.normalize import (
+from agent_search.web._normalize import (
     answer_item,
     as_position,
     mapping,

@@ -21,8 +21,7 @@ from tavily.errors import (
 from tavily.errors import TimeoutError as TavilyTimeoutError
 
 from agent_search.types import ResultItem
-from agent_search.web.errors import ProviderError
-from agent_search.web.normalize import (
+from agent_search.web._normalize import (
     answer_item,
     mapping,
     provider_score,
@@ -30,6 +29,7 @@ from agent_search.web.normalize import (
     result_metadata,
     web_item,
 )
+from agent_search.web.errors import ProviderError
 from agent_search.web.providers.base import (
     HttpProvider,
     SearchParams,

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from agent_search.agent.requests import build_request
+from agent_search.agent._requests import build_request
 from agent_search.types import Request, Result
 
 if TYPE_CHECKING:

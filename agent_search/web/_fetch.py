@@ -19,10 +19,10 @@ import httpcore
 import httpx
 
 from agent_search.types import ResultItem
+from agent_search.web._normalize import one_line, strip_html
+from agent_search.web._ssrf import GuardedNetworkBackend, HostPolicy
 from agent_search.web.errors import UnsafeURLError
-from agent_search.web.normalize import one_line, strip_html
 from agent_search.web.settings import FetchSettings, WebSettings
-from agent_search.web.ssrf import GuardedNetworkBackend, HostPolicy
 
 _REDIRECTS = (301, 302, 303, 307, 308)
 _TITLE = re.compile(r"<title[^>]*>(.*?)</title>", re.IGNORECASE | re.DOTALL)

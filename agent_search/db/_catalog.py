@@ -24,8 +24,8 @@ import sqlalchemy as sa
 from sqlalchemy.dialects import sqlite
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
+from agent_search.db._permissions import CREATED_BY, PUBLIC, SHARE, TEAM_ID, PermissionColumns
 from agent_search.db.models import ColumnDef, ModelDef
-from agent_search.db.permissions import CREATED_BY, PUBLIC, SHARE, TEAM_ID, PermissionColumns
 from agent_search.errors import ConfigError
 from agent_search.query.dsl import FieldSchema, ModelSchema, RelationSchema
 

@@ -13,8 +13,8 @@ import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from agent_search.agent._requests import build_request
 from agent_search.agent.llm.base import ToolCall
-from agent_search.agent.requests import build_request
 from agent_search.citation import build_references
 
 if TYPE_CHECKING:

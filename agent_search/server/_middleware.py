@@ -17,7 +17,7 @@ from collections.abc import Iterable
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from agent_search.server.errors import error_body
+from agent_search.server._errors import error_body
 
 LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1", "[::1]"})
 _BODY_METHODS = frozenset({"POST", "PUT", "PATCH"})

@@ -17,9 +17,9 @@ from typing import Any
 
 from agent_search.agent import Assistant, Options
 from agent_search.events import Citations, Done, Event, SearchComplete, TextDelta
-from agent_search.server.metrics import Metrics
+from agent_search.server._metrics import Metrics
+from agent_search.server._sse import Write, sse
 from agent_search.server.service import Service
-from agent_search.server.sse import Write, sse
 
 
 @dataclass(slots=True)

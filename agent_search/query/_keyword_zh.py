@@ -14,8 +14,8 @@ import re
 import threading
 from typing import Any
 
-from agent_search.query.keyword_parts import KeywordParts
-from agent_search.query.keyword_stopwords import (
+from agent_search.query._keyword_parts import KeywordParts
+from agent_search.query._keyword_stopwords import (
     EN_QUALIFIERS,
     EN_STOPWORDS,
     PRICE_SYMBOLS,

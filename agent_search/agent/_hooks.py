@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agent_search.agent.conversation import Message, validate_messages
+from agent_search.agent._conversation import Message, validate_messages
 from agent_search.errors import ConfigError
 
 HOOKS_FILE = "hooks.py"

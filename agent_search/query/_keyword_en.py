@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import re
 
-from agent_search.query.keyword_parts import KeywordParts
-from agent_search.query.keyword_stopwords import (
+from agent_search.query._keyword_parts import KeywordParts
+from agent_search.query._keyword_stopwords import (
     EN_COMPARATORS,
     EN_QUALIFIERS,
     EN_STOPWORDS,

@@ -17,20 +17,19 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from pydantic import TypeAdapter
 
 from agent_search.agent import Assistant, Options
-from agent_search.agent.tools import SEARCH_TOOL
-from agent_search.server.auth import AuthError, Identity
-from agent_search.server.errors import ApiError
-from agent_search.server.metrics import CONTENT_TYPE
-from agent_search.server.ratelimit import retry_after_header
-from agent_search.server.schemas import (
+from agent_search.agent._tools import SEARCH_TOOL
+from agent_search.server._auth import AuthError, Identity
+from agent_search.server._errors import ApiError
+from agent_search.server._metrics import CONTENT_TYPE
+from agent_search.server._ratelimit import retry_after_header
+from agent_search.server._schemas import (
     ChatCompletionRequest,
     ChatMessage,
     SearchBody,
     StreamRequest,
 )
-from agent_search.server.service import Service
-from agent_search.server.sse import EventStreamResponse, Write
-from agent_search.server.streams import (
+from agent_search.server._sse import EventStreamResponse, Write
+from agent_search.server._streams import (
     ChatFormat,
     collect_chat,
     message_text,
@@ -38,6 +37,7 @@ from agent_search.server.streams import (
     write_chat,
     write_native,
 )
+from agent_search.server.service import Service
 from agent_search.trace import first_line
 from agent_search.types import Result
 

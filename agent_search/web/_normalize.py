@@ -4,8 +4,8 @@ redaction every error and log text goes through.
 
 Links: a provider's URL is untrusted. Only an absolute ``http``/``https`` URL with a host,
 without credentials, control, format or space characters and at most
-:data:`~agent_search.links.MAX_URL_CHARS` long is kept (the rule of
-:mod:`agent_search.links`); any other (``javascript:``, ``data:``, ``file:``,
+:data:`~agent_search._links.MAX_URL_CHARS` long is kept (the rule of
+:mod:`agent_search._links`); any other (``javascript:``, ``data:``, ``file:``,
 ``//host``, ``https://user:pw@host``...) becomes ``url=None`` on an item that is kept (its
 text is still a search result), with the reason in ``metadata["url_refused"]``; the web
 handler adds a warning to the Result.
@@ -28,7 +28,7 @@ from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
-from agent_search.links import safe_url, url_problem
+from agent_search._links import safe_url, url_problem
 from agent_search.types import ResultItem
 
 _TAG = re.compile(r"<[^>]{0,2000}>")
@@ -42,7 +42,7 @@ def strip_html(text: Any) -> str:
 
     Snippets carry only inline markup (``<b>``, ``<strong>``, ``&nbsp;``), so a tag regex
     is enough here and keeps normalisation in microseconds; whole pages go through
-    trafilatura instead (see :mod:`agent_search.web.fetch`).
+    trafilatura instead (see :mod:`agent_search.web._fetch`).
     """
     if not text:
         return ""

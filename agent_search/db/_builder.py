@@ -22,9 +22,9 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from agent_search.db.catalog import Catalog, ModelEntry, deleted_at_column, sa_kind
-from agent_search.db.permissions import PermissionColumns, permission_clause
-from agent_search.db.values import (
+from agent_search.db._catalog import Catalog, ModelEntry, deleted_at_column, sa_kind
+from agent_search.db._permissions import PermissionColumns, permission_clause
+from agent_search.db._values import (
     ValueBoundsError,
     like_pattern,
     to_bool,
@@ -287,7 +287,7 @@ def _comparison(col: sa.ColumnElement[Any], op: str, value: Any,
 
 def coerce(col: sa.ColumnElement[Any], value: Any, where: str) -> Any:
     """``value`` as the column's Python type, bounded before it is converted (see
-    :mod:`agent_search.db.values`); DSLBuildError naming ``where`` if it can't be one."""
+    :mod:`agent_search.db._values`); DSLBuildError naming ``where`` if it can't be one."""
     kind = sa_kind(col.type)
     if value is None:
         return None

@@ -31,7 +31,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from agent_search.agent.conversation import Message, last_user_index, message_text
+from agent_search.agent._conversation import Message, last_user_index, message_text
 from agent_search.config import SearchConfig
 
 SUPPORTED = ("model", "kb_collection", "kb_document", "mcp_resource")
