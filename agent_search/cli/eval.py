@@ -51,10 +51,11 @@ def retrieval(
     except ConfigError as exc:
         fail(str(exc))
     try:
-        with ingest_progress("ingesting corpus") as on_progress:
+        with ingest_progress("ingesting corpus") as on_progress, \
+                ingest_progress("querying", unit="items") as on_query:
             report = anyio.run(lambda: evaluate(config, dataset_dir, split=split, mode=mode,
                                                 max_queries=max_queries, max_docs=max_docs,
-                                                progress=on_progress))
+                                                progress=on_progress, query_progress=on_query))
     except (DatasetError, ValueError) as exc:
         fail(str(exc))
     except (StoreError, EmbeddingError, RuntimeError) as exc:

@@ -21,6 +21,7 @@ import typer
 from rich.progress import (
     BarColumn,
     DownloadColumn,
+    MofNCompleteColumn,
     Progress,
     TextColumn,
     TimeElapsedColumn,
@@ -45,13 +46,17 @@ PROGRESS_INTERVAL = 10.0
 
 
 @contextlib.contextmanager
-def ingest_progress(label: str) -> Iterator[Callable[[int, int], None]]:
-    """Progress of an ingest on stderr; yields ``update(bytes_done, bytes_total)``, which
-    may be called from worker threads. A terminal gets a live bar; anything else a line
-    when the work starts, then at least every :data:`PROGRESS_INTERVAL` seconds (from a
-    timer, so a slow batch still shows the process is alive), and one at the end."""
+def ingest_progress(label: str, *, unit: str = "bytes"
+                    ) -> Iterator[Callable[[int, int], None]]:
+    """Progress of long work on stderr; yields ``update(done, total)`` (bytes, or items
+    with ``unit="items"``), which may be called from worker threads. A terminal gets a
+    live bar; anything else a line when the work starts, then at least every
+    :data:`PROGRESS_INTERVAL` seconds while it runs (from a timer, so a slow batch still
+    shows the process is alive), and one at the end."""
+    count = _size if unit == "bytes" else str
     if sys.stderr.isatty():
-        bar = Progress(TextColumn(label), BarColumn(), DownloadColumn(), TimeElapsedColumn(),
+        amount = DownloadColumn() if unit == "bytes" else MofNCompleteColumn()
+        bar = Progress(TextColumn(label), BarColumn(), amount, TimeElapsedColumn(),
                        TimeRemainingColumn(), console=err_console)
         task = bar.add_task(label, total=None)
 
@@ -70,7 +75,7 @@ def ingest_progress(label: str) -> Iterator[Callable[[int, int], None]]:
         with lock:
             done, total = state["done"], state["total"]
         elapsed = int(time.monotonic() - started)
-        where = f"{_size(done)} of {_size(total)} ({done * 100 // max(total, 1)}%)" \
+        where = f"{count(done)} of {count(total)} ({done * 100 // max(total, 1)}%)" \
             if total >= 0 else "starting"
         print(f"agent-search: {label}: {where}, {elapsed // 60}m{elapsed % 60:02d}s",
               file=sys.stderr, flush=True)
@@ -84,7 +89,7 @@ def ingest_progress(label: str) -> Iterator[Callable[[int, int], None]]:
 
     def beat() -> None:
         while not stop.wait(PROGRESS_INTERVAL):
-            if state["total"] > 0:
+            if state["total"] > 0 and state["done"] < state["total"]:
                 line()
 
     timer = threading.Thread(target=beat, name="kb-progress", daemon=True)

@@ -221,9 +221,11 @@ def passage_config(config: SearchConfig) -> SearchConfig:
 async def evaluate(config: SearchConfig, folder: Path, *, split: str = "test",
                    mode: str = "hybrid", max_queries: int | None = None,
                    max_docs: int | None = None, options: dict[str, Any] | None = None,
-                   progress: Callable[[int, int], None] | None = None) -> EvalReport:
+                   progress: Callable[[int, int], None] | None = None,
+                   query_progress: Callable[[int, int], None] | None = None) -> EvalReport:
     """Ingest (or reuse) the corpus and score ``mode`` on the split's queries. The corpus
-    is ingested as passages (:data:`PASSAGE_TOKENS`) unless ``kb.chunk_tokens`` is set."""
+    is ingested as passages (:data:`PASSAGE_TOKENS`) unless ``kb.chunk_tokens`` is set.
+    ``progress`` follows the ingest (bytes), ``query_progress`` the queries (count)."""
     config = passage_config(config)
     dataset = await anyio.to_thread.run_sync(load_dataset, folder, split)
     if max_queries is not None or max_docs is not None:
@@ -237,7 +239,10 @@ async def evaluate(config: SearchConfig, folder: Path, *, split: str = "test",
     recall: list[float] = []
     mrr: list[float] = []
     latencies: list[float] = []
-    for qid in sorted(dataset.queries):
+    qids = sorted(dataset.queries)
+    for done, qid in enumerate(qids):
+        if query_progress is not None:
+            query_progress(done, len(qids))
         request = Request(type="kb", query=dataset.queries[qid], collections=[name],
                           limit=RANKED_CHUNKS, options={**(options or {}), "mode": mode})
         t0 = time.perf_counter()
@@ -255,6 +260,8 @@ async def evaluate(config: SearchConfig, folder: Path, *, split: str = "test",
         ndcg.append(ndcg_at(ranked, rels, 10))
         recall.append(recall_at(ranked, rels, 100))
         mrr.append(mrr_at(ranked, rels, 10))
+    if query_progress is not None:
+        query_progress(len(qids), len(qids))
     latencies.sort()
     return EvalReport(
         mode=mode, ndcg_at_10=statistics.fmean(ndcg), recall_at_100=statistics.fmean(recall),

@@ -79,6 +79,8 @@ def test_eval_command_json(home: Path) -> None:
     assert set(data) == {"ndcg@10", "recall@100", "mrr@10", "queries", "latency_ms"}
     assert data["queries"] == 5 and set(data["latency_ms"]) == {"p50", "p95"}
     assert 0.0 <= data["ndcg@10"] <= 1.0
+    # off a terminal the query phase reports too (it was silent), on stderr only
+    assert "agent-search: querying: 5 of 5 (100%)" in out.stderr
 
 
 def test_eval_ingests_beir_records_as_passages_unless_chunking_is_configured() -> None:
