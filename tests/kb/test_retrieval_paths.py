@@ -82,7 +82,9 @@ def test_edge_ranks_like_qdrant_client(sample: tuple[SearchConfig, KBStore], mod
         theirs = search(server, "sample", plan, dense, sparse, public, 40)
         assert len(mine) == len(theirs) > 0
         if fusion == "calibrated":  # the server path standardises by the reference only
-            assert mine[0].point_id == theirs[0].point_id, query
+            # (the 40-chunk collection's own moments weigh 40 against the reference's 100)
+            assert mine[0].point_id in {h.point_id for h in theirs[:3]}, query
+            assert theirs[0].point_id in {h.point_id for h in mine[:3]}, query
             assert len({h.point_id for h in mine} & {h.point_id for h in theirs}) >= 8
         else:
             assert [h.point_id for h in mine] == [h.point_id for h in theirs], query
