@@ -108,7 +108,7 @@ def test_the_kb_handler_returns_only_what_the_caller_may_read(
 
 
 def test_the_searcher_and_the_mcp_tools_filter_by_the_session_identity(home: Path) -> None:
-    from agent_search.cli.mcp import SearchTools
+    from agent_search.mcp.server import SearchTools
 
     config = SearchConfig(home=home)
     searcher = Searcher(config)
