@@ -14,7 +14,8 @@ any collection size:
   weights (the mean coverage, exact), and the term's postings (the chunks holding it, by
   their position in the scroll, and its weight there), so that a query's coverage over
   every chunk is summed in numpy from its terms' postings alone (a chunk without a query
-  term covers 0): its variance is exact, terms' co-occurrence included, in ~0.1 ms.
+  term covers 0): its variance is exact, terms' co-occurrence included, in ~0.1 ms
+  (beyond :data:`POSTINGS_BUDGET` postings, the commonest terms count as independent).
   Taking terms as independent instead (the sum of their variances, kept as a fallback
   for statistics without postings) underestimates it (the true variance is ~1.3× on
   SciFact) and cost SciFact test nDCG@10 0.7425 → 0.7390.
@@ -35,6 +36,10 @@ import numpy as np
 from numpy.typing import NDArray
 
 from agent_search.kb.sparse import SparseVec
+
+POSTINGS_BUDGET = 20_000
+"""At most this many postings are read per query for the coverage variance (SciFact's
+1,109 claims read 3,572 at the median, 15,452 at most: always exact there)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -173,26 +178,43 @@ class CollectionStats:
             mean_w = np.where(found, self.weight_sum[pos] / n, 0.0)
             var_w = np.where(found, self.weight_sq_sum[pos] / n, 0.0) - mean_w ** 2
             cm = float((a * mean_w).sum())
+            independent = a * a * np.maximum(var_w, 0.0)
             if len(self.offsets) == len(self.terms) + 1:
-                cv = self._coverage_var(a, pos, found, cm)
+                cv = self._coverage_var(a, pos, found, mean_w, independent)
             else:
-                cv = max(float((a * a * np.maximum(var_w, 0.0)).sum()), 0.0)
+                cv = max(float(independent.sum()), 0.0)
         return Moments(self.points, dm, dv, cm, cv)
 
     def _coverage_var(self, a: NDArray[np.float64], pos: NDArray[np.int64],
-                      found: NDArray[np.bool_], mean: float) -> float:
-        """The exact variance of the coverage Σ aₜ·wₜ over the chunks, from the query
-        terms' postings (chunks holding none of them cover 0)."""
-        spans = [(int(self.offsets[p]), int(self.offsets[p + 1]), float(w))
-                 for p, f, w in zip(pos.tolist(), found.tolist(), a.tolist(), strict=True)
-                 if f]
-        if not spans:
-            return 0.0
+                      found: NDArray[np.bool_], mean_w: NDArray[np.float64],
+                      independent: NDArray[np.float64]) -> float:
+        """The variance of the coverage Σ aₜ·wₜ over the chunks, exact from the query
+        terms' postings (chunks holding none of them cover 0) for the rarest terms whose
+        postings add up to :data:`POSTINGS_BUDGET`; the commoner ones (low idf, so small
+        weights) count as independent of the others, so that a query of very common terms
+        on a large collection stays cheap."""
+        rare = np.zeros(len(a), dtype=bool)
+        spent = 0
+        for i in np.argsort(np.where(found, self.df[pos] if len(self.df) else 0.0, np.inf),
+                            kind="stable").tolist():
+            if not found[i]:
+                break
+            size = int(self.offsets[pos[i] + 1] - self.offsets[pos[i]])
+            if spent + size > POSTINGS_BUDGET:
+                break
+            rare[i] = True
+            spent += size
+        if not rare.any():
+            return max(float(independent.sum()), 0.0)
+        spans = [(int(self.offsets[pos[i]]), int(self.offsets[pos[i] + 1]), float(a[i]))
+                 for i in np.flatnonzero(rare).tolist()]
         docs = np.concatenate([self.post_docs[lo:hi] for lo, hi, _ in spans])
         weights = np.concatenate([self.post_weights[lo:hi].astype(np.float64) * w
                                   for lo, hi, w in spans])
         coverage = np.bincount(docs, weights=weights)  # chunks past the last match: 0
-        return max(float(coverage @ coverage) / self.points - mean * mean, 0.0)
+        mean = float((a * mean_w)[rare].sum())
+        exact = float(coverage @ coverage) / self.points - mean * mean
+        return max(exact + float(independent[~rare].sum()), 0.0)
 
 
 def ln_bound(query: SparseVec, points: int, k1: float) -> float:

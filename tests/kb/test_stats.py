@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from agent_search.kb import stats as stats_module
 from agent_search.kb.sparse import SparseVec
 from agent_search.kb.stats import CollectionStats
 
@@ -61,6 +62,28 @@ def test_coverage_moments_are_exact_with_co_occurring_terms(seed: int,
                              np.zeros(0, np.float32))
     exact = float(_brute_force(rows, stats, topic, 1.2).var())
     assert legacy.moments(None, topic, 1.2).coverage_var < 0.6 * exact
+
+
+def test_beyond_the_postings_budget_the_commonest_terms_count_as_independent(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    rows = _collection(4)
+    stats = CollectionStats.build(iter(rows), 3)
+    legacy = CollectionStats(stats.points, stats.dense_mean, stats.dense_second, stats.terms,
+                             stats.df, stats.weight_sum, stats.weight_sq_sum,
+                             np.zeros(0, np.int64), np.zeros(0, np.int32),
+                             np.zeros(0, np.float32))
+    query = SparseVec([1, 2, 3, 4], [1.0] * 4)
+    exact = float(_brute_force(rows, stats, query, 1.2).var())
+    assert stats.moments(None, query, 1.2).coverage_var == pytest.approx(exact, rel=1e-5)
+    monkeypatch.setattr(stats_module, "POSTINGS_BUDGET", 0)
+    assert stats.moments(None, query, 1.2).coverage_var == pytest.approx(
+        legacy.moments(None, query, 1.2).coverage_var, rel=1e-9)
+    # room for the rarest term only: its own variance exact, the others independent
+    rarest = int(np.argmin(stats.df[:4]))
+    monkeypatch.setattr(stats_module, "POSTINGS_BUDGET", int(stats.df[rarest]))
+    partial = stats.moments(None, query, 1.2).coverage_var
+    assert partial == pytest.approx(legacy.moments(None, query, 1.2).coverage_var, rel=1e-6)
+    assert partial < exact
 
 
 def test_an_empty_collection_has_no_variance() -> None:
