@@ -64,7 +64,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from agent_search.kb.filters import Group
+from agent_search.kb.filters import Group, HasId
 from agent_search.kb.settings import KBSettings
 from agent_search.kb.sparse import SparseVec
 from agent_search.kb.stats import CollectionStats, Moments, ln_bound
@@ -73,7 +73,6 @@ from agent_search.kb.store import (
     SPARSE,
     FusionQuery,
     KBStore,
-    RescoreQuery,
     Scored,
     VectorQuery,
 )
@@ -303,26 +302,31 @@ def _standardised(store: KBStore, collection: str, plan: QueryPlan,
                   sparse: SparseVec | None, bound: float, flt: Group | None,
                   stats: CollectionStats | None) -> list[Hit]:
     """Hybrid ``calibrated`` / ``zscore`` over the union of both branches' candidates:
-    one batch of two engine queries, each scoring the union of both prefetches by one
-    feature (exact cosine for all; BM25 for those that match a term, else 0)."""
-    prefetch = tuple(q for q in (
+    one batch of the two branches' top ``prefetch``, then one batch scoring the chunks
+    found by one branch only on the other feature (a ``has_id`` filter: exact cosine;
+    BM25, or 0 when no query term matches)."""
+    first = [q for q in (
         VectorQuery(DENSE, dense_q, plan.prefetch, flt) if dense_q is not None else None,
         VectorQuery(SPARSE, sparse, plan.prefetch, flt) if sparse is not None else None)
-        if q is not None)
-    if not prefetch:
+        if q is not None]
+    if not first:
         return []
-    union = plan.prefetch * len(prefetch)
-    queries: list[tuple[str, RescoreQuery]] = []
-    if dense_q is not None:
-        queries.append(("dense", RescoreQuery(prefetch, DENSE, dense_q, union)))
-    if sparse is not None:
-        queries.append(("sparse", RescoreQuery(prefetch, SPARSE, sparse, union)))
     cosines: dict[str, float] = {}
     coverages: dict[str, float] = {}
-    for (kind, _), points in zip(queries, store.query_batch(collection,
-                                                            [q for _, q in queries]),
-                                 strict=True):
-        _collect(kind, points, cosines, coverages, bound)
+    for query, points in zip(first, store.query_batch(collection, [*first]), strict=True):
+        _collect(query.using, points, cosines, coverages, bound)
+    second: list[VectorQuery] = []
+    if dense_q is not None and sparse is not None:
+        sparse_only = tuple(i for i in coverages if i not in cosines)
+        dense_only = tuple(i for i in cosines if i not in coverages)
+        if sparse_only:
+            second.append(VectorQuery(DENSE, dense_q, len(sparse_only),
+                                      Group(must=(HasId(sparse_only),))))
+        if dense_only:
+            second.append(VectorQuery(SPARSE, sparse, len(dense_only),
+                                      Group(must=(HasId(dense_only),))))
+    for query, points in zip(second, store.query_batch(collection, [*second]), strict=True):
+        _collect(query.using, points, cosines, coverages, bound)
     ids = list(dict.fromkeys([*cosines, *coverages]))
     cos = np.asarray([cosines.get(i, 0.0) for i in ids], dtype=np.float32)
     cov = np.asarray([coverages.get(i, 0.0) for i in ids], dtype=np.float32)
@@ -347,10 +351,10 @@ def _standardised(store: KBStore, collection: str, plan: QueryPlan,
     return [Hit(pid, score, payloads[pid]) for pid, score in scored if pid in payloads]
 
 
-def _collect(kind: str, points: list[Scored], cosines: dict[str, float],
+def _collect(using: str, points: list[Scored], cosines: dict[str, float],
              coverages: dict[str, float], bound: float) -> None:
     for p in points:
-        if kind == "dense":
+        if using == DENSE:
             cosines[p.id] = p.score
         else:
             coverages[p.id] = p.score / bound

@@ -82,7 +82,9 @@ def test_edge_ranks_like_qdrant_client(sample: tuple[SearchConfig, KBStore], mod
         theirs = search(server, "sample", plan, dense, sparse, public, 40)
         assert len(mine) == len(theirs) > 0
         if fusion == "calibrated":  # the server path standardises by the reference only
-            assert mine[0].point_id == theirs[0].point_id, query
+            # (the 40-chunk collection's own moments weigh 40 against the reference's 100)
+            assert mine[0].point_id in {h.point_id for h in theirs[:3]}, query
+            assert theirs[0].point_id in {h.point_id for h in mine[:3]}, query
             assert len({h.point_id for h in mine} & {h.point_id for h in theirs}) >= 8
         else:
             assert [h.point_id for h in mine] == [h.point_id for h in theirs], query
@@ -114,11 +116,11 @@ def test_candidate_fusion_equals_the_exhaustive_one(
         plan = QueryPlan.of(settings, "hybrid", 10, bm25.k1)
         found = search(edge, "sample", plan, dense, sparse, visibility(None, None), 40)
         assert [str(h.payload["content_hash"]) for h in found] == ids, query
-        # the moments: dense and the coverage mean exact; the coverage variance without
-        # the terms' co-occurrence, close
+        # the moments are exact, the coverage's variance too (the terms' co-occurrence
+        # included: taking them as independent is off by ~30%)
         assert moments.dense_mean == pytest.approx(float(cos.mean()), abs=1e-5)
         assert moments.dense_var == pytest.approx(float(cos.var()), rel=1e-3)
         assert moments.coverage_mean == pytest.approx(float(cov.mean()), rel=1e-4)
-        assert moments.coverage_var == pytest.approx(float(cov.var()), rel=0.5)
+        assert moments.coverage_var == pytest.approx(float(cov.var()), rel=1e-4)
         assert stats.sparse_bound(sparse, bm25.k1) == pytest.approx(
             full.max_sparse(sparse, bm25.k1), rel=1e-6)
