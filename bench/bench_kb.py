@@ -41,9 +41,9 @@ sys.path.insert(0, str(ROOT))
 import anyio  # noqa: E402
 
 from agent_search import Context, Request, SearchConfig  # noqa: E402
+from agent_search.kb._store import get_store  # noqa: E402
 from agent_search.kb.evaluation import ensure_ingested, evaluate, load_dataset  # noqa: E402
 from agent_search.kb.settings import KBSettings  # noqa: E402
-from agent_search.kb.store import get_store  # noqa: E402
 
 SCIFACT = ROOT.parent / "shared" / "data" / "beir-scifact"
 HOME = Path(os.environ.get("AGENT_SEARCH_HOME") or ROOT / "bench" / "results" / "kb_home")
@@ -148,11 +148,11 @@ def _pct(values: list[float], q: float) -> float:
 
 
 async def _latency(name: str) -> list[str]:
-    from agent_search.kb.embedder import embedder_for_collection
+    from agent_search.kb._embedder import embedder_for_collection
+    from agent_search.kb._retrieval import QueryPlan, search
+    from agent_search.kb._tenancy import visibility
     from agent_search.kb.handler import KBHandler
     from agent_search.kb.ingest import bm25_of
-    from agent_search.kb.retrieval import QueryPlan, search
-    from agent_search.kb.tenancy import visibility
 
     config = SearchConfig(home=HOME, kb=EVAL_KB)
     dataset = load_dataset(SCIFACT, "test")
@@ -210,10 +210,10 @@ def _synth_vectors(n: int, seed: int) -> Any:
 
 
 def _synth_build() -> None:
+    from agent_search.kb._sparse import SparseVec
+    from agent_search.kb._store import PointData
+    from agent_search.kb._tenancy import Access
     from agent_search.kb.ingest import BASE_INDEXES
-    from agent_search.kb.sparse import SparseVec
-    from agent_search.kb.store import PointData
-    from agent_search.kb.tenancy import Access
 
     store = get_store(KBSettings(), HOME)
     name = f"synth-{SYNTH}"
@@ -247,10 +247,10 @@ def _synth_build() -> None:
 def _synth_serve() -> None:
     import numpy as np
 
-    from agent_search.kb.filters import Group, Range, all_of
-    from agent_search.kb.retrieval import QueryPlan, search
-    from agent_search.kb.sparse import SparseVec
-    from agent_search.kb.tenancy import visibility
+    from agent_search.kb._filters import Group, Range, all_of
+    from agent_search.kb._retrieval import QueryPlan, search
+    from agent_search.kb._sparse import SparseVec
+    from agent_search.kb._tenancy import visibility
 
     base = _rss_mb()
     store = get_store(KBSettings(), HOME)
@@ -312,7 +312,7 @@ async def _main() -> None:
     print()
     for line in await _latency(name):
         print(line, flush=True)
-    from agent_search.kb.store import close_stores
+    from agent_search.kb._store import close_stores
 
     close_stores()  # the synthetic collection's processes open the store themselves
     print()

@@ -31,9 +31,9 @@ from agent_search.errors import RunError
 from agent_search.mcp.client import MCPServers
 from agent_search.query.keyword import extract_keywords_async
 from agent_search.rerank import Reranker, ScoreReranker
-from agent_search.rerank.agent import AgentReranker
-from agent_search.rerank.mcp import MCPReranker
-from agent_search.rerank.model import ModelReranker
+from agent_search.rerank._agent import AgentReranker
+from agent_search.rerank._mcp import MCPReranker
+from agent_search.rerank._model import ModelReranker
 from agent_search.trace import first_line
 
 if TYPE_CHECKING:

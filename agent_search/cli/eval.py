@@ -37,7 +37,7 @@ def retrieval(
 ) -> None:
     """Ingest the corpus (once; cached by content and settings) and score the queries."""
     from agent_search.kb import StoreError
-    from agent_search.kb.embedder import EmbeddingError
+    from agent_search.kb._embedder import EmbeddingError
     from agent_search.kb.evaluation import DatasetError, evaluate
 
     if mode not in ("hybrid", "dense", "sparse"):

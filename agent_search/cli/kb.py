@@ -141,9 +141,9 @@ def ingest(
     removes chunks as the files changed and never duplicates. Files over kb.max_file_mb
     (default 20 MB) or beyond kb.max_run_mb (default 1000 MB) are skipped and reported."""
     from agent_search.kb import StoreError, ingest_paths
-    from agent_search.kb.embedder import EmbeddingError
+    from agent_search.kb._embedder import EmbeddingError
+    from agent_search.kb._tenancy import Access
     from agent_search.kb.ingest import CollectionMismatchError
-    from agent_search.kb.tenancy import Access
 
     config = _config(config_dir)
     missing = [str(p) for p in paths if not p.exists()]
@@ -258,7 +258,7 @@ def migrate(config_dir: ConfigOpt = None, json_out: JsonOpt = False) -> None:
     $AGENT_SEARCH_HOME/qdrant) to the embedded Qdrant Edge store: vectors are copied, not
     re-embedded; the old folder is kept as qdrant.migrated-<time>."""
     from agent_search.kb import StoreError
-    from agent_search.kb.migrate import migrate as run_migration
+    from agent_search.kb._migrate import migrate as run_migration
 
     config = _config(config_dir)
     try:

@@ -6,7 +6,9 @@ retrieval, ingestion, an entity graph and retrieval evaluation.
     await list_collections(config); await drop_collection(config, "docs")
 """
 
-from agent_search.kb.embedder import EmbeddingError, get_embedder, prepare_model_dir
+from agent_search.kb._embedder import EmbeddingError, get_embedder, prepare_model_dir
+from agent_search.kb._store import CollectionNotFound, StoreError, StoreLockedError, close_stores
+from agent_search.kb._tenancy import Access
 from agent_search.kb.handler import KBHandler, create_handler
 from agent_search.kb.ingest import (
     CollectionMismatchError,
@@ -16,9 +18,9 @@ from agent_search.kb.ingest import (
     list_collections,
 )
 from agent_search.kb.settings import KBSettings
-from agent_search.kb.store import CollectionNotFound, StoreError, StoreLockedError, close_stores
 
 __all__ = [
+    "Access",
     "CollectionMismatchError",
     "CollectionNotFound",
     "EmbeddingError",

@@ -1,4 +1,4 @@
-"""Fitting the kb's score calibration (see :mod:`agent_search.kb.retrieval`).
+"""Fitting the kb's score calibration (see :mod:`agent_search.kb._retrieval`).
 
     python -m agent_search.kb.calibrate BEIR_FOLDER --split dev [--compare]
 
@@ -11,7 +11,7 @@ relevant". It fits logistic regressions for dense (on the cosine), sparse (on th
 coverage) and hybrid (on the fused standard score), and averages each query's mean and
 variance of cosine and coverage over the collection into the *reference statistics* that
 small collections borrow; it prints them as the constants of
-:data:`agent_search.kb.retrieval.CALIBRATION`. ``--compare`` also prints nDCG@10 of the
+:data:`agent_search.kb._retrieval.CALIBRATION`. ``--compare`` also prints nDCG@10 of the
 calibrated fusion (with the collection's statistics, and with the reference's only, as a
 Qdrant server gets) against the plain z-score fusion, and a reliability table.
 
@@ -32,13 +32,13 @@ import numpy as np
 from numpy.typing import NDArray
 
 from agent_search.config import SearchConfig, load_config
-from agent_search.kb.embedder import embedder_for_collection
+from agent_search.kb._embedder import embedder_for_collection
+from agent_search.kb._retrieval import zscore_fusion
+from agent_search.kb._sparse import SparseVec
+from agent_search.kb._store import KBStore, get_store, scroll_all
 from agent_search.kb.evaluation import ensure_ingested, load_dataset, ndcg_at, passage_config
 from agent_search.kb.ingest import bm25_of
-from agent_search.kb.retrieval import zscore_fusion
 from agent_search.kb.settings import KBSettings
-from agent_search.kb.sparse import SparseVec
-from agent_search.kb.store import KBStore, get_store, scroll_all
 
 CANDIDATES = 100
 
@@ -173,7 +173,7 @@ def main(argv: list[str] | None = None) -> None:
                       "coverage_var": round(float(reference[3]), 6)},
     }
     if args.compare:
-        from agent_search.kb.retrieval import calibrated_fusion
+        from agent_search.kb._retrieval import calibrated_fusion
 
         settings = KBSettings.from_config(config)
         n = len(data["docs"])

@@ -30,10 +30,10 @@ import anyio
 from agent_search.config import SearchConfig
 from agent_search.context import Context
 from agent_search.errors import InputError
+from agent_search.kb._store import get_store
 from agent_search.kb.handler import KBHandler
 from agent_search.kb.ingest import IngestReport, ingest_paths
 from agent_search.kb.settings import KBSettings
-from agent_search.kb.store import get_store
 from agent_search.types import Request
 
 _INGEST_KEYS = ("embedding_provider", "embedding_model", "embedding_url", "max_tokens", "int8",

@@ -4,13 +4,13 @@ optional entity-graph association.
 Request fields read: ``query``, ``collections`` (empty → ``kb.collections``, and when that
 is empty too, every collection in the store except those of ``eval retrieval``, which are
 never searched, named or not, unless the handler was built with ``evaluation=True``),
-``threshold`` (empty → ``kb.threshold``; see :mod:`agent_search.kb.retrieval` for what the
+``threshold`` (empty → ``kb.threshold``; see :mod:`agent_search.kb._retrieval` for what the
 score means per mode), ``graph`` (or ``kb.graph``), ``limit``, ``wheres`` (metadata
 filters, run by the engine; a payload index is created for a filtered field the first time
 it is filtered on).
 
 Every query this handler sends is ANDed with the visibility of the context's identity
-(:func:`agent_search.kb.tenancy.visibility`): the chunks the caller may read. It is added
+(:func:`agent_search.kb._tenancy.visibility`): the chunks the caller may read. It is added
 here, below the request's filter, so no request field, hook, tool or MCP argument can
 widen it; graph nodes are limited to entities of the chunks returned.
 
@@ -35,19 +35,19 @@ import numpy as np
 from agent_search.config import SearchConfig
 from agent_search.context import Context
 from agent_search.errors import FilterError
-from agent_search.kb.embedder import Embedder, EmbeddingError, embedder_for_collection
-from agent_search.kb.filters import Group, all_of, indexed_fields, to_filter
-from agent_search.kb.ingest import CollectionMismatchError, bm25_of, check_compatible
-from agent_search.kb.retrieval import Hit, QueryPlan, search
-from agent_search.kb.settings import KBSettings
-from agent_search.kb.store import (
+from agent_search.kb._embedder import Embedder, EmbeddingError, embedder_for_collection
+from agent_search.kb._filters import Group, all_of, indexed_fields, to_filter
+from agent_search.kb._retrieval import Hit, QueryPlan, search
+from agent_search.kb._store import (
     CollectionInfo,
     KBStore,
     StoreError,
     get_store,
     is_eval_collection,
 )
-from agent_search.kb.tenancy import visibility
+from agent_search.kb._tenancy import visibility
+from agent_search.kb.ingest import CollectionMismatchError, bm25_of, check_compatible
+from agent_search.kb.settings import KBSettings
 from agent_search.trace import first_line, span
 from agent_search.types import ABSOLUTE_MAX_LIMIT, Request, Result, ResultItem
 
@@ -122,7 +122,7 @@ class KBHandler:
             return  # an empty knowledge base: nothing to find, nothing wrong
 
         if use_graph:
-            from agent_search.kb.graph import associate
+            from agent_search.kb._graph import associate
 
             with span("graph_search"):
                 nodes, boosts = await anyio.to_thread.run_sync(

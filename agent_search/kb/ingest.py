@@ -13,14 +13,14 @@ as typed) are found by their old document id or path forms and replaced on re-in
 
 Bounded: a file over ``kb.max_file_mb`` and the files beyond ``kb.max_run_mb`` of one run
 are skipped and reported before they are read; text files are streamed (see
-:mod:`agent_search.kb.loaders`), chunks are produced lazily and go through embedding and
+:mod:`agent_search.kb._loaders`), chunks are produced lazily and go through embedding and
 writing in rounds of :data:`EMBED_BATCH`, so memory does not grow with the input. A new
 collection's BM25 average length is taken from its first :data:`AVGDL_SAMPLE` chunks.
 ``progress(done, total)`` reports bytes of input.
 
 Unreadable or empty files are reported in :attr:`IngestReport.skipped` and the rest goes
 on; parser warnings are in :attr:`IngestReport.warnings`. Collection names starting with
-``eval-`` are reserved for ``eval retrieval`` (see :mod:`agent_search.kb.store`).
+``eval-`` are reserved for ``eval retrieval`` (see :mod:`agent_search.kb._store`).
 """
 
 from __future__ import annotations
@@ -43,10 +43,10 @@ import anyio
 
 from agent_search.config import SearchConfig
 from agent_search.errors import InputError
-from agent_search.kb.chunking import Chunk, TokenCounter, approx_tokens, iter_chunks
-from agent_search.kb.embedder import Embedder, FastEmbedder, get_embedder
-from agent_search.kb.filters import Group, IndexKind, IsNull, Match, MatchAny
-from agent_search.kb.loaders import (
+from agent_search.kb._chunking import Chunk, TokenCounter, approx_tokens, iter_chunks
+from agent_search.kb._embedder import Embedder, FastEmbedder, get_embedder
+from agent_search.kb._filters import Group, IndexKind, IsNull, Match, MatchAny
+from agent_search.kb._loaders import (
     Document,
     Skipped,
     iter_files,
@@ -54,9 +54,8 @@ from agent_search.kb.loaders import (
     load_file,
     source_key,
 )
-from agent_search.kb.settings import KBSettings
-from agent_search.kb.sparse import BM25, TermCounts
-from agent_search.kb.store import (
+from agent_search.kb._sparse import BM25, TermCounts
+from agent_search.kb._store import (
     KBStore,
     PointData,
     check_collection_name,
@@ -64,7 +63,8 @@ from agent_search.kb.store import (
     is_eval_collection,
     scroll_all,
 )
-from agent_search.kb.tenancy import ACL_INDEXES, ACL_OWNER, ACL_TEAM, Access
+from agent_search.kb._tenancy import ACL_INDEXES, ACL_OWNER, ACL_TEAM, Access
+from agent_search.kb.settings import KBSettings
 
 if TYPE_CHECKING:
     from agent_search.context import Context
@@ -277,14 +277,14 @@ async def ingest_paths(config: SearchConfig, paths: Sequence[str | Path], collec
                        ctx: Context | None = None) -> IngestReport:
     """Ingest files and folders into ``collection`` (created on first use).
 
-    ``access`` says who may read the documents (:class:`~agent_search.kb.tenancy.Access`);
+    ``access`` says who may read the documents (:class:`~agent_search.kb._tenancy.Access`);
     without it, the identity of ``ctx`` owns them (owner = its user, shared with its
     team), and without either they are public.
     ``graph`` (default ``config.kb.graph``) also updates the collection's entity graph.
     Returns what was done; bad or oversized files are in ``report.skipped``. Raises
     ``ValueError`` for a bad or reserved collection name (``eval-…`` is for
     ``evaluation=True``, i.e. ``eval retrieval``) or settings that do not match the
-    collection, and :class:`~agent_search.kb.store.StoreError` when the store cannot be
+    collection, and :class:`~agent_search.kb._store.StoreError` when the store cannot be
     opened.
     """
     check_collection_name(collection)
@@ -572,7 +572,7 @@ class _Writer:
             return
         if not self.graph_chunks and not self.removed:
             return
-        from agent_search.kb.graph import update_graph
+        from agent_search.kb._graph import update_graph
 
         update_graph(self.graph_home, self.collection, self.graph_chunks, removed=self.removed)
         self.graph_chunks, self.removed, self.graph_chars = [], [], 0
@@ -621,7 +621,7 @@ def _drop_sync(settings: KBSettings, home: Path, collection: str) -> bool:
     store = get_store(settings, home)
     with _collection_lock(store, collection):
         dropped = store.drop(collection)
-        from agent_search.kb.graph import graph_path
+        from agent_search.kb._graph import graph_path
 
         gpath = graph_path(home, collection)
         if gpath.exists():

@@ -10,8 +10,7 @@ import pytest
 
 from agent_search import Context, Request, SearchConfig
 from agent_search.kb import create_handler, ingest_paths
-from agent_search.kb.calibrate import fit_logistic
-from agent_search.kb.retrieval import (
+from agent_search.kb._retrieval import (
     CALIBRATION,
     calibrated_dense,
     calibrated_fused,
@@ -19,6 +18,7 @@ from agent_search.kb.retrieval import (
     calibrated_sparse,
     sigmoid,
 )
+from agent_search.kb.calibrate import fit_logistic
 
 from .conftest import SCIFACT
 

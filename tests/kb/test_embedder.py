@@ -13,15 +13,15 @@ from onnx import TensorProto, helper
 
 from agent_search import SearchConfig
 from agent_search.kb import ingest_paths, list_collections
-from agent_search.kb.embedder import (
+from agent_search.kb._embedder import (
     FastEmbedder,
     _drop_nan_guards,
     embedder_for_collection,
     get_embedder,
     prepare_model_dir,
 )
+from agent_search.kb._sparse import BM25, SparseVec
 from agent_search.kb.settings import KBSettings
-from agent_search.kb.sparse import BM25, SparseVec
 
 from .conftest import SCIFACT
 

@@ -27,10 +27,10 @@ from agent_search.kb import (
     ingest_paths,
     list_collections,
 )
-from agent_search.kb.embedder import EmbeddingError
+from agent_search.kb._embedder import EmbeddingError
+from agent_search.kb._store import edge_root, get_store
+from agent_search.kb._store_server import ServerStore, server_client
 from agent_search.kb.settings import KBSettings
-from agent_search.kb.store import edge_root, get_store
-from agent_search.kb.store_server import ServerStore, server_client
 
 pytestmark = pytest.mark.anyio
 
@@ -41,7 +41,7 @@ async def _search(config: SearchConfig, query: str, **fields: Any):  # type: ign
 
 
 _HOLD = ("import sys\nfrom pathlib import Path\nfrom agent_search.kb.settings import KBSettings\n"
-         "from agent_search.kb.store import get_store\n"
+         "from agent_search.kb._store import get_store\n"
          "get_store(KBSettings(), Path(sys.argv[1]))\nprint('ready', flush=True)\n"
          "sys.stdin.read()")
 

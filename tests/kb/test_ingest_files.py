@@ -8,8 +8,8 @@ import pytest
 
 from agent_search import SearchConfig
 from agent_search.kb import ingest_paths, list_collections
+from agent_search.kb._store import get_store
 from agent_search.kb.ingest import source_hashes
-from agent_search.kb.store import get_store
 
 from .conftest import SCIFACT
 

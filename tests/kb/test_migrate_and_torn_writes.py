@@ -20,10 +20,10 @@ import agent_search.cli  # noqa: F401  (registers the sub-commands)
 from agent_search import Context, Request, SearchConfig
 from agent_search.cli.app import app
 from agent_search.kb import close_stores, create_handler, ingest_paths, list_collections
+from agent_search.kb._store import PointData, edge_root, get_store, scroll_all
+from agent_search.kb._store_server import ServerStore
+from agent_search.kb._tenancy import ACL_OWNER, ACL_SHARE, ACL_TEAM
 from agent_search.kb.settings import KBSettings
-from agent_search.kb.store import PointData, edge_root, get_store, scroll_all
-from agent_search.kb.store_server import ServerStore
-from agent_search.kb.tenancy import ACL_OWNER, ACL_SHARE, ACL_TEAM
 
 runner = CliRunner()
 

@@ -13,14 +13,14 @@ import pytest
 
 from agent_search import SearchConfig
 from agent_search.kb import close_stores, ingest_paths
+from agent_search.kb._embedder import get_embedder
+from agent_search.kb._retrieval import QueryPlan, fuse, search
+from agent_search.kb._store import KBStore, PointData, get_store, scroll_all
+from agent_search.kb._store_server import ServerStore
+from agent_search.kb._tenancy import visibility
 from agent_search.kb.calibrate import FullIndex
-from agent_search.kb.embedder import get_embedder
 from agent_search.kb.ingest import BASE_INDEXES, bm25_of
-from agent_search.kb.retrieval import QueryPlan, fuse, search
 from agent_search.kb.settings import KBSettings
-from agent_search.kb.store import KBStore, PointData, get_store, scroll_all
-from agent_search.kb.store_server import ServerStore
-from agent_search.kb.tenancy import visibility
 
 from .conftest import SCIFACT
 

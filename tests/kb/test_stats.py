@@ -8,9 +8,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from agent_search.kb import stats as stats_module
-from agent_search.kb.sparse import SparseVec
-from agent_search.kb.stats import CollectionStats
+from agent_search.kb import _stats as stats_module
+from agent_search.kb._sparse import SparseVec
+from agent_search.kb._stats import CollectionStats
 
 
 def _collection(seed: int, n: int = 400) -> list[tuple[list[float] | None, SparseVec]]:

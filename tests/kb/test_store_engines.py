@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from agent_search.kb.filters import (
+from agent_search.kb._filters import (
     Condition,
     FilterError,
     Group,
@@ -24,11 +24,11 @@ from agent_search.kb.filters import (
     Range,
     to_filter,
 )
-from agent_search.kb.sparse import SparseVec
-from agent_search.kb.store import DENSE, SPARSE, FusionQuery, KBStore, PointData, VectorQuery
-from agent_search.kb.store_edge import EdgeStore
-from agent_search.kb.store_server import ServerStore
-from agent_search.kb.tenancy import Access, visibility
+from agent_search.kb._sparse import SparseVec
+from agent_search.kb._store import DENSE, SPARSE, FusionQuery, KBStore, PointData, VectorQuery
+from agent_search.kb._store_edge import EdgeStore
+from agent_search.kb._store_server import ServerStore
+from agent_search.kb._tenancy import Access, visibility
 from agent_search.types import QueryWhere
 
 IDS = [str(uuid.UUID(int=i + 1)) for i in range(12)]

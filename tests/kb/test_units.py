@@ -9,8 +9,8 @@ from qdrant_client import models
 
 from agent_search import SearchConfig
 from agent_search.errors import ConfigError
-from agent_search.kb.chunking import approx_tokens, chunk_document
-from agent_search.kb.filters import (
+from agent_search.kb._chunking import approx_tokens, chunk_document
+from agent_search.kb._filters import (
     FilterError,
     Group,
     IsNull,
@@ -20,9 +20,9 @@ from agent_search.kb.filters import (
     indexed_fields,
     to_filter,
 )
-from agent_search.kb.loaders import Block, Document, markdown_blocks
+from agent_search.kb._loaders import Block, Document, markdown_blocks
+from agent_search.kb._sparse import BM25, analyze
 from agent_search.kb.settings import KBSettings
-from agent_search.kb.sparse import BM25, analyze
 from agent_search.types import QueryWhere
 
 
@@ -85,7 +85,7 @@ def test_bm25_analysis_stems_and_drops_stop_words() -> None:
 
 
 def test_filters_translate_to_both_engines() -> None:
-    from agent_search.kb.store_server import to_models
+    from agent_search.kb._store_server import to_models
 
     flt = to_filter([
         QueryWhere(field="type", op="=", value="md"),

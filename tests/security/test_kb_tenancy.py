@@ -19,10 +19,10 @@ from hypothesis import strategies as st
 
 from agent_search import Context, Request, SearchConfig, Searcher
 from agent_search.kb import close_stores, create_handler, ingest_paths, prepare_model_dir
-from agent_search.kb.sparse import SparseVec
-from agent_search.kb.store import DENSE, SPARSE, PointData, VectorQuery
-from agent_search.kb.store_edge import EdgeStore
-from agent_search.kb.tenancy import Access, visibility
+from agent_search.kb._sparse import SparseVec
+from agent_search.kb._store import DENSE, SPARSE, PointData, VectorQuery
+from agent_search.kb._store_edge import EdgeStore
+from agent_search.kb._tenancy import Access, visibility
 
 SECRETS = {"red": "ZEBRA-7", "blue": "ORCA-3", "carol": "KESTREL-9"}
 DOCS = {

@@ -128,7 +128,7 @@ def _build_in_child(source: Path, target: Path, workdir: Path) -> None:
     several times over (~0.9 GB at its peak), which a long-running process (an ingest,
     a server) should not keep as its high-water mark."""
     code = ("import sys; from pathlib import Path; "
-            "from agent_search.kb.embedder import build_dynamic_int8 as b; "
+            "from agent_search.kb._embedder import build_dynamic_int8 as b; "
             "b(*map(Path, sys.argv[1:4]))")
     done = subprocess.run([sys.executable, "-c", code, str(source), str(target), str(workdir)],
                           capture_output=True, text=True, check=False)

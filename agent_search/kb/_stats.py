@@ -1,6 +1,6 @@
 """Collection statistics for the calibrated hybrid fusion, kept next to a collection.
 
-The ``calibrated`` fusion (:mod:`agent_search.kb.retrieval`) standardises each branch's
+The ``calibrated`` fusion (:mod:`agent_search.kb._retrieval`) standardises each branch's
 score per query with the mean and variance *over the whole collection*. The engine scores
 only the candidates it returns, so those moments come from aggregates computed once per
 write (a scroll over the collection, at the end of an ingest) and small enough to hold for
@@ -35,7 +35,7 @@ from pathlib import Path
 import numpy as np
 from numpy.typing import NDArray
 
-from agent_search.kb.sparse import SparseVec
+from agent_search.kb._sparse import SparseVec
 
 POSTINGS_BUDGET = 20_000
 """At most this many postings are read per query for the coverage variance (SciFact's

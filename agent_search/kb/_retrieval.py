@@ -1,12 +1,12 @@
 """Dense, sparse (BM25) and hybrid retrieval over one collection, written once as Qdrant
-queries for both stores (:mod:`agent_search.kb.store`): Qdrant Edge embedded, or a server.
+queries for both stores (:mod:`agent_search.kb._store`): Qdrant Edge embedded, or a server.
 
 * ``dense`` / ``sparse``: one query on the named vector.
 * ``hybrid`` ``calibrated`` (default) and ``zscore``: one batch of two queries (the top
   ``prefetch`` of each branch, filter applied in the engine), then one batch that scores
   each candidate found by one branch only on the other branch (a ``has_id`` filter: exact
   cosine and BM25, 0 when no term matches), the fusion of both features over that union in
-  Python with the collection's per-query moments (:mod:`agent_search.kb.stats`), and one
+  Python with the collection's per-query moments (:mod:`agent_search.kb._stats`), and one
   read of the payloads of the chunks kept. A chunk outside both top-``prefetch`` lists is
   not a candidate (SciFact nDCG@10 is unchanged by this at ``prefetch`` 100).
 * ``hybrid`` ``rrf`` / ``dbsf``: the engine's own fusion of both prefetches.
@@ -64,11 +64,10 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from agent_search.kb.filters import Group, HasId
-from agent_search.kb.settings import KBSettings
-from agent_search.kb.sparse import SparseVec
-from agent_search.kb.stats import CollectionStats, Moments, ln_bound
-from agent_search.kb.store import (
+from agent_search.kb._filters import Group, HasId
+from agent_search.kb._sparse import SparseVec
+from agent_search.kb._stats import CollectionStats, Moments, ln_bound
+from agent_search.kb._store import (
     DENSE,
     SPARSE,
     FusionQuery,
@@ -76,6 +75,7 @@ from agent_search.kb.store import (
     Scored,
     VectorQuery,
 )
+from agent_search.kb.settings import KBSettings
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,7 +1,7 @@
 """Payload filters as plain data, the same for both stores.
 
 A filter is a tree of :class:`Group` (``must`` / ``should`` / ``must_not``) over a few
-condition types; :mod:`agent_search.kb.store_edge` and :mod:`agent_search.kb.store_server`
+condition types; :mod:`agent_search.kb._store_edge` and :mod:`agent_search.kb._store_server`
 each translate it to their engine's models, so a filter means the same on Qdrant Edge and
 on a Qdrant server (both run Qdrant's own filter code).
 

@@ -22,7 +22,7 @@ import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
-from agent_search.kb.loaders import PARAGRAPH_CHARS, Block, Document, _cut
+from agent_search.kb._loaders import PARAGRAPH_CHARS, Block, Document, _cut
 
 TokenCounter = Callable[[Sequence[str]], list[int]]
 

@@ -5,7 +5,7 @@ Layout under ``$AGENT_SEARCH_HOME/kb/collections/``::
     .lock                  held (flock) by the one process that has this store open
     <name>/collection.json what the collection was built with (model, BM25, …)
     <name>/shard/          the Edge shard (segments + write-ahead log)
-    <name>/stats.npz       aggregates for the calibrated fusion (agent_search.kb.stats)
+    <name>/stats.npz       aggregates for the calibrated fusion (agent_search.kb._stats)
     <name>/stats.dirty     present while writes are not yet reflected in stats.npz
 
 One process opens a data home's store at a time: a second one gets
@@ -32,7 +32,7 @@ from typing import IO, Any, cast
 
 import qdrant_edge as qe
 
-from agent_search.kb.filters import (
+from agent_search.kb._filters import (
     Condition,
     FilterError,
     Group,
@@ -46,9 +46,9 @@ from agent_search.kb.filters import (
     MatchText,
     Range,
 )
-from agent_search.kb.sparse import SparseVec
-from agent_search.kb.stats import CollectionStats
-from agent_search.kb.store import (
+from agent_search.kb._sparse import SparseVec
+from agent_search.kb._stats import CollectionStats
+from agent_search.kb._store import (
     DENSE,
     SPARSE,
     CollectionInfo,

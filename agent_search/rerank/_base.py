@@ -43,7 +43,7 @@ async def apply_rerank(
     ``top_n`` as a working reranker would, any ``rerank_score`` it left is cleared, and
     the one-line reason comes back as ``"rerank <label> failed, used builtin: <why>"``
     (the Result's ``rerank_error``; the agent adds it to the record's warnings)."""
-    from agent_search.rerank.score import ScoreReranker
+    from agent_search.rerank._score import ScoreReranker
 
     if not items:
         return items, None

@@ -5,7 +5,7 @@ from __future__ import annotations
 from operator import attrgetter
 from typing import TYPE_CHECKING
 
-from agent_search.rerank.base import keep_top
+from agent_search.rerank._base import keep_top
 
 if TYPE_CHECKING:
     from agent_search.context import Context

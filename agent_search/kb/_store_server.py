@@ -4,7 +4,7 @@ The same requests as the embedded store, translated to qdrant-client's models; t
 runs the same engine, so filters, fusions and scores mean the same. Collection settings
 live in the collection's Qdrant metadata. A server does not expose document frequencies
 or collection-wide moments, so :meth:`ServerStore.stats` is None: the calibrated fusion
-then standardises with the reference statistics (see :mod:`agent_search.kb.retrieval`).
+then standardises with the reference statistics (see :mod:`agent_search.kb._retrieval`).
 
 qdrant-client's local mode (``QdrantClient(path=…)``) also fits here; the tests use it as
 the server's stand-in so this code path stays exercised without a server.
@@ -16,7 +16,7 @@ import os
 import threading
 from typing import TYPE_CHECKING, Any
 
-from agent_search.kb.filters import (
+from agent_search.kb._filters import (
     Condition,
     Group,
     HasId,
@@ -29,10 +29,9 @@ from agent_search.kb.filters import (
     MatchText,
     Range,
 )
-from agent_search.kb.settings import KBSettings
-from agent_search.kb.sparse import SparseVec
-from agent_search.kb.stats import CollectionStats
-from agent_search.kb.store import (
+from agent_search.kb._sparse import SparseVec
+from agent_search.kb._stats import CollectionStats
+from agent_search.kb._store import (
     DENSE,
     SPARSE,
     CollectionInfo,
@@ -45,6 +44,7 @@ from agent_search.kb.store import (
     StoreError,
     VectorQuery,
 )
+from agent_search.kb.settings import KBSettings
 
 if TYPE_CHECKING:  # qdrant-client is imported where it is used: it takes ~1 s
     from qdrant_client import QdrantClient, models
@@ -229,7 +229,7 @@ def _request(q: QuerySpec) -> models.QueryRequest:
 
 
 def to_models(c: Condition | None) -> models.Filter | None:
-    """The qdrant-client filter of a :mod:`agent_search.kb.filters` condition."""
+    """The qdrant-client filter of a :mod:`agent_search.kb._filters` condition."""
     from qdrant_client import models
     if c is None:
         return None

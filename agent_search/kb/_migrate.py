@@ -6,7 +6,7 @@ Opening the store of such a home fails with one line that names the command,
 points, their payloads and both vectors (nothing is re-embedded), checks the counts, and
 then renames the old folder to ``qdrant.migrated-<time>`` (kept as the backup; delete it
 when satisfied). Points written before documents had owners get the public access record
-(:mod:`agent_search.kb.tenancy`): they were readable by everyone before, and stay so.
+(:mod:`agent_search.kb._tenancy`): they were readable by everyone before, and stay so.
 A migration that stopped half-way is redone from the start for the collections that do
 not hold every point yet.
 """
@@ -18,12 +18,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from agent_search.kb.sparse import SparseVec
-from agent_search.kb.store import PointData, StoreError, StoreLockedError, edge_root
-from agent_search.kb.tenancy import ACL_SHARE, Access
+from agent_search.kb._sparse import SparseVec
+from agent_search.kb._store import PointData, StoreError, StoreLockedError, edge_root
+from agent_search.kb._tenancy import ACL_SHARE, Access
 
 if TYPE_CHECKING:
-    from agent_search.kb.store_server import ServerStore
+    from agent_search.kb._store_server import ServerStore
 
 LEGACY_FOLDER = "qdrant"
 PAGE = 512
@@ -60,8 +60,8 @@ class Migrated:
 def migrate(home: Path) -> Migrated:
     """Copy every collection of the local-mode store of ``home`` into the embedded store
     and keep the old folder as a backup; blocking (call it from a worker thread)."""
+    from agent_search.kb._store_edge import EdgeStore
     from agent_search.kb.ingest import BASE_INDEXES
-    from agent_search.kb.store_edge import EdgeStore
 
     if not is_legacy(home):
         return Migrated({}, None)
@@ -107,7 +107,7 @@ def migrate(home: Path) -> Migrated:
 def _open_legacy(home: Path) -> ServerStore:
     from qdrant_client import QdrantClient
 
-    from agent_search.kb.store_server import ServerStore
+    from agent_search.kb._store_server import ServerStore
 
     path = legacy_path(home)
     try:

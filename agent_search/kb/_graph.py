@@ -33,7 +33,7 @@ from typing import Any
 
 import networkx as nx
 
-from agent_search.kb.sparse import ENGLISH_STOP_WORDS
+from agent_search.kb._sparse import ENGLISH_STOP_WORDS
 from agent_search.types import GraphNode
 
 _ACRONYM = re.compile(r"\b[A-Z][A-Z0-9]*(?:-?[A-Z0-9]+)*\b")

@@ -21,7 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from agent_search.kb.filters import Group, IndexKind, Match
+from agent_search.kb._filters import Group, IndexKind, Match
 
 ACL_OWNER = "acl_owner"
 ACL_TEAM = "acl_team"

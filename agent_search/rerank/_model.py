@@ -10,7 +10,7 @@ Three wire formats, all "query + documents in, relevance per document out":
 
 The relevance becomes each item's ``rerank_score`` (multiplied into its final score with
 the base score and source weight); items are then sorted by final score. A failure
-raises, and the caller (:func:`~agent_search.rerank.base.apply_rerank` or the runtime's
+raises, and the caller (:func:`~agent_search.rerank._base.apply_rerank` or the runtime's
 fallback) keeps the unreranked order.
 """
 
@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import httpx
 
 from agent_search.errors import RunError
-from agent_search.rerank.base import keep_top
+from agent_search.rerank._base import keep_top
 
 if TYPE_CHECKING:
     from agent_search.context import Context

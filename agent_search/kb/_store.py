@@ -1,14 +1,14 @@
 """The knowledge-base store: one small interface, two backends.
 
-* **Qdrant Edge** (the default, :mod:`agent_search.kb.store_edge`): Qdrant's own engine
+* **Qdrant Edge** (the default, :mod:`agent_search.kb._store_edge`): Qdrant's own engine
   embedded in the process, one shard per collection under ``$AGENT_SEARCH_HOME/kb/``.
   One process opens a data home at a time; a second one gets :class:`StoreLockedError`
   at once.
 * **A Qdrant server** (``kb.url`` and ``kb.api_key_env``,
-  :mod:`agent_search.kb.store_server`) through qdrant-client.
+  :mod:`agent_search.kb._store_server`) through qdrant-client.
 
 Both take the same requests (:class:`VectorQuery`, :class:`FusionQuery`, filters of
-:mod:`agent_search.kb.filters`), so retrieval (:mod:`agent_search.kb.retrieval`) is
+:mod:`agent_search.kb._filters`), so retrieval (:mod:`agent_search.kb._retrieval`) is
 written once. Methods block: call them from a worker thread (the kb handler and the ingest
 do), never on the event loop.
 
@@ -32,10 +32,10 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from agent_search.errors import RunError
-from agent_search.kb.filters import Condition, Group, IndexKind
+from agent_search.kb._filters import Condition, Group, IndexKind
+from agent_search.kb._sparse import SparseVec
+from agent_search.kb._stats import CollectionStats
 from agent_search.kb.settings import KBSettings
-from agent_search.kb.sparse import SparseVec
-from agent_search.kb.stats import CollectionStats
 
 DENSE = "dense"
 SPARSE = "bm25"
@@ -206,11 +206,11 @@ def edge_root(home: Path) -> Path:
 
 def _open(settings: KBSettings, home: Path) -> KBStore:
     if settings.url:
-        from agent_search.kb.store_server import ServerStore, server_client
+        from agent_search.kb._store_server import ServerStore, server_client
 
         return ServerStore(server_client(settings), location=settings.url)
-    from agent_search.kb.migrate import check_not_legacy
-    from agent_search.kb.store_edge import EdgeStore
+    from agent_search.kb._migrate import check_not_legacy
+    from agent_search.kb._store_edge import EdgeStore
 
     check_not_legacy(home)
     return EdgeStore(edge_root(home))

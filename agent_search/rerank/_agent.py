@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
-from agent_search.rerank.model import apply_scores, document_text, parse_scores
+from agent_search.rerank._model import apply_scores, document_text, parse_scores
 
 if TYPE_CHECKING:
     from agent_search.context import Context
