@@ -83,20 +83,18 @@ async def until_disconnect(request: Request, work: Awaitable[T]) -> T:
     so what ``receive`` yields next is the disconnect)."""
     result: list[T] = []
 
+    async def watch() -> None:
+        while True:
+            message = await request.receive()
+            if message["type"] == "http.disconnect":
+                tg.cancel_scope.cancel()
+                return
+
+    # the work runs in this task (one task fewer per request); only the watcher is spawned
     async with anyio.create_task_group() as tg:
-        async def run() -> None:
-            result.append(await work)
-            tg.cancel_scope.cancel()
-
-        async def watch() -> None:
-            while True:
-                message = await request.receive()
-                if message["type"] == "http.disconnect":
-                    tg.cancel_scope.cancel()
-                    return
-
-        tg.start_soon(run)
         tg.start_soon(watch)
+        result.append(await work)
+        tg.cancel_scope.cancel()
     if not result:
         raise ApiError(499, "the client closed the request")
     return result[0]
