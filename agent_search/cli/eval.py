@@ -9,7 +9,7 @@ import anyio
 import typer
 
 from agent_search.cli.app import app, console, fail, print_json
-from agent_search.cli.kb import ingest_progress
+from agent_search.cli.kb import work_progress
 from agent_search.config import SearchConfig, load_config
 from agent_search.errors import ConfigError
 
@@ -51,8 +51,8 @@ def retrieval(
     except ConfigError as exc:
         fail(str(exc))
     try:
-        with ingest_progress("ingesting corpus") as on_progress, \
-                ingest_progress("querying", unit="items") as on_query:
+        with work_progress("ingesting corpus") as on_progress, \
+                work_progress("querying", unit="items") as on_query:
             report = anyio.run(lambda: evaluate(config, dataset_dir, split=split, mode=mode,
                                                 max_queries=max_queries, max_docs=max_docs,
                                                 progress=on_progress, query_progress=on_query))

@@ -14,7 +14,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 import anyio
 import typer
@@ -46,8 +46,8 @@ PROGRESS_INTERVAL = 10.0
 
 
 @contextlib.contextmanager
-def ingest_progress(label: str, *, unit: str = "bytes"
-                    ) -> Iterator[Callable[[int, int], None]]:
+def work_progress(label: str, *, unit: Literal["bytes", "items"] = "bytes"
+                  ) -> Iterator[Callable[[int, int], None]]:
     """Progress of long work on stderr; yields ``update(done, total)`` (bytes, or items
     with ``unit="items"``), which may be called from worker threads. A terminal gets a
     live bar; anything else a line when the work starts, then at least every
@@ -155,7 +155,7 @@ def ingest(
     except ValueError as exc:
         fail(f"--user/--team/--share: {exc}")
     try:
-        with ingest_progress("ingesting") as on_progress:
+        with work_progress("ingesting") as on_progress:
             report = anyio.run(lambda: ingest_paths(config, paths, collection, graph=graph,
                                                     progress=on_progress, access=access))
     except (ValueError, CollectionMismatchError) as exc:

@@ -15,6 +15,7 @@ from pathlib import Path
 import anyio
 
 from agent_search.agent import Assistant
+from agent_search.config import BUILTIN_TYPES
 from agent_search.errors import ConfigError
 from agent_search.searcher import Searcher
 from agent_search.server._auth import KeyRing
@@ -57,7 +58,7 @@ class Service:
         types = set(searcher.registry.types)
         for assistant in assistants.values():
             types.update(assistant.searcher.registry.types)
-        self.metrics = Metrics(types | {"web", "kb", "db", "tool"})
+        self.metrics = Metrics(types | {*BUILTIN_TYPES, "tool"})
         self.draining = False
         self.stop_streams = anyio.Event()
         self.streams = 0
