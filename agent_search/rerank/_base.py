@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from operator import attrgetter
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 import anyio
@@ -31,6 +32,15 @@ def keep_top(items: list[ResultItem], top_n: int) -> list[ResultItem]:
     return items if top_n <= 0 or top_n >= len(items) else items[:top_n]
 
 
+def rank_by_score(items: list[ResultItem], top_n: int = 0) -> list[ResultItem]:
+    """Stable sort by ``final_score`` descending, then :func:`keep_top`: the builtin
+    ranking, and what a failed reranker is replaced by."""
+    return keep_top(sorted(items, key=_final_score, reverse=True), top_n)
+
+
+_final_score = attrgetter("final_score")
+
+
 async def apply_rerank(
     reranker: Reranker | None, ctx: Context, query: str, items: list[ResultItem],
     top_n: int = 0, *, label: str | None = None, timeout: float | None = None,
@@ -39,12 +49,10 @@ async def apply_rerank(
 
     When the reranker is missing (``None``: ``label`` names what was asked for), raises,
     takes longer than ``timeout`` seconds, or returns items it was not given, no item is
-    lost: the items are ranked by score (the builtin :class:`ScoreReranker`) and cut to
+    lost: the items are ranked by score (:func:`rank_by_score`, the builtin ranking) and cut to
     ``top_n`` as a working reranker would, any ``rerank_score`` it left is cleared, and
     the one-line reason comes back as ``"rerank <label> failed, used builtin: <why>"``
     (the Result's ``rerank_error``; the agent adds it to the record's warnings)."""
-    from agent_search.rerank._score import ScoreReranker
-
     if not items:
         return items, None
     name = label or getattr(reranker, "label", None) or type(reranker).__name__
@@ -71,5 +79,4 @@ async def apply_rerank(
         items = before
         for item in items:
             item.rerank_score = None
-    ranked = await ScoreReranker().rerank(ctx, query, items, top_n)
-    return ranked, f"rerank {name} failed, used builtin: {why}"
+    return rank_by_score(items, top_n), f"rerank {name} failed, used builtin: {why}"

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import httpx
 
 from agent_search.errors import RunError
-from agent_search.rerank._base import keep_top
+from agent_search.rerank._base import rank_by_score
 
 if TYPE_CHECKING:
     from agent_search.context import Context
@@ -78,7 +78,7 @@ def apply_scores(items: list[ResultItem], scores: dict[int, float], top_n: int
     score, stable."""
     for i, item in enumerate(items):
         item.rerank_score = max(0.0, scores.get(i, 0.0))
-    return keep_top(sorted(items, key=lambda it: -it.final_score), top_n)
+    return rank_by_score(items, top_n)
 
 
 class ModelReranker:

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from operator import attrgetter
 from typing import TYPE_CHECKING
 
-from agent_search.rerank._base import keep_top
+from agent_search.rerank._base import rank_by_score
 
 if TYPE_CHECKING:
     from agent_search.context import Context
@@ -22,7 +21,4 @@ class ScoreReranker:
     async def rerank(
         self, ctx: Context, query: str, items: list[ResultItem], top_n: int = 0
     ) -> list[ResultItem]:
-        return keep_top(sorted(items, key=_final_score, reverse=True), top_n)
-
-
-_final_score = attrgetter("final_score")
+        return rank_by_score(items, top_n)
