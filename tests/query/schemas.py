@@ -63,6 +63,17 @@ def people() -> list[ModelSchema]:
                                 f("City", values=["Calgary", "Edmonton"])])]
 
 
+def staff() -> list[ModelSchema]:
+    """People with a workplace and the dates of their life and work."""
+    return [ModelSchema(id="Customer", table="Customer", primary_key="CustomerId",
+                        title_field="LastName",
+                        fields=[f("CustomerId", "integer", primary=True), f("LastName"),
+                                f("Company"), f("City", values=["Calgary", "Oslo"])]),
+            ModelSchema(id="Staff", table="Staff", primary_key="StaffId",
+                        fields=[f("StaffId", "integer", primary=True), f("LastName"),
+                                f("BirthDate", "datetime"), f("HireDate", "datetime")])]
+
+
 def shop() -> list[ModelSchema]:
     return [ModelSchema(id="product", table="products", primary_key="id", title_field="name",
                         fields=[f("id", "integer", primary=True), f("name"),

@@ -16,7 +16,7 @@ from agent_search.query.nl.parser import (
     understood_factor,
 )
 
-from .schemas import NOW, music, shop
+from .schemas import NOW, music, shop, staff
 
 
 def test_extractors_run_in_a_fixed_order() -> None:
@@ -97,3 +97,26 @@ async def test_the_generator_bounds_its_work() -> None:
     assert out["wheres"][0] == {"field": "genre.Name", "op": "=", "value": "Jazz"}
     assert out["warnings"][-1] == "only the first 500 characters of the query were analysed"
     validate_dsl(out, music())
+
+
+def test_a_share_understood_leaves_its_square_as_confidence() -> None:
+    assert understood_factor(0, 4) == 1.0
+    assert understood_factor(2, 4) == pytest.approx(0.25)
+    assert understood_factor(1, 3) == pytest.approx(4 / 9)
+    assert understood_factor(5, 4) == 0.0 and understood_factor(0, 0) == 1.0
+
+
+def test_a_number_nothing_understood_is_a_dropped_word() -> None:
+    out = parse("Jazz tracks 4711", music(), now=NOW)
+    assert "not understood, ignored: '4711'" in out["warnings"]
+    assert out["confidence"] == pytest.approx(understood_factor(1, 3), abs=1e-4)
+
+
+@pytest.mark.parametrize(("text", "field"), [
+    ("staff hired after 2003", "HireDate"),
+    ("staff born before 1960", "BirthDate"),
+])
+def test_a_date_field_is_named_by_its_event_as_a_verb(text: str, field: str) -> None:
+    out = parse(text, staff(), now=NOW)
+    assert out["model"] == "Staff" and [w["field"] for w in out["wheres"]] == [field]
+    assert out["confidence"] == 1.0 and out["warnings"] == []

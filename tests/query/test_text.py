@@ -8,7 +8,7 @@ import pytest
 
 from agent_search.query.nl.text import stated_texts, text_conditions
 
-from .schemas import fresh_plan, people, read
+from .schemas import fresh_plan, people, read, staff
 
 
 def run(text: str, target: str, schemas: Any = None) -> Any:
@@ -49,3 +49,24 @@ def test_in_field_texts_come_first() -> None:
     texts = stated_texts(read('"x" with love in the title', "Album"))
     assert [t.how for t in texts] == ["in-field", "quoted"]
     assert texts[0].field is not None and texts[0].field.path == "Title"
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    ("customers who work at Apple", "%Apple%"),
+    ("customers working for Google in Calgary", "%Google%"),  # the place is not the firm
+    ("customers employed by the Riotur agency", "%Riotur agency%"),
+])
+def test_a_workplace_is_a_contains_match_on_the_company_field(text: str, value: str) -> None:
+    plan = run(text, "Customer", staff())
+    assert plan.wheres == [{"field": "Company", "op": "like", "value": value}]
+
+
+def test_a_workplace_without_a_company_field_is_no_condition() -> None:
+    assert run("employees who work at Apple", "Employee", people()).wheres == []
+
+
+def test_done_by_is_a_contains_match_on_the_field_naming_the_doer() -> None:
+    plan = run("tracks composed by Jimi Hendrix", "Track")
+    assert plan.wheres == [{"field": "Composer", "op": "like", "value": "%Jimi Hendrix%"}]
+    # no Writer field: "written by" states nothing here
+    assert run("tracks written by Bono", "Track").wheres == []

@@ -134,7 +134,8 @@ def field_mentions(low: str, cands: list[Candidate]) -> list[FieldMention]:
         if cand.relation is not None and cand.relation.type == "hasOne" and \
                 cand.field.name == cand.relation.key:
             continue
-        for phrase, strong in _field_phrases(cand.field.name, cand.field.label):
+        for phrase, strong in _field_phrases(cand.field.name, cand.field.label,
+                                             cand.field.kind in TEMPORAL_KINDS):
             if phrase not in low:  # most are not: skip the call
                 continue
             for span in find_phrase(low, phrase):
@@ -143,17 +144,38 @@ def field_mentions(low: str, cands: list[Candidate]) -> list[FieldMention]:
 
 
 @lru_cache(maxsize=4096)
-def _field_phrases(name: str, label: str | None) -> frozenset[tuple[str, bool]]:
-    """What the question may call a field: its name or label (strong), or the last word
-    of a longer name (weak)."""
+def _field_phrases(name: str, label: str | None,
+                   temporal: bool = False) -> frozenset[tuple[str, bool]]:
+    """What the question may call a field: its name or label (strong), the event a date
+    field records said as a verb ("hired" for ``HireDate``, "ordered" for "Ordered at"),
+    or the last word of a longer name (weak)."""
     full = words_of(name)
     phrases = {(p, True) for p in plural_forms(full)}
     if label:
         phrases |= {(p, True) for p in plural_forms(label.lower())}
+    if temporal:
+        phrases |= {(_past(n.split()[0]), True) for n in (full, (label or "").lower())
+                    if len(n.split()) == 2 and n.split()[1] in _DATE_WORDS}
     if " " in full:
         phrases |= {(p, False) for p in plural_forms(full.rsplit(" ", 1)[1])
                     if p not in STOPWORDS and p != "id"}
     return frozenset(phrases)
+
+
+_DATE_WORDS = frozenset({"date", "at", "on", "time", "day"})
+
+
+_IRREGULAR_PAST = {"birth": "born", "pay": "paid", "ship": "shipped", "sell": "sold",
+                   "buy": "bought", "die": "died", "death": "died", "begin": "begun"}
+
+
+def _past(verb: str) -> str:
+    """"hire" → "hired", "order" → "ordered", "birth" → "born", "created" stays."""
+    if verb in _IRREGULAR_PAST:
+        return _IRREGULAR_PAST[verb]
+    if verb.endswith("ed"):
+        return verb
+    return verb + ("d" if verb.endswith("e") else "ed")
 
 
 def is_plain(cand: Candidate) -> bool:

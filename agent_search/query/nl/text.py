@@ -1,6 +1,7 @@
 """Text conditions: quoted text, "named / called / titled X", "containing X", "with X in
-the title" → a contains match (``like``) on the field meant (the one named nearby, the
-field named, a person's first/last name, else the model's title field)."""
+the title", "who work at X" → a contains match (``like``) on the field meant (the one
+named nearby, the field named, a person's first/last name, the company field for a
+workplace, else the model's title field)."""
 
 from __future__ import annotations
 
@@ -29,6 +30,15 @@ _MARKED = re.compile(r"\b(?:word|letter|text)\s+\S*$")
 _IN_FIELD = re.compile(r"\bwith\s+(?:the\s+(?:words?|text)\s+)?[\"“']?(?P<v>[\w][\w'’&.-]*"
                        r"(?:\s+[\w][\w'’&.-]*){0,4}?)[\"”']?\s+in\s+(?:the|its|their)\s+"
                        r"(?P<f>[a-z]+)\b", re.I)
+_WORKPLACE = re.compile(r"\b(?:works?|working|worked|employed)\s+(?:at|for|by)\s+(?:the\s+)?"
+                        r"(?P<v>[\w][\w'’&.-]*(?:\s+[\w][\w'’&.-]*){0,3}?)"
+                        r"(?=\s*(?:[?.!,;]|$|\s(?:and|or|in|from|with|who|that|since)\b))",
+                        re.I)
+_DONE_BY = re.compile(r"\b(?P<verb>[a-z]+ed|written)\s+by\s+(?P<v>[\w][\w'’&./-]*"
+                      r"(?:\s+[\w][\w'’&./-]*){0,3}?)"
+                      r"(?=\s*(?:[?.!,;]|$|\s(?:and|or|in|from|with|on|that|since)\b))", re.I)
+WORKPLACE_FIELDS = ("company", "employer", "organisation", "organization", "firm")
+"""What a text field holding where someone works is called (its name or label)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,7 +48,7 @@ class StatedText:
 
     value: str
     span: Span
-    how: str  # quoted, contains, named, in-field
+    how: str  # quoted, contains, named, in-field, workplace
     field: Candidate | None = None
 
 
@@ -60,9 +70,32 @@ def stated_texts(q: Question) -> list[StatedText]:
         field = text_field_named(m.group("f"), q.candidates, q.target)
         if field is not None:
             texts.append(StatedText(q.quote(m.span("v")), m.span(), "in-field", field))
+    for m in _WORKPLACE.finditer(q.low):  # "customers who work at Apple"
+        field = next((c for c in (text_field_named(name, q.candidates, q.target)
+                                  for name in WORKPLACE_FIELDS) if c is not None), None)
+        if field is not None:
+            texts.append(StatedText(q.quote(m.span("v")), m.span(), "workplace", field))
+    for m in _DONE_BY.finditer(q.low):  # "tracks composed by Bach": the Composer field
+        field = _agent_field(m.group("verb"), q)
+        if field is not None:
+            texts.append(StatedText(q.quote(m.span("v")), m.span(), "done-by", field))
     in_field = {t.span: t.field for t in texts if t.field is not None}
-    ordered = sorted(texts, key=lambda t: t.how != "in-field")
+    ordered = sorted(texts, key=lambda t: t.how not in ("in-field", "workplace", "done-by"))
     return [StatedText(t.value, t.span, t.how, in_field.get(t.span)) for t in ordered]
+
+
+def _agent_field(verb: str, q: Question) -> Candidate | None:
+    """The target's text field naming who did ``verb``: "composed" → ``Composer``,
+    "published" → ``publisher``, "directed" → ``director``, "written" → ``writer``."""
+    stem = "writ" if verb == "written" else verb[:-1] if verb.endswith("ed") else verb
+    stems = {stem, stem[:-1]} if stem.endswith("e") else {stem, stem + "e"}
+    for c in q.candidates:
+        if c.relation is not None or c.field.kind not in TEXT_KINDS:
+            continue
+        name = c.field.name.lower().replace("_", "")
+        if any(name in (s + "er", s + "r", s + "or") for s in stems):
+            return c
+    return None
 
 
 def text_conditions(q: Question, plan: Plan) -> None:
