@@ -5,10 +5,12 @@ Run: ``.venv/bin/python bench/calibrate_db.py``
 The builtin NL → SQL search scores a row ``confidence × match`` (README "What scores
 mean"). The default floor ``db.min_score`` must sit under every question the database can
 answer and over the partial readings that questions about something else produce
-("the best beaches to visit in Portugal" → customers in Portugal). This script asks the
-db handler, with no floor, the *dev* questions below — on Chinook (reflected) and on the
-sample shop of ``make demo`` — and prints each question's best score, the lowest in-scope
-and the highest out-of-scope score, and the share of each side a floor keeps.
+("the best beaches to visit in Portugal" → customers in Portugal) and the readings of
+questions that ask what the database does not hold ("Jazz tracks by Zorro Quixote" → every
+Jazz track). This script asks the db handler, with no floor, the *dev* questions below —
+on Chinook (reflected) and on the sample shop of ``make demo`` — and prints each
+question's best score, the lowest in-scope and the highest other score, and the share of
+each side a floor keeps.
 
 These questions are not those of ``bench/bench_trust.py`` (its 20 store and 20
 out-of-scope questions are the held-out check): the out-of-scope ones here were written to
@@ -62,6 +64,14 @@ OUT_OF_SCOPE = [
     "Is classical music good for studying?", "How do I pay an invoice from the tax office?",
     "What is the best tablet for reading in the sun?", "How do I clean my headphones?",
 ]
+UNANSWERABLE = [
+    "Jazz tracks by Zorro Quixote", "customers in Brazil who own a boat",
+    "Rock albums recorded in Antarctica", "invoices from Paris paid in bitcoin",
+    "employees in Calgary who speak Klingon", "Metal tracks about dragons and wizards",
+    "customers in Germany with a vintage motorcycle", "Latin albums sung by parrots",
+]
+"""In scope, but asking what the database does not hold: the honest answer is nothing
+(not every Jazz track for "Jazz tracks by Zorro Quixote")."""
 CHINOOK_MODELS = ["Album", "Artist", "Track", "Genre", "MediaType", "Playlist", "Customer",
                   "Employee", "Invoice"]
 
@@ -105,6 +115,8 @@ async def run(root: Path) -> tuple[dict[str, float], dict[str, float]]:
     on_shop = await best_scores(f"sqlite:///{shop}", root / "h2", OUT_OF_SCOPE, shop_models,
                                 assistant)
     outside = {q: max(s, on_shop[q]) for q, s in outside.items()}
+    outside |= await best_scores(f"sqlite:///{chinook}", root / "h1", UNANSWERABLE,
+                                 CHINOOK_MODELS)
     return inside, outside
 
 
@@ -129,10 +141,10 @@ def _use_form(form: Callable[[float], float]) -> None:
 def _separation(inside: dict[str, float], outside: dict[str, float], floor: float) -> str:
     kept_in = sum(s >= floor for s in inside.values()) / len(inside)
     kept_out = sum(s >= floor for s in outside.values()) / len(outside)
-    return (f"lowest in scope {min(inside.values()):.3f}, highest out of scope "
+    return (f"lowest in scope {min(inside.values()):.3f}, highest other "
             f"{max(outside.values()):.3f}; floor {floor}: keeps {kept_in:.0%} of the "
             f"{len(inside)} in-scope questions and {kept_out:.0%} of the {len(outside)} "
-            "out-of-scope ones")
+            "out-of-scope or unanswerable ones")
 
 
 def main() -> int:
@@ -155,7 +167,7 @@ def main() -> int:
     finally:
         shutil.rmtree(root, ignore_errors=True)
     print("| dev question | side | best score |\n|---|---|---:|")
-    for side, scores in (("in scope", inside), ("out of scope", outside)):
+    for side, scores in (("in scope", inside), ("out of scope / unanswerable", outside)):
         for q, s in sorted(scores.items(), key=lambda kv: kv[1]):
             print(f"| {q} | {side} | {s:.3f} |")
     print("\nshipped: " + _separation(inside, outside, floor))

@@ -29,9 +29,11 @@ each dropped word is also a warning). ``match`` is how much of the query the row
 ``terms`` (a text match) the share of the terms the row contains as words
 ("work" is not in "Workstation"), rows containing none being dropped. Up to
 ``5 × limit`` (50..500) matching rows are read for that ranking. A DSL marked ``relax``
-(the builtin generator marks only a word that modifies the model's name, "music
-genres") that finds nothing is run again without its last where, at half the
-confidence, with a warning; no other condition is ever dropped to widen a search.
+(the builtin generator marks a text match of words that modify the model's name, "music
+genres", or, in a question naming no model, of words beside a known value that may say
+what is sought, "laptops by Apex") that finds nothing is run again without its last
+where, at half the confidence, with a warning; no other condition is ever dropped to
+widen a search.
 """
 
 from __future__ import annotations
@@ -339,8 +341,9 @@ class DBHandler:
         if not rows and query.relax and query.wheres:
             dropped = query.wheres[-1]
             warnings.append(f"model {entry.id}: nothing matched "
-                            f"{_describe_where(dropped)}; read as part of the model's name, "
-                            "showing records that match the other conditions")
+                            f"{_describe_where(dropped)}; that text match is dropped "
+                            "(the words may just name what is sought), showing records "
+                            "that match the other conditions at half the confidence")
             relaxed = query.model_copy(update={"wheres": query.wheres[:-1], "relax": False,
                                                "terms": []})
             return await self._run_query(conn, entry, relaxed, preset_wheres, preset_orders,

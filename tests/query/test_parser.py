@@ -120,3 +120,15 @@ def test_a_date_field_is_named_by_its_event_as_a_verb(text: str, field: str) -> 
     out = parse(text, staff(), now=NOW)
     assert out["model"] == "Staff" and [w["field"] for w in out["wheres"]] == [field]
     assert out["confidence"] == 1.0 and out["warnings"] == []
+
+
+def test_leftover_words_beside_a_value_say_what_is_sought_when_no_model_is_named() -> None:
+    # "laptops by Apex": no model named, the leftover word may be the kind of thing sought
+    out = parse("Jazz saxophone", music(), now=NOW)
+    assert out["wheres"] == [{"field": "Name", "op": "=", "value": "Jazz"},
+                             {"field": "Name", "op": "like", "value": "%saxophone%"}]
+    assert out["relax"] is True and out["confidence"] == 0.5  # dropped again if no row has it
+    assert "not understood as a condition, matched as text: 'saxophone'" in out["warnings"]
+    # a model named: the leftover is ignored (and warned about), not matched
+    out = parse("Jazz tracks by Zorro", music(), now=NOW)
+    assert "relax" not in out and len(out["wheres"]) == 1

@@ -23,7 +23,9 @@ fields, and understands:
 
 Words left over when no value was recognised become a text match on the model's title and
 content fields (or a related model's title: "orders of headphones" → ``product.name``),
-with ranking ``terms`` and ``relax`` (dropped if it finds nothing: "music genres"). A query
+with ranking ``terms`` and ``relax`` (dropped if it finds nothing: "music genres"); beside
+a recognised value they are ignored with a warning, unless no model is named ("laptops by
+Apex": a text match with ``relax``). A query
 naming no model and stating nothing falls back to a text match on every model
 (``fallback: true``, confidence 0.5), or, with ``strict``, is an error. Work is bounded:
 the first 500 characters are analysed and at most 16 conditions kept.
