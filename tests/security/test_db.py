@@ -277,3 +277,44 @@ async def test_soft_deleted_rows_are_hidden_in_relation_subqueries(
                            options={"generate": False})
     removed = next(i for i in listing.items if i.record_id == 1)
     assert "public removed" not in (removed.content or "")
+
+
+# -- issue 12: one word read as a condition is no relevant answer ------------------------
+
+_CHINOOK = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "chinook" / \
+    "Chinook_Sqlite.sqlite"
+_CHINOOK_MODELS = ["Album", "Artist", "Track", "Genre", "MediaType", "Playlist", "Customer",
+                   "Employee", "Invoice"]
+
+
+@pytest.fixture(scope="module")
+async def chinook(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[DBHandler]:
+    from agent_search.config import SearchConfig
+    from agent_search.db import create_handler
+
+    root = tmp_path_factory.mktemp("chinook")
+    copy = root / "chinook.sqlite"
+    copy.write_bytes(_CHINOOK.read_bytes())
+    handler = create_handler(SearchConfig(home=root / "home", db={"url": f"sqlite:///{copy}"}))
+    yield handler
+    await handler.aclose()
+
+
+@pytest.mark.parametrize("question", [
+    "Who won the football world cup in 2014?",  # the genre World; "2014" vanished unwarned
+    "What are the best beaches to visit in Portugal?",  # customers in Portugal
+    "Do I need a visa to travel from Canada to Japan?",  # customers in Canada
+    "What is the cheapest way to get from the airport to central Rome?",  # Rome invoices
+    "Jazz tracks by Zorro Quixote",  # every Jazz track, the artist asked for not understood
+])
+async def test_a_reading_of_one_word_is_never_scored_as_relevant(chinook: DBHandler,
+                                                                 question: str) -> None:
+    from agent_search.config import DEFAULT_MIN_SCORE
+
+    ctx = Context(config=chinook.config)
+    r = await chinook.search(ctx, Request(type="db", query=question, limit=10,
+                                          models=_CHINOOK_MODELS, min_score=0))
+    assert r.error is None
+    assert all(i.score < DEFAULT_MIN_SCORE["db"] for i in r.items), (
+        [(i.title, i.score) for i in r.items[:3]], r.warnings)
+    assert any("not understood" in w or "nothing matched" in w for w in r.warnings)

@@ -28,7 +28,8 @@ _WORDS = [
     "titled", "containing", "the word", "in the title", '"', "'", "“", "”", "Jazz", "AC/DC",
     "Metalica", "Iron Maiden", "Rock", "U2", "u2", "Jane", "Calgary", "in stock",
     "out of stock", "how many", "average", "%", "_", "\\", ";", "--", "DROP", "0", "-1",
-    "99999999999999999", "ＴＲＡＣＫＳ", "ß", "İ", "\u200b", "\x00", "𝔍𝔞𝔷𝔷",
+    "99999999999999999", "work at", "working for", "employed by", "composed by",
+    "written by", "hired", "born", "Apple", "ＴＲＡＣＫＳ", "ß", "İ", "\u200b", "\x00", "𝔍𝔞𝔷𝔷",
 ]
 _SENTENCES = st.lists(st.one_of(st.sampled_from(_WORDS), st.text(max_size=12)),
                       max_size=40).map(" ".join)
