@@ -62,6 +62,7 @@ from agent_search.kb._store import (
     StoreLockedError,
     VectorQuery,
     check_collection_name,
+    engine_id,
     scroll_all,
 )
 
@@ -250,7 +251,7 @@ class EdgeStore:
     def upsert(self, name: str, points: list[PointData]) -> None:
         if not points:
             return
-        edge_points = [qe.Point(p.id, {DENSE: p.dense,
+        edge_points = [qe.Point(engine_id(p.id), {DENSE: p.dense,
                                        SPARSE: qe.SparseVector(p.sparse.indices,
                                                                p.sparse.values)}, p.payload)
                        for p in points]
@@ -265,11 +266,12 @@ class EdgeStore:
         with self.lock:
             shard = self._shard(name)
             self._writing(name)
-            shard.update(qe.UpdateOperation.delete_points(list(ids)))
+            shard.update(qe.UpdateOperation.delete_points([engine_id(i) for i in ids]))
 
     def scroll(self, name: str, flt: Condition | None, *, limit: int, offset: str | None,
                payload: bool | list[str], vectors: bool) -> tuple[list[Record], str | None]:
-        request = qe.ScrollRequest(offset=offset, limit=limit, filter=_filter(flt),
+        request = qe.ScrollRequest(offset=engine_id(offset) if offset is not None else None,
+                                   limit=limit, filter=_filter(flt),
                                    with_payload=_with_payload(payload), with_vector=vectors)
         with self.lock:
             records, nxt = self._shard(name).scroll(request)
@@ -292,7 +294,8 @@ class EdgeStore:
         if not ids:
             return []
         with self.lock:
-            records = self._shard(name).retrieve(list(ids), with_payload=payload,
+            records = self._shard(name).retrieve([engine_id(i) for i in ids],
+                                                 with_payload=payload,
                                                  with_vector=vectors)
         return [_record(r) for r in records]
 
@@ -426,5 +429,5 @@ def _condition(c: Condition) -> Any:
     if isinstance(c, IsEmpty):
         return qe.IsEmptyCondition(c.key)
     if isinstance(c, HasId):
-        return qe.HasIdCondition(set(c.ids))
+        return qe.HasIdCondition({engine_id(i) for i in c.ids})
     raise TypeError(f"unknown filter condition {c!r}")
