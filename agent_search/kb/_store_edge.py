@@ -23,6 +23,7 @@ threads.
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import os
 import shutil
@@ -90,6 +91,10 @@ class EdgeStore:
         self._stats: dict[str, CollectionStats] = {}
         self._dirty: set[str] = set()
         self._indexed: dict[str, set[str]] = {}  # payload keys known to be indexed
+        # what every search asks first, kept until this store changes it (no other
+        # process can: the data home's lock)
+        self._names: list[str] | None = None
+        self._points: dict[str, int] = {}
         try:
             root.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
@@ -126,8 +131,10 @@ class EdgeStore:
 
     def collections(self) -> list[str]:
         with self.lock:
-            return sorted(p.name for p in self.root.iterdir()
-                          if p.is_dir() and (p / _META).is_file())
+            if self._names is None:
+                self._names = sorted(p.name for p in self.root.iterdir()
+                                     if p.is_dir() and (p / _META).is_file())
+            return list(self._names)
 
     def exists(self, name: str) -> bool:
         with self.lock:
@@ -178,8 +185,11 @@ class EdgeStore:
     def info(self, name: str) -> CollectionInfo:
         with self.lock:
             meta = self._read_meta(name)
-            points = self._shard(name).count(qe.CountRequest(exact=True))
-            return CollectionInfo(name, int(points), dict(meta))
+            points = self._points.get(name)
+            if points is None:
+                points = self._points[name] = int(
+                    self._shard(name).count(qe.CountRequest(exact=True)))
+            return CollectionInfo(name, points, dict(meta))
 
     def create(self, name: str, dimensions: int, meta: dict[str, Any],
                indexes: dict[str, IndexKind]) -> None:
@@ -203,6 +213,7 @@ class EdgeStore:
             for key, kind in indexes.items():
                 shard.update(qe.UpdateOperation.create_field_index(key, _SCHEMA[kind]))
             self._write_meta(name, meta)
+            self._names = None
 
     def update_meta(self, name: str, meta: dict[str, Any]) -> None:
         with self.lock:
@@ -218,6 +229,8 @@ class EdgeStore:
             if shard is not None:
                 shard.close()
             self._meta.pop(name, None)
+            self._names = None
+            self._points.pop(name, None)
             self._stats.pop(name, None)
             self._indexed.pop(name, None)
             self._dirty.discard(name)
@@ -244,6 +257,7 @@ class EdgeStore:
         """Before a write: statistics are stale until :meth:`settle` (on disk too, so a
         process killed mid-write leaves the marker)."""
         self._stats.pop(name, None)
+        self._points.pop(name, None)
         if name not in self._dirty:
             (self._dir(name) / "stats.dirty").touch()
             self._dirty.add(name)
@@ -285,9 +299,12 @@ class EdgeStore:
             shard = self._shard(name)
             found = (shard.query_batch(qe.QueryBatchRequest(requests)) if len(requests) > 1
                      else [shard.query(requests[0])])
-        return [[Scored(str(p.id), float(p.score),
-                        dict(p.payload) if p.payload is not None else None) for p in points]
-                for points in found]
+        # reading a point's payload converts it from the engine's form each time: only
+        # for the queries that asked for it, once
+        return [[Scored(str(p.id), p.score, dict(p.payload or {})) for p in points]
+                if getattr(q, "with_payload", False) else
+                [Scored(str(p.id), p.score) for p in points]
+                for q, points in zip(queries, found, strict=True)]
 
     def retrieve(self, name: str, ids: list[str], *, payload: bool,
                  vectors: bool) -> list[Record]:
@@ -405,6 +422,28 @@ def _values(values: tuple[str, ...] | tuple[int, ...]) -> list[str] | list[int]:
 
 
 def _condition(c: Condition) -> Any:
+    """The engine's form of ``c``. Translations are kept for the parts that recur in
+    every query (the caller's visibility, a request's filter), not for ``has_id`` lists,
+    nor for boolean matches (``True == 1``: a kept ``1`` must not answer for one)."""
+    if isinstance(c, HasId):
+        return qe.HasIdCondition({engine_id(i) for i in c.ids})
+    if _uncached(c):
+        return _translate(c)
+    return _translated(c)
+
+
+def _uncached(c: Condition) -> bool:
+    if isinstance(c, Group):
+        return any(_uncached(x) for x in (*c.must, *c.should, *c.must_not))
+    return isinstance(c, HasId) or (isinstance(c, Match) and isinstance(c.value, bool))
+
+
+@functools.lru_cache(maxsize=1024)
+def _translated(c: Condition) -> Any:
+    return _translate(c)
+
+
+def _translate(c: Condition) -> Any:
     if isinstance(c, Group):
         return qe.Filter(must=[_condition(x) for x in c.must] or None,
                          should=[_condition(x) for x in c.should] or None,
@@ -428,6 +467,4 @@ def _condition(c: Condition) -> Any:
         return qe.IsNullCondition(c.key)
     if isinstance(c, IsEmpty):
         return qe.IsEmptyCondition(c.key)
-    if isinstance(c, HasId):
-        return qe.HasIdCondition({engine_id(i) for i in c.ids})
     raise TypeError(f"unknown filter condition {c!r}")
