@@ -2,13 +2,15 @@
 queries for both stores (:mod:`agent_search.kb._store`): Qdrant Edge embedded, or a server.
 
 * ``dense`` / ``sparse``: one query on the named vector.
-* ``hybrid`` ``calibrated`` (default) and ``zscore``: one batch of two queries (the top
-  ``prefetch`` of each branch, filter applied in the engine), then one batch that scores
-  each candidate found by one branch only on the other branch (a ``has_id`` filter: exact
-  cosine and BM25, 0 when no term matches), the fusion of both features over that union in
-  Python with the collection's per-query moments (:mod:`agent_search.kb._stats`), and one
-  read of the payloads of the chunks kept. A chunk outside both top-``prefetch`` lists is
-  not a candidate (SciFact nDCG@10 is unchanged by this at ``prefetch`` 100).
+* ``hybrid`` ``calibrated`` (default) and ``zscore``: two engine calls. One batch of two
+  queries (the top ``prefetch`` of each branch, filter applied in the engine); then, for
+  the candidates that can still reach the top ``limit`` (bounds from each list's last
+  score), one batch that reads their payloads and scores those found by one branch only
+  on the other branch (a ``has_id`` filter, ANDed with the request's: exact cosine and
+  BM25, 0 when no term matches). Both features are fused in Python with the collection's
+  per-query moments (:mod:`agent_search.kb._stats`), exactly as if the whole union had
+  been scored. A chunk outside both top-``prefetch`` lists is not a candidate (SciFact
+  nDCG@10 is unchanged by this at ``prefetch`` 100).
 * ``hybrid`` ``rrf`` / ``dbsf``: the engine's own fusion of both prefetches.
 
 Scores are in 0..1, and ``threshold`` (``kb.threshold``) applies to them.
@@ -343,10 +345,12 @@ def _standardised(store: KBStore, collection: str, plan: QueryPlan,
             if both else 0.0
         cov_cap = (min(coverages.values()) if len(coverages) >= plan.prefetch else 0.0) \
             if both else 0.0
-        worst = fused_of([cosines.get(i, -1.0 if both else 0.0) for i in ids],
-                         [coverages.get(i, 0.0) for i in ids])
-        best = fused_of([cosines.get(i, cos_cap) for i in ids],
-                        [coverages.get(i, cov_cap) for i in ids])
+        # one call for both bounds: worst cases first, then best cases
+        bounds = fused_of([*(cosines.get(i, -1.0 if both else 0.0) for i in ids),
+                           *(cosines.get(i, cos_cap) for i in ids)],
+                          [*(coverages.get(i, 0.0) for i in ids),
+                           *(coverages.get(i, cov_cap) for i in ids)])
+        worst, best = bounds[:len(ids)], bounds[len(ids):]
         floor = np.partition(worst, len(ids) - plan.limit)[len(ids) - plan.limit]
         ids = [ids[i] for i in np.flatnonzero(best >= floor).tolist()]
     # the first query reads the payloads (and the missing cosines) of every candidate
