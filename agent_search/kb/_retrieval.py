@@ -2,13 +2,15 @@
 queries for both stores (:mod:`agent_search.kb._store`): Qdrant Edge embedded, or a server.
 
 * ``dense`` / ``sparse``: one query on the named vector.
-* ``hybrid`` ``calibrated`` (default) and ``zscore``: one batch of two queries (the top
-  ``prefetch`` of each branch, filter applied in the engine), then one batch that scores
-  each candidate found by one branch only on the other branch (a ``has_id`` filter: exact
-  cosine and BM25, 0 when no term matches), the fusion of both features over that union in
-  Python with the collection's per-query moments (:mod:`agent_search.kb._stats`), and one
-  read of the payloads of the chunks kept. A chunk outside both top-``prefetch`` lists is
-  not a candidate (SciFact nDCG@10 is unchanged by this at ``prefetch`` 100).
+* ``hybrid`` ``calibrated`` (default) and ``zscore``: two engine calls. One batch of two
+  queries (the top ``prefetch`` of each branch, filter applied in the engine); then, for
+  the candidates that can still reach the top ``limit`` (bounds from each list's last
+  score), one batch that reads their payloads and scores those found by one branch only
+  on the other branch (a ``has_id`` filter, ANDed with the request's: exact cosine and
+  BM25, 0 when no term matches). Both features are fused in Python with the collection's
+  per-query moments (:mod:`agent_search.kb._stats`), exactly as if the whole union had
+  been scored. A chunk outside both top-``prefetch`` lists is not a candidate (SciFact
+  nDCG@10 is unchanged by this at ``prefetch`` 100).
 * ``hybrid`` ``rrf`` / ``dbsf``: the engine's own fusion of both prefetches.
 
 Scores are in 0..1, and ``threshold`` (``kb.threshold``) applies to them.
@@ -64,7 +66,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from agent_search.kb._filters import Group, HasId
+from agent_search.kb._filters import Group, HasId, all_of
 from agent_search.kb._sparse import SparseVec
 from agent_search.kb._stats import CollectionStats, Moments, ln_bound
 from agent_search.kb._store import (
@@ -72,6 +74,7 @@ from agent_search.kb._store import (
     SPARSE,
     FusionQuery,
     KBStore,
+    QuerySpec,
     Scored,
     VectorQuery,
 )
@@ -301,10 +304,20 @@ def _standardised(store: KBStore, collection: str, plan: QueryPlan,
                   dense: NDArray[np.float32] | None, dense_q: list[float] | None,
                   sparse: SparseVec | None, bound: float, flt: Group | None,
                   stats: CollectionStats | None) -> list[Hit]:
-    """Hybrid ``calibrated`` / ``zscore`` over the union of both branches' candidates:
-    one batch of the two branches' top ``prefetch``, then one batch scoring the chunks
-    found by one branch only on the other feature (a ``has_id`` filter: exact cosine;
-    BM25, or 0 when no query term matches)."""
+    """Hybrid ``calibrated`` / ``zscore`` over the union of both branches' candidates,
+    in two engine calls:
+
+    1. one batch of the two branches' top ``prefetch`` (the request's filter applied);
+    2. one batch that reads the payloads of the candidates that can still rank in the
+       top ``limit`` and scores those found by one branch only on the other feature (a
+       ``has_id`` filter: exact cosine; BM25, or 0 when no query term matches).
+
+    Which candidates can still rank is decided by bounds: a chunk missing from one list
+    scores at most that list's last score there (its cosine ≥ −1, its coverage ≥ 0), and
+    :func:`fuse` increases with both features, also in float32 rounding. A chunk whose
+    best case is below the ``limit``-th best worst case cannot rank; the others are
+    ranked exactly as if every candidate had been scored (same values, same order of
+    ties), so the result is the one of scoring the whole union."""
     first = [q for q in (
         VectorQuery(DENSE, dense_q, plan.prefetch, flt) if dense_q is not None else None,
         VectorQuery(SPARSE, sparse, plan.prefetch, flt) if sparse is not None else None)
@@ -315,27 +328,57 @@ def _standardised(store: KBStore, collection: str, plan: QueryPlan,
     coverages: dict[str, float] = {}
     for query, points in zip(first, store.query_batch(collection, [*first]), strict=True):
         _collect(query.using, points, cosines, coverages, bound)
-    second: list[VectorQuery] = []
-    if dense_q is not None and sparse is not None:
-        sparse_only = tuple(i for i in coverages if i not in cosines)
-        dense_only = tuple(i for i in cosines if i not in coverages)
-        if sparse_only:
-            second.append(VectorQuery(DENSE, dense_q, len(sparse_only),
-                                      Group(must=(HasId(sparse_only),))))
-        if dense_only:
-            second.append(VectorQuery(SPARSE, sparse, len(dense_only),
-                                      Group(must=(HasId(dense_only),))))
-    for query, points in zip(second, store.query_batch(collection, [*second]), strict=True):
-        _collect(query.using, points, cosines, coverages, bound)
-    ids = list(dict.fromkeys([*cosines, *coverages]))
+    both = dense_q is not None and sparse is not None
+    moments = stats.moments(dense, sparse, plan.k1) if stats is not None else None
+    prior = 0.0 if plan.fusion == "zscore" else CALIBRATION.prior_chunks
+
+    def fused_of(cos: list[float], cov: list[float]) -> NDArray[np.float32]:
+        return fuse(np.asarray(cos, dtype=np.float32), np.asarray(cov, dtype=np.float32),
+                    moments, plan.dense_weight, plan.sparse_weight, prior=prior)
+
+    # candidates in the order ties are broken in: the dense list, then the sparse-only
+    ids = [*cosines, *(i for i in coverages if i not in cosines)]
+    if len(ids) > plan.limit:
+        # a full list's last score bounds what it left out, a short list left out
+        # nothing; without one of the branches its feature is 0 for every chunk
+        cos_cap = (min(cosines.values()) if len(cosines) >= plan.prefetch else 1.0) \
+            if both else 0.0
+        cov_cap = (min(coverages.values()) if len(coverages) >= plan.prefetch else 0.0) \
+            if both else 0.0
+        # one call for both bounds: worst cases first, then best cases
+        bounds = fused_of([*(cosines.get(i, -1.0 if both else 0.0) for i in ids),
+                           *(cosines.get(i, cos_cap) for i in ids)],
+                          [*(coverages.get(i, 0.0) for i in ids),
+                           *(coverages.get(i, cov_cap) for i in ids)])
+        worst, best = bounds[:len(ids)], bounds[len(ids):]
+        floor = np.partition(worst, len(ids) - plan.limit)[len(ids) - plan.limit]
+        ids = [ids[i] for i in np.flatnonzero(best >= floor).tolist()]
+    # the first query reads the payloads (and the missing cosines) of every candidate
+    # left, the second the missing coverages; both keep the request's filter
+    kept = all_of(flt, Group(must=(HasId(tuple(ids)),)))
+    reads: list[QuerySpec] = [
+        VectorQuery(DENSE, dense_q, len(ids), kept, with_payload=True) if dense_q is not None
+        else VectorQuery(SPARSE, first[0].vector, len(ids), kept, with_payload=True)]
+    no_cov = tuple(i for i in ids if i not in coverages) if sparse is not None and both else ()
+    if sparse is not None and no_cov:
+        reads.append(VectorQuery(SPARSE, sparse, len(no_cov),
+                                 all_of(flt, Group(must=(HasId(no_cov),)))))
+    found = store.query_batch(collection, reads)
+    payloads = {p.id: p.payload or {} for p in found[0]}
+    if both:
+        # the sparse-only candidates come last, in the order of their cosines
+        listed = [i for i in ids if i in cosines]
+        sparse_only = [p.id for p in found[0] if p.id not in cosines]
+        for p in found[0]:
+            cosines.setdefault(p.id, p.score)
+        for p in found[1] if no_cov else ():
+            coverages[p.id] = p.score / bound
+        ids = [*listed, *sparse_only]
     cos = np.asarray([cosines.get(i, 0.0) for i in ids], dtype=np.float32)
     cov = np.asarray([coverages.get(i, 0.0) for i in ids], dtype=np.float32)
-    moments = stats.moments(dense, sparse, plan.k1) if stats is not None else None
-    zscore = plan.fusion == "zscore"
-    fused = fuse(cos, cov, moments, plan.dense_weight, plan.sparse_weight,
-                 prior=0.0 if zscore else CALIBRATION.prior_chunks)
+    fused = fuse(cos, cov, moments, plan.dense_weight, plan.sparse_weight, prior=prior)
     order = np.argsort(-fused, kind="stable")[:plan.limit]
-    if zscore:
+    if plan.fusion == "zscore":
         scored = [(ids[i], z_to_unit(float(fused[i]))) for i in order.tolist()]
     else:
         # rank with the collection's moments (quality), score with the reference's only
@@ -346,8 +389,6 @@ def _standardised(store: KBStore, collection: str, plan: QueryPlan,
         for i, z in zip(order.tolist(), absolute.tolist(), strict=True):
             ceiling = min(ceiling, calibrated_fused(z))
             scored.append((ids[i], ceiling))
-    payloads = {r.id: r.payload for r in store.retrieve(
-        collection, [pid for pid, _ in scored], payload=True, vectors=False)}
     return [Hit(pid, score, payloads[pid]) for pid, score in scored if pid in payloads]
 
 

@@ -71,6 +71,13 @@ def check_collection_name(name: str) -> str:
     return name
 
 
+def engine_id(point_id: str) -> int | str:
+    """A point id as the engines take it. Ids are strings in this package: a decimal
+    number for integer ids (:data:`agent_search.kb.ingest.POINT_IDS`), a UUID (always
+    with hyphens, so never all digits) for older collections."""
+    return int(point_id) if point_id.isdecimal() and point_id.isascii() else point_id
+
+
 @dataclass(frozen=True, slots=True)
 class CollectionInfo:
     name: str

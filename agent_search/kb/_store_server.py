@@ -43,6 +43,7 @@ from agent_search.kb._store import (
     Scored,
     StoreError,
     VectorQuery,
+    engine_id,
 )
 from agent_search.kb.settings import KBSettings
 
@@ -131,7 +132,7 @@ class ServerStore:
         if not points:
             return
         structs = [models.PointStruct(
-            id=p.id, payload=p.payload,
+            id=engine_id(p.id), payload=p.payload,
             vector={DENSE: p.dense, SPARSE: models.SparseVector(indices=p.sparse.indices,
                                                                 values=p.sparse.values)})
             for p in points]
@@ -143,14 +144,16 @@ class ServerStore:
         if not ids:
             return
         with self.lock:
-            self.client.delete(name, points_selector=models.PointIdsList(points=list(ids)),
-                               wait=True)
+            self.client.delete(
+                name, points_selector=models.PointIdsList(points=[engine_id(i) for i in ids]),
+                wait=True)
 
     def scroll(self, name: str, flt: Condition | None, *, limit: int, offset: str | None,
                payload: bool | list[str], vectors: bool) -> tuple[list[Record], str | None]:
         with self.lock:
             points, nxt = self.client.scroll(name, scroll_filter=to_models(flt), limit=limit,
-                                             offset=offset, with_payload=payload,
+                                             offset=engine_id(offset) if offset is not None
+                                             else None, with_payload=payload,
                                              with_vectors=vectors)
         return [_record(p) for p in points], (str(nxt) if nxt is not None else None)
 
@@ -173,7 +176,8 @@ class ServerStore:
         if not ids:
             return []
         with self.lock:
-            points = self.client.retrieve(name, ids=list(ids), with_payload=payload,
+            points = self.client.retrieve(name, ids=[engine_id(i) for i in ids],
+                                          with_payload=payload,
                                           with_vectors=vectors)
         return [_record(p) for p in points]
 
@@ -260,5 +264,5 @@ def _condition(c: Condition) -> Any:
     if isinstance(c, IsEmpty):
         return models.IsEmptyCondition(is_empty=models.PayloadField(key=c.key))
     if isinstance(c, HasId):
-        return models.HasIdCondition(has_id=list(c.ids))
+        return models.HasIdCondition(has_id=[engine_id(i) for i in c.ids])
     raise TypeError(f"unknown filter condition {c!r}")

@@ -13,6 +13,7 @@ import agent_search.cli  # noqa: F401  (registers the sub-commands)
 from agent_search import Context, Request, SearchConfig
 from agent_search.cli.app import app
 from agent_search.kb import create_handler, ingest_paths, list_collections
+from agent_search.kb import ingest as ingest_module
 from agent_search.kb._loaders import legacy_file_doc_id
 from agent_search.kb._sparse import SparseVec
 from agent_search.kb._store import PointData, get_store, scroll_all
@@ -122,6 +123,62 @@ async def test_points_of_the_old_id_scheme_are_replaced_not_duplicated(
     assert store.info("old").meta["id_scheme"] == ID_SCHEME
     third = await ingest_paths(config, [project / "docs"], "old")
     assert third.unchanged == report.chunks and third.removed == 0
+
+
+def _ids(config: SearchConfig, name: str) -> list[str]:
+    return [r.id for r in scroll_all(get_store(KBSettings(), config.home), name,
+                                     payload=False)]
+
+
+@pytest.mark.anyio
+async def test_new_collections_use_integer_point_ids(config: SearchConfig,
+                                                     project: Path) -> None:
+    """Integer ids (cheaper to search than UUIDs), recorded in the collection's metadata
+    and derived from the same identity: a re-ingest finds every chunk unchanged."""
+    first = await ingest_paths(config, ["docs/"], "ints")
+    ids = _ids(config, "ints")
+    assert len(ids) == first.chunks > 0
+    assert all(i.isdecimal() and 0 <= int(i) < 2 ** 63 for i in ids), ids
+    assert get_store(KBSettings(), config.home).info("ints").meta["point_ids"] == "u64"
+    again = await ingest_paths(config, ["./docs"], "ints")
+    assert (again.added, again.unchanged) == (0, first.chunks)
+    assert sorted(_ids(config, "ints")) == sorted(ids)
+    result = await create_handler(config).search(
+        Context(config=config), Request(type="kb", query="honey bees dance", limit=1))
+    assert result.error is None and result.items[0].metadata["source"] == "docs/bees.md"
+
+
+@pytest.mark.anyio
+async def test_a_collection_with_uuid_ids_keeps_them_and_never_duplicates(
+        config: SearchConfig, project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A collection written before integer ids (UUIDs, no ``point_ids`` in its metadata)
+    is searched and re-ingested with UUIDs: edits overwrite, nothing is doubled."""
+    with monkeypatch.context() as patch:
+        patch.setattr(ingest_module, "POINT_IDS", "uuid")
+        first = await ingest_paths(config, ["docs/"], "uuids")
+    store = get_store(KBSettings(), config.home)
+    meta = dict(store.info("uuids").meta)
+    del meta["point_ids"]  # as the older versions wrote it
+    store.update_meta("uuids", meta)
+    old = _ids(config, "uuids")
+    assert len(old) == first.chunks and all(len(i) == 36 and i.count("-") == 4 for i in old)
+
+    again = await ingest_paths(config, ["docs/"], "uuids")
+    assert (again.added, again.updated, again.unchanged) == (0, 0, first.chunks)
+    (project / "docs" / "bees.md").write_text("# Bees\n\nBumble bees hum in the clover.\n")
+    (project / "docs" / "ants.md").write_text("# Ants\n\nAnts farm aphids for honeydew.\n")
+    edited = await ingest_paths(config, ["docs/"], "uuids")
+    assert (edited.added, edited.updated, edited.removed) == (1, 1, 0)
+    ids = _ids(config, "uuids")
+    assert len(ids) == first.chunks + 1 and set(old) <= set(ids)
+    assert all(len(i) == 36 for i in ids) and "point_ids" not in store.info("uuids").meta
+    handler = create_handler(config)
+    for query, source in (("bumble bees clover", "docs/bees.md"),
+                          ("ants aphids honeydew", "docs/ants.md")):
+        result = await handler.search(Context(config=config),
+                                      Request(type="kb", query=query, collections=["uuids"],
+                                              limit=1))
+        assert result.error is None and result.items[0].metadata["source"] == source
 
 
 @pytest.mark.anyio

@@ -124,3 +124,32 @@ def test_candidate_fusion_equals_the_exhaustive_one(
         assert moments.coverage_var == pytest.approx(float(cov.var()), rel=1e-4)
         assert stats.sparse_bound(sparse, bm25.k1) == pytest.approx(
             full.max_sparse(sparse, bm25.k1), rel=1e-6)
+
+
+@pytest.mark.parametrize(("prefetch", "limit"), [(5, 3), (8, 2), (12, 5), (20, 1)])
+def test_pruned_candidates_rank_like_the_whole_union(
+        sample: tuple[SearchConfig, KBStore], prefetch: int, limit: int) -> None:
+    """The calibrated hybrid scores only the candidates that can still reach the top
+    ``limit`` (bounded by each list's last score); the result is the one of scoring the
+    whole union of both branches' top ``prefetch`` exactly, scores included."""
+    config, _ = sample
+    settings = KBSettings(prefetch=prefetch)
+    for query in QUERIES:
+        edge, bm25, dense, sparse = _vectors(config, settings, query)
+        full = FullIndex(edge, "sample")
+        stats = edge.stats("sample")
+        assert stats is not None
+        cos = full.dense_scores(np.asarray(dense, dtype=np.float32))
+        bm = full.sparse_scores(sparse)
+        cov = bm / np.float32(stats.sparse_bound(sparse, bm25.k1))
+        dense_top = np.argsort(-cos, kind="stable")[:prefetch].tolist()
+        sparse_top = [i for i in np.argsort(-bm, kind="stable")[:prefetch].tolist() if bm[i] > 0]
+        union = [*dense_top, *sorted(set(sparse_top) - set(dense_top), key=lambda i: -cos[i])]
+        fused = fuse(cos[union], cov[union], stats.moments(dense, sparse, bm25.k1), 0.75, 0.25)
+        expected = [str(full.payloads[union[i]]["content_hash"])
+                    for i in np.argsort(-fused, kind="stable")[:limit].tolist()]
+        assert len(union) > limit  # something to prune
+        found = search(edge, "sample", QueryPlan.of(settings, "hybrid", limit, bm25.k1),
+                       dense, sparse, visibility(None, None), 40)
+        assert [str(h.payload["content_hash"]) for h in found] == expected, query
+        assert [h.score for h in found] == sorted((h.score for h in found), reverse=True)

@@ -222,3 +222,21 @@ def test_any_identity_reads_exactly_what_the_rule_allows(
     assert {p.id for p in dense} == expected
     assert {p.id for p in sparse} == expected
     assert store.count("c", flt) == len(expected)
+
+
+def test_a_kept_filter_translation_never_answers_for_an_equal_looking_one(
+        acl_store: tuple[EdgeStore, dict[str, Access]]) -> None:
+    """The Edge store keeps filter translations (the visibility recurs in every query);
+    ``True == 1`` in Python, so a kept integer match must not stand in for a boolean one
+    (which the embedded store cannot match and refuses), and one caller's visibility
+    never for another's."""
+    from agent_search.errors import FilterError
+    from agent_search.kb._filters import Group, Match
+
+    store, access = acl_store
+    assert store.count("c", Group(must=(Match("acl_owner", 1),))) == 0
+    with pytest.raises(FilterError, match="boolean"):
+        store.count("c", Group(must=(Match("acl_owner", True),)))
+    for user, team in [("alice", "red"), ("bob", "blue"), ("alice", "red"), (None, None)]:
+        expected = sum(_may_read(a, user, team) for a in access.values())
+        assert store.count("c", visibility(user, team)) == expected
