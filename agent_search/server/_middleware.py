@@ -175,10 +175,13 @@ def identity_of(scope: Scope) -> Identity:
 
 
 def _route_path(scope: Scope) -> str:
-    """The path the router matches: without the ``root_path`` a proxy mounted us under."""
+    """The path the router matches (Starlette's rule): without the ``root_path`` the
+    server was mounted under, when the path is below it."""
     path: str = scope["path"]
     root: str = scope.get("root_path", "")
-    return path[len(root):] if root and path.startswith(root) else path
+    if root and path.startswith(root) and path[len(root):len(root) + 1] in ("/", ""):
+        return path[len(root):]
+    return path
 
 
 def _host_name(host: str | None) -> str:

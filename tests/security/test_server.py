@@ -265,3 +265,16 @@ def test_a_route_reached_without_the_middleware_refuses() -> None:
         with pytest.raises(ApiError) as refused:
             identity_of(scope)
         assert refused.value.status == 401
+
+
+@pytest.mark.parametrize(("root", "path"), [("", "/v1/models"), ("/api", "/api/v1/models"),
+                                            ("/v", "/v1/models"), ("/v1", "/v1/v1/models")])
+def test_the_key_check_sees_the_path_the_router_matches(root: str, path: str) -> None:
+    """Authenticate decides on the same path the router routes (root_path removed as
+    Starlette removes it), so no root_path set-up routes a /v1/ request it did not check."""
+    from starlette._utils import get_route_path
+
+    from agent_search.server._middleware import _route_path
+
+    scope = {"type": "http", "path": path, "root_path": root}
+    assert _route_path(scope) == get_route_path(scope)
