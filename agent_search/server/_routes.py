@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import re
 import secrets
 from collections.abc import Awaitable, Iterator
@@ -15,7 +16,7 @@ from typing import Annotated, Any, TypeVar
 import anyio
 from fastapi import APIRouter, Path, Request
 from fastapi.responses import JSONResponse, Response
-from pydantic import TypeAdapter
+from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from agent_search.agent import Assistant, Options
 from agent_search.agent._tools import SEARCH_TOOL
@@ -44,6 +45,7 @@ from agent_search.types import Request as RequestModel
 from agent_search.types import Result
 
 T = TypeVar("T")
+B = TypeVar("B", bound=BaseModel)
 router = APIRouter()
 BEARER_SCHEME = {"type": "http", "scheme": "bearer",
                  "description": "An API key from config/agent.yml"}
@@ -82,6 +84,17 @@ async def _cancel_on_disconnect(request: Request, scope: anyio.CancelScope) -> N
     while (await request.receive())["type"] != "http.disconnect":
         pass
     scope.cancel()
+
+
+_DOCUMENTED_BODIES: list[type[BaseModel]] = []
+
+
+def _body_doc(model: type[BaseModel]) -> dict[str, Any]:
+    """The OpenAPI request body of a route that parses ``model`` itself (see
+    :func:`_validate`); :func:`document_routes` adds the model's schema."""
+    _DOCUMENTED_BODIES.append(model)
+    ref = {"$ref": f"#/components/schemas/{model.__name__}"}
+    return {"requestBody": {"required": True, "content": {"application/json": {"schema": ref}}}}
 
 
 def _messages(service: Service, messages: list[ChatMessage]) -> list[dict[str, Any]]:
@@ -125,13 +138,15 @@ def _check_tools(body: ChatCompletionRequest, assistant: Assistant) -> None:
                        "tools itself)", param="tool_choice")
 
 
-@router.post("/v1/chat/completions", tags=["chat"], openapi_extra=_SECURED)
-async def chat_completions(body: ChatCompletionRequest, request: Request) -> Any:
+@router.post("/v1/chat/completions", tags=["chat"],
+             openapi_extra={**_SECURED, **_body_doc(ChatCompletionRequest)})
+async def chat_completions(request: Request) -> Any:
     """OpenAI-compatible chat with auto search and citations; ``model`` = assistant id.
     References come as extra fields (``references``, ``citations``, ``request_id``) on
     the response, or on the last chunk when streaming."""
     identity = identity_of(request.scope)
     service = service_of(request)
+    body = _validate(ChatCompletionRequest, await _json_body(request))
     assistant = service.assistant(body.model)
     _check_tools(body, assistant)
     messages = _messages(service, body.messages)
@@ -157,13 +172,15 @@ async def chat_completions(body: ChatCompletionRequest, request: Request) -> Any
                                keepalive=service.settings.keepalive_seconds, headers=headers)
 
 
-@router.post("/v1/assistants/{assistant_id}/stream", tags=["chat"], openapi_extra=_SECURED)
-async def assistant_stream(body: StreamRequest, request: Request,
+@router.post("/v1/assistants/{assistant_id}/stream", tags=["chat"],
+             openapi_extra={**_SECURED, **_body_doc(StreamRequest)})
+async def assistant_stream(request: Request,
                            assistant_id: Annotated[str, Path(max_length=200)]) -> Any:
     """The native output events as SSE: ``event:`` the name, ``data:`` the event JSON
     (search_start, search_result, search_complete, text, citations, done)."""
     identity = identity_of(request.scope)
     service = service_of(request)
+    body = _validate(StreamRequest, await _json_body(request))
     assistant = service.assistant(assistant_id, param="assistant_id")
     messages = _messages(service, body.messages)
     service.admit()
@@ -197,7 +214,7 @@ async def search(request: Request) -> Response:
         if len(raw["requests"]) > cap:
             raise ApiError(422, f"requests: {len(raw['requests'])} searches; the limit is "
                            f"{cap}", param="requests", code="too_many_searches")
-    body = _validate(SearchBody, raw, prefix="" if single else "requests")
+    body = _validate(SearchBody, raw, single_request=single)
     searcher = service.searcher
     ctx = searcher.context(user_id=identity.user_id, team_id=identity.team_id)
     results = await until_disconnect(request, searcher.search_many(body.requests, ctx=ctx))
@@ -223,13 +240,19 @@ _SEARCH_BODY = TypeAdapter(RequestModel | list[RequestModel] | SearchBody)
 _SEARCH_RESULT = TypeAdapter(Result | list[Result])
 
 
-def document_search(schema: dict[str, Any]) -> None:
-    """Add ``POST /v1/search`` (body and response schemas, bearer security) to an
-    OpenAPI document made by FastAPI, which cannot see the plain route."""
+def document_routes(schema: dict[str, Any]) -> None:
+    """Add to an OpenAPI document made by FastAPI what it cannot see: the schemas of the
+    bodies routes parse themselves, and ``POST /v1/search`` (a plain route: body and
+    response schemas, bearer security)."""
     template = "#/components/schemas/{model}"
+    schemas = schema.setdefault("components", {}).setdefault("schemas", {})
+    for model in _DOCUMENTED_BODIES:
+        definition = model.model_json_schema(ref_template=template)
+        for name, nested in definition.pop("$defs", {}).items():
+            schemas.setdefault(name, nested)
+        schemas[model.__name__] = definition
     body = _SEARCH_BODY.json_schema(ref_template=template)
     result = _SEARCH_RESULT.json_schema(mode="serialization", ref_template=template)
-    schemas = schema.setdefault("components", {}).setdefault("schemas", {})
     for defs in (body.pop("$defs", {}), result.pop("$defs", {})):
         for name, definition in defs.items():
             schemas.setdefault(name, definition)
@@ -328,8 +351,6 @@ async def _db_ping(handler: Any) -> None:
 
 
 async def _json_body(request: Request) -> Any:
-    import json
-
     try:
         return json.loads(await request.body())
     except ValueError as exc:
@@ -337,15 +358,17 @@ async def _json_body(request: Request) -> Any:
                        code="json_invalid") from None
 
 
-def _validate(model: type[SearchBody], raw: Any, *, prefix: str) -> SearchBody:
-    from pydantic import ValidationError
-
+def _validate(model: type[B], raw: Any, *, single_request: bool = False) -> B:
+    """``raw`` (parsed JSON) as ``model``, validated as FastAPI would validate a body
+    parameter (Python mode on the parsed JSON); the first error as a 422 naming its
+    field. Routes parse their bodies themselves: FastAPI's body handling cost more per
+    request than the validation itself."""
     try:
         return model.model_validate(raw)
     except ValidationError as exc:
         err = exc.errors()[0]
         loc = [str(p) for p in err["loc"]]
-        if not prefix and loc[:2] == ["requests", "0"]:
+        if single_request and loc[:2] == ["requests", "0"]:
             loc = loc[2:]  # a single request: name its own field
         where = ".".join(loc) or "body"
         msg = str(err["msg"]).removeprefix("Value error, ")

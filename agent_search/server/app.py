@@ -26,7 +26,7 @@ from fastapi.staticfiles import StaticFiles
 from agent_search.server import _lifecycle as lifecycle
 from agent_search.server._errors import install_error_handlers
 from agent_search.server._middleware import Authenticate, BodyLimit, Screen
-from agent_search.server._routes import BEARER_SCHEME, document_search, router
+from agent_search.server._routes import BEARER_SCHEME, document_routes, router
 from agent_search.server.service import Service, ServiceOptions
 
 STATIC = Path(__file__).parent / "static"
@@ -41,14 +41,15 @@ ENV_ASSISTANTS = "AGENT_SEARCH_SERVE_ASSISTANTS"
 class _App(FastAPI):
     """FastAPI with what its OpenAPI document cannot see added: the ``/v1/`` routes'
     bearer scheme (the key is checked by ASGI middleware, :class:`Authenticate`) and the
-    plain search route (:func:`document_search`)."""
+    bodies the routes parse themselves and the plain search route
+    (:func:`document_routes`)."""
 
     def openapi(self) -> dict[str, Any]:
         if self.openapi_schema is None:
             schema = super().openapi()
             schema.setdefault("components", {}).setdefault(
                 "securitySchemes", {})["HTTPBearer"] = BEARER_SCHEME
-            document_search(schema)
+            document_routes(schema)
         return super().openapi()
 
 
