@@ -1,10 +1,14 @@
 """Benchmark of the HTTP service against calling the library in-process, in the same run.
 
-Run: ``.venv/bin/python bench/bench_server.py [--streams 200] [--rounds 40]``
+Run: ``.venv/bin/python bench/bench_server.py [--streams 200] [--rounds 40]
+[--http auto|h11|httptools] [--loop auto|asyncio|uvloop]``
 
 The server is ``agent-search serve``'s app in its own process (uvicorn, one worker) on
 127.0.0.1, with search handlers of our own that sleep a fixed time (web 30 ms, kb 20 ms,
 db 10 ms for the chat; three 50 ms handlers for search), so both sides do the same work.
+``--http`` / ``--loop`` are uvicorn's options for both servers; ``auto`` (the default, as
+``agent-search serve``) takes httptools and uvloop when they are installed, else h11 and
+asyncio. The first line printed says which ran.
 
 Every HTTP figure is taken with two clients: ``lean_http.LeanClient`` (a minimal
 keep-alive HTTP/1.1 client, ~0.3 ms a request) and httpx (~1.3 ms a request, ~3 ms a
@@ -90,7 +94,7 @@ def register_handlers(searchers: list[Searcher], chat: bool) -> None:
 
 # -- the server process ----------------------------------------------------------------
 
-def serve(root: Path, port: int) -> None:
+def serve(root: Path, port: int, http: str, loop: str) -> None:
     import uvicorn
 
     from agent_search.server import Service, ServiceOptions, create_app
@@ -101,7 +105,7 @@ def serve(root: Path, port: int) -> None:
     register_handlers([a.searcher for a in service.assistants.values()], chat=True)
     register_handlers([service.searcher], chat=False)
     uvicorn.run(create_app(service, own_process=True), host="127.0.0.1", port=port,
-                log_level="warning")
+                log_level="warning", http=http, loop=loop)  # type: ignore[arg-type]
 
 
 def start(cmd: list[str], env: dict[str, str]) -> subprocess.Popen[str]:
@@ -133,10 +137,22 @@ async def floor_app(scope: dict[str, Any], receive: Any, send: Any) -> None:
     await send({"type": "http.response.body", "body": b"data: [DONE]\n\n"})
 
 
-def serve_floor(port: int) -> None:
+def serve_floor(port: int, http: str, loop: str) -> None:
     import uvicorn
 
-    uvicorn.run(floor_app, host="127.0.0.1", port=port, log_level="warning")
+    uvicorn.run(floor_app, host="127.0.0.1", port=port, log_level="warning", http=http,
+                loop=loop)  # type: ignore[arg-type]
+
+
+def resolved(http: str, loop: str) -> str:
+    """What uvicorn's ``auto`` picks here: httptools / uvloop when importable."""
+    import importlib.util
+
+    if http == "auto":
+        http = "httptools" if importlib.util.find_spec("httptools") else "h11"
+    if loop == "auto":
+        loop = "uvloop" if importlib.util.find_spec("uvloop") else "asyncio"
+    return f"uvicorn --http {http} --loop {loop}"
 
 
 # -- measurements ----------------------------------------------------------------------
@@ -239,7 +255,11 @@ async def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--streams", type=int, default=200)
     parser.add_argument("--rounds", type=int, default=40)
+    parser.add_argument("--http", choices=("auto", "h11", "httptools"), default="auto")
+    parser.add_argument("--loop", choices=("auto", "asyncio", "uvloop"), default="auto")
     args = parser.parse_args()
+    print(f"server: {resolved(args.http, args.loop)}; load average "
+          f"{os.getloadavg()[0]:.1f} at the start\n")
 
     llm = start([sys.executable, str(ROOT / "tests/agent/agent_llm_server.py"), "0"],
                 dict(os.environ))
@@ -250,12 +270,14 @@ async def main() -> None:
     root = Path(tmp.name)
     write_project(root, llm_url)
     env = {**os.environ, "AGENT_SEARCH_HOME": str(root / "server-home"),
-           "PYTHONPATH": str(ROOT)}
+           "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
     port = 18000 + os.getpid() % 1000
     floor_port = port + 1
-    server = subprocess.Popen([sys.executable, __file__, "--serve", str(root), str(port)],
+    uv = [args.http, args.loop]
+    server = subprocess.Popen([sys.executable, __file__, "--serve", str(root), str(port), *uv],
                               env=env)
-    floor = subprocess.Popen([sys.executable, __file__, "--floor", str(floor_port)], env=env)
+    floor = subprocess.Popen([sys.executable, __file__, "--floor", str(floor_port), *uv],
+                             env=env)
     os.environ["AGENT_SEARCH_HOME"] = str(root / "local-home")
     assistants = {name: Assistant.load(root / "assistants" / name, config_dir=root / "config",
                                        builtin_handlers=False) for name in ("offline", "llm")}
@@ -375,9 +397,9 @@ async def main() -> None:
 
 
 if __name__ == "__main__":
-    if len(sys.argv) == 4 and sys.argv[1] == "--serve":
-        serve(Path(sys.argv[2]), int(sys.argv[3]))
-    elif len(sys.argv) == 3 and sys.argv[1] == "--floor":
-        serve_floor(int(sys.argv[2]))
+    if len(sys.argv) == 6 and sys.argv[1] == "--serve":
+        serve(Path(sys.argv[2]), int(sys.argv[3]), sys.argv[4], sys.argv[5])
+    elif len(sys.argv) == 5 and sys.argv[1] == "--floor":
+        serve_floor(int(sys.argv[2]), sys.argv[3], sys.argv[4])
     else:
         asyncio.run(main())

@@ -1,10 +1,15 @@
 """Prometheus metrics of one app (its own registry, so several apps in one process, as in
 the tests, do not collide). Label values come from a closed set: a search type the
-registry does not know is counted as ``other``, so callers cannot grow the label space."""
+registry does not know is counted as ``other``, so callers cannot grow the label space.
+
+The labelled children a search updates are looked up once and kept (``labels()`` checks
+and locks on every call, a few times the cost of the update itself); the closed label set
+bounds that cache too."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
 from prometheus_client import CONTENT_TYPE_LATEST as CONTENT_TYPE
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
@@ -31,14 +36,22 @@ class Metrics:
                                        "Streams being served now", registry=self.registry)
         self.rate_limited = Counter("agent_search_rate_limited_requests",
                                     "Requests refused with 429", registry=self.registry)
+        self._search_children: dict[tuple[str, bool], tuple[Any, Any]] = {}
 
     def search_type(self, search_type: str) -> str:
         return search_type if search_type in self.known_types else "other"
 
     def observe_search(self, search_type: str, error: str | None, duration_ms: float) -> None:
         label = self.search_type(search_type)
-        self.searches.labels(type=label, status="error" if error else "ok").inc()
-        self.search_seconds.labels(type=label).observe(max(0.0, duration_ms) / 1000)
+        key = (label, bool(error))
+        children = self._search_children.get(key)
+        if children is None:
+            children = self._search_children[key] = (
+                self.searches.labels(type=label, status="error" if error else "ok"),
+                self.search_seconds.labels(type=label))
+        count, seconds = children
+        count.inc()
+        seconds.observe(max(0.0, duration_ms) / 1000)
 
     def render(self) -> bytes:
         return generate_latest(self.registry)

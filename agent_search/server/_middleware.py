@@ -1,13 +1,19 @@
-"""ASGI middleware that bounds and screens every request before any route runs:
+"""ASGI middleware that bounds and screens every request before any route runs, in this
+order (outermost first):
 
-* :class:`BodyLimit` — request bodies above ``max_body_bytes`` get 413 (by
-  ``Content-Length`` at once, or as soon as a chunked body passes the cap); the body is
-  read here, once, and replayed; after it, ``receive`` passes through so streams still
-  see the client's disconnect.
 * :class:`Screen` — security headers on every response; POST bodies must be JSON (a
   cross-site form cannot send ``application/json`` without a CORS preflight, which this
   service never grants); in local mode (no API keys) the ``Host`` must be a loopback
   name, so a DNS-rebinding page cannot talk to a server on 127.0.0.1.
+* :class:`Authenticate` — every ``/v1/`` request: the caller's identity from its API key
+  (401), one token of its rate-limit bucket (429), both before its body is read; the
+  identity goes into the scope for the route (:func:`identity_of`). Plain ASGI, not a
+  FastAPI dependency: solving a ``Depends`` chain per request cost more than the rest of
+  the search route's own work.
+* :class:`BodyLimit` — request bodies above ``max_body_bytes`` get 413 (by
+  ``Content-Length`` at once, or as soon as a chunked body passes the cap); the body is
+  read here, once, and replayed; after it, ``receive`` passes through so streams still
+  see the client's disconnect.
 """
 
 from __future__ import annotations
@@ -17,7 +23,10 @@ from collections.abc import Iterable
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from agent_search.server._errors import error_body
+from agent_search.server._auth import AuthError, Identity, KeyRing
+from agent_search.server._errors import ApiError, error_body
+from agent_search.server._metrics import Metrics
+from agent_search.server._ratelimit import RateLimiter, retry_after_header
 
 LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1", "[::1]"})
 _BODY_METHODS = frozenset({"POST", "PUT", "PATCH"})
@@ -28,9 +37,15 @@ _SECURITY_HEADERS = [
 ]
 
 
+IDENTITY = "agent_search.identity"
+"""The scope key under which :class:`Authenticate` leaves the caller's identity."""
+AUTHENTICATED_PREFIX = "/v1/"
+
+
 async def send_error(send: Send, status: int, message: str, *, param: str | None = None,
+                     code: str | None = None,
                      headers: Iterable[tuple[bytes, bytes]] = ()) -> None:
-    body = json.dumps(error_body(status, message, param=param)).encode()
+    body = json.dumps(error_body(status, message, param=param, code=code)).encode()
     await send({"type": "http.response.start", "status": status,
                 "headers": [(b"content-type", b"application/json"),
                             (b"content-length", str(len(body)).encode()), *headers]})
@@ -117,6 +132,58 @@ class Screen:
         await self.app(scope, receive, send_with_headers)
 
 
+class Authenticate:
+    """Identify every ``/v1/`` request and take a rate-limit token for it (see the module
+    docstring); other paths (health, metrics, the page, the docs) pass untouched."""
+
+    def __init__(self, app: ASGIApp, *, keys: KeyRing, limiter: RateLimiter,
+                 metrics: Metrics) -> None:
+        self.app = app
+        self.keys = keys
+        self.limiter = limiter
+        self.metrics = metrics
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or not _route_path(scope).startswith(AUTHENTICATED_PREFIX):
+            await self.app(scope, receive, send)
+            return
+        try:
+            identity = self.keys.identify(_header(scope, b"authorization"))
+        except AuthError as exc:
+            await send_error(send, 401, str(exc), code="invalid_api_key",
+                             headers=[(b"www-authenticate", b"Bearer")])
+            return
+        wait = self.limiter.take(identity.key_id)
+        if wait > 0:
+            self.metrics.rate_limited.inc()
+            await send_error(send, 429, f"rate limit exceeded; retry in {max(wait, 0.1):.1f} s",
+                             code="rate_limit_exceeded",
+                             headers=[(b"retry-after", retry_after_header(wait).encode())])
+            return
+        scope[IDENTITY] = identity
+        await self.app(scope, receive, send)
+
+
+def identity_of(scope: Scope) -> Identity:
+    """The identity :class:`Authenticate` found for this request. Fails closed: a route
+    reached without it (mounted elsewhere, a middleware left out) is refused with 401."""
+    identity = scope.get(IDENTITY)
+    if not isinstance(identity, Identity):
+        raise ApiError(401, "missing API key: send 'Authorization: Bearer <key>'",
+                       code="invalid_api_key", headers={"WWW-Authenticate": "Bearer"})
+    return identity
+
+
+def _route_path(scope: Scope) -> str:
+    """The path the router matches (Starlette's rule): without the ``root_path`` the
+    server was mounted under, when the path is below it."""
+    path: str = scope["path"]
+    root: str = scope.get("root_path", "")
+    if root and path.startswith(root) and path[len(root):len(root) + 1] in ("/", ""):
+        return path[len(root):]
+    return path
+
+
 def _host_name(host: str | None) -> str:
     """``example.com:8000`` → ``example.com``; ``[::1]:8000`` → ``[::1]``."""
     if not host:
@@ -127,4 +194,5 @@ def _host_name(host: str | None) -> str:
     return host.rsplit(":", 1)[0] if host.count(":") == 1 else host
 
 
-__all__ = ["LOOPBACK_HOSTS", "BodyLimit", "Screen", "send_error"]
+__all__ = ["IDENTITY", "LOOPBACK_HOSTS", "Authenticate", "BodyLimit", "Screen", "identity_of",
+           "send_error"]

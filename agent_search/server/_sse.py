@@ -13,6 +13,7 @@ them when cancelled (both cases above). A quiet stream gets a keep-alive comment
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -55,15 +56,21 @@ class EventStreamResponse(Response):
         self.stopped = False
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """The producer runs in the request's own task, inside a cancel scope; the two
+        watchers (client gone; shutdown and keep-alive) are bare asyncio tasks that cancel
+        that scope. Not an anyio task group: spawning three tasks and cancelling the group
+        at the end (anyio formats the current task into the cancel reason) cost ~0.2 ms
+        per stream, part of it before the first token. uvicorn runs the app on asyncio."""
         headers = [(b"content-type", b"text/event-stream; charset=utf-8"),
                    (b"cache-control", b"no-cache"), (b"x-accel-buffering", b"no"),
                    *((k.lower().encode(), v.encode()) for k, v in self.extra_headers.items())]
         await send({"type": "http.response.start", "status": 200, "headers": headers})
 
+        loop = asyncio.get_running_loop()
         finished = False
-        last_write = anyio.current_time()
+        last_write = loop.time()  # the clock of anyio's deadlines on asyncio
 
-        async with anyio.create_task_group() as tg:
+        with anyio.CancelScope() as work:
             async def write(frame: bytes) -> None:
                 # straight to the server's send: a task and a queue between the producer
                 # and the socket cost more per token than the rest of the server does
@@ -73,38 +80,35 @@ class EventStreamResponse(Response):
                                 "more_body": True})
                 except OSError:  # the socket went away between two events
                     self.disconnected = True
-                    tg.cancel_scope.cancel()
-                    await anyio.lowlevel.checkpoint()  # raises the cancellation here
-                last_write = anyio.current_time()
-
-            async def run() -> None:
-                nonlocal finished
-                await self.producer(write)
-                finished = True
-                tg.cancel_scope.cancel()
+                    work.cancel()
+                    await anyio.lowlevel.checkpoint()  # in the producer: cancelled here
+                    return
+                last_write = loop.time()
 
             async def watch_client() -> None:
-                while True:
-                    message = await receive()
-                    if message["type"] == "http.disconnect":
-                        self.disconnected = True
-                        tg.cancel_scope.cancel()
-                        return
+                while (await receive())["type"] != "http.disconnect":
+                    pass
+                self.disconnected = True
+                work.cancel()
 
             async def watch_stop_and_keep_alive() -> None:
-                while True:
-                    with anyio.move_on_after(last_write + self.keepalive
-                                             - anyio.current_time()):
+                while not self.disconnected:
+                    with anyio.move_on_after(last_write + self.keepalive - loop.time()):
                         await self.stop.wait()
                         self.stopped = True
-                        tg.cancel_scope.cancel()
+                        work.cancel()
                         return
-                    if anyio.current_time() - last_write >= self.keepalive:
+                    if loop.time() - last_write >= self.keepalive:
                         await write(KEEPALIVE_FRAME)
 
-            tg.start_soon(watch_client)
-            tg.start_soon(watch_stop_and_keep_alive)
-            tg.start_soon(run)
+            watchers = [loop.create_task(watch_client()),
+                        loop.create_task(watch_stop_and_keep_alive())]
+            try:
+                await self.producer(write)
+                finished = True
+            finally:
+                for watcher in watchers:
+                    watcher.cancel()
         if self.disconnected:
             return
         tail = self.on_stop() if self.stopped and not finished else b""

@@ -15,6 +15,7 @@ import gc
 import os
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import fastapi_offline
 from fastapi import FastAPI
@@ -24,8 +25,8 @@ from fastapi.staticfiles import StaticFiles
 
 from agent_search.server import _lifecycle as lifecycle
 from agent_search.server._errors import install_error_handlers
-from agent_search.server._middleware import BodyLimit, Screen
-from agent_search.server._routes import router
+from agent_search.server._middleware import Authenticate, BodyLimit, Screen
+from agent_search.server._routes import BEARER_SCHEME, document_routes, router
 from agent_search.server.service import Service, ServiceOptions
 
 STATIC = Path(__file__).parent / "static"
@@ -35,6 +36,21 @@ PAGE_CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; connect-sr
             "frame-ancestors 'none'")
 ENV_CONFIG = "AGENT_SEARCH_SERVE_CONFIG"
 ENV_ASSISTANTS = "AGENT_SEARCH_SERVE_ASSISTANTS"
+
+
+class _App(FastAPI):
+    """FastAPI with what its OpenAPI document cannot see added: the ``/v1/`` routes'
+    bearer scheme (the key is checked by ASGI middleware, :class:`Authenticate`) and the
+    bodies the routes parse themselves and the plain search route
+    (:func:`document_routes`)."""
+
+    def openapi(self) -> dict[str, Any]:
+        if self.openapi_schema is None:
+            schema = super().openapi()
+            schema.setdefault("components", {}).setdefault(
+                "securitySchemes", {})["HTTPBearer"] = BEARER_SCHEME
+            document_routes(schema)
+        return super().openapi()
 
 
 def create_app(service: Service, *, own_process: bool = False) -> FastAPI:
@@ -58,7 +74,7 @@ def create_app(service: Service, *, own_process: bool = False) -> FastAPI:
             undo()
             await service.aclose()
 
-    app = FastAPI(title="agent-search", version=_version(), lifespan=lifespan,
+    app = _App(title="agent-search", version=_version(), lifespan=lifespan,
                   docs_url=None, redoc_url=None,
                   description="Search for AI agents over HTTP: OpenAI-compatible chat with "
                               "auto search and citations, a native event stream, a search "
@@ -82,8 +98,11 @@ def create_app(service: Service, *, own_process: bool = False) -> FastAPI:
                             headers={"Content-Security-Policy": PAGE_CSP,
                                      "Cache-Control": "no-cache"})
 
-    # outermost first: screen the request, then bound its body, then route it
+    # each added one wraps the ones before: screen the request, identify the caller,
+    # bound the body, then route it
     app.add_middleware(BodyLimit, max_bytes=service.settings.max_body_bytes)
+    app.add_middleware(Authenticate, keys=service.keys, limiter=service.limiter,
+                       metrics=service.metrics)
     app.add_middleware(Screen, local_mode=not service.keys.enabled)
     return app
 

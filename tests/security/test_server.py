@@ -232,3 +232,49 @@ async def test_a_client_leaving_between_two_events_ends_the_llm_call(tmp_path: P
         await service.aclose()
     finally:
         llm.stop()
+
+
+def test_every_v1_route_needs_a_key(keyed: TestClient) -> None:
+    """The key is checked by middleware, before routing: no ``/v1/`` route (nor a path
+    that matches none) answers without one, whatever its method; the OpenAPI document
+    still declares the bearer scheme on each of them."""
+    from agent_search.server._routes import router
+
+    paths = [path for route in router.routes
+             if (path := getattr(route, "path", "")).startswith("/v1/")]
+    assert len(paths) >= 5
+    for path in [*paths, "/v1/nothing-here"]:
+        url = path.replace("{assistant_id}", "offline").replace("{request_id}", "abc")
+        for method in ("GET", "POST", "DELETE"):
+            r = keyed.request(method, url, json={})
+            assert r.status_code == 401, (method, url, r.status_code)
+            assert r.headers["www-authenticate"] == "Bearer"
+    schema = keyed.get("/openapi.json").json()
+    assert schema["components"]["securitySchemes"]["HTTPBearer"]["scheme"] == "bearer"
+    for path, operations in schema["paths"].items():
+        for operation in operations.values():
+            assert (operation.get("security") == [{"HTTPBearer": []}]) == path.startswith("/v1/")
+
+
+def test_a_route_reached_without_the_middleware_refuses() -> None:
+    """Fail closed: the identity comes only from the middleware's scope entry."""
+    from agent_search.server._errors import ApiError
+    from agent_search.server._middleware import IDENTITY, identity_of
+
+    for scope in ({}, {IDENTITY: None}, {IDENTITY: "alice"}, {IDENTITY: {"user_id": "a"}}):
+        with pytest.raises(ApiError) as refused:
+            identity_of(scope)
+        assert refused.value.status == 401
+
+
+@pytest.mark.parametrize(("root", "path"), [("", "/v1/models"), ("/api", "/api/v1/models"),
+                                            ("/v", "/v1/models"), ("/v1", "/v1/v1/models")])
+def test_the_key_check_sees_the_path_the_router_matches(root: str, path: str) -> None:
+    """Authenticate decides on the same path the router routes (root_path removed as
+    Starlette removes it), so no root_path set-up routes a /v1/ request it did not check."""
+    from starlette._utils import get_route_path
+
+    from agent_search.server._middleware import _route_path
+
+    scope = {"type": "http", "path": path, "root_path": root}
+    assert _route_path(scope) == get_route_path(scope)

@@ -43,7 +43,11 @@ def test_health_ready_models(running: Running) -> None:
     assert ready.json()["checks"]["records"] == "ok"
     ids = [m.id for m in client(running).models.list()]
     assert ids == ["broken", "cite", "offline", "stall", "tools"]
-    assert httpx.get(f"{running.url}/openapi.json").json()["paths"]["/v1/search"]
+    schema = httpx.get(f"{running.url}/openapi.json").json()
+    search = schema["paths"]["/v1/search"]["post"]  # a plain route, documented by hand
+    body = search["requestBody"]["content"]["application/json"]["schema"]
+    assert {"$ref": "#/components/schemas/Request"} in body["anyOf"]
+    assert "query" in schema["components"]["schemas"]["Request"]["properties"]
 
 
 def test_openai_non_streaming_with_references(running: Running) -> None:
