@@ -17,7 +17,9 @@ fields, and understands:
   relative ones ("in the last 30 days", "this month", "last year", "yesterday"; ``now``
   is injectable);
 - text match: quoted text, "named/called/titled X", "containing X", "with X in the title"
-  → ``like`` on the mentioned text field or the model's title field;
+  → ``like`` on the mentioned text field or the model's title field; "who work at X" on
+  the company field; "composed/written/directed by X" on the field naming the doer
+  (``Composer``); date fields are also named by their event ("hired after 2003");
 - ordering and top-N ("the 5 most expensive", "latest", "cheapest", "in alphabetical
   order", "sorted by total desc").
 
