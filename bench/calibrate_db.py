@@ -106,17 +106,16 @@ async def run(root: Path) -> tuple[dict[str, float], dict[str, float]]:
     assistant = root / "assistants" / "demo"
     shutil.copytree(DEMO_MODELS, assistant / "models")
     shop_models = ["agents.demo.product", "agents.demo.order"]
-    inside = await best_scores(f"sqlite:///{chinook}", root / "h1", CHINOOK_IN_SCOPE,
-                               CHINOOK_MODELS)
-    inside |= await best_scores(f"sqlite:///{shop}", root / "h2", SHOP_IN_SCOPE, shop_models,
-                                assistant)
-    outside = await best_scores(f"sqlite:///{chinook}", root / "h1", OUT_OF_SCOPE,
-                                CHINOOK_MODELS)
-    on_shop = await best_scores(f"sqlite:///{shop}", root / "h2", OUT_OF_SCOPE, shop_models,
-                                assistant)
-    outside = {q: max(s, on_shop[q]) for q, s in outside.items()}
-    outside |= await best_scores(f"sqlite:///{chinook}", root / "h1", UNANSWERABLE,
-                                 CHINOOK_MODELS)
+    # one handler per database, asked every question it takes part in
+    on_chinook = await best_scores(f"sqlite:///{chinook}", root / "h1",
+                                   [*CHINOOK_IN_SCOPE, *OUT_OF_SCOPE, *UNANSWERABLE],
+                                   CHINOOK_MODELS)
+    on_shop = await best_scores(f"sqlite:///{shop}", root / "h2",
+                                [*SHOP_IN_SCOPE, *OUT_OF_SCOPE], shop_models, assistant)
+    inside = {q: on_chinook[q] for q in CHINOOK_IN_SCOPE} | {
+        q: on_shop[q] for q in SHOP_IN_SCOPE}
+    outside = {q: max(on_chinook[q], on_shop[q]) for q in OUT_OF_SCOPE} | {
+        q: on_chinook[q] for q in UNANSWERABLE}
     return inside, outside
 
 

@@ -147,11 +147,11 @@ def _leftover(q: Question, plan: Plan, words: list[str]) -> tuple[list[str], boo
     # beside a known value, leftover words are ignored — unless the question names no
     # model: then they may say what is sought ("laptops by Apex"), a text match that is
     # dropped again when no row has them
-    sought = plan.value_conditions and not q.target_spans
-    if plan.value_conditions and not sought:
+    if plan.value_conditions and q.target_spans:
         plan.notes.append("ignored: " + ", ".join(words))
         _ignored(q, plan, words)
         return [], False
+    sought = plan.value_conditions > 0
     found_terms = text_match(q, plan, words)
     if not found_terms:
         _ignored(q, plan, words)

@@ -154,8 +154,9 @@ def _field_phrases(name: str, label: str | None,
     if label:
         phrases |= {(p, True) for p in plural_forms(label.lower())}
     if temporal:
-        phrases |= {(_past(n.split()[0]), True) for n in (full, (label or "").lower())
-                    if len(n.split()) == 2 and n.split()[1] in _DATE_WORDS}
+        for named in (full.split(), (label or "").lower().split()):
+            if len(named) == 2 and named[1] in _DATE_WORDS:
+                phrases.add((_past(named[0]), True))
     if " " in full:
         phrases |= {(p, False) for p in plural_forms(full.rsplit(" ", 1)[1])
                     if p not in STOPWORDS and p != "id"}

@@ -48,7 +48,7 @@ class StatedText:
 
     value: str
     span: Span
-    how: str  # quoted, contains, named, in-field, workplace
+    how: str  # quoted, contains, named, in-field, workplace, done-by
     field: Candidate | None = None
 
 
