@@ -6,7 +6,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 export AGENT_SEARCH_HOME ?= $(CURDIR)/.agent_search
 
-.PHONY: install demo test test-slow lint bench clean
+.PHONY: install demo test test-slow test-repeat lint bench clean
 
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -26,7 +26,15 @@ lint: install
 	$(BIN)/mypy
 
 test: lint
-	$(BIN)/pytest -q -m "not slow"
+	$(BIN)/pytest -q -rs -m "not slow"
+
+# Runs the same tests N times in a row and stops at the first red run: a flaky test shows
+# up here before it shows up in CI. `make test-repeat N=20 TESTS="tests/kb tests/server"`.
+N     ?= 3
+TESTS ?= tests
+test-repeat: install
+	@for i in $$(seq $(N)); do echo "== run $$i of $(N): $(TESTS)"; \
+	    $(BIN)/pytest -q -rs -m "not slow" $(TESTS) || { echo "== red on run $$i"; exit 1; }; done
 
 test-slow: install
 	$(BIN)/pytest -q -m slow

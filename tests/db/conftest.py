@@ -80,6 +80,12 @@ def shop_sqlite_master(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _pg_bindir() -> Path | None:
+    # AGENT_SEARCH_TEST_PG_BINDIR names the folder of initdb/pg_ctl (or a missing one, to
+    # see the skip for real); otherwise pg_config, Debian's folders and PATH are searched
+    override = os.environ.get("AGENT_SEARCH_TEST_PG_BINDIR")
+    if override is not None:
+        found = Path(override)
+        return found if (found / "initdb").is_file() and (found / "pg_ctl").is_file() else None
     candidates = []
     if shutil.which("pg_config"):
         out = subprocess.run(["pg_config", "--bindir"], capture_output=True, text=True,

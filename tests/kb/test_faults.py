@@ -55,7 +55,7 @@ def test_store_locked_by_another_process(home: Path) -> None:
         with pytest.raises(StoreLockedError, match=f"open in another process \\(pid "
                                                    f"{holder.pid}\\)"):
             get_store(KBSettings(), home)
-        assert time.perf_counter() - started < 1.0  # at once, not after a timeout
+        assert time.perf_counter() - started < 5.0  # at once: no waiting for the lock
         config = SearchConfig(home=home)
         result = anyio.run(lambda: _search(config, "anything"))
         assert result.error is not None and "another process" in result.error

@@ -63,6 +63,23 @@ def ids(result: Result) -> set[Any]:
     return {i.record_id for i in result.items}
 
 
+async def ordinary_seconds(handler: DBHandler) -> float:
+    """How long an ordinary question takes here, now: the yardstick for "fast" below, so
+    a loaded machine makes both slower instead of failing the test (the slowest of 3)."""
+    times = []
+    for _ in range(3):
+        start = time.monotonic()
+        await search(handler, "u1", "t1", query="notes with amount over 5", models=["notes"])
+        times.append(time.monotonic() - start)
+    return max(times)
+
+
+def fast(elapsed: float, ordinary: float) -> bool:
+    """Refused as an ordinary question is answered: a hang or a runaway conversion of a
+    huge number takes seconds, far beyond 1 s and 20 ordinary questions."""
+    return elapsed < max(1.0, 20 * ordinary)
+
+
 def text_of(result: Result) -> str:
     return " ".join(f"{i.title} {i.content} {i.data}" for i in result.items)
 
@@ -127,7 +144,7 @@ async def test_a_huge_number_in_a_where_is_refused_fast(
     start = time.monotonic()
     result = await search(reflected, "u1", "t1", models=["notes"],
                           wheres=[QueryWhere(field=field, op=">", value=value)])
-    assert time.monotonic() - start < 1.0
+    assert fast(time.monotonic() - start, await ordinary_seconds(reflected))
     assert result.error is not None
     assert field in result.error and "\n" not in result.error
 
@@ -137,7 +154,7 @@ async def test_a_count_condition_is_bounded_too(reflected: DBHandler, value: Any
     start = time.monotonic()
     result = await search(reflected, models=["notes"],
                           wheres=[QueryWhere(field="count(comments)", op=">", value=value)])
-    assert time.monotonic() - start < 1.0
+    assert fast(time.monotonic() - start, await ordinary_seconds(reflected))
     assert result.error is not None and "count(comments)" in result.error
 
 
@@ -155,7 +172,7 @@ async def test_an_explicit_dsl_with_a_huge_number_is_refused_fast(
                                          "value": ["1", "1e999999"]}]}
     start = time.monotonic()
     result = await search(reflected, models=["notes"], options={"dsl": dsl})
-    assert time.monotonic() - start < 1.0
+    assert fast(time.monotonic() - start, await ordinary_seconds(reflected))
     assert result.error is not None and "amount" in result.error
 
 
@@ -171,7 +188,7 @@ async def test_numbers_and_dates_in_a_question_never_hang_or_crash(
         reflected: DBHandler, query: str) -> None:
     start = time.monotonic()
     result = await search(reflected, "u1", "t1", query=query, models=["notes"])
-    assert time.monotonic() - start < 1.0
+    assert fast(time.monotonic() - start, await ordinary_seconds(reflected))
     assert result.error is None or "failed" not in result.error, result.error
     assert ids(result) <= visible_notes("u1", "t1") if result.error is None else True
 

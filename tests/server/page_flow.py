@@ -4,6 +4,7 @@ the README screenshot script (``python tests/server/page_flow.py docs/chat-page.
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -13,10 +14,25 @@ from typing import Any
 import anyio
 
 ROOT = Path(__file__).resolve().parents[2]
-CHROMIUM = "/usr/bin/chromium"
+# Debian's Chromium (installed by .ci/chromium.sh); AGENT_SEARCH_TEST_CHROMIUM points the
+# page tests at another binary (or at a missing one, to see the skip for real).
+CHROMIUM = os.environ.get("AGENT_SEARCH_TEST_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync", "--no-first-run"]
 QUESTION = "Which products under $50 are in stock?"
+
+
+def require_chromium() -> None:
+    """Skip the calling test, with the reason in pytest's summary, when the browser is
+    missing; under CI (``CI=true``) fail instead: there nothing may be skipped for it."""
+    import pytest
+
+    if Path(CHROMIUM).is_file():
+        return
+    message = f"{CHROMIUM} is missing (install it with .ci/chromium.sh, as root)"
+    if os.environ.get("CI", "").lower() == "true":
+        pytest.fail(message + " (CI=true: the page tests must run)")
+    pytest.skip(message)
 
 
 @contextmanager

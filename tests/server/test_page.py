@@ -1,20 +1,31 @@
 """The chat page in Debian's Chromium. Chromium is installed by .ci/chromium.sh; when it
-is missing this test fails (it must not pass silently without a browser)."""
+is missing these tests are skipped with the reason in pytest's summary, except under CI
+(``CI=true``), where they fail: they must not pass silently without a browser."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
 
+import pytest
 from playwright.sync_api import sync_playwright
 
 from .conftest import Running
 from .harness import KEYS
-from .page_flow import CHROMIUM, CHROMIUM_ARGS, ask_and_open_citation, demo_server
+from .page_flow import CHROMIUM, CHROMIUM_ARGS, ask_and_open_citation, demo_server, require_chromium
+
+
+@pytest.fixture
+def chromium() -> str:
+    """The browser, or a skip (a failure under CI) before any server is started."""
+    require_chromium()
+    return CHROMIUM
+
+
+pytestmark = pytest.mark.usefixtures("chromium")
 
 
 def test_ask_watch_searches_and_open_a_citation(tmp_path: Path) -> None:
-    assert Path(CHROMIUM).exists(), f"{CHROMIUM} is missing: run .ci/chromium.sh"
     with demo_server(tmp_path / "home") as url, sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         try:
@@ -35,7 +46,6 @@ def test_ask_watch_searches_and_open_a_citation(tmp_path: Path) -> None:
 
 
 def test_the_api_key_is_asked_once_and_kept_for_the_session(running: Running) -> None:
-    assert Path(CHROMIUM).exists(), f"{CHROMIUM} is missing: run .ci/chromium.sh"
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         try:
@@ -63,7 +73,6 @@ def test_the_api_key_is_asked_once_and_kept_for_the_session(running: Running) ->
 def test_the_api_docs_render_with_no_outside_request(running: Running) -> None:
     """/docs is Swagger UI from the fastapi-offline package: it renders the OpenAPI 3.1
     document with every request to another host refused."""
-    assert Path(CHROMIUM).exists(), f"{CHROMIUM} is missing: run .ci/chromium.sh"
     outside: list[str] = []
 
     def only_local(route: Any) -> None:

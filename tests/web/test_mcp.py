@@ -49,10 +49,8 @@ async def test_stdio_search_through_the_handler() -> None:
         assert first.metadata["published"] == "2024-06-24"
         pid = first.metadata["server_pid"]
 
-        started = time.perf_counter()
         again = await searcher.search(request)
-        assert time.perf_counter() - started < 1.5  # no new server process to start
-        assert again.items[0].metadata["server_pid"] == pid
+        assert again.items[0].metadata["server_pid"] == pid  # no new server process
 
         os.kill(pid, signal.SIGKILL)  # the lost connection is replaced within the search
         renewed = await searcher.search(request)
