@@ -242,7 +242,8 @@ class Assistant:
         searcher = Searcher(config, handlers=[McpResourceHandler(delegates.mcp)],
                             rerankers=delegates.request_rerankers(config.uses.rerank))
         if builtin_handlers:
-            register_builtin_handlers(searcher, config_dir=cdir, assistant_dir=apath)
+            register_builtin_handlers(searcher.registry, config, config_dir=cdir,
+                                      assistant_dir=apath)
         return cls(assistant_id=apath.name, path=apath, package=package, hooks=hooks,
                    settings=settings, searcher=searcher, config_dir=cdir,
                    delegates=delegates, owns_searcher=True)

@@ -27,13 +27,13 @@ applied by the searcher, not here.
 from __future__ import annotations
 
 import hashlib
-from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
 from agent_search.config import SearchConfig
 from agent_search.context import Context
-from agent_search.errors import ConfigError, validation_summary
+from agent_search.errors import ConfigError, InputError
+from agent_search.registry import parse_options
 from agent_search.trace import span
 from agent_search.types import Request, Result
 from agent_search.web._resilience import CircuitBreaker
@@ -54,13 +54,6 @@ class WebOptions(BaseModel):
     language: str | None = None
 
 
-def _options(raw: dict[str, Any]) -> WebOptions:
-    try:
-        return WebOptions.model_validate(raw)
-    except ValidationError as exc:
-        raise ValueError(f"invalid option {validation_summary(exc, 'options')}") from exc
-
-
 class WebHandler:
     """Searches the web through the configured provider.
 
@@ -71,6 +64,7 @@ class WebHandler:
     """
 
     type = "web"
+    options_model = WebOptions
 
     def __init__(self, config: SearchConfig | None = None) -> None:
         self.config = config or SearchConfig()
@@ -92,9 +86,9 @@ class WebHandler:
         except (ConfigError, ValueError) as exc:
             return fail(str(exc))  # names its key: "web.provider: ..."
         try:
-            options = _options(request.options)
-        except ValueError as exc:
-            return fail(f"web: {exc}")  # "type: message", as the searcher words failures
+            options = parse_options(WebOptions, request.options)
+        except InputError as exc:
+            return fail(str(exc))
         try:
             provider = self.provider_for(settings)
         except ProviderError as exc:
