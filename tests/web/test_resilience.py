@@ -20,7 +20,7 @@ from agent_search.web import (
     create_provider,
 )
 from agent_search.web._resilience import CircuitBreaker
-from agent_search.web.providers.base import parse_retry_after
+from agent_search.web.providers._base import parse_retry_after
 
 from .conftest import SECRET, LocalServer, Reply, recorded
 
