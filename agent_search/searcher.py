@@ -33,18 +33,35 @@ from agent_search._results import (
 )
 from agent_search.config import SearchConfig, load_config
 from agent_search.context import Context
+from agent_search.deps import Deps
 from agent_search.errors import validation_summary
 from agent_search.events import EventSink, SearchComplete, SearchResultEvent, SearchStart
 from agent_search.registry import Handler, Registry
-from agent_search.rerank import Reranker, ScoreReranker, apply_rerank
-from agent_search.trace import TraceNode, activate, first_line
-from agent_search.types import Request, Result
+from agent_search.rerank import Reranker, ScoreReranker, apply_rerank, resolve_reranker
+from agent_search.trace import TraceNode, activate, first_line, message_line
+from agent_search.types import Request, Result, ResultItem
 
 if TYPE_CHECKING:
     from agent_search.query.dsl import DSLGenerator
 
 class Searcher:
-    """Entry point of the Python API. See README "Python API"."""
+    """Entry point of the Python API: runs requests on their handlers, concurrently,
+    within time limits, and merges their results.
+
+    Args:
+        config: the configuration (:class:`SearchConfig`); built-in defaults when None.
+            :meth:`from_config` loads it from files.
+        registry: the handlers by type; an empty one when None.
+        handlers: handlers to register on it, in order.
+        rerankers: rerankers of your own by name, usable as a request's
+            ``rerank: {type}`` and as ``uses.rerank`` (``score``, the builtin ranking,
+            is always there).
+        generators: NL → DSL generators by ``uses.query`` name, handed to every run in
+            ``ctx.deps``.
+
+    Nothing here raises at the caller for a failed search: the Result's ``error`` says
+    ``"<type>: <message>"``.
+    """
 
     def __init__(
         self,
@@ -53,7 +70,9 @@ class Searcher:
         *,
         handlers: Sequence[Handler] = (),
         rerankers: Mapping[str, Reranker] | None = None,
+        generators: Mapping[str, DSLGenerator] | None = None,
     ) -> None:
+        self.generators: dict[str, DSLGenerator] = dict(generators or {})
         self.config = config or SearchConfig()
         self.registry = registry or Registry()
         for handler in handlers:
@@ -99,10 +118,24 @@ class Searcher:
         request_id: str | None = None,
         events: EventSink | None = None,
         config: SearchConfig | None = None,
+        deps: Deps | None = None,
     ) -> Context:
         """A fresh context for one user request: its searches share citation ids,
-        events and trace."""
-        ctx = Context(user_id=user_id, team_id=team_id, config=config or self.config)
+        events and trace.
+
+        Args:
+            user_id: who is asking (permission filters of every handler read it).
+            team_id: the asker's team (permission filters).
+            request_id: the request's id; a random one when None.
+            events: where search events go; none are kept when None.
+            config: this request's configuration; the searcher's when None.
+            deps: what the run hands to handlers (:class:`~agent_search.deps.Deps`:
+                generators, keyword extractor, reranker resolver); filled once, here.
+                Default: the builtin extractor, and the generators ``from_config`` was
+                given.
+        """
+        ctx = Context(user_id=user_id, team_id=team_id, config=config or self.config,
+                      deps=deps or Deps(generators=dict(self.generators)))
         if request_id:
             ctx.request_id = request_id
         if events is not None:
@@ -129,6 +162,19 @@ class Searcher:
     # -- single and multiple searches ------------------------------------------------
 
     async def search(self, request: RequestLike, *, ctx: Context | None = None) -> Result:
+        """Run one search.
+
+        Args:
+            request: a :class:`Request` or a mapping of its fields (validated here; a bad
+                one is a Result whose error starts ``invalid request:``).
+            ctx: the request's context (citation ids, events, trace, identity, deps);
+                a fresh :meth:`context` when None.
+
+        Returns:
+            The :class:`Result`: items floored, cut to the limit, stamped with source,
+            weight and request-unique citation ids, and reranked when the request asks;
+            on failure ``error`` is ``"<type>: <message>"`` and ``items`` is empty.
+        """
         ctx = ctx or self.context()
         now = anyio.current_time()
         return await self._run(ctx, request, now, self._cutoff(ctx, None, now))
@@ -204,12 +250,9 @@ class Searcher:
         started = time.perf_counter()
         items = merge_items(results)
         top = ctx.config.rerank.top_n if top_n is None else top_n
-        rr = self.rerankers.get(reranker) if isinstance(reranker, str) else reranker
         query = query or (results[0].query if results else "")
         with activate(ctx.trace):
-            items, rerank_error = await apply_rerank(
-                rr, ctx, query, items, top,
-                label=reranker if isinstance(reranker, str) else None)
+            items, rerank_error = await self._rerank(ctx, reranker, query, items, top)
         return Result(
             type="merged",
             query=query,
@@ -376,10 +419,23 @@ class Searcher:
         items = result.items
         if request.rerank is not None and items:
             with activate(node):
-                result.items, result.rerank_error = await apply_rerank(
-                    self.rerankers.get(request.rerank.type), ctx, request.query, items,
-                    request.rerank.top_k, label=request.rerank.type)
+                result.items, result.rerank_error = await self._rerank(
+                    ctx, request.rerank.type, request.query, items, request.rerank.top_k)
         return result
+
+    async def _rerank(self, ctx: Context, reranker: str | Reranker, query: str,
+                      items: list[ResultItem], top_n: int
+                      ) -> tuple[list[ResultItem], str | None]:
+        """Rerank under the one policy (:func:`apply_rerank`), a name resolved the one way
+        (:func:`resolve_reranker`): the same for a request's ``rerank`` and a merge."""
+        if not isinstance(reranker, str):
+            return await apply_rerank(reranker, ctx, query, items, top_n)
+        try:
+            found, why = resolve_reranker(reranker, self.rerankers, ctx), "not configured"
+        except Exception as exc:  # a delegate named but not buildable: its one line
+            found, why = None, message_line(exc)
+        return await apply_rerank(found, ctx, query, items, top_n, label=reranker,
+                                  missing=why)
 
     def _finish(
         self, ctx: Context, result: Result, started: float, out: list[Result | None] | None,

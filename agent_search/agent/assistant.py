@@ -96,6 +96,12 @@ if sys.version_info < (3, 11):  # anyio's own dependency there
 OFFLINE = "offline"
 
 
+def _load_delegate(path: Path, config_dir: Path | None) -> Assistant:
+    """How delegates load an assistant they run tasks on (handed to
+    :class:`Delegates`, so delegation does not import this module)."""
+    return Assistant.load(path, config_dir=config_dir)
+
+
 class _HookFailed(Exception):
     """The create hook failed; the message is the one-line error for ``done``."""
 
@@ -210,7 +216,7 @@ class Assistant:
         self._owns_delegates = delegates is None or owns_searcher
         self.delegates = delegates or Delegates(
             settings, assistants_root=path.parent, config_dir=config_dir,
-            log_dir=searcher.config.home / "logs")
+            log_dir=searcher.config.home / "logs", load_assistant=_load_delegate)
         self.records = RecordStore(searcher.config.home / "records.sqlite")
         self._clients: dict[str, ChatClient] = {}
         self._owns_searcher = owns_searcher
@@ -238,9 +244,8 @@ class Assistant:
         if package.uses:
             config = config.merged({"uses": package.uses}, file=str(apath / "package.yao"))
         delegates = Delegates(settings, assistants_root=apath.parent, config_dir=cdir,
-                              log_dir=config.home / "logs")
-        searcher = Searcher(config, handlers=[McpResourceHandler(delegates.mcp)],
-                            rerankers=delegates.request_rerankers(config.uses.rerank))
+                              log_dir=config.home / "logs", load_assistant=_load_delegate)
+        searcher = Searcher(config, handlers=[McpResourceHandler(delegates.mcp)])
         if builtin_handlers:
             register_builtin_handlers(searcher.registry, config, config_dir=cdir,
                                       assistant_dir=apath)
@@ -274,8 +279,9 @@ class Assistant:
     async def _open(self, msgs: list[Message], options: Options
                     ) -> AsyncIterator[MemoryObjectReceiveStream[Event]]:
         channel = StreamSink()
-        ctx = self.searcher.context(user_id=options.user_id, team_id=options.team_id,
-                                    request_id=options.request_id)
+        ctx = self.searcher.context(
+            user_id=options.user_id, team_id=options.team_id, request_id=options.request_id,
+            deps=self.delegates.deps(self.searcher.config.uses.query))
         sink = RecordSink(ctx.request_id, self.id, channel)
         ctx.events = sink
         callers: BaseException | None = None
@@ -353,9 +359,9 @@ class Assistant:
             return
         query = conversation_query(msgs)
         ctx.trace.attributes["query"] = query
-        generator = self.delegates.dsl_generator(ctx.config.uses.query)
-        if generator is not None:  # db handlers find it by its uses.query name
-            ctx.generators = {generator.name: generator}
+        if ctx.config.uses.query != self.searcher.config.uses.query:
+            # the create hook chose another generator: db handlers find it by that name
+            ctx.deps.generators = self.delegates.deps(ctx.config.uses.query).generators
 
         user_results = await self._user_data(ctx, msgs, query)
         decision = self._decide(ctx, options, hook, user_results)
@@ -462,9 +468,8 @@ class Assistant:
             warnings.extend(f"{r.type}: {w}" for r in results for w in r.warnings)
             node.attributes["dsl"] = next((r.dsl for r in results if r.dsl), None)
             if any(r.items for r in results):
-                reranker = self.delegates.reranker(ctx.config.uses.rerank, warnings)
-                merged = await self.searcher.merge(results, ctx=ctx, query=query,
-                                                   reranker=reranker)
+                merged = await self.searcher.merge(
+                    results, ctx=ctx, query=query, reranker=ctx.config.uses.rerank or "builtin")
                 if merged.rerank_error:
                     warnings.append(merged.rerank_error)
                 references = merged.items
@@ -500,10 +505,12 @@ class Assistant:
         async def one(i: int, search_type: str, node: TraceNode) -> None:
             fields: dict[str, Any] = {"type": search_type, "query": query}
             if search_type == "web":
-                keywords = await self.delegates.keywords(
+                keywords = await ctx.deps.keywords(
                     config.uses.keyword, query, max_keywords=config.keyword.max_keywords,
                     language=config.keyword.language, warnings=_warnings(node))
                 node.attributes["keywords"] = keywords
+                # extracted once: the web handler is told not to extract again
+                fields["options"] = {"keywords": False}
                 if keywords:
                     fields["query"] = " ".join(keywords)
             results[i] = await self.searcher.search(build_request(fields, "auto"),

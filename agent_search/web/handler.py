@@ -12,10 +12,11 @@ Request options (``request.options``) it reads:
 - ``max_keywords`` (int), ``language`` (str): override ``keyword.max_keywords`` /
   ``keyword.language`` for this search.
 
-Keyword extraction here is always the builtin one; when ``uses.keyword`` names another
-processor (an assistant, an MCP tool), the agent runtime runs it before the search, and a
-``keywords`` request reaching the handler is served by the builtin extractor with a
-warning in ``Result.warnings``.
+Keywords come from the run's extractor, ``ctx.deps.keywords``: in an assistant's stream
+the ``uses.keyword`` processor (an assistant, an MCP tool, or builtin); elsewhere the
+builtin extractor, with a warning in ``Result.warnings`` when ``uses.keyword`` names
+another processor. Auto search extracts them once, before the search, and tells the
+handler so (``keywords: false``).
 
 Result links are untrusted: one that is not a safe http(s) URL is removed from its item
 (``url=None``, reason in ``metadata["url_refused"]``; the item's text is kept) and the
@@ -98,11 +99,7 @@ class WebHandler:
         warnings: list[str] = []
         use_keywords = settings.keywords if options.keywords is None else options.keywords
         if use_keywords:
-            query = await self._keyword_query(ctx, query, options)
-            processor = ctx.config.uses.keyword
-            if processor != "builtin":
-                warnings.append(f"uses.keyword {processor!r} is not run by the web handler; "
-                                "builtin keyword extraction was used")
+            query = await self._keyword_query(ctx, query, options, warnings)
 
         limit = min(request.limit or settings.max_results, settings.max_results)
         with span("web_search", provider=provider.name) as node:
@@ -171,13 +168,14 @@ class WebHandler:
         self._config_keys[id(settings)] = (settings, key)
         return key
 
-    async def _keyword_query(self, ctx: Context, query: str, options: WebOptions) -> str:
-        from agent_search.query.keyword import extract_keywords_async
-
+    async def _keyword_query(self, ctx: Context, query: str, options: WebOptions,
+                             warnings: list[str]) -> str:
+        """The query as keywords, by the run's extractor (``ctx.deps.keywords``: the
+        builtin one, or the ``uses.keyword`` delegate of an assistant's stream)."""
         kw = ctx.config.keyword
-        keywords = await extract_keywords_async(
-            query, max_keywords=options.max_keywords or kw.max_keywords,
-            language=options.language or kw.language)
+        keywords = await ctx.deps.keywords(
+            ctx.config.uses.keyword, query, max_keywords=options.max_keywords or kw.max_keywords,
+            language=options.language or kw.language, warnings=warnings)
         return " ".join(keywords) if keywords else query
 
     async def aclose(self) -> None:
