@@ -7,11 +7,12 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from agent_helpers import StaticHandler, run, web_items
 
 from agent_search.agent import Assistant
 from agent_search.rerank import resolve_reranker
 from agent_search.searcher import Searcher
+
+from ..support.agents import StaticHandler, run, web_items
 
 pytestmark = pytest.mark.anyio
 

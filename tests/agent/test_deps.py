@@ -7,10 +7,11 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from agent_helpers import StaticHandler, run, web_items
 
 from agent_search import Context, Deps, ResultItem, Searcher
 from agent_search.agent import Assistant
+
+from ..support.agents import StaticHandler, run, web_items
 
 pytestmark = pytest.mark.anyio
 

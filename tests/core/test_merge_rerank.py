@@ -10,7 +10,7 @@ from agent_search._merge import dedupe, identity_keys, normalize_url
 from agent_search.rerank import ScoreReranker, apply_rerank
 from agent_search.types import SOURCE_PRIORITY
 
-from .handlers import StaticHandler
+from ..support.handlers import StaticHandler
 
 pytestmark = pytest.mark.anyio
 

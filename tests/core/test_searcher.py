@@ -8,7 +8,7 @@ import pytest
 from agent_search import ConfigError, ListSink, Request, Result, ResultItem, SearchConfig, Searcher
 from agent_search.events import SearchComplete, SearchResultEvent, SearchStart
 
-from .handlers import FailingHandler, StaticHandler, web_items
+from ..support.handlers import FailingHandler, StaticHandler, web_items
 
 pytestmark = pytest.mark.anyio
 

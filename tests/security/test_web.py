@@ -17,7 +17,7 @@ from agent_search.web import FetchSettings, HostPolicy, UnsafeURLError, create_h
 from agent_search.web.providers import MCPProvider
 from agent_search.web.settings import MCPSearchServerSettings, WebSettings
 
-from ..local_http import LocalServer, Reply
+from ..support.local_http import LocalServer, Reply
 
 pytestmark = pytest.mark.anyio
 
