@@ -188,8 +188,26 @@ class Assistant(Answering):
     def run_stream(self, messages: Sequence[Message | str], options: Options | None = None
                    ) -> contextlib.AbstractAsyncContextManager[AsyncIterator[Event]]:
         """``async with assistant.run_stream(messages, options) as events:`` the output
-        events of one run (see the module docstring). Raises ValueError at once for
-        malformed messages."""
+        events of one run (see the module docstring).
+
+        Args:
+            messages: the conversation, OpenAI-style ``{"role", "content"}`` dicts (a
+                plain string is one user message); ``type: "data"`` content parts of
+                the last user message are searched as user data.
+            options: this run's options (:class:`Options`): ``search`` (force auto search
+                on or off), ``connector``, ``user_id`` / ``team_id`` (permission
+                filters of every search), ``request_id``. Defaults when None.
+
+        Returns:
+            An async context manager yielding the stream of events: ``search_start`` /
+            ``search_result`` / ``search_complete`` while searches run, then ``text``
+            deltas, ``citations`` and ``done``. Leaving the block cancels what is still
+            running. A failure ends the stream with ``done`` carrying ``error``; the
+            stream itself does not raise.
+
+        Raises:
+            ValueError: at once, for malformed messages.
+        """
         return self._open(validate_messages(list(messages)), options or Options())
 
     def stream(self, messages: Sequence[Message | str],
