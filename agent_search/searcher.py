@@ -102,7 +102,7 @@ class Searcher:
         config = load_config(config_dir, assistant_dir=assistant_dir)
         if overrides:
             config = config.merged(overrides, file=overrides_file)
-        searcher = cls(config, handlers=handlers, rerankers=rerankers)
+        searcher = cls(config, handlers=handlers, rerankers=rerankers, generators=generators)
         if builtin_handlers:
             from agent_search._builtins import register_builtin_handlers
 
