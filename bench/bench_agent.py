@@ -6,7 +6,7 @@ Run: ``.venv/bin/python bench/bench_agent.py [--rounds 40] [--streams 200]``
 1. **TTFT overhead.** The same assistant answers the same question with auto search off
    and on (alternating, ``--rounds`` each). Search handlers of our own sleep a fixed time
    (web 30 ms, kb 20 ms, db 10 ms: they run in parallel, so the slowest, 30 ms, is the
-   floor). The LLM is the local OpenAI-compatible SSE server (``tests/agent/
+   floor). The LLM is the local OpenAI-compatible SSE server (``tests/support/
    llm_server.py``) in a separate process. Overhead = TTFT(search) − TTFT(no
    search) − slowest search; goal ≤ +5 ms. It covers the searcher, events, keyword
    extraction, merge, rerank, citation prompt and the larger request to the LLM.
