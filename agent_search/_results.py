@@ -31,13 +31,13 @@ if TYPE_CHECKING:
 RequestLike = Request | Mapping[str, Any]
 
 
-def search_error(search_type: str, message: str) -> str:
+def search_error(search_type: str, message: str | None) -> str:
     """The one wording of a failed search: ``"<type>: <message>"`` on one line.
 
     A message that already starts with ``"<type>: "`` is not prefixed again, so a
     handler written before this rule (or one that words its own errors) reads the same.
     """
-    line = " ".join(str(message).split()) or "failed"
+    line = " ".join((message or "").split()) or "failed"
     prefix = f"{search_type}: "
     return line if not search_type or line.startswith(prefix) else prefix + line
 

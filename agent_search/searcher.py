@@ -260,7 +260,7 @@ class Searcher:
             total=len(items),
             duration_ms=round((time.perf_counter() - started) * 1000, 3),
             rerank_error=rerank_error,
-            warnings=[f"{r.type}: {r.error}" for r in results if r.error],
+            warnings=[search_error(r.type, r.error) for r in results if r.error],
         )
 
     # -- internals ---------------------------------------------------------------------
@@ -299,7 +299,7 @@ class Searcher:
         if winner:
             return winner[0]
         last = finished[-1]
-        errors = "; ".join(f"{r.type}: {r.error}" for r in finished)
+        errors = "; ".join(search_error(r.type, r.error) for r in finished)
         return last.model_copy(update={"error": f"all {len(finished)} searches failed: {errors}"})
 
     async def _run(

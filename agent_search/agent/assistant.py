@@ -44,6 +44,7 @@ import anyio
 from anyio.streams.memory import MemoryObjectReceiveStream
 
 from agent_search._builtins import register_builtin_handlers
+from agent_search._results import search_error
 from agent_search.agent._answering import Answering
 from agent_search.agent._citations import CitationTracker
 from agent_search.agent._conversation import (
@@ -411,7 +412,7 @@ class Assistant(Answering):
         """All results merged, deduplicated, weighted and reranked (``uses.rerank``)."""
         references: list[ResultItem] = []
         with stage(ctx, "merge") as node:
-            node.attributes["errors"] = [f"{r.type}: {r.error}" for r in results if r.error]
+            node.attributes["errors"] = [search_error(r.type, r.error) for r in results if r.error]
             warnings = stage_warnings(node)
             warnings.extend(f"{r.type}: {w}" for r in results for w in r.warnings)
             node.attributes["dsl"] = next((r.dsl for r in results if r.dsl), None)

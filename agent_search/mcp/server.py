@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import Field
 
+from agent_search._results import search_error
 from agent_search.citation import CitationAllocator
 from agent_search.context import Context
 from agent_search.registry import option_choices
@@ -141,7 +142,7 @@ class SearchTools:
         merged = await self.searcher.merge(results, ctx=ctx, query=query,
                                            top_n=limit or 0)
         if all(r.error for r in results):
-            merged.error = "; ".join(f"{r.type}: {r.error}" for r in results)
+            merged.error = "; ".join(search_error(r.type, r.error) for r in results)
         return merged.to_json()
 
 
