@@ -67,7 +67,7 @@ class _Display:
             items = self.results.pop(event.id, [])
             seconds = event.duration_ms / 1000
             if event.error:
-                c.print(f"⚠️  search failed: {escape(event.error)}", style="yellow")  # names its type
+                c.print(f"⚠️  search failed: {escape(event.error)}", style="yellow")
             else:
                 c.print(f"📄 Found {len(items)} results ({event.type}):")
                 for n, r in enumerate(items, 1):
