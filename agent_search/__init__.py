@@ -7,6 +7,7 @@ are merged, deduplicated, weighted, reranked and given request-unique citation i
 from agent_search.citation import CitationAllocator, build_prompt
 from agent_search.config import SearchConfig, load_config
 from agent_search.context import Context
+from agent_search.deps import Deps
 from agent_search.errors import AgentSearchError, ConfigError, InputError, RunError
 from agent_search.events import Event, EventSink, ListSink, NullSink
 from agent_search.registry import Handler, Registry
@@ -32,6 +33,7 @@ __all__ = [
     "CitationConfig",
     "ConfigError",
     "Context",
+    "Deps",
     "Event",
     "EventSink",
     "GraphNode",

@@ -1,30 +1,50 @@
-"""Registration of the builtin handlers (web, kb, db) and rerankers on a searcher.
+"""Registration of the builtin handlers (web, kb, db) and the plug-in handlers.
 
-Each handler sub-package exposes ``create_handler(config, ...)``. They are imported here,
-lazily, so ``import agent_search`` stays cheap and a custom searcher can skip them.
+Each handler sub-package exposes ``create_handler(config, ...)``; they are imported
+here, lazily, so ``import agent_search`` stays cheap and a custom searcher can skip them.
+
+A handler of your own becomes reachable from every interface (Python's
+``Searcher.from_config``, ``agent-search search``, the MCP server, the HTTP service,
+auto search) by one registration: an entry point in the ``agent_search.handlers`` group
+of your package's metadata, naming a factory ``create_handler(config) -> Handler``::
+
+    [project.entry-points."agent_search.handlers"]
+    news = "my_package.news:create_handler"
+
+This module depends on the registry and the configuration only, never on the searcher,
+so nothing here imports back into it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from importlib.metadata import entry_points
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from agent_search.errors import ConfigError
 
 if TYPE_CHECKING:
+    from agent_search.config import SearchConfig
     from agent_search.query.dsl import DSLGenerator
-    from agent_search.searcher import Searcher
+    from agent_search.registry import Handler, Registry
+
+ENTRY_POINT_GROUP = "agent_search.handlers"
+"""The entry-point group plug-in handler factories are registered under."""
 
 
 def register_builtin_handlers(
-    searcher: Searcher,
+    registry: Registry,
+    config: SearchConfig,
     *,
     config_dir: str | Path | None = None,
     assistant_dir: str | Path | None = None,
     generators: Mapping[str, DSLGenerator] | None = None,
+    plugins: bool = True,
 ) -> None:
-    """Register the builtin ``web``, ``kb`` and ``db`` handlers on ``searcher``.
+    """Register the builtin ``web``, ``kb`` and ``db`` handlers for ``config`` on
+    ``registry``, then (``plugins``) the handlers of the ``agent_search.handlers`` entry
+    points.
 
     Nothing is contacted yet: handlers connect lazily on their first search. A bad
     section of the configuration raises :class:`~agent_search.errors.ConfigError`
@@ -34,11 +54,10 @@ def register_builtin_handlers(
     from agent_search.kb import create_handler as create_kb_handler
     from agent_search.web import create_handler as create_web_handler
 
-    config = searcher.config
     try:
-        searcher.registry.register(create_web_handler(config))
-        searcher.registry.register(create_kb_handler(config))
-        searcher.registry.register(
+        registry.register(create_web_handler(config))
+        registry.register(create_kb_handler(config))
+        registry.register(
             create_db_handler(
                 config,
                 config_dir=Path(config_dir) if config_dir is not None else None,
@@ -49,3 +68,22 @@ def register_builtin_handlers(
     except ConfigError as exc:
         # handlers validate their own sections; name the file the bad key came from
         raise exc.located(config.origin(exc.key)) from exc
+    if plugins:
+        for handler in plugin_handlers(config):
+            registry.register(handler)
+
+
+def plugin_handlers(config: SearchConfig) -> list[Handler]:
+    """The handlers of the ``agent_search.handlers`` entry points, built for ``config``,
+    in name order. One that cannot be loaded or built is a ConfigError naming it."""
+    handlers: list[Handler] = []
+    for point in sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda p: p.name):
+        try:
+            handlers.append(point.load()(config))
+        except ConfigError:
+            raise
+        except Exception as exc:
+            raise ConfigError(f"handler plug-in {point.value!r} failed to load: "
+                              f"{type(exc).__name__}: {exc}",
+                              key=f"{ENTRY_POINT_GROUP}.{point.name}") from exc
+    return handlers

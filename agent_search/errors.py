@@ -60,10 +60,14 @@ def validation_summary(exc: ValidationError, default_loc: str = "request") -> st
     """``location: message`` of the first validation error, one line, without pydantic's
     "Value error, " prefix: the part of a bad-input message that names what was wrong.
     An error of the whole model has no location: ``default_loc`` stands in (or, when
-    empty, the message comes alone)."""
+    empty, the message comes alone). A message that begins with the field's own name
+    (``query must not be empty``) is not prefixed with it again."""
     err = exc.errors()[0]
-    loc = ".".join(str(p) for p in err["loc"]) or default_loc
+    parts = [str(p) for p in err["loc"]]
+    loc = ".".join(parts) or default_loc
     if len(loc) > 80:  # a deeply nested input: its path would swamp the message
         loc = f"{loc[:40]}…{loc[-30:]}"
     msg = str(err["msg"]).removeprefix("Value error, ")
+    if parts and msg.startswith(f"{parts[-1]} "):
+        return ".".join([*parts[:-1], msg]) if len(loc) <= 80 else msg
     return f"{loc}: {msg}" if loc else msg

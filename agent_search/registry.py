@@ -1,8 +1,20 @@
-"""Handlers and the registry that routes a request to one of them."""
+"""Handlers and the registry that routes a request to one of them.
+
+The registry is the list of what can be searched: the CLI's ``search TYPE`` choices, the
+MCP server's tools and its ``search`` tool's types, the HTTP service and auto search all
+read it, so a handler registered once (in Python, or by an ``agent_search.handlers``
+entry point, see :mod:`agent_search._builtins`) is reachable from every interface.
+"""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+import typing
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
+
+from pydantic import BaseModel, ValidationError
+
+from agent_search.errors import InputError
 
 if TYPE_CHECKING:
     from agent_search.context import Context
@@ -13,9 +25,23 @@ if TYPE_CHECKING:
 class Handler(Protocol):
     """A search implementation for one search type (``web``, ``kb``, ``db`` or your own).
 
-    ``search`` returns a :class:`Result`; raising is allowed (the searcher turns the
-    exception into ``Result.error``) but returning an error Result is preferred when the
-    handler knows what went wrong.
+    Attributes:
+        type: the search type it answers (lower case), e.g. ``"news"``.
+        options_model: optional pydantic model of the ``request.options`` keys it reads;
+            interfaces offer its fields' choices (the CLI's ``--mode``), and
+            :func:`parse_options` validates a request's options against it.
+        searchable: optional, default True; False for a handler that reads one named
+            thing rather than answering free-text questions.
+
+    Methods:
+        can_handle(ctx, request): whether it takes this request (the first registered
+            handler of the type that says yes gets it).
+        search(ctx, request): the :class:`Result`. Say only what went wrong in
+            ``Result.error``; the searcher words it ``"<type>: <message>"``. Raising is
+            allowed (the searcher turns the exception into that line) but an error Result
+            is preferred when the handler knows what went wrong. The searcher has filled
+            ``request.limit`` and the section's request defaults, and applies the
+            relevance floor, the limit and citation ids to what comes back.
 
     A handler that holds connections may also define ``async aclose()``;
     :meth:`Searcher.aclose` calls it. One that reads a single named thing rather than
@@ -71,8 +97,52 @@ class Registry:
         return [t for t, hs in self._handlers.items()
                 if any(getattr(h, "searchable", True) for h in hs)]
 
+    def options_model(self, search_type: str) -> type[BaseModel] | None:
+        """The options model of the first handler of ``search_type`` that has one."""
+        for handler in self._handlers.get(search_type.lower(), ()):
+            model = getattr(handler, "options_model", None)
+            if isinstance(model, type) and issubclass(model, BaseModel):
+                return model
+        return None
+
     def resolve(self, ctx: Context, request: Request) -> Handler | None:
         for handler in self._handlers.get(request.type, ()):
             if handler.can_handle(ctx, request):
                 return handler
         return None
+
+
+_M = TypeVar("_M", bound=BaseModel)
+
+
+def parse_options(model: type[_M], raw: Mapping[str, Any] | None) -> _M:
+    """``request.options`` validated by a handler's options ``model``; a bad value is an
+    :class:`~agent_search.errors.InputError` of one line naming the option and the value,
+    e.g. ``invalid option mode: Input should be 'hybrid', 'dense' or 'sparse', got
+    'fuzzy'``."""
+    try:
+        return model.model_validate(dict(raw or {}))
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        loc = ".".join(str(p) for p in err["loc"]) or "options"
+        msg = str(err["msg"]).removeprefix("Value error, ")
+        got = f", got {err['input']!r}" if err["type"] != "value_error" and loc != "options" \
+            else ""
+        raise InputError(f"invalid option {loc}: {msg}{got}") from exc
+
+
+def option_choices(model: type[BaseModel] | None, name: str) -> tuple[str, ...]:
+    """The values a ``Literal`` option field of ``model`` accepts (empty when the model
+    has no such field): what an interface offers as choices."""
+    field = None if model is None else model.model_fields.get(name)
+    if field is None:
+        return ()
+    found: list[str] = []
+    pending: list[Any] = [field.annotation]
+    while pending:
+        tp = pending.pop(0)
+        if typing.get_origin(tp) is typing.Literal:
+            found.extend(str(a) for a in typing.get_args(tp))
+        else:
+            pending.extend(typing.get_args(tp))
+    return tuple(found)

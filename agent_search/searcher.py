@@ -9,34 +9,59 @@ nothing here raises at the caller for a failed search.
 
 from __future__ import annotations
 
-import math
 import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import anyio
-from pydantic import BaseModel, ValidationError
+from pydantic import ValidationError
 
-from agent_search._links import safe_url
 from agent_search._merge import merge_items
-from agent_search.config import SearchConfig, TypeConfig, load_config
+from agent_search._results import (
+    RequestLike,
+    failed_result,
+    ms,
+    not_started,
+    search_error,
+    shared_deadline,
+    stamp,
+    store,
+    timeout_error,
+    type_and_query,
+    with_defaults,
+)
+from agent_search.config import SearchConfig, load_config
 from agent_search.context import Context
+from agent_search.deps import Deps
 from agent_search.errors import validation_summary
 from agent_search.events import EventSink, SearchComplete, SearchResultEvent, SearchStart
 from agent_search.registry import Handler, Registry
-from agent_search.rerank import Reranker, ScoreReranker, apply_rerank
-from agent_search.trace import TraceNode, activate, first_line
-from agent_search.types import Request, Result
+from agent_search.rerank import Reranker, ScoreReranker, apply_rerank, resolve_reranker
+from agent_search.trace import TraceNode, activate, first_line, message_line
+from agent_search.types import Request, Result, ResultItem
 
 if TYPE_CHECKING:
     from agent_search.query.dsl import DSLGenerator
 
-RequestLike = Request | Mapping[str, Any]
-
-
 class Searcher:
-    """Entry point of the Python API. See README "Python API"."""
+    """Entry point of the Python API: runs requests on their handlers, concurrently,
+    within time limits, and merges their results.
+
+    Args:
+        config: the configuration (:class:`SearchConfig`); built-in defaults when None.
+            :meth:`from_config` loads it from files.
+        registry: the handlers by type; an empty one when None.
+        handlers: handlers to register on it, in order.
+        rerankers: rerankers of your own by name, usable as a request's
+            ``rerank: {type}`` and as ``uses.rerank`` (``score``, the builtin ranking,
+            is always there).
+        generators: NL → DSL generators by ``uses.query`` name, handed to every run in
+            ``ctx.deps``.
+
+    Nothing here raises at the caller for a failed search: the Result's ``error`` says
+    ``"<type>: <message>"``.
+    """
 
     def __init__(
         self,
@@ -45,7 +70,9 @@ class Searcher:
         *,
         handlers: Sequence[Handler] = (),
         rerankers: Mapping[str, Reranker] | None = None,
+        generators: Mapping[str, DSLGenerator] | None = None,
     ) -> None:
+        self.generators: dict[str, DSLGenerator] = dict(generators or {})
         self.config = config or SearchConfig()
         self.registry = registry or Registry()
         for handler in handlers:
@@ -75,11 +102,11 @@ class Searcher:
         config = load_config(config_dir, assistant_dir=assistant_dir)
         if overrides:
             config = config.merged(overrides, file=overrides_file)
-        searcher = cls(config, handlers=handlers, rerankers=rerankers)
+        searcher = cls(config, handlers=handlers, rerankers=rerankers, generators=generators)
         if builtin_handlers:
             from agent_search._builtins import register_builtin_handlers
 
-            register_builtin_handlers(searcher, config_dir=config_dir,
+            register_builtin_handlers(searcher.registry, config, config_dir=config_dir,
                                       assistant_dir=assistant_dir, generators=generators)
         return searcher
 
@@ -91,10 +118,24 @@ class Searcher:
         request_id: str | None = None,
         events: EventSink | None = None,
         config: SearchConfig | None = None,
+        deps: Deps | None = None,
     ) -> Context:
         """A fresh context for one user request: its searches share citation ids,
-        events and trace."""
-        ctx = Context(user_id=user_id, team_id=team_id, config=config or self.config)
+        events and trace.
+
+        Args:
+            user_id: who is asking (permission filters of every handler read it).
+            team_id: the asker's team (permission filters).
+            request_id: the request's id; a random one when None.
+            events: where search events go; none are kept when None.
+            config: this request's configuration; the searcher's when None.
+            deps: what the run hands to handlers (:class:`~agent_search.deps.Deps`:
+                generators, keyword extractor, reranker resolver); filled once, here.
+                Default: the builtin extractor, and the generators ``from_config`` was
+                given.
+        """
+        ctx = Context(user_id=user_id, team_id=team_id, config=config or self.config,
+                      deps=deps or Deps(generators=dict(self.generators)))
         if request_id:
             ctx.request_id = request_id
         if events is not None:
@@ -121,6 +162,19 @@ class Searcher:
     # -- single and multiple searches ------------------------------------------------
 
     async def search(self, request: RequestLike, *, ctx: Context | None = None) -> Result:
+        """Run one search.
+
+        Args:
+            request: a :class:`Request` or a mapping of its fields (validated here; a bad
+                one is a Result whose error starts ``invalid request:``).
+            ctx: the request's context (citation ids, events, trace, identity, deps);
+                a fresh :meth:`context` when None.
+
+        Returns:
+            The :class:`Result`: items floored, cut to the limit, stamped with source,
+            weight and request-unique citation ids, and reranked when the request asks;
+            on failure ``error`` is ``"<type>: <message>"`` and ``items`` is empty.
+        """
         ctx = ctx or self.context()
         now = anyio.current_time()
         return await self._run(ctx, request, now, self._cutoff(ctx, None, now))
@@ -147,14 +201,14 @@ class Searcher:
                 # (the usual case: the configured one), instead of a scope per search; a
                 # search with a shorter limit of its own still gets its own in _execute.
                 shared = tg.cancel_scope
-                shared.deadline = _shared_deadline(ctx, requests, now, cutoff)
+                shared.deadline = shared_deadline(ctx, requests, now, cutoff)
                 for i in range(1, count):
                     tg.start_soon(self._run, ctx, requests[i], now, cutoff, shared, results, i)
                 # the first runs in this task (one task fewer to spawn); it gets to its
                 # first await before the others start, so search ids follow request order
                 await self._run(ctx, requests[0], now, cutoff, shared, results, 0)
         return [
-            _not_started(raw) if result is None else result
+            not_started(raw) if result is None else result
             for raw, result in zip(requests, results, strict=True)
         ]
 
@@ -196,12 +250,9 @@ class Searcher:
         started = time.perf_counter()
         items = merge_items(results)
         top = ctx.config.rerank.top_n if top_n is None else top_n
-        rr = self.rerankers.get(reranker) if isinstance(reranker, str) else reranker
         query = query or (results[0].query if results else "")
         with activate(ctx.trace):
-            items, rerank_error = await apply_rerank(
-                rr, ctx, query, items, top,
-                label=reranker if isinstance(reranker, str) else None)
+            items, rerank_error = await self._rerank(ctx, reranker, query, items, top)
         return Result(
             type="merged",
             query=query,
@@ -209,7 +260,7 @@ class Searcher:
             total=len(items),
             duration_ms=round((time.perf_counter() - started) * 1000, 3),
             rerank_error=rerank_error,
-            warnings=[f"{r.type}: {r.error}" for r in results if r.error],
+            warnings=[search_error(r.type, r.error) for r in results if r.error],
         )
 
     # -- internals ---------------------------------------------------------------------
@@ -248,7 +299,7 @@ class Searcher:
         if winner:
             return winner[0]
         last = finished[-1]
-        errors = "; ".join(f"{r.type}: {r.error}" for r in finished)
+        errors = "; ".join(search_error(r.type, r.error) for r in finished)
         return last.model_copy(update={"error": f"all {len(finished)} searches failed: {errors}"})
 
     async def _run(
@@ -274,7 +325,7 @@ class Searcher:
         try:
             request = raw if isinstance(raw, Request) else Request.model_validate(raw)
         except ValidationError as exc:
-            rtype, query = _type_and_query(raw)
+            rtype, query = type_and_query(raw)
             events.emit(SearchStart(rid, search_id, rtype, query))
             failed = Result(
                 type=rtype,
@@ -301,15 +352,15 @@ class Searcher:
                     and anyio.current_time() >= shared.deadline):
                 # the time limit this search shares with the others ran out: a timeout
                 # (not the task group cancelling the rest after a search's own bug)
-                failed = _failed(request, search_id, _timeout_error(request, shared.deadline,
-                                                                   now, cutoff))
+                failed = failed_result(
+                    request, search_id, timeout_error(request, shared.deadline, now, cutoff))
                 node.finish("failed", failed.error)
                 self._finish(ctx, failed, started, out, i)
             else:
                 # cancelled from outside (any/race loser, caller gone): report it
                 node.finish("cancelled", "cancelled")
                 events.emit(
-                    SearchComplete(rid, search_id, request.type, 0, _ms(started), "cancelled")
+                    SearchComplete(rid, search_id, request.type, 0, ms(started), "cancelled")
                 )
             raise
         node.attributes["result_count"] = len(result.items)
@@ -329,16 +380,16 @@ class Searcher:
         opts = ctx.config.options
         limit = request.limit or ctx.config.limit_for(request.type)
         if limit > opts.max_limit:
-            return _failed(
+            return failed_result(
                 request, search_id, f"invalid request: limit {limit} is outside 1..{opts.max_limit}"
             )
-        request = _with_defaults(request, ctx.config.section(request.type), limit)
+        request = with_defaults(request, ctx.config.section(request.type), limit)
         try:
             handler = self.registry.resolve(ctx, request)
         except Exception as exc:  # a handler's can_handle is its code too: its Result
-            return _failed(request, search_id, f"{request.type}: {first_line(exc)}")
+            return _handler_failed(request, search_id, first_line(exc))
         if handler is None:
-            return _failed(request, search_id, f"unsupported search type: {request.type}")
+            return failed_result(request, search_id, f"unsupported search type: {request.type}")
 
         deadline = min(cutoff, now + (request.timeout or opts.timeout))
         # a shared scope enforces this limit unless this search's own is shorter
@@ -353,61 +404,38 @@ class Searcher:
                     with scope:
                         result = await handler.search(ctx, request)
             except Exception as exc:  # a handler's failure stays in its Result
-                return _failed(request, search_id, f"{request.type}: {first_line(exc)}")
+                return _handler_failed(request, search_id, first_line(exc))
         if (scope is not None and scope.cancelled_caught) or anyio.current_time() > deadline:
             # also when the handler blocked the event loop past its limit, so no scope
             # could fire: a late answer is reported as the timeout it is
-            return _failed(request, search_id, _timeout_error(request, deadline, now, cutoff))
+            return failed_result(request, search_id, timeout_error(request, deadline, now, cutoff))
         if not isinstance(result, Result):
-            return _failed(
-                request,
-                search_id,
-                f"{request.type}: handler returned {type(result).__name__}, not a Result",
-            )
+            return _handler_failed(request, search_id,
+                                   f"handler returned {type(result).__name__}, not a Result")
 
-        # relevance floor before anything else: what is under it never reaches a merge,
-        # an event or a prompt, and the Result says how much was dropped
+        if result.error is not None:  # the handler's own words, on the one boundary
+            store(result, error=search_error(request.type, result.error))
+        stamp(ctx, request, result, search_id, limit)
         items = result.items
-        floor = request.min_score
-        if floor is None:
-            floor = ctx.config.min_score_for(request.type)
-        if floor and items:
-            kept = [item for item in items if item.score >= floor]
-            if len(kept) < len(items):
-                _store(result, dropped_below_floor=result.dropped_below_floor
-                       + len(items) - len(kept))
-                items[:] = kept
-        # stamp: the searcher, not the handler, owns identity, source, weight and ids
-        if len(items) > limit:
-            del items[limit:]
-        rtype, source = request.type, request.source
-        _store(result, type=rtype, query=request.query, source=source,
-               search_id=search_id, total=max(result.total, len(items)))
-        weight = ctx.config.weights.for_source(source)
-        first_id = ctx.citations.reserve(len(items))
-        unsafe_urls = 0
-        for n, item in enumerate(items, first_id):
-            values = item.__dict__
-            values["source"] = source
-            values["weight"] = weight
-            values["citation_id"] = str(n)
-            if not values["type"]:
-                values["type"] = rtype
-            url = values["url"]
-            if url is not None:
-                values["url"] = safe = safe_url(url)
-                unsafe_urls += safe is None
-            item.__pydantic_fields_set__.update(_STAMPED_FIELDS)
-        if unsafe_urls:
-            result.warnings.append(
-                f"{rtype}: removed {unsafe_urls} item url(s) that were not plain http(s) links"
-            )
         if request.rerank is not None and items:
             with activate(node):
-                result.items, result.rerank_error = await apply_rerank(
-                    self.rerankers.get(request.rerank.type), ctx, request.query, items,
-                    request.rerank.top_k, label=request.rerank.type)
+                result.items, result.rerank_error = await self._rerank(
+                    ctx, request.rerank.type, request.query, items, request.rerank.top_k)
         return result
+
+    async def _rerank(self, ctx: Context, reranker: str | Reranker, query: str,
+                      items: list[ResultItem], top_n: int
+                      ) -> tuple[list[ResultItem], str | None]:
+        """Rerank under the one policy (:func:`apply_rerank`), a name resolved the one way
+        (:func:`resolve_reranker`): the same for a request's ``rerank`` and a merge."""
+        if not isinstance(reranker, str):
+            return await apply_rerank(reranker, ctx, query, items, top_n)
+        try:
+            found, why = resolve_reranker(reranker, self.rerankers, ctx), "not configured"
+        except Exception as exc:  # a delegate named but not buildable: its one line
+            found, why = None, message_line(exc)
+        return await apply_rerank(found, ctx, query, items, top_n, label=reranker,
+                                  missing=why)
 
     def _finish(
         self, ctx: Context, result: Result, started: float, out: list[Result | None] | None,
@@ -418,8 +446,8 @@ class Searcher:
         return self._complete(ctx, result, started)
 
     def _complete(self, ctx: Context, result: Result, started: float) -> Result:
-        duration = _ms(started)
-        _store(result, duration_ms=duration)
+        duration = ms(started)
+        store(result, duration_ms=duration)
         emit = ctx.events.emit
         rid, sid = ctx.request_id, result.search_id or ""
         items = result.items
@@ -430,86 +458,6 @@ class Searcher:
         return result
 
 
-_STAMPED_FIELDS = ("source", "weight", "citation_id", "type")
-
-
-def _shared_deadline(
-    ctx: Context, requests: Sequence[RequestLike], now: float, cutoff: float
-) -> float:
-    """The latest time limit among ``requests``: no search is cut short by the shared
-    scope. A limit that can't be read before validation makes it the call's cutoff."""
-    longest = ctx.config.options.timeout
-    for raw in requests:
-        if isinstance(raw, Request):
-            seconds: Any = raw.timeout
-        else:
-            seconds = raw.get("timeout") if isinstance(raw, Mapping) else None
-        if seconds is None:
-            continue
-        if isinstance(seconds, bool) or not isinstance(seconds, int | float):
-            return cutoff
-        longest = max(longest, float(seconds))
-    return min(cutoff, now + longest)
-
-
-def _timeout_error(request: Request, deadline: float, now: float, cutoff: float) -> str:
-    why = "deadline exceeded" if deadline >= cutoff else "timed out"
-    return f"{request.type}: {why} after {_fmt_seconds(max(0.0, deadline - now))}"
-
-
-def _type_and_query(raw: RequestLike) -> tuple[str, str]:
-    """What a request says its type and query are, even one that does not validate."""
-    if isinstance(raw, Request):
-        return raw.type, raw.query
-    if isinstance(raw, Mapping):
-        return str(raw.get("type", "")), str(raw.get("query", ""))
-    return "", ""
-
-
-def _not_started(raw: RequestLike) -> Result:
-    """The Result of a search whose task was cancelled before it could start."""
-    rtype, query = _type_and_query(raw)
-    return Result(type=rtype, query=query, error=f"{rtype}: deadline exceeded before it started")
-
-
-def _failed(request: Request, search_id: str, message: str) -> Result:
-    return Result(
-        type=request.type,
-        query=request.query,
-        source=request.source,
-        search_id=search_id,
-        error=message,
-    )
-
-
-def _with_defaults(request: Request, section: TypeConfig | None, limit: int) -> Request:
-    """``request`` with its limit and the section's ``request_defaults`` filled in where
-    it leaves them empty: a shallow copy (the caller's request is not changed), cheaper
-    than ``model_copy`` on the hot path, and no copy when nothing is missing."""
-    values: dict[str, Any] = {} if request.limit is not None else {"limit": limit}
-    if section is not None:
-        for name in section.request_defaults:
-            if not getattr(request, name):
-                default = getattr(section, name)
-                if default:
-                    values[name] = list(default) if isinstance(default, list) else default
-    if not values:
-        return request
-    copy = request.__copy__()
-    _store(copy, **values)
-    return copy
-
-
-def _store(model: BaseModel, **values: Any) -> None:
-    """Set already-valid field values without pydantic's validating ``__setattr__``,
-    which costs more than the rest of a search's bookkeeping on the hot path."""
-    model.__dict__.update(values)
-    model.__pydantic_fields_set__.update(values)
-
-
-def _ms(started: float) -> float:
-    return round((time.perf_counter() - started) * 1000, 3)
-
-
-def _fmt_seconds(s: float) -> str:
-    return f"{s:.3g}s" if math.isfinite(s) else "∞"
+def _handler_failed(request: Request, search_id: str, message: str) -> Result:
+    """A Result for what a handler's own code did wrong, worded by :func:`search_error`."""
+    return failed_result(request, search_id, search_error(request.type, message))

@@ -242,7 +242,7 @@ class Request(_Model):
     def _check_type(cls, v: str) -> str:
         v = v.strip().lower()
         if not v:
-            raise ValueError("search type must not be empty")
+            raise ValueError("type must not be empty")
         return v
 
     @field_validator("query")

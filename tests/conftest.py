@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from .local_http import LocalServer
+from .support.local_http import LocalServer
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED_DATA = ROOT.parent / "shared" / "data"

@@ -35,7 +35,7 @@ class McpResourceHandler:
         if not server:
             if len(self.clients.servers) != 1:
                 return Result(type=self.type, query=request.query,
-                              error=f"mcp_resource {uri}: say which MCP server "
+                              error=f"{uri}: say which MCP server "
                                     "('server' on the data source)")
             server = next(iter(self.clients.servers))
         with span("mcp_read", server=server, uri=uri):

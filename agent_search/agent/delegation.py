@@ -19,27 +19,41 @@ import contextlib
 import contextvars
 import json
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import anyio
 
+from agent_search.agent.options import Options
 from agent_search.agent.settings import AgentSettings
+from agent_search.deps import Deps, builtin_keywords
 from agent_search.errors import RunError
 from agent_search.mcp.client import MCPServers
-from agent_search.query.keyword import extract_keywords_async
-from agent_search.rerank import Reranker, ScoreReranker
+from agent_search.rerank import Reranker
 from agent_search.rerank._agent import AgentReranker
 from agent_search.rerank._mcp import MCPReranker
 from agent_search.rerank._model import ModelReranker
 from agent_search.trace import first_line
 
 if TYPE_CHECKING:
-    from agent_search.agent.assistant import Assistant
     from agent_search.context import Context
     from agent_search.types import ResultItem
+
+
+class TaskAssistant(Protocol):
+    """What a delegate assistant must do: answer a conversation, and close."""
+
+    async def answer(self, messages: Sequence[Any], options: Options | None = None) -> str: ...
+
+    async def aclose(self) -> None: ...
+
+
+AssistantLoader = Callable[[Path, "Path | None"], TaskAssistant]
+"""``(assistant folder, config folder) -> assistant``: how delegates load an assistant
+(:meth:`Assistant.load <agent_search.agent.assistant.Assistant.load>`, handed in by the
+assistant, so this module does not import it)."""
 
 MAX_DEPTH = 3
 _depth: contextvars.ContextVar[int] = contextvars.ContextVar("agent_search_delegation", default=0)
@@ -138,13 +152,15 @@ class Delegates:
     """Runs the ``uses`` delegates of one assistant."""
 
     def __init__(self, settings: AgentSettings, *, assistants_root: Path,
-                 config_dir: Path | None, log_dir: Path | None = None) -> None:
+                 config_dir: Path | None, log_dir: Path | None = None,
+                 load_assistant: AssistantLoader | None = None) -> None:
         self.settings = settings
+        self._load_assistant = load_assistant
         self.assistants_root = assistants_root
         self.config_dir = config_dir
         base = Path(settings.file).parent.parent if settings.file else None
         self.mcp = MCPServers(settings.mcp.servers, base_dir=base, log_dir=log_dir)
-        self._agents: dict[str, Assistant] = {}
+        self._agents: dict[str, TaskAssistant] = {}
 
     @property
     def timeout(self) -> float:
@@ -162,9 +178,6 @@ class Delegates:
 
     async def run_agent_task(self, agent_id: str, task: dict[str, Any]) -> Any:
         """Run assistant ``agent_id`` on a JSON task; its parsed JSON answer."""
-        from agent_search.agent.assistant import Assistant as _Assistant
-        from agent_search.agent.options import Options
-
         depth = _depth.get()
         if depth >= MAX_DEPTH:
             raise DelegationError(f"delegation deeper than {MAX_DEPTH} levels "
@@ -174,10 +187,13 @@ class Delegates:
             path = self.assistants_root / agent_id
             if not (path / "package.yao").is_file():
                 raise DelegationError(f"assistant {agent_id!r} not found at {path}")
+            load = self._load_assistant
+            if load is None:
+                raise DelegationError(f"assistant {agent_id!r}: no assistant loader given "
+                                      "to run delegate assistants")
             config_dir = self.config_dir
             # loading reads and compiles files: keep it off the event loop
-            assistant = await anyio.to_thread.run_sync(
-                lambda: _Assistant.load(path, config_dir=config_dir))
+            assistant = await anyio.to_thread.run_sync(lambda: load(path, config_dir))
             self._agents[agent_id] = assistant
         token = _depth.set(depth + 1)
         try:
@@ -205,9 +221,11 @@ class Delegates:
 
     # -- uses.keyword -------------------------------------------------------------------
 
-    async def keywords(self, value: str | None, text: str, *, max_keywords: int,
+    async def keywords(self, processor: str | None, text: str, *, max_keywords: int,
                        language: str, warnings: list[str]) -> list[str]:
-        use = Use.parse(value)
+        """The ``uses.keyword`` extractor of a stream (its ``ctx.deps.keywords``): the
+        delegate ``processor`` names, falling back to the builtin one with a warning."""
+        use = Use.parse(processor)
         if use.kind != "builtin":
             try:
                 answer = await self.delegate(use, {"task": "keywords", "text": text,
@@ -226,12 +244,8 @@ class Delegates:
                                 "used builtin")
             except Exception as exc:
                 warnings.append(f"keyword {use} failed, used builtin: {first_line(exc)}")
-        try:
-            return await extract_keywords_async(text, max_keywords, language)
-        except Exception as exc:  # the search goes on with the whole message as its query
-            warnings.append(f"keyword extraction failed, searched the message as is: "
-                            f"{first_line(exc)}")
-            return []
+        return await builtin_keywords(None, text, max_keywords=max_keywords,
+                                      language=language, warnings=warnings)
 
     # -- uses.query -------------------------------------------------------------------
 
@@ -248,19 +262,23 @@ class Delegates:
 
     # -- uses.rerank --------------------------------------------------------------------
 
-    def reranker(self, value: str | None, warnings: list[str]) -> Reranker:
-        """The reranker ``uses.rerank`` names; one that cannot be built is the score sort
-        with a warning in ``warnings``. Failures and timeouts of a built one follow the
-        policy of :func:`~agent_search.rerank.apply_rerank` when the searcher merges."""
-        use = Use.parse(value)
-        if use.kind == "builtin":
-            return ScoreReranker()
-        try:
-            primary = self.primary_reranker(use)
-        except DelegationError as exc:
-            warnings.append(f"rerank {use} failed, used builtin: {exc}")
-            return ScoreReranker()
-        return _DelegateReranker(primary, str(use), self.timeout)
+    def resolve_reranker(self, ctx: Context, name: str) -> Reranker | None:
+        """The delegated reranker ``name`` stands for (the ``ctx.deps.rerankers`` of a
+        stream; :func:`agent_search.rerank.resolve_reranker` asks it after the searcher's
+        own names). The request-level kinds ``model`` / ``mcp`` / ``agent`` are the one
+        ``uses.rerank`` names when it is of that kind (``model`` falls back to the first
+        of ``rerankers:``); any other name is a ``uses.rerank`` value (``model:<name>``,
+        ``mcp:<server>.<tool>``, an assistant id), bounded by the delegation timeout.
+        None when nothing provides it; DelegationError when it cannot be built."""
+        if name in ("model", "mcp", "agent"):
+            use = Use.parse(ctx.config.uses.rerank)
+            if use.kind == name:
+                return self.primary_reranker(use)
+            if name == "model" and self.settings.rerankers:
+                return self.primary_reranker(Use("model", next(iter(self.settings.rerankers))))
+            return None
+        use = Use.parse(name)
+        return _DelegateReranker(self.primary_reranker(use), str(use), self.timeout)
 
     def primary_reranker(self, use: Use) -> Reranker:
         """The model / MCP / agent reranker of ``use``, without fallback."""
@@ -284,17 +302,11 @@ class Delegates:
             return AgentReranker(use.target, run)
         raise DelegationError(f"{use} is not a reranker")
 
-    def request_rerankers(self, value: str | None) -> dict[str, Reranker]:
-        """Rerankers for request-level ``rerank: {type: ...}`` (hooks, tools): ``model``
-        is the one ``uses.rerank`` names or else the first of ``rerankers:``; ``mcp`` and
-        ``agent`` exist when ``uses.rerank`` names one. Their failures keep the items in
-        order and are reported in ``Result.rerank_error``."""
-        out: dict[str, Reranker] = {}
-        use = Use.parse(value)
-        if use.kind in ("mcp", "agent", "model"):
-            with contextlib.suppress(DelegationError):
-                out[use.kind] = self.primary_reranker(use)
-        if "model" not in out and self.settings.rerankers:
-            first = next(iter(self.settings.rerankers))
-            out["model"] = self.primary_reranker(Use("model", first))
-        return out
+    # -- the run's deps -----------------------------------------------------------------
+
+    def deps(self, uses_query: str | None) -> Deps:
+        """What a stream hands to handlers (``ctx.deps``), filled once: the ``uses.query``
+        generator, the ``uses.keyword`` extractor and the delegated-reranker resolver."""
+        generator = self.dsl_generator(uses_query)
+        return Deps(generators={generator.name: generator} if generator else {},
+                    keywords=self.keywords, rerankers=self.resolve_reranker)

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import functools
+import inspect
 import sys
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from typer.exceptions import TyperException
@@ -34,11 +36,53 @@ def _root(
     """Search layer for AI agents: web, knowledge-base and database search."""
 
 
+def _paragraphs(text: str | None) -> str | None:
+    """Help text with each paragraph on one line, so the terminal wraps it evenly
+    (docstrings are wrapped at 90 columns; wrapped again, they come out ragged)."""
+    if not text:
+        return text
+    blocks = [" ".join(block.split()) for block in inspect.cleandoc(text).split("\n\n")]
+    return "\n\n".join(b for b in blocks if b)
+
+
+def _tidy(command: Any) -> Any:
+    """The help of ``command`` and its sub-commands as a reader wants it: a plain flag
+    (``--json``, ``--help``) shows no ``<bool>`` type, and help paragraphs wrap evenly.
+    Duck-typed: typer builds the commands with the click it ships."""
+    command.help = _paragraphs(command.help)
+    command.short_help = _paragraphs(command.short_help)
+    for param in command.params:
+        _tidy_option(param)
+    help_option = command.get_help_option
+
+    def get_help_option(ctx: Any) -> Any:
+        return _tidy_option(help_option(ctx))
+
+    command.get_help_option = get_help_option
+    for sub in getattr(command, "commands", {}).values():
+        _tidy(sub)
+    return command
+
+
+def _tidy_option(param: Any) -> Any:
+    if param is not None and getattr(param, "param_type_name", "") == "option":
+        if getattr(param, "is_flag", False):
+            param.metavar = ""
+        param.help = _paragraphs(param.help)
+    return param
+
+
+@functools.cache
+def command() -> Any:
+    """The click command of :data:`app`, built once with every sub-command attached."""
+    return _tidy(typer.main.get_command(app))
+
+
 def main(argv: list[str] | None = None) -> None:
     """Run the CLI. Usage errors print one line naming the bad flag or value and exit 2
     (instead of the framework's boxed, multi-line error)."""
     try:
-        code = app(args=argv, standalone_mode=False)
+        code = command().main(args=argv, prog_name="agent-search", standalone_mode=False)
     except TyperException as exc:
         format_message = getattr(exc, "format_message", None)
         message = format_message() if callable(format_message) else str(exc)
@@ -58,4 +102,4 @@ def main(argv: list[str] | None = None) -> None:
     sys.exit(code if isinstance(code, int) else 0)
 
 
-__all__ = ["app", "main"]
+__all__ = ["app", "command", "main"]

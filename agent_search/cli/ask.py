@@ -67,7 +67,7 @@ class _Display:
             items = self.results.pop(event.id, [])
             seconds = event.duration_ms / 1000
             if event.error:
-                c.print(f"⚠️  {event.type} search failed: {escape(event.error)}", style="yellow")
+                c.print(f"⚠️  search failed: {escape(event.error)}", style="yellow")
             else:
                 c.print(f"📄 Found {len(items)} results ({event.type}):")
                 for n, r in enumerate(items, 1):
@@ -146,9 +146,12 @@ def _close_kb_stores() -> None:
 @app.command()
 def ask(
     question: Annotated[str, typer.Argument(help="The question to ask the assistant")],
-    assistant: Annotated[str, typer.Option("--assistant", "-a",
-                                           help="Assistant id (assistants/<id>) or folder")
-                         ] = "demo",
+    assistant: Annotated[str | None, typer.Option(
+        "--assistant", "-a", help="Assistant id (assistants/<id>) or folder [default: demo]")
+    ] = None,
+    db_url: Annotated[str | None, typer.Option(
+        "--db-url", help="Ask your own database (SQLAlchemy URL), with no assistant folder; "
+        "with --assistant, that assistant's database")] = None,
     search: Annotated[bool | None, typer.Option(
         "--search/--no-search", help="Force auto search on or off (default: the "
         "assistant's config)")] = None,
@@ -168,9 +171,13 @@ def ask(
         fail("QUESTION must not be empty")
     try:
         cdir = resolve_config_dir(config)
-        path = resolve_assistant(assistant, cdir)
-        assert path is not None  # an id was given
-        loaded = Assistant.load(path, config_dir=cdir)
+        if db_url is not None and assistant is None:
+            loaded = Assistant.for_database(db_url, config_dir=cdir)
+        else:
+            path = resolve_assistant(assistant or "demo", cdir)
+            assert path is not None  # an id was given
+            loaded = Assistant.load(path, config_dir=cdir,
+                                    overrides={"db": {"url": db_url}} if db_url else None)
     except (ValueError, AgentSearchError) as exc:
         fail(str(exc))
     try:

@@ -33,7 +33,7 @@ from agent_search.config import SearchConfig, load_config
 from agent_search.errors import ConfigError
 
 kb_app = typer.Typer(help="Manage knowledge-base collections (ingest, list, drop, "
-                          "prune-evals).",
+                          "prune-evals, migrate).",
                      no_args_is_help=True)
 app.add_typer(kb_app, name="kb")
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -15,10 +16,29 @@ from rich.table import Table
 from agent_search._locations import ENV_CONFIG, find_assistants_dir, find_config_dir
 from agent_search.cli.app import app, check_identity, console, fail, print_json
 from agent_search.errors import AgentSearchError, validation_summary
+from agent_search.registry import option_choices
 from agent_search.searcher import Searcher
 from agent_search.types import QueryOrder, QueryWhere, Request, Result
 
-SEARCH_TYPES = ("web", "kb", "db")
+
+def search_types(searcher: Searcher) -> list[str]:
+    """The types ``search TYPE`` accepts: what the searcher's registry can search (the
+    builtin ones and any registered handler, e.g. an ``agent_search.handlers`` plug-in)."""
+    return searcher.registry.searchable_types
+
+
+def check_choice(flag: str, value: str | None, choices: Sequence[str]) -> None:
+    """Exit 2 naming ``flag`` when ``value`` is not one of ``choices`` (none: any value)."""
+    if value is not None and choices and value not in choices:
+        *first, last = choices
+        listed = f"{', '.join(first)} or {last}" if first else last
+        fail(f"{flag} {value!r}: expected {listed}")
+
+
+def check_limit(limit: int | None, max_limit: int) -> None:
+    """The one wording of a bad ``--limit``, whatever the bound it misses."""
+    if limit is not None and not 1 <= limit <= max_limit:
+        fail(f"--limit {limit} is outside 1..{max_limit} (options.max_limit)")
 
 
 def parse_where(text: str) -> QueryWhere:
@@ -160,11 +180,12 @@ def _plans(dsl: Any) -> list[str]:
 
 @app.command("search")
 def search_command(
-    search_type: Annotated[str, typer.Argument(metavar="TYPE", help="web, kb or db")],
+    search_type: Annotated[str, typer.Argument(
+        metavar="TYPE", help="web, kb, db or a registered handler's type")],
     query: Annotated[str, typer.Argument(help="What to search for")],
     limit: Annotated[int | None, typer.Option("--limit", help="Max items")] = None,
     collection: Annotated[
-        list[str] | None, typer.Option("--collection", help="KB collection")
+        list[str] | None, typer.Option("--collection", "-c", help="KB collection")
     ] = None,
     threshold: Annotated[
         float | None, typer.Option("--threshold", help="KB score threshold 0..1")
@@ -184,17 +205,17 @@ def search_command(
         list[str] | None, typer.Option("--site", help="Web: restrict to a site")
     ] = None,
     time_range: Annotated[
-        str | None, typer.Option("--time-range", help="day|week|month|year")
+        str | None, typer.Option("--time-range", help="Web: day, week, month or year")
     ] = None,
     db_url: Annotated[
         str | None, typer.Option("--db-url", help="Database URL (SQLAlchemy)")
     ] = None,
     mode: Annotated[
-        str | None, typer.Option("--mode", help="KB retrieval: hybrid|dense|sparse")
+        str | None, typer.Option("--mode", help="KB retrieval: hybrid, dense or sparse")
     ] = None,
     config: Annotated[Path | None, typer.Option("--config", help="Configuration folder")] = None,
     assistant: Annotated[
-        str | None, typer.Option("--assistant", help="Assistant id or folder")
+        str | None, typer.Option("--assistant", "-a", help="Assistant id or folder")
     ] = None,
     user: Annotated[str | None, typer.Option(
         "--user", help="Who is asking (user id for permission filters)")] = None,
@@ -204,12 +225,13 @@ def search_command(
 ) -> None:
     """Run one search and print its Result (exit 1 if the search failed)."""
     user, team = check_identity(user, "--user"), check_identity(team, "--team")
-    if search_type not in SEARCH_TYPES:
-        fail(f"TYPE {search_type!r}: expected one of {', '.join(SEARCH_TYPES)}")
-    if time_range is not None and time_range not in ("day", "week", "month", "year"):
-        fail(f"--time-range {time_range!r}: expected day, week, month or year")
-    if mode is not None and mode not in ("hybrid", "dense", "sparse"):
-        fail(f"--mode {mode!r}: expected hybrid, dense or sparse")
+    searcher = build_searcher(config, assistant, {"db": {"url": db_url}} if db_url else None)
+    types = search_types(searcher)
+    if search_type not in types:
+        fail(f"TYPE {search_type!r}: expected one of {', '.join(types)}")
+    check_choice("--time-range", time_range, option_choices(Request, "time_range"))
+    check_choice("--mode", mode, option_choices(searcher.registry.options_model("kb"), "mode"))
+    check_limit(limit, searcher.config.options.max_limit)
     try:
         request = Request(
             type=search_type,
@@ -227,14 +249,9 @@ def search_command(
             options={"mode": mode} if mode else {},
         )
     except ValidationError as exc:
-        fail(f"--{validation_summary(exc)}" if exc.errors()[0]["loc"] == ("limit",)
-             else validation_summary(exc))
+        fail(validation_summary(exc))
     except ValueError as exc:
         fail(str(exc))
-    searcher = build_searcher(config, assistant, {"db": {"url": db_url}} if db_url else None)
-    max_limit = searcher.config.options.max_limit
-    if limit is not None and limit > max_limit:
-        fail(f"--limit {limit}: outside 1..{max_limit} (options.max_limit)")
     result = anyio.run(_search, searcher, request, user, team)
     if as_json:
         print_json(result.to_json())

@@ -7,8 +7,10 @@ knowledge base (a single-process store: use a Qdrant server, ``kb.url``).
 
 from __future__ import annotations
 
+import errno
 import ipaddress
 import os
+import socket
 import sys
 from pathlib import Path
 from typing import Annotated
@@ -39,6 +41,27 @@ def _assistants_dir(assistants: Path | None, config_dir: Path | None) -> Path | 
             raise ValueError(f"--assistants {assistants}: not a folder")
         return assistants
     return find_assistants_dir(config_dir)
+
+
+def _check_free(host: str, port: int) -> None:
+    """Exit 2 with one line when ``host:port`` cannot be bound (in use, or not an address
+    of this machine), instead of uvicorn's multi-line error after start-up. Bound the way
+    uvicorn binds (``SO_REUSEADDR``), then released at once."""
+    if port == 0:
+        return
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except OSError as exc:
+        fail(f"--host {host}: {exc.strerror or exc}")
+    family, kind, proto, _, address = infos[0]
+    with socket.socket(family, kind, proto) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind(address)
+        except OSError as exc:
+            if exc.errno == errno.EADDRINUSE:
+                fail(f"--port {port}: {host}:{port} is already in use")
+            fail(f"--host {host} --port {port}: cannot bind: {exc.strerror or exc}")
 
 
 @app.command()
@@ -78,6 +101,7 @@ def serve(
         fail(f"--workers {workers}: the knowledge base is embedded (no kb.url), and an "
              "embedded store can be opened by one process only; use --workers 1, or a "
              "Qdrant server (kb.url)")
+    _check_free(host, port)
     where = f"http://{host if ':' not in host else f'[{host}]'}:{port}"
     if not keyed:
         print(f"agent-search: no API keys configured: serving on loopback only, {where}",

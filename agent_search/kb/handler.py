@@ -27,10 +27,11 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import anyio
 import numpy as np
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, field_validator
 
 from agent_search.config import SearchConfig
 from agent_search.context import Context
@@ -48,16 +49,36 @@ from agent_search.kb._store import (
 from agent_search.kb._tenancy import visibility
 from agent_search.kb.ingest import CollectionMismatchError, bm25_of, check_compatible
 from agent_search.kb.settings import KBSettings
+from agent_search.registry import parse_options
 from agent_search.trace import first_line, span
 from agent_search.types import ABSOLUTE_MAX_LIMIT, Request, Result, ResultItem
 
 MODES = ("hybrid", "dense", "sparse")
 
 
+class KBOptions(BaseModel):
+    """The ``request.options`` keys the kb handler reads (others are ignored); unset keys
+    take the ``kb`` section's values. The CLI and the MCP server offer ``mode``'s
+    choices from here."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    mode: Literal["hybrid", "dense", "sparse"] | None = None
+    fusion: Literal["calibrated", "zscore", "dbsf", "rrf"] | None = None
+    prefetch: StrictInt | None = Field(default=None, ge=1)
+    prf_docs: StrictInt | None = Field(default=None, ge=0, le=50)
+
+    @field_validator("mode", "fusion", mode="before")
+    @classmethod
+    def _lower(cls, v: Any) -> Any:
+        return v.lower() if isinstance(v, str) else v
+
+
 class KBHandler:
     """Knowledge-base search (``type = "kb"``). Store and model open on first search."""
 
     type = "kb"
+    options_model = KBOptions
 
     def __init__(self, config: SearchConfig, *, evaluation: bool = False) -> None:
         self.config = config
@@ -86,20 +107,11 @@ class KBHandler:
     async def _search(self, ctx: Context, request: Request, result: Result) -> None:
         settings = self.settings
         kb_conf = (ctx.config if ctx.config is not None else self.config).kb.settings(KBSettings)
-        options = request.options or {}
-        mode = str(options.get("mode", settings.mode)).lower()
-        if mode not in MODES:
-            raise ValueError(f"options.mode {mode!r} is not one of {', '.join(MODES)}")
-        fusion = str(options.get("fusion", settings.fusion)).lower()
-        if fusion not in ("calibrated", "zscore", "dbsf", "rrf"):
-            raise ValueError(f"options.fusion {fusion!r} is not one of calibrated, zscore, "
-                             "dbsf, rrf")
-        prefetch = options.get("prefetch", settings.prefetch)
-        if isinstance(prefetch, bool) or not isinstance(prefetch, int) or prefetch < 1:
-            raise ValueError(f"options.prefetch must be a positive integer, got {prefetch!r}")
-        prf_docs = options.get("prf_docs", settings.prf_docs)
-        if isinstance(prf_docs, bool) or not isinstance(prf_docs, int) or not 0 <= prf_docs <= 50:
-            raise ValueError(f"options.prf_docs must be an integer in 0..50, got {prf_docs!r}")
+        options = parse_options(KBOptions, request.options)
+        mode = options.mode or settings.mode
+        fusion = options.fusion or settings.fusion
+        prefetch = settings.prefetch if options.prefetch is None else options.prefetch
+        prf_docs = settings.prf_docs if options.prf_docs is None else options.prf_docs
         settings = settings.model_copy(update={"fusion": fusion, "prefetch": prefetch,
                                                "prf_docs": prf_docs})
         threshold = request.threshold if request.threshold is not None else kb_conf.threshold

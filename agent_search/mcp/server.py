@@ -6,7 +6,13 @@ Tools (each returns the Result JSON of ``agent-search search --json``):
 - ``kb_search(query, limit, collections, threshold, graph, mode)``
 - ``db_search(query, limit, models, wheres, orders)``
 - ``search(query, types, limit)`` — several types at once, merged (deduplicated,
-  weighted, reranked) into one result.
+  weighted, reranked) into one result;
+- ``<type>_search(query, limit)`` for every other searchable type the searcher's registry
+  holds (a handler of your own, e.g. ``news_search``).
+
+The registry is the list: the ``search`` tool's ``types`` and the per-type tools are the
+searcher's searchable types, and ``kb_search``'s ``mode`` choices come from the kb
+handler's options model, so a handler registered once is offered here too.
 
 Arguments are validated by the SDK against each tool's JSON Schema (derived from the
 annotated signatures below) and again by :class:`~agent_search.types.Request`; a failed
@@ -18,19 +24,22 @@ Built with the official ``mcp`` SDK (``MCPServer``, formerly ``FastMCP``).
 
 from __future__ import annotations
 
+import inspect
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import Field
 
+from agent_search._results import search_error
 from agent_search.citation import CitationAllocator
 from agent_search.context import Context
+from agent_search.registry import option_choices
 from agent_search.searcher import Searcher
 from agent_search.types import MAX_QUERY_CHARS, Result
 
 if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer
 
-SearchType = Literal["web", "kb", "db"]
 TimeRange = Literal["day", "week", "month", "year"]
 Query = Annotated[str, Field(min_length=1, max_length=MAX_QUERY_CHARS,
                              description="What to search for")]
@@ -108,9 +117,14 @@ class SearchTools:
                                "models": models or [], "wheres": wheres or [],
                                "orders": orders or []})
 
+    async def typed_search(self, search_type: str, query: str,
+                           limit: int | None = None) -> dict[str, Any]:
+        """Search one type by its name (the tool of a type without a tool of its own)."""
+        return await self.run({"type": search_type, "query": query, "limit": limit})
+
     async def search(
         self, query: Query,
-        types: Annotated[list[SearchType] | None, Field(
+        types: Annotated[list[str] | None, Field(
             description="Search types to run together (default: all available)")] = None,
         limit: Limit = None,
     ) -> dict[str, Any]:
@@ -128,7 +142,7 @@ class SearchTools:
         merged = await self.searcher.merge(results, ctx=ctx, query=query,
                                            top_n=limit or 0)
         if all(r.error for r in results):
-            merged.error = "; ".join(f"{r.type}: {r.error}" for r in results)
+            merged.error = "; ".join(search_error(r.type, r.error) for r in results)
         return merged.to_json()
 
 
@@ -142,13 +156,74 @@ def _server_class() -> type[MCPServer[Any]]:
 
 def create_server(searcher: Searcher, *, user_id: str | None = None,
                   team_id: str | None = None) -> tuple[MCPServer[Any], SearchTools]:
-    """An MCP server offering the four search tools of ``searcher``, answering as
+    """An MCP server offering the search tools of ``searcher``'s registry, answering as
     ``user_id`` / ``team_id`` (permission filters; anonymous when both are None)."""
     tools = SearchTools(searcher, user_id=user_id, team_id=team_id)
+    registry = searcher.registry
+    types = registry.searchable_types
+    own: dict[str, Callable[..., Awaitable[dict[str, Any]]]] = {
+        "web": tools.web_search, "kb": tools.kb_search, "db": tools.db_search}
+    offered: list[Callable[..., Awaitable[dict[str, Any]]]] = [
+        own[t] if t in own else _type_tool(tools, t) for t in types]
+    if "kb" in types:
+        offered[types.index("kb")] = _with_choices(
+            tools.kb_search, "mode", option_choices(registry.options_model("kb"), "mode"))
+    offered.append(_with_choices(tools.search, "types", tuple(types), many=True))
+    names = ", ".join(_tool_name(fn) for fn in offered)
     server = _server_class()(
         name="agent-search",
-        instructions="Search tools: web_search, kb_search, db_search and search "
-                     "(multi-source). Cite results by their citation_id.")
-    for fn in (tools.web_search, tools.kb_search, tools.db_search, tools.search):
-        server.add_tool(fn, name=fn.__name__, structured_output=True)
+        instructions=f"Search tools: {names} (search runs several sources at once). "
+                     "Cite results by their citation_id.")
+    for fn in offered:
+        server.add_tool(fn, name=_tool_name(fn), structured_output=True)
     return server, tools
+
+
+def _tool_name(fn: Callable[..., Any]) -> str:
+    return getattr(fn, "tool_name", None) or fn.__name__
+
+
+def _type_tool(tools: SearchTools, search_type: str
+               ) -> Callable[..., Awaitable[dict[str, Any]]]:
+    """The ``<type>_search(query, limit)`` tool of a type without a tool of its own."""
+
+    async def tool(query: Query, limit: Limit = None) -> dict[str, Any]:
+        return await tools.typed_search(search_type, query, limit)
+
+    tool.__name__ = f"{search_type}_search"
+    tool.__doc__ = f"Search {search_type}. Results have a citation id."
+    tool.__signature__ = inspect.Signature([  # type: ignore[attr-defined]
+        inspect.Parameter("query", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=Query),
+        inspect.Parameter("limit", inspect.Parameter.POSITIONAL_OR_KEYWORD, default=None,
+                          annotation=Limit)], return_annotation=dict[str, Any])
+    return tool
+
+
+def _with_choices(method: Callable[..., Awaitable[dict[str, Any]]], name: str,
+                  choices: tuple[str, ...], *, many: bool = False
+                  ) -> Callable[..., Awaitable[dict[str, Any]]]:
+    """``method`` as a tool whose parameter ``name`` accepts only ``choices`` (a list of
+    them with ``many``): the JSON Schema the client sees lists what the registry holds."""
+    if not choices:
+        return method
+
+    async def tool(**kwargs: Any) -> dict[str, Any]:
+        return await method(**kwargs)
+
+    allowed: Any = Literal.__getitem__(choices)
+    signature = inspect.signature(method, eval_str=True)
+    params = []
+    for param in signature.parameters.values():
+        if param.name == name:
+            description = next((m.description for m in getattr(param.annotation,
+                                                                 "__metadata__", ())
+                                if isinstance(getattr(m, "description", None), str)), None)
+            kind: Any = list[allowed] if many else allowed
+            param = param.replace(annotation=Annotated[kind | None,
+                                                       Field(description=description)])
+        params.append(param.replace(kind=inspect.Parameter.KEYWORD_ONLY))
+    tool.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+        params, return_annotation=dict[str, Any])
+    tool.__name__ = method.__name__
+    tool.__doc__ = method.__doc__
+    return tool

@@ -44,10 +44,12 @@ _final_score = attrgetter("final_score")
 async def apply_rerank(
     reranker: Reranker | None, ctx: Context, query: str, items: list[ResultItem],
     top_n: int = 0, *, label: str | None = None, timeout: float | None = None,
+    missing: str = "not configured",
 ) -> tuple[list[ResultItem], str | None]:
     """Run ``reranker`` under the one rerank-failure policy of the package.
 
-    When the reranker is missing (``None``: ``label`` names what was asked for), raises,
+    When the reranker is missing (``None``: ``label`` names what was asked for and
+    ``missing`` says why), raises,
     takes longer than ``timeout`` seconds, or returns items it was not given, no item is
     lost: the items are ranked by score (:func:`rank_by_score`, the builtin ranking) and cut to
     ``top_n`` as a working reranker would, any ``rerank_score`` it left is cleared, and
@@ -59,7 +61,7 @@ async def apply_rerank(
     if timeout is None:
         timeout = getattr(reranker, "timeout", None)
     if reranker is None:
-        why = "not configured"
+        why = missing
     else:
         before = list(items)
         with span("rerank", reranker=name, count=len(items)) as node:

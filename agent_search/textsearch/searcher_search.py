@@ -16,6 +16,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from agent_search._results import search_error
 from agent_search.context import Context
 from agent_search.errors import FilterError, validation_summary
 from agent_search.searcher import Searcher
@@ -145,7 +146,7 @@ class SearcherTextSearch(TextSearch[ResultItem]):
             return self._page([result], result.items, result.total, opts, result.warnings)
         results = await self.searcher.search_many(requests, ctx=ctx)
         if all(r.error for r in results):
-            raise TextSearchError("; ".join(f"{r.type}: {r.error}" for r in results))
+            raise TextSearchError("; ".join(search_error(r.type, r.error) for r in results))
         merged = await self.searcher.merge(results, ctx=ctx, query=text,
                                            reranker=self.reranker, top_n=0)
         warnings = list(merged.warnings)

@@ -43,8 +43,7 @@ from agent_search.trace import TraceNode, activate, current_node, span
 from agent_search.types import ResultItem
 
 if TYPE_CHECKING:  # the web package is imported on first use: it is heavy
-    from agent_search.web.providers import WebProvider
-    from agent_search.web.providers.base import ProviderResponse
+    from agent_search.web.providers import ProviderResponse, WebProvider
     from agent_search.web.settings import FetchSettings
 
 

@@ -22,8 +22,8 @@ from typing import TypeVar
 import anyio
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception
 
+from agent_search.web._limits import BreakerSettings, RetrySettings
 from agent_search.web.errors import CircuitOpenError, ProviderError
-from agent_search.web.settings import BreakerSettings, RetrySettings
 
 log = logging.getLogger("agent_search.web")
 

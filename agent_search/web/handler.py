@@ -12,10 +12,11 @@ Request options (``request.options``) it reads:
 - ``max_keywords`` (int), ``language`` (str): override ``keyword.max_keywords`` /
   ``keyword.language`` for this search.
 
-Keyword extraction here is always the builtin one; when ``uses.keyword`` names another
-processor (an assistant, an MCP tool), the agent runtime runs it before the search, and a
-``keywords`` request reaching the handler is served by the builtin extractor with a
-warning in ``Result.warnings``.
+Keywords come from the run's extractor, ``ctx.deps.keywords``: in an assistant's stream
+the ``uses.keyword`` processor (an assistant, an MCP tool, or builtin); elsewhere the
+builtin extractor, with a warning in ``Result.warnings`` when ``uses.keyword`` names
+another processor. Auto search extracts them once, before the search, and tells the
+handler so (``keywords: false``).
 
 Result links are untrusted: one that is not a safe http(s) URL is removed from its item
 (``url=None``, reason in ``metadata["url_refused"]``; the item's text is kept) and the
@@ -27,13 +28,13 @@ applied by the searcher, not here.
 from __future__ import annotations
 
 import hashlib
-from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
 from agent_search.config import SearchConfig
 from agent_search.context import Context
-from agent_search.errors import ConfigError, validation_summary
+from agent_search.errors import ConfigError, InputError
+from agent_search.registry import parse_options
 from agent_search.trace import span
 from agent_search.types import Request, Result
 from agent_search.web._resilience import CircuitBreaker
@@ -54,13 +55,6 @@ class WebOptions(BaseModel):
     language: str | None = None
 
 
-def _options(raw: dict[str, Any]) -> WebOptions:
-    try:
-        return WebOptions.model_validate(raw)
-    except ValidationError as exc:
-        raise ValueError(f"invalid option {validation_summary(exc, 'options')}") from exc
-
-
 class WebHandler:
     """Searches the web through the configured provider.
 
@@ -71,6 +65,7 @@ class WebHandler:
     """
 
     type = "web"
+    options_model = WebOptions
 
     def __init__(self, config: SearchConfig | None = None) -> None:
         self.config = config or SearchConfig()
@@ -92,9 +87,9 @@ class WebHandler:
         except (ConfigError, ValueError) as exc:
             return fail(str(exc))  # names its key: "web.provider: ..."
         try:
-            options = _options(request.options)
-        except ValueError as exc:
-            return fail(f"web: {exc}")  # "type: message", as the searcher words failures
+            options = parse_options(WebOptions, request.options)
+        except InputError as exc:
+            return fail(str(exc))
         try:
             provider = self.provider_for(settings)
         except ProviderError as exc:
@@ -104,11 +99,7 @@ class WebHandler:
         warnings: list[str] = []
         use_keywords = settings.keywords if options.keywords is None else options.keywords
         if use_keywords:
-            query = await self._keyword_query(ctx, query, options)
-            processor = ctx.config.uses.keyword
-            if processor != "builtin":
-                warnings.append(f"uses.keyword {processor!r} is not run by the web handler; "
-                                "builtin keyword extraction was used")
+            query = await self._keyword_query(ctx, query, options, warnings)
 
         limit = min(request.limit or settings.max_results, settings.max_results)
         with span("web_search", provider=provider.name) as node:
@@ -177,13 +168,14 @@ class WebHandler:
         self._config_keys[id(settings)] = (settings, key)
         return key
 
-    async def _keyword_query(self, ctx: Context, query: str, options: WebOptions) -> str:
-        from agent_search.query.keyword import extract_keywords_async
-
+    async def _keyword_query(self, ctx: Context, query: str, options: WebOptions,
+                             warnings: list[str]) -> str:
+        """The query as keywords, by the run's extractor (``ctx.deps.keywords``: the
+        builtin one, or the ``uses.keyword`` delegate of an assistant's stream)."""
         kw = ctx.config.keyword
-        keywords = await extract_keywords_async(
-            query, max_keywords=options.max_keywords or kw.max_keywords,
-            language=options.language or kw.language)
+        keywords = await ctx.deps.keywords(
+            ctx.config.uses.keyword, query, max_keywords=options.max_keywords or kw.max_keywords,
+            language=options.language or kw.language, warnings=warnings)
         return " ".join(keywords) if keywords else query
 
     async def aclose(self) -> None:

@@ -5,7 +5,6 @@ a real OpenAI-compatible SSE server on 127.0.0.1."""
 from __future__ import annotations
 
 import json
-import sys
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -15,8 +14,7 @@ import yaml
 
 from agent_search.agent import Assistant
 
-sys.path.insert(0, str(Path(__file__).parent))
-from agent_llm_server import ThreadedChatServer
+from ..support.llm_server import ThreadedChatServer
 
 HERE = Path(__file__).parent
 
@@ -77,7 +75,7 @@ def llm_server() -> Iterator[ThreadedChatServer]:
 
 @pytest.fixture
 def rerank_server() -> Iterator[Any]:
-    from agent_rerank_server import RerankServer
+    from ..support.rerank_server import RerankServer
 
     server = RerankServer().start()
     yield server

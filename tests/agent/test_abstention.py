@@ -7,10 +7,11 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from agent_helpers import StaticHandler, connector_yml, kb_items, run, text_of
 
 from agent_search.agent import Options, offline_answer
 from agent_search.citation import NO_REFERENCE_PROMPT, marker_regex, no_reference_prompt
+
+from ..support.agents import StaticHandler, connector_yml, kb_items, run, text_of
 
 pytestmark = pytest.mark.anyio
 

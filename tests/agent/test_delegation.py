@@ -11,13 +11,14 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from agent_helpers import StaticHandler, connector_yml, run, text_of, web_items
 
 from agent_search.agent.delegation import Use, parse_json_answer
 
+from ..support.agents import StaticHandler, connector_yml, run, text_of, web_items
+
 pytestmark = pytest.mark.anyio
 
-HERE = Path(__file__).parent
+HERE = Path(__file__).parents[1] / "support"
 MCP = {"servers": {"tools": {"command": sys.executable,
                              "args": [str(HERE / "mcp_tools_server.py")], "timeout": 30}}}
 WEB_ONLY = {"name": "t", "search": {"web": True}}

@@ -7,10 +7,12 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from agent_helpers import StaticHandler, run, web_items
 
 from agent_search.agent import Assistant
+from agent_search.rerank import resolve_reranker
 from agent_search.searcher import Searcher
+
+from ..support.agents import StaticHandler, run, web_items
 
 pytestmark = pytest.mark.anyio
 
@@ -69,7 +71,8 @@ async def test_a_loaded_assistant_gets_its_handlers_and_rerankers_at_build(
         make_assistant) -> None:
     a = make_assistant({"name": "t"}, agent_yml=AGENT_YML)
     assert a.searcher.registry.handlers("mcp_resource")
-    assert "model" in a.searcher.rerankers
+    ctx = a.searcher.context(deps=a.delegates.deps(a.searcher.config.uses.query))
+    assert resolve_reranker("model", a.searcher.rerankers, ctx) is not None
 
 
 async def test_the_query_generator_reaches_db_handlers_through_the_context(

@@ -7,11 +7,12 @@ import json
 
 import anyio
 import pytest
-from agent_helpers import StaticHandler, connector_yml, kb_items, run, text_of, web_items
 
 from agent_search.agent import ConnectorSettings, OpenAIChatClient, Options
 from agent_search.agent._citations import CitationTracker
 from agent_search.agent.llm import LLMError
+
+from ..support.agents import StaticHandler, connector_yml, kb_items, run, text_of, web_items
 
 pytestmark = pytest.mark.anyio
 

@@ -5,7 +5,6 @@ like the built-in ones."""
 from __future__ import annotations
 
 import pytest
-from agent_helpers import StaticHandler, db_items, kinds, run
 
 from agent_search.agent import Options
 from agent_search.config import SearchConfig
@@ -17,6 +16,8 @@ from agent_search.searcher import Searcher
 from agent_search.testing import items
 from agent_search.types import Request
 from agent_search.web.settings import WebSettings
+
+from ..support.agents import StaticHandler, db_items, kinds, run
 
 pytestmark = pytest.mark.anyio
 

@@ -9,7 +9,10 @@ import gc
 
 import anyio
 import pytest
-from agent_helpers import (
+
+from agent_search.agent import Options
+
+from ..support.agents import (
     StaticHandler,
     db_items,
     kb_items,
@@ -18,8 +21,6 @@ from agent_helpers import (
     text_of,
     web_items,
 )
-
-from agent_search.agent import Options
 
 pytestmark = pytest.mark.anyio
 

@@ -10,7 +10,7 @@ from agent_search._merge import dedupe, identity_keys, normalize_url
 from agent_search.rerank import ScoreReranker, apply_rerank
 from agent_search.types import SOURCE_PRIORITY
 
-from .handlers import StaticHandler
+from ..support.handlers import StaticHandler
 
 pytestmark = pytest.mark.anyio
 
@@ -96,7 +96,7 @@ async def test_merge_reports_failed_searches_and_cuts_to_top_n() -> None:
     bad = Result(type="kb", query="q", error="kb: boom")
     merged = await Searcher().merge([ok, bad], top_n=3)
     assert [i.url for i in merged.items] == ["http://x/9", "http://x/8", "http://x/7"]
-    assert merged.warnings == ["kb: kb: boom"]
+    assert merged.warnings == ["kb: boom"]  # worded once (search_error)
 
 
 @pytest.mark.parametrize(("top_n", "expected"), [(0, 5), (2, 2), (5, 5), (99, 5)])

@@ -11,6 +11,7 @@ import pytest
 EXPORTED: dict[str, list[str]] = {
     "agent_search": [
         "AgentSearchError", "CitationAllocator", "CitationConfig", "ConfigError", "Context",
+        "Deps",
         "Event", "EventSink", "GraphNode", "Handler", "InputError", "ListSink", "NullSink",
         "QueryOrder", "QueryWhere", "Registry", "Request", "RerankOptions", "Reranker",
         "Result", "ResultItem", "RunError", "ScoreReranker", "SearchConfig", "Searcher",
@@ -37,7 +38,7 @@ EXPORTED: dict[str, list[str]] = {
         "MCPConnection", "MCPError", "MCPServerSettings", "MCPServers", "tool_value",
     ],
     "agent_search.rerank": [
-        "Reranker", "ScoreReranker", "apply_rerank",
+        "Reranker", "ScoreReranker", "apply_rerank", "resolve_reranker",
     ],
     "agent_search.server": [
         "ApiKeyEntry", "Identity", "KeyRing", "ServerSettings", "Service", "ServiceOptions",
@@ -70,8 +71,8 @@ EXPORTED: dict[str, list[str]] = {
 }
 # textsearch keeps one public module per Semantic Kernel concept it mirrors
 PUBLIC_MODULES: dict[str, list[str]] = {
-    "agent_search": ["agent", "citation", "cli", "config", "context", "db", "demo", "errors",
-                     "events", "kb", "mcp", "query", "registry", "rerank", "searcher",
+    "agent_search": ["agent", "citation", "cli", "config", "context", "db", "demo", "deps",
+                     "errors", "events", "kb", "mcp", "query", "registry", "rerank", "searcher",
                      "server", "testing", "textsearch", "trace", "types", "web"],
     "agent_search.agent": ["assistant", "delegation", "llm", "options", "package", "records",
                            "settings"],
@@ -82,6 +83,7 @@ PUBLIC_MODULES: dict[str, list[str]] = {
     "agent_search.rerank": [],
     "agent_search.server": ["app", "service", "settings"],
     "agent_search.web": ["errors", "handler", "providers", "settings"],
+    "agent_search.web.providers": [],
 }
 
 

@@ -8,7 +8,7 @@ import pytest
 from agent_search import ConfigError, ListSink, Request, Result, ResultItem, SearchConfig, Searcher
 from agent_search.events import SearchComplete, SearchResultEvent, SearchStart
 
-from .handlers import FailingHandler, StaticHandler, web_items
+from ..support.handlers import FailingHandler, StaticHandler, web_items
 
 pytestmark = pytest.mark.anyio
 
@@ -52,7 +52,7 @@ async def test_unregistered_type_is_a_result_error_not_an_exception() -> None:
 
 async def test_invalid_request_dict_becomes_an_error_result() -> None:
     r = await Searcher().search({"type": "web", "query": "  "})
-    assert r.error is not None and r.error.startswith("invalid request: query:")
+    assert r.error is not None and r.error.startswith("invalid request: query must not be empty")
 
 
 async def test_first_handler_that_can_handle_wins_and_custom_types_work() -> None:

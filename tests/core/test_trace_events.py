@@ -6,7 +6,7 @@ from agent_search import Request, Searcher, span
 from agent_search.events import SearchStart, StreamSink
 from agent_search.trace import TraceNode, activate
 
-from .handlers import StaticHandler, web_items
+from ..support.handlers import StaticHandler, web_items
 
 
 def test_span_records_failure_and_reraises() -> None:

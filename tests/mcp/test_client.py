@@ -1,5 +1,5 @@
 """The one MCP client connection (agent_search.mcp) against a real MCP server process
-(tests/agent/mcp_tools_server.py), and the one settings model both configurations use."""
+(tests/support/mcp_tools_server.py), and the one settings model both configurations use."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from agent_search.web.settings import WebSettings
 
 pytestmark = pytest.mark.anyio
 
-TOOLS_SERVER = str(Path(__file__).parents[1] / "agent" / "mcp_tools_server.py")
+TOOLS_SERVER = str(Path(__file__).parents[1] / "support" / "mcp_tools_server.py")
 
 
 def tools_settings(**extra: Any) -> MCPServerSettings:

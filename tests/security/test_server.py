@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -25,8 +24,7 @@ from agent_search.server import Service, ServiceOptions, create_app
 from agent_search.server._streams import run_stream
 from tests.server.harness import KEYS, WatchedHandler, register, sha256, write_project
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "agent"))
-from agent_llm_server import ThreadedChatServer
+from ..support.llm_server import ThreadedChatServer
 
 STATIC = Path(__file__).resolve().parents[2] / "agent_search" / "server" / "static"
 ALICE = {"Authorization": f"Bearer {KEYS['alice']}"}

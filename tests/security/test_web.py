@@ -14,10 +14,10 @@ import pytest
 from agent_search import ListSink, Request, SearchConfig, Searcher
 from agent_search.textsearch.web_search import WebProviderTextSearch
 from agent_search.web import FetchSettings, HostPolicy, UnsafeURLError, create_handler, fetch_pages
-from agent_search.web.providers.mcp import MCPProvider
+from agent_search.web.providers import MCPProvider
 from agent_search.web.settings import MCPSearchServerSettings, WebSettings
 
-from ..local_http import LocalServer, Reply
+from ..support.local_http import LocalServer, Reply
 
 pytestmark = pytest.mark.anyio
 
@@ -172,7 +172,7 @@ async def test_mcp_tool_urls_are_screened() -> None:
         {"title": "b", "content": "y", "link": "https://ok.example/"},
         {"title": "c", "content": "z", "href": {"not": "a string"}},
     ]}, content=[])
-    from agent_search.web.providers.base import SearchParams
+    from agent_search.web.providers import SearchParams
 
     items = provider.parse(raw, SearchParams("q"))
     assert [i.url for i in items] == [None, "https://ok.example/", None]

@@ -29,7 +29,7 @@ from agent_search.web import FetchSettings, HostPolicy, UnsafeURLError, WebHandl
 from agent_search.web.providers import PROVIDER_CLASSES, WebProvider
 from agent_search.web.settings import WebSettings
 
-from ..local_http import recorded
+from ..support.local_http import recorded
 
 # -- the SSRF guard -----------------------------------------------------------------------
 

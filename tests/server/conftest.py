@@ -2,19 +2,15 @@
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path
 
 import pytest
 
 from agent_search.server import Service, ServiceOptions, create_app
+from tests.support.llm_server import ThreadedChatServer
 
 from .harness import KEYS, ThreadedServer, WatchedHandler, register, write_project
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "agent"))
-from agent_llm_server import ThreadedChatServer
 
 FAILING_HOOK = "async def create(ctx, messages, options):\n    raise RuntimeError('hook broke')\n"
 

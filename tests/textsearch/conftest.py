@@ -18,7 +18,7 @@ import pytest
 
 from agent_search import Context, Request, Result, ResultItem, SearchConfig, Searcher
 
-from ..local_http import LocalServer, Reply, Seen, recorded
+from ..support.local_http import LocalServer, Reply, Seen, recorded
 
 __all__ = ["LocalServer", "Reply", "Seen", "recorded"]
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from ..local_http import LocalServer, Reply, Responder, Seen, recorded
+from ..support.local_http import LocalServer, Reply, Responder, Seen, recorded
 
 __all__ = ["SECRET", "LocalServer", "Reply", "Responder", "Seen", "recorded"]
 

@@ -46,7 +46,7 @@ async def test_missing_key_is_a_result_error(monkeypatch: pytest.MonkeyPatch) ->
     monkeypatch.delenv("TAVILY_API_KEY", raising=False)
     searcher = searcher_for({"provider": "tavily", "base_url": "http://127.0.0.1:9"})
     result = await searcher.search({"type": "web", "query": "x"})
-    assert result.error == "tavily: API key not configured (set TAVILY_API_KEY)"
+    assert result.error == "web: tavily: API key not configured (set TAVILY_API_KEY)"
     assert result.items == []
 
 
@@ -54,7 +54,7 @@ async def test_custom_key_env_is_named(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("MY_BRAVE", raising=False)
     searcher = searcher_for({"provider": "brave", "api_key_env": "MY_BRAVE"})
     result = await searcher.search({"type": "web", "query": "x"})
-    assert result.error == "brave: API key not configured (set MY_BRAVE)"
+    assert result.error == "web: brave: API key not configured (set MY_BRAVE)"
 
 
 async def test_max_results_caps_the_request(server: LocalServer,
@@ -207,7 +207,7 @@ async def test_bad_site_is_refused_before_any_request(
     result = await searcher.search({"type": "web", "query": "q",
                                     "sites": ["example.com OR site:evil.com"]})
     assert result.error is not None
-    assert result.error.startswith("serper: invalid site 'example.com OR site:evil.com'")
+    assert result.error.startswith("web: serper: invalid site 'example.com OR site:evil.com'")
     assert server.requests == []
 
 

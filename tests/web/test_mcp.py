@@ -106,7 +106,7 @@ async def test_unstartable_server_is_a_result_error() -> None:
     searcher.registry.register(create_handler(config))
     result = await searcher.search({"type": "web", "query": "x"})
     assert result.error is not None
-    assert result.error.startswith("mcp:gone: cannot reach the MCP server")
+    assert result.error.startswith("web: mcp:gone: cannot reach the MCP server")
 
 
 def _free_port() -> int:

@@ -20,7 +20,7 @@ from agent_search.web import (
     create_provider,
 )
 from agent_search.web._resilience import CircuitBreaker
-from agent_search.web.providers.base import parse_retry_after
+from agent_search.web.providers._base import parse_retry_after
 
 from .conftest import SECRET, LocalServer, Reply, recorded
 
@@ -103,7 +103,7 @@ async def test_slow_provider_stays_inside_the_request_timeout(
     elapsed = time.perf_counter() - started
     # the provider gives up itself when a retry could not finish in time; if the machine
     # is slow the searcher's scope fires first: either way a timeout, never another error
-    assert re.match(r"(bing: timed out after 0\.\d+s \(not retried|web: timed out after 0\.5s$)",
+    assert re.match(r"web: (bing: timed out after 0\.\d+s \(not retried|timed out after 0\.5s$)",
                     result.error or ""), result.error
     assert elapsed < 1.5  # the provider would take 2 s
 
@@ -184,7 +184,7 @@ async def test_breaker_is_per_provider_in_the_handler(
     searcher.registry.register(create_handler(config))
     first = await searcher.search({"type": "web", "query": "q"})
     second = await searcher.search({"type": "web", "query": "q"})
-    assert first.error == "bing: HTTP 500 server error"
+    assert first.error == "web: bing: HTTP 500 server error"
     assert second.error is not None and "circuit open" in second.error
     brave_ctx = searcher.context(config=config.merged({"web": {"provider": "brave"}}))
     third = await searcher.search({"type": "web", "query": "q"}, ctx=brave_ctx)

@@ -14,8 +14,7 @@ import pytest
 from agent_search._links import safe_url, url_problem
 from agent_search.web import WebSettings, create_provider
 from agent_search.web._normalize import ANSWER_SCORE, provider_score, rank_score
-from agent_search.web.providers import WebProvider
-from agent_search.web.providers.base import SearchParams
+from agent_search.web.providers import SearchParams, WebProvider
 
 from .conftest import SECRET, recorded
 

@@ -1,22 +1,26 @@
 """Web search providers, the registry that finds one by its ``web.provider`` name, and
-the factory that builds one from :class:`WebSettings`."""
+the factory that builds one from :class:`WebSettings`.
+
+The public names are exported from here; the modules behind them (``_base``, ``_tavily``
+...) are private."""
 
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING
 
 from agent_search.web._resilience import CircuitBreaker
-from agent_search.web.providers.base import (
+from agent_search.web.providers._base import (
     HttpProvider,
     ProviderResponse,
     SearchParams,
     WebProvider,
 )
-from agent_search.web.providers.bing import BingProvider
-from agent_search.web.providers.brave import BraveProvider
-from agent_search.web.providers.google import GoogleProvider
-from agent_search.web.providers.mcp import MCPProvider
-from agent_search.web.providers.native import (
+from agent_search.web.providers._bing import BingProvider
+from agent_search.web.providers._brave import BraveProvider
+from agent_search.web.providers._google import GoogleProvider
+from agent_search.web.providers._mcp import MCPProvider
+from agent_search.web.providers._native import (
     BingWebPage,
     BraveWebResult,
     GoogleWebPage,
@@ -27,11 +31,13 @@ from agent_search.web.providers.native import (
     SerperResult,
     TavilyResult,
 )
-from agent_search.web.providers.searxng import SearXNGProvider
-from agent_search.web.providers.serpapi import SerpAPIProvider
-from agent_search.web.providers.serper import SerperProvider
-from agent_search.web.providers.tavily import TavilyProvider
-from agent_search.web.settings import WebSettings
+from agent_search.web.providers._searxng import SearXNGProvider
+from agent_search.web.providers._serpapi import SerpAPIProvider
+from agent_search.web.providers._serper import SerperProvider
+from agent_search.web.providers._tavily import TavilyProvider
+
+if TYPE_CHECKING:
+    from agent_search.web.settings import WebSettings
 
 PROVIDER_CLASSES: dict[str, type[WebProvider]] = {
     cls.name: cls for cls in (TavilyProvider, SerperProvider, SerpAPIProvider, BraveProvider,

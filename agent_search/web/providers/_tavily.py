@@ -30,13 +30,13 @@ from agent_search.web._normalize import (
     web_item,
 )
 from agent_search.web.errors import ProviderError
-from agent_search.web.providers.base import (
+from agent_search.web.providers._base import (
     HttpProvider,
     SearchParams,
     parse_retry_after,
     transport_error,
 )
-from agent_search.web.providers.native import NativeFormat, TavilyResult
+from agent_search.web.providers._native import NativeFormat, TavilyResult
 
 _NATIVE = NativeFormat(("results",), TavilyResult, "url")
 

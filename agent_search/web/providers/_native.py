@@ -3,7 +3,7 @@
 The record types of the builtin APIs are defined here together; each provider class
 names its :class:`NativeFormat` (where the payload keeps its results, their record type,
 the field holding a result's link, the payload's total);
-:meth:`~agent_search.web.providers.base.WebProvider.native_records` reads a payload
+:meth:`~agent_search.web.providers._base.WebProvider.native_records` reads a payload
 with it. Record fields are snake_case with the API's spelling as alias; fields a record
 does not name are kept (``extra="allow"``), so nothing the provider sent is lost —
 except a link that is not a safe http(s) URL (``javascript:``, credentials, control

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-RECORDED = Path(__file__).resolve().parents[2] / "shared" / "data" / "web-search-api-responses"
+RECORDED = Path(__file__).resolve().parents[3] / "shared" / "data" / "web-search-api-responses"
 """Real responses of the web search APIs, recorded (see shared/data)."""
 
 

@@ -10,9 +10,9 @@ from agent_search.web._normalize import (
     protect_secret_in_logs,
 )
 from agent_search.web.errors import ProviderError
-from agent_search.web.providers.base import HttpProvider, SearchParams, site_operators
-from agent_search.web.providers.native import NativeFormat, SerpAPIResult, count_at
-from agent_search.web.providers.serper import GOOGLE_TBS, google_results
+from agent_search.web.providers._base import HttpProvider, SearchParams, site_operators
+from agent_search.web.providers._native import NativeFormat, SerpAPIResult, count_at
+from agent_search.web.providers._serper import GOOGLE_TBS, google_results
 
 _NATIVE = NativeFormat(("organic_results",), SerpAPIResult, "link",
                        count_at("search_information", "total_results"))

@@ -21,8 +21,8 @@ from agent_search.web._normalize import (
     web_item,
 )
 from agent_search.web.errors import ProviderError
-from agent_search.web.providers.base import HttpProvider, SearchParams, site_operators
-from agent_search.web.providers.native import GoogleWebPage, NativeFormat, count_at
+from agent_search.web.providers._base import HttpProvider, SearchParams, site_operators
+from agent_search.web.providers._native import GoogleWebPage, NativeFormat, count_at
 
 if TYPE_CHECKING:
     from agent_search.web.settings import WebSettings

@@ -14,8 +14,8 @@ from agent_search.web._normalize import (
     result_metadata,
     web_item,
 )
-from agent_search.web.providers.base import HttpProvider, SearchParams, site_operators
-from agent_search.web.providers.native import NativeFormat, SerperResult
+from agent_search.web.providers._base import HttpProvider, SearchParams, site_operators
+from agent_search.web.providers._native import NativeFormat, SerperResult
 
 GOOGLE_TBS: dict[str, str] = {"day": "qdr:d", "week": "qdr:w", "month": "qdr:m", "year": "qdr:y"}
 """Google's ``tbs`` time filters, shared by Serper and SerpAPI."""

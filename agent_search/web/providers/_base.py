@@ -25,6 +25,7 @@ import httpx
 
 from agent_search.trace import first_line
 from agent_search.types import ResultItem
+from agent_search.web._limits import BreakerSettings, RetrySettings
 from agent_search.web._normalize import one_line, redact, screen_url
 from agent_search.web._resilience import (
     MIN_ATTEMPT_SECONDS,
@@ -33,8 +34,7 @@ from agent_search.web._resilience import (
     remaining_seconds,
 )
 from agent_search.web.errors import MissingAPIKeyError, ProviderError
-from agent_search.web.providers.native import NativeFormat, NativeRecord
-from agent_search.web.settings import BreakerSettings, RetrySettings
+from agent_search.web.providers._native import NativeFormat, NativeRecord
 
 if TYPE_CHECKING:
     from typing_extensions import Self

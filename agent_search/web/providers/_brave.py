@@ -12,8 +12,8 @@ from agent_search.web._normalize import (
     strip_html,
     web_item,
 )
-from agent_search.web.providers.base import HttpProvider, SearchParams, site_operators
-from agent_search.web.providers.native import BraveWebResult, NativeFormat
+from agent_search.web.providers._base import HttpProvider, SearchParams, site_operators
+from agent_search.web.providers._native import BraveWebResult, NativeFormat
 
 _NATIVE = NativeFormat(("web", "results"), BraveWebResult, "url")
 

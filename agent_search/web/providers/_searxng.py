@@ -7,8 +7,8 @@ from typing import Any
 
 from agent_search.types import ResultItem
 from agent_search.web._normalize import rank_score, records_at, result_metadata, web_item
-from agent_search.web.providers.base import HttpProvider, SearchParams, site_operators
-from agent_search.web.providers.native import NativeFormat, SearXNGResult, count_at
+from agent_search.web.providers._base import HttpProvider, SearchParams, site_operators
+from agent_search.web.providers._native import NativeFormat, SearXNGResult, count_at
 
 _TOTAL = count_at("number_of_results")
 _NATIVE = NativeFormat(("results",), SearXNGResult, "url",

@@ -7,8 +7,8 @@ from typing import Any
 
 from agent_search.types import ResultItem
 from agent_search.web._normalize import rank_score, records_at, result_metadata, web_item
-from agent_search.web.providers.base import HttpProvider, SearchParams, site_operators
-from agent_search.web.providers.native import BingWebPage, NativeFormat, count_at
+from agent_search.web.providers._base import HttpProvider, SearchParams, site_operators
+from agent_search.web.providers._native import BingWebPage, NativeFormat, count_at
 
 _NATIVE = NativeFormat(("webPages", "value"), BingWebPage, "url",
                        count_at("webPages", "totalEstimatedMatches"))

@@ -33,7 +33,7 @@ from agent_search.web._normalize import (
     strip_html,
 )
 from agent_search.web.errors import ProviderError
-from agent_search.web.providers.base import SearchParams, WebProvider
+from agent_search.web.providers._base import SearchParams, WebProvider
 
 if TYPE_CHECKING:
     from typing_extensions import Self

@@ -1,25 +1,28 @@
-"""Helpers shared by the agent runtime tests (imported by name; conftest puts this folder
-on sys.path)."""
+"""Helpers for tests that run assistants: items, running a stream, reading its events."""
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from typing import Any
 
-from agent_llm_server import ThreadedChatServer
-
+from agent_search import ResultItem
 from agent_search.agent import Assistant, Options
 from agent_search.events import Event
-from agent_search.testing import StaticHandler
+from agent_search.testing import StaticHandler, items
+
+from .llm_server import ThreadedChatServer
 
 __all__ = ["StaticHandler", "collect", "connector_yml", "db_items", "kb_items", "kinds",
            "run", "text_of", "web_items"]
 
 
-def web_items(n: int, prefix: str = "w", score: float = 0.9) -> list[dict[str, Any]]:
-    return [{"title": f"{prefix} page {i}", "url": f"https://{prefix}.example/{i}",
-             "content": f"{prefix} content {i}. The answer to question {i} is {i * 7}.",
-             "score": score - i * 0.01} for i in range(n)]
+def web_items(n: int, prefix: str = "w", score: float = 0.9) -> list[ResultItem]:
+    """``n`` web items (``agent_search.testing.items``) whose content answers "question i"."""
+    found = items(n, prefix=f"https://{prefix}.example/", score=score, step=0.01,
+                  title=f"{prefix} page")
+    for i, item in enumerate(found):
+        item.content = f"{prefix} content {i}. The answer to question {i} is {i * 7}."
+    return found
 
 
 def kb_items(n: int, collection: str = "docs", score: float = 0.8) -> list[dict[str, Any]]:

@@ -1,0 +1,172 @@
+"""How the searcher makes a search's Result: its error line, its defaults, its stamp.
+
+The searcher is the one boundary where a handler's outcome becomes the Result callers
+see, as httpx maps every transport error in one place. Everything here is that
+boundary's bookkeeping, kept apart from the control flow in :mod:`agent_search.searcher`:
+
+- :func:`search_error` words every failure of a search as ``"<type>: <message>"`` — the
+  handler's error Result, its exception, its overrun, its wrong return type — so a
+  handler (builtin or custom) says only what went wrong and never prefixes its type;
+- :func:`with_defaults` fills a request from its section of the configuration;
+- :func:`stamp` applies the relevance floor and the limit, then gives the items their
+  source, weight and request-unique citation ids.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel
+
+from agent_search._links import safe_url
+from agent_search.types import Request, Result
+
+if TYPE_CHECKING:
+    from agent_search.config import TypeConfig
+    from agent_search.context import Context
+
+RequestLike = Request | Mapping[str, Any]
+
+
+def search_error(search_type: str, message: str | None) -> str:
+    """The one wording of a failed search: ``"<type>: <message>"`` on one line.
+
+    A message that already starts with ``"<type>: "`` is not prefixed again, so a
+    handler written before this rule (or one that words its own errors) reads the same.
+    """
+    line = " ".join((message or "").split()) or "failed"
+    prefix = f"{search_type}: "
+    return line if not search_type or line.startswith(prefix) else prefix + line
+
+
+def failed_result(request: Request, search_id: str, message: str) -> Result:
+    """A failed Result of ``request``; ``message`` is already worded (see
+    :func:`search_error`)."""
+    return Result(
+        type=request.type,
+        query=request.query,
+        source=request.source,
+        search_id=search_id,
+        error=message,
+    )
+
+
+def shared_deadline(
+    ctx: Context, requests: Sequence[RequestLike], now: float, cutoff: float
+) -> float:
+    """The latest time limit among ``requests``: no search is cut short by the shared
+    scope. A limit that can't be read before validation makes it the call's cutoff."""
+    longest = ctx.config.options.timeout
+    for raw in requests:
+        if isinstance(raw, Request):
+            seconds: Any = raw.timeout
+        else:
+            seconds = raw.get("timeout") if isinstance(raw, Mapping) else None
+        if seconds is None:
+            continue
+        if isinstance(seconds, bool) or not isinstance(seconds, int | float):
+            return cutoff
+        longest = max(longest, float(seconds))
+    return min(cutoff, now + longest)
+
+
+def timeout_error(request: Request, deadline: float, now: float, cutoff: float) -> str:
+    why = "deadline exceeded" if deadline >= cutoff else "timed out"
+    return search_error(request.type, f"{why} after {_fmt_seconds(max(0.0, deadline - now))}")
+
+
+def type_and_query(raw: RequestLike) -> tuple[str, str]:
+    """What a request says its type and query are, even one that does not validate."""
+    if isinstance(raw, Request):
+        return raw.type, raw.query
+    if isinstance(raw, Mapping):
+        return str(raw.get("type", "")), str(raw.get("query", ""))
+    return "", ""
+
+
+def not_started(raw: RequestLike) -> Result:
+    """The Result of a search whose task was cancelled before it could start."""
+    rtype, query = type_and_query(raw)
+    return Result(type=rtype, query=query,
+                  error=search_error(rtype, "deadline exceeded before it started"))
+
+
+def with_defaults(request: Request, section: TypeConfig | None, limit: int) -> Request:
+    """``request`` with its limit and the section's ``request_defaults`` filled in where
+    it leaves them empty: a shallow copy (the caller's request is not changed), cheaper
+    than ``model_copy`` on the hot path, and no copy when nothing is missing."""
+    values: dict[str, Any] = {} if request.limit is not None else {"limit": limit}
+    if section is not None:
+        for name in section.request_defaults:
+            if not getattr(request, name):
+                default = getattr(section, name)
+                if default:
+                    values[name] = list(default) if isinstance(default, list) else default
+    if not values:
+        return request
+    copy = request.__copy__()
+    store(copy, **values)
+    return copy
+
+
+_STAMPED_FIELDS = ("source", "weight", "citation_id", "type")
+
+
+def stamp(ctx: Context, request: Request, result: Result, search_id: str, limit: int) -> None:
+    """Floor, cut and stamp ``result`` in place: the searcher, not the handler, owns
+    identity, source, weight and citation ids.
+
+    The relevance floor comes before anything else: what is under it never reaches a
+    merge, an event or a prompt, and the Result says how much was dropped."""
+    items = result.items
+    floor = request.min_score
+    if floor is None:
+        floor = ctx.config.min_score_for(request.type)
+    if floor and items:
+        kept = [item for item in items if item.score >= floor]
+        if len(kept) < len(items):
+            store(result, dropped_below_floor=result.dropped_below_floor
+                  + len(items) - len(kept))
+            items[:] = kept
+    if len(items) > limit:
+        del items[limit:]
+    rtype, source = request.type, request.source
+    store(result, type=rtype, query=request.query, source=source,
+          search_id=search_id, total=max(result.total, len(items)))
+    weight = ctx.config.weights.for_source(source)
+    first_id = ctx.citations.reserve(len(items))
+    unsafe_urls = 0
+    for n, item in enumerate(items, first_id):
+        values = item.__dict__
+        values["source"] = source
+        values["weight"] = weight
+        values["citation_id"] = str(n)
+        if not values["type"]:
+            values["type"] = rtype
+        url = values["url"]
+        if url is not None:
+            values["url"] = safe = safe_url(url)
+            unsafe_urls += safe is None
+        item.__pydantic_fields_set__.update(_STAMPED_FIELDS)
+    if unsafe_urls:
+        result.warnings.append(
+            f"{rtype}: removed {unsafe_urls} item url(s) that were not plain http(s) links"
+        )
+
+
+def store(model: BaseModel, **values: Any) -> None:
+    """Set already-valid field values without pydantic's validating ``__setattr__``,
+    which costs more than the rest of a search's bookkeeping on the hot path."""
+    model.__dict__.update(values)
+    model.__pydantic_fields_set__.update(values)
+
+
+def ms(started: float) -> float:
+    return round((time.perf_counter() - started) * 1000, 3)
+
+
+def _fmt_seconds(s: float) -> str:
+    return f"{s:.3g}s" if math.isfinite(s) else "∞"

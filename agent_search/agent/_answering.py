@@ -1,0 +1,146 @@
+"""The answer stage of a stream: the model's turns, streamed, with the search tool.
+
+A mixin of :class:`~agent_search.agent.assistant.Assistant` (which owns the order of the
+stages): the LLM client for a call, the offline answer when there is none or it fails,
+and the tool calls of each turn, run concurrently in the stream's context.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import anyio
+
+from agent_search.agent._conversation import to_llm_messages
+from agent_search.agent._stages import Answer, Question, TextOut, stage, stage_warnings
+from agent_search.agent._tools import (
+    MAX_TOOL_ROUNDS,
+    SEARCH_TOOL,
+    assistant_tool_message,
+    run_tool_call,
+    search_tool_spec,
+)
+from agent_search.agent.llm import ChatClient, LLMError, OpenAIChatClient, stream_offline_answer
+from agent_search.agent.llm.base import ToolCall
+from agent_search.agent.options import Options
+from agent_search.agent.package import AssistantPackage
+from agent_search.agent.settings import AgentSettings
+from agent_search.context import Context
+from agent_search.searcher import Searcher
+from agent_search.trace import TraceNode
+from agent_search.types import ResultItem
+
+OFFLINE = "offline"
+
+
+class Answering:
+    """The model's part of a stream (see the module docstring)."""
+
+    package: AssistantPackage
+    settings: AgentSettings
+    searcher: Searcher
+    _clients: dict[str, ChatClient]
+
+    def _chat_client(self, options: Options) -> tuple[ChatClient | None, str]:
+        """The client for this call, or None and why we are offline."""
+        name = options.connector or self.package.connector or self.settings.default_connector
+        if not name or name == OFFLINE:
+            return None, "no language model connector is configured"
+        connector = self.settings.connectors.get(name)
+        if connector is None:
+            return None, f"connector {name!r} is not defined in config/agent.yml"
+        missing = connector.missing_key()
+        if missing:
+            return None, f"connector {name!r} needs {missing}, which is not set"
+        client = self._clients.get(name)
+        if client is None:
+            client = OpenAIChatClient(name, connector)
+            self._clients[name] = client
+        return client, ""
+
+    async def _answer(self, ctx: Context, options: Options, question: Question,
+                      out: TextOut) -> Answer:
+        """Stream the answer to ``out``; the references it had and the model's failure.
+
+        With the ``search`` tool on, the model may call it (up to MAX_TOOL_ROUNDS rounds);
+        found items join the references and the citations the tracker knows."""
+        found = question.found
+        references = list(found.references)
+        fmt = ctx.config.citation.format
+
+        async def offline(reason: str) -> None:
+            async for piece in stream_offline_answer(question.query, references,
+                                                     reason=reason, fmt=fmt,
+                                                     searched=found.searched,
+                                                     failed=found.failed):
+                out.write(piece)
+
+        with stage(ctx, "llm") as node:
+            client, reason = self._chat_client(options)
+            if client is None:
+                await offline(reason)
+                return Answer(references, None)
+            try:
+                await self._chat(ctx, client, question, out, references, node)
+            except LLMError as exc:
+                if not out.written:  # nothing said yet: answer offline rather than not at all
+                    await offline(f"the language model failed: {exc}")
+                return Answer(references, f"llm: {exc}")
+        return Answer(references, None)
+
+    async def _chat(self, ctx: Context, client: ChatClient, question: Question,
+                    out: TextOut, references: list[ResultItem], node: TraceNode) -> None:
+        """The model's turns: text to ``out``; tool calls run, their items added to
+        ``references``, until the model answers without calling a tool. Warnings and the
+        tool calls go on the stage's trace ``node`` for the record."""
+        warnings = stage_warnings(node)
+        tool_calls: list[dict[str, Any]] = node.attributes.setdefault("tool_calls", [])
+        tool_types = self._tool_types()
+        messages = to_llm_messages(question.messages)
+        for round_ in range(MAX_TOOL_ROUNDS + 1):
+            offer = [search_tool_spec(tool_types)] \
+                if tool_types and round_ < MAX_TOOL_ROUNDS else None
+            calls: list[ToolCall] = []
+            said: list[str] = []
+            async for ev in client.stream_chat(messages, tools=offer):
+                if ev.kind == "text":
+                    said.append(ev.text)
+                    out.write(ev.text)
+                elif ev.kind == "tool_calls":
+                    calls = ev.tool_calls
+                elif ev.kind == "warning":
+                    warnings.append(ev.text)
+            if not calls or not offer:
+                return
+            messages.append(assistant_tool_message("".join(said), calls))
+            answers = await self._run_tool_calls(calls, ctx, tool_types)
+            for call, (reply, items) in zip(calls, answers, strict=True):
+                tool_calls.append({"type": "tool", "call": call.name,
+                                   "arguments": call.arguments, "count": len(items)})
+                messages.append(reply)
+                references.extend(items)
+                out.tracker.known.update(i.citation_id for i in items if i.citation_id)
+
+    async def _run_tool_calls(self, calls: Sequence[ToolCall], ctx: Context,
+                              tool_types: list[str]
+                              ) -> list[tuple[dict[str, Any], list[ResultItem]]]:
+        """Run the tool calls of one model turn concurrently; answers in call order.
+        They share the stream's context, so their items get request-unique citation ids."""
+        answers: list[tuple[dict[str, Any], list[ResultItem]] | None] = [None] * len(calls)
+
+        async def run(i: int, call: ToolCall) -> None:
+            answers[i] = await run_tool_call(call, searcher=self.searcher, ctx=ctx,
+                                             allowed_types=tool_types)
+
+        async with anyio.create_task_group() as tg:
+            for i, call in enumerate(calls):
+                tg.start_soon(run, i, call)
+        return [a for a in answers if a is not None]
+
+    def _tool_types(self) -> list[str]:
+        """Search types offered to the model through the ``search`` tool (none unless
+        package.yao lists "search" in ``tools``)."""
+        if SEARCH_TOOL not in self.package.tools:
+            return []
+        return self.searcher.registry.searchable_types
