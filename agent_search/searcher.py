@@ -20,6 +20,7 @@ from pydantic import BaseModel, ValidationError
 
 from agent_search._links import safe_url
 from agent_search._merge import merge_items
+from agent_search._text import scrub
 from agent_search.config import SearchConfig, TypeConfig, load_config
 from agent_search.context import Context
 from agent_search.errors import validation_summary
@@ -461,8 +462,8 @@ def _type_and_query(raw: RequestLike) -> tuple[str, str]:
     """What a request says its type and query are, even one that does not validate."""
     if isinstance(raw, Request):
         return raw.type, raw.query
-    if isinstance(raw, Mapping):
-        return str(raw.get("type", "")), str(raw.get("query", ""))
+    if isinstance(raw, Mapping):  # echoed in the error Result: must serialise
+        return scrub(str(raw.get("type", "")))[:64], scrub(str(raw.get("query", "")))
     return "", ""
 
 

@@ -30,6 +30,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from agent_search._text import scrub
 from agent_search.errors import InputError
 
 SUPPORTED_SUFFIXES = (".txt", ".md", ".markdown", ".html", ".htm", ".pdf", ".jsonl")
@@ -416,11 +417,12 @@ def _load_jsonl(path: Path, source: str) -> Iterator[Document | Skipped]:
             if not isinstance(row, dict) or "_id" not in row:
                 yield Skipped(where, "not a BEIR corpus record (needs '_id')")
                 continue
-            text = str(row.get("text") or "").strip()
-            title = str(row.get("title") or "").strip() or None
+            # a "\ud800" escape decodes to a lone surrogate, which is not text
+            text = scrub(str(row.get("text") or "")).strip()
+            title = scrub(str(row.get("title") or "")).strip() or None
             if not text and not title:
                 yield Skipped(where, "no text")
                 continue
-            yield Document(str(row["_id"]), source, title,
+            yield Document(scrub(str(row["_id"])), source, title,
                            _paragraphs(text or title or "", ()) if len(text) > PARAGRAPH_CHARS
                            else [Block(text or title or "")])

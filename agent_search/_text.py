@@ -1,0 +1,72 @@
+"""Text from outside that is not text: lone surrogates, and JSON nested without bound.
+
+A JSON string may spell half of a UTF-16 pair (``"\\ud800"``); Python decodes it to a
+``str`` holding a lone surrogate, which no UTF-8 encoder accepts: it used to travel into
+a search and fail much later, as a 500 when the Result was serialised or a stream that
+stopped without its ``done`` event. Invalid UTF-8 in command-line arguments arrives the
+same way (``surrogateescape``). The edges refuse it (HTTP bodies, MCP tool arguments,
+CLI arguments, configuration files, :class:`~agent_search.types.Request` itself) or, for
+documents being ingested, replace it with U+FFFD.
+
+Nesting is checked without recursion, so the check itself cannot overflow the stack.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+REPLACEMENT = "\ufffd"
+MAX_JSON_DEPTH = 64
+"""Deepest nesting accepted in a request body (a real request needs about ten levels)."""
+
+
+def lone_surrogate(text: str) -> int | None:
+    """The index of the first lone surrogate in ``text``, or None."""
+    if text.isascii():
+        return None
+    found = _SURROGATE.search(text)
+    return None if found is None else found.start()
+
+
+def scrub(text: str) -> str:
+    """``text`` with every lone surrogate replaced by U+FFFD."""
+    return text if lone_surrogate(text) is None else _SURROGATE.sub(REPLACEMENT, text)
+
+
+def surrogate_message(text: str, where: str) -> str | None:
+    """A one-line refusal naming ``where`` when ``text`` holds a lone surrogate."""
+    at = lone_surrogate(text)
+    if at is None:
+        return None
+    return (f"{where}: character {at} is a lone surrogate (U+{ord(text[at]):04X}), "
+            "which is not text; send valid UTF-8 (or paired \\u escapes)")
+
+
+def check_tree(value: Any, *, max_depth: int = MAX_JSON_DEPTH,
+               root: str = "body") -> str | None:
+    """What is wrong with a parsed JSON value, as a one-line message naming the place,
+    or None: nesting deeper than ``max_depth`` or a lone surrogate in a key or string.
+    Iterative (the input may be nested as deep as the parser allowed)."""
+    stack: list[tuple[Any, str, int]] = [(value, root, 0)]
+    while stack:
+        node, where, depth = stack.pop()
+        if isinstance(node, str):
+            problem = surrogate_message(node, where)
+            if problem:
+                return problem
+        elif isinstance(node, dict | list):
+            if depth >= max_depth:
+                return f"{where}: nested deeper than {max_depth} levels"
+            if isinstance(node, dict):
+                for key, item in node.items():
+                    label = f"{where}.{str(key)[:40]}"
+                    if isinstance(key, str):
+                        problem = surrogate_message(key, f"{where} (a key)")
+                        if problem:
+                            return problem
+                    stack.append((item, scrub(label), depth + 1))
+            else:
+                stack.extend((item, f"{where}.{i}", depth + 1) for i, item in enumerate(node))
+    return None
