@@ -185,7 +185,9 @@ class Catalog:
         if conds is None:
             return out
         columns = [c for c in entry.table.columns
-                   if c.name not in out and _indexable(c, declared.get(c.name))]
+                   if c.name not in out and _indexable(c, declared.get(c.name))
+                   and not (entry.permission is not None
+                            and c.name.lower() in GUARD_COLUMNS)]
         if not columns:
             return out
         async with self.engine.connect() as conn:
