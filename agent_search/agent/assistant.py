@@ -239,7 +239,8 @@ class Assistant:
             config = config.merged({"uses": package.uses}, file=str(apath / "package.yao"))
         delegates = Delegates(settings, assistants_root=apath.parent, config_dir=cdir,
                               log_dir=config.home / "logs")
-        searcher = Searcher(config, handlers=[McpResourceHandler(delegates.mcp)],
+        resources = McpResourceHandler(delegates.mcp, allowed=package.mcp_resources)
+        searcher = Searcher(config, handlers=[resources],
                             rerankers=delegates.request_rerankers(config.uses.rerank))
         if builtin_handlers:
             register_builtin_handlers(searcher, config_dir=cdir, assistant_dir=apath)
