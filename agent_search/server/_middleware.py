@@ -28,7 +28,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from agent_search.server._auth import AuthError, Identity, KeyRing
 from agent_search.server._errors import ApiError, error_body
 from agent_search.server._metrics import Metrics
-from agent_search.server._ratelimit import RateLimiter, retry_after_header
+from agent_search.server._ratelimit import SharedRateLimiter, retry_after_header
 
 log = logging.getLogger("agent_search.server")
 PAGE_CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; "
@@ -162,7 +162,7 @@ class Authenticate:
     """Identify every ``/v1/`` request and take a rate-limit token for it (see the module
     docstring); other paths (health, metrics, the page, the docs) pass untouched."""
 
-    def __init__(self, app: ASGIApp, *, keys: KeyRing, limiter: RateLimiter,
+    def __init__(self, app: ASGIApp, *, keys: KeyRing, limiter: SharedRateLimiter,
                  metrics: Metrics) -> None:
         self.app = app
         self.keys = keys
@@ -179,7 +179,7 @@ class Authenticate:
             await send_error(send, 401, str(exc), code="invalid_api_key",
                              headers=[(b"www-authenticate", b"Bearer")])
             return
-        wait = self.limiter.take(identity.key_id)
+        wait = await self.limiter.take(identity.key_id)
         if wait > 0:
             self.metrics.rate_limited.inc()
             await send_error(send, 429, f"rate limit exceeded; retry in {max(wait, 0.1):.1f} s",

@@ -37,6 +37,7 @@ DOCS_CSP = ("default-src 'none'; script-src 'self' 'unsafe-inline'; "
 """Swagger UI starts itself with an inline script; it loads nothing from other hosts."""
 ENV_CONFIG = "AGENT_SEARCH_SERVE_CONFIG"
 ENV_ASSISTANTS = "AGENT_SEARCH_SERVE_ASSISTANTS"
+ENV_WORKERS = "AGENT_SEARCH_SERVE_WORKERS"
 
 
 class _App(FastAPI):
@@ -114,8 +115,10 @@ def app_from_env() -> FastAPI:
     """The factory uvicorn workers call (see the module docstring)."""
     config = os.environ.get(ENV_CONFIG)
     assistants = os.environ.get(ENV_ASSISTANTS)
+    workers = os.environ.get(ENV_WORKERS, "")
     options = ServiceOptions(config_dir=Path(config) if config else None,
-                             assistants_dir=Path(assistants) if assistants else None)
+                             assistants_dir=Path(assistants) if assistants else None,
+                             workers=int(workers) if workers.isdigit() else 2)
     return create_app(Service.load(options), own_process=True)
 
 
