@@ -44,29 +44,59 @@ def surrogate_message(text: str, where: str) -> str | None:
             "which is not text; send valid UTF-8 (or paired \\u escapes)")
 
 
+_SURROGATE_SPELLINGS = re.compile(rb"\\u[dD][89abcdefABCDEF]|\xed[\xa0-\xbf]")
+"""How a surrogate can appear in JSON bytes: a ``\\uD800``-``\\uDFFF`` escape, or its
+UTF-8-style encoding (``json.loads`` decodes bytes with ``surrogatepass``)."""
+
+
+def may_hold_surrogates(raw: bytes) -> bool:
+    """False when JSON ``raw`` cannot decode to a string holding a surrogate (valid pairs
+    also answer True: :func:`check_tree` tells them apart)."""
+    return _SURROGATE_SPELLINGS.search(raw) is not None
+
+
+_CONTAINERS = (dict, list)
+
+
+def too_deep(value: Any, max_depth: int = MAX_JSON_DEPTH) -> bool:
+    """Is a parsed JSON value nested deeper than ``max_depth``? Iterative, and visits
+    containers only (a wide array of numbers costs one pass of ``isinstance``)."""
+    if not isinstance(value, dict | list):
+        return False
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        node, depth = stack.pop()
+        if depth >= max_depth:
+            return True
+        children = node.values() if type(node) is dict else node
+        deeper = depth + 1
+        stack.extend([(c, deeper) for c in children if type(c) in _CONTAINERS])
+    return False
+
+
 def check_tree(value: Any, *, max_depth: int = MAX_JSON_DEPTH,
                root: str = "body") -> str | None:
     """What is wrong with a parsed JSON value, as a one-line message naming the place,
     or None: nesting deeper than ``max_depth`` or a lone surrogate in a key or string.
     Iterative (the input may be nested as deep as the parser allowed)."""
-    stack: list[tuple[Any, str, int]] = [(value, root, 0)]
+    if isinstance(value, dict | list) and too_deep(value, max_depth):
+        return f"{root}: nested deeper than {max_depth} levels"
+    stack: list[tuple[Any, str]] = [(value, root)]
     while stack:
-        node, where, depth = stack.pop()
+        node, where = stack.pop()
         if isinstance(node, str):
             problem = surrogate_message(node, where)
             if problem:
                 return problem
-        elif isinstance(node, dict | list):
-            if depth >= max_depth:
-                return f"{where}: nested deeper than {max_depth} levels"
-            if isinstance(node, dict):
-                for key, item in node.items():
-                    label = f"{where}.{str(key)[:40]}"
-                    if isinstance(key, str):
-                        problem = surrogate_message(key, f"{where} (a key)")
-                        if problem:
-                            return problem
-                    stack.append((item, scrub(label), depth + 1))
-            else:
-                stack.extend((item, f"{where}.{i}", depth + 1) for i, item in enumerate(node))
+        elif isinstance(node, dict):
+            for key, item in node.items():
+                if isinstance(key, str):
+                    problem = surrogate_message(key, f"{where} (a key)")
+                    if problem:
+                        return problem
+                if isinstance(item, str | dict | list):
+                    stack.append((item, scrub(f"{where}.{str(key)[:40]}")))
+        elif isinstance(node, list):
+            stack.extend((item, f"{where}.{i}") for i, item in enumerate(node)
+                         if isinstance(item, str | dict | list))
     return None

@@ -261,3 +261,25 @@ def test_only_a_loopback_name_and_a_port_pass(name: str, tail: str) -> None:
     host = name + tail
     accepted = _host_name(host) in LOOPBACK_HOSTS
     assert accepted == bool(_ALLOWED.fullmatch(host.strip().lower())), host
+
+
+def _depth(value: Any) -> int:
+    if isinstance(value, dict):
+        return 1 + max(map(_depth, value.values()), default=0)
+    if isinstance(value, list):
+        return 1 + max(map(_depth, value), default=0)
+    return 0
+
+
+_NESTED = st.recursive(st.none() | st.integers() | st.text(max_size=3),
+                       lambda inner: st.lists(inner, max_size=3)
+                       | st.dictionaries(st.text(max_size=3), inner, max_size=3),
+                       max_leaves=30)
+
+
+@given(_NESTED, st.integers(1, 8))
+def test_the_depth_check_agrees_with_a_recursive_count(value: Any, limit: int) -> None:
+    """The iterative check (containers only) against the obvious recursive definition."""
+    from agent_search._text import too_deep
+
+    assert too_deep(value, limit) == (_depth(value) > limit)
