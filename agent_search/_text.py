@@ -35,6 +35,15 @@ def scrub(text: str) -> str:
     return text if lone_surrogate(text) is None else _SURROGATE.sub(REPLACEMENT, text)
 
 
+def path_text(name: str) -> str:
+    """A file name as text: bytes that are not UTF-8 (which Python keeps as lone
+    surrogates, ``surrogateescape``) written as ``\\xNN``. Unlike a replacement
+    character this keeps two such names apart (``caf\\xe9`` and ``caf\\xe8``)."""
+    if lone_surrogate(name) is None:
+        return name
+    return name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
+
 def surrogate_message(text: str, where: str) -> str | None:
     """A one-line refusal naming ``where`` when ``text`` holds a lone surrogate."""
     at = lone_surrogate(text)

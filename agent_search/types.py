@@ -256,6 +256,8 @@ class Request(_Model):
         problem = surrogate_message(v, "query")
         if problem:
             raise ValueError(problem)
+        if "\x00" in v:  # no store, database or model takes it as text
+            raise ValueError("query contains a NUL character (U+0000)")
         if len(v) > MAX_QUERY_CHARS:
             raise ValueError(
                 f"query is {len(v)} characters; the limit is {MAX_QUERY_CHARS} "

@@ -30,7 +30,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from agent_search._text import scrub
+from agent_search._text import path_text, scrub
 from agent_search.errors import InputError
 
 SUPPORTED_SUFFIXES = (".txt", ".md", ".markdown", ".html", ".htm", ".pdf", ".jsonl")
@@ -78,10 +78,10 @@ def source_key(path: Path, root: Path) -> str:
     """The canonical name of a file: resolved (symlinks, ``.``/``..``) and relative to
     ``root`` in POSIX form, or absolute when the file is outside ``root``."""
     resolved = path.resolve()
-    try:
-        return resolved.relative_to(root.resolve()).as_posix()
+    try:  # a name that is not UTF-8 is kept apart from others, as text (\xNN)
+        return path_text(resolved.relative_to(root.resolve()).as_posix())
     except ValueError:
-        return resolved.as_posix()
+        return path_text(resolved.as_posix())
 
 
 def file_doc_id(key: str) -> str:
@@ -119,7 +119,7 @@ def load_file(path: Path, key: str | None = None, *,
     problem becomes one :class:`Skipped`. Text and Markdown blocks are produced lazily as
     the document is consumed, after the whole file was checked to be UTF-8."""
     suffix = path.suffix.lower()
-    source = key if key is not None else str(path)
+    source = key if key is not None else path_text(str(path))
     try:
         if suffix == ".jsonl":
             _check_utf8(path)
@@ -133,7 +133,7 @@ def load_file(path: Path, key: str | None = None, *,
             _check_utf8(path)
             markdown = suffix in (".md", ".markdown")
             title = _markdown_title(path) if markdown else None
-            yield Document(file_doc_id(source), source, title or path.stem,
+            yield Document(file_doc_id(source), source, title or path_text(path.stem),
                            _stream_blocks(path, markdown))
             return
     except UnicodeDecodeError:
@@ -154,7 +154,7 @@ def load_file(path: Path, key: str | None = None, *,
     blocks = list(doc.blocks)
     doc.blocks = blocks
     if doc.title is None:
-        doc.title = _first_heading(blocks) or path.stem
+        doc.title = _first_heading(blocks) or path_text(path.stem)
     if not any(b.text.strip() for b in blocks):
         yield Skipped(str(path), "no text")
         return

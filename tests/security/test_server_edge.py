@@ -283,3 +283,32 @@ def test_the_depth_check_agrees_with_a_recursive_count(value: Any, limit: int) -
     from agent_search._text import too_deep
 
     assert too_deep(value, limit) == (_depth(value) > limit)
+
+
+def test_file_names_that_are_not_utf8_become_text(tmp_path: Path) -> None:
+    """A file whose name is not UTF-8 (Python keeps the bytes as lone surrogates) used to
+    stop a whole ingest run with a UnicodeEncodeError; now its name is text (``\\xNN``)
+    and two such names stay apart."""
+    import os
+
+    from agent_search.kb._loaders import load_file, source_key
+
+    names = [b"caf\xe9.md", b"caf\xe8.md"]
+    paths = []
+    for raw in names:
+        path = Path(os.fsdecode(os.path.join(os.fsencode(tmp_path), raw)))
+        path.write_text("Zebra notes.\n", encoding="utf-8")
+        paths.append(path)
+    keys = [source_key(p, tmp_path) for p in paths]
+    assert keys == ["caf\\xe9.md", "caf\\xe8.md"]
+    for path, key in zip(paths, keys, strict=True):
+        (doc,) = [d for d in load_file(path, key) if not hasattr(d, "reason")]
+        f"{doc.title}{doc.source}".encode()  # raises on a lone surrogate
+        assert doc.title == key.removesuffix(".md")
+
+
+def test_a_query_with_nul_is_refused() -> None:
+    from pydantic import ValidationError
+
+    with pytest.raises(ValidationError, match="NUL"):
+        Request(type="kb", query="a\x00b")
