@@ -247,7 +247,8 @@ def test_the_docs_page_has_its_own_policy(client: TestClient) -> None:
 
 @pytest.mark.parametrize("host", ["[::1]evil.example", "[::1].attacker.example",
                                   "[::1]:8000:1", "[::1]@attacker.example", "[::1]x",
-                                  "localhost:8000:1", "localhost:", "127.0.0.1:80x"])
+                                  "localhost:8000:1", "localhost:", "127.0.0.1:80x",
+                                  "LOCALHOST."])
 def test_loopback_look_alikes_are_refused(local: TestClient, host: str) -> None:
     r = local.get("/v1/models", headers={"Host": host})
     assert r.status_code == 403, host
