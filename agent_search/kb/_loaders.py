@@ -54,6 +54,11 @@ class Block:
     headings: tuple[str, ...] = ()
     page: int | None = None
 
+    def __post_init__(self) -> None:
+        # whatever a parser decoded (a PDF's broken UTF-16, a "\ud800" escape): text only
+        self.text = scrub(self.text)
+        self.headings = tuple(scrub(h) for h in self.headings)
+
 
 @dataclass(slots=True)
 class Document:
@@ -62,6 +67,10 @@ class Document:
     title: str | None
     blocks: Iterable[Block] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.source = path_text(self.source)
+        self.title = None if self.title is None else scrub(self.title)
 
 
 @dataclass(frozen=True, slots=True)

@@ -313,3 +313,15 @@ def test_a_query_with_nul_is_refused() -> None:
 
     with pytest.raises(ValidationError, match="NUL"):
         Request(type="kb", query="a\x00b")
+
+
+def test_what_a_parser_decodes_is_text() -> None:
+    """Blocks and documents from any loader (a PDF's broken UTF-16, an HTML or JSON
+    escape) hold no lone surrogate: the chunk hash and the store encode them."""
+    from agent_search.kb._loaders import Block, Document
+
+    block = Block("page \ud800 text", ("head \udfff",))
+    doc = Document("d", "caf\udce9.pdf", "title \ud800", [block])
+    for text in (block.text, *block.headings, doc.source, doc.title or ""):
+        text.encode()
+    assert doc.source == "caf\\xe9.pdf" and block.text == "page \ufffd text"
