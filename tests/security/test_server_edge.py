@@ -325,3 +325,20 @@ def test_what_a_parser_decodes_is_text() -> None:
     for text in (block.text, *block.headings, doc.source, doc.title or ""):
         text.encode()
     assert doc.source == "caf\\xe9.pdf" and block.text == "page \ufffd text"
+
+
+_ANY_TEXT = st.text(alphabet=st.characters(min_codepoint=0, max_codepoint=0x10FFFF,
+                                           categories=["L", "N", "P", "Zs", "Cc", "Cs"]),
+                    max_size=12)
+
+
+@given(_ANY_TEXT, st.sampled_from(ROUTES))
+def test_no_text_makes_a_route_fail(client: TestClient, text: str,
+                                    route: tuple[str, dict[str, Any]]) -> None:
+    """Property: whatever a string holds (lone surrogates, controls, NUL), each body
+    route answers 200, 400 or 422 with the headers, never a 500."""
+    path, good = route
+    body = json.dumps(good).replace('"q"', json.dumps(text))
+    r = _post(client, path, body)
+    assert r.status_code in (200, 400, 422), (r.status_code, r.text[:200])
+    _has_headers(r)
