@@ -48,8 +48,11 @@ _NAME_RUN = re.compile(r"\b[A-Z][a-z][A-Za-z0-9'-]*(?:[ \t]+(?:of[ \t]+|de[ \t]+
                        r"[A-Z][A-Za-z0-9'-]+)+\b")
 MAX_ENTITIES_PER_CHUNK = 30
 MAX_NEIGHBOURS = 20  # per entity and hop, strongest co-occurrence first
-MAX_CHUNKS_PER_ENTITY = 2_000
+MAX_CHUNKS_PER_ENTITY = 1_000
 """Chunks of one entity looked at per search (bounds the work on a very common one)."""
+MAX_CHUNKS_CHECKED = 20_000
+"""Chunk ids asked of the store per collection and search; beyond it a chunk counts as
+unreadable (fewer nodes, never one more)."""
 
 
 def extract_entities(text: str) -> dict[str, tuple[str, str]]:
@@ -181,19 +184,29 @@ class _ReadableView:
         self.collection = collection
         self.readable = readable
         self._known: dict[str, bool] = {}
+        self._mentioned: dict[str, list[str]] = {}
         self.capped: set[str] = set()
 
     def _mentions(self, ent: str) -> list[str]:
-        pids = [n.removeprefix("chunk:") for n in self.graph.neighbors(ent)
-                if self.graph.nodes[n].get("kind") == "chunk"]
-        if len(pids) > MAX_CHUNKS_PER_ENTITY:
-            self.capped.add(ent)
-            pids = pids[:MAX_CHUNKS_PER_ENTITY]
-        return pids
+        found = self._mentioned.get(ent)
+        if found is None:
+            found = []
+            for n in self.graph.neighbors(ent):
+                if self.graph.nodes[n].get("kind") == "chunk":
+                    if len(found) == MAX_CHUNKS_PER_ENTITY:
+                        self.capped.add(ent)
+                        break
+                    found.append(n.removeprefix("chunk:"))
+            self._mentioned[ent] = found
+        return found
 
     def prefetch(self, entities: list[str]) -> None:
         unknown = list(dict.fromkeys(p for e in entities for p in self._mentions(e)
                                      if p not in self._known))
+        budget = max(0, MAX_CHUNKS_CHECKED - len(self._known))
+        for pid in unknown[budget:]:
+            self._known[pid] = False
+        unknown = unknown[:budget]
         if not unknown:
             return
         allowed = set(unknown) if self.readable is None else \

@@ -96,3 +96,26 @@ def test_a_private_co_occurrence_boosts_no_readable_chunk(home: Path) -> None:
 
     nodes, boosts = associate(home, ["memos"], "Project Nightingale", 2, nobody)
     assert nodes == [] and boosts == {}
+
+
+def test_the_store_is_asked_about_a_bounded_number_of_chunks(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A very common entity cannot make one graph search ask the store about every chunk
+    of the collection; what is left unchecked counts as unreadable."""
+    from agent_search.kb import _graph
+
+    monkeypatch.setattr(_graph, "MAX_CHUNKS_PER_ENTITY", 10)
+    monkeypatch.setattr(_graph, "MAX_CHUNKS_CHECKED", 25)
+    chunks = [(f"p{i}", "d", f"Alpha Works met Entity{i} Corp and Beta Labs.")
+              for i in range(200)]
+    _graph.update_graph(tmp_path, "c", chunks, removed=[])
+    asked: list[int] = []
+
+    def everyone(collection: str, ids: list[str]) -> set[str]:
+        asked.append(len(ids))
+        return set(ids)
+
+    nodes, boosts = _graph.associate(tmp_path, ["c"], "Alpha Works", 2, everyone)
+    assert sum(asked) <= 25 and len(boosts) <= 25
+    names = {n.name: n.description for n in nodes}
+    assert names["Alpha Works"] == "mentioned in 10+ chunk(s) of c"
