@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel
 
 from agent_search._links import safe_url
+from agent_search._text import scrub
 from agent_search.types import Request, Result
 
 if TYPE_CHECKING:
@@ -82,8 +83,8 @@ def type_and_query(raw: RequestLike) -> tuple[str, str]:
     """What a request says its type and query are, even one that does not validate."""
     if isinstance(raw, Request):
         return raw.type, raw.query
-    if isinstance(raw, Mapping):
-        return str(raw.get("type", "")), str(raw.get("query", ""))
+    if isinstance(raw, Mapping):  # echoed in the error Result: must serialise
+        return scrub(str(raw.get("type", "")))[:64], scrub(str(raw.get("query", "")))
     return "", ""
 
 

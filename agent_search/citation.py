@@ -15,6 +15,7 @@ fake instruction:
   escapes quotes and C0 controls, and :func:`_escape_line_breaks` the other characters a
   reader may take as a line break (U+0085, U+2028, U+2029, C1 controls), so content
   cannot begin a line of its own (no fake headers);
+* nothing from a result appears outside the fence: the instructions list the ids only;
 * anything in a string that could pass for a citation marker in the configured format is
   defanged (:func:`defang` inserts a zero-width joiner), so the LLM only ever sees real
   ids in marker form. Every value is a JSON string (numbers of a database row too), so a
@@ -235,17 +236,12 @@ def build_prompt(
         else:
             example = format_marker(cited[0].citation_id or "", config.format)
             parts.append(DEFAULT_PROMPT.format(example_marker=example))
-        titles = [f"- {format_marker(i.citation_id or '', config.format)} - "
-                  f"{_json_string(_one_line(i.title or i.url or ''), config.format)}"
-                  for i in cited]
-        parts.append("Available references:\n" + "\n".join(titles))
+        # ids only: a title is result content, and everything from a result stays
+        # inside the fence (a hostile title here would sit among the instructions)
+        ids = ", ".join(format_marker(i.citation_id or "", config.format) for i in cited)
+        parts.append(f"Available references: {ids}")
     parts.append(build_references(cited, config.format, nonce))
     return "\n\n".join(parts)
-
-
-def _one_line(text: str, limit: int = 200) -> str:
-    text = " ".join(text[: limit * 4].split())
-    return text[:limit]
 
 
 def join_with_markers(parts: Iterable[tuple[str, bool]], fmt: str = "#ref:{id}") -> str:

@@ -26,6 +26,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
 from agent_search._locations import default_home
+from agent_search._text import check_tree
 from agent_search.errors import ConfigError
 from agent_search.trace import message_line
 from agent_search.types import CitationConfig
@@ -328,6 +329,7 @@ def parse_jsonc(text: str, file: str) -> dict[str, Any]:
                           file=file) from exc
     if not isinstance(data, dict):
         raise ConfigError("expected a JSON object at the top level", file=file)
+    _check_text(data, file)
     return data
 
 
@@ -354,7 +356,15 @@ def read_yaml(path: Path) -> dict[str, Any]:
         return {}
     if not isinstance(data, dict):
         raise ConfigError("expected a mapping at the top level", file=str(path))
+    _check_text(data, str(path))
     return data
+
+
+def _check_text(data: dict[str, Any], file: str) -> None:
+    """Refuse a lone surrogate (a ``"\\ud800"`` escape) anywhere in a parsed file."""
+    problem = check_tree(data, max_depth=MAX_CONFIG_DEPTH + 1, root="(top)")
+    if problem:
+        raise ConfigError(problem, file=file)
 
 
 def load_config(

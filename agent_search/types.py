@@ -11,6 +11,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
+from agent_search._text import surrogate_message
+
 Source = Literal["user", "hook", "auto"]
 """Who asked for a search. Priority when deduplicating: user > hook > auto."""
 
@@ -251,6 +253,11 @@ class Request(_Model):
         v = v.strip()
         if not v:
             raise ValueError("query must not be empty or whitespace")
+        problem = surrogate_message(v, "query")
+        if problem:
+            raise ValueError(problem)
+        if "\x00" in v:  # no store, database or model takes it as text
+            raise ValueError("query contains a NUL character (U+0000)")
         if len(v) > MAX_QUERY_CHARS:
             raise ValueError(
                 f"query is {len(v)} characters; the limit is {MAX_QUERY_CHARS} "

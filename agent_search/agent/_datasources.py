@@ -14,7 +14,9 @@ its query the text of the same message:
   where, which the kb handler turns into a payload filter; ``collection`` may be given
   on the source);
 * ``mcp_resource`` → the resource read from an MCP server (``name`` is the URI,
-  ``server`` the server id from config/agent.yml), through the ``mcp_resource`` handler.
+  ``server`` the server id from config/agent.yml), through the ``mcp_resource`` handler,
+  which reads only the resources the assistant lists in ``package.yao``
+  (``mcp_resources``).
 
 ``table`` and ``api`` sources are not supported and produce a warning.
 

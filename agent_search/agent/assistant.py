@@ -176,7 +176,8 @@ class Assistant(Answering):
         settings = AgentSettings.load(cdir)
         delegates = Delegates(settings, assistants_root=apath.parent, config_dir=cdir,
                               log_dir=config.home / "logs", load_assistant=_load_delegate)
-        searcher = Searcher(config, handlers=[McpResourceHandler(delegates.mcp)])
+        resources = McpResourceHandler(delegates.mcp, allowed=package.mcp_resources)
+        searcher = Searcher(config, handlers=[resources])
         if builtin_handlers:
             register_builtin_handlers(searcher.registry, config, config_dir=cdir,
                                       assistant_dir=apath if apath.is_dir() else None)

@@ -32,6 +32,24 @@ class _Refs(BaseModel):
     models: list[str] = Field(default_factory=list)
 
 
+class McpResourceRef(BaseModel):
+    """One MCP resource (or a family of them) the assistant's users may attach as a
+    ``mcp_resource`` data source: the server id and the URI; a URI ending in ``*``
+    matches every URI that starts with what precedes it."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    server: str = Field(min_length=1)
+    uri: str = Field(min_length=1)
+
+    def allows(self, server: str, uri: str) -> bool:
+        if server != self.server:
+            return False
+        if self.uri.endswith("*"):
+            return uri.startswith(self.uri[:-1])
+        return uri == self.uri
+
+
 class AssistantPackage(BaseModel):
     """The validated content of ``package.yao``. ``search`` stays a raw mapping: it is a
     layer of :class:`~agent_search.config.SearchConfig` and validated there."""
@@ -48,6 +66,9 @@ class AssistantPackage(BaseModel):
     uses: dict[str, str] = Field(default_factory=dict)
     tools: list[Literal["search"]] = Field(
         default_factory=list, description='Tools offered to the model: "search"')
+    mcp_resources: list[McpResourceRef] = Field(
+        default_factory=list, description="MCP resources users may attach as data "
+        "sources; none listed: none may be read")
     options: dict[str, Any] = Field(default_factory=dict)
 
     @field_validator("prompts", mode="before")

@@ -10,6 +10,7 @@ from typing import Annotated, Any
 import typer
 from typer.exceptions import TyperException
 
+from agent_search._text import surrogate_message
 from agent_search.cli import ask as _ask  # noqa: F401  (registers the command)
 from agent_search.cli import eval as _eval  # noqa: F401  (registers the command)
 from agent_search.cli import kb as _kb  # noqa: F401  (registers the command)
@@ -80,7 +81,14 @@ def command() -> Any:
 
 def main(argv: list[str] | None = None) -> None:
     """Run the CLI. Usage errors print one line naming the bad flag or value and exit 2
-    (instead of the framework's boxed, multi-line error)."""
+    (instead of the framework's boxed, multi-line error). An argument that is not valid
+    UTF-8 (it reaches Python as lone surrogates) is refused the same way."""
+    args = sys.argv[1:] if argv is None else argv
+    for i, arg in enumerate(args, start=1):
+        problem = surrogate_message(arg, f"argument {i}")
+        if problem:
+            print(f"agent-search: error: {problem}", file=sys.stderr)
+            sys.exit(2)
     try:
         code = command().main(args=argv, prog_name="agent-search", standalone_mode=False)
     except TyperException as exc:

@@ -78,7 +78,7 @@ def serve(
     import uvicorn
 
     from agent_search.config import load_config
-    from agent_search.server.app import ENV_ASSISTANTS, ENV_CONFIG, create_app
+    from agent_search.server.app import ENV_ASSISTANTS, ENV_CONFIG, ENV_WORKERS, create_app
     from agent_search.server.service import Service, ServiceOptions
     from agent_search.server.settings import ServerSettings
 
@@ -112,6 +112,7 @@ def serve(
     if workers > 1:
         os.environ[ENV_CONFIG] = str(cdir.resolve()) if cdir else ""
         os.environ[ENV_ASSISTANTS] = str(adir.resolve()) if adir else ""
+        os.environ[ENV_WORKERS] = str(workers)  # the rate limit is shared across them
         uvicorn.run("agent_search.server.app:app_from_env", factory=True, workers=workers,
                     **common)  # type: ignore[arg-type]
         return

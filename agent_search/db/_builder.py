@@ -23,7 +23,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from agent_search.db._catalog import Catalog, ModelEntry, deleted_at_column, sa_kind
-from agent_search.db._permissions import PermissionColumns, permission_clause
+from agent_search.db._permissions import PUBLIC, SHARE, PermissionColumns, permission_clause
 from agent_search.db._values import (
     ValueBoundsError,
     like_pattern,
@@ -75,11 +75,16 @@ def visibility(entry: ModelEntry, caller: Caller,
     return conds
 
 
-def is_owner_column(name: str) -> bool:
-    """``__yao_created_by``, ``__yao_team_id``...: who owns a row. Never selected nor
-    ordered by; a where on one is true only on rows the caller sees as owner or team
-    member (so it is no oracle on other tenants' public rows)."""
-    return name.lower().startswith(OWNER_COLUMN_PREFIX)
+def is_owner_column(name: str, entry: ModelEntry | None = None) -> bool:
+    """A permission column: ``__yao_created_by``, ``__yao_team_id``... (who owns a row),
+    and on a permission-aware ``entry`` also ``public`` and ``share`` (who may see it).
+    Never selected, returned nor ordered by; a where on one is true only on rows the
+    caller sees as owner or team member (so it is no oracle on other tenants' rows). A
+    column called ``public`` in a table without permission columns is ordinary data."""
+    low = name.lower()
+    if low.startswith(OWNER_COLUMN_PREFIX):
+        return True
+    return entry is not None and entry.permission is not None and low in (PUBLIC, SHARE)
 
 
 def _owned_only(entry: ModelEntry, caller: Caller, source: sa.FromClause,
@@ -97,12 +102,12 @@ def build_select(catalog: Catalog, entry: ModelEntry, *, select: Sequence[str],
     """The SELECT for one model. ``wheres``/``orders`` are preset ones followed by
     generated ones (the caller orders them)."""
     table = entry.table
-    hidden = [name for name in select if is_owner_column(name)]
+    hidden = [name for name in select if is_owner_column(name, entry)]
     if hidden:
         raise DSLBuildError(f"model {entry.id}: {hidden[0]!r} is a permission column and "
                             "can't be selected")
     columns = [_column(entry, name) for name in select] if select else \
-        [c for c in table.columns if not is_owner_column(c.name)]
+        [c for c in table.columns if not is_owner_column(c.name, entry)]
     stmt = sa.select(*columns)
     conds = visibility(entry, caller)
     conds.extend(build_where(catalog, entry, w, caller) for w in wheres)
@@ -113,7 +118,7 @@ def build_select(catalog: Catalog, entry: ModelEntry, *, select: Sequence[str],
     direction = "asc"
     for o in orders:
         col = _column(entry, o.field)
-        if is_owner_column(col.name):
+        if is_owner_column(col.name, entry):
             raise DSLBuildError(f"order {entry.id}.{col.name}: a permission column can't "
                                 "be ordered by")
         if col.name in seen:
@@ -157,7 +162,8 @@ def build_where(catalog: Catalog, entry: ModelEntry, where: QueryWhere,
         return _relation_where(catalog, entry, where, caller)
     col = _column(entry, where.field)
     cond = _comparison(col, where.op, where.value, f"{entry.id}.{col.name}")
-    return _owned_only(entry, caller, entry.table, cond) if is_owner_column(col.name) else cond
+    return _owned_only(entry, caller, entry.table, cond) if is_owner_column(col.name, entry) \
+        else cond
 
 
 def _relation_where(catalog: Catalog, entry: ModelEntry, where: QueryWhere, caller: Caller,
@@ -187,7 +193,7 @@ def _relation_where(catalog: Catalog, entry: ModelEntry, where: QueryWhere, call
     else:
         col = _column(target, rest, alias)
         cond = _comparison(col, where.op, where.value, f"{rel.name}.{col.name}")
-        if is_owner_column(col.name):
+        if is_owner_column(col.name, target):
             cond = _owned_only(target, caller, alias, cond)
     inner = [cond, *visibility(target, caller, alias)]
     sub = sa.select(_column(target, rel.key, alias)).where(*inner)

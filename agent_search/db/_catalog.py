@@ -11,6 +11,10 @@ text columns (at most ``value_index_max`` distinct values), which the natural-la
 generator matches query words against. Tables with permission columns are not indexed
 (their values could reveal other tenants' records); only declared ``option`` values are
 offered for them.
+
+The project's own tables (search records, rate-limit buckets: :mod:`._reserved`) are
+never models, whatever database they live in: reflection leaves them out and a
+definition naming one is a configuration error.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from sqlalchemy.dialects import sqlite
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from agent_search.db._permissions import CREATED_BY, PUBLIC, SHARE, TEAM_ID, PermissionColumns
+from agent_search.db._reserved import is_internal_table
 from agent_search.db.models import ColumnDef, ModelDef
 from agent_search.errors import ConfigError
 from agent_search.query.dsl import FieldSchema, ModelSchema, RelationSchema
@@ -122,6 +127,10 @@ class Catalog:
             table_name = definition.table.name
             defined_tables.add(table_name.lower())
             real = _find_table(reflected, table_name)
+            if is_internal_table(table_name, () if real is None else real.c.keys()):
+                raise ConfigError(f"table {table_name!r} is agent-search's own (search "
+                                  "records); it cannot be a model", file=definition.file,
+                                  key="table.name")
             table = table_from_definition(definition, defined_meta, real=real)
             missing = None if real is not None else f"table {table_name!r} not found"
             self._add(ModelEntry(
@@ -176,7 +185,9 @@ class Catalog:
         if conds is None:
             return out
         columns = [c for c in entry.table.columns
-                   if c.name not in out and _indexable(c, declared.get(c.name))]
+                   if c.name not in out and _indexable(c, declared.get(c.name))
+                   and not (entry.permission is not None
+                            and c.name.lower() in GUARD_COLUMNS)]
         if not columns:
             return out
         async with self.engine.connect() as conn:
@@ -201,8 +212,12 @@ class Catalog:
 
 
 def _reflect(sync_conn: sa.Connection) -> sa.MetaData:
+    """Every table but the project's own (never reflected, so never a model)."""
     meta = sa.MetaData()
-    meta.reflect(bind=sync_conn)
+    meta.reflect(bind=sync_conn, only=lambda name, _: not is_internal_table(name, ()))
+    for table in list(meta.tables.values()):
+        if is_internal_table(table.name, table.c.keys()):
+            meta.remove(table)
     return meta
 
 

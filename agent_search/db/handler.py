@@ -388,7 +388,7 @@ class DBHandler:
                      warnings: list[str]) -> list[str]:
         """The columns returned in ``data``: ``select`` (known fields only), else all;
         never a permission column (who owns a row is not for callers to read)."""
-        default = [c.name for c in entry.table.columns if not is_owner_column(c.name)]
+        default = [c.name for c in entry.table.columns if not is_owner_column(c.name, entry)]
         if not select:
             return default
         out: list[str] = []
@@ -396,7 +396,7 @@ class DBHandler:
             field = entry.schema.field(name)
             if field is None:
                 warnings.append(f"model {entry.id}: unknown select field {name[:80]!r} ignored")
-            elif is_owner_column(field.name):
+            elif is_owner_column(field.name, entry):
                 warnings.append(f"model {entry.id}: {field.name!r} is a permission column; "
                                 "not selectable")
             elif field.name not in out:

@@ -15,8 +15,11 @@ the same chunk (weight = number of such chunks). It is stored next to the collec
 ``$AGENT_SEARCH_HOME/kb/graphs/<collection>.json`` (node-link JSON, written atomically).
 
 At query time the query's entities (and any known entity name that occurs in the query)
-are matched, expanded by one or two ``co_occurs`` hops, returned as graph nodes, and the
+are matched, expanded by one or two co-occurrence hops, returned as graph nodes, and the
 chunks that mention them get a score boost (1 for a matched entity, 0.5 one hop away).
+The graph holds every tenant's chunks, so a search walks it only through the chunks the
+caller may read (:func:`associate`): the stored ``co_occurs`` weights and ``count``s are
+whole-collection figures and are never shown.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ import re
 import tempfile
 import threading
 from collections import Counter
+from collections.abc import Callable
 from itertools import combinations
 from pathlib import Path
 from typing import Any
@@ -44,6 +48,11 @@ _NAME_RUN = re.compile(r"\b[A-Z][a-z][A-Za-z0-9'-]*(?:[ \t]+(?:of[ \t]+|de[ \t]+
                        r"[A-Z][A-Za-z0-9'-]+)+\b")
 MAX_ENTITIES_PER_CHUNK = 30
 MAX_NEIGHBOURS = 20  # per entity and hop, strongest co-occurrence first
+MAX_CHUNKS_PER_ENTITY = 1_000
+"""Chunks of one entity looked at per search (bounds the work on a very common one)."""
+MAX_CHUNKS_CHECKED = 20_000
+"""Chunk ids asked of the store per collection and search; beyond it a chunk counts as
+unreadable (fewer nodes, never one more)."""
 
 
 def extract_entities(text: str) -> dict[str, tuple[str, str]]:
@@ -161,23 +170,85 @@ def _query_entities(graph: nx.Graph, query: str) -> list[str]:
     return sorted(k for k in keys if k in graph)
 
 
+Readable = Callable[[str, list[str]], set[str]]
+"""``(collection, point ids)`` → the ids among them the caller may read."""
+
+
+class _ReadableView:
+    """The graph as one caller may see it: an entity's chunks are only those the caller
+    may read (asked of the store in batches, remembered), so mentions, counts and
+    co-occurrences come from readable chunks alone. ``readable`` None: every chunk."""
+
+    def __init__(self, graph: nx.Graph, collection: str, readable: Readable | None) -> None:
+        self.graph = graph
+        self.collection = collection
+        self.readable = readable
+        self._known: dict[str, bool] = {}
+        self._mentioned: dict[str, list[str]] = {}
+        self.capped: set[str] = set()
+
+    def _mentions(self, ent: str) -> list[str]:
+        found = self._mentioned.get(ent)
+        if found is None:
+            found = []
+            for n in self.graph.neighbors(ent):
+                if self.graph.nodes[n].get("kind") == "chunk":
+                    if len(found) == MAX_CHUNKS_PER_ENTITY:
+                        self.capped.add(ent)
+                        break
+                    found.append(n.removeprefix("chunk:"))
+            self._mentioned[ent] = found
+        return found
+
+    def prefetch(self, entities: list[str]) -> None:
+        unknown = list(dict.fromkeys(p for e in entities for p in self._mentions(e)
+                                     if p not in self._known))
+        budget = max(0, MAX_CHUNKS_CHECKED - len(self._known))
+        for pid in unknown[budget:]:
+            self._known[pid] = False
+        unknown = unknown[:budget]
+        if not unknown:
+            return
+        allowed = set(unknown) if self.readable is None else \
+            self.readable(self.collection, unknown)
+        for pid in unknown:
+            self._known[pid] = pid in allowed
+
+    def chunks(self, ent: str) -> list[str]:
+        """The readable chunks that mention ``ent``."""
+        self.prefetch([ent])
+        return [p for p in self._mentions(ent) if self._known.get(p)]
+
+    def count(self, ent: str) -> str:
+        n = len(self.chunks(ent))
+        return f"{n}+" if ent in self.capped else str(n)
+
+
 def associate(home: Path, collections: list[str], query: str, hops: int = 1,
-              visible: set[str] | None = None) -> tuple[list[GraphNode], dict[str, float]]:
-    """Graph nodes related to ``query`` and a boost (0..1) per point id. With ``visible``
-    (the point ids the caller may read), only entities mentioned in one of those chunks
-    are returned: the graph spans every tenant's documents, the answer must not."""
+              readable: Readable | None = None
+              ) -> tuple[list[GraphNode], dict[str, float]]:
+    """Graph nodes related to ``query`` and a boost (0..1) per point id.
+
+    The graph spans every tenant's documents; the answer must not. With ``readable`` (the
+    caller's check, see :data:`Readable`) the graph is walked only through the chunks the
+    caller may read: an entity is matched or reached only when a readable chunk mentions
+    it, its count and its co-occurrences are counted in readable chunks, and only
+    readable chunks are boosted (a boost earned in a private chunk would show through the
+    ranking)."""
     nodes: dict[str, GraphNode] = {}
     boosts: dict[str, float] = {}
-    shown: set[str] = set()
     for collection in collections:
         graph = load_graph(home, collection)
-        matched = _query_entities(graph, query)
+        view = _ReadableView(graph, collection, readable)
+        candidates = _query_entities(graph, query)
+        view.prefetch(candidates)
+        matched = [m for m in candidates if view.chunks(m)]
         frontier = {m: 1.0 for m in matched}
         for m in matched:
             d = graph.nodes[m]
             nodes.setdefault(m, GraphNode(id=m, type=str(d.get("type", "entity")),
                                           name=str(d.get("name", m)),
-                                          description=f"mentioned in {d.get('count', 0)} "
+                                          description=f"mentioned in {view.count(m)} "
                                                       f"chunk(s) of {collection}",
                                           relation="query", score=1.0,
                                           metadata={"collection": collection}))
@@ -185,10 +256,12 @@ def associate(home: Path, collections: list[str], query: str, hops: int = 1,
         for hop in range(1, hops + 1):
             nxt: dict[str, float] = {}
             for ent, score in frontier.items():
-                related = [(n, graph.edges[ent, n].get("weight", 1)) for n in graph.neighbors(ent)
-                           if graph.nodes[n].get("kind") == "entity" and n not in seen]
-                total = sum(w for _, w in related) or 1
-                related.sort(key=lambda x: (-x[1], -graph.nodes[x[0]].get("count", 0), x[0]))
+                weights: Counter[str] = Counter()
+                for pid in view.chunks(ent):
+                    weights.update(n for n in graph.neighbors(f"chunk:{pid}")
+                                   if graph.nodes[n].get("kind") == "entity" and n not in seen)
+                total = sum(weights.values()) or 1
+                related = sorted(weights.items(), key=lambda x: (-x[1], x[0]))
                 for n, w in related[:MAX_NEIGHBOURS]:
                     s = score * 0.5 * (0.5 + 0.5 * w / total)
                     if s > nxt.get(n, 0.0):
@@ -202,16 +275,12 @@ def associate(home: Path, collections: list[str], query: str, hops: int = 1,
                             metadata={"collection": collection, "hop": hop})
             seen.update(nxt)
             frontier = nxt
+            view.prefetch(list(frontier))
         for ent in seen:
             weight = 1.0 if ent in matched else 0.5
-            for n in graph.neighbors(ent):
-                if graph.nodes[n].get("kind") == "chunk":
-                    pid = n.removeprefix("chunk:")
-                    boosts[pid] = max(boosts.get(pid, 0.0), weight)
-                    if visible is None or pid in visible:
-                        shown.add(ent)
-    ranked = sorted((g for g in nodes.values() if g.id in shown),
-                    key=lambda g: -(g.score or 0.0))[:50]
+            for pid in view.chunks(ent):
+                boosts[pid] = max(boosts.get(pid, 0.0), weight)
+    ranked = sorted(nodes.values(), key=lambda g: -(g.score or 0.0))[:50]
     return ranked, boosts
 
 

@@ -30,6 +30,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from agent_search._text import path_text, scrub
 from agent_search.errors import InputError
 
 SUPPORTED_SUFFIXES = (".txt", ".md", ".markdown", ".html", ".htm", ".pdf", ".jsonl")
@@ -53,6 +54,11 @@ class Block:
     headings: tuple[str, ...] = ()
     page: int | None = None
 
+    def __post_init__(self) -> None:
+        # whatever a parser decoded (a PDF's broken UTF-16, a "\ud800" escape): text only
+        self.text = scrub(self.text)
+        self.headings = tuple(scrub(h) for h in self.headings)
+
 
 @dataclass(slots=True)
 class Document:
@@ -61,6 +67,10 @@ class Document:
     title: str | None
     blocks: Iterable[Block] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.source = path_text(self.source)
+        self.title = None if self.title is None else scrub(self.title)
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,10 +87,10 @@ def source_key(path: Path, root: Path) -> str:
     """The canonical name of a file: resolved (symlinks, ``.``/``..``) and relative to
     ``root`` in POSIX form, or absolute when the file is outside ``root``."""
     resolved = path.resolve()
-    try:
-        return resolved.relative_to(root.resolve()).as_posix()
+    try:  # a name that is not UTF-8 is kept apart from others, as text (\xNN)
+        return path_text(resolved.relative_to(root.resolve()).as_posix())
     except ValueError:
-        return resolved.as_posix()
+        return path_text(resolved.as_posix())
 
 
 def file_doc_id(key: str) -> str:
@@ -118,7 +128,7 @@ def load_file(path: Path, key: str | None = None, *,
     problem becomes one :class:`Skipped`. Text and Markdown blocks are produced lazily as
     the document is consumed, after the whole file was checked to be UTF-8."""
     suffix = path.suffix.lower()
-    source = key if key is not None else str(path)
+    source = key if key is not None else path_text(str(path))
     try:
         if suffix == ".jsonl":
             _check_utf8(path)
@@ -132,7 +142,7 @@ def load_file(path: Path, key: str | None = None, *,
             _check_utf8(path)
             markdown = suffix in (".md", ".markdown")
             title = _markdown_title(path) if markdown else None
-            yield Document(file_doc_id(source), source, title or path.stem,
+            yield Document(file_doc_id(source), source, title or path_text(path.stem),
                            _stream_blocks(path, markdown))
             return
     except UnicodeDecodeError:
@@ -153,7 +163,7 @@ def load_file(path: Path, key: str | None = None, *,
     blocks = list(doc.blocks)
     doc.blocks = blocks
     if doc.title is None:
-        doc.title = _first_heading(blocks) or path.stem
+        doc.title = _first_heading(blocks) or path_text(path.stem)
     if not any(b.text.strip() for b in blocks):
         yield Skipped(str(path), "no text")
         return
@@ -416,11 +426,12 @@ def _load_jsonl(path: Path, source: str) -> Iterator[Document | Skipped]:
             if not isinstance(row, dict) or "_id" not in row:
                 yield Skipped(where, "not a BEIR corpus record (needs '_id')")
                 continue
-            text = str(row.get("text") or "").strip()
-            title = str(row.get("title") or "").strip() or None
+            # a "\ud800" escape decodes to a lone surrogate, which is not text
+            text = scrub(str(row.get("text") or "")).strip()
+            title = scrub(str(row.get("title") or "")).strip() or None
             if not text and not title:
                 yield Skipped(where, "no text")
                 continue
-            yield Document(str(row["_id"]), source, title,
+            yield Document(scrub(str(row["_id"])), source, title,
                            _paragraphs(text or title or "", ()) if len(text) > PARAGRAPH_CHARS
                            else [Block(text or title or "")])

@@ -26,6 +26,7 @@ widen it; graph nodes are limited to entities of the chunks returned.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
 
@@ -37,7 +38,7 @@ from agent_search.config import SearchConfig
 from agent_search.context import Context
 from agent_search.errors import FilterError
 from agent_search.kb._embedder import Embedder, EmbeddingError, embedder_for_collection
-from agent_search.kb._filters import Group, all_of, indexed_fields, to_filter
+from agent_search.kb._filters import Group, HasId, all_of, indexed_fields, to_filter
 from agent_search.kb._retrieval import Hit, QueryPlan, search
 from agent_search.kb._store import (
     CollectionInfo,
@@ -139,7 +140,7 @@ class KBHandler:
             with span("graph_search"):
                 nodes, boosts = await anyio.to_thread.run_sync(
                     associate, home, [i.name for i in infos], request.query,
-                    settings.graph_hops, {h.point_id for _, h in hits})
+                    settings.graph_hops, _readable(get_store(settings, home), allowed))
                 result.graph_nodes = nodes
                 if boosts:
                     hits = [(c, Hit(h.point_id, min(1.0, h.score + settings.graph_boost
@@ -150,6 +151,20 @@ class KBHandler:
         if threshold is not None:
             hits = [(c, h) for c, h in hits if h.score >= threshold]
         result.items = [_item(c, h) for c, h in hits[:limit]]
+
+
+def _readable(store: KBStore, allowed: Group) -> Callable[[str, list[str]], set[str]]:
+    """The caller's check for the graph: which of some point ids it may read (the same
+    visibility filter as the search, asked of the store)."""
+    def check(collection: str, ids: list[str]) -> set[str]:
+        if not ids:
+            return set()
+        flt = all_of(allowed, Group(must=(HasId(tuple(ids)),)))
+        records, _ = store.scroll(collection, flt, limit=len(ids), offset=None,
+                                  payload=False, vectors=False)
+        return {r.id for r in records}
+
+    return check
 
 
 def _embed_query(embedder: Embedder, query: str) -> np.ndarray[Any, Any]:

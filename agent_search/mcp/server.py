@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 from pydantic import Field
 
 from agent_search._results import search_error
+from agent_search._text import check_tree, scrub
 from agent_search.citation import CitationAllocator
 from agent_search.context import Context
 from agent_search.registry import option_choices
@@ -67,6 +68,11 @@ class SearchTools:
         return ctx
 
     async def run(self, fields: dict[str, Any]) -> dict[str, Any]:
+        problem = check_tree(fields, root="arguments")
+        if problem:  # not text: refused here, before it reaches a search or a reply
+            return Result(type=scrub(str(fields.get("type", "")))[:64],
+                          query=scrub(str(fields.get("query", ""))),
+                          error=f"invalid request: {problem}").to_json()
         # the searcher validates the fields and answers bad ones with an error Result
         result = await self.searcher.search({k: v for k, v in fields.items() if v is not None},
                                             ctx=self.context())

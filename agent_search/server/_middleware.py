@@ -19,6 +19,8 @@ order (outermost first):
 from __future__ import annotations
 
 import json
+import logging
+import re
 from collections.abc import Iterable
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -26,8 +28,13 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from agent_search.server._auth import AuthError, Identity, KeyRing
 from agent_search.server._errors import ApiError, error_body
 from agent_search.server._metrics import Metrics
-from agent_search.server._ratelimit import RateLimiter, retry_after_header
+from agent_search.server._ratelimit import SharedRateLimiter, retry_after_header
 
+log = logging.getLogger("agent_search.server")
+PAGE_CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; "
+            "img-src 'self' data:; base-uri 'none'; form-action 'none'; "
+            "frame-ancestors 'none'")
+"""The chat page's policy, and the default of every response that sets none."""
 LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1", "[::1]"})
 _BODY_METHODS = frozenset({"POST", "PUT", "PATCH"})
 _SECURITY_HEADERS = [
@@ -104,39 +111,58 @@ class BodyLimit:
 
 
 class Screen:
-    def __init__(self, app: ASGIApp, *, local_mode: bool) -> None:
+    """The outermost layer: every response it lets out — its own refusals, the routes'
+    answers and errors, a 500 for an exception nothing else caught — carries the security
+    headers, and a Content-Security-Policy (``csp``, the page's strict one) unless the
+    response set its own; so every URL that can serve the page (``/``,
+    ``/static/index.html``, ``/static//index.html``...) is covered."""
+
+    def __init__(self, app: ASGIApp, *, local_mode: bool, csp: str = PAGE_CSP) -> None:
         self.app = app
         self.local_mode = local_mode
+        self.csp = csp.encode()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        started = False
+
+        async def send_with_headers(message: Message) -> None:
+            nonlocal started
+            if message["type"] == "http.response.start":
+                started = True
+                headers = list(message.get("headers", []))
+                if not any(k.lower() == b"content-security-policy" for k, _ in headers):
+                    headers.append((b"content-security-policy", self.csp))
+                message = {**message, "headers": [*headers, *_SECURITY_HEADERS]}
+            await send(message)
+
         if self.local_mode and _host_name(_header(scope, b"host")) not in LOOPBACK_HOSTS:
-            await send_error(send, 403, "this server has no API keys and answers only to "
-                             "loopback host names (127.0.0.1, localhost)", param="host")
+            await send_error(send_with_headers, 403, "this server has no API keys and "
+                             "answers only to loopback host names (127.0.0.1, localhost)",
+                             param="host")
             return
         if scope["method"] in _BODY_METHODS:
             ctype = (_header(scope, b"content-type") or "").split(";")[0].strip().lower()
             if ctype != "application/json":
-                await send_error(send, 415, "the body must be JSON (Content-Type: "
-                                 "application/json)", param="content-type")
+                await send_error(send_with_headers, 415, "the body must be JSON "
+                                 "(Content-Type: application/json)", param="content-type")
                 return
-
-        async def send_with_headers(message: Message) -> None:
-            if message["type"] == "http.response.start":
-                message = {**message, "headers": [*message.get("headers", []),
-                                                  *_SECURITY_HEADERS]}
-            await send(message)
-
-        await self.app(scope, receive, send_with_headers)
+        try:
+            await self.app(scope, receive, send_with_headers)
+        except Exception as exc:
+            if started:  # too late for an error response: let the server close it
+                raise
+            log.exception("internal error")
+            await send_error(send_with_headers, 500, f"internal error: {type(exc).__name__}")
 
 
 class Authenticate:
     """Identify every ``/v1/`` request and take a rate-limit token for it (see the module
     docstring); other paths (health, metrics, the page, the docs) pass untouched."""
 
-    def __init__(self, app: ASGIApp, *, keys: KeyRing, limiter: RateLimiter,
+    def __init__(self, app: ASGIApp, *, keys: KeyRing, limiter: SharedRateLimiter,
                  metrics: Metrics) -> None:
         self.app = app
         self.keys = keys
@@ -153,7 +179,7 @@ class Authenticate:
             await send_error(send, 401, str(exc), code="invalid_api_key",
                              headers=[(b"www-authenticate", b"Bearer")])
             return
-        wait = self.limiter.take(identity.key_id)
+        wait = await self.limiter.take(identity.key_id)
         if wait > 0:
             self.metrics.rate_limited.inc()
             await send_error(send, 429, f"rate limit exceeded; retry in {max(wait, 0.1):.1f} s",
@@ -184,14 +210,20 @@ def _route_path(scope: Scope) -> str:
     return path
 
 
+_HOST = re.compile(r"(?P<name>\[[0-9a-f:.]+\]|[^\[\]:]+)(?::\d{1,5})?")
+
+
 def _host_name(host: str | None) -> str:
-    """``example.com:8000`` → ``example.com``; ``[::1]:8000`` → ``[::1]``."""
+    """``example.com:8000`` → ``example.com``; ``[::1]:8000`` → ``[::1]``; a bare
+    ``::1`` as is; anything else that is not a host and an optional port (``[::1]x``,
+    ``[::1]:80:80``, ``a:b:c``) → "" (no match for any allowed name)."""
     if not host:
         return ""
     host = host.strip().lower()
-    if host.startswith("["):
-        return host.split("]")[0] + "]"
-    return host.rsplit(":", 1)[0] if host.count(":") == 1 else host
+    if host == "::1":
+        return host
+    found = _HOST.fullmatch(host)
+    return found["name"] if found else ""
 
 
 __all__ = ["IDENTITY", "LOOPBACK_HOSTS", "Authenticate", "BodyLimit", "Screen", "identity_of",

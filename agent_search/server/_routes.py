@@ -17,7 +17,9 @@ import anyio
 from fastapi import APIRouter, Path, Request
 from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel, TypeAdapter, ValidationError
+from pydantic_core import PydanticSerializationError
 
+from agent_search._text import MAX_JSON_DEPTH, check_tree, may_hold_surrogates, too_deep
 from agent_search.agent import Assistant, Options
 from agent_search.agent._tools import SEARCH_TOOL
 from agent_search.server._auth import Identity
@@ -161,7 +163,8 @@ async def chat_completions(request: Request) -> Any:
                 request, collect_chat(service, assistant, messages, options))
         if outcome.error and not outcome.text:
             raise ApiError(502, outcome.error, code="stream_failed", headers=headers)
-        return JSONResponse(fmt.completion(outcome), headers=headers)
+        return Response(json.dumps(fmt.completion(outcome), ensure_ascii=True),
+                        media_type="application/json", headers=headers)
 
     async def produce(write: Write) -> None:
         with _running(service, identity, options):
@@ -169,6 +172,7 @@ async def chat_completions(request: Request) -> Any:
                              include_usage=body.include_usage)
 
     return EventStreamResponse(produce, stop=service.stop_streams, on_stop=fmt.stop_frames,
+                               on_error=fmt.stop_frames,
                                keepalive=service.settings.keepalive_seconds, headers=headers)
 
 
@@ -194,6 +198,7 @@ async def assistant_stream(request: Request,
 
     return EventStreamResponse(produce, stop=service.stop_streams,
                                on_stop=lambda: native_stop_frame(request_id),
+                               on_error=lambda error: native_stop_frame(request_id, error),
                                keepalive=service.settings.keepalive_seconds,
                                headers={"X-Request-Id": request_id})
 
@@ -222,12 +227,22 @@ async def search(request: Request) -> Response:
         service.metrics.observe_search(result.type, result.error, result.duration_ms)
     headers = {"X-Request-Id": ctx.request_id}
     if body.merge:
-        content = _RESULT.dump_json(await searcher.merge(results, ctx=ctx))
+        content = _dump(_RESULT, await searcher.merge(results, ctx=ctx))
     elif single:
-        content = _RESULT.dump_json(results[0])
+        content = _dump(_RESULT, results[0])
     else:
-        content = _RESULTS.dump_json(results)
+        content = _dump(_RESULTS, results)
     return Response(content, media_type="application/json", headers=headers)
+
+
+def _dump(adapter: TypeAdapter[Any], value: Any) -> bytes:
+    """JSON bytes of a result; a lone surrogate in result content (a provider's or a
+    document's ``"\ud800"``: not text) is written as its JSON escape instead of failing
+    pydantic's UTF-8 encoder with a 500."""
+    try:
+        return adapter.dump_json(value)
+    except PydanticSerializationError:
+        return json.dumps(adapter.dump_python(value, mode="json"), ensure_ascii=True).encode()
 
 
 # A plain Starlette route, not a FastAPI one: it parses and validates its body itself
@@ -351,11 +366,37 @@ async def _db_ping(handler: Any) -> None:
 
 
 async def _json_body(request: Request) -> Any:
+    """The parsed body; 400 for what is not JSON, or JSON we refuse to look further into:
+    nested deeper than :data:`MAX_JSON_DEPTH` (the parser's own recursion limit used to
+    end in a 500) or holding a lone surrogate (not text: it failed when the answer was
+    serialised). Both checked here, once, for every route that reads a body; a body over
+    :data:`_THREAD_BODY_BYTES` is parsed and checked in a worker thread (a 1 MB array
+    took ~0.1 s to parse on a busy machine: not on the event loop)."""
+    body = await request.body()
+    if len(body) > _THREAD_BODY_BYTES:
+        return await anyio.to_thread.run_sync(_parse_body, body)
+    return _parse_body(body)
+
+
+_THREAD_BODY_BYTES = 64 * 1024
+
+
+def _parse_body(body: bytes) -> Any:
     try:
-        return json.loads(await request.body())
+        raw = json.loads(body)
+    except RecursionError:
+        raise ApiError(400, f"body: nested deeper than {MAX_JSON_DEPTH} levels",
+                       param="body", code="json_too_deep") from None
     except ValueError as exc:
         raise ApiError(400, f"the body is not valid JSON: {exc}", param="body",
                        code="json_invalid") from None
+    if too_deep(raw):  # within the parser's limit, but deeper than any request needs
+        raise ApiError(400, f"body: nested deeper than {MAX_JSON_DEPTH} levels",
+                       param="body", code="json_too_deep")
+    problem = check_tree(raw) if may_hold_surrogates(body) else None
+    if problem:
+        raise ApiError(400, problem, param=problem.split(":")[0][:200], code="invalid_text")
+    return raw
 
 
 def _validate(model: type[B], raw: Any, *, single_request: bool = False) -> B:

@@ -7,14 +7,17 @@
   the native stream, a finishing chunk and ``[DONE]`` for chat completions).
 
 The producer is a coroutine ``produce(write)``; it owns its resources and releases
-them when cancelled (both cases above). A quiet stream gets a keep-alive comment every
-``keepalive`` seconds.
+them when cancelled (both cases above). A producer that fails after the headers went
+out is logged and the stream still ends with the final event ``on_error`` makes (a
+``done`` with the error for the native stream), never by dropping the connection.
+A quiet stream gets a keep-alive comment every ``keepalive`` seconds.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -22,6 +25,7 @@ import anyio
 from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
+log = logging.getLogger("agent_search.server")
 Write = Callable[[bytes], Awaitable[None]]
 Producer = Callable[[Write], Awaitable[None]]
 KEEPALIVE_FRAME = b": keep-alive\n\n"
@@ -35,7 +39,9 @@ def sse(data: Any, event: str | None = None) -> bytes:
     payload = data if isinstance(data, str) else json.dumps(data, ensure_ascii=False,
                                                             default=str)
     head = f"event: {event}\n" if event else ""
-    return f"{head}data: {payload}\n\n".encode()
+    # a lone surrogate (not text, e.g. from a provider's "\ud800") is written as its JSON
+    # escape rather than failing the encoder in the middle of a stream
+    return f"{head}data: {payload}\n\n".encode("utf-8", "backslashreplace")
 
 
 class EventStreamResponse(Response):
@@ -45,11 +51,13 @@ class EventStreamResponse(Response):
 
     def __init__(self, producer: Producer, *, stop: anyio.Event,
                  on_stop: Callable[[], bytes], keepalive: float = 15.0,
-                 headers: dict[str, str] | None = None) -> None:
+                 headers: dict[str, str] | None = None,
+                 on_error: Callable[[str], bytes] | None = None) -> None:
         super().__init__(status_code=200, media_type=self.media_type)
         self.producer = producer
         self.stop = stop
         self.on_stop = on_stop
+        self.on_error = on_error
         self.keepalive = keepalive
         self.extra_headers = headers or {}
         self.disconnected = False
@@ -68,6 +76,7 @@ class EventStreamResponse(Response):
 
         loop = asyncio.get_running_loop()
         finished = False
+        failed: str | None = None
         last_write = loop.time()  # the clock of anyio's deadlines on asyncio
 
         with anyio.CancelScope() as work:
@@ -106,12 +115,17 @@ class EventStreamResponse(Response):
             try:
                 await self.producer(write)
                 finished = True
+            except Exception as exc:  # the headers are sent: end the stream properly
+                log.exception("stream failed")
+                failed = f"internal error: {type(exc).__name__}"
             finally:
                 for watcher in watchers:
                     watcher.cancel()
         if self.disconnected:
             return
         tail = self.on_stop() if self.stopped and not finished else b""
+        if failed is not None and self.on_error is not None:
+            tail = self.on_error(failed)
         try:
             await send({"type": "http.response.body", "body": tail, "more_body": False})
         except OSError:

@@ -101,8 +101,10 @@ async def write_native(service: Service, assistant: Assistant, messages: list[di
             await write(sse(event.to_dict(), event.event))
 
 
-def native_stop_frame(request_id: str) -> bytes:
-    return sse(Done(request_id, error="the server is shutting down").to_dict(), "done")
+def native_stop_frame(request_id: str, error: str = "the server is shutting down") -> bytes:
+    """The ``done`` event that ends a native stream cut short (shutdown, or a failure
+    after the headers went out)."""
+    return sse(Done(request_id, error=error).to_dict(), "done")
 
 
 def estimate_tokens(text: str) -> int:
@@ -193,9 +195,10 @@ class ChatFormat:
             body["warning"] = outcome.error
         return body
 
-    def stop_frames(self) -> bytes:
-        """How a stream cut short by shutdown ends: a finishing chunk, then [DONE]."""
-        outcome = Outcome(error="the server is shutting down")
+    def stop_frames(self, error: str = "the server is shutting down") -> bytes:
+        """How a stream cut short (shutdown, a failure) ends: a finishing chunk, then
+        [DONE]."""
+        outcome = Outcome(error=error)
         return sse(self.final_chunk(outcome)) + b"data: [DONE]\n\n"
 
 

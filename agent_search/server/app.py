@@ -25,17 +25,19 @@ from fastapi.staticfiles import StaticFiles
 
 from agent_search.server import _lifecycle as lifecycle
 from agent_search.server._errors import install_error_handlers
-from agent_search.server._middleware import Authenticate, BodyLimit, Screen
+from agent_search.server._middleware import PAGE_CSP, Authenticate, BodyLimit, Screen
 from agent_search.server._routes import BEARER_SCHEME, document_routes, router
 from agent_search.server.service import Service, ServiceOptions
 
 STATIC = Path(__file__).parent / "static"
 DOCS_STATIC = Path(fastapi_offline.__file__).parent / "static"
-PAGE_CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; "
-            "img-src 'self' data:; base-uri 'none'; form-action 'none'; "
-            "frame-ancestors 'none'")
+DOCS_CSP = ("default-src 'none'; script-src 'self' 'unsafe-inline'; "
+            "style-src 'self' 'unsafe-inline'; connect-src 'self'; img-src 'self' data:; "
+            "base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
+"""Swagger UI starts itself with an inline script; it loads nothing from other hosts."""
 ENV_CONFIG = "AGENT_SEARCH_SERVE_CONFIG"
 ENV_ASSISTANTS = "AGENT_SEARCH_SERVE_ASSISTANTS"
+ENV_WORKERS = "AGENT_SEARCH_SERVE_WORKERS"
 
 
 class _App(FastAPI):
@@ -87,10 +89,12 @@ def create_app(service: Service, *, own_process: bool = False) -> FastAPI:
 
     @app.get("/docs", include_in_schema=False)
     async def docs() -> HTMLResponse:
-        return get_swagger_ui_html(openapi_url="/openapi.json", title="agent-search API",
+        page = get_swagger_ui_html(openapi_url="/openapi.json", title="agent-search API",
                                    swagger_js_url="/docs-static/swagger-ui-bundle.js",
                                    swagger_css_url="/docs-static/swagger-ui.css",
                                    swagger_favicon_url="/docs-static/favicon.png")
+        page.headers["Content-Security-Policy"] = DOCS_CSP
+        return page
 
     @app.get("/", include_in_schema=False)
     async def page() -> FileResponse:
@@ -111,8 +115,10 @@ def app_from_env() -> FastAPI:
     """The factory uvicorn workers call (see the module docstring)."""
     config = os.environ.get(ENV_CONFIG)
     assistants = os.environ.get(ENV_ASSISTANTS)
+    workers = os.environ.get(ENV_WORKERS, "")
     options = ServiceOptions(config_dir=Path(config) if config else None,
-                             assistants_dir=Path(assistants) if assistants else None)
+                             assistants_dir=Path(assistants) if assistants else None,
+                             workers=int(workers) if workers.isdigit() else 2)
     return create_app(Service.load(options), own_process=True)
 
 

@@ -21,7 +21,7 @@ from agent_search.searcher import Searcher
 from agent_search.server._auth import KeyRing
 from agent_search.server._errors import ApiError
 from agent_search.server._metrics import Metrics
-from agent_search.server._ratelimit import RateLimiter
+from agent_search.server._ratelimit import SharedRateLimiter
 from agent_search.server._records import SharedRecordStore, records_url
 from agent_search.server.settings import ServerSettings
 
@@ -35,6 +35,8 @@ class ServiceOptions:
     config_dir: Path | None = None
     assistants_dir: Path | None = None
     builtin_handlers: bool = True
+    workers: int = 1
+    """Processes serving the same configuration (``--workers``)."""
 
 
 def find_assistants(root: Path | None) -> list[Path]:
@@ -48,10 +50,15 @@ def find_assistants(root: Path | None) -> list[Path]:
 
 class Service:
     def __init__(self, *, settings: ServerSettings, searcher: Searcher,
-                 assistants: dict[str, Assistant], records: SharedRecordStore) -> None:
+                 assistants: dict[str, Assistant], records: SharedRecordStore,
+                 workers: int = 1) -> None:
         self.settings = settings
         self.keys = KeyRing(settings)
-        self.limiter = RateLimiter(settings.rate_limit.per_minute, settings.rate_limit.burst)
+        limit = settings.rate_limit
+        shared = limit.shared if limit.shared != "auto" else \
+            workers > 1 or records.url.get_backend_name() != "sqlite"
+        self.limiter = SharedRateLimiter(limit.per_minute, limit.burst, records.url,
+                                         shared=shared)
         self.searcher = searcher
         self.assistants = assistants
         self.records = records
@@ -79,7 +86,8 @@ class Service:
         store = SharedRecordStore(records_url(settings.records_url, config.db.url, config.home))
         for assistant in assistants.values():
             assistant.records = store
-        return cls(settings=settings, searcher=searcher, assistants=assistants, records=store)
+        return cls(settings=settings, searcher=searcher, assistants=assistants, records=store,
+                   workers=options.workers)
 
     async def aclose(self) -> None:
         for assistant in self.assistants.values():
@@ -88,6 +96,7 @@ class Service:
         with contextlib.suppress(Exception):
             await self.searcher.aclose()
         await self.records.aclose()
+        await self.limiter.aclose()
 
     def assistant(self, assistant_id: str, *, param: str = "model") -> Assistant:
         found = self.assistants.get(assistant_id)

@@ -8,7 +8,7 @@ server:
       team_id: t1
     - sha256: 9f86d08...             # or the SHA-256 (hex) of the key
       user_id: bob
-  rate_limit: {per_minute: 600, burst: 60}
+  rate_limit: {per_minute: 600, burst: 60, shared: auto}   # shared: across workers
   max_body_bytes: 1048576
   max_messages: 100
   keepalive_seconds: 15               # SSE comment on a quiet stream
@@ -24,7 +24,7 @@ import hashlib
 import os
 import re
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
@@ -68,10 +68,15 @@ class ApiKeyEntry(_Strict):
 
 
 class RateLimit(_Strict):
-    """A token bucket per API key: ``per_minute`` tokens refill evenly, ``burst`` at most."""
+    """A token bucket per API key: ``per_minute`` tokens refill evenly, ``burst`` at most.
+    ``shared``: keep the buckets in the record database so the limit holds across worker
+    processes and hosts; ``auto`` (default) does when the service runs several workers
+    or records go to a server database (PostgreSQL: possibly several hosts); one process
+    on a local records file keeps them in memory (exact there, and no write a request)."""
 
     per_minute: float = Field(default=600.0, gt=0, le=1_000_000)
     burst: int = Field(default=60, ge=1, le=100_000)
+    shared: Literal["auto"] | bool = "auto"
 
 
 class ServerSettings(_Strict):

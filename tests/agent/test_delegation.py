@@ -162,7 +162,8 @@ async def test_rerank_endpoint_failure_falls_back_keeping_items(
 # -- user data: mcp_resource ----------------------------------------------------------------
 
 async def test_mcp_resource_data_source(make_assistant) -> None:
-    a = make_assistant({"name": "t"}, agent_yml=yml({}))
+    a = make_assistant({"name": "t", "mcp_resources": [{"server": "tools", "uri": "docs://*"}]},
+                       agent_yml=yml({}))
     messages = [{"role": "user", "content": [
         {"type": "text", "text": "What does the guide say?"},
         {"type": "data", "data": {"sources": [{"type": "mcp_resource", "name": "docs://guide",

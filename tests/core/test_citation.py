@@ -31,7 +31,7 @@ def test_prompt_lists_references_with_default_format() -> None:
     ]
     prompt = build_prompt(items, nonce=NONCE)
     assert "use #ref:1 format inline" in prompt
-    assert '- #ref:1 - "Qdrant docs"' in prompt
+    assert "Available references: #ref:1" in prompt  # titles only inside the fence
     (line,) = refs_block(prompt)
     assert json.loads(line) == {
         "ref": "#ref:1",
