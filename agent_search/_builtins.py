@@ -48,4 +48,4 @@ def register_builtin_handlers(
         )
     except ConfigError as exc:
         # handlers validate their own sections; name the file the bad key came from
-        raise exc.located(config.origin(exc.key)) from exc
+        raise config.locate(exc) from exc

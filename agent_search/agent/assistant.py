@@ -234,9 +234,7 @@ class Assistant:
         package = load_package(apath)
         hooks = load_hooks(apath, apath.name)
         settings = AgentSettings.load(cdir)
-        config = load_config(cdir, assistant_dir=apath)
-        if package.uses:
-            config = config.merged({"uses": package.uses}, file=str(apath / "package.yao"))
+        config = load_config(cdir, assistant_dir=apath)  # its uses layer included
         delegates = Delegates(settings, assistants_root=apath.parent, config_dir=cdir,
                               log_dir=config.home / "logs")
         searcher = Searcher(config, handlers=[McpResourceHandler(delegates.mcp)],

@@ -102,6 +102,6 @@ class AgentSettings(_Strict):
         try:
             settings = cls.model_validate(data)
         except ValidationError as exc:
-            raise config_error(exc, file=str(path)) from exc
+            raise config_error(exc, file=str(path), model=cls) from exc
         settings.file = str(path)
         return settings

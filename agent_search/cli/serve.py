@@ -68,7 +68,7 @@ def serve(
             from agent_search.server._auth import KeyRing
 
             KeyRing(settings)  # env keys must be set now, not at the first request
-        search_config = load_config(cdir)
+        search_config = load_config(cdir, assistants_dir=adir)
     except (ValueError, AgentSearchError) as exc:
         fail(str(exc))
     if not keyed and not is_loopback(host):

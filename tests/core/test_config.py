@@ -41,7 +41,9 @@ def test_layers_later_wins(tmp_path: Path) -> None:
       "rerank": {"top_n": 8},
     }""",
     )
-    write(cfg / "agent.yml", "uses:\n  keyword: mcp:nlp.keywords\n  rerank: workers.rerank\n")
+    write(cfg / "agent.yml", "uses:\n  keyword: mcp:nlp.keywords\n  rerank: ranker\n"
+                             "mcp:\n  servers:\n    nlp: {command: python}\n")
+    write(tmp_path / "assistants" / "ranker" / "package.yao", '{"name": "Ranker"}')
     asst = tmp_path / "assistants" / "bot"
     write(
         asst / "package.yao",
@@ -58,7 +60,7 @@ def test_layers_later_wins(tmp_path: Path) -> None:
     assert c.web.provider == "serper" and c.web.max_results == 3 and c.web.enabled is True
     assert c.kb.enabled is True and c.kb.collections == ["docs", "faq"]
     assert c.db.models == ["product"] and c.db.enabled is None  # models alone don't enable
-    assert c.uses.keyword == "mcp:nlp.keywords" and c.uses.rerank == "workers.rerank"
+    assert c.uses.keyword == "mcp:nlp.keywords" and c.uses.rerank == "ranker"
     assert c.citation.format == "[{id}]" and c.rerank.top_n == 8
     assert c.enabled_types() == ["web", "kb"]
     # hook/request layers are merged the same way
