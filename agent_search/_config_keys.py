@@ -32,7 +32,7 @@ def did_you_mean(word: str, choices: Iterable[str]) -> str | None:
     lowered = {n.lower(): n for n in names}
     if word.lower() in lowered:  # a difference of case only
         return lowered[word.lower()]
-    found = difflib.get_close_matches(word, names, n=1, cutoff=0.6)
+    found = difflib.get_close_matches(word, names, n=1, cutoff=0.7)
     return found[0] if found else None
 
 

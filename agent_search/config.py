@@ -274,8 +274,10 @@ def config_error(exc: ValidationError, *, file: str | None = None,
     error, its dotted key (under ``section``; ``prefix`` is where the settings sit in
     ``file``), "unknown key" for a key the settings do not have — with the closest key
     ``model`` has there, when one is close — without pydantic's "Value error, " prefix.
-    The error finds the key's line in ``file`` itself."""
-    err = exc.errors()[0]
+    The error finds the key's line in ``file`` itself. An unknown key is reported before
+    any other error: a misspelt key is often why a required one seems missing."""
+    errors = exc.errors()
+    err = next((e for e in errors if e["type"] == "extra_forbidden"), errors[0])
     loc = tuple(err["loc"])
     key = prefix + ".".join([*([section] if section else []), *(str(p) for p in loc)])
     if err["type"] == "extra_forbidden":

@@ -72,7 +72,7 @@ from agent_search.agent.llm.base import ToolCall
 from agent_search.agent.options import Options
 from agent_search.agent.package import AssistantPackage, load_package
 from agent_search.agent.records import STAGE, RecordSink, RecordStore, SearchRecord
-from agent_search.agent.settings import AgentSettings
+from agent_search.agent.settings import OFFLINE, AgentSettings
 from agent_search.citation import build_prompt, no_reference_prompt
 from agent_search.config import load_config
 from agent_search.context import Context
@@ -93,7 +93,6 @@ from agent_search.types import Result, ResultItem
 if sys.version_info < (3, 11):  # anyio's own dependency there
     from exceptiongroup import BaseExceptionGroup
 
-OFFLINE = "offline"
 
 
 class _HookFailed(Exception):
@@ -234,6 +233,7 @@ class Assistant:
         package = load_package(apath)
         hooks = load_hooks(apath, apath.name)
         settings = AgentSettings.load(cdir)
+        settings.check_connectors(package.connector, str(apath / "package.yao"))
         config = load_config(cdir, assistant_dir=apath)  # its uses layer included
         delegates = Delegates(settings, assistants_root=apath.parent, config_dir=cdir,
                               log_dir=config.home / "logs")
