@@ -1,6 +1,6 @@
 """Configuration: typed settings and the layers they are merged from.
 
-Layers, later wins (see README "Configuration"):
+Layers, later wins (see docs/configuration.md):
 
 1. built-in defaults (the field defaults below);
 2. ``config/search.yao`` (JSONC) and ``uses`` from ``config/agent.yml``;
@@ -33,7 +33,7 @@ from agent_search.types import CitationConfig
 
 DEFAULT_MIN_SCORE: dict[str, float] = {"web": 0.2, "kb": 0.02, "db": 0.3}
 """Default relevance floors per search type, on the scale every handler scores on
-(0..1, ~0.5 = probably relevant; see README "What scores mean")."""
+(0..1, ~0.5 = probably relevant; see docs/scores.md)."""
 
 
 class _Section(BaseModel):
