@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from agent_search.errors import ConfigError
 
 if TYPE_CHECKING:
+    from agent_search.config import SearchConfig
     from agent_search.query.dsl import DSLGenerator
     from agent_search.searcher import Searcher
 
@@ -48,4 +49,20 @@ def register_builtin_handlers(
         )
     except ConfigError as exc:
         # handlers validate their own sections; name the file the bad key came from
+        raise config.locate(exc) from exc
+
+
+def check_builtin_sections(config: SearchConfig) -> None:
+    """Validate the ``web``, ``kb`` and ``db`` sections by the builtin handlers' settings
+    models without building the handlers, for commands that build none (``kb``,
+    ``eval``): a typo there is the same error as on any other command."""
+    from agent_search.db.settings import DBSettings
+    from agent_search.kb.settings import KBSettings
+    from agent_search.web.settings import WebSettings
+
+    try:
+        WebSettings.from_section(config.web)
+        config.kb.settings(KBSettings)
+        DBSettings.from_config(config)
+    except ConfigError as exc:
         raise config.locate(exc) from exc

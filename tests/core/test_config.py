@@ -257,6 +257,8 @@ COMMANDS = [
      "uses.keyword: 'bultin' is neither builtin"),
     ("config/search.yao", '"timeout"', '"timeuot"', "search.yao: options.timeuot: unknown key "
                                                     "(line 4) — did you mean 'timeout'?"),
+    ("config/search.yao", '"max_results"', '"max_resluts"', "search.yao: web.max_resluts: "
+     "unknown key (line 3) — did you mean 'max_results'?"),  # a handler's own section
 ])
 def test_every_command_refuses_a_typo_the_same_way(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
