@@ -68,16 +68,15 @@ def demo_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return home
 
 
-@pytest.fixture
-def project(tmp_path: Path, demo_home: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A copy of the project and of the demo data home, the current directory."""
-    root = tmp_path / "project"
+def _copy_project(root: Path, demo_home: Path) -> Path:
+    """A copy of the project's configuration and assistants under ``root``, with a copy
+    of the demo data home where a project keeps it (``.agent_search``)."""
     for folder in ("config", "assistants"):
         shutil.copytree(ROOT / folder, root / folder,
                         ignore=shutil.ignore_patterns("__pycache__"))
     for name in ("docs", "README.md"):
         (root / name).symlink_to(ROOT / name)
-    home = root / ".agent_search"  # where a project's data lives by default
+    home = root / ".agent_search"
     home.mkdir()
     for entry in demo_home.iterdir():
         if entry.name == "models":  # the model files: large, read-only, shared
@@ -86,11 +85,25 @@ def project(tmp_path: Path, demo_home: Path, monkeypatch: pytest.MonkeyPatch) ->
             shutil.copytree(entry, home / entry.name)
         else:
             shutil.copy2(entry, home / entry.name)
-    monkeypatch.setenv("AGENT_SEARCH_HOME", str(home))
-    monkeypatch.setenv("PATH", f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}")
-    monkeypatch.setenv("COLUMNS", "120")
+    return home
+
+
+def _offline_env(home: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in KEYS}
+    env.update(AGENT_SEARCH_HOME=str(home), COLUMNS="120",
+               PATH=f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}")
+    return env
+
+
+@pytest.fixture
+def project(tmp_path: Path, demo_home: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A copy of the project and of the demo data home, the current directory; offline."""
+    root = tmp_path / "project"
+    home = _copy_project(root, demo_home)
     for key in KEYS:
         monkeypatch.delenv(key, raising=False)
+    for key, value in _offline_env(home).items():
+        monkeypatch.setenv(key, value)
     monkeypatch.chdir(root)
     return root
 
@@ -133,14 +146,17 @@ def _run_command(command: str, root: Path, capsys: pytest.CaptureFixture[str]
     return done.returncode, done.stdout + done.stderr
 
 
-@pytest.fixture
-def served(project: Path) -> Iterator[str]:
-    """``agent-search serve`` on a free port for the example project."""
+@pytest.fixture(scope="session")
+def served(tmp_path_factory: pytest.TempPathFactory, demo_home: Path) -> Iterator[str]:
+    """``agent-search serve`` on a free port, for all the examples that talk to it (they
+    only read): a project copy of its own."""
+    root = tmp_path_factory.mktemp("served") / "project"
+    env = _offline_env(_copy_project(root, demo_home))
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     proc = subprocess.Popen([str(BIN / "agent-search"), "serve", "--port", str(port)],
-                            cwd=project, env=dict(os.environ), stdout=subprocess.DEVNULL,
+                            cwd=root, env=env, stdout=subprocess.DEVNULL,
                             stderr=subprocess.PIPE, text=True)
     address = f"127.0.0.1:{port}"
     try:
