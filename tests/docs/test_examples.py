@@ -25,6 +25,7 @@ import anyio
 import httpx
 import pytest
 from examples import ROOT, Block, all_blocks, commands
+from examples import SHELL as SHELL_LANGS
 
 from agent_search.kb import close_stores
 
@@ -223,3 +224,16 @@ def test_example_runs(block: Block, project: Path, request: pytest.FixtureReques
         status, output = _run_command(command, project, capsys)
         assert status == expected, f"{block.id}: `{command}` exited {status}:\n{output}"
         assert "Traceback" not in output, f"{block.id}: `{command}`:\n{output}"
+
+
+def test_no_shell_example_loses_a_dollar_amount_to_the_shell() -> None:
+    """``"under $50"`` in double quotes reaches the program as "under 0" (the shell
+    expands ``$5``): such a question must be in single quotes. The examples run
+    in-process, without a shell, so this is checked on the text."""
+    dollar_in_double_quotes = re.compile(r'"(?:[^"\\]|\\.)*\$\d(?:[^"\\]|\\.)*"')
+    for block in all_blocks():
+        if block.lang in SHELL_LANGS:
+            for command in commands(block.code):
+                unquoted = re.sub(r"'[^']*'", "''", command)
+                assert not dollar_in_double_quotes.search(unquoted), f"{block.id}: {command}"
+                assert not re.search(r"(?<!\\)\$\d", unquoted), f"{block.id}: {command}"
