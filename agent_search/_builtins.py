@@ -67,7 +67,7 @@ def register_builtin_handlers(
         )
     except ConfigError as exc:
         # handlers validate their own sections; name the file the bad key came from
-        raise exc.located(config.origin(exc.key)) from exc
+        raise config.locate(exc) from exc
     if plugins:
         for handler in plugin_handlers(config):
             registry.register(handler)
@@ -87,3 +87,19 @@ def plugin_handlers(config: SearchConfig) -> list[Handler]:
                               f"{type(exc).__name__}: {exc}",
                               key=f"{ENTRY_POINT_GROUP}.{point.name}") from exc
     return handlers
+
+
+def check_builtin_sections(config: SearchConfig) -> None:
+    """Validate the ``web``, ``kb`` and ``db`` sections by the builtin handlers' settings
+    models without building the handlers, for commands that build none (``kb``,
+    ``eval``): a typo there is the same error as on any other command."""
+    from agent_search.db.settings import DBSettings
+    from agent_search.kb.settings import KBSettings
+    from agent_search.web.settings import WebSettings
+
+    try:
+        WebSettings.from_section(config.web)
+        config.kb.settings(KBSettings)
+        DBSettings.from_config(config)
+    except ConfigError as exc:
+        raise config.locate(exc) from exc

@@ -1,6 +1,6 @@
 """Configuration: typed settings and the layers they are merged from.
 
-Layers, later wins (see README "Configuration"):
+Layers, later wins (see docs/configuration.md):
 
 1. built-in defaults (the field defaults below);
 2. ``config/search.yao`` (JSONC) and ``uses`` from ``config/agent.yml``;
@@ -25,6 +25,7 @@ import json5
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
+from agent_search._config_keys import did_you_mean, known_keys
 from agent_search._locations import default_home
 from agent_search._text import check_tree
 from agent_search.errors import ConfigError
@@ -33,7 +34,7 @@ from agent_search.types import CitationConfig
 
 DEFAULT_MIN_SCORE: dict[str, float] = {"web": 0.2, "kb": 0.02, "db": 0.3}
 """Default relevance floors per search type, on the scale every handler scores on
-(0..1, ~0.5 = probably relevant; see README "What scores mean")."""
+(0..1, ~0.5 = probably relevant; see docs/scores.md)."""
 
 
 class _Section(BaseModel):
@@ -84,7 +85,7 @@ class TypeConfig(_OpenSection):
             try:
                 cached = model.model_validate(self.model_dump())
             except ValidationError as exc:
-                raise config_error(exc, section=model.section) from exc
+                raise config_error(exc, section=model.section, model=model) from exc
             self._validated[model] = cached
         return cached
 
@@ -153,7 +154,7 @@ class OptionsConfig(_Section):
     )
 
 
-class UsesConfig(_OpenSection):
+class UsesConfig(_Section):
     keyword: str = "builtin"
     query: str = "builtin"
     rerank: str = "builtin"
@@ -176,13 +177,20 @@ class SearchConfig(_Section):
     types: dict[str, TypeConfig] = Field(default_factory=dict, description=(
         "sections of custom search types (handlers you register), by type name"))
 
-    # top-level section → the file of the last layer that set it, so an error found
-    # later (a handler validating its own section) can still name the file
-    _origins: dict[str, str] = PrivateAttr(default_factory=dict)
+    # top-level section → (the file of the last layer that set it, where the section
+    # sits in that file), so an error found later (a handler validating its own
+    # section) can still name the file, the key and the line
+    _origins: dict[str, tuple[str, str]] = PrivateAttr(default_factory=dict)
 
     def origin(self, key: str | None) -> str | None:
         """The file the section of ``key`` (``"db.url"`` → ``db``) last came from."""
-        return self._origins.get(key.split(".", 1)[0]) if key else None
+        return self._origins.get(key.split(".", 1)[0], (None, ""))[0] if key else None
+
+    def locate(self, error: ConfigError) -> ConfigError:
+        """``error`` (raised by a section's own validation) naming the file its section
+        came from, the key as written there, and the line."""
+        file, prefix = self._origins.get((error.key or "").split(".", 1)[0], (None, ""))
+        return error.located(file, prefix=prefix)
 
     def section(self, search_type: str) -> TypeConfig | None:
         """The section of ``search_type``: ``web``/``kb``/``db`` or ``types.<name>``."""
@@ -210,13 +218,17 @@ class SearchConfig(_Section):
         return [t for t in (*BUILTIN_TYPES, *self.types)
                 if (section := self.section(t)) is not None and section.enabled]
 
-    def merged(self, overrides: Mapping[str, Any], *, file: str | None = None) -> SearchConfig:
-        """A new config with ``overrides`` deep-merged on top (a later layer)."""
+    def merged(self, overrides: Mapping[str, Any], *, file: str | None = None,
+               prefix: str = "") -> SearchConfig:
+        """A new config with ``overrides`` deep-merged on top (a later layer); ``file``
+        names the layer in errors, ``prefix`` is where the overrides sit in it
+        (``search.`` in a package.yao)."""
         base = self.model_dump(mode="python")
         merged = _validate(deep_merge(base, _normalize_toggles(dict(overrides), objects=False)),
-                           file)
-        merged._origins = {**self._origins, **dict.fromkeys(overrides, file)} if file else \
-            dict(self._origins)
+                           file, prefix)
+        merged._origins = dict(self._origins)
+        if file:
+            merged._origins.update(dict.fromkeys(overrides, (file, prefix)))
         return merged
 
 
@@ -257,21 +269,29 @@ def _toggle(value: Any, objects: bool) -> Any:
 
 
 def config_error(exc: ValidationError, *, file: str | None = None,
-                 section: str | None = None) -> ConfigError:
+                 section: str | None = None, model: type[BaseModel] | None = None,
+                 prefix: str = "") -> ConfigError:
     """The one-line :class:`ConfigError` for settings that failed validation: the first
-    error, its dotted key (under ``section``), "unknown key" for a key the settings do
-    not have, without pydantic's "Value error, " prefix."""
-    err = exc.errors()[0]
-    key = ".".join([*([section] if section else []), *(str(p) for p in err["loc"])])
-    msg = "unknown key" if err["type"] == "extra_forbidden" else str(err["msg"])
-    return ConfigError(msg.removeprefix("Value error, "), file=file, key=key)
+    error, its dotted key (under ``section``; ``prefix`` is where the settings sit in
+    ``file``), "unknown key" for a key the settings do not have — with the closest key
+    ``model`` has there, when one is close — without pydantic's "Value error, " prefix.
+    The error finds the key's line in ``file`` itself. An unknown key is reported before
+    any other error: a misspelt key is often why a required one seems missing."""
+    errors = exc.errors()
+    err = next((e for e in errors if e["type"] == "extra_forbidden"), errors[0])
+    loc = tuple(err["loc"])
+    key = prefix + ".".join([*([section] if section else []), *(str(p) for p in loc)])
+    if err["type"] == "extra_forbidden":
+        hint = did_you_mean(str(loc[-1]), known_keys(model, loc[:-1])) if model else None
+        return ConfigError("unknown key", file=file, key=key, hint=hint)
+    return ConfigError(str(err["msg"]).removeprefix("Value error, "), file=file, key=key)
 
 
-def _validate(data: Mapping[str, Any], file: str | None) -> SearchConfig:
+def _validate(data: Mapping[str, Any], file: str | None, prefix: str = "") -> SearchConfig:
     try:
         return SearchConfig.model_validate(data)
     except ValidationError as exc:
-        raise config_error(exc, file=file) from exc
+        raise config_error(exc, file=file, model=SearchConfig, prefix=prefix) from exc
 
 
 MAX_CONFIG_BYTES = 1_000_000
@@ -368,13 +388,22 @@ def _check_text(data: dict[str, Any], file: str) -> None:
 
 
 def load_config(
-    config_dir: str | Path | None = None, *, assistant_dir: str | Path | None = None
+    config_dir: str | Path | None = None, *, assistant_dir: str | Path | None = None,
+    assistants_dir: str | Path | None = None,
 ) -> SearchConfig:
-    """Merge the layers found on disk. Missing files are skipped; bad ones raise
-    :class:`ConfigError` naming file and key."""
+    """Merge the layers found on disk. Missing files are skipped; every file found is
+    validated whole by its schema (unknown keys refused), so a typo is the same
+    :class:`ConfigError` — file, key, line, did-you-mean — whichever command reads it.
+    The ``uses`` values must name something that exists (see :mod:`agent_search._uses`):
+    assistant ids are looked for beside ``assistant_dir``, else in ``assistants_dir``,
+    else in the assistants folder beside ``config_dir``.
+    """
+    from agent_search._uses import UsesTargets, check_uses
+
     config = SearchConfig()
-    if config_dir is not None:
-        cdir = Path(config_dir)
+    targets = UsesTargets()
+    cdir = Path(config_dir) if config_dir is not None else None
+    if cdir is not None:
         if not cdir.is_dir():
             raise ConfigError("configuration folder not found", file=str(cdir))
         search_file = cdir / "search.yao"
@@ -382,35 +411,67 @@ def load_config(
             config = config.merged(read_jsonc(search_file), file=str(search_file))
         agent_file = cdir / "agent.yml"
         if agent_file.is_file():
-            uses = read_yaml(agent_file).get("uses")
-            if uses is not None:
-                if not isinstance(uses, dict):
-                    raise ConfigError("expected a mapping", file=str(agent_file), key="uses")
+            targets, uses = _agent_layer(cdir)
+            if uses:
                 config = config.merged({"uses": uses}, file=str(agent_file))
-    if assistant_dir is not None:
-        config = config.merged(
-            assistant_overrides(Path(assistant_dir)), file=str(Path(assistant_dir) / "package.yao")
-        )
+    adir = Path(assistant_dir) if assistant_dir is not None else None
+    if adir is not None:
+        package = str(adir / "package.yao")
+        search, uses = _assistant_layer(adir)
+        config = config.merged(search, file=package, prefix="search.")
+        if uses:
+            config = config.merged({"uses": uses}, file=package)
+    root = (adir.resolve().parent if adir is not None else
+            Path(assistants_dir) if assistants_dir is not None else _assistants_root(cdir))
+    check_uses(config, targets.with_assistants(root))
     return config
+
+
+def _agent_layer(config_dir: Path) -> tuple[Any, dict[str, Any]]:
+    """``agent.yml`` validated whole (its own schema, and the ``server`` section's when
+    it has one): what ``uses`` values may name, and the ``uses`` layer."""
+    from agent_search._uses import UsesTargets
+    from agent_search.agent.settings import AgentSettings
+
+    settings = AgentSettings.load(config_dir)
+    if settings.server:  # imported only then: the server package brings in FastAPI
+        from agent_search.server.settings import ServerSettings
+
+        ServerSettings.load(config_dir)
+    return UsesTargets(mcp_servers=tuple(settings.mcp.servers),
+                       rerankers=tuple(settings.rerankers)), dict(settings.uses)
+
+
+def _assistants_root(config_dir: Path | None) -> Path | None:
+    """The assistants folder of the configuration (``$AGENT_SEARCH_ASSISTANTS``, else
+    beside ``config_dir``)."""
+    if config_dir is not None:
+        from agent_search._locations import find_assistants_dir
+
+        return find_assistants_dir(config_dir)
+    return None
+
+
+def _assistant_layer(assistant_dir: Path) -> tuple[dict[str, Any], dict[str, Any]]:
+    """One assistant's ``package.yao``, validated whole: its search layer and its
+    ``uses``."""
+    from agent_search.agent.package import load_package
+
+    package = load_package(assistant_dir)
+    search: Any = package.search or {}
+    if isinstance(search, bool):
+        search = {t: search for t in BUILTIN_TYPES}
+    search = _normalize_toggles(dict(search))
+    # the assistant's own collections / models are the defaults for its kb / db search
+    for section, key in (("kb", "collections"), ("db", "models")):
+        refs = getattr(package, section)
+        if key in refs.model_fields_set and key not in (search.get(section) or {}):
+            search.setdefault(section, {})
+            if isinstance(search[section], dict):
+                search[section] = {**search[section], key: getattr(refs, key)}
+    return search, package.uses.model_dump(exclude_none=True)
 
 
 def assistant_overrides(assistant_dir: Path) -> dict[str, Any]:
     """The search-config layer of one assistant's ``package.yao``."""
-    package = assistant_dir / "package.yao"
-    if not package.is_file():
-        raise ConfigError("assistant package not found", file=str(package))
-    data = read_jsonc(package)
-    search = data.get("search") or {}
-    if isinstance(search, bool):
-        search = {t: search for t in BUILTIN_TYPES}
-    if not isinstance(search, dict):
-        raise ConfigError("expected an object or a boolean", file=str(package), key="search")
-    search = _normalize_toggles(dict(search))
-    # the assistant's own collections / models are the defaults for its kb / db search
-    for section, key in (("kb", "collections"), ("db", "models")):
-        own = data.get(section)
-        if isinstance(own, dict) and key in own and key not in search.get(section, {}):
-            search.setdefault(section, {})
-            if isinstance(search[section], dict):
-                search[section] = {**search[section], key: own[key]}
-    return search
+    return _assistant_layer(assistant_dir)[0]

@@ -39,21 +39,39 @@ class FilterError(InputError):
 
 
 class ConfigError(InputError):
-    """A configuration file or value is wrong. The message names the file and the key."""
+    """A configuration file or value is wrong. The message names the file, the key and,
+    when the key is found in the file, its line; for a key that does not exist, the
+    closest one that does (``hint``):
+    ``config/search.yao: web.max_resluts: unknown key (line 9) — did you mean
+    'max_results'?``"""
 
-    def __init__(self, message: str, *, file: str | None = None, key: str | None = None) -> None:
+    def __init__(self, message: str, *, file: str | None = None, key: str | None = None,
+                 line: int | None = None, hint: str | None = None) -> None:
         self.file = file
         self.key = key
-        where = ": ".join(p for p in (file, key) if p)
-        self.message = message
-        super().__init__(f"{where}: {message}" if where else message)
+        if line is None and file is not None and key is not None:
+            from agent_search._config_keys import key_line
 
-    def located(self, file: str | None) -> ConfigError:
+            line = key_line(file, key)
+        self.line = line
+        self.hint = hint
+        self.message = message
+        where = ": ".join(p for p in (file, key) if p)
+        text = f"{where}: {message}" if where else message
+        if line is not None:
+            text += f" (line {line})"
+        if hint:
+            text += f" — did you mean {hint!r}?"
+        super().__init__(text)
+
+    def located(self, file: str | None, *, prefix: str = "") -> ConfigError:
         """This error naming ``file``, when it does not name one yet (a section checked
-        after the layers were merged knows its key, not the file it came from)."""
+        after the layers were merged knows its key, not the file it came from).
+        ``prefix`` is where the key sits in that file (``search.`` in a package.yao)."""
         if self.file is not None or file is None:
             return self
-        return ConfigError(self.message, file=file, key=self.key)
+        key = f"{prefix}{self.key}" if self.key and prefix else self.key
+        return ConfigError(self.message, file=file, key=key, hint=self.hint)
 
 
 def validation_summary(exc: ValidationError, default_loc: str = "request") -> str:

@@ -25,13 +25,12 @@ from agent_search.agent.llm import ChatClient, LLMError, OpenAIChatClient, strea
 from agent_search.agent.llm.base import ToolCall
 from agent_search.agent.options import Options
 from agent_search.agent.package import AssistantPackage
-from agent_search.agent.settings import AgentSettings
+from agent_search.agent.settings import OFFLINE, AgentSettings
 from agent_search.context import Context
 from agent_search.searcher import Searcher
 from agent_search.trace import TraceNode
 from agent_search.types import ResultItem
 
-OFFLINE = "offline"
 
 
 class Answering:

@@ -148,9 +148,9 @@ class Assistant(Answering):
         if cdir is None and (apath.resolve().parent.parent / "config").is_dir():
             cdir = apath.resolve().parent.parent / "config"
         package = load_package(apath)
-        config = load_config(cdir, assistant_dir=apath)
-        if package.uses:
-            config = config.merged({"uses": package.uses}, file=str(apath / "package.yao"))
+        AgentSettings.load(cdir).check_connectors(package.connector,
+                                                  str(apath / "package.yao"))
+        config = load_config(cdir, assistant_dir=apath)  # its uses layer included
         if overrides:
             config = config.merged(overrides, file="command line")
         return cls._build(apath, package, load_hooks(apath, apath.name), cdir, config,

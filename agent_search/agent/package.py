@@ -26,7 +26,7 @@ class PromptMessage(BaseModel):
 
 
 class _Refs(BaseModel):
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="forbid")
 
     collections: list[str] = Field(default_factory=list)
     models: list[str] = Field(default_factory=list)
@@ -50,11 +50,24 @@ class McpResourceRef(BaseModel):
         return uri == self.uri
 
 
-class AssistantPackage(BaseModel):
-    """The validated content of ``package.yao``. ``search`` stays a raw mapping: it is a
-    layer of :class:`~agent_search.config.SearchConfig` and validated there."""
+class _Uses(BaseModel):
+    """``uses`` of one assistant: the values are checked against what exists when the
+    configuration is loaded (:mod:`agent_search._uses`)."""
 
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="forbid")
+
+    keyword: str | None = None
+    query: str | None = None
+    rerank: str | None = None
+
+
+class AssistantPackage(BaseModel):
+    """The validated content of ``package.yao``, unknown keys refused (a typo such as
+    ``"serach"`` would otherwise switch search off without a word). ``search`` stays a
+    raw mapping: it is a layer of :class:`~agent_search.config.SearchConfig` and
+    validated there, with the same errors."""
+
+    model_config = ConfigDict(extra="forbid")
 
     name: str = ""
     description: str = ""
@@ -63,7 +76,7 @@ class AssistantPackage(BaseModel):
     search: dict[str, Any] | bool | None = None
     kb: _Refs = Field(default_factory=_Refs)
     db: _Refs = Field(default_factory=_Refs)
-    uses: dict[str, str] = Field(default_factory=dict)
+    uses: _Uses = Field(default_factory=_Uses)
     tools: list[Literal["search"]] = Field(
         default_factory=list, description='Tools offered to the model: "search"')
     mcp_resources: list[McpResourceRef] = Field(
@@ -101,4 +114,4 @@ def load_package(assistant_dir: Path) -> AssistantPackage:
     try:
         return AssistantPackage.model_validate(data)
     except ValidationError as exc:
-        raise config_error(exc, file=str(path)) from exc
+        raise config_error(exc, file=str(path), model=AssistantPackage) from exc

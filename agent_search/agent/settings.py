@@ -22,10 +22,14 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from agent_search._config_keys import did_you_mean
 from agent_search.config import config_error, read_yaml
+from agent_search.errors import ConfigError
 from agent_search.mcp.settings import MCPServerSettings
 
 AGENT_FILE = "agent.yml"
+OFFLINE = "offline"
+"""The connector name that means: no LLM, the offline extractive responder."""
 
 
 class _Strict(BaseModel):
@@ -90,6 +94,25 @@ class AgentSettings(_Strict):
                                    description="Read by agent_search.server (ServerSettings)")
     file: str | None = Field(default=None, exclude=True)
 
+    def connector_problem(self, name: str) -> tuple[str, str | None] | None:
+        """Why ``name`` is not a connector (with the closest defined one), or None when
+        it is one, or ``offline``."""
+        if name == OFFLINE or name in self.connectors:
+            return None
+        defined = ", ".join(self.connectors) or "none"
+        return (f"no connector {name!r} in {self.file or AGENT_FILE} connectors "
+                f"(defined: {defined}; or {OFFLINE!r})",
+                did_you_mean(name, [*self.connectors, OFFLINE]))
+
+    def check_connectors(self, package_connector: str | None, package_file: str) -> None:
+        """Refuse a ``default_connector`` or an assistant's ``connector`` that names no
+        connector: a typo there would otherwise answer offline without a word."""
+        for name, file, key in ((self.default_connector, self.file, "default_connector"),
+                                (package_connector, package_file, "connector")):
+            problem = self.connector_problem(name) if name else None
+            if problem is not None:
+                raise ConfigError(problem[0], file=file, key=key, hint=problem[1])
+
     @classmethod
     def load(cls, config_dir: str | Path | None) -> AgentSettings:
         """Settings from ``<config_dir>/agent.yml``; defaults when absent."""
@@ -102,6 +125,6 @@ class AgentSettings(_Strict):
         try:
             settings = cls.model_validate(data)
         except ValidationError as exc:
-            raise config_error(exc, file=str(path)) from exc
+            raise config_error(exc, file=str(path), model=cls) from exc
         settings.file = str(path)
         return settings

@@ -180,6 +180,11 @@ def ask(
                                     overrides={"db": {"url": db_url}} if db_url else None)
     except (ValueError, AgentSearchError) as exc:
         fail(str(exc))
+    problem = loaded.settings.connector_problem(connector) if connector is not None else None
+    if problem is not None:
+        hint = f" — did you mean {problem[1]!r}?" if problem[1] else ""
+        anyio.run(loaded.aclose)
+        fail(f"--connector: {problem[0]}{hint}")
     try:
         code = anyio.run(_ask, loaded, question, Options(search=search, connector=connector,
                                                     user_id=user, team_id=team),

@@ -108,10 +108,17 @@ def _size(n: int) -> str:
 
 
 def _config(config_dir: Path | None) -> SearchConfig:
+    """``--config``, else the project's configuration folder (as every command finds
+    it), validated: a typo in any of its files is one line and exit 2."""
+    from agent_search._builtins import check_builtin_sections
+    from agent_search.cli.search import resolve_config_dir
+
     try:
-        return load_config(config_dir)
-    except ConfigError as exc:
+        config = load_config(resolve_config_dir(config_dir))
+        check_builtin_sections(config)
+    except (ConfigError, ValueError) as exc:
         fail(str(exc))
+    return config
 
 
 @kb_app.command("ingest")

@@ -77,6 +77,7 @@ def serve(
     """Serve chat completions, the event stream, search, records, metrics and the chat page."""
     import uvicorn
 
+    from agent_search._builtins import check_builtin_sections
     from agent_search.config import load_config
     from agent_search.server.app import ENV_ASSISTANTS, ENV_CONFIG, ENV_WORKERS, create_app
     from agent_search.server.service import Service, ServiceOptions
@@ -91,7 +92,8 @@ def serve(
             from agent_search.server._auth import KeyRing
 
             KeyRing(settings)  # env keys must be set now, not at the first request
-        search_config = load_config(cdir)
+        search_config = load_config(cdir, assistants_dir=adir)
+        check_builtin_sections(search_config)
     except (ValueError, AgentSearchError) as exc:
         fail(str(exc))
     if not keyed and not is_loopback(host):
@@ -103,13 +105,17 @@ def serve(
              "Qdrant server (kb.url)")
     _check_free(host, port)
     where = f"http://{host if ':' not in host else f'[{host}]'}:{port}"
-    if not keyed:
-        print(f"agent-search: no API keys configured: serving on loopback only, {where}",
-              file=sys.stderr)
-    print(f"agent-search: chat page {where}/ · API docs {where}/docs", file=sys.stderr)
+
+    def banner() -> None:  # after the configuration was found good: an error stays one line
+        if not keyed:
+            print(f"agent-search: no API keys configured: serving on loopback only, {where}",
+                  file=sys.stderr)
+        print(f"agent-search: chat page {where}/ · API docs {where}/docs", file=sys.stderr)
+
     common = dict(host=host, port=port, log_level="info", proxy_headers=False,
                   timeout_graceful_shutdown=settings.grace_seconds + _SHUTDOWN_MARGIN)
     if workers > 1:
+        banner()
         os.environ[ENV_CONFIG] = str(cdir.resolve()) if cdir else ""
         os.environ[ENV_ASSISTANTS] = str(adir.resolve()) if adir else ""
         os.environ[ENV_WORKERS] = str(workers)  # the rate limit is shared across them
@@ -120,4 +126,5 @@ def serve(
         service = Service.load(ServiceOptions(config_dir=cdir, assistants_dir=adir))
     except (ValueError, AgentSearchError) as exc:
         fail(str(exc))
+    banner()
     uvicorn.run(create_app(service, own_process=True), **common)  # type: ignore[arg-type]

@@ -11,8 +11,10 @@ A definition names a table and describes its columns and relations::
                               "foreign": "id"}},
      "option": {"permission": false, "soft_deletes": false}}
 
-Relations read ``this.foreign = related.key`` (Yao's convention). Keys this package does
-not use (validations, defaults...) are accepted and ignored, so Yao files load unchanged.
+Relations read ``this.foreign = related.key`` (Yao's convention). Keys of Yao's model
+format this package does not use (validations, defaults, indexes, values...) are accepted
+and ignored, so Yao files load unchanged; any other key is refused as a typo, with the
+file, the key, the line and the closest known key.
 
 Model ids: ``models/product.mod.yao`` under the global config folder is ``product``
 (``models/shop/item.mod.yao`` is ``shop.item``); under ``assistants/<id>/models/`` it is
@@ -53,8 +55,15 @@ _AUTO_ID_TYPES = frozenset({"id", "increments", "bigincrements", "smallincrement
                             "tinyincrements", "mediumincrements"})
 
 
+_YAO_ONLY = "Yao's model format; accepted and not used here"
+
+
+def _ignored() -> Any:
+    return Field(default=None, exclude=True, description=_YAO_ONLY)
+
+
 class ColumnDef(BaseModel):
-    model_config = ConfigDict(extra="ignore")
+    model_config = ConfigDict(extra="forbid")
 
     name: str
     type: str = "string"
@@ -70,6 +79,14 @@ class ColumnDef(BaseModel):
     precision: int | None = None
     scale: int | None = None
     option: list[str] | None = Field(default=None, description="enum values")
+    title: Any = _ignored()
+    default: Any = _ignored()
+    default_raw: Any = _ignored()
+    example: Any = _ignored()
+    generate: Any = _ignored()
+    crypt: Any = _ignored()
+    validations: Any = _ignored()
+    origin: Any = _ignored()
 
     @field_validator("name")
     @classmethod
@@ -95,37 +112,53 @@ class ColumnDef(BaseModel):
 
 
 class RelationDef(BaseModel):
-    model_config = ConfigDict(extra="ignore")
+    model_config = ConfigDict(extra="forbid")
 
     type: Literal["hasOne", "hasMany"]
     model: str
     key: str
     foreign: str
+    name: Any = _ignored()
+    label: Any = _ignored()
+    links: Any = _ignored()
+    query: Any = _ignored()
 
 
 class TableDef(BaseModel):
-    model_config = ConfigDict(extra="ignore")
+    model_config = ConfigDict(extra="forbid")
 
     name: str
     comment: str | None = None
+    prefix: Any = _ignored()
+    engine: Any = _ignored()
+    charset: Any = _ignored()
+    collation: Any = _ignored()
 
 
 class ModelOption(BaseModel):
-    model_config = ConfigDict(extra="ignore")
+    model_config = ConfigDict(extra="forbid")
 
     permission: bool = False
     timestamps: bool = False
     soft_deletes: bool = False
+    trackings: Any = _ignored()
+    constraints: Any = _ignored()
+    logging: Any = _ignored()
+    read_only: Any = _ignored()
 
 
 class ModelDef(BaseModel):
     """One ``*.mod.yao`` file."""
 
-    model_config = ConfigDict(extra="ignore")
+    model_config = ConfigDict(extra="forbid")
 
     id: str = ""
     name: str | None = None
     description: str | None = None
+    label: Any = _ignored()
+    connector: Any = _ignored()
+    indexes: Any = _ignored()
+    values: Any = _ignored()
     table: TableDef
     columns: list[ColumnDef]
     relations: dict[str, RelationDef] = Field(default_factory=dict)
@@ -177,7 +210,7 @@ def load_model_file(path: Path, model_id: str) -> ModelDef:
     try:
         model = ModelDef.model_validate(data)
     except ValidationError as exc:
-        raise config_error(exc, file=str(path)) from exc
+        raise config_error(exc, file=str(path), model=ModelDef) from exc
     return model.model_copy(update={"id": model_id, "file": str(path)})
 
 

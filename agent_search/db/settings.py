@@ -54,4 +54,4 @@ class DBSettings(DBConfig):
         try:
             return cls.model_validate(data)
         except ValidationError as exc:
-            raise config_error(exc, section="db") from exc
+            raise config_error(exc, section="db", model=cls) from exc

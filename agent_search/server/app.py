@@ -123,9 +123,8 @@ def app_from_env() -> FastAPI:
 
 
 def _version() -> str:
-    try:
-        from importlib.metadata import version
+    # the package's own: the distribution is agent-searchkit, and "agent-search" on PyPI
+    # is another project whose metadata may be installed too
+    from agent_search import __version__
 
-        return version("agent-search")
-    except Exception:
-        return "0"
+    return __version__

@@ -111,4 +111,4 @@ class ServerSettings(_Strict):
         try:
             return cls.model_validate(section)
         except ValidationError as exc:
-            raise config_error(exc, file=str(path), section="server") from None
+            raise config_error(exc, file=str(path), section="server", model=cls) from None

@@ -86,4 +86,4 @@ class WebSettings(WebConfig):
         try:
             return cls.model_validate(data)
         except ValidationError as exc:
-            raise config_error(exc, section="web") from exc
+            raise config_error(exc, section="web", model=cls) from exc

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from agent_search.agent.delegation import Use, parse_json_answer
+from agent_search.errors import ConfigError
 
 from ..support.agents import StaticHandler, connector_yml, run, text_of, web_items
 
@@ -76,10 +77,11 @@ async def test_keyword_tool_failure_and_timeout_fall_back(make_assistant) -> Non
 
 
 async def test_keyword_unknown_server_names_the_declared_ones(make_assistant) -> None:
-    a = make_assistant(WEB_ONLY, agent_yml=yml({"keyword": "mcp:nope.kw"}),
-                       handlers=[StaticHandler("web", web_items(1))])
-    rec = await record_of(a, await run(a, "hotels in Paris"))
-    assert any("'nope' is not declared" in w and "declared: tools" in w for w in rec.warnings)
+    # refused when the assistant is loaded, not a fallback on every run
+    with pytest.raises(ConfigError, match=r"agent\.yml: uses\.keyword: 'mcp:nope\.kw': no MCP "
+                       r"server 'nope' .*\(declared: tools\) \(line \d+\) — did you mean "
+                       r"'mcp:tools\.kw'\?"):
+        make_assistant(WEB_ONLY, agent_yml=yml({"keyword": "mcp:nope.kw"}))
 
 
 async def test_keyword_by_assistant(make_assistant, llm_server) -> None:
@@ -222,8 +224,10 @@ async def test_query_delegate_failure_falls_back_to_builtin(make_assistant, home
     from agent_search.db.sample import create_sample_database_async, write_model_files
 
     await create_sample_database_async(home / "agent.db")
+    # a delegate that exists but cannot do the task (offline: its answer holds no JSON)
+    make_assistant({"name": "w"}, assistant_id="broken-worker")
     a = make_assistant({"name": "t", "search": {"db": True}},
-                       agent_yml={"uses": {"query": "no-such-worker"}})
+                       agent_yml={"uses": {"query": "broken-worker"}})
     write_model_files(a.path / "models")
     db = create_handler(a.searcher.config, assistant_dir=a.path)
     a.searcher.registry.register(db)
@@ -236,7 +240,7 @@ async def test_query_delegate_failure_falls_back_to_builtin(make_assistant, home
     complete = next(e for e in events if e["event"] == "search_complete")
     assert complete["error"] is None and complete["count"] > 0
     assert rec.dsl["generator"] == "builtin"
-    assert any("no-such-worker" in w and "builtin" in w for w in rec.warnings), rec.warnings
+    assert any("broken-worker" in w and "builtin" in w for w in rec.warnings), rec.warnings
 
 
 HOOK_RERANK = '''

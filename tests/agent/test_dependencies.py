@@ -4,6 +4,7 @@ stream's context), and one it loads is built with everything it needs."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -18,6 +19,14 @@ pytestmark = pytest.mark.anyio
 
 AGENT_YML = {"uses": {"query": "dsl-worker", "rerank": "model:ce"},
              "rerankers": {"ce": {"url": "http://127.0.0.1:9/rerank", "timeout": 0.5}}}
+
+
+@pytest.fixture(autouse=True)
+def _dsl_worker(tmp_path: Path) -> None:
+    """The assistant ``uses.query`` names exists (a name of nothing is refused at load)."""
+    worker = tmp_path / "project" / "assistants" / "dsl-worker"
+    worker.mkdir(parents=True)
+    (worker / "package.yao").write_text('{"name": "dsl worker"}')
 
 
 class GeneratorsHandler(StaticHandler):

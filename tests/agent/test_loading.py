@@ -100,6 +100,8 @@ def test_uses_from_agent_yml_and_package(tmp_path: Path, home: Path) -> None:
     (cdir / "agent.yml").write_text("uses:\n  keyword: mcp:nlp.keywords\n  rerank: builtin\n"
                                     "mcp:\n  servers:\n    nlp: {command: python}\n")
     adir = write(tmp_path, '{"uses": {"rerank": "workers.rerank"}}')
+    (adir.parent / "workers.rerank").mkdir()
+    (adir.parent / "workers.rerank" / "package.yao").write_text("{}")
     a = Assistant.load(adir, config_dir=cdir, builtin_handlers=False)
     assert a.searcher.config.uses.keyword == "mcp:nlp.keywords"
     assert a.searcher.config.uses.rerank == "workers.rerank"

@@ -41,7 +41,9 @@ def test_layers_later_wins(tmp_path: Path) -> None:
       "rerank": {"top_n": 8},
     }""",
     )
-    write(cfg / "agent.yml", "uses:\n  keyword: mcp:nlp.keywords\n  rerank: workers.rerank\n")
+    write(cfg / "agent.yml", "uses:\n  keyword: mcp:nlp.keywords\n  rerank: ranker\n"
+                             "mcp:\n  servers:\n    nlp: {command: python}\n")
+    write(tmp_path / "assistants" / "ranker" / "package.yao", '{"name": "Ranker"}')
     asst = tmp_path / "assistants" / "bot"
     write(
         asst / "package.yao",
@@ -58,7 +60,7 @@ def test_layers_later_wins(tmp_path: Path) -> None:
     assert c.web.provider == "serper" and c.web.max_results == 3 and c.web.enabled is True
     assert c.kb.enabled is True and c.kb.collections == ["docs", "faq"]
     assert c.db.models == ["product"] and c.db.enabled is None  # models alone don't enable
-    assert c.uses.keyword == "mcp:nlp.keywords" and c.uses.rerank == "workers.rerank"
+    assert c.uses.keyword == "mcp:nlp.keywords" and c.uses.rerank == "ranker"
     assert c.citation.format == "[{id}]" and c.rerank.top_n == 8
     assert c.enabled_types() == ["web", "kb"]
     # hook/request layers are merged the same way
@@ -131,3 +133,172 @@ def test_from_config_overrides_reach_the_builtin_handlers(tmp_path: Path) -> Non
     with pytest.raises(ConfigError, match=r"^command line: db\.max_results"):
         Searcher.from_config(None, overrides={"db": {"max_results": 0}},
                              overrides_file="command line")
+
+
+# -- typos: every file validated whole, the same error on every command ----------------
+
+PROJECT_FILES = {
+    "config/agent.yml": "connectors:\n  local:\n    base_url: http://127.0.0.1:9/v1\n"
+                        "    model: m\nuses:\n  keyword: builtin\nrecords: true\n",
+    "config/search.yao": '{\n  // comment: "serach": 1\n  "web": {"max_results": 5},\n'
+                         '  "options": {"timeout": 5}\n}\n',
+    "config/models/item.mod.yao": '{"name": "Item", "table": {"name": "items"},\n'
+                                  ' "columns": [{"name": "id", "type": "ID",\n'
+                                  '              "validations": []}]}\n',
+    "assistants/a/package.yao": '{\n  "name": "A",\n  "connector": "local",\n'
+                                '  "prompts": "Answer.",\n  "search": {"kb": true}\n}\n',
+}
+
+
+def project(root: Path, file: str | None = None, old: str = "", new: str = "") -> Path:
+    for name, text in PROJECT_FILES.items():
+        if name == file:
+            assert old in text
+            text = text.replace(old, new, 1)
+        write(root / name, text)
+    return root
+
+
+TYPOS = [
+    # (file, original, typo, error text: file suffix, key, line, did-you-mean)
+    ("assistants/a/package.yao", '"search"', '"serach"', "serach: unknown key (line 5)",
+     "search"),
+    ("assistants/a/package.yao", '"prompts"', '"promts"', "promts: unknown key (line 4)",
+     "prompts"),
+    ("assistants/a/package.yao", '"kb": true', '"kb": {"grahp": true}',
+     "search.kb.grahp: unknown key (line 5)", "graph"),
+    ("assistants/a/package.yao", '"local"', '"locl"', "connector: no connector 'locl'",
+     "local"),
+    ("config/agent.yml", "records:", "recrods:", "recrods: unknown key (line 7)", "records"),
+    ("config/agent.yml", "keyword: builtin", "keyword: bultin",
+     "uses.keyword: 'bultin' is neither builtin nor an assistant", "builtin"),
+    ("config/agent.yml", "keyword: builtin", "keyword: mcp:nlp.kw",
+     "uses.keyword: 'mcp:nlp.kw': no MCP server 'nlp'", None),
+    ("config/agent.yml", "keyword: builtin", "rerank: model:ce",
+     "uses.rerank: 'model:ce': no reranker 'ce'", None),
+    ("config/agent.yml", "records: true", "server:\n  max_mesages: 3",
+     "server.max_mesages: unknown key (line 8)", "max_messages"),
+    ("config/search.yao", '"timeout"', '"timeuot"', "options.timeuot: unknown key (line 4)",
+     "timeout"),
+    ("config/search.yao", '"max_results"', '"max_resluts"',
+     "web.max_resluts: unknown key (line 3)", "max_results"),
+    ("config/models/item.mod.yao", '"validations"', '"validation"',
+     "columns.0.validation: unknown key (line 3)", "validations"),
+]
+
+
+@pytest.mark.parametrize(("file", "old", "new", "expected", "hint"), TYPOS)
+def test_a_typo_is_one_error_with_file_key_line_and_hint(
+        tmp_path: Path, file: str, old: str, new: str, expected: str, hint: str | None) -> None:
+    from agent_search.agent import Assistant
+
+    root = project(tmp_path, file, old, new)
+    with pytest.raises(ConfigError) as info:  # handlers validate their own sections
+        Assistant.load(root / "assistants" / "a")
+    message = str(info.value)
+    assert message.startswith(str(root / file) + ": ") and expected in message, message
+    assert "\n" not in message
+    assert (f"did you mean {hint!r}?" in message) if hint else "did you mean" not in message
+
+
+def test_the_project_files_as_written_load(tmp_path: Path) -> None:
+    from agent_search.agent import Assistant
+    from agent_search.db.models import load_definitions
+
+    root = project(tmp_path)
+    assistant = Assistant.load(root / "assistants" / "a", builtin_handlers=False)
+    assert assistant.package.connector == "local" and assistant.searcher.config.kb.enabled
+    assert list(load_definitions(root / "config", None)) == ["item"]
+
+
+def test_uses_may_name_what_exists(tmp_path: Path) -> None:
+    root = project(tmp_path, "config/agent.yml", "uses:\n  keyword: builtin\n",
+                   "uses:\n  keyword: a\n  query: mcp:nlp.dsl\n  rerank: model:ce\n"
+                   "mcp:\n  servers:\n    nlp: {command: python}\n"
+                   "rerankers:\n  ce: {url: http://127.0.0.1:9/rerank}\n")
+    config = load_config(root / "config")
+    assert (config.uses.keyword, config.uses.query, config.uses.rerank) == (
+        "a", "mcp:nlp.dsl", "model:ce")
+    write(root / "config" / "agent.yml", "uses:\n  query: model:ce\n")
+    with pytest.raises(ConfigError, match=r"uses\.query: 'model:ce': model:<name> is for "
+                                          r"uses\.rerank only"):
+        load_config(root / "config")
+
+
+def test_a_model_definition_typo_is_refused_but_yao_keys_are_not(tmp_path: Path) -> None:
+    from agent_search.db.models import load_model_file
+
+    f = write(tmp_path / "m.mod.yao", '{"name": "M", "table": {"name": "m", "engine": "x"},'
+              ' "columns": [{"name": "id", "type": "ID", "default": 1, "crypt": "AES"}],'
+              ' "indexes": [], "values": [], "option": {"timestamps": true, "logging": 1},'
+              ' "relations": {"r": {"type": "hasOne", "model": "x", "key": "id",'
+              ' "foreign": "id", "query": {}}}}')
+    assert load_model_file(f, "m").table.name == "m"
+    write(f, '{"name": "M", "table": "m", "colums": [{"name": "id"}]}')
+    with pytest.raises(ConfigError, match=r"colums: unknown key \(line 1\) — did you mean "
+                                          r"'columns'\?"):
+        load_model_file(f, "m")
+
+
+COMMANDS = [
+    ["search", "web", "q"],
+    ["search", "kb", "q"],
+    ["ask", "q"],
+    ["kb", "list"],
+    ["serve", "--port", "9"],
+]
+
+
+@pytest.mark.parametrize("command", COMMANDS, ids=lambda c: " ".join(c[:2]))
+@pytest.mark.parametrize(("file", "old", "new", "expected"), [
+    ("config/agent.yml", "records:", "recrods:", "agent.yml: recrods: unknown key (line 7) "
+                                                 "— did you mean 'records'?"),
+    ("config/agent.yml", "keyword: builtin", "keyword: bultin",
+     "uses.keyword: 'bultin' is neither builtin"),
+    ("config/search.yao", '"timeout"', '"timeuot"', "search.yao: options.timeuot: unknown key "
+                                                    "(line 4) — did you mean 'timeout'?"),
+    ("config/search.yao", '"max_results"', '"max_resluts"', "search.yao: web.max_resluts: "
+     "unknown key (line 3) — did you mean 'max_results'?"),  # a handler's own section
+])
+def test_every_command_refuses_a_typo_the_same_way(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+        command: list[str], file: str, old: str, new: str, expected: str) -> None:
+    from agent_search.cli import main
+
+    root = project(tmp_path, file, old, new)
+    monkeypatch.chdir(root)  # the project is found from here, as a user runs commands
+    with pytest.raises(SystemExit) as info:
+        main([*command, *(["--assistant", "a"] if command[0] == "ask" else [])])
+    err = capsys.readouterr().err.strip()
+    assert info.value.code == 2 and len(err.splitlines()) == 1, err
+    assert err.startswith("agent-search: error: ") and expected in err
+
+
+def test_a_package_typo_is_refused_by_search_with_the_assistant_too(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    from agent_search.cli import main
+
+    project(tmp_path, "assistants/a/package.yao", '"search"', '"serach"')
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SystemExit) as info:
+        main(["search", "web", "q", "--assistant", "a"])
+    err = capsys.readouterr().err.strip()
+    assert info.value.code == 2 and err.endswith("package.yao: serach: unknown key (line 5) "
+                                                 "— did you mean 'search'?")
+
+
+@pytest.mark.parametrize(("name", "hint"), [("nope", None), ("locl", "local")])
+def test_ask_with_an_unknown_connector_exits_2_with_one_line(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+        name: str, hint: str | None) -> None:
+    from agent_search.cli import main
+
+    project(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SystemExit) as info:
+        main(["ask", "q", "--assistant", "a", "--connector", name])
+    err = capsys.readouterr().err.strip()
+    assert info.value.code == 2 and len(err.splitlines()) == 1, err
+    assert f"--connector: no connector {name!r}" in err and "(defined: local; or 'offline')" in err
+    assert (f"did you mean {hint!r}?" in err) if hint else "did you mean" not in err

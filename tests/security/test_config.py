@@ -67,7 +67,8 @@ def test_assistant_section_errors_name_the_package(tmp_path: Path) -> None:
     assistant = tmp_path / "helper"
     assistant.mkdir()
     (assistant / "package.yao").write_text('{"search": {"db": {"max_resultz": 1}}}')
-    with pytest.raises(ConfigError, match=r"helper/package\.yao: db\.max_resultz: unknown key"):
+    with pytest.raises(ConfigError,
+                       match=r"helper/package\.yao: search\.db\.max_resultz: unknown key"):
         Searcher.from_config(None, assistant_dir=assistant)
 
 

@@ -1,0 +1,157 @@
+"""Where a configuration key is, and what was probably meant: the parts of a
+:class:`~agent_search.errors.ConfigError` that let a user fix a typo without reading
+the schema.
+
+* :func:`key_line` — the line of a dotted key (``web.max_results``) in a JSONC or YAML
+  file, so an error can point at it;
+* :func:`known_keys` — the keys a pydantic settings model accepts at a location, for
+  :func:`did_you_mean`;
+* :func:`did_you_mean` — the closest of those names (``difflib``), or None.
+
+Nothing here raises: a key that cannot be found simply has no line.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+import types
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Annotated, Any, Union, get_args, get_origin
+
+import yaml
+from pydantic import BaseModel
+
+_MAX_BYTES = 1_000_000  # the size limit of configuration files (config.MAX_CONFIG_BYTES)
+
+
+def did_you_mean(word: str, choices: Iterable[str]) -> str | None:
+    """The choice closest to ``word`` when one is close enough to be a typo of it."""
+    names = sorted({c for c in choices if c and c != word})
+    lowered = {n.lower(): n for n in names}
+    if word.lower() in lowered:  # a difference of case only
+        return lowered[word.lower()]
+    found = difflib.get_close_matches(word, names, n=1, cutoff=0.7)
+    return found[0] if found else None
+
+
+def _unwrap(annotation: Any) -> list[Any]:
+    """The alternatives of ``annotation`` (``X | None`` → ``[X]``; Annotated stripped)."""
+    origin = get_origin(annotation)
+    if origin is Annotated:
+        return _unwrap(get_args(annotation)[0])
+    if origin is Union or origin is types.UnionType:
+        return [alt for arg in get_args(annotation) for alt in _unwrap(arg)
+                if alt is not type(None)]
+    return [annotation]
+
+
+def known_keys(model: type[BaseModel], loc: Sequence[str | int]) -> list[str]:
+    """The keys ``model`` accepts inside the mapping at ``loc`` (the location of an
+    error without its last part); empty when ``loc`` leads out of declared models."""
+    current: list[Any] = [model]
+    for part in loc:
+        following: list[Any] = []
+        for candidate in current:
+            if isinstance(candidate, type) and issubclass(candidate, BaseModel):
+                field = candidate.model_fields.get(str(part))
+                if field is not None:
+                    following.extend(_unwrap(field.annotation))
+            elif get_origin(candidate) in (dict, list, tuple) and get_args(candidate):
+                following.extend(_unwrap(get_args(candidate)[-1]))  # value / item type
+        current = following
+    keys: list[str] = []
+    for candidate in current:
+        if isinstance(candidate, type) and issubclass(candidate, BaseModel):
+            keys.extend(candidate.model_fields)
+    return keys
+
+
+def key_line(file: str | Path, key: str) -> int | None:
+    """The 1-based line of dotted ``key`` in configuration ``file`` (YAML by its suffix,
+    JSONC otherwise); None when the file or the key cannot be found."""
+    path = Path(file)
+    try:
+        if not path.is_file() or path.stat().st_size > _MAX_BYTES:
+            return None
+        text = path.read_text(encoding="utf-8-sig")
+    except (OSError, UnicodeDecodeError):
+        return None
+    parts = [p for p in key.split(".") if p]
+    if not parts:
+        return None
+    if path.suffix in (".yml", ".yaml"):
+        return _yaml_line(text, parts)
+    return _jsonc_line(text, parts)
+
+
+def _yaml_line(text: str, parts: list[str]) -> int | None:
+    try:
+        node = yaml.compose(text)
+    except (yaml.YAMLError, RecursionError):
+        return None
+    line: int | None = None
+    for part in parts:
+        if isinstance(node, yaml.MappingNode):
+            match = next(((k, v) for k, v in node.value if getattr(k, "value", None) == part),
+                         None)
+            if match is None:
+                return line
+            line, node = match[0].start_mark.line + 1, match[1]
+        elif isinstance(node, yaml.SequenceNode) and part.isdigit():
+            if int(part) >= len(node.value):
+                return line
+            node = node.value[int(part)]
+            line = node.start_mark.line + 1
+        else:
+            return line
+    return line
+
+
+def _blank_comments(text: str) -> str:
+    """``text`` with its ``//`` and ``/* */`` comments (outside strings) blanked, same
+    length and line breaks, so positions still count lines."""
+    out = list(text)
+    i, n, quote = 0, len(text), ""
+    while i < n:
+        ch = text[i]
+        if quote:
+            if ch == "\\":
+                i += 2
+                continue
+            if ch == quote:
+                quote = ""
+        elif ch in "\"'":
+            quote = ch
+        elif text.startswith("//", i):
+            end = text.find("\n", i)
+            end = n if end < 0 else end
+            out[i:end] = " " * (end - i)
+            i = end
+            continue
+        elif text.startswith("/*", i):
+            end = text.find("*/", i + 2)
+            end = n if end < 0 else end + 2
+            out[i:end] = [c if c == "\n" else " " for c in text[i:end]]
+            i = end
+            continue
+        i += 1
+    return "".join(out)
+
+
+def _jsonc_line(text: str, parts: list[str]) -> int | None:
+    """Each key of the path is looked for after the previous one (list indexes are
+    skipped): right for the files people write, where a key's parent comes first."""
+    clean = _blank_comments(text)
+    pos, line = 0, None
+    for part in parts:
+        if part.isdigit():
+            continue
+        pattern = re.compile(r"""(?:^|[\s{,])(["']?)""" + re.escape(part) + r"""\1\s*:""")
+        match = pattern.search(clean, pos)
+        if match is None:
+            return line
+        pos = match.end()
+        line = clean.count("\n", 0, match.start(1)) + 1
+    return line
