@@ -142,8 +142,8 @@ def ingest(
     (default 20 MB) or beyond kb.max_run_mb (default 1000 MB) are skipped and reported."""
     from agent_search.kb import StoreError, ingest_paths
     from agent_search.kb._embedder import EmbeddingError
+    from agent_search.kb._schema import CollectionMismatchError
     from agent_search.kb._tenancy import Access
-    from agent_search.kb.ingest import CollectionMismatchError
 
     config = _config(config_dir)
     missing = [str(p) for p in paths if not p.exists()]
@@ -238,7 +238,7 @@ def drop(name: Annotated[str, typer.Argument(help="Collection to delete.")],
 def prune_evals(config_dir: ConfigOpt = None, json_out: JsonOpt = False) -> None:
     """Delete the collections eval retrieval cached (eval-...)."""
     from agent_search.kb import StoreError
-    from agent_search.kb.ingest import prune_eval_collections
+    from agent_search.kb.manage import prune_eval_collections
 
     config = _config(config_dir)
     try:

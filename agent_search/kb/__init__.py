@@ -7,16 +7,12 @@ retrieval, ingestion, an entity graph and retrieval evaluation.
 """
 
 from agent_search.kb._embedder import EmbeddingError, get_embedder, prepare_model_dir
+from agent_search.kb._schema import CollectionMismatchError
 from agent_search.kb._store import CollectionNotFound, StoreError, StoreLockedError, close_stores
 from agent_search.kb._tenancy import Access
 from agent_search.kb.handler import KBHandler, create_handler
-from agent_search.kb.ingest import (
-    CollectionMismatchError,
-    IngestReport,
-    drop_collection,
-    ingest_paths,
-    list_collections,
-)
+from agent_search.kb.ingest import IngestReport, ingest_paths
+from agent_search.kb.manage import drop_collection, list_collections
 from agent_search.kb.settings import KBSettings
 
 __all__ = [
