@@ -33,6 +33,8 @@ from pathlib import Path
 from agent_search.errors import InputError
 
 SUPPORTED_SUFFIXES = (".txt", ".md", ".markdown", ".html", ".htm", ".pdf", ".jsonl")
+PARSED_SUFFIXES = (".html", ".htm", ".pdf")
+"""Files parsed whole by a third-party parser: in a child process with a deadline."""
 
 READ_CHARS = 1 << 16
 """Characters read from a text file at a time."""
@@ -71,6 +73,22 @@ class Skipped:
 
 class TextTooLarge(InputError):
     """The text extracted from a file is over the cap."""
+
+
+class ParseLimit(InputError):
+    """A file needs more than a parse limit allows (pages, decompressed bytes)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    """What parsing one file may cost: characters of text out, pages (or slides), and
+    bytes decompressed (PDF content streams, each time a page uses one; the parts of an
+    office file). Time and memory are bounded by the child process that parses
+    (:mod:`agent_search.kb._sandbox`)."""
+
+    max_chars: int = 20_000_000
+    max_pages: int = 5_000
+    max_decompressed: int = 200_000_000
 
 
 def source_key(path: Path, root: Path) -> str:
@@ -112,20 +130,24 @@ def iter_files(paths: list[Path]) -> Iterator[Path | Skipped]:
             yield Skipped(str(path), "no such file or folder")
 
 
-def load_file(path: Path, key: str | None = None, *,
-              max_chars: int = 20_000_000) -> Iterator[Document | Skipped]:
+def load_file(path: Path, key: str | None = None, *, max_chars: int = 20_000_000,
+              limits: Limits | None = None) -> Iterator[Document | Skipped]:
     """Documents in ``path`` named by ``key`` (default: the path as given); a reading
     problem becomes one :class:`Skipped`. Text and Markdown blocks are produced lazily as
-    the document is consumed, after the whole file was checked to be UTF-8."""
+    the document is consumed, after the whole file was checked to be UTF-8. Files of
+    :data:`PARSED_SUFFIXES` are parsed whole within ``limits``; the ingest calls this for
+    them in a child process (:mod:`agent_search.kb._sandbox`)."""
     suffix = path.suffix.lower()
     source = key if key is not None else str(path)
+    limits = limits if limits is not None else Limits(max_chars=max_chars)
+    max_chars = limits.max_chars
     try:
         if suffix == ".jsonl":
             _check_utf8(path)
             yield from _load_jsonl(path, source)
             return
         if suffix == ".pdf":
-            doc = _load_pdf(path, source, max_chars)
+            doc = _load_pdf(path, source, limits)
         elif suffix in (".html", ".htm"):
             doc = _load_html(path, source, _read_text(path, max_chars))
         else:
@@ -138,11 +160,14 @@ def load_file(path: Path, key: str | None = None, *,
     except UnicodeDecodeError:
         yield Skipped(str(path), "not UTF-8 text")
         return
-    except TextTooLarge as exc:
+    except (TextTooLarge, ParseLimit) as exc:
         yield Skipped(str(path), str(exc))
         return
     except OSError as exc:
         yield Skipped(str(path), f"cannot read: {exc.strerror or exc}")
+        return
+    except MemoryError:
+        yield Skipped(str(path), "cannot parse: out of memory (kb.max_parse_memory_mb)")
         return
     except RecursionError:
         yield Skipped(str(path), "cannot parse: nested too deeply")
@@ -369,16 +394,20 @@ def _parser_logs() -> Iterator[list[str]]:
         _PARSER_LOGS.local.sink = None
 
 
-def _load_pdf(path: Path, source: str, max_chars: int) -> Document:
+def _load_pdf(path: Path, source: str, limits: Limits) -> Document:
     from pypdf import PdfReader
 
     with _parser_logs() as found:
-        doc = _read_pdf(PdfReader, path, source, max_chars)
+        doc = _read_pdf(PdfReader, path, source, limits)
     doc.warnings = found
     return doc
 
 
-def _read_pdf(reader_type: type, path: Path, source: str, max_chars: int) -> Document:
+def _read_pdf(reader_type: type, path: Path, source: str, limits: Limits) -> Document:
+    """The text layer, page by page. Before a page's text is extracted its content streams
+    are decompressed and counted against ``limits.max_decompressed`` (pages may share one
+    stream, so a small file can make every page decompress and parse megabytes)."""
+    max_chars = limits.max_chars
     reader = reader_type(str(path))
     if reader.is_encrypted:
         try:
@@ -388,9 +417,20 @@ def _read_pdf(reader_type: type, path: Path, source: str, max_chars: int) -> Doc
     title = None
     if reader.metadata is not None and reader.metadata.title:
         title = str(reader.metadata.title)
+    pages = len(reader.pages)
+    if pages > limits.max_pages:
+        raise ParseLimit(f"{pages:,} pages, over the cap of {limits.max_pages:,} "
+                         "(kb.max_pages)")
     blocks: list[Block] = []
     chars = 0
+    unpacked = 0
     for number, page in enumerate(reader.pages, start=1):
+        contents = page.get_contents()
+        unpacked += len(contents.get_data()) if contents is not None else 0
+        if unpacked > limits.max_decompressed:
+            raise ParseLimit(
+                f"content decompresses to over {limits.max_decompressed / 1e6:g} MB by page "
+                f"{number} (kb.max_decompressed_mb)")
         text = page.extract_text() or ""
         chars += len(text)
         if chars > max_chars:

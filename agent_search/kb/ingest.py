@@ -34,7 +34,7 @@ import os
 import resource
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -46,7 +46,9 @@ from agent_search.kb._chunking import Chunk, TokenCounter, approx_tokens, iter_c
 from agent_search.kb._embedder import Embedder, FastEmbedder, get_embedder
 from agent_search.kb._filters import Group, IsNull, Match, MatchAny
 from agent_search.kb._loaders import (
+    PARSED_SUFFIXES,
     Document,
+    Limits,
     Skipped,
     iter_files,
     legacy_file_doc_id,
@@ -73,6 +75,7 @@ from agent_search.kb.settings import KBSettings
 
 if TYPE_CHECKING:
     from agent_search.context import Context
+    from agent_search.kb._sandbox import ParseSandbox
 
 MB = 1_000_000
 
@@ -153,7 +156,8 @@ async def ingest_paths(config: SearchConfig, paths: Sequence[str | Path], collec
     ``graph`` (default ``config.kb.graph``) also updates the collection's entity graph.
     Returns what was done; bad or oversized files are in ``report.skipped``. Raises
     ``ValueError`` for a bad or reserved collection name (``eval-…`` is for
-    ``evaluation=True``, i.e. ``eval retrieval``) or settings that do not match the
+    ``evaluation=True``, i.e. ``eval retrieval``), for an ``access`` that is neither
+    public nor owned (no one could read it), or settings that do not match the
     collection, and :class:`~agent_search.kb._store.StoreError` when the store cannot be
     opened.
     """
@@ -165,6 +169,10 @@ async def ingest_paths(config: SearchConfig, paths: Sequence[str | Path], collec
     use_graph = settings.graph if graph is None else graph
     if access is None:
         access = Access.of(ctx.user_id, ctx.team_id) if ctx is not None else Access.of()
+    if not access.public and access.owner is None and access.team is None:
+        # readable by no one, and named like the public document: it would replace it
+        raise ValueError("a document that is not public needs an owner or a team "
+                         "(Access.of(owner, team, public=False))")
     return await anyio.to_thread.run_sync(
         _ingest_sync, config.home, settings, [Path(p) for p in paths], collection, use_graph,
         progress, access)
@@ -240,10 +248,11 @@ def _ingest_sync(home: Path, settings: KBSettings, paths: list[Path], collection
         legacy = exists and meta.get("id_scheme") != ID_SCHEME \
             and has_legacy_points(store, collection, ID_SCHEME)
         done = 0
+        reader = _Reader(settings)
         try:
             for planned_file in planned:
                 _ingest_file(planned_file, store, collection, settings, embedder, writer,
-                             report, exists, legacy, done)
+                             reader, report, exists, legacy, done)
                 done += planned_file.size
                 report.bytes_read = done
                 if progress is not None:
@@ -251,6 +260,8 @@ def _ingest_sync(home: Path, settings: KBSettings, paths: list[Path], collection
         except BaseException:
             writer.abort()
             raise
+        finally:
+            reader.close()
         writer.finish()
         if writer.created or exists:
             t0 = time.perf_counter()
@@ -265,9 +276,37 @@ def _ingest_sync(home: Path, settings: KBSettings, paths: list[Path], collection
     return report
 
 
+class _Reader:
+    """Reads files into documents: text, Markdown and JSON lines streamed in this process;
+    the formats a parser takes whole (:data:`PARSED_SUFFIXES`) in a child process started
+    on the first of them, with a deadline and a memory cap
+    (:class:`~agent_search.kb._sandbox.ParseSandbox`)."""
+
+    def __init__(self, settings: KBSettings) -> None:
+        self.settings = settings
+        self.limits = Limits(max_chars=int(settings.max_file_mb * MB),
+                             max_pages=settings.max_pages,
+                             max_decompressed=int(settings.max_decompressed_mb * MB))
+        self.sandbox: ParseSandbox | None = None
+
+    def load(self, path: Path, key: str) -> Iterator[Document | Skipped]:
+        if path.suffix.lower() not in PARSED_SUFFIXES:
+            return load_file(path, key, limits=self.limits)
+        if self.sandbox is None:
+            from agent_search.kb._sandbox import ParseSandbox  # not for text-only ingests
+
+            self.sandbox = ParseSandbox(self.limits, seconds=self.settings.max_parse_seconds,
+                                        memory_mb=self.settings.max_parse_memory_mb)
+        return self.sandbox.load(path, key)
+
+    def close(self) -> None:
+        if self.sandbox is not None:
+            self.sandbox.close()
+
+
 def _ingest_file(planned: _Planned, store: KBStore, collection: str, settings: KBSettings,
-                 embedder: Embedder, writer: _Writer, report: IngestReport, exists: bool,
-                 legacy: bool, done_before: int) -> None:
+                 embedder: Embedder, writer: _Writer, reader: _Reader, report: IngestReport,
+                 exists: bool, legacy: bool, done_before: int) -> None:
     """Stream one file's chunks into the writer; then delete what the file no longer has
     (and its points under legacy ids)."""
     path, key = planned.path, planned.key
@@ -280,7 +319,7 @@ def _ingest_file(planned: _Planned, store: KBStore, collection: str, settings: K
     count = _token_counter(embedder)
     report.files += 1
     consumed = 0
-    for doc in load_file(path, key, max_chars=int(settings.max_file_mb * MB)):
+    for doc in reader.load(path, key):
         if isinstance(doc, Skipped):
             report.skipped.append(doc)
             continue
