@@ -1,5 +1,5 @@
-"""``agent-search kb ingest|list|drop|prune-evals`` — build and manage knowledge-base
-collections.
+"""``agent-search kb ingest|list|rm|drop|prune-evals|migrate`` — build and manage
+knowledge-base collections and their documents.
 
 ``kb ingest`` shows progress on stderr while it works: a live bar on a terminal, else (a
 pipe, a log, CI) one line at least every :data:`PROGRESS_INTERVAL` seconds; ``--json``
@@ -32,8 +32,8 @@ from agent_search.cli.app import app, console, err_console, fail, print_json
 from agent_search.config import SearchConfig, load_config
 from agent_search.errors import ConfigError
 
-kb_app = typer.Typer(help="Manage knowledge-base collections (ingest, list, drop, "
-                          "prune-evals).",
+kb_app = typer.Typer(help="Manage knowledge-base collections and their documents (ingest, "
+                          "list, rm, drop, prune-evals).",
                      no_args_is_help=True)
 app.add_typer(kb_app, name="kb")
 
@@ -129,10 +129,15 @@ def ingest(
         "--share", help="'team' (default with --team) or 'private' (the owner only).")] = None,
     public: Annotated[bool, typer.Option(
         "--public", help="Readable by everyone although owned.")] = False,
+    keep_missing: Annotated[bool, typer.Option(
+        "--keep-missing", help="Keep the documents of a folder whose file is gone.")] = False,
     config_dir: ConfigOpt = None,
     json_out: JsonOpt = False,
 ) -> None:
     """Ingest files into a collection (created on first use).
+
+    A folder is mirrored: documents ingested from it (by the same owner) whose file is
+    gone are removed and listed; --keep-missing keeps them.
 
     Without --user and --team the documents are public; with them, searches return them
     only to that user and (with --share team, the default with --team) the team.
@@ -157,7 +162,8 @@ def ingest(
     try:
         with work_progress("ingesting") as on_progress:
             report = anyio.run(lambda: ingest_paths(config, paths, collection, graph=graph,
-                                                    progress=on_progress, access=access))
+                                                    progress=on_progress, access=access,
+                                                    mirror=not keep_missing))
     except (ValueError, CollectionMismatchError) as exc:
         fail(str(exc))
     except (StoreError, EmbeddingError) as exc:
@@ -171,6 +177,8 @@ def ingest(
             f"unchanged {report.unchanged}, removed {report.removed}; "
             f"{report.seconds:.1f}s ({report.docs_per_s:.1f} docs/s, peak RSS "
             f"{report.peak_rss_mb:.0f} MB)", highlight=False)
+        for source in report.missing:
+            console.print(f"removed {source}: the file is gone", highlight=False, markup=False)
         for skipped in report.skipped:
             err_console.print(f"skipped {skipped.source}: {skipped.reason}", highlight=False,
                               markup=False)
@@ -182,12 +190,18 @@ def ingest(
 
 
 @kb_app.command("list")
-def list_(config_dir: ConfigOpt = None, json_out: JsonOpt = False) -> None:
+def list_(collection: Annotated[str | None, typer.Argument(
+              help="A collection: list its documents instead.")] = None,
+          config_dir: ConfigOpt = None, json_out: JsonOpt = False) -> None:
     """List collections with their size and embedding model; those of eval retrieval
-    (which searches never read) apart."""
+    (which searches never read) apart. With COLLECTION: its documents (source, chunks,
+    who may read them, document id)."""
     from agent_search.kb import StoreError, list_collections
 
     config = _config(config_dir)
+    if collection is not None:
+        _list_documents(config, collection, json_out)
+        return
     try:
         rows = anyio.run(lambda: list_collections(config))
     except StoreError as exc:
@@ -211,6 +225,75 @@ def _print_collections(rows: list[dict[str, Any]]) -> None:
     for row in rows:
         console.print(f"{row['name']}\t{row['points']} chunks\t"
                       f"{row.get('embedding_model', '?')}", highlight=False, markup=False)
+
+
+def _list_documents(config: SearchConfig, collection: str, json_out: bool) -> None:
+    from agent_search.kb import CollectionNotFound, StoreError
+    from agent_search.kb.manage import list_documents
+
+    try:
+        docs = anyio.run(lambda: list_documents(config, collection))
+    except ValueError as exc:
+        fail(str(exc))
+    except StoreError as exc:
+        fail(str(exc), 2 if isinstance(exc, CollectionNotFound) else 1)
+    if json_out:
+        print_json(docs)
+        return
+    if not docs:
+        console.print(f"{collection}: no documents", highlight=False, markup=False)
+    for doc in docs:
+        console.print(f"{doc['source']}\t{doc['chunks']} chunks\t{_readers(doc)}\t"
+                      f"{doc['document_id']}", highlight=False, markup=False)
+
+
+def _readers(doc: dict[str, Any]) -> str:
+    if doc.get("share") == "public":
+        return "public"
+    owner = f"owner {doc['owner']}" if doc.get("owner") else ""
+    team = f"team {doc['team']}" if doc.get("team") and doc.get("share") == "team" else ""
+    return ", ".join(p for p in (owner, team) if p) or "no one"
+
+
+@kb_app.command("rm")
+def rm(
+    document: Annotated[str, typer.Argument(
+        help="The document: its file's path (it may be gone), its source as 'kb list "
+             "COLLECTION' shows it, or its document id.")],
+    collection: Annotated[str, typer.Option("--collection", "-c", help="Its collection.")],
+    user: Annotated[str | None, typer.Option(
+        "--user", help="Only the documents this user owns.")] = None,
+    team: Annotated[str | None, typer.Option(
+        "--team", help="Only the documents of this team.")] = None,
+    config_dir: ConfigOpt = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """Remove one document (all its chunks, and its entity-graph links) from a collection."""
+    from agent_search.kb import CollectionNotFound, StoreError
+    from agent_search.kb._tenancy import Access
+    from agent_search.kb.manage import remove_document
+
+    config = _config(config_dir)
+    try:
+        access = Access.of(user, team) if user or team else None
+    except ValueError as exc:
+        fail(f"--user/--team: {exc}")
+    try:
+        removed = anyio.run(lambda: remove_document(config, collection, document,
+                                                    access=access))
+    except ValueError as exc:
+        fail(str(exc))
+    except StoreError as exc:
+        fail(str(exc), 2 if isinstance(exc, CollectionNotFound) else 1)
+    if not removed:
+        fail(f"no document {document!r} in collection {collection!r} "
+             f"('agent-search kb list {collection}' lists them)")
+    if json_out:
+        print_json({"collection": collection, "removed": removed})
+        return
+    for doc in removed:
+        console.print(f"removed {doc['source']} ({doc['chunks']} chunks, "
+                      f"{doc['document_id']})", highlight=False, markup=False)
 
 
 @kb_app.command("drop")

@@ -46,6 +46,7 @@ class IngestReport:
     removed: int = 0
     skipped: list[Skipped] = field(default_factory=list)
     warnings: list[Skipped] = field(default_factory=list)
+    missing: list[str] = field(default_factory=list)  # sources removed: their file is gone
     bytes_read: int = 0
     seconds: float = 0.0
     embed_seconds: float = 0.0
@@ -76,6 +77,7 @@ class IngestReport:
             "store_seconds": round(self.store_seconds, 3),
             "skipped": [{"source": s.source, "reason": s.reason} for s in self.skipped],
             "warnings": [{"source": w.source, "message": w.reason} for w in self.warnings],
+            "missing": list(self.missing),
         }
 
 

@@ -44,7 +44,7 @@ import anyio
 from agent_search.config import SearchConfig
 from agent_search.kb._chunking import Chunk, TokenCounter, approx_tokens, iter_chunks
 from agent_search.kb._embedder import Embedder, FastEmbedder, get_embedder
-from agent_search.kb._filters import Group, IsNull, Match, MatchAny
+from agent_search.kb._filters import Group, Match, MatchAny
 from agent_search.kb._loaders import (
     PARSED_SUFFIXES,
     Document,
@@ -68,9 +68,14 @@ from agent_search.kb._store import (
     is_eval_collection,
     scroll_all,
 )
-from agent_search.kb._tenancy import ACL_OWNER, ACL_TEAM, Access
+from agent_search.kb._tenancy import Access
 from agent_search.kb._writer import IngestReport, ProgressCallback, _Pending, _Writer
-from agent_search.kb.manage import collection_lock
+from agent_search.kb.manage import (
+    collection_lock,
+    documents_in,
+    owner_scope,
+    source_root,
+)
 from agent_search.kb.settings import KBSettings
 
 if TYPE_CHECKING:
@@ -96,18 +101,12 @@ def embed_text(title: str | None, chunk: Chunk) -> str:
     return "\n".join([*parts, chunk.text])
 
 
-def _owner_scope(access: Access) -> Group:
-    """The chunks of the same owner and team (null when none): an ingest's own chunks."""
-    return Group(must=(Match(ACL_OWNER, access.owner) if access.owner else IsNull(ACL_OWNER),
-                       Match(ACL_TEAM, access.team) if access.team else IsNull(ACL_TEAM)))
-
-
 def source_hashes(store: KBStore, name: str, source: str,
                   access: Access | None = None) -> dict[str, str]:
     """Point id → content hash of the chunks ingested from ``source`` (by that owner)."""
     parts: list[Any] = [Match("source", source)]
     if access is not None:
-        parts.append(_owner_scope(access))
+        parts.append(owner_scope(access))
     return {r.id: str(r.payload.get("content_hash", "")) for r in scroll_all(
         store, name, Group(must=tuple(parts)), payload=["content_hash"])}
 
@@ -135,20 +134,16 @@ class _Planned:
     size: int
 
 
-def source_root(settings: KBSettings, home: Path) -> Path:
-    """The folder sources are named relative to: ``kb.source_root``, else the folder that
-    holds the data home (the project)."""
-    if settings.source_root:
-        return Path(settings.source_root).expanduser().resolve()
-    return home.resolve().parent
-
-
 async def ingest_paths(config: SearchConfig, paths: Sequence[str | Path], collection: str, *,
                        graph: bool | None = None,
                        progress: ProgressCallback | None = None,
                        evaluation: bool = False, access: Access | None = None,
-                       ctx: Context | None = None) -> IngestReport:
+                       ctx: Context | None = None, mirror: bool = True) -> IngestReport:
     """Ingest files and folders into ``collection`` (created on first use).
+
+    A folder is mirrored (``mirror``, the default): the documents of the same owner whose
+    source lies under it and whose file is gone are removed, and listed in
+    ``report.missing``; ``mirror=False`` (``--keep-missing``) keeps them.
 
     ``access`` says who may read the documents (:class:`~agent_search.kb._tenancy.Access`);
     without it, the identity of ``ctx`` owns them (owner = its user, shared with its
@@ -175,7 +170,7 @@ async def ingest_paths(config: SearchConfig, paths: Sequence[str | Path], collec
                          "(Access.of(owner, team, public=False))")
     return await anyio.to_thread.run_sync(
         _ingest_sync, config.home, settings, [Path(p) for p in paths], collection, use_graph,
-        progress, access)
+        progress, access, mirror)
 
 
 def _plan(paths: list[Path], root: Path, settings: KBSettings,
@@ -229,12 +224,13 @@ def _token_counter(embedder: Embedder) -> TokenCounter:
 
 def _ingest_sync(home: Path, settings: KBSettings, paths: list[Path], collection: str,
                  use_graph: bool, progress: ProgressCallback | None,
-                 access: Access) -> IngestReport:
+                 access: Access, mirror: bool = True) -> IngestReport:
     started = time.perf_counter()
     report = IngestReport(collection)
     store = get_store(settings, home)
     embedder = get_embedder(settings, home)
-    planned = _plan(paths, source_root(settings, home), settings, report)
+    root = source_root(settings, home)
+    planned = _plan(paths, root, settings, report)
     total = sum(p.size for p in planned)
     if progress is not None:
         progress(0, total)
@@ -262,6 +258,9 @@ def _ingest_sync(home: Path, settings: KBSettings, paths: list[Path], collection
             raise
         finally:
             reader.close()
+        folders = [p for p in paths if p.is_dir()] if mirror and exists else []
+        if folders:
+            _remove_missing(store, collection, folders, root, writer, report)
         writer.finish()
         if writer.created or exists:
             t0 = time.perf_counter()
@@ -361,6 +360,28 @@ def _ingest_file(planned: _Planned, store: KBStore, collection: str, settings: K
     if stale:
         writer.remove(stale)
         report.removed += len(stale)
+
+
+def _remove_missing(store: KBStore, collection: str, folders: list[Path], root: Path,
+                    writer: _Writer, report: IngestReport) -> None:
+    """Remove the documents (of this ingest's owner) under ``folders`` whose file is gone:
+    a folder ingest mirrors the folder."""
+    prefixes = []
+    for folder in folders:
+        key = source_key(folder, root)
+        prefixes.append("" if key == "." else key.rstrip("/") + "/")
+    t0 = time.perf_counter()
+    for doc in documents_in(store, collection, owner_scope(writer.access), ids=True):
+        source = str(doc["source"] or "")
+        if not any(source.startswith(p) and (p or not source.startswith("/"))
+                   for p in prefixes):
+            continue
+        if (root / source).exists():  # an absolute source stays absolute under "/"
+            continue
+        writer.remove(doc["ids"])
+        report.removed += len(doc["ids"])
+        report.missing.append(source)
+    report.store_seconds += time.perf_counter() - t0
 
 
 def _warnings(doc: Document) -> list[str]:
