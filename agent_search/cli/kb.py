@@ -116,8 +116,9 @@ def _config(config_dir: Path | None) -> SearchConfig:
 
 @kb_app.command("ingest")
 def ingest(
-    paths: Annotated[list[Path], typer.Argument(help="Files or folders (.txt .md .html .pdf, "
-                                                     "BEIR corpus.jsonl).")],
+    paths: Annotated[list[Path], typer.Argument(help=(
+        "Files or folders (.txt .md .html .pdf .docx .pptx .xlsx .csv, BEIR "
+        "corpus.jsonl)."))],
     collection: Annotated[str, typer.Option("--collection", "-c", help="Target collection.")],
     graph: Annotated[bool | None, typer.Option("--graph/--no-graph",
                                                help="Build the entity graph too.")] = None,

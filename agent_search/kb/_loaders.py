@@ -1,12 +1,15 @@
-"""Reading files into documents: .txt, .md, .html/.htm, .pdf (text layer) and BEIR
-``corpus.jsonl`` (one document per line).
+"""Reading files into documents: .txt, .md, .html/.htm, .pdf (text layer), .docx, .pptx,
+.xlsx, .csv (:mod:`agent_search.kb._office`) and BEIR ``corpus.jsonl`` (one document per
+line).
 
 A document is a title and blocks (paragraphs) each under a heading path, so the chunker
 can keep sections together. Text and Markdown files are *streamed*: read in pieces of
 :data:`READ_CHARS`, and no block is longer than about :data:`PARAGRAPH_CHARS` (a longer
 paragraph, or a file with no line breaks at all, is cut at whitespace), so memory does not
-grow with the file. HTML and PDF are parsed whole; the per-file size cap of the ingest
-(``kb.max_file_mb``) bounds them, and their extracted text is capped too.
+grow with the file; so are CSV files. HTML, PDF and office files are parsed whole, by the
+ingest in a child process with a deadline and a memory cap
+(:mod:`agent_search.kb._sandbox`), within :class:`Limits` (text out, pages, decompressed
+bytes).
 
 A file that cannot be read yields a :class:`Skipped` with the reason; the caller reports it
 and goes on with the rest. Parser warnings (pypdf's, trafilatura's) go into
@@ -27,13 +30,25 @@ import logging
 import re
 import threading
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 
-from agent_search.errors import InputError
+from agent_search.kb._document import (
+    Block,
+    Document,
+    Limits,
+    ParseLimit,
+    Skipped,
+    TextTooLarge,
+)
 
-SUPPORTED_SUFFIXES = (".txt", ".md", ".markdown", ".html", ".htm", ".pdf", ".jsonl")
-PARSED_SUFFIXES = (".html", ".htm", ".pdf")
+__all__ = ["PARAGRAPH_CHARS", "PARSED_SUFFIXES", "SUPPORTED_SUFFIXES", "Block", "Document",
+           "Limits", "ParseLimit", "Skipped", "TextTooLarge", "blocks_of_lines",
+           "file_doc_id", "iter_files", "legacy_file_doc_id", "load_file", "markdown_blocks",
+           "source_key"]
+
+SUPPORTED_SUFFIXES = (".txt", ".md", ".markdown", ".html", ".htm", ".pdf", ".jsonl",
+                      ".docx", ".pptx", ".xlsx", ".csv")
+PARSED_SUFFIXES = (".html", ".htm", ".pdf", ".docx", ".pptx", ".xlsx")
 """Files parsed whole by a third-party parser: in a child process with a deadline."""
 
 READ_CHARS = 1 << 16
@@ -47,48 +62,6 @@ _HEADING = re.compile(r"^(#{1,6})\s+(.*)$")
 _FENCE = re.compile(r"^\s*(```|~~~)")
 
 logger = logging.getLogger(__name__)
-
-
-@dataclass(slots=True)
-class Block:
-    text: str
-    headings: tuple[str, ...] = ()
-    page: int | None = None
-
-
-@dataclass(slots=True)
-class Document:
-    doc_id: str
-    source: str
-    title: str | None
-    blocks: Iterable[Block] = field(default_factory=list)
-    warnings: list[str] = field(default_factory=list)
-
-
-@dataclass(frozen=True, slots=True)
-class Skipped:
-    source: str
-    reason: str
-
-
-class TextTooLarge(InputError):
-    """The text extracted from a file is over the cap."""
-
-
-class ParseLimit(InputError):
-    """A file needs more than a parse limit allows (pages, decompressed bytes)."""
-
-
-@dataclass(frozen=True, slots=True)
-class Limits:
-    """What parsing one file may cost: characters of text out, pages (or slides), and
-    bytes decompressed (PDF content streams, each time a page uses one; the parts of an
-    office file). Time and memory are bounded by the child process that parses
-    (:mod:`agent_search.kb._sandbox`)."""
-
-    max_chars: int = 20_000_000
-    max_pages: int = 5_000
-    max_decompressed: int = 200_000_000
 
 
 def source_key(path: Path, root: Path) -> str:
@@ -146,7 +119,17 @@ def load_file(path: Path, key: str | None = None, *, max_chars: int = 20_000_000
             _check_utf8(path)
             yield from _load_jsonl(path, source)
             return
-        if suffix == ".pdf":
+        if suffix == ".csv":
+            _check_utf8(path)
+            from agent_search.kb._office import csv_blocks
+
+            warnings: list[str] = []
+            yield Document(file_doc_id(source), source, path.stem,
+                           csv_blocks(path, warnings), warnings)
+            return
+        if suffix in _OFFICE:
+            doc = _load_office(path, source, limits)
+        elif suffix == ".pdf":
             doc = _load_pdf(path, source, limits)
         elif suffix in (".html", ".htm"):
             doc = _load_html(path, source, _read_text(path, max_chars))
@@ -392,6 +375,17 @@ def _parser_logs() -> Iterator[list[str]]:
         yield found
     finally:
         _PARSER_LOGS.local.sink = None
+
+
+_OFFICE = (".docx", ".pptx", ".xlsx")
+
+
+def _load_office(path: Path, source: str, limits: Limits) -> Document:
+    from agent_search.kb import _office
+
+    load = {".docx": _office.load_docx, ".pptx": _office.load_pptx,
+            ".xlsx": _office.load_xlsx}[path.suffix.lower()]
+    return load(path, source, file_doc_id(source), limits)
 
 
 def _load_pdf(path: Path, source: str, limits: Limits) -> Document:
