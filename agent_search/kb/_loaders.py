@@ -43,8 +43,8 @@ from agent_search.kb._document import (
 
 __all__ = ["PARAGRAPH_CHARS", "PARSED_SUFFIXES", "SUPPORTED_SUFFIXES", "Block", "Document",
            "Limits", "ParseLimit", "Skipped", "TextTooLarge", "blocks_of_lines",
-           "file_doc_id", "iter_files", "legacy_file_doc_id", "load_file", "markdown_blocks",
-           "source_key"]
+           "file_doc_id", "glue", "is_cjk", "iter_files", "legacy_file_doc_id", "load_file",
+           "markdown_blocks", "source_key"]
 
 SUPPORTED_SUFFIXES = (".txt", ".md", ".markdown", ".html", ".htm", ".pdf", ".jsonl",
                       ".docx", ".pptx", ".xlsx", ".csv")
@@ -58,6 +58,9 @@ PARAGRAPH_CHARS = 1 << 15
 TITLE_SCAN_CHARS = 1 << 16
 """A Markdown file's title is its first heading within this many leading characters."""
 
+_INDENT = "\u3000"
+_NEUTRAL = "“”‘’…"
+"""Quotes and ellipses both scripts use: the characters beside them decide the gluing."""
 _HEADING = re.compile(r"^(#{1,6})\s+(.*)$")
 _FENCE = re.compile(r"^\s*(```|~~~)")
 
@@ -203,6 +206,28 @@ def _read_lines(path: Path) -> Iterator[str]:
             yield rest
 
 
+def glue(parts: Iterable[str]) -> str:
+    """``parts`` joined by a space, except between two CJK characters (Chinese and
+    Japanese write no space between words or sentences)."""
+    out: list[str] = []
+    for part in parts:
+        if out and not (is_cjk(out[-1].rstrip(_NEUTRAL)[-1:])
+                        and is_cjk(part.lstrip(_NEUTRAL)[:1])):
+            out.append(" ")
+        out.append(part)
+    return "".join(out)
+
+
+def is_cjk(char: str) -> bool:
+    """True for one Han, kana or full-width character (CJK punctuation included)."""
+    if not char:
+        return False
+    code = ord(char)
+    return (0x3000 <= code <= 0x30FF or 0x3400 <= code <= 0x4DBF or 0x4E00 <= code <= 0x9FFF
+            or 0xF900 <= code <= 0xFAFF or 0xFF00 <= code <= 0xFFEF
+            or 0x20000 <= code <= 0x2FA1F)
+
+
 def _cut(text: str, limit: int) -> tuple[str, str]:
     """``text`` split near ``limit``: after the last whitespace before it, else at it."""
     cut = max(text.rfind(" ", 0, limit), text.rfind("\t", 0, limit))
@@ -249,7 +274,8 @@ def blocks_of_lines(lines: Iterable[str], *, markdown: bool) -> Iterator[Block]:
     def flush() -> Iterator[Block]:
         nonlocal size
         if buf:
-            text = " ".join(" ".join(buf).split())
+            # lines of one paragraph; a line wrapped inside Chinese text gets no space
+            text = " ".join(glue(line.strip() for line in buf if line.strip()).split())
             buf.clear()
             size = 0
             if text:
@@ -272,6 +298,8 @@ def blocks_of_lines(lines: Iterable[str], *, markdown: bool) -> Iterator[Block]:
         elif not line.strip():
             yield from flush()
         else:
+            if line.startswith(_INDENT) and not in_fence:
+                yield from flush()  # a paragraph of Chinese text starts indented "　　"
             buf.append(line)
             size += len(line) + 1
             if size >= PARAGRAPH_CHARS:
