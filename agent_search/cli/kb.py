@@ -39,6 +39,11 @@ app.add_typer(kb_app, name="kb")
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON document.")]
 ConfigOpt = Annotated[Path | None, typer.Option("--config", help="Configuration folder.")]
+ServerOpt = Annotated[str | None, typer.Option(
+    "--server", help="Send the work to a running 'agent-search serve' at this URL (text "
+                     "documents; the API key's identity owns them).")]
+KeyEnvOpt = Annotated[str, typer.Option(
+    "--api-key-env", help="Environment variable holding the API key for --server.")]
 
 
 PROGRESS_INTERVAL = 10.0
@@ -132,6 +137,8 @@ def ingest(
         "--public", help="Readable by everyone although owned.")] = False,
     keep_missing: Annotated[bool, typer.Option(
         "--keep-missing", help="Keep the documents of a folder whose file is gone.")] = False,
+    server: ServerOpt = None,
+    api_key_env: KeyEnvOpt = "AGENT_SEARCH_API_KEY",
     config_dir: ConfigOpt = None,
     json_out: JsonOpt = False,
 ) -> None:
@@ -146,15 +153,22 @@ def ingest(
     A file is one document however its path is written; re-ingesting adds, updates and
     removes chunks as the files changed and never duplicates. Files over kb.max_file_mb
     (default 20 MB) or beyond kb.max_run_mb (default 1000 MB) are skipped and reported."""
-    from agent_search.kb import StoreError, ingest_paths
+    from agent_search.cli._kb_remote import held_by_server
+    from agent_search.kb import StoreError, StoreLockedError, ingest_paths
     from agent_search.kb._embedder import EmbeddingError
     from agent_search.kb._schema import CollectionMismatchError
     from agent_search.kb._tenancy import Access
 
-    config = _config(config_dir)
     missing = [str(p) for p in paths if not p.exists()]
     if missing:
         fail(f"no such file or folder: {', '.join(missing)}")
+    if server is not None:
+        if user or team or share or public:
+            fail("--server: the API key decides the owner and team; leave out "
+                 "--user/--team/--share/--public")
+        _ingest_remote(server, paths, collection, api_key_env, json_out)
+        return
+    config = _config(config_dir)
     try:
         access = Access.of(user, team, public=public or None,
                            share=share)  # type: ignore[arg-type]  # checked by Access.of
@@ -167,6 +181,8 @@ def ingest(
                                                     mirror=not keep_missing))
     except (ValueError, CollectionMismatchError) as exc:
         fail(str(exc))
+    except StoreLockedError as exc:
+        fail(str(exc) + held_by_server(str(exc)), 1)
     except (StoreError, EmbeddingError) as exc:
         fail(str(exc), 1)
     if json_out:
@@ -266,14 +282,24 @@ def rm(
         "--user", help="Only the documents this user owns.")] = None,
     team: Annotated[str | None, typer.Option(
         "--team", help="Only the documents of this team.")] = None,
+    server: ServerOpt = None,
+    api_key_env: KeyEnvOpt = "AGENT_SEARCH_API_KEY",
     config_dir: ConfigOpt = None,
     json_out: JsonOpt = False,
 ) -> None:
     """Remove one document (all its chunks, and its entity-graph links) from a collection."""
-    from agent_search.kb import CollectionNotFound, StoreError
+    from agent_search.cli._kb_remote import RemoteError, held_by_server, remove_remote
+    from agent_search.kb import CollectionNotFound, StoreError, StoreLockedError
     from agent_search.kb._tenancy import Access
     from agent_search.kb.manage import remove_document
 
+    if server is not None:
+        try:
+            removed = remove_remote(server, collection, document, api_key_env)
+        except RemoteError as exc:
+            fail(str(exc), 1)
+        _print_removed(collection, removed, json_out)
+        return
     config = _config(config_dir)
     try:
         access = Access.of(user, team) if user or team else None
@@ -284,17 +310,51 @@ def rm(
                                                     access=access))
     except ValueError as exc:
         fail(str(exc))
+    except StoreLockedError as exc:
+        fail(str(exc) + held_by_server(str(exc)), 1)
     except StoreError as exc:
         fail(str(exc), 2 if isinstance(exc, CollectionNotFound) else 1)
     if not removed:
         fail(f"no document {document!r} in collection {collection!r} "
              f"('agent-search kb list {collection}' lists them)")
+    _print_removed(collection, removed, json_out)
+
+
+def _print_removed(collection: str, removed: list[dict[str, Any]], json_out: bool) -> None:
     if json_out:
         print_json({"collection": collection, "removed": removed})
         return
     for doc in removed:
         console.print(f"removed {doc['source']} ({doc['chunks']} chunks, "
                       f"{doc['document_id']})", highlight=False, markup=False)
+
+
+def _ingest_remote(server: str, paths: list[Path], collection: str, api_key_env: str,
+                   json_out: bool) -> None:
+    from agent_search.cli._kb_remote import RemoteError, documents_of, send_documents
+
+    try:
+        docs, skipped = documents_of(paths)
+        report = send_documents(server, collection, docs, api_key_env) if docs else None
+    except ValueError as exc:
+        fail(str(exc))
+    except RemoteError as exc:
+        fail(str(exc), 1)
+    out = report or {"collection": collection, "documents": 0, "skipped": []}
+    out["skipped"] = [{"source": s.source, "reason": s.reason} for s in skipped] \
+        + list(out.get("skipped", []))
+    if json_out:
+        print_json(out)
+    else:
+        console.print(f"{collection} at {server}: {out.get('documents', 0)} document(s), "
+                      f"{out.get('chunks', 0)} chunk(s): added {out.get('added', 0)}, "
+                      f"updated {out.get('updated', 0)}, unchanged {out.get('unchanged', 0)}",
+                      highlight=False, markup=False)
+        for item in out["skipped"]:
+            err_console.print(f"skipped {item['source']}: {item['reason']}", highlight=False,
+                              markup=False)
+    if not out.get("documents") and out["skipped"]:
+        raise typer.Exit(1)
 
 
 @kb_app.command("drop")

@@ -34,7 +34,7 @@ import os
 import resource
 import sys
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -173,9 +173,10 @@ async def ingest_paths(config: SearchConfig, paths: Sequence[str | Path], collec
         progress, access, mirror)
 
 
-def _plan(paths: list[Path], root: Path, settings: KBSettings,
-          report: IngestReport) -> list[_Planned]:
-    """The files to read, each once (by source key), within the size caps; the rest are
+def _plan(paths: list[Path], root: Path, settings: KBSettings, report: IngestReport,
+          names: Mapping[Path, str] | None = None) -> list[_Planned]:
+    """The files to read, each once (by source key: ``names`` gives it for files that are
+    not where their document lives, e.g. uploads), within the size caps; the rest are
     reported as skipped before anything is read."""
     max_file = int(settings.max_file_mb * MB)
     max_run = int(settings.max_run_mb * MB)
@@ -187,7 +188,7 @@ def _plan(paths: list[Path], root: Path, settings: KBSettings,
             report.skipped.append(item)
             continue
         try:
-            key = source_key(item, root)
+            key = names[item] if names and item in names else source_key(item, root)
             size = item.stat().st_size
         except (OSError, RuntimeError) as exc:  # RuntimeError: a symlink loop
             report.skipped.append(Skipped(str(item), f"cannot read: {exc}"))
@@ -224,13 +225,14 @@ def _token_counter(embedder: Embedder) -> TokenCounter:
 
 def _ingest_sync(home: Path, settings: KBSettings, paths: list[Path], collection: str,
                  use_graph: bool, progress: ProgressCallback | None,
-                 access: Access, mirror: bool = True) -> IngestReport:
+                 access: Access, mirror: bool = True,
+                 names: Mapping[Path, str] | None = None) -> IngestReport:
     started = time.perf_counter()
     report = IngestReport(collection)
     store = get_store(settings, home)
     embedder = get_embedder(settings, home)
     root = source_root(settings, home)
-    planned = _plan(paths, root, settings, report)
+    planned = _plan(paths, root, settings, report, names)
     total = sum(p.size for p in planned)
     if progress is not None:
         progress(0, total)
