@@ -154,9 +154,9 @@ def _pct(values: list[float], q: float) -> float:
 async def _latency(name: str) -> list[str]:
     from agent_search.kb._embedder import embedder_for_collection
     from agent_search.kb._retrieval import QueryPlan, search
+    from agent_search.kb._schema import bm25_of
     from agent_search.kb._tenancy import visibility
     from agent_search.kb.handler import KBHandler
-    from agent_search.kb.ingest import bm25_of
 
     config = SearchConfig(home=HOME, kb=EVAL_KB)
     dataset = load_dataset(SCIFACT, "test")
@@ -214,10 +214,10 @@ def _synth_vectors(n: int, seed: int) -> Any:
 
 
 def _synth_build() -> None:
+    from agent_search.kb._schema import BASE_INDEXES
     from agent_search.kb._sparse import SparseVec
     from agent_search.kb._store import PointData
     from agent_search.kb._tenancy import Access
-    from agent_search.kb.ingest import BASE_INDEXES
 
     store = get_store(KBSettings(), HOME)
     name = f"synth-{SYNTH}"

@@ -1,5 +1,5 @@
-"""``agent-search kb ingest|list|drop|prune-evals`` — build and manage knowledge-base
-collections.
+"""``agent-search kb ingest|list|rm|drop|prune-evals|migrate`` — build and manage
+knowledge-base collections and their documents.
 
 ``kb ingest`` shows progress on stderr while it works: a live bar on a terminal, else (a
 pipe, a log, CI) one line at least every :data:`PROGRESS_INTERVAL` seconds; ``--json``
@@ -32,13 +32,18 @@ from agent_search.cli.app import app, console, err_console, fail, print_json
 from agent_search.config import SearchConfig, load_config
 from agent_search.errors import ConfigError
 
-kb_app = typer.Typer(help="Manage knowledge-base collections (ingest, list, drop, "
-                          "prune-evals, migrate).",
+kb_app = typer.Typer(help="Manage knowledge-base collections and their documents (ingest, "
+                          "list, rm, drop, prune-evals, migrate).",
                      no_args_is_help=True)
 app.add_typer(kb_app, name="kb")
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON document.")]
 ConfigOpt = Annotated[Path | None, typer.Option("--config", help="Configuration folder.")]
+ServerOpt = Annotated[str | None, typer.Option(
+    "--server", help="Send the work to a running 'agent-search serve' at this URL (text "
+                     "documents; the API key's identity owns them).")]
+KeyEnvOpt = Annotated[str, typer.Option(
+    "--api-key-env", help="Environment variable holding the API key for --server.")]
 
 
 PROGRESS_INTERVAL = 10.0
@@ -123,8 +128,9 @@ def _config(config_dir: Path | None) -> SearchConfig:
 
 @kb_app.command("ingest")
 def ingest(
-    paths: Annotated[list[Path], typer.Argument(help="Files or folders (.txt .md .html .pdf, "
-                                                     "BEIR corpus.jsonl).")],
+    paths: Annotated[list[Path], typer.Argument(help=(
+        "Files or folders (.txt .md .html .pdf .docx .pptx .xlsx .csv, BEIR "
+        "corpus.jsonl)."))],
     collection: Annotated[str, typer.Option("--collection", "-c", help="Target collection.")],
     graph: Annotated[bool | None, typer.Option("--graph/--no-graph",
                                                help="Build the entity graph too.")] = None,
@@ -136,10 +142,17 @@ def ingest(
         "--share", help="'team' (default with --team) or 'private' (the owner only).")] = None,
     public: Annotated[bool, typer.Option(
         "--public", help="Readable by everyone although owned.")] = False,
+    keep_missing: Annotated[bool, typer.Option(
+        "--keep-missing", help="Keep the documents of a folder whose file is gone.")] = False,
+    server: ServerOpt = None,
+    api_key_env: KeyEnvOpt = "AGENT_SEARCH_API_KEY",
     config_dir: ConfigOpt = None,
     json_out: JsonOpt = False,
 ) -> None:
     """Ingest files into a collection (created on first use).
+
+    A folder is mirrored: documents ingested from it (by the same owner) whose file is
+    gone are removed and listed; --keep-missing keeps them.
 
     Without --user and --team the documents are public; with them, searches return them
     only to that user and (with --share team, the default with --team) the team.
@@ -147,15 +160,22 @@ def ingest(
     A file is one document however its path is written; re-ingesting adds, updates and
     removes chunks as the files changed and never duplicates. Files over kb.max_file_mb
     (default 20 MB) or beyond kb.max_run_mb (default 1000 MB) are skipped and reported."""
-    from agent_search.kb import StoreError, ingest_paths
+    from agent_search.cli._kb_remote import held_by_server
+    from agent_search.kb import StoreError, StoreLockedError, ingest_paths
     from agent_search.kb._embedder import EmbeddingError
+    from agent_search.kb._schema import CollectionMismatchError
     from agent_search.kb._tenancy import Access
-    from agent_search.kb.ingest import CollectionMismatchError
 
-    config = _config(config_dir)
     missing = [str(p) for p in paths if not p.exists()]
     if missing:
         fail(f"no such file or folder: {', '.join(missing)}")
+    if server is not None:
+        if user or team or share or public:
+            fail("--server: the API key decides the owner and team; leave out "
+                 "--user/--team/--share/--public")
+        _ingest_remote(server, paths, collection, api_key_env, json_out)
+        return
+    config = _config(config_dir)
     try:
         access = Access.of(user, team, public=public or None,
                            share=share)  # type: ignore[arg-type]  # checked by Access.of
@@ -164,9 +184,12 @@ def ingest(
     try:
         with work_progress("ingesting") as on_progress:
             report = anyio.run(lambda: ingest_paths(config, paths, collection, graph=graph,
-                                                    progress=on_progress, access=access))
+                                                    progress=on_progress, access=access,
+                                                    mirror=not keep_missing))
     except (ValueError, CollectionMismatchError) as exc:
         fail(str(exc))
+    except StoreLockedError as exc:
+        fail(str(exc) + held_by_server(str(exc)), 1)
     except (StoreError, EmbeddingError) as exc:
         fail(str(exc), 1)
     if json_out:
@@ -178,6 +201,8 @@ def ingest(
             f"unchanged {report.unchanged}, removed {report.removed}; "
             f"{report.seconds:.1f}s ({report.docs_per_s:.1f} docs/s, peak RSS "
             f"{report.peak_rss_mb:.0f} MB)", highlight=False)
+        for source in report.missing:
+            console.print(f"removed {source}: the file is gone", highlight=False, markup=False)
         for skipped in report.skipped:
             err_console.print(f"skipped {skipped.source}: {skipped.reason}", highlight=False,
                               markup=False)
@@ -189,12 +214,18 @@ def ingest(
 
 
 @kb_app.command("list")
-def list_(config_dir: ConfigOpt = None, json_out: JsonOpt = False) -> None:
+def list_(collection: Annotated[str | None, typer.Argument(
+              help="A collection: list its documents instead.")] = None,
+          config_dir: ConfigOpt = None, json_out: JsonOpt = False) -> None:
     """List collections with their size and embedding model; those of eval retrieval
-    (which searches never read) apart."""
+    (which searches never read) apart. With COLLECTION: its documents (source, chunks,
+    who may read them, document id)."""
     from agent_search.kb import StoreError, list_collections
 
     config = _config(config_dir)
+    if collection is not None:
+        _list_documents(config, collection, json_out)
+        return
     try:
         rows = anyio.run(lambda: list_collections(config))
     except StoreError as exc:
@@ -218,6 +249,119 @@ def _print_collections(rows: list[dict[str, Any]]) -> None:
     for row in rows:
         console.print(f"{row['name']}\t{row['points']} chunks\t"
                       f"{row.get('embedding_model', '?')}", highlight=False, markup=False)
+
+
+def _list_documents(config: SearchConfig, collection: str, json_out: bool) -> None:
+    from agent_search.kb import CollectionNotFound, StoreError
+    from agent_search.kb.manage import list_documents
+
+    try:
+        docs = anyio.run(lambda: list_documents(config, collection))
+    except ValueError as exc:
+        fail(str(exc))
+    except StoreError as exc:
+        fail(str(exc), 2 if isinstance(exc, CollectionNotFound) else 1)
+    if json_out:
+        print_json(docs)
+        return
+    if not docs:
+        console.print(f"{collection}: no documents", highlight=False, markup=False)
+    for doc in docs:
+        console.print(f"{doc['source']}\t{doc['chunks']} chunks\t{_readers(doc)}\t"
+                      f"{doc['document_id']}", highlight=False, markup=False)
+
+
+def _readers(doc: dict[str, Any]) -> str:
+    if doc.get("share") == "public":
+        return "public"
+    owner = f"owner {doc['owner']}" if doc.get("owner") else ""
+    team = f"team {doc['team']}" if doc.get("team") and doc.get("share") == "team" else ""
+    return ", ".join(p for p in (owner, team) if p) or "no one"
+
+
+@kb_app.command("rm")
+def rm(
+    document: Annotated[str, typer.Argument(
+        help="The document: its file's path (it may be gone), its source as 'kb list "
+             "COLLECTION' shows it, or its document id.")],
+    collection: Annotated[str, typer.Option("--collection", "-c", help="Its collection.")],
+    user: Annotated[str | None, typer.Option(
+        "--user", help="Only the documents this user owns.")] = None,
+    team: Annotated[str | None, typer.Option(
+        "--team", help="Only the documents of this team.")] = None,
+    server: ServerOpt = None,
+    api_key_env: KeyEnvOpt = "AGENT_SEARCH_API_KEY",
+    config_dir: ConfigOpt = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """Remove one document (all its chunks, and its entity-graph links) from a collection."""
+    from agent_search.cli._kb_remote import RemoteError, held_by_server, remove_remote
+    from agent_search.kb import CollectionNotFound, StoreError, StoreLockedError
+    from agent_search.kb._tenancy import Access
+    from agent_search.kb.manage import remove_document
+
+    if server is not None:
+        try:
+            removed = remove_remote(server, collection, document, api_key_env)
+        except RemoteError as exc:
+            fail(str(exc), 1)
+        _print_removed(collection, removed, json_out)
+        return
+    config = _config(config_dir)
+    try:
+        access = Access.of(user, team) if user or team else None
+    except ValueError as exc:
+        fail(f"--user/--team: {exc}")
+    try:
+        removed = anyio.run(lambda: remove_document(config, collection, document,
+                                                    access=access))
+    except ValueError as exc:
+        fail(str(exc))
+    except StoreLockedError as exc:
+        fail(str(exc) + held_by_server(str(exc)), 1)
+    except StoreError as exc:
+        fail(str(exc), 2 if isinstance(exc, CollectionNotFound) else 1)
+    if not removed:
+        fail(f"no document {document!r} in collection {collection!r} "
+             f"('agent-search kb list {collection}' lists them)")
+    _print_removed(collection, removed, json_out)
+
+
+def _print_removed(collection: str, removed: list[dict[str, Any]], json_out: bool) -> None:
+    if json_out:
+        print_json({"collection": collection, "removed": removed})
+        return
+    for doc in removed:
+        console.print(f"removed {doc['source']} ({doc['chunks']} chunks, "
+                      f"{doc['document_id']})", highlight=False, markup=False)
+
+
+def _ingest_remote(server: str, paths: list[Path], collection: str, api_key_env: str,
+                   json_out: bool) -> None:
+    from agent_search.cli._kb_remote import RemoteError, documents_of, send_documents
+
+    try:
+        docs, skipped = documents_of(paths)
+        report = send_documents(server, collection, docs, api_key_env) if docs else None
+    except ValueError as exc:
+        fail(str(exc))
+    except RemoteError as exc:
+        fail(str(exc), 1)
+    out = report or {"collection": collection, "documents": 0, "skipped": []}
+    out["skipped"] = [{"source": s.source, "reason": s.reason} for s in skipped] \
+        + list(out.get("skipped", []))
+    if json_out:
+        print_json(out)
+    else:
+        console.print(f"{collection} at {server}: {out.get('documents', 0)} document(s), "
+                      f"{out.get('chunks', 0)} chunk(s): added {out.get('added', 0)}, "
+                      f"updated {out.get('updated', 0)}, unchanged {out.get('unchanged', 0)}",
+                      highlight=False, markup=False)
+        for item in out["skipped"]:
+            err_console.print(f"skipped {item['source']}: {item['reason']}", highlight=False,
+                              markup=False)
+    if not out.get("documents") and out["skipped"]:
+        raise typer.Exit(1)
 
 
 @kb_app.command("drop")
@@ -245,7 +389,7 @@ def drop(name: Annotated[str, typer.Argument(help="Collection to delete.")],
 def prune_evals(config_dir: ConfigOpt = None, json_out: JsonOpt = False) -> None:
     """Delete the collections eval retrieval cached (eval-...)."""
     from agent_search.kb import StoreError
-    from agent_search.kb.ingest import prune_eval_collections
+    from agent_search.kb.manage import prune_eval_collections
 
     config = _config(config_dir)
     try:

@@ -18,7 +18,7 @@ from agent_search.cli.app import app, check_identity, console, fail, print_json
 from agent_search.errors import AgentSearchError, validation_summary
 from agent_search.registry import option_choices
 from agent_search.searcher import Searcher
-from agent_search.types import QueryOrder, QueryWhere, Request, Result
+from agent_search.types import QueryOrder, QueryWhere, Request, Result, ResultItem
 
 
 def search_types(searcher: Searcher) -> list[str]:
@@ -138,7 +138,7 @@ def render_result(result: Result) -> None:
     table.add_column("title / content")
     table.add_column("where", overflow="fold")
     for item in result.items:
-        where = item.url or (f"{item.collection}/{item.document_id}" if item.collection else "")
+        where = item.url or (_kb_where(item) if item.collection else "")
         if item.model:
             where = f"{item.model}#{item.record_id}"
         snippet = " ".join(item.content.split())[:160]
@@ -150,6 +150,17 @@ def render_result(result: Result) -> None:
         )
     console.print(table)
     _render_notes(result)
+
+
+def _kb_where(item: ResultItem) -> str:
+    """A kb item's file (and page), not its hashed document id; a record of a BEIR
+    corpus file keeps its id, which names it there."""
+    source = item.metadata.get("source")
+    if not source:
+        return f"{item.collection}/{item.document_id}"
+    page = item.metadata.get("page")
+    where = f"{item.collection}: {source}" + (f" p. {page}" if page else "")
+    return f"{where} #{item.document_id}" if str(source).endswith(".jsonl") else where
 
 
 def _render_notes(result: Result) -> None:

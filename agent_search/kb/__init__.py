@@ -6,18 +6,47 @@ retrieval, ingestion, an entity graph and retrieval evaluation.
     await list_collections(config); await drop_collection(config, "docs")
 """
 
-from agent_search.kb._embedder import EmbeddingError, get_embedder, prepare_model_dir
-from agent_search.kb._store import CollectionNotFound, StoreError, StoreLockedError, close_stores
-from agent_search.kb._tenancy import Access
-from agent_search.kb.handler import KBHandler, create_handler
-from agent_search.kb.ingest import (
-    CollectionMismatchError,
-    IngestReport,
-    drop_collection,
-    ingest_paths,
-    list_collections,
-)
-from agent_search.kb.settings import KBSettings
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from agent_search.kb._embedder import EmbeddingError, get_embedder, prepare_model_dir
+    from agent_search.kb._schema import CollectionMismatchError
+    from agent_search.kb._store import (
+        CollectionNotFound,
+        StoreError,
+        StoreLockedError,
+        close_stores,
+    )
+    from agent_search.kb._tenancy import Access
+    from agent_search.kb.handler import KBHandler, create_handler
+    from agent_search.kb.ingest import IngestReport, ingest_paths
+    from agent_search.kb.manage import drop_collection, list_collections
+    from agent_search.kb.settings import KBSettings
+
+_HOME = {
+    "Access": "_tenancy", "CollectionMismatchError": "_schema",
+    "CollectionNotFound": "_store", "EmbeddingError": "_embedder", "IngestReport": "ingest",
+    "KBHandler": "handler", "KBSettings": "settings", "StoreError": "_store",
+    "StoreLockedError": "_store", "close_stores": "_store", "create_handler": "handler",
+    "drop_collection": "manage", "get_embedder": "_embedder", "ingest_paths": "ingest",
+    "list_collections": "manage", "prepare_model_dir": "_embedder",
+}
+"""Where each public name lives: imported on first use, so a process that needs one
+module of the package (the parser process of :mod:`agent_search.kb._sandbox`) does not
+load the embedding model's libraries."""
+
+
+def __getattr__(name: str) -> Any:
+    module = _HOME.get(name)
+    if module is None:
+        raise AttributeError(f"module 'agent_search.kb' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"agent_search.kb.{module}"), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "Access",

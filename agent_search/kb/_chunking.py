@@ -22,7 +22,7 @@ import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
-from agent_search.kb._loaders import PARAGRAPH_CHARS, Block, Document, _cut
+from agent_search.kb._loaders import PARAGRAPH_CHARS, Block, Document, _cut, glue
 
 TokenCounter = Callable[[Sequence[str]], list[int]]
 
@@ -31,7 +31,11 @@ CHARS_PER_TOKEN = 12
 COUNT_BATCH_CHARS = 1 << 16
 """Blocks are counted in batches of about this many characters (one tokenizer call)."""
 
-_SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s+|(?<=[。！？])")
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+_CJK_SENTENCE_END = re.compile(r"(?:[。！？；]+|…{2,})[”’」』）》】〕〉\"']*")
+"""A sentence of Chinese or Japanese ends at full-width 。！？； or an ellipsis ……, with
+the closing quotes and brackets after it (they belong to the sentence they close)."""
+_CJK_CLAUSE_END = re.compile(r"[，、：,]")
 
 _Piece = tuple[str, int, bool]  # text, tokens, starts a paragraph
 
@@ -104,7 +108,7 @@ def _pieces(blocks: Iterable[Block], count: TokenCounter, max_tokens: int,
             if n <= max_tokens and len(text) <= max_chars:
                 yield text, n, True
                 continue
-            sentences = [s for s in _SENTENCE_END.split(text) if s.strip()]
+            sentences = sentences_of(text)
             counts = [n] if sentences == [text] else count(sentences)
             first = True
             for sent, m in zip(sentences, counts, strict=True):
@@ -117,30 +121,46 @@ def _pieces(blocks: Iterable[Block], count: TokenCounter, max_tokens: int,
                 first = False
 
 
+def sentences_of(text: str) -> list[str]:
+    """The sentences of a paragraph: cut after ``.!?`` and a space, and after a full-width
+    sentence end (Chinese and Japanese put no space there)."""
+    out: list[str] = []
+    for part in _SENTENCE_END.split(text):
+        start = 0
+        for m in _CJK_SENTENCE_END.finditer(part):
+            out.append(part[start:m.end()])
+            start = m.end()
+        out.append(part[start:])
+    return [s.strip() for s in out if s.strip()]
+
+
 def _split_long(text: str, tokens: int, count: TokenCounter, max_tokens: int,
                 max_chars: int) -> list[tuple[str, int]]:
     """Cut a sentence that is over a chunk into parts within both caps: groups of words
-    sized by the sentence's tokens per word; a word longer than half a chunk (no spaces,
-    or garbage the tokenizer calls one unknown token) is cut by characters first, and a
+    sized by the sentence's tokens per character; a word longer than half a chunk (Chinese
+    has no spaces; or garbage the tokenizer calls one unknown token) is cut after its
+    clause marks (，、：), then by characters, and a
     group that still counts too many tokens is cut by characters (a token is at least one
     character, so ``max_tokens // 2`` characters are always within ``max_tokens``)."""
     hard = max(1, min(max_tokens // 2, max_chars))
     atoms: list[str] = []
     for word in text.split():
-        atoms.extend(word[i:i + hard] for i in range(0, len(word), hard))
-    per_atom = max(1, tokens) / max(1, len(atoms))
-    step = max(1, int(max_tokens / per_atom * 0.9))
+        for clause in _clauses(word, hard):
+            atoms.extend(clause[i:i + hard] for i in range(0, len(clause), hard))
+    per_char = max(1, tokens) / max(1, sum(len(a) for a in atoms))
+    budget = max_tokens * 0.9
     groups: list[str] = []
     current: list[str] = []
     chars = 0
     for atom in atoms:
-        if current and (len(current) >= step or chars + 1 + len(atom) > max_chars):
-            groups.append(" ".join(current))
+        if current and ((chars + len(atom)) * per_char > budget
+                        or chars + 1 + len(atom) > max_chars):
+            groups.append(glue(current))
             current, chars = [], 0
         current.append(atom)
         chars += len(atom) + (1 if chars else 0)
     if current:
-        groups.append(" ".join(current))
+        groups.append(glue(current))
     out: list[tuple[str, int]] = []
     for group, n in zip(groups, count(groups), strict=True):
         if n <= max_tokens:
@@ -149,6 +169,20 @@ def _split_long(text: str, tokens: int, count: TokenCounter, max_tokens: int,
         parts = [group[i:i + hard] for i in range(0, len(group), hard)]
         out.extend(zip(parts, count(parts), strict=True))
     return out
+
+
+def _clauses(word: str, hard: int) -> list[str]:
+    """A word too long for a chunk part (Chinese has no spaces) cut after its clause
+    marks (，、：) first, so a cut by characters is the last resort."""
+    if len(word) <= hard:
+        return [word]
+    out: list[str] = []
+    start = 0
+    for m in _CJK_CLAUSE_END.finditer(word):
+        out.append(word[start:m.end()])
+        start = m.end()
+    out.append(word[start:])
+    return [c for c in out if c]
 
 
 def _pack(pieces: Iterable[_Piece], max_tokens: int, overlap: int,
@@ -185,6 +219,9 @@ def _join(pieces: list[_Piece]) -> str:
     parts: list[str] = []
     for text, _, starts_paragraph in pieces:
         if parts:
-            parts.append("\n\n" if starts_paragraph else " ")
+            if starts_paragraph:
+                parts.append("\n\n")
+            elif glue((parts[-1], text)) != parts[-1] + text:
+                parts.append(" ")
         parts.append(text)
     return "".join(parts)

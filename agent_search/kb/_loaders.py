@@ -1,12 +1,15 @@
-"""Reading files into documents: .txt, .md, .html/.htm, .pdf (text layer) and BEIR
-``corpus.jsonl`` (one document per line).
+"""Reading files into documents: .txt, .md, .html/.htm, .pdf (text layer), .docx, .pptx,
+.xlsx, .csv (:mod:`agent_search.kb._office`) and BEIR ``corpus.jsonl`` (one document per
+line).
 
 A document is a title and blocks (paragraphs) each under a heading path, so the chunker
 can keep sections together. Text and Markdown files are *streamed*: read in pieces of
 :data:`READ_CHARS`, and no block is longer than about :data:`PARAGRAPH_CHARS` (a longer
 paragraph, or a file with no line breaks at all, is cut at whitespace), so memory does not
-grow with the file. HTML and PDF are parsed whole; the per-file size cap of the ingest
-(``kb.max_file_mb``) bounds them, and their extracted text is capped too.
+grow with the file; so are CSV files. HTML, PDF and office files are parsed whole, by the
+ingest in a child process with a deadline and a memory cap
+(:mod:`agent_search.kb._sandbox`), within :class:`Limits` (text out, pages, decompressed
+bytes).
 
 A file that cannot be read yields a :class:`Skipped` with the reason; the caller reports it
 and goes on with the rest. Parser warnings (pypdf's, trafilatura's) go into
@@ -27,13 +30,27 @@ import logging
 import re
 import threading
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from agent_search._text import path_text, scrub
-from agent_search.errors import InputError
+from agent_search.kb._document import (
+    Block,
+    Document,
+    Limits,
+    ParseLimit,
+    Skipped,
+    TextTooLarge,
+)
 
-SUPPORTED_SUFFIXES = (".txt", ".md", ".markdown", ".html", ".htm", ".pdf", ".jsonl")
+__all__ = ["PARAGRAPH_CHARS", "PARSED_SUFFIXES", "SUPPORTED_SUFFIXES", "Block", "Document",
+           "Limits", "ParseLimit", "Skipped", "TextTooLarge", "blocks_of_lines",
+           "file_doc_id", "glue", "is_cjk", "iter_files", "legacy_file_doc_id", "load_file",
+           "markdown_blocks", "source_key"]
+
+SUPPORTED_SUFFIXES = (".txt", ".md", ".markdown", ".html", ".htm", ".pdf", ".jsonl",
+                      ".docx", ".pptx", ".xlsx", ".csv")
+PARSED_SUFFIXES = (".html", ".htm", ".pdf", ".docx", ".pptx", ".xlsx")
+"""Files parsed whole by a third-party parser: in a child process with a deadline."""
 
 READ_CHARS = 1 << 16
 """Characters read from a text file at a time."""
@@ -42,45 +59,13 @@ PARAGRAPH_CHARS = 1 << 15
 TITLE_SCAN_CHARS = 1 << 16
 """A Markdown file's title is its first heading within this many leading characters."""
 
+_INDENT = "\u3000"
+_NEUTRAL = "“”‘’…"
+"""Quotes and ellipses both scripts use: the characters beside them decide the gluing."""
 _HEADING = re.compile(r"^(#{1,6})\s+(.*)$")
 _FENCE = re.compile(r"^\s*(```|~~~)")
 
 logger = logging.getLogger(__name__)
-
-
-@dataclass(slots=True)
-class Block:
-    text: str
-    headings: tuple[str, ...] = ()
-    page: int | None = None
-
-    def __post_init__(self) -> None:
-        # whatever a parser decoded (a PDF's broken UTF-16, a "\ud800" escape): text only
-        self.text = scrub(self.text)
-        self.headings = tuple(scrub(h) for h in self.headings)
-
-
-@dataclass(slots=True)
-class Document:
-    doc_id: str
-    source: str
-    title: str | None
-    blocks: Iterable[Block] = field(default_factory=list)
-    warnings: list[str] = field(default_factory=list)
-
-    def __post_init__(self) -> None:
-        self.source = path_text(self.source)
-        self.title = None if self.title is None else scrub(self.title)
-
-
-@dataclass(frozen=True, slots=True)
-class Skipped:
-    source: str
-    reason: str
-
-
-class TextTooLarge(InputError):
-    """The text extracted from a file is over the cap."""
 
 
 def source_key(path: Path, root: Path) -> str:
@@ -122,20 +107,34 @@ def iter_files(paths: list[Path]) -> Iterator[Path | Skipped]:
             yield Skipped(str(path), "no such file or folder")
 
 
-def load_file(path: Path, key: str | None = None, *,
-              max_chars: int = 20_000_000) -> Iterator[Document | Skipped]:
+def load_file(path: Path, key: str | None = None, *, max_chars: int = 20_000_000,
+              limits: Limits | None = None) -> Iterator[Document | Skipped]:
     """Documents in ``path`` named by ``key`` (default: the path as given); a reading
     problem becomes one :class:`Skipped`. Text and Markdown blocks are produced lazily as
-    the document is consumed, after the whole file was checked to be UTF-8."""
+    the document is consumed, after the whole file was checked to be UTF-8. Files of
+    :data:`PARSED_SUFFIXES` are parsed whole within ``limits``; the ingest calls this for
+    them in a child process (:mod:`agent_search.kb._sandbox`)."""
     suffix = path.suffix.lower()
     source = key if key is not None else path_text(str(path))
+    limits = limits if limits is not None else Limits(max_chars=max_chars)
+    max_chars = limits.max_chars
     try:
         if suffix == ".jsonl":
             _check_utf8(path)
             yield from _load_jsonl(path, source)
             return
-        if suffix == ".pdf":
-            doc = _load_pdf(path, source, max_chars)
+        if suffix == ".csv":
+            _check_utf8(path)
+            from agent_search.kb._office import csv_blocks
+
+            warnings: list[str] = []
+            yield Document(file_doc_id(source), source, path.stem,
+                           csv_blocks(path, warnings), warnings)
+            return
+        if suffix in _OFFICE:
+            doc = _load_office(path, source, limits)
+        elif suffix == ".pdf":
+            doc = _load_pdf(path, source, limits)
         elif suffix in (".html", ".htm"):
             doc = _load_html(path, source, _read_text(path, max_chars))
         else:
@@ -148,11 +147,14 @@ def load_file(path: Path, key: str | None = None, *,
     except UnicodeDecodeError:
         yield Skipped(str(path), "not UTF-8 text")
         return
-    except TextTooLarge as exc:
+    except (TextTooLarge, ParseLimit) as exc:
         yield Skipped(str(path), str(exc))
         return
     except OSError as exc:
         yield Skipped(str(path), f"cannot read: {exc.strerror or exc}")
+        return
+    except MemoryError:
+        yield Skipped(str(path), "cannot parse: out of memory (kb.max_parse_memory_mb)")
         return
     except RecursionError:
         yield Skipped(str(path), "cannot parse: nested too deeply")
@@ -205,6 +207,28 @@ def _read_lines(path: Path) -> Iterator[str]:
             yield rest
 
 
+def glue(parts: Iterable[str]) -> str:
+    """``parts`` joined by a space, except between two CJK characters (Chinese and
+    Japanese write no space between words or sentences)."""
+    out: list[str] = []
+    for part in parts:
+        if out and not (is_cjk(out[-1].rstrip(_NEUTRAL)[-1:])
+                        and is_cjk(part.lstrip(_NEUTRAL)[:1])):
+            out.append(" ")
+        out.append(part)
+    return "".join(out)
+
+
+def is_cjk(char: str) -> bool:
+    """True for one Han, kana or full-width character (CJK punctuation included)."""
+    if not char:
+        return False
+    code = ord(char)
+    return (0x3000 <= code <= 0x30FF or 0x3400 <= code <= 0x4DBF or 0x4E00 <= code <= 0x9FFF
+            or 0xF900 <= code <= 0xFAFF or 0xFF00 <= code <= 0xFFEF
+            or 0x20000 <= code <= 0x2FA1F)
+
+
 def _cut(text: str, limit: int) -> tuple[str, str]:
     """``text`` split near ``limit``: after the last whitespace before it, else at it."""
     cut = max(text.rfind(" ", 0, limit), text.rfind("\t", 0, limit))
@@ -251,7 +275,8 @@ def blocks_of_lines(lines: Iterable[str], *, markdown: bool) -> Iterator[Block]:
     def flush() -> Iterator[Block]:
         nonlocal size
         if buf:
-            text = " ".join(" ".join(buf).split())
+            # lines of one paragraph; a line wrapped inside Chinese text gets no space
+            text = " ".join(glue(line.strip() for line in buf if line.strip()).split())
             buf.clear()
             size = 0
             if text:
@@ -274,6 +299,8 @@ def blocks_of_lines(lines: Iterable[str], *, markdown: bool) -> Iterator[Block]:
         elif not line.strip():
             yield from flush()
         else:
+            if line.startswith(_INDENT) and not in_fence:
+                yield from flush()  # a paragraph of Chinese text starts indented "　　"
             buf.append(line)
             size += len(line) + 1
             if size >= PARAGRAPH_CHARS:
@@ -379,16 +406,31 @@ def _parser_logs() -> Iterator[list[str]]:
         _PARSER_LOGS.local.sink = None
 
 
-def _load_pdf(path: Path, source: str, max_chars: int) -> Document:
+_OFFICE = (".docx", ".pptx", ".xlsx")
+
+
+def _load_office(path: Path, source: str, limits: Limits) -> Document:
+    from agent_search.kb import _office
+
+    load = {".docx": _office.load_docx, ".pptx": _office.load_pptx,
+            ".xlsx": _office.load_xlsx}[path.suffix.lower()]
+    return load(path, source, file_doc_id(source), limits)
+
+
+def _load_pdf(path: Path, source: str, limits: Limits) -> Document:
     from pypdf import PdfReader
 
     with _parser_logs() as found:
-        doc = _read_pdf(PdfReader, path, source, max_chars)
+        doc = _read_pdf(PdfReader, path, source, limits)
     doc.warnings = found
     return doc
 
 
-def _read_pdf(reader_type: type, path: Path, source: str, max_chars: int) -> Document:
+def _read_pdf(reader_type: type, path: Path, source: str, limits: Limits) -> Document:
+    """The text layer, page by page. Before a page's text is extracted its content streams
+    are decompressed and counted against ``limits.max_decompressed`` (pages may share one
+    stream, so a small file can make every page decompress and parse megabytes)."""
+    max_chars = limits.max_chars
     reader = reader_type(str(path))
     if reader.is_encrypted:
         try:
@@ -398,9 +440,20 @@ def _read_pdf(reader_type: type, path: Path, source: str, max_chars: int) -> Doc
     title = None
     if reader.metadata is not None and reader.metadata.title:
         title = str(reader.metadata.title)
+    pages = len(reader.pages)
+    if pages > limits.max_pages:
+        raise ParseLimit(f"{pages:,} pages, over the cap of {limits.max_pages:,} "
+                         "(kb.max_pages)")
     blocks: list[Block] = []
     chars = 0
+    unpacked = 0
     for number, page in enumerate(reader.pages, start=1):
+        contents = page.get_contents()
+        unpacked += len(contents.get_data()) if contents is not None else 0
+        if unpacked > limits.max_decompressed:
+            raise ParseLimit(
+                f"content decompresses to over {limits.max_decompressed / 1e6:g} MB by page "
+                f"{number} (kb.max_decompressed_mb)")
         text = page.extract_text() or ""
         chars += len(text)
         if chars > max_chars:

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from agent_search.kb._sparse import SparseVec
-from agent_search.kb._store import PointData, StoreError, StoreLockedError, edge_root
+from agent_search.kb._store_base import PointData, StoreError, StoreLockedError, edge_root
 from agent_search.kb._tenancy import ACL_SHARE, Access
 
 if TYPE_CHECKING:
@@ -60,8 +60,8 @@ class Migrated:
 def migrate(home: Path) -> Migrated:
     """Copy every collection of the local-mode store of ``home`` into the embedded store
     and keep the old folder as a backup; blocking (call it from a worker thread)."""
+    from agent_search.kb._schema import BASE_INDEXES
     from agent_search.kb._store_edge import EdgeStore
-    from agent_search.kb.ingest import BASE_INDEXES
 
     if not is_legacy(home):
         return Migrated({}, None)

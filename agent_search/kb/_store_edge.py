@@ -49,7 +49,7 @@ from agent_search.kb._filters import (
 )
 from agent_search.kb._sparse import SparseVec
 from agent_search.kb._stats import CollectionStats
-from agent_search.kb._store import (
+from agent_search.kb._store_base import (
     DENSE,
     SPARSE,
     CollectionInfo,

@@ -34,10 +34,10 @@ from numpy.typing import NDArray
 from agent_search.config import SearchConfig, load_config
 from agent_search.kb._embedder import embedder_for_collection
 from agent_search.kb._retrieval import zscore_fusion
+from agent_search.kb._schema import bm25_of
 from agent_search.kb._sparse import SparseVec
 from agent_search.kb._store import KBStore, get_store, scroll_all
 from agent_search.kb.evaluation import ensure_ingested, load_dataset, ndcg_at, passage_config
-from agent_search.kb.ingest import bm25_of
 from agent_search.kb.settings import KBSettings
 
 CANDIDATES = 100

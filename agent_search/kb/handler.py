@@ -40,6 +40,7 @@ from agent_search.errors import FilterError
 from agent_search.kb._embedder import Embedder, EmbeddingError, embedder_for_collection
 from agent_search.kb._filters import Group, HasId, all_of, indexed_fields, to_filter
 from agent_search.kb._retrieval import Hit, QueryPlan, search
+from agent_search.kb._schema import CollectionMismatchError, bm25_of, check_compatible
 from agent_search.kb._store import (
     CollectionInfo,
     KBStore,
@@ -48,7 +49,6 @@ from agent_search.kb._store import (
     is_eval_collection,
 )
 from agent_search.kb._tenancy import visibility
-from agent_search.kb.ingest import CollectionMismatchError, bm25_of, check_compatible
 from agent_search.kb.settings import KBSettings
 from agent_search.registry import parse_options
 from agent_search.trace import first_line, span

@@ -53,6 +53,16 @@ class KBSettings(KBConfig):
         "reported. Also caps the text extracted from one file (PDF, HTML)"))
     max_run_mb: float = Field(default=1_000, gt=0, le=1_000_000, description=(
         "most input one ingest reads, in MB; files beyond it are skipped and reported"))
+    max_parse_seconds: float = Field(default=60, gt=0, le=86_400, description=(
+        "longest one file (PDF, HTML, office) may take to parse, in a child process; a "
+        "file over it is skipped and reported, and the rest goes on"))
+    max_pages: int = Field(default=5_000, ge=1, le=1_000_000, description=(
+        "most pages (PDF) or slides (PPTX) one file may have; more and it is skipped"))
+    max_decompressed_mb: float = Field(default=200, gt=0, le=100_000, description=(
+        "most bytes a file may decompress to while parsed (PDF content streams, the parts "
+        "of .docx/.pptx/.xlsx), in MB; more and it is skipped"))
+    max_parse_memory_mb: int = Field(default=2_048, ge=256, le=1_000_000, description=(
+        "address space of the child process that parses files, in MB (Linux, macOS)"))
     source_root: str | None = Field(default=None, description=(
         "folder that document sources are named relative to (their identity); default: "
         "the folder holding the data home ($AGENT_SEARCH_HOME/..)"))

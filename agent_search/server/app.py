@@ -25,6 +25,7 @@ from fastapi.staticfiles import StaticFiles
 
 from agent_search.server import _lifecycle as lifecycle
 from agent_search.server._errors import install_error_handlers
+from agent_search.server._kb_routes import kb_router
 from agent_search.server._middleware import PAGE_CSP, Authenticate, BodyLimit, Screen
 from agent_search.server._routes import BEARER_SCHEME, document_routes, router
 from agent_search.server.service import Service, ServiceOptions
@@ -84,6 +85,7 @@ def create_app(service: Service, *, own_process: bool = False) -> FastAPI:
     app.state.service = service
     install_error_handlers(app)
     app.include_router(router)
+    app.include_router(kb_router)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
     app.mount("/docs-static", StaticFiles(directory=DOCS_STATIC), name="docs-static")
 

@@ -15,11 +15,11 @@ from agent_search import SearchConfig
 from agent_search.kb import close_stores, ingest_paths
 from agent_search.kb._embedder import get_embedder
 from agent_search.kb._retrieval import Hit, QueryPlan, fuse, search
+from agent_search.kb._schema import BASE_INDEXES, bm25_of
 from agent_search.kb._store import KBStore, PointData, get_store, scroll_all
 from agent_search.kb._store_server import ServerStore
 from agent_search.kb._tenancy import visibility
 from agent_search.kb.calibrate import FullIndex
-from agent_search.kb.ingest import BASE_INDEXES, bm25_of
 from agent_search.kb.settings import KBSettings
 
 from .conftest import SCIFACT

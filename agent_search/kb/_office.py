@@ -1,0 +1,211 @@
+"""Office files and CSV: ``.docx``, ``.pptx``, ``.xlsx`` (python-docx, python-pptx,
+openpyxl: pure-Python readers on lxml) and ``.csv`` (the standard library).
+
+Structure is kept for the chunker. Headings — Word's heading styles (and ``Title``), a
+slide's title, a sheet's name — become the heading path of the blocks under them, so a
+chunk never spans two sections. A table is read row by row, one block per row that names
+its columns (``"Name: Ada; Born: 1815"``) when its first row is a header, so a chunk
+never holds half a row and a row found alone still says what its cells are. A slide is a
+page (``Chunk.page`` is its number); its notes come under its title > ``Notes``.
+
+Bounded: an office file is a ZIP, and before it is parsed the declared sizes of its
+entries are summed against ``Limits.max_decompressed`` (:mod:`zipfile` never inflates an
+entry past its declared size) and their number is capped; the text out is capped at
+``Limits.max_chars``, slides at ``Limits.max_pages``. Time and memory are bounded by the
+child process these run in (:mod:`agent_search.kb._sandbox`). A CSV is streamed like a
+text file, in this process.
+"""
+
+from __future__ import annotations
+
+import csv
+import re
+import zipfile
+from collections.abc import Iterable, Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+from agent_search.kb._document import Block, Document, Limits, ParseLimit, TextTooLarge
+
+MAX_ZIP_ENTRIES = 10_000
+CSV_SNIFF_CHARS = 1 << 16
+_HEADING_STYLE = re.compile(r"^heading\s*([1-9])$", re.IGNORECASE)
+_NUMBER = re.compile(r"^[\d\s.,:%/+-]+$")
+
+
+def check_zip(path: Path, limits: Limits) -> None:
+    """Refuse an office file whose parts would decompress to more than the cap."""
+    with zipfile.ZipFile(path) as archive:
+        entries = archive.infolist()
+    if len(entries) > MAX_ZIP_ENTRIES:
+        raise ParseLimit(f"{len(entries):,} parts in the file, over the cap of "
+                         f"{MAX_ZIP_ENTRIES:,}")
+    total = sum(e.file_size for e in entries)
+    if total > limits.max_decompressed:
+        raise ParseLimit(f"decompresses to {total / 1e6:.1f} MB, over the cap of "
+                         f"{limits.max_decompressed / 1e6:g} MB (kb.max_decompressed_mb)")
+
+
+class _Blocks:
+    """Blocks as they are read, with the heading path and the character cap."""
+
+    def __init__(self, limits: Limits) -> None:
+        self.limits = limits
+        self.blocks: list[Block] = []
+        self.chars = 0
+        self.path: list[str] = []
+
+    def heading(self, level: int, text: str) -> None:
+        del self.path[level - 1:]
+        self.path.extend([""] * (level - 1 - len(self.path)))
+        self.path.append(text)
+
+    def add(self, text: str, *, extra: tuple[str, ...] = (), page: int | None = None) -> None:
+        text = _clean(text)
+        if not text:
+            return
+        self.chars += len(text)
+        if self.chars > self.limits.max_chars:
+            raise TextTooLarge(f"text over the cap of {self.limits.max_chars:,} characters "
+                               "(kb.max_file_mb)")
+        headings = tuple(h for h in self.path if h) + extra
+        self.blocks.append(Block(text, headings, page))
+
+
+def _clean(text: Any) -> str:
+    return " ".join(str(text).split()) if text is not None else ""
+
+
+def table_rows(rows: Iterable[Sequence[Any]]) -> Iterator[str]:
+    """One text per non-empty row; with a header row (the first, of two or more cells of
+    words, not numbers), each later row names its cells by their column."""
+    header: list[str] | None = None
+    first = True
+    for raw in rows:
+        cells = _dedupe([_clean(c) for c in raw])
+        if not any(cells):
+            continue
+        if first:
+            first = False
+            filled = [c for c in cells if c]
+            if len(filled) >= 2 and not any(_NUMBER.match(c) for c in filled):
+                header = cells
+                continue
+        if header is None:
+            yield " | ".join(c for c in cells if c)
+        else:
+            named = [f"{h}: {c}" if h else c for h, c in zip(header, cells, strict=False) if c]
+            named += [c for c in cells[len(header):] if c]
+            yield "; ".join(named)
+
+
+def _dedupe(cells: list[str]) -> list[str]:
+    """A merged cell is repeated in every column it spans: keep it once."""
+    out: list[str] = []
+    for i, cell in enumerate(cells):
+        out.append("" if i and cell and cell == cells[i - 1] else cell)
+    return out
+
+
+def load_docx(path: Path, source: str, doc_id: str, limits: Limits) -> Document:
+    import docx
+    from docx.table import Table
+
+    check_zip(path, limits)
+    document = docx.Document(str(path))
+    out = _Blocks(limits)
+    first_heading: str | None = None
+    for item in document.iter_inner_content():
+        if isinstance(item, Table):
+            for row in table_rows([c.text for c in r.cells] for r in item.rows):
+                out.add(row)
+            continue
+        text = _clean(item.text)
+        style = item.style.name if item.style is not None and item.style.name else ""
+        level = 1 if style.lower() == "title" else (
+            int(m.group(1)) if (m := _HEADING_STYLE.match(style)) else 0)
+        if level and text:
+            out.heading(level, text)
+            first_heading = first_heading or text
+        else:
+            out.add(text)
+    title = _clean(document.core_properties.title) or first_heading
+    return Document(doc_id, source, title, out.blocks)
+
+
+def load_pptx(path: Path, source: str, doc_id: str, limits: Limits) -> Document:
+    from pptx import Presentation
+
+    check_zip(path, limits)
+    deck = Presentation(str(path))
+    slides = list(deck.slides)
+    if len(slides) > limits.max_pages:
+        raise ParseLimit(f"{len(slides):,} slides, over the cap of {limits.max_pages:,} "
+                         "(kb.max_pages)")
+    out = _Blocks(limits)
+    first_title: str | None = None
+    for number, slide in enumerate(slides, start=1):
+        title_shape = slide.shapes.title
+        title = _clean(title_shape.text_frame.text) if title_shape is not None else ""
+        first_title = first_title or title or None
+        out.heading(1, title or f"Slide {number}")
+        skip = title_shape.shape_id if title_shape is not None else None
+        for shape in _shapes(slide.shapes):
+            if shape.shape_id == skip:
+                continue
+            if getattr(shape, "has_table", False) and shape.has_table:
+                rows = ([c.text for c in r.cells] for r in shape.table.rows)
+                for row in table_rows(rows):
+                    out.add(row, page=number)
+            elif getattr(shape, "has_text_frame", False) and shape.has_text_frame:
+                for paragraph in shape.text_frame.paragraphs:
+                    out.add(paragraph.text, page=number)
+        if slide.has_notes_slide and slide.notes_slide.notes_text_frame is not None:
+            out.add(slide.notes_slide.notes_text_frame.text, extra=("Notes",), page=number)
+    return Document(doc_id, source, _clean(deck.core_properties.title) or first_title,
+                    out.blocks)
+
+
+def _shapes(shapes: Iterable[Any]) -> Iterator[Any]:
+    """Shapes in reading order, the shapes of a group in place of the group."""
+    for shape in shapes:
+        if getattr(shape, "shape_type", None) == 6:  # MSO_SHAPE_TYPE.GROUP
+            yield from _shapes(shape.shapes)
+        else:
+            yield shape
+
+
+def load_xlsx(path: Path, source: str, doc_id: str, limits: Limits) -> Document:
+    from openpyxl import load_workbook
+
+    check_zip(path, limits)
+    book = load_workbook(str(path), read_only=True, data_only=True)
+    out = _Blocks(limits)
+    try:
+        for sheet in book.worksheets:
+            out.heading(1, _clean(sheet.title) or "Sheet")
+            for row in table_rows(sheet.iter_rows(values_only=True)):
+                out.add(row)
+        title = _clean(book.properties.title) or None
+    finally:
+        book.close()
+    return Document(doc_id, source, title, out.blocks)
+
+
+def csv_blocks(path: Path, warnings: list[str]) -> Iterator[Block]:
+    """The rows of a UTF-8 CSV file as blocks, streamed; the dialect (delimiter, quoting)
+    is sniffed from its start. A malformed row ends the file with a warning."""
+    with path.open(encoding="utf-8-sig", newline="") as fh:
+        sample = fh.read(CSV_SNIFF_CHARS)
+    try:
+        dialect: type[csv.Dialect] | csv.Dialect = csv.Sniffer().sniff(
+            sample, delimiters=",;\t|")
+    except csv.Error:
+        dialect = csv.excel
+    with path.open(encoding="utf-8-sig", newline="") as fh:
+        reader = csv.reader(fh, dialect)
+        try:
+            for row in table_rows(reader):
+                yield Block(row)
+        except csv.Error as exc:
+            warnings.append(f"CSV read stopped at line {reader.line_num}: {exc}")

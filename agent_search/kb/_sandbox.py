@@ -1,0 +1,211 @@
+"""Parsing hostile files without letting them cost without bound.
+
+Third-party parsers (pypdf, trafilatura, the office readers) run in pure Python: a thread
+that parses cannot be stopped, and a 6 KB PDF whose pages share one large compressed
+content stream parses for minutes in hundreds of MB. So files of
+:data:`~agent_search.kb._loaders.PARSED_SUFFIXES` are parsed in a child process
+(``python -m agent_search.kb._sandbox``) that the ingest starts on first use and keeps
+for the run:
+
+* **time** — each file has ``kb.max_parse_seconds``; past it the child is killed, the file
+  is reported as skipped, and the next file gets a fresh child;
+* **memory** — the child limits its own address space to ``kb.max_parse_memory_mb``
+  (``RLIMIT_AS``), so a decompression bomb ends in a ``MemoryError`` in the child;
+* **work** — pages and decompressed bytes are counted while parsing
+  (:class:`~agent_search.kb._loaders.Limits`).
+
+Requests and answers are JSON lines on the child's stdin and stdout (never pickle: the
+child's output is derived from untrusted files). A child that dies (killed by the
+system, a crash in a C parser) skips its file the same way.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import queue
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import asdict
+from pathlib import Path
+from typing import IO, Any
+
+from agent_search.kb._loaders import Block, Document, Limits, Skipped, load_file
+
+_DONE = object()
+READY = b"ready\n"
+STARTUP_SECONDS = 120.0
+"""How long the child may take to import its parsers (a loaded machine is slow)."""
+
+
+class ParseSandbox:
+    """One child process that parses files, one at a time, each under a deadline.
+
+    Blocking (call it from a worker thread). Use as a context manager, or call
+    :meth:`close`; both end the child."""
+
+    def __init__(self, limits: Limits, *, seconds: float, memory_mb: int) -> None:
+        self.limits = limits
+        self.seconds = seconds
+        self.memory_mb = memory_mb
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._lines: queue.Queue[object] = queue.Queue()
+
+    def __enter__(self) -> ParseSandbox:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def load(self, path: Path, key: str) -> Iterator[Document | Skipped]:
+        """The documents of one file, as :func:`~agent_search.kb._loaders.load_file` gives
+        them, or one :class:`Skipped` saying which limit it went over."""
+        request = {"path": str(path), "key": key, **asdict(self.limits)}
+        try:
+            proc = self._start()
+            assert proc.stdin is not None
+            proc.stdin.write(json.dumps(request).encode() + b"\n")
+            proc.stdin.flush()
+        except OSError as exc:
+            self._kill()
+            yield Skipped(str(path), f"cannot parse: the parser process failed ({exc})")
+            return
+        deadline = time.monotonic() + self.seconds
+        try:
+            line = self._lines.get(timeout=max(0.0, deadline - time.monotonic()))
+        except queue.Empty:
+            self._kill()
+            yield Skipped(str(path), (f"parsing took over {self.seconds:g} s "
+                                      "(kb.max_parse_seconds)"))
+            return
+        if not isinstance(line, bytes):  # the child ended without an answer
+            code = self._kill()
+            yield Skipped(str(path), _death(code, self.memory_mb))
+            return
+        for item in json.loads(line):
+            yield _from_json(item)
+
+    def close(self) -> None:
+        proc, self._proc = self._proc, None
+        if proc is None:
+            return
+        with contextlib.suppress(OSError):
+            assert proc.stdin is not None
+            proc.stdin.close()
+        try:
+            proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+    def _start(self) -> subprocess.Popen[bytes]:
+        if self._proc is not None and self._proc.poll() is None:
+            return self._proc
+        self._kill()
+        self._lines = queue.Queue()
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "agent_search.kb._sandbox", str(self.memory_mb)],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+            close_fds=True)
+        assert proc.stdout is not None
+        threading.Thread(target=_pump, args=(proc.stdout, self._lines), daemon=True,
+                         name="kb-parse-reader").start()
+        self._proc = proc
+        # the deadline of a file starts once the child has imported its parsers
+        try:
+            ready = self._lines.get(timeout=max(STARTUP_SECONDS, self.seconds))
+        except queue.Empty:
+            ready = None
+        if ready != READY:
+            self._kill()
+            raise OSError("it did not start")
+        return proc
+
+    def _kill(self) -> int | None:
+        """End the child (ours, by its handle); its exit code."""
+        proc, self._proc = self._proc, None
+        if proc is None:
+            return None
+        if proc.poll() is None:
+            proc.kill()
+        code = proc.wait()
+        for stream in (proc.stdin, proc.stdout):
+            with contextlib.suppress(OSError):
+                if stream is not None:
+                    stream.close()
+        return code
+
+
+def _pump(stream: IO[bytes], lines: queue.Queue[object]) -> None:
+    """Move the child's answer lines to ``lines``; :data:`_DONE` when it ends."""
+    with contextlib.suppress(OSError, ValueError):
+        for line in stream:
+            lines.put(line)
+    lines.put(_DONE)
+
+
+def _death(code: int | None, memory_mb: int) -> str:
+    if code is not None and code < 0:
+        return f"cannot parse: the parser process was killed (signal {-code})"
+    return (f"cannot parse: the parser process ended (exit {code}); out of memory? "
+            f"(kb.max_parse_memory_mb = {memory_mb})")
+
+
+def _to_json(item: Document | Skipped) -> dict[str, Any]:
+    if isinstance(item, Skipped):
+        return {"skipped": item.source, "reason": item.reason}
+    return {"doc_id": item.doc_id, "source": item.source, "title": item.title,
+            "warnings": item.warnings,
+            "blocks": [[b.text, list(b.headings), b.page] for b in item.blocks]}
+
+
+def _from_json(item: dict[str, Any]) -> Document | Skipped:
+    if "skipped" in item:
+        return Skipped(str(item["skipped"]), str(item["reason"]))
+    blocks = [Block(str(text), tuple(str(h) for h in headings),
+                    page if isinstance(page, int) else None)
+              for text, headings, page in item["blocks"]]
+    return Document(str(item["doc_id"]), str(item["source"]), item["title"], blocks,
+                    [str(w) for w in item["warnings"]])
+
+
+def _limit_memory(megabytes: int) -> None:
+    with contextlib.suppress(ImportError, ValueError, OSError):
+        import resource
+
+        size = megabytes * 1024 * 1024
+        resource.setrlimit(resource.RLIMIT_AS, (size, size))
+
+
+def _serve(memory_mb: int) -> None:
+    """The child: one JSON request per line in, one JSON list of documents per line out."""
+    import pypdf  # noqa: F401  (imported before the clock of the first file starts)
+    import trafilatura  # noqa: F401
+
+    _limit_memory(memory_mb)
+    out = sys.stdout.buffer
+    out.write(READY)
+    out.flush()
+    for raw in sys.stdin.buffer:
+        if not raw.strip():
+            continue
+        request = json.loads(raw)
+        limits = Limits(int(request["max_chars"]), int(request["max_pages"]),
+                        int(request["max_decompressed"]))
+        try:
+            items = [_to_json(d) for d in load_file(Path(request["path"]), request["key"],
+                                                    limits=limits)]
+        except MemoryError:
+            items = [_to_json(Skipped(request["path"], (
+                "cannot parse: out of memory (kb.max_parse_memory_mb)")))]
+        out.write(json.dumps(items).encode() + b"\n")
+        out.flush()
+
+
+if __name__ == "__main__":
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    _serve(int(sys.argv[1]))

@@ -1,0 +1,186 @@
+"""The collections of a store and what is in them: list, drop, prune the evaluation's;
+the documents of a collection, listed and removed one at a time.
+
+Each operation runs in a worker thread and holds the collection's lock
+(:func:`collection_lock`), which an ingest into the same collection also holds. A document
+is named by its source (the file's path, written any way that resolves to the same file,
+or its source key as ``kb list COLLECTION`` shows it) or by its document id.
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from agent_search.config import SearchConfig
+from agent_search.kb._filters import Condition, Group, IsNull, Match
+from agent_search.kb._loaders import source_key
+from agent_search.kb._store import (
+    CollectionNotFound,
+    KBStore,
+    check_collection_name,
+    get_store,
+    is_eval_collection,
+    scroll_all,
+)
+from agent_search.kb._tenancy import ACL_OWNER, ACL_SHARE, ACL_TEAM, Access
+from agent_search.kb.settings import KBSettings
+
+_DOC_FIELDS = ["source", "document_id", "title", ACL_OWNER, ACL_TEAM, ACL_SHARE]
+
+_COLLECTION_LOCKS: dict[tuple[int, str], threading.Lock] = {}
+_COLLECTION_LOCKS_GUARD = threading.Lock()
+
+
+def collection_lock(store: KBStore, name: str) -> threading.Lock:
+    """The lock of one collection of one store in this process (ingest, drop, removal)."""
+    with _COLLECTION_LOCKS_GUARD:
+        return _COLLECTION_LOCKS.setdefault((id(store), name), threading.Lock())
+
+
+def source_root(settings: KBSettings, home: Path) -> Path:
+    """The folder sources are named relative to: ``kb.source_root``, else the folder that
+    holds the data home (the project)."""
+    if settings.source_root:
+        return Path(settings.source_root).expanduser().resolve()
+    return home.resolve().parent
+
+
+def owner_scope(access: Access) -> Group:
+    """The chunks of the same owner and team (null when none): an ingest's own chunks."""
+    return Group(must=(Match(ACL_OWNER, access.owner) if access.owner else IsNull(ACL_OWNER),
+                       Match(ACL_TEAM, access.team) if access.team else IsNull(ACL_TEAM)))
+
+
+def documents_in(store: KBStore, collection: str, flt: Condition | None = None, *,
+                 ids: bool = False) -> list[dict[str, Any]]:
+    """The documents of a collection (those with a chunk matching ``flt``): source,
+    document id, title, chunk count and who may read them (and, with ``ids``, their
+    point ids), sorted by source."""
+    docs: dict[tuple[Any, ...], dict[str, Any]] = {}
+    for record in scroll_all(store, collection, flt, payload=_DOC_FIELDS):
+        p = record.payload
+        key = (p.get("source"), p.get("document_id"), p.get(ACL_OWNER), p.get(ACL_TEAM))
+        doc = docs.get(key)
+        if doc is None:
+            doc = docs[key] = {"source": p.get("source"), "document_id": p.get("document_id"),
+                               "title": p.get("title"), "chunks": 0,
+                               "owner": p.get(ACL_OWNER), "team": p.get(ACL_TEAM),
+                               "share": p.get(ACL_SHARE)}
+            if ids:
+                doc["ids"] = []
+        doc["chunks"] += 1
+        if ids:
+            doc["ids"].append(record.id)
+    return sorted(docs.values(), key=lambda d: (str(d["source"]), str(d["document_id"])))
+
+
+async def list_documents(config: SearchConfig, collection: str) -> list[dict[str, Any]]:
+    """The documents of ``collection`` (``kb list COLLECTION``); raises
+    :class:`~agent_search.kb._store.CollectionNotFound` when there is no such collection."""
+    check_collection_name(collection)
+    settings = KBSettings.from_config(config)
+
+    def _list() -> list[dict[str, Any]]:
+        store = get_store(settings, config.home)
+        if not store.exists(collection):
+            raise CollectionNotFound(collection)
+        return documents_in(store, collection)
+
+    return await anyio.to_thread.run_sync(_list)
+
+
+async def remove_document(config: SearchConfig, collection: str, target: str, *,
+                          access: Access | None = None) -> list[dict[str, Any]]:
+    """Remove the document(s) named by ``target`` — a file path (it need not exist any
+    more), a source as listed, or a document id — from ``collection`` and its graph.
+    With ``access``, only the documents of that owner and team are candidates (a caller
+    removes its own); without, any (the local operator). Returns what was removed (empty:
+    nothing matched); raises :class:`~agent_search.kb._store.CollectionNotFound`."""
+    check_collection_name(collection)
+    if not target or len(target) > 4096 or "\x00" in target:
+        raise ValueError("a document is named by a path, a source or an id "
+                         "(at most 4096 characters, no NUL)")
+    settings = KBSettings.from_config(config)
+    return await anyio.to_thread.run_sync(_remove_sync, settings, config.home, collection,
+                                          target, access)
+
+
+def _remove_sync(settings: KBSettings, home: Path, collection: str, target: str,
+                 access: Access | None) -> list[dict[str, Any]]:
+    store = get_store(settings, home)
+    names = {target, source_key(Path(target).expanduser(), source_root(settings, home))}
+    named = Group(should=(*(Match("source", n) for n in sorted(names)),
+                          Match("document_id", target)))
+    flt = named if access is None else Group(must=(named, owner_scope(access)))
+    with collection_lock(store, collection):
+        if not store.exists(collection):
+            raise CollectionNotFound(collection)
+        docs = documents_in(store, collection, flt, ids=True)
+        delete_points(store, home, collection, [i for d in docs for i in d["ids"]])
+    return [{k: v for k, v in d.items() if k != "ids"} for d in docs]
+
+
+def delete_points(store: KBStore, home: Path, collection: str, ids: list[str]) -> None:
+    """Delete points and forget them in the collection's graph (when it has one)."""
+    if not ids:
+        return
+    store.delete(collection, ids)
+    from agent_search.kb._graph import graph_path, update_graph
+
+    if graph_path(home, collection).exists():
+        update_graph(home, collection, [], removed=ids)
+
+
+async def list_collections(config: SearchConfig) -> list[dict[str, Any]]:
+    """Every collection with its point count and recorded settings; ``evaluation`` is true
+    for the collections of ``eval retrieval`` (which default searches never read)."""
+    settings = KBSettings.from_config(config)
+
+    def _list() -> list[dict[str, Any]]:
+        store = get_store(settings, config.home)
+        out = []
+        for name in store.collections():
+            info = store.info(name)
+            out.append({"name": name, "points": info.points, **info.meta,
+                        "evaluation": is_eval_collection(name)})
+        return out
+
+    return await anyio.to_thread.run_sync(_list)
+
+
+async def drop_collection(config: SearchConfig, collection: str) -> bool:
+    """Delete a collection and its graph; False when it did not exist."""
+    check_collection_name(collection)
+    settings = KBSettings.from_config(config)
+    return await anyio.to_thread.run_sync(_drop_sync, settings, config.home, collection)
+
+
+def _drop_sync(settings: KBSettings, home: Path, collection: str) -> bool:
+    store = get_store(settings, home)
+    with collection_lock(store, collection):
+        dropped = store.drop(collection)
+        from agent_search.kb._graph import graph_path
+
+        gpath = graph_path(home, collection)
+        if gpath.exists():
+            gpath.unlink()
+            dropped = True
+        return dropped
+
+
+async def prune_eval_collections(config: SearchConfig) -> list[str]:
+    """Delete every ``eval retrieval`` collection (``eval-…``); the names dropped."""
+    settings = KBSettings.from_config(config)
+
+    def _prune() -> list[str]:
+        store = get_store(settings, config.home)
+        names = [n for n in store.collections() if is_eval_collection(n)]
+        return [n for n in names if _drop_sync(settings, config.home, n)]
+
+    return await anyio.to_thread.run_sync(_prune)
+
+

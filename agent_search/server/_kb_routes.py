@@ -1,0 +1,94 @@
+"""Adding and removing knowledge-base documents while the service runs.
+
+The service holds the data home's store, so while it runs every ``agent-search kb``
+command of another process is refused ("open in another process"); these routes do the
+work in the service's own process instead (the CLI sends it with ``--server URL``).
+
+* ``POST /v1/kb/{collection}/documents`` — ``{"documents": [{"name": "notes.md",
+  "text": "..."}]}``: text documents (``.txt``, ``.md``, ``.csv``, ``.html``; see
+  :mod:`agent_search.kb.uploads`), ingested as ``upload/<name>``. The answer is the
+  ingest report.
+* ``DELETE /v1/kb/{collection}/documents/{document}`` — one document, by its source
+  (``upload/notes.md``) or document id.
+
+The caller's key decides the owner and team of what it adds (like ``kb ingest --user
+--team``), and a caller removes only its own documents; without API keys (loopback only)
+documents are public. Bounded: the body by ``server.max_body_bytes`` and JSON only (the
+middleware), the number and names of documents by :mod:`agent_search.kb.uploads`, each
+document and the call by ``kb.max_file_mb`` and ``kb.max_run_mb``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, Request
+from pydantic import BaseModel, Field
+
+from agent_search.kb._tenancy import Access
+from agent_search.server._errors import ApiError
+from agent_search.server._middleware import identity_of
+from agent_search.server._routes import _json_body, _validate, service_of
+
+kb_router = APIRouter()
+_SECURED: dict[str, Any] = {"security": [{"HTTPBearer": []}]}
+
+
+class TextDocument(BaseModel):
+    name: str = Field(min_length=1, max_length=200, description="file name, e.g. notes.md")
+    text: str
+
+
+class DocumentsBody(BaseModel):
+    documents: list[TextDocument] = Field(min_length=1, max_length=100)
+
+
+def _access(request: Request) -> Access:
+    identity = identity_of(request.scope)
+    return Access.of(identity.user_id, identity.team_id)
+
+
+@kb_router.post("/v1/kb/{collection}/documents", tags=["kb"], openapi_extra=_SECURED)
+async def add_documents(request: Request, collection: str) -> dict[str, Any]:
+    """Ingest text documents into a collection (created on first use), owned by the
+    caller; the ingest report (added, updated, unchanged, skipped with reasons)."""
+    from agent_search.kb import CollectionMismatchError, StoreError
+    from agent_search.kb.uploads import ingest_texts
+
+    access = _access(request)
+    body = _validate(DocumentsBody, await _json_body(request))
+    config = service_of(request).searcher.config
+    try:
+        report = await ingest_texts(config, collection,
+                                    [(d.name, d.text) for d in body.documents], access=access)
+    except CollectionMismatchError as exc:
+        raise ApiError(409, str(exc), param="collection") from None
+    except ValueError as exc:
+        raise ApiError(422, str(exc), param="documents") from None
+    except StoreError as exc:
+        raise ApiError(503, str(exc)) from None
+    return report.to_json()
+
+
+@kb_router.delete("/v1/kb/{collection}/documents/{document:path}", tags=["kb"],
+                  openapi_extra=_SECURED)
+async def remove_document(request: Request, collection: str, document: str) -> dict[str, Any]:
+    """Remove one of the caller's documents (by source or document id); 404 when the
+    caller has no such document."""
+    from agent_search.kb import CollectionNotFound, StoreError
+    from agent_search.kb.manage import remove_document as remove
+
+    access = _access(request)
+    config = service_of(request).searcher.config
+    try:
+        removed = await remove(config, collection, document, access=access)
+    except ValueError as exc:
+        raise ApiError(422, str(exc), param="document") from None
+    except CollectionNotFound as exc:
+        raise ApiError(404, str(exc), param="collection") from None
+    except StoreError as exc:
+        raise ApiError(503, str(exc)) from None
+    if not removed:
+        raise ApiError(404, f"no document {document[:200]!r} of yours in collection "
+                       f"{collection!r}", param="document")
+    return {"collection": collection, "removed": removed}

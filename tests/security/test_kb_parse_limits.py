@@ -1,0 +1,138 @@
+"""Ingest of hostile files is bounded (issue 21 item 3), and an access record that is
+neither public nor owned cannot take over the public document's points (issue 21, found
+by reading).
+
+The hostile PDF is built here: a few KB whose pages all point at one compressed content
+stream of empty text operators, so every page decompresses and parses megabytes while
+no text comes out (the per-file size cap and the text cap never trigger). Before the
+limits, such a file parsed for ~1.7 s per page per decompressed MB in-process.
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from agent_search import SearchConfig
+from agent_search.kb import Access, KBSettings, close_stores, ingest_paths, prepare_model_dir
+from agent_search.kb._store import get_store, scroll_all
+
+MB = 1_000_000
+
+
+@pytest.fixture(scope="module")
+def model_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    home = tmp_path_factory.mktemp("kb-parse-model")
+    prepare_model_dir(home, 256)
+    return home
+
+
+@pytest.fixture
+def home(tmp_path: Path, model_home: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    h = tmp_path / "home"
+    h.mkdir()
+    (h / "models").symlink_to(model_home / "models", target_is_directory=True)
+    monkeypatch.setenv("AGENT_SEARCH_HOME", str(h))
+    yield h
+    close_stores()
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+def shared_stream_pdf(pages: int, content: bytes) -> bytes:
+    """A PDF of ``pages`` pages that all use one Flate-compressed content stream."""
+    stream = zlib.compress(content, 9)
+    kids = " ".join(f"{4 + i} 0 R" for i in range(pages))
+    bodies = [b"<< /Type /Catalog /Pages 2 0 R >>",
+              f"<< /Type /Pages /Kids [{kids}] /Count {pages} >>".encode(),
+              b"<< /Length %d /Filter /FlateDecode >>\nstream\n" % len(stream) + stream
+              + b"\nendstream"]
+    bodies += [b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 3 0 R "
+               b"/Resources << /Font << /F1 << /Type /Font /Subtype /Type1 "
+               b"/BaseFont /Helvetica >> >> >> >>"] * pages
+    out = b"%PDF-1.4\n"
+    offsets = []
+    for number, body in enumerate(bodies, start=1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n" % number + body + b"\nendobj\n"
+    xref = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(bodies) + 1)
+    out += b"".join(b"%010d 00000 n \n" % offset for offset in offsets)
+    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (
+        len(bodies) + 1, xref)
+    return out
+
+
+def _folder(tmp_path: Path, bomb: bytes) -> Path:
+    folder = tmp_path / "in"
+    folder.mkdir()
+    (folder / "a-bomb.pdf").write_bytes(bomb)
+    (folder / "b-good.html").write_text(
+        "<html><head><title>Bees</title></head><body><article><h1>Bees</h1>"
+        "<p>Honey bees make honey from the nectar of flowers.</p></article></body></html>")
+    (folder / "c-notes.txt").write_text("Wasps do not make honey.\n")
+    return folder
+
+
+def _only_skip(report_skipped: list[object]) -> str:
+    (skipped,) = report_skipped
+    assert getattr(skipped, "source", "").endswith("a-bomb.pdf")
+    return str(getattr(skipped, "reason", ""))
+
+
+def test_the_hostile_pdf_is_small_and_inflates() -> None:
+    bomb = shared_stream_pdf(10, b"BT ET\n" * 400_000)
+    assert len(bomb) < 6_000
+    assert len(zlib.decompress(bomb.split(b"stream\n", 1)[1].split(b"\nendstream")[0])) \
+        == 2_400_000
+
+
+@pytest.mark.anyio
+async def test_pages_sharing_one_big_stream_stop_at_the_decompressed_cap(
+        home: Path, tmp_path: Path) -> None:
+    folder = _folder(tmp_path, shared_stream_pdf(10, b"q Q\n" * 600_000))  # 10 × 2.4 MB
+    config = SearchConfig(home=home).merged({"kb": {"max_decompressed_mb": 5}})
+    report = await ingest_paths(config, [folder], "bombs")
+    reason = _only_skip(list(report.skipped))
+    assert "kb.max_decompressed_mb" in reason and "by page 3" in reason
+    assert report.documents == 2  # the files after it were read
+
+
+@pytest.mark.anyio
+async def test_a_pdf_that_parses_too_long_is_cut_at_the_deadline(
+        home: Path, tmp_path: Path) -> None:
+    # a minute of parsing in-process (10 pages × 1 MB of empty text): the deadline is 1 s
+    folder = _folder(tmp_path, shared_stream_pdf(10, b"BT /F1 12 Tf () Tj ET\n" * 45_000))
+    config = SearchConfig(home=home).merged({"kb": {"max_parse_seconds": 1}})
+    report = await ingest_paths(config, [folder], "slow")
+    assert "kb.max_parse_seconds" in _only_skip(list(report.skipped))
+    assert report.documents == 2  # a fresh parser process read the HTML after it
+
+
+@pytest.mark.anyio
+async def test_a_pdf_with_too_many_pages_is_skipped(home: Path, tmp_path: Path) -> None:
+    folder = _folder(tmp_path, shared_stream_pdf(40, b"BT ET\n"))
+    config = SearchConfig(home=home).merged({"kb": {"max_pages": 25}})
+    report = await ingest_paths(config, [folder], "pages")
+    assert "40 pages, over the cap of 25 (kb.max_pages)" in _only_skip(list(report.skipped))
+    assert report.documents == 2
+
+
+@pytest.mark.anyio
+async def test_a_private_ownerless_ingest_cannot_hide_the_public_document(
+        home: Path, tmp_path: Path) -> None:
+    note = tmp_path / "bees.txt"
+    note.write_text("Honey bees make honey from the nectar of flowers.\n")
+    config = SearchConfig(home=home)
+    await ingest_paths(config, [note], "shared")
+    with pytest.raises(ValueError, match="needs an owner or a team"):
+        await ingest_paths(config, [note], "shared", access=Access.of(public=False))
+    store = get_store(KBSettings.from_config(config), home)
+    shares = [r.payload["acl_share"] for r in scroll_all(store, "shared")]
+    assert shares == ["public"]
