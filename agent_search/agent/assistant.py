@@ -405,10 +405,11 @@ class Assistant:
 
     async def _finish(self, ctx: Context, sink: RecordSink, done: Done, *,
                       citations_sent: bool = False) -> None:
-        """Store the record, then end the stream with ``citations`` (unless sent) and
-        ``done``: a caller that saw ``done`` can read the record."""
+        """Store the record, then end the stream with ``citations`` and ``grounding``
+        (unless sent) and ``done``: a caller that saw ``done`` can read the record."""
         if not citations_sent:
             ctx.events.emit(Citations(ctx.request_id))
+            ctx.events.emit(Grounding(ctx.request_id))
         record = sink.record(ctx.trace, done)
         if self.settings.records:
             with contextlib.suppress(Exception):  # a full disk must not break the answer
