@@ -43,12 +43,12 @@ async def test_auto_search_events_in_order_and_offline_answer(make_assistant) ->
     last_search = max(i for i, x in enumerate(k) if x.startswith("search_"))
     first_text = k.index("text")
     assert last_search < first_text
-    assert k[-2:] == ["citations", "grounding", "done"]
+    assert k[-3:] == ["citations", "grounding", "done"]
     assert all(e["request_id"] == events[0]["request_id"] for e in events)
     text = text_of(events)
     assert "offline" in text
     assert "#ref:" in text
-    citations = events[-2]
+    citations = events[-3]
     assert citations["used"] and citations["unknown"] == []
     done = events[-1]
     assert done["error"] is None
