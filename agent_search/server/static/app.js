@@ -127,15 +127,16 @@ function citeButton(id, added) {
 }
 
 function annotate(text, grounding) {
-  // the answer with grounding marks inserted; the marks' payloads in order
-  const clean = text.replace(PRIVATE, "");
-  if (clean.length !== text.length || !Array.isArray(grounding)) return { source: clean, flags: [], added: [] };
+  // The answer with grounding marks inserted, and the marks' payloads in order. Offsets
+  // count code points (Python's), so the text is walked as code points; private-use
+  // characters of the answer become U+FFFD first (same length), so none can pose as a mark.
+  const chars = Array.from(text.replace(PRIVATE, "\uFFFD"));
   const inserts = [];
   const flags = [];
   const added = [];
-  for (const entry of grounding) {
+  for (const entry of Array.isArray(grounding) ? grounding : []) {
     const start = Number(entry.start), end = Number(entry.end);
-    if (!Number.isInteger(start) || !Number.isInteger(end) || start < 0 || end > text.length || start >= end) continue;
+    if (!Number.isInteger(start) || !Number.isInteger(end) || start < 0 || end > chars.length || start >= end) continue;
     if (entry.status === "unsupported") {
       inserts.push([start, MARK_OPEN], [end, MARK_CLOSE]);
       flags.push(String(entry.reason || "No reference supports this sentence."));
@@ -147,14 +148,14 @@ function annotate(text, grounding) {
       added.push(extra);
     }
   }
-  inserts.sort((a, b) => a[0] - b[0]);  // stable: open before close at one offset
+  inserts.sort((a, b) => a[0] - b[0]);  // stable: a close before the next open at one offset
   let source = "";
   let last = 0;
   for (const [at, mark] of inserts) {
-    source += text.slice(last, at) + mark;
+    source += chars.slice(last, at).join("") + mark;
     last = at;
   }
-  return { source: source + text.slice(last), flags, added };
+  return { source: source + chars.slice(last).join(""), flags, added };
 }
 
 function textNodes(root) {
@@ -189,6 +190,7 @@ function renderAnswer(target, text, pattern, grounding) {
       const holder = open >= 0 ? el("span", "unsupported") : document.createDocumentFragment();
       if (open >= 0) {
         holder.title = flags[open] || "";
+        holder.dataset.flag = String(open);  // one sentence may span several elements
         holder.tabIndex = 0;
         holder.setAttribute("aria-description", "Not supported by the references: " + (flags[open] || ""));
       }
