@@ -52,9 +52,10 @@ MIN_WORDS = 2
 MAX_SENTENCES = 200
 """Sentences of one answer checked; later ones are ``no_claim`` with a reason."""
 
-_META = re.compile(
-    r"\b(?:I|I'm|I've|I'd|me|my|you|your|references?|sources?|search(?:es)?|offline)\b"
-    r"|[我您你]|参考|资料|来源|搜索", re.IGNORECASE)
+_META = re.compile(r"\b(?:I|I'm|I've|I'd)\b(?!\.)|\b(?i:me|my|references?|sources?)\b"
+                   r"|我|参考|资料|来源")
+"""A sentence in the first person or about the references, with no number or name in it,
+speaks about the answer ("I could not find...", "The references do not say...")."""
 
 
 @dataclass(slots=True)

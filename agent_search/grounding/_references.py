@@ -21,6 +21,7 @@ from agent_search.grounding._claims import (
 from agent_search.grounding._segment import has_cjk
 
 _SENTENCE_END = re.compile(r"(?<=[.!?;。！？；])\s+|(?<=[。！？；])|\n+")
+_PARTS = re.compile(r"[-'’/]")
 MAX_REFERENCE_CHARS = 20_000
 """Only the first 20,000 characters of a reference are read: bounded work per request."""
 
@@ -48,11 +49,10 @@ def prepare(citation_id: str, title: str, content: str) -> PreparedReference:
     text = f"{title}\n{content}"[:MAX_REFERENCE_CHARS] if title else content[
         :MAX_REFERENCE_CHARS]
     names: set[str] = set()
-    for m in _WORD.finditer(text):
-        word = m.group(0)
+    for word in set(_WORD.findall(text)):
         names.add(normalise_entity(word))
-        for part in re.split(r"[-'’/]", word):
-            names.add(normalise_entity(part))
+        if not word.isalnum():
+            names.update(normalise_entity(part) for part in _PARTS.split(word))
     sentences = [s.strip() for s in _SENTENCE_END.split(text) if s and s.strip()]
     windows = sentences + [f"{a} {b}" for a, b in itertools.pairwise(sentences)]
     single = [frozenset(content_words(s)) for s in sentences]

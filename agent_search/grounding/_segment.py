@@ -23,6 +23,7 @@ _FENCE = re.compile(r"^\s{0,3}(```|~~~)")
 _BLOCK_PREFIX = re.compile(r"^\s*(?:>\s*)*(?:#{1,6}\s+|[-*+]\s+(?:\[[ xX]\]\s+)?|\d{1,9}[.)]\s+)?")
 _HEADING = re.compile(r"^\s{0,3}#{1,6}\s+")
 _TABLE_RULE = re.compile(r"^\s*\|?\s*:?-{2,}:?\s*(\|\s*:?-{2,}:?\s*)*\|?\s*$")
+_INNER_END = re.compile(r"[.!?;…。！？；]\s*\S")
 _CLOSERS = "”’」』)]）】》"
 
 
@@ -72,9 +73,8 @@ def _lines(answer: str) -> Iterator[tuple[int, int, bool]]:
         yield code_start, len(answer.rstrip()), True
 
 
-def _split_prose(text: str, offset: int, marker: re.Pattern[str]) -> list[Span]:
-    language = "zh" if has_cjk(text) else "en"
-    pieces: list[str] = _segmenter(language).segment(text)
+def _find(text: str, pieces: list[str]) -> list[list[int]] | None:
+    """[start, end] of each piece in ``text`` in order; None if one is not found."""
     spans: list[list[int]] = []
     cursor = 0
     for piece in pieces:
@@ -82,10 +82,31 @@ def _split_prose(text: str, offset: int, marker: re.Pattern[str]) -> list[Span]:
         if not core:
             continue
         at = text.find(core, cursor)
-        if at < 0:  # pySBD changed the text (it should not with clean=False): give up on it
-            continue
+        if at < 0:
+            return None
         spans.append([at, at + len(core)])
         cursor = at + len(core)
+    return spans
+
+
+def _pieces(text: str, language: str) -> list[list[int]]:
+    """pySBD's sentences as spans of ``text``. Its ``processor`` gives the sentences; its
+    ``segment`` would then find each one again through a regex compiled per sentence
+    (most of its time, thrashing the ``re`` cache): a plain ``find`` does the same here,
+    and ``segment`` is the fallback should a sentence not be found as it is."""
+    segmenter = _segmenter(language)
+    spans = _find(text, [str(p) for p in segmenter.processor(text).process()])
+    if spans is None:
+        spans = _find(text, segmenter.segment(text)) or []
+    return spans
+
+
+def _split_prose(text: str, offset: int, marker: re.Pattern[str]) -> list[Span]:
+    if not _INNER_END.search(text):  # no sentence end before the last word: one sentence
+        core = text.strip()
+        at = text.find(core) if core else 0
+        return [Span(core, offset + at, offset + at + len(core))] if core else []
+    spans = _pieces(text, "zh" if has_cjk(text) else "en")
     # markers and closing quotes at the start of a sentence go back to the one before
     for i in range(1, len(spans)):
         start, end = spans[i]
