@@ -51,6 +51,9 @@ MIN_WORDS = 2
 """A sentence with fewer content words and no number or name has nothing to check."""
 MAX_SENTENCES = 200
 """Sentences of one answer checked; later ones are ``no_claim`` with a reason."""
+MAX_ANSWER_CHARS = 20_000
+"""Characters of an answer split into sentences (to the last line break before it); the
+rest is one ``no_claim`` entry: bounded work whatever the model wrote."""
 
 _META = re.compile(r"\b(?:I|I'm|I've|I'd)\b(?!\.)|\b(?i:me|my|references?|sources?)\b"
                    r"|我|参考|资料|来源")
@@ -146,14 +149,14 @@ def _markers(cids: Sequence[str], fmt: str) -> str:
     return ", ".join(fmt.replace("{id}", c) for c in cids)
 
 
+@dataclass(slots=True)
 class _Sentence:
-    """One claim sentence on its way to a verdict."""
+    """One claim sentence on its way to a verdict (``bare``: without its markers)."""
 
-    def __init__(self, span: Span, bare: str, cited: list[str], claims: Claims) -> None:
-        self.span = span
-        self.bare = bare
-        self.cited = cited
-        self.claims = claims
+    span: Span
+    bare: str
+    cited: list[str]
+    claims: Claims
 
 
 def _verdict(sentence: _Sentence, refs: dict[str, PreparedReference],
@@ -233,9 +236,11 @@ def ground(answer: str, references: Sequence[Any], *, citation_format: str = "#r
 
     marker = marker_regex(citation_format)
     refs = _prepare_refs(references)
-    spans = segment(answer, marker)
-    out: list[GroundedSentence] = []
-    pending: list[_Sentence] = []
+    cut = len(answer)
+    if cut > MAX_ANSWER_CHARS:
+        cut = answer.rfind("\n", 0, MAX_ANSWER_CHARS) + 1 or MAX_ANSWER_CHARS
+    spans = segment(answer[:cut], marker)
+    out: list[GroundedSentence | _Sentence] = []
     for i, span in enumerate(spans):
         cited = list(dict.fromkeys(m.group("id") for m in marker.finditer(span.text)))
         if i >= MAX_SENTENCES:
@@ -249,18 +254,20 @@ def ground(answer: str, references: Sequence[Any], *, citation_format: str = "#r
             out.append(GroundedSentence(span.text, span.start, span.end, "no_claim",
                                         cited=cited, reason=reason))
             continue
-        sentence = _Sentence(span, bare, cited, claims)
-        pending.append(sentence)
-        out.append(GroundedSentence(span.text, span.start, span.end, "unsupported"))
-    similarity = _similarity(embed, pending, refs)
-    verdicts = iter(_verdict(s, refs, similarity, citation_format,
-                                 thresholds or Thresholds()) for s in pending)
-    return [next(verdicts) if g.status == "unsupported" else g for g in out]
+        out.append(_Sentence(span, bare, cited, claims))
+    rest = answer[cut:]
+    if rest.strip():
+        start = cut + len(rest) - len(rest.lstrip())
+        end = cut + len(rest.rstrip())
+        out.append(GroundedSentence(answer[start:end], start, end, "no_claim",
+                                    reason="not checked: a long answer"))
+    similarity = _similarity(embed)
+    t = thresholds or Thresholds()
+    return [_verdict(s, refs, similarity, citation_format, t) if isinstance(s, _Sentence)
+            else s for s in out]
 
 
-def _similarity(embed: Embed | None, pending: Sequence[_Sentence],
-                refs: dict[str, PreparedReference]
-                ) -> Callable[[_Sentence, PreparedReference], float]:
+def _similarity(embed: Embed | None) -> Callable[[_Sentence, PreparedReference], float]:
     """Cosine similarity between a sentence and the reference window closest in words,
     embedded on first use and cached; 0.0 without a model."""
     if embed is None:

@@ -121,3 +121,16 @@ def test_any_answer_gives_sentences_whose_offsets_are_their_text(answer: str) ->
         assert answer[g.start:g.end] == g.text and g.start >= last and g.text.strip()
         assert g.status in ("supported", "unsupported", "no_claim")
         last = g.end
+
+
+def test_a_long_answer_is_checked_up_to_a_bound_and_the_rest_is_one_entry() -> None:
+    from agent_search.grounding._ground import MAX_ANSWER_CHARS
+
+    line = "Side effects were rare #ref:1.\n"
+    answer = line * (MAX_ANSWER_CHARS // len(line) + 50)
+    out = ground(answer, REFS)
+    assert out[-1].status == "no_claim" and out[-1].reason == "not checked: a long answer"
+    assert answer[out[-1].start:out[-1].end] == out[-1].text
+    assert out[-1].start <= MAX_ANSWER_CHARS and out[-1].end == len(answer.rstrip())
+    assert all(g.status == "supported" for g in out[:200])
+    assert {g.reason for g in out[200:-1]} == {"not checked: a long answer"}
