@@ -45,6 +45,7 @@ sys.path.insert(0, str(ROOT))
 from agent_search.grounding import GroundedSentence, Thresholds, ground  # noqa: E402
 from agent_search.grounding._claims import content_words, numbers  # noqa: E402
 from agent_search.grounding._references import prepare  # noqa: E402
+from agent_search.grounding._segment import has_cjk  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "data"
 SUPPORTED = ("copied", "reworded", "unmarked")
@@ -58,6 +59,8 @@ _SWAPS = {
     "because": "since", "should": "ought to", "many": "numerous", "people": "individuals",
     "large": "big", "small": "little", "help": "aid", "government": "state",
 }
+_ZH_SWAPS = {"表示": "称", "目前": "当前", "已经": "已", "进行": "开展", "但是": "但",
+             "因为": "由于", "同时": "此外", "非常": "十分"}
 _LEADS = ("The study reports that ", "According to the reference, ", "It was found that ",
           "Notably, ")
 
@@ -76,6 +79,7 @@ class Item:
 class Case:
     doc: str
     references: list[dict[str, str]]
+    dataset: str = ""
     items: list[Item] = field(default_factory=list)
     answer: str = ""
 
@@ -123,18 +127,26 @@ class _Tfidf:
         return [d for d, _ in scores.most_common(k)]
 
 
-def _sentences(text: str) -> list[str]:
+def _sentences(text: str, zh: bool = False) -> list[str]:
     from agent_search.grounding._segment import _segmenter
 
     out = []
-    for s in _segmenter("en").segment(text):
+    for s in _segmenter("zh" if zh else "en").segment(text):
         s = " ".join(s.split())
-        if 8 <= len(s.split()) <= 45 and s[-1] in ".!?" and s[0].isupper():
+        if zh:
+            if 12 <= len(s) <= 90 and s[-1] in "。！？" and has_cjk(s[:4]):
+                out.append(s)
+        elif 8 <= len(s.split()) <= 45 and s[-1] in ".!?" and s[0].isupper():
             out.append(s)
     return out
 
 
 def _reword(sentence: str, rng: random.Random) -> str:
+    if has_cjk(sentence):
+        s = re.sub(r"（[^（）]*）|\([^()]*\)", "", sentence)
+        for a, b in _ZH_SWAPS.items():
+            s = s.replace(a, b)
+        return ("据报道，" + s) if rng.random() < 0.5 else s
     s = re.sub(r"\s*\([^()]*\)", "", sentence)
     words = s.split()
     swapped = [(_SWAPS.get(w.lower(), w) if rng.random() < 0.8 else w) for w in words]
@@ -171,8 +183,25 @@ def _changed_number(sentence: str, avoid: frozenset[float], rng: random.Random,
     return sentence.replace(n.text, n.text.replace(raw.group(0), text, 1), 1)
 
 
+def _zh_names(text: str) -> list[str]:
+    from agent_search.grounding._claims import _posseg
+
+    return [p.word for p in _posseg().lcut(text)
+            if len(p.word) >= 2 and p.flag in ("nr", "ns", "nt")]
+
+
 def _changed_name(sentence: str, names: list[str], ref_text: str,
                   rng: random.Random) -> str | None:
+    if has_cjk(sentence):
+        found = _zh_names(sentence)
+        if not found:
+            return None
+        old = rng.choice(found)
+        for _ in range(20):
+            name = rng.choice(names)
+            if name not in ref_text:
+                return sentence.replace(old, name)
+        return None
     words = sentence.split()
     picks = [i for i, w in enumerate(words) if i > 0 and re.fullmatch(r"[A-Z][a-z]{3,}", w)]
     if not picks:
@@ -193,9 +222,13 @@ def build(dataset: str, n_docs: int, seed: int, pool: int) -> dict[str, list[Cas
     rng.shuffle(keep)
     docs = {d: docs[d] for d in sorted(keep[:pool])}
     index = _Tfidf(docs)
-    names = sorted({w for d in list(docs.values())[:3000]
-                    for w in re.findall(r"(?<=[a-z,] )[A-Z][a-z]{3,}\b", d["text"])})
-    ids = [d for d in docs if len(_sentences(docs[d]["text"])) >= 4]
+    zh = sum(has_cjk(d["text"]) for d in docs.values()) > len(docs) / 2
+    if zh:
+        names = sorted({w for d in list(docs.values())[:400] for w in _zh_names(d["text"])})
+    else:
+        names = sorted({w for d in list(docs.values())[:3000]
+                        for w in re.findall(r"(?<=[a-z,] )[A-Z][a-z]{3,}\b", d["text"])})
+    ids = [d for d in docs if len(_sentences(docs[d]["text"], zh)) >= 4]
     rng.shuffle(ids)
     halves: dict[str, list[Case]] = {"tune": [], "report": []}
     for did in ids:
@@ -208,7 +241,7 @@ def build(dataset: str, n_docs: int, seed: int, pool: int) -> dict[str, list[Cas
         if len(near) < 5:
             continue
         in_refs = [did, *near[:3]]
-        outside = [d for d in near[3:] if _sentences(docs[d]["text"])]
+        outside = [d for d in near[3:] if _sentences(docs[d]["text"], zh)]
         order = in_refs[:]
         rng.shuffle(order)
         cid = {d: str(i + 1) for i, d in enumerate(order)}
@@ -217,15 +250,15 @@ def build(dataset: str, n_docs: int, seed: int, pool: int) -> dict[str, list[Cas
         ref_text = " ".join(r["title"] + " " + r["content"] for r in refs)
         avoid = frozenset().union(*(prepare(r["citation_id"], r["title"], r["content"]).numbers
                                     for r in refs))
-        own = _sentences(docs[did]["text"])
+        own = _sentences(docs[did]["text"], zh)
         rng.shuffle(own)
-        case = Case(did, refs)
+        case = Case(did, refs, dataset)
         me = cid[did]
         case.items.append(Item("copied", own[0], me, None))
         case.items.append(Item("reworded", _reword(own[1], rng), me, None))
         case.items.append(Item("unmarked", own[2], None, me))
         neighbour = rng.choice(near[:3])
-        other = _sentences(docs[neighbour]["text"])
+        other = _sentences(docs[neighbour]["text"], zh)
         if other:
             case.items.append(Item("unmarked", rng.choice(other), None, cid[neighbour]))
         for kind, years in (("number", False), ("date", True)):
@@ -240,7 +273,7 @@ def build(dataset: str, n_docs: int, seed: int, pool: int) -> dict[str, list[Cas
                 case.items.append(Item("name", changed, me, None))
                 break
         if outside:
-            far = _sentences(docs[outside[0]]["text"])
+            far = _sentences(docs[outside[0]]["text"], zh)
             if far:
                 case.items.append(Item("nearby", rng.choice(far), me, None))
         rng.shuffle(case.items)
@@ -251,8 +284,8 @@ def build(dataset: str, n_docs: int, seed: int, pool: int) -> dict[str, list[Cas
                 else item.text
             item.start, item.end = pos, pos + len(text)
             parts.append(text)
-            pos += len(text) + 1
-        case.answer = " ".join(parts)
+            pos += len(text) + (0 if zh else 1)
+        case.answer = ("" if zh else " ").join(parts)
         halves[half].append(case)
     return halves
 
@@ -357,7 +390,7 @@ def main() -> None:
                         help="documents of each corpus the neighbours are drawn from")
     args = parser.parse_args()
     halves: dict[str, list[Case]] = {"tune": [], "report": []}
-    for dataset in ("beir-scifact", "beir-arguana"):
+    for dataset in ("beir-scifact", "beir-arguana", "zh-rgb"):
         for half, cases in build(dataset, args.docs, args.seed, args.pool).items():
             halves[half].extend(cases)
     embed = _embedder() if args.embed else None
@@ -402,6 +435,14 @@ def main() -> None:
         print(f"| {label} | {m['unsupported_recall']:.3f} | {m['supported_flagged']:.3f} | "
               f"{m['citation_added']:.3f} | {m['aligned']:.3f} | {ms:.2f} | "
               f"{ms / base_ms:.1f} |")
+    print("\nper dataset (the stream's decision)")
+    print("| dataset | answers | unsup. recall | sup. flagged | cite added |\n"
+          "|---|---|---|---|---|")
+    for dataset in dict.fromkeys(c.dataset for c in report):
+        of = [c for c in report if c.dataset == dataset]
+        m = metrics(run(of, None, Thresholds())[0])
+        print(f"| {dataset} | {len(of)} | {m['unsupported_recall']:.3f} | "
+              f"{m['supported_flagged']:.3f} | {m['citation_added']:.3f} |")
     print("\nper kind (the stream's decision): share judged right (supported kinds: not "
           "flagged; unsupported kinds: flagged)")
     m = rows[0][1]
