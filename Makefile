@@ -6,7 +6,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 export AGENT_SEARCH_HOME ?= $(CURDIR)/.agent_search
 
-.PHONY: install demo test test-slow test-repeat lint docs bench clean
+.PHONY: install demo test test-slow test-repeat lint docs bench bench-grounding clean
 
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -50,6 +50,9 @@ docs: install
 
 bench: install
 	$(PY) bench/run_all.py
+
+bench-grounding: install
+	$(PY) bench/bench_grounding.py
 
 clean:
 	rm -rf $(VENV) .agent_search .mypy_cache .ruff_cache .pytest_cache site

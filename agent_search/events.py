@@ -71,10 +71,20 @@ class Citations(Event):
 
 
 @dataclass(slots=True)
+class Grounding(Event):
+    """One entry per answer sentence (:mod:`agent_search.grounding`): ``{text, start, end,
+    status, cited, support, reason}``."""
+
+    event: ClassVar[str] = "grounding"
+    grounding: list[dict[str, Any]] = field(default_factory=list)
+
+
+@dataclass(slots=True)
 class Done(Event):
     event: ClassVar[str] = "done"
     references: list[dict[str, Any]] = field(default_factory=list)
     error: str | None = None
+    grounding: list[dict[str, Any]] = field(default_factory=list)
 
 
 @runtime_checkable

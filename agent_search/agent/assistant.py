@@ -14,8 +14,11 @@ spec in a task group of the block, in this order:
    leading system messages; when searches ran and none left a reference, a message saying
    that no reference was found instead (the model is not told to cite);
 8. the LLM call, streamed (or the offline responder), citation markers tracked;
-9. ``next`` hook;
-10. ``citations`` and ``done`` events; the search record is stored before ``done``.
+9. grounding of the answer (:mod:`agent_search.agent._grounding`), then the ``next``
+   hook, which sees it (and the answer re-grounded if the hook adds text);
+10. ``citations``, ``grounding`` and ``done`` events (``done`` carries the grounding, and
+    its references are the cited ones plus those the grounding added); the search
+    record is stored before ``done``.
 
 Search progress events are emitted by the searcher into the context's sink while the
 stages run, so the caller sees ``search_start`` / ``search_result`` /
@@ -55,6 +58,7 @@ from agent_search.agent._conversation import (
 )
 from agent_search.agent._datasources import DataScope, data_source_requests
 from agent_search.agent._decision import Decision, decide_auto_search
+from agent_search.agent._grounding import added_citations, ground_answer
 from agent_search.agent._hook_api import HookContext
 from agent_search.agent._hooks import HookResponse, Hooks, hook_error, load_hooks
 from agent_search.agent._requests import build_request
@@ -82,6 +86,7 @@ from agent_search.events import (
     Citations,
     Done,
     Event,
+    Grounding,
     StreamSink,
     TextDelta,
 )
@@ -331,32 +336,37 @@ class Assistant(Answering):
         references = answer.references
         ctx.trace.attributes["references"] = [reference(i) for i in references]
         error = answer.error
+        grounding = await ground_answer(ctx, out.tracker.text, references)
         if self.hooks.next is not None:
             tracker = out.tracker
             payload = {"messages": llm_msgs, "text": tracker.text,
                        "references": [i.model_dump(mode="json") for i in references],
                        "citations": {"used": list(tracker.used),
                                      "unknown": list(tracker.unknown)},
-                       "decision": decision.reason, "error": error}
+                       "grounding": grounding, "decision": decision.reason, "error": error}
             extra, hook_failure = await self._next_hook(hctx, payload)
             error = error or hook_failure
             if extra:
                 out.write(extra)
                 out.flush()
+                grounding = await ground_answer(ctx, out.tracker.text, references)
 
         used = list(out.tracker.used)
         by_id = {i.citation_id: i for i in references}
         ctx.events.emit(Citations(ctx.request_id, used=used, unknown=list(out.tracker.unknown)))
+        ctx.events.emit(Grounding(ctx.request_id, grounding))
+        cited = [*used, *added_citations(grounding, used)]
         await self._finish(ctx, sink, Done(
-            ctx.request_id, references=[reference(by_id[c]) for c in used if c in by_id],
-            error=error), citations_sent=True)
+            ctx.request_id, references=[reference(by_id[c]) for c in cited if c in by_id],
+            error=error, grounding=grounding), citations_sent=True)
 
     async def _finish(self, ctx: Context, sink: RecordSink, done: Done, *,
                       citations_sent: bool = False) -> None:
-        """Store the record, then end the stream with ``citations`` (unless sent) and
-        ``done``: a caller that saw ``done`` can read the record."""
+        """Store the record, then end the stream with ``citations`` and ``grounding``
+        (unless sent) and ``done``: a caller that saw ``done`` can read the record."""
         if not citations_sent:
             ctx.events.emit(Citations(ctx.request_id))
+            ctx.events.emit(Grounding(ctx.request_id))
         record = sink.record(ctx.trace, done)
         if self.settings.records:
             with contextlib.suppress(Exception):  # a full disk must not break the answer

@@ -2,7 +2,7 @@
 
 One row per stream, keyed by request id: the query, the extracted keywords, the DSL a
 delegate generated, the references given to the LLM, the citations used, durations,
-warnings and errors. Read it back with :meth:`RecordStore.get`.
+warnings and errors, and the grounding of the answer. Read it back with :meth:`RecordStore.get`.
 
 The record is built by :class:`RecordSink`, the event sink of a stream: searches, time to
 first text, citations and the final error come from the events it passes on; what no
@@ -30,6 +30,7 @@ from agent_search.events import (
     Done,
     Event,
     EventSink,
+    Grounding,
     SearchComplete,
     SearchStart,
     TextDelta,
@@ -58,6 +59,7 @@ class SearchRecord:
     references: list[dict[str, Any]] = field(default_factory=list)
     citations_used: list[str] = field(default_factory=list)
     citations_unknown: list[str] = field(default_factory=list)
+    grounding: list[dict[str, Any]] = field(default_factory=list)
     durations_ms: dict[str, float] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
@@ -106,6 +108,8 @@ class RecordSink:
         elif isinstance(event, Citations):
             self._record.citations_used = list(event.used)
             self._record.citations_unknown = list(event.unknown)
+        elif isinstance(event, Grounding):
+            self._record.grounding = list(event.grounding)
         self._out.emit(event)
 
     def record(self, trace: TraceNode, done: Done) -> SearchRecord:

@@ -25,6 +25,7 @@ from agent_search.events import (
     Citations,
     Done,
     Event,
+    Grounding,
     SearchComplete,
     SearchResultEvent,
     SearchStart,
@@ -89,6 +90,11 @@ class _Display:
             if event.unknown:
                 unknown = ", ".join(format_marker(u, self.fmt) for u in event.unknown)
                 c.print(f"(unknown citations in the answer: {escape(unknown)})", style="yellow")
+        elif isinstance(event, Grounding):
+            for entry in event.grounding:
+                if entry.get("status") == "unsupported":
+                    c.print(f"⚠️  unsupported: “{escape(str(entry.get('text', '')))}” — "
+                            f"{escape(str(entry.get('reason', '')))}", style="yellow")
         elif isinstance(event, Done) and event.references:
             c.print("\n[bold]References[/bold]")
             for ref in event.references:

@@ -14,6 +14,8 @@ from typing import Any
 from prometheus_client import CONTENT_TYPE_LATEST as CONTENT_TYPE
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 
+from agent_search.grounding import summary
+
 _SECONDS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120)
 
 
@@ -36,6 +38,9 @@ class Metrics:
                                        "Streams being served now", registry=self.registry)
         self.rate_limited = Counter("agent_search_rate_limited_requests",
                                     "Requests refused with 429", registry=self.registry)
+        self.grounded_sentences = Counter(
+            "agent_search_grounded_sentences", "Answer sentences by grounding status "
+            "(supported, unsupported, no_claim)", ["status"], registry=self.registry)
         self._search_children: dict[tuple[str, bool], tuple[Any, Any]] = {}
 
     def search_type(self, search_type: str) -> str:
@@ -52,6 +57,12 @@ class Metrics:
         count, seconds = children
         count.inc()
         seconds.observe(max(0.0, duration_ms) / 1000)
+
+    def observe_grounding(self, grounding: Iterable[dict[str, Any]]) -> None:
+        """The grounding summary of one answer: its sentences counted by status."""
+        for status, count in summary(grounding).items():
+            if count:
+                self.grounded_sentences.labels(status=status).inc(count)
 
     def render(self) -> bytes:
         return generate_latest(self.registry)

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agent_search.agent import Assistant, Options
-from agent_search.events import Citations, Done, Event, SearchComplete, TextDelta
+from agent_search.events import Citations, Done, Event, Grounding, SearchComplete, TextDelta
 from agent_search.server._metrics import Metrics
 from agent_search.server._sse import Write, sse
 from agent_search.server.service import Service
@@ -30,6 +30,7 @@ class Outcome:
     references: list[dict[str, Any]] = field(default_factory=list)
     used: list[str] = field(default_factory=list)
     unknown: list[str] = field(default_factory=list)
+    grounding: list[dict[str, Any]] = field(default_factory=list)
     error: str | None = None
     done: bool = False
 
@@ -54,6 +55,8 @@ class _Observed:
         event = await self._events.__anext__()
         if isinstance(event, SearchComplete):
             self._metrics.observe_search(event.type, event.error, event.duration_ms)
+        elif isinstance(event, Grounding):
+            self._metrics.observe_grounding(event.grounding)
         elif self._first and isinstance(event, TextDelta):
             self._first = False
             self._metrics.ttft_seconds.labels(endpoint=self._endpoint).observe(
@@ -89,6 +92,7 @@ def _apply(outcome: Outcome, event: Event) -> None:
         outcome.used, outcome.unknown = list(event.used), list(event.unknown)
     elif isinstance(event, Done):
         outcome.references = list(event.references)
+        outcome.grounding = list(event.grounding)
         outcome.error = event.error
         outcome.done = True
 
@@ -176,7 +180,8 @@ class ChatFormat:
         extra: dict[str, Any] = {"request_id": self.request_id,
                                  "references": outcome.references,
                                  "citations": {"used": outcome.used,
-                                               "unknown": outcome.unknown}}
+                                               "unknown": outcome.unknown},
+                                 "grounding": outcome.grounding}
         if outcome.error:
             extra["warning"] = outcome.error
         return self.chunk({}, "stop", **extra)
@@ -190,7 +195,8 @@ class ChatFormat:
                                      "refusal": None}}],
             "usage": self.usage(outcome),
             "request_id": self.request_id, "references": outcome.references,
-            "citations": {"used": outcome.used, "unknown": outcome.unknown}}
+            "citations": {"used": outcome.used, "unknown": outcome.unknown},
+            "grounding": outcome.grounding}
         if outcome.error:
             body["warning"] = outcome.error
         return body

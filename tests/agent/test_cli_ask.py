@@ -60,7 +60,7 @@ def test_json_lines_of_events(project: Path) -> None:
     assert out.returncode == 0, out.stderr
     events = [json.loads(line) for line in out.stdout.splitlines()]
     kinds = [e["event"] for e in events]
-    assert kinds[0] == "search_start" and kinds[-2:] == ["citations", "done"]
+    assert kinds[0] == "search_start" and kinds[-3:] == ["citations", "grounding", "done"]
     assert kinds.count("search_result") == 3 and "text" in kinds
     assert all("request_id" in e for e in events)
     assert events[-1]["references"]

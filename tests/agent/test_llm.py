@@ -86,7 +86,7 @@ async def test_stall_ends_with_an_error_not_a_hang(make_assistant, llm_server) -
         events = await run(a, "question")
     assert "stalled: no data for 0.5s" in events[-1]["error"]
     assert text_of(events) == "Thinking"  # what came before the stall is kept
-    assert [e["event"] for e in events][-2:] == ["citations", "done"]
+    assert [e["event"] for e in events][-3:] == ["citations", "grounding", "done"]
 
 
 async def test_missing_api_key_means_offline_with_reason(make_assistant, llm_server,

@@ -44,12 +44,12 @@ async def test_auto_search_events_in_order_and_offline_answer(make_assistant) ->
     last_search = max(i for i, x in enumerate(k) if x.startswith("search_"))
     first_text = k.index("text")
     assert last_search < first_text
-    assert k[-2:] == ["citations", "done"]
+    assert k[-3:] == ["citations", "grounding", "done"]
     assert all(e["request_id"] == events[0]["request_id"] for e in events)
     text = text_of(events)
     assert "offline" in text
     assert "#ref:" in text
-    citations = events[-2]
+    citations = events[-3]
     assert citations["used"] and citations["unknown"] == []
     done = events[-1]
     assert done["error"] is None
@@ -347,7 +347,7 @@ async def test_create_hook_error_names_line(make_assistant) -> None:
     hooks = "async def create(ctx, messages, options):\n    x = 1\n    raise ValueError('boom')\n"
     a = make_assistant({"name": "t"}, hooks=hooks)
     events = await run(a, "q")
-    assert kinds(events) == ["citations", "done"]
+    assert kinds(events) == ["citations", "grounding", "done"]
     assert "create hook failed (hooks.py line 3): ValueError: boom" in events[-1]["error"]
 
 

@@ -112,7 +112,7 @@ def test_native_stream_events(running: Running) -> None:
     assert r.status_code == 200 and r.headers["content-type"].startswith("text/event-stream")
     frames = parse_sse(r.text)
     names = [n for n, _ in frames]
-    assert names[0] == "search_start" and names[-2:] == ["citations", "done"]
+    assert names[0] == "search_start" and names[-3:] == ["citations", "grounding", "done"]
     assert "search_result" in names and "search_complete" in names and "text" in names
     assert names.index("search_complete") < names.index("text")
     rid = r.headers["x-request-id"]

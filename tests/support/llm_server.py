@@ -13,6 +13,8 @@ behaves according to the requested ``model``:
   the tool's answer, a reply citing the first two references in it;
 * ``delegate`` — reads a JSON task from the user message (keywords / query / rerank) and
   answers JSON (``query`` answers an invalid DSL first when the text says ``bad_first``);
+* ``echo`` — answers the user's text, ``{ref0}``, ``{ref1}``... replaced by the reference
+  ids of the system prompt in order, in 3-character chunks;
 * ``bench`` — 20 short tokens, no delay.
 
 Every request body is kept in ``server.requests``. Run standalone with
@@ -146,6 +148,12 @@ class ChatServer:
                 if model == "malformed" and n == 2:
                     await send(b": keep-alive\n\n")
                     await send(b"data: {this is not json\n\n")
+        elif model == "echo":
+            text = _user_text(body)
+            for n, cid in enumerate(_REF.findall(_system_text(body))):
+                text = text.replace(f"{{ref{n}}}", cid)
+            for i in range(0, len(text), 3):
+                await send(_chunk(text[i:i + 3]))
         elif model == "stall":
             await send(_chunk("Thinking"))
             await asyncio.sleep(30)

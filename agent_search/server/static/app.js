@@ -1,6 +1,8 @@
 // The chat page of agent-search serve: no build step, no dependencies, works offline.
 // Everything that comes from the server (answers, titles, contents, urls) is untrusted:
-// it is only ever set with textContent, and only http(s) urls become links.
+// it is set with textContent, except the answer, which is Markdown rendered by the
+// vendored marked and sanitised by the vendored DOMPurify (static/vendor/); only http(s)
+// urls become links.
 "use strict";
 
 const KEY = "agent-search-api-key";
@@ -88,29 +90,135 @@ async function errorText(response) {
   }
 }
 
-// --- the answer, with citation markers turned into buttons ------------------------------
+// --- the answer: Markdown, sanitised, with citation chips and grounding marks ----------
+//
+// The answer is Markdown from a model that read untrusted references: it is rendered by
+// marked, then sanitised by DOMPurify (no script, no event handler, no style, no form,
+// no image, only http(s) and mailto links) before it touches the page. Citation markers
+// become buttons afterwards, on text nodes only. Grounding marks are put in the Markdown
+// source as private-use characters (removed from the answer first, so the answer cannot
+// forge them) and turned into elements after sanitising.
+
+const MARK_OPEN = "\uE000";   // an unsupported sentence starts
+const MARK_CLOSE = "\uE001";  // ... and ends
+const MARK_ADDED = "\uE002";  // citations the grounding added go here
+const PRIVATE = /[\uE000-\uE0FF]/g;
+const PURIFY = {
+  FORBID_TAGS: ["style", "img", "form", "input", "button", "textarea", "select", "option",
+                "iframe", "object", "embed", "svg", "math", "video", "audio", "source"],
+  FORBID_ATTR: ["style", "class", "id", "name", "srcset", "action", "formaction"],
+  ALLOWED_URI_REGEXP: /^(?:https?:|mailto:)/i,
+  RETURN_DOM_FRAGMENT: true,
+};
 
 function markerPattern(format) {
   const escaped = (format || "#ref:{id}").replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
   return new RegExp(escaped.replace("\\{id\\}", "([A-Za-z0-9_-]+)"), "g");
 }
 
-function renderAnswer(target, text, pattern) {
-  const nodes = [];
-  let last = 0;
-  pattern.lastIndex = 0;
-  for (let m = pattern.exec(text); m !== null; m = pattern.exec(text)) {
-    if (m.index > last) nodes.push(document.createTextNode(text.slice(last, m.index)));
-    const id = m[1];
-    const button = el("button", "cite", `[${id}]`);
-    button.type = "button";
-    button.dataset.citation = id;
-    button.setAttribute("aria-label", `Open reference ${id}`);
-    nodes.push(button);
-    last = m.index + m[0].length;
+function citeButton(id, added) {
+  const button = el("button", added ? "cite added" : "cite", added ? `[+${id}]` : `[${id}]`);
+  button.type = "button";
+  button.dataset.citation = id;
+  button.setAttribute("aria-label", added
+    ? `Open reference ${id} (added: the answer did not cite it)` : `Open reference ${id}`);
+  if (added) button.title = "Added by the grounding check: this reference supports the sentence";
+  return button;
+}
+
+function annotate(text, grounding) {
+  // The answer with grounding marks inserted, and the marks' payloads in order. Offsets
+  // count code points (Python's), so the text is walked as code points; private-use
+  // characters of the answer become U+FFFD first (same length), so none can pose as a mark.
+  const chars = Array.from(text.replace(PRIVATE, "\uFFFD"));
+  const inserts = [];
+  const flags = [];
+  const added = [];
+  for (const entry of Array.isArray(grounding) ? grounding : []) {
+    const start = Number(entry.start), end = Number(entry.end);
+    if (!Number.isInteger(start) || !Number.isInteger(end) || start < 0 || end > chars.length || start >= end) continue;
+    if (entry.status === "unsupported") {
+      inserts.push([start, MARK_OPEN], [end, MARK_CLOSE]);
+      flags.push(String(entry.reason || "No reference supports this sentence."));
+    }
+    const cited = new Set((entry.cited || []).map(String));
+    const extra = (entry.support || []).map(String).filter((id) => !cited.has(id));
+    if (entry.status === "supported" && extra.length) {
+      inserts.push([end, MARK_ADDED]);
+      added.push(extra);
+    }
   }
-  if (last < text.length) nodes.push(document.createTextNode(text.slice(last)));
-  target.replaceChildren(...nodes);
+  inserts.sort((a, b) => a[0] - b[0]);  // stable: a close before the next open at one offset
+  let source = "";
+  let last = 0;
+  for (const [at, mark] of inserts) {
+    source += chars.slice(last, at).join("") + mark;
+    last = at;
+  }
+  return { source: source + chars.slice(last).join(""), flags, added };
+}
+
+function textNodes(root) {
+  const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
+  const nodes = [];
+  for (let n = walker.nextNode(); n; n = walker.nextNode()) nodes.push(n);
+  return nodes;
+}
+
+function renderAnswer(target, text, pattern, grounding) {
+  const { source, flags, added } = annotate(text, grounding);
+  let fragment;
+  if (window.marked && window.DOMPurify) {
+    const html = window.marked.parse(source, { async: false, gfm: true });
+    fragment = window.DOMPurify.sanitize(html, PURIFY);
+  } else {  // the vendored files failed to load: plain text, still safe
+    fragment = document.createDocumentFragment();
+    fragment.append(document.createTextNode(source));
+  }
+  for (const a of fragment.querySelectorAll("a")) {
+    a.target = "_blank";
+    a.rel = "noopener noreferrer";
+  }
+  let open = -1, flagIndex = 0, addedIndex = 0;
+  for (const node of textNodes(fragment)) {
+    const inCode = node.parentElement && node.parentElement.closest("code, pre");
+    const value = node.nodeValue;
+    const pieces = [];
+    let buffer = "";
+    const flush = () => {
+      if (!buffer) return;
+      const holder = open >= 0 ? el("span", "unsupported") : document.createDocumentFragment();
+      if (open >= 0) {
+        holder.title = flags[open] || "";
+        holder.dataset.flag = String(open);  // one sentence may span several elements
+        holder.tabIndex = 0;
+        holder.setAttribute("aria-description", "Not supported by the references: " + (flags[open] || ""));
+      }
+      let last = 0;
+      pattern.lastIndex = 0;
+      if (!inCode) {
+        for (let m = pattern.exec(buffer); m !== null; m = pattern.exec(buffer)) {
+          if (m.index > last) holder.append(document.createTextNode(buffer.slice(last, m.index)));
+          holder.append(citeButton(m[1], false));
+          last = m.index + m[0].length;
+        }
+      }
+      if (last < buffer.length) holder.append(document.createTextNode(buffer.slice(last)));
+      pieces.push(holder);
+      buffer = "";
+    };
+    for (const ch of value) {
+      if (ch === MARK_OPEN) { flush(); open = flagIndex++; }
+      else if (ch === MARK_CLOSE) { flush(); open = -1; }
+      else if (ch === MARK_ADDED) {
+        flush();
+        for (const id of added[addedIndex++] || []) pieces.push(citeButton(id, true));
+      } else buffer += ch;
+    }
+    flush();
+    node.replaceWith(...pieces);
+  }
+  target.replaceChildren(fragment);
 }
 
 function openReference(id, opener) {
@@ -173,7 +281,7 @@ function newTurn(question) {
   turn.append(searches, answer);
   $("log").append(turn);
   turn.scrollIntoView({ block: "end" });
-  return { turn, searches, answer, rows: new Map(), counts: new Map(), text: "" };
+  return { turn, searches, answer, rows: new Map(), counts: new Map(), text: "", grounding: null };
 }
 
 function onEvent(view, name, event, pattern) {
@@ -201,7 +309,10 @@ function onEvent(view, name, event, pattern) {
     }
   } else if (name === "text") {
     view.text += event.text;
-    renderAnswer(view.answer, view.text, pattern);
+    renderAnswer(view.answer, view.text, pattern, view.grounding);
+  } else if (name === "grounding") {
+    view.grounding = Array.isArray(event.grounding) ? event.grounding : null;
+    renderAnswer(view.answer, view.text, pattern, view.grounding);
   } else if (name === "done") {
     for (const ref of event.references || []) {
       state.references.set(String(ref.citation_id), ref);

@@ -1,0 +1,46 @@
+"""The grounding stage of a stream: the answer's sentences checked against the stream's
+references (:mod:`agent_search.grounding`) in a worker thread, timed as a stage of the
+record. A failure here never breaks the answer: the grounding is then empty and the
+record has a warning saying why."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Sequence
+from typing import Any
+
+import anyio
+
+from agent_search.agent.records import STAGE
+from agent_search.context import Context
+from agent_search.grounding import ground
+from agent_search.trace import first_line
+from agent_search.types import ResultItem
+
+
+async def ground_answer(ctx: Context, text: str, references: Sequence[ResultItem]
+                        ) -> list[dict[str, Any]]:
+    """The ``grounding`` entries of ``text`` (the answer as the client saw it)."""
+    node = ctx.trace.child("grounding", **{STAGE: True})
+    try:
+        work = functools.partial(ground, text, list(references),
+                                 citation_format=ctx.config.citation.format)
+        return [g.to_dict() for g in await anyio.to_thread.run_sync(work)]
+    except Exception as exc:
+        node.attributes.setdefault("warnings", []).append(
+            f"grounding failed: {first_line(exc)}")
+        return []
+    finally:
+        node.finish()
+
+
+def added_citations(grounding: Sequence[dict[str, Any]], used: Sequence[str]) -> list[str]:
+    """Citation ids the grounding found support in that the answer did not cite."""
+    seen = set(used)
+    out: list[str] = []
+    for entry in grounding:
+        for cid in entry.get("support", ()):
+            if cid not in seen:
+                seen.add(cid)
+                out.append(cid)
+    return out

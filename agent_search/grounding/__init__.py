@@ -1,0 +1,32 @@
+"""Grounding: each sentence of an answer checked against the references of its request.
+
+``ground(answer, references)`` splits the answer into sentences (pySBD; English and
+Chinese), takes out what each claims (numbers, units, dates, names, content words) and
+decides, without a language model, whether a reference says it:
+
+- ``supported`` — a cited reference says it, or another reference of the request does
+  (that one is added to ``support``: the citation the sentence should have had);
+- ``unsupported`` — a number or name no reference states, one that differs from what the
+  cited reference says, or nothing close in any reference; ``reason`` says which;
+- ``no_claim`` — nothing to check (code, headings, questions, greetings, sentences about
+  the answer itself).
+
+See docs/grounding.md for how it decides and how well (bench/bench_grounding.py).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+from typing import Any
+
+from agent_search.grounding._ground import Embed, GroundedSentence, Status, Thresholds, ground
+
+__all__ = ["Embed", "GroundedSentence", "Status", "Thresholds", "ground", "summary"]
+
+
+def summary(grounding: Iterable[GroundedSentence | dict[str, Any]]) -> dict[str, int]:
+    """Counts of ``supported`` / ``unsupported`` / ``no_claim`` sentences."""
+    counts = Counter(g.status if isinstance(g, GroundedSentence) else g.get("status")
+                     for g in grounding)
+    return {s: counts.get(s, 0) for s in ("supported", "unsupported", "no_claim")}

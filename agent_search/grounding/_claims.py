@@ -1,0 +1,190 @@
+"""What a sentence claims, in the form a check needs: its numbers (with units, percents,
+years), its named entities and its content words.
+
+No model: numbers come from a pattern (thousands separators, decimals, percents,
+"2.5 million", small number words), entities are the capitalised or alphanumeric words
+of an English sentence that are not capitalised merely for standing first, and the
+person, place and organisation names jieba's part-of-speech tagger finds in Chinese.
+Content words are the sentence's words without stop words, cut to a five-letter stem
+("reduced", "reduces", "reduction" → "reduc") so a light rewording still overlaps.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from agent_search.grounding._segment import has_cjk
+from agent_search.query.stopwords import CHINESE, ENGLISH_FUNCTION_WORDS
+
+_NUMBER = re.compile(
+    r"(?<![A-Za-z0-9_.])(?<![A-Za-z]-)"
+    r"(?P<num>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?|\.\d+)"
+    r"(?P<tail>\s*(?:%|percent\b|per\s?cent\b|％)|\s*(?:thousand|million|billion|trillion)\b"
+    r"|[万亿])?"
+    r"(?![A-Za-z0-9])", re.IGNORECASE)
+_SCALE = {"thousand": 1e3, "million": 1e6, "billion": 1e9, "trillion": 1e12,
+          "万": 1e4, "亿": 1e8}
+_NUMBER_WORDS = {
+    "zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
+    "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13,
+    "fourteen": 14, "fifteen": 15, "sixteen": 16, "seventeen": 17, "eighteen": 18,
+    "nineteen": 19, "twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60,
+    "seventy": 70, "eighty": 80, "ninety": 90, "hundred": 100, "twice": 2, "double": 2,
+    "triple": 3, "half": 0.5, "dozen": 12,
+}
+# words too common in other senses to count as a claimed number in an answer
+_WEAK_NUMBER_WORDS = frozenset({"one", "half", "double", "zero"})
+_WORD = re.compile(r"[^\W_][\w'’\-]*", re.UNICODE)
+_LETTERS_AND_DIGITS = re.compile(r"(?=.*[A-Za-z])(?=.*\d)")
+_ZH_NAME_TAGS = ("nr", "ns", "nt", "nz")
+_STOP = ENGLISH_FUNCTION_WORDS | frozenset(
+    ["also", "both", "however", "thus", "therefore", "moreover", "furthermore", "although",
+     "though", "whereas", "may", "might", "can", "could", "would", "should", "will", "shall",
+     "one", "ones"])
+_STEM = 5
+
+
+@dataclass(frozen=True, slots=True)
+class Number:
+    """A number as written (``text``) and the values it may stand for."""
+
+    text: str
+    values: tuple[float, ...]
+    decimals: int
+
+
+@dataclass(slots=True)
+class Claims:
+    numbers: list[Number] = field(default_factory=list)
+    entities: list[str] = field(default_factory=list)
+    words: list[str] = field(default_factory=list)
+
+    @property
+    def checkable(self) -> bool:
+        return bool(self.numbers or self.entities or self.words)
+
+
+def _values(raw: str, tail: str) -> tuple[tuple[float, ...], int]:
+    plain = raw.replace(",", "")
+    value = float(plain)
+    decimals = len(plain.split(".", 1)[1]) if "." in plain else 0
+    scale = _SCALE.get(tail.strip().lower(), 1.0)
+    values = (value, value * scale) if scale != 1.0 else (value,)
+    return values, decimals
+
+
+def numbers(text: str, *, words: bool = True) -> list[Number]:
+    """The numbers of ``text``; ``words`` also takes number words ("three" → 3)."""
+    found: list[Number] = []
+    for m in _NUMBER.finditer(text):
+        values, decimals = _values(m.group("num"), m.group("tail") or "")
+        found.append(Number(m.group(0).strip(), values, decimals))
+    if words and not has_cjk(text):
+        for m in _WORD.finditer(text):
+            low = m.group(0).lower()
+            if low in _NUMBER_WORDS:
+                found.append(Number(m.group(0), (float(_NUMBER_WORDS[low]),), 0))
+    return found
+
+
+def number_found(number: Number, values: frozenset[float]) -> bool:
+    """Whether a reference value is the number, allowing for rounding at the precision
+    the sentence wrote it with ("30%" for 29.7%, "1.8" for 1.83)."""
+    for v in number.values:
+        if v in values:
+            return True
+        for r in values:
+            if math.isclose(round(r, number.decimals), v, rel_tol=1e-9, abs_tol=1e-9):
+                return True
+    return False
+
+
+def reference_numbers(text: str) -> frozenset[float]:
+    """Every value a reference states, number words included, signs dropped."""
+    out: set[float] = set()
+    for n in numbers(text):
+        out.update(abs(v) for v in n.values)
+    return frozenset(out)
+
+
+@functools.lru_cache(maxsize=1)
+def _posseg() -> Any:
+    import jieba
+    import jieba.posseg
+
+    jieba.setLogLevel(60)
+    return jieba.posseg
+
+
+@functools.lru_cache(maxsize=1)
+def _jieba() -> Any:
+    import jieba
+
+    jieba.setLogLevel(60)
+    return jieba
+
+
+def _english_entities(text: str) -> list[str]:
+    """Capitalised words not at a sentence (or clause, list item, quote) start; words
+    mixing letters and digits (IL-6, BRCA1, COVID-19); acronyms anywhere."""
+    out: list[str] = []
+    first = True
+    for m in _WORD.finditer(text):
+        word = m.group(0).rstrip("'’-")
+        before = text[:m.start()].rstrip()
+        starts = first or (before[-1:] in ".:;!?\"“(" if before else True)
+        first = False
+        if word.endswith(("'s", "’s")):
+            word = word[:-2]
+        if not word or word.lower() in _NUMBER_WORDS:
+            continue
+        if _LETTERS_AND_DIGITS.match(word) and not _NUMBER.fullmatch(word):
+            out.append(word)
+        elif sum(c.isupper() for c in word) >= 2 and word.lower() not in _STOP:
+            out.append(word)  # an acronym or CamelCase name, even first in the sentence
+        elif word[0].isupper() and not starts and word.lower() not in _STOP and word != "I":
+            out.append(word)
+    return out
+
+
+def _chinese_entities(text: str) -> list[str]:
+    out = []
+    for pair in _posseg().lcut(text):
+        word, flag = pair.word, pair.flag
+        if len(word) >= 2 and flag.startswith(_ZH_NAME_TAGS):
+            out.append(word)
+    return out + _english_entities(" ".join(re.findall(r"[A-Za-z0-9][\w\-]*", text)))
+
+
+def stem(word: str) -> str:
+    return word[:_STEM]
+
+
+def content_words(text: str) -> list[str]:
+    """Stemmed, lower-cased content words (Chinese: jieba words and latin words)."""
+    if has_cjk(text):
+        out = []
+        for w in _jieba().lcut(text):
+            w = w.strip().lower()
+            if w and w not in CHINESE and _WORD.fullmatch(w) and not _NUMBER.fullmatch(w):
+                out.append(stem(w) if w.isascii() else w)
+        return out
+    return [stem(w) for w in (m.group(0).lower().rstrip("'’-") for m in _WORD.finditer(text))
+            if w and w not in _STOP and not w[0].isdigit() and len(w) > 1]
+
+
+def extract(text: str) -> Claims:
+    """The claims of one sentence (its citation markers already removed)."""
+    zh = has_cjk(text)
+    nums = [n for n in numbers(text) if n.text.lower() not in _WEAK_NUMBER_WORDS]
+    entities = _chinese_entities(text) if zh else _english_entities(text)
+    return Claims(numbers=nums, entities=list(dict.fromkeys(entities)),
+                  words=content_words(text))
+
+
+def normalise_entity(word: str) -> str:
+    return re.sub(r"[\W_]+", "", word.lower())

@@ -1,0 +1,288 @@
+"""The support decision, sentence by sentence.
+
+A sentence with something to check is ``supported`` by a reference when the reference
+states every number and every name of the sentence and one of its windows holds most of
+the sentence's content words (with the embedding model, a close meaning counts too).
+The cited references are tried first, together (a sentence may draw on two); then every
+reference of the request, one by one: a sentence one of them supports gets that
+reference as an added citation. Otherwise the sentence is ``unsupported``, and the
+reason names what is missing: a number or name no reference states (or that differs from
+what its cited reference says), or that no reference says anything close.
+
+Conservative by design: a single number or name that no reference holds is enough to
+flag a sentence, however close the rest of it is.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import numpy as np
+from numpy.typing import NDArray
+
+from agent_search.grounding._claims import Claims, extract, number_found
+from agent_search.grounding._references import PreparedReference, prepare
+from agent_search.grounding._segment import Span, segment
+
+Status = Literal["supported", "unsupported", "no_claim"]
+Embed = Callable[[Sequence[str]], NDArray[np.float32]]
+
+
+
+@dataclass(frozen=True, slots=True)
+class Thresholds:
+    """When a reference window is close enough to a sentence to support it. The defaults
+    were chosen on one half of bench/bench_grounding.py's labelled set (docs/grounding.md).
+    """
+
+    coverage: float = 0.6
+    """Share of a sentence's content words one window of a reference must hold."""
+    similarity: float = 0.75
+    """Cosine similarity (all-MiniLM-L6-v2) between the sentence and the window that counts
+    as saying the same when the words overlap less (a rewording)..."""
+    coverage_with_similarity: float = 0.35
+    """... as long as the window still holds this share of the sentence's words."""
+
+
+MIN_WORDS = 2
+"""A sentence with fewer content words and no number or name has nothing to check."""
+MAX_SENTENCES = 200
+"""Sentences of one answer checked; later ones are ``no_claim`` with a reason."""
+MAX_ANSWER_CHARS = 20_000
+"""Characters of an answer split into sentences (to the last line break before it); the
+rest is one ``no_claim`` entry: bounded work whatever the model wrote."""
+
+_META = re.compile(r"\b(?:I|I'm|I've|I'd)\b(?!\.)|\b(?i:me|my|references?|sources?)\b"
+                   r"|我|参考|资料|来源")
+"""A sentence in the first person or about the references, with no number or name in it,
+speaks about the answer ("I could not find...", "The references do not say...")."""
+
+
+@dataclass(slots=True)
+class GroundedSentence:
+    """One sentence of an answer and what the references say about it."""
+
+    text: str
+    start: int
+    end: int
+    status: Status
+    cited: list[str] = field(default_factory=list)
+    support: list[str] = field(default_factory=list)
+    reason: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"text": self.text, "start": self.start, "end": self.end,
+                "status": self.status, "cited": list(self.cited),
+                "support": list(self.support), "reason": self.reason}
+
+
+@dataclass(slots=True)
+class _Check:
+    """How one reference (or the cited ones together) fares against a sentence."""
+
+    ids: list[str]
+    missing_numbers: list[str]
+    missing_names: list[str]
+    coverage: float
+    similarity: float = 0.0
+
+    @property
+    def claims_held(self) -> bool:
+        return not self.missing_numbers and not self.missing_names
+
+    def close(self, t: Thresholds) -> bool:
+        return self.coverage >= t.coverage or (
+            self.similarity >= t.similarity and self.coverage >= t.coverage_with_similarity)
+
+    def supports(self, t: Thresholds) -> bool:
+        return self.claims_held and self.close(t)
+
+
+def _coverage(words: frozenset[str], refs: Sequence[PreparedReference]) -> tuple[float, str]:
+    """The best share of ``words`` one window holds, and that window."""
+    if not words:
+        return 1.0, ""
+    best, window = 0.0, ""
+    for ref in refs:
+        if len(words & ref.words) / len(words) <= best:
+            continue  # no window of this reference can do better
+        for text, held in zip(ref.windows, ref.window_words, strict=True):
+            share = len(words & held) / len(words)
+            if share > best:
+                best, window = share, text
+    return best, window
+
+
+def _check(claims: Claims, refs: Sequence[PreparedReference]) -> _Check:
+    numbers = frozenset().union(*(r.numbers for r in refs))
+    missing_numbers = [n.text for n in claims.numbers if not number_found(n, numbers)]
+    missing_names = [e for e in claims.entities if not any(r.has_name(e) for r in refs)]
+    coverage, _ = _coverage(frozenset(claims.words), refs)
+    return _Check([r.citation_id for r in refs], missing_numbers, missing_names, coverage)
+
+
+def _no_claim_reason(span: Span, claims: Claims) -> str | None:
+    if span.kind == "code":
+        return "code"
+    if claims.numbers or claims.entities:
+        return None
+    text = span.text.rstrip()
+    if span.kind == "heading" or text.endswith(":"):
+        return "a heading or an introduction"
+    if text.endswith(("?", "？")):
+        return "a question"
+    if len(set(claims.words)) < MIN_WORDS:
+        return "nothing to check"
+    if _META.search(text):
+        return "about the answer or its references, not a claim"
+    return None
+
+
+def _quote(items: Sequence[str]) -> str:
+    return ", ".join(f"“{i}”" for i in items[:3])
+
+
+def _markers(cids: Sequence[str], fmt: str) -> str:
+    return ", ".join(fmt.replace("{id}", c) for c in cids)
+
+
+@dataclass(slots=True)
+class _Sentence:
+    """One claim sentence on its way to a verdict (``bare``: without its markers)."""
+
+    span: Span
+    bare: str
+    cited: list[str]
+    claims: Claims
+
+
+def _verdict(sentence: _Sentence, refs: dict[str, PreparedReference],
+             similarity: Callable[[_Sentence, PreparedReference], float], fmt: str,
+             t: Thresholds) -> GroundedSentence:
+    span, claims = sentence.span, sentence.claims
+    out = GroundedSentence(span.text, span.start, span.end, "unsupported",
+                           cited=list(sentence.cited))
+    if not refs:
+        out.reason = "there is no reference to check it against"
+        return out
+    cited_refs = [refs[c] for c in sentence.cited if c in refs]
+    if cited_refs:
+        together = _check(claims, cited_refs)
+        if together.claims_held and not together.close(t):
+            together.similarity = max(similarity(sentence, r) for r in cited_refs)
+        if together.supports(t):
+            out.status = "supported"
+            out.support = [r.citation_id for r in cited_refs
+                           if _check(claims, [r]).coverage > 0 or len(cited_refs) == 1]
+            out.support = out.support or together.ids
+            return out
+    others = [_check(claims, [r]) for r in refs.values() if r not in cited_refs]
+    held = [c for c in others if c.claims_held]
+    held.sort(key=lambda c: c.coverage, reverse=True)
+    for candidate in held[:3]:
+        if not candidate.close(t):
+            candidate.similarity = similarity(sentence, refs[candidate.ids[0]])
+        if candidate.supports(t):
+            out.status = "supported"
+            out.support = candidate.ids
+            out.reason = (f"not said by the cited {_markers(sentence.cited, fmt)}; "
+                          if sentence.cited else "no citation; ") + \
+                f"added {_markers(candidate.ids, fmt)}"
+            return out
+    out.reason = _why_not(sentence, refs, cited_refs, fmt)
+    return out
+
+
+def _why_not(sentence: _Sentence, refs: dict[str, PreparedReference],
+             cited_refs: list[PreparedReference], fmt: str) -> str:
+    claims = sentence.claims
+    everywhere = _check(claims, list(refs.values()))
+    if everywhere.missing_numbers:
+        return f"{_quote(everywhere.missing_numbers)} appears in no reference"
+    if everywhere.missing_names:
+        return f"{_quote(everywhere.missing_names)} appears in no reference"
+    if cited_refs:
+        cited = _check(claims, cited_refs)
+        what = cited.missing_numbers or cited.missing_names
+        if what:
+            return (f"{_quote(what)} is not what {_markers(cited.ids, fmt)} says; "
+                    "no other reference supports the sentence")
+    coverage, _ = _coverage(frozenset(claims.words), list(refs.values()))
+    return f"no reference says this (at best {round(coverage * 100)}% of its words)"
+
+
+def _prepare_refs(references: Sequence[Any]) -> dict[str, PreparedReference]:
+    out: dict[str, PreparedReference] = {}
+    for ref in references:
+        get = ref.get if isinstance(ref, dict) else (lambda k, r=ref: getattr(r, k, None))
+        cid = get("citation_id")
+        if not cid or cid in out:
+            continue
+        out[str(cid)] = prepare(str(cid), str(get("title") or ""), str(get("content") or ""))
+    return out
+
+
+def ground(answer: str, references: Sequence[Any], *, citation_format: str = "#ref:{id}",
+           embed: Embed | None = None, thresholds: Thresholds | None = None
+           ) -> list[GroundedSentence]:
+    """Check each sentence of ``answer`` against ``references`` (items or dicts with
+    ``citation_id``, ``title``, ``content``). ``embed`` (texts → unit vectors) lets a close
+    rewording count as support; without it the decision is lexical. Blocking CPU work:
+    call it in a worker thread from async code."""
+    from agent_search.citation import marker_regex
+
+    marker = marker_regex(citation_format)
+    refs = _prepare_refs(references)
+    cut = len(answer)
+    if cut > MAX_ANSWER_CHARS:
+        cut = answer.rfind("\n", 0, MAX_ANSWER_CHARS) + 1 or MAX_ANSWER_CHARS
+    spans = segment(answer[:cut], marker)
+    out: list[GroundedSentence | _Sentence] = []
+    for i, span in enumerate(spans):
+        cited = list(dict.fromkeys(m.group("id") for m in marker.finditer(span.text)))
+        if i >= MAX_SENTENCES:
+            out.append(GroundedSentence(span.text, span.start, span.end, "no_claim",
+                                        cited=cited, reason="not checked: a long answer"))
+            continue
+        bare = marker.sub(" ", span.text)
+        claims = extract(bare) if span.kind != "code" else Claims()
+        reason = _no_claim_reason(span, claims)
+        if reason is not None:
+            out.append(GroundedSentence(span.text, span.start, span.end, "no_claim",
+                                        cited=cited, reason=reason))
+            continue
+        out.append(_Sentence(span, bare, cited, claims))
+    rest = answer[cut:]
+    if rest.strip():
+        start = cut + len(rest) - len(rest.lstrip())
+        end = cut + len(rest.rstrip())
+        out.append(GroundedSentence(answer[start:end], start, end, "no_claim",
+                                    reason="not checked: a long answer"))
+    similarity = _similarity(embed)
+    t = thresholds or Thresholds()
+    return [_verdict(s, refs, similarity, citation_format, t) if isinstance(s, _Sentence)
+            else s for s in out]
+
+
+def _similarity(embed: Embed | None) -> Callable[[_Sentence, PreparedReference], float]:
+    """Cosine similarity between a sentence and the reference window closest in words,
+    embedded on first use and cached; 0.0 without a model."""
+    if embed is None:
+        return lambda sentence, ref: 0.0
+    cache: dict[str, NDArray[np.float32]] = {}
+
+    def vector(text: str) -> NDArray[np.float32]:
+        if text not in cache:
+            cache[text] = embed([text])[0]
+        return cache[text]
+
+    def similarity(sentence: _Sentence, ref: PreparedReference) -> float:
+        _, window = _coverage(frozenset(sentence.claims.words), [ref])
+        if not window:
+            return 0.0
+        return float(np.dot(vector(sentence.bare), vector(window)))
+
+    return similarity

@@ -1,0 +1,62 @@
+"""A reference made ready for checking: its numbers, its names, its content words, and
+its windows (each sentence and each pair of neighbouring sentences) for a local overlap.
+
+A long reference shares many words with any sentence on its topic; the window a sentence
+was taken from shares most of them. Windows come from a plain split on sentence ends:
+they only bound the overlap, so an odd boundary costs nothing.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from dataclasses import dataclass
+
+from agent_search.grounding._claims import (
+    _WORD,
+    content_words,
+    normalise_entity,
+    reference_numbers,
+)
+from agent_search.grounding._segment import has_cjk
+
+_SENTENCE_END = re.compile(r"(?<=[.!?;。！？；])\s+|(?<=[。！？；])|\n+")
+_PARTS = re.compile(r"[-'’/]")
+MAX_REFERENCE_CHARS = 20_000
+"""Only the first 20,000 characters of a reference are read: bounded work per request."""
+
+
+@dataclass(slots=True)
+class PreparedReference:
+    citation_id: str
+    text: str
+    numbers: frozenset[float]
+    names: frozenset[str]
+    words: frozenset[str]
+    windows: list[str]
+    window_words: list[frozenset[str]]
+
+    def has_name(self, entity: str) -> bool:
+        norm = normalise_entity(entity)
+        if not norm:
+            return True
+        if has_cjk(entity):
+            return entity in self.text
+        return norm in self.names
+
+
+def prepare(citation_id: str, title: str, content: str) -> PreparedReference:
+    text = f"{title}\n{content}"[:MAX_REFERENCE_CHARS] if title else content[
+        :MAX_REFERENCE_CHARS]
+    names: set[str] = set()
+    for word in set(_WORD.findall(text)):
+        names.add(normalise_entity(word))
+        if not word.isalnum():
+            names.update(normalise_entity(part) for part in _PARTS.split(word))
+    sentences = [s.strip() for s in _SENTENCE_END.split(text) if s and s.strip()]
+    windows = sentences + [f"{a} {b}" for a, b in itertools.pairwise(sentences)]
+    single = [frozenset(content_words(s)) for s in sentences]
+    window_words = single + [a | b for a, b in itertools.pairwise(single)]
+    words = frozenset().union(*window_words) if window_words else frozenset()
+    return PreparedReference(citation_id, text, reference_numbers(text), frozenset(names),
+                             words, windows, window_words)
