@@ -52,6 +52,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from agent_search.config import SearchConfig
 from agent_search.context import Context
+from agent_search.db._aggregate import run_aggregate
 from agent_search.db._builder import (
     Caller,
     DSLBuildError,
@@ -178,15 +179,27 @@ class DBHandler:
             async with self.engine.connect() as conn:
                 for query in generated.queries:
                     entry = by_id[query.model.lower()]
+                    answers: list[ResultItem] = []
+                    if query.is_aggregate:  # answer rows, then a sample of the records
+                        answers, a_json = await run_aggregate(
+                            conn, self.catalog, entry, query, preset_wheres, limit, caller,
+                            generated.confidence)
+                        query = query.model_copy(update={
+                            "group_by": [], "aggregates": [], "having": [], "orders": [],
+                            "limit": None})
                     q_items, q_total, q_json = await self._run_query(
                         conn, entry, query, preset_wheres, preset_orders, request.select,
                         limit, caller, generated.confidence, warnings)
-                    items.extend(q_items)
+                    if answers:
+                        q_json.update(a_json)
+                    items.extend([*answers, *q_items])
                     total += q_total
                     executed.append(q_json)
             node.attributes["rows"] = len(items)
-        if len(items) > limit:  # several models: the best scores of all, not the first model's
-            items = sorted(items, key=lambda i: -i.score)[:limit]
+        if len(items) > limit:  # several models: the best scores of all, not the first
+            # model's (answer rows of an aggregate before records of the same score)
+            items = sorted(items, key=lambda i: (-i.score, i.metadata.get("kind") !=
+                                                 "aggregate"))[:limit]
         dsl = {"queries": executed, "explanation": generated.explanation,
                "generator": generated.generator, "confidence": generated.confidence,
                "fallback": generated.fallback, "warnings": list(warnings)}
