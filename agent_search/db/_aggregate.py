@@ -123,15 +123,20 @@ def _compare(expr: sa.ColumnElement[Any], op: str, value: float) -> sa.ColumnEle
 
 async def run_aggregate(conn: Any, catalog: Catalog, entry: ModelEntry, query: QueryDSL,
                         preset_wheres: Sequence[QueryWhere], limit: int, caller: Caller,
-                        confidence: float) -> tuple[list[ResultItem], dict[str, Any]]:
+                        confidence: float, warnings: list[str],
+                        ) -> tuple[list[ResultItem], dict[str, Any]]:
     """The answer rows of an aggregate query as items (``metadata.kind`` "aggregate",
     ``data`` keyed by group field and aggregate names), and the executed part of the DSL."""
     q_limit = min(limit, query.limit) if query.limit else limit
     stmt = build_aggregate(catalog, entry, group_by=query.group_by,
                            aggregates=query.aggregates, having=query.having,
                            wheres=[*preset_wheres, *query.wheres], orders=query.orders,
-                           limit=q_limit, caller=caller)
+                           limit=q_limit + 1, caller=caller)
     rows = (await conn.execute(stmt)).mappings().all()
+    if len(rows) > q_limit:
+        rows = rows[:q_limit]
+        warnings.append(f"model {entry.id}: more than {q_limit} answer rows; the first "
+                        f"{q_limit} are shown")
     names = [*query.group_by, *(a.name for a in query.aggregates)]
     items = []
     for row in rows:

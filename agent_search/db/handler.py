@@ -183,7 +183,7 @@ class DBHandler:
                     if query.is_aggregate:  # answer rows, then a sample of the records
                         answers, a_json = await run_aggregate(
                             conn, self.catalog, entry, query, preset_wheres, limit, caller,
-                            generated.confidence)
+                            generated.confidence, warnings)
                         query = query.model_copy(update={
                             "group_by": [], "aggregates": [], "having": [], "orders": [],
                             "limit": None})

@@ -18,9 +18,13 @@ DATA_WORDS = frozenset("""
 record records entry entries item items row rows data details detail different distinct
 kind kinds type types word words letter letters text live lives living count number
 average avg mean sum median total called named titled containing contain contains
+return returns show list give find tell display get provide ordered sorted ascending
+descending ascendingly descendingly increasing decreasing corresponding respectively
+each across among overall together listed respective
 """.split())  # noqa: SIM905
 """Words about records and how a question asks for them ("list the records", "how many
-entries", "named"): never a value, never text to match."""
+entries", "named", "return ... in descending order"): never a value, never text to
+match."""
 STOPWORDS = ENGLISH | DATA_WORDS
 """What the parser never reads as a value or as text: the English stop words and
 :data:`DATA_WORDS`."""

@@ -23,7 +23,7 @@ from agent_search.query.dsl import (
     DSLGenerationError,
     ModelSchema,
 )
-from agent_search.query.nl import counts, dates, numbers, ordering, text, values
+from agent_search.query.nl import aggregates, counts, dates, numbers, ordering, text, values
 from agent_search.query.nl.lexicon import STOPWORDS, WORD, adjacent, escape_like, overlaps, terms
 from agent_search.query.nl.plan import Extractor, Plan, Question
 from agent_search.query.nl.schema import (
@@ -42,6 +42,7 @@ MAX_TEXT_FIELDS = 4
 
 EXTRACTORS: tuple[Extractor, ...] = (
     dates.relative_dates,
+    aggregates.aggregates,
     ordering.sort_by,
     ordering.alphabetical,
     ordering.field_superlative,
@@ -104,18 +105,25 @@ def understand(q: Question) -> Plan:
 def finish(q: Question, plan: Plan, strict: bool) -> dict[str, Any]:
     """The plan as a DSL dict, with the notes and warnings about what was not computed
     and what was not understood."""
-    if not plan.wheres and not plan.orders and not q.target_spans:
+    grouped = bool(plan.aggregates or plan.group_by)
+    if not plan.wheres and not plan.orders and not q.target_spans and not grouped:
         return fallback(q, plan, [q.target], strict)
     if _COUNT.search(q.low):
         plan.notes.append("a count is asked for: Result.total is the number of matches")
     aggregate = _AGGREGATE.search(q.low)
-    if aggregate:
-        plan.warnings.append(f"{aggregate.group(0).lower()!r} is not computed (no "
-                             "aggregates); the matching records are returned")
+    if aggregate and not grouped:
+        plan.warnings.append(f"{aggregate.group(0).lower()!r} is not computed (no field "
+                             "to compute it on was understood); the matching records are "
+                             "returned")
     _warn_unused_fields(q, plan)
     words = leftover_words(q, plan)
     found_terms, relax = _leftover(q, plan, words)
-    return {"model": q.target.id, "wheres": plan.wheres, "orders": plan.orders,
+    shape: dict[str, Any] = {"orders": plan.orders}
+    if grouped:
+        shape = {"group_by": plan.group_by, "aggregates": plan.aggregates,
+                 "orders": plan.aggregate_orders,
+                 **({"having": plan.having} if plan.having else {})}
+    return {"model": q.target.id, "wheres": plan.wheres, **shape,
             **({"limit": plan.limit} if plan.limit else {}),
             **({"terms": found_terms} if found_terms else {}),
             **({"relax": True} if relax else {}),
@@ -144,6 +152,9 @@ def _leftover(q: Question, plan: Plan, words: list[str]) -> tuple[list[str], boo
     a lower confidence. Returns the text match's terms and ``relax``."""
     if not words:
         return [], False
+    if plan.aggregates or plan.group_by:  # a text match would change the numbers asked for
+        _ignored(q, plan, words)
+        return [], False
     # beside a known value, leftover words are ignored — unless the question names no
     # model: then they may say what is sought ("laptops by Apex"), a text match that is
     # dropped again when no row has them
@@ -157,11 +168,26 @@ def _leftover(q: Question, plan: Plan, words: list[str]) -> tuple[list[str], boo
         _ignored(q, plan, words)
         return [], False
     name_part = modifies_a_name(q.low, words, [*q.target_spans, *q.own_field_spans])
-    relax = sought or name_part
+    # a word left over never narrows the answer to nothing: when the model is named or a
+    # condition understood, finding no row with the words drops them (with a warning)
+    # — unless one of them is written as a name ("orders by Zorro Quixote"): a stated name
+    # that no row has is an honest empty answer
+    relax = sought or name_part or (
+        not any(_written_as_name(q, w) for w in words)
+        and (bool(q.target_spans) or bool(plan.wheres[:-1]) or bool(plan.orders)))
     if not name_part:
         plan.warnings.append("not understood as a condition, matched as text: "
                              + ", ".join(repr(w) for w in words))
     return found_terms, relax
+
+
+def _written_as_name(q: Question, word: str) -> bool:
+    """Capitalised (or a number) where it stands, other than as the question's first word."""
+    for m in re.finditer(r"(?<!\w)" + re.escape(word) + r"(?!\w)", q.text):
+        if m.start() > 0 and q.text[:m.start()].strip() and (
+                word[:1].isupper() or word[:1].isdigit()):
+            return True
+    return False
 
 
 def _ignored(q: Question, plan: Plan, words: list[str]) -> None:

@@ -91,6 +91,11 @@ class Plan:
     confidence: float = EXACT_CONFIDENCE
     evidence: float = 0.0
     """How much the question says about the target (picks the model when none is named)."""
+    group_by: list[str] = field(default_factory=list)
+    aggregates: list[str] = field(default_factory=list)
+    """Written aggregates: ``count``, ``avg(Age)`` (:mod:`agent_search.query.aggregates`)."""
+    having: list[dict[str, Any]] = field(default_factory=list)
+    aggregate_orders: list[dict[str, str]] = field(default_factory=list)
     value_conditions: int = 0
     """Conditions on values (known values, text matches, counts): leftover words are then
     not matched as text."""
