@@ -35,8 +35,9 @@ age"), else an order of records ("the singer with the highest age")."""
 _GLUE = re.compile(r"^(?:\s*(?:,|and|or|the|of|its|their|all|\s)\s*)*$", re.I)
 _EACH = re.compile(r"\b(?:each|every|per)\s+(?:different\s+|single\s+)?", re.I)
 _COMMON = re.compile(r"\b(?P<dir>most|least)\s+(?:common|frequent|popular|usual)\s+", re.I)
-_MOST_OF = re.compile(r"\b(?:(?P<most>most|greatest|largest|highest|biggest)|"
-                      r"(?P<least>least|fewest|smallest|lowest))\s+(?:number\s+of\s+)?$", re.I)
+_MOST_OF = re.compile(r"\b(?:(?P<most>most|(?:greatest|largest|highest|biggest)\s+(?:number|"
+                      r"amount|count)\s+of)|(?P<least>least|fewest|(?:smallest|lowest)\s+"
+                      r"(?:number|amount|count)\s+of))\s+(?:number\s+of\s+)?$", re.I)
 _HAVING = re.compile(r"\b(?:more than|over|greater than|at least|fewer than|less than|"
                      r"at most|exactly|only)\s+(?P<n>\d{1,6}|one|two|three|four|five|six|"
                      r"seven|eight|nine|ten)\s+$", re.I)
@@ -139,8 +140,10 @@ def _groups(q: Question, plan: Plan) -> None:
 
 
 def _categorical(m: FieldMention) -> bool:
-    return m.candidate.field.kind in TEXT_KINDS or bool(m.candidate.field.values) or \
-        m.candidate.field.kind in NUMERIC_KINDS
+    """A field whose values name groups: text with known values, or a small integer
+    ("grade")."""
+    field = m.candidate.field
+    return bool(field.values) or field.kind in TEXT_KINDS or field.kind == "integer"
 
 
 def _most_common(q: Question, plan: Plan) -> None:

@@ -9,6 +9,8 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+import inflect
+
 from agent_search.query.stopwords import ENGLISH
 
 MAX_TERM_CHARS = 64
@@ -43,8 +45,9 @@ def words_of(name: str) -> str:
 
 @lru_cache(maxsize=4096)
 def plural_forms(phrase: str) -> frozenset[str]:
-    """The phrase with its last word in the singular and the plural (crude English rules;
-    a set that may hold a wrong form too: "genres" → "genreses")."""
+    """The phrase with its last word in the singular and the plural: ``inflect``'s forms
+    ("person" ↔ "people", "country" ↔ "countries") and the regular endings (a set that may
+    hold a wrong form too: "genres" → "genreses")."""
     forms = {phrase}
     head, _, last = phrase.rpartition(" ")
     prefix = head + " " if head else ""
@@ -58,7 +61,34 @@ def plural_forms(phrase: str) -> frozenset[str]:
         forms.add(prefix + last[:-3] + "y")
     elif last.endswith("s") and len(last) > 3:
         forms.add(prefix + last[:-1])
+    if last.isalpha() and len(last) > 2:
+        forms |= {prefix + f for f in _inflected(last)}
     return frozenset(forms)
+
+
+@lru_cache(maxsize=8192)
+def _inflected(word: str) -> frozenset[str]:
+    """``word``'s plural and, when it is one, its singular, from ``inflect``."""
+    engine = _engine()
+    out = {engine.plural_noun(word)}
+    singular = engine.singular_noun(word)
+    if isinstance(singular, str) and singular:
+        out.add(singular)
+    return frozenset(w.lower() for w in out if w)
+
+
+@lru_cache(maxsize=4096)
+def is_plural(phrase: str) -> bool:
+    """The phrase's last word is a plural noun ("tracks", "people"; not "track", "news")."""
+    last = phrase.rpartition(" ")[2]
+    if not last.isalpha():
+        return last.endswith("s")
+    return bool(_engine().singular_noun(last))
+
+
+@lru_cache(maxsize=1)
+def _engine() -> inflect.engine:
+    return inflect.engine()
 
 
 def find_phrase(low: str, phrase: str, start: int = 0) -> list[tuple[int, int]]:

@@ -23,7 +23,16 @@ from agent_search.query.dsl import (
     DSLGenerationError,
     ModelSchema,
 )
-from agent_search.query.nl import aggregates, counts, dates, numbers, ordering, text, values
+from agent_search.query.nl import (
+    aggregates,
+    counts,
+    dates,
+    measures,
+    numbers,
+    ordering,
+    text,
+    values,
+)
 from agent_search.query.nl.lexicon import STOPWORDS, WORD, adjacent, escape_like, overlaps, terms
 from agent_search.query.nl.plan import Extractor, Plan, Question
 from agent_search.query.nl.schema import (
@@ -37,6 +46,9 @@ from agent_search.query.nl.value_index import value_serials
 
 FALLBACK_CONFIDENCE = 0.5
 NOTHING_CONFIDENCE = 0.2
+FIELD_EVIDENCE = 0.25
+"""What naming one of a model's own fields adds to the evidence that it is the one asked
+about, when the question names no model but states a value."""
 MAX_TEXT_FIELDS = 4
 """Most fields one text match searches (title, content, then other free-text fields)."""
 
@@ -45,9 +57,12 @@ EXTRACTORS: tuple[Extractor, ...] = (
     aggregates.aggregates,
     ordering.sort_by,
     ordering.alphabetical,
+    measures.ordered_by,
     ordering.field_superlative,
+    measures.adjectives,
     ordering.superlatives,
     counts.counts,
+    measures.field_numbers,
     numbers.stock,
     numbers.between,
     numbers.comparisons,
@@ -85,6 +100,10 @@ def parse(query: str, schemas: Sequence[ModelSchema], *, now: dt.datetime,
         for schema in queryable:
             candidate = read(schema)
             found = understand(candidate)
+            if found.evidence > 0:  # its own fields named too ("which continent is X in")
+                found.evidence += FIELD_EVIDENCE * sum(
+                    1 for m in candidate.fields
+                    if m.strong and m.candidate.relation is None and not m.candidate.field.primary)
             if best is None or found.evidence > best[1].evidence:
                 best = (candidate, found)
         assert best is not None

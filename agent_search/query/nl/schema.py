@@ -176,6 +176,8 @@ def _field_phrases(name: str, label: str | None,
     or the last word of a longer name (weak)."""
     full = words_of(name)
     phrases = {(p, True) for p in plural_forms(full)}
+    if " " in full:  # "hometown" for Home_Town
+        phrases |= {(p, True) for p in plural_forms(full.replace(" ", ""))}
     if label:
         phrases |= {(p, True) for p in plural_forms(label.lower())}
     if temporal:
