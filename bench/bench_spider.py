@@ -16,7 +16,8 @@ its kind (issue 23):
   (recall over at most 100 gold records: no more can be shown), and precision over the
   questions answered (any item returned);
 - **how many** questions (the gold projects one ``count(...)``, one row): ``Result.total``
-  equals the gold count;
+  equals the gold count — for ``count(DISTINCT col)`` (values counted, not records: the
+  total still counts records) the one answer row of the aggregate items holds it;
 - **aggregate** questions (GROUP BY, or an aggregate in the projection, not a "how many"):
   the items with ``metadata.kind == "aggregate"`` hold the gold result rows: as many
   rows, each gold row's values among its answer row's values (numbers rounded to 2
@@ -67,6 +68,7 @@ class Gold:
     count: int | None = None
     rows: list[tuple[Any, ...]] = field(default_factory=list)
     ordered: bool = False
+    distinct: bool = False
 
 
 def _norm(v: Any) -> Any:
@@ -113,6 +115,7 @@ def classify(sql: str, result: list[list[Any]], n_rows: int,
     if len(proj) == 1 and re.match(r"count\s*\(", proj[0], re.I) and n_rows == 1 \
             and not grouped:
         gold.kind, gold.count = "count", int(result[0][0])
+        gold.distinct = bool(re.match(r"count\s*\(\s*distinct\b", proj[0], re.I))
     elif grouped or has_agg:
         gold.kind = "aggregate"
         gold.rows = [tuple(_norm(v) for v in r) for r in result]
@@ -162,6 +165,9 @@ def score(gold: Gold, result: dict[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {"answered": bool(items)}
     if gold.kind == "count":
         out["right"] = result["total"] == gold.count
+        if gold.distinct:  # distinct values are counted, not records: an answer row
+            out["right"] = [list((i.get("data") or {}).values()) for i in aggs] == [
+                [gold.count]]
         out["score"] = float(out["right"])
     elif gold.kind == "aggregate":
         got = [Counter(_norm(v) for v in (i.get("data") or {}).values()) for i in aggs]

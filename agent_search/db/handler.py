@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import datetime as dt
 import decimal
+import functools
 import re
 import uuid
 from collections.abc import Mapping, Sequence
@@ -504,11 +505,15 @@ def _coverage(row: dict[str, Any], terms: list[re.Pattern[str]]) -> float:
 
 def _name_fields(entry: ModelEntry) -> list[str]:
     """``FirstName``/``LastName``-style columns, first name first, for titles of people."""
-    cols = [c.name for c in entry.table.columns]
+    return list(_name_columns(tuple(c.name for c in entry.table.columns)))
+
+
+@functools.lru_cache(maxsize=1024)
+def _name_columns(cols: tuple[str, ...]) -> tuple[str, ...]:
     first = [c for c in cols if c.lower().replace("_", "") in ("firstname", "givenname")]
     last = [c for c in cols if c.lower().replace("_", "") in ("lastname", "surname",
                                                                "familyname")]
-    return first + last
+    return (*first, *last)
 
 
 def _present(entry: ModelEntry, names: Sequence[str | None]) -> list[str]:

@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 
 from agent_search.query.dsl import NUMERIC_KINDS, TEXT_KINDS
-from agent_search.query.nl.lexicon import overlaps
+from agent_search.query.nl.lexicon import is_plural, overlaps
 from agent_search.query.nl.plan import Plan, Question
 from agent_search.query.nl.schema import FieldMention, is_plain, title_field
 
@@ -33,6 +33,8 @@ _WEAK_FN = frozenset({"highest", "lowest", "largest", "smallest", "oldest", "you
 """Superlatives: an aggregate only beside a real aggregate word ("the maximum and lowest
 age"), else an order of records ("the singer with the highest age")."""
 _GLUE = re.compile(r"^(?:\s*(?:,|and|or|the|of|its|their|all|\s)\s*)*$", re.I)
+_HOW_MANY = re.compile(r"\b(?:how many|(?:total\s+)?number of|count(?:\s+of)?)\s+(?:the\s+|all\s+)?"
+                       r"(?P<distinct>(?:different|distinct|unique)\s+)?", re.I)
 _EACH = re.compile(r"\b(?:each|every|per)\s+(?:different\s+|single\s+)?", re.I)
 _COMMON = re.compile(r"\b(?P<dir>most|least)\s+(?:common|frequent|popular|usual)\s+", re.I)
 _MOST_OF = re.compile(r"\b(?:(?P<most>most|(?:greatest|largest|highest|biggest)\s+(?:number|"
@@ -50,6 +52,7 @@ _NUMBER_WORDS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6,
 
 def aggregates(q: Question, plan: Plan) -> None:
     """Aggregates, groups, "most common" and count conditions on groups (see module)."""
+    _distinct_count(q, plan)
     _functions(q, plan)
     _groups(q, plan)
     _most_common(q, plan)
@@ -72,6 +75,23 @@ def _next_field(q: Question, pos: int, accept: set[str] | None) -> FieldMention 
         if accept is None or m.candidate.field.kind in accept:
             return m
     return None
+
+
+def _distinct_count(q: Question, plan: Plan) -> None:
+    """"how many different nationalities": ``count(distinct Nationality)`` — a field of the
+    target counted, not its records."""
+    for m in _HOW_MANY.finditer(q.low):
+        target = _next_field(q, m.end(), None)
+        if target is None or target.span[0] - m.end() > 1 or target.candidate.field.primary:
+            continue
+        if not (m.group("distinct") or is_plural(q.low[target.span[0]:target.span[1]])):
+            continue
+        name = f"count(distinct {target.candidate.field.name})"
+        plan.aggregates.append(name)
+        plan.notes.append(f"{name} (\"{m.group(0).strip()}\")")
+        plan.evidence += 1.0
+        plan.used.extend([m.span(), target.span])
+        return
 
 
 def _functions(q: Question, plan: Plan) -> None:
