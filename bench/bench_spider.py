@@ -5,7 +5,8 @@ Run: ``make bench-spider`` or
 
 Every question of ``../shared/data/spider-dev-public/questions.json`` is asked of the
 ``db`` handler on a copy of its SQLite database, with no model hints (every table is
-offered) and ``db.max_results`` 100. The gold is Spider's SQL; a question is scored by
+offered) and ``db.max_results`` 100; items under the relevance floor ``db.min_score``
+(default 0.3) are dropped, as the searcher drops them before anyone sees them. The gold is Spider's SQL; a question is scored by
 its kind (issue 23):
 
 - **record** questions (every one SELECT without GROUP BY / HAVING / set operations / nested
@@ -55,6 +56,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT.parent / "shared" / "data" / "spider-dev-public"
 MAX_RESULTS = 100
+FLOOR = os.environ.get("BENCH_SPIDER_FLOOR", "1") != "0"
 _AGG = re.compile(r"\b(count|avg|min|max|sum)\s*\(", re.I)
 _CLAUSE = re.compile(r"\b(WHERE|GROUP BY|HAVING|ORDER BY|LIMIT)\b", re.I)
 
@@ -250,9 +252,12 @@ async def run(db_filter: str | None, show: int) -> dict[str, Any]:
                     t0 = time.perf_counter()
                     r = await handler.search(ctx, Request(type="db", query=q["question"]))
                     times.append((time.perf_counter() - t0) * 1000)
-                    res = {"items": [i.model_dump() for i in r.items], "total": r.total}
+                    floor = config.min_score_for("db") if FLOOR else 0.0  # as the searcher
+                    res = {"items": [i.model_dump() for i in r.items if i.score >= floor],
+                           "total": r.total}
                     s = score(gold, res)
                     s.update(kind=gold.kind, db=db_id, question=q["question"],
+                             top=max((i.score for i in r.items), default=0.0),
                              error=r.error, warnings=r.warnings[-3:])
                     scored.append(s)
             finally:

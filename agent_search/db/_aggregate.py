@@ -128,10 +128,11 @@ async def run_aggregate(conn: Any, catalog: Catalog, entry: ModelEntry, query: Q
     """The answer rows of an aggregate query as items (``metadata.kind`` "aggregate",
     ``data`` keyed by group field and aggregate names), and the executed part of the DSL."""
     q_limit = min(limit, query.limit) if query.limit else limit
+    capped = query.limit is None or query.limit > limit  # cut by the request, not asked
     stmt = build_aggregate(catalog, entry, group_by=query.group_by,
                            aggregates=query.aggregates, having=query.having,
                            wheres=[*preset_wheres, *query.wheres], orders=query.orders,
-                           limit=q_limit + 1, caller=caller)
+                           limit=q_limit + 1 if capped else q_limit, caller=caller)
     rows = (await conn.execute(stmt)).mappings().all()
     if len(rows) > q_limit:
         rows = rows[:q_limit]

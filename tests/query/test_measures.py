@@ -52,3 +52,33 @@ def test_numbers_after_a_numeric_field_are_equalities() -> None:
     assert out["wheres"] == [{"field": "Age", "op": "in", "value": [30, 31]}]
     out = parse("people with an age over 30", people(), now=NOW)
     assert out["wheres"] == [{"field": "Age", "op": ">", "value": 30}]
+
+
+def players() -> list[ModelSchema]:
+    def f(name: str, kind: str = "string", **kw: object) -> FieldSchema:
+        return FieldSchema.model_validate({"name": name, "kind": kind, **kw})
+    from agent_search.query.dsl import RelationSchema
+    return [
+        ModelSchema(id="people", table="people", primary_key="People_ID", title_field="Name",
+                    fields=[f("People_ID", "integer", primary=True), f("Name"),
+                            f("Birth_Date")],
+                    relations=[RelationSchema(name="players", type="hasMany",
+                                              model="player", key="People_ID",
+                                              foreign="People_ID")]),
+        ModelSchema(id="player", table="player", primary_key="Player_ID",
+                    fields=[f("Player_ID", "integer", primary=True),
+                            f("People_ID", "integer"), f("Earnings", "number")],
+                    relations=[RelationSchema(name="people", type="hasOne", model="people",
+                                              key="People_ID", foreign="People_ID")])]
+
+
+def test_a_field_of_the_model_pointed_at_asks_for_its_records() -> None:
+    out = parse("the names of players with earnings over 300000", players(), now=NOW)
+    assert out["model"] == "people" and out["wheres"] == [
+        {"field": "players.Earnings", "op": ">", "value": 300000}]
+    out = parse("the names of all players", players(), now=NOW)
+    assert out["model"] == "people" and out["wheres"] == [
+        {"field": "count(players)", "op": ">", "value": 0}]
+    # an order on the subject's own field keeps the subject
+    out = parse("the birth date of the player with the lowest earnings", players(), now=NOW)
+    assert out["model"] == "player" and out["limit"] == 1

@@ -103,7 +103,7 @@ def _functions(q: Question, plan: Plan) -> None:
         word = m.group("fn").lower()
         if word == "total" and re.match(r"\s+number\b", q.low[m.end():]):
             continue  # "the total number of X" is a count
-        target = _next_field(q, m.end(), set(NUMERIC_KINDS))
+        target = _next_field(q, m.end(), set(NUMERIC_KINDS)) or _near_field(q, m.end())
         if target is None:
             # "average, minimum and maximum age": the field after the last word of the list
             later = [x for x in found if x.start() > m.start()]
@@ -118,6 +118,16 @@ def _functions(q: Question, plan: Plan) -> None:
             plan.notes.append(f"{name} (\"{m.group(0)}\")")
             plan.evidence += 1.0
         plan.used.extend([m.span(), target.span])
+
+
+def _near_field(q: Question, pos: int) -> FieldMention | None:
+    """A numeric field of the target named within two words after ``pos``, no other field
+    between ("the average expected life expectancy")."""
+    after = [m for m in _own_mentions(q) if m.span[0] >= pos]
+    if not after or after[0].candidate.field.kind not in NUMERIC_KINDS:
+        return None
+    gap = q.low[pos:after[0].span[0]]
+    return after[0] if len(gap.split()) <= 2 and not re.search(r"[,;?]", gap) else None
 
 
 def _group_field(q: Question, pos: int) -> tuple[str, tuple[int, int]] | None:

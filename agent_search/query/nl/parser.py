@@ -35,6 +35,7 @@ from agent_search.query.nl import (
 )
 from agent_search.query.nl.lexicon import STOPWORDS, WORD, adjacent, escape_like, overlaps, terms
 from agent_search.query.nl.plan import Extractor, Plan, Question
+from agent_search.query.nl.retarget import retarget
 from agent_search.query.nl.schema import (
     Span,
     content_field,
@@ -142,12 +143,13 @@ def finish(q: Question, plan: Plan, strict: bool) -> dict[str, Any]:
         shape = {"group_by": plan.group_by, "aggregates": plan.aggregates,
                  "orders": plan.aggregate_orders,
                  **({"having": plan.having} if plan.having else {})}
-    return {"model": q.target.id, "wheres": plan.wheres, **shape,
+    return retarget(q, plan, {
+            "model": q.target.id, "wheres": plan.wheres, **shape,
             **({"limit": plan.limit} if plan.limit else {}),
             **({"terms": found_terms} if found_terms else {}),
             **({"relax": True} if relax else {}),
             "explanation": f"{q.target.id}: " + ("; ".join(plan.notes) or "all records"),
-            "warnings": plan.warnings, "confidence": round(plan.confidence, 4)}
+            "warnings": plan.warnings, "confidence": round(plan.confidence, 4)})
 
 
 def _warn_unused_fields(q: Question, plan: Plan) -> None:

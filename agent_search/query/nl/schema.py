@@ -187,6 +187,9 @@ def _field_phrases(name: str, label: str | None,
     if " " in full:
         phrases |= {(p, False) for p in plural_forms(full.rsplit(" ", 1)[1])
                     if p not in STOPWORDS and p != "id"}
+        parts = full.split()
+        for n in range(2, len(parts)):  # "net worth" for Net_Worth_Millions
+            phrases |= {(p, False) for p in plural_forms(" ".join(parts[:n]))}
     return frozenset(phrases)
 
 
