@@ -6,8 +6,9 @@ Run: ``make bench-spider`` or
 Every question of ``../shared/data/spider-dev-public/questions.json`` is asked of the
 ``db`` handler on a copy of its SQLite database, with no model hints (every table is
 offered) and ``db.max_results`` 100; items under the relevance floor ``db.min_score``
-(default 0.3) are dropped, as the searcher drops them before anyone sees them. The gold is Spider's SQL; a question is scored by
-its kind (issue 23):
+(default 0.3) are dropped, as the searcher drops them before anyone sees them
+(``BENCH_SPIDER_FLOOR=0`` keeps them; ``BENCH_SPIDER_SHOW_ALL=1`` makes ``--show`` list hits
+too). The gold is Spider's SQL; a question is scored by its kind (issue 23):
 
 - **record** questions (every one SELECT without GROUP BY / HAVING / set operations / nested
   SELECTs): the gold *records* are the distinct rows (primary key, else the whole row) of
@@ -57,6 +58,7 @@ ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT.parent / "shared" / "data" / "spider-dev-public"
 MAX_RESULTS = 100
 FLOOR = os.environ.get("BENCH_SPIDER_FLOOR", "1") != "0"
+SHOW_ALL = os.environ.get("BENCH_SPIDER_SHOW_ALL") == "1"
 _AGG = re.compile(r"\b(count|avg|min|max|sum)\s*\(", re.I)
 _CLAUSE = re.compile(r"\b(WHERE|GROUP BY|HAVING|ORDER BY|LIMIT)\b", re.I)
 
@@ -292,7 +294,7 @@ def summarise(scored: list[dict[str, Any]], times: list[float], show: int) -> di
         "p95 ms": ordered[min(len(ordered) - 1, int(0.95 * len(ordered)))] if times else 0.0,
     }
     if show:
-        misses = [s for s in scored if s["kind"] != "other" and s["score"] < 1.0]
+        misses = [s for s in scored if s["kind"] != "other" and (s["score"] < 1.0 or SHOW_ALL)]
         out["misses"] = misses[:show]
     return out
 

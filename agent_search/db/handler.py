@@ -357,12 +357,13 @@ class DBHandler:
             warnings.append(f"model {entry.id}: nothing matched "
                             f"{_describe_where(dropped)}; that text match is dropped "
                             "(the words may just name what is sought), showing records "
-                            "that match the other conditions at half the confidence")
+                            "that match the other conditions at a lower confidence")
             relaxed = query.model_copy(update={"wheres": query.wheres[:-1], "relax": False,
                                                "terms": []})
+            lower = confidence * 0.5 if query.relax_confidence is None else min(
+                confidence, query.relax_confidence)
             return await self._run_query(conn, entry, relaxed, preset_wheres, preset_orders,
-                                         request_select, limit, caller, confidence * 0.5,
-                                         warnings)
+                                         request_select, limit, caller, lower, warnings)
         total = len(rows)
         if counted and rows:
             total = int(rows[0]["__total__"])

@@ -147,6 +147,10 @@ class QueryDSL(_Model):
         default=False,
         description="When nothing matches, run again without the last where (a text match "
                     "the generator is unsure of) and say so in the warnings")
+    relax_confidence: float | None = Field(
+        default=None, ge=0.0, le=1.0,
+        description="The confidence of the answer when the relaxed where is dropped "
+                    "(default: half the generator's)")
     group_by: list[str] = Field(default_factory=list, max_length=MAX_GROUP_BY)
     aggregates: list[Aggregate] = Field(default_factory=list, max_length=MAX_AGGREGATES)
     having: list[Having] = Field(default_factory=list, max_length=MAX_HAVING)
@@ -176,6 +180,8 @@ class QueryDSL(_Model):
             out["terms"] = list(self.terms)
         if self.relax:
             out["relax"] = True
+            if self.relax_confidence is not None:
+                out["relax_confidence"] = self.relax_confidence
         if self.group_by:
             out["group_by"] = list(self.group_by)
         if self.aggregates:
@@ -269,7 +275,8 @@ def _validate_query(raw: Any, by_id: Mapping[str, ModelSchema]) -> QueryDSL:
     if dsl.having:
         raise DSLValidationError(f"model {schema.id}: 'having' needs aggregates or group_by")
     return QueryDSL(model=schema.id, select=select, wheres=wheres, orders=orders,
-                    limit=dsl.limit, terms=dsl.terms, relax=dsl.relax)
+                    limit=dsl.limit, terms=dsl.terms, relax=dsl.relax,
+                    relax_confidence=dsl.relax_confidence)
 
 
 def _validate_aggregate(dsl: QueryDSL, resolve: _FieldResolver, wheres: list[QueryWhere],

@@ -51,6 +51,8 @@ def test_leftover_words_become_a_text_match_when_no_value_was_recognised() -> No
     # beside a condition understood, words found in no row are dropped (with a warning)
     # rather than narrowing the answer to nothing; a word written as a name is not
     assert out["relax"] is True
+    # dropped, the words count as not understood: the confidence left is understood²
+    assert 0.0 < out["relax_confidence"] < out["confidence"] * 2 <= 1.0
     assert "relax" not in parse("headphones by Zorro under $100", shop(), now=NOW)
 
 

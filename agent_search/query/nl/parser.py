@@ -148,6 +148,8 @@ def finish(q: Question, plan: Plan, strict: bool) -> dict[str, Any]:
             **({"limit": plan.limit} if plan.limit else {}),
             **({"terms": found_terms} if found_terms else {}),
             **({"relax": True} if relax else {}),
+            **({"relax_confidence": round(plan.relax_confidence, 4)}
+               if relax and plan.relax_confidence is not None else {}),
             "explanation": f"{q.target.id}: " + ("; ".join(plan.notes) or "all records"),
             "warnings": plan.warnings, "confidence": round(plan.confidence, 4)})
 
@@ -184,6 +186,7 @@ def _leftover(q: Question, plan: Plan, words: list[str]) -> tuple[list[str], boo
         _ignored(q, plan, words)
         return [], False
     sought = plan.value_conditions > 0
+    before = plan.confidence
     found_terms = text_match(q, plan, words)
     if not found_terms:
         _ignored(q, plan, words)
@@ -199,6 +202,8 @@ def _leftover(q: Question, plan: Plan, words: list[str]) -> tuple[list[str], boo
     if not name_part:
         plan.warnings.append("not understood as a condition, matched as text: "
                              + ", ".join(repr(w) for w in words))
+    if relax and not name_part:  # dropped, the words were not understood: as if ignored
+        plan.relax_confidence = before * understood_factor(len(words), content_words(q.low))
     return found_terms, relax
 
 

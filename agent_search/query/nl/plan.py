@@ -89,6 +89,9 @@ class Plan:
     notes: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     confidence: float = EXACT_CONFIDENCE
+    relax_confidence: float | None = None
+    """The confidence left if the text match of leftover words finds nothing and is
+    dropped (``relax``)."""
     evidence: float = 0.0
     """How much the question says about the target (picks the model when none is named)."""
     group_by: list[str] = field(default_factory=list)
