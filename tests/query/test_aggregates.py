@@ -68,3 +68,12 @@ def test_written_and_object_aggregates_are_one() -> None:
     q = out.queries[0]
     assert [a.name for a in q.aggregates] == ["count(distinct category)", "avg(price)"]
     assert q.orders[0].field == "avg(price)"
+
+
+def test_rows_the_target_has_many_of_are_counted_per_target_row() -> None:
+    out = parse("artists and the number of albums", music(), now=NOW)
+    assert out["model"] == "Album" and out["group_by"] == ["artist.Name"]
+    assert out["aggregates"] == ["count"]
+    out = parse("the artist with the most albums", music(), now=NOW)
+    assert out["orders"] == [{"field": "count", "order": "desc"}] and out["limit"] == 1
+    validate_dsl(out, music())

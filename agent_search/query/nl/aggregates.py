@@ -58,6 +58,7 @@ def aggregates(q: Question, plan: Plan) -> None:
     _most_common(q, plan)
     _most_of_target(q, plan)
     _having(q, plan)
+    _per_target(q, plan)
 
 
 def _own_mentions(q: Question) -> list[FieldMention]:
@@ -252,3 +253,55 @@ def _having(q: Question, plan: Plan) -> None:
         plan.notes.append(f"count {op} {n} (\"{m.group(0).strip()}\")")
         plan.used.append((start, span[1]))
         return
+
+
+_COUNT_OF = re.compile(r"\b(?:(?:the\s+)?(?:total\s+)?number\s+of|how\s+many)\s+$", re.I)
+
+
+def _per_target(q: Question, plan: Plan) -> None:
+    """"teachers and the number of courses they teach", "the student with the most
+    friends": rows of a model the target has many of (courses, friends), counted per
+    target row — answered on that model, grouped by the target's title through its
+    relation back (see :func:`answer_per_target`)."""
+    if plan.group_by or plan.aggregates or not q.target_spans:
+        return
+    first = q.target_spans[0][0]
+    for rel in q.target.relations:
+        child = q.by_id.get(rel.model.lower())
+        if rel.type != "hasMany" or child is None or child.id == q.target.id:
+            continue
+        back = next((r for r in child.relations if r.type == "hasOne"
+                     and r.model.lower() == q.target.id.lower()
+                     and r.foreign.lower() == rel.key.lower()
+                     and r.key.lower() == rel.foreign.lower()), None)
+        title = title_field(q.target)
+        if back is None or title is None or not child.queryable:
+            continue
+        # the child itself, or what a link table points at ("courses" of a teacher, counted
+        # as the teacher's rows of course_arrange)
+        linked = [r.model for r in child.relations if r.type == "hasOne"
+                  and r.model.lower() != q.target.id.lower()]
+        named = [s for m in (child.id, *linked) for s in q.models.get(
+            q.by_id[m.lower()].id if m.lower() in q.by_id else m, [])]
+        for span in sorted(named):
+            if span[0] < first:
+                continue
+            head = q.low[max(0, span[0] - 40):span[0]]
+            most = _MOST_OF.search(head)
+            count = _COUNT_OF.search(head)
+            if most is None and count is None:
+                continue
+            plan.answer_model = child.id
+            plan.answer_relation = back.name
+            plan.group_by.append(f"{back.name}.{title}")
+            plan.aggregates.append("count")
+            start = span[0] - len(head) + (most or count).start()  # type: ignore[union-attr]
+            if most is not None:
+                plan.aggregate_orders.append(
+                    {"field": "count", "order": "desc" if most.group("most") else "asc"})
+                plan.limit = plan.limit or 1
+            plan.notes.append(f"{child.id} counted per {q.target.id} "
+                              f"(\"{q.quote((start, span[1]))}\")")
+            plan.evidence += 1.0
+            plan.used.append((start, span[1]))
+            return

@@ -35,7 +35,7 @@ from agent_search.query.nl import (
 )
 from agent_search.query.nl.lexicon import STOPWORDS, WORD, adjacent, escape_like, overlaps, terms
 from agent_search.query.nl.plan import Extractor, Plan, Question
-from agent_search.query.nl.retarget import retarget
+from agent_search.query.nl.retarget import retarget, through_relation
 from agent_search.query.nl.schema import (
     Span,
     content_field,
@@ -139,12 +139,20 @@ def finish(q: Question, plan: Plan, strict: bool) -> dict[str, Any]:
     words = leftover_words(q, plan)
     found_terms, relax = _leftover(q, plan, words)
     shape: dict[str, Any] = {"orders": plan.orders}
+    model, wheres = q.target.id, plan.wheres
+    if plan.answer_model is not None and plan.answer_relation is not None:
+        through = [through_relation(w, plan.answer_relation) for w in plan.wheres]
+        if all(w is not None for w in through):
+            model, wheres = plan.answer_model, [w for w in through if w is not None]
+        else:  # a condition that can't be said of the other model: no answer rows
+            plan.group_by, plan.aggregates, plan.aggregate_orders = [], [], []
+            grouped = False
     if grouped:
         shape = {"group_by": plan.group_by, "aggregates": plan.aggregates,
                  "orders": plan.aggregate_orders,
                  **({"having": plan.having} if plan.having else {})}
     return retarget(q, plan, {
-            "model": q.target.id, "wheres": plan.wheres, **shape,
+            "model": model, "wheres": wheres, **shape,
             **({"limit": plan.limit} if plan.limit else {}),
             **({"terms": found_terms} if found_terms else {}),
             **({"relax": True} if relax else {}),

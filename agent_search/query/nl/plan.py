@@ -99,6 +99,10 @@ class Plan:
     """Written aggregates: ``count``, ``avg(Age)`` (:mod:`agent_search.query.aggregates`)."""
     having: list[dict[str, Any]] = field(default_factory=list)
     aggregate_orders: list[dict[str, str]] = field(default_factory=list)
+    answer_model: str | None = None
+    """Set when the answer is computed on another model (the rows the target has many
+    of, counted per target row): its id; conditions go through ``answer_relation``."""
+    answer_relation: str | None = None
     value_conditions: int = 0
     """Conditions on values (known values, text matches, counts): leftover words are then
     not matched as text."""

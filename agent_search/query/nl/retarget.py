@@ -39,7 +39,7 @@ def retarget(q: Question, plan: Plan, out: dict[str, Any]) -> dict[str, Any]:
     back = _reverse(other, q.target, rel) if other is not None else None
     if other is None or back is None or not other.queryable:
         return out
-    wheres = [_through(w, back.name) for w in out.get("wheres", [])]
+    wheres = [through_relation(w, back.name) for w in out.get("wheres", [])]
     if any(w is None for w in wheres):
         return out
     kept = [w for w in wheres if w is not None]
@@ -58,12 +58,12 @@ def _reverse(other: ModelSchema, target: ModelSchema,
                  and r.foreign.lower() == rel.key.lower()), None)
 
 
-def _through(where: dict[str, Any], relation: str) -> dict[str, Any] | None:
+def through_relation(where: dict[str, Any], relation: str) -> dict[str, Any] | None:
     """The condition seen from the other model, through ``relation``; None when it can't
     be (a count, or a path that would go through too many relations)."""
     for group in ("or", "and"):
         if group in where:
-            parts = [_through(w, relation) for w in where[group]]
+            parts = [through_relation(w, relation) for w in where[group]]
             return None if any(p is None for p in parts) else {group: parts}
     field = str(where.get("field", ""))
     if "(" in field or field.count(".") + 1 > MAX_HOPS:
