@@ -25,6 +25,9 @@ Dict shape a generator returns (one query, or several under ``queries``)::
 A generator may answer with an empty ``queries`` list: nothing in these models answers the
 question (the search returns no records, with the generator's warnings saying why).
 
+A query may also ask the database for numbers — ``group_by``, ``aggregates``, ``having``
+(see :mod:`agent_search.query.aggregates`): one answer row per group.
+
 A where ``field`` is a field of the model, ``relation.field`` (through a relation of
 the model; up to two hops: ``album.artist.Name`` on a track) or ``count(relation)``, the
 number of related rows of a hasMany relation (``{"field": "count(albums)", "op": ">",
