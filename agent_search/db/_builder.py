@@ -232,6 +232,13 @@ def _count_where(catalog: Catalog, entry: ModelEntry, rel_name: str, where: Quer
     return own.in_(grouped.having(compare(sa.func.count(), number)))
 
 
+def column_of(entry: ModelEntry, name: str,
+              table: sa.FromClause | None = None) -> sa.ColumnElement[Any]:
+    """The column ``name`` (case-insensitive) of the entry's table or of ``table``;
+    :class:`DSLBuildError` naming it when there is none."""
+    return _column(entry, name, table)
+
+
 def _column(entry: ModelEntry, name: str,
             table: sa.FromClause | None = None) -> sa.ColumnElement[Any]:
     """The column ``name`` (case-insensitive) of the entry's table or of ``table``."""

@@ -247,7 +247,7 @@ def _indexable(col: sa.Column[Any], definition: ColumnDef | None) -> bool:
     if definition is not None:
         return definition.kind == "string"
     kind = sa_kind(col.type)
-    if kind != "string":
+    if kind not in ("string", "text"):  # TEXT columns hold categories too (SQLite)
         return False
     length = getattr(col.type, "length", None)
     return length is None or length <= 255
@@ -289,7 +289,7 @@ def sa_kind(type_: sa.types.TypeEngine[Any]) -> str:
         return "boolean"
     if isinstance(type_, sa.Integer):
         return "integer"
-    if isinstance(type_, sa.Numeric):
+    if isinstance(type_, sa.Numeric | sa.Float):  # Float is no Numeric in SQLAlchemy 2.1
         return "number"
     if isinstance(type_, sa.DateTime):
         return "datetime"

@@ -38,10 +38,6 @@ widen a search.
 
 from __future__ import annotations
 
-import datetime as dt
-import decimal
-import re
-import uuid
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -52,6 +48,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from agent_search.config import SearchConfig
 from agent_search.context import Context
+from agent_search.db._aggregate import run_aggregate
 from agent_search.db._builder import (
     Caller,
     DSLBuildError,
@@ -62,6 +59,18 @@ from agent_search.db._builder import (
 )
 from agent_search.db._catalog import CONTENT_FIELDS, Catalog, ModelEntry, check_distinct_tables
 from agent_search.db._engine import async_url, default_url, make_engine
+from agent_search.db._rows import (
+    coverage,
+    db_message,
+    describe_where,
+    jsonable,
+    name_fields,
+    present,
+    render,
+    title_of,
+    unique,
+    word_pattern,
+)
 from agent_search.db.models import ModelDef, load_definitions
 from agent_search.db.settings import DBSettings
 from agent_search.errors import ConfigError
@@ -144,7 +153,7 @@ class DBHandler:
         except (ConfigError, DSLBuildError, DSLGenerationError, DSLValidationError) as exc:
             return _error(request, str(exc))
         except SQLAlchemyError as exc:
-            return _error(request, f"database error: {_db_message(exc)}")
+            return _error(request, f"database error: {db_message(exc)}")
         except OSError as exc:
             return _error(request, f"database error: {exc.strerror or exc}")
 
@@ -178,15 +187,27 @@ class DBHandler:
             async with self.engine.connect() as conn:
                 for query in generated.queries:
                     entry = by_id[query.model.lower()]
+                    answers: list[ResultItem] = []
+                    if query.is_aggregate:  # answer rows, then a sample of the records
+                        answers, a_json = await run_aggregate(
+                            conn, self.catalog, entry, query, preset_wheres, limit, caller,
+                            generated.confidence, warnings)
+                        query = query.model_copy(update={
+                            "group_by": [], "aggregates": [], "having": [], "orders": [],
+                            "limit": None})
                     q_items, q_total, q_json = await self._run_query(
                         conn, entry, query, preset_wheres, preset_orders, request.select,
                         limit, caller, generated.confidence, warnings)
-                    items.extend(q_items)
+                    if answers:
+                        q_json.update(a_json)
+                    items.extend([*answers, *q_items])
                     total += q_total
                     executed.append(q_json)
             node.attributes["rows"] = len(items)
-        if len(items) > limit:  # several models: the best scores of all, not the first model's
-            items = sorted(items, key=lambda i: -i.score)[:limit]
+        if len(items) > limit:  # several models: the best scores of all, not the first
+            # model's (answer rows of an aggregate before records of the same score)
+            items = sorted(items, key=lambda i: (-i.score, i.metadata.get("kind") !=
+                                                 "aggregate"))[:limit]
         dsl = {"queries": executed, "explanation": generated.explanation,
                "generator": generated.generator, "confidence": generated.confidence,
                "fallback": generated.fallback, "warnings": list(warnings)}
@@ -326,9 +347,9 @@ class DBHandler:
         window = min(max(q_limit * RANK_WINDOW_FACTOR, RANK_WINDOW_MIN), RANK_WINDOW_MAX) \
             if terms else q_limit
         data_fields = self._data_fields(entry, request_select or query.select, warnings)
-        fetch = _unique([*data_fields, *entry.primary_key,
-                         *_present(entry, [entry.schema.title_field, *CONTENT_FIELDS]),
-                         *_name_fields(entry)])
+        fetch = unique([*data_fields, *entry.primary_key,
+                         *present(entry, [entry.schema.title_field, *CONTENT_FIELDS]),
+                         *name_fields(entry)])
         stmt = build_select(self.catalog, entry, select=fetch, wheres=wheres, orders=orders,
                             limit=max(window, q_limit) + 1, caller=caller)
         stmt = self._with_related_titles(stmt, entry, caller)
@@ -341,14 +362,15 @@ class DBHandler:
         if not rows and query.relax and query.wheres:
             dropped = query.wheres[-1]
             warnings.append(f"model {entry.id}: nothing matched "
-                            f"{_describe_where(dropped)}; that text match is dropped "
+                            f"{describe_where(dropped)}; that text match is dropped "
                             "(the words may just name what is sought), showing records "
-                            "that match the other conditions at half the confidence")
+                            "that match the other conditions at a lower confidence")
             relaxed = query.model_copy(update={"wheres": query.wheres[:-1], "relax": False,
                                                "terms": []})
+            lower = confidence * 0.5 if query.relax_confidence is None else min(
+                confidence, query.relax_confidence)
             return await self._run_query(conn, entry, relaxed, preset_wheres, preset_orders,
-                                         request_select, limit, caller, confidence * 0.5,
-                                         warnings)
+                                         request_select, limit, caller, lower, warnings)
         total = len(rows)
         if counted and rows:
             total = int(rows[0]["__total__"])
@@ -356,23 +378,23 @@ class DBHandler:
                 total = cap
                 warnings.append(f"model {entry.id}: more than {cap} matches; total "
                                 f"shows {cap} (db.count_max)")
-        coverage: list[float] | None = None
+        shares: list[float] | None = None
         if terms:
-            matchers = [_word_pattern(t) for t in terms]
-            scored = [(_coverage(row, matchers), i) for i, row in enumerate(rows)]
+            matchers = [word_pattern(t) for t in terms]
+            scored = [(coverage(row, matchers), i) for i, row in enumerate(rows)]
             if not orders:  # stable: database order among equals
                 scored.sort(key=lambda p: -p[0])
             kept = [(c, i) for c, i in scored if c > 0]  # a substring only is no match
             if len(kept) < len(scored) and total <= len(scored):  # every match was read
                 total = len(kept)
             rows = [rows[i] for _, i in kept]
-            coverage = [c for c, _ in kept]
+            shares = [c for c, _ in kept]
         if len(rows) > q_limit:
             rows = rows[:q_limit]
             if not counted:
                 total = q_limit + 1  # "more than shown" when counting is off
         items = [self._item(entry, row, data_fields, confidence,
-                            1.0 if coverage is None else coverage[rank])
+                            1.0 if shares is None else shares[rank])
                  for rank, row in enumerate(rows)]
         executed: dict[str, Any] = {
             "model": entry.id, "select": data_fields,
@@ -415,7 +437,7 @@ class DBHandler:
             if target is None or target.missing:
                 continue
             alias = target.alias  # independent of the outer table (self-relations)
-            names = [alias.c[n] for n in _name_fields(target)]
+            names = [alias.c[n] for n in name_fields(target)]
             title: Any
             if names:
                 title = names[0]
@@ -434,17 +456,17 @@ class DBHandler:
 
     def _item(self, entry: ModelEntry, row: dict[str, Any], data_fields: list[str],
               confidence: float, match: float) -> ResultItem:
-        related = {k.removeprefix("__rel__"): _jsonable(v) for k, v in row.items()
+        related = {k.removeprefix("__rel__"): jsonable(v) for k, v in row.items()
                    if k.startswith("__rel__") and v is not None}
         pk = entry.primary_key
-        record_id: Any = _jsonable(row.get(pk[0])) if len(pk) == 1 else \
-            [_jsonable(row.get(k)) for k in pk] if pk else None
-        title = self._title(entry, row, record_id)
-        content_field = next((f for f in _present(entry, list(CONTENT_FIELDS))
+        record_id: Any = jsonable(row.get(pk[0])) if len(pk) == 1 else \
+            [jsonable(row.get(k)) for k in pk] if pk else None
+        title = title_of(entry, row, record_id)
+        content_field = next((f for f in present(entry, list(CONTENT_FIELDS))
                               if row.get(f) not in (None, "")), None)
-        data = {f: _jsonable(row.get(f)) for f in data_fields}
-        content = str(row[content_field]) if content_field else _render(
-            data, skip={*pk, *_name_fields(entry)} if _name_fields(entry)
+        data = {f: jsonable(row.get(f)) for f in data_fields}
+        content = str(row[content_field]) if content_field else render(
+            data, skip={*pk, *name_fields(entry)} if name_fields(entry)
             else {entry.schema.title_field, *pk}, related=related,
             foreigns={r.foreign for r in entry.schema.relations
                       if r.type == "hasOne" and r.name in related})
@@ -456,87 +478,10 @@ class DBHandler:
                           score=round(score, 6), model=entry.id, record_id=record_id,
                           data=data, metadata=metadata)
 
-    def _title(self, entry: ModelEntry, row: dict[str, Any], record_id: Any) -> str:
-        # people first: an Employee's "Title" is a job title, its name is "First Last"
-        names = [str(row[n]) for n in _name_fields(entry) if row.get(n) not in (None, "")]
-        if names:
-            return " ".join(names)
-        tf = entry.schema.title_field
-        if tf and row.get(tf) not in (None, ""):
-            return str(row[tf])
-        label = entry.schema.label or entry.id
-        return f"{label} {record_id}"
-
-
-def _describe_where(where: QueryWhere) -> str:
-    clauses = where.or_ or where.and_ or [where]
-    words = list(dict.fromkeys(str(c.value).strip("%") for c in clauses if c.field))
-    return ", ".join(repr(w) for w in words[:8]) or "the text match"
-
-
-def _word_pattern(term: str) -> re.Pattern[str]:
-    """``term`` as a word, or as the stem of one with a plural ending ("batter" matches
-    "battery" and "batteries", "work" matches "works" but not "Workstation", "monitor"
-    not "monitoring")."""
-    return re.compile(r"(?<!\w)" + re.escape(term) + r"(?:s|es|y|ies)?(?!\w)",
-                      re.IGNORECASE)
-
-
-def _coverage(row: dict[str, Any], terms: list[re.Pattern[str]]) -> float:
-    """Share of ``terms`` found as words in the row's text values (related titles
-    included)."""
-    text = " ".join(str(v) for v in row.values() if isinstance(v, str))
-    return sum(1 for t in terms if t.search(text)) / len(terms)
-
-
-def _name_fields(entry: ModelEntry) -> list[str]:
-    """``FirstName``/``LastName``-style columns, first name first, for titles of people."""
-    cols = [c.name for c in entry.table.columns]
-    first = [c for c in cols if c.lower().replace("_", "") in ("firstname", "givenname")]
-    last = [c for c in cols if c.lower().replace("_", "") in ("lastname", "surname",
-                                                               "familyname")]
-    return first + last
-
-
-def _present(entry: ModelEntry, names: Sequence[str | None]) -> list[str]:
-    cols = {c.name.lower(): c.name for c in entry.table.columns}
-    return [cols[n.lower()] for n in names if n and n.lower() in cols]
-
-
-def _unique(names: Sequence[str]) -> list[str]:
-    return list(dict.fromkeys(names))
-
-
-def _render(data: dict[str, Any], *, skip: set[str | None], related: dict[str, Any],
-            foreigns: set[str]) -> str:
-    parts = [f"{k}: {v}" for k, v in related.items()]
-    parts += [f"{k}: {v}" for k, v in data.items()
-              if k not in skip and k not in foreigns and v not in (None, "")]
-    return "; ".join(parts)
-
-
-def _jsonable(value: Any) -> Any:
-    if isinstance(value, decimal.Decimal):
-        return int(value) if value == value.to_integral_value() and value.as_tuple().exponent \
-            == 0 else float(value)
-    if isinstance(value, dt.datetime | dt.date | dt.time):
-        return value.isoformat()
-    if isinstance(value, uuid.UUID):
-        return str(value)
-    if isinstance(value, bytes | bytearray | memoryview):
-        return f"<{len(bytes(value))} bytes>"
-    return value
-
 
 def _error(request: Request, message: str, warnings: list[str] | None = None) -> Result:
     line = " ".join(message.split())
     return Result(type="db", query=request.query, error=line, warnings=warnings or [])
-
-
-def _db_message(exc: SQLAlchemyError) -> str:
-    orig = getattr(exc, "orig", None)
-    text = str(orig if orig is not None else exc).strip().splitlines()
-    return f"{type(orig or exc).__name__}: {text[0] if text else ''}"
 
 
 def create_handler(config: SearchConfig, *, config_dir: Path | None = None,

@@ -25,6 +25,9 @@ Dict shape a generator returns (one query, or several under ``queries``)::
 A generator may answer with an empty ``queries`` list: nothing in these models answers the
 question (the search returns no records, with the generator's warnings saying why).
 
+A query may also ask the database for numbers — ``group_by``, ``aggregates``, ``having``
+(see :mod:`agent_search.query.aggregates`): one answer row per group.
+
 A where ``field`` is a field of the model, ``relation.field`` (through a relation of
 the model; up to two hops: ``album.artist.Name`` on a track) or ``count(relation)``, the
 number of related rows of a hasMany relation (``{"field": "count(albums)", "op": ">",
@@ -33,6 +36,7 @@ number of related rows of a hasMany relation (``{"field": "count(albums)", "op":
 
 from __future__ import annotations
 
+import contextlib
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal, Protocol, runtime_checkable
@@ -40,6 +44,14 @@ from typing import Any, Literal, Protocol, runtime_checkable
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from agent_search.errors import InputError, validation_summary
+from agent_search.query.aggregates import (
+    MAX_AGGREGATES,
+    MAX_GROUP_BY,
+    MAX_HAVING,
+    NUMERIC_ONLY,
+    Aggregate,
+    Having,
+)
 from agent_search.types import QueryOrder, QueryWhere
 
 FieldKind = Literal["string", "text", "integer", "number", "boolean", "date", "datetime",
@@ -138,6 +150,18 @@ class QueryDSL(_Model):
         default=False,
         description="When nothing matches, run again without the last where (a text match "
                     "the generator is unsure of) and say so in the warnings")
+    relax_confidence: float | None = Field(
+        default=None, ge=0.0, le=1.0,
+        description="The confidence of the answer when the relaxed where is dropped "
+                    "(default: half the generator's)")
+    group_by: list[str] = Field(default_factory=list, max_length=MAX_GROUP_BY)
+    aggregates: list[Aggregate] = Field(default_factory=list, max_length=MAX_AGGREGATES)
+    having: list[Having] = Field(default_factory=list, max_length=MAX_HAVING)
+
+    @property
+    def is_aggregate(self) -> bool:
+        """The database computes answer rows (see :mod:`agent_search.query.aggregates`)."""
+        return bool(self.aggregates or self.group_by)
 
     @field_validator("terms")
     @classmethod
@@ -159,6 +183,14 @@ class QueryDSL(_Model):
             out["terms"] = list(self.terms)
         if self.relax:
             out["relax"] = True
+            if self.relax_confidence is not None:
+                out["relax_confidence"] = self.relax_confidence
+        if self.group_by:
+            out["group_by"] = list(self.group_by)
+        if self.aggregates:
+            out["aggregates"] = [a.name for a in self.aggregates]
+        if self.having:
+            out["having"] = [h.to_json() for h in self.having]
         return out
 
 
@@ -239,10 +271,53 @@ def _validate_query(raw: Any, by_id: Mapping[str, ModelSchema]) -> QueryDSL:
     resolve = _FieldResolver(schema, by_id)
     count = [0]
     wheres = [_canonical_where(w, resolve, count) for w in dsl.wheres]
-    orders = [QueryOrder(field=resolve.own(o.field, "order"), order=o.order) for o in dsl.orders]
     select = [resolve.own(f, "select") for f in dsl.select]
+    if dsl.is_aggregate:
+        return _validate_aggregate(dsl, resolve, wheres, select)
+    orders = [QueryOrder(field=resolve.own(o.field, "order"), order=o.order) for o in dsl.orders]
+    if dsl.having:
+        raise DSLValidationError(f"model {schema.id}: 'having' needs aggregates or group_by")
     return QueryDSL(model=schema.id, select=select, wheres=wheres, orders=orders,
-                    limit=dsl.limit, terms=dsl.terms, relax=dsl.relax)
+                    limit=dsl.limit, terms=dsl.terms, relax=dsl.relax,
+                    relax_confidence=dsl.relax_confidence)
+
+
+def _validate_aggregate(dsl: QueryDSL, resolve: _FieldResolver, wheres: list[QueryWhere],
+                        select: list[str]) -> QueryDSL:
+    """Group fields (own, or one hasOne relation away), aggregates on own fields (avg and
+    sum on numbers only), orders on an aggregate or a group field."""
+    group_by = [resolve.group(g) for g in dsl.group_by]
+    aggregates = [_canonical_aggregate(a, resolve) for a in dsl.aggregates] or \
+        [Aggregate(fn="count")]
+    having = [Having(aggregate=_canonical_aggregate(h.aggregate, resolve), op=h.op,
+                     value=h.value) for h in dsl.having]
+    names = {a.name.lower(): a.name for a in aggregates}
+    names.update({g.lower(): g for g in group_by})
+    orders = []
+    for o in dsl.orders:
+        written = o.field.strip()
+        if written.lower() not in names:  # "avg(age)" for avg(Age), "count(*)" for count
+            with contextlib.suppress(ValueError, DSLValidationError):
+                written = _canonical_aggregate(Aggregate.model_validate(written), resolve).name
+        if written.lower() not in names:
+            raise DSLValidationError(
+                f"model {resolve.schema.id}: an aggregate query orders by one of its "
+                f"aggregates or group fields ({', '.join(names.values())}), not {o.field!r}")
+        orders.append(QueryOrder(field=names[written.lower()], order=o.order))
+    return QueryDSL(model=resolve.schema.id, select=select, wheres=wheres, orders=orders,
+                    limit=dsl.limit, group_by=group_by, aggregates=aggregates, having=having)
+
+
+def _canonical_aggregate(agg: Aggregate, resolve: _FieldResolver) -> Aggregate:
+    if agg.field is None:
+        return agg
+    name = resolve.own(agg.field, "aggregate")
+    field = resolve.schema.field(name)
+    assert field is not None
+    if agg.fn in NUMERIC_ONLY and field.kind not in NUMERIC_KINDS:
+        raise DSLValidationError(f"model {resolve.schema.id}: {agg.fn}() needs a numeric "
+                                 f"field; {name!r} is {field.kind}")
+    return Aggregate(fn=agg.fn, field=name, distinct=agg.distinct)
 
 
 class _FieldResolver:
@@ -256,6 +331,22 @@ class _FieldResolver:
             raise DSLValidationError(
                 f"model {self.schema.id}: unknown {what} field {name!r}")
         return f.name
+
+    def group(self, name: str) -> str:
+        """A group field: own, or ``relation.Field`` through one hasOne relation."""
+        if "." not in name:
+            return self.own(name, "group_by")
+        rel_name, _, rest = name.partition(".")
+        rel = self.schema.relation(rel_name)
+        target = self.by_id.get(rel.model.lower()) if rel is not None else None
+        if rel is None or rel.type != "hasOne" or target is None or "." in rest:
+            raise DSLValidationError(f"model {self.schema.id}: group_by {name!r} must be a "
+                                     "field or relation.field of a hasOne relation")
+        f = target.field(rest)
+        if f is None:
+            raise DSLValidationError(
+                f"model {self.schema.id}: unknown field {rest!r} of relation {rel.name!r}")
+        return f"{rel.name}.{f.name}"
 
     def where(self, name: str) -> str:
         counted = _COUNT_FIELD.fullmatch(name.strip())

@@ -283,6 +283,10 @@ async def test_counts_and_aggregates_are_explained(chinook: DBHandler) -> None:
     r = await chinook.search(Context(config=chinook.config), Request(
         type="db", query="What is the average unit price of all the tracks?", models=ALL))
     assert r.error is None and r.total == 3503
+    answers = [i for i in r.items if i.metadata.get("kind") == "aggregate"]
+    assert [a.data for a in answers] == [{"avg(UnitPrice)": pytest.approx(1.050805, abs=1e-6)}]
+    r = await chinook.search(Context(config=chinook.config), Request(
+        type="db", query="What is the average invoice?", models=ALL))
     assert any("'average' is not computed" in w for w in r.warnings)
 
 

@@ -32,10 +32,19 @@ naming no model and stating nothing falls back to a text match on every model
 (``fallback: true``, confidence 0.5), or, with ``strict``, is an error. Work is bounded:
 the first 500 characters are analysed and at most 16 conditions kept.
 
-Modules: :mod:`.lexicon` (words, stopwords), :mod:`.schema` (the models as the parser
-sees them), :mod:`.plan` (the parser's explicit state), one module per kind of rule
-(:mod:`.dates`, :mod:`.numbers`, :mod:`.counts`, :mod:`.ordering`, :mod:`.text`,
-:mod:`.values` with :mod:`.value_index`), :mod:`.parser` (the ordered extractors) and
+It also computes (issue 23, see ``docs/database.md``): aggregates ("the average, minimum
+and maximum age", "how many singers in each country", "the most common citizenship",
+"hometowns shared by at least two teachers", "teachers and the number of courses",
+"how many different nationalities") as ``group_by`` / ``aggregates`` / ``having``;
+superlative adjectives by what they measure ("youngest" → age, "tallest" → height); order
+words beside a field; numbers after a numeric field ("grade 10"); and the records of the
+model holding an asked field ("the names of poker players" → people).
+
+Modules: :mod:`.lexicon` (words, stopwords, ``inflect`` forms), :mod:`.schema` (the models
+as the parser sees them), :mod:`.plan` (the parser's explicit state), one module per kind
+of rule (:mod:`.dates`, :mod:`.numbers`, :mod:`.counts`, :mod:`.ordering`,
+:mod:`.measures`, :mod:`.aggregates`, :mod:`.text`, :mod:`.values` with
+:mod:`.value_index`), :mod:`.retarget`, :mod:`.parser` (the ordered extractors) and
 :mod:`.generator` (the :class:`~agent_search.query.dsl.DSLGenerator`).
 """
 

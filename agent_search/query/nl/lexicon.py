@@ -9,6 +9,8 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+import inflect
+
 from agent_search.query.stopwords import ENGLISH
 
 MAX_TERM_CHARS = 64
@@ -18,9 +20,13 @@ DATA_WORDS = frozenset("""
 record records entry entries item items row rows data details detail different distinct
 kind kinds type types word words letter letters text live lives living count number
 average avg mean sum median total called named titled containing contain contains
+return returns show list give find tell display get provide ordered sorted ascending
+descending ascendingly descendingly increasing decreasing corresponding respectively
+each across among overall together listed respective
 """.split())  # noqa: SIM905
 """Words about records and how a question asks for them ("list the records", "how many
-entries", "named"): never a value, never text to match."""
+entries", "named", "return ... in descending order"): never a value, never text to
+match."""
 STOPWORDS = ENGLISH | DATA_WORDS
 """What the parser never reads as a value or as text: the English stop words and
 :data:`DATA_WORDS`."""
@@ -39,8 +45,9 @@ def words_of(name: str) -> str:
 
 @lru_cache(maxsize=4096)
 def plural_forms(phrase: str) -> frozenset[str]:
-    """The phrase with its last word in the singular and the plural (crude English rules;
-    a set that may hold a wrong form too: "genres" → "genreses")."""
+    """The phrase with its last word in the singular and the plural: ``inflect``'s forms
+    ("person" ↔ "people", "country" ↔ "countries") and the regular endings (a set that may
+    hold a wrong form too: "genres" → "genreses")."""
     forms = {phrase}
     head, _, last = phrase.rpartition(" ")
     prefix = head + " " if head else ""
@@ -54,7 +61,34 @@ def plural_forms(phrase: str) -> frozenset[str]:
         forms.add(prefix + last[:-3] + "y")
     elif last.endswith("s") and len(last) > 3:
         forms.add(prefix + last[:-1])
+    if last.isalpha() and len(last) > 2:
+        forms |= {prefix + f for f in _inflected(last)}
     return frozenset(forms)
+
+
+@lru_cache(maxsize=8192)
+def _inflected(word: str) -> frozenset[str]:
+    """``word``'s plural and, when it is one, its singular, from ``inflect``."""
+    engine = _engine()
+    out = {engine.plural_noun(word)}
+    singular = engine.singular_noun(word)
+    if isinstance(singular, str) and singular:
+        out.add(singular)
+    return frozenset(w.lower() for w in out if w)
+
+
+@lru_cache(maxsize=4096)
+def is_plural(phrase: str) -> bool:
+    """The phrase's last word is a plural noun ("tracks", "people"; not "track", "news")."""
+    last = phrase.rpartition(" ")[2]
+    if not last.isalpha():
+        return last.endswith("s")
+    return bool(_engine().singular_noun(last))
+
+
+@lru_cache(maxsize=1)
+def _engine() -> inflect.engine:
+    return inflect.engine()
 
 
 def find_phrase(low: str, phrase: str, start: int = 0) -> list[tuple[int, int]]:

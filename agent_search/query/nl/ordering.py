@@ -6,7 +6,8 @@ from __future__ import annotations
 import re
 
 from agent_search.query.dsl import NUMERIC_KINDS, TEMPORAL_KINDS
-from agent_search.query.nl.lexicon import overlaps, plural_forms, words_of
+from agent_search.query.nl.lexicon import is_plural, overlaps, plural_forms, words_of
+from agent_search.query.nl.measures import ADJECTIVE
 from agent_search.query.nl.plan import Plan, Question
 from agent_search.query.nl.schema import Candidate, field_for, title_field
 
@@ -114,8 +115,9 @@ def top_n(q: Question, plan: Plan) -> None:
             plan.used.append(m.span())
             return
     spans = q.target_spans
-    if plan.orders and spans and SUPERLATIVE.search(q.low):
+    if plan.orders and spans and any(p.search(q.low) for p in (
+            SUPERLATIVE, _FIELD_SUPERLATIVE, ADJECTIVE)):
         first = q.low[spans[0][0]:spans[0][1]]
-        if not first.endswith("s"):
+        if not is_plural(first):
             plan.limit = 1
             plan.notes.append("limit 1 (one asked for)")

@@ -23,9 +23,19 @@ from agent_search.query.dsl import (
     DSLGenerationError,
     ModelSchema,
 )
-from agent_search.query.nl import counts, dates, numbers, ordering, text, values
+from agent_search.query.nl import (
+    aggregates,
+    counts,
+    dates,
+    measures,
+    numbers,
+    ordering,
+    text,
+    values,
+)
 from agent_search.query.nl.lexicon import STOPWORDS, WORD, adjacent, escape_like, overlaps, terms
 from agent_search.query.nl.plan import Extractor, Plan, Question
+from agent_search.query.nl.retarget import retarget, through_relation
 from agent_search.query.nl.schema import (
     Span,
     content_field,
@@ -37,16 +47,23 @@ from agent_search.query.nl.value_index import value_serials
 
 FALLBACK_CONFIDENCE = 0.5
 NOTHING_CONFIDENCE = 0.2
+FIELD_EVIDENCE = 0.25
+"""What naming one of a model's own fields adds to the evidence that it is the one asked
+about, when the question names no model but states a value."""
 MAX_TEXT_FIELDS = 4
 """Most fields one text match searches (title, content, then other free-text fields)."""
 
 EXTRACTORS: tuple[Extractor, ...] = (
     dates.relative_dates,
+    aggregates.aggregates,
     ordering.sort_by,
     ordering.alphabetical,
+    measures.ordered_by,
     ordering.field_superlative,
+    measures.adjectives,
     ordering.superlatives,
     counts.counts,
+    measures.field_numbers,
     numbers.stock,
     numbers.between,
     numbers.comparisons,
@@ -84,6 +101,10 @@ def parse(query: str, schemas: Sequence[ModelSchema], *, now: dt.datetime,
         for schema in queryable:
             candidate = read(schema)
             found = understand(candidate)
+            if found.evidence > 0:  # its own fields named too ("which continent is X in")
+                found.evidence += FIELD_EVIDENCE * sum(
+                    1 for m in candidate.fields
+                    if m.strong and m.candidate.relation is None and not m.candidate.field.primary)
             if best is None or found.evidence > best[1].evidence:
                 best = (candidate, found)
         assert best is not None
@@ -104,23 +125,41 @@ def understand(q: Question) -> Plan:
 def finish(q: Question, plan: Plan, strict: bool) -> dict[str, Any]:
     """The plan as a DSL dict, with the notes and warnings about what was not computed
     and what was not understood."""
-    if not plan.wheres and not plan.orders and not q.target_spans:
+    grouped = bool(plan.aggregates or plan.group_by)
+    if not plan.wheres and not plan.orders and not q.target_spans and not grouped:
         return fallback(q, plan, [q.target], strict)
     if _COUNT.search(q.low):
         plan.notes.append("a count is asked for: Result.total is the number of matches")
     aggregate = _AGGREGATE.search(q.low)
-    if aggregate:
-        plan.warnings.append(f"{aggregate.group(0).lower()!r} is not computed (no "
-                             "aggregates); the matching records are returned")
+    if aggregate and not grouped:
+        plan.warnings.append(f"{aggregate.group(0).lower()!r} is not computed (no field "
+                             "to compute it on was understood); the matching records are "
+                             "returned")
     _warn_unused_fields(q, plan)
     words = leftover_words(q, plan)
     found_terms, relax = _leftover(q, plan, words)
-    return {"model": q.target.id, "wheres": plan.wheres, "orders": plan.orders,
+    shape: dict[str, Any] = {"orders": plan.orders}
+    model, wheres = q.target.id, plan.wheres
+    if plan.answer_model is not None and plan.answer_relation is not None:
+        through = [through_relation(w, plan.answer_relation) for w in plan.wheres]
+        if all(w is not None for w in through):
+            model, wheres = plan.answer_model, [w for w in through if w is not None]
+        else:  # a condition that can't be said of the other model: no answer rows
+            plan.group_by, plan.aggregates, plan.aggregate_orders = [], [], []
+            grouped = False
+    if grouped:
+        shape = {"group_by": plan.group_by, "aggregates": plan.aggregates,
+                 "orders": plan.aggregate_orders,
+                 **({"having": plan.having} if plan.having else {})}
+    return retarget(q, plan, {
+            "model": model, "wheres": wheres, **shape,
             **({"limit": plan.limit} if plan.limit else {}),
             **({"terms": found_terms} if found_terms else {}),
             **({"relax": True} if relax else {}),
+            **({"relax_confidence": round(plan.relax_confidence, 4)}
+               if relax and plan.relax_confidence is not None else {}),
             "explanation": f"{q.target.id}: " + ("; ".join(plan.notes) or "all records"),
-            "warnings": plan.warnings, "confidence": round(plan.confidence, 4)}
+            "warnings": plan.warnings, "confidence": round(plan.confidence, 4)})
 
 
 def _warn_unused_fields(q: Question, plan: Plan) -> None:
@@ -144,6 +183,9 @@ def _leftover(q: Question, plan: Plan, words: list[str]) -> tuple[list[str], boo
     a lower confidence. Returns the text match's terms and ``relax``."""
     if not words:
         return [], False
+    if plan.aggregates or plan.group_by:  # a text match would change the numbers asked for
+        _ignored(q, plan, words)
+        return [], False
     # beside a known value, leftover words are ignored — unless the question names no
     # model: then they may say what is sought ("laptops by Apex"), a text match that is
     # dropped again when no row has them
@@ -152,16 +194,34 @@ def _leftover(q: Question, plan: Plan, words: list[str]) -> tuple[list[str], boo
         _ignored(q, plan, words)
         return [], False
     sought = plan.value_conditions > 0
+    before = plan.confidence
     found_terms = text_match(q, plan, words)
     if not found_terms:
         _ignored(q, plan, words)
         return [], False
     name_part = modifies_a_name(q.low, words, [*q.target_spans, *q.own_field_spans])
-    relax = sought or name_part
+    # a word left over never narrows the answer to nothing: when the model is named or a
+    # condition understood, finding no row with the words drops them (with a warning)
+    # — unless one of them is written as a name ("orders by Zorro Quixote"): a stated name
+    # that no row has is an honest empty answer
+    relax = sought or name_part or (
+        not any(_written_as_name(q, w) for w in words)
+        and (bool(q.target_spans) or bool(plan.wheres[:-1]) or bool(plan.orders)))
     if not name_part:
         plan.warnings.append("not understood as a condition, matched as text: "
                              + ", ".join(repr(w) for w in words))
+    if relax and not name_part:  # dropped, the words were not understood: as if ignored
+        plan.relax_confidence = before * understood_factor(len(words), content_words(q.low))
     return found_terms, relax
+
+
+def _written_as_name(q: Question, word: str) -> bool:
+    """Capitalised (or a number) where it stands, other than as the question's first word."""
+    for m in re.finditer(r"(?<!\w)" + re.escape(word) + r"(?!\w)", q.text):
+        if m.start() > 0 and q.text[:m.start()].strip() and (
+                word[:1].isupper() or word[:1].isdigit()):
+            return True
+    return False
 
 
 def _ignored(q: Question, plan: Plan, words: list[str]) -> None:

@@ -89,8 +89,20 @@ class Plan:
     notes: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     confidence: float = EXACT_CONFIDENCE
+    relax_confidence: float | None = None
+    """The confidence left if the text match of leftover words finds nothing and is
+    dropped (``relax``)."""
     evidence: float = 0.0
     """How much the question says about the target (picks the model when none is named)."""
+    group_by: list[str] = field(default_factory=list)
+    aggregates: list[str] = field(default_factory=list)
+    """Written aggregates: ``count``, ``avg(Age)`` (:mod:`agent_search.query.aggregates`)."""
+    having: list[dict[str, Any]] = field(default_factory=list)
+    aggregate_orders: list[dict[str, str]] = field(default_factory=list)
+    answer_model: str | None = None
+    """Set when the answer is computed on another model (the rows the target has many
+    of, counted per target row): its id; conditions go through ``answer_relation``."""
+    answer_relation: str | None = None
     value_conditions: int = 0
     """Conditions on values (known values, text matches, counts): leftover words are then
     not matched as text."""

@@ -7,6 +7,7 @@ Pure functions of the schemas and the lower-cased question; no parser state.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -20,7 +21,14 @@ from agent_search.query.dsl import (
     ModelSchema,
     RelationSchema,
 )
-from agent_search.query.nl.lexicon import STOPWORDS, find_phrase, overlaps, plural_forms, words_of
+from agent_search.query.nl.lexicon import (
+    STOPWORDS,
+    WORD,
+    find_phrase,
+    overlaps,
+    plural_forms,
+    words_of,
+)
 from agent_search.query.nl.units import CURRENCY_UNITS, FIELD_UNITS, MONEY_NAME, SIZE_NAME
 
 Span = tuple[int, int]
@@ -100,10 +108,13 @@ def model_mentions(low: str, schemas: Sequence[ModelSchema]) -> dict[str, list[S
     """Where each model is named; a longer name wins over a shorter one inside it
     ("invoice line" over "invoice")."""
     found: dict[str, list[Span]] = {}
+    squashed = _squashed_runs(low)
     for schema in schemas:
         spans: list[Span] = []
         for phrase in model_phrases(schema):
             spans += find_phrase(low, phrase)
+            if " " not in phrase:  # "high schoolers" for a model Highschooler
+                spans += squashed.get(phrase, [])
         if spans:
             found[schema.id] = sorted(set(spans))
     for sid, spans in list(found.items()):
@@ -113,6 +124,20 @@ def model_mentions(low: str, schemas: Sequence[ModelSchema]) -> dict[str, list[S
         else:
             del found[sid]
     return found
+
+
+def _squashed_runs(low: str) -> dict[str, list[Span]]:
+    """Runs of two or three words written together ("high schoolers" → "highschoolers"),
+    for model names that are compounds of words."""
+    words = [m.span() for m in WORD.finditer(low)]
+    out: dict[str, list[Span]] = {}
+    for i in range(len(words)):
+        for n in (2, 3):
+            if i + n > len(words):
+                break
+            span = (words[i][0], words[i + n - 1][1])
+            out.setdefault(re.sub(r"[\s_-]+", "", low[span[0]:span[1]]), []).append(span)
+    return out
 
 
 def _inside_a_longer_name(span: Span, sid: str, found: dict[str, list[Span]]) -> bool:
@@ -151,6 +176,8 @@ def _field_phrases(name: str, label: str | None,
     or the last word of a longer name (weak)."""
     full = words_of(name)
     phrases = {(p, True) for p in plural_forms(full)}
+    if " " in full:  # "hometown" for Home_Town
+        phrases |= {(p, True) for p in plural_forms(full.replace(" ", ""))}
     if label:
         phrases |= {(p, True) for p in plural_forms(label.lower())}
     if temporal:
@@ -160,6 +187,9 @@ def _field_phrases(name: str, label: str | None,
     if " " in full:
         phrases |= {(p, False) for p in plural_forms(full.rsplit(" ", 1)[1])
                     if p not in STOPWORDS and p != "id"}
+        parts = full.split()
+        for n in range(2, len(parts)):  # "net worth" for Net_Worth_Millions
+            phrases |= {(p, False) for p in plural_forms(" ".join(parts[:n]))}
     return frozenset(phrases)
 
 

@@ -42,7 +42,7 @@ TIE_MARGIN = 0.2
 both kept, as an ``or``."""
 
 _NEGATION = re.compile(r"\b(?:not|except|excluding|other than|without|but not|no)\s+"
-                       r"(?:in\s+|from\s+|the\s+|by\s+|of\s+|a\s+)*$", re.I)
+                       r"(?:in\s+|from\s+|the\s+|by\s+|of\s+|a\s+)*[\"'`‘’“”]*\s*$", re.I)
 
 
 @dataclass(slots=True)
@@ -206,7 +206,7 @@ def _either(q: Question, plan: Plan, matches: list[Match]) -> None:
     plan.notes.append(" or ".join(f"{c.path} = {c.value!r}" for c in matches)
                       + f" (\"{q.quote(matches[0].span)}\" could be any of these)")
     plan.value_conditions += 1
-    plan.evidence += 2.0
+    plan.evidence += max(2.0 if "." not in c.path else 1.5 for c in matches)
     plan.confidence = min(plan.confidence, AMBIGUOUS_CONFIDENCE)
     plan.used.append(matches[0].span)
 

@@ -1,0 +1,167 @@
+"""QueryDSL aggregates → one SQLAlchemy Core ``SELECT ... GROUP BY ... HAVING``.
+
+The rows aggregated are exactly those a record search would return: the permission and
+soft-delete clauses of :func:`~agent_search.db._builder.visibility` first, then the preset
+and generated wheres (:func:`~agent_search.db._builder.build_where`). A group field one
+hasOne relation away (``stadium.Name`` on a concert) is reached by a LEFT JOIN whose ON
+clause carries the related model's own permission filter, so a related row the caller may
+not see groups as null rather than showing its value. Every value is a bound parameter;
+columns and functions come from the schema and a fixed table.
+"""
+
+from __future__ import annotations
+
+import decimal
+from collections.abc import Sequence
+from typing import Any
+
+import sqlalchemy as sa
+
+from agent_search.db._builder import (
+    Caller,
+    DSLBuildError,
+    build_where,
+    column_of,
+    is_owner_column,
+    visibility,
+)
+from agent_search.db._catalog import Catalog, ModelEntry
+from agent_search.query.aggregates import Aggregate, Having
+from agent_search.query.dsl import QueryDSL
+from agent_search.types import QueryOrder, QueryWhere, ResultItem
+
+
+def build_aggregate(catalog: Catalog, entry: ModelEntry, *, group_by: Sequence[str],
+                    aggregates: Sequence[Aggregate], having: Sequence[Having],
+                    wheres: Sequence[QueryWhere], orders: Sequence[QueryOrder], limit: int,
+                    caller: Caller) -> sa.Select[Any]:
+    """``SELECT group..., aggregate... FROM model [LEFT JOIN related] WHERE visible AND
+    wheres GROUP BY group... HAVING ... ORDER BY ... LIMIT limit``; columns labelled with
+    the group field names and the aggregate names."""
+    source: sa.FromClause = entry.table
+    groups: list[sa.ColumnElement[Any]] = []
+    joined: dict[str, tuple[ModelEntry, sa.FromClause]] = {}
+    for path in group_by:
+        if "." in path:
+            rel_name, _, name = path.partition(".")
+            if rel_name not in joined:
+                target, alias, source = _join(catalog, entry, rel_name, source, caller)
+                joined[rel_name] = (target, alias)
+            target, alias = joined[rel_name]
+            col = column_of(target, name, alias)
+        else:
+            col = column_of(entry, path)
+        if is_owner_column(col.name):
+            raise DSLBuildError(f"group {entry.id}.{col.name}: a permission column can't be "
+                                "grouped by")
+        groups.append(col)
+    computed = {a.name: _aggregate(entry, a) for a in aggregates}
+    stmt = sa.select(*(g.label(p) for g, p in zip(groups, group_by, strict=True)),
+                     *(expr.label(name) for name, expr in computed.items()))
+    stmt = stmt.select_from(source)
+    conds = visibility(entry, caller)
+    conds.extend(build_where(catalog, entry, w, caller) for w in wheres)
+    if conds:
+        stmt = stmt.where(*conds)
+    if groups:
+        stmt = stmt.group_by(*groups)
+    for h in having:
+        stmt = stmt.having(_compare(_aggregate(entry, h.aggregate), h.op, h.value))
+    by_name: dict[str, sa.ColumnElement[Any]] = {
+        **dict(zip(group_by, groups, strict=True)), **computed}
+    order_by: list[sa.ColumnElement[Any]] = []
+    for o in orders:
+        expr = by_name.get(o.field)
+        if expr is None:
+            raise DSLBuildError(f"model {entry.id}: can't order an aggregate by {o.field!r}")
+        order_by.append(expr.desc() if o.order == "desc" else expr.asc())
+    order_by += groups  # then the groups: a stable answer
+    return stmt.order_by(*order_by).limit(limit)
+
+
+def _join(catalog: Catalog, entry: ModelEntry, rel_name: str, source: sa.FromClause,
+          caller: Caller) -> tuple[ModelEntry, sa.FromClause, sa.FromClause]:
+    rel = entry.schema.relation(rel_name)
+    target = catalog.find(rel.model) if rel is not None else None
+    if rel is None or rel.type != "hasOne" or target is None or target.missing:
+        raise DSLBuildError(f"model {entry.id}: can't group through relation {rel_name!r}")
+    alias = target.table.alias()
+    on = sa.and_(column_of(target, rel.key, alias) == column_of(entry, rel.foreign),
+                 *visibility(target, caller, alias))
+    return target, alias, sa.outerjoin(source, alias, on)
+
+
+def _aggregate(entry: ModelEntry, agg: Aggregate) -> sa.ColumnElement[Any]:
+    if agg.field is None:
+        return sa.func.count()
+    col = column_of(entry, agg.field)
+    if is_owner_column(col.name):
+        raise DSLBuildError(f"aggregate {entry.id}.{col.name}: a permission column can't "
+                            "be aggregated")
+    if agg.fn == "count":
+        return sa.func.count(sa.distinct(col)) if agg.distinct else sa.func.count(col)
+    arg = sa.distinct(col) if agg.distinct else col
+    if agg.fn == "avg":
+        return sa.func.avg(arg)
+    if agg.fn == "sum":
+        return sa.func.sum(arg)
+    return sa.func.max(arg) if agg.fn == "max" else sa.func.min(arg)
+
+
+def _compare(expr: sa.ColumnElement[Any], op: str, value: float) -> sa.ColumnElement[bool]:
+    bound = sa.literal(value)
+    if op == "=":
+        return expr == bound
+    if op == "!=":
+        return expr != bound
+    if op == ">":
+        return expr > bound
+    if op == ">=":
+        return expr >= bound
+    return expr < bound if op == "<" else expr <= bound
+
+
+async def run_aggregate(conn: Any, catalog: Catalog, entry: ModelEntry, query: QueryDSL,
+                        preset_wheres: Sequence[QueryWhere], limit: int, caller: Caller,
+                        confidence: float, warnings: list[str],
+                        ) -> tuple[list[ResultItem], dict[str, Any]]:
+    """The answer rows of an aggregate query as items (``metadata.kind`` "aggregate",
+    ``data`` keyed by group field and aggregate names), and the executed part of the DSL."""
+    q_limit = min(limit, query.limit) if query.limit else limit
+    capped = query.limit is None or query.limit > limit  # cut by the request, not asked
+    stmt = build_aggregate(catalog, entry, group_by=query.group_by,
+                           aggregates=query.aggregates, having=query.having,
+                           wheres=[*preset_wheres, *query.wheres], orders=query.orders,
+                           limit=q_limit + 1 if capped else q_limit, caller=caller)
+    rows = (await conn.execute(stmt)).mappings().all()
+    if len(rows) > q_limit:
+        rows = rows[:q_limit]
+        warnings.append(f"model {entry.id}: more than {q_limit} answer rows; the first "
+                        f"{q_limit} are shown")
+    names = [*query.group_by, *(a.name for a in query.aggregates)]
+    items = []
+    for row in rows:
+        data = {n: _plain(row[n]) for n in names}
+        text = "; ".join(f"{k}: {v}" for k, v in data.items())
+        items.append(ResultItem(type="db", title=text[:200], content=text[:600],
+                                score=round(max(0.0, min(1.0, confidence)), 6),
+                                model=entry.id, data=data,
+                                metadata={"table": entry.table.name, "kind": "aggregate"}))
+    executed: dict[str, Any] = {"group_by": list(query.group_by),
+                                "aggregates": [a.name for a in query.aggregates],
+                                "aggregate_orders": [o.model_dump() for o in query.orders],
+                                "aggregate_limit": q_limit}
+    if query.having:
+        executed["having"] = [h.to_json() for h in query.having]
+    return items, executed
+
+
+def _plain(value: Any) -> Any:
+    """A JSON-ready number or text: Decimal → int or float, floats rounded to 6 places."""
+    if isinstance(value, decimal.Decimal):
+        return int(value) if value == value.to_integral_value() else float(value)
+    if isinstance(value, float):
+        return round(value, 6)
+    if isinstance(value, int | str | bool) or value is None:
+        return value
+    return str(value)

@@ -1,0 +1,170 @@
+"""Numeric fields named by what they measure, not by their name.
+
+- superlative adjectives ("youngest", "tallest", "richest", "most populous", "largest")
+  → an order on the target's numeric or date field whose name holds a noun of what the
+  adjective measures (English language data below: "young" measures *age*, or *birth*
+  dates in the other direction); one asked for when the model is named in the singular;
+- "in ascending order of age", "ordered by earnings descending", "sorted by their names"
+  → an order on the field named near the words;
+- a number right after a numeric field ("grade 10", "a population of 80000", "birth year
+  is either 1948 or 1949") → ``=`` / ``in`` on that field.
+
+No table, column or value of any database is named here: fields are found by the words
+of their own names.
+"""
+
+from __future__ import annotations
+
+import re
+
+from agent_search.query.dsl import NUMERIC_KINDS, TEMPORAL_KINDS, TEXT_KINDS
+from agent_search.query.nl.lexicon import words_of
+from agent_search.query.nl.plan import Plan, Question
+from agent_search.query.nl.schema import Candidate, FieldMention, is_plain
+
+# adjective (superlative forms) → (nouns it measures, direction on them, direction on a
+# birth date); general English, shared by every schema
+_ADJECTIVES: tuple[tuple[str, tuple[str, ...], str], ...] = (
+    (r"youngest", ("age",), "asc"),
+    (r"oldest|eldest", ("age",), "desc"),
+    (r"tallest|highest", ("height", "elevation", "altitude"), "desc"),
+    (r"shortest|lowest", ("height",), "asc"),
+    (r"heaviest", ("weight", "mass"), "desc"),
+    (r"lightest", ("weight", "mass"), "asc"),
+    (r"richest|wealthiest", ("worth", "wealth", "income", "earning", "salary"), "desc"),
+    (r"poorest", ("worth", "wealth", "income", "earning", "salary"), "asc"),
+    (r"most populous|most populated|most populace", ("population",), "desc"),
+    (r"least populous|least populated", ("population",), "asc"),
+    (r"largest|biggest", ("area", "size", "capacity", "volume", "population"), "desc"),
+    (r"smallest", ("area", "size", "capacity", "volume", "population"), "asc"),
+    (r"most highly rated|highest rated|best rated|top rated", ("rating", "rate", "score"),
+     "desc"),
+    (r"lowest rated|worst rated", ("rating", "rate", "score"), "asc"),
+)
+ADJECTIVE = re.compile(r"\b(?P<a>" + "|".join(f"(?:{w})" for w, _, _ in _ADJECTIVES)
+                        + r")\b", re.I)
+_BIRTH = re.compile(r"\bbirth|\bborn\b|\bdob\b", re.I)
+_DIRECTION = re.compile(r"\b(?P<d>ascending|descending|increasing|decreasing|asc|desc|"
+                        r"alphabetical)\b", re.I)
+_ORDER_WORDS = re.compile(r"\b(?:order(?:ed)?|sort(?:ed)?|rank(?:ed)?)\s+(?:them\s+|it\s+)?"
+                          r"(?:by|of|on)\b|\border\s+of\b", re.I)
+_EQUALS = re.compile(r"\s*(?:(?:is|are|was|were|of|=|equals?|equal\s+to|being|being\s+"
+                     r"either|either|exactly)\s+)*(?P<nums>-?\d+(?:\.\d+)?(?:\s*(?:,|or|and|"
+                     r",\s*or)\s*-?\d+(?:\.\d+)?)*)\b(?!\s*(?:%|percent|[a-z]))", re.I)
+_NUM = re.compile(r"-?\d+(?:\.\d+)?")
+
+
+def _own_numeric(q: Question, temporal: bool = True) -> list[Candidate]:
+    kinds = NUMERIC_KINDS | (TEMPORAL_KINDS if temporal else frozenset())
+    return [c for c in q.candidates if c.relation is None and c.field.kind in kinds
+            and is_plain(c)]
+
+
+def _measuring(cands: list[Candidate], nouns: tuple[str, ...]) -> Candidate | None:
+    """The first field (in the order of ``nouns``) whose name holds one of them."""
+    for noun in nouns:
+        for c in cands:
+            words = words_of(c.field.name).split()
+            if any(w == noun or w.startswith(noun) for w in words):
+                return c
+    return None
+
+
+def adjectives(q: Question, plan: Plan) -> None:
+    """"the youngest teacher" → order by age asc (or birth date desc), limit 1 when the
+    model is named in the singular (see :func:`ordering.top_n`)."""
+    cands = _own_numeric(q)
+    for m in ADJECTIVE.finditer(q.low):
+        if not plan.free(m.span()):
+            continue
+        word = m.group("a").lower()
+        nouns, direction = next((n, d) for w, n, d in _ADJECTIVES if re.fullmatch(w, word))
+        named = _named_after(q, m.end())
+        if named is not None:  # "the highest earnings": the field says itself
+            continue
+        cand = _measuring(cands, nouns)
+        if cand is None and nouns == ("age",):
+            births = [c for c in cands if _BIRTH.search(words_of(c.field.name))]
+            if births:
+                cand = births[0]
+                direction = "desc" if direction == "asc" else "asc"
+        if cand is None:
+            continue
+        plan.order(cand.field.name, direction, m.span(), f"\"{word}\"")
+
+
+def _named_after(q: Question, pos: int) -> FieldMention | None:
+    return next((m for m in q.fields if m.candidate.relation is None
+                 and 0 <= m.span[0] - pos <= 1), None)
+
+
+def ordered_by(q: Question, plan: Plan) -> None:
+    """"in ascending order of age", "ordered by their earnings descending", "sorted by
+    name": an order on the field named within a few words of the order words."""
+    marks = [(m.span(), m.group("d").lower()) for m in _DIRECTION.finditer(q.low)]
+    marks += [(m.span(), "") for m in _ORDER_WORDS.finditer(q.low)]
+    if not marks:
+        return
+    own = [m for m in q.fields if m.candidate.relation is None
+           and m.candidate.field.kind in NUMERIC_KINDS | TEMPORAL_KINDS | TEXT_KINDS
+           and not m.candidate.field.primary]
+    direction = next((d for _, d in marks if d in ("descending", "decreasing", "desc")),
+                     "asc")
+    for span, _ in sorted(marks):
+        best = _nearest(q, own, span)
+        if best is None:
+            continue
+        if any(o["field"] == best.candidate.field.name for o in plan.orders):
+            plan.used.append(span)
+            continue
+        plan.order(best.candidate.field.name, "desc" if direction != "asc" else "asc",
+                   span, q.quote(span))
+        plan.used.append(best.span)
+    for span, _ in marks:
+        plan.used.append(span)
+
+
+def _nearest(q: Question, mentions: list[FieldMention],
+             span: tuple[int, int]) -> FieldMention | None:
+    """The field named closest after the order words (within 4 words), else before."""
+    best: tuple[int, FieldMention] | None = None
+    for m in mentions:
+        if m.span[0] >= span[1]:
+            gap = q.low[span[1]:m.span[0]]
+        elif m.span[1] <= span[0]:
+            gap = q.low[m.span[1]:span[0]]
+        else:
+            continue
+        words = len(gap.split())
+        if words > 4 or re.search(r"[,;]|\band\b", gap):
+            continue
+        rank = words * 2 + (0 if m.span[0] >= span[1] else 1) + (0 if m.strong else 3)
+        if best is None or rank < best[0]:
+            best = (rank, m)
+    return best[1] if best else None
+
+
+def field_numbers(q: Question, plan: Plan) -> None:
+    """"grade 10", "a population of 80000", "birth year is either 1948 or 1949": the
+    numbers right after a numeric field named in full."""
+    for mention in sorted(q.fields, key=lambda x: x.span[0]):
+        cand = mention.candidate
+        if not mention.strong or cand.field.kind not in NUMERIC_KINDS or not is_plain(cand) \
+                or cand.second is not None or (cand.relation is not None
+                                               and cand.relation.type != "hasOne"):
+            continue
+        m = _EQUALS.match(q.low, mention.span[1])
+        if m is None:
+            continue
+        span = (m.start("nums"), m.end("nums"))
+        if not plan.free(span):
+            continue
+        numbers = [float(n) if "." in n else int(n) for n in _NUM.findall(m.group("nums"))]
+        if cand.field.kind == "integer" and any(isinstance(n, float) for n in numbers):
+            continue
+        if len(numbers) == 1:
+            plan.add(cand.path, "=", numbers[0], span,
+                     f"{cand.path} = {numbers[0]} (\"{q.quote((mention.span[0], span[1]))}\")")
+        else:
+            plan.add(cand.path, "in", numbers, span, f"{cand.path} in {numbers}")
+        plan.value_conditions += 1

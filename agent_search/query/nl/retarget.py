@@ -1,0 +1,71 @@
+"""The records a question asks for may be those of a model its subject points at.
+
+"the names of poker players whose earnings are over 300000": the subject is *poker
+player*, but what is asked — names — lives in the *people* a poker player points at
+(hasOne). The answer is then those people: the conditions understood on the subject are
+put on the people through the reverse (hasMany) relation ("people whose poker players
+have earnings over 300000"), and a subject stated without conditions only requires one
+("people who are poker players").
+
+Done only when the asked field is named before the subject, the subject has no field of
+that name and none of its own fields is asked for, nothing is ordered, grouped or matched
+as text (an order on the subject's fields can't be put on the people), and the people are
+queryable.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from agent_search.query.dsl import MAX_HOPS, ModelSchema, RelationSchema
+from agent_search.query.nl.plan import Plan, Question
+
+
+def retarget(q: Question, plan: Plan, out: dict[str, Any]) -> dict[str, Any]:
+    """``out`` (the parser's DSL dict) about the model holding the asked field, or as is."""
+    if plan.orders or plan.group_by or plan.aggregates or out.get("terms") or \
+            not q.target_spans:
+        return out
+    first = q.target_spans[0][0]
+    before = [m for m in q.fields if m.strong and m.span[1] <= first]
+    if not before or any(m.candidate.relation is None for m in before):
+        return out
+    asked = before[0].candidate
+    rel = asked.relation
+    if rel is None or rel.type != "hasOne" or asked.second is not None or \
+            q.target.field(asked.field.name) is not None or asked.field.primary:
+        return out
+    other = q.by_id.get(rel.model.lower())
+    back = _reverse(other, q.target, rel) if other is not None else None
+    if other is None or back is None or not other.queryable:
+        return out
+    wheres = [through_relation(w, back.name) for w in out.get("wheres", [])]
+    if any(w is None for w in wheres):
+        return out
+    kept = [w for w in wheres if w is not None]
+    if not kept:
+        kept = [{"field": f"count({back.name})", "op": ">", "value": 0}]
+    return {**out, "model": other.id, "wheres": kept, "orders": [],
+            "explanation": f"{other.id} of the {q.target.id} asked about ("
+                           f"{asked.field.name} is theirs): " + out.get("explanation", "")}
+
+
+def _reverse(other: ModelSchema, target: ModelSchema,
+             rel: RelationSchema) -> RelationSchema | None:
+    return next((r for r in other.relations if r.type == "hasMany"
+                 and r.model.lower() == target.id.lower()
+                 and r.key.lower() == rel.foreign.lower()
+                 and r.foreign.lower() == rel.key.lower()), None)
+
+
+def through_relation(where: dict[str, Any], relation: str) -> dict[str, Any] | None:
+    """The condition seen from the other model, through ``relation``; None when it can't
+    be (a count, or a path that would go through too many relations)."""
+    for group in ("or", "and"):
+        if group in where:
+            parts = [through_relation(w, relation) for w in where[group]]
+            return None if any(p is None for p in parts) else {group: parts}
+    field = str(where.get("field", ""))
+    if "(" in field or field.count(".") + 1 > MAX_HOPS:
+        return None
+    return {**where, "field": f"{relation}.{field}"}

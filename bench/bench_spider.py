@@ -1,0 +1,362 @@
+"""Database search on schemas nobody tuned for: the public Spider dev databases.
+
+Run: ``make bench-spider`` or
+``.venv/bin/python bench/bench_spider.py [--baseline REF] [--db DB_ID] [--show N]``
+
+Every question of ``../shared/data/spider-dev-public/questions.json`` is asked of the
+``db`` handler on a copy of its SQLite database, with no model hints (every table is
+offered) and ``db.max_results`` 100; items under the relevance floor ``db.min_score``
+(default 0.3) are dropped, as the searcher drops them before anyone sees them
+(``BENCH_SPIDER_FLOOR=0`` keeps them; ``BENCH_SPIDER_SHOW_ALL=1`` makes ``--show`` list hits
+too). The gold is Spider's SQL; a question is scored by its kind (issue 23):
+
+- **record** questions (every one SELECT without GROUP BY / HAVING / set operations / nested
+  SELECTs): the gold *records* are the distinct rows (primary key, else the whole row) of
+  the table holding the first projected column (for ``count(*)``, the first FROM table)
+  under the gold FROM / JOIN / WHERE, plus ORDER BY / LIMIT when the query has no
+  aggregate; they are compared with the items returned for that table: F1 per question
+  (recall over at most 100 gold records: no more can be shown), and precision over the
+  questions answered (any item returned);
+- **how many** questions (the gold projects one ``count(...)``, one row): ``Result.total``
+  equals the gold count — for ``count(DISTINCT col)`` (values counted, not records: the
+  total still counts records) the one answer row of the aggregate items holds it;
+- **aggregate** questions (GROUP BY, or an aggregate in the projection, not a "how many"):
+  the items with ``metadata.kind == "aggregate"`` hold the gold result rows: as many
+  rows, each gold row's values among its answer row's values (numbers rounded to 2
+  decimals; an answer row may also show the aggregate the gold only orders by), in order
+  only when the gold orders them;
+- p50 / p95 ms per question, in process (after one warm-up pass per database).
+
+A question may be of two kinds ("how many singers are from France": a record question and
+a "how many"). ``overall`` is the mean over every question of the score of its own kind
+(how many, else aggregate, else record F1); questions of none of the three kinds (a nested
+or set-operation SELECT of records) count 0 there.
+
+``--baseline REF`` runs the same measure on the ``agent_search`` package of git ``REF``
+(exported to a temp dir, run in a subprocess) so that both columns come from one run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT.parent / "shared" / "data" / "spider-dev-public"
+MAX_RESULTS = 100
+FLOOR = os.environ.get("BENCH_SPIDER_FLOOR", "1") != "0"
+SHOW_ALL = os.environ.get("BENCH_SPIDER_SHOW_ALL") == "1"
+_AGG = re.compile(r"\b(count|avg|min|max|sum)\s*\(", re.I)
+_CLAUSE = re.compile(r"\b(WHERE|GROUP BY|HAVING|ORDER BY|LIMIT)\b", re.I)
+
+
+@dataclass
+class Gold:
+    kind: str  # its own kind: count | aggregate | record | other
+    table: str | None = None
+    keys: list[str] = field(default_factory=list)  # pk columns (empty: whole row)
+    records: set[tuple[Any, ...]] = field(default_factory=set)
+    count: int | None = None
+    rows: list[tuple[Any, ...]] = field(default_factory=list)
+    ordered: bool = False
+    distinct: bool = False
+
+
+def _norm(v: Any) -> Any:
+    if isinstance(v, bool):
+        return int(v)
+    if isinstance(v, int | float):
+        return round(float(v), 2)
+    if isinstance(v, str):
+        s = v.strip()
+        try:
+            return round(float(s), 2)
+        except ValueError:
+            return s.lower()
+    return v
+
+
+def _split_top(text: str) -> list[str]:
+    out, depth, cur = [], 0, ""
+    for ch in text:
+        depth += ch == "("
+        depth -= ch == ")"
+        if ch == "," and depth == 0:
+            out.append(cur.strip())
+            cur = ""
+        else:
+            cur += ch
+    if cur.strip():
+        out.append(cur.strip())
+    return out
+
+
+def classify(sql: str, result: list[list[Any]], n_rows: int,
+             conn: sqlite3.Connection) -> Gold:
+    s = " ".join(sql.strip().rstrip(";").split())
+    up = s.upper()
+    nested = up.count("SELECT") > 1 or bool(re.search(r"\b(UNION|INTERSECT|EXCEPT)\b", up))
+    grouped = "GROUP BY" in up or "HAVING" in up
+    m = re.match(r"SELECT\s+(DISTINCT\s+)?(.*?)\s+FROM\s+(.*)$", s, re.I)
+    proj = _split_top(m.group(2)) if m else []
+    has_agg = any(_AGG.match(p) for p in proj)
+    gold = Gold("other")
+    if not nested and not grouped and m is not None:
+        gold = _records(m.group(3), proj[0], conn)
+    if len(proj) == 1 and re.match(r"count\s*\(", proj[0], re.I) and n_rows == 1 \
+            and not grouped:
+        gold.kind, gold.count = "count", int(result[0][0])
+        gold.distinct = bool(re.match(r"count\s*\(\s*distinct\b", proj[0], re.I))
+    elif grouped or has_agg:
+        gold.kind = "aggregate"
+        gold.rows = [tuple(_norm(v) for v in r) for r in result]
+        gold.ordered = "ORDER BY" in up
+    return gold
+
+
+def _records(rest: str, first: str, conn: sqlite3.Connection) -> Gold:
+    cut = _CLAUSE.search(rest)
+    from_clause = rest[:cut.start()].strip() if cut else rest.strip()
+    tail = rest[cut.start():] if cut else ""
+    aliases: dict[str, str] = {}
+    order: list[str] = []
+    for tm in re.finditer(r"(?:^|\bJOIN\s+)(\w+)(?:\s+AS\s+(\w+))?", from_clause, re.I):
+        aliases[(tm.group(2) or tm.group(1)).lower()] = tm.group(1)
+        order.append(tm.group(2) or tm.group(1))
+    inner = re.sub(r"^(count|avg|min|max|sum)\s*\(\s*(DISTINCT\s+)?|\)$", "", first,
+                   flags=re.I).strip()
+    if "." in inner:
+        alias = inner.split(".", 1)[0]
+    elif inner == "*":
+        alias = order[0]
+    else:
+        alias = next((a for a in order if inner.lower() in
+                      {r[1].lower() for r in conn.execute(
+                          f"PRAGMA table_info('{aliases[a.lower()]}')")}), order[0])
+    table = aliases[alias.lower()]
+    cols = [r[1] for r in conn.execute(f"PRAGMA table_info('{table}')")]
+    keys = [r[1] for r in sorted(conn.execute(f"PRAGMA table_info('{table}')"),
+                                 key=lambda r: r[5]) if r[5] > 0]
+    shown = keys or cols
+    if _AGG.search(first):  # an aggregate over records: no order / limit
+        tail = re.split(r"\bORDER BY\b|\bLIMIT\b", tail, flags=re.I)[0]
+    select = ", ".join(f"{alias}.\"{c}\"" for c in shown)
+    rows = conn.execute(f"SELECT DISTINCT {select} FROM {from_clause} {tail}").fetchall()
+    return Gold("record", table=table, keys=keys,
+                records={tuple(_norm(v) for v in r) for r in rows})
+
+
+# -- scoring ----------------------------------------------------------------------------
+
+
+def score(gold: Gold, result: dict[str, Any]) -> dict[str, Any]:
+    items = result["items"]
+    records = [i for i in items if (i.get("metadata") or {}).get("kind") != "aggregate"]
+    aggs = [i for i in items if (i.get("metadata") or {}).get("kind") == "aggregate"]
+    out: dict[str, Any] = {"answered": bool(items)}
+    if gold.kind == "count":
+        out["right"] = result["total"] == gold.count
+        if gold.distinct:  # distinct values are counted, not records: an answer row
+            out["right"] = [list((i.get("data") or {}).values()) for i in aggs] == [
+                [gold.count]]
+        out["score"] = float(out["right"])
+    elif gold.kind == "aggregate":
+        got = [Counter(_norm(v) for v in (i.get("data") or {}).values()) for i in aggs]
+        want = [Counter(r) for r in gold.rows]
+        right = len(got) == len(want) and _rows_match(got, want, gold.ordered)
+        out["right"] = bool(want) and right
+        out["score"] = float(out["right"])
+    if gold.table is not None:
+        mine = [i for i in records if (i.get("model") or "").lower() == gold.table.lower()]
+        got: set[tuple[Any, ...]] = set()
+        for i in mine:
+            if gold.keys:
+                rid = i.get("record_id")
+                got.add(tuple(_norm(v) for v in (rid if isinstance(rid, list) else [rid])))
+            else:
+                got.add(tuple(_norm(v) for v in (i.get("data") or {}).values()))
+        hit = len(got & gold.records)
+        precision = hit / len(records) if records else 0.0
+        recall = hit / min(len(gold.records), MAX_RESULTS) if gold.records else float(
+            not records)
+        out["precision"] = precision if records else None
+        out["f1"] = 0.0 if hit == 0 else 2 * precision * recall / (precision + recall)
+        if not gold.records and not records:
+            out["f1"] = 1.0
+        if gold.kind == "record":
+            out["score"] = out["f1"]
+    if gold.kind == "other":
+        out["score"] = 0.0
+    return out
+
+
+def _rows_match(got: list[Counter[Any]], want: list[Counter[Any]], ordered: bool) -> bool:
+    """Each gold row's values are among one answer row's values (an answer may show more:
+    the count behind "the most common hometown"), row for row when the gold is ordered,
+    else by a greedy one-to-one pairing."""
+    def holds(g: Counter[Any], w: Counter[Any]) -> bool:
+        return all(g[k] >= n for k, n in w.items())
+    if ordered:
+        return all(holds(g, w) for g, w in zip(got, want, strict=True))
+    free = list(got)
+    for w in want:
+        match = next((g for g in free if holds(g, w)), None)
+        if match is None:
+            return False
+        free.remove(match)
+    return True
+
+
+# -- running ----------------------------------------------------------------------------
+
+
+async def run(db_filter: str | None, show: int) -> dict[str, Any]:
+    from agent_search.config import SearchConfig
+    from agent_search.context import Context
+    from agent_search.db import create_handler
+    from agent_search.types import Request
+
+    questions = json.loads((DATA / "questions.json").read_text())
+    if db_filter:
+        questions = [q for q in questions if q["db_id"] == db_filter]
+    tmp = Path(tempfile.mkdtemp(prefix="bench-spider-"))
+    scored: list[dict[str, Any]] = []
+    times: list[float] = []
+    try:
+        for db_id in sorted({q["db_id"] for q in questions}):
+            path = tmp / f"{db_id}.sqlite"
+            shutil.copyfile(DATA / "db" / f"{db_id}.sqlite", path)
+            conn = sqlite3.connect(path)
+            conn.text_factory = lambda b: b.decode(errors="replace")
+            config = SearchConfig(home=tmp / db_id, db={"url": f"sqlite:///{path}",
+                                                        "max_results": MAX_RESULTS})
+            handler = create_handler(config)
+            ctx = Context(config=config)
+            mine = [q for q in questions if q["db_id"] == db_id]
+            try:
+                for q in mine:  # warm-up: reflection, value index, caches
+                    await handler.search(ctx, Request(type="db", query=q["question"]))
+                for q in mine:
+                    gold = classify(q["query"], q["result"], q["n_rows"], conn)
+                    t0 = time.perf_counter()
+                    r = await handler.search(ctx, Request(type="db", query=q["question"]))
+                    times.append((time.perf_counter() - t0) * 1000)
+                    floor = config.min_score_for("db") if FLOOR else 0.0  # as the searcher
+                    res = {"items": [i.model_dump() for i in r.items if i.score >= floor],
+                           "total": r.total}
+                    s = score(gold, res)
+                    s.update(kind=gold.kind, db=db_id, question=q["question"],
+                             top=max((i.score for i in r.items), default=0.0),
+                             error=r.error, warnings=r.warnings[-3:])
+                    scored.append(s)
+            finally:
+                await handler.aclose()
+                conn.close()
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return summarise(scored, times, show)
+
+
+def summarise(scored: list[dict[str, Any]], times: list[float], show: int) -> dict[str, Any]:
+    def mean(xs: list[float]) -> float:
+        return sum(xs) / len(xs) if xs else 0.0
+    rec = [s for s in scored if "f1" in s]
+    answered = [s for s in rec if s["precision"] is not None]
+    cnt = [s for s in scored if s["kind"] == "count"]
+    agg = [s for s in scored if s["kind"] == "aggregate"]
+    ordered = sorted(times)
+    out = {
+        "questions": len(scored),
+        "record questions": len(rec),
+        "record F1": mean([s["f1"] for s in rec]),
+        "record answered": len(answered),
+        "precision of answered": mean([s["precision"] for s in answered]),
+        "how many questions": len(cnt),
+        "how many right": mean([float(s["right"]) for s in cnt]),
+        "aggregate questions": len(agg),
+        "aggregate right": mean([float(s["right"]) for s in agg]),
+        "other questions": sum(1 for s in scored if s["kind"] == "other"),
+        "overall": mean([s["score"] for s in scored]),
+        "p50 ms": statistics.median(times) if times else 0.0,
+        "p95 ms": ordered[min(len(ordered) - 1, int(0.95 * len(ordered)))] if times else 0.0,
+    }
+    if show:
+        misses = [s for s in scored if s["kind"] != "other" and (s["score"] < 1.0 or SHOW_ALL)]
+        out["misses"] = misses[:show]
+    return out
+
+
+def baseline(ref: str, db_filter: str | None) -> dict[str, Any]:
+    """The same measure on the package of git ``ref``, in a subprocess."""
+    tmp = Path(tempfile.mkdtemp(prefix="bench-spider-base-"))
+    try:
+        archive = subprocess.run(["git", "-C", str(ROOT), "archive", ref, "agent_search"],
+                                 check=True, capture_output=True).stdout
+        subprocess.run(["tar", "-x", "-C", str(tmp)], input=archive, check=True)
+        env = {**os.environ, "PYTHONPATH": str(tmp)}
+        args = [sys.executable, __file__, "--json"] + (["--db", db_filter] if db_filter else [])
+        done = subprocess.run(args, env=env, check=True, capture_output=True, text=True,
+                              cwd=tmp)
+        return json.loads(done.stdout.splitlines()[-1])
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+GOALS = {"record F1": "≥ 0.70", "precision of answered": "≥ 0.90", "how many right": "≥ 0.85",
+         "aggregate right": "≥ 0.50", "p50 ms": "≤ 20"}
+
+
+def table(now: dict[str, Any], base: dict[str, Any] | None, label: str) -> str:
+    head = "| measure | " + (f"baseline ({label}) | " if base else "") + "now | goal |"
+    lines = [head, "|---|" + ("---:|" if base else "") + "---:|---|"]
+    for key, value in now.items():
+        if key == "misses":
+            continue
+        fmt = (lambda v: f"{v:.3f}") if isinstance(value, float) else str
+        cells = [fmt(value)]
+        if base:
+            cells.insert(0, fmt(base.get(key, "")))
+        lines.append(f"| {key} | " + " | ".join(cells) + f" | {GOALS.get(key, '')} |")
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--baseline", metavar="REF", help="git ref measured in the same run")
+    parser.add_argument("--db", help="only this Spider database")
+    parser.add_argument("--show", type=int, default=0, help="print up to N missed questions")
+    parser.add_argument("--json", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.json:
+        sys.path.insert(0, os.environ.get("PYTHONPATH", str(ROOT)))
+    else:
+        sys.path.insert(0, str(ROOT))
+    import anyio
+    base = baseline(args.baseline, args.db) if args.baseline else None
+    now = anyio.run(run, args.db, args.show)
+    if args.json:
+        print(json.dumps(now))
+        return
+    print(f"Spider dev (public part): {now['questions']} questions on "
+          f"{args.db or 'all 9 databases'}, builtin generator, db.max_results {MAX_RESULTS}"
+          ".\n")
+    print(table(now, base, args.baseline or ""))
+    for miss in now.get("misses", []):
+        print(json.dumps(miss, ensure_ascii=False, default=str))
+
+
+if __name__ == "__main__":
+    main()

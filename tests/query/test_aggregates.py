@@ -1,0 +1,79 @@
+"""The parser's aggregate rules (:mod:`agent_search.query.nl.aggregates`): what is computed,
+per what, and the answers the DSL validator accepts or refuses."""
+
+from __future__ import annotations
+
+import pytest
+
+from agent_search.query.dsl import DSLValidationError, validate_dsl
+from agent_search.query.nl.parser import parse
+
+from .schemas import NOW, music, shop
+
+
+def test_functions_on_a_named_numeric_field() -> None:
+    out = parse("the average, minimum and maximum price of audio products", shop(), now=NOW)
+    assert out["aggregates"] == ["avg(price)", "min(price)", "max(price)"]
+    assert out["wheres"] == [{"field": "category", "op": "=", "value": "audio"}]
+    validate_dsl(out, shop())
+
+
+def test_a_superlative_alone_orders_records() -> None:
+    out = parse("the product with the highest price", shop(), now=NOW)
+    assert "aggregates" not in out and out["orders"] == [{"field": "price", "order": "desc"}]
+
+
+def test_each_groups_by_a_field_or_a_related_model() -> None:
+    out = parse("how many products in each category", shop(), now=NOW)
+    assert out["group_by"] == ["category"] and out["aggregates"] == ["count"]
+    out = parse("the number of tracks for each genre", music(), now=NOW)
+    assert out["model"] == "Track" and out["group_by"] == ["genre.Name"]
+    validate_dsl(out, music())
+    out = parse("the total unit price of tracks per genre", music(), now=NOW)
+    assert out["group_by"] == ["genre.Name"] and out["aggregates"] == ["sum(UnitPrice)"]
+
+
+def test_most_common_and_count_conditions_on_groups() -> None:
+    out = parse("the most common category of products", shop(), now=NOW)
+    assert out["group_by"] == ["category"] and out["limit"] == 1
+    assert out["orders"] == [{"field": "count", "order": "desc"}]
+    out = parse("categories with at least two products", shop(), now=NOW)
+    assert out["having"] == [{"aggregate": "count", "op": ">=", "value": 2}]
+    assert out["group_by"] == ["category"]
+    validate_dsl(out, shop())
+
+
+def test_leftover_words_never_filter_an_aggregate() -> None:
+    out = parse("the average price of shiny products", shop(), now=NOW)
+    assert out["aggregates"] == ["avg(price)"] and out["wheres"] == []
+    assert any("'shiny'" in w for w in out["warnings"])
+
+
+@pytest.mark.parametrize(("dsl", "words"), [
+    ({"aggregates": ["avg(name)"]}, "numeric"),
+    ({"aggregates": ["count"], "group_by": ["nope"]}, "unknown group_by"),
+    ({"aggregates": ["count"], "orders": [{"field": "price"}]}, "orders by one of"),
+    ({"aggregates": [{"fn": "max"}]}, "needs a field"),
+    ({"aggregates": ["count"] * 9}, "at most 8"),
+])
+def test_the_validator_refuses_a_bad_aggregate(dsl: dict[str, object], words: str) -> None:
+    with pytest.raises(DSLValidationError, match=words):
+        validate_dsl({"model": "product", **dsl}, shop())
+
+
+def test_written_and_object_aggregates_are_one() -> None:
+    out = validate_dsl({"model": "product", "aggregates": [
+        "count(distinct category)", {"fn": "avg", "field": "PRICE"}],
+        "orders": [{"field": "avg(price)", "order": "desc"}]}, shop())
+    q = out.queries[0]
+    assert [a.name for a in q.aggregates] == ["count(distinct category)", "avg(price)"]
+    assert q.orders[0].field == "avg(price)"
+
+
+def test_rows_the_target_has_many_of_are_counted_per_target_row() -> None:
+    out = parse("artists and the number of albums", music(), now=NOW)
+    assert out["model"] == "Album" and out["group_by"] == ["artist.Name"]
+    assert out["aggregates"] == ["count"]
+    out = parse("the artist with the most albums", music(), now=NOW)
+    assert out["orders"] == [{"field": "count", "order": "desc"}] and out["limit"] == 1
+    validate_dsl(out, music())
