@@ -47,7 +47,7 @@ import anyio
 from agent_search.config import SearchConfig
 from agent_search.errors import InputError
 from agent_search.kb._chunking import Chunk, TokenCounter, approx_tokens, iter_chunks
-from agent_search.kb._embedder import Embedder, FastEmbedder, get_embedder
+from agent_search.kb._embedder import Embedder, get_embedder
 from agent_search.kb._filters import Group, IndexKind, IsNull, Match, MatchAny
 from agent_search.kb._loaders import (
     Document,
@@ -57,6 +57,7 @@ from agent_search.kb._loaders import (
     load_file,
     source_key,
 )
+from agent_search.kb._local import LocalEmbedder
 from agent_search.kb._sparse import BM25, TermCounts
 from agent_search.kb._store import (
     KBStore,
@@ -356,7 +357,7 @@ def _plan(paths: list[Path], root: Path, settings: KBSettings,
 
 
 def _token_counter(embedder: Embedder) -> TokenCounter:
-    if not isinstance(embedder, FastEmbedder):
+    if not isinstance(embedder, LocalEmbedder):
         return approx_tokens
     tokenizer = embedder.tokenizer
     # without offsets: half the time of encode_batch for the same ids
