@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import ConfigDict, Field, field_validator, model_validator
+from pydantic import AliasChoices, ConfigDict, Field, field_validator, model_validator
 
 from agent_search.config import KBConfig, SearchConfig
 
@@ -35,10 +35,13 @@ class KBSettings(KBConfig):
 
     # embeddings (recorded per collection at creation; later ingests must agree)
     embedding_provider: EmbeddingProvider = "fastembed"
-    embedding_model: str = Field(default=DEFAULT_MODEL, description=(
-        "the model: offline, 'sentence-transformers/all-MiniLM-L6-v2' (English) or "
-        "'intfloat/multilingual-e5-small' (~100 languages; short names work too); with "
-        "provider 'openai', the endpoint's model name"))
+    embedding_model: str = Field(
+        default=DEFAULT_MODEL, validation_alias=AliasChoices("embedding_model", "model"),
+        description=(
+            "the embedding model (also 'kb.model'): offline, "
+            "'sentence-transformers/all-MiniLM-L6-v2' (English) or "
+            "'intfloat/multilingual-e5-small' (~100 languages); short names work too; with "
+            "provider 'openai', the endpoint's model name"))
     embedding_url: str | None = Field(
         default=None, description="base URL of an OpenAI-compatible /embeddings endpoint"
     )

@@ -58,6 +58,10 @@ def test_a_file_that_is_not_a_model_is_refused_with_one_line(tmp_path: Path) -> 
 def test_short_model_names_resolve_and_unknown_offline_models_fail(tmp_path: Path) -> None:
     assert KBSettings.model_validate({"embedding_model": "multilingual-e5-small"}
                                      ).embedding_model == E5_MODEL
+    assert KBSettings.model_validate({"model": "multilingual-e5-small"}
+                                     ).embedding_model == E5_MODEL
+    config = SearchConfig.model_validate({"kb": {"model": "multilingual-e5-small"}})
+    assert KBSettings.from_config(config).embedding_model == E5_MODEL
     assert KBSettings.model_validate({"embedding_model": "All-MiniLM-L6-v2"}
                                      ).embedding_model.startswith("sentence-transformers/")
     with pytest.raises(EmbeddingError, match="not available"):
