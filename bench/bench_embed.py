@@ -5,9 +5,10 @@ Rows: fastembed ``TextEmbedding`` on the MiniLM folder (its own tokenizer call, 
 pooling), agent-search's MiniLM (the same ONNX file through onnxruntime + ``tokenizers``
 directly, :class:`agent_search.kb._embedder.FastEmbedder`) and multilingual-e5-small
 (:class:`agent_search.kb._e5.E5Embedder`). Columns: one short query at a time (p50 and the
-minimum, which is the least disturbed by other processes, in ms), and passages per second
-for SciFact abstracts and zh-rgb Chinese passages (single-threaded sessions, one per CPU,
-batches of 8, as ``kb ingest`` runs them), with the CPU seconds the process spent.
+minimum, and the CPU ms per query, which other processes on a shared machine move least),
+and passages per second for SciFact abstracts and zh-rgb Chinese passages (single-threaded
+sessions, one per CPU, batches of 8, as ``kb ingest`` runs them) with the CPU ms per
+passage.
 
 Run: ``.venv/bin/python bench/bench_embed.py [--passages 200] [--queries 200]``.
 Data home: ``$AGENT_SEARCH_HOME`` or ``bench/results/kb_home`` (the models are built there
@@ -48,14 +49,19 @@ def _texts(path: Path, n: int, *, with_title: bool) -> list[str]:
     return out
 
 
-def _latency(embed: Callable[[str], Any], queries: Sequence[str]) -> tuple[float, float]:
+def _latency(embed: Callable[[str], Any], queries: Sequence[str]
+             ) -> tuple[float, float, float]:
+    """p50 and minimum wall ms of one query, and the CPU ms it took on average (the
+    figure least moved by other processes on a shared machine)."""
     embed(queries[0])
     times = []
+    cpu = time.process_time()
     for q in queries:
         started = time.perf_counter()
         embed(q)
         times.append(time.perf_counter() - started)
-    return 1000 * statistics.median(times), 1000 * min(times)
+    cpu_ms = 1000 * (time.process_time() - cpu) / len(queries)
+    return 1000 * statistics.median(times), 1000 * min(times), cpu_ms
 
 
 def _throughput(embed: Callable[[list[str]], Any], texts: list[str]) -> tuple[float, float]:
@@ -123,21 +129,24 @@ def main() -> None:
     for name, ours, ref in rows:
         query = ref.query if ref else ours.embed_query
         embed = ref.embed if ref else ours.embed
-        en_p50, en_min = _latency(query, en_q)
-        zh_p50, zh_min = _latency(query, zh_q)
+        en = _latency(query, en_q)
+        zh = _latency(query, zh_q)
         en_rate, en_cpu = _throughput(embed, en_docs)
         zh_rate, zh_cpu = _throughput(embed, zh_docs)
-        results.append((name, en_p50, en_min, zh_p50, zh_min, en_rate, en_cpu, zh_rate, zh_cpu))
+        results.append((name, en, zh, en_rate, 1000 * en_cpu / len(en_docs), zh_rate,
+                        1000 * zh_cpu / len(zh_docs)))
     base = results[0]
     print(f"\nEmbedding speed ({default_workers()} sessions, batches of 8, 256-token cap; "
           f"{len(en_q)} + {len(zh_q)} queries, {len(en_docs)} + {len(zh_docs)} passages)\n")
-    print("| model | en query p50 / min ms | zh query p50 / min ms | SciFact docs/s (CPU s) "
-          "| zh passages/s (CPU s) | query min vs fastembed | docs/s vs fastembed |")
-    print("|---|---|---|---|---|---|---|")
-    for name, en_p50, en_min, zh_p50, zh_min, en_rate, en_cpu, zh_rate, zh_cpu in results:
-        print(f"| {name} | {en_p50:.2f} / {en_min:.2f} | {zh_p50:.2f} / {zh_min:.2f} | "
-              f"{en_rate:.1f} ({en_cpu:.1f}) | {zh_rate:.1f} ({zh_cpu:.1f}) | "
-              f"{en_min / base[2]:.2f}× | {en_rate / base[5]:.2f}× |")
+    print("| model | query p50 / min / CPU ms, en | zh | SciFact docs/s, CPU ms/doc "
+          "| zh passages/s, CPU ms/passage | CPU vs fastembed: en query, zh query, "
+          "SciFact docs, zh passages |")
+    print("|---|---|---|---|---|---|")
+    for name, en, zh, en_rate, en_cpu, zh_rate, zh_cpu in results:
+        ratios = (en[2] / base[1][2], zh[2] / base[2][2], en_cpu / base[4], zh_cpu / base[6])
+        print(f"| {name} | {en[0]:.2f} / {en[1]:.2f} / {en[2]:.2f} | "
+              f"{zh[0]:.2f} / {zh[1]:.2f} / {zh[2]:.2f} | {en_rate:.1f}, {en_cpu:.0f} | "
+              f"{zh_rate:.1f}, {zh_cpu:.0f} | " + ", ".join(f"{r:.2f}×" for r in ratios) + " |")
     print(f"\nload average during the run: {os.getloadavg()[0]:.1f}")
 
 

@@ -93,11 +93,13 @@ def test_e5_matches_questions_to_passages_across_languages(e5_home: Path) -> Non
     passages = ["自行车链条每骑行三百公里左右应清洁并上一次润滑油。",
                 "西葫芦在开花后七到十天、长到二十厘米左右时收获最好。",
                 "手冲咖啡的水温一般在九十到九十六摄氏度之间。",
+                "报销申请必须在三十天内提交，并附上发票。",
                 "Expense claims must be filed within 30 days with the receipts attached."]
     vectors = model.embed(passages)
     assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-4)
     questions = ["链条多久上一次油", "西葫芦什么时候收获",
-                 "What water temperature for pour-over coffee?", "报销要在多少天内提交"]
+                 "What water temperature for pour-over coffee?", "报销要在多少天内提交",
+                 "How long do I have to file an expense claim?"]
     for expected, question in enumerate(questions):
         scores = vectors @ model.embed_query(question)
         assert int(np.argmax(scores)) == expected, (question, scores)
