@@ -189,6 +189,7 @@ async def _latency(name: str) -> list[str]:
     embedder = embedder_for_collection(info.meta, settings, HOME)
     bm25 = bm25_of(info.meta, settings)
     vectors = [(embedder.embed_query(q), bm25.query_vector(q)) for q in queries]
+    lines += _embedding_lines(embedder, queries)
     plan = QueryPlan.of(settings, "hybrid", 10, bm25.k1)
     for label, flt in (("store only (vectors given): public", visibility(None, None)),
                        ("store only: tenant filter", visibility("alice", "red"))):
@@ -199,6 +200,27 @@ async def _latency(name: str) -> list[str]:
             times.append((time.perf_counter() - t0) * 1000)
         lines.append(f"| {label} | {_pct(times, 0.5):.2f} | {_pct(times, 0.95):.2f} |")
     return lines
+
+
+def _embedding_lines(embedder: Any, queries: list[str]) -> list[str]:
+    """The query embedding alone, ours and fastembed's own on the same model folder, and
+    both models' passages/s on 300 abstracts, measured here, beside the figures above."""
+    from bench_embed import _FastembedRunner, _latency, _texts, _throughput
+
+    from agent_search.kb._embedder import prepare_model_dir
+
+    reference = _FastembedRunner(prepare_model_dir(HOME, 256))
+    ours_p50, ours_min = _latency(embedder.embed_query, queries)
+    ref_p50, ref_min = _latency(reference.query, queries)
+    docs = _texts(SCIFACT / "corpus.jsonl", 300, with_title=True)
+    ours_rate, _ = _throughput(embedder.embed, docs)
+    ref_rate, _ = _throughput(reference.embed, docs)
+    return [f"| query embedding alone ({embedder.model_id}): p50 / min | {ours_p50:.2f} | "
+            f"min {ours_min:.2f} |",
+            f"| query embedding alone, fastembed's own run of MiniLM: p50 / min | "
+            f"{ref_p50:.2f} | min {ref_min:.2f} |",
+            f"| embedding 300 abstracts, docs/s: ours / fastembed's | {ours_rate:.1f} | "
+            f"{ref_rate:.1f} |"]
 
 
 # -- 4. a synthetic 100k-chunk collection -------------------------------------------------------

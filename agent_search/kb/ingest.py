@@ -43,7 +43,7 @@ import anyio
 
 from agent_search.config import SearchConfig
 from agent_search.kb._chunking import Chunk, TokenCounter, approx_tokens, iter_chunks
-from agent_search.kb._embedder import Embedder, FastEmbedder, get_embedder
+from agent_search.kb._embedder import Embedder, get_embedder
 from agent_search.kb._filters import Group, Match, MatchAny
 from agent_search.kb._loaders import (
     PARSED_SUFFIXES,
@@ -61,6 +61,7 @@ from agent_search.kb._schema import (
     check_compatible,
     point_id,
 )
+from agent_search.kb._local import LocalEmbedder
 from agent_search.kb._store import (
     KBStore,
     check_collection_name,
@@ -211,7 +212,7 @@ def _plan(paths: list[Path], root: Path, settings: KBSettings, report: IngestRep
 
 
 def _token_counter(embedder: Embedder) -> TokenCounter:
-    if not isinstance(embedder, FastEmbedder):
+    if not isinstance(embedder, LocalEmbedder):
         return approx_tokens
     tokenizer = embedder.tokenizer
     # without offsets: half the time of encode_batch for the same ids

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import ConfigDict, Field, model_validator
+from pydantic import AliasChoices, ConfigDict, Field, field_validator, model_validator
 
 from agent_search.config import KBConfig, SearchConfig
 
@@ -18,6 +18,9 @@ EmbeddingProvider = Literal["fastembed", "openai"]
 Int8Mode = Literal["dynamic", "weights"]
 
 DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
+E5_MODEL = "intfloat/multilingual-e5-small"
+# the offline models by their short names too (kb.embedding_model: multilingual-e5-small)
+OFFLINE_MODELS = {name.rsplit("/", 1)[-1].lower(): name for name in (DEFAULT_MODEL, E5_MODEL)}
 
 
 class KBSettings(KBConfig):
@@ -32,7 +35,13 @@ class KBSettings(KBConfig):
 
     # embeddings (recorded per collection at creation; later ingests must agree)
     embedding_provider: EmbeddingProvider = "fastembed"
-    embedding_model: str = DEFAULT_MODEL
+    embedding_model: str = Field(
+        default=DEFAULT_MODEL, validation_alias=AliasChoices("embedding_model", "model"),
+        description=(
+            "the embedding model (also 'kb.model'): offline, "
+            "'sentence-transformers/all-MiniLM-L6-v2' (English) or "
+            "'intfloat/multilingual-e5-small' (~100 languages); short names work too; with "
+            "provider 'openai', the endpoint's model name"))
     embedding_url: str | None = Field(
         default=None, description="base URL of an OpenAI-compatible /embeddings endpoint"
     )
@@ -92,6 +101,11 @@ class KBSettings(KBConfig):
     # graph
     graph_hops: int = Field(default=1, ge=1, le=2)
     graph_boost: float = Field(default=0.1, ge=0, le=1)
+
+    @field_validator("embedding_model")
+    @classmethod
+    def _full_model_name(cls, value: str) -> str:
+        return OFFLINE_MODELS.get(value.strip().lower(), value)
 
     @model_validator(mode="after")
     def _check(self) -> KBSettings:

@@ -81,6 +81,20 @@ def test_parallel_sessions_keep_the_input_order(model_home: Path) -> None:
     assert float(query @ one[-1]) > 0.99
 
 
+def test_minilm_gives_fastembeds_vectors_without_fastembed(model_home: Path) -> None:
+    """The model runs through onnxruntime + tokenizers directly; collections built when
+    fastembed ran it must keep matching their queries."""
+    from fastembed import TextEmbedding
+
+    model_dir = prepare_model_dir(model_home, 256)
+    texts = [*_abstracts(6), "what causes cancer?", "字" * 300]  # the last one is truncated
+    ours = FastEmbedder(model_dir, int8="dynamic", workers=1, batch_size=8).embed(texts)
+    reference = TextEmbedding("sentence-transformers/all-MiniLM-L6-v2",
+                              specific_model_path=str(model_dir), threads=1)
+    theirs = np.asarray(list(reference.embed(texts, batch_size=8)), dtype=np.float32)
+    assert (ours * theirs).sum(axis=1).min() > 0.9999
+
+
 async def test_collections_record_their_int8_mode(home: Path, docs: Path) -> None:
     config = SearchConfig(home=home)
     await ingest_paths(config, [docs / "pasta.txt"], "new")
