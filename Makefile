@@ -6,7 +6,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 export AGENT_SEARCH_HOME ?= $(CURDIR)/.agent_search
 
-.PHONY: install demo test test-slow lint bench clean
+.PHONY: install demo test test-slow lint bench bench-floors clean
 
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -33,6 +33,9 @@ test-slow: install
 
 bench: install
 	$(PY) bench/run_all.py
+
+bench-floors: install
+	$(PY) bench/bench_floors.py
 
 clean:
 	rm -rf $(VENV) .agent_search .mypy_cache .ruff_cache .pytest_cache
