@@ -6,7 +6,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 export AGENT_SEARCH_HOME ?= $(CURDIR)/.agent_search
 
-.PHONY: install demo test test-slow test-repeat lint docs bench bench-grounding bench-spider clean
+.PHONY: install demo test test-slow test-repeat lint docs bench bench-grounding bench-spider bench-floors clean
 
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -56,6 +56,9 @@ bench-grounding: install
 
 bench-spider: install  ## database search on the public Spider dev databases (issue 23)
 	$(PY) bench/bench_spider.py --baseline dba4829
+
+bench-floors: install
+	$(PY) bench/bench_floors.py
 
 clean:
 	rm -rf $(VENV) .agent_search .mypy_cache .ruff_cache .pytest_cache site

@@ -172,12 +172,16 @@ def write_corpus(path: Path, gold: set[str], distractors: int) -> int:
     return kept
 
 
-def write_assistants(root: Path, db: Path) -> tuple[Path, dict[bool, Path]]:
+def write_assistants(root: Path, db: Path, score_scale: str | None = None
+                     ) -> tuple[Path, dict[bool, Path]]:
     """The config folder, and the assistant with the default floors (True) and with the
-    floors switched off in its package (False)."""
+    floors switched off in its package (False). ``score_scale``: ``kb.score_scale``."""
     config = root / "config"
     config.mkdir()
-    (config / "search.yao").write_text(json.dumps({"db": {"url": f"sqlite:///{db}"}}))
+    search: dict[str, Any] = {"db": {"url": f"sqlite:///{db}"}}
+    if score_scale is not None:
+        search["kb"] = {"score_scale": score_scale}
+    (config / "search.yao").write_text(json.dumps(search))
     assistants = {}
     for floors in (True, False):
         floor = {} if floors else {"min_score": 0}
@@ -272,6 +276,8 @@ def main() -> int:
     parser.add_argument("--work", type=Path, default=None, help=(
         "a folder to keep the data home in and reuse next time (ingest is idempotent: "
         "a second run only checks the corpus); default: a temporary folder"))
+    parser.add_argument("--score-scale", choices=("background", "reference"), default=None,
+                        help="kb.score_scale (default: the kb's default)")
     args = parser.parse_args()
     if not SCIFACT.is_dir() or not CHINOOK.is_file():
         print(f"bench_trust: needs {SCIFACT} and {CHINOOK}", file=sys.stderr)
@@ -289,7 +295,7 @@ def main() -> int:
         store = chinook_questions(db)
         none = [Question("none", text, set()) for text in OUT_OF_SCOPE]
         questions = claims + store + none
-        config_dir, assistants = write_assistants(root, db)
+        config_dir, assistants = write_assistants(root, db, args.score_scale)
 
         from agent_search.config import load_config
         from agent_search.kb.ingest import ingest_paths

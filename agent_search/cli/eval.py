@@ -31,6 +31,9 @@ def retrieval(
         "--chunk-tokens",
         help="Chunk size for this corpus (default: kb.chunk_tokens if configured, else "
              "512: BEIR records are passages and stay whole)")] = None,
+    ignore_self: Annotated[bool, typer.Option(
+        "--ignore-self", help="Drop a hit whose document id is the query's id (ArguAna, "
+                              "as BEIR does)")] = False,
     config_dir: Annotated[Path | None, typer.Option("--config",
                                                     help="Configuration folder.")] = None,
     json_out: Annotated[bool, typer.Option("--json", help="Print one JSON document.")] = False,
@@ -55,6 +58,7 @@ def retrieval(
                 work_progress("querying", unit="items") as on_query:
             report = anyio.run(lambda: evaluate(config, dataset_dir, split=split, mode=mode,
                                                 max_queries=max_queries, max_docs=max_docs,
+                                                ignore_self=ignore_self,
                                                 progress=on_progress, query_progress=on_query))
     except (DatasetError, ValueError) as exc:
         fail(str(exc))

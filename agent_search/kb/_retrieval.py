@@ -60,12 +60,14 @@ the collection and the candidates:
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
+from agent_search.kb._background import Null
 from agent_search.kb._filters import Group, HasId, all_of
 from agent_search.kb._sparse import SparseVec
 from agent_search.kb._stats import CollectionStats, Moments, ln_bound
@@ -75,7 +77,6 @@ from agent_search.kb._store import (
     FusionQuery,
     KBStore,
     QuerySpec,
-    Scored,
     VectorQuery,
 )
 from agent_search.kb.settings import KBSettings
@@ -123,6 +124,58 @@ def calibrated_fused(z: float) -> float:
     return sigmoid(a + b * z)
 
 
+@dataclass(frozen=True, slots=True)
+class Evidence:
+    """How a chunk's evidence over the background (:mod:`agent_search.kb._background`) is
+    scored: per branch, ``σ(slope · (z − middle))`` with ``z`` the chunk's cosine or
+    coverage in background standard deviations above the query's background mean; and
+    how much a branch's weight in the fusion is trusted for one query (``weak``: the
+    evidence of the branch's best candidate, as a share of the branch's ``middle``, at
+    which the branch is given no weight)."""
+
+    dense: tuple[float, float]  # middle, slope
+    sparse: tuple[float, float]
+    weak: float
+
+
+EVIDENCE = Evidence(dense=(9.0, 1.0), sparse=(17.0, 0.5), weak=0.2)
+"""Chosen on small collections (5, 20 and 100 documents) sampled from SciFact's non-test
+claims, half of ArguAna's queries and half of zh-rgb's, with off-topic questions in both
+languages (``bench/bench_floors.py``): with the default floor ``kb.min_score`` 0.02 a
+chunk is kept when its cosine is ≥ 5.1 background deviations above unrelated text, or its
+coverage ≥ 9.2 (BM25's background spread is narrow, mostly the least one,
+:data:`agent_search.kb._background.COVERAGE_STD_MIN`: then 9.2 deviations are 9.2% of
+the query's weight). On those collections the relevant documents stood 7-15 deviations above the
+background by their cosine (English; Chinese with the English model: 0.5-2.5, so only BM25
+carries it) and off-topic questions' best matches −0.5-2.4."""
+
+
+def dense_evidence_score(null: Null, cosine: float) -> float:
+    middle, slope = EVIDENCE.dense
+    return sigmoid(slope * (null.dense_evidence(cosine) - middle))
+
+
+def sparse_evidence_score(null: Null, coverage: float) -> float:
+    middle, slope = EVIDENCE.sparse
+    return sigmoid(slope * (null.sparse_evidence(coverage) - middle)) if coverage > 0 else 0.0
+
+
+def evidence_score(null: Null, cosine: float | None, coverage: float | None) -> float:
+    """A hybrid hit's score: the chance that at least one branch's evidence is real
+    (noisy-or of both branch scores), so a weak branch never drags a strong one down."""
+    d = dense_evidence_score(null, cosine) if cosine is not None else 0.0
+    s = sparse_evidence_score(null, coverage) if coverage is not None else 0.0
+    return d + s - d * s
+
+
+def reliability(evidence: float, middle: float) -> float:
+    """How far a branch's best candidate stands out, as a weight factor in 0..1: 0 at or
+    under :attr:`Evidence.weak` of the branch's ``middle`` (the branch finds nothing
+    unrelated text would not give), 1 from the middle up."""
+    share = evidence / middle
+    return min(1.0, max(0.0, (share - EVIDENCE.weak) / (1.0 - EVIDENCE.weak)))
+
+
 def _standard(x: NDArray[np.float32], n: int, mean: float, var: float, mean_ref: float,
               var_ref: float, prior: float) -> NDArray[np.float32]:
     """(x − mean) / std with the collection's moments over ``n`` chunks pooled with the
@@ -139,11 +192,13 @@ def _standard(x: NDArray[np.float32], n: int, mean: float, var: float, mean_ref:
 
 def fuse(dense: NDArray[np.float32], coverage: NDArray[np.float32], moments: Moments | None,
          dense_weight: float, sparse_weight: float,
-         prior: float = CALIBRATION.prior_chunks) -> NDArray[np.float32]:
+         prior: float = CALIBRATION.prior_chunks,
+         reference: tuple[float, float, float, float] | None = None) -> NDArray[np.float32]:
     """The weighted mean of both features' standard scores (see :func:`_standard`): the
     ranking key of the ``calibrated`` hybrid (``zscore``: ``prior`` 0, the collection's
-    moments only); :func:`calibrated_fused` maps it to the probability scale."""
-    dm, dv, cm, cv = CALIBRATION.reference
+    moments only). ``reference``: the moments pooled with the collection's (the query's
+    background :class:`Null`; default the SciFact calibration's averages)."""
+    dm, dv, cm, cv = reference or CALIBRATION.reference
     mo = moments or Moments(0, 0.0, 0.0, 0.0, 0.0)
     total = (dense_weight + sparse_weight) or 1.0
     out: NDArray[np.float32] = (
@@ -230,14 +285,19 @@ def rocchio(query: NDArray[np.float32], feedback: NDArray[np.float32],
 
 def search(store: KBStore, collection: str, plan: QueryPlan,
            dense: NDArray[np.float32] | None, sparse: SparseVec | None,
-           flt: Group | None, points: int) -> list[Hit]:
+           flt: Group | None, points: int, null: Null | None = None) -> list[Hit]:
     """Search one collection (``flt``: the request's filter AND the caller's visibility);
-    with pseudo-relevance feedback, a second round with the moved query vector."""
+    with pseudo-relevance feedback, a second round with the moved query vector.
+
+    ``null``: the query's similarity to unrelated text (:mod:`agent_search.kb._background`);
+    with it, scores are evidence over that background and the hybrid weighs each branch by
+    how far its best candidate stands out (see :data:`EVIDENCE`); without it (a caller
+    that has no background), the SciFact calibration's constants."""
     sparse = sparse if sparse is not None and sparse.indices else None
     needs_stats = sparse is not None or (plan.mode == "hybrid"
                                          and plan.fusion in ("calibrated", "zscore"))
     stats = store.stats(collection) if needs_stats and plan.mode != "dense" else None
-    hits = _search(store, collection, plan, dense, sparse, flt, points, stats)
+    hits = _search(store, collection, plan, dense, sparse, flt, points, stats, null)
     if not (plan.prf_docs and dense is not None and hits):
         return hits
     records = store.retrieve(collection, [h.point_id for h in hits[:plan.prf_docs]],
@@ -248,12 +308,12 @@ def search(store: KBStore, collection: str, plan: QueryPlan,
     feedback = np.asarray(rows, dtype=np.float32)
     feedback /= np.maximum(np.linalg.norm(feedback, axis=1, keepdims=True), 1e-12)
     moved = rocchio(dense, feedback, plan.prf_weight)
-    return _search(store, collection, plan, moved, sparse, flt, points, stats)
+    return _search(store, collection, plan, moved, sparse, flt, points, stats, null)
 
 
 def _search(store: KBStore, collection: str, plan: QueryPlan,
             dense: NDArray[np.float32] | None, sparse: SparseVec | None, flt: Group | None,
-            points: int, stats: CollectionStats | None) -> list[Hit]:
+            points: int, stats: CollectionStats | None, null: Null | None) -> list[Hit]:
     dense_q = dense.tolist() if dense is not None else None
     bound = 1.0
     if sparse is not None:
@@ -265,16 +325,22 @@ def _search(store: KBStore, collection: str, plan: QueryPlan,
             return []
         found = store.query_batch(collection, [VectorQuery(DENSE, dense_q, plan.limit, flt,
                                                            with_payload=True)])[0]
+        if null is not None:
+            return [Hit(p.id, dense_evidence_score(null, p.score), p.payload or {})
+                    for p in found]
         return [Hit(p.id, calibrated_dense(p.score), p.payload or {}) for p in found]
     if plan.mode == "sparse":
         if sparse is None:
             return []
         found = store.query_batch(collection, [VectorQuery(SPARSE, sparse, plan.limit, flt,
                                                            with_payload=True)])[0]
+        if null is not None:
+            return [Hit(p.id, sparse_evidence_score(null, p.score / bound), p.payload or {})
+                    for p in found]
         return [Hit(p.id, calibrated_sparse(p.score / bound), p.payload or {}) for p in found]
     if plan.fusion == "calibrated" or (plan.fusion == "zscore" and stats is not None):
         return _standardised(store, collection, plan, dense, dense_q, sparse, bound, flt,
-                             stats)
+                             stats, null)
     return _engine_fusion(store, collection, plan, dense_q, sparse, flt)
 
 
@@ -300,102 +366,180 @@ def _engine_fusion(store: KBStore, collection: str, plan: QueryPlan,
     return [Hit(p.id, min(1.0, max(0.0, p.score / scale)), p.payload or {}) for p in found]
 
 
+@dataclass(slots=True)
+class _Pool:
+    """The hybrid's candidates: each one's cosine and coverage as far as known, and the
+    payloads once read. ``both``: the query has a dense and a sparse part."""
+
+    cosines: dict[str, float]
+    coverages: dict[str, float]
+    both: bool
+    payloads: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    def ids(self) -> list[str]:
+        """The candidates in the order ties are broken in: the dense list, then the
+        sparse-only ones."""
+        return [*self.cosines, *(i for i in self.coverages if i not in self.cosines)]
+
+
 def _standardised(store: KBStore, collection: str, plan: QueryPlan,
                   dense: NDArray[np.float32] | None, dense_q: list[float] | None,
                   sparse: SparseVec | None, bound: float, flt: Group | None,
-                  stats: CollectionStats | None) -> list[Hit]:
+                  stats: CollectionStats | None, null: Null | None = None) -> list[Hit]:
     """Hybrid ``calibrated`` / ``zscore`` over the union of both branches' candidates,
-    in two engine calls:
+    in two engine calls, as four steps:
 
-    1. one batch of the two branches' top ``prefetch`` (the request's filter applied);
-    2. one batch that reads the payloads of the candidates that can still rank in the
-       top ``limit`` and scores those found by one branch only on the other feature (a
-       ``has_id`` filter: exact cosine; BM25, or 0 when no query term matches).
+    1. :func:`_gather`: one batch of the two branches' top ``prefetch`` (the request's
+       filter applied);
+    2. :func:`_prune`: the candidates that can still rank in the top ``limit`` (bounds);
+    3. :func:`_read`: one batch that reads their payloads and scores those found by one
+       branch only on the other feature (a ``has_id`` filter: exact cosine; BM25, or 0
+       when no query term matches);
+    4. :func:`_calibrate`: rank by the fused standard score and give each hit its score.
 
-    Which candidates can still rank is decided by bounds: a chunk missing from one list
-    scores at most that list's last score there (its cosine ≥ −1, its coverage ≥ 0), and
-    :func:`fuse` increases with both features, also in float32 rounding. A chunk whose
-    best case is below the ``limit``-th best worst case cannot rank; the others are
-    ranked exactly as if every candidate had been scored (same values, same order of
-    ties), so the result is the one of scoring the whole union."""
+    The result is the one of scoring the whole union (see :func:`_prune`). With the
+    query's background ``null`` (``calibrated`` only), each branch's weight is scaled by
+    its :func:`reliability` for this query (from its best candidate, known after step 1),
+    and small collections pool their moments with the background's."""
     first = [q for q in (
         VectorQuery(DENSE, dense_q, plan.prefetch, flt) if dense_q is not None else None,
         VectorQuery(SPARSE, sparse, plan.prefetch, flt) if sparse is not None else None)
         if q is not None]
     if not first:
         return []
-    cosines: dict[str, float] = {}
-    coverages: dict[str, float] = {}
-    for query, points in zip(first, store.query_batch(collection, [*first]), strict=True):
-        _collect(query.using, points, cosines, coverages, bound)
-    both = dense_q is not None and sparse is not None
+    pool = _gather(store, collection, first, bound, both=dense_q is not None
+                   and sparse is not None)
     moments = stats.moments(dense, sparse, plan.k1) if stats is not None else None
     prior = 0.0 if plan.fusion == "zscore" else CALIBRATION.prior_chunks
+    null = null if plan.fusion == "calibrated" else None
+    weights = _weights(pool, plan, null)
+    reference = null.reference if null is not None else None
 
     def fused_of(cos: list[float], cov: list[float]) -> NDArray[np.float32]:
         return fuse(np.asarray(cos, dtype=np.float32), np.asarray(cov, dtype=np.float32),
-                    moments, plan.dense_weight, plan.sparse_weight, prior=prior)
+                    moments, *weights, prior=prior, reference=reference)
 
-    # candidates in the order ties are broken in: the dense list, then the sparse-only
-    ids = [*cosines, *(i for i in coverages if i not in cosines)]
-    if len(ids) > plan.limit:
-        # a full list's last score bounds what it left out, a short list left out
-        # nothing; without one of the branches its feature is 0 for every chunk
-        cos_cap = (min(cosines.values()) if len(cosines) >= plan.prefetch else 1.0) \
-            if both else 0.0
-        cov_cap = (min(coverages.values()) if len(coverages) >= plan.prefetch else 0.0) \
-            if both else 0.0
-        # one call for both bounds: worst cases first, then best cases
-        bounds = fused_of([*(cosines.get(i, -1.0 if both else 0.0) for i in ids),
-                           *(cosines.get(i, cos_cap) for i in ids)],
-                          [*(coverages.get(i, 0.0) for i in ids),
-                           *(coverages.get(i, cov_cap) for i in ids)])
-        worst, best = bounds[:len(ids)], bounds[len(ids):]
-        floor = np.partition(worst, len(ids) - plan.limit)[len(ids) - plan.limit]
-        ids = [ids[i] for i in np.flatnonzero(best >= floor).tolist()]
-    # the first query reads the payloads (and the missing cosines) of every candidate
-    # left, the second the missing coverages; both keep the request's filter
+    ids = _prune(pool, plan, fused_of)
+    ids = _read(store, collection, pool, ids, first, dense_q, sparse, bound, flt)
+    return _calibrate(pool, ids, plan, fused_of, null)
+
+
+def _weights(pool: _Pool, plan: QueryPlan, null: Null | None) -> tuple[float, float]:
+    """The branch weights for this query: the configured ones, each scaled by the
+    branch's :func:`reliability` (its best candidate's evidence over the background). A
+    branch that finds nothing unrelated text would not give (all-MiniLM-L6-v2 on Chinese)
+    then stops diluting the other; when neither stands out, the configured weights."""
+    if null is None or not pool.both:
+        return plan.dense_weight, plan.sparse_weight
+    dense = plan.dense_weight * reliability(
+        null.dense_evidence(max(pool.cosines.values(), default=-1.0)), EVIDENCE.dense[0])
+    sparse = plan.sparse_weight * reliability(
+        null.sparse_evidence(max(pool.coverages.values(), default=0.0)), EVIDENCE.sparse[0])
+    if dense + sparse <= 0.0:
+        return plan.dense_weight, plan.sparse_weight
+    return dense, sparse
+
+
+def _gather(store: KBStore, collection: str, first: list[VectorQuery], bound: float, *,
+            both: bool) -> _Pool:
+    """Step 1: each branch's top ``prefetch`` in one batch."""
+    pool = _Pool({}, {}, both)
+    for query, points in zip(first, store.query_batch(collection, [*first]), strict=True):
+        for p in points:
+            if query.using == DENSE:
+                pool.cosines[p.id] = p.score
+            else:
+                pool.coverages[p.id] = p.score / bound
+    return pool
+
+
+def _prune(pool: _Pool, plan: QueryPlan,
+           fused_of: Callable[[list[float], list[float]], NDArray[np.float32]]) -> list[str]:
+    """Step 2: the candidates that can still rank in the top ``limit``, in tie order.
+
+    A chunk missing from one list scores at most that list's last score there (its cosine
+    ≥ −1, its coverage ≥ 0), and :func:`fuse` increases with both features, also in
+    float32 rounding. A chunk whose best case is below the ``limit``-th best worst case
+    cannot rank; the others are ranked exactly as if every candidate had been scored
+    (same values, same order of ties)."""
+    ids = pool.ids()
+    if len(ids) <= plan.limit:
+        return ids
+    cosines, coverages, both = pool.cosines, pool.coverages, pool.both
+    # a full list's last score bounds what it left out, a short list left out nothing;
+    # without one of the branches its feature is 0 for every chunk
+    cos_cap = (min(cosines.values()) if len(cosines) >= plan.prefetch else 1.0) \
+        if both else 0.0
+    cov_cap = (min(coverages.values()) if len(coverages) >= plan.prefetch else 0.0) \
+        if both else 0.0
+    # one call for both bounds: worst cases first, then best cases
+    bounds = fused_of([*(cosines.get(i, -1.0 if both else 0.0) for i in ids),
+                       *(cosines.get(i, cos_cap) for i in ids)],
+                      [*(coverages.get(i, 0.0) for i in ids),
+                       *(coverages.get(i, cov_cap) for i in ids)])
+    worst, best = bounds[:len(ids)], bounds[len(ids):]
+    floor = np.partition(worst, len(ids) - plan.limit)[len(ids) - plan.limit]
+    return [ids[i] for i in np.flatnonzero(best >= floor).tolist()]
+
+
+def _read(store: KBStore, collection: str, pool: _Pool, ids: list[str],
+          first: list[VectorQuery], dense_q: list[float] | None, sparse: SparseVec | None,
+          bound: float, flt: Group | None) -> list[str]:
+    """Step 3: one batch that reads the payloads (and the missing cosines) of every
+    candidate left and the missing coverages; both keep the request's filter. Returns the
+    candidates found, in tie order (the sparse-only ones last, in the order of their
+    cosines)."""
     kept = all_of(flt, Group(must=(HasId(tuple(ids)),)))
     reads: list[QuerySpec] = [
         VectorQuery(DENSE, dense_q, len(ids), kept, with_payload=True) if dense_q is not None
         else VectorQuery(SPARSE, first[0].vector, len(ids), kept, with_payload=True)]
-    no_cov = tuple(i for i in ids if i not in coverages) if sparse is not None and both else ()
+    no_cov = tuple(i for i in ids if i not in pool.coverages) \
+        if sparse is not None and pool.both else ()
     if sparse is not None and no_cov:
         reads.append(VectorQuery(SPARSE, sparse, len(no_cov),
                                  all_of(flt, Group(must=(HasId(no_cov),)))))
     found = store.query_batch(collection, reads)
-    payloads = {p.id: p.payload or {} for p in found[0]}
-    if both:
-        # the sparse-only candidates come last, in the order of their cosines
-        listed = [i for i in ids if i in cosines]
-        sparse_only = [p.id for p in found[0] if p.id not in cosines]
-        for p in found[0]:
-            cosines.setdefault(p.id, p.score)
-        for p in found[1] if no_cov else ():
-            coverages[p.id] = p.score / bound
-        ids = [*listed, *sparse_only]
-    cos = np.asarray([cosines.get(i, 0.0) for i in ids], dtype=np.float32)
-    cov = np.asarray([coverages.get(i, 0.0) for i in ids], dtype=np.float32)
-    fused = fuse(cos, cov, moments, plan.dense_weight, plan.sparse_weight, prior=prior)
-    order = np.argsort(-fused, kind="stable")[:plan.limit]
+    pool.payloads = {p.id: p.payload or {} for p in found[0]}
+    if not pool.both:
+        return ids
+    listed = [i for i in ids if i in pool.cosines]
+    sparse_only = [p.id for p in found[0] if p.id not in pool.cosines]
+    for p in found[0]:
+        pool.cosines.setdefault(p.id, p.score)
+    for p in found[1] if no_cov else ():
+        pool.coverages[p.id] = p.score / bound
+    return [*listed, *sparse_only]
+
+
+def _calibrate(pool: _Pool, ids: list[str], plan: QueryPlan,
+               fused_of: Callable[[list[float], list[float]], NDArray[np.float32]],
+               null: Null | None = None) -> list[Hit]:
+    """Step 4: rank by the fused standard score; ``zscore`` shows it as z / (z + 5),
+    ``calibrated`` scores it on the absolute scale: :func:`evidence_score` over the
+    query's background, or without one the SciFact calibration's ``σ(a + b·z)``."""
+    cos = [pool.cosines.get(i, 0.0) for i in ids]
+    cov = [pool.coverages.get(i, 0.0) for i in ids]
+    fused = fused_of(cos, cov)
+    order = np.argsort(-fused, kind="stable")[:plan.limit].tolist()
     if plan.fusion == "zscore":
-        scored = [(ids[i], z_to_unit(float(fused[i]))) for i in order.tolist()]
+        scored = [(ids[i], z_to_unit(float(fused[i]))) for i in order]
+    elif null is not None:
+        scored, ceiling = [], 1.0
+        for i in order:
+            ceiling = min(ceiling, evidence_score(
+                null, pool.cosines.get(ids[i]) if pool.cosines else None,
+                pool.coverages.get(ids[i], 0.0) if pool.coverages else None))
+            scored.append((ids[i], ceiling))
     else:
         # rank with the collection's moments (quality), score with the reference's only
         # (absolute: a topical collection's own moments would call its best match
         # ordinary); a running minimum keeps the scores in ranking order
-        absolute = fuse(cos[order], cov[order], None, plan.dense_weight, plan.sparse_weight)
+        absolute = fuse(np.asarray([cos[i] for i in order], dtype=np.float32),
+                        np.asarray([cov[i] for i in order], dtype=np.float32), None,
+                        plan.dense_weight, plan.sparse_weight)
         scored, ceiling = [], 1.0
-        for i, z in zip(order.tolist(), absolute.tolist(), strict=True):
+        for i, z in zip(order, absolute.tolist(), strict=True):
             ceiling = min(ceiling, calibrated_fused(z))
             scored.append((ids[i], ceiling))
-    return [Hit(pid, score, payloads[pid]) for pid, score in scored if pid in payloads]
-
-
-def _collect(using: str, points: list[Scored], cosines: dict[str, float],
-             coverages: dict[str, float], bound: float) -> None:
-    for p in points:
-        if using == DENSE:
-            cosines[p.id] = p.score
-        else:
-            coverages[p.id] = p.score / bound
+    return [Hit(pid, score, pool.payloads[pid]) for pid, score in scored
+            if pid in pool.payloads]

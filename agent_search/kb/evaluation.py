@@ -221,11 +221,14 @@ def passage_config(config: SearchConfig) -> SearchConfig:
 async def evaluate(config: SearchConfig, folder: Path, *, split: str = "test",
                    mode: str = "hybrid", max_queries: int | None = None,
                    max_docs: int | None = None, options: dict[str, Any] | None = None,
+                   ignore_self: bool = False,
                    progress: Callable[[int, int], None] | None = None,
                    query_progress: Callable[[int, int], None] | None = None) -> EvalReport:
     """Ingest (or reuse) the corpus and score ``mode`` on the split's queries. The corpus
     is ingested as passages (:data:`PASSAGE_TOKENS`) unless ``kb.chunk_tokens`` is set.
-    ``progress`` follows the ingest (bytes), ``query_progress`` the queries (count)."""
+    ``progress`` follows the ingest (bytes), ``query_progress`` the queries (count).
+    ``ignore_self`` drops a hit whose document id is the query's id (ArguAna, where each
+    query is also a document of the corpus; BEIR's evaluation does the same)."""
     config = passage_config(config)
     dataset = await anyio.to_thread.run_sync(load_dataset, folder, split)
     if max_queries is not None or max_docs is not None:
@@ -253,7 +256,8 @@ async def evaluate(config: SearchConfig, folder: Path, *, split: str = "test",
         ranked: list[str] = []
         seen: set[str] = set()
         for item in result.items:
-            if item.document_id and item.document_id not in seen:
+            if item.document_id and item.document_id not in seen and not (
+                    ignore_self and item.document_id == qid):
                 seen.add(item.document_id)
                 ranked.append(item.document_id)
         rels = dataset.qrels[qid]

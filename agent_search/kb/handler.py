@@ -37,6 +37,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictInt, field_validator
 from agent_search.config import SearchConfig
 from agent_search.context import Context
 from agent_search.errors import FilterError
+from agent_search.kb._background import dense_background, null_of
 from agent_search.kb._embedder import Embedder, EmbeddingError, embedder_for_collection
 from agent_search.kb._filters import Group, HasId, all_of, indexed_fields, to_filter
 from agent_search.kb._retrieval import Hit, QueryPlan, search
@@ -212,19 +213,27 @@ def _retrieve(settings: KBSettings, home: Path, wanted: list[str], mode: str, li
             # searches use the collection's own BM25 parameters; only the vectors must agree
             check_compatible(info.name, info.meta, embedder, settings, bm25=False)
             store.ensure_indexes(info.name, indexed_fields(request_filter))
+            background = (dense_background(embedder, home) if mode != "sparse"
+                          and settings.score_scale == "background" else None)
             hits.extend(_search_one(store, info, settings, mode, limit,
                                     vectors.get(embedder.model_id), query,
-                                    all_of(request_filter, allowed)))
+                                    all_of(request_filter, allowed), background,
+                                    settings.score_scale == "background"))
         node.attributes["hits"] = len(hits)
     return [info for info, _ in targets], hits
 
 
 def _search_one(store: KBStore, info: CollectionInfo, settings: KBSettings, mode: str,
-                limit: int, dense: Any, query: str, flt: Group | None) -> list[tuple[str, Hit]]:
+                limit: int, dense: Any, query: str, flt: Group | None,
+                background: Any = None, evidence: bool = True) -> list[tuple[str, Hit]]:
+    """One collection's hits, scored as evidence over the query's background (its
+    similarity to unrelated text for this model and these BM25 settings) unless
+    ``evidence`` is off (``kb.score_scale: reference``)."""
     bm25 = bm25_of(info.meta, settings)
     sparse = bm25.query_vector(query) if mode != "dense" else None
     plan = QueryPlan.of(settings, mode, limit, bm25.k1)
-    found = search(store, info.name, plan, dense, sparse, flt, info.points)
+    null = null_of(background, bm25, dense, sparse) if evidence else None
+    found = search(store, info.name, plan, dense, sparse, flt, info.points, null)
     return [(info.name, h) for h in found]
 
 

@@ -16,6 +16,7 @@ SearchMode = Literal["hybrid", "dense", "sparse"]
 FusionMethod = Literal["calibrated", "zscore", "rrf", "dbsf"]
 EmbeddingProvider = Literal["fastembed", "openai"]
 Int8Mode = Literal["dynamic", "weights"]
+ScoreScale = Literal["background", "reference"]
 
 DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 E5_MODEL = "intfloat/multilingual-e5-small"
@@ -85,6 +86,11 @@ class KBSettings(KBConfig):
     fusion: FusionMethod = Field(default="calibrated", description=(
         "hybrid fusion: 'calibrated' (absolute 0..1 scores, see kb.retrieval), or the "
         "relative 'zscore', 'dbsf', 'rrf'"))
+    score_scale: ScoreScale = Field(default="background", description=(
+        "what dense, sparse and calibrated-hybrid scores measure: 'background' = evidence "
+        "over the query's similarity to unrelated text, for this embedding model (the "
+        "same at any collection size; see docs/kb-scores.md); 'reference' = the earlier "
+        "scale fitted on SciFact (kept for comparison)"))
     # chosen on held-out SciFact claims (not the test split); see bench/bench_kb.py
     dense_weight: float = Field(default=0.75, ge=0)
     sparse_weight: float = Field(default=0.25, ge=0)

@@ -1,0 +1,155 @@
+"""What a query gets from unrelated text: the null its matches are judged against.
+
+A cosine of 0.45 is a strong match for one embedding model and noise for another (or for
+the same model on another language: all-MiniLM-L6-v2 gives any two Chinese texts ~0.4),
+and a BM25 coverage of 0.1 is a good match for a ten-word argument and a chance hit of
+one common word for a three-word question. Collection statistics cannot say which: a
+collection of five notes has no statistics worth the name, and a topical one calls its
+best match ordinary. So every query is also scored against a fixed *background*: short
+passages on everyday topics in English and Chinese (:mod:`._background_texts`), embedded
+once per embedding model (cached under ``$AGENT_SEARCH_HOME/background/``) and analysed
+once per BM25 setting. The query's similarities to them are what this model, for this
+query, gives text that is unrelated to it; their mean and spread (:class:`Null`) turn a
+chunk's cosine and coverage into *evidence*: how many background standard deviations the
+chunk stands above unrelated text. That is the same unit for a 5-chunk collection and a
+5-million one, for any model and language the background holds
+(:mod:`agent_search.kb._retrieval` maps it to scores).
+
+Cost per query: one 180 × d matrix-vector product and a look-up of the query's terms in
+the background's postings (~0.05 ms).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import threading
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+from numpy.typing import NDArray
+
+from agent_search.kb._background_texts import TEXTS
+from agent_search.kb._embedder import Embedder
+from agent_search.kb._sparse import BM25, SparseVec
+
+COVERAGE_STD_MIN = 0.01
+"""The least spread a query's background coverage is given (1% of the query's weight): a
+query none of whose terms occur in the background has no spread of its own."""
+
+
+@dataclass(frozen=True, slots=True)
+class Null:
+    """A query's similarity to unrelated text: mean and standard deviation of its cosine
+    and of its BM25 coverage over the background passages."""
+
+    dense_mean: float
+    dense_std: float
+    coverage_mean: float
+    coverage_std: float
+
+    def dense_evidence(self, cosine: float) -> float:
+        return (cosine - self.dense_mean) / self.dense_std
+
+    def sparse_evidence(self, coverage: float) -> float:
+        return (coverage - self.coverage_mean) / self.coverage_std
+
+    @property
+    def reference(self) -> tuple[float, float, float, float]:
+        """As :data:`agent_search.kb._retrieval.Calibration.reference`: the moments a small
+        collection's own are pooled with."""
+        return (self.dense_mean, self.dense_std ** 2, self.coverage_mean,
+                self.coverage_std ** 2)
+
+
+class _SparseBackground:
+    """The background passages as BM25 postings (one BM25 setting), with their idf."""
+
+    def __init__(self, bm25: BM25) -> None:
+        counts = [bm25.doc_counts(t) for t in TEXTS]
+        avgdl = sum(c.length for c in counts) / max(len(counts), 1)
+        self.k1 = bm25.k1
+        self.n = len(counts)
+        postings: dict[int, tuple[list[int], list[float]]] = {}
+        for i, c in enumerate(counts):
+            vec = bm25.vector_of(c, avgdl)
+            for t, w in zip(vec.indices, vec.values, strict=True):
+                docs, weights = postings.setdefault(t, ([], []))
+                docs.append(i)
+                weights.append(w)
+        self.postings = {t: (np.asarray(d, dtype=np.int64), np.asarray(w, dtype=np.float64))
+                         for t, (d, w) in postings.items()}
+
+    def moments(self, query: SparseVec) -> tuple[float, float]:
+        """Mean and standard deviation of the query's coverage over the passages, with the
+        background's own idf (so a word common in any text counts little)."""
+        if not query.indices:
+            return 0.0, COVERAGE_STD_MIN
+        scores = np.zeros(self.n, dtype=np.float64)
+        total = 0.0
+        for term, qw in zip(query.indices, query.values, strict=True):
+            docs, weights = self.postings.get(term, (None, None))
+            df = 0 if docs is None else len(docs)
+            idf = math.log1p((self.n - df + 0.5) / (df + 0.5)) * qw
+            total += idf
+            if docs is not None and weights is not None:
+                np.add.at(scores, docs, weights * idf)
+        scores /= max(total * (self.k1 + 1.0), 1e-9)
+        return float(scores.mean()), max(float(scores.std()), COVERAGE_STD_MIN)
+
+
+@lru_cache(maxsize=8)
+def _sparse_background(k1: float, b: float, language: str) -> _SparseBackground:
+    return _SparseBackground(BM25(k1, b, language))
+
+
+_DENSE: dict[str, NDArray[np.float32]] = {}
+_LOCK = threading.Lock()
+
+
+def _digest(model_id: str) -> str:
+    h = hashlib.sha256(model_id.encode("utf-8"))
+    for text in TEXTS:
+        h.update(b"\0" + text.encode("utf-8"))
+    return h.hexdigest()[:20]
+
+
+def dense_background(embedder: Embedder, home: Path) -> NDArray[np.float32]:
+    """The background passages embedded by ``embedder`` as unit rows: in memory, else from
+    the data home, else embedded now (once per model and set of passages) and saved."""
+    key = _digest(embedder.model_id)
+    with _LOCK:
+        found = _DENSE.get(key)
+        if found is not None:
+            return found
+        path = home / "background" / f"{key}.npy"
+        try:
+            matrix = np.asarray(np.load(path), dtype=np.float32)
+        except (OSError, ValueError):
+            matrix = np.asarray(embedder.embed(list(TEXTS)), dtype=np.float32)
+            matrix /= np.maximum(np.linalg.norm(matrix, axis=1, keepdims=True), 1e-12)
+            try:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                tmp = path.with_suffix(".tmp.npy")
+                np.save(tmp, matrix)
+                tmp.replace(path)
+            except OSError:
+                pass  # a read-only home: recomputed by the next process
+        _DENSE[key] = matrix
+        return matrix
+
+
+def null_of(background: NDArray[np.float32] | None, bm25: BM25,
+            dense: NDArray[np.float32] | None, sparse: SparseVec | None) -> Null:
+    """The query's :class:`Null` (a branch the query lacks gets mean 0, spread 1)."""
+    dm, ds = 0.0, 1.0
+    if dense is not None and background is not None and background.shape[1] == len(dense):
+        q = np.asarray(dense, dtype=np.float32)
+        cos = background @ (q / max(float(np.linalg.norm(q)), 1e-12))
+        dm, ds = float(cos.mean()), max(float(cos.std()), 1e-6)
+    cm, cs = 0.0, COVERAGE_STD_MIN
+    if sparse is not None:
+        cm, cs = _sparse_background(bm25.k1, bm25.b, bm25.language).moments(sparse)
+    return Null(dm, ds, cm, cs)
