@@ -32,7 +32,6 @@ from agent_search.trace import TraceNode
 from agent_search.types import ResultItem
 
 
-
 class Answering:
     """The model's part of a stream (see the module docstring)."""
 

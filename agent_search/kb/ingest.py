@@ -55,13 +55,13 @@ from agent_search.kb._loaders import (
     load_file,
     source_key,
 )
+from agent_search.kb._local import LocalEmbedder
 from agent_search.kb._schema import (
     ID_SCHEME,
     CollectionMismatchError,
     check_compatible,
     point_id,
 )
-from agent_search.kb._local import LocalEmbedder
 from agent_search.kb._store import (
     KBStore,
     check_collection_name,
