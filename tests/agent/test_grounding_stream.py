@@ -5,7 +5,9 @@ and in the ``next`` hook's payload."""
 from __future__ import annotations
 
 import pytest
-from agent_helpers import StaticHandler, connector_yml, kinds, run, text_of
+
+from ..support.agents import connector_yml, kinds, run, text_of
+from ..support.handlers import StaticHandler
 
 pytestmark = pytest.mark.anyio
 
