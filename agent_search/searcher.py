@@ -434,8 +434,8 @@ class Searcher:
             found, why = resolve_reranker(reranker, self.rerankers, ctx), "not configured"
         except Exception as exc:  # a delegate named but not buildable: its one line
             found, why = None, message_line(exc)
-        return await apply_rerank(found, ctx, query, items, top_n, label=reranker,
-                                  missing=why)
+        label = getattr(found, "label", None) or reranker  # a delegate's own: "agent:<id>"
+        return await apply_rerank(found, ctx, query, items, top_n, label=label, missing=why)
 
     def _finish(
         self, ctx: Context, result: Result, started: float, out: list[Result | None] | None,
