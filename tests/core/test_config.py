@@ -263,8 +263,14 @@ COMMANDS = [
 def test_every_command_refuses_a_typo_the_same_way(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
         command: list[str], file: str, old: str, new: str, expected: str) -> None:
+    import uvicorn
+
     from agent_search.cli import main
 
+    def serving(*args: object, **kwargs: object) -> None:
+        pytest.fail("serve started although its configuration has a typo")
+
+    monkeypatch.setattr(uvicorn, "run", serving)  # a regression fails here, never hangs
     root = project(tmp_path, file, old, new)
     monkeypatch.chdir(root)  # the project is found from here, as a user runs commands
     with pytest.raises(SystemExit) as info:
