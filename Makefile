@@ -46,7 +46,7 @@ test-slow: install
 # --strict: a broken link or a page missing from the navigation fails (make test builds
 # it too, in tests/docs/test_site.py)
 docs: install
-	$(BIN)/mkdocs build --strict --quiet --site-dir site
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet --site-dir site
 
 bench: install
 	$(PY) bench/run_all.py

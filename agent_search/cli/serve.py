@@ -115,6 +115,10 @@ def serve(
     common = dict(host=host, port=port, log_level="info", proxy_headers=False,
                   timeout_graceful_shutdown=settings.grace_seconds + _SHUTDOWN_MARGIN)
     if workers > 1:
+        try:  # the workers load the assistants: check their files here, once, first
+            _check_assistants(cdir, adir)
+        except (ValueError, AgentSearchError) as exc:
+            fail(str(exc))
         banner()
         os.environ[ENV_CONFIG] = str(cdir.resolve()) if cdir else ""
         os.environ[ENV_ASSISTANTS] = str(adir.resolve()) if adir else ""
@@ -128,3 +132,21 @@ def serve(
         fail(str(exc))
     banner()
     uvicorn.run(create_app(service, own_process=True), **common)  # type: ignore[arg-type]
+
+
+def _check_assistants(config_dir: Path | None, assistants_dir: Path | None) -> None:
+    """Validate every assistant's files as loading it would (package, models, uses,
+    connector), without building its searcher: for ``--workers N``, whose worker
+    processes load the assistants themselves."""
+    from agent_search._builtins import check_builtin_sections
+    from agent_search.agent.package import load_package
+    from agent_search.agent.settings import AgentSettings
+    from agent_search.config import load_config
+    from agent_search.db.models import load_definitions
+    from agent_search.server.service import find_assistants
+
+    settings = AgentSettings.load(config_dir)
+    for path in find_assistants(assistants_dir):
+        settings.check_connectors(load_package(path).connector, str(path / "package.yao"))
+        check_builtin_sections(load_config(config_dir, assistant_dir=path))
+        load_definitions(config_dir, path)

@@ -16,6 +16,7 @@ from ..support.agents import StaticHandler, connector_yml, kb_items, run, text_o
 pytestmark = pytest.mark.anyio
 
 PACKAGE = {"name": "t", "connector": "local", "search": {"kb": True}}
+OFFLINE_PACKAGE = {**PACKAGE, "connector": "offline"}  # "local" needs a connector_yml
 
 
 def _reference_messages(request: dict[str, Any]) -> list[str]:
@@ -68,7 +69,7 @@ async def test_references_found_still_get_the_citation_prompt(
 
 
 async def test_offline_answer_says_no_relevant_reference(make_assistant) -> None:
-    a = make_assistant(PACKAGE, handlers=[StaticHandler("kb", [])])
+    a = make_assistant(OFFLINE_PACKAGE, handlers=[StaticHandler("kb", [])])
     events = await run(a, "Who won the 1998 world cup?", Options(connector="offline"))
     text = text_of(events)
     assert text.startswith("I am offline (")
@@ -79,7 +80,7 @@ async def test_offline_answer_says_no_relevant_reference(make_assistant) -> None
 
 
 async def test_offline_answer_names_the_failed_search(make_assistant) -> None:
-    a = make_assistant(PACKAGE, handlers=[StaticHandler("kb", kb_items(2), error="down")])
+    a = make_assistant(OFFLINE_PACKAGE, handlers=[StaticHandler("kb", kb_items(2), error="down")])
     events = await run(a, "What do the docs say?", Options(connector="offline"))
     text = text_of(events)
     assert "I found no relevant reference" in text and "failed (kb)" in text

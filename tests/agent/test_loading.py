@@ -24,7 +24,7 @@ def test_jsonc_with_comments_and_trailing_commas_loads(tmp_path: Path, home: Pat
     adir = write(tmp_path, """{
       // the assistant
       "name": "Demo",
-      "connector": "local",
+      "connector": "offline",
       "prompts": "You are helpful.",
       "search": {"web": true, "kb": {"threshold": 0.5},},
       "kb": {"collections": ["docs"]},

@@ -263,8 +263,14 @@ COMMANDS = [
 def test_every_command_refuses_a_typo_the_same_way(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
         command: list[str], file: str, old: str, new: str, expected: str) -> None:
+    import uvicorn
+
     from agent_search.cli import main
 
+    def serving(*args: object, **kwargs: object) -> None:
+        pytest.fail("serve started although its configuration has a typo")
+
+    monkeypatch.setattr(uvicorn, "run", serving)  # a regression fails here, never hangs
     root = project(tmp_path, file, old, new)
     monkeypatch.chdir(root)  # the project is found from here, as a user runs commands
     with pytest.raises(SystemExit) as info:
@@ -302,3 +308,24 @@ def test_ask_with_an_unknown_connector_exits_2_with_one_line(
     assert info.value.code == 2 and len(err.splitlines()) == 1, err
     assert f"--connector: no connector {name!r}" in err and "(defined: local; or 'offline')" in err
     assert (f"did you mean {hint!r}?" in err) if hint else "did you mean" not in err
+
+
+def test_serve_with_workers_checks_every_assistant_before_forking(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    import uvicorn
+
+    from agent_search.cli import main
+
+    def serving(*args: object, **kwargs: object) -> None:
+        pytest.fail("serve started although an assistant has a typo")
+
+    monkeypatch.setattr(uvicorn, "run", serving)
+    root = project(tmp_path, "assistants/a/package.yao", '"prompts"', '"promts"')
+    write(root / "config" / "search.yao", '{"kb": {"url": "http://127.0.0.1:9"}}')
+    monkeypatch.chdir(root)
+    with pytest.raises(SystemExit) as info:
+        main(["serve", "--port", "9", "--workers", "2"])
+    err = capsys.readouterr().err.strip()
+    assert info.value.code == 2 and len(err.splitlines()) == 1, err
+    assert err.endswith("package.yao: promts: unknown key (line 4) — did you mean 'prompts'?")

@@ -13,7 +13,8 @@ and in the site) says how to run it:
 * ``<!-- example: server -->`` — runs while ``agent-search serve`` serves the example
   project; ``127.0.0.1:8000`` in the block is replaced by its real address.
 
-Several words may be combined: ``<!-- example: slow, exit 1 -->``.
+Several words may be combined: ``<!-- example: slow, exit 1 -->``; ``skip`` comes last
+(its reason runs to the end of the comment).
 """
 
 from __future__ import annotations
@@ -59,6 +60,10 @@ class Block:
 
 def _directives(text: str) -> dict[str, str]:
     out: dict[str, str] = {}
+    head, skip, reason = text.partition("skip ")  # a reason runs to the end, commas too
+    if skip:
+        out["skip"] = reason.strip()
+        text = head
     for word in (w.strip() for w in text.split(",")):
         name, _, value = word.partition(" ")
         if name:

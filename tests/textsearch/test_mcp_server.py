@@ -125,4 +125,4 @@ def test_mcp_command_with_bad_configuration_exits_with_one_line(tmp_path: Path) 
     assert proc.stderr.strip().splitlines() == [
         f"agent-search: error: {config / 'search.yao'}: web.provider: unknown provider "
         "'nope'; one of tavily, serper, "
-        "serpapi, brave, google, bing, searxng or mcp:<server>"]
+        "serpapi, brave, google, bing, searxng or mcp:<server> (line 1)"]
