@@ -200,10 +200,10 @@ def _why_not(sentence: _Sentence, refs: dict[str, PreparedReference],
              cited_refs: list[PreparedReference], fmt: str) -> str:
     claims = sentence.claims
     everywhere = _check(claims, list(refs.values()))
-    if everywhere.missing_numbers:
-        return f"{_quote(everywhere.missing_numbers)} appears in no reference"
-    if everywhere.missing_names:
-        return f"{_quote(everywhere.missing_names)} appears in no reference"
+    missing = everywhere.missing_numbers or everywhere.missing_names
+    if missing:
+        verb = "appears" if len(missing) == 1 else "appear"
+        return f"{_quote(missing)} {verb} in no reference"
     if cited_refs:
         cited = _check(claims, cited_refs)
         what = cited.missing_numbers or cited.missing_names

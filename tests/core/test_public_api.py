@@ -40,6 +40,9 @@ EXPORTED: dict[str, list[str]] = {
     "agent_search.rerank": [
         "Reranker", "ScoreReranker", "apply_rerank", "resolve_reranker",
     ],
+    "agent_search.grounding": [
+        "Embed", "GroundedSentence", "Status", "Thresholds", "ground", "summary",
+    ],
     "agent_search.server": [
         "ApiKeyEntry", "Identity", "KeyRing", "ServerSettings", "Service", "ServiceOptions",
         "create_app",
@@ -72,11 +75,13 @@ EXPORTED: dict[str, list[str]] = {
 # textsearch keeps one public module per Semantic Kernel concept it mirrors
 PUBLIC_MODULES: dict[str, list[str]] = {
     "agent_search": ["agent", "citation", "cli", "config", "context", "db", "demo", "deps",
-                     "errors", "events", "kb", "mcp", "query", "registry", "rerank", "searcher",
+                     "errors", "events", "grounding", "kb", "mcp", "query", "registry", "rerank",
+                     "searcher",
                      "server", "testing", "textsearch", "trace", "types", "web"],
     "agent_search.agent": ["assistant", "delegation", "llm", "options", "package", "records",
                            "settings"],
     "agent_search.db": ["handler", "models", "sample", "settings"],
+    "agent_search.grounding": [],
     "agent_search.kb": ["calibrate", "evaluation", "handler", "ingest", "settings"],
     "agent_search.mcp": ["client", "server", "settings"],
     "agent_search.query": ["dsl", "keyword", "nl", "stopwords"],
