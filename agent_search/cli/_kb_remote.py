@@ -141,9 +141,9 @@ def send_documents(url: str, collection: str, docs: list[tuple[str, str]],
 
 def remove_remote(url: str, collection: str, document: str, api_key_env: str) -> list[Any]:
     """DELETE one of the caller's documents: a local path of a text file is named as the
-    server named its upload (``upload/<file name>``)."""
-    if not document.startswith("upload/") and Path(document).suffix.lower() in TEXT_SUFFIXES:
-        document = "upload/" + Path(document).name
+    server named its upload (``upload:<file name>``)."""
+    if not document.startswith("upload:") and Path(document).suffix.lower() in TEXT_SUFFIXES:
+        document = "upload:" + Path(document).name
     path = f"/v1/kb/{quote(collection, safe='')}/documents/{quote(document, safe='/')}"
     try:
         response = httpx.delete(url.rstrip("/") + path, headers=_headers(api_key_env),

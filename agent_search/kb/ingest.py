@@ -57,6 +57,7 @@ from agent_search.kb._loaders import (
 )
 from agent_search.kb._schema import (
     ID_SCHEME,
+    UPLOAD_PREFIX,
     CollectionMismatchError,
     check_compatible,
     point_id,
@@ -375,6 +376,8 @@ def _remove_missing(store: KBStore, collection: str, folders: list[Path], root: 
     t0 = time.perf_counter()
     for doc in documents_in(store, collection, owner_scope(writer.access), ids=True):
         source = str(doc["source"] or "")
+        if source.startswith(UPLOAD_PREFIX):
+            continue  # sent as text, not read from a file
         if not any(source.startswith(p) and (p or not source.startswith("/"))
                    for p in prefixes):
             continue

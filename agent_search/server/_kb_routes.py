@@ -6,10 +6,10 @@ work in the service's own process instead (the CLI sends it with ``--server URL`
 
 * ``POST /v1/kb/{collection}/documents`` — ``{"documents": [{"name": "notes.md",
   "text": "..."}]}``: text documents (``.txt``, ``.md``, ``.csv``, ``.html``; see
-  :mod:`agent_search.kb.uploads`), ingested as ``upload/<name>``. The answer is the
+  :mod:`agent_search.kb.uploads`), ingested as ``upload:<name>``. The answer is the
   ingest report.
 * ``DELETE /v1/kb/{collection}/documents/{document}`` — one document, by its source
-  (``upload/notes.md``) or document id.
+  (``upload:notes.md``) or document id.
 
 The caller's key decides the owner and team of what it adds (like ``kb ingest --user
 --team``), and a caller removes only its own documents; without API keys (loopback only)
