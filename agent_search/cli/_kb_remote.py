@@ -2,7 +2,7 @@
 ``agent-search serve`` (which holds the data home's store, so a second process cannot
 open it), and the hint that says so when a kb command finds the store held.
 
-Text documents only (``.txt .md .csv .html``, as :mod:`agent_search.kb.uploads` takes
+Text documents only (``.txt .md .csv .html``, as :mod:`agent_search.kb._uploads` takes
 them), sent as JSON in requests of at most :data:`BATCH_DOCUMENTS` documents and about
 :data:`BATCH_BYTES` bytes (the service's default body cap is 1 MB). The API key comes
 from the environment variable named by ``--api-key-env`` (default
@@ -20,7 +20,7 @@ from urllib.parse import quote
 import httpx
 
 from agent_search.kb._loaders import Skipped, iter_files
-from agent_search.kb.uploads import TEXT_SUFFIXES, check_name
+from agent_search.kb._uploads import TEXT_SUFFIXES, check_name
 
 BATCH_DOCUMENTS = 100
 BATCH_BYTES = 900_000

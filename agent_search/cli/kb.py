@@ -258,7 +258,7 @@ def _print_collections(rows: list[dict[str, Any]]) -> None:
 
 def _list_documents(config: SearchConfig, collection: str, json_out: bool) -> None:
     from agent_search.kb import StoreError
-    from agent_search.kb.manage import list_documents
+    from agent_search.kb._manage import list_documents
 
     try:
         docs = anyio.run(lambda: list_documents(config, collection))
@@ -302,8 +302,8 @@ def rm(
     """Remove one document (all its chunks, and its entity-graph links) from a collection."""
     from agent_search.cli._kb_remote import RemoteError, held_by_server, remove_remote
     from agent_search.kb import CollectionNotFound, StoreError, StoreLockedError
+    from agent_search.kb._manage import remove_document
     from agent_search.kb._tenancy import Access
-    from agent_search.kb.manage import remove_document
 
     if server is not None:
         try:
@@ -394,7 +394,7 @@ def drop(name: Annotated[str, typer.Argument(help="Collection to delete.")],
 def prune_evals(config_dir: ConfigOpt = None, json_out: JsonOpt = False) -> None:
     """Delete the collections eval retrieval cached (eval-...)."""
     from agent_search.kb import StoreError
-    from agent_search.kb.manage import prune_eval_collections
+    from agent_search.kb._manage import prune_eval_collections
 
     config = _config(config_dir)
     try:

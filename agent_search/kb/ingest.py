@@ -55,6 +55,12 @@ from agent_search.kb._loaders import (
     load_file,
     source_key,
 )
+from agent_search.kb._manage import (
+    collection_lock,
+    documents_in,
+    owner_scope,
+    source_root,
+)
 from agent_search.kb._schema import (
     ID_SCHEME,
     UPLOAD_PREFIX,
@@ -71,12 +77,6 @@ from agent_search.kb._store import (
 )
 from agent_search.kb._tenancy import Access
 from agent_search.kb._writer import IngestReport, ProgressCallback, _Pending, _Writer
-from agent_search.kb.manage import (
-    collection_lock,
-    documents_in,
-    owner_scope,
-    source_root,
-)
 from agent_search.kb.settings import KBSettings
 
 if TYPE_CHECKING:

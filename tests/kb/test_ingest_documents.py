@@ -16,9 +16,9 @@ from agent_search import SearchConfig
 from agent_search.cli.app import app
 from agent_search.cli.search import _kb_where
 from agent_search.kb import Access, CollectionNotFound, KBSettings, ingest_paths
+from agent_search.kb._manage import list_documents, remove_document
 from agent_search.kb._store import get_store, scroll_all
-from agent_search.kb.manage import list_documents, remove_document
-from agent_search.kb.uploads import ingest_texts
+from agent_search.kb._uploads import ingest_texts
 from agent_search.types import ResultItem
 
 runner = CliRunner()

@@ -19,7 +19,7 @@ import agent_search.cli  # noqa: F401  (registers the sub-commands)
 from agent_search.cli._kb_remote import held_by_server
 from agent_search.cli.app import app
 from agent_search.kb import close_stores, prepare_model_dir
-from agent_search.kb.manage import list_documents
+from agent_search.kb._manage import list_documents
 from agent_search.server import Service, ServiceOptions, create_app
 
 from .harness import KEYS, ThreadedServer, write_project
