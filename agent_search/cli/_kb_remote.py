@@ -2,7 +2,7 @@
 ``agent-search serve`` (which holds the data home's store, so a second process cannot
 open it), and the hint that says so when a kb command finds the store held.
 
-Text documents only (``.txt .md .csv .html``, as :mod:`agent_search.kb.uploads` takes
+Text documents only (``.txt .md .csv .html``, as :mod:`agent_search.kb._uploads` takes
 them), sent as JSON in requests of at most :data:`BATCH_DOCUMENTS` documents and about
 :data:`BATCH_BYTES` bytes (the service's default body cap is 1 MB). The API key comes
 from the environment variable named by ``--api-key-env`` (default
@@ -20,7 +20,7 @@ from urllib.parse import quote
 import httpx
 
 from agent_search.kb._loaders import Skipped, iter_files
-from agent_search.kb.uploads import TEXT_SUFFIXES, check_name
+from agent_search.kb._uploads import TEXT_SUFFIXES, check_name
 
 BATCH_DOCUMENTS = 100
 BATCH_BYTES = 900_000
@@ -141,9 +141,9 @@ def send_documents(url: str, collection: str, docs: list[tuple[str, str]],
 
 def remove_remote(url: str, collection: str, document: str, api_key_env: str) -> list[Any]:
     """DELETE one of the caller's documents: a local path of a text file is named as the
-    server named its upload (``upload/<file name>``)."""
-    if not document.startswith("upload/") and Path(document).suffix.lower() in TEXT_SUFFIXES:
-        document = "upload/" + Path(document).name
+    server named its upload (``upload:<file name>``)."""
+    if not document.startswith("upload:") and Path(document).suffix.lower() in TEXT_SUFFIXES:
+        document = "upload:" + Path(document).name
     path = f"/v1/kb/{quote(collection, safe='')}/documents/{quote(document, safe='/')}"
     try:
         response = httpx.delete(url.rstrip("/") + path, headers=_headers(api_key_env),

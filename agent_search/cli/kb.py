@@ -14,7 +14,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, NoReturn
 
 import anyio
 import typer
@@ -106,6 +106,18 @@ def work_progress(label: str, *, unit: Literal["bytes", "items"] = "bytes"
         timer.join()
         if state["total"] > 0:
             line()
+
+
+def _store_failed(exc: Exception) -> NoReturn:
+    """Exit with the store's error: 2 for a collection that does not exist, else 1, with
+    the way out when a running 'agent-search serve' holds the store."""
+    from agent_search.cli._kb_remote import held_by_server
+    from agent_search.kb import CollectionNotFound, StoreLockedError
+
+    if isinstance(exc, CollectionNotFound):
+        fail(str(exc))
+    hint = held_by_server(str(exc)) if isinstance(exc, StoreLockedError) else ""
+    fail(str(exc) + hint, 1)
 
 
 def _size(n: int) -> str:
@@ -229,7 +241,7 @@ def list_(collection: Annotated[str | None, typer.Argument(
     try:
         rows = anyio.run(lambda: list_collections(config))
     except StoreError as exc:
-        fail(str(exc), 1)
+        _store_failed(exc)
     if json_out:
         print_json(rows)
         return
@@ -252,15 +264,15 @@ def _print_collections(rows: list[dict[str, Any]]) -> None:
 
 
 def _list_documents(config: SearchConfig, collection: str, json_out: bool) -> None:
-    from agent_search.kb import CollectionNotFound, StoreError
-    from agent_search.kb.manage import list_documents
+    from agent_search.kb import StoreError
+    from agent_search.kb._manage import list_documents
 
     try:
         docs = anyio.run(lambda: list_documents(config, collection))
     except ValueError as exc:
         fail(str(exc))
     except StoreError as exc:
-        fail(str(exc), 2 if isinstance(exc, CollectionNotFound) else 1)
+        _store_failed(exc)
     if json_out:
         print_json(docs)
         return
@@ -297,8 +309,8 @@ def rm(
     """Remove one document (all its chunks, and its entity-graph links) from a collection."""
     from agent_search.cli._kb_remote import RemoteError, held_by_server, remove_remote
     from agent_search.kb import CollectionNotFound, StoreError, StoreLockedError
+    from agent_search.kb._manage import remove_document
     from agent_search.kb._tenancy import Access
-    from agent_search.kb.manage import remove_document
 
     if server is not None:
         try:
@@ -376,7 +388,7 @@ def drop(name: Annotated[str, typer.Argument(help="Collection to delete.")],
     except ValueError as exc:
         fail(str(exc))
     except StoreError as exc:
-        fail(str(exc), 1)
+        _store_failed(exc)
     if not dropped:
         fail(f"collection {name!r} not found")
     if json_out:
@@ -389,7 +401,7 @@ def drop(name: Annotated[str, typer.Argument(help="Collection to delete.")],
 def prune_evals(config_dir: ConfigOpt = None, json_out: JsonOpt = False) -> None:
     """Delete the collections eval retrieval cached (eval-...)."""
     from agent_search.kb import StoreError
-    from agent_search.kb.manage import prune_eval_collections
+    from agent_search.kb._manage import prune_eval_collections
 
     config = _config(config_dir)
     try:

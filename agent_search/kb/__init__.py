@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from agent_search.kb._embedder import EmbeddingError, get_embedder, prepare_model_dir
+    from agent_search.kb._manage import drop_collection, list_collections
     from agent_search.kb._schema import CollectionMismatchError
     from agent_search.kb._store import (
         CollectionNotFound,
@@ -23,7 +24,6 @@ if TYPE_CHECKING:
     from agent_search.kb._tenancy import Access
     from agent_search.kb.handler import KBHandler, create_handler
     from agent_search.kb.ingest import IngestReport, ingest_paths
-    from agent_search.kb.manage import drop_collection, list_collections
     from agent_search.kb.settings import KBSettings
 
 _HOME = {
@@ -31,8 +31,8 @@ _HOME = {
     "CollectionNotFound": "_store", "EmbeddingError": "_embedder", "IngestReport": "ingest",
     "KBHandler": "handler", "KBSettings": "settings", "StoreError": "_store",
     "StoreLockedError": "_store", "close_stores": "_store", "create_handler": "handler",
-    "drop_collection": "manage", "get_embedder": "_embedder", "ingest_paths": "ingest",
-    "list_collections": "manage", "prepare_model_dir": "_embedder",
+    "drop_collection": "_manage", "get_embedder": "_embedder", "ingest_paths": "ingest",
+    "list_collections": "_manage", "prepare_model_dir": "_embedder",
 }
 """Where each public name lives: imported on first use, so a process that needs one
 module of the package (the parser process of :mod:`agent_search.kb._sandbox`) does not

@@ -22,6 +22,9 @@ from agent_search.kb.settings import KBSettings
 
 _ID_NAMESPACE = uuid.UUID("6f1c1b2e-55a4-4b8e-9a57-3f0f7f0c2a11")
 ID_SCHEME = 2  # payload "id_scheme" of points keyed by source key (absent: legacy ids)
+UPLOAD_PREFIX = "upload:"
+"""The sources of documents sent as text (:mod:`agent_search.kb._uploads`): ``upload:<name>``
+(a file's source is a relative path or an absolute one, never this)."""
 POINT_IDS = "u64"
 """The point-id type of collections created now (metadata ``point_ids``): integers cost
 the engine and the store's Python side less than UUIDs (~330 of them per hybrid search).

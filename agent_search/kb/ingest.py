@@ -56,8 +56,15 @@ from agent_search.kb._loaders import (
     source_key,
 )
 from agent_search.kb._local import LocalEmbedder
+from agent_search.kb._manage import (
+    collection_lock,
+    documents_in,
+    owner_scope,
+    source_root,
+)
 from agent_search.kb._schema import (
     ID_SCHEME,
+    UPLOAD_PREFIX,
     CollectionMismatchError,
     check_compatible,
     point_id,
@@ -71,12 +78,6 @@ from agent_search.kb._store import (
 )
 from agent_search.kb._tenancy import Access
 from agent_search.kb._writer import IngestReport, ProgressCallback, _Pending, _Writer
-from agent_search.kb.manage import (
-    collection_lock,
-    documents_in,
-    owner_scope,
-    source_root,
-)
 from agent_search.kb.settings import KBSettings
 
 if TYPE_CHECKING:
@@ -376,6 +377,8 @@ def _remove_missing(store: KBStore, collection: str, folders: list[Path], root: 
     t0 = time.perf_counter()
     for doc in documents_in(store, collection, owner_scope(writer.access), ids=True):
         source = str(doc["source"] or "")
+        if source.startswith(UPLOAD_PREFIX):
+            continue  # sent as text, not read from a file
         if not any(source.startswith(p) and (p or not source.startswith("/"))
                    for p in prefixes):
             continue

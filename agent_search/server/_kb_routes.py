@@ -6,15 +6,15 @@ work in the service's own process instead (the CLI sends it with ``--server URL`
 
 * ``POST /v1/kb/{collection}/documents`` — ``{"documents": [{"name": "notes.md",
   "text": "..."}]}``: text documents (``.txt``, ``.md``, ``.csv``, ``.html``; see
-  :mod:`agent_search.kb.uploads`), ingested as ``upload/<name>``. The answer is the
+  :mod:`agent_search.kb._uploads`), ingested as ``upload:<name>``. The answer is the
   ingest report.
 * ``DELETE /v1/kb/{collection}/documents/{document}`` — one document, by its source
-  (``upload/notes.md``) or document id.
+  (``upload:notes.md``) or document id.
 
 The caller's key decides the owner and team of what it adds (like ``kb ingest --user
 --team``), and a caller removes only its own documents; without API keys (loopback only)
 documents are public. Bounded: the body by ``server.max_body_bytes`` and JSON only (the
-middleware), the number and names of documents by :mod:`agent_search.kb.uploads`, each
+middleware), the number and names of documents by :mod:`agent_search.kb._uploads`, each
 document and the call by ``kb.max_file_mb`` and ``kb.max_run_mb``.
 """
 
@@ -53,7 +53,7 @@ async def add_documents(request: Request, collection: str) -> dict[str, Any]:
     """Ingest text documents into a collection (created on first use), owned by the
     caller; the ingest report (added, updated, unchanged, skipped with reasons)."""
     from agent_search.kb import CollectionMismatchError, StoreError
-    from agent_search.kb.uploads import ingest_texts
+    from agent_search.kb._uploads import ingest_texts
 
     access = _access(request)
     body = _validate(DocumentsBody, await _json_body(request))
@@ -76,7 +76,7 @@ async def remove_document(request: Request, collection: str, document: str) -> d
     """Remove one of the caller's documents (by source or document id); 404 when the
     caller has no such document."""
     from agent_search.kb import CollectionNotFound, StoreError
-    from agent_search.kb.manage import remove_document as remove
+    from agent_search.kb._manage import remove_document as remove
 
     access = _access(request)
     config = service_of(request).searcher.config

@@ -15,10 +15,10 @@ from agent_search.cli.app import app
 from agent_search.kb import _schema as ingest_module
 from agent_search.kb import create_handler, ingest_paths, list_collections
 from agent_search.kb._loaders import legacy_file_doc_id
+from agent_search.kb._manage import prune_eval_collections
 from agent_search.kb._schema import ID_SCHEME, point_id
 from agent_search.kb._sparse import SparseVec
 from agent_search.kb._store import PointData, get_store, scroll_all
-from agent_search.kb.manage import prune_eval_collections
 from agent_search.kb.settings import KBSettings
 
 runner = CliRunner()

@@ -16,8 +16,9 @@ from agent_search import SearchConfig
 from agent_search.cli.app import app
 from agent_search.cli.search import _kb_where
 from agent_search.kb import Access, CollectionNotFound, KBSettings, ingest_paths
+from agent_search.kb._manage import list_documents, remove_document
 from agent_search.kb._store import get_store, scroll_all
-from agent_search.kb.manage import list_documents, remove_document
+from agent_search.kb._uploads import ingest_texts
 from agent_search.types import ResultItem
 
 runner = CliRunner()
@@ -139,3 +140,20 @@ def test_the_result_table_names_the_file_not_a_hash() -> None:
     beir = ResultItem(type="kb", collection="sci", document_id="4983",
                       metadata={"source": "data/corpus.jsonl"})
     assert _kb_where(beir) == "sci: data/corpus.jsonl #4983"
+
+
+@pytest.mark.anyio
+async def test_mirroring_the_source_root_keeps_documents_sent_as_text(
+        config: SearchConfig, docs: Path) -> None:
+    rooted = config.merged({"kb": {"source_root": str(docs)}})
+    sent = await ingest_texts(rooted, "notes", [("memo.md", "# Memo\n\nCall the vet.\n")])
+    assert sent.documents == 1 and sent.skipped == []
+    report = await ingest_paths(rooted, [docs], "notes")  # the root itself: prefix ""
+    assert report.missing == []
+    assert set(_sources(rooted, "notes")) == {"upload:memo.md", "bees.html", "pasta.txt",
+                                              "qdrant.md"}
+    (docs / "pasta.txt").unlink()
+    report = await ingest_paths(rooted, [docs], "notes")
+    assert report.missing == ["pasta.txt"]
+    with pytest.raises(ValueError, match="without '/'"):
+        await ingest_texts(rooted, "notes", [("../memo.md", "x")])

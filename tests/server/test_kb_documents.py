@@ -19,7 +19,7 @@ import agent_search.cli  # noqa: F401  (registers the sub-commands)
 from agent_search.cli._kb_remote import held_by_server
 from agent_search.cli.app import app
 from agent_search.kb import close_stores, prepare_model_dir
-from agent_search.kb.manage import list_documents
+from agent_search.kb._manage import list_documents
 from agent_search.server import Service, ServiceOptions, create_app
 
 from .harness import KEYS, ThreadedServer, write_project
@@ -70,18 +70,18 @@ def test_add_and_remove_documents_as_the_caller(served: tuple[str, Service]) -> 
         bob = client.post("/v1/kb/team/documents", headers=_auth("bob"),
                           json={"documents": [{"name": "notes.md", "text": "Wasps."}]})
         assert bob.status_code == 200, bob.text
-        assert _owners(service, "team") == {"upload/notes.md": {"alice", "bob"},
-                                            "upload/todo.txt": {"alice"}}
+        assert _owners(service, "team") == {"upload:notes.md": {"alice", "bob"},
+                                            "upload:todo.txt": {"alice"}}
 
-        gone = client.delete("/v1/kb/team/documents/upload/notes.md", headers=_auth("bob"))
+        gone = client.delete("/v1/kb/team/documents/upload:notes.md", headers=_auth("bob"))
         assert gone.status_code == 200, gone.text
         assert [d["owner"] for d in gone.json()["removed"]] == ["bob"]
-        twice = client.delete("/v1/kb/team/documents/upload/notes.md", headers=_auth("bob"))
+        twice = client.delete("/v1/kb/team/documents/upload:notes.md", headers=_auth("bob"))
         assert twice.status_code == 404 and "of yours" in twice.json()["error"]["message"]
-        theirs = client.delete("/v1/kb/team/documents/upload/todo.txt", headers=_auth("bob"))
+        theirs = client.delete("/v1/kb/team/documents/upload:todo.txt", headers=_auth("bob"))
         assert theirs.status_code == 404
-        assert _owners(service, "team") == {"upload/notes.md": {"alice"},
-                                            "upload/todo.txt": {"alice"}}
+        assert _owners(service, "team") == {"upload:notes.md": {"alice"},
+                                            "upload:todo.txt": {"alice"}}
 
 
 @pytest.mark.parametrize(("body", "message"), [
@@ -133,12 +133,12 @@ def test_the_cli_sends_the_work_to_the_server(served: tuple[str, Service], tmp_p
     report = json.loads(out.stdout)
     assert report["documents"] == 1 and report["added"] >= 1
     assert "--server takes text documents" in report["skipped"][0]["reason"]
-    assert _owners(service, "cli") == {"upload/bikes.md": {"alice"}}
+    assert _owners(service, "cli") == {"upload:bikes.md": {"alice"}}
     gone = runner.invoke(app, ["kb", "rm", str(folder / "bikes.md"), "-c", "cli",
                                "--server", url, "--api-key-env", "MY_KEY"])
     assert gone.exit_code == 0, gone.output
-    assert "removed upload/bikes.md" in gone.stdout
-    again = runner.invoke(app, ["kb", "rm", "upload/bikes.md", "-c", "cli", "--server", url,
+    assert "removed upload:bikes.md" in gone.stdout
+    again = runner.invoke(app, ["kb", "rm", "upload:bikes.md", "-c", "cli", "--server", url,
                                 "--api-key-env", "MY_KEY"])
     assert again.exit_code == 1 and "404" in again.stderr
 

@@ -1,7 +1,8 @@
 """Documents sent as text (the HTTP service's ``POST /v1/kb/{collection}/documents``, or
-a Python caller): each is a name and its text, ingested as the file ``upload/<name>``
+a Python caller): each is a name and its text, ingested as the file ``upload:<name>``
 would be — the name's suffix picks the reader (``.txt``, ``.md``, ``.csv``, ``.html``;
-none means ``.txt``), the source ``upload/<name>`` is its identity, so sending the same
+none means ``.txt``), the source ``upload:<name>`` is its identity (no file's source has
+that form, and a folder ingest never mirrors it away), so sending the same
 name again updates the document in place, and the caller's access record owns it (two
 owners sending the same name have two documents).
 
@@ -22,6 +23,7 @@ import anyio
 
 from agent_search.config import SearchConfig
 from agent_search.kb._document import Skipped
+from agent_search.kb._schema import UPLOAD_PREFIX
 from agent_search.kb._store import check_collection_name, is_eval_collection
 from agent_search.kb._tenancy import Access
 from agent_search.kb.ingest import IngestReport, _ingest_sync
@@ -30,7 +32,6 @@ from agent_search.kb.settings import KBSettings
 if TYPE_CHECKING:
     from agent_search.context import Context
 
-UPLOAD_PREFIX = "upload/"
 TEXT_SUFFIXES = (".txt", ".md", ".markdown", ".csv", ".html", ".htm")
 MAX_DOCUMENTS = 100
 MAX_NAME_CHARS = 200
@@ -56,7 +57,7 @@ def check_name(name: str) -> str:
 async def ingest_texts(config: SearchConfig, collection: str,
                        documents: Sequence[tuple[str, str]], *, access: Access | None = None,
                        ctx: Context | None = None) -> IngestReport:
-    """Ingest ``(name, text)`` documents into ``collection`` as ``upload/<name>``.
+    """Ingest ``(name, text)`` documents into ``collection`` as ``upload:<name>``.
 
     Raises ``ValueError`` for a bad collection name or document name, too many documents,
     or an access that is neither public nor owned; otherwise as
