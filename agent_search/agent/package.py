@@ -12,7 +12,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from agent_search.config import BUILTIN_TYPES, config_error, read_jsonc
+from agent_search._config_files import BUILTIN_TYPES, config_error, read_jsonc
 from agent_search.errors import ConfigError
 
 PACKAGE_FILE = "package.yao"

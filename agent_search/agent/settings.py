@@ -22,8 +22,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from agent_search._config_files import config_error, read_yaml
 from agent_search._config_keys import did_you_mean
-from agent_search.config import config_error, read_yaml
 from agent_search.errors import ConfigError
 from agent_search.mcp.settings import MCPServerSettings
 

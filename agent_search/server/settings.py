@@ -28,7 +28,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from agent_search.config import config_error, read_yaml
+from agent_search._config_files import config_error, read_yaml
 from agent_search.errors import ConfigError
 
 _HEX64 = re.compile(r"^[0-9a-fA-F]{64}$")

@@ -46,10 +46,13 @@ async def test_auto_web_search_extracts_keywords_once(make_assistant) -> None:
 
 
 async def test_a_python_reranker_can_be_named_in_uses_rerank(make_assistant) -> None:
-    loaded = make_assistant({"name": "t", "search": {"web": True}},
-                            agent_yml={"uses": {"rerank": "mine"}})
+    # a file's uses.rerank may name only what the files declare (a typo there is a load
+    # error); a reranker that exists only in Python is named in the configuration the
+    # Python code builds, next to the Searcher it is given to
+    loaded = make_assistant({"name": "t", "search": {"web": True}})
     mine = Reverse()
-    searcher = Searcher(loaded.searcher.config, rerankers={"mine": mine},
+    config = loaded.searcher.config.merged({"uses": {"rerank": "mine"}}, file="code")
+    searcher = Searcher(config, rerankers={"mine": mine},
                         handlers=[StaticHandler("web", web_items(3))])
     a = Assistant(assistant_id="t", path=loaded.path, package=loaded.package,
                   hooks=loaded.hooks, settings=loaded.settings, searcher=searcher,
