@@ -4,7 +4,7 @@ A data part is the user's input; the MCP servers are the deployment's. Before th
 user could name any URI on any configured server (on the HTTP service: any key holder,
 any resource). Now the assistant lists what may be read (``mcp_resources`` in
 ``package.yao``); anything else is refused before a server is contacted, and an assistant
-that lists none reads none. Runs the real MCP test server (tests/agent)."""
+that lists none reads none. Runs the real MCP test server (tests/support)."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ import yaml
 
 from agent_search.agent import Assistant, Options
 
-SERVER = Path(__file__).resolve().parents[1] / "agent" / "mcp_tools_server.py"
+SERVER = Path(__file__).resolve().parents[1] / "support" / "mcp_tools_server.py"
 MCP = {"servers": {"tools": {"command": sys.executable, "args": [str(SERVER)],
                              "timeout": 30}}}
 
