@@ -78,6 +78,8 @@ def adjectives(q: Question, plan: Plan) -> None:
         if not plan.free(m.span()):
             continue
         word = m.group("a").lower()
+        if re.match(r"\s+(?:number|amount|count|total)\b", q.low[m.end():]):
+            continue  # "the largest number of languages" counts, it measures nothing
         nouns, direction = next((n, d) for w, n, d in _ADJECTIVES if re.fullmatch(w, word))
         named = _named_after(q, m.end())
         if named is not None:  # "the highest earnings": the field says itself

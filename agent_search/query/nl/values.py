@@ -17,6 +17,7 @@ from typing import Any
 
 from rapidfuzz import fuzz, process
 
+from agent_search.query.nl.demonyms import derived_values
 from agent_search.query.nl.lexicon import (
     STOPWORDS,
     WORD,
@@ -91,7 +92,10 @@ def exact_matches(q: Question, index: ValueIndex) -> list[Match]:
             for pos, value in exact:
                 hits.append((span, pos, value))
             if not exact and len(text) >= 4:  # "computer" for "computers"
-                for form in plural_forms(text) - {text}:
+                forms = plural_forms(text) - {text}
+                if n <= 2:  # "French" for France, "Asian" for Asia
+                    forms |= set(derived_values(text))
+                for form in forms:
                     for pos, value in index.exact.get(form, ()):
                         variants.append((span, pos, value))
     for pos, value, vlow in index.odd:
