@@ -1,4 +1,4 @@
-"""The parser's aggregate rules (:mod:`agent_search.query.nl.aggregates`): what is computed,
+"""The parser's aggregate rules (:mod:`agent_search.query.nl._aggregates`): what is computed,
 per what, and the answers the DSL validator accepts or refuses."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from agent_search.query.dsl import DSLValidationError, validate_dsl
-from agent_search.query.nl.parser import parse
+from agent_search.query.nl._parser import parse
 
 from .schemas import NOW, music, shop
 

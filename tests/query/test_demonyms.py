@@ -1,10 +1,10 @@
-"""Derived forms of values (:mod:`agent_search.query.nl.demonyms`)."""
+"""Derived forms of values (:mod:`agent_search.query.nl._demonyms`)."""
 
 from __future__ import annotations
 
 from agent_search.query.dsl import FieldSchema, ModelSchema
-from agent_search.query.nl.demonyms import derived_values
-from agent_search.query.nl.parser import parse
+from agent_search.query.nl._demonyms import derived_values
+from agent_search.query.nl._parser import parse
 
 from .schemas import NOW
 

@@ -21,7 +21,7 @@ from agent_search.query.dsl import (
     ModelSchema,
     RelationSchema,
 )
-from agent_search.query.nl.lexicon import (
+from agent_search.query.nl._lexicon import (
     STOPWORDS,
     WORD,
     find_phrase,
@@ -29,7 +29,7 @@ from agent_search.query.nl.lexicon import (
     plural_forms,
     words_of,
 )
-from agent_search.query.nl.units import CURRENCY_UNITS, FIELD_UNITS, MONEY_NAME, SIZE_NAME
+from agent_search.query.nl._units import CURRENCY_UNITS, FIELD_UNITS, MONEY_NAME, SIZE_NAME
 
 Span = tuple[int, int]
 """Start and end of a piece of the question (character offsets)."""

@@ -18,9 +18,9 @@ from __future__ import annotations
 import re
 
 from agent_search.query.dsl import NUMERIC_KINDS, TEMPORAL_KINDS, TEXT_KINDS
-from agent_search.query.nl.lexicon import words_of
-from agent_search.query.nl.plan import Plan, Question
-from agent_search.query.nl.schema import Candidate, FieldMention, is_plain
+from agent_search.query.nl._lexicon import words_of
+from agent_search.query.nl._plan import Plan, Question
+from agent_search.query.nl._schema import Candidate, FieldMention, is_plain
 
 # adjective (superlative forms) → (nouns it measures, direction on them, direction on a
 # birth date); general English, shared by every schema

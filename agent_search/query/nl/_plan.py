@@ -4,7 +4,7 @@
   the candidate fields, where fields are named). Frozen: no extractor changes it.
 - :class:`Plan`: what has been understood so far (conditions, orders, limit, notes,
   warnings, confidence) and which parts of the question are used up. Each extractor of
-  :data:`~agent_search.query.nl.parser.EXTRACTORS` receives both and adds to the plan.
+  :data:`~agent_search.query.nl._parser.EXTRACTORS` receives both and adds to the plan.
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agent_search.query.dsl import ModelSchema
-from agent_search.query.nl.lexicon import overlaps
-from agent_search.query.nl.schema import (
+from agent_search.query.nl._lexicon import overlaps
+from agent_search.query.nl._schema import (
     Candidate,
     FieldMention,
     Span,

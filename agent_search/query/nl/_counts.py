@@ -6,9 +6,9 @@ from __future__ import annotations
 import re
 
 from agent_search.query.dsl import ModelSchema, RelationSchema
-from agent_search.query.nl.lexicon import plural_forms, words_of
-from agent_search.query.nl.plan import Plan, Question
-from agent_search.query.nl.schema import model_phrases
+from agent_search.query.nl._lexicon import plural_forms, words_of
+from agent_search.query.nl._plan import Plan, Question
+from agent_search.query.nl._schema import model_phrases
 
 COUNT_OPS = {"more than": ">", "over": ">", "greater than": ">", "at least": ">=",
              "less than": "<", "fewer than": "<", "under": "<", "at most": "<=",

@@ -23,27 +23,25 @@ from agent_search.query.dsl import (
     DSLGenerationError,
     ModelSchema,
 )
-from agent_search.query.nl import (
-    aggregates,
-    counts,
-    dates,
-    measures,
-    numbers,
-    ordering,
-    text,
-    values,
-)
-from agent_search.query.nl.lexicon import STOPWORDS, WORD, adjacent, escape_like, overlaps, terms
-from agent_search.query.nl.plan import Extractor, Plan, Question
-from agent_search.query.nl.retarget import retarget, through_relation
-from agent_search.query.nl.schema import (
+from agent_search.query.nl import _aggregates as aggregates
+from agent_search.query.nl import _counts as counts
+from agent_search.query.nl import _dates as dates
+from agent_search.query.nl import _measures as measures
+from agent_search.query.nl import _numbers as numbers
+from agent_search.query.nl import _ordering as ordering
+from agent_search.query.nl import _text as text
+from agent_search.query.nl import _values as values
+from agent_search.query.nl._lexicon import STOPWORDS, WORD, adjacent, escape_like, overlaps, terms
+from agent_search.query.nl._plan import Extractor, Plan, Question
+from agent_search.query.nl._retarget import retarget, through_relation
+from agent_search.query.nl._schema import (
     Span,
     content_field,
     free_text_fields,
     model_mentions,
     title_field,
 )
-from agent_search.query.nl.value_index import value_serials
+from agent_search.query.nl._value_index import value_serials
 
 FALLBACK_CONFIDENCE = 0.5
 NOTHING_CONFIDENCE = 0.2
