@@ -38,7 +38,7 @@ def _named_relation(rest: str, rel: RelationSchema, other: ModelSchema | None) -
     phrases = plural_forms(words_of(rel.name))
     if other is not None:
         phrases |= model_phrases(other)
-    return next((p for p in sorted(phrases, key=len, reverse=True)
+    return next((p for p in sorted(phrases, key=lambda p: (-len(p), p))
                  if re.match(re.escape(p) + r"(?!\w)", rest)), None)
 
 

@@ -111,7 +111,7 @@ def model_mentions(low: str, schemas: Sequence[ModelSchema]) -> dict[str, list[S
     squashed = _squashed_runs(low)
     for schema in schemas:
         spans: list[Span] = []
-        for phrase in model_phrases(schema):
+        for phrase in sorted(model_phrases(schema)):
             spans += find_phrase(low, phrase)
             if " " not in phrase:  # "high schoolers" for a model Highschooler
                 spans += squashed.get(phrase, [])
@@ -159,8 +159,8 @@ def field_mentions(low: str, cands: list[Candidate]) -> list[FieldMention]:
         if cand.relation is not None and cand.relation.type == "hasOne" and \
                 cand.field.name == cand.relation.key:
             continue
-        for phrase, strong in _field_phrases(cand.field.name, cand.field.label,
-                                             cand.field.kind in TEMPORAL_KINDS):
+        for phrase, strong in sorted(_field_phrases(cand.field.name, cand.field.label,
+                                                    cand.field.kind in TEMPORAL_KINDS)):
             if phrase not in low:  # most are not: skip the call
                 continue
             for span in find_phrase(low, phrase):

@@ -95,7 +95,7 @@ def exact_matches(q: Question, index: ValueIndex) -> list[Match]:
                 forms = plural_forms(text) - {text}
                 if n <= 2:  # "French" for France, "Asian" for Asia
                     forms |= set(derived_values(text))
-                for form in forms:
+                for form in sorted(forms):
                     for pos, value in index.exact.get(form, ()):
                         variants.append((span, pos, value))
     for pos, value, vlow in index.odd:
