@@ -45,6 +45,10 @@ from agent_search.query.nl._value_index import value_serials
 
 FALLBACK_CONFIDENCE = 0.5
 NOTHING_CONFIDENCE = 0.2
+RELAXED = 0.5
+"""A text match of leftover words found in no row is dropped: the answer is then scored
+as if the words were ignored (understood²) and halved, for the words may have named
+something the database does not hold ("customers in Brazil who own a boat")."""
 FIELD_EVIDENCE = 0.25
 """What naming one of a model's own fields adds to the evidence that it is the one asked
 about, when the question names no model but states a value."""
@@ -208,8 +212,9 @@ def _leftover(q: Question, plan: Plan, words: list[str]) -> tuple[list[str], boo
     if not name_part:
         plan.warnings.append("not understood as a condition, matched as text: "
                              + ", ".join(repr(w) for w in words))
-    if relax and not name_part:  # dropped, the words were not understood: as if ignored
-        plan.relax_confidence = before * understood_factor(len(words), content_words(q.low))
+    if relax and not name_part:  # dropped: as if ignored, halved (see RELAXED)
+        plan.relax_confidence = before * RELAXED * understood_factor(len(words),
+                                                                 content_words(q.low))
     return found_terms, relax
 
 
