@@ -83,7 +83,7 @@ def _distinct_count(q: Question, plan: Plan) -> None:
     target counted, not its records."""
     for m in _HOW_MANY.finditer(q.low):
         target = _next_field(q, m.end(), None)
-        if target is None or target.span[0] - m.end() > 1 or target.candidate.field.primary:
+        if target is None or target.span[0] - m.end() > 1:
             continue
         if not (m.group("distinct") or is_plural(q.low[target.span[0]:target.span[1]])):
             continue

@@ -211,8 +211,8 @@ def _past(verb: str) -> str:
 
 def is_plain(cand: Candidate) -> bool:
     """Not a key: keys are not compared with amounts or matched to words."""
-    if cand.field.primary:
-        return False
+    if cand.field.primary and cand.schema.primary_key is not None:
+        return False  # a part of a composite key (a link table's Language) is an attribute
     foreigns = {r.foreign.lower() for r in cand.schema.relations if r.type == "hasOne"}
     return cand.field.name.lower() not in foreigns
 
