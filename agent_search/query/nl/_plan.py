@@ -96,7 +96,7 @@ class Plan:
     """How much the question says about the target (picks the model when none is named)."""
     group_by: list[str] = field(default_factory=list)
     aggregates: list[str] = field(default_factory=list)
-    """Written aggregates: ``count``, ``avg(Age)`` (:mod:`agent_search.query.aggregates`)."""
+    """Written aggregates: ``count``, ``avg(Age)`` (:class:`~agent_search.query.dsl.Aggregate`)."""
     having: list[dict[str, Any]] = field(default_factory=list)
     aggregate_orders: list[dict[str, str]] = field(default_factory=list)
     answer_model: str | None = None
