@@ -129,7 +129,7 @@ words was understood (``--compare``)."""
 
 
 def _use_form(form: Callable[[float], float]) -> None:
-    from agent_search.query.nl import parser
+    from agent_search.query.nl import _parser as parser
 
     def factor(dropped: int, content: int) -> float:
         return 1.0 if content <= 0 else form(max(0.0, 1.0 - dropped / content))

@@ -26,8 +26,7 @@ from agent_search.db._builder import (
     visibility,
 )
 from agent_search.db._catalog import Catalog, ModelEntry
-from agent_search.query.aggregates import Aggregate, Having
-from agent_search.query.dsl import QueryDSL
+from agent_search.query.dsl import Aggregate, Having, QueryDSL
 from agent_search.types import QueryOrder, QueryWhere, ResultItem
 
 

@@ -242,7 +242,8 @@ def _find_table(meta: sa.MetaData, name: str) -> sa.Table | None:
 
 
 def _indexable(col: sa.Column[Any], definition: ColumnDef | None) -> bool:
-    if col.primary_key or col.name.startswith("__yao_"):
+    if col.name.startswith("__yao_") or (  # a part of a composite key is an attribute
+            col.primary_key and len(col.table.primary_key.columns) == 1):
         return False
     if definition is not None:
         return definition.kind == "string"

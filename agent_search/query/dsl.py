@@ -26,7 +26,9 @@ A generator may answer with an empty ``queries`` list: nothing in these models a
 question (the search returns no records, with the generator's warnings saying why).
 
 A query may also ask the database for numbers — ``group_by``, ``aggregates``, ``having``
-(see :mod:`agent_search.query.aggregates`): one answer row per group.
+(:class:`Aggregate`, :class:`Having`, defined in ``_aggregates``): one answer row per
+group, e.g. ``{"group_by": ["Country"], "aggregates": ["count", "avg(Age)"], "having":
+[{"aggregate": "count", "op": ">", "value": 2}], "orders": [{"field": "count"}]}``.
 
 A where ``field`` is a field of the model, ``relation.field`` (through a relation of
 the model; up to two hops: ``album.artist.Name`` on a track) or ``count(relation)``, the
@@ -44,14 +46,9 @@ from typing import Any, Literal, Protocol, runtime_checkable
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from agent_search.errors import InputError, validation_summary
-from agent_search.query.aggregates import (
-    MAX_AGGREGATES,
-    MAX_GROUP_BY,
-    MAX_HAVING,
-    NUMERIC_ONLY,
-    Aggregate,
-    Having,
-)
+from agent_search.query._aggregates import MAX_AGGREGATES, MAX_GROUP_BY, MAX_HAVING, NUMERIC_ONLY
+from agent_search.query._aggregates import Aggregate as Aggregate  # re-exported: public
+from agent_search.query._aggregates import Having as Having  # re-exported: public
 from agent_search.types import QueryOrder, QueryWhere
 
 FieldKind = Literal["string", "text", "integer", "number", "boolean", "date", "datetime",
@@ -160,7 +157,7 @@ class QueryDSL(_Model):
 
     @property
     def is_aggregate(self) -> bool:
-        """The database computes answer rows (see :mod:`agent_search.query.aggregates`)."""
+        """The database computes answer rows (``group_by`` / ``aggregates`` / ``having``)."""
         return bool(self.aggregates or self.group_by)
 
     @field_validator("terms")

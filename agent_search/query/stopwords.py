@@ -6,7 +6,7 @@ as a value or text (database search). English is two named parts: function words
 articles, prepositions, auxiliaries and their contractions) and request words (the
 fillers of a spoken request: "can you please help me find"). Chinese is the same two parts
 in one list. Other uses with a vocabulary of their own add to these lists by name (the
-parser's words about records: :data:`agent_search.query.nl.lexicon.DATA_WORDS`).
+parser's words about records: :data:`agent_search.query.nl._lexicon.DATA_WORDS`).
 """
 
 from __future__ import annotations

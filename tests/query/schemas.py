@@ -7,9 +7,9 @@ import datetime as dt
 from collections.abc import Sequence
 
 from agent_search.query.dsl import FieldSchema, ModelSchema, RelationSchema
-from agent_search.query.nl.plan import Plan, Question
-from agent_search.query.nl.schema import model_mentions
-from agent_search.query.nl.value_index import value_serials
+from agent_search.query.nl._plan import Plan, Question
+from agent_search.query.nl._schema import model_mentions
+from agent_search.query.nl._value_index import value_serials
 
 NOW = dt.datetime(2025, 6, 15, 15, 30)  # a Sunday
 

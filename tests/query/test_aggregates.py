@@ -1,4 +1,4 @@
-"""The parser's aggregate rules (:mod:`agent_search.query.nl.aggregates`): what is computed,
+"""The parser's aggregate rules (:mod:`agent_search.query.nl._aggregates`): what is computed,
 per what, and the answers the DSL validator accepts or refuses."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from agent_search.query.dsl import DSLValidationError, validate_dsl
-from agent_search.query.nl.parser import parse
+from agent_search.query.nl._parser import parse
 
 from .schemas import NOW, music, shop
 
@@ -77,3 +77,15 @@ def test_rows_the_target_has_many_of_are_counted_per_target_row() -> None:
     out = parse("the artist with the most albums", music(), now=NOW)
     assert out["orders"] == [{"field": "count", "order": "desc"}] and out["limit"] == 1
     validate_dsl(out, music())
+
+
+def test_a_part_of_a_composite_key_is_an_attribute() -> None:
+    from agent_search.query.dsl import FieldSchema, ModelSchema
+    link = ModelSchema(id="spoken", table="spoken", primary_key=None, fields=[
+        FieldSchema(name="CountryCode", primary=True),
+        FieldSchema(name="Language", primary=True, values=["English", "Dutch"]),
+        FieldSchema(name="Percentage", kind="number")])
+    out = parse("how many different languages", [link], now=NOW)
+    assert out["aggregates"] == ["count(distinct Language)"]
+    out = parse("spoken rows in English", [link], now=NOW)
+    assert out["wheres"] == [{"field": "Language", "op": "=", "value": "English"}]

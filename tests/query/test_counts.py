@@ -1,4 +1,4 @@
-"""agent_search.query.nl.counts: counts over hasMany relations."""
+"""agent_search.query.nl._counts: counts over hasMany relations."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from agent_search.query.nl.counts import counts
+from agent_search.query.nl._counts import counts
 
 from .schemas import fresh_plan, read
 

@@ -1,5 +1,5 @@
-"""Unit tests of the parser's pure pieces: words and phrases (agent_search.query.nl.lexicon)
-and calendar arithmetic (agent_search.query.nl.dates). No schema, no database."""
+"""Unit tests of the parser's pure pieces: words and phrases (agent_search.query.nl._lexicon)
+and calendar arithmetic (agent_search.query.nl._dates). No schema, no database."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import datetime as dt
 
 import pytest
 
-from agent_search.query.nl.dates import date_bounds, is_year, period_start, shift
-from agent_search.query.nl.lexicon import (
+from agent_search.query.nl._dates import date_bounds, is_year, period_start, shift
+from agent_search.query.nl._lexicon import (
     STOPWORDS,
     WORD,
     adjacent,

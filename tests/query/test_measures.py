@@ -1,9 +1,9 @@
-"""Numeric fields named by what they measure (:mod:`agent_search.query.nl.measures`)."""
+"""Numeric fields named by what they measure (:mod:`agent_search.query.nl._measures`)."""
 
 from __future__ import annotations
 
 from agent_search.query.dsl import FieldSchema, ModelSchema
-from agent_search.query.nl.parser import parse
+from agent_search.query.nl._parser import parse
 
 from .schemas import NOW
 

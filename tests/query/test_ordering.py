@@ -1,4 +1,4 @@
-"""agent_search.query.nl.ordering: orders and top-N."""
+"""agent_search.query.nl._ordering: orders and top-N."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from agent_search.query.nl.ordering import (
+from agent_search.query.nl._ordering import (
     alphabetical,
     field_superlative,
     sort_by,

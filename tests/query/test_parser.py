@@ -1,4 +1,4 @@
-"""agent_search.query.nl.parser: choosing the model, the extractors' order, leftovers,
+"""agent_search.query.nl._parser: choosing the model, the extractors' order, leftovers,
 fallback; and the generator around it."""
 
 from __future__ import annotations
@@ -8,8 +8,9 @@ import datetime as dt
 import pytest
 
 from agent_search.query.dsl import DSLGenerationError, validate_dsl
-from agent_search.query.nl import BuiltinDSLGenerator, parser
-from agent_search.query.nl.parser import (
+from agent_search.query.nl import BuiltinDSLGenerator
+from agent_search.query.nl import _parser as parser
+from agent_search.query.nl._parser import (
     EXTRACTORS,
     modifies_a_name,
     parse,

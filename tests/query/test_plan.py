@@ -1,8 +1,8 @@
-"""agent_search.query.nl.plan: the explicit state extractors share."""
+"""agent_search.query.nl._plan: the explicit state extractors share."""
 
 from __future__ import annotations
 
-from agent_search.query.nl.plan import MAX_CONDITIONS
+from agent_search.query.nl._plan import MAX_CONDITIONS
 
 from .schemas import fresh_plan, read
 

@@ -1,9 +1,9 @@
-"""agent_search.query.nl.schema: candidate fields, model and field mentions, which field a
+"""agent_search.query.nl._schema: candidate fields, model and field mentions, which field a
 number or date is about."""
 
 from __future__ import annotations
 
-from agent_search.query.nl.schema import (
+from agent_search.query.nl._schema import (
     candidates,
     content_field,
     dimension,

@@ -10,7 +10,7 @@ import pytest
 
 from agent_search.query import _keyword_stopwords as keyword_stopwords
 from agent_search.query.keyword import extract_keywords, extract_keywords_async
-from agent_search.query.nl import lexicon
+from agent_search.query.nl import _lexicon as lexicon
 from agent_search.query.stopwords import (
     CHINESE,
     ENGLISH,

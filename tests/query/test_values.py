@@ -1,4 +1,4 @@
-"""agent_search.query.nl.values: equality on the known values a question names."""
+"""agent_search.query.nl._values: equality on the known values a question names."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from agent_search.query.nl.value_index import value_index
-from agent_search.query.nl.values import (
+from agent_search.query.nl._value_index import value_index
+from agent_search.query.nl._values import (
     VARIANT_CONFIDENCE,
     exact_matches,
     fuzzy_matches,

@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from agent_search.query.dsl import DSLGenerationError, FieldSchema, ModelSchema, validate_dsl
-from agent_search.query.nl.parser import parse
+from agent_search.query.nl import parse
 
 from ..query.schemas import music, people, shop
 

@@ -40,15 +40,21 @@ superlative adjectives by what they measure ("youngest" → age, "tallest" → h
 words beside a field; numbers after a numeric field ("grade 10"); and the records of the
 model holding an asked field ("the names of poker players" → people).
 
-Modules: :mod:`.lexicon` (words, stopwords, ``inflect`` forms), :mod:`.schema` (the models
-as the parser sees them), :mod:`.plan` (the parser's explicit state), one module per kind
-of rule (:mod:`.dates`, :mod:`.numbers`, :mod:`.counts`, :mod:`.ordering`,
-:mod:`.measures`, :mod:`.aggregates`, :mod:`.text`, :mod:`.values` with
-:mod:`.value_index`), :mod:`.retarget`, :mod:`.parser` (the ordered extractors) and
-:mod:`.generator` (the :class:`~agent_search.query.dsl.DSLGenerator`).
+The modules are private (``_name``); the names above are the package's public ones.
+The modules are private (``_name``); the names above are the package's public ones.
+Modules: :mod:`._lexicon` (words, stopwords, ``inflect`` forms), :mod:`._schema` (the models
+as the parser sees them), :mod:`._plan` (the parser's explicit state), one module per kind
+of rule (:mod:`._dates`, :mod:`._numbers`, :mod:`._counts`, :mod:`._ordering`,
+:mod:`._measures`, :mod:`._aggregates`, :mod:`._text`, :mod:`._values` with
+:mod:`._value_index`), :mod:`._retarget`, :mod:`._parser` (the ordered extractors) and
+:mod:`._generator` (the :class:`~agent_search.query.dsl.DSLGenerator`).
 """
 
-from agent_search.query.nl.generator import BuiltinDSLGenerator
-from agent_search.query.nl.lexicon import words_of
+from agent_search.query.nl._generator import BuiltinDSLGenerator
+from agent_search.query.nl._lexicon import words_of
+from agent_search.query.nl._parser import EXTRACTORS, parse, understand
+from agent_search.query.nl._plan import Extractor, Plan, Question
+from agent_search.query.nl._values import FUZZY_CUTOFF
 
-__all__ = ["BuiltinDSLGenerator", "words_of"]
+__all__ = ["EXTRACTORS", "FUZZY_CUTOFF", "BuiltinDSLGenerator", "Extractor", "Plan",
+           "Question", "parse", "understand", "words_of"]

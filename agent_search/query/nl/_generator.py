@@ -1,4 +1,4 @@
-"""The builtin generator: :func:`~agent_search.query.nl.parser.parse` behind the
+"""The builtin generator: :func:`~agent_search.query.nl._parser.parse` behind the
 :class:`~agent_search.query.dsl.DSLGenerator` interface, with its work bounded."""
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from typing import Any
 import anyio
 
 from agent_search.query.dsl import ModelSchema
-from agent_search.query.nl.parser import parse
-from agent_search.query.nl.values import FUZZY_CUTOFF
+from agent_search.query.nl._parser import parse
+from agent_search.query.nl._values import FUZZY_CUTOFF
 
 MAX_ANALYSED_CHARS = 500
 """Longer queries are analysed on their first 500 characters (bounded work per search)."""

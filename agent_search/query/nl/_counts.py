@@ -6,9 +6,9 @@ from __future__ import annotations
 import re
 
 from agent_search.query.dsl import ModelSchema, RelationSchema
-from agent_search.query.nl.lexicon import plural_forms, words_of
-from agent_search.query.nl.plan import Plan, Question
-from agent_search.query.nl.schema import model_phrases
+from agent_search.query.nl._lexicon import plural_forms, words_of
+from agent_search.query.nl._plan import Plan, Question
+from agent_search.query.nl._schema import model_phrases
 
 COUNT_OPS = {"more than": ">", "over": ">", "greater than": ">", "at least": ">=",
              "less than": "<", "fewer than": "<", "under": "<", "at most": "<=",
@@ -38,7 +38,7 @@ def _named_relation(rest: str, rel: RelationSchema, other: ModelSchema | None) -
     phrases = plural_forms(words_of(rel.name))
     if other is not None:
         phrases |= model_phrases(other)
-    return next((p for p in sorted(phrases, key=len, reverse=True)
+    return next((p for p in sorted(phrases, key=lambda p: (-len(p), p))
                  if re.match(re.escape(p) + r"(?!\w)", rest)), None)
 
 

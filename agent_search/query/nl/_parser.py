@@ -23,30 +23,32 @@ from agent_search.query.dsl import (
     DSLGenerationError,
     ModelSchema,
 )
-from agent_search.query.nl import (
-    aggregates,
-    counts,
-    dates,
-    measures,
-    numbers,
-    ordering,
-    text,
-    values,
-)
-from agent_search.query.nl.lexicon import STOPWORDS, WORD, adjacent, escape_like, overlaps, terms
-from agent_search.query.nl.plan import Extractor, Plan, Question
-from agent_search.query.nl.retarget import retarget, through_relation
-from agent_search.query.nl.schema import (
+from agent_search.query.nl import _aggregates as aggregates
+from agent_search.query.nl import _counts as counts
+from agent_search.query.nl import _dates as dates
+from agent_search.query.nl import _measures as measures
+from agent_search.query.nl import _numbers as numbers
+from agent_search.query.nl import _ordering as ordering
+from agent_search.query.nl import _text as text
+from agent_search.query.nl import _values as values
+from agent_search.query.nl._lexicon import STOPWORDS, WORD, adjacent, escape_like, overlaps, terms
+from agent_search.query.nl._plan import Extractor, Plan, Question
+from agent_search.query.nl._retarget import retarget, through_relation
+from agent_search.query.nl._schema import (
     Span,
     content_field,
     free_text_fields,
     model_mentions,
     title_field,
 )
-from agent_search.query.nl.value_index import value_serials
+from agent_search.query.nl._value_index import value_serials
 
 FALLBACK_CONFIDENCE = 0.5
 NOTHING_CONFIDENCE = 0.2
+RELAXED = 0.5
+"""A text match of leftover words found in no row is dropped: the answer is then scored
+as if the words were ignored (understood²) and halved, for the words may have named
+something the database does not hold ("customers in Brazil who own a boat")."""
 FIELD_EVIDENCE = 0.25
 """What naming one of a model's own fields adds to the evidence that it is the one asked
 about, when the question names no model but states a value."""
@@ -210,8 +212,9 @@ def _leftover(q: Question, plan: Plan, words: list[str]) -> tuple[list[str], boo
     if not name_part:
         plan.warnings.append("not understood as a condition, matched as text: "
                              + ", ".join(repr(w) for w in words))
-    if relax and not name_part:  # dropped, the words were not understood: as if ignored
-        plan.relax_confidence = before * understood_factor(len(words), content_words(q.low))
+    if relax and not name_part:  # dropped: as if ignored, halved (see RELAXED)
+        plan.relax_confidence = before * RELAXED * understood_factor(len(words),
+                                                                 content_words(q.low))
     return found_terms, relax
 
 

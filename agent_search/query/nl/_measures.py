@@ -18,9 +18,9 @@ from __future__ import annotations
 import re
 
 from agent_search.query.dsl import NUMERIC_KINDS, TEMPORAL_KINDS, TEXT_KINDS
-from agent_search.query.nl.lexicon import words_of
-from agent_search.query.nl.plan import Plan, Question
-from agent_search.query.nl.schema import Candidate, FieldMention, is_plain
+from agent_search.query.nl._lexicon import words_of
+from agent_search.query.nl._plan import Plan, Question
+from agent_search.query.nl._schema import Candidate, FieldMention, is_plain
 
 # adjective (superlative forms) → (nouns it measures, direction on them, direction on a
 # birth date); general English, shared by every schema
@@ -78,6 +78,8 @@ def adjectives(q: Question, plan: Plan) -> None:
         if not plan.free(m.span()):
             continue
         word = m.group("a").lower()
+        if re.match(r"\s+(?:number|amount|count|total)\b", q.low[m.end():]):
+            continue  # "the largest number of languages" counts, it measures nothing
         nouns, direction = next((n, d) for w, n, d in _ADJECTIVES if re.fullmatch(w, word))
         named = _named_after(q, m.end())
         if named is not None:  # "the highest earnings": the field says itself

@@ -19,9 +19,9 @@ from __future__ import annotations
 import re
 
 from agent_search.query.dsl import NUMERIC_KINDS, TEXT_KINDS
-from agent_search.query.nl.lexicon import is_plural, overlaps
-from agent_search.query.nl.plan import Plan, Question
-from agent_search.query.nl.schema import FieldMention, is_plain, title_field
+from agent_search.query.nl._lexicon import is_plural, overlaps
+from agent_search.query.nl._plan import Plan, Question
+from agent_search.query.nl._schema import FieldMention, is_plain, title_field
 
 _FN = re.compile(r"\b(?P<fn>average|avg|mean|maximum|max|minimum|min|total|sum|"
                  r"highest|lowest|largest|smallest|oldest|youngest)\b", re.I)
@@ -83,7 +83,7 @@ def _distinct_count(q: Question, plan: Plan) -> None:
     target counted, not its records."""
     for m in _HOW_MANY.finditer(q.low):
         target = _next_field(q, m.end(), None)
-        if target is None or target.span[0] - m.end() > 1 or target.candidate.field.primary:
+        if target is None or target.span[0] - m.end() > 1:
             continue
         if not (m.group("distinct") or is_plural(q.low[target.span[0]:target.span[1]])):
             continue

@@ -9,9 +9,9 @@ import re
 from dataclasses import dataclass
 
 from agent_search.query.dsl import TEXT_KINDS
-from agent_search.query.nl.lexicon import STOPWORDS, escape_like, overlaps
-from agent_search.query.nl.plan import Plan, Question
-from agent_search.query.nl.schema import (
+from agent_search.query.nl._lexicon import STOPWORDS, escape_like, overlaps
+from agent_search.query.nl._plan import Plan, Question
+from agent_search.query.nl._schema import (
     Candidate,
     Span,
     is_plain,

@@ -21,7 +21,7 @@ from agent_search.query.dsl import (
     ModelSchema,
     RelationSchema,
 )
-from agent_search.query.nl.lexicon import (
+from agent_search.query.nl._lexicon import (
     STOPWORDS,
     WORD,
     find_phrase,
@@ -29,7 +29,7 @@ from agent_search.query.nl.lexicon import (
     plural_forms,
     words_of,
 )
-from agent_search.query.nl.units import CURRENCY_UNITS, FIELD_UNITS, MONEY_NAME, SIZE_NAME
+from agent_search.query.nl._units import CURRENCY_UNITS, FIELD_UNITS, MONEY_NAME, SIZE_NAME
 
 Span = tuple[int, int]
 """Start and end of a piece of the question (character offsets)."""
@@ -111,7 +111,7 @@ def model_mentions(low: str, schemas: Sequence[ModelSchema]) -> dict[str, list[S
     squashed = _squashed_runs(low)
     for schema in schemas:
         spans: list[Span] = []
-        for phrase in model_phrases(schema):
+        for phrase in sorted(model_phrases(schema)):
             spans += find_phrase(low, phrase)
             if " " not in phrase:  # "high schoolers" for a model Highschooler
                 spans += squashed.get(phrase, [])
@@ -159,8 +159,8 @@ def field_mentions(low: str, cands: list[Candidate]) -> list[FieldMention]:
         if cand.relation is not None and cand.relation.type == "hasOne" and \
                 cand.field.name == cand.relation.key:
             continue
-        for phrase, strong in _field_phrases(cand.field.name, cand.field.label,
-                                             cand.field.kind in TEMPORAL_KINDS):
+        for phrase, strong in sorted(_field_phrases(cand.field.name, cand.field.label,
+                                                    cand.field.kind in TEMPORAL_KINDS)):
             if phrase not in low:  # most are not: skip the call
                 continue
             for span in find_phrase(low, phrase):
@@ -211,8 +211,8 @@ def _past(verb: str) -> str:
 
 def is_plain(cand: Candidate) -> bool:
     """Not a key: keys are not compared with amounts or matched to words."""
-    if cand.field.primary:
-        return False
+    if cand.field.primary and cand.schema.primary_key is not None:
+        return False  # a part of a composite key (a link table's Language) is an attribute
     foreigns = {r.foreign.lower() for r in cand.schema.relations if r.type == "hasOne"}
     return cand.field.name.lower() not in foreigns
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 from typing import Any
 
 from agent_search.query.dsl import MAX_HOPS, ModelSchema, RelationSchema
-from agent_search.query.nl.plan import Plan, Question
+from agent_search.query.nl._plan import Plan, Question
 
 
 def retarget(q: Question, plan: Plan, out: dict[str, Any]) -> dict[str, Any]:

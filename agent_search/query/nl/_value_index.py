@@ -17,8 +17,8 @@ from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from agent_search.query.dsl import ModelSchema
-from agent_search.query.nl.lexicon import STOPWORDS, WORD
-from agent_search.query.nl.schema import Candidate, is_plain
+from agent_search.query.nl._lexicon import STOPWORDS, WORD
+from agent_search.query.nl._schema import Candidate, is_plain
 
 MAX_VALUE_WORDS = 12
 """Longest value (in words) looked up exactly; longer ones only match as odd phrases."""

@@ -7,10 +7,10 @@ from __future__ import annotations
 import re
 
 from agent_search.query.dsl import NUMERIC_KINDS, TEMPORAL_KINDS
-from agent_search.query.nl.dates import is_year
-from agent_search.query.nl.plan import Plan, Question
-from agent_search.query.nl.schema import Candidate, field_for, is_plain
-from agent_search.query.nl.units import (
+from agent_search.query.nl._dates import is_year
+from agent_search.query.nl._plan import Plan, Question
+from agent_search.query.nl._schema import Candidate, field_for, is_plain
+from agent_search.query.nl._units import (
     CURRENCY_UNITS,
     MONEY_WORDS,
     MULTIPLIERS,

@@ -10,9 +10,9 @@ import datetime as dt
 import re
 from dataclasses import dataclass
 
-from agent_search.query.nl.lexicon import overlaps
-from agent_search.query.nl.plan import Plan, Question
-from agent_search.query.nl.schema import Span, field_for
+from agent_search.query.nl._lexicon import overlaps
+from agent_search.query.nl._plan import Plan, Question
+from agent_search.query.nl._schema import Span, field_for
 
 
 def is_year(value: float) -> bool:

@@ -17,7 +17,8 @@ from typing import Any
 
 from rapidfuzz import fuzz, process
 
-from agent_search.query.nl.lexicon import (
+from agent_search.query.nl._demonyms import derived_values
+from agent_search.query.nl._lexicon import (
     STOPWORDS,
     WORD,
     find_phrase,
@@ -25,9 +26,9 @@ from agent_search.query.nl.lexicon import (
     plural_forms,
     words_of,
 )
-from agent_search.query.nl.plan import EXACT_CONFIDENCE, Plan, Question
-from agent_search.query.nl.schema import Candidate, Span, near_field
-from agent_search.query.nl.value_index import ValueIndex, value_index
+from agent_search.query.nl._plan import EXACT_CONFIDENCE, Plan, Question
+from agent_search.query.nl._schema import Candidate, Span, near_field
+from agent_search.query.nl._value_index import ValueIndex, value_index
 
 FUZZY_CUTOFF = 88.0
 """Minimum rapidfuzz ratio (0..100) for a misspelt query word to stand for a known value."""
@@ -91,7 +92,10 @@ def exact_matches(q: Question, index: ValueIndex) -> list[Match]:
             for pos, value in exact:
                 hits.append((span, pos, value))
             if not exact and len(text) >= 4:  # "computer" for "computers"
-                for form in plural_forms(text) - {text}:
+                forms = plural_forms(text) - {text}
+                if n <= 2:  # "French" for France, "Asian" for Asia
+                    forms |= set(derived_values(text))
+                for form in sorted(forms):
                     for pos, value in index.exact.get(form, ()):
                         variants.append((span, pos, value))
     for pos, value, vlow in index.odd:

@@ -6,10 +6,10 @@ from __future__ import annotations
 import re
 
 from agent_search.query.dsl import NUMERIC_KINDS, TEMPORAL_KINDS
-from agent_search.query.nl.lexicon import is_plural, overlaps, plural_forms, words_of
-from agent_search.query.nl.measures import ADJECTIVE
-from agent_search.query.nl.plan import Plan, Question
-from agent_search.query.nl.schema import Candidate, field_for, title_field
+from agent_search.query.nl._lexicon import is_plural, overlaps, plural_forms, words_of
+from agent_search.query.nl._measures import ADJECTIVE
+from agent_search.query.nl._plan import Plan, Question
+from agent_search.query.nl._schema import Candidate, field_for, title_field
 
 # superlatives: words → (dimension, direction)
 SUPERLATIVES: tuple[tuple[str, str, str], ...] = (

@@ -4,7 +4,7 @@
   the candidate fields, where fields are named). Frozen: no extractor changes it.
 - :class:`Plan`: what has been understood so far (conditions, orders, limit, notes,
   warnings, confidence) and which parts of the question are used up. Each extractor of
-  :data:`~agent_search.query.nl.parser.EXTRACTORS` receives both and adds to the plan.
+  :data:`~agent_search.query.nl._parser.EXTRACTORS` receives both and adds to the plan.
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agent_search.query.dsl import ModelSchema
-from agent_search.query.nl.lexicon import overlaps
-from agent_search.query.nl.schema import (
+from agent_search.query.nl._lexicon import overlaps
+from agent_search.query.nl._schema import (
     Candidate,
     FieldMention,
     Span,
@@ -96,7 +96,7 @@ class Plan:
     """How much the question says about the target (picks the model when none is named)."""
     group_by: list[str] = field(default_factory=list)
     aggregates: list[str] = field(default_factory=list)
-    """Written aggregates: ``count``, ``avg(Age)`` (:mod:`agent_search.query.aggregates`)."""
+    """Written aggregates: ``count``, ``avg(Age)`` (:class:`~agent_search.query.dsl.Aggregate`)."""
     having: list[dict[str, Any]] = field(default_factory=list)
     aggregate_orders: list[dict[str, str]] = field(default_factory=list)
     answer_model: str | None = None
