@@ -143,11 +143,11 @@ EVIDENCE = Evidence(dense=(9.0, 1.0), sparse=(17.0, 0.5), weak=0.2)
 claims, half of ArguAna's queries and half of zh-rgb's, with off-topic questions in both
 languages (``bench/bench_floors.py``): with the default floor ``kb.min_score`` 0.02 a
 chunk is kept when its cosine is ≥ 5.1 background deviations above unrelated text, or its
-coverage ≥ 9.2 (BM25's background spread is narrow, mostly the least one,
-:data:`agent_search.kb._background.COVERAGE_STD_MIN`: then 9.2 deviations are 9.2% of
-the query's weight). On those collections the relevant documents stood 7-15 deviations above the
-background by their cosine (English; Chinese with the English model: 0.5-2.5, so only BM25
-carries it) and off-topic questions' best matches −0.5-2.4."""
+coverage ≥ 9.2 (the coverage's spread is the one of chance matches of the query's words,
+see :meth:`agent_search.kb._background._SparseBackground.moments`). On those collections
+the relevant documents stood 7-15 deviations above the background by their cosine
+(English; Chinese with the English model: 0.5-2.5, so only BM25 carries it) and
+off-topic questions' best matches −0.5-2.4."""
 
 
 def dense_evidence_score(null: Null, cosine: float) -> float:
