@@ -84,20 +84,34 @@ class _SparseBackground:
 
     def moments(self, query: SparseVec) -> tuple[float, float]:
         """Mean and standard deviation of the query's coverage over the passages, with the
-        background's own idf (so a word common in any text counts little)."""
+        background's own idf (so a word common in any text counts little).
+
+        180 passages cannot show how often a rarer word turns up in unrelated text, so
+        the spread is at least the one of chance matches: each query term found in an
+        unrelated text with the add-one estimate of its frequency in the background,
+        ``p = (df + 1) / (N + 2)``, adding its share of the query's weight (at its mean
+        BM25 weight there, 1 for a word the background lacks); terms independent. A
+        three-word question whose one rare word a chunk holds then shows ~10 deviations,
+        not the 33 of the least spread alone: one shared word is weak evidence."""
         if not query.indices:
             return 0.0, COVERAGE_STD_MIN
         scores = np.zeros(self.n, dtype=np.float64)
-        total = 0.0
+        idfs, means, chance = [], [], []
         for term, qw in zip(query.indices, query.values, strict=True):
             docs, weights = self.postings.get(term, (None, None))
             df = 0 if docs is None else len(docs)
             idf = math.log1p((self.n - df + 0.5) / (df + 0.5)) * qw
-            total += idf
+            idfs.append(idf)
+            means.append(1.0 if weights is None else float(weights.mean()))
+            chance.append((df + 1.0) / (self.n + 2.0))
             if docs is not None and weights is not None:
                 np.add.at(scores, docs, weights * idf)
-        scores /= max(total * (self.k1 + 1.0), 1e-9)
-        return float(scores.mean()), max(float(scores.std()), COVERAGE_STD_MIN)
+        bound = max(sum(idfs) * (self.k1 + 1.0), 1e-9)
+        scores /= bound
+        share = np.asarray(idfs) * np.asarray(means) / bound
+        p = np.asarray(chance)
+        by_chance = math.sqrt(float((share * share * p * (1.0 - p)).sum()))
+        return float(scores.mean()), max(float(scores.std()), by_chance, COVERAGE_STD_MIN)
 
 
 @lru_cache(maxsize=8)

@@ -15,33 +15,21 @@ queries for both stores (:mod:`agent_search.kb._store`): Qdrant Edge embedded, o
 
 Scores are in 0..1, and ``threshold`` (``kb.threshold``) applies to them.
 
-**The default scale is calibrated**: a score is the estimated probability that the
-chunk's document is relevant to the query, ~0.5 meaning "probably relevant", fitted by
-:mod:`agent_search.kb.calibrate` on SciFact's 505 non-test claims with evidence (the
-``dev`` split of ``bench/bench_kb.py``: each claim against the top 100 chunks of each
-branch plus its evidence; label = the chunk's document is evidence) — never on the test
-split. Constants: :data:`CALIBRATION`. Features of a chunk for a query:
+**The default scale is evidence over the query's background** (``kb.score_scale:
+background``; ``docs/kb-scores.md``): how far a chunk's cosine and BM25 coverage stand
+above what unrelated text gets for this query and this embedding model
+(:mod:`agent_search.kb._background`, :mod:`agent_search.kb._evidence`), the same unit at
+any collection size. The hybrid ranks by each feature standardised per query with the
+collection's moments pooled with the background's (weighted as
+:attr:`Calibration.prior_chunks` = 100 chunks), combined 0.75 : 0.25 with each branch's
+weight scaled by how far its best candidate stands out for this query, and scores each
+hit by its evidence, capped by the score of the hit ranked above it.
 
-* the dense cosine similarity ``d`` (the embedding model's own scale);
-* the sparse *coverage* ``c``: the BM25 score divided by the best the query could get
-  (Σ over query terms of idf·(k1+1)), the share of the query's weight the chunk matches.
-
-``dense = σ(α0 + α1·d)`` and ``sparse = σ(γ0 + γ1·c)`` are absolute: they do not depend on
-the other chunks (BM25's length normalisation still uses the collection's average chunk
-length, recorded when it was created). ``hybrid`` (fusion ``calibrated``, the default)
-keeps the quality of the z-score fusion: it *ranks* by each feature standardised per
-query with the collection's mean and variance *pooled with reference statistics* (the
-calibration queries' average, weighted as :attr:`Calibration.prior_chunks` = 100 chunks),
-combined 0.75 : 0.25 (a large collection uses essentially its own statistics: SciFact
-test nDCG@10 as the z-score fusion), and it *scores* each ranked chunk as ``σ(a + b·z)``
-with ``z`` standardised by the reference statistics only, capped by the score of the chunk
-ranked above it. The score is absolute: it does not depend on the collection at all, so a
-one-chunk collection (whose own statistics are degenerate: an exact match scored 0.000
-there before) and a small topical one (whose own statistics make its best match look
-ordinary: 0.03 for the right chunk of this project's docs) score like any other.
-Ranking by the reference statistics alone would cost SciFact test nDCG@10 0.7425 → 0.7311.
-The calibration is for the default model (all-MiniLM-L6-v2); other embedding models use
-the same constants, which is only an approximation for them.
+``kb.score_scale: reference`` keeps the earlier scale: the probability that the chunk's
+document is relevant, fitted by :mod:`agent_search.kb.calibrate` on SciFact's 505
+non-test claims (:data:`CALIBRATION`; ``dense = σ(α0 + α1·d)``, ``sparse = σ(γ0 +
+γ1·c)``, hybrid ``σ(a + b·z)`` with ``z`` standardised by SciFact's average moments). It
+hid the right note of a five-note collection under the floor (issue 24).
 
 The collection's moments come from the embedded store's aggregates; a Qdrant server does
 not expose them, so there the hybrid standardises with the reference statistics only, and
@@ -68,6 +56,15 @@ import numpy as np
 from numpy.typing import NDArray
 
 from agent_search.kb._background import Null
+from agent_search.kb._evidence import (
+    EVIDENCE,
+    dense_evidence_score,
+    evidence_score,
+    reliability,
+    sigmoid,
+    single_word_shares,
+    sparse_evidence_score,
+)
 from agent_search.kb._filters import Group, HasId, all_of
 from agent_search.kb._sparse import SparseVec
 from agent_search.kb._stats import CollectionStats, Moments, ln_bound
@@ -105,10 +102,6 @@ only, as on a server, 0.8949), and of the pairs it scores 0.5-0.6, 50% are relev
 (0.4-0.5: 42%, 0.8-0.9: 72%, 0.9-1: 89%, below 0.1: 0.2%). SciFact test nDCG@10: 0.7425."""
 
 
-def sigmoid(x: float) -> float:
-    return 1.0 / (1.0 + math.exp(-x)) if x > -700 else 0.0
-
-
 def calibrated_dense(cosine: float) -> float:
     a0, a1 = CALIBRATION.dense
     return sigmoid(a0 + a1 * cosine)
@@ -122,58 +115,6 @@ def calibrated_sparse(coverage: float) -> float:
 def calibrated_fused(z: float) -> float:
     a, b = CALIBRATION.zscore
     return sigmoid(a + b * z)
-
-
-@dataclass(frozen=True, slots=True)
-class Evidence:
-    """How a chunk's evidence over the background (:mod:`agent_search.kb._background`) is
-    scored: per branch, ``σ(slope · (z − middle))`` with ``z`` the chunk's cosine or
-    coverage in background standard deviations above the query's background mean; and
-    how much a branch's weight in the fusion is trusted for one query (``weak``: the
-    evidence of the branch's best candidate, as a share of the branch's ``middle``, at
-    which the branch is given no weight)."""
-
-    dense: tuple[float, float]  # middle, slope
-    sparse: tuple[float, float]
-    weak: float
-
-
-EVIDENCE = Evidence(dense=(9.0, 1.0), sparse=(17.0, 0.5), weak=0.2)
-"""Chosen on small collections (5, 20 and 100 documents) sampled from SciFact's non-test
-claims, half of ArguAna's queries and half of zh-rgb's, with off-topic questions in both
-languages (``bench/bench_floors.py``): with the default floor ``kb.min_score`` 0.02 a
-chunk is kept when its cosine is ≥ 5.1 background deviations above unrelated text, or its
-coverage ≥ 9.2 (BM25's background spread is narrow, mostly the least one,
-:data:`agent_search.kb._background.COVERAGE_STD_MIN`: then 9.2 deviations are 9.2% of
-the query's weight). On those collections the relevant documents stood 7-15 deviations above the
-background by their cosine (English; Chinese with the English model: 0.5-2.5, so only BM25
-carries it) and off-topic questions' best matches −0.5-2.4."""
-
-
-def dense_evidence_score(null: Null, cosine: float) -> float:
-    middle, slope = EVIDENCE.dense
-    return sigmoid(slope * (null.dense_evidence(cosine) - middle))
-
-
-def sparse_evidence_score(null: Null, coverage: float) -> float:
-    middle, slope = EVIDENCE.sparse
-    return sigmoid(slope * (null.sparse_evidence(coverage) - middle)) if coverage > 0 else 0.0
-
-
-def evidence_score(null: Null, cosine: float | None, coverage: float | None) -> float:
-    """A hybrid hit's score: the chance that at least one branch's evidence is real
-    (noisy-or of both branch scores), so a weak branch never drags a strong one down."""
-    d = dense_evidence_score(null, cosine) if cosine is not None else 0.0
-    s = sparse_evidence_score(null, coverage) if coverage is not None else 0.0
-    return d + s - d * s
-
-
-def reliability(evidence: float, middle: float) -> float:
-    """How far a branch's best candidate stands out, as a weight factor in 0..1: 0 at or
-    under :attr:`Evidence.weak` of the branch's ``middle`` (the branch finds nothing
-    unrelated text would not give), 1 from the middle up."""
-    share = evidence / middle
-    return min(1.0, max(0.0, (share - EVIDENCE.weak) / (1.0 - EVIDENCE.weak)))
 
 
 def _standard(x: NDArray[np.float32], n: int, mean: float, var: float, mean_ref: float,
@@ -217,28 +158,6 @@ def calibrated_fusion(dense: NDArray[np.float32], coverage: NDArray[np.float32],
     moments = (Moments(n, float(dense.mean()), float(dense.var()), float(coverage.mean()),
                        float(coverage.var())) if n else None)
     return fuse(dense, coverage, moments, dense_weight, sparse_weight)
-
-
-def standard_scores(scores: NDArray[np.float32]) -> NDArray[np.float32]:
-    """(x − mean) / std over the whole collection; zeros when all scores are equal."""
-    std = float(scores.std())
-    if std <= 0.0:
-        return np.zeros_like(scores)
-    out: NDArray[np.float32] = ((scores - float(scores.mean())) / std).astype(np.float32)
-    return out
-
-
-def zscore_fusion(dense: NDArray[np.float32] | None, sparse: NDArray[np.float32] | None,
-                  dense_weight: float, sparse_weight: float) -> NDArray[np.float32]:
-    """Weighted mean of each branch's standard scores over the whole collection (the
-    calibration tool's reference fusion)."""
-    parts = [(standard_scores(x), w) for x, w in ((dense, dense_weight),
-                                                  (sparse, sparse_weight)) if x is not None]
-    total = sum(w for _, w in parts) or 1.0
-    fused = np.zeros_like(parts[0][0])
-    for z, w in parts:
-        fused += z * np.float32(w / total)
-    return fused
 
 
 def z_to_unit(z: float) -> float:
@@ -319,6 +238,14 @@ def _search(store: KBStore, collection: str, plan: QueryPlan,
     if sparse is not None:
         bound = (stats.sparse_bound(sparse, plan.k1) if stats is not None
                  else ln_bound(sparse, points, plan.k1))
+
+    def singles(ids: list[str]) -> dict[str, float]:
+        if sparse is None:
+            return {}
+        idf = (stats.idf(sparse.indices) if stats is not None
+               else np.full(len(sparse.indices), math.log1p(max(points, 1))))
+        return single_word_shares(store, collection, ids, sparse, idf, bound)
+
     if plan.mode == "dense" or (plan.mode == "hybrid" and sparse is None
                                 and plan.fusion in ("rrf", "dbsf")):
         if dense_q is None:
@@ -335,12 +262,14 @@ def _search(store: KBStore, collection: str, plan: QueryPlan,
         found = store.query_batch(collection, [VectorQuery(SPARSE, sparse, plan.limit, flt,
                                                            with_payload=True)])[0]
         if null is not None:
-            return [Hit(p.id, sparse_evidence_score(null, p.score / bound), p.payload or {})
+            shares = singles([p.id for p in found])
+            return [Hit(p.id, sparse_evidence_score(null, p.score / bound,
+                                                    shares.get(p.id, 0.0)), p.payload or {})
                     for p in found]
         return [Hit(p.id, calibrated_sparse(p.score / bound), p.payload or {}) for p in found]
     if plan.fusion == "calibrated" or (plan.fusion == "zscore" and stats is not None):
         return _standardised(store, collection, plan, dense, dense_q, sparse, bound, flt,
-                             stats, null)
+                             stats, null, singles)
     return _engine_fusion(store, collection, plan, dense_q, sparse, flt)
 
 
@@ -385,7 +314,9 @@ class _Pool:
 def _standardised(store: KBStore, collection: str, plan: QueryPlan,
                   dense: NDArray[np.float32] | None, dense_q: list[float] | None,
                   sparse: SparseVec | None, bound: float, flt: Group | None,
-                  stats: CollectionStats | None, null: Null | None = None) -> list[Hit]:
+                  stats: CollectionStats | None, null: Null | None = None,
+                  singles: Callable[[list[str]], dict[str, float]] | None = None
+                  ) -> list[Hit]:
     """Hybrid ``calibrated`` / ``zscore`` over the union of both branches' candidates,
     in two engine calls, as four steps:
 
@@ -421,7 +352,7 @@ def _standardised(store: KBStore, collection: str, plan: QueryPlan,
 
     ids = _prune(pool, plan, fused_of)
     ids = _read(store, collection, pool, ids, first, dense_q, sparse, bound, flt)
-    return _calibrate(pool, ids, plan, fused_of, null)
+    return _calibrate(pool, ids, plan, fused_of, null, singles)
 
 
 def _weights(pool: _Pool, plan: QueryPlan, null: Null | None) -> tuple[float, float]:
@@ -513,7 +444,9 @@ def _read(store: KBStore, collection: str, pool: _Pool, ids: list[str],
 
 def _calibrate(pool: _Pool, ids: list[str], plan: QueryPlan,
                fused_of: Callable[[list[float], list[float]], NDArray[np.float32]],
-               null: Null | None = None) -> list[Hit]:
+               null: Null | None = None,
+               singles: Callable[[list[str]], dict[str, float]] | None = None
+               ) -> list[Hit]:
     """Step 4: rank by the fused standard score; ``zscore`` shows it as z / (z + 5),
     ``calibrated`` scores it on the absolute scale: :func:`evidence_score` over the
     query's background, or without one the SciFact calibration's ``σ(a + b·z)``."""
@@ -524,11 +457,13 @@ def _calibrate(pool: _Pool, ids: list[str], plan: QueryPlan,
     if plan.fusion == "zscore":
         scored = [(ids[i], z_to_unit(float(fused[i]))) for i in order]
     elif null is not None:
+        shares = singles([ids[i] for i in order]) if singles and pool.coverages else {}
         scored, ceiling = [], 1.0
         for i in order:
             ceiling = min(ceiling, evidence_score(
                 null, pool.cosines.get(ids[i]) if pool.cosines else None,
-                pool.coverages.get(ids[i], 0.0) if pool.coverages else None))
+                pool.coverages.get(ids[i], 0.0) if pool.coverages else None,
+                shares.get(ids[i], 0.0)))
             scored.append((ids[i], ceiling))
     else:
         # rank with the collection's moments (quality), score with the reference's only

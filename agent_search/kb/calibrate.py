@@ -33,7 +33,6 @@ from numpy.typing import NDArray
 
 from agent_search.config import SearchConfig, load_config
 from agent_search.kb._embedder import embedder_for_collection
-from agent_search.kb._retrieval import zscore_fusion
 from agent_search.kb._schema import bm25_of
 from agent_search.kb._sparse import SparseVec
 from agent_search.kb._store import KBStore, get_store, scroll_all
@@ -41,6 +40,28 @@ from agent_search.kb.evaluation import ensure_ingested, load_dataset, ndcg_at, p
 from agent_search.kb.settings import KBSettings
 
 CANDIDATES = 100
+
+
+def standard_scores(scores: NDArray[np.float32]) -> NDArray[np.float32]:
+    """(x − mean) / std over the whole collection; zeros when all scores are equal."""
+    std = float(scores.std())
+    if std <= 0.0:
+        return np.zeros_like(scores)
+    out: NDArray[np.float32] = ((scores - float(scores.mean())) / std).astype(np.float32)
+    return out
+
+
+def zscore_fusion(dense: NDArray[np.float32] | None, sparse: NDArray[np.float32] | None,
+                  dense_weight: float, sparse_weight: float) -> NDArray[np.float32]:
+    """Weighted mean of each branch's standard scores over the whole collection (the
+    calibration tool's reference fusion)."""
+    parts = [(standard_scores(x), w) for x, w in ((dense, dense_weight),
+                                                  (sparse, sparse_weight)) if x is not None]
+    total = sum(w for _, w in parts) or 1.0
+    fused = np.zeros_like(parts[0][0])
+    for z, w in parts:
+        fused += z * np.float32(w / total)
+    return fused
 
 
 class FullIndex:

@@ -12,16 +12,14 @@ import pytest
 from agent_search.kb import _background
 from agent_search.kb._background import COVERAGE_STD_MIN, Null, dense_background, null_of
 from agent_search.kb._background_texts import TEXTS
-from agent_search.kb._retrieval import (
+from agent_search.kb._evidence import (
     EVIDENCE,
-    QueryPlan,
-    _Pool,
-    _weights,
     dense_evidence_score,
     evidence_score,
     reliability,
     sparse_evidence_score,
 )
+from agent_search.kb._retrieval import QueryPlan, _Pool, _weights
 from agent_search.kb._sparse import BM25
 from agent_search.kb.settings import KBSettings
 
@@ -76,7 +74,12 @@ def test_the_null_is_the_query_s_own_similarity_to_the_background() -> None:
 def test_a_query_s_coverage_null_comes_from_the_background_passages() -> None:
     bm25 = BM25()
     rare = null_of(None, bm25, None, bm25.query_vector("zymurgy quaternions"))
-    assert (rare.coverage_mean, rare.coverage_std) == (0.0, COVERAGE_STD_MIN)
+    assert rare.coverage_mean == 0.0 and rare.coverage_std > COVERAGE_STD_MIN
+    # the spread of chance matches: one rare word of two is a larger share of the query
+    # than one of six, so matching it alone is less surprising
+    longer = null_of(None, bm25, None, bm25.query_vector(
+        "zymurgy quaternions ophiology bathymetry cladistics orrery"))
+    assert longer.coverage_std < rare.coverage_std
     common = null_of(None, bm25, None, bm25.query_vector("water in the city"))
     assert common.coverage_mean > 0.0 and common.coverage_std > COVERAGE_STD_MIN
     chinese = null_of(None, bm25, None, bm25.query_vector("城市里的水"))
@@ -94,6 +97,11 @@ def test_scores_rise_with_evidence_and_either_branch_suffices() -> None:
             both = evidence_score(null, c, cov)
             # a weak branch never drags a strong one down
             assert both >= max(dense_evidence_score(null, c), sparse_evidence_score(null, cov))
+    # one shared word is no evidence on its own: only the coverage beyond the chunk's
+    # best-matching word counts
+    assert sparse_evidence_score(null, 0.4, single=0.4) == 0.0
+    assert sparse_evidence_score(null, 0.4, single=0.1) > sparse_evidence_score(
+        null, 0.4, single=0.3)
     # the middle of each branch's scale is 0.5
     middle_cos = null.dense_mean + EVIDENCE.dense[0] * null.dense_std
     assert dense_evidence_score(null, middle_cos) == pytest.approx(0.5)
