@@ -210,8 +210,8 @@ def _embedding_lines(embedder: Any, queries: list[str]) -> list[str]:
     from agent_search.kb._embedder import prepare_model_dir
 
     reference = _FastembedRunner(prepare_model_dir(HOME, 256))
-    ours_p50, ours_min = _latency(embedder.embed_query, queries)
-    ref_p50, ref_min = _latency(reference.query, queries)
+    ours_p50, ours_min, _ = _latency(embedder.embed_query, queries)
+    ref_p50, ref_min, _ = _latency(reference.query, queries)
     docs = _texts(SCIFACT / "corpus.jsonl", 300, with_title=True)
     ours_rate, _ = _throughput(embedder.embed, docs)
     ref_rate, _ = _throughput(reference.embed, docs)
