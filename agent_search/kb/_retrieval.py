@@ -262,10 +262,14 @@ def _search(store: KBStore, collection: str, plan: QueryPlan,
         found = store.query_batch(collection, [VectorQuery(SPARSE, sparse, plan.limit, flt,
                                                            with_payload=True)])[0]
         if null is not None:
+            # capped by the hit ranked above: the single-word rule must not reorder BM25
             shares = singles([p.id for p in found])
-            return [Hit(p.id, sparse_evidence_score(null, p.score / bound,
-                                                    shares.get(p.id, 0.0)), p.payload or {})
-                    for p in found]
+            hits, ceiling = [], 1.0
+            for p in found:
+                ceiling = min(ceiling, sparse_evidence_score(null, p.score / bound,
+                                                             shares.get(p.id, 0.0)))
+                hits.append(Hit(p.id, ceiling, p.payload or {}))
+            return hits
         return [Hit(p.id, calibrated_sparse(p.score / bound), p.payload or {}) for p in found]
     if plan.fusion == "calibrated" or (plan.fusion == "zscore" and stats is not None):
         return _standardised(store, collection, plan, dense, dense_q, sparse, bound, flt,

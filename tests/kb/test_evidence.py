@@ -124,3 +124,4 @@ def test_a_branch_whose_best_candidate_is_no_better_than_unrelated_text_gets_no_
     assert _weights(weak_dense, plan, None) == (plan.dense_weight, plan.sparse_weight)
     assert reliability(0.0, 9.0) == 0.0 and reliability(9.0, 9.0) == 1.0
     assert 0.0 < reliability(5.0, 9.0) < 1.0
+
