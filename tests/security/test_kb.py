@@ -26,9 +26,11 @@ from typer.testing import CliRunner
 import agent_search.cli  # noqa: F401  (registers the sub-commands)
 from agent_search import SearchConfig
 from agent_search.cli.app import app
-from agent_search.kb import close_stores, ingest_paths, prepare_model_dir
+from agent_search.kb import ingest_paths
 from agent_search.kb._chunking import approx_tokens, chunk_document
 from agent_search.kb._loaders import Document, Skipped, load_file
+
+from ..support.kb import linked_home, prepared_model_home
 
 CHARS_PER_TOKEN = 12  # the chunk cap: 12 characters per token of max_tokens
 
@@ -38,19 +40,12 @@ ROOT = Path(__file__).resolve().parents[2]
 
 @pytest.fixture(scope="module")
 def model_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    home = tmp_path_factory.mktemp("kb-sec-model")
-    prepare_model_dir(home, 256)
-    return home
+    return prepared_model_home(tmp_path_factory, "kb-sec-model")
 
 
 @pytest.fixture
 def home(tmp_path: Path, model_home: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    h = tmp_path / "home"
-    h.mkdir()
-    (h / "models").symlink_to(model_home / "models", target_is_directory=True)
-    monkeypatch.setenv("AGENT_SEARCH_HOME", str(h))
-    yield h
-    close_stores()
+    yield from linked_home(tmp_path, model_home, monkeypatch)
 
 
 @pytest.fixture

@@ -16,9 +16,11 @@ import anyio
 import pytest
 
 from agent_search import Context, Request, SearchConfig
-from agent_search.kb import close_stores, create_handler, ingest_paths, prepare_model_dir
+from agent_search.kb import create_handler
 from agent_search.kb._tenancy import Access
 from agent_search.types import Result
+
+from ..support.kb import ingested_home
 
 DOCS = {
     "zebra.md": ("Zebra Holdings signed a supply deal with Project Nightingale last spring.",
@@ -33,20 +35,7 @@ DOCS = {
 
 @pytest.fixture(scope="module")
 def home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    base = tmp_path_factory.mktemp("kb-graph")
-    prepare_model_dir(base, 256)
-    docs = base / "docs"
-    docs.mkdir()
-    config = SearchConfig(home=base)
-
-    async def ingest() -> None:
-        for name, (text, access) in DOCS.items():
-            (docs / name).write_text(text, encoding="utf-8")
-            await ingest_paths(config, [docs / name], "memos", access=access, graph=True)
-
-    anyio.run(ingest)
-    yield base
-    close_stores()
+    yield from ingested_home(tmp_path_factory, "kb-graph", "memos", DOCS)
 
 
 def _search(home: Path, user: str | None, team: str | None, query: str) -> Result:

@@ -17,27 +17,22 @@ from pathlib import Path
 import pytest
 
 from agent_search import SearchConfig
-from agent_search.kb import Access, KBSettings, close_stores, ingest_paths, prepare_model_dir
+from agent_search.kb import Access, KBSettings, ingest_paths
 from agent_search.kb._store import get_store, scroll_all
+
+from ..support.kb import linked_home, prepared_model_home
 
 MB = 1_000_000
 
 
 @pytest.fixture(scope="module")
 def model_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    home = tmp_path_factory.mktemp("kb-parse-model")
-    prepare_model_dir(home, 256)
-    return home
+    return prepared_model_home(tmp_path_factory, "kb-parse-model")
 
 
 @pytest.fixture
 def home(tmp_path: Path, model_home: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    h = tmp_path / "home"
-    h.mkdir()
-    (h / "models").symlink_to(model_home / "models", target_is_directory=True)
-    monkeypatch.setenv("AGENT_SEARCH_HOME", str(h))
-    yield h
-    close_stores()
+    yield from linked_home(tmp_path, model_home, monkeypatch)
 
 
 @pytest.fixture

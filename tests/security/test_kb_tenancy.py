@@ -18,11 +18,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from agent_search import Context, Request, SearchConfig, Searcher
-from agent_search.kb import close_stores, create_handler, ingest_paths, prepare_model_dir
+from agent_search.kb import create_handler
 from agent_search.kb._sparse import SparseVec
 from agent_search.kb._store import DENSE, SPARSE, PointData, VectorQuery
 from agent_search.kb._store_edge import EdgeStore
 from agent_search.kb._tenancy import Access, visibility
+
+from ..support.kb import ingested_home
 
 SECRETS = {"red": "ZEBRA-7", "blue": "ORCA-3", "carol": "KESTREL-9"}
 DOCS = {
@@ -51,20 +53,7 @@ QUESTION = "What is the Project Falcon launch code?"
 
 @pytest.fixture(scope="module")
 def home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    base = tmp_path_factory.mktemp("kb-tenancy")
-    prepare_model_dir(base, 256)
-    docs = base / "docs"
-    docs.mkdir()
-    config = SearchConfig(home=base)
-
-    async def ingest() -> None:
-        for name, (text, access) in DOCS.items():
-            (docs / name).write_text(text, encoding="utf-8")
-            await ingest_paths(config, [docs / name], "team", access=access, graph=True)
-
-    anyio.run(ingest)
-    yield base
-    close_stores()
+    yield from ingested_home(tmp_path_factory, "kb-tenancy", "team", DOCS)
 
 
 def _secrets(items: list[dict[str, Any]] | list[Any]) -> set[str]:
