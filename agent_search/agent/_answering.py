@@ -2,7 +2,8 @@
 
 A mixin of :class:`~agent_search.agent.assistant.Assistant` (which owns the order of the
 stages): the LLM client for a call, the offline answer when there is none or it fails,
-and the tool calls of each turn, run concurrently in the stream's context.
+the tool calls of each turn, run concurrently in the stream's context; then the answer's
+grounding and the ``next`` hook that sees it.
 """
 
 from __future__ import annotations
@@ -13,6 +14,9 @@ from typing import Any
 import anyio
 
 from agent_search.agent._conversation import to_llm_messages
+from agent_search.agent._grounding import ground_answer
+from agent_search.agent._hook_api import HookContext
+from agent_search.agent._hooks import Hooks, hook_error
 from agent_search.agent._stages import Answer, Question, TextOut, stage, stage_warnings
 from agent_search.agent._tools import (
     MAX_TOOL_ROUNDS,
@@ -38,6 +42,7 @@ class Answering:
     package: AssistantPackage
     settings: AgentSettings
     searcher: Searcher
+    hooks: Hooks
     _clients: dict[str, ChatClient]
 
     def _chat_client(self, options: Options) -> tuple[ChatClient | None, str]:
@@ -142,3 +147,29 @@ class Answering:
         if SEARCH_TOOL not in self.package.tools:
             return []
         return self.searcher.registry.searchable_types
+
+    async def _ground_and_next(self, hctx: HookContext, out: TextOut,
+                               references: list[ResultItem], payload: dict[str, Any]
+                               ) -> tuple[list[dict[str, Any]], str | None]:
+        """Ground the answer, then run ``next`` with it (``payload`` plus the text, the
+        references, the citations and the grounding); text the hook adds is written
+        and the answer grounded again. Returns the grounding and the stream's error."""
+        ctx, error = hctx.context, payload["error"]
+        grounding = await ground_answer(ctx, out.tracker.text, references)
+        if self.hooks.next is None:
+            return grounding, error
+        tracker = out.tracker
+        payload |= {"text": tracker.text,
+                    "references": [i.model_dump(mode="json") for i in references],
+                    "citations": {"used": list(tracker.used), "unknown": list(tracker.unknown)},
+                    "grounding": grounding}
+        with stage(ctx, "next_hook"):
+            try:
+                extra = await self.hooks.next(hctx, payload)
+            except Exception as exc:
+                return grounding, error or hook_error(exc, self.hooks, "next")
+        if isinstance(extra, dict) and isinstance(extra.get("text"), str):
+            out.write(str(extra["text"]))
+            out.flush()
+            grounding = await ground_answer(ctx, out.tracker.text, references)
+        return grounding, error

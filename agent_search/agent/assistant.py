@@ -58,7 +58,7 @@ from agent_search.agent._conversation import (
 )
 from agent_search.agent._datasources import DataScope, data_source_requests
 from agent_search.agent._decision import Decision, decide_auto_search
-from agent_search.agent._grounding import added_citations, ground_answer
+from agent_search.agent._grounding import added_citations
 from agent_search.agent._hook_api import HookContext
 from agent_search.agent._hooks import HookResponse, Hooks, hook_error, load_hooks
 from agent_search.agent._requests import build_request
@@ -335,21 +335,9 @@ class Assistant(Answering):
         out.flush()
         references = answer.references
         ctx.trace.attributes["references"] = [reference(i) for i in references]
-        error = answer.error
-        grounding = await ground_answer(ctx, out.tracker.text, references)
-        if self.hooks.next is not None:
-            tracker = out.tracker
-            payload = {"messages": llm_msgs, "text": tracker.text,
-                       "references": [i.model_dump(mode="json") for i in references],
-                       "citations": {"used": list(tracker.used),
-                                     "unknown": list(tracker.unknown)},
-                       "grounding": grounding, "decision": decision.reason, "error": error}
-            extra, hook_failure = await self._next_hook(hctx, payload)
-            error = error or hook_failure
-            if extra:
-                out.write(extra)
-                out.flush()
-                grounding = await ground_answer(ctx, out.tracker.text, references)
+        grounding, error = await self._ground_and_next(
+            hctx, out, references, {"messages": llm_msgs, "decision": decision.reason,
+                                    "error": answer.error})
 
         used = list(out.tracker.used)
         by_id = {i.citation_id: i for i in references}
@@ -436,19 +424,6 @@ class Assistant(Answering):
         ctx.trace.attributes["references"] = [reference(i) for i in references]
         return Found(references, searched=bool(results),
                       failed=list(dict.fromkeys(r.type for r in results if r.error)))
-
-    async def _next_hook(self, hctx: HookContext, payload: dict[str, Any]
-                         ) -> tuple[str | None, str | None]:
-        """Run ``next``: (text it adds, its failure message)."""
-        assert self.hooks.next is not None
-        with stage(hctx.context, "next_hook"):
-            try:
-                extra = await self.hooks.next(hctx, payload)
-            except Exception as exc:
-                return None, hook_error(exc, self.hooks, "next")
-        if isinstance(extra, dict) and isinstance(extra.get("text"), str):
-            return str(extra["text"]), None
-        return None, None
 
     async def _auto_search(self, ctx: Context, query: str) -> list[Result]:
         """The configured types in parallel. Web keyword extraction (maybe a delegate
