@@ -2,12 +2,22 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 from .support.local_http import LocalServer
+
+# Property tests everywhere: no per-example deadline (a loaded machine made a 0.06 ms
+# example take 262 ms, and a deadline turned that into a failure; the tests bound their
+# own time where it matters), and under CI the same examples every run, so a red CI is
+# never a coin toss (tests/security/conftest.py builds its profiles on this one).
+CI = os.environ.get("CI", "").lower() == "true"
+settings.register_profile("suite", deadline=None, derandomize=CI)
+settings.load_profile("suite")
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED_DATA = ROOT.parent / "shared" / "data"

@@ -16,12 +16,14 @@ from hypothesis import HealthCheck, settings
 # `HYPOTHESIS_PROFILE=deep` runs many more examples locally.
 settings.register_profile(
     "ci",
+    parent=settings.get_profile("suite"),
     max_examples=60,
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
 settings.register_profile(
     "deep",
+    parent=settings.get_profile("suite"),
     max_examples=2000,
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
