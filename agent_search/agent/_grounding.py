@@ -11,6 +11,7 @@ from typing import Any
 
 import anyio
 
+from agent_search.agent.llm.offline import OFFLINE_NOTICE
 from agent_search.agent.records import STAGE
 from agent_search.context import Context
 from agent_search.grounding import ground
@@ -25,13 +26,27 @@ async def ground_answer(ctx: Context, text: str, references: Sequence[ResultItem
     try:
         work = functools.partial(ground, text, list(references),
                                  citation_format=ctx.config.citation.format)
-        return [g.to_dict() for g in await anyio.to_thread.run_sync(work)]
+        return [_own_notice(g.to_dict()) for g in await anyio.to_thread.run_sync(work)]
     except Exception as exc:
         node.attributes.setdefault("warnings", []).append(
             f"grounding failed: {first_line(exc)}")
         return []
     finally:
         node.finish()
+
+
+_NOTICE_HEAD, _, _NOTICE_TAIL = OFFLINE_NOTICE.partition("{reason}")
+
+
+def _own_notice(entry: dict[str, Any]) -> dict[str, Any]:
+    """The offline responder's notice ("I am offline (…), so I cannot compose an answer.")
+    is the stream's own sentence: nothing a reference could support (its reason names
+    settings such as an environment variable, which read as names)."""
+    text = str(entry.get("text", "")).strip()
+    if text.startswith(_NOTICE_HEAD) and text.endswith(_NOTICE_TAIL):
+        return entry | {"status": "no_claim", "support": [],
+                        "reason": "the offline responder's own notice"}
+    return entry
 
 
 def added_citations(grounding: Sequence[dict[str, Any]], used: Sequence[str]) -> list[str]:

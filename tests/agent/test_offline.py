@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from agent_search.agent import offline_answer
 from agent_search.types import ResultItem
 
@@ -31,3 +33,21 @@ def test_custom_marker_format() -> None:
     text = offline_answer("q", [ResultItem(citation_id="2", title="T", content="Fact.")],
                           reason="r", fmt="[{id}]")
     assert "Fact. [2]" in text
+
+
+@pytest.mark.anyio
+async def test_the_grounding_calls_the_offline_notice_no_claim() -> None:
+    """The notice names settings (an environment variable reads as a name), yet it is the
+    stream's own sentence, not an unsupported claim; the quoted facts stay supported."""
+    from agent_search import Searcher
+    from agent_search.agent._grounding import ground_answer
+
+    items = [ResultItem(citation_id="4", title="Doc A",
+                        content="The battery lasts 30 hours on one charge.")]
+    text = offline_answer("How long does the battery last?", items,
+                          reason="connector 'openai' needs OPENAI_API_KEY, which is not set")
+    grounding = await ground_answer(Searcher().context(), text, items)
+    notice, *rest = grounding
+    assert notice["text"].startswith("I am offline") and notice["status"] == "no_claim"
+    assert any(g["status"] == "supported" and "30 hours" in g["text"] for g in rest)
+    assert not any(g["status"] == "unsupported" for g in grounding), grounding

@@ -77,6 +77,11 @@ def _describe(question: str, item: ResultItem) -> str:
     return text or item.title or ""
 
 
+OFFLINE_NOTICE = "I am offline ({reason}), so I cannot compose an answer."
+"""The offline answer's first sentence: the responder's own notice, not a claim from a
+reference (the stream's grounding marks it ``no_claim``)."""
+
+
 def offline_answer(question: str, references: Sequence[ResultItem], *, reason: str,
                    fmt: str = "#ref:{id}", max_references: int = 3, searched: bool = True,
                    failed: Sequence[str] = ()) -> str:
@@ -88,7 +93,7 @@ def offline_answer(question: str, references: Sequence[ResultItem], *, reason: s
     With nothing to cite it says so (``searched``: whether any search ran; ``failed``:
     the search types that failed) rather than answering from nothing."""
     top = [r for r in references if r.citation_id][:max_references]
-    head = f"I am offline ({_one_line(reason, 300)}), so I cannot compose an answer."
+    head = OFFLINE_NOTICE.format(reason=_one_line(reason, 300))
     if not top:
         return join_with_markers([(head + " " + _nothing_found(searched, failed), False)], fmt)
     parts: list[tuple[str, bool]] = [(head + " Here is what the top references say:\n", False)]
