@@ -24,7 +24,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from agent_search.grounding._claims import Claims, extract, number_found
-from agent_search.grounding._references import PreparedReference, prepare
+from agent_search.grounding._references import MAX_REFERENCE_CHARS, PreparedReference, prepare
 from agent_search.grounding._segment import Span, segment
 
 Status = Literal["supported", "unsupported", "no_claim"]
@@ -221,8 +221,19 @@ def _prepare_refs(references: Sequence[Any]) -> dict[str, PreparedReference]:
         cid = get("citation_id")
         if not cid or cid in out:
             continue
-        out[str(cid)] = prepare(str(cid), str(get("title") or ""), str(get("content") or ""))
+        content = str(get("content") or "")
+        data = get("data")
+        if isinstance(data, dict) and data:  # a database row says what its fields hold
+            content += "\n" + _row_text(data)
+        out[str(cid)] = prepare(str(cid), str(get("title") or ""), content)
     return out
+
+
+def _row_text(data: dict[Any, Any]) -> str:
+    """A row's fields as one line ("stock: 85; price: 9.99."), internal ones (``__*``)
+    left out; bounded like any reference text."""
+    fields = (f"{k}: {v}" for k, v in data.items() if not str(k).startswith("__"))
+    return "; ".join(fields)[:MAX_REFERENCE_CHARS] + "."
 
 
 def ground(answer: str, references: Sequence[Any], *, citation_format: str = "#ref:{id}",

@@ -134,3 +134,19 @@ def test_a_long_answer_is_checked_up_to_a_bound_and_the_rest_is_one_entry() -> N
     assert out[-1].start <= MAX_ANSWER_CHARS and out[-1].end == len(answer.rstrip())
     assert all(g.status == "supported" for g in out[:200])
     assert {g.reason for g in out[200:-1]} == {"not checked: a long answer"}
+
+
+def test_a_database_row_supports_what_its_fields_hold() -> None:
+    """A db reference's facts are in ``data`` (the row), not only in its content: the row's
+    numbers support the sentence that quotes them, and a changed price is still caught;
+    internal fields (``__*``) never count."""
+    row = {"id": 1, "name": "Charging Cable 2m", "stock": 85, "brand": "Keyforge",
+           "price": 9.99, "__yao_team": "t1"}
+    refs = [{"citation_id": "6", "title": "Charging Cable 2m",
+             "content": "Braided USB-C cable.", "data": row}]
+    quoted, changed, internal = ground(
+        "(stock: 85, brand: Keyforge, price: 9.99) #ref:6\n\n"
+        "It costs 12.50 dollars #ref:6.\n\nIt belongs to team t1 #ref:6.", refs)
+    assert quoted.status == "supported", quoted
+    assert changed.status == "unsupported" and "12.50" in changed.reason
+    assert internal.status != "supported"
