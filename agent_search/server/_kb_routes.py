@@ -8,6 +8,9 @@ work in the service's own process instead (the CLI sends it with ``--server URL`
   "text": "..."}]}``: text documents (``.txt``, ``.md``, ``.csv``, ``.html``; see
   :mod:`agent_search.kb._uploads`), ingested as ``upload:<name>``. The answer is the
   ingest report.
+* ``POST /v1/kb/{collection}/files`` — ``multipart/form-data`` parts named ``file``
+  (``.txt .md .csv .html .pdf .docx .pptx .xlsx``), checked and parsed as
+  :mod:`agent_search.server._kb_files` says; the answer is the ingest report.
 * ``DELETE /v1/kb/{collection}/documents/{document}`` — one document, by its source
   (``upload:notes.md``) or document id.
 
@@ -65,6 +68,32 @@ async def add_documents(request: Request, collection: str) -> dict[str, Any]:
         raise ApiError(409, str(exc), param="collection") from None
     except ValueError as exc:
         raise ApiError(422, str(exc), param="documents") from None
+    except StoreError as exc:
+        raise ApiError(503, str(exc)) from None
+    return report.to_json()
+
+
+@kb_router.post("/v1/kb/{collection}/files", tags=["kb"], openapi_extra=_SECURED)
+async def add_files(request: Request, collection: str) -> dict[str, Any]:
+    """Ingest uploaded files (``multipart/form-data`` parts named ``file``) into a
+    collection (created on first use), owned by the caller; the ingest report."""
+    from agent_search.kb import CollectionMismatchError, StoreError
+    from agent_search.kb.settings import KBSettings
+    from agent_search.server._kb_files import check_target, ingest_files, read_files
+
+    access = _access(request)
+    config = service_of(request).searcher.config
+    try:
+        check_target(collection, access)
+    except ValueError as exc:
+        raise ApiError(422, str(exc), param="collection") from None
+    uploads = await read_files(request, KBSettings.from_config(config))
+    try:
+        report = await ingest_files(config, collection, uploads, access)
+    except CollectionMismatchError as exc:
+        raise ApiError(409, str(exc), param="collection") from None
+    except ValueError as exc:
+        raise ApiError(422, str(exc), param="collection") from None
     except StoreError as exc:
         raise ApiError(503, str(exc)) from None
     return report.to_json()
