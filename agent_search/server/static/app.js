@@ -7,7 +7,7 @@
 
 const KEY = "agent-search-api-key";
 const $ = (id) => document.getElementById(id);
-const state = { assistants: new Map(), references: new Map(), busy: false };
+const state = { assistants: new Map(), references: new Map(), busy: false, uploading: false };
 
 function apiKey() { return sessionStorage.getItem(KEY) || ""; }
 
@@ -79,6 +79,90 @@ function describeAssistant() {
   const model = state.assistants.get($("assistant").value);
   $("assistant-about").textContent = model && model.description ? model.description : "";
   if (model) sessionStorage.setItem(KEY + ":assistant", model.id);
+  offerCollections(model);
+}
+
+// --- uploads: files sent to POST /v1/kb/{collection}/files ------------------------------
+//
+// The collections offered are the assistant's own (the ones its answers search); any
+// other name the server accepts is the caller's to write to (its key owns what it adds).
+// XMLHttpRequest, not fetch: only it reports the upload's progress.
+
+function offerCollections(model) {
+  const names = model && Array.isArray(model.kb_collections)
+    ? model.kb_collections.filter((n) => typeof n === "string") : [];
+  const list = $("upload-collections");
+  list.replaceChildren(...names.map((name) => {
+    const option = el("option");
+    option.value = name;
+    return option;
+  }));
+  if (names.length && !names.includes($("upload-collection").value)) {
+    $("upload-collection").value = names[0];
+  }
+}
+
+function uploadStatus(text, failed) {
+  const status = $("upload-status");
+  status.textContent = text;
+  status.classList.toggle("error", Boolean(failed));
+}
+
+function describeReport(report) {
+  const parts = [`${report.documents || 0} document(s) in ${report.collection}: ` +
+                 `added ${report.added || 0}, updated ${report.updated || 0}, ` +
+                 `unchanged ${report.unchanged || 0}`];
+  for (const item of report.skipped || []) {
+    parts.push(`skipped ${item.source}: ${item.reason}`);
+  }
+  return parts.join("; ");
+}
+
+function upload() {
+  const files = $("upload-files").files;
+  const collection = $("upload-collection").value.trim();
+  if (!files.length || !collection || state.uploading) return;
+  const form = new FormData();
+  for (const file of files) form.append("file", file, file.name);
+  const request = new XMLHttpRequest();
+  const bar = $("upload-progress");
+  state.uploading = true;
+  $("upload-send").disabled = true;
+  bar.hidden = false;
+  bar.value = 0;
+  uploadStatus(`Sending ${files.length} file(s)…`);
+  request.upload.addEventListener("progress", (e) => {
+    if (e.lengthComputable) bar.value = Math.round((100 * e.loaded) / e.total);
+  });
+  request.upload.addEventListener("load", () => {
+    bar.removeAttribute("value");  // indeterminate while the server parses and indexes
+    uploadStatus("Sent; the server is reading and indexing the files…");
+  });
+  const done = (text, failed) => {
+    state.uploading = false;
+    $("upload-send").disabled = false;
+    bar.hidden = true;
+    uploadStatus(text, failed);
+  };
+  request.addEventListener("load", () => {
+    let body = null;
+    try { body = JSON.parse(request.responseText); } catch (_) { body = null; }
+    if (request.status === 200 && body) {
+      $("upload-files").value = "";
+      done(describeReport(body), (body.skipped || []).length > 0 && !body.documents);
+    } else if (request.status === 401) {
+      done("This server needs an API key.", true);
+      askForKey("This server needs an API key.");
+    } else {
+      const message = body && body.error && body.error.message;
+      done(`Upload refused (${request.status}): ${message || request.statusText}`, true);
+    }
+  });
+  request.addEventListener("error", () => done("The server cannot be reached.", true));
+  request.open("POST", `/v1/kb/${encodeURIComponent(collection)}/files`);
+  const key = apiKey();
+  if (key) request.setRequestHeader("Authorization", "Bearer " + key);
+  request.send(form);
 }
 
 async function errorText(response) {
@@ -392,6 +476,10 @@ document.addEventListener("DOMContentLoaded", () => {
     if (button) openReference(button.dataset.citation, button);
   });
   $("panel-close").addEventListener("click", closePanel);
+  $("upload-form").addEventListener("submit", (e) => {
+    e.preventDefault();
+    upload();
+  });
   document.addEventListener("keydown", (e) => {
     if (e.key === "Escape" && !$("panel").hidden) closePanel();
   });
