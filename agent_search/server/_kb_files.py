@@ -21,7 +21,8 @@ Then the files are written under their names into a private temporary folder and
 as ``upload:<name>`` (like :func:`agent_search.kb._uploads.ingest_texts`), so PDF, HTML and
 office files are parsed in the ingest's sandboxed child process
 (:mod:`agent_search.kb._sandbox`), as ``agent-search kb ingest`` parses them. The caller's
-key decides owner and team.
+key decides owner and team. With ``?progress=true`` the answer is a stream of server-sent
+events instead (:func:`progress_events`), for uploads that take a while to index.
 """
 
 from __future__ import annotations
@@ -29,9 +30,10 @@ from __future__ import annotations
 import re
 import shutil
 import tempfile
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 import anyio
 from starlette.datastructures import UploadFile
@@ -42,9 +44,11 @@ from agent_search.kb._document import Skipped
 from agent_search.kb._schema import UPLOAD_PREFIX
 from agent_search.kb._store import check_collection_name, is_eval_collection
 from agent_search.kb._tenancy import Access
+from agent_search.kb._writer import ProgressCallback
 from agent_search.kb.ingest import IngestReport, _ingest_sync
 from agent_search.kb.settings import KBSettings
 from agent_search.server._errors import ApiError
+from agent_search.server._sse import Write
 
 FILE_SUFFIXES = (".txt", ".md", ".markdown", ".csv", ".html", ".htm", ".pdf", ".docx",
                  ".pptx", ".xlsx")
@@ -148,17 +152,71 @@ def check_target(collection: str, access: Access) -> None:
 
 
 async def ingest_files(config: SearchConfig, collection: str, uploads: list[_Upload],
-                       access: Access) -> IngestReport:
+                       access: Access, progress: ProgressCallback | None = None
+                       ) -> IngestReport:
     """Ingest checked uploads into ``collection`` as ``upload:<name>``, in a worker thread
-    (parsed formats in the ingest's sandbox process)."""
+    (parsed formats in the ingest's sandbox process); ``progress(bytes_done,
+    bytes_total)`` is called from that thread."""
     check_target(collection, access)
     settings = KBSettings.from_config(config)
     return await anyio.to_thread.run_sync(_ingest_files_sync, config.home, settings,
-                                          collection, uploads, access)
+                                          collection, uploads, access, progress)
+
+
+def progress_events(config: SearchConfig, collection: str, uploads: list[_Upload],
+                    access: Access, *, every: float = 0.5
+                    ) -> Callable[[Write], Awaitable[None]]:
+    """An SSE producer for ``?progress=true``: ``progress`` events ``{"done", "total"}``
+    (bytes of input ingested) at most every ``every`` seconds while the ingest runs,
+    then one ``report`` event (the ingest report) or one ``error`` event
+    ``{"error": {"message", "status"}}``. The ingest itself is not cancelled when the
+    client leaves (a worker thread cannot be): it finishes, so the collection stays
+    consistent."""
+    from agent_search.kb import CollectionMismatchError, StoreError
+    from agent_search.server._sse import sse
+
+    async def produce(write: Write) -> None:
+        latest = (0, 0)
+        outcome: dict[str, Any] = {}
+        finished = anyio.Event()
+
+        def progress(done: int, total: int) -> None:
+            nonlocal latest
+            latest = (done, total)
+
+        async def work() -> None:
+            try:
+                report = await ingest_files(config, collection, uploads, access, progress)
+                outcome["report"] = report.to_json()
+            except CollectionMismatchError as exc:
+                outcome["error"] = {"message": str(exc), "status": 409}
+            except ValueError as exc:
+                outcome["error"] = {"message": str(exc), "status": 422}
+            except StoreError as exc:
+                outcome["error"] = {"message": str(exc), "status": 503}
+            finally:
+                finished.set()
+
+        sent: tuple[int, int] | None = None
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(work)
+            while not finished.is_set():
+                with anyio.move_on_after(every):
+                    await finished.wait()
+                if latest != sent and latest[1] > 0:
+                    sent = latest
+                    await write(sse({"done": sent[0], "total": sent[1]}, "progress"))
+        if "report" in outcome:
+            await write(sse(outcome["report"], "report"))
+        else:
+            await write(sse({"error": outcome.get("error")}, "error"))
+
+    return produce
 
 
 def _ingest_files_sync(home: Path, settings: KBSettings, collection: str,
-                       uploads: list[_Upload], access: Access) -> IngestReport:
+                       uploads: list[_Upload], access: Access,
+                       progress: ProgressCallback | None = None) -> IngestReport:
     with tempfile.TemporaryDirectory(prefix="agent-search-upload-") as tmp:
         paths: dict[Path, str] = {}
         for upload in uploads:
@@ -166,8 +224,8 @@ def _ingest_files_sync(home: Path, settings: KBSettings, collection: str,
             with path.open("xb") as out:  # "x": a name that escaped the checks fails here
                 shutil.copyfileobj(upload.file, out)
             paths[path] = UPLOAD_PREFIX + upload.name
-        report = _ingest_sync(home, settings, list(paths), collection, settings.graph, None,
-                              access, False, paths)
+        report = _ingest_sync(home, settings, list(paths), collection, settings.graph,
+                              progress, access, False, paths)
         by_path = {str(p): source for p, source in paths.items()}
         report.skipped = [Skipped(by_path.get(s.source, s.source), s.reason)
                           for s in report.skipped]

@@ -116,3 +116,34 @@ def test_the_cli_sends_parsed_files_as_uploads(served: tuple[str, Service], tmp_
     assert report["documents"] == 2 and report["skipped"] == []
     assert set(_docs(service, "cli-files")) == {"upload:bikes.md@alice",
                                                 "upload:bees.docx@alice"}
+
+
+def _events(text: str) -> list[tuple[str, dict[str, object]]]:
+    out = []
+    for frame in text.split("\n\n"):
+        lines = dict(line.split(": ", 1) for line in frame.splitlines()
+                     if line and not line.startswith(":"))
+        if "data" in lines:
+            out.append((lines.get("event", "message"), json.loads(lines["data"])))
+    return out
+
+
+def test_progress_is_streamed_then_the_report(served: tuple[str, Service],
+                                              tmp_path: Path) -> None:
+    url, service = served
+    files = [("file", ("bees.docx", _docx(tmp_path / "bees.docx"), "application/zip")),
+             ("file", ("long.md", b"# Long\n\n" + b"Bees dance to show the way. " * 2000,
+                       "text/markdown"))]
+    answer = httpx.post(f"{url}/v1/kb/progress/files?progress=true", files=files,
+                        headers=_auth("alice"), timeout=120)
+    assert answer.status_code == 200, answer.text
+    assert answer.headers["content-type"].startswith("text/event-stream")
+    events = _events(answer.text)
+    names = [name for name, _ in events]
+    assert names[-1] == "report" and set(names[:-1]) == {"progress"}, names
+    last = events[-2][1]
+    assert last["done"] == last["total"] and isinstance(last["total"], int) \
+        and last["total"] > 50_000
+    assert events[-1][1]["documents"] == 2
+    assert set(_docs(service, "progress")) == {"upload:bees.docx@alice",
+                                               "upload:long.md@alice"}
