@@ -118,6 +118,22 @@ function describeReport(report) {
   return parts.join("; ");
 }
 
+function uploadEvents(text) {
+  // complete server-sent events of the text so far: [{event, data}], data parsed JSON
+  const events = [];
+  for (const frame of text.split("\n\n").slice(0, -1)) {
+    let event = "message";
+    const data = [];
+    for (const line of frame.split("\n")) {
+      if (line.startsWith("event: ")) event = line.slice(7);
+      else if (line.startsWith("data: ")) data.push(line.slice(6));
+    }
+    if (!data.length) continue;
+    try { events.push({ event, data: JSON.parse(data.join("\n")) }); } catch (_) { /* partial */ }
+  }
+  return events;
+}
+
 function upload() {
   const files = $("upload-files").files;
   const collection = $("upload-collection").value.trim();
@@ -135,8 +151,18 @@ function upload() {
     if (e.lengthComputable) bar.value = Math.round((100 * e.loaded) / e.total);
   });
   request.upload.addEventListener("load", () => {
-    bar.removeAttribute("value");  // indeterminate while the server parses and indexes
-    uploadStatus("Sent; the server is reading and indexing the files…");
+    bar.removeAttribute("value");  // indeterminate until the server reports its progress
+    uploadStatus("Sent; the server is reading the files…");
+  });
+  // ?progress=true: the answer is server-sent events, "progress" while indexing, then
+  // "report" or "error"; responseText grows as they come
+  request.addEventListener("progress", () => {
+    const events = uploadEvents(request.responseText).filter((e) => e.event === "progress");
+    const last = events[events.length - 1];
+    if (!last || !(last.data.total > 0)) return;
+    bar.value = Math.round((100 * last.data.done) / last.data.total);
+    uploadStatus(`Indexing: ${Math.round(last.data.done / 1024)} of ` +
+                 `${Math.round(last.data.total / 1024)} KB…`);
   });
   const done = (text, failed) => {
     state.uploading = false;
@@ -145,12 +171,23 @@ function upload() {
     uploadStatus(text, failed);
   };
   request.addEventListener("load", () => {
+    if (request.status === 200) {
+      const events = uploadEvents(request.responseText);
+      const report = events.find((e) => e.event === "report");
+      const error = events.find((e) => e.event === "error");
+      if (report) {
+        $("upload-files").value = "";
+        const body = report.data;
+        done(describeReport(body), (body.skipped || []).length > 0 && !body.documents);
+      } else {
+        const message = error && error.data.error && error.data.error.message;
+        done(`Upload failed: ${message || "the server ended the answer early"}`, true);
+      }
+      return;
+    }
     let body = null;
     try { body = JSON.parse(request.responseText); } catch (_) { body = null; }
-    if (request.status === 200 && body) {
-      $("upload-files").value = "";
-      done(describeReport(body), (body.skipped || []).length > 0 && !body.documents);
-    } else if (request.status === 401) {
+    if (request.status === 401) {
       done("This server needs an API key.", true);
       askForKey("This server needs an API key.");
     } else {
@@ -159,7 +196,7 @@ function upload() {
     }
   });
   request.addEventListener("error", () => done("The server cannot be reached.", true));
-  request.open("POST", `/v1/kb/${encodeURIComponent(collection)}/files`);
+  request.open("POST", `/v1/kb/${encodeURIComponent(collection)}/files?progress=true`);
   const key = apiKey();
   if (key) request.setRequestHeader("Authorization", "Bearer " + key);
   request.send(form);
