@@ -181,3 +181,17 @@ def test_an_accepted_name_is_a_bare_file_name(stem: str, suffix: str) -> None:
     path = folder / checked
     assert path.parent == folder and path.name == checked
     assert not checked.startswith(".") and path.suffix.lower() in FILE_SUFFIXES
+
+
+def test_the_upload_script_sets_no_html() -> None:
+    """The page's upload control shows server text (reports, refusals, names) with
+    textContent only; it is a file of its own, so the page's CSP covers it."""
+    static = Path(__file__).resolve().parents[2] / "agent_search" / "server" / "static"
+    script = (static / "upload.js").read_text()
+    for sink in ("innerHTML", "outerHTML", "insertAdjacentHTML", "document.write", "eval(",
+                 "new Function"):
+        assert sink not in script
+    assert "textContent" in script
+    page = (static / "index.html").read_text()
+    assert '<script src="/static/upload.js" defer></script>' in page
+    assert "<script>" not in page and "onclick" not in page.lower()
