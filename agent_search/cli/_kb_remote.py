@@ -2,9 +2,11 @@
 ``agent-search serve`` (which holds the data home's store, so a second process cannot
 open it), and the hint that says so when a kb command finds the store held.
 
-Text documents only (``.txt .md .csv .html``, as :mod:`agent_search.kb._uploads` takes
-them), sent as JSON in requests of at most :data:`BATCH_DOCUMENTS` documents and about
-:data:`BATCH_BYTES` bytes (the service's default body cap is 1 MB). The API key comes
+Text documents (``.txt .md .csv .html``, as :mod:`agent_search.kb._uploads` takes
+them) are sent as JSON in requests of at most :data:`BATCH_DOCUMENTS` documents and about
+:data:`BATCH_BYTES` bytes (the service's default body cap is 1 MB); PDF and office files
+(:data:`FILE_SUFFIXES`) are uploaded one per request to ``POST /v1/kb/{collection}/files``,
+where the service parses them in its sandbox. The API key comes
 from the environment variable named by ``--api-key-env`` (default
 ``AGENT_SEARCH_API_KEY``); its identity owns the documents.
 """
@@ -22,6 +24,8 @@ import httpx
 from agent_search.kb._loaders import Skipped, iter_files
 from agent_search.kb._uploads import TEXT_SUFFIXES, check_name
 
+FILE_SUFFIXES = (".pdf", ".docx", ".pptx", ".xlsx")
+"""Sent as files (the server parses them); the text suffixes are sent as text."""
 BATCH_DOCUMENTS = 100
 BATCH_BYTES = 900_000
 TIMEOUT = 600.0
@@ -75,25 +79,33 @@ def _error(response: httpx.Response) -> RemoteError:
     return RemoteError(f"the server answered {response.status_code}: {message}")
 
 
-def documents_of(paths: list[Path]) -> tuple[list[tuple[str, str]], list[Skipped]]:
-    """(name, text) of the text files under ``paths``; the rest, reported."""
-    docs: list[tuple[str, str]] = []
+def documents_of(paths: list[Path]) -> tuple[list[tuple[str, str | Path]], list[Skipped]]:
+    """(name, text) of the text files under ``paths``, (name, path) of the PDF and
+    office files; the rest, reported."""
+    docs: list[tuple[str, str | Path]] = []
     skipped: list[Skipped] = []
     names: dict[str, Path] = {}
     for item in iter_files(paths):
         if isinstance(item, Skipped):
             skipped.append(item)
             continue
-        if item.suffix.lower() not in TEXT_SUFFIXES:
-            skipped.append(Skipped(str(item), f"--server takes text documents "
-                                              f"({' '.join(TEXT_SUFFIXES)}); ingest "
-                                              f"{item.suffix} files with the server stopped"))
+        if item.suffix.lower() in FILE_SUFFIXES:
+            name = item.name
+        elif item.suffix.lower() in TEXT_SUFFIXES:
+            name = check_name(item.name)
+        else:
+            skipped.append(Skipped(str(item), f"--server takes "
+                                              f"{' '.join(TEXT_SUFFIXES + FILE_SUFFIXES)}; "
+                                              f"ingest {item.suffix} files with the server "
+                                              "stopped"))
             continue
-        name = check_name(item.name)
         if name in names:
             raise RemoteError(f"{item} and {names[name]} have the same name; the server "
                               "names uploads by file name")
         names[name] = item
+        if item.suffix.lower() in FILE_SUFFIXES:
+            docs.append((name, item))
+            continue
         try:
             docs.append((name, item.read_text(encoding="utf-8")))
         except (OSError, UnicodeDecodeError) as exc:
@@ -101,9 +113,10 @@ def documents_of(paths: list[Path]) -> tuple[list[tuple[str, str]], list[Skipped
     return docs, skipped
 
 
-def send_documents(url: str, collection: str, docs: list[tuple[str, str]],
+def send_documents(url: str, collection: str, docs: list[tuple[str, str | Path]],
                    api_key_env: str) -> dict[str, Any]:
-    """POST the documents in batches; the reports summed."""
+    """POST the text documents in batches and the files one by one; the reports
+    summed."""
     total: dict[str, Any] = {"collection": collection, "documents": 0, "chunks": 0,
                              "added": 0, "updated": 0, "unchanged": 0, "removed": 0,
                              "skipped": [], "warnings": []}
@@ -111,25 +124,30 @@ def send_documents(url: str, collection: str, docs: list[tuple[str, str]],
     size = 0
     with httpx.Client(base_url=url.rstrip("/"), timeout=TIMEOUT,
                       headers=_headers(api_key_env)) as client:
-        def flush() -> None:
-            nonlocal batch, size
-            if not batch:
-                return
-            try:
-                response = client.post(f"/v1/kb/{quote(collection, safe='')}/documents",
-                                       json={"documents": batch})
-            except httpx.HTTPError as exc:
-                raise RemoteError(f"cannot reach {url}: {exc}") from exc
-            if response.status_code != 200:
-                raise _error(response)
-            report = response.json()
+        base = f"/v1/kb/{quote(collection, safe='')}"
+
+        def add(report: dict[str, Any]) -> None:
             for key in ("documents", "chunks", "added", "updated", "unchanged", "removed"):
                 total[key] += int(report.get(key, 0))
             total["skipped"] += report.get("skipped", [])
             total["warnings"] += report.get("warnings", [])
+
+        def flush() -> None:
+            nonlocal batch, size
+            if not batch:
+                return
+            add(_post(client, url, f"{base}/documents", json={"documents": batch}))
             batch, size = [], 0
 
         for name, text in docs:
+            if isinstance(text, Path):
+                try:
+                    with text.open("rb") as fh:
+                        add(_post(client, url, f"{base}/files", files=[("file", (name, fh))]))
+                except OSError as exc:
+                    total["skipped"].append({"source": str(text),
+                                             "reason": f"cannot read: {exc}"})
+                continue
             cost = len(text.encode()) + len(name) + 64
             if batch and (len(batch) >= BATCH_DOCUMENTS or size + cost > BATCH_BYTES):
                 flush()
@@ -139,10 +157,22 @@ def send_documents(url: str, collection: str, docs: list[tuple[str, str]],
     return total
 
 
+def _post(client: httpx.Client, url: str, path: str, **kwargs: Any) -> dict[str, Any]:
+    try:
+        response = client.post(path, **kwargs)
+    except httpx.HTTPError as exc:
+        raise RemoteError(f"cannot reach {url}: {exc}") from exc
+    if response.status_code != 200:
+        raise _error(response)
+    report: dict[str, Any] = response.json()
+    return report
+
+
 def remove_remote(url: str, collection: str, document: str, api_key_env: str) -> list[Any]:
     """DELETE one of the caller's documents: a local path of a text file is named as the
     server named its upload (``upload:<file name>``)."""
-    if not document.startswith("upload:") and Path(document).suffix.lower() in TEXT_SUFFIXES:
+    if not document.startswith("upload:") \
+            and Path(document).suffix.lower() in TEXT_SUFFIXES + FILE_SUFFIXES:
         document = "upload:" + Path(document).name
     path = f"/v1/kb/{quote(collection, safe='')}/documents/{quote(document, safe='/')}"
     try:

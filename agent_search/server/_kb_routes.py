@@ -8,6 +8,9 @@ work in the service's own process instead (the CLI sends it with ``--server URL`
   "text": "..."}]}``: text documents (``.txt``, ``.md``, ``.csv``, ``.html``; see
   :mod:`agent_search.kb._uploads`), ingested as ``upload:<name>``. The answer is the
   ingest report.
+* ``POST /v1/kb/{collection}/files`` — ``multipart/form-data`` parts named ``file``
+  (``.txt .md .csv .html .pdf .docx .pptx .xlsx``), checked and parsed as
+  :mod:`agent_search.server._kb_files` says; the answer is the ingest report.
 * ``DELETE /v1/kb/{collection}/documents/{document}`` — one document, by its source
   (``upload:notes.md``) or document id.
 
@@ -68,6 +71,50 @@ async def add_documents(request: Request, collection: str) -> dict[str, Any]:
     except StoreError as exc:
         raise ApiError(503, str(exc)) from None
     return report.to_json()
+
+
+@kb_router.post("/v1/kb/{collection}/files", tags=["kb"], openapi_extra=_SECURED)
+async def add_files(request: Request, collection: str) -> Any:
+    """Ingest uploaded files (``multipart/form-data`` parts named ``file``) into a
+    collection (created on first use), owned by the caller; the ingest report. With
+    ``?progress=true``: server-sent ``progress`` events, then ``report`` (or ``error``)."""
+    from agent_search.kb import CollectionMismatchError, StoreError
+    from agent_search.kb.settings import KBSettings
+    from agent_search.server._kb_files import check_target, ingest_files, read_files
+
+    access = _access(request)
+    config = service_of(request).searcher.config
+    try:
+        check_target(collection, access)
+    except ValueError as exc:
+        raise ApiError(422, str(exc), param="collection") from None
+    uploads = await read_files(request, KBSettings.from_config(config))
+    if request.query_params.get("progress", "").lower() in ("1", "true"):
+        return _progress_stream(request, config, collection, uploads, access)
+    try:
+        report = await ingest_files(config, collection, uploads, access)
+    except CollectionMismatchError as exc:
+        raise ApiError(409, str(exc), param="collection") from None
+    except ValueError as exc:
+        raise ApiError(422, str(exc), param="collection") from None
+    except StoreError as exc:
+        raise ApiError(503, str(exc)) from None
+    return report.to_json()
+
+
+def _progress_stream(request: Request, config: Any, collection: str, uploads: Any,
+                     access: Access) -> Any:
+    from agent_search.server._kb_files import progress_events
+    from agent_search.server._sse import EventStreamResponse, sse
+
+    service = service_of(request)
+    stopping = {"error": {"message": "the server is shutting down", "status": 503}}
+    return EventStreamResponse(
+        progress_events(config, collection, uploads, access), stop=service.stop_streams,
+        on_stop=lambda: sse(stopping, "error"),
+        on_error=lambda message: sse({"error": {"message": message, "status": 500}},
+                                     "error"),
+        keepalive=service.settings.keepalive_seconds)
 
 
 @kb_router.delete("/v1/kb/{collection}/documents/{document:path}", tags=["kb"],

@@ -13,7 +13,9 @@ order (outermost first):
 * :class:`BodyLimit` — request bodies above ``max_body_bytes`` get 413 (by
   ``Content-Length`` at once, or as soon as a chunked body passes the cap); the body is
   read here, once, and replayed; after it, ``receive`` passes through so streams still
-  see the client's disconnect.
+  see the client's disconnect. The file-upload route (``upload_path``) has its own cap,
+  ``upload_bytes``, and its body is not buffered here: it streams to the route's
+  multipart parser, counted, and passing the cap ends the request with 413.
 """
 
 from __future__ import annotations
@@ -67,23 +69,32 @@ def _header(scope: Scope, name: bytes) -> str | None:
 
 
 class BodyLimit:
-    def __init__(self, app: ASGIApp, max_bytes: int) -> None:
+    def __init__(self, app: ASGIApp, max_bytes: int, *, upload_bytes: int | None = None,
+                 upload_path: re.Pattern[str] | None = None) -> None:
         self.app = app
         self.max_bytes = max_bytes
+        self.upload_bytes = upload_bytes
+        self.upload_path = upload_path
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or scope["method"] not in _BODY_METHODS:
             await self.app(scope, receive, send)
             return
-        too_big = f"the request body is larger than {self.max_bytes} bytes"
+        upload = self.upload_bytes is not None and self.upload_path is not None \
+            and scope["method"] == "POST" and bool(self.upload_path.match(_route_path(scope)))
+        cap = self.upload_bytes if upload and self.upload_bytes is not None else self.max_bytes
+        too_big = f"the request body is larger than {cap} bytes"
         length = _header(scope, b"content-length")
         if length is not None:
             if not length.strip().isdigit():
                 await send_error(send, 400, "invalid Content-Length", param="content-length")
                 return
-            if int(length) > self.max_bytes:
+            if int(length) > cap:
                 await send_error(send, 413, too_big, param="body")
                 return
+        if upload:
+            await self.app(scope, _counted(receive, cap, too_big), send)
+            return
         chunks: list[bytes] = []
         size = 0
         while True:
@@ -110,6 +121,22 @@ class BodyLimit:
         await self.app(scope, replay, send)
 
 
+def _counted(receive: Receive, cap: int, too_big: str) -> Receive:
+    """``receive``, raising a 413 :class:`ApiError` (answered by the app's handler, as
+    the route is still reading its body) once more than ``cap`` bytes have come."""
+    size = 0
+
+    async def counting() -> Message:
+        nonlocal size
+        message = await receive()
+        size += len(message.get("body", b""))
+        if size > cap:
+            raise ApiError(413, too_big, param="body")
+        return message
+
+    return counting
+
+
 class Screen:
     """The outermost layer: every response it lets out — its own refusals, the routes'
     answers and errors, a 500 for an exception nothing else caught — carries the security
@@ -117,10 +144,12 @@ class Screen:
     response set its own; so every URL that can serve the page (``/``,
     ``/static/index.html``, ``/static//index.html``...) is covered."""
 
-    def __init__(self, app: ASGIApp, *, local_mode: bool, csp: str = PAGE_CSP) -> None:
+    def __init__(self, app: ASGIApp, *, local_mode: bool, csp: str = PAGE_CSP,
+                 upload_path: re.Pattern[str] | None = None) -> None:
         self.app = app
         self.local_mode = local_mode
         self.csp = csp.encode()
+        self.upload_path = upload_path
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -145,7 +174,15 @@ class Screen:
             return
         if scope["method"] in _BODY_METHODS:
             ctype = (_header(scope, b"content-type") or "").split(";")[0].strip().lower()
-            if ctype != "application/json":
+            if ctype == "multipart/form-data" and self.upload_path is not None \
+                    and self.upload_path.match(_route_path(scope)):
+                # a cross-site form can send multipart without a preflight: only from
+                # this origin (a browser names it), or from a client that names none
+                if not _same_origin(scope):
+                    await send_error(send_with_headers, 403, "uploads are accepted only "
+                                     "from this server's own page", param="origin")
+                    return
+            elif ctype != "application/json":
                 await send_error(send_with_headers, 415, "the body must be JSON "
                                  "(Content-Type: application/json)", param="content-type")
                 return
@@ -208,6 +245,20 @@ def _route_path(scope: Scope) -> str:
     if root and path.startswith(root) and path[len(root):len(root) + 1] in ("/", ""):
         return path[len(root):]
     return path
+
+
+def _same_origin(scope: Scope) -> bool:
+    """No ``Origin`` (not a browser), or an ``Origin`` whose host and port are the
+    request's ``Host``; and no ``Sec-Fetch-Site`` other than ``same-origin``/``none``."""
+    site = _header(scope, b"sec-fetch-site")
+    if site is not None and site.strip().lower() not in ("same-origin", "none"):
+        return False
+    origin = _header(scope, b"origin")
+    if origin is None:
+        return True
+    host = (_header(scope, b"host") or "").strip().lower()
+    scheme, _, rest = origin.strip().lower().partition("://")
+    return scheme in ("http", "https") and bool(host) and rest == host
 
 
 _HOST = re.compile(r"(?P<name>\[[0-9a-f:.]+\]|[^\[\]:]+)(?::\d{1,5})?")

@@ -106,10 +106,15 @@ def create_app(service: Service, *, own_process: bool = False) -> FastAPI:
 
     # each added one wraps the ones before: screen the request, identify the caller,
     # bound the body, then route it
-    app.add_middleware(BodyLimit, max_bytes=service.settings.max_body_bytes)
+    from agent_search.kb.settings import KBSettings
+    from agent_search.server._kb_files import FILES_PATH, upload_limit
+
+    uploads = upload_limit(KBSettings.from_config(service.searcher.config))
+    app.add_middleware(BodyLimit, max_bytes=service.settings.max_body_bytes,
+                       upload_bytes=uploads, upload_path=FILES_PATH)
     app.add_middleware(Authenticate, keys=service.keys, limiter=service.limiter,
                        metrics=service.metrics)
-    app.add_middleware(Screen, local_mode=not service.keys.enabled)
+    app.add_middleware(Screen, local_mode=not service.keys.enabled, upload_path=FILES_PATH)
     return app
 
 

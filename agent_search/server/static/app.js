@@ -7,7 +7,7 @@
 
 const KEY = "agent-search-api-key";
 const $ = (id) => document.getElementById(id);
-const state = { assistants: new Map(), references: new Map(), busy: false };
+const state = { assistants: new Map(), references: new Map(), busy: false, uploading: false };
 
 function apiKey() { return sessionStorage.getItem(KEY) || ""; }
 
@@ -79,6 +79,7 @@ function describeAssistant() {
   const model = state.assistants.get($("assistant").value);
   $("assistant-about").textContent = model && model.description ? model.description : "";
   if (model) sessionStorage.setItem(KEY + ":assistant", model.id);
+  offerCollections(model);
 }
 
 async function errorText(response) {

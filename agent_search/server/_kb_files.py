@@ -1,0 +1,234 @@
+"""Files uploaded to a collection while the service runs: ``POST /v1/kb/{collection}/files``,
+a ``multipart/form-data`` body of ``file`` parts (the chat page's upload control, or
+``curl -F file=@report.pdf``).
+
+Everything is checked before any document is parsed, and a request that fails a check
+writes nothing:
+
+* the body — at most :func:`upload_limit` bytes (``kb.max_file_mb`` per file times
+  :data:`MAX_FILES`, within ``kb.max_run_mb``), enforced by
+  :class:`~agent_search.server._middleware.BodyLimit` on this route only, while the body
+  streams (Starlette spools file parts above 1 MB to disk, so the body is never held in
+  memory whole);
+* the count — at most :data:`MAX_FILES` file parts and no other fields beyond a few;
+* each name — a bare file name (no path, no control characters, not hidden) with a suffix
+  of :data:`FILE_SUFFIXES`; two files with the same name are refused;
+* each size — at most ``kb.max_file_mb``; together at most ``kb.max_run_mb``;
+* each type — the first bytes must fit the suffix (``%PDF-`` for ``.pdf``, a zip for the
+  office files, no NUL byte in a text file), so a renamed binary is refused, not parsed.
+
+Then the files are written under their names into a private temporary folder and ingested
+as ``upload:<name>`` (like :func:`agent_search.kb._uploads.ingest_texts`), so PDF, HTML and
+office files are parsed in the ingest's sandboxed child process
+(:mod:`agent_search.kb._sandbox`), as ``agent-search kb ingest`` parses them. The caller's
+key decides owner and team. With ``?progress=true`` the answer is a stream of server-sent
+events instead (:func:`progress_events`), for uploads that take a while to index.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import tempfile
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any
+
+import anyio
+from starlette.datastructures import UploadFile
+from starlette.requests import Request
+
+from agent_search.config import SearchConfig
+from agent_search.kb._document import Skipped
+from agent_search.kb._schema import UPLOAD_PREFIX
+from agent_search.kb._store import check_collection_name, is_eval_collection
+from agent_search.kb._tenancy import Access
+from agent_search.kb._writer import ProgressCallback
+from agent_search.kb.ingest import IngestReport, _ingest_sync
+from agent_search.kb.settings import KBSettings
+from agent_search.server._errors import ApiError
+from agent_search.server._sse import Write
+
+FILE_SUFFIXES = (".txt", ".md", ".markdown", ".csv", ".html", ".htm", ".pdf", ".docx",
+                 ".pptx", ".xlsx")
+MAX_FILES = 20
+MAX_NAME_CHARS = 200
+_MB = 1 << 20
+_FORM_OVERHEAD = 64 * 1024
+"""Bytes of multipart framing allowed on top of the files themselves."""
+_NAME = re.compile(r"^[^/\\\x00-\x1f\x7f]+$")
+_ZIP = b"PK\x03\x04"
+_MAGIC = {".pdf": (b"%PDF-",), ".docx": (_ZIP,), ".pptx": (_ZIP,), ".xlsx": (_ZIP,)}
+_SNIFF_BYTES = 8192
+FILES_PATH = re.compile(r"^/v1/kb/[^/]+/files$")
+"""The route whose body may be as large as :func:`upload_limit` (the middleware's test)."""
+
+
+def upload_limit(settings: KBSettings) -> int:
+    """The largest upload body in bytes: :data:`MAX_FILES` files of ``kb.max_file_mb``,
+    at most ``kb.max_run_mb``, plus the multipart framing."""
+    files = min(settings.max_file_mb * MAX_FILES, settings.max_run_mb)
+    return int(files * _MB) + _FORM_OVERHEAD
+
+
+def check_file_name(name: str | None) -> str:
+    """A file's name as sent, refused unless it is a bare name with a known suffix."""
+    if not name or len(name) > MAX_NAME_CHARS or not _NAME.match(name) \
+            or name.startswith(".") or name != name.strip():
+        raise ApiError(422, f"file name {(name or '')[:80]!r}: a bare file name of 1 to "
+                       f"{MAX_NAME_CHARS} characters, not starting with '.', without '/', "
+                       "'\\', control characters or surrounding spaces", param="file")
+    if Path(name).suffix.lower() not in FILE_SUFFIXES:
+        raise ApiError(415, f"file {name[:80]!r}: not a supported type; send "
+                       f"{' '.join(FILE_SUFFIXES)}", param="file")
+    return name
+
+
+def _check_content(name: str, head: bytes) -> None:
+    suffix = Path(name).suffix.lower()
+    magic = _MAGIC.get(suffix)
+    if magic is not None and not head.startswith(magic):
+        raise ApiError(415, f"file {name[:80]!r}: its content is not a {suffix} file",
+                       param="file")
+    if magic is None and b"\x00" in head:
+        raise ApiError(415, f"file {name[:80]!r}: binary content in a {suffix} text file",
+                       param="file")
+
+
+@dataclass
+class _Upload:
+    name: str
+    size: int
+    file: IO[bytes]
+
+
+async def read_files(request: Request, settings: KBSettings) -> list[_Upload]:
+    """The request's file parts, each checked (name, size, type) and the set bounded
+    (count, total size); :class:`ApiError` for the first that fails."""
+    from starlette.exceptions import HTTPException
+
+    try:
+        form = await request.form(max_files=MAX_FILES, max_fields=8, max_part_size=4096)
+    except HTTPException as exc:  # the multipart parser's own refusals (count, framing)
+        raise ApiError(400, f"cannot read the upload: {exc.detail}", param="file") from None
+    parts = form.getlist("file")
+    if not parts:
+        raise ApiError(422, "no files: send them as multipart/form-data parts named 'file'",
+                       param="file")
+    uploads: list[_Upload] = []
+    per_file = int(settings.max_file_mb * _MB)
+    for part in parts:
+        if not isinstance(part, UploadFile):
+            raise ApiError(422, "each 'file' part must be a file", param="file")
+        name = check_file_name(part.filename)
+        size = part.size if part.size is not None else 0
+        if size > per_file:
+            raise ApiError(413, f"file {name[:80]!r} is {size} bytes; at most "
+                           f"{per_file} (kb.max_file_mb)", param="file")
+        await part.seek(0)
+        _check_content(name, await part.read(_SNIFF_BYTES))
+        await part.seek(0)
+        uploads.append(_Upload(name, size, part.file))
+    names = [u.name.lower() for u in uploads]
+    if len(set(names)) != len(names):
+        raise ApiError(422, "two files have the same name", param="file")
+    total = sum(u.size for u in uploads)
+    if total > settings.max_run_mb * _MB:
+        raise ApiError(413, f"the files are {total} bytes together; at most "
+                       f"{int(settings.max_run_mb * _MB)} (kb.max_run_mb)", param="file")
+    return uploads
+
+
+def check_target(collection: str, access: Access) -> None:
+    """``ValueError`` for a bad collection name or an access without owner that is not
+    public (checked before the body is read)."""
+    check_collection_name(collection)
+    if is_eval_collection(collection):
+        raise ValueError(f"collection names starting with 'eval-' are reserved for "
+                         f"'agent-search eval retrieval': {collection!r}")
+    if not access.public and access.owner is None and access.team is None:
+        raise ValueError("a document that is not public needs an owner or a team")
+
+
+async def ingest_files(config: SearchConfig, collection: str, uploads: list[_Upload],
+                       access: Access, progress: ProgressCallback | None = None
+                       ) -> IngestReport:
+    """Ingest checked uploads into ``collection`` as ``upload:<name>``, in a worker thread
+    (parsed formats in the ingest's sandbox process); ``progress(bytes_done,
+    bytes_total)`` is called from that thread."""
+    check_target(collection, access)
+    settings = KBSettings.from_config(config)
+    return await anyio.to_thread.run_sync(_ingest_files_sync, config.home, settings,
+                                          collection, uploads, access, progress)
+
+
+def progress_events(config: SearchConfig, collection: str, uploads: list[_Upload],
+                    access: Access, *, every: float = 0.5
+                    ) -> Callable[[Write], Awaitable[None]]:
+    """An SSE producer for ``?progress=true``: ``progress`` events ``{"done", "total"}``
+    (bytes of input ingested) at most every ``every`` seconds while the ingest runs,
+    then one ``report`` event (the ingest report) or one ``error`` event
+    ``{"error": {"message", "status"}}``. The ingest itself is not cancelled when the
+    client leaves (a worker thread cannot be): it finishes, so the collection stays
+    consistent."""
+    from agent_search.kb import CollectionMismatchError, StoreError
+    from agent_search.server._sse import sse
+
+    async def produce(write: Write) -> None:
+        latest = (0, 0)
+        outcome: dict[str, Any] = {}
+        finished = anyio.Event()
+
+        def progress(done: int, total: int) -> None:
+            nonlocal latest
+            latest = (done, total)
+
+        async def work() -> None:
+            try:
+                report = await ingest_files(config, collection, uploads, access, progress)
+                outcome["report"] = report.to_json()
+            except CollectionMismatchError as exc:
+                outcome["error"] = {"message": str(exc), "status": 409}
+            except ValueError as exc:
+                outcome["error"] = {"message": str(exc), "status": 422}
+            except StoreError as exc:
+                outcome["error"] = {"message": str(exc), "status": 503}
+            finally:
+                finished.set()
+
+        sent: tuple[int, int] | None = None
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(work)
+            while not finished.is_set():
+                with anyio.move_on_after(every):
+                    await finished.wait()
+                if latest != sent and latest[1] > 0:
+                    sent = latest
+                    await write(sse({"done": sent[0], "total": sent[1]}, "progress"))
+        if "report" in outcome:
+            await write(sse(outcome["report"], "report"))
+        else:
+            await write(sse({"error": outcome.get("error")}, "error"))
+
+    return produce
+
+
+def _ingest_files_sync(home: Path, settings: KBSettings, collection: str,
+                       uploads: list[_Upload], access: Access,
+                       progress: ProgressCallback | None = None) -> IngestReport:
+    with tempfile.TemporaryDirectory(prefix="agent-search-upload-") as tmp:
+        paths: dict[Path, str] = {}
+        for upload in uploads:
+            path = Path(tmp) / upload.name
+            with path.open("xb") as out:  # "x": a name that escaped the checks fails here
+                shutil.copyfileobj(upload.file, out)
+            paths[path] = UPLOAD_PREFIX + upload.name
+        report = _ingest_sync(home, settings, list(paths), collection, settings.graph,
+                              progress, access, False, paths)
+        by_path = {str(p): source for p, source in paths.items()}
+        report.skipped = [Skipped(by_path.get(s.source, s.source), s.reason)
+                          for s in report.skipped]
+        report.warnings = [Skipped(by_path.get(w.source, w.source), w.reason)
+                           for w in report.warnings]
+        return report
