@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -147,6 +148,11 @@ def test_a_store_held_by_a_local_server_is_named() -> None:
     proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)", "serve",
                              "--port", "8123"])
     try:
+        # until the child has exec'd, /proc shows the parent's command line
+        cmdline = Path(f"/proc/{proc.pid}/cmdline")
+        deadline = time.monotonic() + 30
+        while b"serve" not in cmdline.read_bytes() and time.monotonic() < deadline:
+            time.sleep(0.01)
         hint = held_by_server(f"the knowledge base at /x is open in another process "
                               f"(pid {proc.pid}); stop that process")
     finally:
