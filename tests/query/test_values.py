@@ -34,6 +34,12 @@ def run(text: str, target: str, schemas: Any = None) -> Any:
      {"field": "genre.Name", "op": "in", "value": ["Latin", "Pop"]}),
     ("tracks not in the Rock genre", "Track",
      {"field": "genre.Name", "op": "!=", "value": "Rock"}),
+    ("albums that do not feature Queen", "Album",
+     {"field": "artist.Name", "op": "!=", "value": "Queen"}),
+    ("tracks that don't play Jazz", "Track",
+     {"field": "genre.Name", "op": "!=", "value": "Jazz"}),
+    ("employees not living, in Calgary", "Employee",
+     {"field": "City", "op": "=", "value": "Calgary"}),  # the negation is cut off
     ("employees in Calgary", "Employee", {"field": "City", "op": "=", "value": "Calgary"}),
 ])
 def test_equalities(text: str, target: str, where: dict[str, Any]) -> None:

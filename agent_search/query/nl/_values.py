@@ -42,8 +42,11 @@ TIE_MARGIN = 0.2
 """Exact matches of the same words in two fields whose preferences differ by less are
 both kept, as an ``or``."""
 
-_NEGATION = re.compile(r"\b(?:not|except|excluding|other than|without|but not|no)\s+"
+_NEGATION = re.compile(r"(?:(?:\bnot|n[’']t)\s+(?:[a-z]+\s+)?|\b(?:except|excluding|"
+                       r"other than|without|but not|no)\s+)"
                        r"(?:in\s+|from\s+|the\s+|by\s+|of\s+|a\s+)*[\"'`‘’“”]*\s*$", re.I)
+"""A negation right before a value, perhaps with its verb between ("not in Paris", "do not
+use English", "don't speak Dutch")."""
 
 
 @dataclass(slots=True)
