@@ -24,7 +24,9 @@ too). The gold is Spider's SQL; a question is scored by its kind (issue 23):
   the items with ``metadata.kind == "aggregate"`` hold the gold result rows: as many
   rows, each gold row's values among its answer row's values (numbers rounded to 2
   decimals; an answer row may also show the aggregate the gold only orders by), in order
-  only when the gold orders them;
+  only when the gold orders them; when the gold projects no aggregate (GROUP BY / HAVING
+  as a filter: "names of singers with more than one song") and no aggregate item is
+  returned, the records returned stand for the answer rows, on the same terms;
 - p50 / p95 ms per question, in process (after one warm-up pass per database).
 
 A question may be of two kinds ("how many singers are from France": a record question and
@@ -73,6 +75,7 @@ class Gold:
     rows: list[tuple[Any, ...]] = field(default_factory=list)
     ordered: bool = False
     distinct: bool = False
+    records_answer: bool = False  # grouped gold that projects no aggregate: records may answer
 
 
 def _norm(v: Any) -> Any:
@@ -124,6 +127,7 @@ def classify(sql: str, result: list[list[Any]], n_rows: int,
         gold.kind = "aggregate"
         gold.rows = [tuple(_norm(v) for v in r) for r in result]
         gold.ordered = "ORDER BY" in up
+        gold.records_answer = not has_agg
     return gold
 
 
@@ -174,7 +178,8 @@ def score(gold: Gold, result: dict[str, Any]) -> dict[str, Any]:
                 [gold.count]]
         out["score"] = float(out["right"])
     elif gold.kind == "aggregate":
-        got = [Counter(_norm(v) for v in (i.get("data") or {}).values()) for i in aggs]
+        answer = aggs if aggs or not gold.records_answer else records
+        got = [Counter(_norm(v) for v in (i.get("data") or {}).values()) for i in answer]
         want = [Counter(r) for r in gold.rows]
         right = len(got) == len(want) and _rows_match(got, want, gold.ordered)
         out["right"] = bool(want) and right

@@ -24,6 +24,12 @@ def run(text: str, target: str) -> Any:
     ("artists having at most 3 albums", {"field": "count(albums)", "op": "<=", "value": 3}),
     ("artists with 0 albums", {"field": "count(albums)", "op": "=", "value": 0}),
     ("genres with fewer than 10 tracks", {"field": "count(tracks)", "op": "<", "value": 10}),
+    ("artists that have more than one album", {"field": "count(albums)", "op": ">",
+                                               "value": 1}),
+    ("artists who made at least two albums", {"field": "count(albums)", "op": ">=",
+                                              "value": 2}),
+    ("artists who had three or more albums", {"field": "count(albums)", "op": ">=",
+                                              "value": 3}),
 ])
 def test_counts(text: str, where: dict[str, Any]) -> None:
     target = "Genre" if text.startswith("genres") else "Artist"
@@ -34,3 +40,4 @@ def test_counts(text: str, where: dict[str, Any]) -> None:
 def test_no_has_many_relation_or_no_relation_named_no_count() -> None:
     assert run("tracks with more than 5 albums", "Track").wheres == []
     assert run("artists with more than 5 fans", "Artist").wheres == []
+    assert run("artists who made two albums", "Artist").wheres == []  # no comparator

@@ -14,7 +14,7 @@ from agent_search.query.nl._ordering import (
     top_n,
 )
 
-from .schemas import fresh_plan, people, read
+from .schemas import fresh_plan, people, read, shop
 
 
 def run(extractors: list[Any], text: str, target: str = "Track", schemas: Any = None) -> Any:
@@ -43,6 +43,13 @@ def test_orders(extract: Any, text: str, order: dict[str, str]) -> None:
 def test_a_superlative_without_a_field_is_a_warning_unless_it_is_a_common_word() -> None:
     assert run([superlatives], "the newest tracks").warnings == ["no field to order 'newest' by"]
     assert run([superlatives], "the last tracks").warnings == []
+
+
+def test_a_superlative_of_another_measure_orders_the_number_field_named_after_it() -> None:
+    plan = run([superlatives], "the product with the shortest stock", "product", shop())
+    assert plan.orders == [{"field": "stock", "order": "asc"}] and plan.warnings == []
+    plan = run([superlatives], "the shortest product in stock", "product", shop())
+    assert plan.orders == [] and plan.warnings == ["no field to order 'shortest' by"]
 
 
 def test_a_field_name_is_not_a_superlative() -> None:

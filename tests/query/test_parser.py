@@ -141,3 +141,11 @@ def test_leftover_words_beside_a_value_say_what_is_sought_when_no_model_is_named
     # a model named: the leftover is ignored (and warned about), not matched
     out = parse("Jazz tracks by Zorro", music(), now=NOW)
     assert "relax" not in out and len(out["wheres"]) == 1
+
+
+def test_a_superlative_with_nothing_to_order_by_shows_no_records() -> None:
+    out = parse("the staff with the greatest patience", staff(), now=NOW)
+    assert out["queries"] == [] and out["confidence"] == parser.NOTHING_CONFIDENCE
+    assert any("'greatest' is measured by" in w for w in out["warnings"])
+    ordered = parse("the staff with the greatest birth date", staff(), now=NOW)
+    assert ordered["orders"] == [{"field": "BirthDate", "order": "desc"}]  # one it can

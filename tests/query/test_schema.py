@@ -3,6 +3,7 @@ number or date is about."""
 
 from __future__ import annotations
 
+from agent_search.query.dsl import ModelSchema
 from agent_search.query.nl._schema import (
     candidates,
     content_field,
@@ -35,6 +36,21 @@ def test_a_longer_model_name_wins_over_the_shorter_inside_it() -> None:
     found = model_mentions("invoice lines of jazz tracks", schemas)
     assert found == {"InvoiceLine": [(0, 13)], "Track": [(22, 28)]}
     assert {"invoice lines", "invoice line", "invoiceline"} <= model_phrases(schemas[-1])
+
+
+def test_a_model_of_several_words_is_named_by_its_last_word_when_only_it_ends_so() -> None:
+    def table(name: str, *fields: str) -> ModelSchema:
+        return ModelSchema(id=name, table=name, primary_key="id",
+                           fields=[f("id", "integer", primary=True), *map(f, fields)])
+
+    schemas = [table("card_player", "name"), table("area_state", "code"),
+               table("vote", "state"), table("home_team", "city"), table("away_team", "city")]
+    assert model_mentions("players with the greatest earnings", schemas) == {
+        "card_player": [(0, 7)]}
+    assert model_mentions("states of the votes", schemas) == {"vote": [(14, 19)]}  # a field
+    assert model_mentions("teams in paris", schemas) == {}  # two tables end in "team"
+    assert model_mentions("card players and their player", schemas) == {
+        "card_player": [(0, 12)]}  # named in full: the head word alone adds nothing
 
 
 def test_field_mentions_are_strong_for_the_full_name_weak_for_its_last_word() -> None:

@@ -6,6 +6,7 @@ from typing import Any
 
 import pytest
 
+from agent_search.query.dsl import ModelSchema, RelationSchema
 from agent_search.query.nl._value_index import value_index
 from agent_search.query.nl._values import (
     VARIANT_CONFIDENCE,
@@ -14,7 +15,7 @@ from agent_search.query.nl._values import (
     values,
 )
 
-from .schemas import fresh_plan, music, people, read
+from .schemas import f, fresh_plan, music, people, read
 
 
 def run(text: str, target: str, schemas: Any = None) -> Any:
@@ -33,6 +34,12 @@ def run(text: str, target: str, schemas: Any = None) -> Any:
      {"field": "genre.Name", "op": "in", "value": ["Latin", "Pop"]}),
     ("tracks not in the Rock genre", "Track",
      {"field": "genre.Name", "op": "!=", "value": "Rock"}),
+    ("albums that do not feature Queen", "Album",
+     {"field": "artist.Name", "op": "!=", "value": "Queen"}),
+    ("tracks that don't play Jazz", "Track",
+     {"field": "genre.Name", "op": "!=", "value": "Jazz"}),
+    ("employees not living, in Calgary", "Employee",
+     {"field": "City", "op": "=", "value": "Calgary"}),  # the negation is cut off
     ("employees in Calgary", "Employee", {"field": "City", "op": "=", "value": "Calgary"}),
 ])
 def test_equalities(text: str, target: str, where: dict[str, Any]) -> None:
@@ -72,6 +79,26 @@ def test_a_value_of_two_fields_keeps_both_readings() -> None:
                                    {"field": "artist.Name", "op": "=",
                                     "value": "Iron Maiden"}]}]
     assert plan.confidence == 0.9 and "could be any of these" in plan.notes[0]
+
+
+def test_a_value_of_one_model_linked_twice_is_read_on_the_first_link() -> None:
+    person = ModelSchema(id="Person", table="Person", primary_key="Id", title_field="Name",
+                         fields=[f("Id", "integer", primary=True),
+                                 f("Name", values=["Kyle", "Jessica"])])
+
+    def link(name: str, columns: tuple[str, str]) -> ModelSchema:
+        return ModelSchema(id=name, table=name, primary_key=columns[0],
+                           fields=[f(c, "integer") for c in columns],
+                           relations=[RelationSchema(name=c.removesuffix("_id"), type="hasOne",
+                                                     model="Person", key="Id", foreign=c)
+                                      for c in reversed(columns)])
+
+    schemas = [person, link("Follow", ("follower_id", "followed_id")),
+               link("Block", ("blocked_id", "blocker_id"))]
+    assert run("people Kyle follows", "Follow", schemas).wheres == [
+        {"field": "follower.Name", "op": "=", "value": "Kyle"}]
+    assert run("people Kyle blocked", "Block", schemas).wheres == [
+        {"field": "blocked.Name", "op": "=", "value": "Kyle"}]  # the column order decides
 
 
 def test_used_words_are_no_values() -> None:

@@ -13,17 +13,25 @@ from agent_search.query.nl._schema import model_phrases
 COUNT_OPS = {"more than": ">", "over": ">", "greater than": ">", "at least": ">=",
              "less than": "<", "fewer than": "<", "under": "<", "at most": "<=",
              "no more than": "<=", "exactly": "="}
-_COUNT_CMP = re.compile(r"\b(?:with|having|has|have)\s+(?:(?P<cmp>" + "|".join(
-    sorted(COUNT_OPS, key=len, reverse=True)) + r")\s+)?(?P<n>\d{1,6})\s+"
-    r"(?P<more>or\s+(?:more|fewer|less)\s+)?(?P<rest>[^,.;?!]{1,60})", re.I)
+_NUMBER_WORDS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6,
+                 "seven": 7, "eight": 8, "nine": 9, "ten": 10}
+_OPS = "|".join(sorted(COUNT_OPS, key=len, reverse=True))
+_N = r"(?P<n>\d{1,6}|" + "|".join(_NUMBER_WORDS) + r")\s+"
+_TAIL = r"(?P<more>or\s+(?:more|fewer|less)\s+)?(?P<rest>[^,.;?!]{1,60})"
+_COUNT_CMP = re.compile(r"\b(?:with|having|has|have|had)\s+(?:(?P<cmp>" + _OPS + r")\s+)?"
+                        + _N + _TAIL, re.I)
+_COUNT_CMP_VERB = re.compile(r"\b(?:who|that|which)\s+[a-z]+\s+(?P<cmp>" + _OPS + r")\s+"
+                             + _N + _TAIL, re.I)
+"""The same after any verb, with a comparator ("teachers who teach at least two courses")."""
 
 
 def counts(q: Question, plan: Plan) -> None:
-    """Each "with/having [comparator] N <relation>" on a hasMany relation of the target."""
+    """Each "with/having [comparator] N <relation>" (N a numeral or a number word up to
+    ten) and "who <verb> <comparator> N <relation>" on a hasMany relation of the target."""
     relations = [r for r in q.target.relations if r.type == "hasMany"]
     if not relations:
         return
-    for m in _COUNT_CMP.finditer(q.low):
+    for m in [*_COUNT_CMP.finditer(q.low), *_COUNT_CMP_VERB.finditer(q.low)]:
         for rel in relations:
             phrase = _named_relation(m.group("rest"), rel, q.by_id.get(rel.model.lower()))
             if phrase is None:
@@ -47,7 +55,8 @@ def _add_count(plan: Plan, m: re.Match[str], rel: RelationSchema,
     op = COUNT_OPS.get((m.group("cmp") or "").lower(), "=")
     if m.group("more"):
         op = ">=" if m.group("more").lower().startswith("or more") else "<="
-    n = int(m.group("n"))
+    raw = m.group("n").lower()
+    n = int(raw) if raw.isdigit() else _NUMBER_WORDS[raw]
     path = f"count({rel.name})"
     plan.add(path, op, n, span, f"{path} {op} {n} (\"{m.group(0).strip()}\")")
     plan.value_conditions += 1

@@ -95,6 +95,10 @@ def superlatives(q: Question, plan: Plan) -> None:
         cand = field_for(own, dim, own_mentions, m.end())
         if cand is None and dim == "size":
             cand = field_for(own, "money", q.fields, m.end())
+        if cand is None:  # "shortest life expectancy": the number field named right after
+            cand = next((x.candidate for x in own_mentions
+                         if 0 <= x.span[0] - m.end() <= 1
+                         and x.candidate.field.kind in NUMERIC_KINDS), None)
         if cand is None:
             if word not in ("last", "recent"):
                 plan.warnings.append(f"no field to order {word!r} by")

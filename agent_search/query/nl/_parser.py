@@ -139,6 +139,12 @@ def finish(q: Question, plan: Plan, strict: bool) -> dict[str, Any]:
                              "returned")
     _warn_unused_fields(q, plan)
     words = leftover_words(q, plan)
+    extreme = _unmet_extreme(words, plan, grouped)
+    if extreme is not None:
+        return {"queries": [], "explanation": "an extreme asked for, not computed",
+                "confidence": NOTHING_CONFIDENCE,
+                "warnings": [*plan.warnings, f"could not tell what {extreme!r} is measured "
+                             "by; no records are shown (they would not be the one asked for)"]}
     found_terms, relax = _leftover(q, plan, words)
     shape: dict[str, Any] = {"orders": plan.orders}
     model, wheres = q.target.id, plan.wheres
@@ -216,6 +222,20 @@ def _leftover(q: Question, plan: Plan, words: list[str]) -> tuple[list[str], boo
         plan.relax_confidence = before * RELAXED * understood_factor(len(words),
                                                                  content_words(q.low))
     return found_terms, relax
+
+
+_EXTREME_WORDS = re.compile(r"highest|lowest|fewest|largest|smallest|biggest|greatest|"
+                            r"max(?:imum)?|min(?:imum)?", re.I)
+
+
+def _unmet_extreme(words: list[str], plan: Plan, grouped: bool) -> str | None:
+    """A superlative left over ("the player with the greatest height" with no height to
+    order by): the records found are not the one asked for, so none are shown."""
+    if plan.orders or grouped:
+        return None
+    return next((w for w in words if _EXTREME_WORDS.fullmatch(w)
+                 or ordering.SUPERLATIVE.fullmatch(w) or measures.ADJECTIVE.fullmatch(w)),
+                None)
 
 
 def _written_as_name(q: Question, word: str) -> bool:

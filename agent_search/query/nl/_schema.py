@@ -117,6 +117,7 @@ def model_mentions(low: str, schemas: Sequence[ModelSchema]) -> dict[str, list[S
                 spans += squashed.get(phrase, [])
         if spans:
             found[schema.id] = sorted(set(spans))
+    _head_word_mentions(low, schemas, found)
     for sid, spans in list(found.items()):
         keep = [s for s in spans if not _inside_a_longer_name(s, sid, found)]
         if keep:
@@ -124,6 +125,34 @@ def model_mentions(low: str, schemas: Sequence[ModelSchema]) -> dict[str, list[S
         else:
             del found[sid]
     return found
+
+
+def _head_word_mentions(low: str, schemas: Sequence[ModelSchema],
+                        found: dict[str, list[Span]]) -> None:
+    """A model with a name of several words named by its last word alone ("players" for
+    a table ``poker_player``), when no other model's name ends in or is that word and the
+    model is not already named in full: the question's shorthand for the one model it can
+    mean. Not the last word of any field's name ("states" for a field ``state`` is that
+    field, not a table ``area_code_state``)."""
+    field_words = {words_of(f.name).rpartition(" ")[2] for schema in schemas
+                   for f in schema.fields}
+    heads: dict[str, set[str]] = {}
+    by_id = {schema.id: schema for schema in schemas}
+    for schema in schemas:
+        for name in {words_of(schema.id), words_of(schema.table)}:
+            head = name.rpartition(" ")[2]
+            if (head and len(head) > 3 and head not in STOPWORDS
+                    and not plural_forms(head) & field_words):
+                heads.setdefault(head, set()).add(schema.id)
+    taken = [s for spans in found.values() for s in spans]
+    for head, owners in heads.items():
+        (sid,) = owners if len(owners) == 1 else ("",)
+        if not sid or sid in found or head == words_of(by_id[sid].table):
+            continue
+        spans = [s for form in plural_forms(head) for s in find_phrase(low, form)
+                 if not any(overlaps(s, t) for t in taken)]
+        if spans:
+            found[sid] = sorted(set(spans))
 
 
 def _squashed_runs(low: str) -> dict[str, list[Span]]:

@@ -42,8 +42,11 @@ TIE_MARGIN = 0.2
 """Exact matches of the same words in two fields whose preferences differ by less are
 both kept, as an ``or``."""
 
-_NEGATION = re.compile(r"\b(?:not|except|excluding|other than|without|but not|no)\s+"
+_NEGATION = re.compile(r"(?:(?:\bnot|n[’']t)\s+(?:[a-z]+\s+)?|\b(?:except|excluding|"
+                       r"other than|without|but not|no)\s+)"
                        r"(?:in\s+|from\s+|the\s+|by\s+|of\s+|a\s+)*[\"'`‘’“”]*\s*$", re.I)
+"""A negation right before a value, perhaps with its verb between ("not in Paris", "do not
+use English", "don't speak Dutch")."""
 
 
 @dataclass(slots=True)
@@ -69,8 +72,11 @@ def values(q: Question, plan: Plan) -> None:
         negated = bool(_NEGATION.search(q.low[max(0, match.span[0] - 25):match.span[0]]))
         readings = other_readings(match, found)
         if readings and not negated:
-            _either(q, plan, [match, *readings])
-            continue
+            first = _first_link(q, [match, *readings])
+            if first is None:
+                _either(q, plan, [match, *readings])
+                continue
+            match = first
         by_path.setdefault((match.path, negated), []).append(match)
     for (path, negated), matches in by_path.items():
         if plan.full():
@@ -199,6 +205,28 @@ def other_readings(match: Match, found: list[Match]) -> list[Match]:
     return [c for c in found if c.span == match.span and c.path != match.path
             and c.confidence == match.confidence == EXACT_CONFIDENCE
             and c.score >= match.score - TIE_MARGIN]
+
+
+def _first_link(q: Question, matches: list[Match]) -> Match | None:
+    """The same field of one model reached by two links of the target ("Kyle" as
+    ``student.name`` or ``friend.name`` of a table ``friend(student_id, friend_id)``): the
+    link whose column comes first, by the convention of such tables that the owner comes
+    before what it owns (follower → followed, from → to); ``None`` when the readings are
+    anything else."""
+    fields = [f.name.lower() for f in q.target.fields]
+    rels = {r.name: r for r in q.target.relations if r.type == "hasOne"}
+    ranked: list[tuple[int, Match]] = []
+    for m in matches:
+        rel_name, _, rest = m.path.partition(".")
+        rel = rels.get(rel_name)
+        if rel is None or "." in rest or rel.foreign.lower() not in fields:
+            return None
+        ranked.append((fields.index(rel.foreign.lower()), m))
+    tails = {m.path.partition(".")[2] for m in matches}
+    models = {rels[m.path.partition(".")[0]].model.lower() for m in matches}
+    if len(tails) != 1 or len(models) != 1:
+        return None
+    return min(ranked, key=lambda r: r[0])[1]
 
 
 def _either(q: Question, plan: Plan, matches: list[Match]) -> None:
