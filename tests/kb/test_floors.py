@@ -130,3 +130,18 @@ async def test_a_collection_of_chinese_and_english_notes(config: SearchConfig,
     await _collection(config, tmp_path, "mixed", {**ENGLISH, **CHINESE})
     await _check(config, "mixed", {**ENGLISH_QUESTIONS, **CHINESE_QUESTIONS},
                  ENGLISH_OFF_TOPIC + CHINESE_OFF_TOPIC)
+
+
+@pytest.mark.slow
+async def test_four_chinese_notes_with_the_multilingual_model(e5_config: SearchConfig,
+                                                              tmp_path: Path) -> None:
+    await _collection(e5_config, tmp_path, "zh-notes", CHINESE)
+    await _check(e5_config, "zh-notes", CHINESE_QUESTIONS, CHINESE_OFF_TOPIC)
+
+
+@pytest.mark.slow
+async def test_chinese_and_english_notes_with_the_multilingual_model(
+        e5_config: SearchConfig, tmp_path: Path) -> None:
+    await _collection(e5_config, tmp_path, "mixed", {**ENGLISH, **CHINESE})
+    await _check(e5_config, "mixed", {**ENGLISH_QUESTIONS, **CHINESE_QUESTIONS},
+                 ENGLISH_OFF_TOPIC + CHINESE_OFF_TOPIC)
