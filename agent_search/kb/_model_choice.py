@@ -29,6 +29,7 @@ TEXT_SUFFIXES = frozenset({".txt", ".md", ".markdown", ".rst", ".jsonl", ".json"
 
 _CJK = re.compile("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
 _WORD = re.compile(r"[^\W\d_]+")
+_ESCAPE = re.compile(r"\\u([0-9a-fA-F]{4})")
 
 
 def cjk_share(text: str) -> float:
@@ -43,9 +44,12 @@ def _sample(paths: Sequence[Path]) -> str:
     for path in [p for p in paths if p.suffix.lower() in TEXT_SUFFIXES][:SAMPLE_FILES]:
         try:
             with path.open("rb") as fh:
-                parts.append(fh.read(SAMPLE_BYTES).decode("utf-8", errors="ignore"))
+                text = fh.read(SAMPLE_BYTES).decode("utf-8", errors="ignore")
         except OSError:
             continue
+        if path.suffix.lower() in (".json", ".jsonl"):  # "\u94fe" is 链 in JSON text
+            text = _ESCAPE.sub(lambda m: chr(int(m.group(1), 16)), text)
+        parts.append(text)
     return "\n".join(parts)
 
 
@@ -59,8 +63,11 @@ def choose_model(settings: KBSettings, meta: dict[str, Any] | None,
             or settings.embedding_provider != "fastembed":
         return settings
     if meta is not None:
+        # an offline model recorded by the collection; one of an endpoint is not adopted
+        # silently (the ingest is refused with the mismatch, as before)
         recorded = meta.get("embedding")
-        model = recorded.get("model") if isinstance(recorded, dict) else None
+        model = recorded.get("model") if isinstance(recorded, dict) \
+            and recorded.get("provider", "fastembed") == "fastembed" else None
         if isinstance(model, str) and model != settings.embedding_model:
             return settings.model_copy(update={"embedding_model": model})
         return settings

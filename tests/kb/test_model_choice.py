@@ -63,3 +63,19 @@ def test_a_configured_model_and_a_recorded_one_win_over_the_sample(tmp_path: Pat
     english = _files(tmp_path, {"a.txt": "how often should I lube my chain"})
     recorded = {"embedding": {"provider": "fastembed", "model": E5_MODEL}}
     assert choose_model(_settings(), recorded, english).embedding_model == E5_MODEL
+
+
+def test_a_collection_of_an_endpoint_model_is_not_adopted_silently(tmp_path: Path) -> None:
+    recorded = {"embedding": {"provider": "openai", "model": "toy", "url": "http://x"}}
+    assert choose_model(_settings(), recorded, []).embedding_model == DEFAULT_MODEL
+
+
+@needs_e5
+def test_json_lines_with_escaped_chinese_count_as_chinese(tmp_path: Path) -> None:
+    import json
+
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_text("".join(json.dumps({"_id": n, "text": t}) + "\n"
+                              for n, t in CHINESE.items()), encoding="utf-8")
+    assert "\\u" in corpus.read_text(encoding="utf-8")
+    assert choose_model(_settings(), None, [corpus]).embedding_model == E5_MODEL
