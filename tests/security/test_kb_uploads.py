@@ -16,12 +16,13 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from agent_search.kb import CollectionNotFound, close_stores, prepare_model_dir
+from agent_search.kb import CollectionNotFound
 from agent_search.kb._manage import list_documents
-from agent_search.server import Service, ServiceOptions, create_app
+from agent_search.server import Service
 from agent_search.server._errors import ApiError
 from agent_search.server._kb_files import FILE_SUFFIXES, MAX_FILES, check_file_name
-from tests.server.harness import KEYS, ThreadedServer, sha256, write_project
+
+from ..server.harness import KEYS, serve_with_kb, sha256, write_project
 
 BODY_CAP = 4096
 FILE_CAP = 10_000  # kb.max_file_mb = 0.01 → 10485 bytes
@@ -42,18 +43,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Serv
     (cdir / "search.yao").write_text(json.dumps({
         "kb": {"enabled": True, "max_file_mb": 0.01, "max_run_mb": 0.05},
         "options": {"timeout": 30}}))
-    home = root / "home"
-    prepare_model_dir(home, 256)
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("AGENT_SEARCH_HOME", str(home))
-        service = Service.load(ServiceOptions(config_dir=cdir, assistants_dir=adir,
-                                              builtin_handlers=False))
-    server = ThreadedServer(create_app(service)).start()
-    try:
-        yield server.url, service
-    finally:
-        server.stop()
-        close_stores()
+    yield from serve_with_kb(root, cdir, adir)
 
 
 def _sources(service: Service, collection: str) -> set[str]:

@@ -8,17 +8,20 @@ import json
 import socket
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import anyio
+import pytest
 import uvicorn
 import yaml
 from fastapi import FastAPI
 
 from agent_search import Context, Request, Result, ResultItem
+from agent_search.kb import close_stores, prepare_model_dir
+from agent_search.server import Service, ServiceOptions, create_app
 
 KEYS = {"alice": "sk-alice-0123456789", "bob": "sk-bob-9876543210"}
 
@@ -117,3 +120,21 @@ class ThreadedServer:
 def register(handler: Any, searchers: Sequence[Any]) -> None:
     for searcher in searchers:
         searcher.registry.register(handler)
+
+
+def serve_with_kb(root: Path, cdir: Path, adir: Path) -> Iterator[tuple[str, Service]]:
+    """The project in ``cdir``/``adir`` served on 127.0.0.1 with a data home under
+    ``root`` that holds the offline model, so ingest over HTTP embeds for real; yields
+    the base URL and the service, then stops the server and closes the kb stores."""
+    home = root / "home"
+    prepare_model_dir(home, 256)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("AGENT_SEARCH_HOME", str(home))
+        service = Service.load(ServiceOptions(config_dir=cdir, assistants_dir=adir,
+                                              builtin_handlers=False))
+    server = ThreadedServer(create_app(service)).start()
+    try:
+        yield server.url, service
+    finally:
+        server.stop()
+        close_stores()

@@ -19,11 +19,10 @@ from typer.testing import CliRunner
 import agent_search.cli  # noqa: F401  (registers the sub-commands)
 from agent_search.cli._kb_remote import held_by_server
 from agent_search.cli.app import app
-from agent_search.kb import close_stores, prepare_model_dir
 from agent_search.kb._manage import list_documents
-from agent_search.server import Service, ServiceOptions, create_app
+from agent_search.server import Service
 
-from .harness import KEYS, ThreadedServer, write_project
+from .harness import KEYS, serve_with_kb, write_project
 
 runner = CliRunner()
 
@@ -36,18 +35,7 @@ def _auth(who: str) -> dict[str, str]:
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Service]]:
     root = tmp_path_factory.mktemp("kb-serve")
     cdir, adir = write_project(root)
-    home = root / "home"
-    prepare_model_dir(home, 256)
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("AGENT_SEARCH_HOME", str(home))
-        service = Service.load(ServiceOptions(config_dir=cdir, assistants_dir=adir,
-                                              builtin_handlers=False))
-    server = ThreadedServer(create_app(service)).start()
-    try:
-        yield server.url, service
-    finally:
-        server.stop()
-        close_stores()
+    yield from serve_with_kb(root, cdir, adir)
 
 
 def _owners(service: Service, collection: str) -> dict[str, set[str | None]]:

@@ -12,11 +12,10 @@ import anyio
 import pytest
 from playwright.sync_api import Page, sync_playwright
 
-from agent_search.kb import close_stores, prepare_model_dir
 from agent_search.kb._manage import list_documents
-from agent_search.server import Service, ServiceOptions, create_app
+from agent_search.server import Service
 
-from .harness import KEYS, ThreadedServer, write_project
+from .harness import KEYS, serve_with_kb, write_project
 from .page_flow import CHROMIUM, CHROMIUM_ARGS, require_chromium
 
 
@@ -26,18 +25,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Serv
     root = tmp_path_factory.mktemp("page-upload")
     cdir, adir = write_project(root, assistants={
         "offline": {"name": "Offline", "kb": {"collections": ["handbook"]}}})
-    home = root / "home"
-    prepare_model_dir(home, 256)
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("AGENT_SEARCH_HOME", str(home))
-        service = Service.load(ServiceOptions(config_dir=cdir, assistants_dir=adir,
-                                              builtin_handlers=False))
-    server = ThreadedServer(create_app(service)).start()
-    try:
-        yield server.url, service
-    finally:
-        server.stop()
-        close_stores()
+    yield from serve_with_kb(root, cdir, adir)
 
 
 def _open(page: Page, url: str) -> None:
