@@ -320,7 +320,9 @@ def get_embedder(settings: KBSettings, home: Path) -> Embedder:
     if settings.embedding_provider == "openai":
         key: tuple[str, ...] = ("openai", str(settings.embedding_url), settings.embedding_model)
     else:
-        key = ("fastembed", settings.embedding_model, str(home.resolve()),
+        # by the model folder, not the data home: homes that link one models folder
+        # (each test's home, a deployment's workers) share one loaded model
+        key = ("fastembed", settings.embedding_model, str((home / "models").resolve()),
                str(settings.max_tokens), str(settings.batch_size), settings.int8,
                str(settings.embed_workers))
     with _EMBEDDERS_LOCK:

@@ -120,3 +120,24 @@ def test_compact_term_counts_give_the_bm25_vector() -> None:
         expected = sorted((i, tf * (bm25.k1 + 1.0) / (tf + norm)) for i, tf in terms.items())
         assert bm25.vector_of(counts, 120.0) == SparseVec([i for i, _ in expected],
                                                           [w for _, w in expected])
+
+
+def test_homes_that_link_one_models_folder_share_one_loaded_model(
+        model_home: Path, tmp_path: Path) -> None:
+    """The embedder is cached by its model folder: two data homes linking the same
+    models (each test's home, a deployment's workers) load it once; a home with a folder
+    of its own gets its own."""
+    from agent_search.kb import KBSettings
+    from agent_search.kb._embedder import get_embedder
+
+    homes = [tmp_path / "a", tmp_path / "b"]
+    for home in homes:
+        home.mkdir()
+        (home / "models").symlink_to(model_home / "models", target_is_directory=True)
+    settings = KBSettings()
+    first, second = (get_embedder(settings, h) for h in homes)
+    assert first is second
+    assert get_embedder(settings, model_home) is first  # the folder itself
+    other = tmp_path / "c"
+    (other / "models").mkdir(parents=True)
+    assert get_embedder(settings, other) is not first
