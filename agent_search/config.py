@@ -35,7 +35,7 @@ from agent_search._config_files import (
 )
 from agent_search._locations import default_home
 from agent_search.errors import ConfigError
-from agent_search.types import CitationConfig
+from agent_search.types import CitationConfig, Count, Number
 
 __all__ = ["BUILTIN_TYPES", "MAX_CONFIG_BYTES", "MAX_CONFIG_DEPTH", "check_nesting",
            "config_error", "parse_jsonc", "read_config_text", "read_jsonc", "read_yaml"]
@@ -68,8 +68,8 @@ class TypeConfig(_OpenSection):
     types (``types.<name>``) are this class itself."""
 
     enabled: bool | None = None
-    min_score: float = _floor(0.0)
-    max_results: int | None = Field(default=None, ge=1, le=10_000, description=(
+    min_score: Number = _floor(0.0)
+    max_results: Count | None = Field(default=None, ge=1, le=10_000, description=(
         "results of a search that gives no limit (default: options.default_limit)"))
 
     section: ClassVar[str] = ""
@@ -107,16 +107,16 @@ _S = TypeVar("_S", bound=TypeConfig)
 
 
 class WebConfig(TypeConfig):
-    min_score: float = _floor(DEFAULT_MIN_SCORE["web"])
-    max_results: int | None = Field(default=10, ge=1, le=100)
+    min_score: Number = _floor(DEFAULT_MIN_SCORE["web"])
+    max_results: Count | None = Field(default=10, ge=1, le=100)
 
 
 class KBConfig(TypeConfig):
     request_defaults = ("collections", "threshold", "graph")
 
-    min_score: float = _floor(DEFAULT_MIN_SCORE["kb"])
+    min_score: Number = _floor(DEFAULT_MIN_SCORE["kb"])
     collections: list[str] = Field(default_factory=list)
-    threshold: float | None = Field(default=None, ge=0, le=1)
+    threshold: Number | None = Field(default=None, ge=0, le=1)
     graph: bool = False
     url: str | None = Field(default=None, description="Qdrant server URL; embedded when unset")
 
@@ -124,14 +124,14 @@ class KBConfig(TypeConfig):
 class DBConfig(TypeConfig):
     request_defaults = ("models",)
 
-    min_score: float = _floor(DEFAULT_MIN_SCORE["db"])
-    max_results: int | None = Field(default=20, ge=1, le=10_000)
+    min_score: Number = _floor(DEFAULT_MIN_SCORE["db"])
+    max_results: Count | None = Field(default=20, ge=1, le=10_000)
     models: list[str] = Field(default_factory=list)
     url: str | None = None
 
 
 class KeywordConfig(_Section):
-    max_keywords: int = Field(default=10, ge=1, le=100)
+    max_keywords: Count = Field(default=10, ge=1, le=100)
     language: str = "auto"
 
 
@@ -140,24 +140,24 @@ class QueryConfig(_Section):
 
 
 class RerankConfig(_Section):
-    top_n: int = Field(default=10, ge=0)
+    top_n: Count = Field(default=10, ge=0)
 
 
 class WeightsConfig(_Section):
-    user: float = Field(default=1.0, ge=0)
-    hook: float = Field(default=0.8, ge=0)
-    auto: float = Field(default=0.6, ge=0)
+    user: Number = Field(default=1.0, ge=0)
+    hook: Number = Field(default=0.8, ge=0)
+    auto: Number = Field(default=0.6, ge=0)
 
     def for_source(self, source: str | None) -> float:
         return float(getattr(self, source)) if source in ("user", "hook", "auto") else 1.0
 
 
 class OptionsConfig(_Section):
-    skip_threshold: int = Field(default=5, ge=0)
-    default_limit: int = Field(default=10, ge=1)
-    max_limit: int = Field(default=100, ge=1, le=10_000)
-    timeout: float = Field(default=10.0, gt=0, description="Seconds one search may take")
-    deadline: float = Field(
+    skip_threshold: Count = Field(default=5, ge=0)
+    default_limit: Count = Field(default=10, ge=1)
+    max_limit: Count = Field(default=100, ge=1, le=10_000)
+    timeout: Number = Field(default=10.0, gt=0, description="Seconds one search may take")
+    deadline: Number = Field(
         default=30.0, gt=0, description="Seconds one multi-search call may take"
     )
 

@@ -7,9 +7,17 @@ All models are pydantic v2. Field names are the JSON names of the wire contract
 from __future__ import annotations
 
 import unicodedata
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from agent_search._text import surrogate_message
 
@@ -65,6 +73,21 @@ def normalize_operator(op: str) -> str:
         allowed = ", ".join(sorted(OPERATORS))
         raise ValueError(f"unknown operator {op!r}; allowed: {allowed}")
     return key
+
+
+def _refuse_bool(v: Any) -> Any:
+    """``true`` where a number belongs is a mistake (a flag in the wrong field), not 1:
+    pydantic's lax mode would take it as 1 and a search would quietly run with ``limit`` 1."""
+    if isinstance(v, bool):
+        raise ValueError("expected a number, not true/false")
+    return v
+
+
+Count = Annotated[int, BeforeValidator(_refuse_bool)]
+"""An integer from outside: a JSON number (or its string), never ``true``/``false``."""
+
+Number = Annotated[float, BeforeValidator(_refuse_bool)]
+"""A real number from outside: a JSON number (or its string), never ``true``/``false``."""
 
 
 class _Model(BaseModel):
@@ -174,7 +197,7 @@ class RerankOptions(_Model):
     model: str | None = None
     agent: str | None = None
     mcp: str | None = None
-    top_k: int = Field(default=0, ge=0)
+    top_k: Count = Field(default=0, ge=0)
 
 
 class CitationConfig(_Model):
@@ -212,7 +235,8 @@ class Request(_Model):
 
     type: str
     query: str
-    limit: int | None = Field(default=None, description="Max items; config default when unset")
+    limit: Count | None = Field(default=None,
+                                description="Max items; config default when unset")
     source: Source = "user"
 
     # web
@@ -220,10 +244,10 @@ class Request(_Model):
     time_range: TimeRange | None = None
     # kb
     collections: list[str] = Field(default_factory=list)
-    threshold: float | None = None
+    threshold: Number | None = None
     graph: bool = False
     # all
-    min_score: float | None = Field(
+    min_score: Number | None = Field(
         default=None, description="Relevance floor 0..1; config <type>.min_score when unset")
     # db
     models: list[str] = Field(default_factory=list)
@@ -232,7 +256,7 @@ class Request(_Model):
     select: list[str] = Field(default_factory=list)
     # all
     rerank: RerankOptions | None = None
-    timeout: float | None = Field(
+    timeout: Number | None = Field(
         default=None, gt=0, description="Seconds; config default when unset"
     )
     options: dict[str, Any] = Field(

@@ -26,6 +26,7 @@ from agent_search._config_files import config_error, read_yaml
 from agent_search._config_keys import did_you_mean
 from agent_search.errors import ConfigError
 from agent_search.mcp.settings import MCPServerSettings
+from agent_search.types import Count, Number
 
 AGENT_FILE = "agent.yml"
 OFFLINE = "offline"
@@ -43,11 +44,11 @@ class ConnectorSettings(_Strict):
     model: str
     api_key_env: str | None = None
     api_key: str | None = Field(default=None, description="Literal key; prefer api_key_env")
-    timeout: float = Field(default=60.0, gt=0, description="Seconds for the whole answer")
-    idle_timeout: float = Field(default=20.0, gt=0, description="Seconds without a chunk")
-    connect_timeout: float = Field(default=5.0, gt=0)
-    temperature: float | None = None
-    max_tokens: int | None = Field(default=None, ge=1)
+    timeout: Number = Field(default=60.0, gt=0, description="Seconds for the whole answer")
+    idle_timeout: Number = Field(default=20.0, gt=0, description="Seconds without a chunk")
+    connect_timeout: Number = Field(default=5.0, gt=0)
+    temperature: Number | None = None
+    max_tokens: Count | None = Field(default=None, ge=1)
     headers: dict[str, str] = Field(default_factory=dict)
 
     def resolved_key(self) -> str | None:
@@ -74,12 +75,12 @@ class RerankerSettings(_Strict):
     protocol: Literal["cohere", "jina", "tei"] = "cohere"
     model: str | None = None
     api_key_env: str | None = None
-    timeout: float = Field(default=10.0, gt=0)
+    timeout: Number = Field(default=10.0, gt=0)
 
 
 class DelegationSettings(_Strict):
-    timeout: float = Field(default=20.0, gt=0, description="Seconds per delegated call")
-    retries: int = Field(default=2, ge=0, le=5, description="Extra tries for invalid answers")
+    timeout: Number = Field(default=20.0, gt=0, description="Seconds per delegated call")
+    retries: Count = Field(default=2, ge=0, le=5, description="Extra tries for invalid answers")
 
 
 class AgentSettings(_Strict):

@@ -145,3 +145,24 @@ def test_hostile_identity_and_floor_flags_exit_2(args: list[str], needle: str,
                                                  capsys: pytest.CaptureFixture[str]) -> None:
     code, err = _cli(args, capsys)
     assert code == 2 and needle in err and err.count("\n") == 1, err
+
+
+@given(flag=st.booleans(), field=st.sampled_from(
+    ["options.timeout", "options.max_limit", "kb.min_score", "db.max_results"]))
+def test_true_or_false_for_a_number_in_search_yao_names_the_key(
+        tmp_path_factory: pytest.TempPathFactory, flag: bool, field: str) -> None:
+    """``timeout: true`` was read as one second (lax pydantic), with no word said."""
+    section, key = field.split(".")
+    folder = _config_dir(tmp_path_factory.mktemp("flag"), json.dumps({section: {key: flag}}))
+    with pytest.raises(ConfigError, match=rf"{section}\.{key}[\s\S]*expected a number"):
+        load_config(folder)
+
+
+def test_true_for_a_connector_timeout_in_agent_yml_names_the_key(tmp_path: Path) -> None:
+    folder = _config_dir(tmp_path, "{}")
+    (folder / "agent.yml").write_text(
+        "connectors:\n  local:\n    base_url: http://127.0.0.1:1/v1\n    model: m\n"
+        "    timeout: yes\n", encoding="utf-8")
+    from agent_search.agent.settings import AgentSettings
+    with pytest.raises(ConfigError, match=r"timeout[\s\S]*expected a number"):
+        AgentSettings.load(folder)

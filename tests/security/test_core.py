@@ -146,3 +146,24 @@ async def test_a_raising_can_handle_is_that_search_s_error_not_the_call_s() -> N
     assert web.error == "web: KeyError: 'options.region'" and web.items == []
     assert kb.ok and len(kb.items) == 2
     assert (await s.search(Request(type="web", query="q"))).error == web.error
+
+
+@given(field=st.sampled_from(["limit", "timeout", "min_score", "threshold"]),
+       flag=st.booleans())
+def test_true_or_false_where_a_number_belongs_is_refused_not_read_as_1(
+        field: str, flag: bool) -> None:
+    """Lax pydantic took ``limit: true`` as 1 (a search quietly cut to one item)."""
+    with pytest.raises(ValueError, match=f"{field}[\\s\\S]*expected a number, not true/false"):
+        Request(type="kb", query="q", **{field: flag})
+
+
+@given(top_k=st.booleans())
+def test_a_flag_as_the_rerank_top_k_is_refused(top_k: bool) -> None:
+    with pytest.raises(ValueError, match="expected a number"):
+        Request(type="kb", query="q", rerank={"top_k": top_k})
+
+
+@given(limit=st.integers(1, 10_000), score=st.floats(0, 1))
+def test_numbers_are_still_numbers(limit: int, score: float) -> None:
+    request = Request(type="kb", query="q", limit=limit, min_score=score, timeout=limit)
+    assert (request.limit, request.min_score, request.timeout) == (limit, score, limit)
