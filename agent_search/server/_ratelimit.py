@@ -59,6 +59,9 @@ def retry_after_header(wait: float) -> str:
     return str(max(1, math.ceil(wait)))
 
 
+_TRIES = 3
+"""Rounds of spend / read / insert one take tries before it is refused as contended."""
+
 _META = sa.MetaData()
 BUCKETS = sa.Table(
     "agent_search_rate_limits", _META,
@@ -97,6 +100,7 @@ class SharedRateLimiter:
         self._async: AsyncEngine | None = None
         self._local = RateLimiter(per_minute, burst)
         self._created = False
+        self._create_lock = anyio.Lock()
         self._warned = False
         self._spend, self._read = self._statements()
 
@@ -160,38 +164,65 @@ class SharedRateLimiter:
             self._created = True
         params = {"key": key, "now": now}
         with engine.begin() as conn:
-            if conn.execute(self._spend, params).rowcount == 1:
-                return 0.0
-            row = conn.execute(self._read, params).first()
-            if row is None:
-                conn.execute(sa.dialects.sqlite.insert(BUCKETS).values(
-                    key_id=key, tokens=self.burst - 1.0, updated=now)
-                    .on_conflict_do_nothing())
-                return 0.0
-        return self._wait(row[0])
+            for _ in range(_TRIES):
+                if conn.execute(self._spend, params).rowcount == 1:
+                    return 0.0
+                row = conn.execute(self._read, params).first()
+                if row is None:
+                    inserted = conn.execute(sa.dialects.sqlite.insert(BUCKETS).values(
+                        key_id=key, tokens=self.burst - 1.0, updated=now)
+                        .on_conflict_do_nothing()).rowcount
+                    if inserted == 1:
+                        return 0.0
+                elif row[0] < 1.0:
+                    return self._wait(row[0])
+        return self._contended()
 
     async def _take_async(self, key: str, now: float) -> float:
         engine = self._async_engine()
         if not self._created:
-            async with engine.begin() as conn:
-                await conn.run_sync(_META.create_all)
-            self._created = True
+            await self._create_table(engine)
         async with engine.begin() as conn:
             if engine.dialect.name == "postgresql":
                 await conn.exec_driver_sql("SET LOCAL synchronous_commit TO OFF")
             params = {"key": key, "now": now}
-            if (await conn.execute(self._spend, params)).rowcount == 1:
-                return 0.0
-            row = (await conn.execute(self._read, params)).first()
-            if row is None:
-                try:
-                    async with conn.begin_nested():
-                        await conn.execute(BUCKETS.insert().values(
-                            key_id=key, tokens=self.burst - 1.0, updated=now))
+            for _ in range(_TRIES):
+                if (await conn.execute(self._spend, params)).rowcount == 1:
                     return 0.0
-                except sa.exc.IntegrityError:  # another worker's first take came first
-                    row = (await conn.execute(self._read, params)).first()
-        return self._wait(row[0] if row is not None else None)
+                # the UPDATE saw no spendable row; a read may see one that another
+                # worker's first take committed meanwhile: spend again, never assume
+                row = (await conn.execute(self._read, params)).first()
+                if row is None:
+                    try:
+                        async with conn.begin_nested():
+                            await conn.execute(BUCKETS.insert().values(
+                                key_id=key, tokens=self.burst - 1.0, updated=now))
+                        return 0.0
+                    except sa.exc.IntegrityError:  # another worker's first take came first
+                        continue
+                if row[0] < 1.0:
+                    return self._wait(row[0])
+        return self._contended()
+
+    def _contended(self) -> float:
+        """A token was seen but never won in :data:`_TRIES` rounds: other workers are
+        spending the same key this instant. Refuse this request, briefly."""
+        return min(1.0, self._wait(0.0))
+
+    async def _create_table(self, engine: AsyncEngine) -> None:
+        """Create the bucket table once. The first takes of this process wait for one
+        creation; workers starting together may still race (PostgreSQL then refuses the
+        loser's CREATE with a duplicate-type error), and the loser finds the table made."""
+        async with self._create_lock:
+            if self._created:
+                return
+            try:
+                async with engine.begin() as conn:
+                    await conn.run_sync(_META.create_all)
+            except sa.exc.DBAPIError:  # another worker created it meanwhile: now a no-op
+                async with engine.begin() as conn:
+                    await conn.run_sync(_META.create_all)
+            self._created = True
 
 
 def _sqlite_fast_commits(dbapi_connection: Any, _: Any) -> None:
