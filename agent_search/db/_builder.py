@@ -117,6 +117,13 @@ def build_select(catalog: Catalog, entry: ModelEntry, *, select: Sequence[str],
     order_by: list[sa.ColumnElement[Any]] = []
     direction = "asc"
     for o in orders:
+        if "." in o.field:  # a related model's field: not the table's, no index to walk
+            if o.field.lower() not in seen:
+                seen.add(o.field.lower())
+                key = _related_order(catalog, entry, o.field, o.order, caller)
+                direction = o.order  # rows without related rows last, on every database
+                order_by.append((key.desc() if o.order == "desc" else key.asc()).nulls_last())
+            continue
         col = _column(entry, o.field)
         if is_owner_column(col.name, entry):
             raise DSLBuildError(f"order {entry.id}.{col.name}: a permission column can't "
@@ -134,6 +141,34 @@ def build_select(catalog: Catalog, entry: ModelEntry, *, select: Sequence[str],
                 order_by.append(table.c[name].desc() if direction == "desc"
                                 else table.c[name].asc())
     return stmt.order_by(*order_by).limit(limit)
+
+
+def _related_order(catalog: Catalog, entry: ModelEntry, field: str, direction: str,
+                   caller: Caller) -> sa.ColumnElement[Any]:
+    """``rel.Field`` as an order key: a correlated subquery over the related rows the
+    caller may see — the value of the one row a hasOne relation points at, and over a
+    hasMany relation the largest value when ordering down, the smallest when ordering up
+    (a country ordered by its cities' population, most populous first, by its largest
+    city). Rows without related rows get no value (NULL)."""
+    rel_name, _, rest = field.partition(".")
+    rel = entry.schema.relation(rel_name)
+    if rel is None or "." in rest:
+        raise DSLBuildError(f"order {entry.id}.{field}: orders go through one relation "
+                            "(relation.field)")
+    target = catalog.find(rel.model)
+    if target is None or target.missing:
+        raise DSLBuildError(f"order {entry.id}.{field}: relation {rel.name!r} points at an "
+                            f"unavailable model {rel.model!r}")
+    alias = target.table.alias()
+    col = _column(target, rest, alias)
+    if is_owner_column(col.name, target):
+        raise DSLBuildError(f"order {entry.id}.{field}: a permission column can't be "
+                            "ordered by")
+    pick = sa.func.max if direction == "desc" else sa.func.min
+    return (sa.select(pick(col))
+            .where(_column(target, rel.key, alias) == _column(entry, rel.foreign),
+                   *visibility(target, caller, alias))
+            .scalar_subquery())
 
 
 def build_count(catalog: Catalog, entry: ModelEntry, *, wheres: Sequence[QueryWhere],

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from agent_search.query.dsl import FieldSchema, ModelSchema
+from agent_search.query.dsl import FieldSchema, ModelSchema, validate_dsl
 from agent_search.query.nl._parser import parse
 
 from .schemas import NOW
@@ -61,7 +61,7 @@ def players() -> list[ModelSchema]:
     return [
         ModelSchema(id="people", table="people", primary_key="People_ID", title_field="Name",
                     fields=[f("People_ID", "integer", primary=True), f("Name"),
-                            f("Birth_Date")],
+                            f("Birth_Date"), f("Height", "number")],
                     relations=[RelationSchema(name="players", type="hasMany",
                                               model="player", key="People_ID",
                                               foreign="People_ID")]),
@@ -79,6 +79,21 @@ def test_a_field_of_the_model_pointed_at_asks_for_its_records() -> None:
     out = parse("the names of all players", players(), now=NOW)
     assert out["model"] == "people" and out["wheres"] == [
         {"field": "count(players)", "op": ">", "value": 0}]
-    # an order on the subject's own field keeps the subject
+    # an order on the subject's own field goes through the relation back: the people
+    # who are players, by their players' earnings
     out = parse("the birth date of the player with the lowest earnings", players(), now=NOW)
-    assert out["model"] == "player" and out["limit"] == 1
+    assert out["model"] == "people" and out["limit"] == 1
+    assert out["orders"] == [{"field": "players.Earnings", "order": "asc"}]
+    assert out["wheres"] == [{"field": "count(players)", "op": ">", "value": 0}]
+    validate_dsl(out, players())
+
+
+def test_a_superlative_measured_on_the_model_pointed_at() -> None:
+    """"the tallest player": the player has no height, the person it points at has."""
+    for text in ("the earnings of the tallest player",
+                 "the earnings of the player with the greatest height"):
+        out = parse(text, players(), now=NOW)
+        assert out["model"] == "player", text
+        assert out["orders"] == [{"field": "people.Height", "order": "desc"}], text
+        assert out["limit"] == 1
+        validate_dsl(out, players())

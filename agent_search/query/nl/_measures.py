@@ -60,6 +60,15 @@ def _own_numeric(q: Question, temporal: bool = True) -> list[Candidate]:
             and is_plain(c)]
 
 
+def _related_numeric(q: Question) -> list[Candidate]:
+    """Numeric and date fields of the models the target points at (hasOne): what a
+    superlative measures when the target has no such field ("the tallest poker player"
+    by the height of the person it is)."""
+    kinds = NUMERIC_KINDS | TEMPORAL_KINDS
+    return [c for c in q.candidates if c.relation is not None and c.second is None
+            and c.relation.type == "hasOne" and c.field.kind in kinds and is_plain(c)]
+
+
 def _measuring(cands: list[Candidate], nouns: tuple[str, ...]) -> Candidate | None:
     """The first field (in the order of ``nouns``) whose name holds one of them."""
     for noun in nouns:
@@ -91,13 +100,15 @@ def adjectives(q: Question, plan: Plan) -> None:
                 cand = births[0]
                 direction = "desc" if direction == "asc" else "asc"
         if cand is None:
+            cand = _measuring(_related_numeric(q), nouns)
+        if cand is None:
             continue
-        plan.order(cand.field.name, direction, m.span(), f"\"{word}\"")
+        plan.order(cand.path, direction, m.span(), f"\"{word}\"")
 
 
 def _named_after(q: Question, pos: int) -> FieldMention | None:
     return next((m for m in q.fields if m.candidate.relation is None
-                 and 0 <= m.span[0] - pos <= 1), None)
+                 and 0 <= m.span[0] - pos <= 1 and is_plain(m.candidate)), None)
 
 
 def ordered_by(q: Question, plan: Plan) -> None:

@@ -7,10 +7,13 @@ put on the people through the reverse (hasMany) relation ("people whose poker pl
 have earnings over 300000"), and a subject stated without conditions only requires one
 ("people who are poker players").
 
+An order on the subject's fields goes through the reverse relation too ("names of poker
+players by earnings": people ordered by their poker players' earnings), and then only
+people who are poker players are kept.
+
 Done only when the asked field is named before the subject, the subject has no field of
-that name and none of its own fields is asked for, nothing is ordered, grouped or matched
-as text (an order on the subject's fields can't be put on the people), and the people are
-queryable.
+that name and none of its own fields is asked for, nothing is grouped or matched as text,
+no order is already on a related model's field, and the people are queryable.
 """
 
 from __future__ import annotations
@@ -23,8 +26,7 @@ from agent_search.query.nl._plan import Plan, Question
 
 def retarget(q: Question, plan: Plan, out: dict[str, Any]) -> dict[str, Any]:
     """``out`` (the parser's DSL dict) about the model holding the asked field, or as is."""
-    if plan.orders or plan.group_by or plan.aggregates or out.get("terms") or \
-            not q.target_spans:
+    if plan.group_by or plan.aggregates or out.get("terms") or not q.target_spans:
         return out
     first = q.target_spans[0][0]
     before = [m for m in q.fields if m.strong and m.span[1] <= first]
@@ -42,10 +44,13 @@ def retarget(q: Question, plan: Plan, out: dict[str, Any]) -> dict[str, Any]:
     wheres = [through_relation(w, back.name) for w in out.get("wheres", [])]
     if any(w is None for w in wheres):
         return out
+    orders = [{**o, "field": f"{back.name}.{o['field']}"} for o in out.get("orders", [])]
+    if any(o["field"].count(".") > 1 for o in orders):  # two relations away: not ordered
+        return out
     kept = [w for w in wheres if w is not None]
-    if not kept:
-        kept = [{"field": f"count({back.name})", "op": ">", "value": 0}]
-    return {**out, "model": other.id, "wheres": kept, "orders": [],
+    if not kept or orders:
+        kept.append({"field": f"count({back.name})", "op": ">", "value": 0})
+    return {**out, "model": other.id, "wheres": kept, "orders": orders,
             "explanation": f"{other.id} of the {q.target.id} asked about ("
                            f"{asked.field.name} is theirs): " + out.get("explanation", "")}
 
