@@ -454,8 +454,10 @@ def _schema_from_table(table: sa.Table,
         relations.append(RelationSchema(
             name=unique(_relation_name(fk.parent.name, target.name)), type="hasOne",
             model=target.name, key=fk.column.name, foreign=fk.parent.name))
+    # a table pointing here twice (a link table of people to people: student, friend)
+    # names the relation plainly through its first column, the one its rows are about
     for child, fk in sorted(referrers.get(table.name, []),
-                            key=lambda p: (p[0].name, p[1].parent.name)):
+                            key=lambda p: (p[0].name, list(p[0].columns).index(p[1].parent))):
         relations.append(RelationSchema(
             name=unique(_plural(child.name.lower())), type="hasMany", model=child.name,
             key=fk.parent.name, foreign=fk.column.name))

@@ -43,6 +43,18 @@ def test_most_common_and_count_conditions_on_groups() -> None:
     validate_dsl(out, shop())
 
 
+@pytest.mark.parametrize(("text", "op", "n"), [
+    ("categories with 3 or more products", ">=", 3),
+    ("the categories for which there are two or more products", ">=", 2),
+    ("categories that have 4 or fewer products", "<=", 4),
+])
+def test_n_or_more_is_a_count_condition_on_groups(text: str, op: str, n: int) -> None:
+    out = parse(text, shop(), now=NOW)
+    assert out["group_by"] == ["category"], text
+    assert out["having"] == [{"aggregate": "count", "op": op, "value": n}], text
+    assert out["wheres"] == []  # the number is no condition on a field
+
+
 def test_leftover_words_never_filter_an_aggregate() -> None:
     out = parse("the average price of shiny products", shop(), now=NOW)
     assert out["aggregates"] == ["avg(price)"] and out["wheres"] == []

@@ -40,9 +40,11 @@ _COMMON = re.compile(r"\b(?P<dir>most|least)\s+(?:common|frequent|popular|usual)
 _MOST_OF = re.compile(r"\b(?:(?P<most>most|(?:greatest|largest|highest|biggest)\s+(?:number|"
                       r"amount|count)\s+of)|(?P<least>least|fewest|(?:smallest|lowest)\s+"
                       r"(?:number|amount|count)\s+of))\s+(?:number\s+of\s+)?$", re.I)
+_N = r"(?:\d{1,6}|one|two|three|four|five|six|seven|eight|nine|ten)"
 _HAVING = re.compile(r"\b(?:more than|over|greater than|at least|fewer than|less than|"
-                     r"at most|exactly|only)\s+(?P<n>\d{1,6}|one|two|three|four|five|six|"
-                     r"seven|eight|nine|ten)\s+$", re.I)
+                     r"at most|exactly|only)\s+(?P<n>" + _N + r")\s+$"
+                     r"|\b(?P<n2>" + _N + r")\s+or\s+(?P<after>more|fewer|less)\s+$", re.I)
+_HAVING_AFTER = {"more": ">=", "fewer": "<=", "less": "<="}
 _HAVING_OP = {"more than": ">", "over": ">", "greater than": ">", "at least": ">=",
               "fewer than": "<", "less than": "<", "at most": "<=", "exactly": "=",
               "only": "="}
@@ -242,8 +244,9 @@ def _having(q: Question, plan: Plan) -> None:
         if group is None and not plan.group_by:
             continue
         words = " ".join(m.group(0).split()[:-1]).lower()
-        op = next((o for w, o in _HAVING_OP.items() if words.startswith(w)), "=")
-        raw = m.group("n").lower()
+        op = _HAVING_AFTER[m.group("after").lower()] if m.group("after") else next(
+            (o for w, o in _HAVING_OP.items() if words.startswith(w)), "=")
+        raw = (m.group("n") or m.group("n2")).lower()
         n = int(raw) if raw.isdigit() else _NUMBER_WORDS[raw]
         if group is not None:
             _add_group(q, plan, group.candidate.field.name, group.span, "grouped")

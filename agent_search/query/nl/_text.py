@@ -64,8 +64,11 @@ def stated_texts(q: Question) -> list[StatedText]:
                 overlaps(m.span("v"), f) for f in named_fields):
             continue  # "containing gmail.com" yes; "with email ..." is a field, not text
         texts.append(StatedText(q.quote(m.span("v")), m.span(), "contains"))
-    texts += [StatedText(q.quote(m.span("v")), m.span(), "named")
-              for m in _NAMED.finditer(q.low)]
+    for m in _NAMED.finditer(q.low):  # "named Kyle." ends the sentence, not the name
+        start, end = m.span("v")
+        while end > start + 1 and q.low[end - 1] in ".'’" and not q.low[end:].strip():
+            end -= 1
+        texts.append(StatedText(q.quote((start, end)), (m.start(), end), "named"))
     for m in _IN_FIELD.finditer(q.low):  # "with greatest hits in the title"
         field = text_field_named(m.group("f"), q.candidates, q.target)
         if field is not None:
