@@ -84,7 +84,8 @@ def test_written_and_object_aggregates_are_one() -> None:
 
 def test_rows_the_target_has_many_of_are_counted_per_target_row() -> None:
     out = parse("artists and the number of albums", music(), now=NOW)
-    assert out["model"] == "Album" and out["group_by"] == ["artist.Name"]
+    # per artist row (by its key: two artists of one name are two rows), with its name
+    assert out["model"] == "Album" and out["group_by"] == ["ArtistId", "artist.Name"]
     assert out["aggregates"] == ["count"]
     out = parse("the artist with the most albums", music(), now=NOW)
     assert out["orders"] == [{"field": "count", "order": "desc"}] and out["limit"] == 1
@@ -101,3 +102,28 @@ def test_a_part_of_a_composite_key_is_an_attribute() -> None:
     assert out["aggregates"] == ["count(distinct Language)"]
     out = parse("spoken rows in English", [link], now=NOW)
     assert out["wheres"] == [{"field": "Language", "op": "=", "value": "English"}]
+
+
+@pytest.mark.parametrize("text", [
+    "the category that is most common among products",
+    "the most common product category",
+    "which category is the most frequent",
+])
+def test_most_common_said_around_the_field(text: str) -> None:
+    out = parse(text, shop(), now=NOW)
+    assert out["group_by"] == ["category"], text
+    assert out["orders"] == [{"field": "count", "order": "desc"}] and out["limit"] == 1
+
+
+def test_a_comparison_on_an_aggregate_of_groups_is_a_having() -> None:
+    out = parse("the total stock for each category whose average price is over 50", shop(),
+                now=NOW)
+    assert out["group_by"] == ["category"] and "avg(price)" in out["aggregates"]
+    assert out["having"] == [{"aggregate": "avg(price)", "op": ">", "value": 50}]
+    assert out["wheres"] == []
+    validate_dsl(out, shop())
+    # said of the rows, the same comparison filters them before grouping
+    out = parse("the average price for each category of products with price over 50",
+                shop(), now=NOW)
+    assert out["wheres"] == [{"field": "price", "op": ">", "value": 50}]
+    assert "having" not in out

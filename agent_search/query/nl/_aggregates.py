@@ -21,7 +21,7 @@ import re
 from agent_search.query.dsl import NUMERIC_KINDS, TEXT_KINDS
 from agent_search.query.nl._lexicon import is_plural, overlaps
 from agent_search.query.nl._plan import Plan, Question
-from agent_search.query.nl._schema import FieldMention, is_plain, title_field
+from agent_search.query.nl._schema import Candidate, FieldMention, is_plain, title_field
 
 _FN = re.compile(r"\b(?P<fn>average|avg|mean|maximum|max|minimum|min|total|sum|"
                  r"highest|lowest|largest|smallest|oldest|youngest)\b", re.I)
@@ -36,7 +36,8 @@ _GLUE = re.compile(r"^(?:\s*(?:,|and|or|the|of|its|their|all|\s)\s*)*$", re.I)
 _HOW_MANY = re.compile(r"\b(?:how many|(?:total\s+)?number of|count(?:\s+of)?)\s+(?:the\s+|all\s+)?"
                        r"(?P<distinct>(?:different|distinct|unique)\s+)?", re.I)
 _EACH = re.compile(r"\b(?:each|every|per)\s+(?:different\s+|single\s+)?", re.I)
-_COMMON = re.compile(r"\b(?P<dir>most|least)\s+(?:common|frequent|popular|usual)\s+", re.I)
+_COMMON = re.compile(r"\b(?P<dir>most|least)\s+(?:common|frequent|popular|usual)(?:\s+|$)",
+                     re.I)
 _MOST_OF = re.compile(r"\b(?:(?P<most>most|(?:greatest|largest|highest|biggest)\s+(?:number|"
                       r"amount|count)\s+of)|(?P<least>least|fewest|(?:smallest|lowest)\s+"
                       r"(?:number|amount|count)\s+of))\s+(?:number\s+of\s+)?$", re.I)
@@ -179,12 +180,28 @@ def _categorical(m: FieldMention) -> bool:
     return bool(field.values) or field.kind in TEXT_KINDS or field.kind == "integer"
 
 
+_IS_THE = re.compile(r"\s+(?:that|which)?\s*(?:is|are|was|were)\s+(?:the\s+)?$", re.I)
+
+
 def _most_common(q: Question, plan: Plan) -> None:
+    """"the most common X", "the most common <target> X" and "the X that is (the) most
+    common": group by X, the largest group first."""
     for m in _COMMON.finditer(q.low):
-        target = _next_field(q, m.end(), None)
-        if target is None or target.span[0] != m.end() or not _categorical(target):
-            continue
-        _order_by_count(q, plan, target.candidate.field.name, (m.start(), target.span[1]),
+        pos = m.end()
+        named = _target_named_at(q, pos)  # "the most common singer citizenship"
+        if named is not None:
+            pos = named[1] + (1 if q.low[named[1]:named[1] + 1] == " " else 0)
+        target = _next_field(q, pos, None)
+        if target is not None and target.span[0] == pos and _categorical(target):
+            span = (m.start(), target.span[1])
+        else:  # "the nationality that is most common"
+            before = q.low[:m.start()]
+            target = next((x for x in reversed(_own_mentions(q)) if x.span[1] <= m.start()
+                           and _IS_THE.fullmatch(" " + before[x.span[1]:])), None)
+            if target is None or not _categorical(target):
+                continue
+            span = (target.span[0], m.end())
+        _order_by_count(q, plan, target.candidate.field.name, span,
                         "asc" if m.group("dir").lower() == "least" else "desc", m.group(0))
 
 
@@ -258,6 +275,28 @@ def _having(q: Question, plan: Plan) -> None:
         return
 
 
+_FN_BEFORE = re.compile(r"\b(?P<fn>average|avg|mean|maximum|max|minimum|min|total|sum)\s+$",
+                        re.I)
+
+
+def stated_aggregate(q: Question, plan: Plan, cand: Candidate, pos: int) -> str | None:
+    """The aggregate a comparison at ``pos`` is on, when groups are asked for and the
+    field is named with an aggregate word right before it ("each form whose *average life
+    expectancy* is longer than 72": ``avg(LifeExpectancy) > 72`` on the groups, not the
+    rows) and that aggregate is computed; else None (a condition on the rows)."""
+    if not plan.group_by or cand.relation is not None:
+        return None
+    for m in q.fields:
+        if m.candidate.path != cand.path or m.span[1] > pos or \
+                len(q.low[m.span[1]:pos].split()) > 2:
+            continue
+        fn = _FN_BEFORE.search(q.low[:m.span[0]])
+        name = f"{_FN_NAME[fn.group('fn').lower()]}({cand.field.name})" if fn else ""
+        if name in plan.aggregates:
+            return name
+    return None
+
+
 _COUNT_OF = re.compile(r"\b(?:(?:the\s+)?(?:total\s+)?number\s+of|how\s+many)\s+$", re.I)
 
 
@@ -296,7 +335,9 @@ def _per_target(q: Question, plan: Plan) -> None:
                 continue
             plan.answer_model = child.id
             plan.answer_relation = back.name
-            plan.group_by.append(f"{back.name}.{title}")
+            # per target row: by its key (two people of one name are two rows), shown
+            # with its title
+            plan.group_by.extend([back.foreign, f"{back.name}.{title}"])
             plan.aggregates.append("count")
             start = span[0] - len(head) + (most or count).start()  # type: ignore[union-attr]
             if most is not None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 
 from agent_search.query.dsl import NUMERIC_KINDS, TEMPORAL_KINDS
+from agent_search.query.nl._aggregates import stated_aggregate
 from agent_search.query.nl._dates import is_year
 from agent_search.query.nl._plan import Plan, Question
 from agent_search.query.nl._schema import Candidate, field_for, is_plain
@@ -95,6 +96,12 @@ def comparisons(q: Question, plan: Plan) -> None:
         if cand.field.kind in TEMPORAL_KINDS:
             continue
         v = typed(convert(value, unit, cand.field), cand.field)
+        on_groups = stated_aggregate(q, plan, cand, span[0])
+        if on_groups is not None:  # "whose average age is over 30": on the groups
+            plan.having.append({"aggregate": on_groups, "op": op, "value": v})
+            plan.notes.append(f"{on_groups} {op} {v} (\"{m.group(0).strip()}\")")
+            plan.used.append(span)
+            continue
         plan.add(cand.path, op, v, span, f"{cand.path} {op} {v} (\"{m.group(0).strip()}\")")
 
 
