@@ -127,3 +127,8 @@ def test_a_comparison_on_an_aggregate_of_groups_is_a_having() -> None:
                 shop(), now=NOW)
     assert out["wheres"] == [{"field": "price", "op": ">", "value": 50}]
     assert "having" not in out
+
+
+def test_each_of_the_listed_groups() -> None:
+    out = parse("the number of products in each of the listed categories", shop(), now=NOW)
+    assert out["group_by"] == ["category"] and out["aggregates"] == ["count"]

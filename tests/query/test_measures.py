@@ -43,6 +43,10 @@ def test_order_words_take_the_field_named_beside_them() -> None:
     assert out["orders"] == [{"field": "Age", "order": "desc"}]
     out = parse("people ordered by their net worth", people(), now=NOW)
     assert out["orders"] == [{"field": "Net_Worth", "order": "asc"}]
+    # "ordered by" names the field after it, even with another named right before
+    out = parse("list the names and ages ordered by their net worth", people(),
+                now=NOW)
+    assert out["orders"] == [{"field": "Net_Worth", "order": "asc"}]
 
 
 def test_numbers_after_a_numeric_field_are_equalities() -> None:

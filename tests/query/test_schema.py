@@ -60,6 +60,20 @@ def test_field_mentions_are_strong_for_the_full_name_weak_for_its_last_word() ->
     assert ("price", "UnitPrice", False) in found
 
 
+def test_a_field_is_named_by_who_does_it_and_by_the_event_of_its_date() -> None:
+    from agent_search.query.dsl import FieldSchema, ModelSchema
+    show = ModelSchema(id="show", table="show", primary_key="id", fields=[
+        FieldSchema(name="id", kind="integer", primary=True),
+        FieldSchema(name="Directed_by"), FieldSchema(name="produced_by"),
+        FieldSchema(name="Original_Air_Date", kind="date")])
+    q = read("shows by each director and producer that aired first, by air date", "show",
+             [show])
+    found = {(q.quote(m.span), m.candidate.path, m.strong) for m in q.fields}
+    assert {("director", "Directed_by", True), ("producer", "produced_by", True),
+            ("aired", "Original_Air_Date", True),
+            ("air date", "Original_Air_Date", False)} <= found
+
+
 def test_keys_are_not_plain_and_dimensions_come_from_unit_or_name() -> None:
     q = read("tracks", "Track")
     by_path = {c.path: c for c in q.candidates}

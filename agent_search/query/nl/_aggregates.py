@@ -35,7 +35,8 @@ age"), else an order of records ("the singer with the highest age")."""
 _GLUE = re.compile(r"^(?:\s*(?:,|and|or|the|of|its|their|all|\s)\s*)*$", re.I)
 _HOW_MANY = re.compile(r"\b(?:how many|(?:total\s+)?number of|count(?:\s+of)?)\s+(?:the\s+|all\s+)?"
                        r"(?P<distinct>(?:different|distinct|unique)\s+)?", re.I)
-_EACH = re.compile(r"\b(?:each|every|per)\s+(?:different\s+|single\s+)?", re.I)
+_EACH = re.compile(r"\b(?:each|every|per)\s+(?:of\s+(?:the|these|those|its|their)\s+)?"
+                   r"(?:different\s+|single\s+|listed\s+|distinct\s+)?", re.I)
 _COMMON = re.compile(r"\b(?P<dir>most|least)\s+(?:common|frequent|popular|usual)(?:\s+|$)",
                      re.I)
 _MOST_OF = re.compile(r"\b(?:(?P<most>most|(?:greatest|largest|highest|biggest)\s+(?:number|"

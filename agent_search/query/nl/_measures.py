@@ -123,8 +123,9 @@ def ordered_by(q: Question, plan: Plan) -> None:
            and not m.candidate.field.primary]
     direction = next((d for _, d in marks if d in ("descending", "decreasing", "desc")),
                      "asc")
-    for span, _ in sorted(marks):
-        best = _nearest(q, own, span)
+    for span, word in sorted(marks):
+        # "ordered by X" names X after it; "X descending" may name it before
+        best = _nearest(q, own, span, after_only=not word)
         if best is None:
             continue
         if any(o["field"] == best.candidate.field.name for o in plan.orders):
@@ -137,14 +138,14 @@ def ordered_by(q: Question, plan: Plan) -> None:
         plan.used.append(span)
 
 
-def _nearest(q: Question, mentions: list[FieldMention],
-             span: tuple[int, int]) -> FieldMention | None:
+def _nearest(q: Question, mentions: list[FieldMention], span: tuple[int, int], *,
+             after_only: bool = False) -> FieldMention | None:
     """The field named closest after the order words (within 4 words), else before."""
     best: tuple[int, FieldMention] | None = None
     for m in mentions:
         if m.span[0] >= span[1]:
             gap = q.low[span[1]:m.span[0]]
-        elif m.span[1] <= span[0]:
+        elif m.span[1] <= span[0] and not after_only:
             gap = q.low[m.span[1]:span[0]]
         else:
             continue
