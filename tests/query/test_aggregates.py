@@ -132,3 +132,21 @@ def test_a_comparison_on_an_aggregate_of_groups_is_a_having() -> None:
 def test_each_of_the_listed_groups() -> None:
     out = parse("the number of products in each of the listed categories", shop(), now=NOW)
     assert out["group_by"] == ["category"] and out["aggregates"] == ["count"]
+
+
+@pytest.mark.parametrize("text", [
+    "albums and the total milliseconds of their tracks",
+    "for each album title, the total milliseconds of its tracks",
+])
+def test_a_function_of_the_rows_the_target_has_many_of(text: str) -> None:
+    out = parse(text, music(), now=NOW)
+    assert out["model"] == "Track", text
+    assert out["group_by"] == ["AlbumId", "album.Title"], text
+    assert out["aggregates"] == ["sum(Milliseconds)"], text
+    validate_dsl(out, music())
+
+
+def test_the_most_of_the_rows_per_group() -> None:
+    out = parse("which category has the most of the products", shop(), now=NOW)
+    assert out["group_by"] == ["category"] and out["limit"] == 1
+    assert out["orders"] == [{"field": "count", "order": "desc"}]

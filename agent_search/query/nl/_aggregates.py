@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 
-from agent_search.query.dsl import NUMERIC_KINDS, TEXT_KINDS
+from agent_search.query.dsl import NUMERIC_KINDS, TEXT_KINDS, ModelSchema, RelationSchema
 from agent_search.query.nl._lexicon import is_plural, overlaps
 from agent_search.query.nl._plan import Plan, Question
 from agent_search.query.nl._schema import Candidate, FieldMention, is_plain, title_field
@@ -41,7 +41,8 @@ _COMMON = re.compile(r"\b(?P<dir>most|least)\s+(?:common|frequent|popular|usual)
                      re.I)
 _MOST_OF = re.compile(r"\b(?:(?P<most>most|(?:greatest|largest|highest|biggest)\s+(?:number|"
                       r"amount|count)\s+of)|(?P<least>least|fewest|(?:smallest|lowest)\s+"
-                      r"(?:number|amount|count)\s+of))\s+(?:number\s+of\s+)?$", re.I)
+                      r"(?:number|amount|count)\s+of))\s+(?:number\s+of\s+|of\s+(?:the\s+)?)?$",
+                      re.I)
 _N = r"(?:\d{1,6}|one|two|three|four|five|six|seven|eight|nine|ten)"
 _HAVING = re.compile(r"\b(?:more than|over|greater than|at least|fewer than|less than|"
                      r"at most|exactly|only)\s+(?P<n>" + _N + r")\s+$"
@@ -59,6 +60,7 @@ def aggregates(q: Question, plan: Plan) -> None:
     _distinct_count(q, plan)
     _functions(q, plan)
     _groups(q, plan)
+    _child_function(q, plan)
     _most_common(q, plan)
     _most_of_target(q, plan)
     _having(q, plan)
@@ -301,6 +303,59 @@ def stated_aggregate(q: Question, plan: Plan, cand: Candidate, pos: int) -> str 
 _COUNT_OF = re.compile(r"\b(?:(?:the\s+)?(?:total\s+)?number\s+of|how\s+many)\s+$", re.I)
 
 
+def _answering_child(q: Question,
+                     rel: RelationSchema) -> tuple[ModelSchema, RelationSchema] | None:
+    """The model of a hasMany relation of the target and its relation back, when rows
+    can be computed on it per target row."""
+    child = q.by_id.get(rel.model.lower())
+    if rel.type != "hasMany" or child is None or child.id == q.target.id or \
+            not child.queryable:
+        return None
+    back = next((r for r in child.relations if r.type == "hasOne"
+                 and r.model.lower() == q.target.id.lower()
+                 and r.foreign.lower() == rel.key.lower()
+                 and r.key.lower() == rel.foreign.lower()), None)
+    return None if back is None else (child, back)
+
+
+def _child_function(q: Question, plan: Plan) -> None:
+    """"singers and the total sales of their songs", "for each singer name, the total
+    sales of their songs": a function of a field of the rows the target has many of,
+    computed per target row on those rows (grouped by the key back and the target's
+    title)."""
+    title = title_field(q.target)
+    if not q.target_spans or title is None or (
+            plan.aggregates and plan.aggregates != ["count"]) or \
+            plan.group_by not in ([], [title]):
+        return
+    for m in _FN.finditer(q.low):
+        word = m.group("fn").lower()
+        if word in _WEAK_FN or not plan.free(m.span()) or (
+                word == "total" and re.match(r"\s+number\b", q.low[m.end():])):
+            continue
+        after = [x for x in q.fields if x.span[0] >= m.end() and x.candidate.second is None
+                 and x.candidate.relation is not None
+                 and x.candidate.relation.type == "hasMany"
+                 and x.candidate.field.kind in NUMERIC_KINDS and is_plain(x.candidate)
+                 and len(q.low[m.end():x.span[0]].split()) <= 1]
+        if not after:
+            continue
+        mention = min(after, key=lambda x: x.span[0])
+        assert mention.candidate.relation is not None
+        found = _answering_child(q, mention.candidate.relation)
+        if found is None:
+            continue
+        child, back = found
+        name = f"{_FN_NAME[word]}({mention.candidate.field.name})"
+        plan.answer_model, plan.answer_relation = child.id, back.name
+        plan.group_by[:] = [back.foreign, f"{back.name}.{title}"]
+        plan.aggregates[:] = [name]
+        plan.notes.append(f"{name} of {child.id} per {q.target.id} (\"{m.group(0)}\")")
+        plan.evidence += 1.0
+        plan.used.extend([m.span(), mention.span])
+        return
+
+
 def _per_target(q: Question, plan: Plan) -> None:
     """"teachers and the number of courses they teach", "the student with the most
     friends": rows of a model the target has many of (courses, friends), counted per
@@ -309,17 +364,12 @@ def _per_target(q: Question, plan: Plan) -> None:
     if plan.group_by or plan.aggregates or not q.target_spans:
         return
     first = q.target_spans[0][0]
+    title = title_field(q.target)
     for rel in q.target.relations:
-        child = q.by_id.get(rel.model.lower())
-        if rel.type != "hasMany" or child is None or child.id == q.target.id:
+        found = _answering_child(q, rel)
+        if found is None or title is None:
             continue
-        back = next((r for r in child.relations if r.type == "hasOne"
-                     and r.model.lower() == q.target.id.lower()
-                     and r.foreign.lower() == rel.key.lower()
-                     and r.key.lower() == rel.foreign.lower()), None)
-        title = title_field(q.target)
-        if back is None or title is None or not child.queryable:
-            continue
+        child, back = found
         # the child itself, or what a link table points at ("courses" of a teacher, counted
         # as the teacher's rows of course_arrange)
         linked = [r.model for r in child.relations if r.type == "hasOne"
