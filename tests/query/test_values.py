@@ -114,3 +114,19 @@ def test_stop_word_values_are_never_matched() -> None:
     genre = next(s for s in schemas if s.id == "Genre")
     genre.fields[1].values.append("The")
     assert run("the tracks", "Track", schemas).wheres == []
+
+
+def test_a_possessive_names_the_value() -> None:
+    plan = run("What is Queen's artist id?", "Artist")
+    assert plan.wheres == [{"field": "Name", "op": "=", "value": "Queen"}]
+
+
+def test_a_word_of_a_field_name_is_no_value_of_it() -> None:
+    """"the package option of channels named Sky": "Option" is a value of the field
+    Package_Option, but here it is part of the field's name."""
+    channel = ModelSchema(id="channel", table="channel", primary_key="id", fields=[
+        f("id", "integer", primary=True), f("Package_Option", values=["Option", "Sky"]),
+        f("series_name", values=["Sky Radio"])])
+    plan = run("the package option of the channel with series name Sky Radio", "channel",
+               [channel])
+    assert plan.wheres == [{"field": "series_name", "op": "=", "value": "Sky Radio"}]

@@ -67,6 +67,11 @@ def values(q: Question, plan: Plan) -> None:
     index = value_index(q.candidates, q.serials)
     found = exact_matches(q, index)
     found.extend(fuzzy_matches(q, index, [m.span for m in found] + plan.used))
+    # a word of a field's name is no value of it ("Option" inside "package option")
+    names = [m.span for m in q.fields if m.strong]
+    found = [m for m in found if not any(
+        n[0] <= m.span[0] and m.span[1] <= n[1] and n[1] - n[0] > m.span[1] - m.span[0]
+        for n in names)]
     by_path: dict[tuple[str, bool], list[Match]] = {}
     for match in sorted(_best_matches(found, plan), key=lambda c: c.span[0]):
         negated = bool(_NEGATION.search(q.low[max(0, match.span[0] - 25):match.span[0]]))
@@ -98,7 +103,9 @@ def exact_matches(q: Question, index: ValueIndex) -> list[Match]:
             for pos, value in exact:
                 hits.append((span, pos, value))
             if not exact and len(text) >= 4:  # "computer" for "computers"
-                forms = plural_forms(text) - {text}
+                forms = set(plural_forms(text)) - {text}
+                if text.endswith(("'s", "’s")):  # "Kyle's id"
+                    forms.add(text[:-2])
                 if n <= 2:  # "French" for France, "Asian" for Asia
                     forms |= set(derived_values(text))
                 for form in sorted(forms):
