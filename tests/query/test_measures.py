@@ -101,3 +101,14 @@ def test_a_superlative_measured_on_the_model_pointed_at() -> None:
         assert out["orders"] == [{"field": "people.Height", "order": "desc"}], text
         assert out["limit"] == 1
         validate_dsl(out, players())
+
+
+def test_a_comparative_compares_the_field_it_measures() -> None:
+    out = parse("people older than 30", people(), now=NOW)
+    assert out["wheres"] == [{"field": "Age", "op": ">", "value": 30}]
+    out = parse("the earnings of players taller than 200", players(), now=NOW)
+    assert {"field": "people.Height", "op": ">", "value": 200} in out["wheres"]
+    out = parse("the average earnings of players who are taller than 200", players(),
+                now=NOW)
+    assert out["wheres"] == [{"field": "people.Height", "op": ">", "value": 200}]
+    assert out["aggregates"] == ["avg(Earnings)"]

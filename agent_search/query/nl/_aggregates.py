@@ -32,7 +32,7 @@ _FN_NAME = {"average": "avg", "avg": "avg", "mean": "avg", "maximum": "max", "ma
 _WEAK_FN = frozenset({"highest", "lowest", "largest", "smallest", "oldest", "youngest"})
 """Superlatives: an aggregate only beside a real aggregate word ("the maximum and lowest
 age"), else an order of records ("the singer with the highest age")."""
-_GLUE = re.compile(r"^(?:\s*(?:,|and|or|the|of|its|their|all|\s)\s*)*$", re.I)
+_GLUE = re.compile(r"^(?:\s*(?:,|and|or|the|of|its|their|all|values?|\s)\s*)*$", re.I)
 _HOW_MANY = re.compile(r"\b(?:how many|(?:total\s+)?number of|count(?:\s+of)?)\s+(?:the\s+|all\s+)?"
                        r"(?P<distinct>(?:different|distinct|unique)\s+)?", re.I)
 _EACH = re.compile(r"\b(?:each|every|per)\s+(?:of\s+(?:the|these|those|its|their)\s+)?"

@@ -69,6 +69,26 @@ def _related_numeric(q: Question) -> list[Candidate]:
             and c.relation.type == "hasOne" and c.field.kind in kinds and is_plain(c)]
 
 
+_COMPARATIVES: dict[str, tuple[str, ...]] = {
+    "older": ("age",), "younger": ("age",), "taller": ("height",), "shorter": ("height",),
+    "heavier": ("weight", "mass"), "lighter": ("weight", "mass"),
+    "richer": ("worth", "wealth", "income", "earning", "salary"),
+    "wealthier": ("worth", "wealth", "income", "earning", "salary"),
+    "poorer": ("worth", "wealth", "income", "earning", "salary")}
+"""Comparatives and the nouns they measure (general English, as :data:`_ADJECTIVES`)."""
+
+
+def measured_by(q: Question, word: str) -> Candidate | None:
+    """The numeric field a comparative measures ("taller than 200": a height), the
+    target's own, else one of a model it points at; None for other words."""
+    nouns = _COMPARATIVES.get(word.lower())
+    if nouns is None:
+        return None
+    own = [c for c in _own_numeric(q, temporal=False)]
+    related = [c for c in _related_numeric(q) if c.field.kind in NUMERIC_KINDS]
+    return _measuring(own, nouns) or _measuring(related, nouns)
+
+
 def _measuring(cands: list[Candidate], nouns: tuple[str, ...]) -> Candidate | None:
     """The first field (in the order of ``nouns``) whose name holds one of them."""
     for noun in nouns:
