@@ -288,16 +288,35 @@ def leftover_words(q: Question, plan: Plan, *, fields: bool = True) -> list[str]
     field name of the target) covers: as asked, distinct, in order."""
     spans = [*plan.used, *(m.span for m in q.fields if fields),
              *(s for ss in q.models.values() for s in ss)]
+    spans += [m.span() for m in _WHOLE.finditer(q.low)]
+    understood = [s for s in [*plan.used, *(x for ss in q.models.values() for x in ss)]
+                  if s[1] > s[0]]
     out = []
     for m in WORD.finditer(q.low):
         w = m.group(0).strip(".'’-")
         if len(w) < 2 or w in STOPWORDS or any(
                 overlaps(m.span(), s) for s in spans):
             continue
+        if _linking(q.low, m.end(), understood):
+            continue
         if ordering.SUPERLATIVE.fullmatch(w) or w in _NOT_TEXT:
             continue
         out.append(q.text[m.start():m.start() + len(w)])
     return list(dict.fromkeys(out))
+
+
+_WHOLE = re.compile(r"\b(?:in|around|across|throughout)\s+the\s+(?:world|globe)\b|"
+                    r"\bin\s+total\b|\baltogether\b|\boverall\b", re.I)
+"""Words that say "all of them", no condition ("languages spoken around the world")."""
+_LINK = re.compile(r"\s+(?:in|by|to|at|on|from|with|for|into)\s+(?:the\s+|a\s+|an\s+)?")
+
+
+def _linking(low: str, end: int, understood: list[Span]) -> bool:
+    """A word followed by a preposition and then by something understood ("spoken *in
+    Aruba*", "used *by* the countries"): the verb that links the two, no condition of its
+    own."""
+    m = _LINK.match(low, end)
+    return m is not None and any(s[0] == m.end() for s in understood)
 
 
 def text_match(q: Question, plan: Plan, words: list[str]) -> list[str]:
