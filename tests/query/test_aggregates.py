@@ -150,3 +150,14 @@ def test_the_most_of_the_rows_per_group() -> None:
     out = parse("which category has the most of the products", shop(), now=NOW)
     assert out["group_by"] == ["category"] and out["limit"] == 1
     assert out["orders"] == [{"field": "count", "order": "desc"}]
+
+
+def test_how_many_of_a_field_of_the_rows_the_target_has_many_of() -> None:
+    """"how many composers are on the album Big Ones": the album's tracks are counted
+    (their composers), under the condition said of the album."""
+    out = parse("how many composers are on the album Big Ones", music(), now=NOW)
+    assert out["model"] == "Track"
+    assert out["wheres"] == [{"field": "album.Title", "op": "=", "value": "Big Ones"}]
+    out = parse("how many different composers are on the album Big Ones", music(), now=NOW)
+    assert out["model"] == "Track" and out["aggregates"] == ["count(distinct Composer)"]
+    validate_dsl(out, music())

@@ -58,6 +58,7 @@ _NUMBER_WORDS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6,
 def aggregates(q: Question, plan: Plan) -> None:
     """Aggregates, groups, "most common" and count conditions on groups (see module)."""
     _distinct_count(q, plan)
+    _count_of_children(q, plan)
     _functions(q, plan)
     _groups(q, plan)
     _child_function(q, plan)
@@ -98,6 +99,35 @@ def _distinct_count(q: Question, plan: Plan) -> None:
         plan.notes.append(f"{name} (\"{m.group(0).strip()}\")")
         plan.evidence += 1.0
         plan.used.extend([m.span(), target.span])
+        return
+
+
+def _count_of_children(q: Question, plan: Plan) -> None:
+    """"how many languages are spoken in Aruba": the field counted is one of the rows the
+    target has many of (a country's languages), so the rows counted are those, under the
+    conditions said of the target (through their relation back); ``Result.total``."""
+    if plan.answer_model is not None:
+        return
+    for m in _HOW_MANY.finditer(q.low):
+        mention = next((x for x in sorted(q.fields, key=lambda x: x.span[0])
+                        if x.span[0] >= m.end() and x.strong and x.candidate.second is None
+                        and x.candidate.relation is not None
+                        and x.candidate.relation.type == "hasMany"
+                        and is_plain(x.candidate)), None)
+        if mention is None or not _GLUE.match(q.low[m.end():mention.span[0]]):
+            continue
+        assert mention.candidate.relation is not None
+        found = _answering_child(q, mention.candidate.relation)
+        if found is None:
+            continue
+        child, back = found
+        plan.answer_model, plan.answer_relation = child.id, back.name
+        if m.group("distinct"):
+            plan.aggregates.append(f"count(distinct {mention.candidate.field.name})")
+        plan.notes.append(f"{child.id} of the {q.target.id} counted "
+                          f"(\"{q.quote((m.start(), mention.span[1]))}\")")
+        plan.evidence += 1.0
+        plan.used.extend([m.span(), mention.span])
         return
 
 
