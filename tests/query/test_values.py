@@ -130,3 +130,14 @@ def test_a_word_of_a_field_name_is_no_value_of_it() -> None:
     plan = run("the package option of the channel with series name Sky Radio", "channel",
                [channel])
     assert plan.wheres == [{"field": "series_name", "op": "=", "value": "Sky Radio"}]
+
+
+def test_values_joined_by_and_on_rows_the_target_has_many_of_are_each_required() -> None:
+    plan = run("artists with the albums Big Ones and Greatest Hits", "Artist")
+    assert plan.wheres == [{"field": "albums.Title", "op": "=", "value": "Big Ones"},
+                           {"field": "albums.Title", "op": "=", "value": "Greatest Hits"}]
+    plan = run("artists with the albums Big Ones or Greatest Hits", "Artist")
+    assert plan.wheres == [{"field": "albums.Title", "op": "in",
+                            "value": ["Big Ones", "Greatest Hits"]}]
+    plan = run("tracks in the Latin and Pop genres", "Track")  # one genre each: either
+    assert plan.wheres == [{"field": "genre.Name", "op": "in", "value": ["Latin", "Pop"]}]

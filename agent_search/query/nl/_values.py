@@ -255,6 +255,15 @@ def _equality(q: Question, plan: Plan, path: str, negated: bool,
     """``=`` / ``!=`` one value, ``in`` / ``not in`` several, noting any inexact match."""
     found = list(dict.fromkeys(c.value for c in matches))
     value: Any
+    if len(found) > 1 and not negated and _all_of(q, path, matches):
+        for v in found:  # "countries that speak both English and Dutch": each one
+            plan.wheres.append({"field": path, "op": "=", "value": v})
+        plan.notes.append(f"{path} = each of {found!r}")
+        plan.confidence = min(plan.confidence, *(c.confidence for c in matches))
+        plan.value_conditions += 1
+        plan.evidence += sum(c.confidence * 1.5 for c in matches)
+        plan.used.extend(c.span for c in matches)
+        return
     if len(found) == 1:
         op, value = ("!=" if negated else "="), found[0]
     else:
@@ -267,3 +276,16 @@ def _equality(q: Question, plan: Plan, path: str, negated: bool,
     plan.value_conditions += 1
     plan.evidence += sum(c.confidence * (2.0 if "." not in path else 1.5) for c in matches)
     plan.used.extend(c.span for c in matches)
+
+
+def _all_of(q: Question, path: str, matches: list[Match]) -> bool:
+    """Values joined by "and" (not "or") on a field of rows the target has many of: each
+    is required ("countries that speak English and Dutch" speak both); on a field of the
+    target itself "and" lists alternatives ("singers from France and Germany")."""
+    rel = q.target.relation(path.split(".", 1)[0]) if "." in path else None
+    if rel is None or rel.type != "hasMany":
+        return False
+    spans = sorted(c.span for c in matches)
+    between = q.low[spans[0][1]:spans[-1][0]]
+    return re.search(r"\band\b|&", between) is not None and \
+        re.search(r"\bor\b", between) is None
