@@ -26,11 +26,13 @@ def test_a_superlative_alone_orders_records() -> None:
 def test_each_groups_by_a_field_or_a_related_model() -> None:
     out = parse("how many products in each category", shop(), now=NOW)
     assert out["group_by"] == ["category"] and out["aggregates"] == ["count"]
+    # a related model: by its key (two genres of one name stay two), shown by its title
     out = parse("the number of tracks for each genre", music(), now=NOW)
-    assert out["model"] == "Track" and out["group_by"] == ["genre.Name"]
+    assert out["model"] == "Track" and out["group_by"] == ["GenreId", "genre.Name"]
     validate_dsl(out, music())
     out = parse("the total unit price of tracks per genre", music(), now=NOW)
-    assert out["group_by"] == ["genre.Name"] and out["aggregates"] == ["sum(UnitPrice)"]
+    assert out["group_by"] == ["GenreId", "genre.Name"]
+    assert out["aggregates"] == ["sum(UnitPrice)"]
 
 
 def test_most_common_and_count_conditions_on_groups() -> None:
@@ -161,3 +163,22 @@ def test_how_many_of_a_field_of_the_rows_the_target_has_many_of() -> None:
     out = parse("how many different composers are on the album Big Ones", music(), now=NOW)
     assert out["model"] == "Track" and out["aggregates"] == ["count(distinct Composer)"]
     validate_dsl(out, music())
+
+
+def test_each_names_a_key_or_the_relation_of_a_link() -> None:
+    """Rows of a table pointing at two models, grouped "for each <relation name>" (by its
+    key, shown with the title) or "for each <key named in full>"."""
+    for text in ("how many tracks does each album have",
+                 "count the number of tracks for each album id"):
+        out = parse(text, music(), now=NOW)
+        assert out["model"] == "Track", text
+        assert out["group_by"][0] == "AlbumId" and out["aggregates"] == ["count"], text
+        validate_dsl(out, music())
+
+
+def test_distinct_counts_of_several_fields() -> None:
+    out = parse("the number of different names and composers in the track table", music(),
+                now=NOW)
+    assert out["model"] == "Track"
+    assert out["aggregates"] == ["count(distinct Name)", "count(distinct Composer)"]
+    assert not out["warnings"]  # "table" after a model's name is understood

@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 
 from agent_search.query.dsl import NUMERIC_KINDS, TEXT_KINDS, ModelSchema, RelationSchema
-from agent_search.query.nl._lexicon import is_plural, overlaps
+from agent_search.query.nl._lexicon import find_phrase, is_plural, overlaps, plural_forms, words_of
 from agent_search.query.nl._plan import Plan, Question
 from agent_search.query.nl._schema import Candidate, FieldMention, is_plain, title_field
 
@@ -94,11 +94,18 @@ def _distinct_count(q: Question, plan: Plan) -> None:
             continue
         if not (m.group("distinct") or is_plural(q.low[target.span[0]:target.span[1]])):
             continue
-        name = f"count(distinct {target.candidate.field.name})"
-        plan.aggregates.append(name)
-        plan.notes.append(f"{name} (\"{m.group(0).strip()}\")")
-        plan.evidence += 1.0
-        plan.used.extend([m.span(), target.span])
+        plan.used.append(m.span())
+        while target is not None:  # "different series names and contents": each one
+            name = f"count(distinct {target.candidate.field.name})"
+            if name not in plan.aggregates:
+                plan.aggregates.append(name)
+                plan.notes.append(f"{name} (\"{m.group(0).strip()}\")")
+                plan.evidence += 1.0
+            plan.used.append(target.span)
+            target = _next_field(q, target.span[1], None)
+            if target is not None and not re.match(r"\s*(?:,|and)", q.low[
+                    plan.used[-1][1]:target.span[0]]):
+                target = None
         return
 
 
@@ -167,20 +174,29 @@ def _near_field(q: Question, pos: int) -> FieldMention | None:
     return after[0] if len(gap.split()) <= 2 and not re.search(r"[,;?]", gap) else None
 
 
-def _group_field(q: Question, pos: int) -> tuple[str, tuple[int, int]] | None:
-    """A group at ``pos``: the target's field named there, or a model the target points at
-    (grouped by its title field)."""
+def _group_field(q: Question, pos: int) -> tuple[list[str], tuple[int, int]] | None:
+    """A group at ``pos``: the target's field named there (a key too, named in full:
+    "each student id"), or a model the target points at, named or called by the
+    relation's name ("each student" of a link table's ``student``): grouped by its key
+    and title field."""
     m = _next_field(q, pos, None)
     if m is not None and m.span[0] - pos <= 2:
-        return m.candidate.field.name, m.span
+        return [m.candidate.field.name], m.span
+    key = next((x for x in q.fields if x.strong and x.candidate.relation is None
+                and 0 <= x.span[0] - pos <= 2 and not is_plain(x.candidate)
+                and not x.candidate.field.primary), None)
+    if key is not None:
+        return [key.candidate.field.name], key.span
     for rel in q.target.relations:
         if rel.type != "hasOne" or rel.model.lower() == q.target.id.lower():
             continue  # "the phone number of each employee" groups nothing
         other = q.by_id.get(rel.model.lower())
         title = title_field(other) if other is not None else None
-        for span in q.models.get(other.id if other else "", []):
+        spans = q.models.get(other.id if other else "", []) + [
+            s for form in plural_forms(words_of(rel.name)) for s in find_phrase(q.low, form)]
+        for span in sorted(spans):
             if span[0] - pos <= 2 and span[0] >= pos and title:
-                return f"{rel.name}.{title}", span
+                return [rel.foreign, f"{rel.name}.{title}"], span
     return None
 
 
@@ -200,7 +216,8 @@ def _groups(q: Question, plan: Plan) -> None:
         found = _group_field(q, m.end())
         if found is None:
             continue
-        _add_group(q, plan, found[0], (m.start(), found[1][1]), m.group(0).strip())
+        for field in found[0]:
+            _add_group(q, plan, field, (m.start(), found[1][1]), m.group(0).strip())
     if plan.group_by and "count" not in plan.aggregates and (
             not plan.aggregates or re.search(r"\b(?:how many|number of|count)\b", q.low)):
         plan.aggregates.insert(0, "count")

@@ -95,6 +95,10 @@ def parse(query: str, schemas: Sequence[ModelSchema], *, now: dt.datetime,
                               fuzzy_cutoff=fuzzy_cutoff, serials=serials)
 
     named = [(spans[0][0], s) for s in queryable if (spans := mentions.get(s.id))]
+    low = query.lower()
+    tables = [(span[0], s) for s in queryable for span in mentions.get(s.id, [])
+              if re.match(r"\s+table\b", low[span[1]:])]
+    named = tables or named  # "... in the TV channel table" says which one
     if named:  # the model named first is the one asked about
         q = read(min(named, key=lambda p: p[0])[1])
         plan = understand(q)
@@ -297,8 +301,10 @@ def leftover_words(q: Question, plan: Plan, *, fields: bool = True) -> list[str]
         if len(w) < 2 or w in STOPWORDS or any(
                 overlaps(m.span(), s) for s in spans):
             continue
-        if _linking(q.low, m.end(), understood):
-            continue
+        if _linking(q.low, m.end(), understood) or (w in ("table", "tables") and any(
+                not q.low[s[1]:m.start()].strip() for s in understood if s[1] <= m.start())):
+            continue  # a verb linking to what was understood; "the <model> table"
+
         if ordering.SUPERLATIVE.fullmatch(w) or w in _NOT_TEXT:
             continue
         out.append(q.text[m.start():m.start() + len(w)])
