@@ -138,12 +138,18 @@ def _head_word_mentions(low: str, schemas: Sequence[ModelSchema],
                    for f in schema.fields}
     heads: dict[str, set[str]] = {}
     by_id = {schema.id: schema for schema in schemas}
+    full_fields = {words_of(f.name) for schema in schemas for f in schema.fields}
     for schema in schemas:
         for name in {words_of(schema.id), words_of(schema.table)}:
             head = name.rpartition(" ")[2]
             if (head and len(head) > 3 and head not in STOPWORDS
                     and not plural_forms(head) & field_words):
                 heads.setdefault(head, set()).add(schema.id)
+            words = name.split()
+            if len(words) >= 3:  # "available features" for other_available_features
+                pair = " ".join(words[-2:])
+                if not plural_forms(pair) & full_fields:
+                    heads.setdefault(pair, set()).add(schema.id)
     taken = [s for spans in found.values() for s in spans]
     for head, owners in heads.items():
         (sid,) = owners if len(owners) == 1 else ("",)
