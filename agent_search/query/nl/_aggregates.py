@@ -121,7 +121,14 @@ def _count_of_children(q: Question, plan: Plan) -> None:
                         and x.candidate.relation is not None
                         and x.candidate.relation.type == "hasMany"
                         and is_plain(x.candidate)), None)
-        if mention is None or not _GLUE.match(q.low[m.end():mention.span[0]]):
+        if mention is None:
+            continue
+        rel = mention.candidate.relation
+        gap = q.low[m.end():mention.span[0]]  # "how many official languages": a field of
+        for x in q.fields:  # the same rows may stand between
+            if x.candidate.relation == rel and m.end() <= x.span[0] < mention.span[0]:
+                gap = gap.replace(q.low[x.span[0]:x.span[1]], " ")
+        if not _GLUE.match(gap):
             continue
         assert mention.candidate.relation is not None
         found = _answering_child(q, mention.candidate.relation)

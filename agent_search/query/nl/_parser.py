@@ -26,6 +26,7 @@ from agent_search.query.dsl import (
 from agent_search.query.nl import _aggregates as aggregates
 from agent_search.query.nl import _counts as counts
 from agent_search.query.nl import _dates as dates
+from agent_search.query.nl import _flags as flags
 from agent_search.query.nl import _measures as measures
 from agent_search.query.nl import _numbers as numbers
 from agent_search.query.nl import _ordering as ordering
@@ -70,6 +71,7 @@ EXTRACTORS: tuple[Extractor, ...] = (
     numbers.between,
     numbers.comparisons,
     dates.dates,
+    flags.flags,
     text.text_conditions,
     values.values,
     ordering.top_n,
@@ -153,7 +155,7 @@ def finish(q: Question, plan: Plan, strict: bool) -> dict[str, Any]:
     shape: dict[str, Any] = {"orders": plan.orders}
     model, wheres = q.target.id, plan.wheres
     if plan.answer_model is not None and plan.answer_relation is not None:
-        through = [through_relation(w, plan.answer_relation) for w in plan.wheres]
+        through = [_on_answer(q, plan, w) for w in plan.wheres]
         if all(w is not None for w in through):
             model, wheres = plan.answer_model, [w for w in through if w is not None]
         else:  # a condition that can't be said of the other model: no answer rows
@@ -172,6 +174,19 @@ def finish(q: Question, plan: Plan, strict: bool) -> dict[str, Any]:
                if relax and plan.relax_confidence is not None else {}),
             "explanation": f"{q.target.id}: " + ("; ".join(plan.notes) or "all records"),
             "warnings": plan.warnings, "confidence": round(plan.confidence, 4)})
+
+
+def _on_answer(q: Question, plan: Plan, where: dict[str, Any]) -> dict[str, Any] | None:
+    """A condition as said of the rows the answer is computed on: one on their own field
+    (said through the target's relation to them: "official" languages) is theirs, any
+    other goes through their relation back to the target."""
+    assert plan.answer_model is not None and plan.answer_relation is not None
+    forward = next((r.name for r in q.target.relations if r.type == "hasMany"
+                    and r.model.lower() == plan.answer_model.lower()), None)
+    field = str(where.get("field", ""))
+    if forward and field.startswith(forward + ".") and field.count(".") == 1:
+        return {**where, "field": field.split(".", 1)[1]}
+    return through_relation(where, plan.answer_relation)
 
 
 def _warn_unused_fields(q: Question, plan: Plan) -> None:
