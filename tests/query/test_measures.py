@@ -112,3 +112,14 @@ def test_a_comparative_compares_the_field_it_measures() -> None:
                 now=NOW)
     assert out["wheres"] == [{"field": "people.Height", "op": ">", "value": 200}]
     assert out["aggregates"] == ["avg(Earnings)"]
+
+
+def test_a_field_of_the_rows_the_target_has_many_of_asks_for_those_rows() -> None:
+    """"the composers on the album Big Ones": the album's tracks hold the composers."""
+    from .schemas import music
+    out = parse("the composers on the album Big Ones", music(), now=NOW)
+    assert out["model"] == "Track"
+    assert out["wheres"] == [{"field": "album.Title", "op": "=", "value": "Big Ones"}]
+    validate_dsl(out, music())
+    # with nothing said of the album, the album stays the answer
+    assert parse("the composers of albums", music(), now=NOW)["model"] == "Album"
