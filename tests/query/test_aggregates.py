@@ -182,3 +182,10 @@ def test_distinct_counts_of_several_fields() -> None:
     assert out["model"] == "Track"
     assert out["aggregates"] == ["count(distinct Name)", "count(distinct Composer)"]
     assert not out["warnings"]  # "table" after a model's name is understood
+
+
+def test_each_alone_stands_for_the_field_named_before_it() -> None:
+    out = parse("the different categories and the total stock of each", shop(), now=NOW)
+    assert out["group_by"] == ["category"] and out["aggregates"] == ["sum(stock)"]
+    out = parse("albums and the numbers of tracks for each", music(), now=NOW)
+    assert out["model"] == "Track" and out["aggregates"] == ["count"]

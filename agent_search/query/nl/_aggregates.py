@@ -35,7 +35,7 @@ age"), else an order of records ("the singer with the highest age")."""
 _GLUE = re.compile(r"^(?:\s*(?:,|and|or|the|of|its|their|all|values?|\s)\s*)*$", re.I)
 _HOW_MANY = re.compile(r"\b(?:how many|(?:total\s+)?number of|count(?:\s+of)?)\s+(?:the\s+|all\s+)?"
                        r"(?P<distinct>(?:different|distinct|unique)\s+)?", re.I)
-_EACH = re.compile(r"\b(?:each|every|per)\s+(?:of\s+(?:the|these|those|its|their)\s+)?"
+_EACH = re.compile(r"\b(?:each|every|per)(?:\s+|$)(?:of\s+(?:the|these|those|its|their)\s+)?"
                    r"(?:different\s+|single\s+|listed\s+|distinct\s+)?", re.I)
 _COMMON = re.compile(r"\b(?P<dir>most|least)\s+(?:common|frequent|popular|usual)(?:\s+|$)",
                      re.I)
@@ -220,7 +220,7 @@ def _groups(q: Question, plan: Plan) -> None:
     for m in _EACH.finditer(q.low):
         if not plan.free(m.span()):
             continue
-        found = _group_field(q, m.end())
+        found = _group_field(q, m.end()) or _group_named_before(q, plan, m)
         if found is None:
             continue
         for field in found[0]:
@@ -228,6 +228,20 @@ def _groups(q: Question, plan: Plan) -> None:
     if plan.group_by and "count" not in plan.aggregates and (
             not plan.aggregates or re.search(r"\b(?:how many|number of|count)\b", q.low)):
         plan.aggregates.insert(0, "count")
+
+
+_EACH_ALONE = re.compile(r"\s*(?:$|[?.,;!]|for\b|of\b|in\b|with\b|and\b)")
+
+
+def _group_named_before(q: Question, plan: Plan,
+                        m: re.Match[str]) -> tuple[list[str], tuple[int, int]] | None:
+    """"the different government forms and the total population of each": "each" with
+    nothing after it stands for the categorical field named last before it."""
+    if not _EACH_ALONE.match(q.low, m.end()):
+        return None
+    before = [x for x in _own_mentions(q) if x.span[1] <= m.start() and _categorical(x)
+              and x.candidate.field.kind in TEXT_KINDS and not x.candidate.field.primary]
+    return ([before[-1].candidate.field.name], m.span()) if before else None
 
 
 def _categorical(m: FieldMention) -> bool:
@@ -354,7 +368,7 @@ def stated_aggregate(q: Question, plan: Plan, cand: Candidate, pos: int) -> str 
     return None
 
 
-_COUNT_OF = re.compile(r"\b(?:(?:the\s+)?(?:total\s+)?number\s+of|how\s+many)\s+$", re.I)
+_COUNT_OF = re.compile(r"\b(?:(?:the\s+)?(?:total\s+)?numbers?\s+of|how\s+many)\s+$", re.I)
 
 
 def _answering_child(q: Question,
