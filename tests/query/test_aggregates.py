@@ -189,3 +189,14 @@ def test_each_alone_stands_for_the_field_named_before_it() -> None:
     assert out["group_by"] == ["category"] and out["aggregates"] == ["sum(stock)"]
     out = parse("albums and the numbers of tracks for each", music(), now=NOW)
     assert out["model"] == "Track" and out["aggregates"] == ["count"]
+
+
+def test_a_field_of_the_rows_the_target_has_many_of_grouped_by_the_most_targets() -> None:
+    """"the composer on the most albums": an album's tracks grouped by composer, each
+    track one album row, the largest group first."""
+    out = parse("the composer found on the most albums", music(), now=NOW)
+    assert out["model"] == "Track" and out["group_by"] == ["Composer"]
+    assert out["aggregates"] == ["count(distinct AlbumId)"]
+    assert out["orders"] == [{"field": "count(distinct AlbumId)", "order": "desc"}]
+    assert out["limit"] == 1
+    validate_dsl(out, music())

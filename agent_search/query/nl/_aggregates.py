@@ -307,14 +307,41 @@ def _most_of_target(q: Question, plan: Plan) -> None:
         if m is None:
             continue
         start = span[0] - len(head) + m.start()
+        direction = "desc" if m.group("most") else "asc"
         group = _free_group_field(q, plan, start)
         if group is None:
-            continue
-        direction = "desc" if m.group("most") else "asc"
+            _child_group(q, plan, start, (start, span[1]), direction, m.group(0))
+            return
         _order_by_count(q, plan, group.candidate.field.name, (start, span[1]), direction,
                         m.group(0))
         plan.used.append(group.span)
         return
+
+
+def _child_group(q: Question, plan: Plan, before: int, span: tuple[int, int],
+                 direction: str, why: str) -> None:
+    """"the language spoken by the most countries": the field named is one of the rows
+    the target has many of; those rows are grouped by it and the target rows of each
+    counted (``count(distinct <key back>)``), the largest group first."""
+    named = [x for x in q.fields if x.span[1] <= before and x.strong and plan.free(x.span)
+             and x.candidate.second is None and x.candidate.relation is not None
+             and x.candidate.relation.type == "hasMany" and is_plain(x.candidate)
+             and x.candidate.field.kind in TEXT_KINDS]
+    if not named:
+        return
+    mention = named[-1]
+    assert mention.candidate.relation is not None
+    found = _answering_child(q, mention.candidate.relation)
+    if found is None:
+        return
+    child, back = found
+    plan.answer_model, plan.answer_relation = child.id, back.name
+    counted = f"count(distinct {back.foreign})"  # target rows, not rows of the child
+    _add_group(q, plan, mention.candidate.field.name, span, why.strip())
+    plan.aggregates.insert(0, counted)
+    plan.aggregate_orders.append({"field": counted, "order": direction})
+    plan.limit = plan.limit or 1
+    plan.used.append(mention.span)
 
 
 def _having(q: Question, plan: Plan) -> None:
