@@ -200,3 +200,12 @@ def test_a_field_of_the_rows_the_target_has_many_of_grouped_by_the_most_targets(
     assert out["orders"] == [{"field": "count(distinct AlbumId)", "order": "desc"}]
     assert out["limit"] == 1
     validate_dsl(out, music())
+
+
+def test_the_most_values_of_the_rows_the_target_has_many_of() -> None:
+    """"the album with the most composers": distinct composers of its tracks, per album."""
+    out = parse("the album with the most composers", music(), now=NOW)
+    assert out["model"] == "Track" and out["group_by"] == ["AlbumId", "album.Title"]
+    assert out["aggregates"] == ["count(distinct Composer)"]
+    assert out["orders"] == [{"field": "count(distinct Composer)", "order": "desc"}]
+    validate_dsl(out, music())

@@ -469,9 +469,13 @@ def _per_target(q: Question, plan: Plan) -> None:
         # as the teacher's rows of course_arrange)
         linked = [r.model for r in child.relations if r.type == "hasOne"
                   and r.model.lower() != q.target.id.lower()]
-        named = [s for m in (child.id, *linked) for s in q.models.get(
-            q.by_id[m.lower()].id if m.lower() in q.by_id else m, [])]
-        for span in sorted(named):
+        named: list[tuple[tuple[int, int], str]] = [
+            (s, "count") for m in (child.id, *linked) for s in q.models.get(
+                q.by_id[m.lower()].id if m.lower() in q.by_id else m, [])]
+        named += [(x.span, f"count(distinct {x.candidate.field.name})") for x in q.fields
+                  if x.strong and x.candidate.relation == rel and x.candidate.second is None
+                  and is_plain(x.candidate) and is_plural(q.low[x.span[0]:x.span[1]])]
+        for span, counted in sorted(named):  # the rows, or the values named ("languages")
             if span[0] < first:
                 continue
             head = q.low[max(0, span[0] - 40):span[0]]
@@ -484,11 +488,11 @@ def _per_target(q: Question, plan: Plan) -> None:
             # per target row: by its key (two people of one name are two rows), shown
             # with its title
             plan.group_by.extend([back.foreign, f"{back.name}.{title}"])
-            plan.aggregates.append("count")
+            plan.aggregates.append(counted)
             start = span[0] - len(head) + (most or count).start()  # type: ignore[union-attr]
             if most is not None:
                 plan.aggregate_orders.append(
-                    {"field": "count", "order": "desc" if most.group("most") else "asc"})
+                    {"field": counted, "order": "desc" if most.group("most") else "asc"})
                 plan.limit = plan.limit or 1
             plan.notes.append(f"{child.id} counted per {q.target.id} "
                               f"(\"{q.quote((start, span[1]))}\")")
