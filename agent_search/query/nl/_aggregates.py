@@ -18,54 +18,44 @@ from __future__ import annotations
 
 import re
 
-from agent_search.query.dsl import NUMERIC_KINDS, TEXT_KINDS, ModelSchema, RelationSchema
+from agent_search.query.dsl import NUMERIC_KINDS, TEXT_KINDS
+from agent_search.query.nl._aggregate_words import (
+    COMMON,
+    EACH,
+    FN,
+    FN_NAME,
+    GLUE,
+    HAVING,
+    HAVING_AFTER,
+    HAVING_OP,
+    HOW_MANY,
+    MOST_OF,
+    NUMBER_WORDS,
+    WEAK_FN,
+    add_group,
+)
+from agent_search.query.nl._children import (
+    child_function,
+    child_group,
+    count_of_children,
+    per_target,
+)
 from agent_search.query.nl._lexicon import find_phrase, is_plural, overlaps, plural_forms, words_of
 from agent_search.query.nl._plan import Plan, Question
 from agent_search.query.nl._schema import Candidate, FieldMention, is_plain, title_field
-
-_FN = re.compile(r"\b(?P<fn>average|avg|mean|maximum|max|minimum|min|total|sum|"
-                 r"highest|lowest|largest|smallest|oldest|youngest)\b", re.I)
-_FN_NAME = {"average": "avg", "avg": "avg", "mean": "avg", "maximum": "max", "max": "max",
-            "minimum": "min", "min": "min", "total": "sum", "sum": "sum",
-            "highest": "max", "largest": "max", "lowest": "min", "smallest": "min",
-            "oldest": "max", "youngest": "min"}
-_WEAK_FN = frozenset({"highest", "lowest", "largest", "smallest", "oldest", "youngest"})
-"""Superlatives: an aggregate only beside a real aggregate word ("the maximum and lowest
-age"), else an order of records ("the singer with the highest age")."""
-_GLUE = re.compile(r"^(?:\s*(?:,|and|or|the|of|its|their|all|values?|\s)\s*)*$", re.I)
-_HOW_MANY = re.compile(r"\b(?:how many|(?:total\s+)?number of|count(?:\s+of)?)\s+(?:the\s+|all\s+)?"
-                       r"(?P<distinct>(?:different|distinct|unique)\s+)?", re.I)
-_EACH = re.compile(r"\b(?:each|every|per)(?:\s+|$)(?:of\s+(?:the|these|those|its|their)\s+)?"
-                   r"(?:different\s+|single\s+|listed\s+|distinct\s+)?", re.I)
-_COMMON = re.compile(r"\b(?P<dir>most|least)\s+(?:common|frequent|popular|usual)(?:\s+|$)",
-                     re.I)
-_MOST_OF = re.compile(r"\b(?:(?P<most>most|(?:greatest|largest|highest|biggest)\s+(?:number|"
-                      r"amount|count)\s+of)|(?P<least>least|fewest|(?:smallest|lowest)\s+"
-                      r"(?:number|amount|count)\s+of))\s+(?:number\s+of\s+|of\s+(?:the\s+)?)?$",
-                      re.I)
-_N = r"(?:\d{1,6}|one|two|three|four|five|six|seven|eight|nine|ten)"
-_HAVING = re.compile(r"\b(?:more than|over|greater than|at least|fewer than|less than|"
-                     r"at most|exactly|only)\s+(?P<n>" + _N + r")\s+$"
-                     r"|\b(?P<n2>" + _N + r")\s+or\s+(?P<after>more|fewer|less)\s+$", re.I)
-_HAVING_AFTER = {"more": ">=", "fewer": "<=", "less": "<="}
-_HAVING_OP = {"more than": ">", "over": ">", "greater than": ">", "at least": ">=",
-              "fewer than": "<", "less than": "<", "at most": "<=", "exactly": "=",
-              "only": "="}
-_NUMBER_WORDS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6,
-                 "seven": 7, "eight": 8, "nine": 9, "ten": 10}
 
 
 def aggregates(q: Question, plan: Plan) -> None:
     """Aggregates, groups, "most common" and count conditions on groups (see module)."""
     _distinct_count(q, plan)
-    _count_of_children(q, plan)
+    count_of_children(q, plan)
     _functions(q, plan)
     _groups(q, plan)
-    _child_function(q, plan)
+    child_function(q, plan)
     _most_common(q, plan)
     _most_of_target(q, plan)
     _having(q, plan)
-    _per_target(q, plan)
+    per_target(q, plan)
 
 
 def _own_mentions(q: Question) -> list[FieldMention]:
@@ -78,7 +68,7 @@ def _next_field(q: Question, pos: int, accept: set[str] | None) -> FieldMention 
     for m in _own_mentions(q):
         if m.span[0] < pos:
             continue
-        if not _GLUE.match(q.low[pos:m.span[0]]):
+        if not GLUE.match(q.low[pos:m.span[0]]):
             return None
         if accept is None or m.candidate.field.kind in accept:
             return m
@@ -88,7 +78,7 @@ def _next_field(q: Question, pos: int, accept: set[str] | None) -> FieldMention 
 def _distinct_count(q: Question, plan: Plan) -> None:
     """"how many different nationalities": ``count(distinct Nationality)`` — a field of the
     target counted, not its records."""
-    for m in _HOW_MANY.finditer(q.low):
+    for m in HOW_MANY.finditer(q.low):
         target = _next_field(q, m.end(), None)
         if target is None or target.span[0] - m.end() > 1:
             continue
@@ -109,45 +99,9 @@ def _distinct_count(q: Question, plan: Plan) -> None:
         return
 
 
-def _count_of_children(q: Question, plan: Plan) -> None:
-    """"how many languages are spoken in Aruba": the field counted is one of the rows the
-    target has many of (a country's languages), so the rows counted are those, under the
-    conditions said of the target (through their relation back); ``Result.total``."""
-    if plan.answer_model is not None:
-        return
-    for m in _HOW_MANY.finditer(q.low):
-        mention = next((x for x in sorted(q.fields, key=lambda x: x.span[0])
-                        if x.span[0] >= m.end() and x.strong and x.candidate.second is None
-                        and x.candidate.relation is not None
-                        and x.candidate.relation.type == "hasMany"
-                        and is_plain(x.candidate)), None)
-        if mention is None:
-            continue
-        rel = mention.candidate.relation
-        gap = q.low[m.end():mention.span[0]]  # "how many official languages": a field of
-        for x in q.fields:  # the same rows may stand between
-            if x.candidate.relation == rel and m.end() <= x.span[0] < mention.span[0]:
-                gap = gap.replace(q.low[x.span[0]:x.span[1]], " ")
-        if not _GLUE.match(gap):
-            continue
-        assert mention.candidate.relation is not None
-        found = _answering_child(q, mention.candidate.relation)
-        if found is None:
-            continue
-        child, back = found
-        plan.answer_model, plan.answer_relation = child.id, back.name
-        if m.group("distinct"):
-            plan.aggregates.append(f"count(distinct {mention.candidate.field.name})")
-        plan.notes.append(f"{child.id} of the {q.target.id} counted "
-                          f"(\"{q.quote((m.start(), mention.span[1]))}\")")
-        plan.evidence += 1.0
-        plan.used.extend([m.span(), mention.span])
-        return
-
-
 def _functions(q: Question, plan: Plan) -> None:
-    found = [m for m in _FN.finditer(q.low) if plan.free(m.span())]
-    strong = [m for m in found if m.group("fn").lower() not in _WEAK_FN]
+    found = [m for m in FN.finditer(q.low) if plan.free(m.span())]
+    strong = [m for m in found if m.group("fn").lower() not in WEAK_FN]
     if not strong:
         return
     for m in found:
@@ -158,12 +112,12 @@ def _functions(q: Question, plan: Plan) -> None:
         if target is None:
             # "average, minimum and maximum age": the field after the last word of the list
             later = [x for x in found if x.start() > m.start()]
-            if not later or not _GLUE.match(q.low[m.end():later[0].start()]):
+            if not later or not GLUE.match(q.low[m.end():later[0].start()]):
                 continue
             target = _next_field(q, later[-1].end(), set(NUMERIC_KINDS))
             if target is None:
                 continue
-        name = f"{_FN_NAME[word]}({target.candidate.field.name})"
+        name = f"{FN_NAME[word]}({target.candidate.field.name})"
         if name not in plan.aggregates:
             plan.aggregates.append(name)
             plan.notes.append(f"{name} (\"{m.group(0)}\")")
@@ -207,24 +161,15 @@ def _group_field(q: Question, pos: int) -> tuple[list[str], tuple[int, int]] | N
     return None
 
 
-def _add_group(q: Question, plan: Plan, field: str, span: tuple[int, int], why: str) -> None:
-    if field in plan.group_by:
-        return
-    plan.group_by.append(field)
-    plan.notes.append(f"per {field} (\"{why}\")")
-    plan.evidence += 1.0
-    plan.used.append(span)
-
-
 def _groups(q: Question, plan: Plan) -> None:
-    for m in _EACH.finditer(q.low):
+    for m in EACH.finditer(q.low):
         if not plan.free(m.span()):
             continue
         found = _group_field(q, m.end()) or _group_named_before(q, plan, m)
         if found is None:
             continue
         for field in found[0]:
-            _add_group(q, plan, field, (m.start(), found[1][1]), m.group(0).strip())
+            add_group(q, plan, field, (m.start(), found[1][1]), m.group(0).strip())
     if plan.group_by and "count" not in plan.aggregates and (
             not plan.aggregates or re.search(r"\b(?:how many|number of|count)\b", q.low)):
         plan.aggregates.insert(0, "count")
@@ -257,7 +202,7 @@ _IS_THE = re.compile(r"\s+(?:that|which)?\s*(?:is|are|was|were)\s+(?:the\s+)?$",
 def _most_common(q: Question, plan: Plan) -> None:
     """"the most common X", "the most common <target> X" and "the X that is (the) most
     common": group by X, the largest group first."""
-    for m in _COMMON.finditer(q.low):
+    for m in COMMON.finditer(q.low):
         pos = m.end()
         named = _target_named_at(q, pos)  # "the most common singer citizenship"
         if named is not None:
@@ -278,7 +223,7 @@ def _most_common(q: Question, plan: Plan) -> None:
 
 def _order_by_count(q: Question, plan: Plan, field: str, span: tuple[int, int],
                     direction: str, why: str) -> None:
-    _add_group(q, plan, field, span, why.strip())
+    add_group(q, plan, field, span, why.strip())
     if "count" not in plan.aggregates:
         plan.aggregates.insert(0, "count")
     plan.aggregate_orders.append({"field": "count", "order": direction})
@@ -303,14 +248,14 @@ def _most_of_target(q: Question, plan: Plan) -> None:
         return
     for span in q.target_spans:
         head = q.low[max(0, span[0] - 40):span[0]]
-        m = _MOST_OF.search(head)
+        m = MOST_OF.search(head)
         if m is None:
             continue
         start = span[0] - len(head) + m.start()
         direction = "desc" if m.group("most") else "asc"
         group = _free_group_field(q, plan, start)
         if group is None:
-            _child_group(q, plan, start, (start, span[1]), direction, m.group(0))
+            child_group(q, plan, start, (start, span[1]), direction, m.group(0))
             return
         _order_by_count(q, plan, group.candidate.field.name, (start, span[1]), direction,
                         m.group(0))
@@ -318,38 +263,12 @@ def _most_of_target(q: Question, plan: Plan) -> None:
         return
 
 
-def _child_group(q: Question, plan: Plan, before: int, span: tuple[int, int],
-                 direction: str, why: str) -> None:
-    """"the language spoken by the most countries": the field named is one of the rows
-    the target has many of; those rows are grouped by it and the target rows of each
-    counted (``count(distinct <key back>)``), the largest group first."""
-    named = [x for x in q.fields if x.span[1] <= before and x.strong and plan.free(x.span)
-             and x.candidate.second is None and x.candidate.relation is not None
-             and x.candidate.relation.type == "hasMany" and is_plain(x.candidate)
-             and x.candidate.field.kind in TEXT_KINDS]
-    if not named:
-        return
-    mention = named[-1]
-    assert mention.candidate.relation is not None
-    found = _answering_child(q, mention.candidate.relation)
-    if found is None:
-        return
-    child, back = found
-    plan.answer_model, plan.answer_relation = child.id, back.name
-    counted = f"count(distinct {back.foreign})"  # target rows, not rows of the child
-    _add_group(q, plan, mention.candidate.field.name, span, why.strip())
-    plan.aggregates.insert(0, counted)
-    plan.aggregate_orders.append({"field": counted, "order": direction})
-    plan.limit = plan.limit or 1
-    plan.used.append(mention.span)
-
-
 def _having(q: Question, plan: Plan) -> None:
     """"nationalities shared by at least two people": group by the named field, keep the
     groups whose count of target rows meets the number."""
     for span in q.target_spans:
         head = q.low[max(0, span[0] - 40):span[0]]
-        m = _HAVING.search(head)
+        m = HAVING.search(head)
         if m is None:
             continue
         start = span[0] - len(head) + m.start()
@@ -359,12 +278,12 @@ def _having(q: Question, plan: Plan) -> None:
         if group is None and not plan.group_by:
             continue
         words = " ".join(m.group(0).split()[:-1]).lower()
-        op = _HAVING_AFTER[m.group("after").lower()] if m.group("after") else next(
-            (o for w, o in _HAVING_OP.items() if words.startswith(w)), "=")
+        op = HAVING_AFTER[m.group("after").lower()] if m.group("after") else next(
+            (o for w, o in HAVING_OP.items() if words.startswith(w)), "=")
         raw = (m.group("n") or m.group("n2")).lower()
-        n = int(raw) if raw.isdigit() else _NUMBER_WORDS[raw]
+        n = int(raw) if raw.isdigit() else NUMBER_WORDS[raw]
         if group is not None:
-            _add_group(q, plan, group.candidate.field.name, group.span, "grouped")
+            add_group(q, plan, group.candidate.field.name, group.span, "grouped")
         if "count" not in plan.aggregates:
             plan.aggregates.insert(0, "count")
         plan.having.append({"aggregate": "count", "op": op, "value": n})
@@ -389,113 +308,8 @@ def stated_aggregate(q: Question, plan: Plan, cand: Candidate, pos: int) -> str 
                 len(q.low[m.span[1]:pos].split()) > 2:
             continue
         fn = _FN_BEFORE.search(q.low[:m.span[0]])
-        name = f"{_FN_NAME[fn.group('fn').lower()]}({cand.field.name})" if fn else ""
+        name = f"{FN_NAME[fn.group('fn').lower()]}({cand.field.name})" if fn else ""
         if name in plan.aggregates:
             return name
     return None
 
-
-_COUNT_OF = re.compile(r"\b(?:(?:the\s+)?(?:total\s+)?numbers?\s+of|how\s+many)\s+$", re.I)
-
-
-def _answering_child(q: Question,
-                     rel: RelationSchema) -> tuple[ModelSchema, RelationSchema] | None:
-    """The model of a hasMany relation of the target and its relation back, when rows
-    can be computed on it per target row."""
-    child = q.by_id.get(rel.model.lower())
-    if rel.type != "hasMany" or child is None or child.id == q.target.id or \
-            not child.queryable:
-        return None
-    back = next((r for r in child.relations if r.type == "hasOne"
-                 and r.model.lower() == q.target.id.lower()
-                 and r.foreign.lower() == rel.key.lower()
-                 and r.key.lower() == rel.foreign.lower()), None)
-    return None if back is None else (child, back)
-
-
-def _child_function(q: Question, plan: Plan) -> None:
-    """"singers and the total sales of their songs", "for each singer name, the total
-    sales of their songs": a function of a field of the rows the target has many of,
-    computed per target row on those rows (grouped by the key back and the target's
-    title)."""
-    title = title_field(q.target)
-    if not q.target_spans or title is None or (
-            plan.aggregates and plan.aggregates != ["count"]) or \
-            plan.group_by not in ([], [title]):
-        return
-    for m in _FN.finditer(q.low):
-        word = m.group("fn").lower()
-        if word in _WEAK_FN or not plan.free(m.span()) or (
-                word == "total" and re.match(r"\s+number\b", q.low[m.end():])):
-            continue
-        after = [x for x in q.fields if x.span[0] >= m.end() and x.candidate.second is None
-                 and x.candidate.relation is not None
-                 and x.candidate.relation.type == "hasMany"
-                 and x.candidate.field.kind in NUMERIC_KINDS and is_plain(x.candidate)
-                 and len(q.low[m.end():x.span[0]].split()) <= 1]
-        if not after:
-            continue
-        mention = min(after, key=lambda x: x.span[0])
-        assert mention.candidate.relation is not None
-        found = _answering_child(q, mention.candidate.relation)
-        if found is None:
-            continue
-        child, back = found
-        name = f"{_FN_NAME[word]}({mention.candidate.field.name})"
-        plan.answer_model, plan.answer_relation = child.id, back.name
-        plan.group_by[:] = [back.foreign, f"{back.name}.{title}"]
-        plan.aggregates[:] = [name]
-        plan.notes.append(f"{name} of {child.id} per {q.target.id} (\"{m.group(0)}\")")
-        plan.evidence += 1.0
-        plan.used.extend([m.span(), mention.span])
-        return
-
-
-def _per_target(q: Question, plan: Plan) -> None:
-    """"teachers and the number of courses they teach", "the student with the most
-    friends": rows of a model the target has many of (courses, friends), counted per
-    target row — answered on that model, grouped by the target's title through its
-    relation back (see :func:`answer_per_target`)."""
-    if plan.group_by or plan.aggregates or not q.target_spans:
-        return
-    first = q.target_spans[0][0]
-    title = title_field(q.target)
-    for rel in q.target.relations:
-        found = _answering_child(q, rel)
-        if found is None or title is None:
-            continue
-        child, back = found
-        # the child itself, or what a link table points at ("courses" of a teacher, counted
-        # as the teacher's rows of course_arrange)
-        linked = [r.model for r in child.relations if r.type == "hasOne"
-                  and r.model.lower() != q.target.id.lower()]
-        named: list[tuple[tuple[int, int], str]] = [
-            (s, "count") for m in (child.id, *linked) for s in q.models.get(
-                q.by_id[m.lower()].id if m.lower() in q.by_id else m, [])]
-        named += [(x.span, f"count(distinct {x.candidate.field.name})") for x in q.fields
-                  if x.strong and x.candidate.relation == rel and x.candidate.second is None
-                  and is_plain(x.candidate) and is_plural(q.low[x.span[0]:x.span[1]])]
-        for span, counted in sorted(named):  # the rows, or the values named ("languages")
-            if span[0] < first:
-                continue
-            head = q.low[max(0, span[0] - 40):span[0]]
-            most = _MOST_OF.search(head)
-            count = _COUNT_OF.search(head)
-            if most is None and count is None:
-                continue
-            plan.answer_model = child.id
-            plan.answer_relation = back.name
-            # per target row: by its key (two people of one name are two rows), shown
-            # with its title
-            plan.group_by.extend([back.foreign, f"{back.name}.{title}"])
-            plan.aggregates.append(counted)
-            start = span[0] - len(head) + (most or count).start()  # type: ignore[union-attr]
-            if most is not None:
-                plan.aggregate_orders.append(
-                    {"field": counted, "order": "desc" if most.group("most") else "asc"})
-                plan.limit = plan.limit or 1
-            plan.notes.append(f"{child.id} counted per {q.target.id} "
-                              f"(\"{q.quote((start, span[1]))}\")")
-            plan.evidence += 1.0
-            plan.used.append((start, span[1]))
-            return
