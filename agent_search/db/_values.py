@@ -159,13 +159,14 @@ def like_pattern(value: Any) -> str:
     return pattern
 
 
-_PLAIN_NUMBER = re.compile(r"\s*[+-]?(?:0|[1-9]\d{0,17})(?P<frac>\.\d{1,12})?\s*", re.ASCII)
+_PLAIN_NUMBER = re.compile(r"\s*[+-]?(?:0|[1-9]\d{0,14})(?P<frac>\.\d{1,12})?\s*", re.ASCII)
 
 
 def numeric_kind(values: Any) -> str | None:
     """``integer`` or ``number`` when every one of ``values`` (a text column's distinct
     values, two or more) is a plain decimal number ("32", " 5.8"), as in databases that
-    keep numbers as text; else None. A leading zero ("007", a code) is no number."""
+    keep numbers as text; else None. A leading zero ("007", a code) is no number, nor are
+    more than 15 digits (an identifier a float would round)."""
     seen = list(values)
     if len(seen) < 2:
         return None

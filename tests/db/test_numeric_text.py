@@ -67,6 +67,7 @@ def test_numeric_kind() -> None:
     assert numeric_kind(["12", "12a"]) is None
     assert numeric_kind(["", "12"]) is None
     assert numeric_kind(["12"]) is None  # one value says nothing
+    assert numeric_kind(["1234567890123456", "1"]) is None  # an identifier, not a number
 
 
 async def test_text_numbers_order_and_compare_as_numbers(members: DBHandler) -> None:
