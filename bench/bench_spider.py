@@ -266,6 +266,8 @@ async def run(db_filter: str | None, show: int) -> dict[str, Any]:
                     s.update(kind=gold.kind, db=db_id, question=q["question"],
                              top=max((i.score for i in r.items), default=0.0),
                              error=r.error, warnings=r.warnings[-3:])
+                    if show:  # what was asked and what was run, for reading the misses
+                        s.update(sql=q["query"], dsl=_brief(r.dsl), n=len(res["items"]))
                     scored.append(s)
             finally:
                 await handler.aclose()
@@ -273,6 +275,11 @@ async def run(db_filter: str | None, show: int) -> dict[str, Any]:
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return summarise(scored, times, show)
+
+
+def _brief(dsl: dict[str, Any] | None) -> list[dict[str, Any]]:
+    keys = ("model", "wheres", "orders", "group_by", "aggregates", "having", "limit")
+    return [{k: q[k] for k in keys if q.get(k)} for q in (dsl or {}).get("queries", [])]
 
 
 def summarise(scored: list[dict[str, Any]], times: list[float], show: int) -> dict[str, Any]:

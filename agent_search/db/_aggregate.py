@@ -23,6 +23,7 @@ from agent_search.db._builder import (
     build_where,
     column_of,
     is_owner_column,
+    numeric,
     visibility,
 )
 from agent_search.db._catalog import Catalog, ModelEntry
@@ -99,7 +100,8 @@ def _aggregate(entry: ModelEntry, agg: Aggregate) -> sa.ColumnElement[Any]:
                             "be aggregated")
     if agg.fn == "count":
         return sa.func.count(sa.distinct(col)) if agg.distinct else sa.func.count(col)
-    arg = sa.distinct(col) if agg.distinct else col
+    value = numeric(entry, col)
+    arg = sa.distinct(value) if agg.distinct else value
     if agg.fn == "avg":
         return sa.func.avg(arg)
     if agg.fn == "sum":

@@ -117,6 +117,13 @@ def build_select(catalog: Catalog, entry: ModelEntry, *, select: Sequence[str],
     order_by: list[sa.ColumnElement[Any]] = []
     direction = "asc"
     for o in orders:
+        if "." in o.field:  # a related model's field: not the table's, no index to walk
+            if o.field.lower() not in seen:
+                seen.add(o.field.lower())
+                key = _related_order(catalog, entry, o.field, o.order, caller)
+                direction = o.order  # rows without related rows last, on every database
+                order_by.append((key.desc() if o.order == "desc" else key.asc()).nulls_last())
+            continue
         col = _column(entry, o.field)
         if is_owner_column(col.name, entry):
             raise DSLBuildError(f"order {entry.id}.{col.name}: a permission column can't "
@@ -125,7 +132,8 @@ def build_select(catalog: Catalog, entry: ModelEntry, *, select: Sequence[str],
             continue
         seen.add(col.name)
         direction = o.order
-        order_by.append(col.desc() if o.order == "desc" else col.asc())
+        key = numeric(entry, col)
+        order_by.append(key.desc() if o.order == "desc" else key.asc())
     if order_by:
         # ties broken by the primary key in the same direction, so an index on the order
         # column (which ends with the row id) can still be walked instead of sorting
@@ -134,6 +142,34 @@ def build_select(catalog: Catalog, entry: ModelEntry, *, select: Sequence[str],
                 order_by.append(table.c[name].desc() if direction == "desc"
                                 else table.c[name].asc())
     return stmt.order_by(*order_by).limit(limit)
+
+
+def _related_order(catalog: Catalog, entry: ModelEntry, field: str, direction: str,
+                   caller: Caller) -> sa.ColumnElement[Any]:
+    """``rel.Field`` as an order key: a correlated subquery over the related rows the
+    caller may see — the value of the one row a hasOne relation points at, and over a
+    hasMany relation the largest value when ordering down, the smallest when ordering up
+    (a country ordered by its cities' population, most populous first, by its largest
+    city). Rows without related rows get no value (NULL)."""
+    rel_name, _, rest = field.partition(".")
+    rel = entry.schema.relation(rel_name)
+    if rel is None or "." in rest:
+        raise DSLBuildError(f"order {entry.id}.{field}: orders go through one relation "
+                            "(relation.field)")
+    target = catalog.find(rel.model)
+    if target is None or target.missing:
+        raise DSLBuildError(f"order {entry.id}.{field}: relation {rel.name!r} points at an "
+                            f"unavailable model {rel.model!r}")
+    alias = target.table.alias()
+    col = _column(target, rest, alias)
+    if is_owner_column(col.name, target):
+        raise DSLBuildError(f"order {entry.id}.{field}: a permission column can't be "
+                            "ordered by")
+    pick = sa.func.max if direction == "desc" else sa.func.min
+    return (sa.select(pick(numeric(target, col)))
+            .where(_column(target, rel.key, alias) == _column(entry, rel.foreign),
+                   *visibility(target, caller, alias))
+            .scalar_subquery())
 
 
 def build_count(catalog: Catalog, entry: ModelEntry, *, wheres: Sequence[QueryWhere],
@@ -161,7 +197,8 @@ def build_where(catalog: Catalog, entry: ModelEntry, where: QueryWhere,
     if "." in where.field:
         return _relation_where(catalog, entry, where, caller)
     col = _column(entry, where.field)
-    cond = _comparison(col, where.op, where.value, f"{entry.id}.{col.name}")
+    typed = col if where.op in _UNTYPED_OPS else numeric(entry, col)
+    cond = _comparison(typed, where.op, where.value, f"{entry.id}.{col.name}")
     return _owned_only(entry, caller, entry.table, cond) if is_owner_column(col.name, entry) \
         else cond
 
@@ -192,7 +229,8 @@ def _relation_where(catalog: Catalog, entry: ModelEntry, where: QueryWhere, call
                                caller, alias, depth + 1)
     else:
         col = _column(target, rest, alias)
-        cond = _comparison(col, where.op, where.value, f"{rel.name}.{col.name}")
+        typed = col if where.op in _UNTYPED_OPS else numeric(target, col)
+        cond = _comparison(typed, where.op, where.value, f"{rel.name}.{col.name}")
         if is_owner_column(col.name, target):
             cond = _owned_only(target, caller, alias, cond)
     inner = [cond, *visibility(target, caller, alias)]
@@ -230,6 +268,19 @@ def _count_where(catalog: Catalog, entry: ModelEntry, rel_name: str, where: Quer
     if _PYTHON_COMPARE[where.op](0, number):
         return own.not_in(grouped.having(sa.not_(compare(sa.func.count(), number))))
     return own.in_(grouped.having(compare(sa.func.count(), number)))
+
+
+_UNTYPED_OPS = frozenset({"like", "is null", "is not null"})
+
+
+def numeric(entry: ModelEntry, col: sa.ColumnElement[Any]) -> sa.ColumnElement[Any]:
+    """A text column all of whose values are numbers (``entry.numeric_text``) as a
+    number, so that "older than 30" and "youngest" compare 9 below 30; any other column as
+    it is."""
+    name = getattr(col, "name", None)
+    if not isinstance(name, str) or name not in entry.numeric_text:
+        return col
+    return sa.cast(col, sa.Float)
 
 
 def column_of(entry: ModelEntry, name: str,

@@ -30,6 +30,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from agent_search.db._permissions import CREATED_BY, PUBLIC, SHARE, TEAM_ID, PermissionColumns
 from agent_search.db._reserved import is_internal_table
+from agent_search.db._values import numeric_kind
 from agent_search.db.models import ColumnDef, ModelDef
 from agent_search.errors import ConfigError
 from agent_search.query.dsl import FieldSchema, ModelSchema, RelationSchema
@@ -66,6 +67,9 @@ class ModelEntry:
     soft_delete: bool = False
     missing: str | None = None
     values: dict[str, list[str]] | None = None
+    numeric_text: dict[str, str] = field(default_factory=dict)
+    """Text columns every value of which is a number (column → integer/number): compared,
+    ordered and computed on as numbers (see :func:`~agent_search.db._values.numeric_kind`)."""
     schemas: dict[bool, ModelSchema] = field(default_factory=dict)
     _values_lock: anyio.Lock = field(default_factory=anyio.Lock)
 
@@ -192,9 +196,12 @@ class Catalog:
             return out
         async with self.engine.connect() as conn:
             for column in columns:
-                values = await _distinct_values(conn, column, conds, self.value_index_max)
+                values, kind = await _distinct_values(conn, column, conds,
+                                                      self.value_index_max)
                 if values:
                     out[column.name] = values
+                if kind is not None and entry.permission is None and not entry.soft_delete:
+                    entry.numeric_text[column.name] = kind  # every row was read
         return out
 
     async def schema_with_values(self, entry: ModelEntry, *, queryable: bool) -> ModelSchema:
@@ -204,7 +211,8 @@ class Catalog:
         if cached is not None:
             return cached
         values = await self.values(entry)
-        fields = [f.model_copy(update={"values": values.get(f.name, [])})
+        fields = [f.model_copy(update={"values": values.get(f.name, []),
+                                       "kind": entry.numeric_text.get(f.name, f.kind)})
                   for f in entry.schema.fields]
         schema = entry.schema.model_copy(update={"fields": fields, "queryable": queryable})
         entry.schemas[queryable] = schema
@@ -275,13 +283,16 @@ def deleted_at_column(table: sa.FromClause) -> sa.ColumnElement[Any] | None:
 
 
 async def _distinct_values(conn: AsyncConnection, col: sa.Column[Any],
-                           conds: list[sa.ColumnElement[bool]], cap: int) -> list[str]:
+                           conds: list[sa.ColumnElement[bool]],
+                           cap: int) -> tuple[list[str], str | None]:
+    """The column's indexable distinct values, and whether all its values are numbers."""
     stmt = sa.select(col).where(col.is_not(None), *conds).distinct().limit(cap + 1)
     rows = (await conn.execute(stmt)).scalars().all()
     if len(rows) > cap:
-        return []
+        return [], None
     return sorted(v for v in rows
-                  if isinstance(v, str) and v.strip() and len(v) <= MAX_INDEXED_VALUE_CHARS)
+                  if isinstance(v, str) and v.strip() and len(v) <= MAX_INDEXED_VALUE_CHARS), \
+        numeric_kind(rows)
 
 
 def sa_kind(type_: sa.types.TypeEngine[Any]) -> str:
@@ -454,8 +465,10 @@ def _schema_from_table(table: sa.Table,
         relations.append(RelationSchema(
             name=unique(_relation_name(fk.parent.name, target.name)), type="hasOne",
             model=target.name, key=fk.column.name, foreign=fk.parent.name))
+    # a table pointing here twice (a link table of people to people: student, friend)
+    # names the relation plainly through its first column, the one its rows are about
     for child, fk in sorted(referrers.get(table.name, []),
-                            key=lambda p: (p[0].name, p[1].parent.name)):
+                            key=lambda p: (p[0].name, list(p[0].columns).index(p[1].parent))):
         relations.append(RelationSchema(
             name=unique(_plural(child.name.lower())), type="hasMany", model=child.name,
             key=fk.parent.name, foreign=fk.column.name))

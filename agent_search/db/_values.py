@@ -157,3 +157,28 @@ def like_pattern(value: Any) -> str:
     if "%" not in pattern and "_" not in pattern:
         pattern = f"%{pattern}%"
     return pattern
+
+
+_PLAIN_NUMBER = re.compile(r"\s*[+-]?(?:0|[1-9]\d{0,14})(?P<frac>\.\d{1,12})?\s*", re.ASCII)
+
+
+def numeric_kind(values: Any) -> str | None:
+    """``integer`` or ``number`` when every one of ``values`` (a text column's distinct
+    values, two or more) is a plain decimal number ("32", " 5.8"), as in databases that
+    keep numbers as text; else None. A leading zero ("007", a code) is no number, nor are
+    more than 15 digits (an identifier a float would round)."""
+    seen = list(values)
+    if len(seen) < 2:
+        return None
+    fraction = False
+    for v in seen:
+        if isinstance(v, bool) or not isinstance(v, str | int | float):
+            return None
+        if isinstance(v, str):
+            m = _PLAIN_NUMBER.fullmatch(v)
+            if m is None:
+                return None
+            fraction = fraction or m.group("frac") is not None
+        else:
+            fraction = fraction or isinstance(v, float)
+    return "number" if fraction else "integer"

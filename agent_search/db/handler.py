@@ -293,21 +293,21 @@ class DBHandler:
 
     async def _generate(self, ctx: Context, request: Request, entries: list[ModelEntry],
                         warnings: list[str]) -> GeneratedDSL:
+        # read with the value index: it also tells which text columns hold numbers
+        # (compared as numbers on every path, an explicit DSL's too)
+        schemas = [await self.catalog.schema_with_values(e, queryable=True) for e in entries]
+        for related in self._related_schemas(entries):
+            target = self.catalog.find(related.id)
+            assert target is not None
+            schemas.append(await self.catalog.schema_with_values(target, queryable=False))
         explicit = request.options.get("dsl")
         if explicit is not None:
-            schemas = [self._schema(e, queryable=True) for e in entries]
-            schemas += self._related_schemas(entries)
             if not isinstance(explicit, Mapping):
                 raise DSLValidationError("options.dsl must be an object")
             return validate_dsl(explicit, schemas, generator="explicit")
         if request.options.get("generate", True) is False:
             return GeneratedDSL(queries=[QueryDSL(model=e.id) for e in entries],
                                 explanation="preset filters only", generator="none")
-        schemas = [await self.catalog.schema_with_values(e, queryable=True) for e in entries]
-        for related in self._related_schemas(entries):
-            target = self.catalog.find(related.id)
-            assert target is not None
-            schemas.append(await self.catalog.schema_with_values(target, queryable=False))
         strict = ctx.config.query.strict
         name = ctx.config.uses.query
         builtin = BuiltinDSLGenerator(strict=strict)

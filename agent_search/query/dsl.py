@@ -271,7 +271,7 @@ def _validate_query(raw: Any, by_id: Mapping[str, ModelSchema]) -> QueryDSL:
     select = [resolve.own(f, "select") for f in dsl.select]
     if dsl.is_aggregate:
         return _validate_aggregate(dsl, resolve, wheres, select)
-    orders = [QueryOrder(field=resolve.own(o.field, "order"), order=o.order) for o in dsl.orders]
+    orders = [QueryOrder(field=resolve.order(o.field), order=o.order) for o in dsl.orders]
     if dsl.having:
         raise DSLValidationError(f"model {schema.id}: 'having' needs aggregates or group_by")
     return QueryDSL(model=schema.id, select=select, wheres=wheres, orders=orders,
@@ -328,6 +328,23 @@ class _FieldResolver:
             raise DSLValidationError(
                 f"model {self.schema.id}: unknown {what} field {name!r}")
         return f.name
+
+    def order(self, name: str) -> str:
+        """An order field: own, or ``relation.Field`` through one relation (a hasMany one
+        orders by the largest related value going down, the smallest going up)."""
+        if "." not in name:
+            return self.own(name, "order")
+        rel_name, _, rest = name.partition(".")
+        rel = self.schema.relation(rel_name)
+        target = self.by_id.get(rel.model.lower()) if rel is not None else None
+        if rel is None or target is None or "." in rest:
+            raise DSLValidationError(f"model {self.schema.id}: order {name!r} must be a "
+                                     "field or relation.field")
+        f = target.field(rest)
+        if f is None:
+            raise DSLValidationError(
+                f"model {self.schema.id}: unknown field {rest!r} of relation {rel.name!r}")
+        return f"{rel.name}.{f.name}"
 
     def group(self, name: str) -> str:
         """A group field: own, or ``relation.Field`` through one hasOne relation."""

@@ -27,6 +27,29 @@ def ctx_for(handler: DBHandler, **kw: Any) -> Context:
     return Context(config=handler.config, **kw)
 
 
+async def test_a_table_pointing_twice_at_one_table_is_named_by_its_first_column(
+        tmp_path: Path) -> None:
+    """A link of members to members (member, then the member they follow): the plain
+    reverse relation goes through the first column, whose rows the link is about, however
+    the columns sort by name."""
+    import sqlite3
+    path = tmp_path / "links.sqlite"
+    with sqlite3.connect(path) as conn:
+        conn.executescript(
+            "CREATE TABLE member (id INTEGER PRIMARY KEY, name TEXT);"
+            "CREATE TABLE follow (who_id INTEGER REFERENCES member(id),"
+            " followed_id INTEGER REFERENCES member(id), PRIMARY KEY (who_id, followed_id));")
+    handler = make_handler(f"sqlite:///{path}", tmp_path)
+    try:
+        await handler.catalog.load()
+        member = handler.catalog.find("member")
+        assert member is not None
+        rels = {r.name: r.key for r in member.schema.relations if r.type == "hasMany"}
+        assert rels == {"follows": "who_id", "follows2": "followed_id"}
+    finally:
+        await handler.aclose()
+
+
 async def test_reflection_finds_tables_keys_and_relations(chinook: DBHandler) -> None:
     await chinook.catalog.load()
     ids = sorted(chinook.catalog.ids())

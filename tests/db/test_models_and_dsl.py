@@ -145,7 +145,8 @@ def test_validate_canonicalises_names_and_checks_fields() -> None:
     out = validate_dsl({"model": "PRODUCT", "select": ["NAME"],
                         "wheres": [{"field": "Price", "op": "lt", "value": 5},
                                    {"or": [{"field": "MAKER.Name", "value": "Sony"}]}],
-                        "orders": [{"field": "price", "order": "ASC"}],
+                        "orders": [{"field": "price", "order": "ASC"},
+                                   {"field": "Maker.NAME"}],
                         "explanation": "x", "confidence": 0.7}, schemas())
     q = out.queries[0]
     assert q.model == "product" and q.select == ["name"]
@@ -153,6 +154,7 @@ def test_validate_canonicalises_names_and_checks_fields() -> None:
     assert q.wheres[1].to_json() == {"or": [{"field": "maker.name", "op": "=",
                                              "value": "Sony"}]}
     assert q.orders[0].order == "asc" and out.confidence == 0.7
+    assert q.orders[1].field == "maker.name"
 
 
 @pytest.mark.parametrize(("raw", "message"), [
@@ -162,6 +164,9 @@ def test_validate_canonicalises_names_and_checks_fields() -> None:
     ({"model": "product", "wheres": [{"field": "x.name"}]}, "unknown relation 'x'"),
     ({"model": "product", "wheres": [{"field": "maker.nope"}]}, "unknown field 'nope'"),
     ({"model": "product", "orders": [{"field": "nope"}]}, "unknown order field"),
+    ({"model": "product", "orders": [{"field": "x.name"}]}, "must be a field or relation"),
+    ({"model": "product", "orders": [{"field": "maker.nope"}]}, "unknown field 'nope'"),
+    ({"model": "product", "orders": [{"field": "maker.a.b"}]}, "must be a field or relation"),
     ({"model": "product", "select": ["nope"]}, "unknown select field"),
     ({"model": "product", "wheres": [{"field": "name", "value": [[1]]}]}, "values must be"),
     ({"model": "product", "wheres": [{"field": "name", "op": "between", "value": 1}]},

@@ -136,3 +136,25 @@ async def test_counts_over_a_relation_count_only_visible_rows(shop: DBHandler) -
             if o["id"] in visible(user, team):
                 seen[o["product_id"]] = seen.get(o["product_id"], 0) + 1
         assert got == {pid for pid, n in seen.items() if n >= 2}
+
+
+async def test_an_order_on_a_related_field_sees_only_visible_related_rows(
+        shop: DBHandler) -> None:
+    """Products ordered by their orders' quantity (largest first) rank by the orders the
+    caller may see: the order of the answer can't reveal another team's private orders;
+    products without a visible order come last, ties by id."""
+    dsl = {"model": PRODUCT, "orders": [{"field": "orders.quantity", "order": "desc"}]}
+    for user, team in [("u1", "t1"), ("u3", "t2"), (None, None)]:
+        config = shop.config.merged({"db": {"max_results": 100}})
+        r = await shop.search(Context(config=config, user_id=user, team_id=team),
+                              Request(type="db", query="products", models=[PRODUCT],
+                                      limit=100, options={"dsl": dsl}))
+        assert r.error is None, r.error
+        best: dict[int, int] = {}
+        for o in ORDERS:
+            if o["id"] in visible(user, team):
+                best[o["product_id"]] = max(best.get(o["product_id"], 0), o["quantity"])
+        got = [i.record_id for i in r.items]
+        want = sorted(got, key=lambda pid: (pid not in best, -best.get(pid, 0), -pid))
+        assert got == want and got[:len(best)] == sorted(
+            best, key=lambda pid: (-best[pid], -pid))

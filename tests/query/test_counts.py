@@ -41,3 +41,33 @@ def test_no_has_many_relation_or_no_relation_named_no_count() -> None:
     assert run("tracks with more than 5 albums", "Track").wheres == []
     assert run("artists with more than 5 fans", "Artist").wheres == []
     assert run("artists who made two albums", "Artist").wheres == []  # no comparator
+
+
+def test_a_count_of_link_rows_named_by_the_model_they_link_to() -> None:
+    """"teachers who teach at least two courses": a teacher's rows of a table linking
+    teachers to courses are counted, named by the courses."""
+    from agent_search.query.dsl import FieldSchema, ModelSchema, RelationSchema
+
+    def f(name: str, kind: str = "string") -> FieldSchema:
+        return FieldSchema(name=name, kind=kind)
+    schemas = [
+        ModelSchema(id="teacher", table="teacher", primary_key="tid", title_field="name",
+                    fields=[f("tid", "integer"), f("name")],
+                    relations=[RelationSchema(name="assignments", type="hasMany",
+                                              model="assignment", key="tid", foreign="tid")]),
+        ModelSchema(id="assignment", table="assignment", primary_key=None,
+                    fields=[f("tid", "integer"), f("cid", "integer")],
+                    relations=[RelationSchema(name="teacher", type="hasOne", model="teacher",
+                                              key="tid", foreign="tid"),
+                               RelationSchema(name="course", type="hasOne", model="course",
+                                              key="cid", foreign="cid")]),
+        ModelSchema(id="course", table="course", primary_key="cid", title_field="title",
+                    fields=[f("cid", "integer"), f("title")])]
+    q = read("teachers who teach at least two courses", "teacher", schemas)
+    plan = fresh_plan(q)
+    counts(q, plan)
+    assert plan.wheres == [{"field": "count(assignments)", "op": ">=", "value": 2}]
+    q = read("teachers who teach at least two rooms", "teacher", schemas)
+    plan = fresh_plan(q)
+    counts(q, plan)
+    assert plan.wheres == []

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from agent_search.query.dsl import FieldSchema, ModelSchema
+from agent_search.query.dsl import FieldSchema, ModelSchema, validate_dsl
 from agent_search.query.nl._parser import parse
 
 from .schemas import NOW
@@ -43,6 +43,10 @@ def test_order_words_take_the_field_named_beside_them() -> None:
     assert out["orders"] == [{"field": "Age", "order": "desc"}]
     out = parse("people ordered by their net worth", people(), now=NOW)
     assert out["orders"] == [{"field": "Net_Worth", "order": "asc"}]
+    # "ordered by" names the field after it, even with another named right before
+    out = parse("list the names and ages ordered by their net worth", people(),
+                now=NOW)
+    assert out["orders"] == [{"field": "Net_Worth", "order": "asc"}]
 
 
 def test_numbers_after_a_numeric_field_are_equalities() -> None:
@@ -61,7 +65,7 @@ def players() -> list[ModelSchema]:
     return [
         ModelSchema(id="people", table="people", primary_key="People_ID", title_field="Name",
                     fields=[f("People_ID", "integer", primary=True), f("Name"),
-                            f("Birth_Date")],
+                            f("Birth_Date"), f("Height", "number")],
                     relations=[RelationSchema(name="players", type="hasMany",
                                               model="player", key="People_ID",
                                               foreign="People_ID")]),
@@ -79,6 +83,43 @@ def test_a_field_of_the_model_pointed_at_asks_for_its_records() -> None:
     out = parse("the names of all players", players(), now=NOW)
     assert out["model"] == "people" and out["wheres"] == [
         {"field": "count(players)", "op": ">", "value": 0}]
-    # an order on the subject's own field keeps the subject
+    # an order on the subject's own field goes through the relation back: the people
+    # who are players, by their players' earnings
     out = parse("the birth date of the player with the lowest earnings", players(), now=NOW)
-    assert out["model"] == "player" and out["limit"] == 1
+    assert out["model"] == "people" and out["limit"] == 1
+    assert out["orders"] == [{"field": "players.Earnings", "order": "asc"}]
+    assert out["wheres"] == [{"field": "count(players)", "op": ">", "value": 0}]
+    validate_dsl(out, players())
+
+
+def test_a_superlative_measured_on_the_model_pointed_at() -> None:
+    """"the tallest player": the player has no height, the person it points at has."""
+    for text in ("the earnings of the tallest player",
+                 "the earnings of the player with the greatest height"):
+        out = parse(text, players(), now=NOW)
+        assert out["model"] == "player", text
+        assert out["orders"] == [{"field": "people.Height", "order": "desc"}], text
+        assert out["limit"] == 1
+        validate_dsl(out, players())
+
+
+def test_a_comparative_compares_the_field_it_measures() -> None:
+    out = parse("people older than 30", people(), now=NOW)
+    assert out["wheres"] == [{"field": "Age", "op": ">", "value": 30}]
+    out = parse("the earnings of players taller than 200", players(), now=NOW)
+    assert {"field": "people.Height", "op": ">", "value": 200} in out["wheres"]
+    out = parse("the average earnings of players who are taller than 200", players(),
+                now=NOW)
+    assert out["wheres"] == [{"field": "people.Height", "op": ">", "value": 200}]
+    assert out["aggregates"] == ["avg(Earnings)"]
+
+
+def test_a_field_of_the_rows_the_target_has_many_of_asks_for_those_rows() -> None:
+    """"the composers on the album Big Ones": the album's tracks hold the composers."""
+    from .schemas import music
+    out = parse("the composers on the album Big Ones", music(), now=NOW)
+    assert out["model"] == "Track"
+    assert out["wheres"] == [{"field": "album.Title", "op": "=", "value": "Big Ones"}]
+    validate_dsl(out, music())
+    # with nothing said of the album, the album stays the answer
+    assert parse("the composers of albums", music(), now=NOW)["model"] == "Album"

@@ -149,3 +149,17 @@ def test_a_superlative_with_nothing_to_order_by_shows_no_records() -> None:
     assert any("'greatest' is measured by" in w for w in out["warnings"])
     ordered = parse("the staff with the greatest birth date", staff(), now=NOW)
     assert ordered["orders"] == [{"field": "BirthDate", "order": "desc"}]  # one it can
+
+
+def test_a_verb_linking_to_something_understood_is_no_leftover() -> None:
+    """"albums released by Queen": the verb links the albums to the value understood
+    after it; "in the world" says all of them. A verb before words not understood stays
+    a leftover ("artists who play the banjo")."""
+    out = parse("albums released by Queen", music(), now=NOW)
+    assert out["wheres"] == [{"field": "artist.Name", "op": "=", "value": "Queen"}]
+    assert out["confidence"] == 1.0 and not out["warnings"]
+    out = parse("how many artists are there in the world", music(), now=NOW)
+    assert not any("world" in w for w in out["warnings"])
+    out = parse("artists who play with the banjo", music(), now=NOW)
+    assert any("banjo" in w for w in out["warnings"])
+    assert any("play" in w for w in out["warnings"])

@@ -53,11 +53,38 @@ def test_a_model_of_several_words_is_named_by_its_last_word_when_only_it_ends_so
         "card_player": [(0, 12)]}  # named in full: the head word alone adds nothing
 
 
+def test_a_model_of_three_words_is_named_by_its_last_two() -> None:
+    def table(name: str, *fields: str) -> ModelSchema:
+        return ModelSchema(id=name, table=name, primary_key="id",
+                           fields=[f("id", "integer", primary=True), *map(f, fields)])
+
+    schemas = [table("other_available_features", "name"),
+               table("other_property_features", "detail"), table("sold_home_prices", "home")]
+    assert model_mentions("how many available features are there", schemas) == {
+        "other_available_features": [(9, 27)]}
+    assert model_mentions("features", schemas) == {}  # two tables end in "features"
+    assert list(model_mentions("home prices", schemas)) == ["sold_home_prices"]
+
+
 def test_field_mentions_are_strong_for_the_full_name_weak_for_its_last_word() -> None:
     q = read("tracks with a unit price over 1 and a low price", "Track")
     found = {(q.quote(m.span), m.candidate.path, m.strong) for m in q.fields}
     assert ("unit price", "UnitPrice", True) in found
     assert ("price", "UnitPrice", False) in found
+
+
+def test_a_field_is_named_by_who_does_it_and_by_the_event_of_its_date() -> None:
+    from agent_search.query.dsl import FieldSchema, ModelSchema
+    show = ModelSchema(id="show", table="show", primary_key="id", fields=[
+        FieldSchema(name="id", kind="integer", primary=True),
+        FieldSchema(name="Directed_by"), FieldSchema(name="produced_by"),
+        FieldSchema(name="Original_Air_Date", kind="date")])
+    q = read("shows by each director and producer that aired first, by air date", "show",
+             [show])
+    found = {(q.quote(m.span), m.candidate.path, m.strong) for m in q.fields}
+    assert {("director", "Directed_by", True), ("producer", "produced_by", True),
+            ("aired", "Original_Air_Date", True),
+            ("air date", "Original_Air_Date", False)} <= found
 
 
 def test_keys_are_not_plain_and_dimensions_come_from_unit_or_name() -> None:

@@ -45,6 +45,26 @@ def test_an_unknown_person_name_is_matched_on_first_and_last_name() -> None:
         {"field": "LastName", "op": "like", "value": "%Luis%"}]}]
 
 
+def test_the_full_stop_ending_a_question_is_not_part_of_a_name() -> None:
+    for text in ("the employees named Luis.", "Show the employees named Luis!"):
+        plan = run(text, "Employee", people())
+        assert plan.wheres == [{"or": [
+            {"field": "FirstName", "op": "like", "value": "%Luis%"},
+            {"field": "LastName", "op": "like", "value": "%Luis%"}]}], text
+    plan = run("employees named St. Luis", "Employee", people())  # inside a name it stays
+    assert "%St. Luis%" in str(plan.wheres)
+
+
+@pytest.mark.parametrize("text", ["artists whose names contain the substring 'Que'",
+                                  "artists which have the substring 'Que'"])
+def test_a_substring_is_a_contains_match_and_the_word_is_understood(text: str) -> None:
+    from agent_search.query.nl._parser import leftover_words, understand
+    q = read(text, "Artist")
+    plan = understand(q)
+    assert plan.wheres == [{"field": "Name", "op": "like", "value": "%Que%"}], text
+    assert leftover_words(q, plan) == []
+
+
 def test_in_field_texts_come_first() -> None:
     texts = stated_texts(read('"x" with love in the title', "Album"))
     assert [t.how for t in texts] == ["in-field", "quoted"]

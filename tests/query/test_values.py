@@ -114,3 +114,30 @@ def test_stop_word_values_are_never_matched() -> None:
     genre = next(s for s in schemas if s.id == "Genre")
     genre.fields[1].values.append("The")
     assert run("the tracks", "Track", schemas).wheres == []
+
+
+def test_a_possessive_names_the_value() -> None:
+    plan = run("What is Queen's artist id?", "Artist")
+    assert plan.wheres == [{"field": "Name", "op": "=", "value": "Queen"}]
+
+
+def test_a_word_of_a_field_name_is_no_value_of_it() -> None:
+    """"the package option of channels named Sky": "Option" is a value of the field
+    Package_Option, but here it is part of the field's name."""
+    channel = ModelSchema(id="channel", table="channel", primary_key="id", fields=[
+        f("id", "integer", primary=True), f("Package_Option", values=["Option", "Sky"]),
+        f("series_name", values=["Sky Radio"])])
+    plan = run("the package option of the channel with series name Sky Radio", "channel",
+               [channel])
+    assert plan.wheres == [{"field": "series_name", "op": "=", "value": "Sky Radio"}]
+
+
+def test_values_joined_by_and_on_rows_the_target_has_many_of_are_each_required() -> None:
+    plan = run("artists with the albums Big Ones and Greatest Hits", "Artist")
+    assert plan.wheres == [{"field": "albums.Title", "op": "=", "value": "Big Ones"},
+                           {"field": "albums.Title", "op": "=", "value": "Greatest Hits"}]
+    plan = run("artists with the albums Big Ones or Greatest Hits", "Artist")
+    assert plan.wheres == [{"field": "albums.Title", "op": "in",
+                            "value": ["Big Ones", "Greatest Hits"]}]
+    plan = run("tracks in the Latin and Pop genres", "Track")  # one genre each: either
+    assert plan.wheres == [{"field": "genre.Name", "op": "in", "value": ["Latin", "Pop"]}]

@@ -35,6 +35,8 @@ def counts(q: Question, plan: Plan) -> None:
         for rel in relations:
             phrase = _named_relation(m.group("rest"), rel, q.by_id.get(rel.model.lower()))
             if phrase is None:
+                phrase = _named_through(m.group("rest"), q, rel)
+            if phrase is None:
                 continue
             if plan.free((m.start(), m.start("rest"))):  # else the model name is "used"
                 _add_count(plan, m, rel, (m.start(), m.start("rest") + len(phrase)))
@@ -48,6 +50,24 @@ def _named_relation(rest: str, rel: RelationSchema, other: ModelSchema | None) -
         phrases |= model_phrases(other)
     return next((p for p in sorted(phrases, key=lambda p: (-len(p), p))
                  if re.match(re.escape(p) + r"(?!\w)", rest)), None)
+
+
+def _named_through(rest: str, q: Question, rel: RelationSchema) -> str | None:
+    """The name of a model the related rows point at, when they are links ("teachers
+    who teach at least two courses": a teacher's rows of a table linking teachers to
+    courses, each one course): the count of those rows."""
+    child = q.by_id.get(rel.model.lower())
+    if child is None:
+        return None
+    for link in child.relations:
+        other = q.by_id.get(link.model.lower())
+        if link.type != "hasOne" or other is None or other.id == q.target.id:
+            continue
+        phrase = next((p for p in sorted(model_phrases(other), key=lambda p: (-len(p), p))
+                       if re.match(re.escape(p) + r"(?!\w)", rest)), None)
+        if phrase is not None:
+            return phrase
+    return None
 
 
 def _add_count(plan: Plan, m: re.Match[str], rel: RelationSchema,

@@ -60,6 +60,35 @@ def _own_numeric(q: Question, temporal: bool = True) -> list[Candidate]:
             and is_plain(c)]
 
 
+def _related_numeric(q: Question) -> list[Candidate]:
+    """Numeric and date fields of the models the target points at (hasOne): what a
+    superlative measures when the target has no such field ("the tallest poker player"
+    by the height of the person it is)."""
+    kinds = NUMERIC_KINDS | TEMPORAL_KINDS
+    return [c for c in q.candidates if c.relation is not None and c.second is None
+            and c.relation.type == "hasOne" and c.field.kind in kinds and is_plain(c)]
+
+
+_COMPARATIVES: dict[str, tuple[str, ...]] = {
+    "older": ("age",), "younger": ("age",), "taller": ("height",), "shorter": ("height",),
+    "heavier": ("weight", "mass"), "lighter": ("weight", "mass"),
+    "richer": ("worth", "wealth", "income", "earning", "salary"),
+    "wealthier": ("worth", "wealth", "income", "earning", "salary"),
+    "poorer": ("worth", "wealth", "income", "earning", "salary")}
+"""Comparatives and the nouns they measure (general English, as :data:`_ADJECTIVES`)."""
+
+
+def measured_by(q: Question, word: str) -> Candidate | None:
+    """The numeric field a comparative measures ("taller than 200": a height), the
+    target's own, else one of a model it points at; None for other words."""
+    nouns = _COMPARATIVES.get(word.lower())
+    if nouns is None:
+        return None
+    own = [c for c in _own_numeric(q, temporal=False)]
+    related = [c for c in _related_numeric(q) if c.field.kind in NUMERIC_KINDS]
+    return _measuring(own, nouns) or _measuring(related, nouns)
+
+
 def _measuring(cands: list[Candidate], nouns: tuple[str, ...]) -> Candidate | None:
     """The first field (in the order of ``nouns``) whose name holds one of them."""
     for noun in nouns:
@@ -91,13 +120,15 @@ def adjectives(q: Question, plan: Plan) -> None:
                 cand = births[0]
                 direction = "desc" if direction == "asc" else "asc"
         if cand is None:
+            cand = _measuring(_related_numeric(q), nouns)
+        if cand is None:
             continue
-        plan.order(cand.field.name, direction, m.span(), f"\"{word}\"")
+        plan.order(cand.path, direction, m.span(), f"\"{word}\"")
 
 
 def _named_after(q: Question, pos: int) -> FieldMention | None:
     return next((m for m in q.fields if m.candidate.relation is None
-                 and 0 <= m.span[0] - pos <= 1), None)
+                 and 0 <= m.span[0] - pos <= 1 and is_plain(m.candidate)), None)
 
 
 def ordered_by(q: Question, plan: Plan) -> None:
@@ -112,8 +143,9 @@ def ordered_by(q: Question, plan: Plan) -> None:
            and not m.candidate.field.primary]
     direction = next((d for _, d in marks if d in ("descending", "decreasing", "desc")),
                      "asc")
-    for span, _ in sorted(marks):
-        best = _nearest(q, own, span)
+    for span, word in sorted(marks):
+        # "ordered by X" names X after it; "X descending" may name it before
+        best = _nearest(q, own, span, after_only=not word)
         if best is None:
             continue
         if any(o["field"] == best.candidate.field.name for o in plan.orders):
@@ -126,14 +158,14 @@ def ordered_by(q: Question, plan: Plan) -> None:
         plan.used.append(span)
 
 
-def _nearest(q: Question, mentions: list[FieldMention],
-             span: tuple[int, int]) -> FieldMention | None:
+def _nearest(q: Question, mentions: list[FieldMention], span: tuple[int, int], *,
+             after_only: bool = False) -> FieldMention | None:
     """The field named closest after the order words (within 4 words), else before."""
     best: tuple[int, FieldMention] | None = None
     for m in mentions:
         if m.span[0] >= span[1]:
             gap = q.low[span[1]:m.span[0]]
-        elif m.span[1] <= span[0]:
+        elif m.span[1] <= span[0] and not after_only:
             gap = q.low[m.span[1]:span[0]]
         else:
             continue

@@ -7,7 +7,9 @@ from __future__ import annotations
 import re
 
 from agent_search.query.dsl import NUMERIC_KINDS, TEMPORAL_KINDS
+from agent_search.query.nl._aggregates import stated_aggregate
 from agent_search.query.nl._dates import is_year
+from agent_search.query.nl._measures import measured_by
 from agent_search.query.nl._plan import Plan, Question
 from agent_search.query.nl._schema import Candidate, field_for, is_plain
 from agent_search.query.nl._units import (
@@ -27,10 +29,12 @@ NUMBER = (r"(?P<cur>[$€£¥])?\s*(?P<num>-?\d{1,3}(?:,\d{3})+(?:\.\d{1,15})?(?
 """An amount: currency, number, multiplier and unit ("$1.5k", "5 minutes")."""
 CMP_WORDS: tuple[tuple[str, str], ...] = (
     (r"between", "between"),
-    (r"(?:less|fewer|lower|cheaper|shorter|smaller|younger|earlier) than|under|below|"
+    (r"(?:less|fewer|lower|cheaper|shorter|smaller|younger|earlier|lighter|poorer) than|"
+     r"under|below|"
      r"beneath|<", "<"),
     (r"at most|no more than|not more than|up to|a maximum of|maximum|<=", "<="),
-    (r"(?:more|greater|higher|bigger|larger|longer|older|pricier|costlier|later) than|"
+    (r"(?:more|greater|higher|bigger|larger|longer|older|pricier|costlier|later|taller|"
+     r"heavier|richer|wealthier) than|"
      r"exceeding|exceeds|over|above|>", ">"),
     (r"at least|no less than|not less than|a minimum of|minimum|>=", ">="),
     (r"equal to|exactly|costing|priced at|=", "="),
@@ -84,7 +88,8 @@ def comparisons(q: Question, plan: Plan) -> None:
             continue
         value, unit, money = amount(m)
         dim = stated_dimension(m.groupdict().get("cmp") or "", unit, money)
-        cand = field_for(q.candidates, dim, q.fields, span[0])
+        cand = measured_by(q, (m.groupdict().get("cmp") or "").split(" ")[0]) \
+            or field_for(q.candidates, dim, q.fields, span[0])
         if cand is None and dim != "number":
             cand = field_for(q.candidates, "number", q.fields, span[0])
         if cand is None:
@@ -95,6 +100,12 @@ def comparisons(q: Question, plan: Plan) -> None:
         if cand.field.kind in TEMPORAL_KINDS:
             continue
         v = typed(convert(value, unit, cand.field), cand.field)
+        on_groups = stated_aggregate(q, plan, cand, span[0])
+        if on_groups is not None:  # "whose average age is over 30": on the groups
+            plan.having.append({"aggregate": on_groups, "op": op, "value": v})
+            plan.notes.append(f"{on_groups} {op} {v} (\"{m.group(0).strip()}\")")
+            plan.used.append(span)
+            continue
         plan.add(cand.path, op, v, span, f"{cand.path} {op} {v} (\"{m.group(0).strip()}\")")
 
 

@@ -9,7 +9,7 @@ from agent_search.query.dsl import NUMERIC_KINDS, TEMPORAL_KINDS
 from agent_search.query.nl._lexicon import is_plural, overlaps, plural_forms, words_of
 from agent_search.query.nl._measures import ADJECTIVE
 from agent_search.query.nl._plan import Plan, Question
-from agent_search.query.nl._schema import Candidate, field_for, title_field
+from agent_search.query.nl._schema import Candidate, field_for, is_plain, title_field
 
 # superlatives: words → (dimension, direction)
 SUPERLATIVES: tuple[tuple[str, str, str], ...] = (
@@ -69,14 +69,18 @@ def field_superlative(q: Question, plan: Plan) -> None:
     mentions = sorted(q.fields, key=lambda x: x.span[0])
     for m in _FIELD_SUPERLATIVE.finditer(q.low):
         after = m.end()
-        cand = next((c for span, c, _ in mentions
-                     if c.relation is None and 0 <= span[0] - after <= 1
-                     and c.field.kind in NUMERIC_KINDS | TEMPORAL_KINDS), None)
+        near = [c for span, c, _ in mentions if 0 <= span[0] - after <= 1
+                and c.field.kind in NUMERIC_KINDS | TEMPORAL_KINDS and c.second is None]
+        # the target's own field, else one of a model it points at ("the greatest height"
+        # of a poker player is its person's)
+        cand = next((c for c in near if c.relation is None), None) or next(
+            (c for c in near if c.relation is not None and c.relation.type == "hasOne"
+             and is_plain(c)), None)
         if cand is None:
             continue
         word = m.group("dir").lower()
         direction = "asc" if word in _ASCENDING_WORDS else "desc"
-        plan.order(cand.field.name, direction, (m.start(), after),
+        plan.order(cand.path, direction, (m.start(), after),
                    f"{word} {words_of(cand.field.name)}")
 
 

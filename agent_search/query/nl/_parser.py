@@ -26,6 +26,7 @@ from agent_search.query.dsl import (
 from agent_search.query.nl import _aggregates as aggregates
 from agent_search.query.nl import _counts as counts
 from agent_search.query.nl import _dates as dates
+from agent_search.query.nl import _flags as flags
 from agent_search.query.nl import _measures as measures
 from agent_search.query.nl import _numbers as numbers
 from agent_search.query.nl import _ordering as ordering
@@ -70,6 +71,7 @@ EXTRACTORS: tuple[Extractor, ...] = (
     numbers.between,
     numbers.comparisons,
     dates.dates,
+    flags.flags,
     text.text_conditions,
     values.values,
     ordering.top_n,
@@ -95,6 +97,10 @@ def parse(query: str, schemas: Sequence[ModelSchema], *, now: dt.datetime,
                               fuzzy_cutoff=fuzzy_cutoff, serials=serials)
 
     named = [(spans[0][0], s) for s in queryable if (spans := mentions.get(s.id))]
+    low = query.lower()
+    tables = [(span[0], s) for s in queryable for span in mentions.get(s.id, [])
+              if re.match(r"\s+table\b", low[span[1]:])]
+    named = tables or named  # "... in the TV channel table" says which one
     if named:  # the model named first is the one asked about
         q = read(min(named, key=lambda p: p[0])[1])
         plan = understand(q)
@@ -149,7 +155,7 @@ def finish(q: Question, plan: Plan, strict: bool) -> dict[str, Any]:
     shape: dict[str, Any] = {"orders": plan.orders}
     model, wheres = q.target.id, plan.wheres
     if plan.answer_model is not None and plan.answer_relation is not None:
-        through = [through_relation(w, plan.answer_relation) for w in plan.wheres]
+        through = [_on_answer(q, plan, w) for w in plan.wheres]
         if all(w is not None for w in through):
             model, wheres = plan.answer_model, [w for w in through if w is not None]
         else:  # a condition that can't be said of the other model: no answer rows
@@ -168,6 +174,19 @@ def finish(q: Question, plan: Plan, strict: bool) -> dict[str, Any]:
                if relax and plan.relax_confidence is not None else {}),
             "explanation": f"{q.target.id}: " + ("; ".join(plan.notes) or "all records"),
             "warnings": plan.warnings, "confidence": round(plan.confidence, 4)})
+
+
+def _on_answer(q: Question, plan: Plan, where: dict[str, Any]) -> dict[str, Any] | None:
+    """A condition as said of the rows the answer is computed on: one on their own field
+    (said through the target's relation to them: "official" languages) is theirs, any
+    other goes through their relation back to the target."""
+    assert plan.answer_model is not None and plan.answer_relation is not None
+    forward = next((r.name for r in q.target.relations if r.type == "hasMany"
+                    and r.model.lower() == plan.answer_model.lower()), None)
+    field = str(where.get("field", ""))
+    if forward and field.startswith(forward + ".") and field.count(".") == 1:
+        return {**where, "field": field.split(".", 1)[1]}
+    return through_relation(where, plan.answer_relation)
 
 
 def _warn_unused_fields(q: Question, plan: Plan) -> None:
@@ -288,16 +307,37 @@ def leftover_words(q: Question, plan: Plan, *, fields: bool = True) -> list[str]
     field name of the target) covers: as asked, distinct, in order."""
     spans = [*plan.used, *(m.span for m in q.fields if fields),
              *(s for ss in q.models.values() for s in ss)]
+    spans += [m.span() for m in _WHOLE.finditer(q.low)]
+    understood = [s for s in [*plan.used, *(x for ss in q.models.values() for x in ss)]
+                  if s[1] > s[0]]
     out = []
     for m in WORD.finditer(q.low):
         w = m.group(0).strip(".'’-")
         if len(w) < 2 or w in STOPWORDS or any(
                 overlaps(m.span(), s) for s in spans):
             continue
+        if _linking(q.low, m.end(), understood) or (w in ("table", "tables") and any(
+                not q.low[s[1]:m.start()].strip() for s in understood if s[1] <= m.start())):
+            continue  # a verb linking to what was understood; "the <model> table"
+
         if ordering.SUPERLATIVE.fullmatch(w) or w in _NOT_TEXT:
             continue
         out.append(q.text[m.start():m.start() + len(w)])
     return list(dict.fromkeys(out))
+
+
+_WHOLE = re.compile(r"\b(?:in|around|across|throughout)\s+the\s+(?:world|globe)\b|"
+                    r"\bin\s+total\b|\baltogether\b|\boverall\b", re.I)
+"""Words that say "all of them", no condition ("languages spoken around the world")."""
+_LINK = re.compile(r"\s+(?:in|by|to|at|on|from|with|for|into)\s+(?:the\s+|a\s+|an\s+)?")
+
+
+def _linking(low: str, end: int, understood: list[Span]) -> bool:
+    """A word followed by a preposition and then by something understood ("spoken *in
+    Aruba*", "used *by* the countries"): the verb that links the two, no condition of its
+    own."""
+    m = _LINK.match(low, end)
+    return m is not None and any(s[0] == m.end() for s in understood)
 
 
 def text_match(q: Question, plan: Plan, words: list[str]) -> list[str]:

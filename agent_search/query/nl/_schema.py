@@ -138,12 +138,18 @@ def _head_word_mentions(low: str, schemas: Sequence[ModelSchema],
                    for f in schema.fields}
     heads: dict[str, set[str]] = {}
     by_id = {schema.id: schema for schema in schemas}
+    full_fields = {words_of(f.name) for schema in schemas for f in schema.fields}
     for schema in schemas:
         for name in {words_of(schema.id), words_of(schema.table)}:
             head = name.rpartition(" ")[2]
             if (head and len(head) > 3 and head not in STOPWORDS
                     and not plural_forms(head) & field_words):
                 heads.setdefault(head, set()).add(schema.id)
+            words = name.split()
+            if len(words) >= 3:  # "available features" for other_available_features
+                pair = " ".join(words[-2:])
+                if not plural_forms(pair) & full_fields:
+                    heads.setdefault(pair, set()).add(schema.id)
     taken = [s for spans in found.values() for s in spans]
     for head, owners in heads.items():
         (sid,) = owners if len(owners) == 1 else ("",)
@@ -211,15 +217,31 @@ def _field_phrases(name: str, label: str | None,
         phrases |= {(p, True) for p in plural_forms(label.lower())}
     if temporal:
         for named in (full.split(), (label or "").lower().split()):
-            if len(named) == 2 and named[1] in _DATE_WORDS:
-                phrases.add((_past(named[0]), True))
+            if len(named) >= 2 and named[-1] in _DATE_WORDS:  # "aired": Original_Air_Date
+                phrases.add((_past(named[-2]), True))
+    agents = _agent_nouns(full)
+    phrases |= {(p, True) for noun in agents for p in plural_forms(noun)}
     if " " in full:
         phrases |= {(p, False) for p in plural_forms(full.rsplit(" ", 1)[1])
                     if p not in STOPWORDS and p != "id"}
         parts = full.split()
         for n in range(2, len(parts)):  # "net worth" for Net_Worth_Millions
             phrases |= {(p, False) for p in plural_forms(" ".join(parts[:n]))}
+        for n in range(1, len(parts) - 1):  # "air date" for Original_Air_Date
+            phrases |= {(p, False) for p in plural_forms(" ".join(parts[n:]))}
     return frozenset(phrases)
+
+
+def _agent_nouns(full: str) -> set[str]:
+    """Who does what a "<verb>ed by" field records: "director" for Directed_by,
+    "producer" for produced_by, "creator" for created_by, "owner" for owned_by (the
+    regular English forms; a form no question uses is harmless)."""
+    words = full.split()
+    if len(words) != 2 or words[1] != "by" or not words[0].endswith("ed") or \
+            len(words[0]) < 5:
+        return set()
+    verb = words[0]
+    return {verb[:-2] + "or", verb[:-2] + "er", verb[:-1] + "r"}
 
 
 _DATE_WORDS = frozenset({"date", "at", "on", "time", "day"})

@@ -24,9 +24,11 @@ _QUOTED = re.compile(r"\"([^\"]{1,200})\"|“([^”]{1,200})”|'([^']{1,200})'"
 _NAMED = re.compile(r"\b(?:named|called|titled)\s+"
                     r"(?P<v>[\w][\w'’&.-]*(?:\s+[\w][\w'’&.-]*){0,3})", re.I)
 _CONTAINS = re.compile(r"\b(?:(?:contain|contains|containing|including|includes|matching|like)"
-                       r"\s+(?:(?:the|a|an)\s+)*(?:(?:word|letter|text)\s+)?|with\s+(?:the\s+|a"
-                       r"\s+)?(?:word|letter|text)\s+)[\"“']?(?P<v>[\w][\w'’@&.-]*)", re.I)
-_MARKED = re.compile(r"\b(?:word|letter|text)\s+\S*$")
+                       r"\s+(?:(?:the|a|an)\s+)*(?:(?:word|letter|text|substring|string|phrase)\s+)?|"
+                       r"with\s+(?:the\s+|a\s+)?(?:word|letter|text|substring|string|phrase)\s+|"
+                       r"(?:has|have|having)\s+(?:the\s+|a\s+)?(?:substring|string|phrase)\s+)"
+                       r"[\"“']?(?P<v>[\w][\w'’@&.-]*)", re.I)
+_MARKED = re.compile(r"\b(?:word|letter|text|substring|string|phrase)\s+\S*$")
 _IN_FIELD = re.compile(r"\bwith\s+(?:the\s+(?:words?|text)\s+)?[\"“']?(?P<v>[\w][\w'’&.-]*"
                        r"(?:\s+[\w][\w'’&.-]*){0,4}?)[\"”']?\s+in\s+(?:the|its|their)\s+"
                        r"(?P<f>[a-z]+)\b", re.I)
@@ -63,9 +65,12 @@ def stated_texts(q: Question) -> list[StatedText]:
         if (word in STOPWORDS and not marked) or any(
                 overlaps(m.span("v"), f) for f in named_fields):
             continue  # "containing gmail.com" yes; "with email ..." is a field, not text
-        texts.append(StatedText(q.quote(m.span("v")), m.span(), "contains"))
-    texts += [StatedText(q.quote(m.span("v")), m.span(), "named")
-              for m in _NAMED.finditer(q.low)]
+        texts.append(StatedText(q.quote(m.span("v")).rstrip("'’"), m.span(), "contains"))
+    for m in _NAMED.finditer(q.low):  # "named Kyle." ends the sentence, not the name
+        start, end = m.span("v")
+        while end > start + 1 and q.low[end - 1] in ".'’" and not q.low[end:].strip():
+            end -= 1
+        texts.append(StatedText(q.quote((start, end)), (m.start(), end), "named"))
     for m in _IN_FIELD.finditer(q.low):  # "with greatest hits in the title"
         field = text_field_named(m.group("f"), q.candidates, q.target)
         if field is not None:
@@ -103,6 +108,9 @@ def text_conditions(q: Question, plan: Plan) -> None:
     left to the value extractor) and "named X" where X is a known value of a field other
     than the title ("employees named Jane": ``FirstName = 'Jane'``)."""
     for t in stated_texts(q):
+        if not plan.free(t.span) and t.how == "contains":
+            plan.used.append(t.span)  # "contains the substring 'Al'": 'Al' was quoted
+            continue
         if not plan.free(t.span) or not t.value.strip() or _is_known_value(q, t):
             continue
         cand = t.field or near_field(

@@ -67,6 +67,11 @@ def values(q: Question, plan: Plan) -> None:
     index = value_index(q.candidates, q.serials)
     found = exact_matches(q, index)
     found.extend(fuzzy_matches(q, index, [m.span for m in found] + plan.used))
+    # a word of a field's name is no value of it ("Option" inside "package option")
+    names = [m.span for m in q.fields if m.strong]
+    found = [m for m in found if not any(
+        n[0] <= m.span[0] and m.span[1] <= n[1] and n[1] - n[0] > m.span[1] - m.span[0]
+        for n in names)]
     by_path: dict[tuple[str, bool], list[Match]] = {}
     for match in sorted(_best_matches(found, plan), key=lambda c: c.span[0]):
         negated = bool(_NEGATION.search(q.low[max(0, match.span[0] - 25):match.span[0]]))
@@ -98,7 +103,9 @@ def exact_matches(q: Question, index: ValueIndex) -> list[Match]:
             for pos, value in exact:
                 hits.append((span, pos, value))
             if not exact and len(text) >= 4:  # "computer" for "computers"
-                forms = plural_forms(text) - {text}
+                forms = set(plural_forms(text)) - {text}
+                if text.endswith(("'s", "’s")):  # "Kyle's id"
+                    forms.add(text[:-2])
                 if n <= 2:  # "French" for France, "Asian" for Asia
                     forms |= set(derived_values(text))
                 for form in sorted(forms):
@@ -248,6 +255,15 @@ def _equality(q: Question, plan: Plan, path: str, negated: bool,
     """``=`` / ``!=`` one value, ``in`` / ``not in`` several, noting any inexact match."""
     found = list(dict.fromkeys(c.value for c in matches))
     value: Any
+    if len(found) > 1 and not negated and _all_of(q, path, matches):
+        for v in found:  # "countries that speak both English and Dutch": each one
+            plan.wheres.append({"field": path, "op": "=", "value": v})
+        plan.notes.append(f"{path} = each of {found!r}")
+        plan.confidence = min(plan.confidence, *(c.confidence for c in matches))
+        plan.value_conditions += 1
+        plan.evidence += sum(c.confidence * 1.5 for c in matches)
+        plan.used.extend(c.span for c in matches)
+        return
     if len(found) == 1:
         op, value = ("!=" if negated else "="), found[0]
     else:
@@ -260,3 +276,16 @@ def _equality(q: Question, plan: Plan, path: str, negated: bool,
     plan.value_conditions += 1
     plan.evidence += sum(c.confidence * (2.0 if "." not in path else 1.5) for c in matches)
     plan.used.extend(c.span for c in matches)
+
+
+def _all_of(q: Question, path: str, matches: list[Match]) -> bool:
+    """Values joined by "and" (not "or") on a field of rows the target has many of: each
+    is required ("countries that speak English and Dutch" speak both); on a field of the
+    target itself "and" lists alternatives ("singers from France and Germany")."""
+    rel = q.target.relation(path.split(".", 1)[0]) if "." in path else None
+    if rel is None or rel.type != "hasMany":
+        return False
+    spans = sorted(c.span for c in matches)
+    between = q.low[spans[0][1]:spans[-1][0]]
+    return re.search(r"\band\b|&", between) is not None and \
+        re.search(r"\bor\b", between) is None

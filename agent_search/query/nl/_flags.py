@@ -1,0 +1,55 @@
+"""Yes/no fields named as what they say: "official languages" → ``IsOfficial`` true,
+"channels without high definition" → false.
+
+A field is a flag when its kind is boolean, or when its known values are exactly one way
+of writing yes and one of no ("T"/"F", "yes"/"no", "Y"/"N", "1"/"0"), as databases keep
+them in text columns. Naming the field (its name without "is"/"has") asks for the rows
+where it holds; a negation right before it, for the rows where it does not.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from agent_search.query.nl._plan import Plan, Question
+from agent_search.query.nl._schema import FieldMention
+
+_TRUE = frozenset({"t", "true", "y", "yes", "1"})
+_FALSE = frozenset({"f", "false", "n", "no", "0"})
+_NOT = re.compile(r"(?:\bnot|\bno|\bwithout|\bnon|n[’']t)[\s-]+(?:an?\s+|the\s+)?$", re.I)
+
+
+def flag_values(kind: str, values: list[str]) -> tuple[Any, Any] | None:
+    """The stored (yes, no) of a flag field, or None when the field is no flag."""
+    if kind == "boolean":
+        return True, False
+    if len(values) != 2:
+        return None
+    yes = [v for v in values if v.strip().lower() in _TRUE]
+    no = [v for v in values if v.strip().lower() in _FALSE]
+    return (yes[0], no[0]) if len(yes) == 1 and len(no) == 1 else None
+
+
+def flags(q: Question, plan: Plan) -> None:
+    """``field = yes`` (or no, negated) for each flag field named and not yet used."""
+    done: set[str] = set()
+    for mention in sorted(q.fields, key=lambda m: (m.span[0], not m.strong)):
+        cand = mention.candidate
+        if cand.second is not None or cand.path in done or not plan.free(mention.span):
+            continue
+        stored = flag_values(cand.field.kind, cand.field.values)
+        if stored is None or not _names_the_flag(q, mention):
+            continue
+        negated = _NOT.search(q.low[max(0, mention.span[0] - 12):mention.span[0]]) is not None
+        value = stored[1] if negated else stored[0]
+        done.add(cand.path)
+        plan.add(cand.path, "=", value, mention.span,
+                 f"{cand.path} = {value!r} (\"{q.quote(mention.span)}\")")
+        plan.value_conditions += 1
+
+
+def _names_the_flag(q: Question, mention: FieldMention) -> bool:
+    """The words are the field's own (not a key nor a word it shares with others)."""
+    words = q.low[mention.span[0]:mention.span[1]].split()
+    return bool(words) and all(len(w) > 2 for w in words)
