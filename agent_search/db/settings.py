@@ -25,7 +25,7 @@ from typing import Any
 from pydantic import ConfigDict, Field, ValidationError
 
 from agent_search.config import DBConfig, SearchConfig, config_error
-from agent_search.types import QueryOrder, QueryWhere
+from agent_search.types import Count, QueryOrder, QueryWhere
 
 
 class DBSettings(DBConfig):
@@ -35,14 +35,14 @@ class DBSettings(DBConfig):
     model_config = ConfigDict(extra="forbid")
     section = "db"
 
-    max_results: int = Field(default=20, ge=1, le=10_000)
+    max_results: Count = Field(default=20, ge=1, le=10_000)
     wheres: list[QueryWhere] = Field(default_factory=list)
     orders: list[QueryOrder] = Field(default_factory=list)
-    value_index_max: int = Field(default=500, ge=0, le=100_000)
-    retries: int = Field(default=2, ge=0, le=10)
+    value_index_max: Count = Field(default=500, ge=0, le=100_000)
+    retries: Count = Field(default=2, ge=0, le=10)
     read_only: bool = True
-    statement_timeout_ms: int = Field(default=10_000, ge=0)
-    count_max: int = Field(default=1_000, ge=0)
+    statement_timeout_ms: Count = Field(default=10_000, ge=0)
+    count_max: Count = Field(default=1_000, ge=0)
 
     @classmethod
     def from_config(cls, config: SearchConfig) -> DBSettings:

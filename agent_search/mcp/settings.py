@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from agent_search.types import Number
+
 
 class MCPServerSettings(BaseModel):
     """How to reach one MCP server: a stdio ``command`` (with ``args``, ``env``, ``cwd``)
@@ -25,7 +27,7 @@ class MCPServerSettings(BaseModel):
         "agent servers, the current directory otherwise)"))
     url: str | None = None
     headers: dict[str, str] = Field(default_factory=dict)
-    timeout: float | None = Field(default=None, gt=0, description=(
+    timeout: Number | None = Field(default=None, gt=0, description=(
         "Seconds per call at most (default: the caller's: web.timeout for the web "
         "provider, delegation.timeout for uses.*, else 30)"))
 

@@ -49,7 +49,7 @@ from agent_search.errors import InputError, validation_summary
 from agent_search.query._aggregates import MAX_AGGREGATES, MAX_GROUP_BY, MAX_HAVING, NUMERIC_ONLY
 from agent_search.query._aggregates import Aggregate as Aggregate  # re-exported: public
 from agent_search.query._aggregates import Having as Having  # re-exported: public
-from agent_search.types import QueryOrder, QueryWhere
+from agent_search.types import Count, Number, QueryOrder, QueryWhere
 
 FieldKind = Literal["string", "text", "integer", "number", "boolean", "date", "datetime",
                     "json", "other"]
@@ -137,7 +137,7 @@ class QueryDSL(_Model):
     select: list[str] = Field(default_factory=list)
     wheres: list[QueryWhere] = Field(default_factory=list)
     orders: list[QueryOrder] = Field(default_factory=list)
-    limit: int | None = Field(default=None, ge=1)
+    limit: Count | None = Field(default=None, ge=1)
     terms: list[str] = Field(
         default_factory=list, max_length=MAX_TERMS,
         description="Words to rank rows by when no order is given: rows containing more "
@@ -147,7 +147,7 @@ class QueryDSL(_Model):
         default=False,
         description="When nothing matches, run again without the last where (a text match "
                     "the generator is unsure of) and say so in the warnings")
-    relax_confidence: float | None = Field(
+    relax_confidence: Number | None = Field(
         default=None, ge=0.0, le=1.0,
         description="The confidence of the answer when the relaxed where is dropped "
                     "(default: half the generator's)")
@@ -198,7 +198,7 @@ class GeneratedDSL(_Model):
     queries: list[QueryDSL]
     explanation: str = ""
     warnings: list[str] = Field(default_factory=list)
-    confidence: float = Field(default=1.0, ge=0.0, le=1.0)
+    confidence: Number = Field(default=1.0, ge=0.0, le=1.0)
     fallback: bool = Field(default=False, description="True when only a text match was made")
     generator: str = "builtin"
 

@@ -30,6 +30,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from agent_search._config_files import config_error, read_yaml
 from agent_search.errors import ConfigError
+from agent_search.types import Count, Number
 
 _HEX64 = re.compile(r"^[0-9a-fA-F]{64}$")
 
@@ -74,25 +75,25 @@ class RateLimit(_Strict):
     or records go to a server database (PostgreSQL: possibly several hosts); one process
     on a local records file keeps them in memory (exact there, and no write a request)."""
 
-    per_minute: float = Field(default=600.0, gt=0, le=1_000_000)
-    burst: int = Field(default=60, ge=1, le=100_000)
+    per_minute: Number = Field(default=600.0, gt=0, le=1_000_000)
+    burst: Count = Field(default=60, ge=1, le=100_000)
     shared: Literal["auto"] | bool = "auto"
 
 
 class ServerSettings(_Strict):
     api_keys: list[ApiKeyEntry] = Field(default_factory=list, max_length=10_000)
     rate_limit: RateLimit = Field(default_factory=RateLimit)
-    max_body_bytes: int = Field(default=1 << 20, ge=1024, le=64 << 20)
-    max_messages: int = Field(default=100, ge=1, le=10_000)
-    max_searches: int = Field(default=20, ge=1, le=1000,
+    max_body_bytes: Count = Field(default=1 << 20, ge=1024, le=64 << 20)
+    max_messages: Count = Field(default=100, ge=1, le=10_000)
+    max_searches: Count = Field(default=20, ge=1, le=1000,
                               description="Requests in one POST /v1/search list")
-    max_streams: int = Field(default=256, ge=1, le=100_000,
+    max_streams: Count = Field(default=256, ge=1, le=100_000,
                              description="Streams in flight; more get 503")
     records_url: str | None = Field(default=None, description="Database for search "
                                     "records; default db.url, else records.sqlite")
-    grace_seconds: float = Field(default=10.0, ge=0, le=3600,
+    grace_seconds: Number = Field(default=10.0, ge=0, le=3600,
                                  description="How long streams may finish on shutdown")
-    keepalive_seconds: float = Field(default=15.0, ge=0.1, le=3600,
+    keepalive_seconds: Number = Field(default=15.0, ge=0.1, le=3600,
                                      description="A quiet stream gets an SSE comment this "
                                      "often, so proxies do not close it as idle")
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict, Field
 
 from agent_search.mcp.settings import MCPServerSettings
+from agent_search.types import Count, Number
 
 
 class _Strict(BaseModel):
@@ -22,10 +23,10 @@ class RetrySettings(_Strict):
     exponential with full jitter, or the server's Retry-After when it sends one; no wait
     is started that would end past the request's deadline."""
 
-    attempts: int = Field(default=3, ge=1, le=10)
-    initial_wait: float = Field(default=0.2, ge=0)
-    max_wait: float = Field(default=5.0, ge=0)
-    max_retry_after: float = Field(default=30.0, ge=0,
+    attempts: Count = Field(default=3, ge=1, le=10)
+    initial_wait: Number = Field(default=0.2, ge=0)
+    max_wait: Number = Field(default=5.0, ge=0)
+    max_retry_after: Number = Field(default=30.0, ge=0,
                                    description="A longer Retry-After is not waited for")
 
 
@@ -35,19 +36,19 @@ class BreakerSettings(_Strict):
     decides whether it closes again."""
 
     enabled: bool = True
-    failure_threshold: int = Field(default=5, ge=1)
-    reset_after: float = Field(default=30.0, gt=0)
+    failure_threshold: Count = Field(default=5, ge=1)
+    reset_after: Number = Field(default=30.0, gt=0)
 
 
 class FetchSettings(_Strict):
     """Full-page fetching (request option ``fetch_pages``)."""
 
-    max_pages: int = Field(default=5, ge=1, le=50)
-    concurrency: int = Field(default=4, ge=1, le=32)
-    timeout: float = Field(default=8.0, gt=0, description="Seconds per page, redirects included")
-    max_bytes: int = Field(default=2_000_000, ge=1024, description="Body bytes read per page")
-    max_chars: int = Field(default=20_000, ge=100, description="Text characters kept per page")
-    max_redirects: int = Field(default=5, ge=0, le=20)
+    max_pages: Count = Field(default=5, ge=1, le=50)
+    concurrency: Count = Field(default=4, ge=1, le=32)
+    timeout: Number = Field(default=8.0, gt=0, description="Seconds per page, redirects included")
+    max_bytes: Count = Field(default=2_000_000, ge=1024, description="Body bytes read per page")
+    max_chars: Count = Field(default=20_000, ge=100, description="Text characters kept per page")
+    max_redirects: Count = Field(default=5, ge=0, le=20)
     user_agent: str = "agent-search/0.1 (+page fetch for search results)"
 
 

@@ -36,7 +36,7 @@ from agent_search.context import Context
 from agent_search.errors import ConfigError, InputError
 from agent_search.registry import parse_options
 from agent_search.trace import span
-from agent_search.types import Request, Result
+from agent_search.types import Count, Request, Result
 from agent_search.web._resilience import CircuitBreaker
 from agent_search.web.errors import ProviderError
 from agent_search.web.providers import WebProvider, api_key_for, create_provider, provider_class
@@ -50,8 +50,8 @@ class WebOptions(BaseModel):
 
     keywords: bool | None = None
     fetch_pages: bool | None = None
-    max_pages: int | None = Field(default=None, ge=1, le=50)
-    max_keywords: int | None = Field(default=None, ge=1, le=100)
+    max_pages: Count | None = Field(default=None, ge=1, le=50)
+    max_keywords: Count | None = Field(default=None, ge=1, le=100)
     language: str | None = None
 
 

@@ -12,6 +12,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from agent_search.config import WebConfig, config_error
+from agent_search.types import Count, Number
 from agent_search.web._limits import (
     BreakerSettings,
     FetchSettings,
@@ -30,11 +31,11 @@ class WebSettings(WebConfig):
     model_config = ConfigDict(extra="forbid")
     section = "web"
 
-    max_results: int = Field(default=10, ge=1, le=100)
+    max_results: Count = Field(default=10, ge=1, le=100)
     provider: str = "tavily"
     api_key_env: str | None = None
     base_url: str | None = None
-    timeout: float = Field(default=10.0, gt=0, description="Seconds per provider attempt")
+    timeout: Number = Field(default=10.0, gt=0, description="Seconds per provider attempt")
 
     # provider extras
     cx: str | None = Field(default=None, description="Google Programmable Search engine id")
