@@ -56,9 +56,10 @@ MAX_ANSWER_CHARS = 20_000
 rest is one ``no_claim`` entry: bounded work whatever the model wrote."""
 
 _META = re.compile(r"\b(?:I|I'm|I've|I'd)\b(?!\.)|\b(?i:me|my|references?|sources?)\b"
-                   r"|我|参考|资料|来源")
+                   r"|我(?![国省市县区军方校院])|参考|资料|来源")
 """A sentence in the first person or about the references, with no number or name in it,
-speaks about the answer ("I could not find...", "The references do not say...")."""
+speaks about the answer ("I could not find...", "The references do not say...", "我没有找到").
+我国, 我省, 我军, 我方 ("our country", ...) are the usage of Chinese news, not the first person."""
 
 
 @dataclass(slots=True)
@@ -130,7 +131,7 @@ def _no_claim_reason(span: Span, claims: Claims) -> str | None:
     if claims.numbers or claims.entities:
         return None
     text = span.text.rstrip()
-    if span.kind == "heading" or text.endswith(":"):
+    if span.kind == "heading" or text.endswith((":", "：")):
         return "a heading or an introduction"
     if text.endswith(("?", "？")):
         return "a question"
