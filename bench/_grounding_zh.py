@@ -8,7 +8,9 @@ citation ids 1-4. The answer mixes sentences of these kinds, each labelled:
 - supported: ``copied`` (a sentence of a judged passage, citing it), ``reworded`` (the
   same reworded without a model: a lead-in, common words swapped, parentheses dropped,
   and one number written as Chinese writes it too: 三十五 for 35, 二〇二二 for 2022, ４５
-  in full-width digits), ``unmarked`` (a sentence of any reference, no marker);
+  in full-width digits), ``unmarked`` (a sentence of any reference, no marker; the
+  citation added may be any reference that holds it word for word: news passages copy
+  each other);
 - unsupported: ``number`` / ``date`` / ``name`` (a judged sentence with one number,
   year or name changed to one no reference has; the number half the time in Chinese
   numerals), ``nearby`` (a sentence of a passage judged for another question on a
@@ -121,6 +123,12 @@ def _changed_number(sentence: str, avoid: frozenset[float], rng: random.Random,
     return re.sub(rf"(?<![\d.]){re.escape(n.text)}(?![\d.])", text, sentence, count=1)
 
 
+def _holders(sentence: str, source: str, order: list[str], docs: dict[str, str],
+             cid: dict[str, str]) -> tuple[str, ...]:
+    """The other references that hold ``sentence`` word for word."""
+    return tuple(cid[d] for d in order if d != source and sentence in docs[d])
+
+
 def build(data: Path, n_questions: int, seed: int, tools: Any) -> dict[str, list[Any]]:
     """Cases of both halves; ``tools`` gives the English bench's helpers (sentences,
     TF-IDF, names, Item, Case, numbers, prepare)."""
@@ -132,7 +140,9 @@ def build(data: Path, n_questions: int, seed: int, tools: Any) -> dict[str, list
         for did in dids:
             owner[did].add(qid)
     names = sorted({w for t in list(docs.values())[:600] for w in tools.zh_names(t)})
-    sentences = {d: tools.sentences(t, True) for d, t in docs.items()}
+    # statements only: a question in an answer is no_claim
+    sentences = {d: [s for s in tools.sentences(t, True) if s[-1] != "？"]
+                 for d, t in docs.items()}
     qids = sorted(judged)
     rng.shuffle(qids)
     halves: dict[str, list[Any]] = {"tune": [], "report": []}
@@ -165,12 +175,14 @@ def build(data: Path, n_questions: int, seed: int, tools: Any) -> dict[str, list
         items.append(tools.Item("copied", own[0][0], cid[own[0][1]], None))
         items.append(tools.Item("reworded", _reword(own[1][0], rng, tools.numbers),
                                 cid[own[1][1]], None))
-        items.append(tools.Item("unmarked", own[2][0], None, cid[own[2][1]]))
+        s, d = own[2]
+        items.append(tools.Item("unmarked", s, None, cid[d], also=_holders(s, d, order, docs, cid)))
         other = [(s, d) for d in order if d != own[2][1] for s in sentences[d]
                  if s not in {i.text for i in items}]
         if other:
             s, d = rng.choice(other)
-            items.append(tools.Item("unmarked", s, None, cid[d]))
+            items.append(tools.Item("unmarked", s, None, cid[d],
+                                    also=_holders(s, d, order, docs, cid)))
         for kind, years in (("number", False), ("date", True)):
             for s, d in own[3:]:
                 changed = _changed_number(s, avoid, rng, years, tools.numbers)

@@ -77,6 +77,7 @@ class Item:
     expect: str | None      # the citation id that should support it (unmarked)
     start: int = 0
     end: int = 0
+    also: tuple[str, ...] = ()  # other references that hold it word for word (zh-rgb copies)
 
 
 @dataclass
@@ -317,6 +318,7 @@ class Scored:
     support: list[str]
     expect: str | None
     aligned: bool
+    also: tuple[str, ...] = ()
 
 
 def run(cases: list[Case], embed: Any, thresholds: Thresholds) -> tuple[list[Scored], float, int]:
@@ -343,7 +345,8 @@ def _score(case: Case, grounded: list[GroundedSentence]) -> list[Scored]:
                 best, overlap = g, o
         assert best is not None
         aligned = best.start == item.start and best.end == item.end
-        out.append(Scored(item.kind, best.status, best.support, item.expect, aligned))
+        out.append(Scored(item.kind, best.status, best.support, item.expect, aligned,
+                          item.also))
     return out
 
 
@@ -354,7 +357,8 @@ def metrics(scored: list[Scored]) -> dict[str, float]:
     m: dict[str, float] = {
         "unsupported_recall": sum(s.status == "unsupported" for s in uns) / max(1, len(uns)),
         "supported_flagged": sum(s.status == "unsupported" for s in sup) / max(1, len(sup)),
-        "citation_added": sum(s.status == "supported" and s.expect in s.support
+        "citation_added": sum(s.status == "supported"
+                              and (s.expect in s.support or bool(set(s.also) & set(s.support)))
                               for s in unmarked) / max(1, len(unmarked)),
         "aligned": sum(s.aligned for s in scored) / max(1, len(scored)),
     }

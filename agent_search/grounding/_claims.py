@@ -22,7 +22,7 @@ from agent_search.grounding._numbers_zh import (
     chinese_numbers,
     half_width,
     numeral_runs,
-    starts_with_numeral,
+    starts_with_number,
 )
 from agent_search.grounding._segment import has_cjk
 from agent_search.query.stopwords import CHINESE, ENGLISH_FUNCTION_WORDS
@@ -31,10 +31,11 @@ _NUMBER = re.compile(
     r"(?<![A-Za-z0-9_.])(?<![A-Za-z]-)"
     r"(?P<num>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?|\.\d+)"
     r"(?P<tail>\s*(?:%|percent\b|per\s?cent\b|％)|\s*(?:thousand|million|billion|trillion)\b"
-    r"|[十百千万亿]{1,3})?"
+    r"|[十百千万亿]{1,3}|成)?"
     r"(?![A-Za-z0-9])", re.IGNORECASE)
 _SCALE = {"thousand": 1e3, "million": 1e6, "billion": 1e9, "trillion": 1e12,
-          "十": 10, "百": 1e2, "千": 1e3, "万": 1e4, "亿": 1e8}
+          "十": 10, "百": 1e2, "千": 1e3, "万": 1e4, "亿": 1e8, "成": 10}
+"""成 is tenths: 5成 = 50%."""
 _NUMBER_WORDS = {
     "zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
     "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13,
@@ -97,15 +98,15 @@ def numbers(text: str, *, words: bool = True,
     for m in _NUMBER.finditer(text):
         values, decimals = _values(m.group("num"), m.group("tail") or "")
         found.append(Number(m.group(0).strip(), values, decimals))
+    if not words:
+        return found
     if has_cjk(text):
-        if words:
-            found.extend(Number(written, (value,), decimals)
-                         for written, value, decimals in chinese_numbers(text, tagged))
-    elif words:
-        for m in _WORD.finditer(text):
-            low = m.group(0).lower()
-            if low in _NUMBER_WORDS:
-                found.append(Number(m.group(0), (float(_NUMBER_WORDS[low]),), 0))
+        found.extend(Number(written, (value,), decimals)
+                     for written, value, decimals in chinese_numbers(text, tagged))
+    for m in _WORD.finditer(text):  # number words, in mixed text too
+        low = m.group(0).lower()
+        if low in _NUMBER_WORDS:
+            found.append(Number(m.group(0), (float(_NUMBER_WORDS[low]),), 0))
     return found
 
 
@@ -177,7 +178,7 @@ def _tagged(text: str) -> list[tuple[str, str]]:
 def _chinese_entities(text: str, tagged: list[tuple[str, str]]) -> list[str]:
     # a "name" that starts with a numeral is the tagger misreading a number (三万人)
     out = [word for word, flag in tagged if len(word) >= 2 and flag.startswith(_ZH_NAME_TAGS)
-           and not starts_with_numeral(word)]
+           and not starts_with_number(word)]
     # the Latin words of a mixed sentence (RCEP, GDP, COVID-19), not the Han text after them
     return out + _english_entities(" ".join(re.findall(r"[A-Za-z0-9][A-Za-z0-9\-]*", text)))
 

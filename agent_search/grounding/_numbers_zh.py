@@ -49,8 +49,11 @@ def half_width(text: str) -> str:
     return text.translate(_WIDTH)
 
 
-def starts_with_numeral(word: str) -> bool:
-    return word[:1] in _NUMERALS or word[:1].isdigit()
+def starts_with_number(word: str) -> bool:
+    """A word that starts with digits or two numeral characters (三万人): the tagger
+    calling part of a number a name. One numeral character starts many names (三城,
+    千代田区, 万军)."""
+    return word[:1].isdigit() or numeral_runs.match(word) is not None
 
 
 def _integer(run: str) -> int | None:
