@@ -62,6 +62,17 @@ speaks about the answer ("I could not find...", "The references do not say...", 
 我国, 我省, 我军, 我方 ("our country", ...) are the usage of Chinese news, not the first person."""
 
 
+_ATTRIBUTION = re.compile(
+    r"^\s*(?:(?:according to|based on|as (?:stated|described|reported|shown|noted) in|per)"
+    r"\s+(?:the\s+)?(?:provided\s+|given\s+|cited\s+|available\s+)?"
+    r"(?:references?|sources?|documents?|context|passages?|search results?)\s*[,:]\s*"
+    r"|(?:根据|据|按照|依据|从)[^，,。：:]{0,12}?(?:资料|参考|来源|信息|材料|文献|搜索结果|内容)"
+    r"[^，,。：:]{0,6}?(?:来看|显示|所述|中)?[，,：:]\s*)", re.IGNORECASE)
+"""A lead-in that attributes the sentence to the references ("According to the references,",
+"根据参考资料，"): the rest of the sentence is the claim, and is checked as one; the
+lead-in alone does not make it a sentence about the answer."""
+
+
 @dataclass(slots=True)
 class GroundedSentence:
     """One sentence of an answer and what the references say about it."""
@@ -125,7 +136,7 @@ def _check(claims: Claims, refs: Sequence[PreparedReference]) -> _Check:
     return _Check([r.citation_id for r in refs], missing_numbers, missing_names, coverage)
 
 
-def _no_claim_reason(span: Span, claims: Claims) -> str | None:
+def _no_claim_reason(span: Span, claims: Claims, checked: str) -> str | None:
     if span.kind == "code":
         return "code"
     if claims.numbers or claims.entities:
@@ -137,7 +148,7 @@ def _no_claim_reason(span: Span, claims: Claims) -> str | None:
         return "a question"
     if len(set(claims.words)) < MIN_WORDS:
         return "nothing to check"
-    if _META.search(text):
+    if _META.search(checked):
         return "about the answer or its references, not a claim"
     return None
 
@@ -152,7 +163,8 @@ def _markers(cids: Sequence[str], fmt: str) -> str:
 
 @dataclass(slots=True)
 class _Sentence:
-    """One claim sentence on its way to a verdict (``bare``: without its markers)."""
+    """One claim sentence on its way to a verdict (``bare``: without its markers and
+    without a lead-in that attributes it to the references)."""
 
     span: Span
     bare: str
@@ -260,8 +272,10 @@ def ground(answer: str, references: Sequence[Any], *, citation_format: str = "#r
                                         cited=cited, reason="not checked: a long answer"))
             continue
         bare = marker.sub(" ", span.text)
+        lead = _ATTRIBUTION.match(bare)
+        bare = bare[lead.end():] if lead else bare
         claims = extract(bare) if span.kind != "code" else Claims()
-        reason = _no_claim_reason(span, claims)
+        reason = _no_claim_reason(span, claims, bare)
         if reason is not None:
             out.append(GroundedSentence(span.text, span.start, span.end, "no_claim",
                                         cited=cited, reason=reason))

@@ -20,7 +20,11 @@ from typing import Any
 
 _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 _FENCE = re.compile(r"^\s{0,3}(```|~~~)")
-_BLOCK_PREFIX = re.compile(r"^\s*(?:>\s*)*(?:#{1,6}\s+|[-*+]\s+(?:\[[ xX]\]\s+)?|\d{1,9}[.)]\s+)?")
+_BLOCK_PREFIX = re.compile(
+    r"^\s*(?:>\s*)*(?:#{1,6}\s+|[-*+•·]\s+(?:\[[ xX]\]\s+)?|\d{1,9}[.)]\s+"
+    # Chinese enumerations: 1、 一、 (1) （一） ① 第一， — a list mark, not a claimed number
+    r"|(?:\d{1,3}|[一二三四五六七八九十]{1,3})[、．]\s*|\d{1,3}\.(?=[^\d\s.])|[(（](?:\d{1,3}|[一二三四五六七八九十]{1,3})[)）]\s*"
+    r"|[\u2460-\u2473\u2776-\u277f]\s*|第[一二三四五六七八九十]{1,3}[，,、]\s*)?")
 _HEADING = re.compile(r"^\s{0,3}#{1,6}\s+")
 _TABLE_RULE = re.compile(r"^\s*\|?\s*:?-{2,}:?\s*(\|\s*:?-{2,}:?\s*)*\|?\s*$")
 _INNER_END = re.compile(r"[.!?;…。！？；]\s*\S")

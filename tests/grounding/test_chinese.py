@@ -90,3 +90,32 @@ def test_our_country_is_a_claim_and_i_did_not_find_is_not() -> None:
     out = ground("我国北京市常住人口比上年减少。我没有在资料中找到答案。", [REFERENCE])
     assert [s.status for s in out] == ["supported", "no_claim"]
     assert out[0].support == ["1"]  # the citation it should have had is added
+
+
+@pytest.mark.parametrize("answer", [
+    "根据资料，东航MU5736航班于3月21日坠毁。",  # a name: checked before too
+    "根据参考资料，北京的大学都位于郊区。",
+    "According to the references, every university in Beijing lies outside the city.",
+])
+def test_a_lead_in_naming_the_references_does_not_hide_the_claim(answer: str) -> None:
+    """"根据资料，…" / "According to the references, …" made a sentence without a number
+    or a name `no_claim` ("about the references"), so a model that opened every sentence
+    so had them all pass unchecked."""
+    [sentence] = ground(answer, [REFERENCE])
+    assert sentence.status == "unsupported", sentence.reason
+
+
+def test_a_lead_in_naming_the_references_keeps_a_supported_claim_supported() -> None:
+    [sentence] = ground("根据参考资料，北京市常住人口比上年减少了四万三千人。", [REFERENCE])
+    assert (sentence.status, sentence.support) == ("supported", ["1"])
+    assert [s.status for s in ground("我没有在参考资料中找到答案。", [REFERENCE])] == ["no_claim"]
+
+
+def test_chinese_list_marks_are_not_claimed_numbers() -> None:
+    answer = ("1、北京共有三十五所大学 #ref:1。\n（2）北京共有三十五所大学 #ref:1。\n"
+              "三、北京共有三十五所大学 #ref:1。\n① 北京共有三十五所大学 #ref:1。\n"
+              "4.北京共有三十五所大学 #ref:1。\n5.2%的人口减少了。")
+    out = ground(answer, [REFERENCE])
+    assert [s.text[:5] for s in out[:5]] == ["北京共有三"] * 5
+    assert [s.status for s in out[:5]] == ["supported"] * 5
+    assert out[5].text.startswith("5.2%") and out[5].status == "unsupported"  # not a list mark
