@@ -66,8 +66,12 @@ _ATTRIBUTION = re.compile(
     r"^\s*(?:(?:according to|based on|as (?:stated|described|reported|shown|noted) in|per)"
     r"\s+(?:the\s+)?(?:provided\s+|given\s+|cited\s+|available\s+)?"
     r"(?:references?|sources?|documents?|context|passages?|search results?)\s*[,:]\s*"
+    r"|(?:the\s+)?(?:references?|sources?|documents?|passages?)\s+(?:(?:also\s+)?"
+    r"(?:show|state|say|indicate|report|note|suggest|mention)s?)\s+that\s+"
     r"|(?:根据|据|按照|依据|从)[^，,。：:]{0,12}?(?:资料|参考|来源|信息|材料|文献|搜索结果|内容)"
-    r"[^，,。：:]{0,6}?(?:来看|显示|所述|中)?[，,：:]\s*)", re.IGNORECASE)
+    r"[^，,。：:]{0,6}?(?:来看|显示|所述|中)?[，,：:]\s*"
+    r"|(?:参考)?(?:资料|材料|文献|搜索结果|来源)中?(?:显示|表明|指出|提到|称)[，,：:]?\s*)",
+    re.IGNORECASE)
 """A lead-in that attributes the sentence to the references ("According to the references,",
 "根据参考资料，"): the rest of the sentence is the claim, and is checked as one; the
 lead-in alone does not make it a sentence about the answer."""

@@ -8,14 +8,13 @@ of :mod:`agent_search.grounding._claims` compares what is said, not how it is wr
 Reading a run of numeral characters is the easy part, done here in a few lines (the
 grammar: digits, 十百千 within a section, 万/亿 sections, 点 for decimals, digit by
 digit for years). cn2an, the library for it, was measured and not taken: 0.55 s to
-import (it builds its converters and a traditional-to-simplified table on import) for
-what these lines do, and it reads "三四" (three or four) as 34. The hard part is which
-runs are numbers at all: 统一, 十分, 一直, 万一, 千万 hold numeral characters and claim no
-number. In an answer's sentence, a run counts only where jieba's tagger calls the word
-a numeral (``m``); an approximate number (三四个, 十几, 十来个) claims no exact value
-(两千多, like "2000多", claims 2000);
-"一" alone is as weak as English "one". In a reference every run counts: a value too
-many there can only spare a sentence, never flag one.
+import, it reads "三四" (three or four) as 34, and its sentence mode turns 一些 into 1些.
+The hard part is which runs are numbers at all: 统一, 十分, 一直, 万一, 千万 hold numeral
+characters and claim no number. In an answer's sentence, a run counts only where
+jieba's tagger calls the word a numeral, measure or time word (``m``, ``q``, ``t``); an
+approximate number (三四个, 十几, 十来个) claims no exact value, while 两千多, like
+"2000多", claims 2000; "一" alone is as weak as English "one". In a reference every run
+counts: a value too many there can only spare a sentence, never flag one.
 """
 
 from __future__ import annotations

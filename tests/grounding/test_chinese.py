@@ -5,6 +5,8 @@ numeral characters (统一, 十分, 千万), Latin names inside Chinese text, an
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from agent_search.grounding import ground
 from agent_search.grounding._claims import content_words, extract, number_found, reference_numbers
@@ -96,6 +98,8 @@ def test_our_country_is_a_claim_and_i_did_not_find_is_not() -> None:
     "根据资料，东航MU5736航班于3月21日坠毁。",  # a name: checked before too
     "根据参考资料，北京的大学都位于郊区。",
     "According to the references, every university in Beijing lies outside the city.",
+    "资料显示，北京的大学都位于郊区。",
+    "The references show that every university in Beijing lies outside the city.",
 ])
 def test_a_lead_in_naming_the_references_does_not_hide_the_claim(answer: str) -> None:
     """"根据资料，…" / "According to the references, …" made a sentence without a number
@@ -119,3 +123,30 @@ def test_chinese_list_marks_are_not_claimed_numbers() -> None:
     assert [s.text[:5] for s in out[:5]] == ["北京共有三"] * 5
     assert [s.status for s in out[:5]] == ["supported"] * 5
     assert out[5].text.startswith("5.2%") and out[5].status == "unsupported"  # not a list mark
+
+
+_DIGITS = "零一二三四五六七八九"
+
+
+def _written(value: int) -> str:
+    """The oracle: an integer below 10^8 as Chinese writes it in full (四万零三百零五)."""
+    def section(n: int) -> str:
+        out, zero = "", False
+        for unit, name in ((1000, "千"), (100, "百"), (10, "十"), (1, "")):
+            d, n = divmod(n, unit)
+            if d:
+                out += ("零" if zero and out else "") + _DIGITS[d] + name
+                zero = False
+            else:
+                zero = True
+        return out
+
+    high, low = divmod(value, 10_000)
+    text = (section(high) + "万" + ("零" if 0 < low < 1000 else "") if high else "") + \
+        (section(low) if low else "")
+    return text[1:] if text.startswith("一十") else text
+
+
+@given(st.integers(min_value=1, max_value=99_999_999))
+def test_every_integer_written_in_characters_is_read_back(value: int) -> None:
+    assert [v for _, v, _ in chinese_numbers(_written(value))] == [value]
