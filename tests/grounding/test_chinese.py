@@ -150,3 +150,14 @@ def _written(value: int) -> str:
 @given(st.integers(min_value=1, max_value=99_999_999))
 def test_every_integer_written_in_characters_is_read_back(value: int) -> None:
     assert [v for _, v, _ in chinese_numbers(_written(value))] == [value]
+
+
+def test_an_english_sentence_inside_a_chinese_answer_is_split_by_english_rules() -> None:
+    """pySBD's Chinese rules cut at every "." ("Mr." and "U.S." ended sentences)."""
+    answer = ("拜登于2021年1月20日就职 #ref:1。Mr. Biden is the 46th U.S. president #ref:1. "
+              "他出生于1942年。It works. 好的！")
+    texts = [s.text for s in ground(answer, [REFERENCE])]
+    assert texts == ["拜登于2021年1月20日就职 #ref:1。",
+                     "Mr. Biden is the 46th U.S. president #ref:1.", "他出生于1942年。",
+                     "It works.", "好的！"]
+    assert all(answer[s.start:s.end] == s.text for s in ground(answer, [REFERENCE]))
