@@ -51,3 +51,8 @@ def test_sentences_of_mixed_chinese_and_english() -> None:
                                   "这是全球最大的自贸区！", "真的吗?", "是的。"]
     assert sentences_of("版本3.11发布了。Python 3.12 is out.") == ["版本3.11发布了。",
                                                               "Python 3.12 is out."]
+
+
+def test_a_full_width_space_inside_a_line_is_a_space_and_the_indent_a_paragraph() -> None:
+    [chunk] = chunk_document(_doc(["　　北京　上海２０２３年。", "　　第二段。"]), approx_tokens)
+    assert chunk.text == "北京 上海2023年。\n\n第二段。"
