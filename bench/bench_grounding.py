@@ -1,10 +1,11 @@
 """Benchmark of grounding: are invented numbers, dates and names caught, and supported
 sentences left alone?
 
-Run: ``.venv/bin/python bench/bench_grounding.py [--docs 120] [--embed]``
-(``make bench-grounding``).
+Run: ``.venv/bin/python bench/bench_grounding.py [--docs 120] [--questions 60] [--embed]
+[--baseline REF]`` (``make bench-grounding``).
 
-A labelled set is built from ``../shared/data/beir-scifact`` and ``beir-arguana``. For a
+An English labelled set is built from ``../shared/data/beir-scifact`` and ``beir-arguana``
+and a Chinese one from ``../shared/data/zh-rgb``'s questions (bench/_grounding_zh.py). For a
 sampled document D, a request's references are D and its three nearest documents (TF-IDF
 over the corpus, so on a nearby topic), shuffled, with citation ids 1-4. The answer is
 made of sentences of these kinds, each labelled:
@@ -18,7 +19,9 @@ made of sentences of these kinds, each labelled:
   document, which is not among the references, citing D).
 
 Documents are split in two halves by a hash of their id: thresholds are chosen on the
-``tune`` half (the grid is printed) and the table reports the ``report`` half.
+``tune`` half (the grid is printed) and the table reports the ``report`` half, English
+and Chinese apart. ``--baseline REF`` grounds the same report half with the
+``agent_search`` package of git ``REF`` (in a subprocess) for a before/after table.
 
 Goals (issue 25): unsupported recall ≥ 0.85 with ≤ 5% of supported sentences flagged;
 missing citations added ≥ 0.80; ≤ 10 ms per sentence.
@@ -30,22 +33,25 @@ import argparse
 import hashlib
 import json
 import math
+import os
 import random
 import re
 import sys
 import time
+import types
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+sys.path.insert(0, os.environ.get("BENCH_GROUNDING_PACKAGE") or str(ROOT))
 
 from agent_search.grounding import GroundedSentence, Thresholds, ground  # noqa: E402
 from agent_search.grounding._claims import content_words, numbers  # noqa: E402
 from agent_search.grounding._references import prepare  # noqa: E402
 from agent_search.grounding._segment import has_cjk  # noqa: E402
+from bench._grounding_runs import Memo, embedder, segmentation_ms  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "data"
 SUPPORTED = ("copied", "reworded", "unmarked")
@@ -59,8 +65,6 @@ _SWAPS = {
     "because": "since", "should": "ought to", "many": "numerous", "people": "individuals",
     "large": "big", "small": "little", "help": "aid", "government": "state",
 }
-_ZH_SWAPS = {"表示": "称", "目前": "当前", "已经": "已", "进行": "开展", "但是": "但",
-             "因为": "由于", "同时": "此外", "非常": "十分"}
 _LEADS = ("The study reports that ", "According to the reference, ", "It was found that ",
           "Notably, ")
 
@@ -73,6 +77,7 @@ class Item:
     expect: str | None      # the citation id that should support it (unmarked)
     start: int = 0
     end: int = 0
+    also: tuple[str, ...] = ()  # other references that hold it word for word (zh-rgb copies)
 
 
 @dataclass
@@ -113,9 +118,18 @@ class _Tfidf:
             self.vectors[did] = {w: v / norm for w, v in vec.items()}
             for w in vec:
                 self.postings[w].append(did)
+        self.df, self.n = df, n
+
+    def nearest_to(self, text: str, k: int) -> list[str]:
+        """The documents nearest to any text (a question)."""
+        tf = Counter(w for w in content_words(text) if w in self.df)
+        vec = {w: (1 + math.log(c)) * math.log(self.n / self.df[w]) for w, c in tf.items()}
+        return self._nearest(vec, None, k)
 
     def nearest(self, did: str, k: int) -> list[str]:
-        vec = self.vectors[did]
+        return self._nearest(self.vectors[did], did, k)
+
+    def _nearest(self, vec: dict[str, float], did: str | None, k: int) -> list[str]:
         top_terms = sorted(vec, key=vec.__getitem__, reverse=True)[:25]
         scores: Counter[str] = Counter()
         for w in top_terms:
@@ -142,11 +156,6 @@ def _sentences(text: str, zh: bool = False) -> list[str]:
 
 
 def _reword(sentence: str, rng: random.Random) -> str:
-    if has_cjk(sentence):
-        s = re.sub(r"（[^（）]*）|\([^()]*\)", "", sentence)
-        for a, b in _ZH_SWAPS.items():
-            s = s.replace(a, b)
-        return ("据报道，" + s) if rng.random() < 0.5 else s
     s = re.sub(r"\s*\([^()]*\)", "", sentence)
     words = s.split()
     swapped = [(_SWAPS.get(w.lower(), w) if rng.random() < 0.8 else w) for w in words]
@@ -222,12 +231,9 @@ def build(dataset: str, n_docs: int, seed: int, pool: int) -> dict[str, list[Cas
     rng.shuffle(keep)
     docs = {d: docs[d] for d in sorted(keep[:pool])}
     index = _Tfidf(docs)
-    zh = sum(has_cjk(d["text"]) for d in docs.values()) > len(docs) / 2
-    if zh:
-        names = sorted({w for d in list(docs.values())[:400] for w in _zh_names(d["text"])})
-    else:
-        names = sorted({w for d in list(docs.values())[:3000]
-                        for w in re.findall(r"(?<=[a-z,] )[A-Z][a-z]{3,}\b", d["text"])})
+    zh = False  # the Chinese set is built from questions: bench/_grounding_zh.py
+    names = sorted({w for d in list(docs.values())[:3000]
+                    for w in re.findall(r"(?<=[a-z,] )[A-Z][a-z]{3,}\b", d["text"])})
     ids = [d for d in docs if len(_sentences(docs[d]["text"], zh)) >= 4]
     rng.shuffle(ids)
     halves: dict[str, list[Case]] = {"tune": [], "report": []}
@@ -276,18 +282,33 @@ def build(dataset: str, n_docs: int, seed: int, pool: int) -> dict[str, list[Cas
             far = _sentences(docs[outside[0]]["text"], zh)
             if far:
                 case.items.append(Item("nearby", rng.choice(far), me, None))
-        rng.shuffle(case.items)
-        parts: list[str] = []
-        pos = 0
-        for item in case.items:
-            text = item.text[:-1] + f" #ref:{item.cite}" + item.text[-1] if item.cite \
-                else item.text
-            item.start, item.end = pos, pos + len(text)
-            parts.append(text)
-            pos += len(text) + (0 if zh else 1)
-        case.answer = ("" if zh else " ").join(parts)
+        _join(case, zh, rng)
         halves[half].append(case)
     return halves
+
+
+def _join(case: Case, zh: bool, rng: random.Random) -> None:
+    """The case's items shuffled and written as one answer, markers before the full stop."""
+    rng.shuffle(case.items)
+    parts: list[str] = []
+    pos = 0
+    for item in case.items:
+        text = item.text[:-1] + f" #ref:{item.cite}" + item.text[-1] if item.cite \
+            else item.text
+        item.start, item.end = pos, pos + len(text)
+        parts.append(text)
+        pos += len(text) + (0 if zh else 1)
+    case.answer = ("" if zh else " ").join(parts)
+
+
+def build_chinese(n_questions: int, seed: int) -> dict[str, list[Case]]:
+    from bench._grounding_zh import build as build_zh
+
+    tools = types.SimpleNamespace(
+        Tfidf=_Tfidf, zh_names=_zh_names, sentences=_sentences, Item=Item, Case=Case,
+        numbers=numbers, prepare=prepare, changed_name=_changed_name, join=_join)
+    out: dict[str, list[Case]] = build_zh(DATA / "zh-rgb", n_questions, seed, tools)
+    return out
 
 
 @dataclass
@@ -297,6 +318,7 @@ class Scored:
     support: list[str]
     expect: str | None
     aligned: bool
+    also: tuple[str, ...] = ()
 
 
 def run(cases: list[Case], embed: Any, thresholds: Thresholds) -> tuple[list[Scored], float, int]:
@@ -307,17 +329,25 @@ def run(cases: list[Case], embed: Any, thresholds: Thresholds) -> tuple[list[Sco
         grounded = ground(case.answer, case.references, embed=embed, thresholds=thresholds)
         seconds += time.perf_counter() - t0
         sentences += len(grounded)
-        for item in case.items:
-            best: GroundedSentence | None = None
-            overlap = 0
-            for g in grounded:
-                o = min(g.end, item.end) - max(g.start, item.start)
-                if o > overlap:
-                    best, overlap = g, o
-            assert best is not None
-            aligned = best.start == item.start and best.end == item.end
-            out.append(Scored(item.kind, best.status, best.support, item.expect, aligned))
+        out.extend(_score(case, grounded))
     return out, seconds, sentences
+
+
+def _score(case: Case, grounded: list[GroundedSentence]) -> list[Scored]:
+    """Each labelled sentence against the grounded sentence that overlaps it most."""
+    out: list[Scored] = []
+    for item in case.items:
+        best: GroundedSentence | None = None
+        overlap = 0
+        for g in grounded:
+            o = min(g.end, item.end) - max(g.start, item.start)
+            if o > overlap:
+                best, overlap = g, o
+        assert best is not None
+        aligned = best.start == item.start and best.end == item.end
+        out.append(Scored(item.kind, best.status, best.support, item.expect, aligned,
+                          item.also))
+    return out
 
 
 def metrics(scored: list[Scored]) -> dict[str, float]:
@@ -327,7 +357,8 @@ def metrics(scored: list[Scored]) -> dict[str, float]:
     m: dict[str, float] = {
         "unsupported_recall": sum(s.status == "unsupported" for s in uns) / max(1, len(uns)),
         "supported_flagged": sum(s.status == "unsupported" for s in sup) / max(1, len(sup)),
-        "citation_added": sum(s.status == "supported" and s.expect in s.support
+        "citation_added": sum(s.status == "supported"
+                              and (s.expect in s.support or bool(set(s.also) & set(s.support)))
                               for s in unmarked) / max(1, len(unmarked)),
         "aligned": sum(s.aligned for s in scored) / max(1, len(scored)),
     }
@@ -340,72 +371,69 @@ def metrics(scored: list[Scored]) -> dict[str, float]:
     return m
 
 
-def _embedder() -> Any:
-    import os
-
-    from agent_search.kb._embedder import get_embedder
-    from agent_search.kb.settings import KBSettings
-
-    home = Path(os.environ.get("AGENT_SEARCH_HOME", ROOT / ".agent_search"))
-    embedder = get_embedder(KBSettings(), home)
-    return embedder.embed
+LANGUAGES = {"English": ("beir-scifact", "beir-arguana"), "Chinese": ("zh-rgb",)}
 
 
-class _Memo:
-    """The embedder with its vectors kept across the tuning grid's runs (the timed runs
-    use the plain embedder)."""
+def baseline(ref: str, cases: list[Case]) -> list[Scored]:
+    """The stream's decision of the ``agent_search`` package of git ``ref`` on ``cases``."""
+    from bench._grounding_runs import grounded_at
 
-    def __init__(self, embed: Any) -> None:
-        self.embed = embed
-        self.seen: dict[str, Any] = {}
-
-    def __call__(self, texts: Any) -> Any:
-        import numpy as np
-
-        missing = [t for t in texts if t not in self.seen]
-        if missing:
-            for t, v in zip(missing, self.embed(missing), strict=True):
-                self.seen[t] = v
-        return np.stack([self.seen[t] for t in texts])
+    out: list[Scored] = []
+    for case, sentences in zip(cases, grounded_at(ROOT, ref, cases), strict=True):
+        out.extend(_score(case, [GroundedSentence("", a, b, status, support=support)
+                                 for a, b, status, support in sentences]))
+    return out
 
 
-def _segmentation_ms(cases: list[Case]) -> float:
-    """The baseline of the timing: splitting the same answers into sentences only."""
-    from agent_search.citation import marker_regex
-    from agent_search.grounding._segment import segment
-
-    marker = marker_regex("#ref:{id}")
-    t0 = time.perf_counter()
-    n = sum(len(segment(c.answer, marker)) for c in cases)
-    return 1000 * (time.perf_counter() - t0) / max(1, n)
+def _table(rows: list[tuple[str, dict[str, float], float | None]], base_ms: float) -> None:
+    head = ["", "unsup. recall", "sup. flagged", "cite added", "aligned", "ms/sentence",
+            "× segmentation"]
+    print("| " + " | ".join(head) + " |")
+    print("|" + "---|" * len(head))
+    for label, m, ms in rows:
+        times = f"{ms:.2f} | {ms / base_ms:.1f}" if ms is not None else "– | –"
+        print(f"| {label} | {m['unsupported_recall']:.3f} | {m['supported_flagged']:.3f} | "
+              f"{m['citation_added']:.3f} | {m['aligned']:.3f} | {times} |")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--docs", type=int, default=120, help="documents per half and dataset")
+    parser.add_argument("--questions", type=int, default=60,
+                        help="zh-rgb questions per half (the Chinese set)")
     parser.add_argument("--embed", action="store_true",
                         help="also tune and time the decision with the embedding model")
     parser.add_argument("--seed", type=int, default=25)
     parser.add_argument("--pool", type=int, default=3000,
                         help="documents of each corpus the neighbours are drawn from")
+    parser.add_argument("--baseline", metavar="REF",
+                        help="git ref whose grounding is measured on the same report half")
+    parser.add_argument("--ground-only", metavar="CASES", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.ground_only:
+        from bench._grounding_runs import ground_only
+
+        ground_only(args.ground_only)
+        return
     halves: dict[str, list[Case]] = {"tune": [], "report": []}
-    for dataset in ("beir-scifact", "beir-arguana", "zh-rgb"):
+    for dataset in LANGUAGES["English"]:
         for half, cases in build(dataset, args.docs, args.seed, args.pool).items():
             halves[half].extend(cases)
-    embed = _embedder() if args.embed else None
+    for half, cases in build_chinese(args.questions, args.seed).items():
+        halves[half].extend(cases)
+    embed = embedder(ROOT) if args.embed else None
     if embed is not None:
         embed(["warm up"])
-    ground("Warm up the segmenter. And jieba: 北京。", [])
-    memo = _Memo(embed) if embed is not None else None
+    ground("Warm up the segmenter. And jieba: 北京三十五。", [])
+    memo = Memo(embed) if embed is not None else None
     grid = []
     for coverage in (0.4, 0.5, 0.6, 0.7, 0.8):
         for similarity in ((2.0, 0.7, 0.75, 0.8) if embed else (2.0,)):
             t = Thresholds(coverage=coverage, similarity=similarity)
             scored, _, _ = run(halves["tune"], memo if similarity <= 1 else None, t)
             grid.append((t, metrics(scored)))
-    print("tune half: thresholds → unsupported recall / supported flagged / citation added"
-          " (similarity 2.00: no embedding)")
+    print("tune half (both languages): thresholds → unsupported recall / supported flagged /"
+          " citation added (similarity 2.00: no embedding)")
     for t, m in grid:
         print(f"  coverage {t.coverage:.2f} similarity {t.similarity:.2f}: "
               f"{m['unsupported_recall']:.3f} / {m['supported_flagged']:.3f} / "
@@ -414,27 +442,30 @@ def main() -> None:
     # a missed invented claim costs more than a flagged supported sentence (twice, here)
     best = max(fit or grid, key=lambda tm: 2 * tm[1]["unsupported_recall"]
                - tm[1]["supported_flagged"])[0]
-    print(f"chosen on the tune half: {best}\n")
+    print(f"chosen on the tune half: {best}")
     report = halves["report"]
-    base_ms = _segmentation_ms(report)
-    rows = []
-    for label, t, e in (("the stream's decision (lexical, defaults)", Thresholds(), None),
-                        ("tuned on the other half", best,
-                         embed if best.similarity <= 1 else None),
-                        *((("with embeddings (defaults)", Thresholds(), embed),)
-                          if embed else ())):
-        scored, seconds, sentences = run(report, e, t)
-        rows.append((label, metrics(scored), 1000 * seconds / max(1, sentences)))
-    print(f"report half: {len(report)} answers, {sum(len(c.items) for c in report)} "
-          f"labelled sentences; baseline: segmentation alone {base_ms:.2f} ms/sentence")
-    head = ["", "unsup. recall", "sup. flagged", "cite added", "aligned", "ms/sentence",
-            "× segmentation"]
-    print("| " + " | ".join(head) + " |")
-    print("|" + "---|" * len(head))
-    for label, m, ms in rows:
-        print(f"| {label} | {m['unsupported_recall']:.3f} | {m['supported_flagged']:.3f} | "
-              f"{m['citation_added']:.3f} | {m['aligned']:.3f} | {ms:.2f} | "
-              f"{ms / base_ms:.1f} |")
+    stream: dict[str, list[Scored]] = {}
+    for language, datasets in LANGUAGES.items():
+        cases = [c for c in report if c.dataset in datasets]
+        base_ms = segmentation_ms(cases)
+        rows: list[tuple[str, dict[str, float], float | None]] = []
+        if args.baseline:
+            rows.append((f"baseline {args.baseline} (the stream's decision)",
+                         metrics(baseline(args.baseline, cases)), None))
+        for label, t, e in (("the stream's decision (lexical, defaults)", Thresholds(), None),
+                            ("tuned on the other half", best,
+                             embed if best.similarity <= 1 else None),
+                            *((("with embeddings (defaults)", Thresholds(), embed),)
+                              if embed else ())):
+            scored, seconds, sentences = run(cases, e, t)
+            if label.startswith("the stream"):
+                stream[language] = scored
+            rows.append((label, metrics(scored), 1000 * seconds / max(1, sentences)))
+        print(f"\n{language}, report half: {len(cases)} answers, "
+              f"{sum(len(c.items) for c in cases)} labelled sentences "
+              f"({', '.join(datasets)}); baseline of the time: segmentation alone "
+              f"{base_ms:.2f} ms/sentence")
+        _table(rows, base_ms)
     print("\nper dataset (the stream's decision)")
     print("| dataset | answers | unsup. recall | sup. flagged | cite added |\n"
           "|---|---|---|---|---|")
@@ -445,10 +476,11 @@ def main() -> None:
               f"{m['supported_flagged']:.3f} | {m['citation_added']:.3f} |")
     print("\nper kind (the stream's decision): share judged right (supported kinds: not "
           "flagged; unsupported kinds: flagged)")
-    m = rows[0][1]
-    print("| kind | n | right |\n|---|---|---|")
+    en, zh = metrics(stream["English"]), metrics(stream["Chinese"])
+    print("| kind | English n | right | Chinese n | right |\n|---|---|---|---|---|")
     for kind in (*SUPPORTED, *UNSUPPORTED):
-        print(f"| {kind} | {int(m['n:' + kind])} | {m['ok:' + kind]:.3f} |")
+        print(f"| {kind} | {int(en['n:' + kind])} | {en['ok:' + kind]:.3f} | "
+              f"{int(zh['n:' + kind])} | {zh['ok:' + kind]:.3f} |")
 
 
 if __name__ == "__main__":

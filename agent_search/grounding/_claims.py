@@ -2,9 +2,10 @@
 years), its named entities and its content words.
 
 No model: numbers come from a pattern (thousands separators, decimals, percents,
-"2.5 million", small number words), entities are the capitalised or alphanumeric words
-of an English sentence that are not capitalised merely for standing first, and the
-person, place and organisation names jieba's part-of-speech tagger finds in Chinese.
+"2.5 million", small number words; in Chinese, full-width digits and numerals written in
+characters, see :mod:`agent_search.grounding._numbers_zh`), entities are the capitalised
+or alphanumeric words of an English sentence that are not capitalised merely for standing
+first, and the person, place and organisation names jieba's part-of-speech tagger finds in Chinese.
 Content words are the sentence's words without stop words, cut to a five-letter stem
 ("reduced", "reduces", "reduction" → "reduc") so a light rewording still overlaps.
 """
@@ -17,6 +18,12 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from agent_search.grounding._numbers_zh import (
+    chinese_numbers,
+    half_width,
+    numeral_runs,
+    starts_with_number,
+)
 from agent_search.grounding._segment import has_cjk
 from agent_search.query.stopwords import CHINESE, ENGLISH_FUNCTION_WORDS
 
@@ -24,10 +31,11 @@ _NUMBER = re.compile(
     r"(?<![A-Za-z0-9_.])(?<![A-Za-z]-)"
     r"(?P<num>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?|\.\d+)"
     r"(?P<tail>\s*(?:%|percent\b|per\s?cent\b|％)|\s*(?:thousand|million|billion|trillion)\b"
-    r"|[万亿])?"
+    r"|[十百千万亿]{1,3}|成)?"
     r"(?![A-Za-z0-9])", re.IGNORECASE)
 _SCALE = {"thousand": 1e3, "million": 1e6, "billion": 1e9, "trillion": 1e12,
-          "万": 1e4, "亿": 1e8}
+          "十": 10, "百": 1e2, "千": 1e3, "万": 1e4, "亿": 1e8, "成": 10}
+"""成 is tenths: 5成 = 50%."""
 _NUMBER_WORDS = {
     "zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
     "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13,
@@ -37,7 +45,7 @@ _NUMBER_WORDS = {
     "triple": 3, "half": 0.5, "dozen": 12,
 }
 # words too common in other senses to count as a claimed number in an answer
-_WEAK_NUMBER_WORDS = frozenset({"one", "half", "double", "zero"})
+_WEAK_NUMBER_WORDS = frozenset({"one", "half", "double", "zero", "一", "零"})
 _WORD = re.compile(r"[^\W_][\w'’\-]*", re.UNICODE)
 _LETTERS_AND_DIGITS = re.compile(r"(?=.*[A-Za-z])(?=.*\d)")
 _ZH_NAME_TAGS = ("nr", "ns", "nt", "nz")
@@ -72,22 +80,33 @@ def _values(raw: str, tail: str) -> tuple[tuple[float, ...], int]:
     plain = raw.replace(",", "")
     value = float(plain)
     decimals = len(plain.split(".", 1)[1]) if "." in plain else 0
-    scale = _SCALE.get(tail.strip().lower(), 1.0)
+    tail = tail.strip().lower()
+    scale = _SCALE.get(tail, 1.0)
+    if len(tail) > 1 and tail[0] in "十百千万亿":  # 5百万 = 5,000,000
+        scale = math.prod(_SCALE[c] for c in tail)
     values = (value, value * scale) if scale != 1.0 else (value,)
     return values, decimals
 
 
-def numbers(text: str, *, words: bool = True) -> list[Number]:
-    """The numbers of ``text``; ``words`` also takes number words ("three" → 3)."""
+def numbers(text: str, *, words: bool = True,
+            tagged: list[tuple[str, str]] | None = None) -> list[Number]:
+    """The numbers of ``text``; ``words`` also takes number words ("three" → 3) and
+    numerals in Chinese characters (三十五 → 35; with ``tagged``, jieba's words and tags
+    of ``text``, only those the tagger calls numerals)."""
+    text = half_width(text)
     found: list[Number] = []
     for m in _NUMBER.finditer(text):
         values, decimals = _values(m.group("num"), m.group("tail") or "")
         found.append(Number(m.group(0).strip(), values, decimals))
-    if words and not has_cjk(text):
-        for m in _WORD.finditer(text):
-            low = m.group(0).lower()
-            if low in _NUMBER_WORDS:
-                found.append(Number(m.group(0), (float(_NUMBER_WORDS[low]),), 0))
+    if not words:
+        return found
+    if has_cjk(text):
+        found.extend(Number(written, (value,), decimals)
+                     for written, value, decimals in chinese_numbers(text, tagged))
+    for m in _WORD.finditer(text):  # number words, in mixed text too
+        low = m.group(0).lower()
+        if low in _NUMBER_WORDS:
+            found.append(Number(m.group(0), (float(_NUMBER_WORDS[low]),), 0))
     return found
 
 
@@ -151,24 +170,35 @@ def _english_entities(text: str) -> list[str]:
     return out
 
 
-def _chinese_entities(text: str) -> list[str]:
-    out = []
-    for pair in _posseg().lcut(text):
-        word, flag = pair.word, pair.flag
-        if len(word) >= 2 and flag.startswith(_ZH_NAME_TAGS):
-            out.append(word)
-    return out + _english_entities(" ".join(re.findall(r"[A-Za-z0-9][\w\-]*", text)))
+def _tagged(text: str) -> list[tuple[str, str]]:
+    """jieba's words of ``text`` with their part-of-speech tags."""
+    return [(pair.word, pair.flag) for pair in _posseg().lcut(text)]
+
+
+def _chinese_entities(text: str, tagged: list[tuple[str, str]]) -> list[str]:
+    # a "name" that starts with a numeral is the tagger misreading a number (三万人)
+    out = [word for word, flag in tagged if len(word) >= 2 and flag.startswith(_ZH_NAME_TAGS)
+           and not starts_with_number(word)]
+    # the Latin words of a mixed sentence (RCEP, GDP, COVID-19), not the Han text after them
+    return out + _english_entities(" ".join(re.findall(r"[A-Za-z0-9][A-Za-z0-9\-]*", text)))
 
 
 def stem(word: str) -> str:
     return word[:_STEM]
 
 
+def without_numbers(text: str) -> str:
+    """Chinese ``text`` with its numbers (2185.8万, 二〇二三, 四万三千) blanked: they are
+    checked as numbers, and as words jieba would cut them differently in each form
+    ("2023" "年" but "二" "〇" "二三年")."""
+    return numeral_runs.sub(" ", _NUMBER.sub(" ", text))
+
+
 def content_words(text: str) -> list[str]:
     """Stemmed, lower-cased content words (Chinese: jieba words and latin words)."""
     if has_cjk(text):
         out = []
-        for w in _jieba().lcut(text):
+        for w in _jieba().lcut(without_numbers(half_width(text))):
             w = w.strip().lower()
             if w and w not in CHINESE and _WORD.fullmatch(w) and not _NUMBER.fullmatch(w):
                 out.append(stem(w) if w.isascii() else w)
@@ -179,9 +209,10 @@ def content_words(text: str) -> list[str]:
 
 def extract(text: str) -> Claims:
     """The claims of one sentence (its citation markers already removed)."""
-    zh = has_cjk(text)
-    nums = [n for n in numbers(text) if n.text.lower() not in _WEAK_NUMBER_WORDS]
-    entities = _chinese_entities(text) if zh else _english_entities(text)
+    text = half_width(text)
+    tagged = _tagged(text) if has_cjk(text) else None
+    nums = [n for n in numbers(text, tagged=tagged) if n.text.lower() not in _WEAK_NUMBER_WORDS]
+    entities = _english_entities(text) if tagged is None else _chinese_entities(text, tagged)
     return Claims(numbers=nums, entities=list(dict.fromkeys(entities)),
                   words=content_words(text))
 

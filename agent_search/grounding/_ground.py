@@ -56,9 +56,25 @@ MAX_ANSWER_CHARS = 20_000
 rest is one ``no_claim`` entry: bounded work whatever the model wrote."""
 
 _META = re.compile(r"\b(?:I|I'm|I've|I'd)\b(?!\.)|\b(?i:me|my|references?|sources?)\b"
-                   r"|我|参考|资料|来源")
+                   r"|我(?![国省市县区军方校院])|参考|资料|来源")
 """A sentence in the first person or about the references, with no number or name in it,
-speaks about the answer ("I could not find...", "The references do not say...")."""
+speaks about the answer ("I could not find...", "The references do not say...", "我没有找到").
+我国, 我省, 我军, 我方 ("our country", ...) are the usage of Chinese news, not the first person."""
+
+
+_ATTRIBUTION = re.compile(
+    r"^\s*(?:(?:according to|based on|as (?:stated|described|reported|shown|noted) in|per)"
+    r"\s+(?:the\s+)?(?:provided\s+|given\s+|cited\s+|available\s+)?"
+    r"(?:references?|sources?|documents?|context|passages?|search results?)\s*[,:]\s*"
+    r"|(?:the\s+)?(?:references?|sources?|documents?|passages?)\s+(?:(?:also\s+)?"
+    r"(?:show|state|say|indicate|report|note|suggest|mention)s?)\s+that\s+"
+    r"|(?:根据|据|按照|依据|从)[^，,。：:]{0,12}?(?:资料|参考|来源|信息|材料|文献|搜索结果|内容)"
+    r"[^，,。：:]{0,6}?(?:来看|显示|所述|中)?[，,：:]\s*"
+    r"|(?:参考)?(?:资料|材料|文献|搜索结果|来源)中?(?:显示|表明|指出|提到|称)[，,：:]?\s*)",
+    re.IGNORECASE)
+"""A lead-in that attributes the sentence to the references ("According to the references,",
+"根据参考资料，"): the rest of the sentence is the claim, and is checked as one; the
+lead-in alone does not make it a sentence about the answer."""
 
 
 @dataclass(slots=True)
@@ -124,19 +140,19 @@ def _check(claims: Claims, refs: Sequence[PreparedReference]) -> _Check:
     return _Check([r.citation_id for r in refs], missing_numbers, missing_names, coverage)
 
 
-def _no_claim_reason(span: Span, claims: Claims) -> str | None:
+def _no_claim_reason(span: Span, claims: Claims, checked: str) -> str | None:
     if span.kind == "code":
         return "code"
     if claims.numbers or claims.entities:
         return None
     text = span.text.rstrip()
-    if span.kind == "heading" or text.endswith(":"):
+    if span.kind == "heading" or text.endswith((":", "：")):
         return "a heading or an introduction"
     if text.endswith(("?", "？")):
         return "a question"
     if len(set(claims.words)) < MIN_WORDS:
         return "nothing to check"
-    if _META.search(text):
+    if _META.search(checked):
         return "about the answer or its references, not a claim"
     return None
 
@@ -151,7 +167,8 @@ def _markers(cids: Sequence[str], fmt: str) -> str:
 
 @dataclass(slots=True)
 class _Sentence:
-    """One claim sentence on its way to a verdict (``bare``: without its markers)."""
+    """One claim sentence on its way to a verdict (``bare``: without its markers and
+    without a lead-in that attributes it to the references)."""
 
     span: Span
     bare: str
@@ -259,8 +276,10 @@ def ground(answer: str, references: Sequence[Any], *, citation_format: str = "#r
                                         cited=cited, reason="not checked: a long answer"))
             continue
         bare = marker.sub(" ", span.text)
+        lead = _ATTRIBUTION.match(bare)
+        bare = bare[lead.end():] if lead else bare
         claims = extract(bare) if span.kind != "code" else Claims()
-        reason = _no_claim_reason(span, claims)
+        reason = _no_claim_reason(span, claims, bare)
         if reason is not None:
             out.append(GroundedSentence(span.text, span.start, span.end, "no_claim",
                                         cited=cited, reason=reason))

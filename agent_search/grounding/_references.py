@@ -18,10 +18,12 @@ from agent_search.grounding._claims import (
     normalise_entity,
     reference_numbers,
 )
+from agent_search.grounding._numbers_zh import half_width
 from agent_search.grounding._segment import has_cjk
 
 _SENTENCE_END = re.compile(r"(?<=[.!?;。！？；])\s+|(?<=[。！？；])|\n+")
 _PARTS = re.compile(r"[-'’/]")
+_LATIN = re.compile(r"[A-Za-z0-9][A-Za-z0-9'’\-]*")
 MAX_REFERENCE_CHARS = 20_000
 """Only the first 20,000 characters of a reference are read: bounded work per request."""
 
@@ -49,7 +51,8 @@ def prepare(citation_id: str, title: str, content: str) -> PreparedReference:
     text = f"{title}\n{content}"[:MAX_REFERENCE_CHARS] if title else content[
         :MAX_REFERENCE_CHARS]
     names: set[str] = set()
-    for word in set(_WORD.findall(text)):
+    # the Latin words inside Chinese text too (东航MU5735航班 holds MU5735)
+    for word in set(_WORD.findall(text)) | set(_LATIN.findall(half_width(text))):
         names.add(normalise_entity(word))
         if not word.isalnum():
             names.update(normalise_entity(part) for part in _PARTS.split(word))

@@ -20,11 +20,19 @@ from typing import Any
 
 _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 _FENCE = re.compile(r"^\s{0,3}(```|~~~)")
-_BLOCK_PREFIX = re.compile(r"^\s*(?:>\s*)*(?:#{1,6}\s+|[-*+]\s+(?:\[[ xX]\]\s+)?|\d{1,9}[.)]\s+)?")
+_BLOCK_PREFIX = re.compile(
+    r"^\s*(?:>\s*)*(?:#{1,6}\s+|[-*+•·]\s+(?:\[[ xX]\]\s+)?|\d{1,9}[.)]\s+"
+    # Chinese enumerations: 1、 一、 (1) （一） ① 第一， — a list mark, not a claimed number
+    r"|(?:\d{1,3}|[一二三四五六七八九十]{1,3})[、．]\s*|\d{1,3}\.(?=[^\d\s.])|[(（](?:\d{1,3}|[一二三四五六七八九十]{1,3})[)）]\s*"
+    r"|[\u2460-\u2473\u2776-\u277f]\s*|第[一二三四五六七八九十]{1,3}[，,、]\s*)?")
 _HEADING = re.compile(r"^\s{0,3}#{1,6}\s+")
 _TABLE_RULE = re.compile(r"^\s*\|?\s*:?-{2,}:?\s*(\|\s*:?-{2,}:?\s*)*\|?\s*$")
 _INNER_END = re.compile(r"[.!?;…。！？；]\s*\S")
 _CLOSERS = "”’」』)]）】》"
+_LANGUAGE_CHANGE = re.compile(
+    r"[。！？]+[”’」』）】》]*(?=\s*[A-Za-z])"
+    r"|(?<=[A-Za-z0-9)\]%])[.!?]+[\"')\]]*(?=\s+(?:#\S+\s+)?[\u3400-\u9fff])")
+"""Where a Chinese sentence ends and a Latin one begins, or the other way round."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,12 +109,28 @@ def _pieces(text: str, language: str) -> list[list[int]]:
     return spans
 
 
+def _mixed_pieces(text: str) -> list[list[int]]:
+    """A line with CJK in it, cut first where the language changes at a sentence end
+    (``…生效。Mr. Biden …`` and ``… president. 他…``), each part then split by pySBD's
+    rules for its language: the Chinese rules cut at every ``.``, which would split
+    "Mr." and "U.S." of an English sentence in a Chinese answer."""
+    spans: list[list[int]] = []
+    start = 0
+    for cut in [m.end() for m in _LANGUAGE_CHANGE.finditer(text)] + [len(text)]:
+        part = text[start:cut]
+        if part.strip():
+            language = "zh" if has_cjk(part) else "en"
+            spans.extend([a + start, b + start] for a, b in _pieces(part, language))
+        start = cut
+    return spans
+
+
 def _split_prose(text: str, offset: int, marker: re.Pattern[str]) -> list[Span]:
     if not _INNER_END.search(text):  # no sentence end before the last word: one sentence
         core = text.strip()
         at = text.find(core) if core else 0
         return [Span(core, offset + at, offset + at + len(core))] if core else []
-    spans = _pieces(text, "zh" if has_cjk(text) else "en")
+    spans = _mixed_pieces(text) if has_cjk(text) else _pieces(text, "en")
     # markers and closing quotes at the start of a sentence go back to the one before
     for i in range(1, len(spans)):
         start, end = spans[i]

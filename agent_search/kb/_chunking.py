@@ -7,6 +7,16 @@ text without spaces or a run of garbage, by characters). Consecutive chunks of o
 share up to ``overlap`` tokens (whole sentences where possible) so a passage cut at a
 boundary is still found. Sizes are counted with the embedding model's own tokenizer.
 
+Chinese and Japanese: sentences end at full-width 。！？； and ……, a sentence over a chunk
+is cut after its clause marks (，、：) before it is cut by characters, and full-width
+digits and Latin letters (２０２３, ＧＤＰ) are stored as their ASCII forms, the same
+characters in another width (Unicode's compatibility forms): the BERT vocabulary of the
+default model has no entry for them, and a reader loses nothing. Chunk sizes are counted
+in the model's own tokens, so a Chinese chunk holds what the model reads (the default
+model's tokenizer gives one token per Han character; multilingual-e5 about 1.6
+characters a token), not a share of an English one; without a tokenizer
+(:func:`approx_tokens`) a Han or kana character counts as one token.
+
 Bounded and linear: the document's blocks are consumed lazily and chunks come out as they
 are complete, so memory holds one section's current chunk and one counting batch, never
 the document. Every character is passed to the token counter at most three times (block,
@@ -32,12 +42,20 @@ COUNT_BATCH_CHARS = 1 << 16
 """Blocks are counted in batches of about this many characters (one tokenizer call)."""
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
-_CJK_SENTENCE_END = re.compile(r"(?:[。！？；]+|…{2,})[”’」』）》】〕〉\"']*")
+_CJK_SENTENCE_END = re.compile(
+    r"(?:[。！？；]+|…{2,}|[!?]+(?=[\u3400-\u9fff]))[”’」』）》】〕〉\"']*")
 """A sentence of Chinese or Japanese ends at full-width 。！？； or an ellipsis ……, with
-the closing quotes and brackets after it (they belong to the sentence they close)."""
+the closing quotes and brackets after it (they belong to the sentence they close), and
+at a half-width ! or ? right before a Han character (好吗?是的。: no space to split at)."""
 _CJK_CLAUSE_END = re.compile(r"[，、：,]")
 
 _Piece = tuple[str, int, bool]  # text, tokens, starts a paragraph
+_HALF_WIDTH = str.maketrans(
+    {**{chr(0xFF10 + i): chr(0x30 + i) for i in range(10)},
+     **{chr(0xFF21 + i): chr(0x41 + i) for i in range(26)},
+     **{chr(0xFF41 + i): chr(0x61 + i) for i in range(26)}, "％": "%"})
+"""Full-width digits, Latin letters and ％ to ASCII: one character for one."""
+_CJK_CHAR = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]")
 
 
 @dataclass(slots=True)
@@ -50,8 +68,16 @@ class Chunk:
 
 
 def approx_tokens(texts: Sequence[str]) -> list[int]:
-    """A tokenizer-free estimate (≈ 1.3 tokens per word) for when no tokenizer is at hand."""
-    return [int(len(t.split()) * 1.3) + 1 for t in texts]
+    """A tokenizer-free estimate for when no tokenizer is at hand (an embedding endpoint):
+    ≈ 1.3 tokens per word, and one per Han, kana or Hangul character, as the subword
+    vocabularies of multilingual models count them, give or take half (Chinese text has no
+    spaces: counted by words, a page of it would be a few tokens)."""
+    out = []
+    for t in texts:
+        cjk = len(_CJK_CHAR.findall(t))
+        rest = _CJK_CHAR.sub(" ", t) if cjk else t
+        out.append(cjk + int(len(rest.split()) * 1.3) + 1)
+    return out
 
 
 def chunk_document(doc: Document, count: TokenCounter, *, max_tokens: int = 256,
@@ -78,7 +104,7 @@ def _texts(blocks: Iterable[Block]) -> Iterator[str]:
     """Non-empty block texts, a text longer than :data:`PARAGRAPH_CHARS` cut in pieces
     (loaders already bound their blocks; documents built by callers may not)."""
     for block in blocks:
-        text = block.text
+        text = block.text.translate(_HALF_WIDTH)
         while len(text) > PARAGRAPH_CHARS:
             head, text = _cut(text, PARAGRAPH_CHARS)
             if head.strip():

@@ -1,0 +1,142 @@
+"""Numbers as Chinese writes them: full-width digits, and numerals in characters.
+
+An answer in Chinese may write a reference's "35" as "三十五", its "4.3万" as "四万三千",
+its "30%" as "百分之三十" or "三成", its year as "二〇二二"; a model writes full-width
+"２０２３" as often as "2023". All of these are read here as values, so the number check
+of :mod:`agent_search.grounding._claims` compares what is said, not how it is written.
+
+Reading a run of numeral characters is the easy part, done here in a few lines (the
+grammar: digits, 十百千 within a section, 万/亿 sections, 点 for decimals, digit by
+digit for years). cn2an, the library for it, was measured and not taken: 0.55 s to
+import, it reads "三四" (three or four) as 34, and its sentence mode turns 一些 into 1些.
+The hard part is which runs are numbers at all: 统一, 十分, 一直, 万一, 千万 hold numeral
+characters and claim no number. In an answer's sentence, a run counts only where
+jieba's tagger calls the word a numeral, measure or time word (``m``, ``q``, ``t``); an
+approximate number (三四个, 十几, 十来个) claims no exact value, while 两千多, like
+"2000多", claims 2000; "一" alone is as weak as English "one". In a reference every run
+counts: a value too many there can only spare a sentence, never flag one.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Sequence
+
+_WIDTH = str.maketrans(
+    {**{chr(0xFF10 + i): str(i) for i in range(10)},
+     **{chr(0xFF21 + i): chr(0x41 + i) for i in range(26)},
+     **{chr(0xFF41 + i): chr(0x61 + i) for i in range(26)},
+     "％": "%", "．": ".", "＋": "+", "－": "-", "\u3000": " "})
+
+_DIGIT = {"零": 0, "〇": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6,
+          "七": 7, "八": 8, "九": 9}
+_UNIT = {"十": 10, "百": 100, "千": 1000}
+_BIG = {"万": 10_000, "亿": 100_000_000}
+_NUMERALS = "".join(_DIGIT) + "".join(_UNIT) + "".join(_BIG)
+_RUN = re.compile(
+    rf"(?P<pct>百分之|千分之)?(?P<int>[{_NUMERALS}]+)"
+    r"(?:点(?P<frac>[零〇一二三四五六七八九]+)(?P<big>[万亿])?)?"
+    r"(?P<tail>成|[多余几来])?")
+_TAGGED_NUMERAL = ("m", "x", "q", "t")
+"""jieba tags of the words a numeral run may lie in: numeral, non-word (it tags 〇 so),
+measure word, time word (八年, 四日)."""
+
+
+def half_width(text: str) -> str:
+    """Full-width digits, Latin letters, ％ ． ＋ － and the ideographic space as their
+    ASCII forms (character for character: offsets do not move)."""
+    return text.translate(_WIDTH)
+
+
+def starts_with_number(word: str) -> bool:
+    """A word that starts with digits or two numeral characters (三万人): the tagger
+    calling part of a number a name. One numeral character starts many names (三城,
+    千代田区, 万军)."""
+    return word[:1].isdigit() or numeral_runs.match(word) is not None
+
+
+def _integer(run: str) -> int | None:
+    """The value of a run of numeral characters; None when it is not a well-formed one."""
+    if not any(c in _UNIT or c in _BIG for c in run):
+        if len(run) > 1 and "两" in run:
+            return None
+        return int("".join(str(_DIGIT[c]) for c in run))  # 二〇二二 → 2022
+    total = section = number = 0
+    last_unit = 1
+    for c in run:
+        if c in _DIGIT:
+            number = _DIGIT[c]
+        elif c in _UNIT:
+            section += (number or 1) * _UNIT[c]
+            number, last_unit = 0, _UNIT[c]
+        elif c == "万":
+            total += (section + number) * 10_000
+            section = number = 0
+            last_unit = 10_000
+        else:  # 亿
+            total = (total + section + number) * 100_000_000
+            section = number = 0
+            last_unit = 100_000_000
+    if number and run[-1] in _DIGIT and len(run) > 1 and run[-2] not in _DIGIT \
+            and last_unit > 10:
+        number *= last_unit // 10  # 三万五 = 35,000, 一千二 = 1,200
+    return total + section + number
+
+
+def _approximate(run: str) -> bool:
+    """三四 (three or four), 五六: two neighbouring digits written together."""
+    return (len(run) == 2 and run[0] in _DIGIT and run[1] in _DIGIT
+            and _DIGIT[run[1]] - _DIGIT[run[0]] == 1)
+
+
+_NOT_NUMERALS = frozenset({"十分", "万分", "百分"})
+"""Words the tagger calls numerals that say "very" ("十分重要")."""
+_RUN_CHARS = re.compile(rf"[{_NUMERALS}]+")
+numeral_runs = re.compile(rf"[{_NUMERALS}]{{2,}}(?:点[零〇一二三四五六七八九]+[万亿]?)?")
+"""Runs of two numeral characters or more (a single one is usually part of a word:
+统一, 三星, 十分)."""
+
+
+def _numeral_positions(tagged: Sequence[tuple[str, str]]) -> set[int]:
+    """Positions in the text of characters in words tagged as numerals, but not in a
+    four-character idiom made of two numbers (三番五次, 七上八下) or in 十分 ("very")."""
+    out: set[int] = set()
+    pos = 0
+    for word, flag in tagged:
+        if flag.startswith(_TAGGED_NUMERAL) and word not in _NOT_NUMERALS and not (
+                len(word) == 4 and len(_RUN_CHARS.findall(word)) == 2
+                and _RUN_CHARS.fullmatch(word) is None):
+            out.update(range(pos, pos + len(word)))
+        pos += len(word)
+    return out
+
+
+def chinese_numbers(text: str, tagged: Sequence[tuple[str, str]] | None = None
+                    ) -> Iterator[tuple[str, float, int]]:
+    """(as written, value, decimals) of each numeral run of ``text`` (百分之三十 and 三成
+    are 30, as "30%" is). With
+    ``tagged`` (jieba's words and tags of ``text``), an answer's sentence: only runs in
+    numeral words, and no approximate ones (三四, 十几)."""
+    numeral_at = _numeral_positions(tagged) if tagged is not None else None
+    for m in _RUN.finditer(text):
+        run, pct, tail = m.group("int"), m.group("pct"), m.group("tail") or ""
+        if run[0] in _BIG or (run[0] in "百千" and not pct):
+            continue  # 千万 (by all means), 万一 (in case), 百姓: words, not numbers
+        if numeral_at is not None:
+            if (tail and tail in "几来") or _approximate(run):
+                continue
+            if "〇" not in run and not all(  # 〇 is in numbers only (jieba cuts 自二〇〇五)
+                    i in numeral_at for i in range(m.start("int"), m.end("int"))):
+                continue
+        value = _integer(run)
+        if value is None:
+            continue
+        frac = m.group("frac")
+        number = float(f"{value}.{''.join(str(_DIGIT[c]) for c in frac)}") if frac \
+            else float(value)
+        if m.group("big"):  # 二千一百八十四点三万 = 2184.3万
+            number *= _BIG[m.group("big")]
+        if tail == "成":  # 三成 = 30%
+            yield m.group(0), number * 10, 0
+        else:
+            yield m.group(0)[:len(m.group(0)) - len(tail)], number, len(frac or "")

@@ -1,0 +1,86 @@
+"""How bench/bench_grounding.py runs the grounding: with the embedding model (``--embed``),
+the timing baseline (sentence splitting alone), and ``--baseline REF``: the same answers
+grounded by the ``agent_search`` package of an older commit, in a subprocess (the
+labelled set is built once, by the current code, so both sides judge the same
+sentences)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+
+def ground_only(path: str) -> None:
+    """Subprocess side: ground the answers of a JSON file and print each sentence's
+    start, end, status and support as one JSON line."""
+    from agent_search.grounding import ground
+
+    cases = json.loads(Path(path).read_text(encoding="utf-8"))
+    print(json.dumps([[[g.start, g.end, g.status, g.support]
+                       for g in ground(c["answer"], c["references"])] for c in cases]))
+
+
+def grounded_at(root: Path, ref: str, cases: list[Any]) -> list[list[list[Any]]]:
+    """[start, end, status, support] of each sentence of each case's answer, grounded
+    by the package of git ``ref``."""
+    tmp = Path(tempfile.mkdtemp(prefix="bench-grounding-base-"))
+    try:
+        archive = subprocess.run(["git", "-C", str(root), "archive", ref, "agent_search"],
+                                 check=True, capture_output=True).stdout
+        subprocess.run(["tar", "-x", "-C", str(tmp)], input=archive, check=True)
+        (tmp / "cases.json").write_text(json.dumps(
+            [{"answer": c.answer, "references": c.references} for c in cases]),
+            encoding="utf-8")
+        env = {**os.environ, "BENCH_GROUNDING_PACKAGE": str(tmp),
+               "PYTHONPATH": str(root)}
+        done = subprocess.run([sys.executable, str(root / "bench" / "bench_grounding.py"),
+                               "--ground-only", str(tmp / "cases.json")], env=env,
+                              check=True, capture_output=True, text=True, cwd=tmp)
+        out: list[list[list[Any]]] = json.loads(done.stdout.splitlines()[-1])
+        return out
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def embedder(root: Path) -> Any:
+    from agent_search.kb._embedder import get_embedder
+    from agent_search.kb.settings import KBSettings
+
+    home = Path(os.environ.get("AGENT_SEARCH_HOME", root / ".agent_search"))
+    return get_embedder(KBSettings(), home).embed
+
+
+class Memo:
+    """The embedder with its vectors kept across the tuning grid's runs (the timed runs
+    use the plain embedder)."""
+
+    def __init__(self, embed: Any) -> None:
+        self.embed = embed
+        self.seen: dict[str, Any] = {}
+
+    def __call__(self, texts: Any) -> Any:
+        import numpy as np
+
+        missing = [t for t in texts if t not in self.seen]
+        if missing:
+            for t, v in zip(missing, self.embed(missing), strict=True):
+                self.seen[t] = v
+        return np.stack([self.seen[t] for t in texts])
+
+
+def segmentation_ms(cases: list[Any]) -> float:
+    """The baseline of the timing: splitting the same answers into sentences only."""
+    from agent_search.citation import marker_regex
+    from agent_search.grounding._segment import segment
+
+    marker = marker_regex("#ref:{id}")
+    t0 = time.perf_counter()
+    n = sum(len(segment(c.answer, marker)) for c in cases)
+    return 1000 * (time.perf_counter() - t0) / max(1, n)
