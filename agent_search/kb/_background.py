@@ -124,7 +124,10 @@ _DENSE: dict[str, NDArray[np.float32]] = {}
 _LOCK = threading.Lock()
 
 
+@lru_cache(maxsize=64)
 def _digest(model_id: str) -> str:
+    """The background's key for a model (remembered: hashing the passages on every query
+    cost ~0.5 ms of a search)."""
     h = hashlib.sha256(model_id.encode("utf-8"))
     for text in TEXTS:
         h.update(b"\0" + text.encode("utf-8"))
@@ -133,8 +136,11 @@ def _digest(model_id: str) -> str:
 
 def dense_background(embedder: Embedder, home: Path) -> NDArray[np.float32]:
     """The background passages embedded by ``embedder`` as unit rows: in memory, else from
-    the data home, else embedded now (once per model and set of passages) and saved."""
-    key = _digest(embedder.model_id)
+    the data home, else embedded now (once per model and set of passages) and saved. An
+    offline model's folder is part of the key: a new build of the same model (its folder
+    names the build) embeds the background again."""
+    folder = getattr(embedder, "model_dir", None)
+    key = _digest(embedder.model_id + (f"\0{folder.name}" if isinstance(folder, Path) else ""))
     with _LOCK:
         found = _DENSE.get(key)
         if found is not None:
