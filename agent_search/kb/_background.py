@@ -116,8 +116,8 @@ class _SparseBackground:
 
 
 @lru_cache(maxsize=8)
-def _sparse_background(k1: float, b: float, language: str) -> _SparseBackground:
-    return _SparseBackground(BM25(k1, b, language))
+def _sparse_background(k1: float, b: float, language: str, cjk: str) -> _SparseBackground:
+    return _SparseBackground(BM25(k1, b, language, cjk))
 
 
 _DENSE: dict[str, NDArray[np.float32]] = {}
@@ -182,5 +182,5 @@ def null_of(background: NDArray[np.float32] | None, bm25: BM25,
         dm, ds = float(cos.mean()), max(float(cos.std()), 1e-6)
     cm, cs = 0.0, COVERAGE_STD_MIN
     if sparse is not None:
-        cm, cs = _sparse_background(bm25.k1, bm25.b, bm25.language).moments(sparse)
+        cm, cs = _sparse_background(bm25.k1, bm25.b, bm25.language, bm25.cjk).moments(sparse)
     return Null(dm, ds, cm, cs)
