@@ -1,19 +1,21 @@
 """Query and ingest speed of the knowledge base beside fastembed's own embedding speed for
 the same model, measured in the same run (issue 24, item 5).
 
-The machine is shared and noisy, so every figure is printed with fastembed's measured in
-the same round, and the ratios are what carries from run to run. Each round, in turn:
+The machine is shared and noisy, so every figure is measured beside fastembed's in the
+same round, interleaved, and printed as a ratio to it: wall time and process CPU time (the
+figure the other jobs move least). Each round:
 
-* **query**: SciFact's test claims one at a time — fastembed's embedding of the claim
-  (``TextEmbedding`` on the shipped model file, single-threaded), the kb's query
-  embedding alone, and a whole kb search through the handler (hybrid, top 10, the query
-  embedding included) on the SciFact eval collection (built once, cached in the data home);
-* **ingest**: the first ``--docs`` SciFact abstracts (title + text) embedded by fastembed
-  (one vector each, truncated at 256 tokens; one single-threaded session per CPU, batches
-  of 8 texts of similar length, as the kb embeds), embedded by the kb's
-  embedder alone (the same texts), and ingested by ``kb ingest``'s code into a fresh
-  collection (256-token chunks with their titles, so ~1.7 chunks per abstract; sparse
-  vectors, store writes), in a child process so its model load and memory are its own.
+* **query**: SciFact's test claims one at a time; for each claim in turn fastembed's
+  embedding of it (``TextEmbedding`` on the shipped model file, single-threaded), the
+  kb's query embedding alone, and a whole kb search through the handler (hybrid, top 10,
+  the query embedding included) on the SciFact eval collection (built once, cached in the
+  data home). The wall ratio is the median over claims of the paired ratio;
+* **documents**: the first ``--docs`` SciFact abstracts (title + text), in blocks of
+  :data:`DOC_BLOCK`, each block embedded by fastembed (one vector each, truncated at 256
+  tokens; one single-threaded session per CPU, batches of 8 texts of similar length, as
+  the kb embeds) and by the kb's embedder alone; then ingested by ``kb ingest``'s code into
+  a fresh collection (256-token chunks with their titles, so ~1.7 chunks per abstract;
+  BM25 vectors, store writes) in a child process, so its model load and memory are its own.
 
 A second fastembed row runs the kb's own int8 model folder, to tell the model's part of
 the speed-up from the runtime's (batching, pooling, sessions).
@@ -48,6 +50,9 @@ INGEST_HOME = HOME.with_name(HOME.name + "-speed")
 """The ingest child's data home (its models folder links the main one's): an embedded store
 is open in one process at a time, and the parent keeps the eval collection open."""
 EVAL_KB: dict[str, Any] = {"chunk_tokens": 512}
+REFERENCE = "fastembed, shipped file"
+KB_EMBED, KB_SEARCH, KB_INGEST = "kb embedder", "kb search", "kb ingest"
+DOC_BLOCK = 40  # documents per interleaved block
 _MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 
 
@@ -118,8 +123,9 @@ def _ingest_child(docs: int) -> None:
     store = get_store(KBSettings.from_config(config), INGEST_HOME)
     if store.exists(name):
         store.drop(name)
+    cpu = time.process_time()
     report = anyio.run(lambda: ingest_paths(config, [corpus], name, graph=False))
-    print(json.dumps(report.to_json()))
+    print(json.dumps({**report.to_json(), "cpu_seconds": time.process_time() - cpu}))
 
 
 def _ingest(docs: int) -> dict[str, Any]:
@@ -132,63 +138,102 @@ def _ingest(docs: int) -> dict[str, Any]:
 
 
 async def _round(docs: list[str], queries: list[str], refs: dict[str, Fastembed],
-                 embedder: Any, collection: str) -> dict[str, float]:
+                 embedder: Any, collection: str) -> dict[str, Any]:
+    """One round: the query measurements interleaved query by query and the document ones
+    block by block (so each sees the same load as fastembed's beside it), then the ingest.
+    Each as wall time and process CPU time (all threads)."""
     from agent_search.kb.handler import KBHandler
 
     config = SearchConfig(home=HOME, kb=EVAL_KB)
     handler = KBHandler(config, evaluation=True)
     ctx = Context(config=config)
 
-    times = []
-    for q in [queries[0], *queries]:
-        started = time.perf_counter()
+    async def search(q: str) -> None:
         result = await handler.search(ctx, Request(type="kb", query=q,
                                                    collections=[collection], limit=10))
-        times.append(time.perf_counter() - started)
         assert result.error is None, result.error
-    row: dict[str, float] = {"kb search": 1000 * statistics.median(times[1:])}
-    for label, ref in refs.items():
-        row[f"{label} query"] = p50_ms(ref.query, queries)
-    row["kb query embedding"] = p50_ms(embedder.embed_query, queries)
-    for label, ref in refs.items():
-        row[f"{label} docs"] = per_second(ref.embed, docs)
-    row["kb embedding docs"] = per_second(embedder.embed, docs)
+
+    calls: dict[str, Callable[[str], Any]] = {f"{label}": ref.query for label, ref in refs.items()}
+    calls[KB_EMBED] = embedder.embed_query
+    await search(queries[0])
+    for call in calls.values():
+        call(queries[0])
+    wall: dict[str, list[float]] = {k: [] for k in [*calls, KB_SEARCH]}
+    cpu: dict[str, float] = dict.fromkeys(wall, 0.0)
+    for q in queries:
+        for key, call in calls.items():
+            w, c = time.perf_counter(), time.process_time()
+            call(q)
+            wall[key].append(time.perf_counter() - w)
+            cpu[key] += time.process_time() - c
+        w, c = time.perf_counter(), time.process_time()
+        await search(q)
+        wall[KB_SEARCH].append(time.perf_counter() - w)
+        cpu[KB_SEARCH] += time.process_time() - c
+    row: dict[str, Any] = {"query_wall": wall,
+                           "query_cpu": {k: 1000 * v / len(queries) for k, v in cpu.items()}}
+    embeds: dict[str, Callable[[list[str]], Any]] = {
+        label: ref.embed for label, ref in refs.items()}
+    embeds[KB_EMBED] = embedder.embed
+    for call in embeds.values():
+        call(docs[:8])
+    dwall, dcpu = dict.fromkeys(embeds, 0.0), dict.fromkeys(embeds, 0.0)
+    for start in range(0, len(docs), DOC_BLOCK):
+        block = docs[start:start + DOC_BLOCK]
+        for key, call in embeds.items():
+            w, c = time.perf_counter(), time.process_time()
+            call(block)
+            dwall[key] += time.perf_counter() - w
+            dcpu[key] += time.process_time() - c
     report = await anyio.to_thread.run_sync(_ingest, len(docs))
-    row["kb ingest docs"] = report["docs_per_s"]
-    row["kb ingest chunks"] = report["chunks"] / report["seconds"]
+    dwall[KB_INGEST] = report["seconds"]
+    dcpu[KB_INGEST] = report["cpu_seconds"]
+    row["docs_per_s"] = {k: len(docs) / v for k, v in dwall.items()}
+    row["doc_cpu_ms"] = {k: 1000 * v / len(docs) for k, v in dcpu.items()}
+    row["chunks"] = report["chunks"]
     return row
 
 
-def speed_table(rows: list[dict[str, float]], docs: int, queries: int) -> list[str]:
-    """Medians over the rounds, each beside fastembed's (shipped file) from its round."""
-    def med(key: str) -> float:
-        return statistics.median(r[key] for r in rows)
+def speed_table(rows: list[dict[str, Any]], docs: int, queries: int) -> list[str]:
+    """Each figure beside fastembed's on the shipped file, as a speed ratio (> 1: faster),
+    medians over the rounds. Query wall ratio: the median over queries of the paired
+    ratio (each query timed right after fastembed's); CPU ratios: CPU time per query or
+    document, which the other jobs of a shared machine move least."""
+    ref = REFERENCE
 
-    def ratio(key: str, ref: str, *, higher: bool) -> str:
-        values = [r[key] / r[ref] if higher else r[ref] / r[key] for r in rows]
-        return f"{statistics.median(values):.2f}×"
+    def med(values: list[float]) -> float:
+        return statistics.median(values)
 
-    ref_q, ref_d = "fastembed, shipped file query", "fastembed, shipped file docs"
-    lines = [f"### Speed beside fastembed (median of {len(rows)} rounds; {queries} SciFact "
-             f"test claims, the first {docs} abstracts)", "",
-             "| what | p50 ms per query | × fastembed's speed | docs/s | × fastembed's speed |",
-             "|---|---:|---:|---:|---:|"]
-    for label in ("fastembed, shipped file", "fastembed, the kb's int8 folder"):
-        if f"{label} query" in rows[0]:
-            lines.append(f"| {label} (embedding only) | {med(label + ' query'):.2f} | "
-                         f"{ratio(label + ' query', ref_q, higher=False)} | "
-                         f"{med(label + ' docs'):.1f} | "
-                         f"{ratio(label + ' docs', ref_d, higher=True)} |")
-    lines += [
-        f"| kb embedder (embedding only) | {med('kb query embedding'):.2f} | "
-        f"{ratio('kb query embedding', ref_q, higher=False)} | {med('kb embedding docs'):.1f} "
-        f"| {ratio('kb embedding docs', ref_d, higher=True)} |",
-        f"| kb search, hybrid top 10, query embedding included / kb ingest, 256-token "
-        f"chunks ({med('kb ingest chunks'):.1f} chunks/s) | {med('kb search'):.2f} | "
-        f"{ratio('kb search', ref_q, higher=False)} | {med('kb ingest docs'):.1f} | "
-        f"{ratio('kb ingest docs', ref_d, higher=True)} |",
+    def q_row(key: str, label: str) -> str:
+        p50 = med([1000 * med(r["query_wall"][key]) for r in rows])
+        cpu = med([r["query_cpu"][key] for r in rows])
+        paired = med([med([a / b for a, b in zip(r["query_wall"][ref], r["query_wall"][key],
+                                                 strict=True)]) for r in rows])
+        cpu_x = med([r["query_cpu"][ref] / r["query_cpu"][key] for r in rows])
+        return f"| {label} | {p50:.2f} | {cpu:.2f} | {paired:.2f}× | {cpu_x:.2f}× |"
+
+    def d_row(key: str, label: str) -> str:
+        rate = med([r["docs_per_s"][key] for r in rows])
+        cpu = med([r["doc_cpu_ms"][key] for r in rows])
+        wall_x = med([r["docs_per_s"][key] / r["docs_per_s"][ref] for r in rows])
+        cpu_x = med([r["doc_cpu_ms"][ref] / r["doc_cpu_ms"][key] for r in rows])
+        return f"| {label} | {rate:.1f} | {cpu:.1f} | {wall_x:.2f}× | {cpu_x:.2f}× |"
+
+    chunks = med([r["chunks"] for r in rows])
+    return [
+        f"### Speed beside fastembed (median of {len(rows)} round(s); {queries} SciFact test "
+        f"claims, the first {docs} abstracts)", "",
+        "| one query at a time | p50 ms | CPU ms | × fastembed's speed: wall (paired) | CPU |",
+        "|---|---:|---:|---:|---:|",
+        *(q_row(k, f"{k} (embedding only)") for k in rows[0]["query_cpu"] if k != KB_SEARCH),
+        q_row(KB_SEARCH, "kb search: hybrid top 10, query embedding included"), "",
+        "| documents | docs/s | CPU ms/doc | × fastembed's speed: wall | CPU |",
+        "|---|---:|---:|---:|---:|",
+        *(d_row(k, f"{k} (embedding only, ≤ 256 tokens)") for k in rows[0]["docs_per_s"]
+          if k != KB_INGEST),
+        d_row(KB_INGEST, f"kb ingest: 256-token chunks ({chunks / docs:.2f} per abstract), "
+                         "BM25, store writes"),
         "", f"load average at the end: {os.getloadavg()[0]:.1f} (2 cores shared)"]
-    return lines
 
 
 async def run(docs: int, rounds: int, queries_n: int) -> list[str]:
@@ -202,7 +247,7 @@ async def run(docs: int, rounds: int, queries_n: int) -> list[str]:
     settings = KBSettings.from_config(config)
     meta = get_store(settings, HOME).info(collection).meta
     embedder = embedder_for_collection(meta, settings, HOME)
-    refs = {"fastembed, shipped file": Fastembed(prepare_model_dir(HOME, 256, "weights")),
+    refs = {REFERENCE: Fastembed(prepare_model_dir(HOME, 256, "weights")),
             "fastembed, the kb's int8 folder": Fastembed(prepare_model_dir(HOME, 256))}
     dataset = load_dataset(SCIFACT, "test")
     queries = [dataset.queries[q] for q in sorted(dataset.queries)][:queries_n]
