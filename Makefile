@@ -6,7 +6,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 export AGENT_SEARCH_HOME ?= $(CURDIR)/.agent_search
 
-.PHONY: install demo test test-slow test-repeat lint docs bench bench-grounding bench-spider bench-floors clean
+.PHONY: install demo test test-slow test-repeat lint docs bench bench-grounding bench-spider bench-floors bench-kb bench-kb-speed clean
 
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -59,6 +59,12 @@ bench-spider: install  ## database search on the public Spider dev databases (is
 
 bench-floors: install
 	$(PY) bench/bench_floors.py
+
+bench-kb: install  ## the knowledge base on SciFact: ingest, quality, latency, memory
+	$(PY) bench/bench_kb.py
+
+bench-kb-speed: install  ## kb query p50 and ingest docs/s beside fastembed's, same run (issue 24)
+	$(PY) bench/bench_kb_speed.py
 
 clean:
 	rm -rf $(VENV) .agent_search .mypy_cache .ruff_cache .pytest_cache site

@@ -116,15 +116,18 @@ class _SparseBackground:
 
 
 @lru_cache(maxsize=8)
-def _sparse_background(k1: float, b: float, language: str) -> _SparseBackground:
-    return _SparseBackground(BM25(k1, b, language))
+def _sparse_background(k1: float, b: float, language: str, cjk: str) -> _SparseBackground:
+    return _SparseBackground(BM25(k1, b, language, cjk))
 
 
 _DENSE: dict[str, NDArray[np.float32]] = {}
 _LOCK = threading.Lock()
 
 
+@lru_cache(maxsize=64)
 def _digest(model_id: str) -> str:
+    """The background's key for a model (remembered: hashing the passages on every query
+    cost ~0.5 ms of a search)."""
     h = hashlib.sha256(model_id.encode("utf-8"))
     for text in TEXTS:
         h.update(b"\0" + text.encode("utf-8"))
@@ -133,8 +136,11 @@ def _digest(model_id: str) -> str:
 
 def dense_background(embedder: Embedder, home: Path) -> NDArray[np.float32]:
     """The background passages embedded by ``embedder`` as unit rows: in memory, else from
-    the data home, else embedded now (once per model and set of passages) and saved."""
-    key = _digest(embedder.model_id)
+    the data home, else embedded now (once per model and set of passages) and saved. An
+    offline model's folder is part of the key: a new build of the same model (its folder
+    names the build) embeds the background again."""
+    folder = getattr(embedder, "model_dir", None)
+    key = _digest(embedder.model_id + (f"\0{folder.name}" if isinstance(folder, Path) else ""))
     with _LOCK:
         found = _DENSE.get(key)
         if found is not None:
@@ -176,5 +182,5 @@ def null_of(background: NDArray[np.float32] | None, bm25: BM25,
         dm, ds = float(cos.mean()), max(float(cos.std()), 1e-6)
     cm, cs = 0.0, COVERAGE_STD_MIN
     if sparse is not None:
-        cm, cs = _sparse_background(bm25.k1, bm25.b, bm25.language).moments(sparse)
+        cm, cs = _sparse_background(bm25.k1, bm25.b, bm25.language, bm25.cjk).moments(sparse)
     return Null(dm, ds, cm, cs)

@@ -13,7 +13,7 @@ from numpy.typing import NDArray
 
 from agent_search.kb._background import Null
 from agent_search.kb._sparse import SparseVec
-from agent_search.kb._store import KBStore
+from agent_search.kb._store import SPARSE, KBStore
 
 
 def sigmoid(x: float) -> float:
@@ -89,7 +89,8 @@ def single_word_shares(store: KBStore, collection: str, ids: list[str],
     weight = {t: float(i) * v for t, i, v in zip(sparse.indices, idf.tolist(), sparse.values,
                                                  strict=True)}
     out: dict[str, float] = {}
-    for rec in store.retrieve(collection, ids, payload=False, vectors=True):
+    # the BM25 vectors only: the dense ones would be read and converted for nothing
+    for rec in store.retrieve(collection, ids, payload=False, vectors=[SPARSE]):
         vec = rec.sparse
         if vec is None:
             continue

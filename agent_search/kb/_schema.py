@@ -44,7 +44,7 @@ def collection_meta(settings: KBSettings, embedder: Embedder, avgdl: float) -> d
                       "model": settings.embedding_model, "url": settings.embedding_url,
                       "max_tokens": settings.max_tokens, "int8": settings.int8},
         "bm25": {"k1": settings.bm25_k1, "b": settings.bm25_b, "language": settings.language,
-                 "avgdl": avgdl},
+                 "cjk": settings.cjk_terms, "avgdl": avgdl},
         "chunk_tokens": settings.chunk_tokens,
         "chunk_overlap": settings.chunk_overlap,
         "id_scheme": ID_SCHEME,
@@ -83,9 +83,12 @@ def check_compatible(name: str, meta: dict[str, Any], embedder: Embedder,
 
 
 def bm25_of(meta: dict[str, Any], settings: KBSettings) -> BM25:
+    """The BM25 of a collection (``meta``), or of one about to be created (``{}``). A
+    collection created before its CJK terms were recorded has bigrams."""
     bm25 = meta.get("bm25") or {}
+    cjk = bm25.get("cjk") or ("bigrams" if bm25 else settings.cjk_terms)
     return BM25(k1=float(bm25.get("k1", settings.bm25_k1)), b=float(bm25.get("b", settings.bm25_b)),
-                language=str(bm25.get("language", settings.language)))
+                language=str(bm25.get("language", settings.language)), cjk=str(cjk))
 
 
 BASE_INDEXES: dict[str, IndexKind] = {"source": "keyword", "document_id": "keyword",

@@ -319,7 +319,7 @@ class EdgeStore:
                 for q, points in zip(queries, found, strict=True)]
 
     def retrieve(self, name: str, ids: list[str], *, payload: bool,
-                 vectors: bool) -> list[Record]:
+                 vectors: bool | list[str]) -> list[Record]:
         if not ids:
             return []
         with self.lock:

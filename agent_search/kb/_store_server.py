@@ -172,7 +172,7 @@ class ServerStore:
         return out
 
     def retrieve(self, name: str, ids: list[str], *, payload: bool,
-                 vectors: bool) -> list[Record]:
+                 vectors: bool | list[str]) -> list[Record]:
         if not ids:
             return []
         with self.lock:

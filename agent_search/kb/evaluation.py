@@ -37,7 +37,7 @@ from agent_search.kb.settings import KBSettings
 from agent_search.types import Request
 
 _INGEST_KEYS = ("embedding_provider", "embedding_model", "embedding_url", "max_tokens", "int8",
-                "chunk_tokens", "chunk_overlap", "bm25_k1", "bm25_b", "language")
+                "chunk_tokens", "chunk_overlap", "bm25_k1", "bm25_b", "language", "cjk_terms")
 
 
 RANKED_CHUNKS = 100

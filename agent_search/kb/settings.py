@@ -17,6 +17,7 @@ FusionMethod = Literal["calibrated", "zscore", "rrf", "dbsf"]
 EmbeddingProvider = Literal["fastembed", "openai"]
 Int8Mode = Literal["dynamic", "weights"]
 ScoreScale = Literal["background", "reference"]
+CJKTerms = Literal["words", "bigrams"]
 
 DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 E5_MODEL = "intfloat/multilingual-e5-small"
@@ -103,6 +104,10 @@ class KBSettings(KBConfig):
     bm25_k1: float = Field(default=1.2, ge=0)
     bm25_b: float = Field(default=0.75, ge=0, le=1)
     language: str = Field(default="english", description="stemmer and stop words of BM25")
+    cjk_terms: CJKTerms = Field(default="words", description=(
+        "BM25 terms of Chinese text in collections created from now on: 'words' = jieba's "
+        "search-mode words (dictionary only), 'bigrams' = overlapping character pairs; a "
+        "collection keeps the one it was created with (older ones: bigrams)"))
 
     # graph
     graph_hops: int = Field(default=1, ge=1, le=2)

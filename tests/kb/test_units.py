@@ -84,6 +84,32 @@ def test_bm25_analysis_stems_and_drops_stop_words() -> None:
     assert weight[cell] < bm25.k1 + 1  # saturation
 
 
+def test_chinese_terms_are_words_in_new_collections_and_bigrams_in_older_ones() -> None:
+    """New collections index Chinese as jieba's search-mode words (the shorter words of a
+    long one too), older ones keep the bigrams they were built with; kana and Hangul
+    (and a Japanese text's kanji) stay bigrams; Latin words around them are unchanged."""
+    from agent_search.kb._schema import bm25_of
+
+    words = analyze("链条多久上一次油", cjk="words")
+    assert "链条" in words and "多久" in words and "条多" not in words
+    assert {"中华", "人民", "共和", "共和国"} <= set(analyze("中华人民共和国", cjk="words"))
+    assert analyze("Running 检索测试abc", cjk="words") == ["run", "abc", "检索", "测试"]
+    assert analyze("한국어", cjk="words") == ["한국", "국어"]
+    assert analyze("東京のホテル", cjk="words") == analyze("東京のホテル")  # Japanese
+    settings = KBSettings()
+    assert settings.cjk_terms == "words"
+    assert bm25_of({}, settings).cjk == "words"  # a collection about to be created
+    older = {"bm25": {"k1": 1.2, "b": 0.75, "language": "english", "avgdl": 90.0}}
+    assert bm25_of(older, settings).cjk == "bigrams"
+    newer = {"bm25": {**older["bm25"], "cjk": "words"}}
+    assert bm25_of(newer, KBSettings(cjk_terms="bigrams")).cjk == "words"
+    # the collection's CJK terms stay out of the BM25 repr ingest hashes into each chunk
+    assert repr(bm25_of(older, settings)) == repr(bm25_of(newer, settings))
+    query = BM25(cjk="words").query_vector("链条多久上一次油")
+    doc = BM25(cjk="words").doc_counts("自行车链条多久上一次油比较好")
+    assert set(query.indices) <= set(doc.ids.tolist())
+
+
 def test_filters_translate_to_both_engines() -> None:
     from agent_search.kb._store_server import to_models
 
