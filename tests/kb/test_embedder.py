@@ -9,11 +9,13 @@ from pathlib import Path
 import numpy as np
 import onnx
 import pytest
+from onnx import TensorProto, helper
 
 from agent_search import SearchConfig
 from agent_search.kb import ingest_paths, list_collections
 from agent_search.kb._embedder import (
     FastEmbedder,
+    _drop_nan_guards,
     embedder_for_collection,
     get_embedder,
     prepare_model_dir,
@@ -32,46 +34,24 @@ def _abstracts(n: int) -> list[str]:
     return [f"{r['title']}\n{r['text']}" for r in rows]
 
 
-def _shipped_vectors(model: Path, texts: list[str], model_dir: Path) -> np.ndarray:
-    """Mean-pooled unit vectors of ``texts`` from the ONNX file ``model`` (one batch)."""
-    import onnxruntime as ort
-    from tokenizers import Tokenizer
-
-    tok = Tokenizer.from_file(str(model_dir / "tokenizer.json"))
-    tok.enable_truncation(256)
-    tok.enable_padding()
-    enc = tok.encode_batch(texts)
-    ids = np.array([e.ids for e in enc], dtype=np.int64)
-    mask = np.array([e.attention_mask for e in enc], dtype=np.int64)
-    session = ort.InferenceSession(str(model), providers=["CPUExecutionProvider"])
-    (hidden,) = session.run(["last_hidden_state"], {
-        "input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)})
-    return FastEmbedder._pool(hidden, mask)
-
-
-def test_the_rebuilt_graph_computes_the_shipped_model(model_home: Path, tmp_path: Path) -> None:
-    """The fused graph, before quantisation, gives the shipped file's vectors (padding
-    included: texts of different lengths in one batch)."""
-    import onnxruntime as ort
-
-    from agent_search.kb._embedder import _ONNX_PACKAGE, _package_dir
-    from agent_search.kb._minilm_graph import fused_graph
-
-    shipped = _package_dir(*_ONNX_PACKAGE) / "model.onnx"
-    options = ort.SessionOptions()
-    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_BASIC
-    options.optimized_model_filepath = str(tmp_path / "folded.onnx")
-    ort.InferenceSession(str(shipped), options, providers=["CPUExecutionProvider"])
-    rebuilt = fused_graph(onnx.load(str(tmp_path / "folded.onnx")))
-    ops = {n.op_type for n in rebuilt.graph.node}
-    assert {"Attention", "BiasGelu", "LayerNormalization"} <= ops
-    assert not ops & {"Transpose", "Softmax", "SkipLayerNormalization", "IsNaN"}
-    onnx.save(rebuilt, str(tmp_path / "rebuilt.onnx"))
-    model_dir = prepare_model_dir(model_home, 256)
-    texts = [*_abstracts(3), "what causes cancer?", "字" * 300]
-    ours = _shipped_vectors(tmp_path / "rebuilt.onnx", texts, model_dir)
-    theirs = _shipped_vectors(shipped, texts, model_dir)
-    assert (ours * theirs).sum(axis=1).min() > 0.9999
+def test_nan_guard_is_removed_and_its_consumers_rewired() -> None:
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])
+    zero = helper.make_tensor("zero", TensorProto.FLOAT, [], [0.0])
+    graph = helper.make_graph([
+        helper.make_node("Softmax", ["x"], ["p"]),
+        helper.make_node("IsNaN", ["p"], ["nan"]),
+        helper.make_node("Where", ["nan", "zero", "p"], ["guarded"]),
+        helper.make_node("Relu", ["guarded"], ["y"]),
+        # a Where that is not such a guard stays
+        helper.make_node("IsNaN", ["x"], ["xnan"]),
+        helper.make_node("Where", ["xnan", "zero", "p"], ["other"]),
+    ], "g", [x], [y], [zero])
+    assert _drop_nan_guards(graph) == 1
+    ops = [(n.op_type, list(n.input)) for n in graph.node]
+    assert ("Relu", ["p"]) in ops
+    assert [op for op, _ in ops].count("Where") == 1
+    assert [op for op, _ in ops].count("IsNaN") == 1
 
 
 def test_dynamic_int8_model_is_int8_and_close_to_the_shipped_one(model_home: Path) -> None:
@@ -81,7 +61,6 @@ def test_dynamic_int8_model_is_int8_and_close_to_the_shipped_one(model_home: Pat
     ops = {n.op_type for n in onnx.load(str(dynamic / "model.onnx")).graph.node}
     assert "DynamicQuantizeLinear" in ops or "MatMulInteger" in ops
     assert "IsNaN" not in ops
-    assert "QAttention" in ops  # attention's own products are int8 too
     texts = [*_abstracts(12), "what causes cancer?", "Vitamin D deficiency is linked to MS."]
     fast = FastEmbedder(dynamic, int8="dynamic", workers=1).embed(texts)
     exact = FastEmbedder(weights, int8="weights", workers=1).embed(texts)
@@ -97,10 +76,9 @@ def test_parallel_sessions_keep_the_input_order(model_home: Path) -> None:
     two = FastEmbedder(model_dir, int8="dynamic", workers=2, batch_size=4).embed(texts)
     assert np.allclose(one, two, atol=1e-5)  # same batches, same vectors, same order
     # activations are quantised per call, so a text's vector depends a little on the
-    # batch it is in: alone it is within cos 0.98 of the batched one (40 SciFact claims,
-    # each alone and batched with abstracts: mean 0.992, least 0.986)
+    # batch it is in: alone it is within cos 0.99 of the batched one
     query = FastEmbedder(model_dir, int8="dynamic", workers=2).embed_query(texts[-1])
-    assert float(query @ one[-1]) > 0.98
+    assert float(query @ one[-1]) > 0.99
 
 
 def test_minilm_gives_fastembeds_vectors_without_fastembed(model_home: Path) -> None:
@@ -114,10 +92,7 @@ def test_minilm_gives_fastembeds_vectors_without_fastembed(model_home: Path) -> 
     reference = TextEmbedding("sentence-transformers/all-MiniLM-L6-v2",
                               specific_model_path=str(model_dir), threads=1)
     theirs = np.asarray(list(reference.embed(texts, batch_size=8)), dtype=np.float32)
-    # fastembed's session fuses residual + layer norm (ours does not: slower kernel): the
-    # float rounding differs a little, and the per-call int8 quantisation of activations
-    # carries that on, so the vectors agree as closely as a text alone and in a batch
-    assert (ours * theirs).sum(axis=1).min() > 0.995
+    assert (ours * theirs).sum(axis=1).min() > 0.9999
 
 
 async def test_collections_record_their_int8_mode(home: Path, docs: Path) -> None:
