@@ -31,6 +31,8 @@ _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 _NUMBER = re.compile(rf"^[{PRICE_SYMBOLS}]?\d[\d,]*(?:\.\d+)?$|^[零一二两三四五六七八九十百千万]+$")
 _LATIN = re.compile(r"^[^\W\d_][\w+#.\-']*$")
 _QUALIFIER_SUFFIXES = frozenset({"高", "好"})
+_NUMERALS = "零一二两三四五六七八九十百千万"
+_NUMERAL_WITH_UNIT = re.compile(rf"^([{_NUMERALS}]+)(\D+)$")
 
 _tokenizer: Any = None
 _lock = threading.Lock()
@@ -65,6 +67,19 @@ def _join(tokens: list[str]) -> str:
     return out
 
 
+def _split_numeral_units(tokens: list[str]) -> list[str]:
+    """jieba keeps "三千元" as one word; a number said in characters with its unit is a
+    quantity like "3000元" ("三千元以下" is a constraint, not a subject phrase)."""
+    out: list[str] = []
+    for tok in tokens:
+        m = _NUMERAL_WITH_UNIT.match(tok)
+        if m and m.group(2) in ZH_UNITS:
+            out.extend(m.groups())
+        else:
+            out.append(tok)
+    return out
+
+
 def _merge_negated_comparators(tokens: list[str]) -> list[str]:
     """jieba splits "不超过" into "不" + "超过"; put such comparators back together."""
     out: list[str] = []
@@ -78,7 +93,8 @@ def _merge_negated_comparators(tokens: list[str]) -> list[str]:
 
 def extract_zh(text: str) -> KeywordParts:
     parts = KeywordParts()
-    tokens = _merge_negated_comparators([t for t in _jieba().lcut(text) if t.strip()])
+    tokens = _merge_negated_comparators(
+        _split_numeral_units([t for t in _jieba().lcut(text) if t.strip()]))
     run: list[str] = []
 
     def flush() -> None:

@@ -36,6 +36,12 @@ def _resolve_language(text: str, language: str) -> str:
     return "en"  # other space-separated languages use the generic (English) rules
 
 
+_HALF_WIDTH = {**{c: c - 0xFEE0 for c in range(0xFF01, 0xFF5F)}, 0x3000: 0x20}
+"""Full-width ASCII (``５００元``, ``ＧＤＰ``, ``？``) and the ideographic space as their
+ASCII forms: the same characters in another width, which jieba cuts one by one
+("５ ０ ０元") and no English rule reads."""
+
+
 def extract_keywords(text: str, max_keywords: int = 10, language: str = "auto") -> list[str]:
     """Keywords of ``text``, most telling first.
 
@@ -48,6 +54,7 @@ def extract_keywords(text: str, max_keywords: int = 10, language: str = "auto") 
         raise ValueError(f"max_keywords must be at least 1, got {max_keywords}")
     if not text or not text.strip():
         return []
+    text = text.translate(_HALF_WIDTH)
     lang = _resolve_language(text, language)
     parts = KeywordParts()
     rest: list[str] = []

@@ -67,3 +67,19 @@ def test_empty_and_all_stopwords() -> None:
 async def test_async_variant_matches() -> None:
     text = "我想找100元以下最好的无线耳机"
     assert await extract_keywords_async(text) == extract_keywords(text)
+
+
+@pytest.mark.parametrize(("full_width", "ascii"), [
+    ("价格不超过５００元的耳机", "价格不超过500元的耳机"),
+    ("２０２３年ＧＤＰ增长", "2023年GDP增长"),
+    ("ｂｅｓｔ　ｗｉｒｅｌｅｓｓ　ｈｅａｄｐｈｏｎｅｓ", "best wireless headphones"),
+])
+def test_full_width_text_reads_as_its_ascii_form(full_width: str, ascii: str) -> None:
+    """jieba cut "５００元" digit by digit: the constraint became "不超过５" + "０ ０元"."""
+    assert extract_keywords(full_width) == extract_keywords(ascii)
+    assert extract_keywords("价格不超过５００元的耳机") == ["价格", "耳机", "不超过500元"]
+
+
+def test_a_number_in_characters_with_its_unit_is_a_constraint() -> None:
+    assert extract_keywords("三千元以下的手机") == ["手机", "三千元以下"]
+    assert extract_keywords("三星手机") == ["三星手机"]  # a name, not 3 + 星
