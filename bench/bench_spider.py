@@ -245,15 +245,16 @@ def _llm_module() -> Any:
     return _spider_llm
 
 
-async def run(db_filter: str | None, show: int, llm: Any = None) -> dict[str, Any]:
+async def run(db_filter: str | None, show: int, llm: Any = None,
+              meaning: bool = False) -> dict[str, Any]:
     """Ask every question (of ``db_filter``) and score it. ``llm`` (a
     :class:`_spider_llm.LLMSpec`): through that endpoint as the ``uses.query`` generator
-    instead of the builtin parser."""
+    instead of the builtin parser; ``meaning``: with ``db.match_by_meaning``."""
     questions = json.loads((DATA / "questions.json").read_text())
     if db_filter:
         questions = [q for q in questions if q["db_id"] == db_filter]
     if llm is None:
-        return await _run(questions, show, None)
+        return await _run(questions, show, None, meaning=meaning)
     module = _llm_module()
     breaker = module.Breaker(await module.probe(llm))
     async with module.generator(llm) as made:
@@ -261,7 +262,7 @@ async def run(db_filter: str | None, show: int, llm: Any = None) -> dict[str, An
 
 
 async def _run(questions: list[dict[str, Any]], show: int, llm: Any,
-               breaker: Any = None) -> dict[str, Any]:
+               breaker: Any = None, *, meaning: bool = False) -> dict[str, Any]:
     from agent_search.config import SearchConfig
     from agent_search.context import Context
     from agent_search.db import create_handler
@@ -276,9 +277,11 @@ async def _run(questions: list[dict[str, Any]], show: int, llm: Any,
             shutil.copyfile(DATA / "db" / f"{db_id}.sqlite", path)
             conn = sqlite3.connect(path)
             conn.text_factory = lambda b: b.decode(errors="replace")
-            db = {"url": f"sqlite:///{path}", "max_results": MAX_RESULTS}
+            db = {"url": f"sqlite:///{path}", "max_results": MAX_RESULTS,
+                  **({"match_by_meaning": True} if meaning else {})}
             if llm is None:
-                config = SearchConfig(home=tmp / db_id, db=db)
+                # one home: the embedding model is assembled once for every database
+                config = SearchConfig(home=tmp if meaning else tmp / db_id, db=db)
                 handler = create_handler(config)
             else:  # the LLM alone: a failed generation is the question's error
                 config = SearchConfig(home=tmp / db_id, db=db, uses={"query": llm.name},
@@ -407,6 +410,8 @@ def main() -> None:
                         help="environment variable holding the API key (none: no key)")
     parser.add_argument("--llm-timeout", type=float, default=60.0, metavar="S",
                         help="seconds per generation (default 60)")
+    parser.add_argument("--meaning", action="store_true",
+                        help="add a column with db.match_by_meaning on")
     parser.add_argument("--json", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.json:
@@ -430,6 +435,9 @@ def main() -> None:
         return
     columns = [(f"baseline ({args.baseline})", base)] if base else []
     columns.append(("builtin", now))
+    by_meaning = anyio.run(run, args.db, args.show, None, True) if args.meaning else None
+    if by_meaning is not None:
+        columns.append(("builtin, by meaning", by_meaning))
     with_llm = anyio.run(run, args.db, args.show, llm) if llm is not None else None
     if with_llm is not None:
         columns.append((f"LLM ({llm.model})", with_llm))
@@ -439,7 +447,8 @@ def main() -> None:
     print(table(columns))
     for line in (with_llm or {}).get("errors", []):
         print(line)
-    for miss in [*now.get("misses", []), *(with_llm or {}).get("misses", [])]:
+    for miss in [*now.get("misses", []), *(by_meaning or {}).get("misses", []),
+                 *(with_llm or {}).get("misses", [])]:
         print(json.dumps(miss, ensure_ascii=False, default=str))
 
 
