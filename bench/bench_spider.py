@@ -1,7 +1,8 @@
 """Database search on schemas nobody tuned for: the public Spider dev databases.
 
 Run: ``make bench-spider`` or
-``.venv/bin/python bench/bench_spider.py [--baseline REF] [--db DB_ID] [--show N]``
+``.venv/bin/python bench/bench_spider.py [--baseline REF] [--db DB_ID] [--show N]
+[--llm-url URL --llm-model NAME]``
 
 Every question of ``../shared/data/spider-dev-public/questions.json`` is asked of the
 ``db`` handler on a copy of its SQLite database, with no model hints (every table is
@@ -36,6 +37,12 @@ or set-operation SELECT of records) count 0 there.
 
 ``--baseline REF`` runs the same measure on the ``agent_search`` package of git ``REF``
 (exported to a temp dir, run in a subprocess) so that both columns come from one run.
+
+``--llm-url URL --llm-model NAME [--llm-key-env VAR]`` adds a column: the same questions
+with an OpenAI-compatible endpoint as the ``uses.query`` DSL generator (an assistant run
+by the delegation machinery, its DSL validated and retried as for a user; no fallback to
+the builtin parser), same measures; a failing endpoint is one line per question kind
+(see ``bench/_spider_llm.py``). Without the option nothing of it is imported.
 """
 
 from __future__ import annotations
@@ -228,15 +235,39 @@ def _rows_match(got: list[Counter[Any]], want: list[Counter[Any]], ordered: bool
 # -- running ----------------------------------------------------------------------------
 
 
-async def run(db_filter: str | None, show: int) -> dict[str, Any]:
-    from agent_search.config import SearchConfig
-    from agent_search.context import Context
-    from agent_search.db import create_handler
-    from agent_search.types import Request
+def _llm_module() -> Any:
+    """``bench/_spider_llm.py``, imported only when the LLM column is asked for."""
+    here = str(Path(__file__).resolve().parent)
+    if here not in sys.path:
+        sys.path.insert(0, here)
+    import _spider_llm
 
+    return _spider_llm
+
+
+async def run(db_filter: str | None, show: int, llm: Any = None,
+              meaning: bool = False) -> dict[str, Any]:
+    """Ask every question (of ``db_filter``) and score it. ``llm`` (a
+    :class:`_spider_llm.LLMSpec`): through that endpoint as the ``uses.query`` generator
+    instead of the builtin parser; ``meaning``: with ``db.match_by_meaning``."""
     questions = json.loads((DATA / "questions.json").read_text())
     if db_filter:
         questions = [q for q in questions if q["db_id"] == db_filter]
+    if llm is None:
+        return await _run(questions, show, None, meaning=meaning)
+    module = _llm_module()
+    breaker = module.Breaker(await module.probe(llm))
+    async with module.generator(llm) as made:
+        return await _run(questions, show, made, breaker)
+
+
+async def _run(questions: list[dict[str, Any]], show: int, llm: Any,
+               breaker: Any = None, *, meaning: bool = False) -> dict[str, Any]:
+    from agent_search.config import SearchConfig
+    from agent_search.context import Context
+    from agent_search.db import create_handler
+    from agent_search.types import Request, Result
+
     tmp = Path(tempfile.mkdtemp(prefix="bench-spider-"))
     scored: list[dict[str, Any]] = []
     times: list[float] = []
@@ -246,23 +277,42 @@ async def run(db_filter: str | None, show: int) -> dict[str, Any]:
             shutil.copyfile(DATA / "db" / f"{db_id}.sqlite", path)
             conn = sqlite3.connect(path)
             conn.text_factory = lambda b: b.decode(errors="replace")
-            config = SearchConfig(home=tmp / db_id, db={"url": f"sqlite:///{path}",
-                                                        "max_results": MAX_RESULTS})
-            handler = create_handler(config)
+            db = {"url": f"sqlite:///{path}", "max_results": MAX_RESULTS,
+                  **({"match_by_meaning": True} if meaning else {})}
+            if llm is None:
+                # one home: the embedding model is assembled once for every database
+                config = SearchConfig(home=tmp if meaning else tmp / db_id, db=db)
+                handler = create_handler(config)
+            else:  # the LLM alone: a failed generation is the question's error
+                config = SearchConfig(home=tmp / db_id, db=db, uses={"query": llm.name},
+                                      query={"strict": True})
+                handler = create_handler(config, generators={llm.name: llm})
             ctx = Context(config=config)
             mine = [q for q in questions if q["db_id"] == db_id]
             try:
-                for q in mine:  # warm-up: reflection, value index, caches
-                    await handler.search(ctx, Request(type="db", query=q["question"]))
+                if llm is None:
+                    for q in mine:  # warm-up: reflection, value index, caches
+                        await handler.search(ctx, Request(type="db", query=q["question"]))
+                elif not breaker.open:  # reflection and value index, no LLM asked
+                    await handler.search(ctx, Request(type="db", query="warm-up",
+                                                      options={"generate": False}))
                 for q in mine:
                     gold = classify(q["query"], q["result"], q["n_rows"], conn)
                     t0 = time.perf_counter()
-                    r = await handler.search(ctx, Request(type="db", query=q["question"]))
-                    times.append((time.perf_counter() - t0) * 1000)
+                    if breaker is not None and breaker.open:
+                        r = Result(type="db", query=q["question"], error=breaker.skipped())
+                    else:
+                        r = await handler.search(ctx, Request(type="db", query=q["question"]))
+                        times.append((time.perf_counter() - t0) * 1000)
+                        if breaker is not None:
+                            breaker.record(r.error)
                     floor = config.min_score_for("db") if FLOOR else 0.0  # as the searcher
                     res = {"items": [i.model_dump() for i in r.items if i.score >= floor],
                            "total": r.total}
                     s = score(gold, res)
+                    if breaker is not None and r.error:  # no DSL: wrong, whatever the gold
+                        s.update({k: v for k, v in (("right", False), ("f1", 0.0))
+                                  if k in s}, score=0.0)
                     s.update(kind=gold.kind, db=db_id, question=q["question"],
                              top=max((i.score for i in r.items), default=0.0),
                              error=r.error, warnings=r.warnings[-3:])
@@ -274,7 +324,10 @@ async def run(db_filter: str | None, show: int) -> dict[str, Any]:
                 conn.close()
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    return summarise(scored, times, show)
+    out = summarise(scored, times, show)
+    if llm is not None:
+        out["errors"] = _llm_module().error_lines(scored)
+    return out
 
 
 def _brief(dsl: dict[str, Any] | None) -> list[dict[str, Any]]:
@@ -331,16 +384,15 @@ GOALS = {"record F1": "≥ 0.70", "precision of answered": "≥ 0.90", "how many
          "aggregate right": "≥ 0.50", "p50 ms": "≤ 20"}
 
 
-def table(now: dict[str, Any], base: dict[str, Any] | None, label: str) -> str:
-    head = "| measure | " + (f"baseline ({label}) | " if base else "") + "now | goal |"
-    lines = [head, "|---|" + ("---:|" if base else "") + "---:|---|"]
-    for key, value in now.items():
-        if key == "misses":
+def table(columns: list[tuple[str, dict[str, Any]]]) -> str:
+    """The measures (rows) of each column, the goals last."""
+    head = "| measure | " + " | ".join(label for label, _ in columns) + " | goal |"
+    lines = [head, "|---|" + "---:|" * len(columns) + "---|"]
+    for key, value in columns[-1][1].items():
+        if key in ("misses", "errors"):
             continue
         fmt = (lambda v: f"{v:.3f}") if isinstance(value, float) else str
-        cells = [fmt(value)]
-        if base:
-            cells.insert(0, fmt(base.get(key, "")))
+        cells = [fmt(col[key]) if key in col else "" for _, col in columns]
         lines.append(f"| {key} | " + " | ".join(cells) + f" | {GOALS.get(key, '')} |")
     return "\n".join(lines)
 
@@ -350,23 +402,53 @@ def main() -> None:
     parser.add_argument("--baseline", metavar="REF", help="git ref measured in the same run")
     parser.add_argument("--db", help="only this Spider database")
     parser.add_argument("--show", type=int, default=0, help="print up to N missed questions")
+    parser.add_argument("--llm-url", metavar="URL",
+                        help="base URL of an OpenAI-compatible API: adds its column")
+    parser.add_argument("--llm-model", metavar="NAME", default="",
+                        help="the model the --llm-url endpoint serves")
+    parser.add_argument("--llm-key-env", metavar="VAR",
+                        help="environment variable holding the API key (none: no key)")
+    parser.add_argument("--llm-timeout", type=float, default=60.0, metavar="S",
+                        help="seconds per generation (default 60)")
+    parser.add_argument("--meaning", action="store_true",
+                        help="add a column with db.match_by_meaning on")
     parser.add_argument("--json", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.json:
         sys.path.insert(0, os.environ.get("PYTHONPATH", str(ROOT)))
     else:
         sys.path.insert(0, str(ROOT))
+    known = sorted({q["db_id"] for q in json.loads((DATA / "questions.json").read_text())})
+    if args.db and args.db not in known:
+        parser.error(f"--db {args.db!r}: no such database; known: {', '.join(known)}")
+    llm = None
+    if args.llm_url:
+        llm = _llm_module().LLMSpec(args.llm_url, args.llm_model, args.llm_key_env,
+                                    args.llm_timeout)
+        if (problem := llm.problem()) is not None:
+            parser.error(problem)
     import anyio
     base = baseline(args.baseline, args.db) if args.baseline else None
     now = anyio.run(run, args.db, args.show)
     if args.json:
         print(json.dumps(now))
         return
+    columns = [(f"baseline ({args.baseline})", base)] if base else []
+    columns.append(("builtin", now))
+    by_meaning = anyio.run(run, args.db, args.show, None, True) if args.meaning else None
+    if by_meaning is not None:
+        columns.append(("builtin, by meaning", by_meaning))
+    with_llm = anyio.run(run, args.db, args.show, llm) if llm is not None else None
+    if with_llm is not None:
+        columns.append((f"LLM ({llm.model})", with_llm))
     print(f"Spider dev (public part): {now['questions']} questions on "
-          f"{args.db or 'all 9 databases'}, builtin generator, db.max_results {MAX_RESULTS}"
-          ".\n")
-    print(table(now, base, args.baseline or ""))
-    for miss in now.get("misses", []):
+          f"{args.db or 'all 9 databases'}, db.max_results {MAX_RESULTS}"
+          + (f"; LLM column: {llm.url}, uses.query" if llm is not None else "") + ".\n")
+    print(table(columns))
+    for line in (with_llm or {}).get("errors", []):
+        print(line)
+    for miss in [*now.get("misses", []), *(by_meaning or {}).get("misses", []),
+                 *(with_llm or {}).get("misses", [])]:
         print(json.dumps(miss, ensure_ascii=False, default=str))
 
 

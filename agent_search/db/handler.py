@@ -85,6 +85,7 @@ from agent_search.query.dsl import (
     validate_dsl,
 )
 from agent_search.query.nl import BuiltinDSLGenerator
+from agent_search.query.nl._meaning import NameMeanings
 from agent_search.trace import span
 from agent_search.types import QueryOrder, QueryWhere, Request, Result, ResultItem
 
@@ -119,6 +120,7 @@ class DBHandler:
         self.generators = dict(generators or {})
         self._engine = engine
         self._catalog: Catalog | None = None
+        self._meanings: NameMeanings | None = None
 
     # -- lifecycle -------------------------------------------------------------------
 
@@ -310,7 +312,9 @@ class DBHandler:
                                 explanation="preset filters only", generator="none")
         strict = ctx.config.query.strict
         name = ctx.config.uses.query
-        builtin = BuiltinDSLGenerator(strict=strict)
+        if self.settings.match_by_meaning and self._meanings is None:  # names' vectors cached
+            self._meanings = NameMeanings.for_config(self.config)
+        builtin = BuiltinDSLGenerator(strict=strict, meanings=self._meanings)
         generator: DSLGenerator | None = (
             self.generators.get(name) or ctx.generators.get(name)
             or (builtin if name == "builtin" else None))

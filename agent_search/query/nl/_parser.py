@@ -84,8 +84,10 @@ _NOT_TEXT = frozenset({"cheaper", "expensive", "order", "sorted", "sort", "alpha
 
 
 def parse(query: str, schemas: Sequence[ModelSchema], *, now: dt.datetime,
-          strict: bool = False, fuzzy_cutoff: float = values.FUZZY_CUTOFF) -> dict[str, Any]:
-    """The QueryDSL dict for ``query`` (see :mod:`agent_search.query.nl`)."""
+          strict: bool = False, fuzzy_cutoff: float = values.FUZZY_CUTOFF,
+          leftover: list[str] | None = None) -> dict[str, Any]:
+    """The QueryDSL dict for ``query`` (see :mod:`agent_search.query.nl`). ``leftover``,
+    when given, receives the words no extractor understood (for a second reading)."""
     queryable = [s for s in schemas if s.queryable]
     if not queryable:
         raise DSLGenerationError("no model to query")
@@ -118,7 +120,11 @@ def parse(query: str, schemas: Sequence[ModelSchema], *, now: dt.datetime,
         assert best is not None
         q, plan = best
         if plan.evidence == 0 and len(queryable) > 1:
+            if leftover is not None:
+                leftover.extend(leftover_words(q, plan, fields=False))
             return fallback(q, plan, queryable, strict)
+    if leftover is not None:
+        leftover.extend(leftover_words(q, plan))
     return finish(q, plan, strict)
 
 

@@ -1,0 +1,193 @@
+"""Phrases matched to model and field names by meaning, with the embedding model.
+
+A second reading for words the name matching left over ("attendance" for a field
+``Average``, "death toll" for ``killed``, "nations" for a model ``country``): each run of
+leftover words (and each of its words) is embedded, compared with the embeddings of the
+schema's names, and the closest name above the schema's own floor replaces the phrase in
+the question, which is then parsed again (:class:`~agent_search.query.nl.BuiltinDSLGenerator`
+keeps the second reading only when it understood more).
+
+The floor is not a constant: it is how similar the schema's *unrelated* names are to each
+other (the ``FLOOR_QUANTILE`` of the similarities between its distinct names), so a
+schema of names that all look alike asks for more. A phrase must also be closer to its
+best name than to the second best by ``MARGIN`` of the spread of those similarities.
+The names' vectors are computed once per set of names and cached; every embedding runs
+in a worker thread.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import anyio
+import numpy as np
+
+from agent_search.query.dsl import ModelSchema
+from agent_search.query.nl._aggregate_words import NUMBER_WORDS
+
+if TYPE_CHECKING:
+    from agent_search.config import SearchConfig
+
+Embed = Callable[[list[str]], Any]
+"""Texts → unit vectors (rows), synchronous (run in a worker thread here)."""
+
+FLOOR_QUANTILE = 0.95
+"""A phrase must be closer to a name than 95% of the schema's name pairs are to each other."""
+MARGIN = 0.5
+"""... and beat the second-closest name by half a standard deviation of the name pairs."""
+MIN_NAMES = 5
+"""Fewer names than this: too few pairs to tell what "unrelated" looks like; no reading."""
+MAX_PHRASE_WORDS = 3
+_CACHE = 64
+_SPLIT = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
+
+
+def name_text(name: str) -> str:
+    """``Net_Worth_Millions`` → ``net worth millions``; ``HireDate`` → ``hire date``."""
+    return " ".join(w.lower() for w in _SPLIT.findall(name))
+
+
+@dataclass(frozen=True)
+class _Names:
+    texts: list[str]
+    vectors: Any  # (n, d) unit rows
+    floor: float
+    spread: float
+
+
+@dataclass(frozen=True)
+class Reading:
+    """A phrase of the question read as a name."""
+
+    phrase: str
+    name: str
+    similarity: float
+
+
+class NameMeanings:
+    """The names of the schemas a question is read against, embedded once (see module)."""
+
+    def __init__(self, embed: Embed) -> None:
+        self._embed = embed
+        self._names: OrderedDict[tuple[str, ...], _Names | None] = OrderedDict()
+        self._lock = threading.Lock()
+
+    @classmethod
+    def for_config(cls, config: SearchConfig) -> NameMeanings:
+        """With the kb's embedding model of ``config`` (loaded on first use, offline)."""
+        from agent_search.kb._embedder import get_embedder
+        from agent_search.kb.settings import KBSettings
+
+        return cls(get_embedder(KBSettings.from_config(config), Path(config.home)).embed)
+
+    def _names_of(self, texts: tuple[str, ...]) -> _Names | None:
+        with self._lock:
+            if texts in self._names:
+                self._names.move_to_end(texts)
+                return self._names[texts]
+        found: _Names | None = None
+        if len(texts) >= MIN_NAMES:
+            vectors = np.asarray(self._embed(list(texts)), dtype=np.float32)
+            sims = vectors @ vectors.T
+            pairs = sims[np.triu_indices(len(texts), k=1)]
+            found = _Names(list(texts), vectors, float(np.quantile(pairs, FLOOR_QUANTILE)),
+                           float(pairs.std()))
+        with self._lock:
+            self._names[texts] = found
+            while len(self._names) > _CACHE:
+                self._names.popitem(last=False)
+        return found
+
+    def _read(self, question: str, leftover: Sequence[str],
+              schemas: Sequence[ModelSchema]) -> list[Reading]:
+        texts = tuple(sorted(_schema_names(schemas)))
+        names = self._names_of(texts)
+        if names is None:
+            return []
+        low = question.lower()
+        phrases = _phrases(low, [w.lower() for w in leftover if _may_name(question, w)])
+        if not phrases:
+            return []
+        vectors = np.asarray(self._embed(phrases), dtype=np.float32)
+        sims = vectors @ names.vectors.T
+        out: list[Reading] = []
+        taken: list[str] = []
+        for i in np.argsort(-sims.max(axis=1)):  # the surest phrase first
+            phrase = phrases[int(i)]
+            if any(phrase in t or t in phrase for t in taken):
+                continue
+            order = np.argsort(-sims[i])
+            best, second = float(sims[i][order[0]]), float(sims[i][order[1]])
+            name = names.texts[int(order[0])]
+            if best < names.floor or best - second < MARGIN * names.spread \
+                    or name == phrase or name in low or any(r.name == name for r in out):
+                continue  # below the schema's floor, not clearly one name, or said already
+            out.append(Reading(phrase, name, round(best, 3)))
+            taken.append(phrase)
+        return out
+
+    async def readings(self, question: str, leftover: Sequence[str],
+                       schemas: Sequence[ModelSchema]) -> list[Reading]:
+        """The leftover phrases of ``question`` read as names of ``schemas``."""
+        if not leftover:
+            return []
+        return await anyio.to_thread.run_sync(self._read, question, list(leftover),
+                                              list(schemas))
+
+
+def rewrite(question: str, readings: Sequence[Reading]) -> str:
+    """``question`` with each phrase replaced by the name it was read as."""
+    out = question
+    for r in readings:
+        out = re.sub(r"(?<!\w)" + re.escape(r.phrase) + r"(?!\w)", r.name, out, count=1,
+                     flags=re.I)
+    return out
+
+
+def _may_name(question: str, word: str) -> bool:
+    """Not a number, and not written as a name (capitalised after the question's first
+    word: "Gelderland" is a value, for the value matching, not a field)."""
+    if word[:1].isdigit() or word.lower() in NUMBER_WORDS:
+        return False
+    for m in re.finditer(r"(?<!\w)" + re.escape(word) + r"(?!\w)", question):
+        if m.start() > 0 and question[:m.start()].strip() and word[:1].isupper():
+            return False
+    return True
+
+
+def _schema_names(schemas: Sequence[ModelSchema]) -> set[str]:
+    names = set()
+    for s in schemas:
+        names.add(name_text(s.id.rsplit(".", 1)[-1]))
+        for f in s.fields:
+            if not f.primary and not f.name.startswith("__yao_"):
+                names.add(name_text(f.name))
+    names.discard("")
+    return names
+
+
+def _phrases(low: str, words: list[str]) -> list[str]:
+    """Runs of leftover words adjacent in the question (up to MAX_PHRASE_WORDS), longest
+    first, then each word alone."""
+    spans = []
+    for w in dict.fromkeys(words):
+        m = re.search(r"(?<!\w)" + re.escape(w) + r"(?!\w)", low)
+        if m:
+            spans.append((m.start(), m.end(), w))
+    spans.sort()
+    runs: list[list[str]] = []
+    last_end = -2
+    for start, end, w in spans:
+        if runs and not low[last_end:start].strip() and len(runs[-1]) < MAX_PHRASE_WORDS:
+            runs[-1].append(w)
+        else:
+            runs.append([w])
+        last_end = end
+    out = [" ".join(r) for r in runs if len(r) > 1]
+    return out + [w for _, _, w in spans]
