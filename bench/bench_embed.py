@@ -44,21 +44,10 @@ sys.path.insert(0, str(ROOT))
 
 from agent_search.kb._embedder import FastEmbedder, prepare_model_dir  # noqa: E402
 from agent_search.kb._local import default_workers  # noqa: E402
+from bench.bench_kb_speed import texts_of  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "data"
 HOME = Path(os.environ.get("AGENT_SEARCH_HOME") or ROOT / "bench" / "results" / "kb_home")
-
-
-def _texts(path: Path, n: int, *, with_title: bool) -> list[str]:
-    out = []
-    with path.open(encoding="utf-8") as fh:
-        for line in fh:
-            row = json.loads(line)
-            title = row.get("title") or ""
-            out.append(f"{title}\n{row['text']}" if with_title and title else row["text"])
-            if len(out) >= n:
-                break
-    return out
 
 
 def _latency(embed: Callable[[str], Any], queries: Sequence[str]
@@ -204,10 +193,10 @@ def main() -> None:
     parser.add_argument("--zh-docs", type=int, default=None,
                         help="only the first N zh-rgb passages (a smoke run)")
     args = parser.parse_args()
-    en_docs = _texts(DATA / "beir-scifact" / "corpus.jsonl", args.passages, with_title=True)
-    zh_docs = _texts(DATA / "zh-rgb" / "corpus.jsonl", args.passages, with_title=False)
-    en_q = _texts(DATA / "beir-scifact" / "queries.jsonl", args.queries, with_title=False)
-    zh_q = _texts(DATA / "zh-rgb" / "queries.jsonl", args.queries, with_title=False)
+    en_docs = texts_of(DATA / "beir-scifact" / "corpus.jsonl", args.passages, with_title=True)
+    zh_docs = texts_of(DATA / "zh-rgb" / "corpus.jsonl", args.passages, with_title=False)
+    en_q = texts_of(DATA / "beir-scifact" / "queries.jsonl", args.queries, with_title=False)
+    zh_q = texts_of(DATA / "zh-rgb" / "queries.jsonl", args.queries, with_title=False)
 
     minilm_dir = prepare_model_dir(HOME, 256)
     rows: list[tuple[str, Any, Any]] = [

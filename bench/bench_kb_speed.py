@@ -92,7 +92,7 @@ class Fastembed:
     which on a shared machine measures the other jobs more than the model)."""
 
     def __init__(self, model_dir: Path) -> None:
-        from bench_embed import _FastembedRunner
+        from bench.bench_embed import _FastembedRunner
 
         self.runner = _FastembedRunner(model_dir)
 
