@@ -26,6 +26,7 @@ from agent_search.kb._document import Skipped
 from agent_search.kb._schema import UPLOAD_PREFIX
 from agent_search.kb._store import check_collection_name, is_eval_collection
 from agent_search.kb._tenancy import Access
+from agent_search.kb._writer import ProgressCallback
 from agent_search.kb.ingest import IngestReport, _ingest_sync
 from agent_search.kb.settings import KBSettings
 
@@ -92,11 +93,20 @@ def _ingest_texts_sync(home: Path, settings: KBSettings, collection: str, names:
             path = Path(tmp) / name
             path.write_text(text, encoding="utf-8", errors="replace")
             paths[path] = UPLOAD_PREFIX + name
-        report = _ingest_sync(home, settings, list(paths), collection, settings.graph, None,
-                              access, False, paths)
-        by_path = {str(p): source for p, source in paths.items()}
-        report.skipped = [Skipped(by_path.get(s.source, s.source), s.reason)
-                          for s in report.skipped]
-        report.warnings = [Skipped(by_path.get(w.source, w.source), w.reason)
-                           for w in report.warnings]
-        return report
+        return ingest_named_files(home, settings, paths, collection, access)
+
+
+def ingest_named_files(home: Path, settings: KBSettings, paths: dict[Path, str],
+                       collection: str, access: Access,
+                       progress: ProgressCallback | None = None) -> IngestReport:
+    """Ingest temporary files each under its ``upload:<name>`` source (``paths``: file →
+    source), and report skipped files and warnings by that source, not the temporary path
+    (which means nothing to the caller)."""
+    report = _ingest_sync(home, settings, list(paths), collection, settings.graph, progress,
+                          access, False, paths)
+    by_path = {str(p): source for p, source in paths.items()}
+    report.skipped = [Skipped(by_path.get(s.source, s.source), s.reason)
+                      for s in report.skipped]
+    report.warnings = [Skipped(by_path.get(w.source, w.source), w.reason)
+                       for w in report.warnings]
+    return report

@@ -40,12 +40,12 @@ from starlette.datastructures import UploadFile
 from starlette.requests import Request
 
 from agent_search.config import SearchConfig
-from agent_search.kb._document import Skipped
 from agent_search.kb._schema import UPLOAD_PREFIX
 from agent_search.kb._store import check_collection_name, is_eval_collection
 from agent_search.kb._tenancy import Access
+from agent_search.kb._uploads import ingest_named_files
 from agent_search.kb._writer import ProgressCallback
-from agent_search.kb.ingest import IngestReport, _ingest_sync
+from agent_search.kb.ingest import IngestReport
 from agent_search.kb.settings import KBSettings
 from agent_search.server._errors import ApiError
 from agent_search.server._sse import Write
@@ -224,11 +224,4 @@ def _ingest_files_sync(home: Path, settings: KBSettings, collection: str,
             with path.open("xb") as out:  # "x": a name that escaped the checks fails here
                 shutil.copyfileobj(upload.file, out)
             paths[path] = UPLOAD_PREFIX + upload.name
-        report = _ingest_sync(home, settings, list(paths), collection, settings.graph,
-                              progress, access, False, paths)
-        by_path = {str(p): source for p, source in paths.items()}
-        report.skipped = [Skipped(by_path.get(s.source, s.source), s.reason)
-                          for s in report.skipped]
-        report.warnings = [Skipped(by_path.get(w.source, w.source), w.reason)
-                           for w in report.warnings]
-        return report
+        return ingest_named_files(home, settings, paths, collection, access, progress)
