@@ -89,6 +89,9 @@ class Use:
         return f"{self.kind}:{self.target}"
 
 
+_SHOWN_ANSWER_CHARS = 300
+
+
 def parse_json_answer(text: str) -> Any:
     """The first JSON object or array in ``text`` (models wrap JSON in prose or fences)."""
     decoder = json.JSONDecoder()
@@ -99,7 +102,11 @@ def parse_json_answer(text: str) -> Any:
                 return value
             except ValueError:
                 continue
-    raise DelegationError(f"answer contains no JSON: {text[:80]!r}")
+    # the answer is often the delegate's own failure (an LLM error, a refusal): show enough
+    # of it to tell which, bounded so a long answer cannot flood a log or a Result
+    shown = text[:_SHOWN_ANSWER_CHARS]
+    more = f" (+{len(text) - len(shown)} more characters)" if len(text) > len(shown) else ""
+    raise DelegationError(f"answer contains no JSON: {shown!r}{more}")
 
 
 class _DelegateReranker:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from agent_search.agent.delegation import Use, parse_json_answer
+from agent_search.agent.delegation import DelegationError, Use, parse_json_answer
 from agent_search.errors import ConfigError
 
 from ..support.agents import StaticHandler, connector_yml, run, text_of, web_items
@@ -298,3 +298,15 @@ async def test_keyword_by_mcp_tool_over_http(make_assistant, mcp_http_url) -> No
     events = await run(a, "cheap hotels in Paris near the Louvre")
     assert web.requests[0].query == "Paris Louvre"
     assert (await record_of(a, events)).warnings == []
+
+
+def test_an_answer_without_json_is_shown_far_enough_to_read_its_cause() -> None:
+    cause = ("the model endpoint said: 429 Too Many Requests: rate limit of 10 requests per "
+             "minute reached for organisation org-123; retry after 17 seconds")
+    with pytest.raises(DelegationError) as caught:
+        parse_json_answer("offline: " + cause)
+    assert cause in str(caught.value)
+    with pytest.raises(DelegationError) as caught:
+        parse_json_answer("x" * 10_000)
+    assert len(str(caught.value)) < 400
+    assert "(+9700 more characters)" in str(caught.value)
