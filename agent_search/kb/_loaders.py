@@ -192,7 +192,7 @@ def _read_text(path: Path, max_chars: int) -> str:
 
 def _read_lines(path: Path) -> Iterator[str]:
     """The file's lines (universal newlines, no terminator); a line longer than
-    :data:`PARAGRAPH_CHARS` comes in pieces cut at whitespace, so no line is ever held whole."""
+    :data:`PARAGRAPH_CHARS` comes in pieces (see :func:`_cut`), so no line is ever held whole."""
     with path.open(encoding="utf-8-sig", errors="strict") as fh:
         rest = ""
         for piece in iter(lambda: fh.read(READ_CHARS), ""):
@@ -229,9 +229,18 @@ def is_cjk(char: str) -> bool:
             or 0x20000 <= code <= 0x2FA1F)
 
 
+_SENTENCE_ENDS = ("。", "！", "？", ". ", "! ", "? ")
+
+
 def _cut(text: str, limit: int) -> tuple[str, str]:
-    """``text`` split near ``limit``: after the last whitespace before it, else at it."""
-    cut = max(text.rfind(" ", 0, limit), text.rfind("\t", 0, limit))
+    """``text`` split near ``limit``: after the last sentence end in the second half before
+    it, else after the last whitespace, else at it. Chinese and Japanese have no spaces, so
+    without the sentence ends a long paragraph of them was cut mid-sentence (mid-word)."""
+    half = limit // 2
+    ends = [text.rfind(end, half, limit) + len(end) for end in _SENTENCE_ENDS]
+    cut = max(ends)  # a missing end gives at most len(end) - 1, under half
+    if cut <= half:
+        cut = max(text.rfind(" ", 0, limit), text.rfind("\t", 0, limit))
     if cut <= 0:
         cut = limit
     return text[:cut], text[cut:]

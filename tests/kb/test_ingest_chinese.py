@@ -13,7 +13,7 @@ import pytest
 from agent_search import SearchConfig
 from agent_search.kb import KBSettings, ingest_paths
 from agent_search.kb._chunking import chunk_document, sentences_of
-from agent_search.kb._loaders import Document, blocks_of_lines, load_file
+from agent_search.kb._loaders import PARAGRAPH_CHARS, Document, blocks_of_lines, load_file
 from agent_search.kb._store import get_store, scroll_all
 
 SENTENCES = [
@@ -88,3 +88,20 @@ async def test_a_chinese_file_through_ingest(config: SearchConfig, tmp_path: Pat
         content = record.payload["content"].replace("\n\n", "")
         assert not _SPACE_IN_CJK.search(content), content
         assert all(s in SENTENCES for s in sentences_of(content)), content
+
+
+def test_a_chinese_line_longer_than_a_block_is_cut_where_a_sentence_ends(
+        tmp_path: Path) -> None:
+    # one line of ~230,000 characters with no space in it: it comes in blocks of one or two
+    # pieces of about PARAGRAPH_CHARS, each ending with a sentence, never inside a word
+    text = "".join(SENTENCES[i % len(SENTENCES)] for i in range(20_000))
+    path = tmp_path / "long.txt"
+    path.write_text(text, encoding="utf-8")
+    docs = list(load_file(path))
+    assert len(docs) == 1 and isinstance(docs[0], Document)
+    blocks = [b.text for b in docs[0].blocks]
+    assert len(blocks) >= 3
+    assert "".join(blocks) == text
+    for block in blocks[:-1]:
+        assert block[-1] in "。！？", block[-20:]
+        assert len(block) <= 2 * PARAGRAPH_CHARS
