@@ -128,8 +128,8 @@ class CollectionStats:
         offsets = np.searchsorted(all_terms[order], terms).astype(np.int64)
         return cls(n, total / count, second / count, terms.astype(np.int64),
                    np.bincount(inverse, minlength=len(terms)).astype(np.float64),
-                   np.bincount(inverse, weights=weights, minlength=len(terms)),
-                   np.bincount(inverse, weights=weights * weights, minlength=len(terms)),
+                   _sums(inverse, weights, len(terms)),
+                   _sums(inverse, weights * weights, len(terms)),
                    np.append(offsets, len(all_terms)), docs[order],
                    weights.astype(np.float32)[order])
 
@@ -224,6 +224,12 @@ class CollectionStats:
         mean = float((a * mean_w)[rare].sum())
         exact = float(coverage @ coverage) / self.points - mean * mean
         return max(exact + float(independent[~rare].sum()), 0.0)
+
+
+def _sums(bins: NDArray[np.intp], weights: NDArray[np.float64],
+          count: int) -> NDArray[np.float64]:
+    """Per bin, the sum of its weights, added in input order."""
+    return np.bincount(bins, weights=weights, minlength=count).astype(np.float64, copy=False)
 
 
 def ln_bound(query: SparseVec, points: int, k1: float) -> float:
