@@ -27,6 +27,7 @@ pair — the sparse postings, not the dense vectors (SciFact's 5,538 passages: 3
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -72,17 +73,18 @@ class CollectionStats:
     def build(cls, vectors: Iterable[tuple[list[float] | None, SparseVec | None]],
               dimensions: int) -> CollectionStats:
         """Aggregate a collection from its points' (dense, sparse) vectors, a page at a
-        time (``vectors`` may be a generator over the store)."""
+        time (``vectors`` may be a generator over the store). The sparse vectors are
+        gathered as flat arrays and summed per term by ``np.bincount``, which adds in input
+        order: the same sums as a loop over the points (end of every ingest; a loop in
+        Python took ~0.5 s per thousand chunks)."""
         n = 0
         total = np.zeros(dimensions, dtype=np.float64)
         second = np.zeros((dimensions, dimensions), dtype=np.float64)
-        df: dict[int, float] = {}
-        s1: dict[int, float] = {}
-        s2: dict[int, float] = {}
         page: list[list[float]] = []
-        post_terms: list[NDArray[np.int64]] = []
-        post_docs: list[NDArray[np.int32]] = []
-        post_weights: list[NDArray[np.float32]] = []
+        ids: list[int] = []
+        values: list[float] = []
+        owners: list[int] = []
+        parts: list[tuple[NDArray[np.int64], NDArray[np.float64], NDArray[np.int32]]] = []
 
         def flush() -> None:
             if page:
@@ -92,37 +94,44 @@ class CollectionStats:
                 second[:] += m.T @ m
                 page.clear()
 
+        def flush_sparse() -> None:
+            if ids:
+                w = np.asarray(values, dtype=np.float64)
+                kept = w != 0.0
+                parts.append((np.asarray(ids, dtype=np.int64)[kept], w[kept],
+                              np.asarray(owners, dtype=np.int32)[kept]))
+                ids.clear()
+                values.clear()
+                owners.clear()
+
         for dense, sparse in vectors:
             if dense is not None and len(dense) == dimensions:
                 page.append(dense)
                 if len(page) >= 1024:
                     flush()
             if sparse is not None:
-                kept = [(t, w) for t, w in zip(sparse.indices, sparse.values, strict=True)
-                        if w != 0.0]
-                for t, w in kept:
-                    df[t] = df.get(t, 0.0) + 1.0
-                    s1[t] = s1.get(t, 0.0) + w
-                    s2[t] = s2.get(t, 0.0) + w * w
-                post_terms.append(np.fromiter((t for t, _ in kept), np.int64, len(kept)))
-                post_docs.append(np.full(len(kept), n, dtype=np.int32))
-                post_weights.append(np.fromiter((w for _, w in kept), np.float32, len(kept)))
+                ids.extend(sparse.indices)
+                values.extend(sparse.values)
+                owners.extend(itertools.repeat(n, len(sparse.indices)))
+                if len(ids) >= 1 << 16:
+                    flush_sparse()
             n += 1
         flush()
-        terms = np.asarray(sorted(df), dtype=np.int64)
+        flush_sparse()
+        all_terms = np.concatenate([p[0] for p in parts]) if parts else np.zeros(0, np.int64)
+        weights = np.concatenate([p[1] for p in parts]) if parts else np.zeros(0, np.float64)
+        docs = np.concatenate([p[2] for p in parts]) if parts else np.zeros(0, np.int32)
+        terms, inverse = np.unique(all_terms, return_inverse=True)
+        inverse = inverse.reshape(-1)
         count = max(n, 1)
-        all_terms = np.concatenate(post_terms) if post_terms else np.zeros(0, np.int64)
         order = np.argsort(all_terms, kind="stable")
         offsets = np.searchsorted(all_terms[order], terms).astype(np.int64)
-        return cls(n, total / count, second / count, terms,
-                   np.asarray([df[t] for t in terms.tolist()], dtype=np.float64),
-                   np.asarray([s1[t] for t in terms.tolist()], dtype=np.float64),
-                   np.asarray([s2[t] for t in terms.tolist()], dtype=np.float64),
-                   np.append(offsets, len(all_terms)),
-                   (np.concatenate(post_docs) if post_docs
-                    else np.zeros(0, np.int32))[order],
-                   (np.concatenate(post_weights) if post_weights
-                    else np.zeros(0, np.float32))[order])
+        return cls(n, total / count, second / count, terms.astype(np.int64),
+                   np.bincount(inverse, minlength=len(terms)).astype(np.float64),
+                   _sums(inverse, weights, len(terms)),
+                   _sums(inverse, weights * weights, len(terms)),
+                   np.append(offsets, len(all_terms)), docs[order],
+                   weights.astype(np.float32)[order])
 
     def save(self, path: Path) -> None:
         tmp = path.with_suffix(".tmp.npz")
@@ -215,6 +224,12 @@ class CollectionStats:
         mean = float((a * mean_w)[rare].sum())
         exact = float(coverage @ coverage) / self.points - mean * mean
         return max(exact + float(independent[~rare].sum()), 0.0)
+
+
+def _sums(bins: NDArray[np.intp], weights: NDArray[np.float64],
+          count: int) -> NDArray[np.float64]:
+    """Per bin, the sum of its weights, added in input order."""
+    return np.bincount(bins, weights=weights, minlength=count).astype(np.float64, copy=False)
 
 
 def ln_bound(query: SparseVec, points: int, k1: float) -> float:

@@ -92,7 +92,19 @@ def test_minilm_gives_fastembeds_vectors_without_fastembed(model_home: Path) -> 
     reference = TextEmbedding("sentence-transformers/all-MiniLM-L6-v2",
                               specific_model_path=str(model_dir), threads=1)
     theirs = np.asarray(list(reference.embed(texts, batch_size=8)), dtype=np.float32)
-    assert (ours * theirs).sum(axis=1).min() > 0.9999
+    # fastembed's session fuses each residual + layer norm at load, which the kb leaves
+    # apart (faster): float32 rounding of that sum, widened by the int8 activations
+    assert (ours * theirs).sum(axis=1).min() > 0.99
+
+
+def test_minilm_int8_graph_keeps_residual_and_layer_norm_apart(model_home: Path) -> None:
+    """Their fused kernel (SkipLayerNormalization) measured ~5x slower than the two."""
+    import onnx
+
+    graph = onnx.load(str(prepare_model_dir(model_home, 256) / "model.onnx")).graph
+    ops = {node.op_type for node in graph.node}
+    assert "SkipLayerNormalization" not in ops
+    assert "LayerNormalization" in ops and "MatMulInteger" in ops
 
 
 async def test_collections_record_their_int8_mode(home: Path, docs: Path) -> None:
