@@ -220,7 +220,7 @@ def search(store: KBStore, collection: str, plan: QueryPlan,
                   and _feedback.applies(points, plan.feedback_docs))
     if neighbours:  # rank the branches' candidates, then again with the top ones' centre
         limit = plan.limit
-        plan = replace(plan, limit=max(limit, plan.prefetch))
+        plan = replace(plan, limit=max(limit, min(plan.prefetch, _feedback.DEPTH)))
     hits = _search(store, collection, plan, dense, sparse, flt, points, stats, null)
     if neighbours:
         hits = reranked(hits, _feedback.keys_with_feedback(
