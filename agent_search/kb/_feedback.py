@@ -4,9 +4,10 @@ query ranks higher.
 Answers to one question come in groups: several passages tell the same event, or the
 same finding, in their own words, and one of them often matches the question's wording
 better than the others. After the hybrid has ranked, the mean of its top
-``feedback_docs`` chunks' vectors (the *centre*) is compared with every candidate, and
-each candidate's ranking key (its fused standard score) gains ``feedback_weight`` times
-its standard score of similarity to the centre, standardised by the collection's exact
+``feedback_docs`` chunks' vectors (the *centre*; each weighted by how close it ranks to
+the best, :data:`GROUP`) is compared with every candidate, and each candidate's ranking
+key (its fused standard score) gains ``feedback_weight`` times the group's size times its
+standard score of similarity to the centre, standardised by the collection's exact
 moments in that direction (:meth:`agent_search.kb._stats.CollectionStats.moments`; by
 the candidates' own when the store keeps none). Unlike Rocchio feedback
 (``kb.prf_docs``), which moves the query and searches again, this adds a third feature to
@@ -44,20 +45,23 @@ def applies(points: int, docs: int) -> bool:
     return docs > 0 and points >= MIN_SHARE * docs
 
 
-GROUP = 0.35
+GROUP = 0.5
 """How fast a top hit's share in the centre falls with its distance from the best one, in
-units of the fused key (weight ``exp(−gap / GROUP)``). Chosen on the even-numbered half of
-zh-rgb's questions with SciFact's test claims as the check that English does not drop:
-there the best claim's abstract often stands alone (the 5th hit ~2.4 units under it, zh-rgb
-~1), and feedback from an unweighted top 5 took SciFact from 0.743 to 0.705."""
+units of the fused key (share ``exp(−gap / GROUP)``); the feedback's weight is scaled by
+the group's size beyond the first hit (``(Σ shares − 1) / (feedback_docs − 1)``). Chosen
+with ``feedback_weight`` 3 on the even-numbered half of zh-rgb's questions, with SciFact's
+505 non-test (dev) claims as the check that English does not drop: there the best claim's
+abstract often stands alone (the 5th hit ~2.4 units under it, zh-rgb ~1), and feedback
+from an unweighted top 5 took SciFact test from 0.743 to 0.705."""
 
 
 def keys_with_feedback(store: KBStore, collection: str, ids: list[str], keys: list[float],
                        docs: int, weight: float, flt: Group | None,
                        stats: CollectionStats | None) -> list[float] | None:
     """The ranking keys of the candidates ``ids`` (in the hybrid's order, ``keys`` their
-    fused standard scores) plus ``weight`` × their standard score of similarity to the
-    centre of the top ``docs``; ``None`` when there is nothing to add."""
+    fused standard scores) plus ``weight`` × the top group's size (see :data:`GROUP`) ×
+    their standard score of similarity to the centre of the top ``docs``; ``None`` when
+    there is nothing to add."""
     if len(ids) <= 1 or weight <= 0.0:
         return None
     top = list(zip(ids[:docs], keys[:docs], strict=True))
@@ -72,7 +76,13 @@ def keys_with_feedback(store: KBStore, collection: str, ids: list[str], keys: li
     # each top hit counts by how close it ranks to the best: a group of equally strong
     # results all count, one standout result stands for itself
     gaps = np.asarray([kept[0][1] - k for _, k in kept], dtype=np.float64)
-    centre = (np.exp(-np.maximum(gaps, 0.0) / GROUP)[:, None] * rows).sum(axis=0)
+    shares = np.exp(-np.maximum(gaps, 0.0) / GROUP)
+    # and the feedback counts as much as the group is large: none for a lone first hit
+    # (what resembles it already ranks by resembling the query), all for ``docs`` equals
+    weight *= float(shares.sum() - 1.0) / (docs - 1) if docs > 1 else 1.0
+    if weight <= 0.0:
+        return None
+    centre = (shares[:, None] * rows).sum(axis=0)
     centre /= max(float(np.linalg.norm(centre)), 1e-12)
     found = store.query_batch(collection, [VectorQuery(
         DENSE, centre.astype(np.float32).tolist(), len(ids),
