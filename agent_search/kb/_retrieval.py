@@ -49,12 +49,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
+from agent_search.kb import _feedback
 from agent_search.kb._background import Null
 from agent_search.kb._evidence import (
     EVIDENCE,
@@ -66,6 +67,8 @@ from agent_search.kb._evidence import (
     sparse_evidence_score,
 )
 from agent_search.kb._filters import Group, HasId, all_of
+from agent_search.kb._hits import Hit as Hit  # re-exported: the handler and tests use it here
+from agent_search.kb._hits import reranked
 from agent_search.kb._sparse import SparseVec
 from agent_search.kb._stats import CollectionStats, Moments, ln_bound
 from agent_search.kb._store import (
@@ -165,13 +168,6 @@ def z_to_unit(z: float) -> float:
     return z / (z + 5.0) if z > 0 else 0.0
 
 
-@dataclass(slots=True)
-class Hit:
-    point_id: str
-    score: float
-    payload: dict[str, Any]
-
-
 @dataclass(frozen=True, slots=True)
 class QueryPlan:
     mode: str
@@ -184,12 +180,16 @@ class QueryPlan:
     k1: float
     prf_docs: int = 0
     prf_weight: float = 0.5
+    feedback_docs: int = 0
+    feedback_weight: float = 0.0
 
     @classmethod
     def of(cls, settings: KBSettings, mode: str, limit: int, k1: float) -> QueryPlan:
         return cls(mode, limit, max(settings.prefetch, limit), settings.fusion,
                    settings.dense_weight, settings.sparse_weight, settings.rrf_k, k1,
-                   settings.prf_docs if mode != "sparse" else 0, settings.prf_weight)
+                   settings.prf_docs if mode != "sparse" else 0, settings.prf_weight,
+                   settings.feedback_docs if mode == "hybrid" else 0,
+                   settings.feedback_weight)
 
 
 def rocchio(query: NDArray[np.float32], feedback: NDArray[np.float32],
@@ -216,7 +216,17 @@ def search(store: KBStore, collection: str, plan: QueryPlan,
     needs_stats = sparse is not None or (plan.mode == "hybrid"
                                          and plan.fusion in ("calibrated", "zscore"))
     stats = store.stats(collection) if needs_stats and plan.mode != "dense" else None
+    neighbours = (dense is not None and plan.fusion in ("calibrated", "zscore")
+                  and _feedback.applies(points, plan.feedback_docs))
+    if neighbours:  # rank the branches' candidates, then again with the top ones' centre
+        limit = plan.limit
+        plan = replace(plan, limit=max(limit, min(plan.prefetch, _feedback.DEPTH)))
     hits = _search(store, collection, plan, dense, sparse, flt, points, stats, null)
+    if neighbours:
+        hits = reranked(hits, _feedback.keys_with_feedback(
+            store, collection, [h.point_id for h in hits], [h.key for h in hits],
+            plan.feedback_docs, plan.feedback_weight, flt, stats), limit)
+        plan = replace(plan, limit=limit)
     if not (plan.prf_docs and dense is not None and hits):
         return hits
     records = store.retrieve(collection, [h.point_id for h in hits[:plan.prf_docs]],
@@ -458,17 +468,19 @@ def _calibrate(pool: _Pool, ids: list[str], plan: QueryPlan,
     cov = [pool.coverages.get(i, 0.0) for i in ids]
     fused = fused_of(cos, cov)
     order = np.argsort(-fused, kind="stable")[:plan.limit].tolist()
+    hits: list[Hit] = []
     if plan.fusion == "zscore":
-        scored = [(ids[i], z_to_unit(float(fused[i]))) for i in order]
+        hits = [Hit(ids[i], z_to_unit(float(fused[i])), {}) for i in order]
     elif null is not None:
         shares = singles([ids[i] for i in order]) if singles and pool.coverages else {}
-        scored, ceiling = [], 1.0
+        ceiling = 1.0
         for i in order:
-            ceiling = min(ceiling, evidence_score(
+            own = evidence_score(
                 null, pool.cosines.get(ids[i]) if pool.cosines else None,
                 pool.coverages.get(ids[i], 0.0) if pool.coverages else None,
-                shares.get(ids[i], 0.0)))
-            scored.append((ids[i], ceiling))
+                shares.get(ids[i], 0.0))
+            ceiling = min(ceiling, own)
+            hits.append(Hit(ids[i], ceiling, {}, own=own))
     else:
         # rank with the collection's moments (quality), score with the reference's only
         # (absolute: a topical collection's own moments would call its best match
@@ -476,9 +488,12 @@ def _calibrate(pool: _Pool, ids: list[str], plan: QueryPlan,
         absolute = fuse(np.asarray([cos[i] for i in order], dtype=np.float32),
                         np.asarray([cov[i] for i in order], dtype=np.float32), None,
                         plan.dense_weight, plan.sparse_weight)
-        scored, ceiling = [], 1.0
+        ceiling = 1.0
         for i, z in zip(order, absolute.tolist(), strict=True):
-            ceiling = min(ceiling, calibrated_fused(z))
-            scored.append((ids[i], ceiling))
-    return [Hit(pid, score, pool.payloads[pid]) for pid, score in scored
-            if pid in pool.payloads]
+            own = calibrated_fused(z)
+            ceiling = min(ceiling, own)
+            hits.append(Hit(ids[i], ceiling, {}, own=own))
+    for hit, i in zip(hits, order, strict=True):
+        hit.key = float(fused[i])
+        hit.payload = pool.payloads.get(hit.point_id, {})
+    return [h for h in hits if h.point_id in pool.payloads]
