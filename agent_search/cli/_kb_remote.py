@@ -135,7 +135,7 @@ def documents_of(paths: list[Path], root: Path) -> Outgoing:
             if label is not None:
                 present.append(rel)
             try:
-                check_name(name)
+                check_name(name, text=suffix in TEXT_SUFFIXES)
             except ValueError as exc:
                 out.skipped.append(Skipped(str(item), str(exc)))
                 continue

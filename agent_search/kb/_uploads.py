@@ -74,9 +74,10 @@ def check_folder(folder: str) -> str:
     return folder
 
 
-def check_name(name: str) -> str:
+def check_name(name: str, *, text: bool = True) -> str:
     """A document's name as sent — a file name, or a relative path whose last part is the
-    file name — with ``.txt`` added when the file name has no suffix."""
+    file name — with ``.txt`` added when the file name has no suffix; with ``text=False``
+    (a file the server parses, whose suffix its upload route checks) any suffix."""
     if not isinstance(name, str) or not name.strip():
         raise ValueError(f"document name {str(name)[:80]!r}: {_NAME_RULE}")
     folder, _, base = name.rpartition("/")
@@ -89,6 +90,8 @@ def check_name(name: str) -> str:
             or base.startswith(".") or base != base.strip():
         raise ValueError(f"document name {name[:80]!r}: {_NAME_RULE}")
     suffix = Path(base).suffix.lower()
+    if not text:
+        return name
     if not suffix:
         return f"{name}.txt"
     if suffix not in TEXT_SUFFIXES:
