@@ -75,6 +75,23 @@ def _flag(args: list[str], name: str) -> str | None:
     return None
 
 
+def client_root(config_dir: Path | None) -> Path:
+    """The folder a local ingest names sources relative to (the project, ``kb.source_root``
+    else the data home's parent): what a folder's documents are named by; the working
+    folder when the project's configuration cannot be read (a client away from it)."""
+    from agent_search.cli.search import resolve_config_dir
+    from agent_search.config import load_config
+    from agent_search.errors import ConfigError
+    from agent_search.kb._manage import source_root
+    from agent_search.kb.settings import KBSettings
+
+    try:
+        config = load_config(resolve_config_dir(config_dir))
+        return source_root(KBSettings.from_config(config), config.home)
+    except (ConfigError, ValueError, OSError):
+        return Path.cwd().resolve()
+
+
 def _headers(api_key_env: str) -> dict[str, str]:
     key = os.environ.get(api_key_env)
     return {"Authorization": f"Bearer {key}"} if key else {}

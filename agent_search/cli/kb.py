@@ -186,8 +186,10 @@ def ingest(
         if user or team or share or public:
             fail("--server: the API key decides the owner and team; leave out "
                  "--user/--team/--share/--public")
+        from agent_search.cli._kb_remote import client_root
+
         _ingest_remote(server, paths, collection, api_key_env, json_out,
-                       mirror=not keep_missing, root=_source_root(config_dir))
+                       mirror=not keep_missing, root=client_root(config_dir))
         return
     config = _config(config_dir)
     try:
@@ -329,7 +331,12 @@ def rm(
     json_out: JsonOpt = False,
 ) -> None:
     """Remove one document (all its chunks, and its entity-graph links) from a collection."""
-    from agent_search.cli._kb_remote import RemoteError, held_by_server, remove_remote
+    from agent_search.cli._kb_remote import (
+        RemoteError,
+        client_root,
+        held_by_server,
+        remove_remote,
+    )
     from agent_search.kb import CollectionNotFound, StoreError, StoreLockedError
     from agent_search.kb._manage import remove_document
     from agent_search.kb._tenancy import Access
@@ -337,7 +344,7 @@ def rm(
     if server is not None:
         try:
             removed = remove_remote(server, collection, document, api_key_env,
-                                    _source_root(config_dir))
+                                    client_root(config_dir))
         except RemoteError as exc:
             fail(str(exc), 1)
         _print_removed(collection, removed, json_out)
@@ -369,21 +376,6 @@ def _print_removed(collection: str, removed: list[dict[str, Any]], json_out: boo
     for doc in removed:
         console.print(f"removed {doc['source']} ({doc['chunks']} chunks, "
                       f"{doc['document_id']})", highlight=False, markup=False)
-
-
-def _source_root(config_dir: Path | None) -> Path:
-    """The folder a local ingest names sources relative to (the project): what
-    ``--server`` names a folder's documents by; the working folder when the project's
-    configuration cannot be read (a client away from the server's project)."""
-    from agent_search.cli.search import resolve_config_dir
-    from agent_search.kb._manage import source_root
-    from agent_search.kb.settings import KBSettings
-
-    try:
-        config = load_config(resolve_config_dir(config_dir))
-        return source_root(KBSettings.from_config(config), config.home)
-    except (ConfigError, ValueError, OSError):
-        return Path.cwd().resolve()
 
 
 def _ingest_remote(server: str, paths: list[Path], collection: str, api_key_env: str,
