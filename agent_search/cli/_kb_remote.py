@@ -29,6 +29,7 @@ from urllib.parse import quote
 
 import httpx
 
+from agent_search._text import path_text
 from agent_search.kb._loaders import Skipped, iter_files, source_key
 from agent_search.kb._schema import UPLOAD_PREFIX
 from agent_search.kb._uploads import TEXT_SUFFIXES, check_folder, check_name
@@ -148,14 +149,14 @@ def documents_of(paths: list[Path], root: Path) -> Outgoing:
                     f"{item.suffix} files with the server stopped")))
                 continue
             rel = item.relative_to(path).as_posix() if label is not None else item.name
-            name = f"{label}/{rel}" if label is not None else rel
-            if label is not None:
-                present.append(rel)
-            try:
+            name = path_text(f"{label}/{rel}" if label is not None else rel)
+            try:  # a name the server refuses (not UTF-8, too long) never was a document
                 check_name(name, text=suffix in TEXT_SUFFIXES)
             except ValueError as exc:
-                out.skipped.append(Skipped(str(item), str(exc)))
+                out.skipped.append(Skipped(path_text(str(item)), str(exc)))
                 continue
+            if label is not None:
+                present.append(rel)
             if name in names:
                 if names[name].resolve() == item.resolve():
                     continue  # the same file named twice (a folder and one inside it)

@@ -18,7 +18,7 @@ import pytest
 from typer.testing import CliRunner
 
 import agent_search.cli  # noqa: F401  (registers the sub-commands)
-from agent_search.cli._kb_remote import held_by_server
+from agent_search.cli._kb_remote import documents_of, held_by_server
 from agent_search.cli.app import app
 from agent_search.kb._manage import list_documents
 from agent_search.server import Service
@@ -191,3 +191,18 @@ def test_a_store_held_by_a_local_server_is_named() -> None:
     assert hint == (f"; it is held by a running 'agent-search serve' (pid {proc.pid}): "
                     "send the work to it with --server http://127.0.0.1:8123")
     assert "--server" in held_by_server("open in another process")
+
+
+def test_a_file_name_the_server_refuses_is_reported_not_sent(tmp_path: Path) -> None:
+    """A name that is not UTF-8 (or otherwise refused) is skipped with the reason and left
+    out of the folder's file list (it cannot be encoded, and never was a document)."""
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    (folder / "good.md").write_text("fine")
+    bad = Path(bytes(folder / "caf").decode() + b"\xe9.md".decode("utf-8", "surrogateescape"))
+    bad.write_text("x")
+    out = documents_of([folder], tmp_path)
+    assert [name for name, _ in out.docs] == ["notes/good.md"]
+    assert out.folders == [("notes", ["good.md"])]
+    assert [s.source for s in out.skipped] == [str(folder / "caf\\xe9.md")]
+    json.dumps([s.source for s in out.skipped])  # printable as --json prints it
