@@ -342,6 +342,9 @@ def rm(
     from agent_search.kb._tenancy import Access
 
     if server is not None:
+        if user or team:
+            fail("--server: the API key decides whose documents are removed; leave out "
+                 "--user/--team")
         try:
             removed = remove_remote(server, collection, document, api_key_env,
                                     client_root(config_dir))

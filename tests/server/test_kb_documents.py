@@ -147,6 +147,9 @@ def test_the_cli_sends_the_work_to_the_server(served: tuple[str, Service],
     again = _cli(service, monkeypatch, "kb", "rm", "upload:notes/bikes.md", "-c", "cli",
                  "--server", url)
     assert again.exit_code == 1 and "404" in again.stderr
+    theirs = _cli(service, monkeypatch, "kb", "rm", "upload:notes/sub/bikes.md", "-c", "cli",
+                  "--server", url, "--user", "bob")
+    assert theirs.exit_code == 2 and "the API key decides" in theirs.stderr
 
 
 def test_a_folder_sent_to_the_server_is_mirrored(served: tuple[str, Service],
