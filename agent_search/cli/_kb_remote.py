@@ -1,6 +1,12 @@
-"""``kb ingest --server URL`` and ``kb rm --server URL``: the work sent to a running
-``agent-search serve`` (which holds the data home's store, so a second process cannot
-open it), and the hint that says so when a kb command finds the store held.
+"""``kb ingest|rm|list --server URL``: the work sent to a running ``agent-search serve``
+(which holds the data home's store, so a second process cannot open it), and the hint
+that says so when a kb command finds the store held.
+
+A folder's files are named ``<folder>/<path in it>`` (:func:`folder_name`: the folder as
+a local ingest names it, relative to the project), a file named alone by its file name;
+the server stores them as ``upload:<name>``. After the files are sent, each folder is
+mirrored (:func:`mirror_remote`): the server removes the caller's documents of that
+folder whose file is gone, unless ``--keep-missing``.
 
 Text documents (``.txt .md .csv .html``, as :mod:`agent_search.kb._uploads` takes
 them) are sent as JSON in requests of at most :data:`BATCH_DOCUMENTS` documents and about
@@ -15,14 +21,18 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
 import httpx
 
-from agent_search.kb._loaders import Skipped, iter_files
-from agent_search.kb._uploads import TEXT_SUFFIXES, check_name
+from agent_search._text import path_text
+from agent_search.kb._loaders import Skipped, iter_files, source_key
+from agent_search.kb._schema import UPLOAD_PREFIX
+from agent_search.kb._uploads import TEXT_SUFFIXES, check_folder, check_name
 
 FILE_SUFFIXES = (".pdf", ".docx", ".pptx", ".xlsx")
 """Sent as files (the server parses them); the text suffixes are sent as text."""
@@ -66,6 +76,23 @@ def _flag(args: list[str], name: str) -> str | None:
     return None
 
 
+def client_root(config_dir: Path | None) -> Path:
+    """The folder a local ingest names sources relative to (the project, ``kb.source_root``
+    else the data home's parent): what a folder's documents are named by; the working
+    folder when the project's configuration cannot be read (a client away from it)."""
+    from agent_search.cli.search import resolve_config_dir
+    from agent_search.config import load_config
+    from agent_search.errors import ConfigError
+    from agent_search.kb._manage import source_root
+    from agent_search.kb.settings import KBSettings
+
+    try:
+        config = load_config(resolve_config_dir(config_dir))
+        return source_root(KBSettings.from_config(config), config.home)
+    except (ConfigError, ValueError, OSError):
+        return Path.cwd().resolve()
+
+
 def _headers(api_key_env: str) -> dict[str, str]:
     key = os.environ.get(api_key_env)
     return {"Authorization": f"Bearer {key}"} if key else {}
@@ -79,82 +106,159 @@ def _error(response: httpx.Response) -> RemoteError:
     return RemoteError(f"the server answered {response.status_code}: {message}")
 
 
-def documents_of(paths: list[Path]) -> tuple[list[tuple[str, str | Path]], list[Skipped]]:
-    """(name, text) of the text files under ``paths``, (name, path) of the PDF and
-    office files; the rest, reported."""
-    docs: list[tuple[str, str | Path]] = []
-    skipped: list[Skipped] = []
+@dataclass
+class Outgoing:
+    """What ``kb ingest --server`` sends: the files by the name the server gives them
+    (``notes/sub/a.md`` for a file of the folder ``notes``, the file name for a file
+    named alone), the files it cannot send, and each folder with the files it holds now
+    (relative to it), for the mirror."""
+
+    docs: list[tuple[str, Path]] = field(default_factory=list)
+    skipped: list[Skipped] = field(default_factory=list)
+    folders: list[tuple[str, list[str]]] = field(default_factory=list)
+
+
+def folder_name(folder: Path, root: Path) -> str:
+    """The name of a folder's documents on the server, as a local ingest names them: its
+    path relative to the project (``root``, the kb source root), else its absolute path
+    without the leading ``/``; the project folder itself is named by its own name."""
+    key = source_key(folder, root)
+    if key == ".":
+        key = root.resolve().name or "root"
+    try:
+        return check_folder(key.lstrip("/"))
+    except ValueError as exc:
+        raise ValueError(f"{folder}: cannot be sent with --server ({exc})") from None
+
+
+def documents_of(paths: list[Path], root: Path) -> Outgoing:
+    """The files under ``paths`` to send, with their names; the rest, reported."""
+    out = Outgoing()
     names: dict[str, Path] = {}
-    for item in iter_files(paths):
-        if isinstance(item, Skipped):
-            skipped.append(item)
-            continue
-        if item.suffix.lower() in FILE_SUFFIXES:
-            name = item.name
-        elif item.suffix.lower() in TEXT_SUFFIXES:
-            name = check_name(item.name)
-        else:
-            skipped.append(Skipped(str(item), f"--server takes "
-                                              f"{' '.join(TEXT_SUFFIXES + FILE_SUFFIXES)}; "
-                                              f"ingest {item.suffix} files with the server "
-                                              "stopped"))
-            continue
-        if name in names:
-            raise RemoteError(f"{item} and {names[name]} have the same name; the server "
-                              "names uploads by file name")
-        names[name] = item
-        if item.suffix.lower() in FILE_SUFFIXES:
-            docs.append((name, item))
-            continue
-        try:
-            docs.append((name, item.read_text(encoding="utf-8")))
-        except (OSError, UnicodeDecodeError) as exc:
-            skipped.append(Skipped(str(item), f"cannot read: {exc}"))
-    return docs, skipped
+    for path in paths:
+        label = folder_name(path, root) if path.is_dir() else None
+        present: list[str] = []
+        for item in iter_files([path]):
+            if isinstance(item, Skipped):
+                out.skipped.append(item)
+                continue
+            suffix = item.suffix.lower()
+            if suffix not in TEXT_SUFFIXES + FILE_SUFFIXES:
+                out.skipped.append(Skipped(str(item), (
+                    f"--server takes {' '.join(TEXT_SUFFIXES + FILE_SUFFIXES)}; ingest "
+                    f"{item.suffix} files with the server stopped")))
+                continue
+            rel = item.relative_to(path).as_posix() if label is not None else item.name
+            name = path_text(f"{label}/{rel}" if label is not None else rel)
+            try:  # a name the server refuses (not UTF-8, too long) never was a document
+                check_name(name, text=suffix in TEXT_SUFFIXES)
+            except ValueError as exc:
+                out.skipped.append(Skipped(path_text(str(item)), str(exc)))
+                continue
+            if label is not None:
+                present.append(rel)
+            if name in names:
+                if names[name].resolve() == item.resolve():
+                    continue  # the same file named twice (a folder and one inside it)
+                raise RemoteError(f"{item} and {names[name]} would have the same name "
+                                  f"{name!r} on the server")
+            names[name] = item
+            out.docs.append((name, item))
+        if label is not None:
+            out.folders.append((label, present))
+    return out
 
 
-def send_documents(url: str, collection: str, docs: list[tuple[str, str | Path]],
-                   api_key_env: str) -> dict[str, Any]:
-    """POST the text documents in batches and the files one by one; the reports
-    summed."""
-    total: dict[str, Any] = {"collection": collection, "documents": 0, "chunks": 0,
-                             "added": 0, "updated": 0, "unchanged": 0, "removed": 0,
-                             "skipped": [], "warnings": []}
+def send_documents(url: str, collection: str, docs: list[tuple[str, Path]],
+                   api_key_env: str, progress: Callable[[int, int], None] | None = None
+                   ) -> dict[str, Any]:
+    """POST the text documents in batches and the files one by one; the reports summed.
+    ``progress(bytes_sent, bytes_total)`` after each request."""
+    total: dict[str, Any] = {"collection": collection, "files": 0, "documents": 0,
+                             "chunks": 0, "added": 0, "updated": 0, "unchanged": 0,
+                             "removed": 0, "skipped": [], "warnings": [], "missing": []}
+    sizes = {name: _size_of(path) for name, path in docs}
+    whole = sum(sizes.values())
+    sent = 0
     batch: list[dict[str, str]] = []
-    size = 0
+    batch_bytes = 0
     with httpx.Client(base_url=url.rstrip("/"), timeout=TIMEOUT,
                       headers=_headers(api_key_env)) as client:
         base = f"/v1/kb/{quote(collection, safe='')}"
 
-        def add(report: dict[str, Any]) -> None:
-            for key in ("documents", "chunks", "added", "updated", "unchanged", "removed"):
+        def add(report: dict[str, Any], done: int) -> None:
+            nonlocal sent
+            for key in ("files", "documents", "chunks", "added", "updated", "unchanged",
+                        "removed"):
                 total[key] += int(report.get(key, 0))
             total["skipped"] += report.get("skipped", [])
             total["warnings"] += report.get("warnings", [])
+            sent += done
+            if progress is not None:
+                progress(sent, whole)
 
         def flush() -> None:
-            nonlocal batch, size
-            if not batch:
-                return
-            add(_post(client, url, f"{base}/documents", json={"documents": batch}))
-            batch, size = [], 0
+            nonlocal batch, batch_bytes
+            if batch:
+                add(_post(client, url, f"{base}/documents", json={"documents": batch}),
+                    sum(sizes[d["name"]] for d in batch))
+            batch, batch_bytes = [], 0
 
-        for name, text in docs:
-            if isinstance(text, Path):
+        if progress is not None:
+            progress(0, whole)
+        for name, path in docs:
+            if path.suffix.lower() in FILE_SUFFIXES:
+                folder, _, base_name = name.rpartition("/")
+                query = {"folder": folder} if folder else None
                 try:
-                    with text.open("rb") as fh:
-                        add(_post(client, url, f"{base}/files", files=[("file", (name, fh))]))
+                    with path.open("rb") as fh:
+                        add(_post(client, url, f"{base}/files", params=query,
+                                  files=[("file", (base_name, fh))]), sizes[name])
                 except OSError as exc:
-                    total["skipped"].append({"source": str(text),
+                    total["skipped"].append({"source": str(path),
                                              "reason": f"cannot read: {exc}"})
                 continue
+            try:
+                text = path.read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError) as exc:
+                total["skipped"].append({"source": str(path), "reason": f"cannot read: {exc}"})
+                continue
             cost = len(text.encode()) + len(name) + 64
-            if batch and (len(batch) >= BATCH_DOCUMENTS or size + cost > BATCH_BYTES):
+            if batch and (len(batch) >= BATCH_DOCUMENTS or batch_bytes + cost > BATCH_BYTES):
                 flush()
             batch.append({"name": name, "text": text})
-            size += cost
+            batch_bytes += cost
         flush()
     return total
+
+
+def mirror_remote(url: str, collection: str, folders: list[tuple[str, list[str]]],
+                  api_key_env: str) -> list[dict[str, Any]]:
+    """Ask the server to remove the caller's documents of each folder whose file is gone
+    (``POST /v1/kb/{collection}/mirror``); what it removed. A collection that does not
+    exist has nothing to remove."""
+    removed: list[dict[str, Any]] = []
+    path = f"/v1/kb/{quote(collection, safe='')}/mirror"
+    with httpx.Client(base_url=url.rstrip("/"), timeout=TIMEOUT,
+                      headers=_headers(api_key_env)) as client:
+        for folder, present in folders:
+            try:
+                response = client.post(path, json={"folder": folder, "present": present})
+            except httpx.HTTPError as exc:
+                raise RemoteError(f"cannot reach {url}: {exc}") from exc
+            if response.status_code == 404:
+                continue
+            if response.status_code != 200:
+                raise _error(response)
+            removed += response.json()["removed"]
+    return removed
+
+
+def _size_of(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
 
 
 def _post(client: httpx.Client, url: str, path: str, **kwargs: Any) -> dict[str, Any]:
@@ -168,19 +272,46 @@ def _post(client: httpx.Client, url: str, path: str, **kwargs: Any) -> dict[str,
     return report
 
 
-def remove_remote(url: str, collection: str, document: str, api_key_env: str) -> list[Any]:
-    """DELETE one of the caller's documents: a local path of a text file is named as the
-    server named its upload (``upload:<file name>``)."""
-    if not document.startswith("upload:") \
+def remove_remote(url: str, collection: str, document: str, api_key_env: str,
+                  root: Path) -> list[Any]:
+    """DELETE one of the caller's documents. A local path is tried under each name the
+    server may have given its file: as part of a folder (its path relative to ``root``,
+    or under the project folder's name), then alone (its file name)."""
+    names = [document]
+    if not document.startswith(UPLOAD_PREFIX) \
             and Path(document).suffix.lower() in TEXT_SUFFIXES + FILE_SUFFIXES:
-        document = "upload:" + Path(document).name
-    path = f"/v1/kb/{quote(collection, safe='')}/documents/{quote(document, safe='/')}"
+        path = Path(document).expanduser()
+        key = source_key(path, root).lstrip("/")
+        project = root.resolve().name
+        names = [UPLOAD_PREFIX + n for n in dict.fromkeys(
+            (key, f"{project}/{key}", path.name))]
+    for name in names:
+        where = f"/v1/kb/{quote(collection, safe='')}/documents/{quote(name, safe='/')}"
+        try:
+            response = httpx.delete(url.rstrip("/") + where, headers=_headers(api_key_env),
+                                    timeout=TIMEOUT)
+        except httpx.HTTPError as exc:
+            raise RemoteError(f"cannot reach {url}: {exc}") from exc
+        if response.status_code == 404 and name != names[-1] \
+                and response.json().get("error", {}).get("param") == "document":
+            continue
+        if response.status_code != 200:
+            raise _error(response)
+        removed: list[Any] = response.json()["removed"]
+        return removed
+    return []
+
+
+def list_remote(url: str, collection: str, api_key_env: str) -> list[dict[str, Any]]:
+    """The documents of ``collection`` the caller may read
+    (``GET /v1/kb/{collection}/documents``)."""
+    where = f"/v1/kb/{quote(collection, safe='')}/documents"
     try:
-        response = httpx.delete(url.rstrip("/") + path, headers=_headers(api_key_env),
-                                timeout=TIMEOUT)
+        response = httpx.get(url.rstrip("/") + where, headers=_headers(api_key_env),
+                             timeout=TIMEOUT)
     except httpx.HTTPError as exc:
         raise RemoteError(f"cannot reach {url}: {exc}") from exc
     if response.status_code != 200:
         raise _error(response)
-    removed: list[Any] = response.json()["removed"]
-    return removed
+    docs: list[dict[str, Any]] = response.json()["documents"]
+    return docs

@@ -164,7 +164,8 @@ def ingest(
     """Ingest files into a collection (created on first use).
 
     A folder is mirrored: documents ingested from it (by the same owner) whose file is
-    gone are removed and listed; --keep-missing keeps them.
+    gone are removed and listed; --keep-missing keeps them. With --server too (the
+    documents of the API key's owner and team).
 
     Without --user and --team the documents are public; with them, searches return them
     only to that user and (with --share team, the default with --team) the team.
@@ -185,7 +186,10 @@ def ingest(
         if user or team or share or public:
             fail("--server: the API key decides the owner and team; leave out "
                  "--user/--team/--share/--public")
-        _ingest_remote(server, paths, collection, api_key_env, json_out)
+        from agent_search.cli._kb_remote import client_root
+
+        _ingest_remote(server, paths, collection, api_key_env, json_out,
+                       mirror=not keep_missing, root=client_root(config_dir))
         return
     config = _config(config_dir)
     try:
@@ -228,12 +232,18 @@ def ingest(
 @kb_app.command("list")
 def list_(collection: Annotated[str | None, typer.Argument(
               help="A collection: list its documents instead.")] = None,
+          server: ServerOpt = None, api_key_env: KeyEnvOpt = "AGENT_SEARCH_API_KEY",
           config_dir: ConfigOpt = None, json_out: JsonOpt = False) -> None:
     """List collections with their size and embedding model; those of eval retrieval
     (which searches never read) apart. With COLLECTION: its documents (source, chunks,
-    who may read them, document id)."""
+    who may read them, document id); with --server, those the API key may read."""
     from agent_search.kb import StoreError, list_collections
 
+    if server is not None:
+        if collection is None:
+            fail("--server lists the documents of one collection: give COLLECTION")
+        _list_remote(server, collection, api_key_env, json_out)
+        return
     config = _config(config_dir)
     if collection is not None:
         _list_documents(config, collection, json_out)
@@ -273,6 +283,20 @@ def _list_documents(config: SearchConfig, collection: str, json_out: bool) -> No
         fail(str(exc))
     except StoreError as exc:
         _store_failed(exc)
+    _print_documents(collection, docs, json_out)
+
+
+def _list_remote(server: str, collection: str, api_key_env: str, json_out: bool) -> None:
+    from agent_search.cli._kb_remote import RemoteError, list_remote
+
+    try:
+        docs = list_remote(server, collection, api_key_env)
+    except RemoteError as exc:
+        fail(str(exc), 2 if " 404: " in str(exc) else 1)
+    _print_documents(collection, docs, json_out)
+
+
+def _print_documents(collection: str, docs: list[dict[str, Any]], json_out: bool) -> None:
     if json_out:
         print_json(docs)
         return
@@ -307,14 +331,23 @@ def rm(
     json_out: JsonOpt = False,
 ) -> None:
     """Remove one document (all its chunks, and its entity-graph links) from a collection."""
-    from agent_search.cli._kb_remote import RemoteError, held_by_server, remove_remote
+    from agent_search.cli._kb_remote import (
+        RemoteError,
+        client_root,
+        held_by_server,
+        remove_remote,
+    )
     from agent_search.kb import CollectionNotFound, StoreError, StoreLockedError
     from agent_search.kb._manage import remove_document
     from agent_search.kb._tenancy import Access
 
     if server is not None:
+        if user or team:
+            fail("--server: the API key decides whose documents are removed; leave out "
+                 "--user/--team")
         try:
-            removed = remove_remote(server, collection, document, api_key_env)
+            removed = remove_remote(server, collection, document, api_key_env,
+                                    client_root(config_dir))
         except RemoteError as exc:
             fail(str(exc), 1)
         _print_removed(collection, removed, json_out)
@@ -349,29 +382,49 @@ def _print_removed(collection: str, removed: list[dict[str, Any]], json_out: boo
 
 
 def _ingest_remote(server: str, paths: list[Path], collection: str, api_key_env: str,
-                   json_out: bool) -> None:
-    from agent_search.cli._kb_remote import RemoteError, documents_of, send_documents
+                   json_out: bool, *, mirror: bool, root: Path) -> None:
+    """``kb ingest --server``: the files sent, then each folder mirrored (unless
+    ``mirror`` is false); printed as a local ingest prints its report."""
+    from agent_search.cli._kb_remote import (
+        RemoteError,
+        documents_of,
+        mirror_remote,
+        send_documents,
+    )
 
     try:
-        docs, skipped = documents_of(paths)
-        report = send_documents(server, collection, docs, api_key_env) if docs else None
+        outgoing = documents_of(paths, root)
+        out: dict[str, Any]
+        with work_progress("sending") as on_progress:
+            out = send_documents(server, collection, outgoing.docs, api_key_env,
+                                 on_progress) if outgoing.docs else \
+                {"collection": collection, "documents": 0, "skipped": [], "missing": []}
+        gone = mirror_remote(server, collection, outgoing.folders, api_key_env) \
+            if mirror and outgoing.folders else []
     except ValueError as exc:
         fail(str(exc))
     except RemoteError as exc:
         fail(str(exc), 1)
-    out = report or {"collection": collection, "documents": 0, "skipped": []}
-    out["skipped"] = [{"source": s.source, "reason": s.reason} for s in skipped] \
+    out["removed"] = int(out.get("removed", 0)) + sum(int(d["chunks"]) for d in gone)
+    out["missing"] = [str(d["source"]) for d in gone]
+    out["skipped"] = [{"source": s.source, "reason": s.reason} for s in outgoing.skipped] \
         + list(out.get("skipped", []))
     if json_out:
         print_json(out)
     else:
         console.print(f"{collection} at {server}: {out.get('documents', 0)} document(s), "
-                      f"{out.get('chunks', 0)} chunk(s): added {out.get('added', 0)}, "
-                      f"updated {out.get('updated', 0)}, unchanged {out.get('unchanged', 0)}",
+                      f"{out.get('chunks', 0)} chunk(s) from {out.get('files', 0)} file(s): "
+                      f"added {out.get('added', 0)}, updated {out.get('updated', 0)}, "
+                      f"unchanged {out.get('unchanged', 0)}, removed {out['removed']}",
                       highlight=False, markup=False)
+        for source in out["missing"]:
+            console.print(f"removed {source}: the file is gone", highlight=False, markup=False)
         for item in out["skipped"]:
             err_console.print(f"skipped {item['source']}: {item['reason']}", highlight=False,
                               markup=False)
+        for item in out.get("warnings", []):
+            err_console.print(f"warning {item['source']}: {item['message']}",
+                              highlight=False, markup=False)
     if not out.get("documents") and out["skipped"]:
         raise typer.Exit(1)
 

@@ -78,8 +78,10 @@ def documents_in(store: KBStore, collection: str, flt: Condition | None = None, 
     return sorted(docs.values(), key=lambda d: (str(d["source"]), str(d["document_id"])))
 
 
-async def list_documents(config: SearchConfig, collection: str) -> list[dict[str, Any]]:
-    """The documents of ``collection`` (``kb list COLLECTION``); raises
+async def list_documents(config: SearchConfig, collection: str,
+                         flt: Condition | None = None) -> list[dict[str, Any]]:
+    """The documents of ``collection`` (``kb list COLLECTION``), or only those with a
+    chunk matching ``flt`` (the HTTP service passes what the caller may read); raises
     :class:`~agent_search.kb._store.CollectionNotFound` when there is no such collection."""
     check_collection_name(collection)
     settings = KBSettings.from_config(config)
@@ -88,7 +90,7 @@ async def list_documents(config: SearchConfig, collection: str) -> list[dict[str
         store = get_store(settings, config.home)
         if not store.exists(collection):
             raise CollectionNotFound(collection)
-        return documents_in(store, collection)
+        return documents_in(store, collection, flt)
 
     return await anyio.to_thread.run_sync(_list)
 

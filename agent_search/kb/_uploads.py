@@ -6,9 +6,19 @@ that form, and a folder ingest never mirrors it away), so sending the same
 name again updates the document in place, and the caller's access record owns it (two
 owners sending the same name have two documents).
 
+A name may be a relative path (``notes/sub/bikes.md``: what ``kb ingest FOLDER --server``
+sends), so a folder's documents share the source prefix ``upload:<folder>/``, and
+:func:`mirror_folder` removes the caller's documents under such a prefix whose file the
+client no longer has (the folder mirrored, as a local ``kb ingest FOLDER`` does). A name
+is only a name: it is checked part by part (:func:`check_name`), never joined to a path
+on the server (each document is written as ``<temporary folder>/<index>/<last part>``),
+and a caller's names only ever reach its own documents (the point ids and every removal
+are scoped to its owner and team).
+
 Bounded before anything is written: at most :data:`MAX_DOCUMENTS` per call, names of at
-most :data:`MAX_NAME_CHARS` characters without path separators, and the ingest's own
-caps (``kb.max_file_mb`` per document, ``kb.max_run_mb`` per call).
+most :data:`MAX_NAME_CHARS` characters (parts of at most :data:`MAX_PART_CHARS`), at most
+:data:`MAX_PRESENT` names in a mirror, and the ingest's own caps (``kb.max_file_mb`` per
+document, ``kb.max_run_mb`` per call).
 """
 
 from __future__ import annotations
@@ -17,14 +27,20 @@ import re
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import anyio
 
 from agent_search.config import SearchConfig
 from agent_search.kb._document import Skipped
+from agent_search.kb._manage import collection_lock, delete_points, documents_in, owner_scope
 from agent_search.kb._schema import UPLOAD_PREFIX
-from agent_search.kb._store import check_collection_name, is_eval_collection
+from agent_search.kb._store import (
+    CollectionNotFound,
+    check_collection_name,
+    get_store,
+    is_eval_collection,
+)
 from agent_search.kb._tenancy import Access
 from agent_search.kb._writer import ProgressCallback
 from agent_search.kb.ingest import IngestReport, _ingest_sync
@@ -35,18 +51,47 @@ if TYPE_CHECKING:
 
 TEXT_SUFFIXES = (".txt", ".md", ".markdown", ".csv", ".html", ".htm")
 MAX_DOCUMENTS = 100
-MAX_NAME_CHARS = 200
-_NAME = re.compile(r"^[^/\\\x00-\x1f]+$")
+MAX_NAME_CHARS = 1024
+MAX_PART_CHARS = 255
+MAX_PRESENT = 50_000
+"""Names in one mirror call (the body cap, ``server.max_body_bytes``, usually binds
+first)."""
+_PART = re.compile(r"^[^/\\\x00-\x1f\x7f]+$")
+_NAME_RULE = (f"a file name or a relative path (parts separated by '/') of 1 to "
+              f"{MAX_NAME_CHARS} characters: no part empty, '.', '..', over "
+              f"{MAX_PART_CHARS} characters or with '\\' or control characters, the file "
+              "name not starting with '.'")
 
 
-def check_name(name: str) -> str:
-    """A document's name as sent: its file name (with ``.txt`` when it has no suffix)."""
-    if not isinstance(name, str) or not name.strip() or len(name) > MAX_NAME_CHARS \
-            or not _NAME.match(name) or name.startswith(".") or name.strip() in ("..", "."):
-        raise ValueError(f"document name {name[:80]!r}: a file name of 1 to {MAX_NAME_CHARS} "
-                         "characters, not starting with '.', without '/', '\\' or control "
-                         "characters")
-    suffix = Path(name).suffix.lower()
+def check_folder(folder: str) -> str:
+    """A folder as sent (``notes`` or ``notes/sub``): the prefix of its documents' names,
+    refused unless every part is a plain name (no ``..``, no absolute path)."""
+    if not isinstance(folder, str) or not 0 < len(folder) <= MAX_NAME_CHARS \
+            or folder != folder.strip() or not all(
+                _PART.match(part) and part not in (".", "..") and len(part) <= MAX_PART_CHARS
+                for part in folder.split("/")):
+        raise ValueError(f"folder {str(folder)[:80]!r}: {_NAME_RULE}")
+    return folder
+
+
+def check_name(name: str, *, text: bool = True) -> str:
+    """A document's name as sent — a file name, or a relative path whose last part is the
+    file name — with ``.txt`` added when the file name has no suffix; with ``text=False``
+    (a file the server parses, whose suffix its upload route checks) any suffix."""
+    if not isinstance(name, str) or not name.strip():
+        raise ValueError(f"document name {str(name)[:80]!r}: {_NAME_RULE}")
+    folder, _, base = name.rpartition("/")
+    if folder:
+        try:
+            check_folder(folder)
+        except ValueError:
+            raise ValueError(f"document name {name[:80]!r}: {_NAME_RULE}") from None
+    if len(name) > MAX_NAME_CHARS or len(base) > MAX_PART_CHARS or not _PART.match(base) \
+            or base.startswith(".") or base != base.strip():
+        raise ValueError(f"document name {name[:80]!r}: {_NAME_RULE}")
+    suffix = Path(base).suffix.lower()
+    if not text:
+        return name
     if not suffix:
         return f"{name}.txt"
     if suffix not in TEXT_SUFFIXES:
@@ -89,8 +134,9 @@ def _ingest_texts_sync(home: Path, settings: KBSettings, collection: str, names:
                        texts: list[str], access: Access) -> IngestReport:
     with tempfile.TemporaryDirectory(prefix="agent-search-upload-") as tmp:
         paths: dict[Path, str] = {}
-        for name, text in zip(names, texts, strict=True):
-            path = Path(tmp) / name
+        for index, (name, text) in enumerate(zip(names, texts, strict=True)):
+            path = Path(tmp) / str(index) / name.rpartition("/")[2]  # the name is no path
+            path.parent.mkdir()
             path.write_text(text, encoding="utf-8", errors="replace")
             paths[path] = UPLOAD_PREFIX + name
         return ingest_named_files(home, settings, paths, collection, access)
@@ -110,3 +156,36 @@ def ingest_named_files(home: Path, settings: KBSettings, paths: dict[Path, str],
     report.warnings = [Skipped(by_path.get(w.source, w.source), w.reason)
                        for w in report.warnings]
     return report
+
+
+async def mirror_folder(config: SearchConfig, collection: str, folder: str,
+                        present: Sequence[str], *, access: Access) -> list[dict[str, Any]]:
+    """Remove the documents of ``access``'s owner and team named ``upload:<folder>/<rest>``
+    whose ``rest`` is not in ``present`` (the files the client's folder holds now, as
+    relative paths): the folder mirrored. Returns what was removed (as ``kb rm`` does);
+    raises ``ValueError`` for a bad collection, folder or name or too many names, and
+    :class:`~agent_search.kb._store.CollectionNotFound`."""
+    check_collection_name(collection)
+    check_folder(folder)
+    if len(present) > MAX_PRESENT:
+        raise ValueError(f"{len(present)} file names; at most {MAX_PRESENT} per mirror")
+    for name in present:
+        if not isinstance(name, str) or not 0 < len(name) <= MAX_NAME_CHARS:
+            raise ValueError(f"file name {str(name)[:80]!r}: 1 to {MAX_NAME_CHARS} "
+                             "characters")
+    settings = KBSettings.from_config(config)
+    return await anyio.to_thread.run_sync(_mirror_sync, settings, config.home, collection,
+                                          UPLOAD_PREFIX + folder + "/", set(present), access)
+
+
+def _mirror_sync(settings: KBSettings, home: Path, collection: str, prefix: str,
+                 present: set[str], access: Access) -> list[dict[str, Any]]:
+    store = get_store(settings, home)
+    with collection_lock(store, collection):
+        if not store.exists(collection):
+            raise CollectionNotFound(collection)
+        gone = [doc for doc in documents_in(store, collection, owner_scope(access), ids=True)
+                if str(doc["source"] or "").startswith(prefix)
+                and str(doc["source"])[len(prefix):] not in present]
+        delete_points(store, home, collection, [i for d in gone for i in d["ids"]])
+    return [{k: v for k, v in d.items() if k != "ids"} for d in gone]

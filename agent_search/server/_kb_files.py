@@ -152,19 +152,21 @@ def check_target(collection: str, access: Access) -> None:
 
 
 async def ingest_files(config: SearchConfig, collection: str, uploads: list[_Upload],
-                       access: Access, progress: ProgressCallback | None = None
-                       ) -> IngestReport:
-    """Ingest checked uploads into ``collection`` as ``upload:<name>``, in a worker thread
-    (parsed formats in the ingest's sandbox process); ``progress(bytes_done,
-    bytes_total)`` is called from that thread."""
+                       access: Access, progress: ProgressCallback | None = None,
+                       folder: str | None = None) -> IngestReport:
+    """Ingest checked uploads into ``collection`` as ``upload:<name>`` (``upload:<folder>/
+    <name>`` with a ``folder`` checked by :func:`~agent_search.kb._uploads.check_folder`),
+    in a worker thread (parsed formats in the ingest's sandbox process);
+    ``progress(bytes_done, bytes_total)`` is called from that thread."""
     check_target(collection, access)
     settings = KBSettings.from_config(config)
+    prefix = UPLOAD_PREFIX + (f"{folder}/" if folder else "")
     return await anyio.to_thread.run_sync(_ingest_files_sync, config.home, settings,
-                                          collection, uploads, access, progress)
+                                          collection, uploads, access, progress, prefix)
 
 
 def progress_events(config: SearchConfig, collection: str, uploads: list[_Upload],
-                    access: Access, *, every: float = 0.5
+                    access: Access, *, every: float = 0.5, folder: str | None = None
                     ) -> Callable[[Write], Awaitable[None]]:
     """An SSE producer for ``?progress=true``: ``progress`` events ``{"done", "total"}``
     (bytes of input ingested) at most every ``every`` seconds while the ingest runs,
@@ -186,7 +188,8 @@ def progress_events(config: SearchConfig, collection: str, uploads: list[_Upload
 
         async def work() -> None:
             try:
-                report = await ingest_files(config, collection, uploads, access, progress)
+                report = await ingest_files(config, collection, uploads, access, progress,
+                                            folder)
                 outcome["report"] = report.to_json()
             except CollectionMismatchError as exc:
                 outcome["error"] = {"message": str(exc), "status": 409}
@@ -216,12 +219,13 @@ def progress_events(config: SearchConfig, collection: str, uploads: list[_Upload
 
 def _ingest_files_sync(home: Path, settings: KBSettings, collection: str,
                        uploads: list[_Upload], access: Access,
-                       progress: ProgressCallback | None = None) -> IngestReport:
+                       progress: ProgressCallback | None = None,
+                       prefix: str = UPLOAD_PREFIX) -> IngestReport:
     with tempfile.TemporaryDirectory(prefix="agent-search-upload-") as tmp:
         paths: dict[Path, str] = {}
         for upload in uploads:
             path = Path(tmp) / upload.name
             with path.open("xb") as out:  # "x": a name that escaped the checks fails here
                 shutil.copyfileobj(upload.file, out)
-            paths[path] = UPLOAD_PREFIX + upload.name
+            paths[path] = prefix + upload.name
         return ingest_named_files(home, settings, paths, collection, access, progress)

@@ -6,19 +6,28 @@ work in the service's own process instead (the CLI sends it with ``--server URL`
 
 * ``POST /v1/kb/{collection}/documents`` — ``{"documents": [{"name": "notes.md",
   "text": "..."}]}``: text documents (``.txt``, ``.md``, ``.csv``, ``.html``; see
-  :mod:`agent_search.kb._uploads`), ingested as ``upload:<name>``. The answer is the
-  ingest report.
+  :mod:`agent_search.kb._uploads`), ingested as ``upload:<name>``; a name may be a
+  relative path (``notes/sub/a.md``). The answer is the ingest report.
 * ``POST /v1/kb/{collection}/files`` — ``multipart/form-data`` parts named ``file``
   (``.txt .md .csv .html .pdf .docx .pptx .xlsx``), checked and parsed as
-  :mod:`agent_search.server._kb_files` says; the answer is the ingest report.
+  :mod:`agent_search.server._kb_files` says, ingested as ``upload:<name>``, or
+  ``upload:<folder>/<name>`` with ``?folder=notes/sub``; the answer is the ingest report.
+* ``POST /v1/kb/{collection}/mirror`` — ``{"folder": "notes", "present": ["a.md",
+  "sub/b.md"]}``: the caller's documents named ``upload:notes/<rest>`` whose ``rest`` is
+  not in ``present`` are removed (``kb ingest FOLDER --server`` mirrors the folder so);
+  the answer lists them (``removed``, ``missing``).
+* ``GET /v1/kb/{collection}/documents`` — the documents the caller may read (source,
+  chunks, owner, team, share, document id).
 * ``DELETE /v1/kb/{collection}/documents/{document}`` — one document, by its source
   (``upload:notes.md``) or document id.
 
 The caller's key decides the owner and team of what it adds (like ``kb ingest --user
---team``), and a caller removes only its own documents; without API keys (loopback only)
-documents are public. Bounded: the body by ``server.max_body_bytes`` and JSON only (the
-middleware), the number and names of documents by :mod:`agent_search.kb._uploads`, each
-document and the call by ``kb.max_file_mb`` and ``kb.max_run_mb``.
+--team``), and a caller removes (one by one or by mirroring) only its own documents —
+those of exactly its owner and team; without API keys (loopback only) documents are
+public. A name is only a name (checked part by part, never a path on the server).
+Bounded: the body by ``server.max_body_bytes`` and JSON only (the middleware), the number
+and names of documents by :mod:`agent_search.kb._uploads`, each document and the call by
+``kb.max_file_mb`` and ``kb.max_run_mb``.
 """
 
 from __future__ import annotations
@@ -44,6 +53,13 @@ class TextDocument(BaseModel):
 
 class DocumentsBody(BaseModel):
     documents: list[TextDocument] = Field(min_length=1, max_length=100)
+
+
+class MirrorBody(BaseModel):
+    folder: str = Field(min_length=1, max_length=1024,
+                        description="the folder's name as its documents carry it: notes")
+    present: list[str] = Field(max_length=50_000, description=(
+        "the files the folder holds now, relative to it: a.md, sub/b.md"))
 
 
 def _access(request: Request) -> Access:
@@ -79,6 +95,7 @@ async def add_files(request: Request, collection: str) -> Any:
     collection (created on first use), owned by the caller; the ingest report. With
     ``?progress=true``: server-sent ``progress`` events, then ``report`` (or ``error``)."""
     from agent_search.kb import CollectionMismatchError, StoreError
+    from agent_search.kb._uploads import check_folder
     from agent_search.kb.settings import KBSettings
     from agent_search.server._kb_files import check_target, ingest_files, read_files
 
@@ -88,11 +105,17 @@ async def add_files(request: Request, collection: str) -> Any:
         check_target(collection, access)
     except ValueError as exc:
         raise ApiError(422, str(exc), param="collection") from None
+    folder = request.query_params.get("folder")
+    if folder is not None:
+        try:
+            check_folder(folder)
+        except ValueError as exc:
+            raise ApiError(422, str(exc), param="folder") from None
     uploads = await read_files(request, KBSettings.from_config(config))
     if request.query_params.get("progress", "").lower() in ("1", "true"):
-        return _progress_stream(request, config, collection, uploads, access)
+        return _progress_stream(request, config, collection, uploads, access, folder)
     try:
-        report = await ingest_files(config, collection, uploads, access)
+        report = await ingest_files(config, collection, uploads, access, folder=folder)
     except CollectionMismatchError as exc:
         raise ApiError(409, str(exc), param="collection") from None
     except ValueError as exc:
@@ -103,14 +126,15 @@ async def add_files(request: Request, collection: str) -> Any:
 
 
 def _progress_stream(request: Request, config: Any, collection: str, uploads: Any,
-                     access: Access) -> Any:
+                     access: Access, folder: str | None) -> Any:
     from agent_search.server._kb_files import progress_events
     from agent_search.server._sse import EventStreamResponse, sse
 
     service = service_of(request)
     stopping = {"error": {"message": "the server is shutting down", "status": 503}}
     return EventStreamResponse(
-        progress_events(config, collection, uploads, access), stop=service.stop_streams,
+        progress_events(config, collection, uploads, access, folder=folder),
+        stop=service.stop_streams,
         on_stop=lambda: sse(stopping, "error"),
         on_error=lambda message: sse({"error": {"message": message, "status": 500}},
                                      "error"),
@@ -139,3 +163,48 @@ async def remove_document(request: Request, collection: str, document: str) -> d
         raise ApiError(404, f"no document {document[:200]!r} of yours in collection "
                        f"{collection!r}", param="document")
     return {"collection": collection, "removed": removed}
+
+
+@kb_router.post("/v1/kb/{collection}/mirror", tags=["kb"], openapi_extra=_SECURED)
+async def mirror(request: Request, collection: str) -> dict[str, Any]:
+    """Remove the caller's documents of a folder sent earlier (``upload:<folder>/...``)
+    whose file the folder no longer holds; 404 when the collection does not exist."""
+    from agent_search.kb import CollectionNotFound, StoreError
+    from agent_search.kb._uploads import mirror_folder
+
+    access = _access(request)
+    body = _validate(MirrorBody, await _json_body(request))
+    config = service_of(request).searcher.config
+    try:
+        removed = await mirror_folder(config, collection, body.folder, body.present,
+                                      access=access)
+    except ValueError as exc:
+        raise ApiError(422, str(exc), param="folder") from None
+    except CollectionNotFound as exc:
+        raise ApiError(404, str(exc), param="collection") from None
+    except StoreError as exc:
+        raise ApiError(503, str(exc)) from None
+    return {"collection": collection, "folder": body.folder, "removed": removed,
+            "missing": [d["source"] for d in removed]}
+
+
+@kb_router.get("/v1/kb/{collection}/documents", tags=["kb"], openapi_extra=_SECURED)
+async def documents(request: Request, collection: str) -> dict[str, Any]:
+    """The documents of a collection the caller may read (public ones, its own, its
+    team's shared ones); 404 when the collection does not exist."""
+    from agent_search.kb import CollectionNotFound, StoreError
+    from agent_search.kb._manage import list_documents
+    from agent_search.kb._tenancy import visibility
+
+    identity = identity_of(request.scope)
+    config = service_of(request).searcher.config
+    try:
+        docs = await list_documents(config, collection,
+                                    visibility(identity.user_id, identity.team_id))
+    except ValueError as exc:
+        raise ApiError(422, str(exc), param="collection") from None
+    except CollectionNotFound as exc:
+        raise ApiError(404, str(exc), param="collection") from None
+    except StoreError as exc:
+        raise ApiError(503, str(exc)) from None
+    return {"collection": collection, "documents": docs}

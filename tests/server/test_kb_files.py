@@ -90,21 +90,28 @@ def test_refused_uploads_write_nothing(served: tuple[str, Service]) -> None:
         _docs(service, "refused")
 
 
-def test_the_cli_sends_parsed_files_as_uploads(served: tuple[str, Service], tmp_path: Path,
+def test_the_cli_sends_parsed_files_as_uploads(served: tuple[str, Service],
                                                monkeypatch: pytest.MonkeyPatch) -> None:
     url, service = served
-    folder = tmp_path / "notes"
-    folder.mkdir()
+    home = service.searcher.config.home
+    folder = home.parent / "notes"
+    (folder / "sub").mkdir(parents=True)
     (folder / "bikes.md").write_text("# Bikes\n\nLube the chain every 300 km.\n")
-    _docx(folder / "bees.docx")
+    _docx(folder / "sub" / "bees.docx")
     monkeypatch.setenv("MY_KEY", KEYS["alice"])
-    out = runner.invoke(app, ["kb", "ingest", str(folder), "-c", "cli-files", "--server", url,
-                              "--api-key-env", "MY_KEY", "--json"])
+    monkeypatch.setenv("AGENT_SEARCH_HOME", str(home))
+    ingest = ["kb", "ingest", str(folder), "-c", "cli-files", "--server", url,
+              "--api-key-env", "MY_KEY", "--config", str(home.parent / "config"), "--json"]
+    out = runner.invoke(app, ingest)
     assert out.exit_code == 0, out.output
     report = json.loads(out.stdout)
     assert report["documents"] == 2 and report["skipped"] == []
-    assert set(_docs(service, "cli-files")) == {"upload:bikes.md@alice",
-                                                "upload:bees.docx@alice"}
+    assert set(_docs(service, "cli-files")) == {"upload:notes/bikes.md@alice",
+                                                "upload:notes/sub/bees.docx@alice"}
+    (folder / "sub" / "bees.docx").unlink()  # a parsed file's document is mirrored away too
+    again = json.loads(runner.invoke(app, ingest).stdout)
+    assert again["missing"] == ["upload:notes/sub/bees.docx"]
+    assert set(_docs(service, "cli-files")) == {"upload:notes/bikes.md@alice"}
 
 
 def _events(text: str) -> list[tuple[str, dict[str, object]]]:
