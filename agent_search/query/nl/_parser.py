@@ -16,6 +16,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+from agent_search.query._chinese import fold_width
 from agent_search.query.dsl import (
     NUMERIC_KINDS,
     TEMPORAL_KINDS,
@@ -29,10 +30,19 @@ from agent_search.query.nl import _dates as dates
 from agent_search.query.nl import _flags as flags
 from agent_search.query.nl import _measures as measures
 from agent_search.query.nl import _numbers as numbers
+from agent_search.query.nl import _numbers_zh as numbers_zh
 from agent_search.query.nl import _ordering as ordering
+from agent_search.query.nl import _ordering_zh as ordering_zh
 from agent_search.query.nl import _text as text
 from agent_search.query.nl import _values as values
-from agent_search.query.nl._lexicon import STOPWORDS, WORD, adjacent, escape_like, overlaps, terms
+from agent_search.query.nl._lexicon import (
+    STOPWORDS,
+    adjacent,
+    escape_like,
+    overlaps,
+    terms,
+    word_spans,
+)
 from agent_search.query.nl._plan import Extractor, Plan, Question
 from agent_search.query.nl._retarget import retarget, through_relation
 from agent_search.query.nl._schema import (
@@ -70,6 +80,8 @@ EXTRACTORS: tuple[Extractor, ...] = (
     numbers.stock,
     numbers.between,
     numbers.comparisons,
+    numbers_zh.comparisons,
+    ordering_zh.superlatives,
     dates.dates,
     flags.flags,
     text.text_conditions,
@@ -78,7 +90,8 @@ EXTRACTORS: tuple[Extractor, ...] = (
 )
 """The rules, in the order they claim words of the question."""
 
-_COUNT = re.compile(r"\b(?:how many|number of|count(?:s|ing)?)\b", re.I)
+_COUNT = re.compile(r"\b(?:how many|number of|count(?:s|ing)?)\b|多少|几个|几位|几家|几条|"
+                    r"数量|总数|个数", re.I)
 _AGGREGATE = re.compile(r"\b(?:average|avg|mean|sum|median)\b", re.I)
 _NOT_TEXT = frozenset({"cheaper", "expensive", "order", "sorted", "sort", "alphabetical"})
 
@@ -91,7 +104,8 @@ def parse(query: str, schemas: Sequence[ModelSchema], *, now: dt.datetime,
     queryable = [s for s in schemas if s.queryable]
     if not queryable:
         raise DSLGenerationError("no model to query")
-    mentions = model_mentions(query.lower(), schemas)
+    low = fold_width(query).lower()
+    mentions = model_mentions(low, schemas)
     serials = value_serials(schemas)
 
     def read(target: ModelSchema) -> Question:
@@ -99,7 +113,6 @@ def parse(query: str, schemas: Sequence[ModelSchema], *, now: dt.datetime,
                               fuzzy_cutoff=fuzzy_cutoff, serials=serials)
 
     named = [(spans[0][0], s) for s in queryable if (spans := mentions.get(s.id))]
-    low = query.lower()
     tables = [(span[0], s) for s in queryable for span in mentions.get(s.id, [])
               if re.match(r"\s+table\b", low[span[1]:])]
     named = tables or named  # "... in the TV channel table" says which one
@@ -258,7 +271,7 @@ def _unmet_extreme(words: list[str], plan: Plan, grouped: bool) -> str | None:
     order by): the records found are not the one asked for, so none are shown."""
     if plan.orders or grouped:
         return None
-    return next((w for w in words if _EXTREME_WORDS.fullmatch(w)
+    return next((w for w in words if _EXTREME_WORDS.fullmatch(w) or w in ordering_zh.EXTREMES
                  or ordering.SUPERLATIVE.fullmatch(w) or measures.ADJECTIVE.fullmatch(w)),
                 None)
 
@@ -292,8 +305,8 @@ def understood_factor(dropped: int, content: int) -> float:
 
 def content_words(low: str) -> int:
     """Words of the query that could carry meaning (not stopwords)."""
-    return sum(1 for m in WORD.finditer(low)
-               if len(w := m.group(0).strip(".'’-")) >= 2 and w not in STOPWORDS)
+    return sum(1 for word, _, _ in word_spans(low)
+               if len(w := word.strip(".'’-")) >= 2 and w not in STOPWORDS)
 
 
 def modifies_a_name(low: str, words: list[str], names: list[Span]) -> bool:
@@ -317,18 +330,18 @@ def leftover_words(q: Question, plan: Plan, *, fields: bool = True) -> list[str]
     understood = [s for s in [*plan.used, *(x for ss in q.models.values() for x in ss)]
                   if s[1] > s[0]]
     out = []
-    for m in WORD.finditer(q.low):
-        w = m.group(0).strip(".'’-")
+    for word, start, end in word_spans(q.low):
+        w = word.strip(".'’-")
         if len(w) < 2 or w in STOPWORDS or any(
-                overlaps(m.span(), s) for s in spans):
+                overlaps((start, end), s) for s in spans):
             continue
-        if _linking(q.low, m.end(), understood) or (w in ("table", "tables") and any(
-                not q.low[s[1]:m.start()].strip() for s in understood if s[1] <= m.start())):
+        if _linking(q.low, end, understood) or (w in ("table", "tables") and any(
+                not q.low[s[1]:start].strip() for s in understood if s[1] <= start)):
             continue  # a verb linking to what was understood; "the <model> table"
 
         if ordering.SUPERLATIVE.fullmatch(w) or w in _NOT_TEXT:
             continue
-        out.append(q.text[m.start():m.start() + len(w)])
+        out.append(q.text[start:start + len(w)])
     return list(dict.fromkeys(out))
 
 

@@ -14,6 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from agent_search.query._chinese import fold_width
 from agent_search.query.dsl import ModelSchema
 from agent_search.query.nl._lexicon import overlaps
 from agent_search.query.nl._schema import (
@@ -36,7 +37,8 @@ class Question:
     text: str
     """As asked (values are quoted from it with their case)."""
     low: str
-    """Lower-cased: what the extractors match."""
+    """Lower-cased, full-width letters and digits as ASCII: what the extractors match
+    (position for position the same as ``text``)."""
     now: dt.datetime
     by_id: Mapping[str, ModelSchema]
     """Every model the question may reach, by lower-cased id."""
@@ -54,7 +56,7 @@ class Question:
     def about(cls, target: ModelSchema, *, text: str, now: dt.datetime,
               schemas: Sequence[ModelSchema], models: Mapping[str, list[Span]],
               fuzzy_cutoff: float, serials: Mapping[str, int]) -> Question:
-        low = text.lower()
+        low = fold_width(text).lower()  # "ＡＢＣ" is "abc"; one character for one
         by_id = {s.id.lower(): s for s in schemas}
         cands = candidates(target, by_id)
         return cls(text=text, low=low, now=now, by_id=by_id, models=models,
