@@ -87,7 +87,7 @@ def _amount(m: re.Match[str], p: str = "") -> tuple[float, str | None, bool] | N
     return number, _DURATION.get(unit or ""), unit in _MONEY
 
 
-def comparisons(q: Question, plan: Plan) -> None:
+def chinese_comparisons(q: Question, plan: Plan) -> None:
     """"三千元以下" → ``price <= 3000`` (see module)."""
     if not has_cjk(q.low):
         return

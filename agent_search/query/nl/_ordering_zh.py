@@ -38,7 +38,7 @@ FIELD_WINDOW = 6
 """Characters between a superlative and the field it is said of ("价格最高", "最高的价格")."""
 
 
-def superlatives(q: Question, plan: Plan) -> None:
+def chinese_superlatives(q: Question, plan: Plan) -> None:
     """Orders from "最贵", "价格最高" … (see module); a limit when one or N are asked for."""
     if not has_cjk(q.low):
         return

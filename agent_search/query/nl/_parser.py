@@ -25,6 +25,7 @@ from agent_search.query.dsl import (
     ModelSchema,
 )
 from agent_search.query.nl import _aggregates as aggregates
+from agent_search.query.nl import _aggregates_zh as aggregates_zh
 from agent_search.query.nl import _counts as counts
 from agent_search.query.nl import _dates as dates
 from agent_search.query.nl import _flags as flags
@@ -53,6 +54,7 @@ from agent_search.query.nl._schema import (
     title_field,
 )
 from agent_search.query.nl._value_index import value_serials
+from agent_search.query.nl._values_zh import names_outside_values
 
 FALLBACK_CONFIDENCE = 0.5
 NOTHING_CONFIDENCE = 0.2
@@ -69,6 +71,7 @@ MAX_TEXT_FIELDS = 4
 EXTRACTORS: tuple[Extractor, ...] = (
     dates.relative_dates,
     aggregates.aggregates,
+    aggregates_zh.chinese_aggregates,
     ordering.sort_by,
     ordering.alphabetical,
     measures.ordered_by,
@@ -76,12 +79,12 @@ EXTRACTORS: tuple[Extractor, ...] = (
     measures.adjectives,
     ordering.superlatives,
     counts.counts,
+    numbers_zh.chinese_comparisons,
     measures.field_numbers,
     numbers.stock,
     numbers.between,
     numbers.comparisons,
-    numbers_zh.comparisons,
-    ordering_zh.superlatives,
+    ordering_zh.chinese_superlatives,
     dates.dates,
     flags.flags,
     text.text_conditions,
@@ -105,7 +108,7 @@ def parse(query: str, schemas: Sequence[ModelSchema], *, now: dt.datetime,
     if not queryable:
         raise DSLGenerationError("no model to query")
     low = fold_width(query).lower()
-    mentions = model_mentions(low, schemas)
+    mentions = names_outside_values(low, schemas, model_mentions(low, schemas))
     serials = value_serials(schemas)
 
     def read(target: ModelSchema) -> Question:

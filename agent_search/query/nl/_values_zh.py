@@ -22,7 +22,10 @@ Overlaps are left to the caller, which keeps the longest match ("北京烤鸭" o
 
 from __future__ import annotations
 
-from agent_search.query._chinese import has_cjk, segments, word_share
+from collections.abc import Mapping, Sequence
+
+from agent_search.query._chinese import fold_width, has_cjk, segments, word_share
+from agent_search.query.dsl import ModelSchema
 from agent_search.query.nl._plan import Question
 from agent_search.query.nl._schema import Span
 from agent_search.query.nl._value_index import ValueIndex
@@ -61,3 +64,27 @@ def chinese_matches(q: Question, index: ValueIndex) -> list[tuple[Span, int, str
 def _single_ok(char: str, pos: int, index: ValueIndex, whole_word: bool) -> bool:
     """A one-character value may be read here (see module)."""
     return whole_word and pos in index.code_fields and word_share(char) < MAX_CHAR_SHARE
+
+
+def names_outside_values(low: str, schemas: Sequence[ModelSchema],
+                         mentions: Mapping[str, list[Span]]) -> dict[str, list[Span]]:
+    """``mentions`` without the model names written inside a longer Chinese value
+    ("产品" inside the category "电子产品" names no model: it is part of the value)."""
+    if not has_cjk(low):
+        return dict(mentions)
+    inside: list[Span] = []
+    for schema in schemas:
+        for fld in schema.fields:
+            for value in fld.values:
+                vlow = fold_width(value).lower()
+                start = low.find(vlow) if len(vlow) >= 2 and has_cjk(vlow) else -1
+                while start >= 0:
+                    inside.append((start, start + len(vlow)))
+                    start = low.find(vlow, start + 1)
+    out: dict[str, list[Span]] = {}
+    for model_id, spans in mentions.items():
+        kept = [s for s in spans if not any(
+            v[0] <= s[0] and s[1] <= v[1] and v[1] - v[0] > s[1] - s[0] for v in inside)]
+        if kept:
+            out[model_id] = kept
+    return out
