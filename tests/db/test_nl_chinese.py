@@ -175,6 +175,12 @@ async def test_full_width_and_half_width_are_one_value(shops: Any) -> None:
         assert _ids(r, "products") == {8}, query
 
 
+async def test_traditional_characters_find_simplified_values(shops: Any) -> None:
+    _, named = shops
+    r = await ask(named, "張偉的訂單")
+    assert _ids(r, "orders") == {o["id"] for o in ORDERS if o["customer_id"] == 1}
+
+
 async def test_negation_and_the_longest_value(shops: Any) -> None:
     _, named = shops
     r = await ask(named, "不是北京的客户")

@@ -217,3 +217,15 @@ def test_chinese_groups_and_functions(text: str, group_by: list[str],
     out = dsl(text, named=True)
     assert out["group_by"] == group_by and out["aggregates"] == aggregates
     assert not any("not understood" in w for w in out["warnings"])
+
+
+def test_traditional_and_simplified_are_one_script() -> None:
+    out = dsl("上海有哪些已發貨的訂單", named=True)  # traditional question, simplified data
+    assert out["model"] == "orders"
+    assert {"field": "status", "op": "=", "value": "已发货"} in wheres(out)
+    schemas = shop_zh(named=True)
+    city = schemas[0].fields[2]
+    city.values = ["臺北", "北京"]  # traditional data, simplified question
+    out = parse("台北的客户", schemas, now=NOW)
+    assert out["model"] == "customers"
+    assert wheres(out) == [{"field": "city", "op": "=", "value": "臺北"}]

@@ -16,7 +16,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from agent_search.query._chinese import fold_width
+from agent_search.query._chinese import normal_form
 from agent_search.query.dsl import (
     NUMERIC_KINDS,
     TEMPORAL_KINDS,
@@ -107,7 +107,7 @@ def parse(query: str, schemas: Sequence[ModelSchema], *, now: dt.datetime,
     queryable = [s for s in schemas if s.queryable]
     if not queryable:
         raise DSLGenerationError("no model to query")
-    low = fold_width(query).lower()
+    low = normal_form(query)
     mentions = names_outside_values(low, schemas, model_mentions(low, schemas))
     serials = value_serials(schemas)
 

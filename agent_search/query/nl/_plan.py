@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from agent_search.query._chinese import fold_width
+from agent_search.query._chinese import normal_form
 from agent_search.query.dsl import ModelSchema
 from agent_search.query.nl._lexicon import overlaps
 from agent_search.query.nl._schema import (
@@ -56,7 +56,7 @@ class Question:
     def about(cls, target: ModelSchema, *, text: str, now: dt.datetime,
               schemas: Sequence[ModelSchema], models: Mapping[str, list[Span]],
               fuzzy_cutoff: float, serials: Mapping[str, int]) -> Question:
-        low = fold_width(text).lower()  # "ＡＢＣ" is "abc"; one character for one
+        low = normal_form(text)  # "ＡＢＣ" is "abc", "訂單" is "订单"; one character for one
         by_id = {s.id.lower(): s for s in schemas}
         cands = candidates(target, by_id)
         return cls(text=text, low=low, now=now, by_id=by_id, models=models,

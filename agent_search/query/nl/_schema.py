@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import NamedTuple
 
-from agent_search.query._chinese import fold_width, has_cjk
+from agent_search.query._chinese import has_cjk, normal_form
 from agent_search.query.dsl import (
     NUMERIC_KINDS,
     TEMPORAL_KINDS,
@@ -95,7 +95,7 @@ def chinese_name(description: str | None) -> str | None:
     city IS '城市'``, the usual way Chinese schemas name English columns), lower-cased;
     None for a sentence, for anything longer than :data:`MAX_COMMENT_NAME_CHARS` or
     without Chinese."""
-    text = fold_width((description or "").strip()).lower()
+    text = normal_form((description or "").strip())
     if 2 <= len(text) <= MAX_COMMENT_NAME_CHARS and has_cjk(text) and \
             re.fullmatch(r"\w+", text):
         return text
@@ -114,7 +114,7 @@ def model_phrases(schema: ModelSchema) -> frozenset[str]:
 def _model_phrases(model_id: str, table: str, label: str | None) -> frozenset[str]:
     names = {words_of(model_id), words_of(table)}
     if label:
-        names.add(fold_width(label).lower())
+        names.add(normal_form(label))
     out: set[str] = set()
     for n in names:
         if n:
@@ -234,7 +234,7 @@ def _field_phrases(name: str, label: str | None,
     if " " in full:  # "hometown" for Home_Town
         phrases |= {(p, True) for p in plural_forms(full.replace(" ", ""))}
     if label:
-        phrases |= {(p, True) for p in plural_forms(fold_width(label).lower())}
+        phrases |= {(p, True) for p in plural_forms(normal_form(label))}
     if temporal:
         for named in (full.split(), (label or "").lower().split()):
             if len(named) >= 2 and named[-1] in _DATE_WORDS:  # "aired": Original_Air_Date

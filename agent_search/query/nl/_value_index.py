@@ -16,7 +16,7 @@ from collections import OrderedDict
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from agent_search.query._chinese import fold_width, has_cjk
+from agent_search.query._chinese import has_cjk, normal_form
 from agent_search.query.dsl import ModelSchema
 from agent_search.query.nl._lexicon import STOPWORDS, WORD
 from agent_search.query.nl._schema import Candidate, is_plain
@@ -127,7 +127,7 @@ def build_index(cands: Sequence[Candidate]) -> ValueIndex:
 
 
 def _add_value(index: ValueIndex, i: int, value: str) -> None:
-    vlow = fold_width(value).lower()  # "ＡＢＣ耳机" is found as "abc耳机"
+    vlow = normal_form(value)  # "ＡＢＣ耳机" is found as "abc耳机", "訂單" as "订单"
     if vlow in STOPWORDS or not vlow.strip():
         return
     if has_cjk(vlow):

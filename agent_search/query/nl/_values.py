@@ -17,7 +17,7 @@ from typing import Any
 
 from rapidfuzz import fuzz, process
 
-from agent_search.query._chinese import fold_width, has_cjk
+from agent_search.query._chinese import fold_width, has_cjk, to_simplified
 from agent_search.query.nl._demonyms import derived_values
 from agent_search.query.nl._lexicon import (
     STOPWORDS,
@@ -99,6 +99,11 @@ def values(q: Question, plan: Plan) -> None:
         _equality(q, plan, path, negated, matches)
 
 
+def _as_written(text: str) -> str:
+    """Case kept, width and script made one (short values must match case)."""
+    return to_simplified(fold_width(text))
+
+
 def _negation(low: str, span: Span) -> Span | None:
     """Where the negation of the value at ``span`` is said, if it is."""
     start = max(0, span[0] - 25)
@@ -140,7 +145,7 @@ def exact_matches(q: Question, index: ValueIndex) -> list[Match]:
     found: list[Match] = []
     for hit_list, base in ((hits, EXACT_CONFIDENCE), (variants, VARIANT_CONFIDENCE)):
         for span, pos, value in hit_list:
-            if len(value) <= 3 and fold_width(q.quote(span)) != fold_width(value):
+            if len(value) <= 3 and _as_written(q.quote(span)) != _as_written(value):
                 continue  # short values ("NY", "USA") must match case and all
             cand = q.candidates[pos]
             found.append(Match(cand.path, value, span, preference(q, cand, span, base), base))

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from agent_search.query._chinese import fold_width, has_cjk, segments, word_share
+from agent_search.query._chinese import has_cjk, normal_form, segments, word_share
 from agent_search.query.dsl import ModelSchema
 from agent_search.query.nl._plan import Question
 from agent_search.query.nl._schema import Span
@@ -76,7 +76,7 @@ def names_outside_values(low: str, schemas: Sequence[ModelSchema],
     for schema in schemas:
         for fld in schema.fields:
             for value in fld.values:
-                vlow = fold_width(value).lower()
+                vlow = normal_form(value)
                 start = low.find(vlow) if len(vlow) >= 2 and has_cjk(vlow) else -1
                 while start >= 0:
                     inside.append((start, start + len(vlow)))
