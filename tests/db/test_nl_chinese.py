@@ -41,25 +41,31 @@ ORDERS = [{"id": i + 1, "customer_id": i % 8 + 1, "product_id": (i * 3) % 8 + 1,
           for i in range(30)]
 
 
-def _tables(meta: sa.MetaData) -> dict[str, sa.Table]:
+def _tables(meta: sa.MetaData, *, comments: bool = False) -> dict[str, sa.Table]:
     text = sa.String(40)
+
+    def said(name: str) -> dict[str, Any]:
+        return {"comment": name} if comments else {}
+
     return {
         "customers": sa.Table("customers", meta, sa.Column("id", sa.Integer, primary_key=True),
-                              sa.Column("name", text), sa.Column("city", text),
-                              sa.Column("gender", text), sa.Column("level", text)),
+                              sa.Column("name", text), sa.Column("city", text, **said("城市")),
+                              sa.Column("gender", text), sa.Column("level", text),
+                              **said("客户")),
         "products": sa.Table("products", meta, sa.Column("id", sa.Integer, primary_key=True),
                              sa.Column("name", text), sa.Column("category", text),
                              sa.Column("price", sa.Float)),
         "orders": sa.Table("orders", meta, sa.Column("id", sa.Integer, primary_key=True),
                            sa.Column("customer_id", sa.Integer, sa.ForeignKey("customers.id")),
                            sa.Column("product_id", sa.Integer, sa.ForeignKey("products.id")),
-                           sa.Column("status", text), sa.Column("amount", sa.Float)),
+                           sa.Column("status", text, **said("状态")),
+                           sa.Column("amount", sa.Float, **said("金额")), **said("订单")),
     }
 
 
-async def _create(url: str) -> None:
+async def _create(url: str, *, comments: bool = False) -> None:
     meta = sa.MetaData()
-    tables = _tables(meta)
+    tables = _tables(meta, comments=comments)
     engine = create_async_engine(async_url(url))
     try:
         async with engine.begin() as conn:
@@ -220,3 +226,25 @@ async def test_groups_computed_by_the_database(shops: Any) -> None:
     (row,) = [i.data for i in r.items if i.metadata.get("kind") == "aggregate"]
     assert row is not None and row["sum(amount)"] == pytest.approx(
         sum(o["amount"] for o in ORDERS if o["status"] == "已取消"))
+
+
+@pytest.mark.postgres
+async def test_chinese_comments_name_english_tables(
+        postgres_server: str, tmp_path: Path) -> None:
+    """PostgreSQL keeps comments (SQLite has none): ``COMMENT ON`` a table or a column in
+    Chinese is the name a Chinese question calls it by."""
+    await _create_database(postgres_server, "zh_comments")
+    url = f"{postgres_server}/zh_comments"
+    await _create(url, comments=True)
+    handler = make_handler(url, tmp_path)
+    try:
+        r = await ask(handler, "上海有哪些已发货的订单")
+        shanghai = _customers(city="上海")
+        want = {o["id"] for o in ORDERS
+                if o["customer_id"] in shanghai and o["status"] == "已发货"}
+        assert _ids(r, "orders") == want and want
+        assert not any("not understood" in w for w in r.warnings)
+        r = await ask(handler, "金额超过5000元的订单")
+        assert _ids(r, "orders") == {o["id"] for o in ORDERS if o["amount"] > 5000}
+    finally:
+        await handler.aclose()
