@@ -213,6 +213,15 @@ async def test_nothing_understood_shows_nothing_and_says_why(shops: Any) -> None
         assert r.items == [] and r.warnings
 
 
+async def test_counts_of_related_rows(shops: Any) -> None:
+    _, named = shops
+    r = await ask(named, "有4个以上订单的北京客户")
+    per: dict[int, int] = {}
+    for o in ORDERS:
+        per[o["customer_id"]] = per.get(o["customer_id"], 0) + 1
+    assert _ids(r, "customers") == {c for c in _customers(city="北京") if per.get(c, 0) >= 4}
+
+
 async def test_groups_computed_by_the_database(shops: Any) -> None:
     _, named = shops
     r = await ask(named, "每个城市有多少客户")

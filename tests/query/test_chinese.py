@@ -125,8 +125,12 @@ def test_mixed_questions_and_several_conditions() -> None:
     assert out["model"] == "orders"
     assert {"field": "customer.city", "op": "=", "value": "上海"} in wheres(out)
     assert {"field": "status", "op": "=", "value": "已发货"} in wheres(out)
+    # in Chinese the noun modified comes last: these are orders, of gold-card customers
     out = dsl("金卡客户的已取消订单", named=True)
-    assert out["model"] == "customers"  # named first
+    assert out["model"] == "orders"
+    assert wheres(out) == [{"field": "customer.level", "op": "=", "value": "金卡"},
+                           {"field": "status", "op": "=", "value": "已取消"}]
+    assert dsl("已取消订单的金卡客户", named=True)["model"] == "customers"
 
 
 def test_chinese_names_of_models_and_fields() -> None:
@@ -229,3 +233,16 @@ def test_traditional_and_simplified_are_one_script() -> None:
     out = parse("台北的客户", schemas, now=NOW)
     assert out["model"] == "customers"
     assert wheres(out) == [{"field": "city", "op": "=", "value": "臺北"}]
+
+
+@pytest.mark.parametrize(("text", "op", "n"), [
+    ("订单超过3个的客户", ">", 3),
+    ("有超过3个订单的客户", ">", 3),
+    ("有4个以上订单的客户", ">=", 4),
+    ("至少有两个订单的客户", ">=", 2),
+    ("订单数少于2笔的客户", "<", 2),
+])
+def test_chinese_counts_over_a_relation(text: str, op: str, n: int) -> None:
+    out = dsl(text, named=True)
+    assert out["model"] == "customers"
+    assert wheres(out) == [{"field": "count(orders)", "op": op, "value": n}]

@@ -41,17 +41,17 @@ _MONEY = frozenset({"块钱", "元", "块", "美元", "美金", "人民币"})
 _DURATION = {"分钟": "min", "小时": "h", "秒": "s"}
 _MULTIPLIERS = {"十": 10, "百": 100, "千": 1000, "万": 10_000, "亿": 100_000_000,
                 "百万": 1_000_000, "千万": 10_000_000}
-_BEFORE = {
+BEFORE_OPS = {
     "<": "低于|少于|小于|不到|不足|未满",
     "<=": "不超过|不高于|不多于|不大于|至多|最多",
     ">": "高于|大于|多于|超过|超出",
     ">=": "至少|不低于|不少于|不小于|起码",
     "=": "等于",
 }
-_AFTER = {"<=": "以下|以内|之内|或以下|及以下", ">=": "以上|或以上|及以上|起"}
+AFTER_OPS = {"<=": "以下|以内|之内|或以下|及以下", ">=": "以上|或以上|及以上|起"}
 _CMP_BEFORE = re.compile(
-    r"(?P<cmp>" + "|".join(_BEFORE.values()) + r")\s*" + _amount_re())
-_CMP_AFTER = re.compile(_amount_re() + r"\s*(?P<cmp>" + "|".join(_AFTER.values())
+    r"(?P<cmp>" + "|".join(BEFORE_OPS.values()) + r")\s*" + _amount_re())
+_CMP_AFTER = re.compile(_amount_re() + r"\s*(?P<cmp>" + "|".join(AFTER_OPS.values())
                         + ")")
 _RANGE = re.compile(r"(?:在\s*)?" + _amount_re("a_") + r"\s*(?:到|至|-|~|～|—)\s*"
                     + _amount_re("b_") + r"(?:\s*(?:之间|以内|之内))?")
@@ -103,9 +103,9 @@ def chinese_comparisons(q: Question, plan: Plan) -> None:
             plan.add(cand.path, "between", pair, m.span(),
                      f"{cand.path} between {pair[0]} and {pair[1]} (\"{m.group(0)}\")")
     found = [(m, op) for m in _CMP_BEFORE.finditer(q.low)
-             for op, words in _BEFORE.items() if re.fullmatch(words, m.group("cmp"))]
+             for op, words in BEFORE_OPS.items() if re.fullmatch(words, m.group("cmp"))]
     found += [(m, op) for m in _CMP_AFTER.finditer(q.low)
-              for op, words in _AFTER.items() if re.fullmatch(words, m.group("cmp"))]
+              for op, words in AFTER_OPS.items() if re.fullmatch(words, m.group("cmp"))]
     for m, op in sorted(found, key=lambda f: f[0].start()):
         amount = _amount(m)
         if amount is None or not plan.free(m.span()):

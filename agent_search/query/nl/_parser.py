@@ -16,7 +16,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from agent_search.query._chinese import normal_form
+from agent_search.query._chinese import has_cjk, normal_form
 from agent_search.query.dsl import (
     NUMERIC_KINDS,
     TEMPORAL_KINDS,
@@ -27,6 +27,7 @@ from agent_search.query.dsl import (
 from agent_search.query.nl import _aggregates as aggregates
 from agent_search.query.nl import _aggregates_zh as aggregates_zh
 from agent_search.query.nl import _counts as counts
+from agent_search.query.nl import _counts_zh as counts_zh
 from agent_search.query.nl import _dates as dates
 from agent_search.query.nl import _flags as flags
 from agent_search.query.nl import _measures as measures
@@ -79,6 +80,7 @@ EXTRACTORS: tuple[Extractor, ...] = (
     measures.adjectives,
     ordering.superlatives,
     counts.counts,
+    counts_zh.chinese_counts,
     numbers_zh.chinese_comparisons,
     measures.field_numbers,
     numbers.stock,
@@ -119,8 +121,8 @@ def parse(query: str, schemas: Sequence[ModelSchema], *, now: dt.datetime,
     tables = [(span[0], s) for s in queryable for span in mentions.get(s.id, [])
               if re.match(r"\s+table\b", low[span[1]:])]
     named = tables or named  # "... in the TV channel table" says which one
-    if named:  # the model named first is the one asked about
-        q = read(min(named, key=lambda p: p[0])[1])
+    if named:  # the model named first is the one asked about (in Chinese, the last)
+        q = read(_asked_about(low, named, mentions))
         plan = understand(q)
     else:  # none named: the model the query says most about (ties: the first listed)
         best: tuple[Question, Plan] | None = None
@@ -142,6 +144,19 @@ def parse(query: str, schemas: Sequence[ModelSchema], *, now: dt.datetime,
     if leftover is not None:
         leftover.extend(leftover_words(q, plan))
     return finish(q, plan, strict)
+
+
+def _asked_about(low: str, named: list[tuple[int, ModelSchema]],
+                 mentions: dict[str, list[Span]]) -> ModelSchema:
+    """The model a question is about among those it names: the first named in English
+    ("customers with orders over $100"); in Chinese the modifier comes before the noun it
+    modifies ("北京客户的订单" are orders, "订单超过3个的客户" customers), so when every
+    name is written in Chinese, the last named."""
+    spans = [s for _, schema in named for s in mentions.get(schema.id, [])]
+    if has_cjk(low) and spans and all(has_cjk(low[a:b]) for a, b in spans):
+        return max(((mentions[schema.id][-1][0], schema) for _, schema in named),
+                   key=lambda p: p[0])[1]
+    return min(named, key=lambda p: p[0])[1]
 
 
 def understand(q: Question) -> Plan:
