@@ -5,6 +5,7 @@ Chinese names. Expected rows are computed from the rows written here."""
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 from pathlib import Path
 from typing import Any
@@ -37,7 +38,8 @@ PRODUCTS = [
         ("咖啡豆", "食品", 68.0), ("北京烤鸭", "食品", 158.0), ("ＡＢＣ耳机", "电子产品", 299.0)])]
 STATUSES = ["已发货", "待付款", "已完成", "已取消", "已发货"]
 ORDERS = [{"id": i + 1, "customer_id": i % 8 + 1, "product_id": (i * 3) % 8 + 1,
-           "status": STATUSES[i % 5], "amount": float((i * 37) % 60 * 100 + 50)}
+           "status": STATUSES[i % 5], "amount": float((i * 37) % 60 * 100 + 50),
+           "created_at": dt.datetime(2023 + i % 3, i % 12 + 1, i % 28 + 1, 10, 0)}
           for i in range(30)]
 
 
@@ -59,7 +61,9 @@ def _tables(meta: sa.MetaData, *, comments: bool = False) -> dict[str, sa.Table]
                            sa.Column("customer_id", sa.Integer, sa.ForeignKey("customers.id")),
                            sa.Column("product_id", sa.Integer, sa.ForeignKey("products.id")),
                            sa.Column("status", text, **said("状态")),
-                           sa.Column("amount", sa.Float, **said("金额")), **said("订单")),
+                           sa.Column("amount", sa.Float, **said("金额")),
+                           sa.Column("created_at", sa.DateTime, **said("下单时间")),
+                           **said("订单")),
     }
 
 
@@ -100,7 +104,7 @@ def _write_models(adir: Path) -> None:
         "orders": {"name": "订单", "table": {"name": "orders"}, "columns": [
             _column("id", "ID", "编号"), _column("customer_id", "integer", "客户编号"),
             _column("product_id", "integer", "产品编号"), _column("status", "string", "状态"),
-            _column("amount", "float", "金额")],
+            _column("amount", "float", "金额"), _column("created_at", "datetime", "下单时间")],
             "relations": {
                 "customer": {"type": "hasOne", "model": "customers", "key": "id",
                              "foreign": "customer_id"},
@@ -205,6 +209,15 @@ async def test_comparisons_and_superlatives_with_values(shops: Any) -> None:
     r = await ask(named, "金额超过5000元的已取消订单")
     assert _ids(r, "orders") == {o["id"] for o in ORDERS
                                  if o["amount"] > 5000 and o["status"] == "已取消"}
+
+
+async def test_stated_dates(shops: Any) -> None:
+    _, named = shops
+    r = await ask(named, "2024年3月以后的已发货订单")
+    assert _ids(r, "orders") == {o["id"] for o in ORDERS if o["status"] == "已发货"
+                                 and o["created_at"] >= dt.datetime(2024, 4, 1)}
+    r = await ask(named, "2023年的订单有多少")
+    assert r.total == sum(1 for o in ORDERS if o["created_at"].year == 2023)
 
 
 async def test_nothing_understood_shows_nothing_and_says_why(shops: Any) -> None:

@@ -246,3 +246,33 @@ def test_chinese_counts_over_a_relation(text: str, op: str, n: int) -> None:
     out = dsl(text, named=True)
     assert out["model"] == "customers"
     assert wheres(out) == [{"field": "count(orders)", "op": op, "value": n}]
+
+
+@pytest.mark.parametrize(("text", "where"), [
+    ("2024年的订单", {"and": [{"field": "created_at", "op": ">=", "value": "2024-01-01T00:00:00"},
+                           {"field": "created_at", "op": "<", "value": "2025-01-01T00:00:00"}]}),
+    ("2024年3月以后的订单", {"field": "created_at", "op": ">=", "value": "2024-04-01T00:00:00"}),
+    ("2024年3月以来的订单", {"field": "created_at", "op": ">=", "value": "2024-03-01T00:00:00"}),
+    ("2023年以前的订单", {"field": "created_at", "op": "<", "value": "2023-01-01T00:00:00"}),
+    ("2023年到2024年的订单",
+     {"and": [{"field": "created_at", "op": ">=", "value": "2023-01-01T00:00:00"},
+              {"field": "created_at", "op": "<", "value": "2025-01-01T00:00:00"}]}),
+    ("上个月的订单", {"and": [{"field": "created_at", "op": ">=", "value": "2025-05-01T00:00:00"},
+                          {"field": "created_at", "op": "<", "value": "2025-06-01T00:00:00"}]}),
+    ("最近30天的订单", {"field": "created_at", "op": ">=", "value": "2025-05-16T15:30:00"}),
+    ("今年的订单", {"field": "created_at", "op": ">=", "value": "2025-01-01T00:00:00"}),
+])
+def test_chinese_dates(text: str, where: dict[str, Any]) -> None:
+    out = dsl(text, named=True)  # now: 2025-06-15 15:30
+    assert out["model"] == "orders" and wheres(out) == [where]
+
+
+def test_a_date_that_does_not_exist_is_a_warning() -> None:
+    out = dsl("2024年2月30日的订单", named=True)
+    assert any("not a valid date" in w for w in out["warnings"])
+
+
+def test_the_rest_of_a_word_partly_understood_is_left_over() -> None:
+    # jieba writes "今天天气" as one word; 今天 is a date, 天气 is still said
+    out = dsl("今天天气怎么样", named=True)
+    assert any("'天气'" in w for w in out["warnings"]) and out.get("relax")

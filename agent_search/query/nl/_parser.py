@@ -29,6 +29,7 @@ from agent_search.query.nl import _aggregates_zh as aggregates_zh
 from agent_search.query.nl import _counts as counts
 from agent_search.query.nl import _counts_zh as counts_zh
 from agent_search.query.nl import _dates as dates
+from agent_search.query.nl import _dates_zh as dates_zh
 from agent_search.query.nl import _flags as flags
 from agent_search.query.nl import _measures as measures
 from agent_search.query.nl import _numbers as numbers
@@ -71,6 +72,7 @@ MAX_TEXT_FIELDS = 4
 
 EXTRACTORS: tuple[Extractor, ...] = (
     dates.relative_dates,
+    dates_zh.chinese_dates,
     aggregates.aggregates,
     aggregates_zh.chinese_aggregates,
     ordering.sort_by,
@@ -348,7 +350,7 @@ def leftover_words(q: Question, plan: Plan, *, fields: bool = True) -> list[str]
     understood = [s for s in [*plan.used, *(x for ss in q.models.values() for x in ss)]
                   if s[1] > s[0]]
     out = []
-    for word, start, end in word_spans(q.low):
+    for word, start, end in _pieces(q.low, spans):
         w = word.strip(".'’-")
         if len(w) < 2 or w in STOPWORDS or any(
                 overlaps((start, end), s) for s in spans):
@@ -361,6 +363,26 @@ def leftover_words(q: Question, plan: Plan, *, fields: bool = True) -> list[str]
             continue
         out.append(q.text[start:start + len(w)])
     return list(dict.fromkeys(out))
+
+
+def _pieces(low: str, spans: list[Span]) -> list[tuple[str, int, int]]:
+    """The question's words; a Chinese word partly understood ("今天天气": jieba's one
+    word, 今天 read as a date) is cut to the parts left ("天气"), each a word of its own."""
+    out = []
+    for word, start, end in word_spans(low):
+        inside = sorted(s for s in spans if overlaps((start, end), s))
+        if not inside or not has_cjk(word) or all(
+                s[0] <= start and end <= s[1] for s in inside):
+            out.append((word, start, end))
+            continue
+        at = start
+        for a, b in inside:
+            if a > at:
+                out.append((low[at:a], at, a))
+            at = max(at, b)
+        if at < end:
+            out.append((low[at:end], at, end))
+    return out
 
 
 _WHOLE = re.compile(r"\b(?:in|around|across|throughout)\s+the\s+(?:world|globe)\b|"
