@@ -215,6 +215,9 @@ def test_english_questions_are_read_as_before() -> None:
     ("电子产品的平均价格", [], ["avg(price)"]),
     ("已取消订单的金额总和", [], ["sum(amount)"]),
     ("价格的最大值", [], ["max(price)"]),
+    ("各类别产品的平均价格", ["category"], ["avg(price)"]),
+    ("每个客户的订单数", ["customer_id", "customer.name"], ["count"]),
+    ("每个客户的订单总金额", ["customer_id", "customer.name"], ["sum(amount)"]),
 ])
 def test_chinese_groups_and_functions(text: str, group_by: list[str],
                                       aggregates: list[str]) -> None:
