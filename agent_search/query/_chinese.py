@@ -60,6 +60,7 @@ def to_simplified(text: str) -> str:
     return out if len(out) == len(text) else text
 
 
+@lru_cache(maxsize=8192)
 def normal_form(text: str) -> str:
     """How the parser compares a question with values and names: one width
     (:func:`fold_width`), one script (:func:`to_simplified`), lower case; one character
