@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import re
 
-from agent_search.query._chinese import has_cjk
 from agent_search.query.dsl import NUMERIC_KINDS
 from agent_search.query.nl._aggregate_words import add_group
 from agent_search.query.nl._aggregates import group_field
@@ -34,7 +33,7 @@ _FN = {"平均": "avg", "平均值": "avg", "平均数": "avg", "总": "sum", "�
 
 def chinese_aggregates(q: Question, plan: Plan) -> None:
     """Groups and functions said in Chinese (see module)."""
-    if not has_cjk(q.low):
+    if not q.chinese:
         return
     numeric = [m for m in q.fields if m.candidate.relation is None and is_plain(m.candidate)
                and m.candidate.field.kind in NUMERIC_KINDS and plan.free(m.span)]

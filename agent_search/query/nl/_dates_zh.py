@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import re
 
-from agent_search.query._chinese import has_cjk
 from agent_search.query.nl._dates import date_bounds, period_start, shift
 from agent_search.query.nl._numbers_zh import chinese_number
 from agent_search.query.nl._plan import Plan, Question
@@ -37,7 +36,7 @@ _UNITS = {"天": "day", "日": "day", "周": "week", "星期": "week", "个月":
 
 def chinese_dates(q: Question, plan: Plan) -> None:
     """Each date said in Chinese as a condition on the date field it is about."""
-    if not has_cjk(q.low):
+    if not q.chinese:
         return
     for m in _RANGE.finditer(q.low):
         first, last = _bounds(m, "a_"), _bounds(m, "b_")

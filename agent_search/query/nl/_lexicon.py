@@ -11,7 +11,7 @@ from functools import lru_cache
 
 import inflect
 
-from agent_search.query._chinese import CJK_CHARS, is_cjk, segments
+from agent_search.query._chinese import CJK_CHARS, has_cjk, is_cjk, segments
 from agent_search.query.stopwords import CHINESE, ENGLISH
 
 MAX_TERM_CHARS = 64
@@ -49,6 +49,8 @@ of Chinese characters is one word apart from the Latin letters and digits it tou
 def word_spans(low: str) -> list[tuple[str, int, int]]:
     """The words of ``low`` with where they start and end: :data:`WORD`'s, each run of
     Chinese characters cut into jieba's words ("北京的客户": 北京, 的, 客户)."""
+    if not has_cjk(low):  # the common case: no word to cut
+        return [(m.group(0), m.start(), m.end()) for m in WORD.finditer(low)]
     out = []
     for m in WORD.finditer(low):
         if not is_cjk(m.group(0)[0]):

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import re
 
-from agent_search.query._chinese import has_cjk
 from agent_search.query.dsl import TEMPORAL_KINDS
 from agent_search.query.nl._plan import Plan, Question
 from agent_search.query.nl._schema import Candidate, field_for
@@ -89,7 +88,7 @@ def _amount(m: re.Match[str], p: str = "") -> tuple[float, str | None, bool] | N
 
 def chinese_comparisons(q: Question, plan: Plan) -> None:
     """"三千元以下" → ``price <= 3000`` (see module)."""
-    if not has_cjk(q.low):
+    if not q.chinese:
         return
     for m in _RANGE.finditer(q.low):
         a, b = _amount(m, "a_"), _amount(m, "b_")

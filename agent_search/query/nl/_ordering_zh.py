@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import re
 
-from agent_search.query._chinese import has_cjk
 from agent_search.query.dsl import NUMERIC_KINDS, TEMPORAL_KINDS
 from agent_search.query.nl._numbers_zh import chinese_number
 from agent_search.query.nl._plan import Plan, Question
@@ -40,7 +39,7 @@ FIELD_WINDOW = 6
 
 def chinese_superlatives(q: Question, plan: Plan) -> None:
     """Orders from "最贵", "价格最高" … (see module); a limit when one or N are asked for."""
-    if not has_cjk(q.low):
+    if not q.chinese:
         return
     ordered = False
     for m in _SUPERLATIVE.finditer(q.low):

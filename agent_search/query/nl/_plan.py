@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from agent_search.query._chinese import normal_form
+from agent_search.query._chinese import has_cjk, normal_form
 from agent_search.query.dsl import ModelSchema
 from agent_search.query.nl._lexicon import overlaps
 from agent_search.query.nl._schema import (
@@ -51,6 +51,8 @@ class Question:
     fuzzy_cutoff: float
     serials: Mapping[str, int]
     """Model id (lower-cased) → serial of its known values (the value index's cache key)."""
+    chinese: bool = False
+    """The question holds Chinese characters (the Chinese rules read it; others skip)."""
 
     @classmethod
     def about(cls, target: ModelSchema, *, text: str, now: dt.datetime,
@@ -61,7 +63,7 @@ class Question:
         cands = candidates(target, by_id)
         return cls(text=text, low=low, now=now, by_id=by_id, models=models,
                    target=target, candidates=cands, fields=field_mentions(low, cands),
-                   fuzzy_cutoff=fuzzy_cutoff, serials=serials)
+                   fuzzy_cutoff=fuzzy_cutoff, serials=serials, chinese=has_cjk(low))
 
     def quote(self, span: Span) -> str:
         """The words at ``span`` as asked."""

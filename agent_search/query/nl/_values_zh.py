@@ -38,7 +38,7 @@ dictionary was counted on is a common word (是 1.3%, 中 0.4%, 大 0.24%), not 
 
 def chinese_matches(q: Question, index: ValueIndex) -> list[tuple[Span, int, str]]:
     """(span, candidate position, value) of each Chinese value found in the question."""
-    if not index.cjk or not has_cjk(q.low):
+    if not index.cjk or not q.chinese:
         return []
     words = segments(q.low)
     out: list[tuple[Span, int, str]] = []
