@@ -9,11 +9,9 @@ inside Chinese text go through the English stopword list.
 
 from __future__ import annotations
 
-import logging
 import re
-import threading
-from typing import Any
 
+from agent_search.query._chinese import CJK, jieba_tokenizer
 from agent_search.query._keyword_parts import KeywordParts
 from agent_search.query._keyword_stopwords import (
     EN_QUALIFIERS,
@@ -27,41 +25,17 @@ from agent_search.query._keyword_stopwords import (
 )
 
 MAX_PHRASE_TOKENS = 4
-_CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 _NUMBER = re.compile(rf"^[{PRICE_SYMBOLS}]?\d[\d,]*(?:\.\d+)?$|^[零一二两三四五六七八九十百千万]+$")
 _LATIN = re.compile(r"^[^\W\d_][\w+#.\-']*$")
 _QUALIFIER_SUFFIXES = frozenset({"高", "好"})
 _NUMERALS = "零一二两三四五六七八九十百千万"
 _NUMERAL_WITH_UNIT = re.compile(rf"^([{_NUMERALS}]+)(\D+)$")
 
-_tokenizer: Any = None
-_lock = threading.Lock()
-
-
-def has_cjk(text: str) -> bool:
-    return _CJK.search(text) is not None
-
-
-def _jieba() -> Any:
-    """One jieba tokenizer for the process, built on first use (loads its dictionary,
-    about a second; callers on an event loop run this in a worker thread)."""
-    global _tokenizer
-    if _tokenizer is None:
-        with _lock:
-            if _tokenizer is None:
-                import jieba
-
-                logging.getLogger("jieba").setLevel(logging.WARNING)
-                tokenizer = jieba.Tokenizer()
-                tokenizer.initialize()
-                _tokenizer = tokenizer
-    return _tokenizer
-
 
 def _join(tokens: list[str]) -> str:
     out = ""
     for tok in tokens:
-        if out and not (_CJK.search(out[-1]) and _CJK.search(tok[0])):
+        if out and not (CJK.search(out[-1]) and CJK.search(tok[0])):
             out += " "
         out += tok
     return out
@@ -94,7 +68,7 @@ def _merge_negated_comparators(tokens: list[str]) -> list[str]:
 def extract_zh(text: str) -> KeywordParts:
     parts = KeywordParts()
     tokens = _merge_negated_comparators(
-        _split_numeral_units([t for t in _jieba().lcut(text) if t.strip()]))
+        _split_numeral_units([t for t in jieba_tokenizer().lcut(text) if t.strip()]))
     run: list[str] = []
 
     def flush() -> None:
@@ -137,7 +111,7 @@ def extract_zh(text: str) -> KeywordParts:
                 tok += nxt
                 i += 1
             parts.qualifiers.append(tok)
-        elif _CJK.search(tok):
+        elif CJK.search(tok):
             if tok in ZH_STOPWORDS:
                 flush()
             else:

@@ -17,9 +17,10 @@ import re
 
 import anyio
 
+from agent_search.query._chinese import fold_width, has_cjk
 from agent_search.query._keyword_en import extract_en
 from agent_search.query._keyword_parts import KeywordParts
-from agent_search.query._keyword_zh import extract_zh, has_cjk
+from agent_search.query._keyword_zh import extract_zh
 
 LANGUAGES = ("auto", "en", "zh")
 INLINE_CHARS = 1000
@@ -36,12 +37,6 @@ def _resolve_language(text: str, language: str) -> str:
     return "en"  # other space-separated languages use the generic (English) rules
 
 
-_HALF_WIDTH = {**{c: c - 0xFEE0 for c in range(0xFF01, 0xFF5F)}, 0x3000: 0x20}
-"""Full-width ASCII (``５００元``, ``ＧＤＰ``, ``？``) and the ideographic space as their
-ASCII forms: the same characters in another width, which jieba cuts one by one
-("５ ０ ０元") and no English rule reads."""
-
-
 def extract_keywords(text: str, max_keywords: int = 10, language: str = "auto") -> list[str]:
     """Keywords of ``text``, most telling first.
 
@@ -54,7 +49,7 @@ def extract_keywords(text: str, max_keywords: int = 10, language: str = "auto") 
         raise ValueError(f"max_keywords must be at least 1, got {max_keywords}")
     if not text or not text.strip():
         return []
-    text = text.translate(_HALF_WIDTH)
+    text = fold_width(text)  # "５００元", "ＧＤＰ": the same characters, ASCII width
     lang = _resolve_language(text, language)
     parts = KeywordParts()
     rest: list[str] = []

@@ -22,7 +22,7 @@ from agent_search.query.stopwords import (
 def test_the_keyword_extractor_and_the_parser_use_the_same_lists() -> None:
     assert keyword_stopwords.EN_STOPWORDS is ENGLISH
     assert keyword_stopwords.ZH_STOPWORDS is CHINESE
-    assert lexicon.STOPWORDS == ENGLISH | lexicon.DATA_WORDS
+    assert lexicon.STOPWORDS == ENGLISH | lexicon.DATA_WORDS | CHINESE | lexicon.ZH_DATA_WORDS
     assert ENGLISH == ENGLISH_FUNCTION_WORDS | ENGLISH_REQUEST_WORDS
 
 
@@ -32,6 +32,7 @@ def test_what_the_lists_hold() -> None:
     assert {"records", "named", "count"} <= lexicon.DATA_WORDS
     assert not {"records", "named"} & ENGLISH  # the parser's words stay the parser's
     assert {"的", "请问"} <= CHINESE
+    assert {"记录", "所有"} <= lexicon.ZH_DATA_WORDS and not lexicon.ZH_DATA_WORDS & CHINESE
     assert extract_keywords("please list the records without errors") == ["records", "errors"]
 
 

@@ -135,7 +135,7 @@ def _near_field(q: Question, pos: int) -> FieldMention | None:
     return after[0] if len(gap.split()) <= 2 and not re.search(r"[,;?]", gap) else None
 
 
-def _group_field(q: Question, pos: int) -> tuple[list[str], tuple[int, int]] | None:
+def group_field(q: Question, pos: int) -> tuple[list[str], tuple[int, int]] | None:
     """A group at ``pos``: the target's field named there (a key too, named in full:
     "each student id"), or a model the target points at, named or called by the
     relation's name ("each student" of a link table's ``student``): grouped by its key
@@ -165,7 +165,7 @@ def _groups(q: Question, plan: Plan) -> None:
     for m in EACH.finditer(q.low):
         if not plan.free(m.span()):
             continue
-        found = _group_field(q, m.end()) or _group_named_before(q, plan, m)
+        found = group_field(q, m.end()) or _group_named_before(q, plan, m)
         if found is None:
             continue
         for field in found[0]:

@@ -10,6 +10,7 @@ from typing import Any
 
 import anyio
 
+from agent_search.query._chinese import has_cjk, tokenizer_ready
 from agent_search.query.dsl import DSLGenerationError, ModelSchema
 from agent_search.query.nl._meaning import NameMeanings, Reading, name_text, rewrite
 from agent_search.query.nl._parser import parse
@@ -21,7 +22,8 @@ INLINE_CHARS = 200
 INLINE_VALUES = 2_000
 """Queries up to INLINE_CHARS long, against schemas with at most INLINE_VALUES known values,
 are parsed on the event loop (about a millisecond); anything bigger in a worker thread
-(fuzzy matching costs query length × values)."""
+(fuzzy matching costs query length × values), and so is the first Chinese question of the
+process (jieba loads its dictionary)."""
 
 
 class BuiltinDSLGenerator:
@@ -61,7 +63,8 @@ class BuiltinDSLGenerator:
         run = partial(parse, query, list(schemas), now=now, strict=self.strict,
                       fuzzy_cutoff=self.fuzzy_cutoff, leftover=leftover)
         values = sum(len(f.values) for s in schemas for f in s.fields)
-        if len(query) > INLINE_CHARS or values > INLINE_VALUES:  # keep the event loop free
+        first_chinese = has_cjk(query) and not tokenizer_ready()  # jieba loads (~1 s)
+        if len(query) > INLINE_CHARS or values > INLINE_VALUES or first_chinese:
             return await anyio.to_thread.run_sync(run)
         return run()
 

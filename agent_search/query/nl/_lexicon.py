@@ -11,7 +11,8 @@ from functools import lru_cache
 
 import inflect
 
-from agent_search.query.stopwords import ENGLISH
+from agent_search.query._chinese import CJK_CHARS, has_cjk, is_cjk, segments
+from agent_search.query.stopwords import CHINESE, ENGLISH
 
 MAX_TERM_CHARS = 64
 """Longer words are not used as text-match terms."""
@@ -27,12 +28,38 @@ each across among overall together listed respective
 """Words about records and how a question asks for them ("list the records", "how many
 entries", "named", "return ... in descending order"): never a value, never text to
 match."""
-STOPWORDS = ENGLISH | DATA_WORDS
-"""What the parser never reads as a value or as text: the English stop words and
-:data:`DATA_WORDS`."""
+ZH_DATA_WORDS = frozenset("""
+记录 数据 信息 资料 条目 条 项 列表 清单 名单 详情 明细 所有 全部 全都 所有的 列出 列举 显示
+返回 给出 统计 一共 总共 共 共有 总数 数量 个数 几条 多少条 多少个 多少位 多少名 多少家 多少笔
+分别 各个 各自 对应 按照 按 排序 排列 哪位 哪家 谁 位 名 家 笔 里 中 其中 当中 现在 目前
+""".split())  # noqa: SIM905
+"""The same words in Chinese ("列出所有记录", "一共多少条"), on jieba's segmentation."""
+STOPWORDS = ENGLISH | DATA_WORDS | CHINESE | ZH_DATA_WORDS
+"""What the parser never reads as a value or as text: the English and Chinese stop words
+and the words about records (:data:`DATA_WORDS`, :data:`ZH_DATA_WORDS`)."""
 
-WORD = re.compile(r"[\w][\w'’./@&+-]*[\w]|[\w]", re.UNICODE)
-"""A word of a question (keeps "AC/DC", "e-mail", "luisg@embraer.com.br" whole)."""
+_LATIN = rf"[^\W{CJK_CHARS}]"
+WORD = re.compile(rf"[{CJK_CHARS}]+|{_LATIN}(?:{_LATIN}|['’./@&+-])*{_LATIN}|{_LATIN}")
+"""A word of a question (keeps "AC/DC", "e-mail", "luisg@embraer.com.br" whole); a run
+of Chinese characters is one word apart from the Latin letters and digits it touches
+("iphone15手机": "iphone15", "手机"), cut into words where needed by
+:func:`agent_search.query._chinese.segments`."""
+
+
+def word_spans(low: str) -> list[tuple[str, int, int]]:
+    """The words of ``low`` with where they start and end: :data:`WORD`'s, each run of
+    Chinese characters cut into jieba's words ("北京的客户": 北京, 的, 客户)."""
+    if not has_cjk(low):  # the common case: no word to cut
+        return [(m.group(0), m.start(), m.end()) for m in WORD.finditer(low)]
+    out = []
+    for m in WORD.finditer(low):
+        if not is_cjk(m.group(0)[0]):
+            out.append((m.group(0), m.start(), m.end()))
+            continue
+        for start, end in segments(low):  # cached: the question is segmented once
+            if m.start() <= start and end <= m.end():
+                out.append((low[start:end], start, end))
+    return out
 
 
 @lru_cache(maxsize=4096)
@@ -92,17 +119,22 @@ def _engine() -> inflect.engine:
 
 
 def find_phrase(low: str, phrase: str, start: int = 0) -> list[tuple[int, int]]:
-    """Occurrences of ``phrase`` in ``low`` on word boundaries."""
+    """Occurrences of ``phrase`` in ``low`` on word boundaries; Chinese writes no spaces,
+    so a Chinese character on either side of a boundary is one ("北京的客户": 客户)."""
     out = []
     i = low.find(phrase, start)
     n = len(phrase)
-    while i >= 0:
+    while i >= 0 and n:
         before = low[i - 1] if i > 0 else " "
         after = low[i + n] if i + n < len(low) else " "
-        if not before.isalnum() and not after.isalnum():
+        if _boundary(before, phrase[0]) and _boundary(after, phrase[-1]):
             out.append((i, i + n))
         i = low.find(phrase, i + 1)
     return out
+
+
+def _boundary(outside: str, inside: str) -> bool:
+    return not outside.isalnum() or is_cjk(outside) or is_cjk(inside)
 
 
 def overlaps(a: tuple[int, int], b: tuple[int, int]) -> bool:

@@ -16,6 +16,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+from agent_search.query._chinese import has_cjk, normal_form
 from agent_search.query.dsl import (
     NUMERIC_KINDS,
     TEMPORAL_KINDS,
@@ -24,15 +25,27 @@ from agent_search.query.dsl import (
     ModelSchema,
 )
 from agent_search.query.nl import _aggregates as aggregates
+from agent_search.query.nl import _aggregates_zh as aggregates_zh
 from agent_search.query.nl import _counts as counts
+from agent_search.query.nl import _counts_zh as counts_zh
 from agent_search.query.nl import _dates as dates
+from agent_search.query.nl import _dates_zh as dates_zh
 from agent_search.query.nl import _flags as flags
 from agent_search.query.nl import _measures as measures
 from agent_search.query.nl import _numbers as numbers
+from agent_search.query.nl import _numbers_zh as numbers_zh
 from agent_search.query.nl import _ordering as ordering
+from agent_search.query.nl import _ordering_zh as ordering_zh
 from agent_search.query.nl import _text as text
 from agent_search.query.nl import _values as values
-from agent_search.query.nl._lexicon import STOPWORDS, WORD, adjacent, escape_like, overlaps, terms
+from agent_search.query.nl._lexicon import (
+    STOPWORDS,
+    adjacent,
+    escape_like,
+    overlaps,
+    terms,
+    word_spans,
+)
 from agent_search.query.nl._plan import Extractor, Plan, Question
 from agent_search.query.nl._retarget import retarget, through_relation
 from agent_search.query.nl._schema import (
@@ -43,6 +56,7 @@ from agent_search.query.nl._schema import (
     title_field,
 )
 from agent_search.query.nl._value_index import value_serials
+from agent_search.query.nl._values_zh import names_outside_values
 
 FALLBACK_CONFIDENCE = 0.5
 NOTHING_CONFIDENCE = 0.2
@@ -58,7 +72,9 @@ MAX_TEXT_FIELDS = 4
 
 EXTRACTORS: tuple[Extractor, ...] = (
     dates.relative_dates,
+    dates_zh.chinese_dates,
     aggregates.aggregates,
+    aggregates_zh.chinese_aggregates,
     ordering.sort_by,
     ordering.alphabetical,
     measures.ordered_by,
@@ -66,10 +82,13 @@ EXTRACTORS: tuple[Extractor, ...] = (
     measures.adjectives,
     ordering.superlatives,
     counts.counts,
+    counts_zh.chinese_counts,
+    numbers_zh.chinese_comparisons,
     measures.field_numbers,
     numbers.stock,
     numbers.between,
     numbers.comparisons,
+    ordering_zh.chinese_superlatives,
     dates.dates,
     flags.flags,
     text.text_conditions,
@@ -78,7 +97,8 @@ EXTRACTORS: tuple[Extractor, ...] = (
 )
 """The rules, in the order they claim words of the question."""
 
-_COUNT = re.compile(r"\b(?:how many|number of|count(?:s|ing)?)\b", re.I)
+_COUNT = re.compile(r"\b(?:how many|number of|count(?:s|ing)?)\b|多少|几个|几位|几家|几条|"
+                    r"数量|总数|个数", re.I)
 _AGGREGATE = re.compile(r"\b(?:average|avg|mean|sum|median)\b", re.I)
 _NOT_TEXT = frozenset({"cheaper", "expensive", "order", "sorted", "sort", "alphabetical"})
 
@@ -91,7 +111,8 @@ def parse(query: str, schemas: Sequence[ModelSchema], *, now: dt.datetime,
     queryable = [s for s in schemas if s.queryable]
     if not queryable:
         raise DSLGenerationError("no model to query")
-    mentions = model_mentions(query.lower(), schemas)
+    low = normal_form(query)
+    mentions = names_outside_values(low, schemas, model_mentions(low, schemas))
     serials = value_serials(schemas)
 
     def read(target: ModelSchema) -> Question:
@@ -99,12 +120,11 @@ def parse(query: str, schemas: Sequence[ModelSchema], *, now: dt.datetime,
                               fuzzy_cutoff=fuzzy_cutoff, serials=serials)
 
     named = [(spans[0][0], s) for s in queryable if (spans := mentions.get(s.id))]
-    low = query.lower()
     tables = [(span[0], s) for s in queryable for span in mentions.get(s.id, [])
               if re.match(r"\s+table\b", low[span[1]:])]
     named = tables or named  # "... in the TV channel table" says which one
-    if named:  # the model named first is the one asked about
-        q = read(min(named, key=lambda p: p[0])[1])
+    if named:  # the model named first is the one asked about (in Chinese, the last)
+        q = read(_asked_about(low, named, mentions))
         plan = understand(q)
     else:  # none named: the model the query says most about (ties: the first listed)
         best: tuple[Question, Plan] | None = None
@@ -126,6 +146,19 @@ def parse(query: str, schemas: Sequence[ModelSchema], *, now: dt.datetime,
     if leftover is not None:
         leftover.extend(leftover_words(q, plan))
     return finish(q, plan, strict)
+
+
+def _asked_about(low: str, named: list[tuple[int, ModelSchema]],
+                 mentions: dict[str, list[Span]]) -> ModelSchema:
+    """The model a question is about among those it names: the first named in English
+    ("customers with orders over $100"); in Chinese the modifier comes before the noun it
+    modifies ("北京客户的订单" are orders, "订单超过3个的客户" customers), so when every
+    name is written in Chinese, the last named."""
+    spans = [s for _, schema in named for s in mentions.get(schema.id, [])]
+    if has_cjk(low) and spans and all(has_cjk(low[a:b]) for a, b in spans):
+        return max(((mentions[schema.id][-1][0], schema) for _, schema in named),
+                   key=lambda p: p[0])[1]
+    return min(named, key=lambda p: p[0])[1]
 
 
 def understand(q: Question) -> Plan:
@@ -258,7 +291,7 @@ def _unmet_extreme(words: list[str], plan: Plan, grouped: bool) -> str | None:
     order by): the records found are not the one asked for, so none are shown."""
     if plan.orders or grouped:
         return None
-    return next((w for w in words if _EXTREME_WORDS.fullmatch(w)
+    return next((w for w in words if _EXTREME_WORDS.fullmatch(w) or w in ordering_zh.EXTREMES
                  or ordering.SUPERLATIVE.fullmatch(w) or measures.ADJECTIVE.fullmatch(w)),
                 None)
 
@@ -292,8 +325,8 @@ def understood_factor(dropped: int, content: int) -> float:
 
 def content_words(low: str) -> int:
     """Words of the query that could carry meaning (not stopwords)."""
-    return sum(1 for m in WORD.finditer(low)
-               if len(w := m.group(0).strip(".'’-")) >= 2 and w not in STOPWORDS)
+    return sum(1 for word, _, _ in word_spans(low)
+               if len(w := word.strip(".'’-")) >= 2 and w not in STOPWORDS)
 
 
 def modifies_a_name(low: str, words: list[str], names: list[Span]) -> bool:
@@ -317,19 +350,39 @@ def leftover_words(q: Question, plan: Plan, *, fields: bool = True) -> list[str]
     understood = [s for s in [*plan.used, *(x for ss in q.models.values() for x in ss)]
                   if s[1] > s[0]]
     out = []
-    for m in WORD.finditer(q.low):
-        w = m.group(0).strip(".'’-")
+    for word, start, end in _pieces(q.low, spans):
+        w = word.strip(".'’-")
         if len(w) < 2 or w in STOPWORDS or any(
-                overlaps(m.span(), s) for s in spans):
+                overlaps((start, end), s) for s in spans):
             continue
-        if _linking(q.low, m.end(), understood) or (w in ("table", "tables") and any(
-                not q.low[s[1]:m.start()].strip() for s in understood if s[1] <= m.start())):
+        if _linking(q.low, end, understood) or (w in ("table", "tables") and any(
+                not q.low[s[1]:start].strip() for s in understood if s[1] <= start)):
             continue  # a verb linking to what was understood; "the <model> table"
 
         if ordering.SUPERLATIVE.fullmatch(w) or w in _NOT_TEXT:
             continue
-        out.append(q.text[m.start():m.start() + len(w)])
+        out.append(q.text[start:start + len(w)])
     return list(dict.fromkeys(out))
+
+
+def _pieces(low: str, spans: list[Span]) -> list[tuple[str, int, int]]:
+    """The question's words; a Chinese word partly understood ("今天天气": jieba's one
+    word, 今天 read as a date) is cut to the parts left ("天气"), each a word of its own."""
+    out = []
+    for word, start, end in word_spans(low):
+        inside = sorted(s for s in spans if overlaps((start, end), s))
+        if not inside or not has_cjk(word) or all(
+                s[0] <= start and end <= s[1] for s in inside):
+            out.append((word, start, end))
+            continue
+        at = start
+        for a, b in inside:
+            if a > at:
+                out.append((low[at:a], at, a))
+            at = max(at, b)
+        if at < end:
+            out.append((low[at:end], at, end))
+    return out
 
 
 _WHOLE = re.compile(r"\b(?:in|around|across|throughout)\s+the\s+(?:world|globe)\b|"

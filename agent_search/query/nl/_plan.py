@@ -14,6 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from agent_search.query._chinese import has_cjk, normal_form
 from agent_search.query.dsl import ModelSchema
 from agent_search.query.nl._lexicon import overlaps
 from agent_search.query.nl._schema import (
@@ -36,7 +37,8 @@ class Question:
     text: str
     """As asked (values are quoted from it with their case)."""
     low: str
-    """Lower-cased: what the extractors match."""
+    """Lower-cased, full-width letters and digits as ASCII: what the extractors match
+    (position for position the same as ``text``)."""
     now: dt.datetime
     by_id: Mapping[str, ModelSchema]
     """Every model the question may reach, by lower-cased id."""
@@ -49,17 +51,19 @@ class Question:
     fuzzy_cutoff: float
     serials: Mapping[str, int]
     """Model id (lower-cased) → serial of its known values (the value index's cache key)."""
+    chinese: bool = False
+    """The question holds Chinese characters (the Chinese rules read it; others skip)."""
 
     @classmethod
     def about(cls, target: ModelSchema, *, text: str, now: dt.datetime,
               schemas: Sequence[ModelSchema], models: Mapping[str, list[Span]],
               fuzzy_cutoff: float, serials: Mapping[str, int]) -> Question:
-        low = text.lower()
+        low = normal_form(text)  # "ＡＢＣ" is "abc", "訂單" is "订单"; one character for one
         by_id = {s.id.lower(): s for s in schemas}
         cands = candidates(target, by_id)
         return cls(text=text, low=low, now=now, by_id=by_id, models=models,
                    target=target, candidates=cands, fields=field_mentions(low, cands),
-                   fuzzy_cutoff=fuzzy_cutoff, serials=serials)
+                   fuzzy_cutoff=fuzzy_cutoff, serials=serials, chinese=has_cjk(low))
 
     def quote(self, span: Span) -> str:
         """The words at ``span`` as asked."""

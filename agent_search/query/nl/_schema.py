@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import NamedTuple
 
+from agent_search.query._chinese import has_cjk, normal_form
 from agent_search.query.dsl import (
     NUMERIC_KINDS,
     TEMPORAL_KINDS,
@@ -85,17 +86,35 @@ def _second_hop(target: ModelSchema, rel: RelationSchema, other: ModelSchema,
 # -- models ------------------------------------------------------------------------------
 
 
+MAX_COMMENT_NAME_CHARS = 8
+"""A Chinese description (a database comment) this short and of one word is a name."""
+
+
+def chinese_name(description: str | None) -> str | None:
+    """A table's or column's Chinese comment that is just its name (``COMMENT ON COLUMN
+    city IS '城市'``, the usual way Chinese schemas name English columns), lower-cased;
+    None for a sentence, for anything longer than :data:`MAX_COMMENT_NAME_CHARS` or
+    without Chinese."""
+    text = normal_form((description or "").strip())
+    if 2 <= len(text) <= MAX_COMMENT_NAME_CHARS and has_cjk(text) and \
+            re.fullmatch(r"\w+", text):
+        return text
+    return None
+
+
 def model_phrases(schema: ModelSchema) -> frozenset[str]:
-    """What the question may call a model: its id, table and label, singular or plural,
-    with or without spaces ("invoice lines", "invoicelines")."""
-    return _model_phrases(schema.id, schema.table, schema.label)
+    """What the question may call a model: its id, table and label (or a Chinese comment,
+    :func:`chinese_name`), singular or plural, with or without spaces ("invoice lines",
+    "invoicelines")."""
+    return _model_phrases(schema.id, schema.table,
+                          schema.label or chinese_name(schema.description))
 
 
 @lru_cache(maxsize=1024)
 def _model_phrases(model_id: str, table: str, label: str | None) -> frozenset[str]:
     names = {words_of(model_id), words_of(table)}
     if label:
-        names.add(label.lower())
+        names.add(normal_form(label))
     out: set[str] = set()
     for n in names:
         if n:
@@ -194,7 +213,8 @@ def field_mentions(low: str, cands: list[Candidate]) -> list[FieldMention]:
         if cand.relation is not None and cand.relation.type == "hasOne" and \
                 cand.field.name == cand.relation.key:
             continue
-        for phrase, strong in sorted(_field_phrases(cand.field.name, cand.field.label,
+        label = cand.field.label or chinese_name(cand.field.description)
+        for phrase, strong in sorted(_field_phrases(cand.field.name, label,
                                                     cand.field.kind in TEMPORAL_KINDS)):
             if phrase not in low:  # most are not: skip the call
                 continue
@@ -214,7 +234,7 @@ def _field_phrases(name: str, label: str | None,
     if " " in full:  # "hometown" for Home_Town
         phrases |= {(p, True) for p in plural_forms(full.replace(" ", ""))}
     if label:
-        phrases |= {(p, True) for p in plural_forms(label.lower())}
+        phrases |= {(p, True) for p in plural_forms(normal_form(label))}
     if temporal:
         for named in (full.split(), (label or "").lower().split()):
             if len(named) >= 2 and named[-1] in _DATE_WORDS:  # "aired": Original_Air_Date

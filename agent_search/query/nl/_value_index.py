@@ -16,6 +16,7 @@ from collections import OrderedDict
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from agent_search.query._chinese import has_cjk, normal_form
 from agent_search.query.dsl import ModelSchema
 from agent_search.query.nl._lexicon import STOPWORDS, WORD
 from agent_search.query.nl._schema import Candidate, is_plain
@@ -40,6 +41,14 @@ class ValueIndex:
     choices: list[str] = field(default_factory=list)
     """Lower-cased values for fuzzy matching, ``owners[i]`` says whose ``choices[i]`` is."""
     owners: list[tuple[int, str]] = field(default_factory=list)
+    cjk: dict[str, list[tuple[int, str]]] = field(default_factory=dict)
+    """Lower-cased values holding Chinese characters (found inside a question by
+    :func:`~agent_search.query.nl._values_zh.chinese_matches`, not word by word)."""
+    cjk_chars: int = 0
+    """The longest of them, in characters."""
+    code_fields: set[int] = field(default_factory=set)
+    """Candidates whose every value is one or two characters long (男/女, 大/中/小): only
+    their values may be a single Chinese character."""
 
 
 class _LRU:
@@ -102,12 +111,15 @@ def value_index(cands: Sequence[Candidate], serials: Mapping[str, int]) -> Value
 
 
 def build_index(cands: Sequence[Candidate]) -> ValueIndex:
-    """Known values of the plain candidates; values shorter than two characters and
-    stopwords are left out."""
+    """Known values of the plain candidates; stopwords and values shorter than two
+    characters are left out (but single Chinese characters of a field of such short
+    codes: :attr:`ValueIndex.code_fields`)."""
     index = ValueIndex()
     for i, cand in enumerate(cands):
         if not cand.field.values or not is_plain(cand):
             continue
+        if all(len(v.strip()) <= 2 for v in cand.field.values):
+            index.code_fields.add(i)
         for value in cand.field.values:
             _add_value(index, i, value)
     index.max_words = min(index.max_words, MAX_VALUE_WORDS)
@@ -115,8 +127,15 @@ def build_index(cands: Sequence[Candidate]) -> ValueIndex:
 
 
 def _add_value(index: ValueIndex, i: int, value: str) -> None:
-    vlow = value.lower()
-    if len(vlow) < 2 or vlow in STOPWORDS:
+    vlow = normal_form(value)  # "ＡＢＣ耳机" is found as "abc耳机", "訂單" as "订单"
+    if vlow in STOPWORDS or not vlow.strip():
+        return
+    if has_cjk(vlow):
+        if len(vlow) >= 2 or i in index.code_fields:
+            index.cjk.setdefault(vlow, []).append((i, value))
+            index.cjk_chars = max(index.cjk_chars, len(vlow))
+        return
+    if len(vlow) < 2:
         return
     if vlow[0].isalnum() and vlow[-1].isalnum():
         index.exact.setdefault(vlow, []).append((i, value))

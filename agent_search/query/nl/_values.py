@@ -17,6 +17,7 @@ from typing import Any
 
 from rapidfuzz import fuzz, process
 
+from agent_search.query._chinese import fold_width, has_cjk, to_simplified
 from agent_search.query.nl._demonyms import derived_values
 from agent_search.query.nl._lexicon import (
     STOPWORDS,
@@ -29,6 +30,7 @@ from agent_search.query.nl._lexicon import (
 from agent_search.query.nl._plan import EXACT_CONFIDENCE, Plan, Question
 from agent_search.query.nl._schema import Candidate, Span, near_field
 from agent_search.query.nl._value_index import ValueIndex, value_index
+from agent_search.query.nl._values_zh import chinese_matches
 
 FUZZY_CUTOFF = 88.0
 """Minimum rapidfuzz ratio (0..100) for a misspelt query word to stand for a known value."""
@@ -47,6 +49,11 @@ _NEGATION = re.compile(r"(?:(?:\bnot|n[’']t)\s+(?:[a-z]+\s+)?|\b(?:except|excl
                        r"(?:in\s+|from\s+|the\s+|by\s+|of\s+|a\s+)*[\"'`‘’“”]*\s*$", re.I)
 """A negation right before a value, perhaps with its verb between ("not in Paris", "do not
 use English", "don't speak Dutch")."""
+_ZH_NEGATION = re.compile(r"(?:不是|不在|不属于|并非|除了|除|不包括|不含|排除|非)"
+                          r"(?:在|于|来自|住在|位于|属于)?\s*$")
+"""The same in Chinese, right before the value ("不是北京的客户", "除了上海")..."""
+_ZH_EXCEPT_AFTER = re.compile(r"\s*(?:以外|之外)")
+"""... or right after it ("北京以外的客户")."""
 
 
 @dataclass(slots=True)
@@ -74,7 +81,10 @@ def values(q: Question, plan: Plan) -> None:
         for n in names)]
     by_path: dict[tuple[str, bool], list[Match]] = {}
     for match in sorted(_best_matches(found, plan), key=lambda c: c.span[0]):
-        negated = bool(_NEGATION.search(q.low[max(0, match.span[0] - 25):match.span[0]]))
+        said = _negation(q.low, match.span)
+        negated = said is not None
+        if said is not None and has_cjk(q.low[match.span[0]:match.span[1]]):
+            plan.used.append(said)  # "除了", "以外": understood, no text to match
         readings = other_readings(match, found)
         if readings and not negated:
             first = _first_link(q, [match, *readings])
@@ -87,6 +97,23 @@ def values(q: Question, plan: Plan) -> None:
         if plan.full():
             break
         _equality(q, plan, path, negated, matches)
+
+
+def _as_written(text: str) -> str:
+    """Case kept, width and script made one (short values must match case)."""
+    return to_simplified(fold_width(text))
+
+
+def _negation(low: str, span: Span) -> Span | None:
+    """Where the negation of the value at ``span`` is said, if it is."""
+    start = max(0, span[0] - 25)
+    m = _NEGATION.search(low[start:span[0]])
+    if m is None and has_cjk(low[span[0]:span[1]]):
+        m = _ZH_NEGATION.search(low[start:span[0]])
+        if m is None:
+            after = _ZH_EXCEPT_AFTER.match(low, span[1])
+            return after.span() if after else None
+    return (start + m.start(), start + m.end()) if m else None
 
 
 def exact_matches(q: Question, index: ValueIndex) -> list[Match]:
@@ -114,10 +141,11 @@ def exact_matches(q: Question, index: ValueIndex) -> list[Match]:
     for pos, value, vlow in index.odd:
         if vlow in q.low:  # most are not: skip the call
             hits.extend((span, pos, value) for span in find_phrase(q.low, vlow))
+    hits.extend(chinese_matches(q, index))
     found: list[Match] = []
     for hit_list, base in ((hits, EXACT_CONFIDENCE), (variants, VARIANT_CONFIDENCE)):
         for span, pos, value in hit_list:
-            if len(value) <= 3 and q.quote(span) != value:
+            if len(value) <= 3 and _as_written(q.quote(span)) != _as_written(value):
                 continue  # short values ("NY", "USA") must match case and all
             cand = q.candidates[pos]
             found.append(Match(cand.path, value, span, preference(q, cand, span, base), base))
@@ -151,6 +179,8 @@ def fuzzy_matches(q: Question, index: ValueIndex, taken: list[Span]) -> list[Mat
 
 def _worth_fuzzy(text: str, words: list[str], span: Span, taken: list[Span]) -> bool:
     if len(text) < MIN_FUZZY_CHARS or any(overlaps(span, t) for t in taken):
+        return False
+    if has_cjk(text):  # Chinese values are found inside the question, exactly
         return False
     if all(w in STOPWORDS or w.isdigit() for w in words):
         return False
@@ -287,5 +317,5 @@ def _all_of(q: Question, path: str, matches: list[Match]) -> bool:
         return False
     spans = sorted(c.span for c in matches)
     between = q.low[spans[0][1]:spans[-1][0]]
-    return re.search(r"\band\b|&", between) is not None and \
-        re.search(r"\bor\b", between) is None
+    return re.search(r"\band\b|&|和|与|及|以及", between) is not None and \
+        re.search(r"\bor\b|或", between) is None

@@ -1,0 +1,70 @@
+"""Groups and functions written in Chinese: what :mod:`._aggregates` reads in English, for
+the common forms.
+
+- "每个城市", "各城市", "按城市": ``group_by`` the field (or a model the target points at:
+  "每个客户的订单" groups orders by customer), with ``count`` when nothing else is computed
+  or a count is asked for ("多少", "数量", "几个");
+- "平均价格", "价格的平均值": ``avg(price)``; "总金额", "金额总和", "金额合计":
+  ``sum(amount)``; "价格的最大值" / "最小值": ``max`` / ``min`` — on a numeric field named
+  by its Chinese label or comment, right beside the word.
+
+Only questions holding Chinese characters are read here.
+"""
+
+from __future__ import annotations
+
+import re
+
+from agent_search.query.dsl import NUMERIC_KINDS
+from agent_search.query.nl._aggregate_words import add_group
+from agent_search.query.nl._aggregates import group_field
+from agent_search.query.nl._plan import Plan, Question
+from agent_search.query.nl._schema import FieldMention, Span, is_plain
+
+_EACH = re.compile(r"每一?个|每|各个|各|按照|按|根据")
+_COUNT = re.compile(r"多少|几个|几位|几家|几条|数量|个数|总数|计数")
+_FN_BEFORE = re.compile(r"(?P<fn>平均|总)的?")
+_FN_AFTER = re.compile(r"的?(?P<fn>平均值|平均数|平均|总和|总额|合计|总计|之和|最大值|最高值|"
+                       r"最小值|最低值)")
+_FN = {"平均": "avg", "平均值": "avg", "平均数": "avg", "总": "sum", "总和": "sum",
+       "总额": "sum", "合计": "sum", "总计": "sum", "之和": "sum", "最大值": "max",
+       "最高值": "max", "最小值": "min", "最低值": "min"}
+
+
+def chinese_aggregates(q: Question, plan: Plan) -> None:
+    """Groups and functions said in Chinese (see module)."""
+    if not q.chinese:
+        return
+    numeric = [m for m in q.fields if m.candidate.relation is None and is_plain(m.candidate)
+               and m.candidate.field.kind in NUMERIC_KINDS and plan.free(m.span)]
+    for m in _FN_BEFORE.finditer(q.low):
+        field = next((f for f in numeric if f.span[0] == m.end()), None)
+        if field is not None and plan.free(m.span()):
+            _function(plan, _FN[m.group("fn")], field, (m.start(), field.span[1]))
+    for m in _FN_AFTER.finditer(q.low):
+        field = next((f for f in numeric if f.span[1] == m.start()), None)
+        if field is not None and plan.free(m.span()):
+            _function(plan, _FN[m.group("fn")], field, (field.span[0], m.end()))
+    for m in _EACH.finditer(q.low):
+        if not plan.free(m.span()):
+            continue
+        found = group_field(q, m.end())
+        if found is None:
+            continue
+        for name in found[0]:
+            add_group(q, plan, name, (m.start(), found[1][1]), m.group(0))
+    if plan.group_by and "count" not in plan.aggregates:
+        count = _COUNT.search(q.low)
+        if not plan.aggregates or count is not None:
+            plan.aggregates.insert(0, "count")
+            if count is not None:
+                plan.used.append(count.span())
+
+
+def _function(plan: Plan, fn: str, field: FieldMention, span: Span) -> None:
+    name = f"{fn}({field.candidate.field.name})"
+    if name not in plan.aggregates:
+        plan.aggregates.append(name)
+        plan.notes.append(f"{name} (\"{fn}\")")
+        plan.evidence += 1.0
+    plan.used.append(span)

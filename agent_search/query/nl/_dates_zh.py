@@ -1,0 +1,98 @@
+"""Dates written in Chinese, on the date field they are about: what :mod:`._dates` reads
+in English.
+
+- stated: "2024年" (the year), "2024年3月", "2024年3月5日" — a period; with "以后" /
+  "之后" after it, from its end; "以来" / "起", from its start; "以前" / "之前", before
+  its start; "2023年到2024年" (到, 至, -), a range;
+- relative: "今天", "昨天", "本周", "上周", "本月" / "这个月", "上个月", "今年", "去年";
+  "最近30天", "过去3个月", "近一年" (rolling, up to now).
+
+Only questions holding Chinese characters are read here; ``now`` is the parser's.
+"""
+
+from __future__ import annotations
+
+import re
+
+from agent_search.query.nl._dates import date_bounds, period_start, shift
+from agent_search.query.nl._numbers_zh import chinese_number
+from agent_search.query.nl._plan import Plan, Question
+from agent_search.query.nl._schema import Span, field_for
+
+_DAY = (r"(?P<{p}y>(?:19|20)\d{{2}})\s*年"
+        r"(?:\s*(?P<{p}m>\d{{1,2}})\s*月(?:\s*(?P<{p}d>\d{{1,2}})\s*[日号])?)?")
+_STATED = re.compile(_DAY.format(p="") + r"(?:\s*(?P<word>以后|之后|以来|起|开始|以前|之前))?")
+_RANGE = re.compile(_DAY.format(p="a_") + r"\s*(?:到|至|-|~|～)\s*" + _DAY.format(p="b_"))
+_ROLLING = re.compile(r"(?:最近|过去|近)\s*(?P<n>\d{1,4}|[零一二两三四五六七八九十百]+)\s*"
+                      r"(?P<u>天|日|周|星期|个月|月|年)")
+_ONE = {"今天": ("day", 0), "昨天": ("day", -1), "本周": ("week", 0), "这周": ("week", 0),
+        "上周": ("week", -1), "本月": ("month", 0), "这个月": ("month", 0),
+        "上个月": ("month", -1), "上月": ("month", -1), "今年": ("year", 0),
+        "去年": ("year", -1)}
+_ONE_RE = re.compile("|".join(sorted(_ONE, key=len, reverse=True)))
+_UNITS = {"天": "day", "日": "day", "周": "week", "星期": "week", "个月": "month",
+          "月": "month", "年": "year"}
+
+
+def chinese_dates(q: Question, plan: Plan) -> None:
+    """Each date said in Chinese as a condition on the date field it is about."""
+    if not q.chinese:
+        return
+    for m in _RANGE.finditer(q.low):
+        first, last = _bounds(m, "a_"), _bounds(m, "b_")
+        if first and last:
+            _period(q, plan, m.span(), first[0], last[1], m.group(0))
+    for m in _STATED.finditer(q.low):
+        if not plan.free(m.span()):
+            continue
+        bounds = _bounds(m, "")
+        if bounds is None:
+            plan.warn(f"{m.group(0)!r} is not a valid date; ignored")
+            plan.used.append(m.span())
+            continue
+        word = m.group("word")
+        if word is None:
+            _period(q, plan, m.span(), bounds[0], bounds[1], m.group(0))
+        elif word in ("以后", "之后"):
+            _one_sided(q, plan, m.span(), ">=", bounds[1], m.group(0))
+        elif word in ("以前", "之前"):
+            _one_sided(q, plan, m.span(), "<", bounds[0], m.group(0))
+        else:
+            _one_sided(q, plan, m.span(), ">=", bounds[0], m.group(0))
+    for m in _ROLLING.finditer(q.low):
+        n = chinese_number(m.group("n"))
+        if n is not None and plan.free(m.span()):
+            start = shift(q.now, -int(n), _UNITS[m.group("u")])
+            _one_sided(q, plan, m.span(), ">=", start.isoformat(), m.group(0))
+    for m in _ONE_RE.finditer(q.low):
+        if not plan.free(m.span()):
+            continue
+        unit, back = _ONE[m.group(0)]
+        start = shift(period_start(q.now, unit), back, unit)
+        if back == 0:
+            _one_sided(q, plan, m.span(), ">=", start.isoformat(), m.group(0))
+        else:
+            _period(q, plan, m.span(), start.isoformat(),
+                    period_start(q.now, unit).isoformat(), m.group(0))
+
+
+def _bounds(m: re.Match[str], p: str) -> tuple[str, str] | None:
+    """The ISO start and end of the stated year / month / day, None if it does not exist."""
+    year, month, day = m.group(p + "y"), m.group(p + "m"), m.group(p + "d")
+    text = year + (f"-{int(month):02d}" if month else "") + (f"-{int(day):02d}" if day else "")
+    try:
+        return date_bounds(text)
+    except (ValueError, OverflowError):
+        return None
+
+
+def _period(q: Question, plan: Plan, span: Span, start: str, end: str, text: str) -> None:
+    cand = field_for(q.candidates, "date", q.fields, span[0])
+    if cand is not None and plan.free(span):
+        plan.add_period(cand.path, start, end, span, text)
+
+
+def _one_sided(q: Question, plan: Plan, span: Span, op: str, value: str, text: str) -> None:
+    cand = field_for(q.candidates, "date", q.fields, span[0])
+    if cand is not None:
+        plan.add(cand.path, op, value, span, f"{cand.path} {op} {value} (\"{text}\")")

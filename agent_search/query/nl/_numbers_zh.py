@@ -1,0 +1,128 @@
+"""Comparisons and ranges written in Chinese, on the field the amount is about — the
+same conditions as :mod:`._numbers` reads in English.
+
+- a comparator before the amount: "低于100元", "超过3000", "不超过五百块", "至少2件";
+- one after it: "三千元以下", "500以上", "100元以内" (以下/以内/以上 include the amount,
+  as they do in Chinese usage: "三千元以下" is ``<= 3000``);
+- a range: "100到500元之间", "在1000至2000之间", "100-500元".
+
+Amounts are Arabic ("3,000", "1.5万") or Chinese numerals ("三千", "两百", "十五"); 元, 块,
+块钱 and 美元 say money, 分钟/小时/秒 a duration (converted to the field's unit). The field
+is the one named nearest (by its Chinese label or comment), else the target's only field of
+that kind, as in English; an amount no field fits is a warning. Only questions holding
+Chinese characters are read here.
+"""
+
+from __future__ import annotations
+
+import re
+
+from agent_search.query.dsl import TEMPORAL_KINDS
+from agent_search.query.nl._plan import Plan, Question
+from agent_search.query.nl._schema import Candidate, field_for
+from agent_search.query.nl._units import convert, stated_dimension, typed
+
+_DIGITS = {"零": 0, "〇": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6,
+           "七": 7, "八": 8, "九": 9}
+_SMALL_UNITS = {"十": 10, "百": 100, "千": 1000}
+_LARGE_UNITS = {"万": 10_000, "亿": 100_000_000}
+_NUMERAL = "零〇一二两三四五六七八九十百千万亿"
+
+
+def _amount_re(p: str = "") -> str:
+    """An amount: number, multiplier and unit; its groups named with the prefix ``p``."""
+    return (rf"(?P<{p}num>\d{{1,3}}(?:,\d{{3}})+(?:\.\d+)?|\d+(?:\.\d+)?|[{_NUMERAL}]+)"
+            rf"\s*(?P<{p}mult>千万|百万|[十百千万亿])?"
+            rf"\s*(?P<{p}unit>块钱|元|块|美元|美金|人民币|分钟|小时|秒)?")
+
+
+_MONEY = frozenset({"块钱", "元", "块", "美元", "美金", "人民币"})
+_DURATION = {"分钟": "min", "小时": "h", "秒": "s"}
+_MULTIPLIERS = {"十": 10, "百": 100, "千": 1000, "万": 10_000, "亿": 100_000_000,
+                "百万": 1_000_000, "千万": 10_000_000}
+BEFORE_OPS = {
+    "<": "低于|少于|小于|不到|不足|未满",
+    "<=": "不超过|不高于|不多于|不大于|至多|最多",
+    ">": "高于|大于|多于|超过|超出",
+    ">=": "至少|不低于|不少于|不小于|起码",
+    "=": "等于",
+}
+AFTER_OPS = {"<=": "以下|以内|之内|或以下|及以下", ">=": "以上|或以上|及以上|起"}
+_CMP_BEFORE = re.compile(
+    r"(?P<cmp>" + "|".join(BEFORE_OPS.values()) + r")\s*" + _amount_re())
+_CMP_AFTER = re.compile(_amount_re() + r"\s*(?P<cmp>" + "|".join(AFTER_OPS.values())
+                        + ")")
+_RANGE = re.compile(r"(?:在\s*)?" + _amount_re("a_") + r"\s*(?:到|至|-|~|～|—)\s*"
+                    + _amount_re("b_") + r"(?:\s*(?:之间|以内|之内))?")
+
+
+def chinese_number(text: str) -> float | None:
+    """"3,000" → 3000, "三千" → 3000, "十五" → 15, "两百" → 200; None for no number."""
+    if text[:1].isdigit():
+        return float(text.replace(",", ""))
+    if not any(c in _DIGITS or c == "十" for c in text):
+        return None  # "万" alone is no amount
+    total = section = digit = 0
+    for c in text:
+        if c in _DIGITS:
+            digit = _DIGITS[c]
+        elif c in _SMALL_UNITS:
+            section += (digit or 1) * _SMALL_UNITS[c]
+            digit = 0
+        else:
+            total += (section + digit) * _LARGE_UNITS[c]
+            section = digit = 0
+    return float(total + section + digit)
+
+
+def _amount(m: re.Match[str], p: str = "") -> tuple[float, str | None, bool] | None:
+    number = chinese_number(m.group(p + "num"))
+    if number is None:
+        return None
+    mult = m.group(p + "mult")
+    if mult:
+        number *= _MULTIPLIERS[mult]
+    unit = m.group(p + "unit")
+    return number, _DURATION.get(unit or ""), unit in _MONEY
+
+
+def chinese_comparisons(q: Question, plan: Plan) -> None:
+    """"三千元以下" → ``price <= 3000`` (see module)."""
+    if not q.chinese:
+        return
+    for m in _RANGE.finditer(q.low):
+        a, b = _amount(m, "a_"), _amount(m, "b_")
+        if a is None or b is None or not plan.free(m.span()):
+            continue
+        unit, money = a[1] or b[1], a[2] or b[2]
+        cand = _field(q, plan, m, stated_dimension("", unit, money))
+        if cand is not None:
+            ends = sorted((convert(a[0], unit, cand.field), convert(b[0], unit, cand.field)))
+            pair = [typed(ends[0], cand.field), typed(ends[1], cand.field)]
+            plan.add(cand.path, "between", pair, m.span(),
+                     f"{cand.path} between {pair[0]} and {pair[1]} (\"{m.group(0)}\")")
+    found = [(m, op) for m in _CMP_BEFORE.finditer(q.low)
+             for op, words in BEFORE_OPS.items() if re.fullmatch(words, m.group("cmp"))]
+    found += [(m, op) for m in _CMP_AFTER.finditer(q.low)
+              for op, words in AFTER_OPS.items() if re.fullmatch(words, m.group("cmp"))]
+    for m, op in sorted(found, key=lambda f: f[0].start()):
+        amount = _amount(m)
+        if amount is None or not plan.free(m.span()):
+            continue
+        value, unit, money = amount
+        cand = _field(q, plan, m, stated_dimension("", unit, money))
+        if cand is not None:
+            v = typed(convert(value, unit, cand.field), cand.field)
+            plan.add(cand.path, op, v, m.span(), f"{cand.path} {op} {v} (\"{m.group(0)}\")")
+
+
+def _field(q: Question, plan: Plan, m: re.Match[str], dim: str) -> Candidate | None:
+    """The field the amount at ``m`` is about, or None (and a warning)."""
+    cand = field_for(q.candidates, dim, q.fields, m.start())
+    if cand is None and dim != "number":
+        cand = field_for(q.candidates, "number", q.fields, m.start())
+    if cand is None or cand.field.kind in TEMPORAL_KINDS:
+        plan.warn(f"could not tell which field {m.group(0).strip()!r} is about; ignored")
+        plan.used.append(m.span())
+        return None
+    return cand

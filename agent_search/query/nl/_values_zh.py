@@ -1,0 +1,90 @@
+"""Known values written in Chinese, found inside a question that has no spaces.
+
+"北京的客户有多少" is one run of characters, so values cannot be looked up word by word.
+Instead the question is cut into words by jieba (:func:`~agent_search.query._chinese.
+segments`) and every stretch of whole words (at most as long as the longest Chinese value)
+is looked up in the index: a value must start where a word starts and end where one ends,
+so "京东" is not read in "北京东路" (北京 | 东路). One cut is allowed: a value that is a
+word but for its last character ("南京" in "南京市", "北京" in "北京人"), a suffix jieba
+wrote together with it.
+
+A value of one character stands for too little to be found by substring; it is read only
+when all of these hold:
+
+- its field holds nothing but such short codes (every value one or two characters:
+  男/女, 大/中/小; see :attr:`~agent_search.query.nl._value_index.ValueIndex.code_fields`);
+- jieba reads it as a word of its own there ("男客户": 男 | 客户, but not 大 in "最大");
+- it is not a common word of the language: jieba's dictionary counts it as less than
+  :data:`MAX_CHAR_SHARE` of all words (是, 有, 中, 上, 大 are more).
+
+Overlaps are left to the caller, which keeps the longest match ("北京烤鸭" over "北京").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from agent_search.query._chinese import has_cjk, normal_form, segments, word_share
+from agent_search.query.dsl import ModelSchema
+from agent_search.query.nl._plan import Question
+from agent_search.query.nl._schema import Span
+from agent_search.query.nl._value_index import ValueIndex
+
+MAX_CHAR_SHARE = 1e-3
+"""A single character that is more than one word in a thousand of the text jieba's
+dictionary was counted on is a common word (是 1.3%, 中 0.4%, 大 0.24%), not a value;
+男 (0.01%) and 女 (0.05%) are less common and may be one."""
+
+
+def chinese_matches(q: Question, index: ValueIndex) -> list[tuple[Span, int, str]]:
+    """(span, candidate position, value) of each Chinese value found in the question."""
+    if not index.cjk or not q.chinese:
+        return []
+    words = segments(q.low)
+    out: list[tuple[Span, int, str]] = []
+    for a, (start, first_end) in enumerate(words):
+        for b in range(a, len(words)):
+            end = words[b][1]
+            if end - start > index.cjk_chars + 1:
+                break
+            ends = [end]
+            if b == a and end - start >= 3:  # "南京" in "南京市": one suffix character
+                ends.append(end - 1)
+            for stop in ends:
+                if stop - start > index.cjk_chars:
+                    continue
+                for pos, value in index.cjk.get(q.low[start:stop], ()):
+                    if stop - start == 1 and not _single_ok(q.low[start:stop],
+                                                            pos, index, stop == first_end):
+                        continue
+                    out.append(((start, stop), pos, value))
+    return out
+
+
+def _single_ok(char: str, pos: int, index: ValueIndex, whole_word: bool) -> bool:
+    """A one-character value may be read here (see module)."""
+    return whole_word and pos in index.code_fields and word_share(char) < MAX_CHAR_SHARE
+
+
+def names_outside_values(low: str, schemas: Sequence[ModelSchema],
+                         mentions: Mapping[str, list[Span]]) -> dict[str, list[Span]]:
+    """``mentions`` without the model names written inside a longer Chinese value
+    ("产品" inside the category "电子产品" names no model: it is part of the value)."""
+    if not has_cjk(low):
+        return dict(mentions)
+    inside: list[Span] = []
+    for schema in schemas:
+        for fld in schema.fields:
+            for value in fld.values:
+                vlow = normal_form(value)
+                start = low.find(vlow) if len(vlow) >= 2 and has_cjk(vlow) else -1
+                while start >= 0:
+                    inside.append((start, start + len(vlow)))
+                    start = low.find(vlow, start + 1)
+    out: dict[str, list[Span]] = {}
+    for model_id, spans in mentions.items():
+        kept = [s for s in spans if not any(
+            v[0] <= s[0] and s[1] <= v[1] and v[1] - v[0] > s[1] - s[0] for v in inside)]
+        if kept:
+            out[model_id] = kept
+    return out
