@@ -52,7 +52,8 @@ the group's size beyond the first hit (``(Σ shares − 1) / (feedback_docs − 
 with ``feedback_weight`` 3 on the even-numbered half of zh-rgb's questions, with SciFact's
 505 non-test (dev) claims as the check that English does not drop: there the best claim's
 abstract often stands alone (the 5th hit ~2.4 units under it, zh-rgb ~1), and feedback
-from an unweighted top 5 took SciFact test from 0.743 to 0.705."""
+from an unweighted top 5 took SciFact test from 0.743 to 0.705. The default weight is 2,
+not 3: with MiniLM's second int8 build, 3 took SciFact test to 0.738 (docs/kb-scores.md)."""
 
 
 def keys_with_feedback(store: KBStore, collection: str, ids: list[str], keys: list[float],
