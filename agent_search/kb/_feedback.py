@@ -108,3 +108,12 @@ def _moments(stats: CollectionStats | None, centre: NDArray[np.float64],
         return 0.0, 0.0
     return float(np.mean(near)), float(np.std(near))
 
+
+def rocchio(query: NDArray[np.float32], feedback: NDArray[np.float32],
+            weight: float) -> NDArray[np.float32]:
+    """The query moved towards the mean of the feedback vectors (unit length again)."""
+    q = query / max(float(np.linalg.norm(query)), 1e-12)
+    moved = q + weight * feedback.mean(axis=0)
+    out: NDArray[np.float32] = (moved / max(float(np.linalg.norm(moved)), 1e-12)).astype(
+        np.float32)
+    return out

@@ -4,7 +4,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from agent_search.kb._store_base import KBStore
 
 
 @dataclass(slots=True)
@@ -30,4 +33,22 @@ def reranked(hits: list[Hit], keys: list[float] | None, limit: int) -> list[Hit]
         hit = hits[i]
         ceiling = min(ceiling, hit.own if hit.own is not None else hit.score)
         out.append(replace(hit, score=ceiling, key=keys[i]))
+    return out
+
+
+def with_payloads(store: KBStore, collection: str, hits: list[Hit]) -> list[Hit]:
+    """``hits`` with their payloads, read for those the hybrid ranked without one (a
+    stored chunk's payload is never empty); a chunk removed meanwhile is left out. The ids
+    were found under the request's filter, so reading them by id shows nothing else."""
+    missing = [h.point_id for h in hits if not h.payload]
+    if not missing:
+        return hits
+    payloads = {r.id: r.payload for r in store.retrieve(collection, missing, payload=True,
+                                                        vectors=False)}
+    out: list[Hit] = []
+    for hit in hits:
+        if not hit.payload:
+            hit.payload = payloads.get(hit.point_id) or {}
+        if hit.payload:
+            out.append(hit)
     return out

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from agent_search.kb._feedback import applies, keys_with_feedback
-from agent_search.kb._hits import Hit, reranked
+from agent_search.kb._hits import Hit, reranked, with_payloads
 from agent_search.kb._store_base import Record, Scored, VectorQuery
 
 
@@ -68,3 +68,25 @@ def test_scores_follow_the_new_ranking() -> None:
     assert [h.point_id for h in out] == ["c", "b"]
     assert [h.score for h in out] == [0.95, 0.8]  # own scores, capped by the hit above
     assert reranked(hits, None, limit=2) == hits[:2]
+
+
+class _Payloads:
+    """A store whose chunk 'gone' was removed after the hybrid ranked it."""
+
+    def __init__(self) -> None:
+        self.asked: list[list[str]] = []
+
+    def retrieve(self, collection: str, ids: list[str], *, payload: bool,
+                 vectors: Any) -> list[Record]:
+        self.asked.append(list(ids))
+        return [Record(i, {"text": f"chunk {i}"}) for i in ids if i != "gone"]
+
+
+def test_hits_get_their_payloads_last_and_a_removed_chunk_is_left_out() -> None:
+    store = _Payloads()
+    hits = [Hit("a", 0.9, {}), Hit("gone", 0.8, {}), Hit("b", 0.7, {"text": "kept"})]
+    out = with_payloads(store, "c", hits)  # type: ignore[arg-type]
+    assert [(h.point_id, h.payload["text"]) for h in out] == [("a", "chunk a"),
+                                                              ("b", "kept")]
+    assert store.asked == [["a", "gone"]]  # only those without a payload are read
+    assert with_payloads(store, "c", out) == out and len(store.asked) == 1
