@@ -24,13 +24,9 @@ from agent_search.kb._tenancy import Access
 from agent_search.kb._uploads import MAX_PRESENT, check_folder, check_name, mirror_folder
 from agent_search.server import Service
 
-from ..server.harness import KEYS, serve_with_kb, sha256, write_project
+from ..server.harness import auth, serve_with_kb, two_tenant_keys, write_project
 
 BODY_CAP = 8192
-
-
-def _auth(who: str) -> dict[str, str]:
-    return {"Authorization": f"Bearer {KEYS[who]}"}
 
 
 @pytest.fixture(scope="module")
@@ -38,8 +34,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Serv
     root = tmp_path_factory.mktemp("kb-mirror")
     server_settings = {
         "max_body_bytes": BODY_CAP,
-        "api_keys": [{"sha256": sha256(KEYS["alice"]), "user_id": "alice", "team_id": "t1"},
-                     {"sha256": sha256(KEYS["bob"]), "user_id": "bob", "team_id": "t2"}]}
+        "api_keys": two_tenant_keys()}
     cdir, adir = write_project(root, server=server_settings)
     (cdir / "search.yao").write_text(json.dumps({"kb": {"enabled": True},
                                                  "options": {"timeout": 30}}))
@@ -57,13 +52,13 @@ def _sources(service: Service, collection: str) -> set[str]:
 def _add(url: str, collection: str, names: list[str], who: str) -> None:
     body = {"documents": [{"name": n, "text": f"# {n}\n\nabout {n}\n"} for n in names]}
     answer = httpx.post(f"{url}/v1/kb/{collection}/documents", json=body,
-                        headers=_auth(who), timeout=120)
+                        headers=auth(who), timeout=120)
     assert answer.status_code == 200, answer.text
 
 
 def _mirror(url: str, collection: str, folder: str, present: list[str],
             who: str) -> httpx.Response:
-    return httpx.post(f"{url}/v1/kb/{collection}/mirror", headers=_auth(who), timeout=60,
+    return httpx.post(f"{url}/v1/kb/{collection}/mirror", headers=auth(who), timeout=60,
                       json={"folder": folder, "present": present})
 
 
@@ -100,7 +95,7 @@ def test_a_path_trick_folder_removes_nothing(served: tuple[str, Service],
     assert answer.status_code == 422, answer.text
     files = httpx.post(f"{url}/v1/kb/m2/files", params={"folder": folder},
                        files=[("file", ("a.md", b"# A\n\nfine\n", "text/markdown"))],
-                       headers=_auth("alice"), timeout=60)
+                       headers=auth("alice"), timeout=60)
     assert files.status_code in (400, 422), files.text
     assert _sources(service, "m2") == before
 
@@ -111,7 +106,7 @@ def test_a_path_trick_folder_removes_nothing(served: tuple[str, Service],
 ])
 def test_a_path_trick_name_writes_nothing(served: tuple[str, Service], name: str) -> None:
     url, service = served
-    answer = httpx.post(f"{url}/v1/kb/m3/documents", headers=_auth("alice"), timeout=60,
+    answer = httpx.post(f"{url}/v1/kb/m3/documents", headers=auth("alice"), timeout=60,
                         json={"documents": [{"name": name, "text": "x"}]})
     assert answer.status_code == 422, answer.text
     assert _sources(service, "m3") == set()
@@ -141,7 +136,7 @@ def test_a_key_lists_only_what_it_may_read(served: tuple[str, Service]) -> None:
     _add(url, "m5", ["mine/a.md"], "alice")
     _add(url, "m5", ["theirs/b.md"], "bob")
     seen = {who: [d["source"] for d in httpx.get(
-        f"{url}/v1/kb/m5/documents", headers=_auth(who), timeout=60).json()["documents"]]
+        f"{url}/v1/kb/m5/documents", headers=auth(who), timeout=60).json()["documents"]]
         for who in ("alice", "bob")}
     assert seen == {"alice": ["upload:mine/a.md"], "bob": ["upload:theirs/b.md"]}
     assert httpx.get(f"{url}/v1/kb/m5/documents", timeout=60).status_code == 401

@@ -22,14 +22,10 @@ from agent_search.server import Service
 from agent_search.server._errors import ApiError
 from agent_search.server._kb_files import FILE_SUFFIXES, MAX_FILES, check_file_name
 
-from ..server.harness import KEYS, serve_with_kb, sha256, write_project
+from ..server.harness import auth, serve_with_kb, two_tenant_keys, write_project
 
 BODY_CAP = 4096
 FILE_CAP = 10_000  # kb.max_file_mb = 0.01 → 10485 bytes
-
-
-def _auth(who: str) -> dict[str, str]:
-    return {"Authorization": f"Bearer {KEYS[who]}"}
 
 
 @pytest.fixture(scope="module")
@@ -37,8 +33,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Serv
     root = tmp_path_factory.mktemp("kb-uploads")
     server_settings = {
         "max_body_bytes": BODY_CAP,
-        "api_keys": [{"sha256": sha256(KEYS["alice"]), "user_id": "alice", "team_id": "t1"},
-                     {"sha256": sha256(KEYS["bob"]), "user_id": "bob", "team_id": "t2"}]}
+        "api_keys": two_tenant_keys()}
     cdir, adir = write_project(root, server=server_settings)
     (cdir / "search.yao").write_text(json.dumps({
         "kb": {"enabled": True, "max_file_mb": 0.01, "max_run_mb": 0.05},
@@ -58,7 +53,7 @@ def _post(url: str, collection: str, files: list[tuple[str, bytes]], who: str = 
           headers: dict[str, str] | None = None) -> httpx.Response:
     parts = [("file", (name, data, "application/octet-stream")) for name, data in files]
     return httpx.post(f"{url}/v1/kb/{collection}/files", files=parts, timeout=60,
-                      headers={**_auth(who), **(headers or {})})
+                      headers={**auth(who), **(headers or {})})
 
 
 def _text(n: int) -> bytes:
@@ -73,12 +68,12 @@ def test_the_upload_route_has_its_own_cap_and_only_it(served: tuple[str, Service
     assert ok.status_code == 200, ok.text
     assert ok.json()["documents"] == 3
     # the JSON route keeps the 4 KB cap
-    big_json = httpx.post(f"{url}/v1/kb/cap/documents", headers=_auth("alice"), timeout=60,
+    big_json = httpx.post(f"{url}/v1/kb/cap/documents", headers=auth("alice"), timeout=60,
                           json={"documents": [{"name": "a.txt", "text": "x" * 8000}]})
     assert big_json.status_code == 413 and str(BODY_CAP) in big_json.text
     # and so does every other route, multipart or not
     for path in ("/v1/search", "/v1/kb/cap/documents", "/v1/kb/cap/files/x"):
-        other = httpx.post(f"{url}{path}", headers=_auth("alice"), timeout=60,
+        other = httpx.post(f"{url}{path}", headers=auth("alice"), timeout=60,
                            files=[("file", ("a.txt", _text(8000)))])
         assert other.status_code == 415, (path, other.text)
 
@@ -98,7 +93,7 @@ def test_oversize_bodies_are_refused_streamed_or_not(served: tuple[str, Service]
             yield _text(4096)
 
     streamed = httpx.post(f"{url}/v1/kb/big/files", content=chunks(), timeout=60,
-                          headers={**_auth("alice"),
+                          headers={**auth("alice"),
                                    "Content-Type": f"multipart/form-data; boundary={boundary}"})
     assert streamed.status_code == 413, streamed.text
     one_too_big = _post(url, "big", [("ok.txt", _text(100)),
@@ -150,11 +145,11 @@ def test_another_tenants_upload_cannot_be_removed(served: tuple[str, Service]) -
     assert _post(url, "tenants", [("plan.md", b"# Plan\n\nbob's plan\n")], who="bob") \
         .status_code == 200
     theirs = httpx.delete(f"{url}/v1/kb/tenants/documents/upload:plan.md",
-                          headers=_auth("alice"), timeout=60)
+                          headers=auth("alice"), timeout=60)
     assert theirs.status_code == 404
     assert _sources(service, "tenants") == {"upload:plan.md@bob"}
     mine = httpx.delete(f"{url}/v1/kb/tenants/documents/upload:plan.md",
-                        headers=_auth("bob"), timeout=60)
+                        headers=auth("bob"), timeout=60)
     assert mine.status_code == 200 and _sources(service, "tenants") == set()
 
 

@@ -30,6 +30,17 @@ def sha256(key: str) -> str:
     return hashlib.sha256(key.encode()).hexdigest()
 
 
+def auth(who: str) -> dict[str, str]:
+    """The bearer header of test user ``who`` (a key of :data:`KEYS`)."""
+    return {"Authorization": f"Bearer {KEYS[who]}"}
+
+
+def two_tenant_keys() -> list[dict[str, str]]:
+    """``server.api_keys`` for alice (team t1) and bob (team t2)."""
+    return [{"sha256": sha256(KEYS["alice"]), "user_id": "alice", "team_id": "t1"},
+            {"sha256": sha256(KEYS["bob"]), "user_id": "bob", "team_id": "t2"}]
+
+
 def write_project(root: Path, *, llm_url: str | None = None,
                   server: dict[str, Any] | None = None,
                   assistants: dict[str, dict[str, Any]] | None = None,

@@ -23,13 +23,9 @@ from agent_search.cli.app import app
 from agent_search.kb._manage import list_documents
 from agent_search.server import Service
 
-from .harness import KEYS, serve_with_kb, write_project
+from .harness import KEYS, auth, serve_with_kb, write_project
 
 runner = CliRunner()
-
-
-def _auth(who: str) -> dict[str, str]:
-    return {"Authorization": f"Bearer {KEYS[who]}"}
 
 
 @pytest.fixture(scope="module")
@@ -52,23 +48,23 @@ def test_add_and_remove_documents_as_the_caller(served: tuple[str, Service]) -> 
     with httpx.Client(base_url=url, timeout=120) as client:
         body = {"documents": [{"name": "notes.md", "text": "# Bees\n\nBees make honey.\n"},
                               {"name": "todo", "text": "Buy a new bike chain."}]}
-        added = client.post("/v1/kb/team/documents", json=body, headers=_auth("alice"))
+        added = client.post("/v1/kb/team/documents", json=body, headers=auth("alice"))
         assert added.status_code == 200, added.text
         assert added.json()["documents"] == 2 and added.json()["added"] >= 2
-        again = client.post("/v1/kb/team/documents", json=body, headers=_auth("alice"))
+        again = client.post("/v1/kb/team/documents", json=body, headers=auth("alice"))
         assert again.json()["added"] == 0 and again.json()["unchanged"] >= 2
-        bob = client.post("/v1/kb/team/documents", headers=_auth("bob"),
+        bob = client.post("/v1/kb/team/documents", headers=auth("bob"),
                           json={"documents": [{"name": "notes.md", "text": "Wasps."}]})
         assert bob.status_code == 200, bob.text
         assert _owners(service, "team") == {"upload:notes.md": {"alice", "bob"},
                                             "upload:todo.txt": {"alice"}}
 
-        gone = client.delete("/v1/kb/team/documents/upload:notes.md", headers=_auth("bob"))
+        gone = client.delete("/v1/kb/team/documents/upload:notes.md", headers=auth("bob"))
         assert gone.status_code == 200, gone.text
         assert [d["owner"] for d in gone.json()["removed"]] == ["bob"]
-        twice = client.delete("/v1/kb/team/documents/upload:notes.md", headers=_auth("bob"))
+        twice = client.delete("/v1/kb/team/documents/upload:notes.md", headers=auth("bob"))
         assert twice.status_code == 404 and "of yours" in twice.json()["error"]["message"]
-        theirs = client.delete("/v1/kb/team/documents/upload:todo.txt", headers=_auth("bob"))
+        theirs = client.delete("/v1/kb/team/documents/upload:todo.txt", headers=auth("bob"))
         assert theirs.status_code == 404
         assert _owners(service, "team") == {"upload:notes.md": {"alice"},
                                             "upload:todo.txt": {"alice"}}
@@ -85,7 +81,7 @@ def test_add_and_remove_documents_as_the_caller(served: tuple[str, Service]) -> 
 def test_bad_documents_are_refused(served: tuple[str, Service], body: dict[str, object],
                                    message: str) -> None:
     url, _ = served
-    answer = httpx.post(f"{url}/v1/kb/team/documents", json=body, headers=_auth("alice"),
+    answer = httpx.post(f"{url}/v1/kb/team/documents", json=body, headers=auth("alice"),
                         timeout=60)
     assert answer.status_code == 422, answer.text
     assert message in answer.json()["error"]["message"]
@@ -96,9 +92,9 @@ def test_uploads_need_a_key_and_json(served: tuple[str, Service]) -> None:
     anonymous = httpx.post(f"{url}/v1/kb/team/documents", json={"documents": []}, timeout=60)
     assert anonymous.status_code == 401
     form = httpx.post(f"{url}/v1/kb/team/documents", files={"f": ("a.txt", b"x")},
-                      headers=_auth("alice"), timeout=60)
+                      headers=auth("alice"), timeout=60)
     assert form.status_code == 415
-    bad_collection = httpx.post(f"{url}/v1/kb/eval-x/documents", headers=_auth("alice"),
+    bad_collection = httpx.post(f"{url}/v1/kb/eval-x/documents", headers=auth("alice"),
                                 json={"documents": [{"name": "a", "text": "x"}]}, timeout=60)
     assert bad_collection.status_code == 422 and "reserved" in bad_collection.text
 
@@ -106,7 +102,7 @@ def test_uploads_need_a_key_and_json(served: tuple[str, Service]) -> None:
 def test_a_path_outside_the_collection_is_just_a_name(served: tuple[str, Service]) -> None:
     url, _ = served
     answer = httpx.delete(f"{url}/v1/kb/team/documents/..%2F..%2Fetc%2Fpasswd",
-                          headers=_auth("alice"), timeout=60)
+                          headers=auth("alice"), timeout=60)
     assert answer.status_code == 404
 
 

@@ -20,13 +20,9 @@ from agent_search.kb import CollectionNotFound
 from agent_search.kb._manage import list_documents
 from agent_search.server import Service
 
-from .harness import KEYS, serve_with_kb, write_project
+from .harness import KEYS, auth, serve_with_kb, write_project
 
 runner = CliRunner()
-
-
-def _auth(who: str) -> dict[str, str]:
-    return {"Authorization": f"Bearer {KEYS[who]}"}
 
 
 @pytest.fixture(scope="module")
@@ -60,7 +56,7 @@ def test_files_are_parsed_and_owned_by_the_caller(served: tuple[str, Service],
              ("file", ("broken.pdf", b"%PDF-1.4 this is not really a pdf",
                        "application/pdf"))]
     with httpx.Client(base_url=url, timeout=120) as client:
-        added = client.post("/v1/kb/up/files", files=files, headers=_auth("alice"))
+        added = client.post("/v1/kb/up/files", files=files, headers=auth("alice"))
         assert added.status_code == 200, added.text
         report = added.json()
         assert report["documents"] == 2 and report["added"] >= 2
@@ -70,9 +66,9 @@ def test_files_are_parsed_and_owned_by_the_caller(served: tuple[str, Service],
         assert set(docs) == {"upload:bees.docx@alice", "upload:notes.md@alice"}
         assert docs["upload:bees.docx@alice"]["team"] == "t1"
 
-        again = client.post("/v1/kb/up/files", files=files[:2], headers=_auth("alice"))
+        again = client.post("/v1/kb/up/files", files=files[:2], headers=auth("alice"))
         assert again.json()["added"] == 0 and again.json()["unchanged"] == 2
-        bob = client.post("/v1/kb/up/files", headers=_auth("bob"),
+        bob = client.post("/v1/kb/up/files", headers=auth("bob"),
                           files=[("file", ("notes.md", b"Wasps sting.", "text/plain"))])
         assert bob.status_code == 200, bob.text
         assert "upload:notes.md@bob" in _docs(service, "up")
@@ -82,7 +78,7 @@ def test_refused_uploads_write_nothing(served: tuple[str, Service]) -> None:
     url, service = served
     files = [("file", ("good.md", b"# Good\n\nfine text\n", "text/markdown")),
              ("file", ("evil.exe", b"MZ\x90\x00", "application/octet-stream"))]
-    answer = httpx.post(f"{url}/v1/kb/refused/files", files=files, headers=_auth("alice"),
+    answer = httpx.post(f"{url}/v1/kb/refused/files", files=files, headers=auth("alice"),
                         timeout=60)
     assert answer.status_code == 415, answer.text
     assert "evil.exe" in answer.json()["error"]["message"]
@@ -131,7 +127,7 @@ def test_progress_is_streamed_then_the_report(served: tuple[str, Service],
              ("file", ("long.md", b"# Long\n\n" + b"Bees dance to show the way. " * 2000,
                        "text/markdown"))]
     answer = httpx.post(f"{url}/v1/kb/progress/files?progress=true", files=files,
-                        headers=_auth("alice"), timeout=120)
+                        headers=auth("alice"), timeout=120)
     assert answer.status_code == 200, answer.text
     assert answer.headers["content-type"].startswith("text/event-stream")
     events = _events(answer.text)
