@@ -44,7 +44,7 @@ sys.path.insert(0, str(ROOT))
 
 from agent_search.kb._embedder import FastEmbedder, prepare_model_dir  # noqa: E402
 from agent_search.kb._local import default_workers  # noqa: E402
-from bench.bench_kb_speed import texts_of  # noqa: E402
+from bench._fastembed_ref import FastembedRunner, texts_of  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "data"
 HOME = Path(os.environ.get("AGENT_SEARCH_HOME") or ROOT / "bench" / "results" / "kb_home")
@@ -70,39 +70,6 @@ def _throughput(embed: Callable[[list[str]], Any], texts: list[str]) -> tuple[fl
     wall, cpu = time.perf_counter(), time.process_time()
     embed(texts)
     return len(texts) / (time.perf_counter() - wall), time.process_time() - cpu
-
-
-class _FastembedRunner:
-    """fastembed's own path: one ``TextEmbedding`` per CPU, batches split the same way."""
-
-    def __init__(self, model_dir: Path) -> None:
-        from fastembed import TextEmbedding
-
-        self.model = TextEmbedding("sentence-transformers/all-MiniLM-L6-v2",
-                                   specific_model_path=str(model_dir), threads=1)
-        self.workers = default_workers()
-        self.pool = [self.model] + [
-            TextEmbedding("sentence-transformers/all-MiniLM-L6-v2",
-                          specific_model_path=str(model_dir), threads=1)
-            for _ in range(self.workers - 1)]
-
-    def query(self, text: str) -> Any:
-        return next(iter(self.model.embed([text])))
-
-    def embed(self, texts: list[str]) -> Any:
-        from concurrent.futures import ThreadPoolExecutor
-
-        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
-        batches = [order[s:s + 8] for s in range(0, len(order), 8)]
-        shares = [batches[w::self.workers] for w in range(self.workers)]
-
-        def run(w: int) -> None:
-            for idx in shares[w]:
-                list(self.pool[w].embed([texts[i] for i in idx], batch_size=8))
-
-        with ThreadPoolExecutor(self.workers) as pool:
-            list(pool.map(run, range(self.workers)))
-        return None
 
 
 def _bigram_bm25(texts: list[str]) -> Callable[[str], Any]:
@@ -201,8 +168,8 @@ def main() -> None:
     minilm_dir = prepare_model_dir(HOME, 256)
     rows: list[tuple[str, Any, Any]] = [
         ("fastembed MiniLM, shipped file (reference)", None,
-         _FastembedRunner(prepare_model_dir(HOME, 256, "weights"))),
-        ("fastembed MiniLM, the kb's int8 graph", None, _FastembedRunner(minilm_dir)),
+         FastembedRunner(prepare_model_dir(HOME, 256, "weights"))),
+        ("fastembed MiniLM, the kb's int8 graph", None, FastembedRunner(minilm_dir)),
         ("agent-search MiniLM", FastEmbedder(minilm_dir, int8="dynamic"), None),
     ]
     if not args.no_e5:

@@ -206,11 +206,11 @@ def _embedding_lines(embedder: Any, queries: list[str]) -> list[str]:
     """The query embedding alone, ours and fastembed's own (single-threaded, on the model
     file the wheel ships), and both embedders' passages/s on 300 abstracts, measured here,
     beside the figures above (``bench/bench_kb_speed.py`` has the whole comparison)."""
-    from bench_kb_speed import Fastembed, p50_ms, per_second, texts_of
-
     from agent_search.kb._embedder import prepare_model_dir
+    from bench._fastembed_ref import FastembedRunner, texts_of
+    from bench.bench_kb_speed import p50_ms, per_second
 
-    reference = Fastembed(prepare_model_dir(HOME, 256, "weights"))
+    reference = FastembedRunner(prepare_model_dir(HOME, 256, "weights"))
     ours_p50 = p50_ms(embedder.embed_query, queries)
     ref_p50 = p50_ms(reference.query, queries)
     docs = texts_of(SCIFACT / "corpus.jsonl", 300, with_title=True)

@@ -43,6 +43,7 @@ sys.path.insert(0, str(ROOT))
 import anyio  # noqa: E402
 
 from agent_search import Context, Request, SearchConfig  # noqa: E402
+from bench._fastembed_ref import FastembedRunner, texts_of  # noqa: E402
 
 SCIFACT = ROOT.parent / "shared" / "data" / "beir-scifact"
 HOME = Path(os.environ.get("AGENT_SEARCH_HOME") or ROOT / "bench" / "results" / "kb_home")
@@ -54,18 +55,6 @@ REFERENCE = "fastembed, shipped file"
 KB_EMBED, KB_SEARCH, KB_INGEST = "kb embedder", "kb search", "kb ingest"
 DOC_BLOCK = 40  # documents per interleaved block
 _MODEL = "sentence-transformers/all-MiniLM-L6-v2"
-
-
-def texts_of(path: Path, n: int, *, with_title: bool) -> list[str]:
-    out = []
-    with path.open(encoding="utf-8") as fh:
-        for line in fh:
-            row = json.loads(line)
-            title = row.get("title") or ""
-            out.append(f"{title}\n{row['text']}" if with_title and title else row["text"])
-            if len(out) >= n:
-                break
-    return out
 
 
 def p50_ms(call: Callable[[str], Any], queries: Sequence[str]) -> float:
@@ -83,24 +72,6 @@ def per_second(call: Callable[[list[str]], Any], texts: list[str]) -> float:
     started = time.perf_counter()
     call(texts)
     return len(texts) / (time.perf_counter() - started)
-
-
-class Fastembed:
-    """fastembed's ``TextEmbedding`` on a model folder, run the way the kb runs its model:
-    single-threaded sessions, a query on one, documents in length-sorted batches of 8 over
-    one session per CPU (fastembed out of the box spins a thread per core in every call,
-    which on a shared machine measures the other jobs more than the model)."""
-
-    def __init__(self, model_dir: Path) -> None:
-        from bench.bench_embed import _FastembedRunner
-
-        self.runner = _FastembedRunner(model_dir)
-
-    def query(self, text: str) -> Any:
-        return self.runner.query(text)
-
-    def embed(self, texts: list[str]) -> Any:
-        return self.runner.embed(texts)
 
 
 def _ingest_child(docs: int) -> None:
@@ -137,7 +108,7 @@ def _ingest(docs: int) -> dict[str, Any]:
     return row
 
 
-async def _round(docs: list[str], queries: list[str], refs: dict[str, Fastembed],
+async def _round(docs: list[str], queries: list[str], refs: dict[str, FastembedRunner],
                  embedder: Any, collection: str) -> dict[str, Any]:
     """One round: the query measurements interleaved query by query and the document ones
     block by block (so each sees the same load as fastembed's beside it), then the ingest.
@@ -247,8 +218,8 @@ async def run(docs: int, rounds: int, queries_n: int) -> list[str]:
     settings = KBSettings.from_config(config)
     meta = get_store(settings, HOME).info(collection).meta
     embedder = embedder_for_collection(meta, settings, HOME)
-    refs = {REFERENCE: Fastembed(prepare_model_dir(HOME, 256, "weights")),
-            "fastembed, the kb's int8 folder": Fastembed(prepare_model_dir(HOME, 256))}
+    refs = {REFERENCE: FastembedRunner(prepare_model_dir(HOME, 256, "weights")),
+            "fastembed, the kb's int8 folder": FastembedRunner(prepare_model_dir(HOME, 256))}
     dataset = load_dataset(SCIFACT, "test")
     queries = [dataset.queries[q] for q in sorted(dataset.queries)][:queries_n]
     texts = texts_of(SCIFACT / "corpus.jsonl", docs, with_title=True)
