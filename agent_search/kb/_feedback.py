@@ -32,8 +32,8 @@ from agent_search.kb._store import DENSE, KBStore, VectorQuery
 
 DEPTH = 30
 """Candidates ranked again when fewer results are asked for: the hybrid's top 30 (on the
-zh-rgb questions, nDCG@10 0.7960 against 0.7966 when all 100 of each branch's are; the
-payloads of 30, not 100, are read)."""
+zh-rgb questions, nDCG@10 0.7960 against 0.7966 when all 100 of each branch's are; 30,
+not 100, are scored and compared with the centre)."""
 
 MIN_SHARE = 20
 """The top ``feedback_docs`` chunks are taken as a sample of the answer only when they are

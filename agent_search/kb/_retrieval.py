@@ -217,20 +217,16 @@ def search(store: KBStore, collection: str, plan: QueryPlan,
             store, collection, [h.point_id for h in hits], [h.key for h in hits],
             plan.feedback_docs, plan.feedback_weight, flt, stats), limit)
         plan = replace(plan, limit=limit)
-    if not (plan.prf_docs and dense is not None and hits):
-        return with_payloads(store, collection, hits)
-    records = store.retrieve(collection, [h.point_id for h in hits[:plan.prf_docs]],
-                             payload=False, vectors=True)
-    rows = [r.dense for r in records if r.dense]
-    if not rows:
-        return hits
-    feedback = np.asarray(rows, dtype=np.float32)
-    feedback /= np.maximum(np.linalg.norm(feedback, axis=1, keepdims=True), 1e-12)
-    moved = _feedback.rocchio(dense, feedback, plan.prf_weight)
-    return with_payloads(store, collection,
-                          _search(store, collection, plan, moved, sparse, flt, points, stats,
-                                  null))
-
+    if plan.prf_docs and dense is not None and hits:
+        records = store.retrieve(collection, [h.point_id for h in hits[:plan.prf_docs]],
+                                 payload=False, vectors=True)
+        rows = [r.dense for r in records if r.dense]
+        if rows:
+            feedback = np.asarray(rows, dtype=np.float32)
+            feedback /= np.maximum(np.linalg.norm(feedback, axis=1, keepdims=True), 1e-12)
+            moved = _feedback.rocchio(dense, feedback, plan.prf_weight)
+            hits = _search(store, collection, plan, moved, sparse, flt, points, stats, null)
+    return with_payloads(store, collection, hits)  # one exit: every path's hits get them
 
 
 def _search(store: KBStore, collection: str, plan: QueryPlan,

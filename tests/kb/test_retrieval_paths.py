@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import anyio
 import numpy as np
@@ -16,7 +17,7 @@ from agent_search.kb import close_stores, ingest_paths
 from agent_search.kb._embedder import get_embedder
 from agent_search.kb._retrieval import Hit, QueryPlan, fuse, search
 from agent_search.kb._schema import BASE_INDEXES, bm25_of
-from agent_search.kb._store import KBStore, PointData, get_store, scroll_all
+from agent_search.kb._store import KBStore, PointData, Record, get_store, scroll_all
 from agent_search.kb._store_server import ServerStore
 from agent_search.kb._tenancy import visibility
 from agent_search.kb.calibrate import FullIndex
@@ -212,3 +213,31 @@ def test_pruned_candidates_rank_like_the_whole_union(
                        dense, sparse, visibility(None, None), 40)
         assert [str(h.payload["content_hash"]) for h in found] == expected, query
         assert [h.score for h in found] == sorted((h.score for h in found), reverse=True)
+
+
+class _VectorsGone:
+    """The store, but the chunks' vectors are gone when feedback reads them (removed
+    between the search and the read)."""
+
+    def __init__(self, store: KBStore) -> None:
+        self.store = store
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.store, name)
+
+    def retrieve(self, collection: str, ids: list[str], *, payload: bool,
+                 vectors: Any) -> list[Record]:
+        records = self.store.retrieve(collection, ids, payload=payload, vectors=vectors)
+        return [Record(r.id, r.payload) for r in records] if vectors else records
+
+
+def test_hits_keep_their_payloads_when_feedback_finds_no_vectors(
+        sample: tuple[SearchConfig, KBStore]) -> None:
+    config, _ = sample
+    settings = KBSettings(prf_docs=2)  # the calibrated hybrid, then Rocchio feedback
+    edge, bm25, dense, sparse = _vectors(config, settings, QUERIES[0])
+    hits = search(_VectorsGone(edge), "sample",  # type: ignore[arg-type]
+                  QueryPlan.of(settings, "hybrid", 10, bm25.k1), dense, sparse,
+                  visibility(None, None), 40)
+    assert len(hits) == 10
+    assert all(h.payload.get("content") for h in hits)
