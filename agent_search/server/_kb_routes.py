@@ -32,6 +32,8 @@ and names of documents by :mod:`agent_search.kb._uploads`, each document and the
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from fastapi import APIRouter, Request
@@ -67,25 +69,37 @@ def _access(request: Request) -> Access:
     return Access.of(identity.user_id, identity.team_id)
 
 
+@contextmanager
+def _kb_errors(bad_input: str) -> Iterator[None]:
+    """The knowledge base's errors as the API's, the same for every route: a collection
+    of another model 409, no such collection 404, bad input 422 (naming the parameter
+    ``bad_input``), the store unavailable 503."""
+    from agent_search.kb import CollectionMismatchError, CollectionNotFound, StoreError
+
+    try:
+        yield
+    except CollectionMismatchError as exc:  # a ValueError too: before it
+        raise ApiError(409, str(exc), param="collection") from None
+    except CollectionNotFound as exc:  # a StoreError too: before it
+        raise ApiError(404, str(exc), param="collection") from None
+    except ValueError as exc:
+        raise ApiError(422, str(exc), param=bad_input) from None
+    except StoreError as exc:
+        raise ApiError(503, str(exc)) from None
+
+
 @kb_router.post("/v1/kb/{collection}/documents", tags=["kb"], openapi_extra=_SECURED)
 async def add_documents(request: Request, collection: str) -> dict[str, Any]:
     """Ingest text documents into a collection (created on first use), owned by the
     caller; the ingest report (added, updated, unchanged, skipped with reasons)."""
-    from agent_search.kb import CollectionMismatchError, StoreError
     from agent_search.kb._uploads import ingest_texts
 
     access = _access(request)
     body = _validate(DocumentsBody, await _json_body(request))
     config = service_of(request).searcher.config
-    try:
+    with _kb_errors("documents"):
         report = await ingest_texts(config, collection,
                                     [(d.name, d.text) for d in body.documents], access=access)
-    except CollectionMismatchError as exc:
-        raise ApiError(409, str(exc), param="collection") from None
-    except ValueError as exc:
-        raise ApiError(422, str(exc), param="documents") from None
-    except StoreError as exc:
-        raise ApiError(503, str(exc)) from None
     return report.to_json()
 
 
@@ -94,34 +108,23 @@ async def add_files(request: Request, collection: str) -> Any:
     """Ingest uploaded files (``multipart/form-data`` parts named ``file``) into a
     collection (created on first use), owned by the caller; the ingest report. With
     ``?progress=true``: server-sent ``progress`` events, then ``report`` (or ``error``)."""
-    from agent_search.kb import CollectionMismatchError, StoreError
     from agent_search.kb._uploads import check_folder
     from agent_search.kb.settings import KBSettings
     from agent_search.server._kb_files import check_target, ingest_files, read_files
 
     access = _access(request)
     config = service_of(request).searcher.config
-    try:
+    with _kb_errors("collection"):
         check_target(collection, access)
-    except ValueError as exc:
-        raise ApiError(422, str(exc), param="collection") from None
     folder = request.query_params.get("folder")
     if folder is not None:
-        try:
+        with _kb_errors("folder"):
             check_folder(folder)
-        except ValueError as exc:
-            raise ApiError(422, str(exc), param="folder") from None
     uploads = await read_files(request, KBSettings.from_config(config))
     if request.query_params.get("progress", "").lower() in ("1", "true"):
         return _progress_stream(request, config, collection, uploads, access, folder)
-    try:
+    with _kb_errors("collection"):
         report = await ingest_files(config, collection, uploads, access, folder=folder)
-    except CollectionMismatchError as exc:
-        raise ApiError(409, str(exc), param="collection") from None
-    except ValueError as exc:
-        raise ApiError(422, str(exc), param="collection") from None
-    except StoreError as exc:
-        raise ApiError(503, str(exc)) from None
     return report.to_json()
 
 
@@ -146,19 +149,12 @@ def _progress_stream(request: Request, config: Any, collection: str, uploads: An
 async def remove_document(request: Request, collection: str, document: str) -> dict[str, Any]:
     """Remove one of the caller's documents (by source or document id); 404 when the
     caller has no such document."""
-    from agent_search.kb import CollectionNotFound, StoreError
     from agent_search.kb._manage import remove_document as remove
 
     access = _access(request)
     config = service_of(request).searcher.config
-    try:
+    with _kb_errors("document"):
         removed = await remove(config, collection, document, access=access)
-    except ValueError as exc:
-        raise ApiError(422, str(exc), param="document") from None
-    except CollectionNotFound as exc:
-        raise ApiError(404, str(exc), param="collection") from None
-    except StoreError as exc:
-        raise ApiError(503, str(exc)) from None
     if not removed:
         raise ApiError(404, f"no document {document[:200]!r} of yours in collection "
                        f"{collection!r}", param="document")
@@ -169,21 +165,14 @@ async def remove_document(request: Request, collection: str, document: str) -> d
 async def mirror(request: Request, collection: str) -> dict[str, Any]:
     """Remove the caller's documents of a folder sent earlier (``upload:<folder>/...``)
     whose file the folder no longer holds; 404 when the collection does not exist."""
-    from agent_search.kb import CollectionNotFound, StoreError
     from agent_search.kb._uploads import mirror_folder
 
     access = _access(request)
     body = _validate(MirrorBody, await _json_body(request))
     config = service_of(request).searcher.config
-    try:
+    with _kb_errors("folder"):
         removed = await mirror_folder(config, collection, body.folder, body.present,
                                       access=access)
-    except ValueError as exc:
-        raise ApiError(422, str(exc), param="folder") from None
-    except CollectionNotFound as exc:
-        raise ApiError(404, str(exc), param="collection") from None
-    except StoreError as exc:
-        raise ApiError(503, str(exc)) from None
     return {"collection": collection, "folder": body.folder, "removed": removed,
             "missing": [d["source"] for d in removed]}
 
@@ -192,19 +181,12 @@ async def mirror(request: Request, collection: str) -> dict[str, Any]:
 async def documents(request: Request, collection: str) -> dict[str, Any]:
     """The documents of a collection the caller may read (public ones, its own, its
     team's shared ones); 404 when the collection does not exist."""
-    from agent_search.kb import CollectionNotFound, StoreError
     from agent_search.kb._manage import list_documents
     from agent_search.kb._tenancy import visibility
 
     identity = identity_of(request.scope)
     config = service_of(request).searcher.config
-    try:
+    with _kb_errors("collection"):
         docs = await list_documents(config, collection,
                                     visibility(identity.user_id, identity.team_id))
-    except ValueError as exc:
-        raise ApiError(422, str(exc), param="collection") from None
-    except CollectionNotFound as exc:
-        raise ApiError(404, str(exc), param="collection") from None
-    except StoreError as exc:
-        raise ApiError(503, str(exc)) from None
     return {"collection": collection, "documents": docs}
