@@ -98,6 +98,30 @@ def _headers(api_key_env: str) -> dict[str, str]:
     return {"Authorization": f"Bearer {key}"} if key else {}
 
 
+def _client(url: str, api_key_env: str) -> httpx.Client:
+    return httpx.Client(base_url=url.rstrip("/"), timeout=TIMEOUT,
+                        headers=_headers(api_key_env))
+
+
+def _call(client: httpx.Client, url: str, method: str, path: str,
+          **kwargs: Any) -> httpx.Response:
+    """One request; a server that cannot be reached is a :class:`RemoteError`."""
+    try:
+        return client.request(method, path, **kwargs)
+    except httpx.HTTPError as exc:
+        raise RemoteError(f"cannot reach {url}: {exc}") from exc
+
+
+def _answer(client: httpx.Client, url: str, method: str, path: str,
+            **kwargs: Any) -> dict[str, Any]:
+    """One request's JSON answer; any status but 200 is a :class:`RemoteError`."""
+    response = _call(client, url, method, path, **kwargs)
+    if response.status_code != 200:
+        raise _error(response)
+    answer: dict[str, Any] = response.json()
+    return answer
+
+
 def _error(response: httpx.Response) -> RemoteError:
     try:
         message = response.json()["error"]["message"]
@@ -182,8 +206,7 @@ def send_documents(url: str, collection: str, docs: list[tuple[str, Path]],
     sent = 0
     batch: list[dict[str, str]] = []
     batch_bytes = 0
-    with httpx.Client(base_url=url.rstrip("/"), timeout=TIMEOUT,
-                      headers=_headers(api_key_env)) as client:
+    with _client(url, api_key_env) as client:
         base = f"/v1/kb/{quote(collection, safe='')}"
 
         def add(report: dict[str, Any], done: int) -> None:
@@ -200,7 +223,8 @@ def send_documents(url: str, collection: str, docs: list[tuple[str, Path]],
         def flush() -> None:
             nonlocal batch, batch_bytes
             if batch:
-                add(_post(client, url, f"{base}/documents", json={"documents": batch}),
+                add(_answer(client, url, "POST", f"{base}/documents",
+                            json={"documents": batch}),
                     sum(sizes[d["name"]] for d in batch))
             batch, batch_bytes = [], 0
 
@@ -212,8 +236,8 @@ def send_documents(url: str, collection: str, docs: list[tuple[str, Path]],
                 query = {"folder": folder} if folder else None
                 try:
                     with path.open("rb") as fh:
-                        add(_post(client, url, f"{base}/files", params=query,
-                                  files=[("file", (base_name, fh))]), sizes[name])
+                        add(_answer(client, url, "POST", f"{base}/files", params=query,
+                                    files=[("file", (base_name, fh))]), sizes[name])
                 except OSError as exc:
                     total["skipped"].append({"source": str(path),
                                              "reason": f"cannot read: {exc}"})
@@ -239,13 +263,10 @@ def mirror_remote(url: str, collection: str, folders: list[tuple[str, list[str]]
     exist has nothing to remove."""
     removed: list[dict[str, Any]] = []
     path = f"/v1/kb/{quote(collection, safe='')}/mirror"
-    with httpx.Client(base_url=url.rstrip("/"), timeout=TIMEOUT,
-                      headers=_headers(api_key_env)) as client:
+    with _client(url, api_key_env) as client:
         for folder, present in folders:
-            try:
-                response = client.post(path, json={"folder": folder, "present": present})
-            except httpx.HTTPError as exc:
-                raise RemoteError(f"cannot reach {url}: {exc}") from exc
+            response = _call(client, url, "POST", path,
+                             json={"folder": folder, "present": present})
             if response.status_code == 404:
                 continue
             if response.status_code != 200:
@@ -261,17 +282,6 @@ def _size_of(path: Path) -> int:
         return 0
 
 
-def _post(client: httpx.Client, url: str, path: str, **kwargs: Any) -> dict[str, Any]:
-    try:
-        response = client.post(path, **kwargs)
-    except httpx.HTTPError as exc:
-        raise RemoteError(f"cannot reach {url}: {exc}") from exc
-    if response.status_code != 200:
-        raise _error(response)
-    report: dict[str, Any] = response.json()
-    return report
-
-
 def remove_remote(url: str, collection: str, document: str, api_key_env: str,
                   root: Path) -> list[Any]:
     """DELETE one of the caller's documents. A local path is tried under each name the
@@ -285,20 +295,17 @@ def remove_remote(url: str, collection: str, document: str, api_key_env: str,
         project = root.resolve().name
         names = [UPLOAD_PREFIX + n for n in dict.fromkeys(
             (key, f"{project}/{key}", path.name))]
-    for name in names:
-        where = f"/v1/kb/{quote(collection, safe='')}/documents/{quote(name, safe='/')}"
-        try:
-            response = httpx.delete(url.rstrip("/") + where, headers=_headers(api_key_env),
-                                    timeout=TIMEOUT)
-        except httpx.HTTPError as exc:
-            raise RemoteError(f"cannot reach {url}: {exc}") from exc
-        if response.status_code == 404 and name != names[-1] \
-                and response.json().get("error", {}).get("param") == "document":
-            continue
-        if response.status_code != 200:
-            raise _error(response)
-        removed: list[Any] = response.json()["removed"]
-        return removed
+    with _client(url, api_key_env) as client:
+        for name in names:
+            where = f"/v1/kb/{quote(collection, safe='')}/documents/{quote(name, safe='/')}"
+            response = _call(client, url, "DELETE", where)
+            if response.status_code == 404 and name != names[-1] \
+                    and response.json().get("error", {}).get("param") == "document":
+                continue
+            if response.status_code != 200:
+                raise _error(response)
+            removed: list[Any] = response.json()["removed"]
+            return removed
     return []
 
 
@@ -306,12 +313,6 @@ def list_remote(url: str, collection: str, api_key_env: str) -> list[dict[str, A
     """The documents of ``collection`` the caller may read
     (``GET /v1/kb/{collection}/documents``)."""
     where = f"/v1/kb/{quote(collection, safe='')}/documents"
-    try:
-        response = httpx.get(url.rstrip("/") + where, headers=_headers(api_key_env),
-                             timeout=TIMEOUT)
-    except httpx.HTTPError as exc:
-        raise RemoteError(f"cannot reach {url}: {exc}") from exc
-    if response.status_code != 200:
-        raise _error(response)
-    docs: list[dict[str, Any]] = response.json()["documents"]
+    with _client(url, api_key_env) as client:
+        docs: list[dict[str, Any]] = _answer(client, url, "GET", where)["documents"]
     return docs
