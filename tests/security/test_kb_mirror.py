@@ -18,13 +18,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from agent_search.kb import CollectionNotFound
-from agent_search.kb._manage import list_documents
 from agent_search.kb._tenancy import Access
 from agent_search.kb._uploads import MAX_PRESENT, check_folder, check_name, mirror_folder
 from agent_search.server import Service
 
-from ..server.harness import auth, serve_with_kb, two_tenant_keys, write_project
+from ..server.harness import auth, serve_with_kb, sources_of, two_tenant_keys, write_project
 
 BODY_CAP = 8192
 
@@ -39,14 +37,6 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Serv
     (cdir / "search.yao").write_text(json.dumps({"kb": {"enabled": True},
                                                  "options": {"timeout": 30}}))
     yield from serve_with_kb(root, cdir, adir)
-
-
-def _sources(service: Service, collection: str) -> set[str]:
-    try:
-        docs = anyio.run(lambda: list_documents(service.searcher.config, collection))
-    except CollectionNotFound:
-        return set()
-    return {f"{d['source']}@{d['owner']}" for d in docs}
 
 
 def _add(url: str, collection: str, names: list[str], who: str) -> None:
@@ -72,13 +62,13 @@ def test_a_mirror_removes_only_the_callers_gone_files_of_that_folder(
     assert answer.status_code == 200, answer.text
     assert answer.json()["missing"] == ["upload:notes/b.md", "upload:notes/sub/d.md"]
     assert [d["owner"] for d in answer.json()["removed"]] == ["alice", "alice"]
-    assert _sources(service, "m1") == {
+    assert sources_of(service, "m1") == {
         "upload:notes/a.md@alice", "upload:notes.md@alice", "upload:notes2/c.md@alice",
         "upload:notes/a.md@bob", "upload:notes/b.md@bob"}
     # bob mirroring an empty folder of the same name removes his documents, not alice's
     theirs = _mirror(url, "m1", "notes", [], "bob")
     assert sorted(theirs.json()["missing"]) == ["upload:notes/a.md", "upload:notes/b.md"]
-    assert _sources(service, "m1") == {
+    assert sources_of(service, "m1") == {
         "upload:notes/a.md@alice", "upload:notes.md@alice", "upload:notes2/c.md@alice"}
 
 
@@ -90,14 +80,14 @@ def test_a_path_trick_folder_removes_nothing(served: tuple[str, Service],
                                              folder: str) -> None:
     url, service = served
     _add(url, "m2", ["notes/a.md", "b.md"], "alice")
-    before = _sources(service, "m2")
+    before = sources_of(service, "m2")
     answer = _mirror(url, "m2", folder, [], "alice")
     assert answer.status_code == 422, answer.text
     files = httpx.post(f"{url}/v1/kb/m2/files", params={"folder": folder},
                        files=[("file", ("a.md", b"# A\n\nfine\n", "text/markdown"))],
                        headers=auth("alice"), timeout=60)
     assert files.status_code in (400, 422), files.text
-    assert _sources(service, "m2") == before
+    assert sources_of(service, "m2") == before
 
 
 @pytest.mark.parametrize("name", [
@@ -109,7 +99,7 @@ def test_a_path_trick_name_writes_nothing(served: tuple[str, Service], name: str
     answer = httpx.post(f"{url}/v1/kb/m3/documents", headers=auth("alice"), timeout=60,
                         json={"documents": [{"name": name, "text": "x"}]})
     assert answer.status_code == 422, answer.text
-    assert _sources(service, "m3") == set()
+    assert sources_of(service, "m3") == set()
 
 
 def test_the_mirror_is_bounded(served: tuple[str, Service], tmp_path: object) -> None:
@@ -128,7 +118,7 @@ def test_the_mirror_is_bounded(served: tuple[str, Service], tmp_path: object) ->
     anonymous = httpx.post(f"{url}/v1/kb/m4/mirror", json={"folder": "big", "present": []},
                            timeout=60)
     assert anonymous.status_code == 401
-    assert _sources(service, "m4") == {"upload:big/a.md@alice"}
+    assert sources_of(service, "m4") == {"upload:big/a.md@alice"}
 
 
 def test_a_key_lists_only_what_it_may_read(served: tuple[str, Service]) -> None:

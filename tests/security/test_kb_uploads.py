@@ -10,19 +10,16 @@ import json
 from collections.abc import Iterator
 from pathlib import Path
 
-import anyio
 import httpx
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from agent_search.kb import CollectionNotFound
-from agent_search.kb._manage import list_documents
 from agent_search.server import Service
 from agent_search.server._errors import ApiError
 from agent_search.server._kb_files import FILE_SUFFIXES, MAX_FILES, check_file_name
 
-from ..server.harness import auth, serve_with_kb, two_tenant_keys, write_project
+from ..server.harness import auth, serve_with_kb, sources_of, two_tenant_keys, write_project
 
 BODY_CAP = 4096
 FILE_CAP = 10_000  # kb.max_file_mb = 0.01 → 10485 bytes
@@ -41,14 +38,6 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Serv
     yield from serve_with_kb(root, cdir, adir)
 
 
-def _sources(service: Service, collection: str) -> set[str]:
-    try:
-        docs = anyio.run(lambda: list_documents(service.searcher.config, collection))
-    except CollectionNotFound:
-        return set()
-    return {f"{d['source']}@{d['owner']}" for d in docs}
-
-
 def _post(url: str, collection: str, files: list[tuple[str, bytes]], who: str = "alice",
           headers: dict[str, str] | None = None) -> httpx.Response:
     parts = [("file", (name, data, "application/octet-stream")) for name, data in files]
@@ -62,7 +51,7 @@ def _text(n: int) -> bytes:
 
 def test_the_upload_route_has_its_own_cap_and_only_it(served: tuple[str, Service]) -> None:
     url, service = served
-    assert _sources(service, "cap") == set()
+    assert sources_of(service, "cap") == set()
     # three files, together far above the service's 4 KB body cap: taken on /files
     ok = _post(url, "cap", [(f"n{i}.txt", _text(8000)) for i in range(3)])
     assert ok.status_code == 200, ok.text
@@ -101,7 +90,7 @@ def test_oversize_bodies_are_refused_streamed_or_not(served: tuple[str, Service]
     assert one_too_big.status_code == 413 and "kb.max_file_mb" in one_too_big.text
     too_many = _post(url, "big", [(f"n{i}.txt", b"x") for i in range(MAX_FILES + 1)])
     assert too_many.status_code == 400, too_many.text
-    assert _sources(service, "big") == set()
+    assert sources_of(service, "big") == set()
 
 
 @pytest.mark.parametrize(("name", "data", "status", "message"), [
@@ -122,7 +111,7 @@ def test_wrong_types_and_hostile_names_are_refused(served: tuple[str, Service], 
     answer = _post(url, "hostile", [("fine.md", b"# Fine\n\nok\n"), (name, data)])
     assert answer.status_code == status, answer.text
     assert message in answer.json()["error"]["message"]
-    assert _sources(service, "hostile") == set()
+    assert sources_of(service, "hostile") == set()
 
 
 def test_a_cross_site_form_cannot_upload(served: tuple[str, Service]) -> None:
@@ -137,7 +126,7 @@ def test_a_cross_site_form_cannot_upload(served: tuple[str, Service]) -> None:
     anonymous = httpx.post(f"{url}/v1/kb/csrf/files", files=[("file", ("b.md", b"x"))],
                            timeout=60)
     assert anonymous.status_code == 401
-    assert _sources(service, "csrf") == {"upload:a.md@alice"}
+    assert sources_of(service, "csrf") == {"upload:a.md@alice"}
 
 
 def test_another_tenants_upload_cannot_be_removed(served: tuple[str, Service]) -> None:
@@ -147,10 +136,10 @@ def test_another_tenants_upload_cannot_be_removed(served: tuple[str, Service]) -
     theirs = httpx.delete(f"{url}/v1/kb/tenants/documents/upload:plan.md",
                           headers=auth("alice"), timeout=60)
     assert theirs.status_code == 404
-    assert _sources(service, "tenants") == {"upload:plan.md@bob"}
+    assert sources_of(service, "tenants") == {"upload:plan.md@bob"}
     mine = httpx.delete(f"{url}/v1/kb/tenants/documents/upload:plan.md",
                         headers=auth("bob"), timeout=60)
-    assert mine.status_code == 200 and _sources(service, "tenants") == set()
+    assert mine.status_code == 200 and sources_of(service, "tenants") == set()
 
 
 @given(st.text(min_size=0, max_size=220),

@@ -20,7 +20,8 @@ import yaml
 from fastapi import FastAPI
 
 from agent_search import Context, Request, Result, ResultItem
-from agent_search.kb import close_stores, prepare_model_dir
+from agent_search.kb import CollectionNotFound, close_stores, prepare_model_dir
+from agent_search.kb._manage import list_documents
 from agent_search.server import Service, ServiceOptions, create_app
 
 KEYS = {"alice": "sk-alice-0123456789", "bob": "sk-bob-9876543210"}
@@ -33,6 +34,16 @@ def sha256(key: str) -> str:
 def auth(who: str) -> dict[str, str]:
     """The bearer header of test user ``who`` (a key of :data:`KEYS`)."""
     return {"Authorization": f"Bearer {KEYS[who]}"}
+
+
+def sources_of(service: Service, collection: str) -> set[str]:
+    """``source@owner`` of every document in ``collection`` (none when it does not exist),
+    read past the service's API: what a test checks the API did."""
+    try:
+        docs = anyio.run(lambda: list_documents(service.searcher.config, collection))
+    except CollectionNotFound:
+        return set()
+    return {f"{d['source']}@{d['owner']}" for d in docs}
 
 
 def two_tenant_keys() -> list[dict[str, str]]:
