@@ -22,17 +22,17 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Sequence
 
+from agent_search._numerals_zh import BIG as _BIG
+from agent_search._numerals_zh import DIGIT as _DIGIT
+from agent_search._numerals_zh import NUMERALS as _NUMERALS
+from agent_search._numerals_zh import numeral_value as _integer
+
 _WIDTH = str.maketrans(
     {**{chr(0xFF10 + i): str(i) for i in range(10)},
      **{chr(0xFF21 + i): chr(0x41 + i) for i in range(26)},
      **{chr(0xFF41 + i): chr(0x61 + i) for i in range(26)},
      "％": "%", "．": ".", "＋": "+", "－": "-", "\u3000": " "})
 
-_DIGIT = {"零": 0, "〇": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6,
-          "七": 7, "八": 8, "九": 9}
-_UNIT = {"十": 10, "百": 100, "千": 1000}
-_BIG = {"万": 10_000, "亿": 100_000_000}
-_NUMERALS = "".join(_DIGIT) + "".join(_UNIT) + "".join(_BIG)
 _RUN = re.compile(
     rf"(?P<pct>百分之|千分之)?(?P<int>[{_NUMERALS}]+)"
     r"(?:点(?P<frac>[零〇一二三四五六七八九]+)(?P<big>[万亿])?)?"
@@ -53,34 +53,6 @@ def starts_with_number(word: str) -> bool:
     calling part of a number a name. One numeral character starts many names (三城,
     千代田区, 万军)."""
     return word[:1].isdigit() or numeral_runs.match(word) is not None
-
-
-def _integer(run: str) -> int | None:
-    """The value of a run of numeral characters; None when it is not a well-formed one."""
-    if not any(c in _UNIT or c in _BIG for c in run):
-        if len(run) > 1 and "两" in run:
-            return None
-        return int("".join(str(_DIGIT[c]) for c in run))  # 二〇二二 → 2022
-    total = section = number = 0
-    last_unit = 1
-    for c in run:
-        if c in _DIGIT:
-            number = _DIGIT[c]
-        elif c in _UNIT:
-            section += (number or 1) * _UNIT[c]
-            number, last_unit = 0, _UNIT[c]
-        elif c == "万":
-            total += (section + number) * 10_000
-            section = number = 0
-            last_unit = 10_000
-        else:  # 亿
-            total = (total + section + number) * 100_000_000
-            section = number = 0
-            last_unit = 100_000_000
-    if number and run[-1] in _DIGIT and len(run) > 1 and run[-2] not in _DIGIT \
-            and last_unit > 10:
-        number *= last_unit // 10  # 三万五 = 35,000, 一千二 = 1,200
-    return total + section + number
 
 
 def _approximate(run: str) -> bool:

@@ -172,6 +172,10 @@ def test_comparison_on_the_field_named_beside_it() -> None:
 def test_chinese_numbers() -> None:
     assert [chinese_number(t) for t in ("三千", "十五", "两百", "3,000", "一万五千", "万")] == \
         [3000, 15, 200, 3000, 15000, None]
+    # the grounding's reader of numeral runs, shared: a last digit after a unit is a tenth
+    # of it, and "三四" (three or four) or "两三" is no one amount
+    assert [chinese_number(t) for t in ("三万五", "一千二", "两三")] == [35000, 1200, None]
+    assert dsl("价格三万五以下的电子产品", named=True)["wheres"][0]["value"] == 35000
 
 
 def test_chinese_superlatives_and_limits() -> None:

@@ -17,21 +17,16 @@ from __future__ import annotations
 
 import re
 
+from agent_search._numerals_zh import DIGIT, NUMERALS, numeral_value
 from agent_search.query.dsl import TEMPORAL_KINDS
 from agent_search.query.nl._plan import Plan, Question
 from agent_search.query.nl._schema import Candidate, field_for
 from agent_search.query.nl._units import convert, stated_dimension, typed
 
-_DIGITS = {"零": 0, "〇": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6,
-           "七": 7, "八": 8, "九": 9}
-_SMALL_UNITS = {"十": 10, "百": 100, "千": 1000}
-_LARGE_UNITS = {"万": 10_000, "亿": 100_000_000}
-_NUMERAL = "零〇一二两三四五六七八九十百千万亿"
-
 
 def _amount_re(p: str = "") -> str:
     """An amount: number, multiplier and unit; its groups named with the prefix ``p``."""
-    return (rf"(?P<{p}num>\d{{1,3}}(?:,\d{{3}})+(?:\.\d+)?|\d+(?:\.\d+)?|[{_NUMERAL}]+)"
+    return (rf"(?P<{p}num>\d{{1,3}}(?:,\d{{3}})+(?:\.\d+)?|\d+(?:\.\d+)?|[{NUMERALS}]+)"
             rf"\s*(?P<{p}mult>千万|百万|[十百千万亿])?"
             rf"\s*(?P<{p}unit>块钱|元|块|美元|美金|人民币|分钟|小时|秒)?")
 
@@ -57,22 +52,14 @@ _RANGE = re.compile(r"(?:在\s*)?" + _amount_re("a_") + r"\s*(?:到|至|-|~|～|
 
 
 def chinese_number(text: str) -> float | None:
-    """"3,000" → 3000, "三千" → 3000, "十五" → 15, "两百" → 200; None for no number."""
+    """"3,000" → 3000, "三千" → 3000, "十五" → 15, "两百" → 200, "三万五" → 35000; None
+    for no number (:func:`agent_search._numerals_zh.numeral_value`)."""
     if text[:1].isdigit():
         return float(text.replace(",", ""))
-    if not any(c in _DIGITS or c == "十" for c in text):
+    if not any(c in DIGIT or c == "十" for c in text):
         return None  # "万" alone is no amount
-    total = section = digit = 0
-    for c in text:
-        if c in _DIGITS:
-            digit = _DIGITS[c]
-        elif c in _SMALL_UNITS:
-            section += (digit or 1) * _SMALL_UNITS[c]
-            digit = 0
-        else:
-            total += (section + digit) * _LARGE_UNITS[c]
-            section = digit = 0
-    return float(total + section + digit)
+    value = numeral_value(text)
+    return None if value is None else float(value)
 
 
 def _amount(m: re.Match[str], p: str = "") -> tuple[float, str | None, bool] | None:
