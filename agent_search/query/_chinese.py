@@ -77,7 +77,9 @@ def jieba_tokenizer() -> Any:
                 import jieba
 
                 logging.getLogger("jieba").setLevel(logging.WARNING)
-                tokenizer = jieba.Tokenizer()
+                # jieba's own default tokenizer, the one the kb's BM25 words and the
+                # grounding's tagger use: its dictionary is loaded once per process
+                tokenizer = jieba.dt
                 tokenizer.initialize()
                 _tokenizer = tokenizer
     return _tokenizer
