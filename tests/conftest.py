@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from hypothesis import settings
 
+from .support.data import require_bench_data
 from .support.local_http import LocalServer
 
 # Property tests everywhere: no per-example deadline (a loaded machine made a 0.06 ms
@@ -19,8 +20,15 @@ CI = os.environ.get("CI", "").lower() == "true"
 settings.register_profile("suite", deadline=None, derandomize=CI)
 settings.load_profile("suite")
 
-ROOT = Path(__file__).resolve().parents[1]
-SHARED_DATA = ROOT.parent / "shared" / "data"
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """``@pytest.mark.bench_data("set", ...)``: a test about the benchmark data in
+    ``../shared/data`` skips with a one-line reason where it is absent (a user's clone)
+    and fails under ``CI=true`` (tests/support/data.py). Every other test runs on data it
+    makes or on the samples in ``tests/data``."""
+    for marker in item.iter_markers("bench_data"):
+        require_bench_data(*marker.args)
 
 
 @pytest.fixture

@@ -29,12 +29,13 @@ from sqlalchemy.ext.asyncio import create_async_engine
 from agent_search.config import SearchConfig
 from agent_search.db import DBHandler, create_handler
 from agent_search.db.sample import create_sample_database_async
+from tests.support.data import BENCH_DATA, build_chinook
 
 ROOT = Path(__file__).resolve().parents[2]
-SHARED_DATA = ROOT.parent / "shared" / "data"
-CHINOOK_SQLITE = SHARED_DATA / "chinook" / "Chinook_Sqlite.sqlite"
-SPIDER_PAIRS = SHARED_DATA / "text2sql-spider-chinook" / "spider_chinook_1_pairs.json"
-SPIDER_RESULTS = SHARED_DATA / "text2sql-spider-chinook" / "results_on_chinook_1.4.5.json"
+# Spider's chinook_1 questions are CC BY-SA benchmark data, not shipped: only the tests
+# marked ``bench_data("text2sql-spider-chinook")`` read them
+SPIDER_PAIRS = BENCH_DATA / "text2sql-spider-chinook" / "spider_chinook_1_pairs.json"
+SPIDER_RESULTS = BENCH_DATA / "text2sql-spider-chinook" / "results_on_chinook_1.4.5.json"
 DEMO_MODELS = ROOT / "assistants" / "demo" / "models"
 
 
@@ -57,12 +58,8 @@ def _run_in_thread(fn: Callable[[], Awaitable[None]]) -> None:
 
 @pytest.fixture(scope="session")
 def chinook_sqlite_master(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """One writable copy of Chinook per session (tests never write into ../shared)."""
-    if not CHINOOK_SQLITE.is_file():
-        pytest.fail(f"Chinook data missing: {CHINOOK_SQLITE}")
-    target = tmp_path_factory.mktemp("chinook") / "chinook.sqlite"
-    shutil.copyfile(CHINOOK_SQLITE, target)
-    return target
+    """Chinook built once per session from the script in tests/data/chinook."""
+    return build_chinook(tmp_path_factory.mktemp("chinook") / "chinook.sqlite")
 
 
 @pytest.fixture(scope="session")

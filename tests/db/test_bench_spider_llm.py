@@ -16,15 +16,15 @@ from typing import Any
 
 import pytest
 
+from tests.support.data import BENCH_DATA
 from tests.support.llm_server import ChatServer, ThreadedChatServer, _chunk
 
 ROOT = Path(__file__).parents[2]
 BENCH = ROOT / "bench" / "bench_spider.py"
-DATA = ROOT.parent / "shared" / "data" / "spider-dev-public"
+DATA = BENCH_DATA / "spider-dev-public"
 FIXED = {"model": "singer"}  # every singer: right for "how many singers", some records
 
-pytestmark = pytest.mark.skipif(not (DATA / "questions.json").is_file(),
-                                reason="the shared Spider data is not here")
+pytestmark = pytest.mark.bench_data("spider-dev-public")
 
 
 class _FixedDSL(ChatServer):

@@ -235,6 +235,7 @@ SPIDER_LOOKUPS: dict[int, tuple[str, str]] = {
 }
 
 
+@pytest.mark.bench_data("text2sql-spider-chinook")
 @pytest.mark.parametrize("pair_id", sorted(SPIDER_LOOKUPS))
 async def test_spider_record_lookups(chinook: DBHandler, pair_id: int) -> None:
     pairs, results = _spider()

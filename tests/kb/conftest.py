@@ -14,7 +14,6 @@ from agent_search.kb import close_stores, prepare_model_dir
 from agent_search.kb._e5 import prepare_e5_dir
 
 ROOT = Path(__file__).resolve().parents[2]
-SCIFACT = ROOT.parent / "shared" / "data" / "beir-scifact"
 
 
 @pytest.fixture

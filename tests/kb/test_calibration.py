@@ -20,7 +20,7 @@ from agent_search.kb._retrieval import (
 )
 from agent_search.kb.calibrate import fit_logistic
 
-from .conftest import SCIFACT
+from ..support.data import KB_SAMPLE
 
 pytestmark = pytest.mark.anyio
 
@@ -46,7 +46,7 @@ async def test_a_match_scores_the_same_alone_and_among_many(
     note = tmp_path / "note.md"
     note.write_text(NOTE)
     corpus = tmp_path / "corpus.jsonl"
-    lines = (SCIFACT / "corpus.jsonl").read_text(encoding="utf-8").splitlines()[:60]
+    lines = (KB_SAMPLE / "corpus.jsonl").read_text(encoding="utf-8").splitlines()[:60]
     corpus.write_text("\n".join(lines) + "\n")
     await ingest_paths(config, [note], "alone")
     await ingest_paths(config, [note, corpus], "many")

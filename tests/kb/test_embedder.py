@@ -23,13 +23,13 @@ from agent_search.kb._embedder import (
 from agent_search.kb._sparse import BM25, SparseVec
 from agent_search.kb.settings import KBSettings
 
-from .conftest import SCIFACT
+from ..support.data import KB_SAMPLE
 
 pytestmark = pytest.mark.anyio
 
 
 def _abstracts(n: int) -> list[str]:
-    with (SCIFACT / "corpus.jsonl").open(encoding="utf-8") as fh:
+    with (KB_SAMPLE / "corpus.jsonl").open(encoding="utf-8") as fh:
         rows = [json.loads(next(fh)) for _ in range(n)]
     return [f"{r['title']}\n{r['text']}" for r in rows]
 

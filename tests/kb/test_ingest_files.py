@@ -11,7 +11,7 @@ from agent_search.kb import ingest_paths, list_collections
 from agent_search.kb._store import get_store
 from agent_search.kb.ingest import source_hashes
 
-from .conftest import SCIFACT
+from ..support.data import KB_SAMPLE
 
 pytestmark = pytest.mark.anyio
 
@@ -104,7 +104,7 @@ async def test_pdf_text_layer(config: SearchConfig, tmp_path: Path) -> None:
 
 
 async def test_beir_corpus_records_keep_their_ids(config: SearchConfig, tmp_path: Path) -> None:
-    lines = (SCIFACT / "corpus.jsonl").read_text(encoding="utf-8").splitlines()[:20]
+    lines = (KB_SAMPLE / "corpus.jsonl").read_text(encoding="utf-8").splitlines()[:20]
     corpus = tmp_path / "corpus.jsonl"
     corpus.write_text("\n".join(lines) + "\n", encoding="utf-8")
     report = await ingest_paths(config, [corpus], "sci")
@@ -113,8 +113,8 @@ async def test_beir_corpus_records_keep_their_ids(config: SearchConfig, tmp_path
     from agent_search.kb import create_handler
 
     result = await create_handler(config).search(Context(config=config), Request(
-        type="kb", query="diffusion tensor MRI of newborn white matter", limit=1))
-    assert result.items[0].document_id == "4983"
+        type="kb", query="does jogging help people who are depressed?", limit=1))
+    assert result.items[0].document_id == "kb016"
 
 
 async def test_bad_collection_name(config: SearchConfig, docs: Path) -> None:

@@ -23,7 +23,7 @@ from agent_search.kb._tenancy import visibility
 from agent_search.kb.calibrate import FullIndex
 from agent_search.kb.settings import KBSettings
 
-from .conftest import SCIFACT
+from ..support.data import KB_SAMPLE
 
 QUERIES = [
     "vitamin D deficiency and bone density",
@@ -36,15 +36,15 @@ QUERIES = [
 @pytest.fixture(scope="module")
 def sample(tmp_path_factory: pytest.TempPathFactory,
            model_home: Path) -> Iterator[tuple[SearchConfig, KBStore]]:
-    """40 SciFact abstracts ingested once into Qdrant Edge, and copied point for point into
-    qdrant-client's local mode (the server path's stand-in)."""
+    """40 passages of tests/data/kb-sample ingested once into Qdrant Edge, and copied point
+    for point into qdrant-client's local mode (the server path's stand-in)."""
     from qdrant_client import QdrantClient
 
     base = tmp_path_factory.mktemp("kb-sample")
     home = base / "home"
     home.mkdir()
     (home / "models").symlink_to(model_home / "models", target_is_directory=True)
-    lines = (SCIFACT / "corpus.jsonl").read_text(encoding="utf-8").splitlines()[:40]
+    lines = (KB_SAMPLE / "corpus.jsonl").read_text(encoding="utf-8").splitlines()[:40]
     corpus = base / "corpus.jsonl"
     corpus.write_text("\n".join(lines) + "\n", encoding="utf-8")
     config = SearchConfig(home=home)

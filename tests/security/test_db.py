@@ -24,6 +24,7 @@ from ..db.tenants import (
     visible_notes,
     write_model,
 )
+from ..support.data import build_chinook
 
 pytestmark = pytest.mark.anyio
 
@@ -298,8 +299,6 @@ async def test_soft_deleted_rows_are_hidden_in_relation_subqueries(
 
 # -- issue 12: one word read as a condition is no relevant answer ------------------------
 
-_CHINOOK = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "chinook" / \
-    "Chinook_Sqlite.sqlite"
 _CHINOOK_MODELS = ["Album", "Artist", "Track", "Genre", "MediaType", "Playlist", "Customer",
                    "Employee", "Invoice"]
 
@@ -310,8 +309,7 @@ async def chinook(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[DBH
     from agent_search.db import create_handler
 
     root = tmp_path_factory.mktemp("chinook")
-    copy = root / "chinook.sqlite"
-    copy.write_bytes(_CHINOOK.read_bytes())
+    copy = build_chinook(root / "chinook.sqlite")
     handler = create_handler(SearchConfig(home=root / "home", db={"url": f"sqlite:///{copy}"}))
     yield handler
     await handler.aclose()

@@ -10,12 +10,10 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-RECORDED = Path(__file__).resolve().parents[3] / "shared" / "data" / "web-search-api-responses"
-"""Real responses of the web search APIs, recorded (see shared/data)."""
+from .data import RECORDED
 
 
 def recorded(name: str) -> bytes:

@@ -1,7 +1,7 @@
 """The scenarios of Semantic Kernel's text-search ADR, end to end against local servers.
 
 Web providers are servers of ours on 127.0.0.1 answering with the real recorded payloads
-of ``../shared/data/web-search-api-responses``; the chat model of the function-calling
+of ``tests/data/web-search-api-responses``; the chat model of the function-calling
 scenarios is a local OpenAI-compatible server streaming SSE, driven through the agent
 package's real client. Nothing here is mocked inside the process.
 """

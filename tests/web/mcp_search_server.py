@@ -21,7 +21,8 @@ try:  # mcp 2.x
 except ImportError:  # mcp 1.x
     from mcp.server.fastmcp import FastMCP  # type: ignore[no-redef]
 
-RECORDED = (Path(__file__).resolve().parents[3] / "shared" / "data" / "web-search-api-responses"
+# run as a script (no package import): the sample's path spelled out, as tests/support/data.py
+RECORDED = (Path(__file__).resolve().parents[1] / "data" / "web-search-api-responses"
             / "tavily_what_is_the_semantic_kernel.json")
 
 server = FastMCP("test-search")
