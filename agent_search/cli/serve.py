@@ -13,7 +13,7 @@ import os
 import socket
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -21,6 +21,9 @@ from agent_search._locations import find_assistants_dir
 from agent_search.cli.app import app, fail
 from agent_search.cli.search import resolve_config_dir
 from agent_search.errors import AgentSearchError
+
+if TYPE_CHECKING:
+    from agent_search.server.settings import ServerSettings
 
 _SHUTDOWN_MARGIN = 5.0
 """Seconds uvicorn waits for connections beyond the drain's grace before cutting them."""
@@ -62,6 +65,15 @@ def _check_free(host: str, port: int) -> None:
             if exc.errno == errno.EADDRINUSE:
                 fail(f"--port {port}: {host}:{port} is already in use")
             fail(f"--host {host} --port {port}: cannot bind: {exc.strerror or exc}")
+
+
+def uvicorn_options(settings: ServerSettings) -> dict[str, float]:
+    """What ``server`` in agent.yml sets of uvicorn's behaviour: the shutdown grace, and
+    how long an idle keep-alive connection stays open (``http_keep_alive_seconds``, above
+    common clients' pool timeouts, so a client never reuses a connection the server is
+    closing)."""
+    return {"timeout_graceful_shutdown": settings.grace_seconds + _SHUTDOWN_MARGIN,
+            "timeout_keep_alive": settings.http_keep_alive_seconds}
 
 
 @app.command()
@@ -113,7 +125,7 @@ def serve(
         print(f"agent-search: chat page {where}/ · API docs {where}/docs", file=sys.stderr)
 
     common = dict(host=host, port=port, log_level="info", proxy_headers=False,
-                  timeout_graceful_shutdown=settings.grace_seconds + _SHUTDOWN_MARGIN)
+                  **uvicorn_options(settings))
     if workers > 1:
         try:  # the workers load the assistants: check their files here, once, first
             _check_assistants(cdir, adir)

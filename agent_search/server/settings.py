@@ -96,6 +96,15 @@ class ServerSettings(_Strict):
     keepalive_seconds: Number = Field(default=15.0, ge=0.1, le=3600,
                                      description="A quiet stream gets an SSE comment this "
                                      "often, so proxies do not close it as idle")
+    # uvicorn's own default (5 s) equals httpx's (and so the openai client's) pool expiry:
+    # a client reusing a connection just as the server closed it got a ReadError (11 of
+    # 2,000 requests under load). The server must hold an idle connection longer than any
+    # client or proxy in front of it may still reuse it.
+    http_keep_alive_seconds: Number = Field(
+        default=75.0, ge=1, le=3600,
+        description="How long an idle HTTP connection is kept open for the client's next "
+        "request (uvicorn's timeout_keep_alive); above the clients' and proxies' pool "
+        "timeouts (httpx and openai 5 s, aiohttp 15 s, nginx and cloud balancers 60 s)")
 
     @classmethod
     def load(cls, config_dir: str | Path | None) -> ServerSettings:

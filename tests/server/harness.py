@@ -114,13 +114,14 @@ class WatchedHandler:
 class ThreadedServer:
     """uvicorn serving ``app`` on a free 127.0.0.1 port in a daemon thread."""
 
-    def __init__(self, app: FastAPI) -> None:
+    def __init__(self, app: FastAPI, **options: Any) -> None:
+        """``options``: more of uvicorn's settings (those ``agent-search serve`` passes)."""
         self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         self.sock.bind(("127.0.0.1", 0))
         self.url = f"http://127.0.0.1:{self.sock.getsockname()[1]}"
         config = uvicorn.Config(app, log_level="warning", lifespan="on",
-                                timeout_graceful_shutdown=5)
+                                **{"timeout_graceful_shutdown": 5, **options})
         self.server = uvicorn.Server(config)
         self.thread = threading.Thread(target=self.server.run,
                                        kwargs={"sockets": [self.sock]}, daemon=True)
