@@ -9,7 +9,6 @@ place of the assistant's stream; the page, its scripts and its CSP come from the
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 from playwright.sync_api import sync_playwright
@@ -18,7 +17,7 @@ from agent_search.grounding import ground
 
 from .conftest import Running
 from .harness import KEYS
-from .page_flow import CHROMIUM, CHROMIUM_ARGS
+from .page_flow import CHROMIUM, CHROMIUM_ARGS, require_chromium
 
 HOSTILE = '<img src=x onerror="window.pwned=1">'
 REFS = [
@@ -62,7 +61,7 @@ def stream_body() -> str:
 
 
 def test_markdown_grounding_marks_and_no_script(running: Running) -> None:
-    assert Path(CHROMIUM).exists(), f"{CHROMIUM} is missing: run .ci/chromium.sh"
+    require_chromium()  # a skip with the reason where the browser is missing; CI fails
     body = stream_body()
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
