@@ -14,7 +14,9 @@ Every query this handler sends is ANDed with the visibility of the context's ide
 here, below the request's filter, so no request field, hook, tool or MCP argument can
 widen it; graph nodes are limited to entities of the chunks returned.
 
-``request.options`` keys:
+Every default comes from the ``kb`` section of the search's own config (``ctx.config``:
+an assistant's merged config, as a create hook may have changed it), filled once
+(:class:`_SearchPlan`). ``request.options`` keys:
 
 * ``mode``: ``"hybrid"`` (default, ``kb.mode``), ``"dense"`` or ``"sparse"``;
 * ``fusion``: ``"calibrated"`` (default, ``kb.fusion``: absolute scores), or the relative
@@ -27,6 +29,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
@@ -107,18 +110,10 @@ class KBHandler:
         return result
 
     async def _search(self, ctx: Context, request: Request, result: Result) -> None:
-        settings = self.settings
-        kb_conf = (ctx.config if ctx.config is not None else self.config).kb.settings(KBSettings)
-        options = parse_options(KBOptions, request.options)
-        mode = options.mode or settings.mode
-        fusion = options.fusion or settings.fusion
-        prefetch = settings.prefetch if options.prefetch is None else options.prefetch
-        prf_docs = settings.prf_docs if options.prf_docs is None else options.prf_docs
-        settings = settings.model_copy(update={"fusion": fusion, "prefetch": prefetch,
-                                               "prf_docs": prf_docs})
-        threshold = request.threshold if request.threshold is not None else kb_conf.threshold
-        use_graph = request.graph or bool(kb_conf.graph)
-        limit = request.limit or ctx.config.options.default_limit
+        plan = _SearchPlan.of(ctx.config if ctx.config is not None else self.config,
+                              request)
+        settings, mode, threshold, limit = plan.settings, plan.mode, plan.threshold, plan.limit
+        use_graph = plan.graph
         request_filter = to_filter(request.wheres)
         # the caller's identity, from the context the entry point built: never from the
         # request, and never left out
@@ -130,8 +125,8 @@ class KBHandler:
         # with the graph, fetch more candidates so boosted chunks can rise into the top
         fetch = min(limit * 3, ABSOLUTE_MAX_LIMIT) if use_graph else limit
         infos, hits = await anyio.to_thread.run_sync(
-            _retrieve, settings, home, list(request.collections or kb_conf.collections),
-            mode, fetch, request.query, request_filter, allowed, self.evaluation)
+            _retrieve, settings, home, plan.collections, mode, fetch, request.query,
+            request_filter, allowed, self.evaluation)
         if not infos:
             return  # an empty knowledge base: nothing to find, nothing wrong
 
@@ -152,6 +147,35 @@ class KBHandler:
         if threshold is not None:
             hits = [(c, h) for c, h in hits if h.score >= threshold]
         result.items = [_item(c, h) for c, h in hits[:limit]]
+
+
+@dataclass(frozen=True, slots=True)
+class _SearchPlan:
+    """Every kb setting of one search, filled once from one place: ``request.options``
+    over the request's fields over the ``kb`` section of the *search's* config
+    (``ctx.config``: the assistant's merged config, as a create hook or a per-request
+    layer left it), never the config the handler was built with — which a hook's
+    ``kb.mode`` would otherwise not reach while its ``kb.threshold`` did."""
+
+    settings: KBSettings
+    mode: str
+    threshold: float | None
+    graph: bool
+    collections: list[str]
+    limit: int
+
+    @classmethod
+    def of(cls, config: SearchConfig, request: Request) -> _SearchPlan:
+        kb = config.kb.settings(KBSettings)  # validated once per config, then cached
+        options = parse_options(KBOptions, request.options)
+        given = {k: v for k, v in options.model_dump().items() if v is not None}
+        settings = kb.model_copy(update=given) if given else kb
+        return cls(
+            settings=settings, mode=settings.mode,
+            threshold=request.threshold if request.threshold is not None else kb.threshold,
+            graph=bool(request.graph) or kb.graph,
+            collections=list(request.collections or kb.collections),
+            limit=request.limit or config.limit_for("kb"))  # the searcher's rule
 
 
 def _readable(store: KBStore, allowed: Group) -> Callable[[str, list[str]], set[str]]:
