@@ -43,6 +43,7 @@ from agent_search.errors import FilterError
 from agent_search.kb._background import dense_background, null_of
 from agent_search.kb._embedder import Embedder, EmbeddingError, embedder_for_collection
 from agent_search.kb._filters import Group, HasId, all_of, indexed_fields, to_filter
+from agent_search.kb._foreign import weigh
 from agent_search.kb._retrieval import Hit, QueryPlan, search
 from agent_search.kb._schema import CollectionMismatchError, bm25_of, check_compatible
 from agent_search.kb._store import (
@@ -239,10 +240,14 @@ def _retrieve(settings: KBSettings, home: Path, wanted: list[str], mode: str, li
             store.ensure_indexes(info.name, indexed_fields(request_filter))
             background = (dense_background(embedder, home) if mode != "sparse"
                           and settings.score_scale == "background" else None)
-            hits.extend(_search_one(store, info, settings, mode, limit,
-                                    vectors.get(embedder.model_id), query,
-                                    all_of(request_filter, allowed), background,
-                                    settings.score_scale == "background"))
+            found = _search_one(store, info, settings, mode, limit,
+                                vectors.get(embedder.model_id), query,
+                                all_of(request_filter, allowed), background,
+                                settings.score_scale == "background")
+            if settings.foreign_veto and mode != "sparse":
+                found = _weigh_foreign(store, info, settings, found, query,
+                                       vectors.get(embedder.model_id), background, embedder)
+            hits.extend(found)
         node.attributes["hits"] = len(hits)
     return [info for info, _ in targets], hits
 
@@ -259,6 +264,19 @@ def _search_one(store: KBStore, info: CollectionInfo, settings: KBSettings, mode
     null = null_of(background, bm25, dense, sparse, query) if evidence else None
     found = search(store, info.name, plan, dense, sparse, flt, info.points, null)
     return [(info.name, h) for h in found]
+
+
+def _weigh_foreign(store: KBStore, info: CollectionInfo, settings: KBSettings,
+                   found: list[tuple[str, Hit]], query: str, dense: Any, background: Any,
+                   embedder: Embedder) -> list[tuple[str, Hit]]:
+    """The hits weighed by the question's own evidence against them (:mod:`._foreign`):
+    the meaning it keeps without the rare words their passages lack."""
+    bm25 = bm25_of(info.meta, settings)
+    null = null_of(background, bm25, dense, None, query) if background is not None else None
+    with span("foreign_words"):
+        hits = weigh(store, info.name, [h for _, h in found], query, bm25, dense, null,
+                     lambda text: _embed_query(embedder, text))
+    return [(info.name, h) for h in hits]
 
 
 def _item(collection: str, hit: Hit) -> ResultItem:
