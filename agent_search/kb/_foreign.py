@@ -134,30 +134,32 @@ def weigh(store: KBStore, collection: str, hits: list[Hit], query: str, bm25: BM
     without the rare words its passage lacks, capped by the hit above. Unchanged when
     the collection has no statistics, meets new words too often to tell, or the question
     has no rare word."""
-    if not hits or dense is None:
-        return hits
-    stats = store.stats(collection)
-    if stats is None or stats.points <= 0 or unseen_mass(stats) > FOREIGN.unseen:
+    stats = store.stats(collection) if hits and dense is not None else None
+    if dense is None or stats is None or stats.points <= 0 \
+            or unseen_mass(stats) > FOREIGN.unseen:
         return hits
     words, rare = rare_words(query, bm25, stats)
     if not rare:
         return hits
-    held: dict[str, set[int]] = {}
-    for rec in store.retrieve(collection, [h.point_id for h in hits], payload=False,
-                              vectors=[SPARSE]):
-        held[rec.id] = set(rec.sparse.indices) if rec.sparse is not None else set()
-    kept_of: dict[frozenset[int], float] = {}
+    held = _held_terms(store, collection, hits)
+    kept_of: dict[frozenset[int], float] = {frozenset(): 1.0}
     out: list[Hit] = []
     ceiling = 1.0
     for hit in hits:
         have = held.get(hit.point_id, set())
         lacked = frozenset(i for i in rare if not any(t in have for t in words[i].terms))
-        if lacked and lacked not in kept_of:
+        if lacked not in kept_of:
             text = without(query, words, lacked)
             kept_of[lacked] = (kept_meaning(dense, embed(text), null)
                                if _WORD.search(text) else 0.0)
-        factor = _ramp(kept_of[lacked]) if lacked else 1.0
-        own = (hit.own if hit.own is not None else hit.score) * factor
+        own = (hit.own if hit.own is not None else hit.score) * _ramp(kept_of[lacked])
         ceiling = min(ceiling, own)
         out.append(replace(hit, score=ceiling, own=own))
     return out
+
+
+def _held_terms(store: KBStore, collection: str, hits: list[Hit]) -> dict[str, set[int]]:
+    """Each hit's BM25 terms, from its stored sparse vector (one call for all)."""
+    return {rec.id: set(rec.sparse.indices) if rec.sparse is not None else set()
+            for rec in store.retrieve(collection, [h.point_id for h in hits], payload=False,
+                                      vectors=[SPARSE])}

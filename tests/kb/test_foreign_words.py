@@ -17,6 +17,13 @@ from agent_search.kb._sparse import BM25
 
 pytestmark = pytest.mark.anyio
 
+
+@pytest.fixture
+def config(config: SearchConfig) -> SearchConfig:
+    """A first search embeds the model's background passages: no 10 s limit on a busy
+    machine."""
+    return config.merged({"options": {"timeout": 300, "deadline": 300}})
+
 # written for this test: a key-value server's notes on lists, queues, expiry and copies
 NOTES = {
     "lists.md": (

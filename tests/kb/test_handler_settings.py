@@ -14,6 +14,13 @@ from agent_search.kb import create_handler, ingest_paths
 
 pytestmark = pytest.mark.anyio
 
+
+@pytest.fixture
+def config(config: SearchConfig) -> SearchConfig:
+    """A first search embeds the model's background passages: no 10 s limit on a busy
+    machine."""
+    return config.merged({"options": {"timeout": 300, "deadline": 300}})
+
 # found by meaning (dense ~0.9); BM25 alone matches one word ("spaghetti"), which is no
 # evidence, so sparse mode's score is under the default floor
 QUESTION = "how long should spaghetti boil"
