@@ -156,7 +156,8 @@ async def run(docs: Path, work: Path, configs: dict[str, dict[str, Any]],
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--docs", type=Path, default=os.environ.get("AGENT_SEARCH_REALDOCS"),
+    parser.add_argument("--docs", type=Path,
+                        default=os.environ.get("AGENT_SEARCH_REALDOCS") or None,
                         help="the docs folder (valkey/, polars/, homebrew/); "
                              "default $AGENT_SEARCH_REALDOCS")
     parser.add_argument("--work", type=Path, default=ROOT / "bench" / "results" /
@@ -172,13 +173,18 @@ def main() -> int:
               "see this script's docstring for how to build it)")
         return 0
     docs = Path(args.docs).resolve()
+    every = json.loads(QUESTIONS.read_text(encoding="utf-8"))["questions"]
+    missing = sorted({p for q in every for p in q["expected"] if not (docs / p).is_file()})
+    if missing:
+        print(f"bench_realdocs: skipped, {docs} lacks {len(missing)} of the labelled pages "
+              f"(first: {missing[0]}); see this script's docstring for how to build it")
+        return 0
     configs = dict(DEFAULT_CONFIGS)
     if args.config:
         configs = {}
         for spec in args.config:
             name, _, raw = spec.partition("=")
             configs[name] = json.loads(raw) if raw else {}
-    every = json.loads(QUESTIONS.read_text(encoding="utf-8"))["questions"]
     questions = [q for q in every if args.split in ("all", q["split"])]
     args.work.mkdir(parents=True, exist_ok=True)
     try:
