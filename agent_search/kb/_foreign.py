@@ -59,9 +59,10 @@ class Foreign:
     rare: float  # a word counts when its idf is >= this share of the collection's largest
     unseen: float  # the rule is off above this Good-Turing unseen mass of the collection
     kept: tuple[float, float]  # meaning kept: score x 0 at the first, x 1 at the second
+    depth: int  # hits weighed (one embedding per distinct set of lacked words); the rest capped
 
 
-FOREIGN = Foreign(rare=0.6, unseen=0.04, kept=(0.80, 0.90))
+FOREIGN = Foreign(rare=0.6, unseen=0.04, kept=(0.80, 0.90), depth=10)
 """Chosen on the tuning half of ``bench/realdocs_questions.json`` (see
 ``docs/kb-scores.md``), with SciFact's 5,183 abstracts as the check that a claim's rare
 words do not veto its answer (a claim keeps less than 0.8 of its meaning without the
@@ -141,13 +142,14 @@ def weigh(store: KBStore, collection: str, hits: list[Hit], query: str, bm25: BM
     words, rare = rare_words(query, bm25, stats)
     if not rare:
         return hits
-    held = _held_terms(store, collection, hits)
+    held = _held_terms(store, collection, hits[:FOREIGN.depth])
     kept_of: dict[frozenset[int], float] = {frozenset(): 1.0}
     out: list[Hit] = []
     ceiling = 1.0
-    for hit in hits:
+    for rank, hit in enumerate(hits):
         have = held.get(hit.point_id, set())
-        lacked = frozenset(i for i in rare if not any(t in have for t in words[i].terms))
+        lacked = frozenset(i for i in rare if not any(t in have for t in words[i].terms)) \
+            if rank < FOREIGN.depth else frozenset()  # below: only capped by those above
         if lacked not in kept_of:
             text = without(query, words, lacked)
             kept_of[lacked] = (kept_meaning(dense, embed(text), null)
