@@ -182,19 +182,22 @@ def main() -> int:
         print(f"bench_realdocs: skipped, {docs} lacks {len(missing)} of the labelled pages "
               f"(first: {missing[0]}); see this script's docstring for how to build it")
         return 0
-    configs = dict(DEFAULT_CONFIGS)
-    if args.config:
-        configs = {}
-        for spec in args.config:
-            name, _, raw = spec.partition("=")
-            configs[name] = json.loads(raw) if raw else {}
+    configs = {name: json.loads(raw) if raw else {}
+               for name, _, raw in (spec.partition("=") for spec in args.config)}
     questions = [q for q in every if args.split in ("all", q["split"])]
     args.work.mkdir(parents=True, exist_ok=True)
     try:
-        results = anyio.run(run, docs, args.work, configs, questions)
+        results = anyio.run(run, docs, args.work, configs or DEFAULT_CONFIGS, questions)
     finally:
         close_stores()
-    splits = ["tune", "held-out", "all"] if args.split == "all" else [args.split]
+    _print_table(results, ["tune", "held-out", "all"] if args.split == "all" else [args.split])
+    if args.json:
+        args.json.write_text(json.dumps({n: r["all"].rows for n, r in results.items()},
+                                        indent=1), encoding="utf-8")
+    return 0
+
+
+def _print_table(results: dict[str, dict[str, Tally]], splits: list[str]) -> None:
     names = list(results)
     print(f"| measure (real docs, {COLLECTION}) | split | " + " | ".join(names) + " | goal |")
     print("|---|---|" + "---:|" * len(names) + "---|")
@@ -202,10 +205,6 @@ def main() -> int:
         rows = [results[n][split].measures() for n in names]
         for i, (label, _, goal) in enumerate(rows[0]):
             print(f"| {label} | {split} | " + " | ".join(r[i][1] for r in rows) + f" | {goal} |")
-    if args.json:
-        args.json.write_text(json.dumps({n: results[n]["all"].rows for n in names}, indent=1),
-                             encoding="utf-8")
-    return 0
 
 
 if __name__ == "__main__":
