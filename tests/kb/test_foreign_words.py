@@ -58,11 +58,12 @@ def _notes(folder: Path, copies: int) -> list[Path]:
     return [folder]
 
 
-async def _kept(config: SearchConfig, collection: str, question: str) -> list[str]:
+async def _kept(config: SearchConfig, collection: str, question: str,
+                floor: float | None = None) -> list[str]:
     searcher = Searcher(config, handlers=[create_handler(config)])
     try:
         result = await searcher.search(Request(type="kb", query=question, limit=3,
-                                               collections=[collection]))
+                                               collections=[collection], min_score=floor))
     finally:
         await searcher.aclose()
     assert result.error is None
@@ -76,6 +77,9 @@ async def test_a_question_about_a_neighbouring_tool_is_not_answered(
     # same topic: without the rule the queue note is a confident answer
     assert (await _kept(off, "kv", NEIGHBOUR))[:1] == ["lists.md"]
     assert await _kept(config, "kv", NEIGHBOUR) == []
+    # only the scores moved: without a floor the ranking is the one without the rule
+    assert await _kept(config, "kv", NEIGHBOUR, floor=0.0) == \
+        await _kept(off, "kv", NEIGHBOUR, floor=0.0)
     # the question the notes answer keeps its answer
     assert (await _kept(config, "kv", ANSWERED))[:1] == ["lists.md"]
 
