@@ -6,7 +6,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 export AGENT_SEARCH_HOME ?= $(CURDIR)/.agent_search
 
-.PHONY: install demo test test-slow test-repeat lint docs bench bench-grounding bench-spider bench-floors bench-kb bench-kb-speed bench-load clean
+.PHONY: install demo test test-slow test-repeat lint docs bench bench-grounding bench-spider bench-floors bench-kb bench-kb-speed bench-load bench-realdocs clean
 
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -68,6 +68,11 @@ bench-kb-speed: install  ## kb query p50 and ingest docs/s beside fastembed's, s
 
 bench-load: install  ## the whole service under two tenants' load, then a crash mid-upload (issue 33)
 	$(PY) bench/bench_load.py
+
+# the kb on three public projects' Markdown docs, read from $$AGENT_SEARCH_REALDOCS (or
+# DOCS=DIR); skipped when absent. How to build that folder: bench/bench_realdocs.py
+bench-realdocs: install  ## near-topic / far-off abstention and top-3 on real docs (issue 34)
+	$(PY) bench/bench_realdocs.py $(if $(DOCS),--docs $(DOCS))
 
 clean:
 	rm -rf $(VENV) .agent_search .mypy_cache .ruff_cache .pytest_cache site

@@ -18,10 +18,12 @@ SciFact) and with the background-evidence scale (the default), in the same run:
    (ArguAna with ``ignore_self``).
 3. **Trust** (``bench/bench_trust.py``: SciFact + Chinook, 60 questions): hit rate,
    wrong-source share, abstention of what the answer cites, floors on.
+4. **Real docs** (``bench/bench_realdocs.py``, when ``$AGENT_SEARCH_REALDOCS`` names its
+   folder): its table, ``kb.foreign_veto`` off and on, printed under this one.
 
 Data home: ``$AGENT_SEARCH_HOME`` or ``bench/results/kb_home`` (shared with bench_kb.py:
 its eval collections are reused; ArguAna's lives in ``<home>-arguana``).
-``--skip-corpora`` / ``--skip-trust`` leave parts out.
+``--skip-corpora`` / ``--skip-trust`` / ``--skip-realdocs`` leave parts out.
 """
 
 from __future__ import annotations
@@ -231,6 +233,7 @@ def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--skip-corpora", action="store_true")
     parser.add_argument("--skip-trust", action="store_true")
+    parser.add_argument("--skip-realdocs", action="store_true")
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="bench-floors-"))
     if (HOME / "models").is_dir():  # the model folder assembled once, shared
@@ -265,7 +268,17 @@ def main() -> int:
             print(f"| trust: {measure} (cited, floors on) | SciFact 1,520 + Chinook | "
                   f"{trust['reference'].get(measure, float('nan')):.2f} | "
                   f"{trust['background'].get(measure, float('nan')):.2f} | {goal} |")
+    if not args.skip_realdocs:
+        run_realdocs()
     return 0
+
+
+def run_realdocs() -> None:
+    """bench_realdocs.py's table (it skips, with its reason, without a docs folder)."""
+    proc = subprocess.run([sys.executable, str(ROOT / "bench" / "bench_realdocs.py")],
+                          capture_output=True, text=True, cwd=ROOT, check=False)
+    print()
+    print(proc.stdout.strip() or f"bench_realdocs.py: {proc.stderr.strip()[-500:]}")
 
 
 if __name__ == "__main__":

@@ -172,15 +172,19 @@ def write_corpus(path: Path, gold: set[str], distractors: int) -> int:
     return kept
 
 
-def write_assistants(root: Path, db: Path, score_scale: str | None = None
-                     ) -> tuple[Path, dict[bool, Path]]:
+def write_assistants(root: Path, db: Path, score_scale: str | None = None,
+                     foreign_veto: bool = True) -> tuple[Path, dict[bool, Path]]:
     """The config folder, and the assistant with the default floors (True) and with the
-    floors switched off in its package (False). ``score_scale``: ``kb.score_scale``."""
+    floors switched off in its package (False). ``score_scale``: ``kb.score_scale``;
+    ``foreign_veto``: ``kb.foreign_veto``."""
     config = root / "config"
     config.mkdir()
     search: dict[str, Any] = {"db": {"url": f"sqlite:///{db}"}}
+    kb: dict[str, Any] = {} if foreign_veto else {"foreign_veto": False}
     if score_scale is not None:
-        search["kb"] = {"score_scale": score_scale}
+        kb["score_scale"] = score_scale
+    if kb:
+        search["kb"] = kb
     (config / "search.yao").write_text(json.dumps(search))
     assistants = {}
     for floors in (True, False):
@@ -278,6 +282,8 @@ def main() -> int:
         "a second run only checks the corpus); default: a temporary folder"))
     parser.add_argument("--score-scale", choices=("background", "reference"), default=None,
                         help="kb.score_scale (default: the kb's default)")
+    parser.add_argument("--no-foreign-veto", action="store_true",
+                        help="kb.foreign_veto false (as before issue 34)")
     args = parser.parse_args()
     if not SCIFACT.is_dir() or not CHINOOK.is_file():
         print(f"bench_trust: needs {SCIFACT} and {CHINOOK}", file=sys.stderr)
@@ -295,7 +301,8 @@ def main() -> int:
         store = chinook_questions(db)
         none = [Question("none", text, set()) for text in OUT_OF_SCOPE]
         questions = claims + store + none
-        config_dir, assistants = write_assistants(root, db, args.score_scale)
+        config_dir, assistants = write_assistants(root, db, args.score_scale,
+                                                   not args.no_foreign_veto)
 
         from agent_search.config import load_config
         from agent_search.kb.ingest import ingest_paths

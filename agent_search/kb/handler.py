@@ -14,7 +14,9 @@ Every query this handler sends is ANDed with the visibility of the context's ide
 here, below the request's filter, so no request field, hook, tool or MCP argument can
 widen it; graph nodes are limited to entities of the chunks returned.
 
-``request.options`` keys:
+Every default comes from the ``kb`` section of the search's own config (``ctx.config``:
+an assistant's merged config, as a create hook may have changed it), filled once
+(:class:`_SearchPlan`). ``request.options`` keys:
 
 * ``mode``: ``"hybrid"`` (default, ``kb.mode``), ``"dense"`` or ``"sparse"``;
 * ``fusion``: ``"calibrated"`` (default, ``kb.fusion``: absolute scores), or the relative
@@ -27,6 +29,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
@@ -40,6 +43,7 @@ from agent_search.errors import FilterError
 from agent_search.kb._background import dense_background, null_of
 from agent_search.kb._embedder import Embedder, EmbeddingError, embedder_for_collection
 from agent_search.kb._filters import Group, HasId, all_of, indexed_fields, to_filter
+from agent_search.kb._foreign import weigh
 from agent_search.kb._retrieval import Hit, QueryPlan, search
 from agent_search.kb._schema import CollectionMismatchError, bm25_of, check_compatible
 from agent_search.kb._store import (
@@ -107,18 +111,10 @@ class KBHandler:
         return result
 
     async def _search(self, ctx: Context, request: Request, result: Result) -> None:
-        settings = self.settings
-        kb_conf = (ctx.config if ctx.config is not None else self.config).kb.settings(KBSettings)
-        options = parse_options(KBOptions, request.options)
-        mode = options.mode or settings.mode
-        fusion = options.fusion or settings.fusion
-        prefetch = settings.prefetch if options.prefetch is None else options.prefetch
-        prf_docs = settings.prf_docs if options.prf_docs is None else options.prf_docs
-        settings = settings.model_copy(update={"fusion": fusion, "prefetch": prefetch,
-                                               "prf_docs": prf_docs})
-        threshold = request.threshold if request.threshold is not None else kb_conf.threshold
-        use_graph = request.graph or bool(kb_conf.graph)
-        limit = request.limit or ctx.config.options.default_limit
+        plan = _SearchPlan.of(ctx.config if ctx.config is not None else self.config,
+                              request)
+        settings, mode, threshold, limit = plan.settings, plan.mode, plan.threshold, plan.limit
+        use_graph = plan.graph
         request_filter = to_filter(request.wheres)
         # the caller's identity, from the context the entry point built: never from the
         # request, and never left out
@@ -130,8 +126,8 @@ class KBHandler:
         # with the graph, fetch more candidates so boosted chunks can rise into the top
         fetch = min(limit * 3, ABSOLUTE_MAX_LIMIT) if use_graph else limit
         infos, hits = await anyio.to_thread.run_sync(
-            _retrieve, settings, home, list(request.collections or kb_conf.collections),
-            mode, fetch, request.query, request_filter, allowed, self.evaluation)
+            _retrieve, settings, home, plan.collections, mode, fetch, request.query,
+            request_filter, allowed, self.evaluation)
         if not infos:
             return  # an empty knowledge base: nothing to find, nothing wrong
 
@@ -152,6 +148,35 @@ class KBHandler:
         if threshold is not None:
             hits = [(c, h) for c, h in hits if h.score >= threshold]
         result.items = [_item(c, h) for c, h in hits[:limit]]
+
+
+@dataclass(frozen=True, slots=True)
+class _SearchPlan:
+    """Every kb setting of one search, filled once from one place: ``request.options``
+    over the request's fields over the ``kb`` section of the *search's* config
+    (``ctx.config``: the assistant's merged config, as a create hook or a per-request
+    layer left it), never the config the handler was built with — which a hook's
+    ``kb.mode`` would otherwise not reach while its ``kb.threshold`` did."""
+
+    settings: KBSettings
+    mode: str
+    threshold: float | None
+    graph: bool
+    collections: list[str]
+    limit: int
+
+    @classmethod
+    def of(cls, config: SearchConfig, request: Request) -> _SearchPlan:
+        kb = config.kb.settings(KBSettings)  # validated once per config, then cached
+        options = parse_options(KBOptions, request.options)
+        given = {k: v for k, v in options.model_dump().items() if v is not None}
+        settings = kb.model_copy(update=given) if given else kb
+        return cls(
+            settings=settings, mode=settings.mode,
+            threshold=request.threshold if request.threshold is not None else kb.threshold,
+            graph=bool(request.graph) or kb.graph,
+            collections=list(request.collections or kb.collections),
+            limit=request.limit or config.limit_for("kb"))  # the searcher's rule
 
 
 def _readable(store: KBStore, allowed: Group) -> Callable[[str, list[str]], set[str]]:
@@ -215,10 +240,14 @@ def _retrieve(settings: KBSettings, home: Path, wanted: list[str], mode: str, li
             store.ensure_indexes(info.name, indexed_fields(request_filter))
             background = (dense_background(embedder, home) if mode != "sparse"
                           and settings.score_scale == "background" else None)
-            hits.extend(_search_one(store, info, settings, mode, limit,
-                                    vectors.get(embedder.model_id), query,
-                                    all_of(request_filter, allowed), background,
-                                    settings.score_scale == "background"))
+            found = _search_one(store, info, settings, mode, limit,
+                                vectors.get(embedder.model_id), query,
+                                all_of(request_filter, allowed), background,
+                                settings.score_scale == "background")
+            if settings.foreign_veto and mode != "sparse":
+                found = _weigh_foreign(store, info, settings, found, query,
+                                       vectors.get(embedder.model_id), background, embedder)
+            hits.extend(found)
         node.attributes["hits"] = len(hits)
     return [info for info, _ in targets], hits
 
@@ -235,6 +264,19 @@ def _search_one(store: KBStore, info: CollectionInfo, settings: KBSettings, mode
     null = null_of(background, bm25, dense, sparse, query) if evidence else None
     found = search(store, info.name, plan, dense, sparse, flt, info.points, null)
     return [(info.name, h) for h in found]
+
+
+def _weigh_foreign(store: KBStore, info: CollectionInfo, settings: KBSettings,
+                   found: list[tuple[str, Hit]], query: str, dense: Any, background: Any,
+                   embedder: Embedder) -> list[tuple[str, Hit]]:
+    """The hits weighed by the question's own evidence against them (:mod:`._foreign`):
+    the meaning it keeps without the rare words their passages lack."""
+    bm25 = bm25_of(info.meta, settings)
+    null = null_of(background, bm25, dense, None, query) if background is not None else None
+    with span("foreign_words"):
+        hits = weigh(store, info.name, [h for _, h in found], query, bm25, dense, null,
+                     lambda text: _embed_query(embedder, text))
+    return [(info.name, h) for h in hits]
 
 
 def _item(collection: str, hit: Hit) -> ResultItem:

@@ -106,6 +106,10 @@ class KBSettings(KBConfig):
         "mean of the top N (collections of at least 20 N chunks); 0 = off"))
     # 3 on zh-rgb's tuning half; 2 keeps SciFact test >= 0.74 with MiniLM's second build
     feedback_weight: float = Field(default=2.0, ge=0, le=10)
+    foreign_veto: bool = Field(default=True, description=(
+        "weigh each hit's score by the meaning the question keeps without the rare words "
+        "the passage lacks (a question about a neighbouring tool gets no confident "
+        "answer; collections with statistics only, see docs/kb-scores.md)"))
     bm25_k1: float = Field(default=1.2, ge=0)
     bm25_b: float = Field(default=0.75, ge=0, le=1)
     language: str = Field(default="english", description="stemmer and stop words of BM25")

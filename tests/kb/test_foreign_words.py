@@ -1,0 +1,114 @@
+"""A question about a neighbouring tool gets no confident answer from a collection on the
+same topic (issue 34 item 1): the rare words it asks about that the passage never speaks
+of, weighed by how much of the question they carry (``agent_search/kb/_foreign.py``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from agent_search import Request, SearchConfig, Searcher
+from agent_search.kb import create_handler, ingest_paths
+from agent_search.kb._background import Null
+from agent_search.kb._foreign import _words, kept_meaning, without
+from agent_search.kb._sparse import BM25
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+def config(config: SearchConfig) -> SearchConfig:
+    """A first search embeds the model's background passages: no 10 s limit on a busy
+    machine."""
+    return config.merged({"options": {"timeout": 300, "deadline": 300}})
+
+# written for this test: a key-value server's notes on lists, queues, expiry and copies
+NOTES = {
+    "lists.md": (
+        "# Lists\n\nA list holds strings in insertion order. Push items on the left with "
+        "LPUSH and pop them from the right with RPOP to use the list as a work queue: "
+        "producers push jobs, workers pop them. BRPOP blocks a worker until a job arrives, "
+        "so idle workers do not poll the server."),
+    "expiry.md": (
+        "# Key expiry\n\nSet a time to live on a key with EXPIRE and the server deletes "
+        "the key when the time is up. TTL tells how many seconds a key has left; PERSIST "
+        "removes the time to live so the key stays until it is deleted."),
+    "replication.md": (
+        "# Replication\n\nA replica keeps a copy of the primary's data and follows every "
+        "write. Replicas are read-only by default: clients may read from them, and writes "
+        "go to the primary. When the link breaks, the replica resyncs from the primary."),
+    "snapshots.md": (
+        "# Snapshots\n\nThe server saves its whole dataset to disk as a snapshot file every "
+        "few minutes, so a restart loads the data back. Saving runs in a child process and "
+        "the server keeps answering clients while the snapshot is written."),
+}
+NEIGHBOUR = "How do I declare a durable queue in RabbitMQ?"
+ANSWERED = "How do I use a list as a work queue for my workers?"
+
+
+def _notes(folder: Path, copies: int) -> list[Path]:
+    """Each note ``copies`` times: with several copies no word of the collection occurs
+    in one chunk only, so its statistics can tell a word it lacks (unseen mass 0)."""
+    folder.mkdir()
+    for name, text in NOTES.items():
+        for i in range(copies):
+            (folder / f"{i}-{name}").write_text(text, encoding="utf-8")
+    return [folder]
+
+
+async def _kept(config: SearchConfig, collection: str, question: str,
+                floor: float | None = None) -> list[str]:
+    searcher = Searcher(config, handlers=[create_handler(config)])
+    try:
+        result = await searcher.search(Request(type="kb", query=question, limit=3,
+                                               collections=[collection], min_score=floor))
+    finally:
+        await searcher.aclose()
+    assert result.error is None
+    return [Path(i.metadata["source"]).name.split("-", 1)[1] for i in result.items]
+
+
+async def test_a_question_about_a_neighbouring_tool_is_not_answered(
+        config: SearchConfig, tmp_path: Path) -> None:
+    await ingest_paths(config, _notes(tmp_path / "notes", copies=5), "kv")
+    off = config.merged({"kb": {"foreign_veto": False}})
+    # same topic: without the rule the queue note is a confident answer
+    assert (await _kept(off, "kv", NEIGHBOUR))[:1] == ["lists.md"]
+    assert await _kept(config, "kv", NEIGHBOUR) == []
+    # only the scores moved: without a floor the ranking is the one without the rule
+    assert await _kept(config, "kv", NEIGHBOUR, floor=0.0) == \
+        await _kept(off, "kv", NEIGHBOUR, floor=0.0)
+    # the question the notes answer keeps its answer
+    assert (await _kept(config, "kv", ANSWERED))[:1] == ["lists.md"]
+
+
+async def test_five_notes_cannot_tell_a_foreign_word(config: SearchConfig,
+                                                     tmp_path: Path) -> None:
+    """In a handful of notes most words of any question are absent: there the rule is
+    off and scores are the ones without it."""
+    await ingest_paths(config, _notes(tmp_path / "notes", copies=1), "few")
+    off = config.merged({"kb": {"foreign_veto": False}})
+    for question in (NEIGHBOUR, ANSWERED):
+        assert await _kept(config, "few", question) == await _kept(off, "few", question)
+
+
+def test_words_are_cut_out_as_written() -> None:
+    query = "How do I declare a durable queue in RabbitMQ?"
+    words = _words(query, BM25())
+    texts = [query[w.start:w.end] for w in words]
+    assert texts[-1] == "RabbitMQ" and words[-1].terms  # a word with its BM25 term
+    assert not words[1].terms  # "do": a stop word, no term
+    assert without(query, words, frozenset({len(words) - 1})) == \
+        "How do I declare a durable queue in ?"
+
+
+def test_kept_meaning_is_zero_at_unrelated_text_and_one_at_the_question() -> None:
+    q = np.asarray([1.0, 0.0, 0.0])
+    null = Null(dense_mean=0.2, dense_std=0.05, coverage_mean=0.0, coverage_std=0.01)
+    assert kept_meaning(q, q, null) == pytest.approx(1.0)
+    unrelated = np.asarray([0.2, np.sqrt(1 - 0.04), 0.0])  # cosine 0.2: the background's
+    assert kept_meaning(q, unrelated, null) == pytest.approx(0.0, abs=1e-9)
+    half = np.asarray([0.6, 0.8, 0.0])  # cosine 0.6: half way from unrelated to itself
+    assert kept_meaning(q, half, null) == pytest.approx(0.5)
