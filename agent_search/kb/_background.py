@@ -31,10 +31,11 @@ from pathlib import Path
 import numpy as np
 from numpy.typing import NDArray
 
+from agent_search._locations import default_home
 from agent_search.kb._background_texts import ENGLISH, TEXTS
 from agent_search.kb._embedder import Embedder
 from agent_search.kb._model_choice import CJK_SHARE, cjk_share
-from agent_search.kb._sparse import BM25, SparseVec
+from agent_search.kb._sparse import BM25, SparseVec, TermCounts
 
 COVERAGE_STD_MIN = 0.01
 """The least spread a query's background coverage is given (1% of the query's weight): a
@@ -69,7 +70,7 @@ class _SparseBackground:
     """The background passages as BM25 postings (one BM25 setting), with their idf."""
 
     def __init__(self, bm25: BM25) -> None:
-        counts = [bm25.doc_counts(t) for t in TEXTS]
+        counts = _passage_terms(bm25)
         avgdl = sum(c.length for c in counts) / max(len(counts), 1)
         self.k1 = bm25.k1
         self.n = len(counts)
@@ -113,6 +114,43 @@ class _SparseBackground:
         p = np.asarray(chance)
         by_chance = math.sqrt(float((share * share * p * (1.0 - p)).sum()))
         return float(scores.mean()), max(float(scores.std()), by_chance, COVERAGE_STD_MIN)
+
+
+def _passage_terms(bm25: BM25) -> list[TermCounts]:
+    """The background passages' BM25 terms under ``bm25``'s analysis: from the data home
+    when analysed before, else analysed now and saved there. Cutting the Chinese passages
+    into words loads jieba and its dictionary (~1 s of CPU), which a process whose
+    questions are all English would otherwise pay on its first search (issue 31)."""
+    import importlib.metadata
+    import os
+    import zipfile
+
+    try:
+        segmenter = importlib.metadata.version("jieba") if bm25.cjk == "words" else "-"
+    except importlib.metadata.PackageNotFoundError:
+        segmenter = "?"
+    key = _digest(f"terms\0{bm25.language}\0{bm25.cjk}\0{segmenter}")
+    path = default_home() / "background" / f"terms-{key}.npz"
+    try:
+        with np.load(path) as saved:
+            ids, counts, ends = saved["ids"], saved["counts"], saved["ends"]
+        if len(ends) == len(TEXTS) and ids.dtype == np.uint32 and counts.dtype == np.uint32:
+            starts = [0, *ends[:-1].tolist()]
+            return [TermCounts(ids[a:b], counts[a:b], int(counts[a:b].sum()))
+                    for a, b in zip(starts, ends.tolist(), strict=True)]
+    except (OSError, ValueError, KeyError, zipfile.BadZipFile):
+        pass
+    terms = [bm25.doc_counts(t) for t in TEXTS]
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f"{path.stem}.{os.getpid()}.tmp.npz")
+        np.savez(tmp, ids=np.concatenate([t.ids for t in terms]),
+                 counts=np.concatenate([t.counts for t in terms]),
+                 ends=np.cumsum([len(t.ids) for t in terms]))
+        tmp.replace(path)
+    except OSError:
+        pass  # a read-only home: analysed again by the next process
+    return terms
 
 
 @lru_cache(maxsize=8)
