@@ -225,14 +225,15 @@ def _retrieve(settings: KBSettings, home: Path, wanted: list[str], mode: str, li
             hits.extend(_search_one(store, info, settings, mode, limit,
                                     vectors.get(embedder.model_id), query,
                                     all_of(request_filter, allowed), background,
-                                    settings.score_scale == "background"))
+                                    settings.score_scale == "background", home))
         node.attributes["hits"] = len(hits)
     return [info for info, _ in targets], hits
 
 
 def _search_one(store: KBStore, info: CollectionInfo, settings: KBSettings, mode: str,
                 limit: int, dense: Any, query: str, flt: Group | None,
-                background: Any = None, evidence: bool = True) -> list[tuple[str, Hit]]:
+                background: Any = None, evidence: bool = True,
+                home: Path | None = None) -> list[tuple[str, Hit]]:
     """One collection's hits, scored as evidence over the query's background (its
     similarity to unrelated text for this model and these BM25 settings) unless
     ``evidence`` is off (``kb.score_scale: reference``)."""
@@ -243,7 +244,7 @@ def _search_one(store: KBStore, info: CollectionInfo, settings: KBSettings, mode
     bm25 = bm25_of(info.meta, settings)
     sparse = bm25.query_vector(query) if mode != "dense" else None
     plan = QueryPlan.of(settings, mode, limit, bm25.k1)
-    null = null_of(background, bm25, dense, sparse, query) if evidence else None
+    null = null_of(background, bm25, dense, sparse, query, home) if evidence else None
     found = search(store, info.name, plan, dense, sparse, flt, info.points, null)
     return [(info.name, h) for h in found]
 

@@ -86,8 +86,12 @@ def test_searcher_from_config_loads_nothing_heavy(tmp_path: Path) -> None:
 
 @pytest.fixture(scope="module")
 def notes_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    """A data home with the offline model and a two-note collection ``notes``, closed
-    here (one process at a time opens an embedded store)."""
+    """A data home with the offline model and a two-note collection ``notes``, searched
+    once here (the first search in a home embeds and analyses the background passages),
+    then closed (one process at a time opens an embedded store)."""
+    import anyio
+
+    from agent_search import Request, SearchConfig, Searcher
     from agent_search.kb import Access, close_stores
     from tests.support.kb import ingested_home
 
@@ -96,6 +100,15 @@ def notes_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
                         "waggle dance in the hive.\n", Access()),
             "tea.md": ("# Tea\n\nGreen tea is brewed at about 80 degrees Celsius.\n",
                        Access())}):
+        (home / "config").mkdir()
+        (home / "config" / "search.yao").write_text('{"options": {"timeout": 300}}')
+        searcher = Searcher(SearchConfig(home=home, options={"timeout": 300}))
+        from agent_search.kb import create_handler
+
+        searcher.registry.register(create_handler(searcher.config))
+        result = anyio.run(searcher.search, Request(type="kb", query="bees",
+                                                   collections=["notes"]))
+        assert result.error is None, result.error
         close_stores()
         yield home
 
@@ -104,18 +117,18 @@ def test_a_kb_search_in_english_loads_only_what_it_uses(notes_home: Path,
                                                         tmp_path: Path) -> None:
     """``agent-search search kb`` on an English question: the embedding runtime and the
     store, not SQLAlchemy, the pluraliser, the web clients, nor jieba (its dictionary is
-    ~1 s of CPU; the background passages' Chinese terms are read from the data home
-    after the first search there)."""
+    ~1 s of CPU; the background passages' Chinese terms are read from the data home,
+    where the first search there saved them)."""
     code = ("import contextlib, io, json, os, sys\n"
             f"os.environ['AGENT_SEARCH_HOME'] = {str(notes_home)!r}\n"
             "from agent_search.cli import main\n"
             "with contextlib.redirect_stdout(io.StringIO()) as out:\n"
             "    try:\n"
             "        main(['search', 'kb', 'how do bees tell each other where food is',\n"
-            "              '-c', 'notes', '--json', '--min-score', '0'])\n"
+            f"              '-c', 'notes', '--json', '--min-score', '0',\n"
+            f"              '--config', {str(notes_home / 'config')!r}])\n"
             "    except SystemExit as e:\n"
             "        assert e.code == 0, out.getvalue()\n"
             "items = json.loads(out.getvalue())['items']\n"
             "assert items[0]['title'] == 'Bees', items\n")
-    _loaded(code, tmp_path)  # the first search in the home analyses the background
     assert _loaded(code, tmp_path) == ["numpy", "onnxruntime", "qdrant_edge", "tokenizers"]
