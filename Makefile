@@ -6,7 +6,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 export AGENT_SEARCH_HOME ?= $(CURDIR)/.agent_search
 
-.PHONY: install demo test test-slow test-repeat lint docs bench bench-grounding bench-spider bench-floors bench-kb bench-kb-speed bench-load bench-realdocs clean
+.PHONY: install demo test test-slow test-repeat lint docs bench bench-grounding bench-spider bench-floors bench-kb bench-kb-speed bench-load bench-realdocs bench-startup clean
 
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -73,6 +73,9 @@ bench-load: install  ## the whole service under two tenants' load, then a crash 
 # DOCS=DIR); skipped when absent. How to build that folder: bench/bench_realdocs.py
 bench-realdocs: install  ## near-topic / far-off abstention and top-3 on real docs (issue 34)
 	$(PY) bench/bench_realdocs.py $(if $(DOCS),--docs $(DOCS))
+
+bench-startup: install  ## CLI and import start-up, CPU and wall, beside `python -c pass` (issue 31)
+	$(PY) bench/bench_startup.py
 
 clean:
 	rm -rf $(VENV) .agent_search .mypy_cache .ruff_cache .pytest_cache site

@@ -4,26 +4,61 @@ Web, knowledge-base and database searches run by pluggable handlers in parallel;
 are merged, deduplicated, weighted, reranked and given request-unique citation ids.
 """
 
-from agent_search.citation import CitationAllocator, build_prompt
-from agent_search.config import SearchConfig, load_config
-from agent_search.context import Context
-from agent_search.deps import Deps
-from agent_search.errors import AgentSearchError, ConfigError, InputError, RunError
-from agent_search.events import Event, EventSink, ListSink, NullSink
-from agent_search.registry import Handler, Registry
-from agent_search.rerank import Reranker, ScoreReranker
-from agent_search.searcher import Searcher
-from agent_search.trace import TraceNode, span
-from agent_search.types import (
-    CitationConfig,
-    GraphNode,
-    QueryOrder,
-    QueryWhere,
-    Request,
-    RerankOptions,
-    Result,
-    ResultItem,
-)
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from agent_search.citation import CitationAllocator, build_prompt
+    from agent_search.config import SearchConfig, load_config
+    from agent_search.context import Context
+    from agent_search.deps import Deps
+    from agent_search.errors import AgentSearchError, ConfigError, InputError, RunError
+    from agent_search.events import Event, EventSink, ListSink, NullSink
+    from agent_search.registry import Handler, Registry
+    from agent_search.rerank import Reranker, ScoreReranker
+    from agent_search.searcher import Searcher
+    from agent_search.trace import TraceNode, span
+    from agent_search.types import (
+        CitationConfig,
+        GraphNode,
+        QueryOrder,
+        QueryWhere,
+        Request,
+        RerankOptions,
+        Result,
+        ResultItem,
+    )
+
+_HOME = {
+    "AgentSearchError": "errors", "CitationAllocator": "citation", "CitationConfig": "types",
+    "ConfigError": "errors", "Context": "context", "Deps": "deps", "Event": "events",
+    "EventSink": "events", "GraphNode": "types", "Handler": "registry",
+    "InputError": "errors", "ListSink": "events", "NullSink": "events",
+    "QueryOrder": "types", "QueryWhere": "types", "Registry": "registry",
+    "Request": "types", "RerankOptions": "types", "Reranker": "rerank", "Result": "types",
+    "ResultItem": "types", "RunError": "errors", "ScoreReranker": "rerank",
+    "SearchConfig": "config", "Searcher": "searcher", "TraceNode": "trace",
+    "build_prompt": "citation", "load_config": "config", "span": "trace",
+}
+"""Where each public name lives, imported on first use: ``import agent_search`` costs
+next to nothing, and a process (a CLI command, a sandboxed parser) loads only the modules
+it uses (issue 31)."""
+
+
+def __getattr__(name: str) -> Any:
+    module = _HOME.get(name)
+    if module is None:
+        raise AttributeError(f"module 'agent_search' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"agent_search.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_HOME})
+
 
 __version__ = "0.1.0"
 

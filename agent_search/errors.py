@@ -16,7 +16,10 @@ exc``), so a traceback still shows where it began.
 
 from __future__ import annotations
 
-from pydantic import ValidationError
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pydantic import ValidationError
 
 
 class AgentSearchError(Exception):

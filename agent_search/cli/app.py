@@ -15,7 +15,6 @@ from typing import Any, NoReturn
 
 import typer
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 app = typer.Typer(
     name="agent-search",
@@ -66,6 +65,8 @@ def print_json_line(data: Any) -> None:
 def progress_bar(label: str, *, enabled: bool) -> Iterator[Callable[[int, int], None]]:
     """A progress bar on stderr for long work; yields ``update(done, total)``, which may
     be called from worker threads. Disabled (a no-op) for ``--json`` or without a TTY."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
     progress = Progress(TextColumn(label), BarColumn(), MofNCompleteColumn(),
                         TimeElapsedColumn(), console=err_console,
                         disable=not (enabled and sys.stderr.isatty()))

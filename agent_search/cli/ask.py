@@ -9,28 +9,20 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import anyio
 import typer
 from rich.console import Console
 from rich.markup import escape
 
-from agent_search.agent import Assistant, Options
-from agent_search.citation import format_marker
 from agent_search.cli.app import app, check_identity, fail, print_json_line
 from agent_search.cli.search import resolve_assistant, resolve_config_dir
 from agent_search.errors import AgentSearchError
-from agent_search.events import (
-    Citations,
-    Done,
-    Event,
-    Grounding,
-    SearchComplete,
-    SearchResultEvent,
-    SearchStart,
-    TextDelta,
-)
+
+if TYPE_CHECKING:
+    from agent_search.agent import Assistant, Options
+    from agent_search.events import Event, SearchResultEvent, SearchStart
 
 
 class _Display:
@@ -56,6 +48,17 @@ class _Display:
             self.status = None
 
     def show(self, event: Event) -> None:
+        from agent_search.citation import format_marker
+        from agent_search.events import (
+            Citations,
+            Done,
+            Grounding,
+            SearchComplete,
+            SearchResultEvent,
+            SearchStart,
+            TextDelta,
+        )
+
         c = self.console
         if isinstance(event, SearchStart):
             self.queries[event.id] = event
@@ -111,6 +114,8 @@ class _Display:
 
 
 async def _ask(assistant: Assistant, question: str, options: Options, as_json: bool) -> int:
+    from agent_search.events import Done, TextDelta
+
     display = None if as_json else _Display(Console(highlight=False),
                                             assistant.searcher.config.citation.format)
     error: str | None = None
@@ -172,6 +177,8 @@ def ask(
     as_json: Annotated[bool, typer.Option("--json", help="JSON lines of events")] = False,
 ) -> None:
     """Ask an assistant; streams search progress, the answer and its references."""
+    from agent_search.agent import Assistant, Options
+
     user, team = check_identity(user, "--user"), check_identity(team, "--team")
     if not question.strip():
         fail("QUESTION must not be empty")

@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import anyio
 import typer
 
 from agent_search.cli.app import app, console, fail, print_json
 from agent_search.cli.kb import work_progress
-from agent_search.config import SearchConfig, load_config
 from agent_search.errors import ConfigError
+
+if TYPE_CHECKING:
+    from agent_search.config import SearchConfig
 
 eval_app = typer.Typer(help="Evaluate search quality.", no_args_is_help=True)
 app.add_typer(eval_app, name="eval")
@@ -39,6 +41,7 @@ def retrieval(
     json_out: Annotated[bool, typer.Option("--json", help="Print one JSON document.")] = False,
 ) -> None:
     """Ingest the corpus (once; cached by content and settings) and score the queries."""
+    from agent_search.config import load_config
     from agent_search.kb import StoreError
     from agent_search.kb._embedder import EmbeddingError
     from agent_search.kb.evaluation import DatasetError, evaluate

@@ -14,23 +14,16 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Annotated, Any, Literal, NoReturn
+from typing import TYPE_CHECKING, Annotated, Any, Literal, NoReturn
 
 import anyio
 import typer
-from rich.progress import (
-    BarColumn,
-    DownloadColumn,
-    MofNCompleteColumn,
-    Progress,
-    TextColumn,
-    TimeElapsedColumn,
-    TimeRemainingColumn,
-)
 
 from agent_search.cli.app import app, console, err_console, fail, print_json
-from agent_search.config import SearchConfig, load_config
 from agent_search.errors import ConfigError
+
+if TYPE_CHECKING:
+    from agent_search.config import SearchConfig
 
 kb_app = typer.Typer(help="Manage knowledge-base collections and their documents (ingest, "
                           "list, rm, drop, prune-evals, migrate).",
@@ -60,6 +53,16 @@ def work_progress(label: str, *, unit: Literal["bytes", "items"] = "bytes"
     shows the process is alive), and one at the end."""
     count = _size if unit == "bytes" else str
     if sys.stderr.isatty():
+        from rich.progress import (
+            BarColumn,
+            DownloadColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeElapsedColumn,
+            TimeRemainingColumn,
+        )
+
         amount = DownloadColumn() if unit == "bytes" else MofNCompleteColumn()
         bar = Progress(TextColumn(label), BarColumn(), amount, TimeElapsedColumn(),
                        TimeRemainingColumn(), console=err_console)
@@ -129,6 +132,7 @@ def _config(config_dir: Path | None) -> SearchConfig:
     it), validated: a typo in any of its files is one line and exit 2."""
     from agent_search._builtins import check_builtin_sections
     from agent_search.cli.search import resolve_config_dir
+    from agent_search.config import load_config
 
     try:
         config = load_config(resolve_config_dir(config_dir))

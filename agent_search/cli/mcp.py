@@ -11,7 +11,6 @@ import typer
 
 from agent_search.cli.app import app, check_identity
 from agent_search.cli.search import build_searcher
-from agent_search.mcp.server import create_server
 
 
 @app.command("mcp")
@@ -28,6 +27,8 @@ def mcp_command(
         "--json", help="Accepted for uniformity: MCP speaks JSON-RPC on stdout anyway")] = False,
 ) -> None:
     """Serve web_search, kb_search, db_search and search over MCP (stdio)."""
+    from agent_search.mcp.server import create_server
+
     user, team = check_identity(user, "--user"), check_identity(team, "--team")
     searcher = build_searcher(config, assistant)  # builtin web, kb and db handlers
     server, _ = create_server(searcher, user_id=user, team_id=team)

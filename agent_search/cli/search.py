@@ -5,20 +5,19 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import anyio
 import typer
-from pydantic import ValidationError
 from rich.markup import escape
-from rich.table import Table
 
 from agent_search._locations import ENV_CONFIG, find_assistants_dir, find_config_dir
 from agent_search.cli.app import app, check_identity, console, fail, print_json
 from agent_search.errors import AgentSearchError, validation_summary
-from agent_search.registry import option_choices
-from agent_search.searcher import Searcher
-from agent_search.types import QueryOrder, QueryWhere, Request, Result, ResultItem
+
+if TYPE_CHECKING:
+    from agent_search.searcher import Searcher
+    from agent_search.types import QueryOrder, QueryWhere, Request, Result, ResultItem
 
 
 def search_types(searcher: Searcher) -> list[str]:
@@ -44,6 +43,10 @@ def check_limit(limit: int | None, max_limit: int) -> None:
 def parse_where(text: str) -> QueryWhere:
     """``FIELD:OP:VALUE`` → QueryWhere. VALUE is JSON when it parses (numbers, lists,
     true/false/null), else a string; for ``in`` a comma-separated list is accepted."""
+    from pydantic import ValidationError
+
+    from agent_search.types import QueryWhere
+
     parts = text.split(":", 2)
     if len(parts) == 2 and parts[1].strip().lower() in (
         "is null",
@@ -72,6 +75,8 @@ def parse_where(text: str) -> QueryWhere:
 
 
 def parse_order(text: str) -> QueryOrder:
+    from agent_search.types import QueryOrder
+
     field, _, order = text.partition(":")
     order = order.strip().lower() or "desc"
     if not field.strip() or order not in ("asc", "desc"):
@@ -113,6 +118,8 @@ def build_searcher(
     config: Path | None, assistant: str | None, overrides: dict[str, Any] | None = None
 ) -> Searcher:
     """The searcher a command uses; bad flags or configuration exit 2 with one line."""
+    from agent_search.searcher import Searcher
+
     try:
         config_dir = resolve_config_dir(config)
         assistant_dir = resolve_assistant(assistant, config_dir)
@@ -124,6 +131,8 @@ def build_searcher(
 
 
 def render_result(result: Result) -> None:
+    from rich.table import Table
+
     title = (
         f"{result.type} search: {result.query!r} — {len(result.items)} items, "
         f"{result.duration_ms:.0f} ms"
@@ -235,6 +244,11 @@ def search_command(
     as_json: Annotated[bool, typer.Option("--json", help="Print the Result as JSON")] = False,
 ) -> None:
     """Run one search and print its Result (exit 1 if the search failed)."""
+    from pydantic import ValidationError
+
+    from agent_search.registry import option_choices
+    from agent_search.types import Request
+
     user, team = check_identity(user, "--user"), check_identity(team, "--team")
     searcher = build_searcher(config, assistant, {"db": {"url": db_url}} if db_url else None)
     types = search_types(searcher)

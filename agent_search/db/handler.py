@@ -40,24 +40,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
-
-from sqlalchemy.exc import SQLAlchemyError
-from sqlalchemy.ext.asyncio import AsyncEngine
+from typing import TYPE_CHECKING, Any
 
 from agent_search.config import SearchConfig
 from agent_search.context import Context
-from agent_search.db._aggregate import run_aggregate
-from agent_search.db._builder import (
-    Caller,
-    DSLBuildError,
-)
-from agent_search.db._catalog import Catalog, ModelEntry, check_distinct_tables
-from agent_search.db._engine import async_url, default_url, make_engine
-from agent_search.db._records import run_records
-from agent_search.db._rows import (
-    db_message,
-)
 from agent_search.db.models import ModelDef, load_definitions
 from agent_search.db.settings import DBSettings
 from agent_search.errors import ConfigError
@@ -71,10 +57,14 @@ from agent_search.query.dsl import (
     generate_dsl,
     validate_dsl,
 )
-from agent_search.query.nl import BuiltinDSLGenerator
-from agent_search.query.nl._meaning import NameMeanings
 from agent_search.trace import span
 from agent_search.types import QueryOrder, QueryWhere, Request, Result, ResultItem
+
+if TYPE_CHECKING:  # imported where used: SQLAlchemy and the parser load on the first search
+    from sqlalchemy.ext.asyncio import AsyncEngine
+
+    from agent_search.db._catalog import Catalog, ModelEntry
+    from agent_search.query.nl._meaning import NameMeanings
 
 MAX_MODEL_NAMES_IN_ERROR = 20
 
@@ -96,9 +86,14 @@ class DBHandler:
         self.config = config
         self.settings = DBSettings.from_config(config)
         if self.settings.url:
+            from agent_search.db._engine import async_url
+
             async_url(self.settings.url)  # a bad URL is a configuration error now, not later
         self.definitions = dict(definitions or {})
-        check_distinct_tables(self.definitions)
+        if self.definitions:
+            from agent_search.db._catalog import check_distinct_tables
+
+            check_distinct_tables(self.definitions)
         self.generators = dict(generators or {})
         self._engine = engine
         self._catalog: Catalog | None = None
@@ -109,6 +104,8 @@ class DBHandler:
     @property
     def engine(self) -> AsyncEngine:
         if self._engine is None:
+            from agent_search.db._engine import async_url, default_url, make_engine
+
             url = (async_url(self.settings.url) if self.settings.url
                    else default_url(Path(self.config.home)))
             self._engine = make_engine(url, read_only=self.settings.read_only,
@@ -118,6 +115,8 @@ class DBHandler:
     @property
     def catalog(self) -> Catalog:
         if self._catalog is None:
+            from agent_search.db._catalog import Catalog
+
             self._catalog = Catalog(self.engine, self.definitions,
                                     value_index_max=self.settings.value_index_max)
         return self._catalog
@@ -132,6 +131,11 @@ class DBHandler:
     # -- search ----------------------------------------------------------------------
 
     async def search(self, ctx: Context, request: Request) -> Result:
+        from sqlalchemy.exc import SQLAlchemyError
+
+        from agent_search.db._builder import DSLBuildError
+        from agent_search.db._rows import db_message
+
         try:
             return await self._search(ctx, request)
         except (ConfigError, DSLBuildError, DSLGenerationError, DSLValidationError) as exc:
@@ -142,6 +146,10 @@ class DBHandler:
             return _error(request, f"database error: {exc.strerror or exc}")
 
     async def _search(self, ctx: Context, request: Request) -> Result:
+        from agent_search.db._aggregate import run_aggregate
+        from agent_search.db._builder import Caller
+        from agent_search.db._records import run_records
+
         settings = ctx.config.db.settings(DBSettings)
         warnings: list[str] = []
         with span("schema"):
@@ -279,6 +287,9 @@ class DBHandler:
 
     async def _generate(self, ctx: Context, request: Request, entries: list[ModelEntry],
                         warnings: list[str]) -> GeneratedDSL:
+        from agent_search.query.nl import BuiltinDSLGenerator
+        from agent_search.query.nl._meaning import NameMeanings
+
         # read with the value index: it also tells which text columns hold numbers
         # (compared as numbers on every path, an explicit DSL's too)
         schemas = [await self.catalog.schema_with_values(e, queryable=True) for e in entries]

@@ -31,10 +31,11 @@ from pathlib import Path
 import numpy as np
 from numpy.typing import NDArray
 
+from agent_search._locations import default_home
 from agent_search.kb._background_texts import ENGLISH, TEXTS
 from agent_search.kb._embedder import Embedder
 from agent_search.kb._model_choice import CJK_SHARE, cjk_share
-from agent_search.kb._sparse import BM25, SparseVec
+from agent_search.kb._sparse import BM25, SparseVec, TermCounts
 
 COVERAGE_STD_MIN = 0.01
 """The least spread a query's background coverage is given (1% of the query's weight): a
@@ -68,8 +69,8 @@ class Null:
 class _SparseBackground:
     """The background passages as BM25 postings (one BM25 setting), with their idf."""
 
-    def __init__(self, bm25: BM25) -> None:
-        counts = [bm25.doc_counts(t) for t in TEXTS]
+    def __init__(self, bm25: BM25, home: Path) -> None:
+        counts = _passage_terms(bm25, home)
         avgdl = sum(c.length for c in counts) / max(len(counts), 1)
         self.k1 = bm25.k1
         self.n = len(counts)
@@ -115,9 +116,47 @@ class _SparseBackground:
         return float(scores.mean()), max(float(scores.std()), by_chance, COVERAGE_STD_MIN)
 
 
+def _passage_terms(bm25: BM25, home: Path) -> list[TermCounts]:
+    """The background passages' BM25 terms under ``bm25``'s analysis: from the data home
+    when analysed before, else analysed now and saved there. Cutting the Chinese passages
+    into words loads jieba and its dictionary (~1 s of CPU), which a process whose
+    questions are all English would otherwise pay on its first search (issue 31)."""
+    import importlib.metadata
+    import os
+    import zipfile
+
+    try:
+        segmenter = importlib.metadata.version("jieba") if bm25.cjk == "words" else "-"
+    except importlib.metadata.PackageNotFoundError:
+        segmenter = "?"
+    key = _digest(f"terms\0{bm25.language}\0{bm25.cjk}\0{segmenter}")
+    path = home / "background" / f"terms-{key}.npz"
+    try:
+        with np.load(path) as saved:
+            ids, counts, ends = saved["ids"], saved["counts"], saved["ends"]
+        if len(ends) == len(TEXTS) and ids.dtype == np.uint32 and counts.dtype == np.uint32:
+            starts = [0, *ends[:-1].tolist()]
+            return [TermCounts(ids[a:b], counts[a:b], int(counts[a:b].sum()))
+                    for a, b in zip(starts, ends.tolist(), strict=True)]
+    except (OSError, ValueError, KeyError, zipfile.BadZipFile):
+        pass
+    terms = [bm25.doc_counts(t) for t in TEXTS]
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f"{path.stem}.{os.getpid()}.tmp.npz")
+        np.savez(tmp, ids=np.concatenate([t.ids for t in terms]),
+                 counts=np.concatenate([t.counts for t in terms]),
+                 ends=np.cumsum([len(t.ids) for t in terms]))
+        tmp.replace(path)
+    except OSError:
+        pass  # a read-only home: analysed again by the next process
+    return terms
+
+
 @lru_cache(maxsize=8)
-def _sparse_background(k1: float, b: float, language: str, cjk: str) -> _SparseBackground:
-    return _SparseBackground(BM25(k1, b, language, cjk))
+def _sparse_background(k1: float, b: float, language: str, cjk: str,
+                       home: Path) -> _SparseBackground:
+    return _SparseBackground(BM25(k1, b, language, cjk), home)
 
 
 _DENSE: dict[str, NDArray[np.float32]] = {}
@@ -164,7 +203,7 @@ def dense_background(embedder: Embedder, home: Path) -> NDArray[np.float32]:
 
 def null_of(background: NDArray[np.float32] | None, bm25: BM25,
             dense: NDArray[np.float32] | None, sparse: SparseVec | None,
-            query: str = "") -> Null:
+            query: str = "", home: Path | None = None) -> Null:
     """The query's :class:`Null` (a branch the query lacks gets mean 0, spread 1).
 
     The dense null of a mostly-CJK ``query`` is taken over the background passages in
@@ -172,7 +211,8 @@ def null_of(background: NDArray[np.float32] | None, bm25: BM25,
     than text in another, so a background of both would count that gap as spread and
     squeeze the evidence (multilingual-e5-small on zh-rgb: relevant passages 2.8-3.7
     deviations over the whole background, 6.8-9.3 over its Chinese part; all-MiniLM-L6-v2,
-    which matches no Chinese, stays at −1.5-3.1)."""
+    which matches no Chinese, stays at −1.5-3.1). ``home`` (default: the default data
+    home) keeps the passages' analysed terms, as it keeps their vectors."""
     dm, ds = 0.0, 1.0
     if dense is not None and background is not None and background.shape[1] == len(dense):
         if query and background.shape[0] == len(TEXTS) and cjk_share(query) >= CJK_SHARE:
@@ -182,5 +222,6 @@ def null_of(background: NDArray[np.float32] | None, bm25: BM25,
         dm, ds = float(cos.mean()), max(float(cos.std()), 1e-6)
     cm, cs = 0.0, COVERAGE_STD_MIN
     if sparse is not None:
-        cm, cs = _sparse_background(bm25.k1, bm25.b, bm25.language, bm25.cjk).moments(sparse)
+        cm, cs = _sparse_background(bm25.k1, bm25.b, bm25.language, bm25.cjk,
+                                    home or default_home()).moments(sparse)
     return Null(dm, ds, cm, cs)

@@ -34,7 +34,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
-import httpx
 import numpy as np
 
 from agent_search.kb._local import (
@@ -302,6 +301,8 @@ class OpenAIEmbedder:
         return vector
 
     def embed(self, texts: Sequence[str]) -> Vectors:
+        import httpx  # here: the local models (every other embedder) never need it
+
         rows: list[list[float]] = []
         headers = {}
         key = os.environ.get("OPENAI_API_KEY")

@@ -31,33 +31,27 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import anyio
-import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, field_validator
 
 from agent_search.config import SearchConfig
 from agent_search.context import Context
 from agent_search.errors import FilterError
-from agent_search.kb._background import dense_background, null_of
-from agent_search.kb._embedder import Embedder, EmbeddingError, embedder_for_collection
 from agent_search.kb._filters import Group, HasId, all_of, indexed_fields, to_filter
-from agent_search.kb._foreign import weigh
-from agent_search.kb._retrieval import Hit, QueryPlan, search
-from agent_search.kb._schema import CollectionMismatchError, bm25_of, check_compatible
-from agent_search.kb._store import (
-    CollectionInfo,
-    KBStore,
-    StoreError,
-    get_store,
-    is_eval_collection,
-)
 from agent_search.kb._tenancy import visibility
 from agent_search.kb.settings import KBSettings
 from agent_search.registry import parse_options
 from agent_search.trace import first_line, span
 from agent_search.types import ABSOLUTE_MAX_LIMIT, Request, Result, ResultItem
+
+if TYPE_CHECKING:  # imported where used: numpy, the store and the model load on the first search
+    import numpy as np
+
+    from agent_search.kb._embedder import Embedder
+    from agent_search.kb._retrieval import Hit
+    from agent_search.kb._store import CollectionInfo, KBStore
 
 MODES = ("hybrid", "dense", "sparse")
 
@@ -95,6 +89,10 @@ class KBHandler:
         return request.type == "kb"
 
     async def search(self, ctx: Context, request: Request) -> Result:
+        from agent_search.kb._embedder import EmbeddingError
+        from agent_search.kb._schema import CollectionMismatchError
+        from agent_search.kb._store import StoreError
+
         started = time.perf_counter()
         result = Result(type="kb", query=request.query)
         try:
@@ -133,6 +131,8 @@ class KBHandler:
 
         if use_graph:
             from agent_search.kb._graph import associate
+            from agent_search.kb._retrieval import Hit
+            from agent_search.kb._store import get_store
 
             with span("graph_search"):
                 nodes, boosts = await anyio.to_thread.run_sync(
@@ -203,6 +203,9 @@ def _resolve(settings: KBSettings, home: Path, wanted: list[str], evaluation: bo
     """Store and the collections to search (all of them when none is named), each with the
     embedder it was built with; raises naming missing collections. Evaluation collections
     are invisible (listed as missing when named) unless ``evaluation``."""
+    from agent_search.kb._embedder import embedder_for_collection
+    from agent_search.kb._store import get_store, is_eval_collection
+
     store = get_store(settings, home)
     existing = [c for c in store.collections() if evaluation or not is_eval_collection(c)]
     wanted = list(dict.fromkeys(wanted)) or existing
@@ -225,6 +228,9 @@ def _retrieve(settings: KBSettings, home: Path, wanted: list[str], mode: str, li
     Runs in one worker thread; the spans nest under the search's trace node through the
     context the thread runs in. A vector of another size than the collection holds is a
     :class:`CollectionMismatchError`, never a search."""
+    from agent_search.kb._background import dense_background
+    from agent_search.kb._schema import check_compatible
+
     store, targets = _resolve(settings, home, wanted, evaluation)
     vectors: dict[str, Any] = {}
     if mode in ("dense", "hybrid"):
@@ -243,10 +249,11 @@ def _retrieve(settings: KBSettings, home: Path, wanted: list[str], mode: str, li
             found = _search_one(store, info, settings, mode, limit,
                                 vectors.get(embedder.model_id), query,
                                 all_of(request_filter, allowed), background,
-                                settings.score_scale == "background")
+                                settings.score_scale == "background", home)
             if settings.foreign_veto and mode != "sparse":
                 found = _weigh_foreign(store, info, settings, found, query,
-                                       vectors.get(embedder.model_id), background, embedder)
+                                       vectors.get(embedder.model_id), background, embedder,
+                                       home)
             hits.extend(found)
         node.attributes["hits"] = len(hits)
     return [info for info, _ in targets], hits
@@ -254,25 +261,35 @@ def _retrieve(settings: KBSettings, home: Path, wanted: list[str], mode: str, li
 
 def _search_one(store: KBStore, info: CollectionInfo, settings: KBSettings, mode: str,
                 limit: int, dense: Any, query: str, flt: Group | None,
-                background: Any = None, evidence: bool = True) -> list[tuple[str, Hit]]:
+                background: Any = None, evidence: bool = True,
+                home: Path | None = None) -> list[tuple[str, Hit]]:
     """One collection's hits, scored as evidence over the query's background (its
     similarity to unrelated text for this model and these BM25 settings) unless
     ``evidence`` is off (``kb.score_scale: reference``)."""
+    from agent_search.kb._background import null_of
+    from agent_search.kb._retrieval import QueryPlan, search
+    from agent_search.kb._schema import bm25_of
+
     bm25 = bm25_of(info.meta, settings)
     sparse = bm25.query_vector(query) if mode != "dense" else None
     plan = QueryPlan.of(settings, mode, limit, bm25.k1)
-    null = null_of(background, bm25, dense, sparse, query) if evidence else None
+    null = null_of(background, bm25, dense, sparse, query, home) if evidence else None
     found = search(store, info.name, plan, dense, sparse, flt, info.points, null)
     return [(info.name, h) for h in found]
 
 
 def _weigh_foreign(store: KBStore, info: CollectionInfo, settings: KBSettings,
                    found: list[tuple[str, Hit]], query: str, dense: Any, background: Any,
-                   embedder: Embedder) -> list[tuple[str, Hit]]:
+                   embedder: Embedder, home: Path | None = None) -> list[tuple[str, Hit]]:
     """The hits weighed by the question's own evidence against them (:mod:`._foreign`):
     the meaning it keeps without the rare words their passages lack."""
+    from agent_search.kb._background import null_of
+    from agent_search.kb._foreign import weigh
+    from agent_search.kb._schema import bm25_of
+
     bm25 = bm25_of(info.meta, settings)
-    null = null_of(background, bm25, dense, None, query) if background is not None else None
+    null = (null_of(background, bm25, dense, None, query, home)
+            if background is not None else None)
     with span("foreign_words"):
         hits = weigh(store, info.name, [h for _, h in found], query, bm25, dense, null,
                      lambda text: _embed_query(embedder, text))

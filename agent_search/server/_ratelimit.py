@@ -62,6 +62,16 @@ def retry_after_header(wait: float) -> str:
 _TRIES = 3
 """Rounds of spend / read / insert one take tries before it is refused as contended."""
 
+BUSY_TIMEOUT_S = 0.1
+"""How long a take waits for a locked shared store (SQLite's busy timeout, PostgreSQL's
+``lock_timeout``) before the process-local bucket decides: a writer holding the record
+database for seconds must not hold every request, and a worker thread, that long."""
+
+RETRY_SHARED_AFTER_S = 1.0
+"""After the shared store failed, takes go straight to the local buckets for this long,
+then one take tries the store again (so a lock costs each request nothing, and the shared
+buckets are back within a second of it clearing)."""
+
 _META = sa.MetaData()
 BUCKETS = sa.Table(
     "agent_search_rate_limits", _META,
@@ -85,9 +95,12 @@ class SharedRateLimiter:
     the take runs on the standard driver in one worker-thread hop (aiosqlite's hop per
     statement cost ~4 ms a take on a busy machine; this way ~0.6 ms). With
     ``shared=False`` (one process) the process-local buckets alone decide. If the
-    database cannot be reached,
-    the process-local bucket decides, with a warning logged once: a failing store must
-    not take the service down."""
+    database cannot be reached or is locked (past :data:`BUSY_TIMEOUT_S`), the
+    process-local bucket decides, with a warning logged once, for
+    :data:`RETRY_SHARED_AFTER_S` before the store is tried again: a failing or busy
+    store must not take the service down, nor slow it."""
+
+    retry_shared_after = RETRY_SHARED_AFTER_S
 
     def __init__(self, per_minute: float, burst: int, url: URL, *,
                  shared: bool = True) -> None:
@@ -102,12 +115,13 @@ class SharedRateLimiter:
         self._created = False
         self._create_lock = anyio.Lock()
         self._warned = False
+        self._shared_after = 0.0  # monotonic time before which the store is not tried
         self._spend, self._read = self._statements()
 
     def _sync_engine(self) -> sa.Engine:
         if self._sync is None:
             self._sync = sa.create_engine(self.url.set(drivername="sqlite"),
-                                          connect_args={"timeout": 10})
+                                          connect_args={"timeout": BUSY_TIMEOUT_S})
             sa.event.listen(self._sync, "connect", _sqlite_fast_commits)
         return self._sync
 
@@ -126,7 +140,7 @@ class SharedRateLimiter:
 
     async def take(self, key: str, *, now: float | None = None) -> float:
         """0 when allowed, else the seconds until a token is available."""
-        if not self.shared:
+        if not self.shared or time.monotonic() < self._shared_after:
             return self._local.take(key)
         now = time.time() if now is None else now
         try:
@@ -134,10 +148,12 @@ class SharedRateLimiter:
                 return await anyio.to_thread.run_sync(self._take_sqlite, key, now)
             return await self._take_async(key, now)
         except (sa.exc.SQLAlchemyError, OSError) as exc:
+            self._shared_after = time.monotonic() + self.retry_shared_after
             if not self._warned:
                 self._warned = True
                 log.warning("rate limit: the shared store failed (%s); using this "
-                            "process's buckets", type(exc).__name__)
+                            "process's buckets, trying the store again every %.0f s",
+                            type(exc).__name__, self.retry_shared_after)
             return self._local.take(key)
 
     def _statements(self) -> tuple[sa.Update, sa.Select[Any]]:
@@ -185,6 +201,8 @@ class SharedRateLimiter:
         async with engine.begin() as conn:
             if engine.dialect.name == "postgresql":
                 await conn.exec_driver_sql("SET LOCAL synchronous_commit TO OFF")
+                await conn.exec_driver_sql(
+                    f"SET LOCAL lock_timeout TO '{int(BUSY_TIMEOUT_S * 1000)}ms'")
             params = {"key": key, "now": now}
             for _ in range(_TRIES):
                 if (await conn.execute(self._spend, params)).rowcount == 1:

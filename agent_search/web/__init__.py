@@ -8,39 +8,73 @@ Providers (``web.provider``): tavily, serper, serpapi, brave, google, bing, sear
 class) with ``await provider.search(query, limit=..., sites=..., time_range=...)``.
 """
 
-from agent_search.web._fetch import Page, fetch_pages
-from agent_search.web._ssrf import HostPolicy
-from agent_search.web.errors import (
-    CircuitOpenError,
-    MissingAPIKeyError,
-    ProviderError,
-    UnsafeURLError,
-)
-from agent_search.web.handler import WebHandler, WebOptions, create_handler
-from agent_search.web.providers import (
-    PROVIDER_CLASSES,
-    BingProvider,
-    BraveProvider,
-    GoogleProvider,
-    HttpProvider,
-    MCPProvider,
-    ProviderResponse,
-    SearchParams,
-    SearXNGProvider,
-    SerpAPIProvider,
-    SerperProvider,
-    TavilyProvider,
-    WebProvider,
-    create_provider,
-    provider_class,
-)
-from agent_search.web.settings import (
-    BreakerSettings,
-    FetchSettings,
-    MCPSearchServerSettings,
-    RetrySettings,
-    WebSettings,
-)
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from agent_search.web._fetch import Page, fetch_pages
+    from agent_search.web._ssrf import HostPolicy
+    from agent_search.web.errors import (
+        CircuitOpenError,
+        MissingAPIKeyError,
+        ProviderError,
+        UnsafeURLError,
+    )
+    from agent_search.web.handler import WebHandler, WebOptions, create_handler
+    from agent_search.web.providers import (
+        PROVIDER_CLASSES,
+        BingProvider,
+        BraveProvider,
+        GoogleProvider,
+        HttpProvider,
+        MCPProvider,
+        ProviderResponse,
+        SearchParams,
+        SearXNGProvider,
+        SerpAPIProvider,
+        SerperProvider,
+        TavilyProvider,
+        WebProvider,
+        create_provider,
+        provider_class,
+    )
+    from agent_search.web.settings import (
+        BreakerSettings,
+        FetchSettings,
+        MCPSearchServerSettings,
+        RetrySettings,
+        WebSettings,
+    )
+
+_HOME = {
+    "BingProvider": "providers", "BraveProvider": "providers", "BreakerSettings": "settings",
+    "CircuitOpenError": "errors", "FetchSettings": "settings", "GoogleProvider": "providers",
+    "HostPolicy": "_ssrf", "HttpProvider": "providers", "MCPProvider": "providers",
+    "MCPSearchServerSettings": "settings", "MissingAPIKeyError": "errors",
+    "PROVIDER_CLASSES": "providers", "Page": "_fetch", "ProviderError": "errors",
+    "ProviderResponse": "providers", "RetrySettings": "settings",
+    "SearXNGProvider": "providers", "SearchParams": "providers",
+    "SerpAPIProvider": "providers", "SerperProvider": "providers",
+    "TavilyProvider": "providers", "UnsafeURLError": "errors", "WebHandler": "handler",
+    "WebOptions": "handler", "WebProvider": "providers", "WebSettings": "settings",
+    "create_handler": "handler", "create_provider": "providers", "fetch_pages": "_fetch",
+    "provider_class": "providers",
+}
+"""Where each public name lives: imported on first use, so building the handler (every
+searcher does) loads no provider's client library (tavily, requests) or page fetcher
+before a web search."""
+
+
+def __getattr__(name: str) -> Any:
+    module = _HOME.get(name)
+    if module is None:
+        raise AttributeError(f"module 'agent_search.web' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"agent_search.web.{module}"), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "PROVIDER_CLASSES",

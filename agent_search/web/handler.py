@@ -28,6 +28,7 @@ applied by the searcher, not here.
 from __future__ import annotations
 
 import hashlib
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -37,10 +38,12 @@ from agent_search.errors import ConfigError, InputError
 from agent_search.registry import parse_options
 from agent_search.trace import span
 from agent_search.types import Count, Request, Result
-from agent_search.web._resilience import CircuitBreaker
 from agent_search.web.errors import ProviderError
-from agent_search.web.providers import WebProvider, api_key_for, create_provider, provider_class
 from agent_search.web.settings import WebSettings
+
+if TYPE_CHECKING:  # imported where used: the providers' HTTP clients load on the first search
+    from agent_search.web._resilience import CircuitBreaker
+    from agent_search.web.providers import WebProvider
 
 
 class WebOptions(BaseModel):
@@ -138,6 +141,9 @@ class WebHandler:
 
     def provider_for(self, settings: WebSettings) -> WebProvider:
         """The provider for ``settings`` with the current API key (built on first use)."""
+        from agent_search.web._resilience import CircuitBreaker
+        from agent_search.web.providers import api_key_for, create_provider, provider_class
+
         api_key = api_key_for(settings)
         endpoint = (settings.provider, provider_class(settings.provider).endpoint_for(settings))
         digest = hashlib.sha256((api_key or "").encode()).hexdigest()[:16]

@@ -7,12 +7,15 @@ applied to every model and field name on every parse are cached by their text.
 from __future__ import annotations
 
 import re
+import threading
 from functools import lru_cache
-
-import inflect
+from typing import TYPE_CHECKING, Any
 
 from agent_search.query._chinese import CJK_CHARS, has_cjk, is_cjk, segments
 from agent_search.query.stopwords import CHINESE, ENGLISH
+
+if TYPE_CHECKING:
+    import inflect
 
 MAX_TERM_CHARS = 64
 """Longer words are not used as text-match terms."""
@@ -115,7 +118,38 @@ def is_plural(phrase: str) -> bool:
 
 @lru_cache(maxsize=1)
 def _engine() -> inflect.engine:
-    return inflect.engine()
+    engine: inflect.engine = _inflect().engine()
+    return engine
+
+
+_IMPORT_LOCK = threading.Lock()
+
+
+def _inflect() -> Any:
+    """``inflect``, imported on first use and without typeguard's run-time checks of its
+    own arguments: its ``@typechecked`` decorators re-parse and recompile inflect's
+    4,000-line module once per decorated function (~3 s of CPU at import, 0.06 s
+    without; the checks are typeguard's no-ops under ``python -O`` too). The parser only
+    ever passes it words, so no check is lost that could fire (issue 31)."""
+    import importlib
+    import sys
+
+    with _IMPORT_LOCK:
+        if "inflect" not in sys.modules:
+            import typeguard
+
+            checked = typeguard.typechecked
+            typeguard.typechecked = _unchecked
+            try:
+                importlib.import_module("inflect")
+            finally:
+                typeguard.typechecked = checked
+    return sys.modules["inflect"]
+
+
+def _unchecked(target: Any = None, **_: Any) -> Any:
+    """``typeguard.typechecked`` as ``python -O`` makes it: the function unchanged."""
+    return _unchecked if target is None else target
 
 
 def find_phrase(low: str, phrase: str, start: int = 0) -> list[tuple[int, int]]:

@@ -21,8 +21,6 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING, Any, ClassVar
 
-import httpx
-
 from agent_search.trace import first_line
 from agent_search.types import ResultItem
 from agent_search.web._limits import BreakerSettings, RetrySettings
@@ -36,7 +34,8 @@ from agent_search.web._resilience import (
 from agent_search.web.errors import MissingAPIKeyError, ProviderError
 from agent_search.web.providers._native import NativeFormat, NativeRecord
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # httpx where used: validating web.provider must not load the client
+    import httpx
     from typing_extensions import Self
 
     from agent_search.web.settings import WebSettings
@@ -300,6 +299,8 @@ class HttpProvider(WebProvider):
     """A provider spoken to over HTTP with httpx; subclasses build the request."""
 
     def __init__(self, *, client: httpx.AsyncClient | None = None, **kwargs: Any) -> None:
+        import httpx
+
         super().__init__(**kwargs)
         if not self.base_url:
             raise ProviderError(self.name, "base_url not configured (set web.base_url)")
@@ -319,6 +320,8 @@ class HttpProvider(WebProvider):
                     params: Mapping[str, Any] | None = None, json_body: Any = None,
                     headers: Mapping[str, str] | None = None) -> Any:
         """One HTTP exchange → decoded JSON, or a :class:`ProviderError` saying why not."""
+        import httpx
+
         try:
             response = await self.client.request(
                 method, path, params=_clean_params(params), json=json_body,
@@ -347,6 +350,8 @@ class HttpProvider(WebProvider):
 
 def transport_error(provider: str, exc: httpx.TransportError, timeout: float) -> ProviderError:
     """The retryable error for a request that got no HTTP answer (timeout, connection)."""
+    import httpx
+
     if isinstance(exc, httpx.TimeoutException):
         return ProviderError(provider, f"timed out after {timeout:.3g}s", retryable=True)
     return ProviderError(provider, f"connection failed ({type(exc).__name__})", retryable=True)

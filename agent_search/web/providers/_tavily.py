@@ -8,17 +8,7 @@ the client's exceptions drop) is still seen by the retry loop.
 from __future__ import annotations
 
 import contextvars
-from typing import Any
-
-import httpx
-from tavily import AsyncTavilyClient
-from tavily.errors import (
-    BadRequestError,
-    ForbiddenError,
-    InvalidAPIKeyError,
-    UsageLimitExceededError,
-)
-from tavily.errors import TimeoutError as TavilyTimeoutError
+from typing import TYPE_CHECKING, Any
 
 from agent_search.types import ResultItem
 from agent_search.web._normalize import (
@@ -37,6 +27,9 @@ from agent_search.web.providers._base import (
     transport_error,
 )
 from agent_search.web.providers._native import NativeFormat, TavilyResult
+
+if TYPE_CHECKING:  # imported where used: validating web.provider must not load the clients
+    import httpx
 
 _NATIVE = NativeFormat(("results",), TavilyResult, "url")
 
@@ -73,6 +66,8 @@ class TavilyProvider(HttpProvider):
         self.include_answer = include_answer
         self.country = country
         self.topic = topic
+        from tavily import AsyncTavilyClient
+
         self.client.event_hooks["response"].append(_remember_response)
         self.tavily = AsyncTavilyClient(api_key=self.api_key, client=self.client)
 
@@ -80,6 +75,15 @@ class TavilyProvider(HttpProvider):
         return {"Authorization": f"Bearer {self.api_key}"}
 
     async def _request(self, params: SearchParams, timeout: float) -> Any:
+        import httpx
+        from tavily.errors import (
+            BadRequestError,
+            ForbiddenError,
+            InvalidAPIKeyError,
+            UsageLimitExceededError,
+        )
+        from tavily.errors import TimeoutError as TavilyTimeoutError
+
         holder: dict[str, Any] = {}
         token = _last_response.set(holder)
         try:
