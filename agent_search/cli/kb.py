@@ -1,4 +1,4 @@
-"""``agent-search kb ingest|list|rm|drop|prune-evals|migrate`` — build and manage
+"""``agent-search kb ingest|list|rm|drop|prune-evals|migrate|repair`` — build and manage
 knowledge-base collections and their documents.
 
 ``kb ingest`` shows progress on stderr while it works: a live bar on a terminal, else (a
@@ -33,7 +33,7 @@ from agent_search.config import SearchConfig, load_config
 from agent_search.errors import ConfigError
 
 kb_app = typer.Typer(help="Manage knowledge-base collections and their documents (ingest, "
-                          "list, rm, drop, prune-evals, migrate).",
+                          "list, rm, drop, prune-evals, migrate, repair).",
                      no_args_is_help=True)
 app.add_typer(kb_app, name="kb")
 
@@ -490,3 +490,6 @@ def migrate(config_dir: ConfigOpt = None, json_out: JsonOpt = False) -> None:
         points = sum(done.collections.values())
         console.print(f"migrated {len(done.collections)} collection(s), {points} chunks; "
                       f"the old store is kept at {done.backup}", highlight=False, markup=False)
+
+
+from agent_search.cli import _kb_repair  # noqa: E402, F401  (registers kb repair)

@@ -131,10 +131,31 @@ def delete_points(store: KBStore, home: Path, collection: str, ids: list[str]) -
     if not ids:
         return
     store.delete(collection, ids)
+    store.settle(collection)  # the statistics the deletion updated are saved
     from agent_search.kb._graph import graph_path, update_graph
 
     if graph_path(home, collection).exists():
         update_graph(home, collection, [], removed=ids)
+
+
+async def repair_collection(config: SearchConfig, collection: str) -> dict[str, Any]:
+    """Rebuild ``collection``'s statistics from every point (``kb repair``): ingest keeps
+    them up to date write by write, and a crash is detected and repaired on the next
+    read, so this is for a store written by other means or suspected of drift. Returns
+    the points and terms counted and the seconds it took."""
+    check_collection_name(collection)
+    settings = KBSettings.from_config(config)
+
+    def _repair() -> dict[str, Any]:
+        store = get_store(settings, config.home)
+        with collection_lock(store, collection):
+            if not store.exists(collection):
+                raise CollectionNotFound(collection)
+            done = store.repair(collection)
+        return {"collection": collection, "points": done.points, "terms": done.terms,
+                "seconds": round(done.seconds, 3)}
+
+    return await anyio.to_thread.run_sync(_repair)
 
 
 async def list_collections(config: SearchConfig) -> list[dict[str, Any]]:
