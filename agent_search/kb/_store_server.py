@@ -55,10 +55,27 @@ if TYPE_CHECKING:  # qdrant-client is imported where it is used: it takes ~1 s
     from qdrant_client import QdrantClient, models
 
 
+LOCAL_SCHEME = "file://"
+"""``kb.url: file:///abs/folder`` opens qdrant-client's local mode in that folder: the
+server path without a server (one process at a time), to compare the two stores on the
+same documents (``eval retrieval``, the benchmarks)."""
+
+
 def server_client(settings: KBSettings) -> QdrantClient:
-    """A client of the server at ``kb.url`` (key from ``kb.api_key_env``)."""
+    """A client of the server at ``kb.url`` (key from ``kb.api_key_env``), or of
+    qdrant-client's local mode for a ``file://`` URL."""
     from qdrant_client import QdrantClient
 
+    url = settings.url or ""
+    if url.startswith(LOCAL_SCHEME):
+        folder = url[len(LOCAL_SCHEME):]
+        if not folder.startswith("/"):
+            raise StoreError(f"kb.url {url!r}: a local-mode folder is an absolute path "
+                             "(file:///abs/folder)")
+        try:
+            return QdrantClient(path=folder)
+        except RuntimeError as exc:  # the folder is open in another process
+            raise StoreError(f"kb.url {url!r}: {str(exc).splitlines()[0]}") from exc
     api_key = None
     if settings.api_key_env:
         api_key = os.environ.get(settings.api_key_env)
