@@ -6,7 +6,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 export AGENT_SEARCH_HOME ?= $(CURDIR)/.agent_search
 
-.PHONY: install demo test test-slow test-repeat lint docs bench bench-grounding bench-spider bench-floors bench-kb bench-kb-speed bench-kb-stats clean
+.PHONY: install demo test test-slow test-repeat lint docs bench bench-grounding bench-spider bench-floors bench-kb bench-kb-speed bench-kb-stats bench-kb-server clean
 
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -65,6 +65,9 @@ bench-kb: install  ## the knowledge base on SciFact: ingest, quality, latency, m
 
 bench-kb-speed: install  ## kb query p50 and ingest docs/s beside fastembed's, same run (issue 24)
 	$(PY) bench/bench_kb_speed.py
+
+bench-kb-server: install  ## the Qdrant-server path beside the embedded store: SciFact nDCG@10, floors (issue 33)
+	$(PY) bench/bench_kb_server.py
 
 bench-kb-stats: install  ## CPU of ingesting one note into 100 / 5,183 / 17,000 documents, both stores (issue 33)
 	$(PY) bench/bench_kb_stats.py --store edge

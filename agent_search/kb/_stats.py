@@ -2,9 +2,9 @@
 
 The ``calibrated`` fusion (:mod:`agent_search.kb._retrieval`) standardises each branch's
 score per query with the mean and variance *over the whole collection*. The engine scores
-only the candidates it returns, so those moments come from aggregates computed once per
-write (a scroll over the collection, at the end of an ingest) and small enough to hold for
-any collection size:
+only the candidates it returns, so those moments come from aggregates small enough to hold
+for any collection size, kept up to date by every write
+(:mod:`agent_search.kb._stats_state`, :mod:`agent_search.kb._stats_keeper`) on both stores:
 
 * dense: the mean ``μ`` and the second moment ``M = Σ v vᵀ / N`` of the unit vectors, so
   for a unit query ``q`` the mean cosine is ``q·μ`` and its variance ``qᵀMq − (q·μ)²``
@@ -12,7 +12,7 @@ any collection size:
 * sparse: per term its document frequency (the IDF Qdrant applies, and the best BM25
   score a query could get, which scales BM25 to a *coverage* in 0..1) and the sum of its
   weights (the mean coverage, exact), and the term's postings (the chunks holding it, by
-  their position in the scroll, and its weight there), so that a query's coverage over
+  their slot, and its weight there; in blocks of slots), so that a query's coverage over
   every chunk is summed in numpy from its terms' postings alone (a chunk without a query
   term covers 0): its variance is exact, terms' co-occurrence included, in ~0.1 ms
   (beyond :data:`POSTINGS_BUDGET` postings, the commonest terms count as independent).
