@@ -82,10 +82,11 @@ class FileVault:
         if not self._known:
             from agent_search.kb._stats_state import StateError, head_generation
 
-            raw = self.read()
+            head = self.folder / "head.npz"
             try:
-                self._generation = head_generation(raw[0]) if raw else None
-            except StateError:
+                self._generation = head_generation(head.read_bytes()) if head.is_file() \
+                    else None
+            except (OSError, StateError):
                 self._generation = None
             self._known = True
         return self._generation
