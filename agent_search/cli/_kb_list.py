@@ -32,19 +32,20 @@ def list_documents(config: SearchConfig | None, collection: str, *, server: str 
         fail(f"--limit: a page holds 1 to {MAX_LIMIT} documents")
     pages = _remote(server, collection, api_key_env, limit, cursor) if server is not None \
         else _local(config, collection, limit, cursor)
-    docs: list[dict[str, Any]] = []
+    docs: list[dict[str, Any]] = []  # kept for --json only; printed page by page else
     nxt: str | None = None
+    listed = 0
     for page, after in pages:
         nxt = after
+        listed += len(page)
         if json_out:
             docs.extend(page)
         else:
             _print(page)
-            docs.extend(page[:1])  # only whether there was one
     if json_out:
         print_json({"documents": docs, "next_cursor": nxt} if limit is not None else docs)
         return
-    if not docs and cursor is None:
+    if not listed and cursor is None:
         console.print(f"{collection}: no documents", highlight=False, markup=False)
     if limit is not None and nxt is not None:
         err_console.print(f"more: --cursor {nxt}", highlight=False, markup=False,
