@@ -74,3 +74,48 @@ def test_an_offset_from_outside_is_checked(bad: str) -> None:
     with pytest.raises(ValueError, match="cursor"):
         check_offset(bad)
     assert check_offset("123") == "123"
+
+
+def test_kb_list_pages_through_a_collection(tmp_path: Path,
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """``kb list C --limit N`` prints N documents and ``more: --cursor X``; the pages it
+    leads to hold every document once; a cursor of another collection is refused."""
+    from typer.testing import CliRunner
+
+    import agent_search.cli  # noqa: F401  (registers the sub-commands)
+    from agent_search.cli.app import app
+    from agent_search.kb import close_stores
+    from agent_search.kb._store import edge_root
+
+    home = tmp_path / "home"
+    store = EdgeStore(edge_root(home))
+    for name, count in (("c", 9), ("d", 3)):
+        store.create(name, 3, {"dimensions": 3}, BASE_INDEXES)
+        store.upsert(name, [PointData(point_id(name, f"n{i}.md", f"doc{i}", 0, kind="u64"),
+                                      [1.0, float(i), 0.0], SparseVec([i], [1.0]),
+                                      {"source": f"n{i}.md", "document_id": f"doc{i}",
+                                       "chunk_index": 0, **Access.of().payload()})
+                            for i in range(count)])
+    store.close()
+    monkeypatch.setenv("AGENT_SEARCH_HOME", str(home))
+    runner = CliRunner()
+    seen: list[str] = []
+    args = ["kb", "list", "c", "--limit", "4"]
+    for _ in range(5):
+        result = runner.invoke(app, args)
+        assert result.exit_code == 0, result.output
+        seen += [line.split()[0] for line in result.stdout.splitlines()]
+        more = [line for line in result.stderr.splitlines() if line.startswith("more: ")]
+        if not more:
+            break
+        cursor = more[0].removeprefix("more: --cursor ")
+        args = ["kb", "list", "c", "--limit", "4", "--cursor", cursor]
+    assert sorted(seen) == sorted(f"n{i}.md" for i in range(9))
+    whole = runner.invoke(app, ["kb", "list", "c"])
+    assert sorted(line.split()[0] for line in whole.stdout.splitlines()) == sorted(seen)
+    first = runner.invoke(app, ["kb", "list", "c", "--limit", "2"])
+    cursor = first.stderr.strip().removeprefix("more: --cursor ")
+    other = runner.invoke(app, ["kb", "list", "d", "--limit", "2", "--cursor", cursor])
+    assert other.exit_code == 2 and "not a cursor of this listing" in other.output
+    assert "Traceback" not in other.output
+    close_stores()
