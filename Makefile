@@ -6,7 +6,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 export AGENT_SEARCH_HOME ?= $(CURDIR)/.agent_search
 
-.PHONY: install demo test test-slow test-repeat lint docs bench bench-grounding bench-spider bench-floors bench-kb bench-kb-speed bench-load bench-realdocs bench-startup clean
+.PHONY: install demo test test-slow test-repeat lint docs bench bench-grounding bench-spider bench-floors bench-kb bench-kb-speed bench-load bench-realdocs bench-startup bench-kb-stats bench-kb-server clean
 
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -76,6 +76,13 @@ bench-realdocs: install  ## near-topic / far-off abstention and top-3 on real do
 
 bench-startup: install  ## CLI and import start-up, CPU and wall, beside `python -c pass` (issue 31)
 	$(PY) bench/bench_startup.py
+
+bench-kb-server: install  ## the Qdrant-server path beside the embedded store: SciFact nDCG@10, floors (issue 33)
+	$(PY) bench/bench_kb_server.py
+
+bench-kb-stats: install  ## CPU of ingesting one note into 100 / 5,183 / 17,000 documents, both stores (issue 33)
+	$(PY) bench/bench_kb_stats.py --store edge
+	$(PY) bench/bench_kb_stats.py --store server
 
 clean:
 	rm -rf $(VENV) .agent_search .mypy_cache .ruff_cache .pytest_cache site

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -309,10 +309,22 @@ def remove_remote(url: str, collection: str, document: str, api_key_env: str,
     return []
 
 
-def list_remote(url: str, collection: str, api_key_env: str) -> list[dict[str, Any]]:
-    """The documents of ``collection`` the caller may read
-    (``GET /v1/kb/{collection}/documents``)."""
+def list_remote(url: str, collection: str, api_key_env: str, *, limit: int = 500,
+                cursor: str | None = None, pages: int | None = None
+                ) -> Iterator[tuple[list[dict[str, Any]], str | None]]:
+    """The documents of ``collection`` the caller may read, a page at a time
+    (``GET /v1/kb/{collection}/documents?limit=&cursor=``): each page and the cursor of
+    the next (None after the last); ``pages`` stops after that many."""
     where = f"/v1/kb/{quote(collection, safe='')}/documents"
     with _client(url, api_key_env) as client:
-        docs: list[dict[str, Any]] = _answer(client, url, "GET", where)["documents"]
-    return docs
+        done = 0
+        while pages is None or done < pages:
+            params: dict[str, Any] = {"limit": limit}
+            if cursor is not None:
+                params["cursor"] = cursor
+            answer = _answer(client, url, "GET", where, params=params)
+            cursor = answer.get("next_cursor")
+            done += 1
+            yield answer["documents"], cursor
+            if cursor is None:
+                return

@@ -1,4 +1,4 @@
-"""``agent-search kb ingest|list|rm|drop|prune-evals|migrate`` — build and manage
+"""``agent-search kb ingest|list|rm|drop|prune-evals|migrate|repair`` — build and manage
 knowledge-base collections and their documents.
 
 ``kb ingest`` shows progress on stderr while it works: a live bar on a terminal, else (a
@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from agent_search.config import SearchConfig
 
 kb_app = typer.Typer(help="Manage knowledge-base collections and their documents (ingest, "
-                          "list, rm, drop, prune-evals, migrate).",
+                          "list, rm, drop, prune-evals, migrate, repair).",
                      no_args_is_help=True)
 app.add_typer(kb_app, name="kb")
 
@@ -237,21 +237,29 @@ def ingest(
 def list_(collection: Annotated[str | None, typer.Argument(
               help="A collection: list its documents instead.")] = None,
           server: ServerOpt = None, api_key_env: KeyEnvOpt = "AGENT_SEARCH_API_KEY",
+          limit: Annotated[int | None, typer.Option(
+              "--limit", help="One page of this many documents (at most 1000), then the "
+                              "cursor of the next; all pages without it.")] = None,
+          cursor: Annotated[str | None, typer.Option(
+              "--cursor", help="Where the page starts: the cursor the previous page "
+                               "printed.")] = None,
           config_dir: ConfigOpt = None, json_out: JsonOpt = False) -> None:
     """List collections with their size and embedding model; those of eval retrieval
     (which searches never read) apart. With COLLECTION: its documents (source, chunks,
-    who may read them, document id); with --server, those the API key may read."""
+    who may read them, document id), page by page; with --server, those the API key may
+    read."""
+    from agent_search.cli._kb_list import list_documents
     from agent_search.kb import StoreError, list_collections
 
-    if server is not None:
-        if collection is None:
-            fail("--server lists the documents of one collection: give COLLECTION")
-        _list_remote(server, collection, api_key_env, json_out)
-        return
-    config = _config(config_dir)
+    if collection is None and (server is not None or limit is not None or cursor):
+        fail("--server, --limit and --cursor list the documents of one collection: "
+             "give COLLECTION")
+    config = _config(config_dir) if server is None else None
     if collection is not None:
-        _list_documents(config, collection, json_out)
+        list_documents(config, collection, server=server, api_key_env=api_key_env,
+                       limit=limit, cursor=cursor, json_out=json_out)
         return
+    assert config is not None
     try:
         rows = anyio.run(lambda: list_collections(config))
     except StoreError as exc:
@@ -275,48 +283,6 @@ def _print_collections(rows: list[dict[str, Any]]) -> None:
     for row in rows:
         console.print(f"{row['name']}\t{row['points']} chunks\t"
                       f"{row.get('embedding_model', '?')}", highlight=False, markup=False)
-
-
-def _list_documents(config: SearchConfig, collection: str, json_out: bool) -> None:
-    from agent_search.kb import StoreError
-    from agent_search.kb._manage import list_documents
-
-    try:
-        docs = anyio.run(lambda: list_documents(config, collection))
-    except ValueError as exc:
-        fail(str(exc))
-    except StoreError as exc:
-        _store_failed(exc)
-    _print_documents(collection, docs, json_out)
-
-
-def _list_remote(server: str, collection: str, api_key_env: str, json_out: bool) -> None:
-    from agent_search.cli._kb_remote import RemoteError, list_remote
-
-    try:
-        docs = list_remote(server, collection, api_key_env)
-    except RemoteError as exc:
-        fail(str(exc), 2 if " 404: " in str(exc) else 1)
-    _print_documents(collection, docs, json_out)
-
-
-def _print_documents(collection: str, docs: list[dict[str, Any]], json_out: bool) -> None:
-    if json_out:
-        print_json(docs)
-        return
-    if not docs:
-        console.print(f"{collection}: no documents", highlight=False, markup=False)
-    for doc in docs:
-        console.print(f"{doc['source']}\t{doc['chunks']} chunks\t{_readers(doc)}\t"
-                      f"{doc['document_id']}", highlight=False, markup=False)
-
-
-def _readers(doc: dict[str, Any]) -> str:
-    if doc.get("share") == "public":
-        return "public"
-    owner = f"owner {doc['owner']}" if doc.get("owner") else ""
-    team = f"team {doc['team']}" if doc.get("team") and doc.get("share") == "team" else ""
-    return ", ".join(p for p in (owner, team) if p) or "no one"
 
 
 @kb_app.command("rm")
@@ -494,3 +460,6 @@ def migrate(config_dir: ConfigOpt = None, json_out: JsonOpt = False) -> None:
         points = sum(done.collections.values())
         console.print(f"migrated {len(done.collections)} collection(s), {points} chunks; "
                       f"the old store is kept at {done.backup}", highlight=False, markup=False)
+
+
+from agent_search.cli import _kb_repair  # noqa: E402, F401  (registers kb repair)

@@ -9,6 +9,7 @@ or its source key as ``kb list COLLECTION`` shows it) or by its document id.
 
 from __future__ import annotations
 
+import re
 import threading
 from pathlib import Path
 from typing import Any
@@ -78,6 +79,65 @@ def documents_in(store: KBStore, collection: str, flt: Condition | None = None, 
     return sorted(docs.values(), key=lambda d: (str(d["source"]), str(d["document_id"])))
 
 
+_OFFSET = re.compile(r"\d{1,19}|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+
+
+def check_offset(offset: str) -> str:
+    """A scroll offset as a page's ``next`` gives it (a point id); ``ValueError``
+    otherwise (it comes from a cursor: never handed to the engine unchecked)."""
+    if not _OFFSET.fullmatch(offset) or (offset.isdigit() and int(offset) >= 1 << 63):
+        raise ValueError("cursor: not a position in this collection")
+    return offset
+
+
+def documents_page(store: KBStore, collection: str, flt: Condition | None, *, limit: int,
+                   offset: str | None) -> tuple[list[dict[str, Any]], str | None]:
+    """One page of the documents with a chunk matching ``flt``: ``limit`` documents from
+    ``offset`` (None: the first page) in the engine's order of their first chunks, each
+    with its chunk count, and the offset of the next page (None: the last). Costs the
+    page, not the collection: the first chunks (``chunk_index`` 0, indexed) are scrolled
+    and each document's chunks counted by its indexed source."""
+    first: Condition = Group(must=(Match("chunk_index", 0), *((flt,) if flt else ())))
+    store.ensure_indexes(collection, {"chunk_index": "integer"})
+    # one more than the page: its id starts the next page, and there is none without it
+    records, _ = store.scroll(collection, first, limit=limit + 1, offset=offset,
+                              payload=_DOC_FIELDS, vectors=False)
+    nxt = records[limit].id if len(records) > limit else None
+    records = records[:limit]
+    docs = []
+    for record in records:
+        p = record.payload
+        own = Group(must=tuple(Match(f, str(p[f])) if p.get(f) else IsNull(f) for f in (
+            "source", "document_id", ACL_OWNER, ACL_TEAM)))
+        docs.append({"source": p.get("source"), "document_id": p.get("document_id"),
+                     "title": p.get("title"), "chunks": store.count(collection, own),
+                     "owner": p.get(ACL_OWNER), "team": p.get(ACL_TEAM),
+                     "share": p.get(ACL_SHARE)})
+    docs.sort(key=lambda d: (str(d["source"]), str(d["document_id"])))
+    return docs, nxt
+
+
+async def list_documents_page(config: SearchConfig, collection: str,
+                              flt: Condition | None = None, *, limit: int,
+                              offset: str | None = None
+                              ) -> tuple[list[dict[str, Any]], str | None]:
+    """One page of :func:`list_documents` (see :func:`documents_page`); raises
+    :class:`~agent_search.kb._store.CollectionNotFound`, ``ValueError`` for a bad
+    ``offset``."""
+    check_collection_name(collection)
+    if offset is not None:
+        check_offset(offset)
+    settings = KBSettings.from_config(config)
+
+    def _page() -> tuple[list[dict[str, Any]], str | None]:
+        store = get_store(settings, config.home)
+        if not store.exists(collection):
+            raise CollectionNotFound(collection)
+        return documents_page(store, collection, flt, limit=limit, offset=offset)
+
+    return await anyio.to_thread.run_sync(_page)
+
+
 async def list_documents(config: SearchConfig, collection: str,
                          flt: Condition | None = None) -> list[dict[str, Any]]:
     """The documents of ``collection`` (``kb list COLLECTION``), or only those with a
@@ -131,10 +191,31 @@ def delete_points(store: KBStore, home: Path, collection: str, ids: list[str]) -
     if not ids:
         return
     store.delete(collection, ids)
+    store.settle(collection)  # the statistics the deletion updated are saved
     from agent_search.kb._graph import graph_path, update_graph
 
     if graph_path(home, collection).exists():
         update_graph(home, collection, [], removed=ids)
+
+
+async def repair_collection(config: SearchConfig, collection: str) -> dict[str, Any]:
+    """Rebuild ``collection``'s statistics from every point (``kb repair``): ingest keeps
+    them up to date write by write, and a crash is detected and repaired on the next
+    read, so this is for a store written by other means or suspected of drift. Returns
+    the points and terms counted and the seconds it took."""
+    check_collection_name(collection)
+    settings = KBSettings.from_config(config)
+
+    def _repair() -> dict[str, Any]:
+        store = get_store(settings, config.home)
+        with collection_lock(store, collection):
+            if not store.exists(collection):
+                raise CollectionNotFound(collection)
+            done = store.repair(collection)
+        return {"collection": collection, "points": done.points, "terms": done.terms,
+                "seconds": round(done.seconds, 3)}
+
+    return await anyio.to_thread.run_sync(_repair)
 
 
 async def list_collections(config: SearchConfig) -> list[dict[str, Any]]:

@@ -2,9 +2,9 @@
 
 The ``calibrated`` fusion (:mod:`agent_search.kb._retrieval`) standardises each branch's
 score per query with the mean and variance *over the whole collection*. The engine scores
-only the candidates it returns, so those moments come from aggregates computed once per
-write (a scroll over the collection, at the end of an ingest) and small enough to hold for
-any collection size:
+only the candidates it returns, so those moments come from aggregates small enough to hold
+for any collection size, kept up to date by every write
+(:mod:`agent_search.kb._stats_state`, :mod:`agent_search.kb._stats_keeper`) on both stores:
 
 * dense: the mean ``μ`` and the second moment ``M = Σ v vᵀ / N`` of the unit vectors, so
   for a unit query ``q`` the mean cosine is ``q·μ`` and its variance ``qᵀMq − (q·μ)²``
@@ -12,7 +12,7 @@ any collection size:
 * sparse: per term its document frequency (the IDF Qdrant applies, and the best BM25
   score a query could get, which scales BM25 to a *coverage* in 0..1) and the sum of its
   weights (the mean coverage, exact), and the term's postings (the chunks holding it, by
-  their position in the scroll, and its weight there), so that a query's coverage over
+  their slot, and its weight there; in blocks of slots), so that a query's coverage over
   every chunk is summed in numpy from its terms' postings alone (a chunk without a query
   term covers 0): its variance is exact, terms' co-occurrence included, in ~0.1 ms
   (beyond :data:`POSTINGS_BUDGET` postings, the commonest terms count as independent).
@@ -27,11 +27,8 @@ pair — the sparse postings, not the dense vectors (SciFact's 5,538 passages: 3
 
 from __future__ import annotations
 
-import itertools
 import math
-from collections.abc import Iterable
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 from numpy.typing import NDArray
@@ -54,8 +51,23 @@ class Moments:
     coverage_var: float
 
 
+@dataclass(frozen=True, slots=True)
+class Postings:
+    """One block of a collection's postings: the chunks (by slot) holding each term and
+    the term's weight there; ``terms[i]``'s are ``[offsets[i], offsets[i + 1])`` of
+    ``docs`` / ``weights`` (kept by :mod:`agent_search.kb._stats_state`)."""
+
+    terms: NDArray[np.int64]  # sorted term ids
+    offsets: NDArray[np.int64]
+    docs: NDArray[np.int32]
+    weights: NDArray[np.float32]
+
+
 @dataclass(slots=True)
 class CollectionStats:
+    """What a query reads: the moments and per-term sums as floats (made from the exact
+    state of :mod:`agent_search.kb._stats_state`), and the postings by block."""
+
     points: int
     dense_mean: NDArray[np.float64]
     dense_second: NDArray[np.float64]
@@ -63,91 +75,8 @@ class CollectionStats:
     df: NDArray[np.float64]
     weight_sum: NDArray[np.float64]
     weight_sq_sum: NDArray[np.float64]
-    # the postings of ``terms[i]`` are ``[offsets[i], offsets[i + 1])`` of docs / weights;
-    # empty offsets: no postings (the variance is then estimated)
-    offsets: NDArray[np.int64]
-    post_docs: NDArray[np.int32]
-    post_weights: NDArray[np.float32]
-
-    @classmethod
-    def build(cls, vectors: Iterable[tuple[list[float] | None, SparseVec | None]],
-              dimensions: int) -> CollectionStats:
-        """Aggregate a collection from its points' (dense, sparse) vectors, a page at a
-        time (``vectors`` may be a generator over the store). The sparse vectors are
-        gathered as flat arrays and summed per term by ``np.bincount``, which adds in input
-        order: the same sums as a loop over the points (end of every ingest; a loop in
-        Python took ~0.5 s per thousand chunks)."""
-        n = 0
-        total = np.zeros(dimensions, dtype=np.float64)
-        second = np.zeros((dimensions, dimensions), dtype=np.float64)
-        page: list[list[float]] = []
-        ids: list[int] = []
-        values: list[float] = []
-        owners: list[int] = []
-        parts: list[tuple[NDArray[np.int64], NDArray[np.float64], NDArray[np.int32]]] = []
-
-        def flush() -> None:
-            if page:
-                m = np.asarray(page, dtype=np.float64)
-                m /= np.maximum(np.linalg.norm(m, axis=1, keepdims=True), 1e-12)
-                total[:] += m.sum(axis=0)
-                second[:] += m.T @ m
-                page.clear()
-
-        def flush_sparse() -> None:
-            if ids:
-                w = np.asarray(values, dtype=np.float64)
-                kept = w != 0.0
-                parts.append((np.asarray(ids, dtype=np.int64)[kept], w[kept],
-                              np.asarray(owners, dtype=np.int32)[kept]))
-                ids.clear()
-                values.clear()
-                owners.clear()
-
-        for dense, sparse in vectors:
-            if dense is not None and len(dense) == dimensions:
-                page.append(dense)
-                if len(page) >= 1024:
-                    flush()
-            if sparse is not None:
-                ids.extend(sparse.indices)
-                values.extend(sparse.values)
-                owners.extend(itertools.repeat(n, len(sparse.indices)))
-                if len(ids) >= 1 << 16:
-                    flush_sparse()
-            n += 1
-        flush()
-        flush_sparse()
-        all_terms = np.concatenate([p[0] for p in parts]) if parts else np.zeros(0, np.int64)
-        weights = np.concatenate([p[1] for p in parts]) if parts else np.zeros(0, np.float64)
-        docs = np.concatenate([p[2] for p in parts]) if parts else np.zeros(0, np.int32)
-        terms, inverse = np.unique(all_terms, return_inverse=True)
-        inverse = inverse.reshape(-1)
-        count = max(n, 1)
-        order = np.argsort(all_terms, kind="stable")
-        offsets = np.searchsorted(all_terms[order], terms).astype(np.int64)
-        return cls(n, total / count, second / count, terms.astype(np.int64),
-                   np.bincount(inverse, minlength=len(terms)).astype(np.float64),
-                   _sums(inverse, weights, len(terms)),
-                   _sums(inverse, weights * weights, len(terms)),
-                   np.append(offsets, len(all_terms)), docs[order],
-                   weights.astype(np.float32)[order])
-
-    def save(self, path: Path) -> None:
-        tmp = path.with_suffix(".tmp.npz")
-        np.savez(tmp, points=np.asarray([self.points]), dense_mean=self.dense_mean,
-                 dense_second=self.dense_second, terms=self.terms, df=self.df,
-                 weight_sum=self.weight_sum, weight_sq_sum=self.weight_sq_sum,
-                 offsets=self.offsets, post_docs=self.post_docs,
-                 post_weights=self.post_weights)
-        tmp.replace(path)
-
-    @classmethod
-    def load(cls, path: Path) -> CollectionStats:
-        with np.load(path) as data:
-            return cls(int(data["points"][0]), data["dense_mean"], data["dense_second"],
-                       data["terms"], data["df"], data["weight_sum"], data["weight_sq_sum"],
-                       data["offsets"], data["post_docs"], data["post_weights"])
+    # None: no postings (the coverage variance is then estimated, terms independent)
+    postings: tuple[Postings, ...] | None = None
 
     def _lookup(self, indices: list[int]) -> tuple[NDArray[np.int64], NDArray[np.bool_]]:
         q = np.asarray(indices, dtype=np.int64)
@@ -191,7 +120,7 @@ class CollectionStats:
             var_w = np.where(found, self.weight_sq_sum[pos] / n, 0.0) - mean_w ** 2
             cm = float((a * mean_w).sum())
             independent = a * a * np.maximum(var_w, 0.0)
-            if len(self.offsets) == len(self.terms) + 1:
+            if self.postings is not None:
                 cv = self._coverage_var(a, pos, found, df, mean_w, independent)
             else:
                 cv = max(float(independent.sum()), 0.0)
@@ -206,7 +135,7 @@ class CollectionStats:
         weights) count as independent of the others, so that a query of very common terms
         on a large collection stays cheap."""
         order = np.argsort(np.where(found, df, np.inf), kind="stable")
-        sizes = (self.offsets[pos + 1] - self.offsets[pos])[order]
+        sizes = df[order]  # a term's postings are its document frequency
         # the rarest terms first, up to the first one that is missing or over the budget
         within = np.cumsum(np.where(found[order], sizes, POSTINGS_BUDGET + 1)) \
             <= POSTINGS_BUDGET
@@ -215,21 +144,34 @@ class CollectionStats:
             return max(float(independent.sum()), 0.0)
         rare = np.zeros(len(a), dtype=bool)
         rare[taken] = True
-        spans = [(int(self.offsets[pos[i]]), int(self.offsets[pos[i] + 1]), float(a[i]))
-                 for i in np.flatnonzero(rare).tolist()]
-        docs = np.concatenate([self.post_docs[lo:hi] for lo, hi, _ in spans])
-        weights = np.concatenate([self.post_weights[lo:hi].astype(np.float64) * w
-                                  for lo, hi, w in spans])
-        coverage = np.bincount(docs, weights=weights)  # chunks past the last match: 0
+        wanted = self.terms[pos[rare]]
+        scale = a[rare]
+        docs: list[NDArray[np.int32]] = []
+        weights: list[NDArray[np.float64]] = []
+        for block in self.postings or ():
+            at = np.minimum(np.searchsorted(block.terms, wanted), max(len(block.terms) - 1, 0))
+            hit = (block.terms[at] == wanted) if len(block.terms) else \
+                np.zeros(len(wanted), dtype=bool)
+            lo, hi = block.offsets[at[hit]], block.offsets[at[hit] + 1]
+            idx = _ranges(lo, hi)
+            docs.append(block.docs[idx])
+            weights.append(block.weights[idx].astype(np.float64) * np.repeat(scale[hit], hi - lo))
+        coverage = np.bincount(np.concatenate(docs) if docs else np.zeros(0, np.int32),
+                               weights=np.concatenate(weights) if weights else None)
         mean = float((a * mean_w)[rare].sum())
         exact = float(coverage @ coverage) / self.points - mean * mean
         return max(exact + float(independent[~rare].sum()), 0.0)
 
 
-def _sums(bins: NDArray[np.intp], weights: NDArray[np.float64],
-          count: int) -> NDArray[np.float64]:
-    """Per bin, the sum of its weights, added in input order."""
-    return np.bincount(bins, weights=weights, minlength=count).astype(np.float64, copy=False)
+def _ranges(lo: NDArray[np.int64], hi: NDArray[np.int64]) -> NDArray[np.int64]:
+    """The indices ``lo[0]..hi[0]-1, lo[1]..hi[1]-1, …`` as one array."""
+    sizes = hi - lo
+    total = int(sizes.sum())
+    if not total:
+        return np.zeros(0, np.int64)
+    starts = np.cumsum(sizes) - sizes
+    out: NDArray[np.int64] = np.arange(total, dtype=np.int64) + np.repeat(lo - starts, sizes)
+    return out
 
 
 def ln_bound(query: SparseVec, points: int, k1: float) -> float:

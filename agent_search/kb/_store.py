@@ -96,9 +96,10 @@ def get_store(settings: KBSettings, home: Path) -> KBStore:
 
 def _open(settings: KBSettings, home: Path) -> KBStore:
     if settings.url:
-        from agent_search.kb._store_server import ServerStore, server_client
+        from agent_search.kb._store_server import LOCAL_SCHEME, ServerStore, server_client
 
-        return ServerStore(server_client(settings), location=settings.url)
+        return ServerStore(server_client(settings), location=settings.url,
+                           local=settings.url.startswith(LOCAL_SCHEME))
     from agent_search.kb._migrate import check_not_legacy
     from agent_search.kb._store_edge import EdgeStore
 

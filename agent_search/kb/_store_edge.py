@@ -5,16 +5,18 @@ Layout under ``$AGENT_SEARCH_HOME/kb/collections/``::
     .lock                  held (flock) by the one process that has this store open
     <name>/collection.json what the collection was built with (model, BM25, …)
     <name>/shard/          the Edge shard (segments + write-ahead log)
-    <name>/stats.npz       aggregates for the calibrated fusion (agent_search.kb._stats)
-    <name>/stats.dirty     present while writes are not yet reflected in stats.npz
+    <name>/stats/          the statistics for the calibrated fusion: head.npz, block-N.npz
+                           and writing-TOKEN markers (agent_search.kb._stats_keeper)
 
 One process opens a data home's store at a time: a second one gets
 :class:`StoreLockedError` at once (the lock is taken without waiting; Edge also locks each
 shard's write-ahead log). Every write goes to the shard's write-ahead log before it
 returns, so a process killed mid-ingest leaves a shard that opens with every acknowledged
-write; the ``stats.dirty`` marker, written before the first write of a session, makes
-the next reader recompute the statistics. A collection folder without ``collection.json``
-is a creation that did not finish and is cleared when the name is created again.
+write; the statistics are updated by each write and saved when the ingest settles, and
+a writing marker, put before the first write of a session and taken away after that
+save, makes the next reader rebuild them if the process died in between. A collection
+folder without ``collection.json`` is a creation that did not finish and is cleared when
+the name is created again.
 
 Calls block and are serialised by one lock per store; the kb calls them from worker
 threads.
@@ -49,6 +51,9 @@ from agent_search.kb._filters import (
 )
 from agent_search.kb._sparse import SparseVec
 from agent_search.kb._stats import CollectionStats
+from agent_search.kb._stats_keeper import StatsKeeper
+from agent_search.kb._stats_state import Repaired
+from agent_search.kb._stats_vault import FileVault
 from agent_search.kb._store_base import (
     DENSE,
     SPARSE,
@@ -64,7 +69,6 @@ from agent_search.kb._store_base import (
     VectorQuery,
     check_collection_name,
     engine_id,
-    scroll_all,
 )
 
 _META = "collection.json"
@@ -99,8 +103,6 @@ class EdgeStore:
         self.lock = threading.RLock()
         self._shards: dict[str, qe.EdgeShard] = {}
         self._meta: dict[str, dict[str, Any]] = {}
-        self._stats: dict[str, CollectionStats] = {}
-        self._dirty: set[str] = set()
         self._indexed: dict[str, set[str]] = {}  # payload keys known to be indexed
         # what every search asks first, kept until this store changes it (no other
         # process can: the data home's lock)
@@ -112,6 +114,7 @@ class EdgeStore:
             raise StoreError(f"cannot create the knowledge base at {root}: "
                              f"{_first_line(exc)}") from exc
         self._lock_file = self._take_lock()
+        self._keeper = StatsKeeper(self, lambda name: FileVault(self._dir(name)))
 
     def _take_lock(self) -> IO[str] | None:
         try:
@@ -226,6 +229,7 @@ class EdgeStore:
                 shard.update(qe.UpdateOperation.create_field_index(key, _SCHEMA[kind]))
             self._write_meta(name, meta)
             self._names = None
+            self._keeper.created(name, dimensions)
 
     def update_meta(self, name: str, meta: dict[str, Any]) -> None:
         with self.lock:
@@ -243,9 +247,8 @@ class EdgeStore:
             self._meta.pop(name, None)
             self._names = None
             self._points.pop(name, None)
-            self._stats.pop(name, None)
             self._indexed.pop(name, None)
-            self._dirty.discard(name)
+            self._keeper.forget(name)
             shutil.rmtree(folder)
             return True
 
@@ -265,15 +268,6 @@ class EdgeStore:
 
     # -- points ---------------------------------------------------------------------------
 
-    def _writing(self, name: str) -> None:
-        """Before a write: statistics are stale until :meth:`settle` (on disk too, so a
-        process killed mid-write leaves the marker)."""
-        self._stats.pop(name, None)
-        self._points.pop(name, None)
-        if name not in self._dirty:
-            (self._dir(name) / "stats.dirty").touch()
-            self._dirty.add(name)
-
     def upsert(self, name: str, points: list[PointData]) -> None:
         if not points:
             return
@@ -283,16 +277,18 @@ class EdgeStore:
                        for p in points]
         with self.lock:
             shard = self._shard(name)
-            self._writing(name)
-            shard.update(qe.UpdateOperation.upsert_points(edge_points))
+            self._points.pop(name, None)
+            self._keeper.write(name, [p.id for p in points], lambda: shard.update(
+                qe.UpdateOperation.upsert_points(edge_points)))
 
     def delete(self, name: str, ids: list[str]) -> None:
         if not ids:
             return
         with self.lock:
             shard = self._shard(name)
-            self._writing(name)
-            shard.update(qe.UpdateOperation.delete_points([engine_id(i) for i in ids]))
+            self._points.pop(name, None)
+            self._keeper.write(name, ids, lambda: shard.update(
+                qe.UpdateOperation.delete_points([engine_id(i) for i in ids])), delete=True)
 
     def scroll(self, name: str, flt: Condition | None, *, limit: int, offset: str | None,
                payload: bool | list[str], vectors: bool) -> tuple[list[Record], str | None]:
@@ -337,39 +333,22 @@ class EdgeStore:
 
     def stats(self, name: str) -> CollectionStats | None:
         with self.lock:
-            cached = self._stats.get(name)
-            if cached is not None:
-                return cached
-            folder = self._dir(name)
-            path = folder / "stats.npz"
-            if path.is_file() and not (folder / "stats.dirty").exists():
-                with contextlib.suppress(OSError, ValueError, KeyError):
-                    loaded = CollectionStats.load(path)
-                    self._stats[name] = loaded
-                    return loaded
-            return self._compute_stats(name)
+            return self._keeper.stats(name)
 
     def settle(self, name: str) -> None:
         """After an ingest: make the writes durable, let the engine optimise its segments,
-        and recompute the statistics."""
+        and save the statistics the writes updated."""
         with self.lock:
             shard = self._shard(name)
             shard.flush()
             shard.optimize()
-            self._compute_stats(name)
+            self._keeper.settle(name)
 
-    def _compute_stats(self, name: str) -> CollectionStats:
-        folder = self._dir(name)
-        dims = int(self._read_meta(name).get("dimensions") or 0)
-        stats = CollectionStats.build(
-            ((r.dense, r.sparse) for r in scroll_all(self, name, payload=False, vectors=True)),
-            dims)
-        with contextlib.suppress(OSError):
-            stats.save(folder / "stats.npz")
-            (folder / "stats.dirty").unlink(missing_ok=True)
-            self._dirty.discard(name)
-        self._stats[name] = stats
-        return stats
+    def repair(self, name: str) -> Repaired:
+        """Rebuild the collection's statistics from every point."""
+        with self.lock:
+            self._read_meta(name)
+            return self._keeper.repair(name)
 
     def close(self) -> None:
         with self.lock:

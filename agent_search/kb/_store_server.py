@@ -2,9 +2,10 @@
 
 The same requests as the embedded store, translated to qdrant-client's models; the server
 runs the same engine, so filters, fusions and scores mean the same. Collection settings
-live in the collection's Qdrant metadata. A server does not expose document frequencies
-or collection-wide moments, so :meth:`ServerStore.stats` is None: the calibrated fusion
-then standardises with the reference statistics (see :mod:`agent_search.kb._retrieval`).
+live in the collection's Qdrant metadata. The collection statistics (document
+frequencies, moments, postings) are kept on the server too, in a sibling collection
+``_stats.<name>`` maintained by each write through the same code as the embedded store's
+(:mod:`agent_search.kb._stats_keeper`), so the same documents rank alike on both stores.
 
 qdrant-client's local mode (``QdrantClient(path=…)``) also fits here; the tests use it as
 the server's stand-in so this code path stays exercised without a server.
@@ -31,6 +32,9 @@ from agent_search.kb._filters import (
 )
 from agent_search.kb._sparse import SparseVec
 from agent_search.kb._stats import CollectionStats
+from agent_search.kb._stats_keeper import StatsKeeper
+from agent_search.kb._stats_state import Repaired
+from agent_search.kb._stats_vault import SIBLING_PREFIX, ServerVault
 from agent_search.kb._store_base import (
     DENSE,
     SPARSE,
@@ -51,10 +55,27 @@ if TYPE_CHECKING:  # qdrant-client is imported where it is used: it takes ~1 s
     from qdrant_client import QdrantClient, models
 
 
+LOCAL_SCHEME = "file://"
+"""``kb.url: file:///abs/folder`` opens qdrant-client's local mode in that folder: the
+server path without a server (one process at a time), to compare the two stores on the
+same documents (``eval retrieval``, the benchmarks)."""
+
+
 def server_client(settings: KBSettings) -> QdrantClient:
-    """A client of the server at ``kb.url`` (key from ``kb.api_key_env``)."""
+    """A client of the server at ``kb.url`` (key from ``kb.api_key_env``), or of
+    qdrant-client's local mode for a ``file://`` URL."""
     from qdrant_client import QdrantClient
 
+    url = settings.url or ""
+    if url.startswith(LOCAL_SCHEME):
+        folder = url[len(LOCAL_SCHEME):]
+        if not folder.startswith("/"):
+            raise StoreError(f"kb.url {url!r}: a local-mode folder is an absolute path "
+                             "(file:///abs/folder)")
+        try:
+            return QdrantClient(path=folder)
+        except RuntimeError as exc:  # the folder is open in another process
+            raise StoreError(f"kb.url {url!r}: {str(exc).splitlines()[0]}") from exc
     api_key = None
     if settings.api_key_env:
         api_key = os.environ.get(settings.api_key_env)
@@ -72,10 +93,12 @@ class ServerStore:
         self.location = location
         self.local = local  # qdrant-client's local mode: no payload indexes there
         self.lock = threading.RLock()
+        self._keeper = StatsKeeper(self, lambda name: ServerVault(client, name))
 
     def collections(self) -> list[str]:
         with self.lock:
-            return sorted(c.name for c in self.client.get_collections().collections)
+            return sorted(c.name for c in self.client.get_collections().collections
+                          if not c.name.startswith(SIBLING_PREFIX))
 
     def exists(self, name: str) -> bool:
         with self.lock:
@@ -101,6 +124,7 @@ class ServerStore:
                     modifier=models.Modifier.IDF)},
                 metadata=meta)
             self.ensure_indexes(name, indexes)
+            self._keeper.created(name, dimensions)
 
     def update_meta(self, name: str, meta: dict[str, Any]) -> None:
         with self.lock:
@@ -110,6 +134,7 @@ class ServerStore:
         with self.lock:
             if not self.client.collection_exists(name):
                 return False
+            self._keeper.forget(name)
             self.client.delete_collection(name)
             return True
 
@@ -137,16 +162,17 @@ class ServerStore:
                                                                 values=p.sparse.values)})
             for p in points]
         with self.lock:
-            self.client.upsert(name, points=structs, wait=True)
+            self._keeper.write(name, [p.id for p in points],
+                               lambda: self.client.upsert(name, points=structs, wait=True))
 
     def delete(self, name: str, ids: list[str]) -> None:
         from qdrant_client import models
         if not ids:
             return
+        selector = models.PointIdsList(points=[engine_id(i) for i in ids])
         with self.lock:
-            self.client.delete(
-                name, points_selector=models.PointIdsList(points=[engine_id(i) for i in ids]),
-                wait=True)
+            self._keeper.write(name, ids, lambda: self.client.delete(
+                name, points_selector=selector, wait=True), delete=True)
 
     def scroll(self, name: str, flt: Condition | None, *, limit: int, offset: str | None,
                payload: bool | list[str], vectors: bool) -> tuple[list[Record], str | None]:
@@ -186,10 +212,19 @@ class ServerStore:
             return int(self.client.count(name, count_filter=to_models(flt), exact=True).count)
 
     def stats(self, name: str) -> CollectionStats | None:
-        return None
+        with self.lock:
+            return self._keeper.stats(name)
 
     def settle(self, name: str) -> None:
-        return None
+        with self.lock:
+            self._keeper.settle(name)
+
+    def repair(self, name: str) -> Repaired:
+        """Rebuild the collection's statistics from every point."""
+        with self.lock:
+            if not self.client.collection_exists(name):
+                raise CollectionNotFound(name)
+            return self._keeper.repair(name)
 
     def close(self) -> None:
         with self.lock:

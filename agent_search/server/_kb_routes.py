@@ -16,7 +16,8 @@ work in the service's own process instead (the CLI sends it with ``--server URL`
   "sub/b.md"]}``: the caller's documents named ``upload:notes/<rest>`` whose ``rest`` is
   not in ``present`` are removed (``kb ingest FOLDER --server`` mirrors the folder so);
   the answer lists them (``removed``, ``missing``).
-* ``GET /v1/kb/{collection}/documents`` — the documents the caller may read (source,
+* ``GET /v1/kb/{collection}/documents?limit=&cursor=`` — a page of the documents the
+  caller may read (``next_cursor`` for the next; see :mod:`agent_search._paging`) (source,
   chunks, owner, team, share, document id).
 * ``DELETE /v1/kb/{collection}/documents/{document}`` — one document, by its source
   (``upload:notes.md``) or document id.
@@ -34,11 +35,18 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import Annotated, Any
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter, Query, Request
 from pydantic import BaseModel, Field
 
+from agent_search._paging import (
+    DEFAULT_LIMIT,
+    MAX_CURSOR,
+    MAX_LIMIT,
+    make_cursor,
+    read_cursor,
+)
 from agent_search.kb._tenancy import Access
 from agent_search.server._errors import ApiError
 from agent_search.server._middleware import identity_of
@@ -178,15 +186,32 @@ async def mirror(request: Request, collection: str) -> dict[str, Any]:
 
 
 @kb_router.get("/v1/kb/{collection}/documents", tags=["kb"], openapi_extra=_SECURED)
-async def documents(request: Request, collection: str) -> dict[str, Any]:
-    """The documents of a collection the caller may read (public ones, its own, its
-    team's shared ones); 404 when the collection does not exist."""
-    from agent_search.kb._manage import list_documents
+async def documents(
+        request: Request, collection: str,
+        limit: Annotated[int, Query(ge=1, le=MAX_LIMIT)] = DEFAULT_LIMIT,
+        cursor: Annotated[str | None, Query(max_length=MAX_CURSOR)] = None) -> dict[str, Any]:
+    """A page of the documents of a collection the caller may read (public ones, its
+    own, its team's shared ones): at most ``limit`` (≤ 1000), and ``next_cursor`` to pass
+    as ``cursor`` for the next page (null on the last); 404 when the collection does not
+    exist, 422 for a cursor of another listing (another collection or caller)."""
+    from agent_search.kb._manage import check_offset, list_documents_page
+    from agent_search.kb._store import check_collection_name
     from agent_search.kb._tenancy import visibility
 
     identity = identity_of(request.scope)
     config = service_of(request).searcher.config
     with _kb_errors("collection"):
-        docs = await list_documents(config, collection,
-                                    visibility(identity.user_id, identity.team_id))
-    return {"collection": collection, "documents": docs}
+        check_collection_name(collection)
+    scope = ("kb-documents", collection, identity.user_id or "", identity.team_id or "")
+    offset = None
+    if cursor is not None:
+        try:
+            offset = check_offset(str(read_cursor(cursor, scope).get("offset")))
+        except ValueError as exc:  # a CursorError too
+            raise ApiError(422, str(exc), param="cursor") from None
+    with _kb_errors("collection"):
+        docs, nxt = await list_documents_page(
+            config, collection, visibility(identity.user_id, identity.team_id),
+            limit=limit, offset=offset)
+    return {"collection": collection, "documents": docs,
+            "next_cursor": make_cursor(scope, {"offset": nxt}) if nxt is not None else None}

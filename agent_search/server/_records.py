@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.engine import URL
@@ -30,6 +31,7 @@ RECORDS = sa.Table(
     sa.Column("assistant", sa.Text, nullable=False, server_default=""),
     sa.Column("created_at", sa.Float, nullable=False),
     sa.Column("record", sa.Text, nullable=False),
+    sa.Index("agent_search_records_owner_time", "owner", "created_at"),
 )
 
 
@@ -124,6 +126,28 @@ class SharedRecordStore(RecordStore):
                 sa.select(RECORDS.c.record).where(RECORDS.c.request_id == request_id,
                                                   RECORDS.c.owner == owner))).first()
         return SearchRecord.from_dict(json.loads(row[0])) if row else None
+
+    async def list_owned(self, owner: str, limit: int,
+                         before: tuple[float, str] | None = None) -> list[dict[str, Any]]:
+        """A page of ``owner``'s records, newest first: request id, assistant and time
+        (the record itself is ``get_owned``), from just after ``before`` (the last
+        (time, request id) of the previous page). Keyset paging: a page costs its rows
+        (the ``(owner, created_at)`` index), however many records there are."""
+        if not owner:
+            return []
+        await self._ensure()
+        query = (sa.select(RECORDS.c.request_id, RECORDS.c.assistant, RECORDS.c.created_at)
+                 .where(RECORDS.c.owner == owner)
+                 .order_by(RECORDS.c.created_at.desc(), RECORDS.c.request_id.desc())
+                 .limit(limit))
+        if before is not None:
+            at, rid = before
+            query = query.where(sa.or_(RECORDS.c.created_at < at,
+                                       sa.and_(RECORDS.c.created_at == at,
+                                               RECORDS.c.request_id < rid)))
+        async with self.engine.connect() as conn:
+            rows = (await conn.execute(query)).all()
+        return [{"request_id": r[0], "assistant": r[1], "created_at": r[2]} for r in rows]
 
     def get_sync(self, request_id: str) -> SearchRecord | None:
         raise NotImplementedError("SharedRecordStore is async only: use await get()")

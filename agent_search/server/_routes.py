@@ -14,11 +14,19 @@ from collections.abc import Awaitable, Iterator
 from typing import Annotated, Any, TypeVar
 
 import anyio
-from fastapi import APIRouter, Path, Request
+from fastapi import APIRouter, Path, Query, Request
 from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel, TypeAdapter, ValidationError
 from pydantic_core import PydanticSerializationError
 
+from agent_search._paging import (
+    DEFAULT_LIMIT,
+    MAX_CURSOR,
+    MAX_LIMIT,
+    CursorError,
+    make_cursor,
+    read_cursor,
+)
 from agent_search._text import MAX_JSON_DEPTH, check_tree, may_hold_surrogates, too_deep
 from agent_search.agent import Assistant, Options
 from agent_search.agent._tools import SEARCH_TOOL
@@ -292,6 +300,33 @@ async def models(request: Request) -> dict[str, Any]:
          "citation_format": a.searcher.config.citation.format,
          "kb_collections": list(a.searcher.config.kb.collections)}
         for a in service.assistants.values()]}
+
+
+@router.get("/v1/records", tags=["records"], openapi_extra=_SECURED)
+async def records(
+        request: Request,
+        limit: Annotated[int, Query(ge=1, le=MAX_LIMIT)] = DEFAULT_LIMIT,
+        cursor: Annotated[str | None, Query(max_length=MAX_CURSOR)] = None) -> dict[str, Any]:
+    """A page of the caller's search records, newest first (request id, assistant,
+    time; the record is ``GET /v1/records/{request_id}``): at most ``limit`` (≤ 1000),
+    and ``next_cursor`` to pass as ``cursor`` for the next page (null on the last); 422
+    for a cursor of another caller's listing."""
+    identity = identity_of(request.scope)
+    scope = ("records", identity.owner)
+    before = None
+    if cursor is not None:
+        try:
+            at = read_cursor(cursor, scope)
+            before = (float(at["t"]), str(at["r"]))
+            if not _REQUEST_ID.match(before[1]):
+                raise CursorError("cursor: not a position in this listing")
+        except (ValueError, KeyError, TypeError) as exc:  # CursorError is a ValueError
+            raise ApiError(422, str(exc) if isinstance(exc, CursorError) else
+                           "cursor: not a position in this listing", param="cursor") from None
+    rows = await service_of(request).records.list_owned(identity.owner, limit, before)
+    last = rows[-1] if len(rows) == limit else None
+    return {"records": rows, "next_cursor": make_cursor(
+        scope, {"t": last["created_at"], "r": last["request_id"]}) if last else None}
 
 
 @router.get("/v1/records/{request_id}", tags=["records"], openapi_extra=_SECURED)

@@ -141,30 +141,34 @@ def test_edge_ranks_like_qdrant_client(sample: tuple[SearchConfig, KBStore], mod
         mine = search(edge, "sample", plan, dense, sparse, public, 40)
         theirs = search(server, "sample", plan, dense, sparse, public, 40)
         assert len(mine) == len(theirs) > 0
-        if fusion == "calibrated":  # the server path standardises by the reference only
-            # (the 40-chunk collection's own moments weigh 40 against the reference's 100)
-            assert mine[0].point_id in {h.point_id for h in theirs[:3]}, query
-            assert theirs[0].point_id in {h.point_id for h in mine[:3]}, query
-            assert len({h.point_id for h in mine} & {h.point_id for h in theirs}) >= 8
-        else:
-            _assert_same_ranking(mine, theirs, query)
-        # the server path bounds the idf by ln(1 + N), so its sparse scores run lower
-        if mode != "sparse" and fusion != "calibrated":
-            _assert_same_scores(mine, theirs, query)
+        # the server keeps the collection statistics too (issue 33): the same idf, the
+        # same moments, so the same ranking and the same scores in every mode and fusion
+        _assert_same_ranking(mine, theirs, query)
+        _assert_same_scores(mine, theirs, query)
         plain = search(edge, "sample", QueryPlan.of(settings.model_copy(
             update={"prf_docs": 0}), mode, 10, bm25.k1), dense, sparse, public, 40)
         prf_changed |= [h.point_id for h in plain] != [h.point_id for h in mine]
     assert prf_changed == bool(prf)  # feedback moves the query; without it nothing changes
 
 
+@pytest.fixture(params=["edge", "server"])
+def either(request: pytest.FixtureRequest,
+           sample: tuple[SearchConfig, KBStore]) -> tuple[SearchConfig, KBStore]:
+    """The sample on one store or the other: the tests that take it hold on both."""
+    config, server = sample
+    return config, (server if request.param == "server"
+                    else get_store(KBSettings(), config.home))
+
+
 def test_candidate_fusion_equals_the_exhaustive_one(
-        sample: tuple[SearchConfig, KBStore]) -> None:
+        either: tuple[SearchConfig, KBStore]) -> None:
     """The calibrated hybrid fuses the union of both branches' top ``prefetch``; over the
     whole collection, with the same moments, the top 10 are the same."""
-    config, _ = sample
+    config, store = either
     settings = KBSettings(prefetch=20)
     for query in QUERIES:
-        edge, bm25, dense, sparse = _vectors(config, settings, query)
+        _, bm25, dense, sparse = _vectors(config, settings, query)
+        edge = store
         full = FullIndex(edge, "sample")
         stats = edge.stats("sample")
         assert stats is not None
@@ -188,14 +192,15 @@ def test_candidate_fusion_equals_the_exhaustive_one(
 
 @pytest.mark.parametrize(("prefetch", "limit"), [(5, 3), (8, 2), (12, 5), (20, 1)])
 def test_pruned_candidates_rank_like_the_whole_union(
-        sample: tuple[SearchConfig, KBStore], prefetch: int, limit: int) -> None:
+        either: tuple[SearchConfig, KBStore], prefetch: int, limit: int) -> None:
     """The calibrated hybrid scores only the candidates that can still reach the top
     ``limit`` (bounded by each list's last score); the result is the one of scoring the
     whole union of both branches' top ``prefetch`` exactly, scores included."""
-    config, _ = sample
+    config, store = either
     settings = KBSettings(prefetch=prefetch)
     for query in QUERIES:
-        edge, bm25, dense, sparse = _vectors(config, settings, query)
+        _, bm25, dense, sparse = _vectors(config, settings, query)
+        edge = store
         full = FullIndex(edge, "sample")
         stats = edge.stats("sample")
         assert stats is not None

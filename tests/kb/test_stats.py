@@ -11,6 +11,17 @@ import pytest
 from agent_search.kb import _stats as stats_module
 from agent_search.kb._sparse import SparseVec
 from agent_search.kb._stats import CollectionStats
+from agent_search.kb._stats_state import StatsState, Vectors, build
+
+
+def _stats(rows: list[tuple[list[float] | None, SparseVec]]) -> CollectionStats:
+    return build((Vectors(str(i), d, s.indices, s.values) for i, (d, s) in enumerate(rows)),
+                 3).view()
+
+
+def _without_postings(stats: CollectionStats) -> CollectionStats:
+    return CollectionStats(stats.points, stats.dense_mean, stats.dense_second, stats.terms,
+                           stats.df, stats.weight_sum, stats.weight_sq_sum, None)
 
 
 def _collection(seed: int, n: int = 400) -> list[tuple[list[float] | None, SparseVec]]:
@@ -44,22 +55,22 @@ def _brute_force(rows: list[tuple[list[float] | None, SparseVec]], stats: Collec
 def test_coverage_moments_are_exact_with_co_occurring_terms(seed: int,
                                                             tmp_path: Path) -> None:
     rows = _collection(seed)
-    stats = CollectionStats.build(iter(rows), 3)
-    stats.save(tmp_path / "stats.npz")
-    loaded = CollectionStats.load(tmp_path / "stats.npz")
+    state = build((Vectors(str(i), d, s.indices, s.values) for i, (d, s) in enumerate(rows)),
+                  3)
+    stats = state.view()
+    loaded, _, _ = StatsState.from_records(state.head_bytes(1, dict.fromkeys(state.blocks, 1)),
+                                           {b: state.block_bytes(b, 1) for b in state.blocks})
+    loaded_view = loaded.view()
     for query in (SparseVec([1, 2, 3], [1.0, 1.0, 1.0]), SparseVec([2, 5, 42], [1.0, 2.0, 1.0]),
                   SparseVec([4], [1.0]), SparseVec([99], [1.0])):
         coverage = _brute_force(rows, stats, query, 1.2)
-        for s in (stats, loaded):
+        for s in (stats, loaded_view):
             m = s.moments(None, query, 1.2)
             assert m.coverage_mean == pytest.approx(float(coverage.mean()), rel=1e-6, abs=1e-12)
             assert m.coverage_var == pytest.approx(float(coverage.var()), rel=1e-5, abs=1e-12)
     # the topic's terms always come together: the independent-terms estimate is far off
     topic = SparseVec([1, 2, 3], [1.0, 1.0, 1.0])
-    legacy = CollectionStats(stats.points, stats.dense_mean, stats.dense_second, stats.terms,
-                             stats.df, stats.weight_sum, stats.weight_sq_sum,
-                             np.zeros(0, np.int64), np.zeros(0, np.int32),
-                             np.zeros(0, np.float32))
+    legacy = _without_postings(stats)
     exact = float(_brute_force(rows, stats, topic, 1.2).var())
     assert legacy.moments(None, topic, 1.2).coverage_var < 0.6 * exact
 
@@ -67,11 +78,8 @@ def test_coverage_moments_are_exact_with_co_occurring_terms(seed: int,
 def test_beyond_the_postings_budget_the_commonest_terms_count_as_independent(
         monkeypatch: pytest.MonkeyPatch) -> None:
     rows = _collection(4)
-    stats = CollectionStats.build(iter(rows), 3)
-    legacy = CollectionStats(stats.points, stats.dense_mean, stats.dense_second, stats.terms,
-                             stats.df, stats.weight_sum, stats.weight_sq_sum,
-                             np.zeros(0, np.int64), np.zeros(0, np.int32),
-                             np.zeros(0, np.float32))
+    stats = _stats(rows)
+    legacy = _without_postings(stats)
     query = SparseVec([1, 2, 3, 4], [1.0] * 4)
     exact = float(_brute_force(rows, stats, query, 1.2).var())
     assert stats.moments(None, query, 1.2).coverage_var == pytest.approx(exact, rel=1e-5)
@@ -87,17 +95,22 @@ def test_beyond_the_postings_budget_the_commonest_terms_count_as_independent(
 
 
 def test_an_empty_collection_has_no_variance() -> None:
-    stats = CollectionStats.build(iter([]), 3)
+    stats = build(iter([]), 3).view()
     m = stats.moments(None, SparseVec([1], [1.0]), 1.2)
     assert (m.points, m.coverage_mean, m.coverage_var) == (0, 0.0, 0.0)
 
 
-def test_statistics_saved_without_postings_are_not_loaded(tmp_path: Path) -> None:
-    """A data home written before the postings were kept: loading fails (the store then
-    recomputes the statistics) rather than silently estimating."""
-    stats = CollectionStats.build(iter(_collection(3, 20)), 3)
-    np.savez(tmp_path / "stats.npz", points=np.asarray([stats.points]),
-             dense_mean=stats.dense_mean, dense_second=stats.dense_second, terms=stats.terms,
-             df=stats.df, weight_sum=stats.weight_sum, weight_sq_sum=stats.weight_sq_sum)
-    with pytest.raises(KeyError):
-        CollectionStats.load(tmp_path / "stats.npz")
+def test_a_saved_state_missing_a_block_is_not_loaded() -> None:
+    """A head whose block is gone (or of another save) is refused: the keeper then
+    rebuilds rather than using statistics that are not those of the points."""
+    from agent_search.kb._stats_state import StateError
+
+    state = build((Vectors(str(i), d, s.indices, s.values)
+                   for i, (d, s) in enumerate(_collection(3, 20))), 3)
+    head = state.head_bytes(2, dict.fromkeys(state.blocks, 2))
+    with pytest.raises(StateError, match="missing"):
+        StatsState.from_records(head, {})
+    with pytest.raises(StateError, match="another save"):
+        StatsState.from_records(head, {b: state.block_bytes(b, 1) for b in state.blocks})
+    with pytest.raises(StateError):
+        StatsState.from_records(b"not an npz", {})
