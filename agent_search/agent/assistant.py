@@ -61,6 +61,7 @@ from agent_search.agent._decision import Decision, decide_auto_search
 from agent_search.agent._grounding import added_citations
 from agent_search.agent._hook_api import HookContext
 from agent_search.agent._hooks import HookResponse, Hooks, hook_error, load_hooks
+from agent_search.agent._record_text import record_counts, with_counts
 from agent_search.agent._requests import build_request
 from agent_search.agent._resources import McpResourceHandler
 from agent_search.agent._stages import (
@@ -336,8 +337,8 @@ class Assistant(Answering):
         references = answer.references
         ctx.trace.attributes["references"] = [reference(i) for i in references]
         grounding, error = await self._ground_and_next(
-            hctx, out, references, {"messages": llm_msgs, "decision": decision.reason,
-                                    "error": answer.error})
+            hctx, out, references, found.counts,
+            {"messages": llm_msgs, "decision": decision.reason, "error": answer.error})
 
         used = list(out.tracker.used)
         by_id = {i.citation_id: i for i in references}
@@ -423,7 +424,8 @@ class Assistant(Answering):
                 references = merged.items
         ctx.trace.attributes["references"] = [reference(i) for i in references]
         return Found(references, searched=bool(results),
-                      failed=list(dict.fromkeys(r.type for r in results if r.error)))
+                     failed=list(dict.fromkeys(r.type for r in results if r.error)),
+                     counts=record_counts(results))
 
     async def _auto_search(self, ctx: Context, query: str) -> list[Result]:
         """The configured types in parallel. Web keyword extraction (maybe a delegate
@@ -472,7 +474,8 @@ class Assistant(Answering):
         prompts = [p.model_dump() for p in self.package.prompts]
         out = [*prompts, *conversation]
         if found.references:
-            content = build_prompt(found.references, ctx.config.citation)
+            content = build_prompt(with_counts(found.references, found.counts),
+                                   ctx.config.citation)
         elif found.searched:
             content = no_reference_prompt(found.failed)
         else:
