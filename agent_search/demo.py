@@ -19,7 +19,7 @@ from pathlib import Path
 import anyio
 from rich.console import Console
 
-from agent_search.cli.app import progress_bar
+from agent_search.cli.app import plural, progress_bar
 from agent_search.config import load_config
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -53,7 +53,8 @@ async def build_demo_data() -> None:
     with progress_bar("ingesting docs (bytes)", enabled=True) as progress:
         report = await ingest_paths(config, _knowledge_sources(), "docs", progress=progress)
     console.print(
-        f"[green]✓[/green] knowledge base 'docs': {report.files} files, {report.chunks} chunks "
+        f"[green]✓[/green] knowledge base 'docs': {plural(report.files, 'file')}, "
+        f"{plural(report.chunks, 'chunk')} "
         f"({report.embedded} embedded, {report.unchanged} unchanged) in {report.seconds:.1f} s"
     )
     for skipped in report.skipped:

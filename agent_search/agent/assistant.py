@@ -61,6 +61,7 @@ from agent_search.agent._decision import Decision, decide_auto_search
 from agent_search.agent._grounding import added_citations
 from agent_search.agent._hook_api import HookContext
 from agent_search.agent._hooks import HookResponse, Hooks, hook_error, load_hooks
+from agent_search.agent._notices import usable_types
 from agent_search.agent._record_text import record_counts, with_counts
 from agent_search.agent._requests import build_request
 from agent_search.agent._resources import McpResourceHandler
@@ -76,7 +77,7 @@ from agent_search.agent._stages import (
 from agent_search.agent.delegation import Delegates
 from agent_search.agent.llm import ChatClient, LLMError, OpenAIChatClient
 from agent_search.agent.options import Options
-from agent_search.agent.package import AssistantPackage, load_package
+from agent_search.agent.package import AssistantPackage, load_package, sources_package
 from agent_search.agent.records import RecordSink, RecordStore, SearchRecord
 from agent_search.agent.settings import AgentSettings
 from agent_search.citation import build_prompt, no_reference_prompt
@@ -88,6 +89,7 @@ from agent_search.events import (
     Done,
     Event,
     Grounding,
+    Notice,
     StreamSink,
     TextDelta,
 )
@@ -167,13 +169,19 @@ class Assistant(Answering):
         """An assistant without a folder that answers from the database at ``url``
         (SQLAlchemy URL): auto search of ``db`` only, every table of it, the configured
         connector (``ask --db-url``). A bad URL is the db search's error, not a raise."""
+        return cls.for_sources(db_url=url, config_dir=config_dir)
+
+    @classmethod
+    def for_sources(cls, *, db_url: str | None = None, collections: Sequence[str] = (),
+                    config_dir: str | Path | None = None) -> Assistant:
+        """An assistant without a folder that answers from the database at ``db_url``
+        and/or the knowledge-base ``collections`` (auto search of those alone, web off;
+        ``ask --db-url`` / ``ask --collection``), with the configured connector."""
         cdir = Path(config_dir) if config_dir is not None else None
-        config = load_config(cdir).merged(
-            {"db": {"url": url, "enabled": True, "models": []},
-             "web": {"enabled": False}, "kb": {"enabled": False}}, file="--db-url")
-        path = config.home / "assistants" / "database"
-        return cls._build(path, AssistantPackage(name="database"), Hooks(), cdir, config,
-                          builtin_handlers=True)
+        package, layer, flags = sources_package(db_url, collections)
+        config = load_config(cdir).merged(layer, file=flags)
+        return cls._build(config.home / "assistants" / package.name, package, Hooks(), cdir,
+                          config, builtin_handlers=True)
 
     @classmethod
     def _build(cls, apath: Path, package: AssistantPackage, hooks: Hooks,
@@ -437,6 +445,9 @@ class Assistant(Answering):
             return []
         config = ctx.config
         types = config.enabled_types() or self.searcher.registry.searchable_types
+        types, notices = usable_types(types, self.searcher.registry, config)
+        for kind, text in notices:  # not configured is not a failure: no failed search
+            ctx.events.emit(Notice(ctx.request_id, kind, text))
         results: list[Result | None] = [None] * len(types)
 
         async def one(i: int, search_type: str, node: TraceNode) -> None:

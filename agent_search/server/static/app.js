@@ -7,7 +7,8 @@
 
 const KEY = "agent-search-api-key";
 const $ = (id) => document.getElementById(id);
-const state = { assistants: new Map(), references: new Map(), busy: false, uploading: false };
+const state = { assistants: new Map(), references: new Map(), busy: false, uploading: false,
+                notices: new Set() };
 
 function apiKey() { return sessionStorage.getItem(KEY) || ""; }
 
@@ -307,6 +308,12 @@ function onEvent(view, name, event, pattern) {
     } else {
       row.className = "search done";
       row.textContent = `${event.type}: ${event.count} result${event.count === 1 ? "" : "s"} (${seconds} s)`;
+    }
+  } else if (name === "notice") {
+    // set-up news ("web search is off: set …"), not a failure: said once per page
+    if (!state.notices.has(event.kind)) {
+      state.notices.add(event.kind);
+      view.searches.append(el("li", "search notice", event.text));
     }
   } else if (name === "text") {
     view.text += event.text;
