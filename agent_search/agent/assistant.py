@@ -54,7 +54,7 @@ from agent_search.agent._conversation import (
     Message,
     conversation_query,
     insert_after_system,
-    validate_messages,
+    validate_conversation,
 )
 from agent_search.agent._datasources import DataScope, data_source_requests
 from agent_search.agent._decision import Decision, decide_auto_search
@@ -224,14 +224,14 @@ class Assistant(Answering):
         Raises:
             ValueError: at once, for malformed messages.
         """
-        return self._open(validate_messages(list(messages)), options or Options())
+        return self._open(validate_conversation(list(messages)), options or Options())
 
     def stream(self, messages: Sequence[Message | str],
                options: Options | None = None) -> AsyncGenerator[Event, None]:
         """:meth:`run_stream` as an async generator. Raises ValueError at once for
         malformed messages. Stopping early: close it (``await stream.aclose()`` or
         ``contextlib.aclosing``), which cancels the work in flight."""
-        return self._generate_events(validate_messages(list(messages)), options or Options())
+        return self._generate_events(validate_conversation(list(messages)), options or Options())
 
     async def _generate_events(self, msgs: list[Message], options: Options
                                ) -> AsyncGenerator[Event, None]:

@@ -223,10 +223,22 @@ function renderAnswer(target, text, pattern, grounding) {
   target.replaceChildren(fragment);
 }
 
+function plainTitle(title) {
+  // A title is shown as text: its inline Markdown ("**Moneymaker**", `code`, [a](url))
+  // is taken out rather than shown raw
+  return String(title || "")
+    .replace(/!?\[([^\]]*)\]\([^)]*\)/g, "$1")
+    .replace(/(\*\*|__)(?=\S)(.+?)(?<=\S)\1/g, "$2")
+    .replace(/(\*|_)(?=\S)(.+?)(?<=\S)\1/g, "$2")
+    .replace(/`([^`]*)`/g, "$1")
+    .replace(/^#+\s+/, "")
+    .trim();
+}
+
 function openReference(id, opener) {
   const ref = state.references.get(id);
   $("panel-title").textContent = `Reference ${id}`;
-  $("ref-title").textContent = ref ? ref.title || "(untitled)" : "(not in this answer's references)";
+  $("ref-title").textContent = ref ? plainTitle(ref.title) || "(untitled)" : "(not in this answer's references)";
   const where = ref ? [ref.type, ref.source, ref.collection, ref.model].filter(Boolean) : [];
   $("ref-source").textContent = where.join(" · ") || "—";
   const link = safeUrl(ref && ref.url);
@@ -385,7 +397,12 @@ document.addEventListener("DOMContentLoaded", () => {
   $("ask-form").addEventListener("submit", (e) => {
     e.preventDefault();
     const question = $("question").value.trim();
-    if (!question || state.busy) return;
+    if (state.busy) return;
+    if (!question) {  // only spaces: say so rather than do nothing
+      setStatus("Type a question first: the box is empty or holds only spaces.");
+      $("question").focus();
+      return;
+    }
     $("question").value = "";
     ask(question);
   });
