@@ -44,6 +44,12 @@ def test_a_count_question_gets_the_count_with_its_citation() -> None:
     counts = {"1": 42, "2": 42, "3": 42}
     text = offline_answer("How many orders are there?", ORDERS, reason="r", counts=counts)
     assert "There are 42 matching records in orders. #ref:1" in text
+    # documents ranked above the records: the count is still said, citing a record
+    docs = [ResultItem(citation_id=f"d{i}", title=f"Guide {i}", content="Orders ship.")
+            for i in range(3)]
+    ranked = offline_answer("How many orders are there?", [*docs, *ORDERS], reason="r",
+                            counts=counts)
+    assert "There are 42 matching records in orders. #ref:1" in ranked
     # not a count question: the records, no count sentence
     other = offline_answer("Show me the orders", ORDERS, reason="r", counts=counts)
     assert "matching records" not in other and "Order 10" in other

@@ -38,6 +38,11 @@ _COUNT_QUESTION = re.compile(r"\b(?:how many|number of|count of)\b|多少[个位
 """A question asking how many (English and Chinese): the answer states the count."""
 
 
+_MAX_COUNTS = 3
+"""Count sentences of one answer at most (one per database search: user data, hook and
+auto searches may each have counted)."""
+
+
 def asks_count(question: str) -> bool:
     return _COUNT_QUESTION.search(question) is not None
 
@@ -118,19 +123,22 @@ OFFLINE_NOTICE = "I am offline ({reason}), so I cannot compose an answer."
 reference (the stream's grounding marks it ``no_claim``)."""
 
 
-def _count_parts(question: str, top: Sequence[ResultItem], counts: Mapping[str, int],
+def _count_parts(question: str, references: Sequence[ResultItem], counts: Mapping[str, int],
                  fmt: str) -> list[tuple[str, bool]]:
     """The count of matching records, for a question asking how many, once per database
-    search quoted (cited with that search's first record quoted)."""
+    search (cited with that search's first record among the references, quoted below or
+    not: documents may outrank the records, the count is still the answer)."""
     if not counts or not asks_count(question):
         return []
     parts: list[tuple[str, bool]] = []
     said: set[tuple[str | None, int]] = set()
-    for item in top:
+    for item in references:
         total = counts.get(item.citation_id or "")
         key = (item.model, total or 0)
         if total is None or key in said:
             continue
+        if len(said) == _MAX_COUNTS:
+            break
         said.add(key)
         parts += [(f"\n\n{count_sentence(item, total)} ", False),
                   (format_marker(item.citation_id or "", fmt), True)]
@@ -154,7 +162,8 @@ def offline_answer(question: str, references: Sequence[ResultItem], *, reason: s
     if not top:
         return join_with_markers([(head + " " + _nothing_found(searched, failed), False)], fmt)
     parts: list[tuple[str, bool]] = [(head + " Here is what the top references say:", False)]
-    parts += _count_parts(question, top, counts or {}, fmt)
+    cited = [r for r in references if r.citation_id]
+    parts += _count_parts(question, cited, counts or {}, fmt)
     parts.append(("\n", False))
     for item in top:
         title, quoted = _quote(question, item)
