@@ -96,6 +96,9 @@ def test_sentences_are_not_cut_at_abbreviations_or_initials() -> None:
         "Dr. J. K. Rowling met the U.S. team on Jan. 3.", "It rained."]
     assert split_sentences("See No. 5, approx. five pages. Then stop! Why? 他来了。她走了") == [
         "See No. 5, approx. five pages.", "Then stop!", "Why?", "他来了。", "她走了"]
+    # a wrapped line of a plain-text note is a space; a blank line or a list item ends one
+    assert split_sentences("My teacher, Ms.\nScales Okafor, taught us.\n- One\n\nTwo") == [
+        "My teacher, Ms.\nScales Okafor, taught us.", "- One", "Two"]
     # an ordinary full stop still ends a sentence, before a capital or a number
     assert split_sentences("It was 5 p.m. The end. 42 came.") == [
         "It was 5 p.m. The end.", "42 came."]

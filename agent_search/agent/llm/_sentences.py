@@ -5,7 +5,8 @@ A full stop ends a sentence unless the word it closes is an initial or a dotted
 abbreviation ("J.", "J.R.R.", "U.S.", "e.g."), a title that stands before a name ("Ms.",
 "Dr.", "Prof."), or an abbreviation that stands before a number ("No. 5", "Jan. 3"), and
 unless the next sentence would start with a lower-case letter ("approx. five"). ``!``,
-``?``, the Chinese full stops and line breaks always end one.
+``?``, the Chinese full stops, blank lines and the start of a list item or heading
+always end one; a single line break inside a paragraph does not.
 
 pySBD (which the grounding uses on the short answer) decides the same cases, but took
 ~0.25 s for the 20,000 characters the responder reads of one reference; these rules are
@@ -16,7 +17,14 @@ from __future__ import annotations
 
 import re
 
-_BOUNDARY = re.compile(r"(?P<end>[.!?])[\"'”’)\]]*(?P<gap>\s+)|[。！？]+[”’」』）]*\s*|\n+")
+_BOUNDARY = re.compile(r"(?P<end>[.!?])[\"'”’)\]]*(?P<gap>\s+)|[。！？]+[”’」』）]*\s*"
+                       r"|\n[ \t]*\n\s*|\n(?=[ \t]*(?:[-*+•]\s|\d{1,3}[.)]\s|#|\||>))")
+"""Where a sentence may end: after ``.!?`` and a space or line break, after a Chinese full
+stop, at a blank line, or before a line that starts a list item, a heading, a table row
+or a quote. A single line break inside a paragraph (a wrapped .txt note: "Ms.⏎Okafor")
+is a space."""
+_PARAGRAPH = re.compile(r"\n[ \t]*\n")
+_BLOCK_START = re.compile(r"[-*+•]\s|\d{1,3}[.)]\s|#|\||>")
 _INITIALS = re.compile(r"(?:[A-Za-z]\.)+")
 _BEFORE_NAMES = frozenset({
     "mr", "mrs", "ms", "mx", "dr", "prof", "sr", "jr", "st", "mt", "rev", "hon", "fr",
@@ -33,7 +41,10 @@ _ALWAYS = frozenset({"vs", "al", "approx", "ca", "cf"})
 
 
 def _ends_sentence(text: str, match: re.Match[str]) -> bool:
-    if match.group("end") is None:  # a line break or a Chinese full stop
+    if match.group("end") is None:  # a Chinese full stop, a blank line, a new block
+        return True
+    if "\n" in match.group("gap") and (
+            _PARAGRAPH.search(match.group("gap")) or _BLOCK_START.match(text, match.end())):
         return True
     after = text[match.end():match.end() + 1]
     if after.islower():
