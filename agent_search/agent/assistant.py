@@ -8,7 +8,8 @@ spec in a task group of the block, in this order:
 2. ``create`` hook (its ``ctx.search.*`` searches have source ``hook``);
 3. user data sources (``type: "data"`` content parts, source ``user``);
 4. the auto-search decision (:mod:`agent_search.agent._decision`);
-5. auto search of the configured types in parallel (source ``auto``);
+5. auto search of the configured types in parallel (source ``auto``; web without its
+   API key left out, with a ``notice`` event);
 6. merge, dedupe, weights, rerank (``Searcher.merge`` with ``uses.rerank``);
 7. one system message with the citation prompt and the fenced references, after the
    leading system messages; when searches ran and none left a reference, a message saying
