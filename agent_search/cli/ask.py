@@ -87,7 +87,8 @@ class _Display:
         if event.error:
             c.print(f"⚠️  search failed: {escape(event.error)}", style="yellow")
             return
-        c.print(f"📄 Found {plural(len(items), 'result')} ({event.type}):")
+        c.print(f"📄 Found {plural(len(items), 'result')} ({event.type})"
+                + (":" if items else ""))
         for n, r in enumerate(items, 1):
             marker = format_marker(r.citation_id or "?", self.fmt)
             c.print(f"   {n}. [cyan]{escape(marker)}[/cyan] - {escape(r.title or r.url or '')}")
