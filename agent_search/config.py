@@ -185,19 +185,29 @@ class SearchConfig(_Section):
     types: dict[str, TypeConfig] = Field(default_factory=dict, description=(
         "sections of custom search types (handlers you register), by type name"))
 
-    # top-level section → (the file of the last layer that set it, where the section
-    # sits in that file), so an error found later (a handler validating its own
-    # section) can still name the file, the key and the line
+    # top-level section, and each key path a layer wrote ("web.provider") → (the file of
+    # the last layer that set it, where the section sits in that file), so an error found
+    # later (a handler validating its own section) can still name the file, the key and
+    # the line: the file that wrote the key, not the last one that touched its section
     _origins: dict[str, tuple[str, str]] = PrivateAttr(default_factory=dict)
 
+    def _origin_of(self, key: str | None) -> tuple[str | None, str]:
+        """The layer that wrote ``key`` or, failing that, its nearest enclosing key."""
+        parts = (key or "").split(".")
+        for n in range(len(parts), 0, -1):
+            found = self._origins.get(".".join(parts[:n]))
+            if found is not None:
+                return found
+        return None, ""
+
     def origin(self, key: str | None) -> str | None:
-        """The file the section of ``key`` (``"db.url"`` → ``db``) last came from."""
-        return self._origins.get(key.split(".", 1)[0], (None, ""))[0] if key else None
+        """The file ``key`` (``"db.url"``) last came from (else its section's)."""
+        return self._origin_of(key)[0] if key else None
 
     def locate(self, error: ConfigError) -> ConfigError:
-        """``error`` (raised by a section's own validation) naming the file its section
-        came from, the key as written there, and the line."""
-        file, prefix = self._origins.get((error.key or "").split(".", 1)[0], (None, ""))
+        """``error`` (raised by a section's own validation) naming the file its key came
+        from, the key as written there, and the line."""
+        file, prefix = self._origin_of(error.key)
         return error.located(file, prefix=prefix)
 
     def section(self, search_type: str) -> TypeConfig | None:
@@ -236,8 +246,19 @@ class SearchConfig(_Section):
                            file, prefix)
         merged._origins = dict(self._origins)
         if file:
-            merged._origins.update(dict.fromkeys(overrides, (file, prefix)))
+            merged._origins.update(dict.fromkeys(_key_paths(overrides), (file, prefix)))
         return merged
+
+
+def _key_paths(data: Mapping[str, Any], prefix: str = "") -> list[str]:
+    """Every key path of ``data``: ``{"web": {"provider": x}}`` → web, web.provider."""
+    out: list[str] = []
+    for key, value in data.items():
+        path = f"{prefix}{key}"
+        out.append(path)
+        if isinstance(value, Mapping):
+            out += _key_paths(value, path + ".")
+    return out
 
 
 def deep_merge(base: Mapping[str, Any], override: Mapping[str, Any]) -> dict[str, Any]:

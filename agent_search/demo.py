@@ -5,8 +5,9 @@
 2. the ``docs`` knowledge-base collection from the project's README and ``docs/``
    (idempotent: a second run re-embeds nothing that did not change);
 3. ``agent-search ask`` on ``assistants/demo`` for a few questions, with live progress,
-   auto search of kb, db and web (web degrades to a clean error without an API key),
-   and an answer with citations (offline extractive responder when no LLM is configured).
+   auto search of kb, db and web (without the web provider's API key, web search is left
+   out and a notice says once how to turn it on), and an answer with citations (offline
+   extractive responder when no LLM is configured; a count question gets the count).
 
 Run ``python -m agent_search.demo [QUESTION ...]`` from the project root.
 """
@@ -19,13 +20,14 @@ from pathlib import Path
 import anyio
 from rich.console import Console
 
-from agent_search.cli.app import progress_bar
+from agent_search.cli.app import plural, progress_bar
 from agent_search.config import load_config
 
 ROOT = Path(__file__).resolve().parents[1]
 QUESTIONS = (
     "How does agent-search keep citation ids unique across hooks and auto search?",
     "Which products under $50 are in stock?",
+    "How many orders are there?",
 )
 
 console = Console()
@@ -53,7 +55,8 @@ async def build_demo_data() -> None:
     with progress_bar("ingesting docs (bytes)", enabled=True) as progress:
         report = await ingest_paths(config, _knowledge_sources(), "docs", progress=progress)
     console.print(
-        f"[green]✓[/green] knowledge base 'docs': {report.files} files, {report.chunks} chunks "
+        f"[green]✓[/green] knowledge base 'docs': {plural(report.files, 'file')}, "
+        f"{plural(report.chunks, 'chunk')} "
         f"({report.embedded} embedded, {report.unchanged} unchanged) in {report.seconds:.1f} s"
     )
     for skipped in report.skipped:

@@ -58,6 +58,16 @@ class SearchComplete(Event):
 
 
 @dataclass(slots=True)
+class Notice(Event):
+    """Something the caller should know that is not a failure: ``kind`` (machine-readable,
+    e.g. ``web_search_off``) and ``text`` (one line for a person, saying what to do)."""
+
+    event: ClassVar[str] = "notice"
+    kind: str
+    text: str
+
+
+@dataclass(slots=True)
 class TextDelta(Event):
     event: ClassVar[str] = "text"
     text: str

@@ -12,6 +12,7 @@ async with assistant.run_stream([{"role": "user", "content": "..."}], Options())
 ```
 """
 
+from agent_search.agent._conversation import validate_conversation
 from agent_search.agent._hook_api import HookContext, HookSearch
 from agent_search.agent._hooks import HookResponse
 from agent_search.agent.assistant import Assistant
@@ -38,4 +39,5 @@ __all__ = [
     "SearchRecord",
     "load_package",
     "offline_answer",
+    "validate_conversation",
 ]

@@ -76,7 +76,8 @@ class Answering:
             async for piece in stream_offline_answer(question.query, references,
                                                      reason=reason, fmt=fmt,
                                                      searched=found.searched,
-                                                     failed=found.failed):
+                                                     failed=found.failed,
+                                                     counts=found.counts):
                 out.write(piece)
 
         with stage(ctx, "llm") as node:
@@ -149,13 +150,15 @@ class Answering:
         return self.searcher.registry.searchable_types
 
     async def _ground_and_next(self, hctx: HookContext, out: TextOut,
-                               references: list[ResultItem], payload: dict[str, Any]
+                               references: list[ResultItem], counts: dict[str, int],
+                               payload: dict[str, Any]
                                ) -> tuple[list[dict[str, Any]], str | None]:
         """Ground the answer, then run ``next`` with it (``payload`` plus the text, the
         references, the citations and the grounding); text the hook adds is written
-        and the answer grounded again. Returns the grounding and the stream's error."""
+        and the answer grounded again (``counts``: see :class:`Found`). Returns the
+        grounding and the stream's error."""
         ctx, error = hctx.context, payload["error"]
-        grounding = await ground_answer(ctx, out.tracker.text, references)
+        grounding = await ground_answer(ctx, out.tracker.text, references, counts)
         if self.hooks.next is None:
             return grounding, error
         tracker = out.tracker
@@ -171,5 +174,5 @@ class Answering:
         if isinstance(extra, dict) and isinstance(extra.get("text"), str):
             out.write(str(extra["text"]))
             out.flush()
-            grounding = await ground_answer(ctx, out.tracker.text, references)
+            grounding = await ground_answer(ctx, out.tracker.text, references, counts)
         return grounding, error

@@ -88,3 +88,24 @@ def validate_messages(messages: Any) -> list[Message]:
             raise ValueError(f"messages[{i}].role {m['role']!r} is not system/user/assistant/tool")
         out.append(dict(m))
     return out
+
+
+def validate_conversation(messages: Any) -> list[Message]:
+    """:func:`validate_messages`, and a ValueError when the conversation ends in a user
+    message with nothing to ask (a question of only spaces used to run no search and
+    answer nothing, silently): what a stream is started with."""
+    out = validate_messages(messages)
+    if out and out[-1]["role"] == "user" and not _has_question(out[-1]):
+        raise ValueError(f"messages[{len(out) - 1}]: the question is empty (nothing but "
+                         "spaces); ask something")
+    return out
+
+
+def _has_question(message: Message) -> bool:
+    """A user message asks something: it has text other than spaces, or names user data
+    sources (``type: "data"`` parts, searched on their own)."""
+    content = message.get("content")
+    if isinstance(content, list) and any(isinstance(p, dict) and p.get("type") == "data"
+                                         for p in content):
+        return True
+    return bool(message_text(message).strip())

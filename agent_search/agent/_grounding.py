@@ -6,11 +6,12 @@ record has a warning saying why."""
 from __future__ import annotations
 
 import functools
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import anyio
 
+from agent_search.agent._record_text import grounding_passages
 from agent_search.agent.llm.offline import OFFLINE_NOTICE
 from agent_search.agent.records import STAGE
 from agent_search.context import Context
@@ -19,12 +20,15 @@ from agent_search.trace import first_line
 from agent_search.types import ResultItem
 
 
-async def ground_answer(ctx: Context, text: str, references: Sequence[ResultItem]
-                        ) -> list[dict[str, Any]]:
-    """The ``grounding`` entries of ``text`` (the answer as the client saw it)."""
+async def ground_answer(ctx: Context, text: str, references: Sequence[ResultItem],
+                        counts: Mapping[str, int] | None = None) -> list[dict[str, Any]]:
+    """The ``grounding`` entries of ``text`` (the answer as the client saw it). Database
+    records are checked as the stream quotes them (:func:`grounding_passages`), with
+    their search's count of matching records (``counts``, by citation id)."""
     node = ctx.trace.child("grounding", **{STAGE: True})
     try:
-        work = functools.partial(ground, text, list(references),
+        passages = grounding_passages(list(references), counts or {})
+        work = functools.partial(ground, text, passages,
                                  citation_format=ctx.config.citation.format)
         return [_own_notice(g.to_dict()) for g in await anyio.to_thread.run_sync(work)]
     except Exception as exc:

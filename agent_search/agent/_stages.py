@@ -47,11 +47,13 @@ def stage_warnings(node: TraceNode) -> list[str]:
 @dataclass(slots=True)
 class Found:
     """What the searches of one stream left to answer from: the merged references, whether
-    any search ran at all, and the types that failed."""
+    any search ran at all, the types that failed, and the count of matching records of
+    the database search that found each record (citation id → ``Result.total``)."""
 
     references: list[ResultItem]
     searched: bool
     failed: list[str] = field(default_factory=list)
+    counts: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass(slots=True)

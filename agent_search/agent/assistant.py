@@ -8,7 +8,8 @@ spec in a task group of the block, in this order:
 2. ``create`` hook (its ``ctx.search.*`` searches have source ``hook``);
 3. user data sources (``type: "data"`` content parts, source ``user``);
 4. the auto-search decision (:mod:`agent_search.agent._decision`);
-5. auto search of the configured types in parallel (source ``auto``);
+5. auto search of the configured types in parallel (source ``auto``; web without its
+   API key left out, with a ``notice`` event);
 6. merge, dedupe, weights, rerank (``Searcher.merge`` with ``uses.rerank``);
 7. one system message with the citation prompt and the fenced references, after the
    leading system messages; when searches ran and none left a reference, a message saying
@@ -54,13 +55,15 @@ from agent_search.agent._conversation import (
     Message,
     conversation_query,
     insert_after_system,
-    validate_messages,
+    validate_conversation,
 )
 from agent_search.agent._datasources import DataScope, data_source_requests
 from agent_search.agent._decision import Decision, decide_auto_search
 from agent_search.agent._grounding import added_citations
 from agent_search.agent._hook_api import HookContext
 from agent_search.agent._hooks import HookResponse, Hooks, hook_error, load_hooks
+from agent_search.agent._notices import usable_types
+from agent_search.agent._record_text import record_counts, with_counts
 from agent_search.agent._requests import build_request
 from agent_search.agent._resources import McpResourceHandler
 from agent_search.agent._stages import (
@@ -75,7 +78,7 @@ from agent_search.agent._stages import (
 from agent_search.agent.delegation import Delegates
 from agent_search.agent.llm import ChatClient, LLMError, OpenAIChatClient
 from agent_search.agent.options import Options
-from agent_search.agent.package import AssistantPackage, load_package
+from agent_search.agent.package import AssistantPackage, load_package, sources_package
 from agent_search.agent.records import RecordSink, RecordStore, SearchRecord
 from agent_search.agent.settings import AgentSettings
 from agent_search.citation import build_prompt, no_reference_prompt
@@ -87,6 +90,7 @@ from agent_search.events import (
     Done,
     Event,
     Grounding,
+    Notice,
     StreamSink,
     TextDelta,
 )
@@ -166,13 +170,19 @@ class Assistant(Answering):
         """An assistant without a folder that answers from the database at ``url``
         (SQLAlchemy URL): auto search of ``db`` only, every table of it, the configured
         connector (``ask --db-url``). A bad URL is the db search's error, not a raise."""
+        return cls.for_sources(db_url=url, config_dir=config_dir)
+
+    @classmethod
+    def for_sources(cls, *, db_url: str | None = None, collections: Sequence[str] = (),
+                    config_dir: str | Path | None = None) -> Assistant:
+        """An assistant without a folder that answers from the database at ``db_url``
+        and/or the knowledge-base ``collections`` (auto search of those alone, web off;
+        ``ask --db-url`` / ``ask --collection``), with the configured connector."""
         cdir = Path(config_dir) if config_dir is not None else None
-        config = load_config(cdir).merged(
-            {"db": {"url": url, "enabled": True, "models": []},
-             "web": {"enabled": False}, "kb": {"enabled": False}}, file="--db-url")
-        path = config.home / "assistants" / "database"
-        return cls._build(path, AssistantPackage(name="database"), Hooks(), cdir, config,
-                          builtin_handlers=True)
+        package, layer, flags = sources_package(db_url, collections)
+        config = load_config(cdir).merged(layer, file=flags)
+        return cls._build(config.home / "assistants" / package.name, package, Hooks(), cdir,
+                          config, builtin_handlers=True)
 
     @classmethod
     def _build(cls, apath: Path, package: AssistantPackage, hooks: Hooks,
@@ -215,14 +225,14 @@ class Assistant(Answering):
         Raises:
             ValueError: at once, for malformed messages.
         """
-        return self._open(validate_messages(list(messages)), options or Options())
+        return self._open(validate_conversation(list(messages)), options or Options())
 
     def stream(self, messages: Sequence[Message | str],
                options: Options | None = None) -> AsyncGenerator[Event, None]:
         """:meth:`run_stream` as an async generator. Raises ValueError at once for
         malformed messages. Stopping early: close it (``await stream.aclose()`` or
         ``contextlib.aclosing``), which cancels the work in flight."""
-        return self._generate_events(validate_messages(list(messages)), options or Options())
+        return self._generate_events(validate_conversation(list(messages)), options or Options())
 
     async def _generate_events(self, msgs: list[Message], options: Options
                                ) -> AsyncGenerator[Event, None]:
@@ -336,8 +346,8 @@ class Assistant(Answering):
         references = answer.references
         ctx.trace.attributes["references"] = [reference(i) for i in references]
         grounding, error = await self._ground_and_next(
-            hctx, out, references, {"messages": llm_msgs, "decision": decision.reason,
-                                    "error": answer.error})
+            hctx, out, references, found.counts,
+            {"messages": llm_msgs, "decision": decision.reason, "error": answer.error})
 
         used = list(out.tracker.used)
         by_id = {i.citation_id: i for i in references}
@@ -423,7 +433,8 @@ class Assistant(Answering):
                 references = merged.items
         ctx.trace.attributes["references"] = [reference(i) for i in references]
         return Found(references, searched=bool(results),
-                      failed=list(dict.fromkeys(r.type for r in results if r.error)))
+                     failed=list(dict.fromkeys(r.type for r in results if r.error)),
+                     counts=record_counts(results))
 
     async def _auto_search(self, ctx: Context, query: str) -> list[Result]:
         """The configured types in parallel. Web keyword extraction (maybe a delegate
@@ -435,6 +446,9 @@ class Assistant(Answering):
             return []
         config = ctx.config
         types = config.enabled_types() or self.searcher.registry.searchable_types
+        types, notices = usable_types(types, self.searcher.registry, config)
+        for kind, text in notices:  # not configured is not a failure: no failed search
+            ctx.events.emit(Notice(ctx.request_id, kind, text))
         results: list[Result | None] = [None] * len(types)
 
         async def one(i: int, search_type: str, node: TraceNode) -> None:
@@ -472,7 +486,8 @@ class Assistant(Answering):
         prompts = [p.model_dump() for p in self.package.prompts]
         out = [*prompts, *conversation]
         if found.references:
-            content = build_prompt(found.references, ctx.config.citation)
+            content = build_prompt(with_counts(found.references, found.counts),
+                                   ctx.config.citation)
         elif found.searched:
             content = no_reference_prompt(found.failed)
         else:

@@ -7,6 +7,7 @@ syntax errors) or the key (for bad values).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -115,3 +116,20 @@ def load_package(assistant_dir: Path) -> AssistantPackage:
         return AssistantPackage.model_validate(data)
     except ValidationError as exc:
         raise config_error(exc, file=str(path), model=AssistantPackage) from exc
+
+
+def sources_package(db_url: str | None, collections: Sequence[str]
+                    ) -> tuple[AssistantPackage, dict[str, Any], str]:
+    """An assistant made of command-line flags (``ask --db-url`` / ``--collection``): its
+    package, its configuration layer (auto search of the database and/or the collections
+    alone, web off) and the flags that layer came from, for errors."""
+    layer: dict[str, Any] = {"web": {"enabled": False},
+                             "db": {"enabled": False}, "kb": {"enabled": False}}
+    if db_url is not None:
+        layer["db"] = {"url": db_url, "enabled": True, "models": []}
+    if collections:
+        layer["kb"] = {"enabled": True, "collections": list(collections)}
+    flags = " and ".join(f for f, on in (("--db-url", db_url is not None),
+                                         ("--collection", bool(collections))) if on)
+    name = "database" if db_url is not None and not collections else "sources"
+    return AssistantPackage(name=name), layer, flags or "command line"

@@ -17,7 +17,7 @@ from typing import Any
 import anyio
 
 from agent_search._paging import MAX_LIMIT, CursorError, make_cursor, read_cursor
-from agent_search.cli.app import console, err_console, fail, print_json
+from agent_search.cli.app import console, err_console, fail, plural, print_json
 from agent_search.config import SearchConfig
 
 PAGE = 500
@@ -93,7 +93,7 @@ def _remote(server: str, collection: str, api_key_env: str, limit: int | None,
 
 def _print(docs: list[dict[str, Any]]) -> None:
     for doc in docs:
-        console.print(f"{doc['source']}\t{doc['chunks']} chunks\t{_readers(doc)}\t"
+        console.print(f"{doc['source']}\t{plural(doc['chunks'], 'chunk')}\t{_readers(doc)}\t"
                       f"{doc['document_id']}", highlight=False, markup=False)
 
 

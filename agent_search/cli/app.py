@@ -35,6 +35,11 @@ def fail(message: str, code: int = 2) -> NoReturn:
     raise typer.Exit(code)
 
 
+def plural(count: int, noun: str, nouns: str | None = None) -> str:
+    """``1 chunk``, ``2 chunks``, ``0 chunks`` (``nouns`` for an irregular plural)."""
+    return f"{count} {noun if count == 1 else nouns or noun + 's'}"
+
+
 MAX_IDENTITY_CHARS = 128
 
 

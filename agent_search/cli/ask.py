@@ -16,13 +16,27 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
-from agent_search.cli.app import app, check_identity, fail, print_json_line
+from agent_search.cli.app import app, check_identity, fail, plural, print_json_line
 from agent_search.cli.search import resolve_assistant, resolve_config_dir
 from agent_search.errors import AgentSearchError
 
 if TYPE_CHECKING:
     from agent_search.agent import Assistant, Options
-    from agent_search.events import Event, SearchResultEvent, SearchStart
+    from agent_search.events import (
+        Citations,
+        Done,
+        Event,
+        Grounding,
+        Notice,
+        SearchComplete,
+        SearchResultEvent,
+        SearchStart,
+        TextDelta,
+    )
+
+_NOTICES_SHOWN: set[str] = set()
+"""Notices already printed by this process (``make demo`` asks several questions in one
+process: "web search is off" is said once, not on every question)."""
 
 
 class _Display:
@@ -48,65 +62,78 @@ class _Display:
             self.status = None
 
     def show(self, event: Event) -> None:
+        handler = getattr(self, f"_on_{event.event}", None)
+        if handler is not None:
+            handler(event)
+        self._spinner()
+
+    def _on_search_start(self, event: SearchStart) -> None:
+        self.queries[event.id] = event
+        self.running += 1
+        self.console.print(
+            f"🔍 Searching {event.type} [bold]\"{escape(event.query)}\"[/bold]...")
+
+    def _on_search_result(self, event: SearchResultEvent) -> None:
+        self.results.setdefault(event.id, []).append(event)
+
+    def _on_notice(self, event: Notice) -> None:
+        if event.kind not in _NOTICES_SHOWN:
+            _NOTICES_SHOWN.add(event.kind)
+            self.console.print(f"ℹ️  {escape(event.text)}", style="dim")
+
+    def _on_search_complete(self, event: SearchComplete) -> None:
         from agent_search.citation import format_marker
-        from agent_search.events import (
-            Citations,
-            Done,
-            Grounding,
-            SearchComplete,
-            SearchResultEvent,
-            SearchStart,
-            TextDelta,
-        )
 
         c = self.console
-        if isinstance(event, SearchStart):
-            self.queries[event.id] = event
-            self.running += 1
-            c.print(f"🔍 Searching {event.type} [bold]\"{escape(event.query)}\"[/bold]...")
-        elif isinstance(event, SearchResultEvent):
-            self.results.setdefault(event.id, []).append(event)
-        elif isinstance(event, SearchComplete):
-            self.running = max(0, self.running - 1)
-            items = self.results.pop(event.id, [])
-            seconds = event.duration_ms / 1000
-            if event.error:
-                c.print(f"⚠️  search failed: {escape(event.error)}", style="yellow")
-            else:
-                c.print(f"📄 Found {len(items)} results ({event.type}):")
-                for n, r in enumerate(items, 1):
-                    marker = format_marker(r.citation_id or "?", self.fmt)
-                    title = r.title or r.url or ""
-                    c.print(f"   {n}. [cyan]{escape(marker)}[/cyan] - {escape(title)}")
-                c.print(f"✅ Search complete ({seconds:.1f}s)")
-        elif isinstance(event, TextDelta):
-            if not self.in_text:
-                self.running = 0
-                self._spinner()
-                c.print()
-                self.in_text = True
-            sys.stdout.write(event.text)
-            sys.stdout.flush()
-        elif isinstance(event, Citations):
-            if self.in_text:
-                sys.stdout.write("\n")
-            if event.unknown:
-                unknown = ", ".join(format_marker(u, self.fmt) for u in event.unknown)
-                c.print(f"(unknown citations in the answer: {escape(unknown)})", style="yellow")
-        elif isinstance(event, Grounding):
-            for entry in event.grounding:
-                if entry.get("status") == "unsupported":
-                    c.print(f"⚠️  unsupported: “{escape(str(entry.get('text', '')))}” — "
-                            f"{escape(str(entry.get('reason', '')))}", style="yellow")
-        elif isinstance(event, Done) and event.references:
-            c.print("\n[bold]References[/bold]")
-            for ref in event.references:
-                marker = format_marker(str(ref.get("citation_id")), self.fmt)
-                where = ref.get("url") or ref.get("collection") or ref.get("model") or ""
-                title = ref.get("title") or ""
-                c.print(f"  [cyan]{escape(marker)}[/cyan] {escape(title)}"
-                        + (f" — {escape(str(where))}" if where else ""))
-        self._spinner()
+        self.running = max(0, self.running - 1)
+        items = self.results.pop(event.id, [])
+        if event.error:
+            c.print(f"⚠️  search failed: {escape(event.error)}", style="yellow")
+            return
+        c.print(f"📄 Found {plural(len(items), 'result')} ({event.type})"
+                + (":" if items else ""))
+        for n, r in enumerate(items, 1):
+            marker = format_marker(r.citation_id or "?", self.fmt)
+            c.print(f"   {n}. [cyan]{escape(marker)}[/cyan] - {escape(r.title or r.url or '')}")
+        c.print(f"✅ Search complete ({event.duration_ms / 1000:.1f}s)")
+
+    def _on_text(self, event: TextDelta) -> None:
+        if not self.in_text:
+            self.running = 0
+            self._spinner()
+            self.console.print()
+            self.in_text = True
+        sys.stdout.write(event.text)
+        sys.stdout.flush()
+
+    def _on_citations(self, event: Citations) -> None:
+        from agent_search.citation import format_marker
+
+        if self.in_text:
+            sys.stdout.write("\n")
+        if event.unknown:
+            unknown = ", ".join(format_marker(u, self.fmt) for u in event.unknown)
+            self.console.print(f"(unknown citations in the answer: {escape(unknown)})",
+                               style="yellow")
+
+    def _on_grounding(self, event: Grounding) -> None:
+        for entry in event.grounding:
+            if entry.get("status") == "unsupported":
+                self.console.print(f"⚠️  unsupported: “{escape(str(entry.get('text', '')))}” — "
+                                   f"{escape(str(entry.get('reason', '')))}", style="yellow")
+
+    def _on_done(self, event: Done) -> None:
+        from agent_search.citation import format_marker
+
+        if not event.references:
+            return
+        self.console.print("\n[bold]References[/bold]")
+        for ref in event.references:
+            marker = format_marker(str(ref.get("citation_id")), self.fmt)
+            where = ref.get("url") or ref.get("collection") or ref.get("model") or ""
+            title = ref.get("title") or ""
+            self.console.print(f"  [cyan]{escape(marker)}[/cyan] {escape(title)}"
+                               + (f" — {escape(str(where))}" if where else ""))
 
     def close(self) -> None:
         self.running = 0
@@ -144,6 +171,24 @@ async def _ask(assistant: Assistant, question: str, options: Options, as_json: b
     return 0
 
 
+def _load(assistant: str | None, db_url: str | None, collections: list[str],
+          cdir: Path | None) -> Assistant:
+    """The assistant to ask: the one named (its database and collections replaced by the
+    flags), or one made of the flags alone, or the demo."""
+    from agent_search.agent import Assistant
+
+    if assistant is None and (db_url is not None or collections):
+        return Assistant.for_sources(db_url=db_url, collections=collections, config_dir=cdir)
+    path = resolve_assistant(assistant or "demo", cdir)
+    assert path is not None  # an id was given
+    overrides: dict[str, Any] = {}
+    if db_url:
+        overrides["db"] = {"url": db_url}
+    if collections:
+        overrides["kb"] = {"enabled": True, "collections": collections}
+    return Assistant.load(path, config_dir=cdir, overrides=overrides or None)
+
+
 def _close_kb_stores() -> None:
     """Release the local knowledge base (Qdrant local mode holds a lock and complains when
     it is only closed at interpreter shutdown)."""
@@ -163,6 +208,9 @@ def ask(
     db_url: Annotated[str | None, typer.Option(
         "--db-url", help="Ask your own database (SQLAlchemy URL), with no assistant folder; "
         "with --assistant, that assistant's database")] = None,
+    collection: Annotated[list[str] | None, typer.Option(
+        "--collection", "-c", help="Ask your knowledge-base collection (repeat for more), "
+        "with no assistant folder; with --assistant, instead of its collections")] = None,
     search: Annotated[bool | None, typer.Option(
         "--search/--no-search", help="Force auto search on or off (default: the "
         "assistant's config)")] = None,
@@ -177,20 +225,13 @@ def ask(
     as_json: Annotated[bool, typer.Option("--json", help="JSON lines of events")] = False,
 ) -> None:
     """Ask an assistant; streams search progress, the answer and its references."""
-    from agent_search.agent import Assistant, Options
+    from agent_search.agent import Options
 
     user, team = check_identity(user, "--user"), check_identity(team, "--team")
     if not question.strip():
         fail("QUESTION must not be empty")
     try:
-        cdir = resolve_config_dir(config)
-        if db_url is not None and assistant is None:
-            loaded = Assistant.for_database(db_url, config_dir=cdir)
-        else:
-            path = resolve_assistant(assistant or "demo", cdir)
-            assert path is not None  # an id was given
-            loaded = Assistant.load(path, config_dir=cdir,
-                                    overrides={"db": {"url": db_url}} if db_url else None)
+        loaded = _load(assistant, db_url, collection or [], resolve_config_dir(config))
     except (ValueError, AgentSearchError) as exc:
         fail(str(exc))
     problem = loaded.settings.connector_problem(connector) if connector is not None else None

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 import anyio
 import typer
 
-from agent_search.cli.app import app, console, fail, print_json
+from agent_search.cli.app import app, console, fail, plural, print_json
 from agent_search.cli.kb import work_progress
 from agent_search.errors import ConfigError
 
@@ -73,13 +73,14 @@ def retrieval(
     data = report.to_json()
     if report.ingest is not None:
         ing = report.ingest
-        console.print(f"ingested {ing.documents} docs ({ing.chunks} chunks) in "
+        console.print(f"ingested {plural(ing.documents, 'doc')} ({plural(ing.chunks, 'chunk')}) in "
                       f"{ing.seconds:.0f} s: {ing.docs_per_s:.1f} docs/s, peak RSS "
                       f"{ing.peak_rss_mb:.0f} MB", highlight=False)
     else:
         console.print(f"corpus already ingested ({report.collection}); queries only",
                       highlight=False)
-    console.print(f"mode {mode}, split {split}, {data['queries']} queries", highlight=False)
+    console.print(f"mode {mode}, split {split}, {plural(data['queries'], 'query', 'queries')}",
+                  highlight=False)
     for key in ("ndcg@10", "recall@100", "mrr@10"):
         console.print(f"{key}\t{data[key]:.4f}", highlight=False)
     console.print(f"latency p50 {data['latency_ms']['p50']:.1f} ms, "

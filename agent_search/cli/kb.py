@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, NoReturn
 import anyio
 import typer
 
-from agent_search.cli.app import app, console, err_console, fail, print_json
+from agent_search.cli.app import app, console, err_console, fail, plural, print_json
 from agent_search.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -216,8 +216,9 @@ def ingest(
         print_json(report.to_json())
     else:
         console.print(
-            f"{report.collection}: {report.documents} document(s), {report.chunks} chunk(s) "
-            f"from {report.files} file(s): added {report.added}, updated {report.updated}, "
+            f"{report.collection}: {plural(report.documents, 'document')}, "
+            f"{plural(report.chunks, 'chunk')} from {plural(report.files, 'file')}: "
+            f"added {report.added}, updated {report.updated}, "
             f"unchanged {report.unchanged}, removed {report.removed}; "
             f"{report.seconds:.1f}s ({report.docs_per_s:.1f} docs/s, peak RSS "
             f"{report.peak_rss_mb:.0f} MB)", highlight=False)
@@ -281,7 +282,7 @@ def list_(collection: Annotated[str | None, typer.Argument(
 
 def _print_collections(rows: list[dict[str, Any]]) -> None:
     for row in rows:
-        console.print(f"{row['name']}\t{row['points']} chunks\t"
+        console.print(f"{row['name']}\t{plural(row['points'], 'chunk')}\t"
                       f"{row.get('embedding_model', '?')}", highlight=False, markup=False)
 
 
@@ -347,7 +348,7 @@ def _print_removed(collection: str, removed: list[dict[str, Any]], json_out: boo
         print_json({"collection": collection, "removed": removed})
         return
     for doc in removed:
-        console.print(f"removed {doc['source']} ({doc['chunks']} chunks, "
+        console.print(f"removed {doc['source']} ({plural(doc['chunks'], 'chunk')}, "
                       f"{doc['document_id']})", highlight=False, markup=False)
 
 
@@ -382,8 +383,9 @@ def _ingest_remote(server: str, paths: list[Path], collection: str, api_key_env:
     if json_out:
         print_json(out)
     else:
-        console.print(f"{collection} at {server}: {out.get('documents', 0)} document(s), "
-                      f"{out.get('chunks', 0)} chunk(s) from {out.get('files', 0)} file(s): "
+        console.print(f"{collection} at {server}: {plural(out.get('documents', 0), 'document')}, "
+                      f"{plural(out.get('chunks', 0), 'chunk')} from "
+                      f"{plural(out.get('files', 0), 'file')}: "
                       f"added {out.get('added', 0)}, updated {out.get('updated', 0)}, "
                       f"unchanged {out.get('unchanged', 0)}, removed {out['removed']}",
                       highlight=False, markup=False)
@@ -434,7 +436,7 @@ def prune_evals(config_dir: ConfigOpt = None, json_out: JsonOpt = False) -> None
     if json_out:
         print_json({"dropped": dropped})
     else:
-        console.print(f"dropped {len(dropped)} evaluation collection(s)"
+        console.print(f"dropped {plural(len(dropped), 'evaluation collection')}"
                       + (f": {', '.join(dropped)}" if dropped else ""), highlight=False)
 
 
@@ -458,7 +460,8 @@ def migrate(config_dir: ConfigOpt = None, json_out: JsonOpt = False) -> None:
         console.print("nothing to migrate", highlight=False)
     else:
         points = sum(done.collections.values())
-        console.print(f"migrated {len(done.collections)} collection(s), {points} chunks; "
+        console.print(f"migrated {plural(len(done.collections), 'collection')}, "
+                      f"{plural(points, 'chunk')}; "
                       f"the old store is kept at {done.backup}", highlight=False, markup=False)
 
 

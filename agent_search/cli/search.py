@@ -12,7 +12,7 @@ import typer
 from rich.markup import escape
 
 from agent_search._locations import ENV_CONFIG, find_assistants_dir, find_config_dir
-from agent_search.cli.app import app, check_identity, console, fail, print_json
+from agent_search.cli.app import app, check_identity, console, fail, plural, print_json
 from agent_search.errors import AgentSearchError, validation_summary
 
 if TYPE_CHECKING:
@@ -26,12 +26,20 @@ def search_types(searcher: Searcher) -> list[str]:
     return searcher.registry.searchable_types
 
 
+def did_you_mean(value: str, choices: Sequence[str]) -> str:
+    """`` — did you mean 'web'?`` for a near miss of one of ``choices`` ("wbe"), else ""."""
+    import difflib
+
+    close = difflib.get_close_matches(value.lower(), list(choices), n=1, cutoff=0.5)
+    return f" — did you mean {close[0]!r}?" if close else ""
+
+
 def check_choice(flag: str, value: str | None, choices: Sequence[str]) -> None:
     """Exit 2 naming ``flag`` when ``value`` is not one of ``choices`` (none: any value)."""
     if value is not None and choices and value not in choices:
         *first, last = choices
         listed = f"{', '.join(first)} or {last}" if first else last
-        fail(f"{flag} {value!r}: expected {listed}")
+        fail(f"{flag} {value!r}: expected {listed}{did_you_mean(value, choices)}")
 
 
 def check_limit(limit: int | None, max_limit: int) -> None:
@@ -178,7 +186,8 @@ def _render_notes(result: Result) -> None:
         console.print(f"{result.dropped_below_floor} more under the relevance floor "
                       "(--min-score to change it)")
     if result.total > len(result.items):
-        console.print(f"total: {result.total} matches, {len(result.items)} shown")
+        console.print(f"total: {plural(result.total, 'match', 'matches')}, "
+                      f"{len(result.items)} shown")
     for plan in _plans(result.dsl):
         console.print(f"[cyan]plan:[/cyan] {escape(plan)}")
     for warning in result.warnings:
@@ -253,7 +262,8 @@ def search_command(
     searcher = build_searcher(config, assistant, {"db": {"url": db_url}} if db_url else None)
     types = search_types(searcher)
     if search_type not in types:
-        fail(f"TYPE {search_type!r}: expected one of {', '.join(types)}")
+        fail(f"TYPE {search_type!r}: expected one of {', '.join(types)}"
+             + did_you_mean(search_type, types))
     check_choice("--time-range", time_range, option_choices(Request, "time_range"))
     check_choice("--mode", mode, option_choices(searcher.registry.options_model("kb"), "mode"))
     check_limit(limit, searcher.config.options.max_limit)

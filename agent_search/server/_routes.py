@@ -28,7 +28,7 @@ from agent_search._paging import (
     read_cursor,
 )
 from agent_search._text import MAX_JSON_DEPTH, check_tree, may_hold_surrogates, too_deep
-from agent_search.agent import Assistant, Options
+from agent_search.agent import Assistant, Options, validate_conversation
 from agent_search.agent._tools import SEARCH_TOOL
 from agent_search.server._auth import Identity
 from agent_search.server._errors import ApiError
@@ -112,7 +112,11 @@ def _messages(service: Service, messages: list[ChatMessage]) -> list[dict[str, A
     if len(messages) > cap:
         raise ApiError(422, f"messages: {len(messages)} messages; the limit is {cap}",
                        param="messages", code="too_many_messages")
-    return [m.model_dump(exclude_none=True) for m in messages]
+    out = [m.model_dump(exclude_none=True) for m in messages]
+    try:  # a question of only spaces: said now, not after the stream's 200 went out
+        return validate_conversation(out)
+    except ValueError as exc:
+        raise ApiError(422, str(exc), param="messages", code="empty_question") from None
 
 
 def _options(identity: Identity, search: bool | None) -> Options:

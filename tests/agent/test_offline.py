@@ -51,3 +51,16 @@ async def test_the_grounding_calls_the_offline_notice_no_claim() -> None:
     assert notice["text"].startswith("I am offline") and notice["status"] == "no_claim"
     assert any(g["status"] == "supported" and "30 hours" in g["text"] for g in rest)
     assert not any(g["status"] == "unsupported" for g in grounding), grounding
+
+
+def test_code_blocks_are_not_quoted_as_prose() -> None:
+    """A doc section's fenced block flattened into one line of the answer read as noise;
+    the prose around it is quoted, and a section that is only code keeps its code."""
+    doc = ResultItem(citation_id="1", title="Command line", content=(
+        "Search a collection from the shell.\n```sh\nagent-search search kb \"q\" -c docs\n"
+        "```\nThe database search takes a question too."))
+    text = offline_answer("How do I search the database?", [doc], reason="r")
+    assert "The database search takes a question too. #ref:1" in text
+    assert "```" not in text and "-c docs" not in text
+    code = ResultItem(citation_id="2", title="Example", content="```sh\nmake demo\n```")
+    assert "make demo" in offline_answer("demo", [code], reason="r")

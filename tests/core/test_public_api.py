@@ -21,7 +21,7 @@ EXPORTED: dict[str, list[str]] = {
         "AgentSettings", "Assistant", "AssistantPackage", "ChatEvent", "ConnectorSettings",
         "HookContext", "HookResponse", "HookSearch", "LLMError", "OpenAIChatClient",
         "Options", "RecordSink", "RecordStore", "SearchRecord", "load_package",
-        "offline_answer",
+        "offline_answer", "validate_conversation",
     ],
     "agent_search.db": [
         "ColumnDef", "DBHandler", "DBSettings", "DSLBuildError", "ModelDef", "RelationDef",

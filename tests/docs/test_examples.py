@@ -194,12 +194,62 @@ def output_file(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TextIO]:
         yield output
 
 
+_ERROR_SHOWN = re.compile(r'"error":\s*"|^agent-search: (?:error|warning):|search failed:'
+                          r"|^(?:✗|error:)", re.MULTILINE)
+"""An error in an example's output: a Result or event whose ``error`` is set (JSON), the
+CLI's error line, a failed search in ``ask``'s progress, ``search``'s failed Result."""
+
+
+def _check_output(block: Block, output: str, expected_exit: int) -> None:
+    """An example that is expected to succeed shows no error: a search that failed inside
+    an exit-0 command (a Result with ``error``) is a broken example too."""
+    if expected_exit != 0:
+        return
+    found = _ERROR_SHOWN.search(output)
+    assert found is None, f"{block.id}: its output shows an error:\n{output}"
+
+
+def _json_errors(response: httpx.Response) -> list[str]:
+    """The ``error`` values of a read JSON answer: a Result, a list of them, an API
+    error."""
+    if "json" not in response.headers.get("content-type", "") or not response.is_closed:
+        return []
+    try:
+        body = response.json()
+    except ValueError:
+        return []
+    bodies = body if isinstance(body, list) else [body]
+    return [str(b["error"]) for b in bodies if isinstance(b, dict) and b.get("error")]
+
+
+@contextlib.contextmanager
+def _http_answers_checked(block: Block) -> Iterator[list[str]]:
+    """Every answer an example reads through httpx (the HTTP examples): one with an error
+    (an HTTP error, or a 200 whose Result has ``error`` set) is recorded."""
+    errors: list[str] = []
+    send = httpx.Client.send
+
+    def checked(self: httpx.Client, request: httpx.Request, **kwargs: object) -> httpx.Response:
+        response = send(self, request, **kwargs)  # type: ignore[arg-type]
+        if response.status_code >= 400:
+            errors.append(f"{request.method} {request.url.path}: HTTP {response.status_code}")
+        errors.extend(f"{request.method} {request.url.path}: {e}"
+                      for e in _json_errors(response))
+        return response
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(httpx.Client, "send", checked)
+        yield errors
+
+
 def _run_python(block: Block, code: str, output: TextIO) -> None:
-    """``exec`` the block as a script; on failure, the error shows what it printed."""
+    """``exec`` the block as a script; on failure, the error shows what it printed. An
+    HTTP answer with an error, or printed output showing one, fails it too."""
     output.seek(0)
     output.truncate()
     try:
-        with contextlib.redirect_stdout(output), contextlib.redirect_stderr(output):
+        with contextlib.redirect_stdout(output), contextlib.redirect_stderr(output), \
+                _http_answers_checked(block) as http_errors:
             exec(compile(code, block.id, "exec"), {"__name__": "__main__"})
     except BaseException as exc:
         output.seek(0)
@@ -207,6 +257,9 @@ def _run_python(block: Block, code: str, output: TextIO) -> None:
                              ) from exc
     finally:
         close_stores()
+    assert not http_errors, f"{block.id}: an HTTP answer holds an error: {http_errors}"
+    output.seek(0)
+    _check_output(block, output.read(), 0)
 
 
 @pytest.mark.parametrize("block", _params())
@@ -224,6 +277,7 @@ def test_example_runs(block: Block, project: Path, request: pytest.FixtureReques
         status, output = _run_command(command, project, capsys)
         assert status == expected, f"{block.id}: `{command}` exited {status}:\n{output}"
         assert "Traceback" not in output, f"{block.id}: `{command}`:\n{output}"
+        _check_output(block, output, expected)
 
 
 def test_no_shell_example_loses_a_dollar_amount_to_the_shell() -> None:

@@ -115,7 +115,7 @@ def test_cli_list_rm_and_keep_missing(home: Path, docs: Path,
     assert [d["source"] for d in listed] == ["docs/bees.html", "docs/pasta.txt",
                                              "docs/qdrant.md"]
     plain = runner.invoke(app, ["kb", "list", "notes"]).stdout
-    assert re.search(r"^docs/pasta\.txt\s+1 chunks\s+public\s+[0-9a-f]{16}$", plain, re.M)
+    assert re.search(r"^docs/pasta\.txt\s+1 chunk\s+public\s+[0-9a-f]{16}$", plain, re.M)
 
     (docs / "pasta.txt").unlink()
     kept = runner.invoke(app, ["kb", "ingest", str(docs), "-c", "notes", "--keep-missing"])

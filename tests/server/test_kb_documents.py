@@ -134,7 +134,7 @@ def test_the_cli_sends_the_work_to_the_server(served: tuple[str, Service],
                                        "upload:notes/sub/bikes.md": {"alice"}}
     listed = _cli(service, monkeypatch, "kb", "list", "cli", "--server", url)
     assert listed.exit_code == 0, listed.output
-    assert listed.stdout.split()[:6] == ["upload:notes/bikes.md", "1", "chunks", "owner",
+    assert listed.stdout.split()[:6] == ["upload:notes/bikes.md", "1", "chunk", "owner",
                                          "alice,", "team"]
     gone = _cli(service, monkeypatch, "kb", "rm", str(folder / "bikes.md"), "-c", "cli",
                 "--server", url)

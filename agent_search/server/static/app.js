@@ -7,7 +7,8 @@
 
 const KEY = "agent-search-api-key";
 const $ = (id) => document.getElementById(id);
-const state = { assistants: new Map(), references: new Map(), busy: false, uploading: false };
+const state = { assistants: new Map(), references: new Map(), busy: false, uploading: false,
+                notices: new Set() };
 
 function apiKey() { return sessionStorage.getItem(KEY) || ""; }
 
@@ -300,10 +301,22 @@ function wholeAnswer(view, pattern) {
   renderAnswer(view.answer, view.text, pattern, view.grounding);
 }
 
+function plainTitle(title) {
+  // A title is shown as text: its inline Markdown ("**Moneymaker**", `code`, [a](url))
+  // is taken out rather than shown raw
+  return String(title || "")
+    .replace(/!?\[([^\]]*)\]\([^)]*\)/g, "$1")
+    .replace(/(\*\*|__)(?=\S)(.+?)(?<=\S)\1/g, "$2")
+    .replace(/(\*|_)(?=\S)(.+?)(?<=\S)\1/g, "$2")
+    .replace(/`([^`]*)`/g, "$1")
+    .replace(/^#+\s+/, "")
+    .trim();
+}
+
 function openReference(id, opener) {
   const ref = state.references.get(id);
   $("panel-title").textContent = `Reference ${id}`;
-  $("ref-title").textContent = ref ? ref.title || "(untitled)" : "(not in this answer's references)";
+  $("ref-title").textContent = ref ? plainTitle(ref.title) || "(untitled)" : "(not in this answer's references)";
   const where = ref ? [ref.type, ref.source, ref.collection, ref.model].filter(Boolean) : [];
   $("ref-source").textContent = where.join(" · ") || "—";
   const link = safeUrl(ref && ref.url);
@@ -387,6 +400,12 @@ function onEvent(view, name, event, pattern) {
       row.className = "search done";
       row.textContent = `${event.type}: ${event.count} result${event.count === 1 ? "" : "s"} (${seconds} s)`;
     }
+  } else if (name === "notice") {
+    // set-up news ("web search is off: set …"), not a failure: said once per page
+    if (!state.notices.has(event.kind)) {
+      state.notices.add(event.kind);
+      view.searches.append(el("li", "search notice", event.text));
+    }
   } else if (name === "text") {
     view.text += event.text;
     streamAnswer(view, pattern);
@@ -458,7 +477,12 @@ document.addEventListener("DOMContentLoaded", () => {
   $("ask-form").addEventListener("submit", (e) => {
     e.preventDefault();
     const question = $("question").value.trim();
-    if (!question || state.busy) return;
+    if (state.busy) return;
+    if (!question) {  // only spaces: say so rather than do nothing
+      setStatus("Type a question first: the box is empty or holds only spaces.");
+      $("question").focus();
+      return;
+    }
     $("question").value = "";
     ask(question);
   });
