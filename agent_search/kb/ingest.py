@@ -42,6 +42,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from agent_search.config import SearchConfig
+from agent_search.kb._admission import write_turn
 from agent_search.kb._chunking import Chunk, TokenCounter, approx_tokens, iter_chunks
 from agent_search.kb._embedder import Embedder, get_embedder
 from agent_search.kb._filters import Group, Match, MatchAny
@@ -171,9 +172,12 @@ async def ingest_paths(config: SearchConfig, paths: Sequence[str | Path], collec
         # readable by no one, and named like the public document: it would replace it
         raise ValueError("a document that is not public needs an owner or a team "
                          "(Access.of(owner, team, public=False))")
-    return await anyio.to_thread.run_sync(
-        _ingest_sync, config.home, settings, [Path(p) for p in paths], collection, use_graph,
-        progress, access, mirror)
+    # the collection's turn is awaited here, holding no worker thread (see _admission)
+    async with write_turn(settings, config.home, collection, access,
+                          bounded=False) as limiter:
+        return await anyio.to_thread.run_sync(
+            _ingest_sync, config.home, settings, [Path(p) for p in paths], collection,
+            use_graph, progress, access, mirror, limiter=limiter)
 
 
 def _plan(paths: list[Path], root: Path, settings: KBSettings, report: IngestReport,
