@@ -456,20 +456,48 @@ def _read_pdf(reader_type: type, path: Path, source: str, limits: Limits) -> Doc
     blocks: list[Block] = []
     chars = 0
     unpacked = 0
+    seen: dict[tuple[object, ...], tuple[int, str]] = {}  # content + resources → text
     for number, page in enumerate(reader.pages, start=1):
-        contents = page.get_contents()
-        unpacked += len(contents.get_data()) if contents is not None else 0
+        key = _page_key(page)
+        if key is not None and key in seen:
+            size, text = seen[key]  # the same stream with the same fonts: parsed once
+        else:
+            contents = page.get_contents()
+            size = len(contents.get_data()) if contents is not None else 0
+            text = ""
+            if unpacked + size <= limits.max_decompressed:
+                text = page.extract_text() or ""
+            if key is not None:
+                seen[key] = (size, text)
+        unpacked += size
         if unpacked > limits.max_decompressed:
             raise ParseLimit(
                 f"content decompresses to over {limits.max_decompressed / 1e6:g} MB by page "
                 f"{number} (kb.max_decompressed_mb)")
-        text = page.extract_text() or ""
         chars += len(text)
         if chars > max_chars:
             raise TextTooLarge(f"text over the cap of {max_chars:,} characters "
                                "(kb.max_file_mb)")
         blocks.extend(_paragraphs(text, (), number))
     return Document(file_doc_id(source), source, title, blocks)
+
+
+def _page_key(page: dict[object, object]) -> tuple[object, ...] | None:
+    """What a page's text follows from, as written in the file: its content streams (by
+    object number) and its resources (by object number, or their text when written in
+    the page). Pages that share both share their text, so a stream shared by every page
+    is parsed once (issue 32 item 2: a 6 KB PDF of pages sharing one large stream ran to
+    the deadline). None when the content is not by reference."""
+    from pypdf.generic import IndirectObject
+
+    contents = dict.get(page, "/Contents")
+    refs = contents if isinstance(contents, list) else [contents]
+    if not refs or not all(isinstance(r, IndirectObject) for r in refs):
+        return None
+    resources = dict.get(page, "/Resources")
+    where = (resources.idnum, resources.generation) \
+        if isinstance(resources, IndirectObject) else repr(resources)
+    return (*((r.idnum, r.generation) for r in refs if isinstance(r, IndirectObject)), where)
 
 
 def _load_jsonl(path: Path, source: str) -> Iterator[Document | Skipped]:
