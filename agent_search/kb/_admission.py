@@ -103,8 +103,13 @@ class WriteTicket:
         async with self._lock:
             yield self._gate.limiter
 
+    def __del__(self) -> None:
+        # a ticket dropped unreleased (a stream whose client left before it started)
+        # must not keep its place for good
+        self.release()
+
     def release(self) -> None:
-        if not self._held:
+        if not getattr(self, "_held", False):
             return
         self._held = False
         gate, key, tenant = self._gate, self._key, self._tenant

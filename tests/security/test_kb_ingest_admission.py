@@ -165,3 +165,14 @@ async def test_writes_of_one_collection_wait_their_turn_without_a_thread(
     assert order == ["start a", "end a", "start b", "end b", "start c", "end c",
                      "start d", "end d"]
 
+
+
+@pytest.mark.anyio
+async def test_a_dropped_ticket_gives_its_place_back(tmp_path: Path) -> None:
+    # a progress stream whose client left before it began never ran its producer
+    settings = KBSettings(ingest_queue=1, ingest_per_tenant=1)
+    ticket = reserve_write(settings, tmp_path, "c", Access.of("alice"), bounded=True)
+    with pytest.raises(IngestBusy):
+        reserve_write(settings, tmp_path, "c", Access.of("bob"), bounded=True)
+    del ticket
+    reserve_write(settings, tmp_path, "c", Access.of("bob"), bounded=True).release()
