@@ -16,9 +16,13 @@ and a caller's names only ever reach its own documents (the point ids and every 
 are scoped to its owner and team).
 
 Bounded before anything is written: at most :data:`MAX_DOCUMENTS` per call, names of at
-most :data:`MAX_NAME_CHARS` characters (parts of at most :data:`MAX_PART_CHARS`), at most
+most :data:`MAX_NAME_CHARS` characters and :data:`MAX_NAME_BYTES` bytes (parts of at most
+:data:`MAX_PART_CHARS` characters and :data:`MAX_PART_BYTES` bytes in UTF-8: a disk's
+limit; a name it still refuses is a ``ValueError``, never an ``OSError``), at most
 :data:`MAX_PRESENT` names in a mirror, and the ingest's own caps (``kb.max_file_mb`` per
-document, ``kb.max_run_mb`` per call).
+document, ``kb.max_run_mb`` per call). A write from outside (``bounded``) waits its turn
+among the collection's writes without holding a thread, or is refused when the queue is
+full (:mod:`agent_search.kb._admission`).
 """
 
 from __future__ import annotations
