@@ -27,7 +27,12 @@ those of exactly its owner and team; without API keys (loopback only) documents 
 public. A name is only a name (checked part by part, never a path on the server).
 Bounded: the body by ``server.max_body_bytes`` and JSON only (the middleware), the number
 and names of documents by :mod:`agent_search.kb._uploads`, each document and the call by
-``kb.max_file_mb`` and ``kb.max_run_mb``.
+``kb.max_file_mb`` and ``kb.max_run_mb``. A write (add, upload, mirror, removal) waits for
+its collection's turn without holding a worker thread and runs on the kb's own threads,
+so searches keep theirs; a full queue is refused at once (503 for the collection's,
+``kb.ingest_queue``; 429 for the caller's share, ``kb.ingest_per_tenant``; both with
+``Retry-After``), and the add and upload routes count in ``server.max_streams``
+(:mod:`agent_search.kb._admission`).
 """
 
 from __future__ import annotations
