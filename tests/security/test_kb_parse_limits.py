@@ -195,8 +195,8 @@ async def test_a_few_kb_cannot_buy_a_minute_of_parsing(home: Path, tmp_path: Pat
     started = time.monotonic()
     report = await ingest_paths(SearchConfig(home=home), [folder], "budget")
     elapsed = time.monotonic() - started
-    for skipped in report.skipped:
-        assert "budget of a" in skipped.reason and "byte file" in skipped.reason
+    for skipped in report.skipped:  # parsed once it holds no text; or cut at its budget
+        assert skipped.reason == "no text" or "byte file" in skipped.reason, skipped
     assert report.documents >= 2 and elapsed < 55, (elapsed, report.skipped)
 
 
