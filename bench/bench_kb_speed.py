@@ -99,8 +99,57 @@ def _ingest_child(docs: int) -> None:
     print(json.dumps({**report.to_json(), "cpu_seconds": time.process_time() - cpu}))
 
 
-def _ingest(docs: int) -> dict[str, Any]:
-    out = subprocess.run([sys.executable, __file__, "--ingest-child", str(docs)],
+def _pages_child(pages: Path) -> None:
+    """Ingest the Markdown pages under ``pages`` (a copy made for the run) into a fresh
+    collection; print the report with the process's CPU time."""
+    from agent_search.kb._store import get_store
+    from agent_search.kb.ingest import ingest_paths
+    from agent_search.kb.settings import KBSettings
+
+    config = SearchConfig(home=INGEST_HOME, kb={"max_file_mb": 100})
+    name = "speed-pages"
+    store = get_store(KBSettings.from_config(config), INGEST_HOME)
+    if store.exists(name):
+        store.drop(name)
+    cpu = time.process_time()
+    report = anyio.run(lambda: ingest_paths(config, [pages], name, graph=False))
+    print(json.dumps({**report.to_json(), "cpu_seconds": time.process_time() - cpu}))
+
+
+def copy_pages(source: Path) -> Path:
+    """The Markdown pages under ``source`` copied (with their folders) into the ingest
+    child's data home for this run: nothing of them is kept in the project."""
+    import shutil
+
+    target = INGEST_HOME / "pages"
+    if target.exists():
+        shutil.rmtree(target)
+    for page in sorted(source.rglob("*.md")):
+        dest = target / page.relative_to(source)
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(page, dest)
+    return target
+
+
+def page_chunks(pages: Path, embedder: Any) -> list[str]:
+    """What ``kb ingest`` embeds for the pages: each chunk's title, heading path and
+    text (:func:`~agent_search.kb.ingest.embed_text`), chunked by the kb's own code."""
+    from agent_search.kb._chunking import iter_chunks
+    from agent_search.kb._loaders import Document, load_file
+    from agent_search.kb.ingest import _token_counter, embed_text
+
+    count = _token_counter(embedder)
+    texts = []
+    for page in sorted(pages.rglob("*.md")):
+        for doc in load_file(page):
+            if isinstance(doc, Document):
+                texts += [embed_text(doc.title, c) for c in iter_chunks(doc, count)]
+    return texts
+
+
+def _ingest(docs: int | Path) -> dict[str, Any]:
+    flag = "--pages-child" if isinstance(docs, Path) else "--ingest-child"
+    out = subprocess.run([sys.executable, __file__, flag, str(docs)],
                          capture_output=True, text=True, check=False)
     if out.returncode != 0:
         raise RuntimeError(out.stderr.strip()[-2000:])
@@ -165,6 +214,52 @@ async def _round(docs: list[str], queries: list[str], refs: dict[str, FastembedR
     return row
 
 
+def _pages_round(pages: Path, chunks: list[str], ref: FastembedRunner,
+                 embedder: Any) -> dict[str, Any]:
+    """Chunks/s on long Markdown pages: fastembed (shipped file) and the kb's embedder
+    on the very chunk texts ``kb ingest`` embeds, then the ingest itself (a child)."""
+    wall: dict[str, float] = {}
+    cpu: dict[str, float] = {}
+    for key, call in ((REFERENCE, ref.embed), (KB_EMBED, embedder.embed)):
+        call(chunks[:8])
+        w, c = time.perf_counter(), time.process_time()
+        call(chunks)
+        wall[key], cpu[key] = time.perf_counter() - w, time.process_time() - c
+    report = _ingest(pages)
+    wall[KB_INGEST], cpu[KB_INGEST] = report["seconds"], report["cpu_seconds"]
+    return {"chunks_per_s": {k: len(chunks) / v for k, v in wall.items()},
+            "chunk_cpu_ms": {k: 1000 * v / len(chunks) for k, v in cpu.items()},
+            "chunks": len(chunks), "ingested": report["chunks"],
+            "embed_seconds": report["embed_seconds"], "ingest_seconds": report["seconds"]}
+
+
+def pages_table(rows: list[dict[str, Any]], pages: int, source: str) -> list[str]:
+    """The long-pages figures beside fastembed's on the same chunks (medians)."""
+    ref = REFERENCE
+
+    def line(key: str, label: str) -> str:
+        rate = statistics.median([r["chunks_per_s"][key] for r in rows])
+        cpu = statistics.median([r["chunk_cpu_ms"][key] for r in rows])
+        wall_x = statistics.median([r["chunks_per_s"][key] / r["chunks_per_s"][ref]
+                                    for r in rows])
+        cpu_x = statistics.median([r["chunk_cpu_ms"][ref] / r["chunk_cpu_ms"][key]
+                                   for r in rows])
+        return f"| {label} | {rate:.1f} | {cpu:.1f} | {wall_x:.2f}× | {cpu_x:.2f}× |"
+
+    chunks = rows[0]["chunks"]
+    embed_share = statistics.median([r["embed_seconds"] / r["ingest_seconds"] for r in rows])
+    return [
+        f"### Long Markdown pages (median of {len(rows)} round(s); {pages} pages of "
+        f"{source}, {chunks} chunks)", "",
+        "| the same chunks | chunks/s | CPU ms/chunk | × fastembed's speed: wall | CPU |",
+        "|---|---:|---:|---:|---:|",
+        line(ref, f"{ref} (embedding only)"),
+        line(KB_EMBED, f"{KB_EMBED} (embedding only)"),
+        line(KB_INGEST, "kb ingest: read, chunk, embed, BM25, store writes"),
+        "", f"kb ingest spent {embed_share:.0%} of its wall time embedding "
+            f"(ingested {rows[0]['ingested']} chunks)"]
+
+
 def speed_table(rows: list[dict[str, Any]], docs: int, queries: int) -> list[str]:
     """Each figure beside fastembed's on the shipped file, as a speed ratio (> 1: faster),
     medians over the rounds. Query wall ratio: the median over queries of the paired
@@ -207,7 +302,20 @@ def speed_table(rows: list[dict[str, Any]], docs: int, queries: int) -> list[str
         "", f"load average at the end: {os.getloadavg()[0]:.1f} (2 cores shared)"]
 
 
-async def run(docs: int, rounds: int, queries_n: int) -> list[str]:
+async def run_pages(source: Path, rounds: int) -> list[str]:
+    """The long-pages figures alone (``--pages-only``): no SciFact needed."""
+    from agent_search.kb._embedder import get_embedder, prepare_model_dir
+    from agent_search.kb.settings import KBSettings
+
+    pages = copy_pages(source)
+    embedder = get_embedder(KBSettings.from_config(SearchConfig(home=HOME)), HOME)
+    ref = FastembedRunner(prepare_model_dir(HOME, 256, "weights"))
+    chunks = page_chunks(pages, embedder)
+    rows = [_pages_round(pages, chunks, ref, embedder) for _ in range(rounds)]
+    return pages_table(rows, len(list(pages.rglob("*.md"))), str(source))
+
+
+async def run(docs: int, rounds: int, queries_n: int, source: Path) -> list[str]:
     from agent_search.kb._embedder import embedder_for_collection, prepare_model_dir
     from agent_search.kb._store import get_store
     from agent_search.kb.evaluation import ensure_ingested, load_dataset
@@ -223,13 +331,17 @@ async def run(docs: int, rounds: int, queries_n: int) -> list[str]:
     dataset = load_dataset(SCIFACT, "test")
     queries = [dataset.queries[q] for q in sorted(dataset.queries)][:queries_n]
     texts = texts_of(SCIFACT / "corpus.jsonl", docs, with_title=True)
-    rows = []
+    pages = copy_pages(source)
+    chunks = page_chunks(pages, embedder)
+    rows, page_rows = [], []
     for _ in range(rounds):
         rows.append(await _round(texts, queries, refs, embedder, collection))
+        page_rows.append(_pages_round(pages, chunks, refs[REFERENCE], embedder))
     from agent_search.kb._store import close_stores
 
     close_stores()
-    return speed_table(rows, docs, len(queries))
+    return [*speed_table(rows, docs, len(queries)), "",
+            *pages_table(page_rows, len(list(pages.rglob("*.md"))), str(source))]
 
 
 def main() -> None:
@@ -237,13 +349,22 @@ def main() -> None:
     parser.add_argument("--docs", type=int, default=600)
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--queries", type=int, default=300)
+    parser.add_argument("--pages", type=Path, default=ROOT / "docs", help=(
+        "a folder of Markdown pages for the long-pages figures (default: this project's "
+        "docs/); copied to the data home for the run"))
+    parser.add_argument("--pages-only", action="store_true",
+                        help="only the long-pages figures (no SciFact)")
     args = parser.parse_args()
-    for line in anyio.run(run, args.docs, args.rounds, args.queries):
+    lines = anyio.run(run_pages, args.pages, args.rounds) if args.pages_only else \
+        anyio.run(run, args.docs, args.rounds, args.queries, args.pages)
+    for line in lines:
         print(line, flush=True)
 
 
 if __name__ == "__main__":
     if len(sys.argv) == 3 and sys.argv[1] == "--ingest-child":
         _ingest_child(int(sys.argv[2]))
+    elif len(sys.argv) == 3 and sys.argv[1] == "--pages-child":
+        _pages_child(Path(sys.argv[2]))
     else:
         main()

@@ -33,6 +33,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 from agent_search.kb._loaders import PARAGRAPH_CHARS, Block, Document, _cut, glue
+from agent_search.kb._markdown import Fence, code_block
 
 TokenCounter = Callable[[Sequence[str]], list[int]]
 
@@ -102,9 +103,13 @@ def iter_chunks(doc: Document, count: TokenCounter, *, max_tokens: int = 256,
 
 def _texts(blocks: Iterable[Block]) -> Iterator[str]:
     """Non-empty block texts, a text longer than :data:`PARAGRAPH_CHARS` cut in pieces
-    (loaders already bound their blocks; documents built by callers may not)."""
+    (loaders already bound their blocks; documents built by callers may not). A code
+    block is left whole: :func:`_code_parts` cuts it on line boundaries."""
     for block in blocks:
         text = block.text.translate(_HALF_WIDTH)
+        if code_block(text) is not None:
+            yield text
+            continue
         while len(text) > PARAGRAPH_CHARS:
             head, text = _cut(text, PARAGRAPH_CHARS)
             if head.strip():
@@ -133,6 +138,11 @@ def _pieces(blocks: Iterable[Block], count: TokenCounter, max_tokens: int,
         for text, n in zip(batch, count(batch), strict=True):
             if n <= max_tokens and len(text) <= max_chars:
                 yield text, n, True
+                continue
+            code = code_block(text)
+            if code is not None:
+                for part, m in _code_parts(*code, count, max_tokens, max_chars):
+                    yield part, m, True
                 continue
             sentences = sentences_of(text)
             counts = [n] if sentences == [text] else count(sentences)
@@ -195,6 +205,42 @@ def _split_long(text: str, tokens: int, count: TokenCounter, max_tokens: int,
         parts = [group[i:i + hard] for i in range(0, len(group), hard)]
         out.extend(zip(parts, count(parts), strict=True))
     return out
+
+
+def _code_parts(fence: Fence, lines: list[str], count: TokenCounter, max_tokens: int,
+                max_chars: int) -> list[tuple[str, int]]:
+    """A code block over a chunk, cut on line boundaries into blocks within both caps,
+    each closed and the next reopened with the fence's opening line (its info string), so
+    every part is code as its reader wrote it. A line longer than a part is cut by
+    characters (the last resort, as for prose)."""
+    frame = [fence.opening, fence.closing]
+    frame_tokens = sum(count(frame))
+    frame_chars = sum(len(f) + 1 for f in frame)
+    budget = max(1, int(max_tokens * 0.9) - frame_tokens)
+    room = max(1, max_chars - frame_chars)
+    hard = max(1, min(max_tokens // 2, room))
+    pieces: list[tuple[str, int]] = []
+    for batch in _batches(lines):
+        for line, n in zip(batch, count(batch), strict=True):
+            if n <= budget and len(line) <= room:
+                pieces.append((line, n))
+            else:
+                cut = [line[i:i + hard] for i in range(0, len(line), hard)]
+                pieces.extend(zip(cut, count(cut), strict=True))
+    parts: list[list[str]] = []
+    current: list[str] = []
+    tokens = chars = 0
+    for piece, n in pieces:
+        if current and (tokens + n > budget or chars + len(piece) + 1 > room):
+            parts.append(current)
+            current, tokens, chars = [], 0, 0
+        current.append(piece)
+        tokens += n
+        chars += len(piece) + 1
+    if current:
+        parts.append(current)
+    texts = ["\n".join([fence.opening, *part, fence.closing]) for part in parts]
+    return list(zip(texts, count(texts), strict=True))
 
 
 def _clauses(word: str, hard: int) -> list[str]:

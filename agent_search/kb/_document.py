@@ -11,6 +11,10 @@ from dataclasses import dataclass, field
 from agent_search._text import path_text, scrub
 from agent_search.errors import InputError
 
+PARAGRAPH_CHARS = 1 << 15
+"""A block is cut once it holds this many characters (at the last whitespace; Markdown
+code at a line's end): no block of a loader holds a file's text whole."""
+
 
 @dataclass(slots=True)
 class Block:

@@ -27,13 +27,13 @@ import contextlib
 import hashlib
 import json
 import logging
-import re
 import threading
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from agent_search._text import path_text, scrub
 from agent_search.kb._document import (
+    PARAGRAPH_CHARS,
     Block,
     Document,
     Limits,
@@ -41,6 +41,7 @@ from agent_search.kb._document import (
     Skipped,
     TextTooLarge,
 )
+from agent_search.kb._markdown import markdown_blocks_of_lines, markdown_title
 
 __all__ = ["PARAGRAPH_CHARS", "PARSED_SUFFIXES", "SUPPORTED_SUFFIXES", "Block", "Document",
            "Limits", "ParseLimit", "Skipped", "TextTooLarge", "blocks_of_lines",
@@ -54,16 +55,12 @@ PARSED_SUFFIXES = (".html", ".htm", ".pdf", ".docx", ".pptx", ".xlsx")
 
 READ_CHARS = 1 << 16
 """Characters read from a text file at a time."""
-PARAGRAPH_CHARS = 1 << 15
-"""A block is cut once it holds this many characters (at the last whitespace)."""
 TITLE_SCAN_CHARS = 1 << 16
 """A Markdown file's title is its first heading within this many leading characters."""
 
 _INDENT = "\u3000"
 _NEUTRAL = "“”‘’…"
 """Quotes and ellipses both scripts use: the characters beside them decide the gluing."""
-_HEADING = re.compile(r"^(#{1,6})\s+(.*)$")
-_FENCE = re.compile(r"^\s*(```|~~~)")
 
 logger = logging.getLogger(__name__)
 
@@ -140,7 +137,7 @@ def load_file(path: Path, key: str | None = None, *, max_chars: int = 20_000_000
         else:
             _check_utf8(path)
             markdown = suffix in (".md", ".markdown")
-            title = _markdown_title(path) if markdown else None
+            title = _markdown_file_title(path) if markdown else None
             yield Document(file_doc_id(source), source, title or path_text(path.stem),
                            _stream_blocks(path, markdown))
             return
@@ -246,27 +243,9 @@ def _cut(text: str, limit: int) -> tuple[str, str]:
     return text[:cut], text[cut:]
 
 
-def _markdown_title(path: Path) -> str | None:
+def _markdown_file_title(path: Path) -> str | None:
     with path.open(encoding="utf-8-sig", errors="strict") as fh:
-        head = fh.read(TITLE_SCAN_CHARS)
-    in_fence = False
-    for line in head.split("\n"):
-        if _FENCE.match(line):
-            in_fence = not in_fence
-        elif not in_fence and (heading := _heading(line)) is not None and heading[1]:
-            return heading[1]
-    return None
-
-
-def _heading(line: str) -> tuple[int, str] | None:
-    """(level, text) of an ATX heading line. The closing ``#``s are stripped in Python,
-    not by the pattern: a lazy pattern there backtracks quadratically on long lines."""
-    if len(line) > 1000 or not line.startswith("#"):
-        return None
-    m = _HEADING.match(line)
-    if m is None:
-        return None
-    return len(m.group(1)), m.group(2).rstrip().rstrip("#").rstrip()
+        return markdown_title(fh.read(TITLE_SCAN_CHARS))
 
 
 def _stream_blocks(path: Path, markdown: bool) -> Iterator[Block]:
@@ -274,12 +253,15 @@ def _stream_blocks(path: Path, markdown: bool) -> Iterator[Block]:
 
 
 def blocks_of_lines(lines: Iterable[str], *, markdown: bool) -> Iterator[Block]:
-    """Paragraph blocks of text lines (Markdown: with the heading path they sit under).
-    A paragraph is cut into blocks of at most about :data:`PARAGRAPH_CHARS`."""
-    path: list[str] = []
+    """Paragraph blocks of text lines, cut into blocks of at most about
+    :data:`PARAGRAPH_CHARS`; a paragraph's lines are joined by a space (none between two
+    CJK characters). Markdown is read by :mod:`agent_search.kb._markdown` (the heading
+    path, code kept as written)."""
+    if markdown:
+        yield from markdown_blocks_of_lines(lines)
+        return
     buf: list[str] = []
     size = 0
-    in_fence = False
 
     def flush() -> Iterator[Block]:
         nonlocal size
@@ -289,31 +271,19 @@ def blocks_of_lines(lines: Iterable[str], *, markdown: bool) -> Iterator[Block]:
             buf.clear()
             size = 0
             if text:
-                yield Block(text, tuple(h for h in path if h))
+                yield Block(text)
 
     for raw in lines:
         line = raw.rstrip("\r")
-        if markdown and _FENCE.match(line):
-            in_fence = not in_fence
-            buf.append(line)
-            size += len(line) + 1
+        if not line.strip():
+            yield from flush()
             continue
-        heading = _heading(line) if markdown and not in_fence else None
-        if heading is not None:
+        if line.startswith(_INDENT):
+            yield from flush()  # a paragraph of Chinese text starts indented "　　"
+        buf.append(line)
+        size += len(line) + 1
+        if size >= PARAGRAPH_CHARS:
             yield from flush()
-            level, text = heading
-            del path[level - 1:]
-            path.extend([""] * (level - 1 - len(path)))
-            path.append(text)
-        elif not line.strip():
-            yield from flush()
-        else:
-            if line.startswith(_INDENT) and not in_fence:
-                yield from flush()  # a paragraph of Chinese text starts indented "　　"
-            buf.append(line)
-            size += len(line) + 1
-            if size >= PARAGRAPH_CHARS:
-                yield from flush()
     yield from flush()
 
 
@@ -342,8 +312,7 @@ def _bounded(lines: Iterable[str]) -> Iterator[str]:
 
 def markdown_blocks(text: str) -> list[Block]:
     """Paragraphs of a Markdown text with the heading path they sit under."""
-    return list(blocks_of_lines(_bounded(text.replace("\r\n", "\n").split("\n")),
-                                markdown=True))
+    return list(markdown_blocks_of_lines(_bounded(text.replace("\r\n", "\n").split("\n"))))
 
 
 def _load_html(path: Path, source: str, html: str) -> Document:
@@ -456,20 +425,48 @@ def _read_pdf(reader_type: type, path: Path, source: str, limits: Limits) -> Doc
     blocks: list[Block] = []
     chars = 0
     unpacked = 0
+    seen: dict[tuple[object, ...], tuple[int, str]] = {}  # content + resources → text
     for number, page in enumerate(reader.pages, start=1):
-        contents = page.get_contents()
-        unpacked += len(contents.get_data()) if contents is not None else 0
+        key = _page_key(page)
+        if key is not None and key in seen:
+            size, text = seen[key]  # the same stream with the same fonts: parsed once
+        else:
+            contents = page.get_contents()
+            size = len(contents.get_data()) if contents is not None else 0
+            text = ""
+            if unpacked + size <= limits.max_decompressed:
+                text = page.extract_text() or ""
+            if key is not None:
+                seen[key] = (size, text)
+        unpacked += size
         if unpacked > limits.max_decompressed:
             raise ParseLimit(
                 f"content decompresses to over {limits.max_decompressed / 1e6:g} MB by page "
                 f"{number} (kb.max_decompressed_mb)")
-        text = page.extract_text() or ""
         chars += len(text)
         if chars > max_chars:
             raise TextTooLarge(f"text over the cap of {max_chars:,} characters "
                                "(kb.max_file_mb)")
         blocks.extend(_paragraphs(text, (), number))
     return Document(file_doc_id(source), source, title, blocks)
+
+
+def _page_key(page: dict[object, object]) -> tuple[object, ...] | None:
+    """What a page's text follows from, as written in the file: its content streams (by
+    object number) and its resources (by object number, or their text when written in
+    the page). Pages that share both share their text, so a stream shared by every page
+    is parsed once (issue 32 item 2: a 6 KB PDF of pages sharing one large stream ran to
+    the deadline). None when the content is not by reference."""
+    from pypdf.generic import IndirectObject
+
+    contents = dict.get(page, "/Contents")
+    refs = contents if isinstance(contents, list) else [contents]
+    if not refs or not all(isinstance(r, IndirectObject) for r in refs):
+        return None
+    resources = dict.get(page, "/Resources")
+    where = (resources.idnum, resources.generation) \
+        if isinstance(resources, IndirectObject) else repr(resources)
+    return (*((r.idnum, r.generation) for r in refs if isinstance(r, IndirectObject)), where)
 
 
 def _load_jsonl(path: Path, source: str) -> Iterator[Document | Skipped]:

@@ -7,8 +7,9 @@ content stream parses for minutes in hundreds of MB. So files of
 (``python -m agent_search.kb._sandbox``) that the ingest starts on first use and keeps
 for the run:
 
-* **time** — each file has ``kb.max_parse_seconds``; past it the child is killed, the file
-  is reported as skipped, and the next file gets a fresh child;
+* **time** — each file has a deadline that follows from its size (:func:`parse_seconds`:
+  3 s plus 30 s per MB), at most ``kb.max_parse_seconds``; past it the child is killed,
+  the file is reported as skipped, and the next file gets a fresh child;
 * **memory** — the child limits its own address space to ``kb.max_parse_memory_mb``
   (``RLIMIT_AS``), so a decompression bomb ends in a ``MemoryError`` in the child;
 * **work** — pages and decompressed bytes are counted while parsing
@@ -48,10 +49,14 @@ class ParseSandbox:
     Blocking (call it from a worker thread). Use as a context manager, or call
     :meth:`close`; both end the child."""
 
-    def __init__(self, limits: Limits, *, seconds: float, memory_mb: int) -> None:
+    def __init__(self, limits: Limits, *, seconds: float, memory_mb: int,
+                 run_seconds: float = float("inf")) -> None:
         self.limits = limits
         self.seconds = seconds
         self.memory_mb = memory_mb
+        self.left = run_seconds
+        """Parse time left to the run (:func:`run_parse_seconds`); each file's deadline is
+        at most this, and a file that finds it spent is skipped unread."""
         self._proc: subprocess.Popen[bytes] | None = None
         self._lines: queue.Queue[object] = queue.Queue()
 
@@ -61,9 +66,17 @@ class ParseSandbox:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def load(self, path: Path, key: str) -> Iterator[Document | Skipped]:
+    def load(self, path: Path, key: str,
+             seconds: float | None = None) -> Iterator[Document | Skipped]:
         """The documents of one file, as :func:`~agent_search.kb._loaders.load_file` gives
-        them, or one :class:`Skipped` saying which limit it went over."""
+        them, or one :class:`Skipped` saying which limit it went over. ``seconds``: this
+        file's deadline (default the sandbox's), e.g. from its size
+        (:func:`parse_seconds`)."""
+        seconds = min(self.seconds if seconds is None else seconds, self.left)
+        if seconds < MIN_PARSE_SECONDS:
+            yield Skipped(str(path), "not parsed: this ingest's parse time, which follows "
+                                     "from the size of its files, is spent")
+            return
         request = {"path": str(path), "key": key, **asdict(self.limits)}
         try:
             proc = self._start()
@@ -74,14 +87,17 @@ class ParseSandbox:
             self._kill()
             yield Skipped(str(path), f"cannot parse: the parser process failed ({exc})")
             return
-        deadline = time.monotonic() + self.seconds
+        started = time.monotonic()
         try:
-            line = self._lines.get(timeout=max(0.0, deadline - time.monotonic()))
+            line = self._lines.get(timeout=seconds)
         except queue.Empty:
+            self.left -= seconds
             self._kill()
-            yield Skipped(str(path), (f"parsing took over {self.seconds:g} s "
-                                      "(kb.max_parse_seconds)"))
+            why = "kb.max_parse_seconds" if seconds >= self.seconds else \
+                f"the budget of a {path.stat().st_size:,}-byte file"
+            yield Skipped(str(path), f"parsing took over {seconds:.3g} s ({why})")
             return
+        self.left -= time.monotonic() - started
         if not isinstance(line, bytes):  # the child ended without an answer
             code = self._kill()
             yield Skipped(str(path), _death(code, self.memory_mb))
@@ -138,6 +154,34 @@ class ParseSandbox:
                 if stream is not None:
                     stream.close()
         return code
+
+
+PARSE_FLOOR_SECONDS = 3.0
+"""What any file may take to parse, however small (the child's start is not counted)."""
+PARSE_SECONDS_PER_MB = 30.0
+"""And per MB of the file: real documents parse at well over 1 MB/s; a few KB that ask
+for a minute (pages sharing one huge content stream, a sheet declaring a million rows)
+are hostile."""
+
+
+def parse_seconds(size: int, most: float) -> float:
+    """A file's parse deadline from its size in bytes: :data:`PARSE_FLOOR_SECONDS` plus
+    :data:`PARSE_SECONDS_PER_MB` per MB, at most ``most`` (``kb.max_parse_seconds``), so
+    a few KB cannot buy a minute of CPU (issue 32 item 2)."""
+    return min(most, PARSE_FLOOR_SECONDS + PARSE_SECONDS_PER_MB * size / 1e6)
+
+
+MIN_PARSE_SECONDS = 0.5
+RUN_SECONDS_PER_FILE = 0.5
+
+
+def run_parse_seconds(sizes: list[int], most: float) -> float:
+    """The parse time of a whole run of files of these ``sizes``: a floor, plus half a
+    second and :data:`PARSE_SECONDS_PER_MB` a MB per file, each at most ``most``. A call
+    of 100 small HTML documents gets about a minute in all, not 100 floors (or 100
+    times ``kb.max_parse_seconds``)."""
+    return PARSE_FLOOR_SECONDS + sum(
+        min(most, RUN_SECONDS_PER_FILE + PARSE_SECONDS_PER_MB * size / 1e6) for size in sizes)
 
 
 def _pump(stream: IO[bytes], lines: queue.Queue[object]) -> None:

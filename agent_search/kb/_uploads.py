@@ -16,22 +16,29 @@ and a caller's names only ever reach its own documents (the point ids and every 
 are scoped to its owner and team).
 
 Bounded before anything is written: at most :data:`MAX_DOCUMENTS` per call, names of at
-most :data:`MAX_NAME_CHARS` characters (parts of at most :data:`MAX_PART_CHARS`), at most
+most :data:`MAX_NAME_CHARS` characters and :data:`MAX_NAME_BYTES` bytes (parts of at most
+:data:`MAX_PART_CHARS` characters and :data:`MAX_PART_BYTES` bytes in UTF-8: a disk's
+limit; a name it still refuses is a ``ValueError``, never an ``OSError``), at most
 :data:`MAX_PRESENT` names in a mirror, and the ingest's own caps (``kb.max_file_mb`` per
-document, ``kb.max_run_mb`` per call).
+document, ``kb.max_run_mb`` per call). A write from outside (``bounded``) waits its turn
+among the collection's writes without holding a thread, or is refused when the queue is
+full (:mod:`agent_search.kb._admission`).
 """
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import re
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any
 
 import anyio
 
 from agent_search.config import SearchConfig
+from agent_search.kb._admission import write_turn
 from agent_search.kb._document import Skipped
 from agent_search.kb._manage import collection_lock, delete_points, documents_in, owner_scope
 from agent_search.kb._schema import UPLOAD_PREFIX
@@ -53,23 +60,36 @@ TEXT_SUFFIXES = (".txt", ".md", ".markdown", ".csv", ".html", ".htm")
 MAX_DOCUMENTS = 100
 MAX_NAME_CHARS = 1024
 MAX_PART_CHARS = 255
+MAX_PART_BYTES = 255
+"""A part of a name in UTF-8 bytes: what a disk takes for one file name (ext4, APFS,
+NTFS in UTF-16 allow more): 255 characters of Chinese are 765 bytes."""
+MAX_NAME_BYTES = 1024
 MAX_PRESENT = 50_000
 """Names in one mirror call (the body cap, ``server.max_body_bytes``, usually binds
 first)."""
 _PART = re.compile(r"^[^/\\\x00-\x1f\x7f]+$")
 _NAME_RULE = (f"a file name or a relative path (parts separated by '/') of 1 to "
-              f"{MAX_NAME_CHARS} characters: no part empty, '.', '..', over "
-              f"{MAX_PART_CHARS} characters or with '\\' or control characters, the file "
-              "name not starting with '.'")
+              f"{MAX_NAME_CHARS} characters and at most {MAX_NAME_BYTES} bytes in UTF-8: "
+              f"no part empty, '.', '..', over {MAX_PART_CHARS} characters or "
+              f"{MAX_PART_BYTES} bytes or with '\\' or control characters, the file name "
+              "not starting with '.'")
+
+
+def _utf8_len(text: str) -> int:
+    return len(text.encode("utf-8", "surrogatepass"))
+
+
+def _part_ok(part: str) -> bool:
+    return bool(_PART.match(part)) and part not in (".", "..") \
+        and len(part) <= MAX_PART_CHARS and _utf8_len(part) <= MAX_PART_BYTES
 
 
 def check_folder(folder: str) -> str:
     """A folder as sent (``notes`` or ``notes/sub``): the prefix of its documents' names,
     refused unless every part is a plain name (no ``..``, no absolute path)."""
     if not isinstance(folder, str) or not 0 < len(folder) <= MAX_NAME_CHARS \
-            or folder != folder.strip() or not all(
-                _PART.match(part) and part not in (".", "..") and len(part) <= MAX_PART_CHARS
-                for part in folder.split("/")):
+            or _utf8_len(folder) > MAX_NAME_BYTES or folder != folder.strip() \
+            or not all(_part_ok(part) for part in folder.split("/")):
         raise ValueError(f"folder {str(folder)[:80]!r}: {_NAME_RULE}")
     return folder
 
@@ -86,8 +106,8 @@ def check_name(name: str, *, text: bool = True) -> str:
             check_folder(folder)
         except ValueError:
             raise ValueError(f"document name {name[:80]!r}: {_NAME_RULE}") from None
-    if len(name) > MAX_NAME_CHARS or len(base) > MAX_PART_CHARS or not _PART.match(base) \
-            or base.startswith(".") or base != base.strip():
+    if len(name) > MAX_NAME_CHARS or _utf8_len(name) > MAX_NAME_BYTES \
+            or not _part_ok(base) or base.startswith(".") or base != base.strip():
         raise ValueError(f"document name {name[:80]!r}: {_NAME_RULE}")
     suffix = Path(base).suffix.lower()
     if not text:
@@ -102,13 +122,14 @@ def check_name(name: str, *, text: bool = True) -> str:
 
 async def ingest_texts(config: SearchConfig, collection: str,
                        documents: Sequence[tuple[str, str]], *, access: Access | None = None,
-                       ctx: Context | None = None) -> IngestReport:
+                       ctx: Context | None = None, bounded: bool = False) -> IngestReport:
     """Ingest ``(name, text)`` documents into ``collection`` as ``upload:<name>``.
 
     Raises ``ValueError`` for a bad collection name or document name, too many documents,
     or an access that is neither public nor owned; otherwise as
     :func:`~agent_search.kb.ingest.ingest_paths` (a document too large or without text is
-    in ``report.skipped``)."""
+    in ``report.skipped``). With ``bounded`` (a request from outside) a full write queue
+    raises :class:`~agent_search.kb._admission.IngestBusy` instead of waiting."""
     check_collection_name(collection)
     if is_eval_collection(collection):
         raise ValueError(f"collection names starting with 'eval-' are reserved for "
@@ -126,8 +147,11 @@ async def ingest_texts(config: SearchConfig, collection: str,
         raise ValueError("a document that is not public needs an owner or a team")
     settings = KBSettings.from_config(config)
     texts = [text for _, text in documents]
-    return await anyio.to_thread.run_sync(_ingest_texts_sync, config.home, settings,
-                                          collection, names, texts, access)
+    async with write_turn(settings, config.home, collection, access,
+                          bounded=bounded) as limiter:
+        return await anyio.to_thread.run_sync(_ingest_texts_sync, config.home, settings,
+                                              collection, names, texts, access,
+                                              limiter=limiter)
 
 
 def _ingest_texts_sync(home: Path, settings: KBSettings, collection: str, names: list[str],
@@ -137,9 +161,28 @@ def _ingest_texts_sync(home: Path, settings: KBSettings, collection: str, names:
         for index, (name, text) in enumerate(zip(names, texts, strict=True)):
             path = Path(tmp) / str(index) / name.rpartition("/")[2]  # the name is no path
             path.parent.mkdir()
-            path.write_text(text, encoding="utf-8", errors="replace")
+            with write_named(path, name) as out:
+                out.write(text.encode("utf-8", errors="replace"))
             paths[path] = UPLOAD_PREFIX + name
         return ingest_named_files(home, settings, paths, collection, access)
+
+
+@contextlib.contextmanager
+def write_named(path: Path, name: str) -> Iterator[IO[bytes]]:
+    """``path`` opened for a new file that holds the document sent as ``name``; the disk's
+    refusal of the name (too long for it, a character it does not take) is a
+    ``ValueError`` naming the document, not an ``OSError`` deep in the ingest. Space or
+    permission failures stay ``OSError`` (the server's fault, not the name's)."""
+    try:
+        out = path.open("xb")
+    except OSError as exc:
+        if exc.errno in (errno.ENAMETOOLONG, errno.EILSEQ, errno.EINVAL):
+            raise ValueError(f"document name {name[:80]!r}: the disk does not take this "
+                             f"name ({exc.strerror}); at most {MAX_PART_BYTES} bytes in "
+                             "UTF-8 a part") from None
+        raise
+    with out:
+        yield out
 
 
 def ingest_named_files(home: Path, settings: KBSettings, paths: dict[Path, str],
@@ -159,7 +202,8 @@ def ingest_named_files(home: Path, settings: KBSettings, paths: dict[Path, str],
 
 
 async def mirror_folder(config: SearchConfig, collection: str, folder: str,
-                        present: Sequence[str], *, access: Access) -> list[dict[str, Any]]:
+                        present: Sequence[str], *, access: Access,
+                        bounded: bool = False) -> list[dict[str, Any]]:
     """Remove the documents of ``access``'s owner and team named ``upload:<folder>/<rest>``
     whose ``rest`` is not in ``present`` (the files the client's folder holds now, as
     relative paths): the folder mirrored. Returns what was removed (as ``kb rm`` does);
@@ -174,8 +218,25 @@ async def mirror_folder(config: SearchConfig, collection: str, folder: str,
             raise ValueError(f"file name {str(name)[:80]!r}: 1 to {MAX_NAME_CHARS} "
                              "characters")
     settings = KBSettings.from_config(config)
-    return await anyio.to_thread.run_sync(_mirror_sync, settings, config.home, collection,
-                                          UPLOAD_PREFIX + folder + "/", set(present), access)
+    async with write_turn(settings, config.home, collection, access,
+                          bounded=bounded) as limiter:
+        return await anyio.to_thread.run_sync(_mirror_sync, settings, config.home,
+                                              collection, UPLOAD_PREFIX + folder + "/",
+                                              set(present), access, limiter=limiter)
+
+
+async def remove_own_document(config: SearchConfig, collection: str, target: str, *,
+                              access: Access) -> list[dict[str, Any]]:
+    """:func:`~agent_search.kb._manage.remove_document` of the caller's own documents
+    for a request from outside: it waits its turn among the collection's writes (holding
+    no thread), bounded like an upload
+    (:class:`~agent_search.kb._admission.IngestBusy`)."""
+    from agent_search.kb._manage import remove_document
+
+    check_collection_name(collection)
+    settings = KBSettings.from_config(config)
+    async with write_turn(settings, config.home, collection, access, bounded=True):
+        return await remove_document(config, collection, target, access=access)
 
 
 def _mirror_sync(settings: KBSettings, home: Path, collection: str, prefix: str,

@@ -42,6 +42,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from agent_search.config import SearchConfig
+from agent_search.kb._admission import write_turn
 from agent_search.kb._chunking import Chunk, TokenCounter, approx_tokens, iter_chunks
 from agent_search.kb._embedder import Embedder, get_embedder
 from agent_search.kb._filters import Group, Match, MatchAny
@@ -171,9 +172,12 @@ async def ingest_paths(config: SearchConfig, paths: Sequence[str | Path], collec
         # readable by no one, and named like the public document: it would replace it
         raise ValueError("a document that is not public needs an owner or a team "
                          "(Access.of(owner, team, public=False))")
-    return await anyio.to_thread.run_sync(
-        _ingest_sync, config.home, settings, [Path(p) for p in paths], collection, use_graph,
-        progress, access, mirror)
+    # the collection's turn is awaited here, holding no worker thread (see _admission)
+    async with write_turn(settings, config.home, collection, access,
+                          bounded=False) as limiter:
+        return await anyio.to_thread.run_sync(
+            _ingest_sync, config.home, settings, [Path(p) for p in paths], collection,
+            use_graph, progress, access, mirror, limiter=limiter)
 
 
 def _plan(paths: list[Path], root: Path, settings: KBSettings, report: IngestReport,
@@ -251,7 +255,7 @@ def _ingest_sync(home: Path, settings: KBSettings, paths: list[Path], collection
         legacy = exists and meta.get("id_scheme") != ID_SCHEME \
             and has_legacy_points(store, collection, ID_SCHEME)
         done = 0
-        reader = _Reader(settings)
+        reader = _Reader(settings, planned)
         try:
             for planned_file in planned:
                 _ingest_file(planned_file, store, collection, settings, embedder, writer,
@@ -285,25 +289,34 @@ def _ingest_sync(home: Path, settings: KBSettings, paths: list[Path], collection
 class _Reader:
     """Reads files into documents: text, Markdown and JSON lines streamed in this process;
     the formats a parser takes whole (:data:`PARSED_SUFFIXES`) in a child process started
-    on the first of them, with a deadline and a memory cap
-    (:class:`~agent_search.kb._sandbox.ParseSandbox`)."""
+    on the first of them, with a memory cap and deadlines that follow from the files'
+    sizes, per file and for the run (:class:`~agent_search.kb._sandbox.ParseSandbox`)."""
 
-    def __init__(self, settings: KBSettings) -> None:
+    def __init__(self, settings: KBSettings, planned: Sequence[_Planned] = ()) -> None:
         self.settings = settings
+        self.parsed_sizes = [p.size for p in planned
+                             if p.path.suffix.lower() in PARSED_SUFFIXES]
         self.limits = Limits(max_chars=int(settings.max_file_mb * MB),
                              max_pages=settings.max_pages,
                              max_decompressed=int(settings.max_decompressed_mb * MB))
         self.sandbox: ParseSandbox | None = None
 
-    def load(self, path: Path, key: str) -> Iterator[Document | Skipped]:
+    def load(self, path: Path, key: str, size: int) -> Iterator[Document | Skipped]:
         if path.suffix.lower() not in PARSED_SUFFIXES:
             return load_file(path, key, limits=self.limits)
-        if self.sandbox is None:
-            from agent_search.kb._sandbox import ParseSandbox  # not for text-only ingests
+        from agent_search.kb._sandbox import (  # not for text
+            ParseSandbox,
+            parse_seconds,
+            run_parse_seconds,
+        )
 
-            self.sandbox = ParseSandbox(self.limits, seconds=self.settings.max_parse_seconds,
-                                        memory_mb=self.settings.max_parse_memory_mb)
-        return self.sandbox.load(path, key)
+        if self.sandbox is None:
+            most = self.settings.max_parse_seconds
+            self.sandbox = ParseSandbox(
+                self.limits, seconds=most, memory_mb=self.settings.max_parse_memory_mb,
+                run_seconds=run_parse_seconds(self.parsed_sizes, most))
+        return self.sandbox.load(path, key,
+                                 parse_seconds(size, self.settings.max_parse_seconds))
 
     def close(self) -> None:
         if self.sandbox is not None:
@@ -325,7 +338,7 @@ def _ingest_file(planned: _Planned, store: KBStore, collection: str, settings: K
     count = _token_counter(embedder)
     report.files += 1
     consumed = 0
-    for doc in reader.load(path, key):
+    for doc in reader.load(path, key, planned.size):
         if isinstance(doc, Skipped):
             report.skipped.append(doc)
             continue

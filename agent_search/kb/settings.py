@@ -74,6 +74,15 @@ class KBSettings(KBConfig):
         "of .docx/.pptx/.xlsx), in MB; more and it is skipped"))
     max_parse_memory_mb: int = Field(default=2_048, ge=256, le=1_000_000, description=(
         "address space of the child process that parses files, in MB (Linux, macOS)"))
+    ingest_queue: int = Field(default=4, ge=1, le=10_000, description=(
+        "writes (ingests, removals) of one collection running or waiting at once in the "
+        "HTTP service; one more is refused with 503 and Retry-After"))
+    ingest_per_tenant: int = Field(default=2, ge=1, le=10_000, description=(
+        "writes of one API key's owner and team running or waiting at once in the HTTP "
+        "service, over all collections; one more is refused with 429 and Retry-After"))
+    ingest_threads: int = Field(default=2, ge=1, le=256, description=(
+        "worker threads ingests run in at once (their own, apart from the threads "
+        "searches use); more ingests wait their turn without holding a thread"))
     source_root: str | None = Field(default=None, description=(
         "folder that document sources are named relative to (their identity); default: "
         "the folder holding the data home ($AGENT_SEARCH_HOME/..)"))

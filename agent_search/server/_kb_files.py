@@ -27,6 +27,7 @@ events instead (:func:`progress_events`), for uploads that take a while to index
 
 from __future__ import annotations
 
+import logging
 import re
 import shutil
 import tempfile
@@ -40,10 +41,11 @@ from starlette.datastructures import UploadFile
 from starlette.requests import Request
 
 from agent_search.config import SearchConfig
+from agent_search.kb._admission import IngestBusy, WriteTicket, reserve_write
 from agent_search.kb._schema import UPLOAD_PREFIX
 from agent_search.kb._store import check_collection_name, is_eval_collection
 from agent_search.kb._tenancy import Access
-from agent_search.kb._uploads import ingest_named_files
+from agent_search.kb._uploads import MAX_PART_BYTES, ingest_named_files, write_named
 from agent_search.kb._writer import ProgressCallback
 from agent_search.kb.ingest import IngestReport
 from agent_search.kb.settings import KBSettings
@@ -61,6 +63,7 @@ _NAME = re.compile(r"^[^/\\\x00-\x1f\x7f]+$")
 _ZIP = b"PK\x03\x04"
 _MAGIC = {".pdf": (b"%PDF-",), ".docx": (_ZIP,), ".pptx": (_ZIP,), ".xlsx": (_ZIP,)}
 _SNIFF_BYTES = 8192
+log = logging.getLogger("agent_search.server")
 FILES_PATH = re.compile(r"^/v1/kb/[^/]+/files$")
 """The route whose body may be as large as :func:`upload_limit` (the middleware's test)."""
 
@@ -73,12 +76,17 @@ def upload_limit(settings: KBSettings) -> int:
 
 
 def check_file_name(name: str | None) -> str:
-    """A file's name as sent, refused unless it is a bare name with a known suffix."""
+    """A file's name as sent, refused unless it is a bare name with a known suffix, of
+    at most :data:`MAX_NAME_CHARS` characters and
+    :data:`~agent_search.kb._uploads.MAX_PART_BYTES` bytes in UTF-8 (a disk's limit for
+    one name: 200 Chinese characters are 600 bytes)."""
     if not name or len(name) > MAX_NAME_CHARS or not _NAME.match(name) \
-            or name.startswith(".") or name != name.strip():
+            or name.startswith(".") or name != name.strip() \
+            or len(name.encode("utf-8", "surrogatepass")) > MAX_PART_BYTES:
         raise ApiError(422, f"file name {(name or '')[:80]!r}: a bare file name of 1 to "
-                       f"{MAX_NAME_CHARS} characters, not starting with '.', without '/', "
-                       "'\\', control characters or surrounding spaces", param="file")
+                       f"{MAX_NAME_CHARS} characters and at most {MAX_PART_BYTES} bytes in "
+                       "UTF-8, not starting with '.', without '/', '\\', control "
+                       "characters or surrounding spaces", param="file")
     if Path(name).suffix.lower() not in FILE_SUFFIXES:
         raise ApiError(415, f"file {name[:80]!r}: not a supported type; send "
                        f"{' '.join(FILE_SUFFIXES)}", param="file")
@@ -151,30 +159,45 @@ def check_target(collection: str, access: Access) -> None:
         raise ValueError("a document that is not public needs an owner or a team")
 
 
+def reserve(config: SearchConfig, collection: str, access: Access) -> WriteTicket:
+    """The upload's place among the collection's and the caller's writes, taken before
+    the answer starts (:class:`~agent_search.kb._admission.IngestBusy` when full)."""
+    return reserve_write(KBSettings.from_config(config), config.home, collection, access,
+                         bounded=True)
+
+
 async def ingest_files(config: SearchConfig, collection: str, uploads: list[_Upload],
                        access: Access, progress: ProgressCallback | None = None,
-                       folder: str | None = None) -> IngestReport:
+                       folder: str | None = None,
+                       ticket: WriteTicket | None = None) -> IngestReport:
     """Ingest checked uploads into ``collection`` as ``upload:<name>`` (``upload:<folder>/
     <name>`` with a ``folder`` checked by :func:`~agent_search.kb._uploads.check_folder`),
-    in a worker thread (parsed formats in the ingest's sandbox process);
-    ``progress(bytes_done, bytes_total)`` is called from that thread."""
+    once the collection's turn comes (``ticket``, else one reserved here: awaited without
+    a thread), in a worker thread of the kb's own (parsed formats in the ingest's sandbox
+    process); ``progress(bytes_done, bytes_total)`` is called from that thread."""
     check_target(collection, access)
     settings = KBSettings.from_config(config)
     prefix = UPLOAD_PREFIX + (f"{folder}/" if folder else "")
-    return await anyio.to_thread.run_sync(_ingest_files_sync, config.home, settings,
-                                          collection, uploads, access, progress, prefix)
+    ticket = ticket or reserve(config, collection, access)
+    try:
+        async with ticket.turn() as limiter:
+            return await anyio.to_thread.run_sync(
+                _ingest_files_sync, config.home, settings, collection, uploads, access,
+                progress, prefix, limiter=limiter)
+    finally:
+        ticket.release()
 
 
 def progress_events(config: SearchConfig, collection: str, uploads: list[_Upload],
-                    access: Access, *, every: float = 0.5, folder: str | None = None
-                    ) -> Callable[[Write], Awaitable[None]]:
+                    access: Access, *, every: float = 0.5, folder: str | None = None,
+                    ticket: WriteTicket | None = None) -> Callable[[Write], Awaitable[None]]:
     """An SSE producer for ``?progress=true``: ``progress`` events ``{"done", "total"}``
     (bytes of input ingested) at most every ``every`` seconds while the ingest runs,
     then one ``report`` event (the ingest report) or one ``error`` event
     ``{"error": {"message", "status"}}``. The ingest itself is not cancelled when the
     client leaves (a worker thread cannot be): it finishes, so the collection stays
-    consistent."""
-    from agent_search.kb import CollectionMismatchError, StoreError
+    consistent. An error of any kind is one ``error`` event with a clear message (never
+    the text of an exception group)."""
     from agent_search.server._sse import sse
 
     async def produce(write: Write) -> None:
@@ -189,14 +212,10 @@ def progress_events(config: SearchConfig, collection: str, uploads: list[_Upload
         async def work() -> None:
             try:
                 report = await ingest_files(config, collection, uploads, access, progress,
-                                            folder)
+                                            folder, ticket)
                 outcome["report"] = report.to_json()
-            except CollectionMismatchError as exc:
-                outcome["error"] = {"message": str(exc), "status": 409}
-            except ValueError as exc:
-                outcome["error"] = {"message": str(exc), "status": 422}
-            except StoreError as exc:
-                outcome["error"] = {"message": str(exc), "status": 503}
+            except Exception as exc:  # every failure becomes the one error event
+                outcome["error"] = error_event(exc)
             finally:
                 finished.set()
 
@@ -217,6 +236,25 @@ def progress_events(config: SearchConfig, collection: str, uploads: list[_Upload
     return produce
 
 
+def error_event(exc: Exception) -> dict[str, Any]:
+    """An ingest's failure as the ``error`` event's body, with the status the plain
+    route would answer: another model's collection 409, bad input 422, busy 429/503,
+    the store unavailable 503; anything else 500 with its kind (logged in full)."""
+    from agent_search.kb import CollectionMismatchError, StoreError
+
+    if isinstance(exc, CollectionMismatchError):  # a ValueError too: before it
+        return {"message": str(exc), "status": 409}
+    if isinstance(exc, IngestBusy):
+        return {"message": str(exc), "status": exc.status}
+    if isinstance(exc, ValueError):
+        return {"message": str(exc), "status": 422}
+    if isinstance(exc, StoreError):
+        return {"message": str(exc), "status": 503}
+    log.error("kb upload failed", exc_info=exc)
+    return {"message": f"the ingest failed ({type(exc).__name__}); the server log has "
+                       "the details", "status": 500}
+
+
 def _ingest_files_sync(home: Path, settings: KBSettings, collection: str,
                        uploads: list[_Upload], access: Access,
                        progress: ProgressCallback | None = None,
@@ -225,7 +263,7 @@ def _ingest_files_sync(home: Path, settings: KBSettings, collection: str,
         paths: dict[Path, str] = {}
         for upload in uploads:
             path = Path(tmp) / upload.name
-            with path.open("xb") as out:  # "x": a name that escaped the checks fails here
+            with write_named(path, upload.name) as out:  # "x": a name that escaped fails
                 shutil.copyfileobj(upload.file, out)
             paths[path] = prefix + upload.name
         return ingest_named_files(home, settings, paths, collection, access, progress)

@@ -28,7 +28,12 @@ those of exactly its owner and team; without API keys (loopback only) documents 
 public. A name is only a name (checked part by part, never a path on the server).
 Bounded: the body by ``server.max_body_bytes`` and JSON only (the middleware), the number
 and names of documents by :mod:`agent_search.kb._uploads`, each document and the call by
-``kb.max_file_mb`` and ``kb.max_run_mb``.
+``kb.max_file_mb`` and ``kb.max_run_mb``. A write (add, upload, mirror, removal) waits for
+its collection's turn without holding a worker thread and runs on the kb's own threads,
+so searches keep theirs; a full queue is refused at once (503 for the collection's,
+``kb.ingest_queue``; 429 for the caller's share, ``kb.ingest_per_tenant``; both with
+``Retry-After``), and the add and upload routes count in ``server.max_streams``
+(:mod:`agent_search.kb._admission`).
 """
 
 from __future__ import annotations
@@ -83,9 +88,13 @@ def _kb_errors(bad_input: str) -> Iterator[None]:
     of another model 409, no such collection 404, bad input 422 (naming the parameter
     ``bad_input``), the store unavailable 503."""
     from agent_search.kb import CollectionMismatchError, CollectionNotFound, StoreError
+    from agent_search.kb._admission import IngestBusy
 
     try:
         yield
+    except IngestBusy as exc:  # the collection's queue (503) or the caller's share (429)
+        raise ApiError(exc.status, str(exc), param="collection",
+                       headers={"Retry-After": str(exc.retry_after)}) from None
     except CollectionMismatchError as exc:  # a ValueError too: before it
         raise ApiError(409, str(exc), param="collection") from None
     except CollectionNotFound as exc:  # a StoreError too: before it
@@ -104,10 +113,12 @@ async def add_documents(request: Request, collection: str) -> dict[str, Any]:
 
     access = _access(request)
     body = _validate(DocumentsBody, await _json_body(request))
-    config = service_of(request).searcher.config
-    with _kb_errors("documents"):
-        report = await ingest_texts(config, collection,
-                                    [(d.name, d.text) for d in body.documents], access=access)
+    service = service_of(request)
+    service.admit()
+    with service.stream_slot(), _kb_errors("documents"):
+        report = await ingest_texts(service.searcher.config, collection,
+                                    [(d.name, d.text) for d in body.documents], access=access,
+                                    bounded=True)
     return report.to_json()
 
 
@@ -118,33 +129,53 @@ async def add_files(request: Request, collection: str) -> Any:
     ``?progress=true``: server-sent ``progress`` events, then ``report`` (or ``error``)."""
     from agent_search.kb._uploads import check_folder
     from agent_search.kb.settings import KBSettings
-    from agent_search.server._kb_files import check_target, ingest_files, read_files
+    from agent_search.server._kb_files import check_target, ingest_files, read_files, reserve
 
     access = _access(request)
-    config = service_of(request).searcher.config
+    service = service_of(request)
+    config = service.searcher.config
     with _kb_errors("collection"):
         check_target(collection, access)
     folder = request.query_params.get("folder")
     if folder is not None:
         with _kb_errors("folder"):
             check_folder(folder)
-    uploads = await read_files(request, KBSettings.from_config(config))
+    service.admit()
+    with _kb_errors("collection"):  # a full queue is refused before the body is read
+        ticket = reserve(config, collection, access)
+    try:
+        uploads = await read_files(request, KBSettings.from_config(config))
+    except BaseException:
+        ticket.release()
+        raise
     if request.query_params.get("progress", "").lower() in ("1", "true"):
-        return _progress_stream(request, config, collection, uploads, access, folder)
-    with _kb_errors("collection"):
-        report = await ingest_files(config, collection, uploads, access, folder=folder)
+        return _progress_stream(request, config, collection, uploads, access, folder,
+                                ticket)
+    with service.stream_slot(), _kb_errors("collection"):
+        report = await ingest_files(config, collection, uploads, access, folder=folder,
+                                    ticket=ticket)
     return report.to_json()
 
 
 def _progress_stream(request: Request, config: Any, collection: str, uploads: Any,
-                     access: Access, folder: str | None) -> Any:
+                     access: Access, folder: str | None, ticket: Any) -> Any:
     from agent_search.server._kb_files import progress_events
     from agent_search.server._sse import EventStreamResponse, sse
 
     service = service_of(request)
     stopping = {"error": {"message": "the server is shutting down", "status": 503}}
+    produce = progress_events(config, collection, uploads, access, folder=folder,
+                              ticket=ticket)
+
+    async def counted(write: Any) -> None:
+        try:
+            with service.stream_slot():
+                await produce(write)
+        finally:
+            ticket.release()  # also when the stream was cut before the ingest began
+
     return EventStreamResponse(
-        progress_events(config, collection, uploads, access, folder=folder),
+        counted,
         stop=service.stop_streams,
         on_stop=lambda: sse(stopping, "error"),
         on_error=lambda message: sse({"error": {"message": message, "status": 500}},
@@ -157,12 +188,12 @@ def _progress_stream(request: Request, config: Any, collection: str, uploads: An
 async def remove_document(request: Request, collection: str, document: str) -> dict[str, Any]:
     """Remove one of the caller's documents (by source or document id); 404 when the
     caller has no such document."""
-    from agent_search.kb._manage import remove_document as remove
+    from agent_search.kb._uploads import remove_own_document
 
     access = _access(request)
     config = service_of(request).searcher.config
     with _kb_errors("document"):
-        removed = await remove(config, collection, document, access=access)
+        removed = await remove_own_document(config, collection, document, access=access)
     if not removed:
         raise ApiError(404, f"no document {document[:200]!r} of yours in collection "
                        f"{collection!r}", param="document")
@@ -180,7 +211,7 @@ async def mirror(request: Request, collection: str) -> dict[str, Any]:
     config = service_of(request).searcher.config
     with _kb_errors("folder"):
         removed = await mirror_folder(config, collection, body.folder, body.present,
-                                      access=access)
+                                      access=access, bounded=True)
     return {"collection": collection, "folder": body.folder, "removed": removed,
             "missing": [d["source"] for d in removed]}
 

@@ -15,9 +15,16 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from agent_search.kb._admission import IngestBusy
+from agent_search.kb._uploads import write_named
 from agent_search.server import Service
 from agent_search.server._errors import ApiError
-from agent_search.server._kb_files import FILE_SUFFIXES, MAX_FILES, check_file_name
+from agent_search.server._kb_files import (
+    FILE_SUFFIXES,
+    MAX_FILES,
+    check_file_name,
+    error_event,
+)
 
 from ..server.harness import auth, serve_with_kb, sources_of, two_tenant_keys, write_project
 
@@ -169,3 +176,51 @@ def test_the_upload_script_sets_no_html() -> None:
     page = (static / "index.html").read_text()
     assert '<script src="/static/upload.js" defer></script>' in page
     assert "<script>" not in page and "onclick" not in page.lower()
+
+
+# -- issue 32 item 3: long UTF-8 names were a 500 (the disk's limit is 255 bytes) --------
+
+LONG_UTF8 = "报" * 100 + ".md"  # 103 characters, 303 bytes
+
+
+def test_a_name_too_long_for_the_disk_is_a_clear_422(served: tuple[str, Service]) -> None:
+    url, service = served
+    for progress in ("", "?progress=true"):
+        parts = [("file", (LONG_UTF8, b"# Report\n\nquarterly figures\n", "text/plain"))]
+        answer = httpx.post(f"{url}/v1/kb/utf8/files{progress}", files=parts, timeout=60,
+                            headers=auth("alice"))
+        assert answer.status_code == 422, answer.text
+        assert "255 bytes" in answer.json()["error"]["message"]
+    as_json = httpx.post(f"{url}/v1/kb/utf8/documents", headers=auth("alice"), timeout=60,
+                         json={"documents": [{"name": LONG_UTF8, "text": "figures"}]})
+    assert as_json.status_code == 422 and "255 bytes" in as_json.text, as_json.text
+    nested = httpx.post(f"{url}/v1/kb/utf8/documents", headers=auth("alice"), timeout=60,
+                        json={"documents": [{"name": f"{'档' * 90}/a.md", "text": "x"}]})
+    assert nested.status_code == 422, nested.text
+    ok = _post(url, "utf8", [("报" * 80 + ".md", b"# Report\n\nquarterly figures\n")])
+    assert ok.status_code == 200, ok.text  # 243 bytes: taken
+    assert sources_of(service, "utf8") == {f"upload:{'报' * 80}.md@alice"}
+
+
+@given(st.text(min_size=1, max_size=120))
+def test_every_accepted_name_can_be_written(tmp_path_factory: pytest.TempPathFactory,
+                                            stem: str) -> None:
+    folder = tmp_path_factory.mktemp("names")
+    try:
+        checked = check_file_name(stem + ".md")
+    except ApiError as exc:
+        assert exc.status == 422
+        return
+    with write_named(folder / checked, checked) as out:  # never an OSError
+        out.write(b"x")
+
+
+def test_the_progress_streams_error_event_is_a_clear_message() -> None:
+    # an unexpected failure under the stream's task group came out as the text of an
+    # ExceptionGroup ("unhandled errors in a TaskGroup (1 sub-exception)")
+    crash = error_event(OSError(36, "File name too long"))
+    assert crash["status"] == 500 and "OSError" in crash["message"]
+    assert "TaskGroup" not in crash["message"] and "sub-exception" not in crash["message"]
+    assert error_event(ValueError("document name 'x': bad"))["status"] == 422
+    busy = error_event(IngestBusy("full", status=429))
+    assert busy == {"message": "full", "status": 429}
