@@ -20,13 +20,15 @@ import hashlib
 import json
 from typing import Any
 
+from agent_search.errors import InputError
+
 MAX_CURSOR = 512
 MAX_LIMIT = 1000
 """The largest page a listing returns (``limit`` above it is refused)."""
 DEFAULT_LIMIT = 100
 
 
-class CursorError(ValueError):
+class CursorError(InputError):
     """The cursor is not one of this listing (malformed, altered, or another scope's)."""
 
 

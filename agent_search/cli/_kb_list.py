@@ -54,7 +54,6 @@ def list_documents(config: SearchConfig | None, collection: str, *, server: str 
 
 def _local(config: SearchConfig | None, collection: str, limit: int | None,
            cursor: str | None) -> Iterator[tuple[list[dict[str, Any]], str | None]]:
-    from agent_search.kb import StoreError
     from agent_search.kb._manage import check_offset, list_documents_page
 
     assert config is not None
@@ -69,12 +68,8 @@ def _local(config: SearchConfig | None, collection: str, limit: int | None,
         try:
             page, offset = anyio.run(functools.partial(
                 list_documents_page, config, collection, limit=limit or PAGE, offset=offset))
-        except ValueError as exc:
+        except ValueError as exc:  # a StoreError goes up to the command, which says it
             fail(str(exc))
-        except StoreError as exc:
-            from agent_search.cli.kb import _store_failed
-
-            _store_failed(exc)
         yield page, (make_cursor(scope, {"offset": offset}) if offset is not None else None)
         if offset is None or limit is not None:
             return

@@ -257,8 +257,11 @@ def list_(collection: Annotated[str | None, typer.Argument(
              "give COLLECTION")
     config = _config(config_dir) if server is None else None
     if collection is not None:
-        list_documents(config, collection, server=server, api_key_env=api_key_env,
-                       limit=limit, cursor=cursor, json_out=json_out)
+        try:
+            list_documents(config, collection, server=server, api_key_env=api_key_env,
+                           limit=limit, cursor=cursor, json_out=json_out)
+        except StoreError as exc:  # the local store's, after the pages already printed
+            _store_failed(exc)
         return
     assert config is not None
     try:
@@ -465,4 +468,27 @@ def migrate(config_dir: ConfigOpt = None, json_out: JsonOpt = False) -> None:
                       f"the old store is kept at {done.backup}", highlight=False, markup=False)
 
 
-from agent_search.cli import _kb_repair  # noqa: E402, F401  (registers kb repair)
+@kb_app.command("repair")
+def repair(name: Annotated[str, typer.Argument(help="Collection whose statistics to rebuild.")],
+           config_dir: ConfigOpt = None, json_out: JsonOpt = False) -> None:
+    """Rebuild a collection's statistics (what hybrid search and the floors read) from
+    every point: ingest keeps them up to date, so this is a repair."""
+    from agent_search.kb import CollectionNotFound, StoreError
+    from agent_search.kb._manage import repair_collection
+
+    config = _config(config_dir)
+    try:
+        done = anyio.run(lambda: repair_collection(config, name))
+    except ValueError as exc:
+        fail(str(exc))
+    except CollectionNotFound as exc:
+        fail(str(exc), 2)
+    except StoreError as exc:
+        _store_failed(exc)
+    if json_out:
+        print_json(done)
+    else:
+        console.print(f"{name}: statistics rebuilt from {done['points']} chunks "
+                      f"({done['terms']} terms) in {done['seconds']:.2f} s",
+                      highlight=False, markup=False)
+

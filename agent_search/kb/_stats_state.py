@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from agent_search.errors import RunError
 from agent_search.kb._stats import CollectionStats, Postings
 
 DENSE_SCALE = float(2 ** 18)
@@ -49,7 +50,7 @@ class Repaired:
     seconds: float
 
 
-class StateError(ValueError):
+class StateError(RunError):
     """The state and the points disagree (a point it does not know, a negative count):
     the statistics must be rebuilt from the points."""
 
