@@ -35,7 +35,7 @@ _WIDTH = str.maketrans(
 
 _RUN = re.compile(
     rf"(?P<pct>百分之|千分之)?(?P<int>[{_NUMERALS}]+)"
-    r"(?:点(?P<frac>[零〇一二三四五六七八九]+)(?P<big>[万亿])?)?"
+    r"(?:点(?P<frac>[零〇一二三四五六七八九]{1,12})(?![零〇一二三四五六七八九])(?P<big>[万亿])?)?"
     r"(?P<tail>成|[多余几来])?")
 _TAGGED_NUMERAL = ("m", "x", "q", "t")
 """jieba tags of the words a numeral run may lie in: numeral, non-word (it tags 〇 so),
@@ -64,7 +64,7 @@ def _approximate(run: str) -> bool:
 _NOT_NUMERALS = frozenset({"十分", "万分", "百分"})
 """Words the tagger calls numerals that say "very" ("十分重要")."""
 _RUN_CHARS = re.compile(rf"[{_NUMERALS}]+")
-numeral_runs = re.compile(rf"[{_NUMERALS}]{{2,}}(?:点[零〇一二三四五六七八九]+[万亿]?)?")
+numeral_runs = re.compile(rf"[{_NUMERALS}]{{2,}}(?:点[零〇一二三四五六七八九]{{1,12}}[万亿]?)?")
 """Runs of two numeral characters or more (a single one is usually part of a word:
 统一, 三星, 十分)."""
 
