@@ -28,15 +28,20 @@ MAX_VALUE = 10**24
 enough as a float)."""
 
 
+def _digit_by_digit(run: str) -> int | None:
+    """二〇二二 → 2022 (at most MAX_RUN digits: below MAX_VALUE); 两 is no digit of a year."""
+    if len(run) > 1 and "两" in run:
+        return None
+    return int("".join(str(DIGIT[c]) for c in run))
+
+
 def numeral_value(run: str) -> int | None:
     """The value of a run of numeral characters; None when it is not a well-formed one,
     or too long or too large to be a number (:data:`MAX_RUN`, :data:`MAX_VALUE`)."""
     if not run or len(run) > MAX_RUN:
         return None
     if not any(c in UNIT or c in BIG for c in run):
-        if len(run) > 1 and "两" in run:
-            return None
-        return int("".join(str(DIGIT[c]) for c in run))  # 二〇二二 → 2022 (< MAX_VALUE)
+        return _digit_by_digit(run)
     total = section = number = 0
     last_unit = 1
     for c in run:

@@ -147,23 +147,29 @@ def _block_kinds(answer: str, lines: list[str]) -> list[str]:
         first, last = token.map[0], min(token.map[1], count)
         if token.type in _CONTAINERS:
             containers.append(first)
-        fenced = token.type == "fence"
-        if (fenced or token.type == "code_block") and last > first:
-            if sure and _surely_code(lines, first, last, fenced) \
-                    and (fenced or token.level == 0) \
-                    and not any(_ODD_BLANK.search(lines[c]) for c in containers):
-                kinds[first:last] = ["code"] + ["code+"] * (last - first - 1)
-            if fenced and last < count and not _closed(lines, first, last, token.markup):
-                sure = False
-        elif token.type == "heading_open":
-            kinds[first:last] = ["heading"] * (last - first)
-            if token.markup in ("=", "-") and last - first > 1:
+        elif token.type in ("fence", "code_block") and last > first:
+            sure = _code(kinds, lines, token, containers, sure=sure)
+        elif token.type in ("heading_open", "table_open"):
+            kinds[first:last] = ["heading" if token.type == "heading_open" else "table"] * (
+                last - first)
+            if last - first > 1 and token.markup in ("=", "-"):
                 kinds[last - 1] = "rule"  # a setext heading's underline
-        elif token.type == "table_open":
-            kinds[first:last] = ["table"] * (last - first)
-            if last - first > 1:
-                kinds[first + 1] = "rule"
+            elif last - first > 1 and token.type == "table_open":
+                kinds[first + 1] = "rule"  # the delimiter row
     return kinds
+
+
+def _code(kinds: list[str], lines: list[str], token: Any, containers: list[int], *,
+          sure: bool) -> bool:
+    """Mark a code block's lines as code where both readers surely see it; whether the
+    blocks after it are still sure."""
+    first, last = token.map[0], min(token.map[1], len(lines))
+    fenced = token.type == "fence"
+    if sure and _surely_code(lines, first, last, fenced) and (fenced or token.level == 0) \
+            and not any(_ODD_BLANK.search(lines[c]) for c in containers):
+        kinds[first:last] = ["code"] + ["code+"] * (last - first - 1)
+    return sure and not (fenced and last < len(lines)
+                         and not _closed(lines, first, last, token.markup))
 
 
 def _lines(answer: str) -> Iterator[tuple[int, int, str]]:
