@@ -24,6 +24,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from agent_search.grounding._claims import Claims, extract, number_found
+from agent_search.grounding._polarity import opposite, unreadable
 from agent_search.grounding._references import MAX_REFERENCE_CHARS, PreparedReference, prepare
 from agent_search.grounding._segment import Span, segment
 
@@ -189,31 +190,58 @@ def _verdict(sentence: _Sentence, refs: dict[str, PreparedReference],
         out.reason = "there is no reference to check it against"
         return out
     cited_refs = [refs[c] for c in sentence.cited if c in refs]
+    opposed = ""  # why a reference that holds the sentence's words says the opposite
     if cited_refs:
         together = _check(claims, cited_refs)
         if together.claims_held and not together.close(t):
             together.similarity = max(similarity(sentence, r) for r in cited_refs)
         if together.supports(t):
-            out.status = "supported"
-            out.support = [r.citation_id for r in cited_refs
-                           if _check(claims, [r]).coverage > 0 or len(cited_refs) == 1]
-            out.support = out.support or together.ids
-            return out
+            support = [r.citation_id for r in cited_refs
+                       if _check(claims, [r]).coverage > 0 or len(cited_refs) == 1]
+            asserted = _asserts(sentence, cited_refs, fmt)
+            if asserted is None:
+                out.status, out.support = "supported", support or together.ids
+                return out
+            if asserted[0] == "unchecked":
+                out.status, out.reason = asserted
+                return out
+            opposed = asserted[1]
     others = [_check(claims, [r]) for r in refs.values() if r not in cited_refs]
-    held = [c for c in others if c.claims_held]
-    held.sort(key=lambda c: c.coverage, reverse=True)
+    held = sorted((c for c in others if c.claims_held), key=lambda c: c.coverage,
+                  reverse=True)
     for candidate in held[:3]:
         if not candidate.close(t):
             candidate.similarity = similarity(sentence, refs[candidate.ids[0]])
-        if candidate.supports(t):
-            out.status = "supported"
-            out.support = candidate.ids
-            out.reason = (f"not said by the cited {_markers(sentence.cited, fmt)}; "
-                          if sentence.cited else "no citation; ") + \
-                f"added {_markers(candidate.ids, fmt)}"
-            return out
-    out.reason = _why_not(sentence, refs, cited_refs, fmt)
+        if not candidate.supports(t):
+            continue
+        asserted = _asserts(sentence, [refs[candidate.ids[0]]], fmt)
+        if asserted is not None and asserted[0] == "unsupported":
+            opposed = opposed or asserted[1]
+            continue
+        out.status, out.support = asserted[0] if asserted else "supported", candidate.ids
+        out.reason = asserted[1] if asserted else (
+            f"not said by the cited {_markers(sentence.cited, fmt)}; " if sentence.cited
+            else "no citation; ") + f"added {_markers(candidate.ids, fmt)}"
+        return out
+    out.reason = opposed or _why_not(sentence, refs, cited_refs, fmt)
     return out
+
+
+def _asserts(sentence: _Sentence, refs: list[PreparedReference], fmt: str
+             ) -> tuple[Status, str] | None:
+    """None when ``refs``, which hold the sentence's words, numbers and names, also say
+    what it asserts; ``("unsupported", why)`` when the window that holds its words says
+    the opposite (a negation or a direction the other lacks); ``("unchecked", why)`` when
+    the sentence cannot be read for it (a language not read, too long)."""
+    why = unreadable(sentence.bare)
+    ids = _markers([r.citation_id for r in refs], fmt)
+    if why is not None:
+        return "unchecked", f"not checked: {why} (its words are in {ids})"
+    _, window = _coverage(frozenset(sentence.claims.words), refs)
+    against = opposite(sentence.bare, window) if window else None
+    if against is None:
+        return None
+    return "unsupported", f"the reference says the opposite ({ids}): {against}"
 
 
 def _why_not(sentence: _Sentence, refs: dict[str, PreparedReference],
