@@ -42,6 +42,7 @@ from agent_search.grounding._polarity_words import (
     NEGATING_PREFIXES_EN,
     NEGATION_EN,
     NEGATION_ZH,
+    NOMINAL_NEGATION_EN,
     NOT_NEGATION_EN,
     NOT_NEGATION_ZH,
 )
@@ -59,8 +60,10 @@ a reading by clause to say what the sentence asserts."""
 _TOKEN_EN = re.compile(r"[A-Za-z][A-Za-z'’\-]*|\d+(?:\.\d+)?|[.,;:!?()\[\]]")
 _BREAK = frozenset(".,;:!?()[]，,；;。！？!?、：:（）")
 _OTHER_SCRIPT = re.compile(r"[\u0370-\u03ff\u0400-\u04ff\u0590-\u06ff\u0900-\u0dff"
-                           r"\u0e00-\u0eff\u3040-\u30ff\u1100-\u11ff\uac00-\ud7af]")
-"""Greek, Cyrillic, Hebrew, Arabic, Indic, Thai/Lao, kana, Hangul: scripts not read."""
+                           r"\u0e00-\u0eff\u3040-\u30fa\u1100-\u11ff\uac00-\ud7af]")
+"""Greek, Cyrillic, Hebrew, Arabic, Indic, Thai/Lao, kana (not its middle dot ・, which
+Chinese writes in foreign names), Hangul: scripts not read. A few such letters (γ-tubulin,
+α) are names and symbols; a fifth of the letters is another language."""
 _FOREIGN_LATIN = frozenset((
     "der", "das", "und", "nicht", "ist", "mit", "von", "ein", "eine", "sich", "auch", "wird",
     "le", "la", "les", "et", "est", "une", "des", "du", "pas", "que", "qui", "sont", "dans",
@@ -90,10 +93,13 @@ class _Direction:
 class _Reading:
     text: str
     words: frozenset[str]
+    full: frozenset[str]
+    """The content words as written (lower-cased), for negating prefixes."""
     negated: frozenset[str]
     cues: tuple[_Cue, ...]
     prefixed: tuple[tuple[str, str, int, int], ...]
-    """(negated word, the whole word, start, end) of each word with a negating prefix."""
+    """(negated word, the whole word, start, end) of each word with a negating prefix,
+    words as written."""
     directions: tuple[_Direction, ...]
 
 
@@ -140,12 +146,13 @@ def _is_cue(tokens: list[_Token], i: int, zh: bool) -> bool:
     return t in NEGATION_EN or t.endswith("n't")
 
 
-def _scope(tokens: list[_Token], i: int) -> tuple[list[str], int]:
-    """The content words a cue at ``i`` negates, and where its scope ends."""
+def _scope(tokens: list[_Token], i: int, size: int) -> tuple[list[str], int]:
+    """The content words a cue at ``i`` negates (``size`` at most), and where its scope
+    ends."""
     scope: list[str] = []
     end = tokens[i].end
     for t in tokens[i + 1:]:
-        if t.brk or len(scope) >= SCOPE:
+        if t.brk or len(scope) >= size:
             break
         if t.key:
             scope.append(t.key)
@@ -153,8 +160,12 @@ def _scope(tokens: list[_Token], i: int) -> tuple[list[str], int]:
     return scope, end
 
 
+def _key(word: str) -> str:
+    return stem(word) if word.isascii() else word
+
+
 def _prefixed(token: _Token, zh: bool) -> str | None:
-    """The word a negating prefix negates ("unaffected" → "affec"), if any."""
+    """The word a negating prefix negates ("unaffected" → "affected"), if any."""
     w = token.text
     if zh:
         if len(w) >= 2 and w[0] in NEGATING_HEADS_ZH and w not in NOT_NEGATION_ZH \
@@ -164,14 +175,15 @@ def _prefixed(token: _Token, zh: bool) -> str | None:
     for prefix in NEGATING_PREFIXES_EN:
         rest = w[len(prefix):]
         if w.startswith(prefix) and len(rest) >= 5 and rest[0].isalpha():
-            return stem(rest)
+            return rest
     return None
 
 
 def _pole_en(word: str) -> tuple[str, int] | None:
     for axis, poles in DIRECTIONS_EN.items():
         for pole, entries in enumerate(poles):
-            if any(word == e or (len(e) >= 5 and word.startswith(e)) for e in entries):
+            if any(word == e or ((len(e) >= 5 or e[-1] == "-") and word.startswith(e))
+                   for e in entries):
                 return axis, pole
     return None
 
@@ -197,7 +209,9 @@ def _clause_context(tokens: list[_Token], i: int) -> frozenset[str]:
 
 
 def _directions(tokens: list[_Token], zh: bool, negated_at: set[int]) -> list[_Direction]:
-    poles = [(_pole_zh if zh else _pole_en)(t.text) for t in tokens]
+    poles = [_pole_zh(t.text) if zh else
+             _pole_en(t.text) or (("-" in t.text[1:] and _pole_en(t.text.split("-")[0])) or None)
+             for t in tokens]
     out = []
     for i, found in enumerate(poles):
         if found is None or i in negated_at:
@@ -224,7 +238,8 @@ def _read(text: str) -> _Reading:
     negated_at: set[int] = set()
     for i in range(len(tokens)):
         if _is_cue(tokens, i, zh):
-            scope, end = _scope(tokens, i)
+            nominal = not zh and tokens[i].text in NOMINAL_NEGATION_EN
+            scope, end = _scope(tokens, i, 1 if nominal else SCOPE)
             if scope:
                 cues.append(_Cue(frozenset(scope), tokens[i].start, end))
                 negated_at.update(range(i, i + 1 + SCOPE + 1))
@@ -232,16 +247,18 @@ def _read(text: str) -> _Reading:
     for t in tokens:
         rest = _prefixed(t, zh) if t.key or zh else None
         if rest:
-            prefixed.append((rest, t.key or t.text, t.start, t.end))
-    negated = frozenset().union(*(c.scope for c in cues)) | {p[0] for p in prefixed}
-    return _Reading(text, frozenset(t.key for t in tokens if t.key), negated, tuple(cues),
+            prefixed.append((rest, t.text, t.start, t.end))
+    negated = frozenset().union(*(c.scope for c in cues))
+    return _Reading(text, frozenset(t.key for t in tokens if t.key),
+                    frozenset(t.text for t in tokens if t.key), negated, tuple(cues),
                     tuple(prefixed), tuple(_directions(tokens, zh, negated_at)))
 
 
 def unreadable(sentence: str) -> str | None:
     """Why what ``sentence`` asserts cannot be read (None when it can): a language other
     than English and Chinese, or a sentence too long."""
-    if _OTHER_SCRIPT.search(sentence):
+    other = len(_OTHER_SCRIPT.findall(sentence))
+    if other >= 3 and other * 5 >= sum(c.isalpha() for c in sentence):
         return "a language the check does not read"
     if has_cjk(sentence):
         tokens = len(_read(sentence).words)
@@ -266,7 +283,7 @@ def _negation(a: _Reading, b: _Reading) -> tuple[int, int] | None:
         if len(shared) >= min(2, len(cue.scope)) and not shared & b.negated:
             return cue.start, cue.end
     for rest, whole, start, end in a.prefixed:
-        if rest in b.words and whole not in b.words and rest not in b.negated:
+        if rest in b.full and whole not in b.full and _key(rest) not in b.negated:
             return start, end
     return None
 
@@ -292,15 +309,28 @@ def opposite(sentence: str, window: str) -> str | None:
     if span is not None:
         return f"it says “{_quote(w, *span)}”"
     for d in s.directions:
-        near = [e for e in w.directions if e.axis == d.axis and e.context & d.context]
+        near = _nearest(d, w.directions)
         if near and all(e.pole != d.pole for e in near):
             said = _quote(w, near[0].start, near[0].end)
             return f"“{_quote(s, d.start, d.end)}”, where it says “{said}”"
     return None
 
 
+def _nearest(d: _Direction, others: tuple[_Direction, ...]) -> list[_Direction]:
+    """The direction words of ``others`` on ``d``'s axis that share the most content words
+    around them with ``d`` (none when none shares any)."""
+    best, out = 0, []
+    for e in others:
+        shared = len(e.context & d.context) if e.axis == d.axis else 0
+        if shared > best:
+            best, out = shared, [e]
+        elif shared == best and shared:
+            out.append(e)
+    return out
+
+
 def _scope_at(reading: _Reading, span: tuple[int, int]) -> frozenset[str]:
     for cue in reading.cues:
         if (cue.start, cue.end) == span:
             return cue.scope
-    return frozenset(p[0] for p in reading.prefixed if (p[2], p[3]) == span)
+    return frozenset(_key(p[0]) for p in reading.prefixed if (p[2], p[3]) == span)

@@ -21,6 +21,11 @@ NEGATION_EN = frozenset({
 """English negation cues (and every word ending in n't). "fail(ed) to", "lack(s)",
 "absence of" negate what follows them as "not" does."""
 
+NOMINAL_NEGATION_EN = frozenset({"without", "lack", "lacks", "lacked", "lacking", "absence",
+                                 "absent", "devoid", "no", "none"})
+"""Cues that negate the thing named next ("mice lacking SecD", "without diabetes"), not
+the rest of the clause: their scope is one content word."""
+
 NOT_NEGATION_EN = frozenset({("not", "only"), ("no", "longer"), ("or", "not")})
 """Cue pairs that are no negation of what follows ("not only ... but also"), or whose
 negation is idiomatic ("whether or not")."""
@@ -54,13 +59,13 @@ NOT_NEGATION_ZH = frozenset({
 # ones as whole words (so "more" is not "moreover", "fell" not "fellow")
 DIRECTIONS_EN: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "amount": (
-        ("increas", "rise", "rises", "rose", "risen", "rising", "raise", "raised", "raises",
+        ("increas", "high", "rise", "rises", "rose", "risen", "rising", "raise", "raised", "raises",
          "raising", "elevat", "higher", "highest", "more", "greater", "greatest", "larger",
          "largest", "bigger", "gain", "gains", "gained", "enhanc", "augment", "boost",
          "upregul", "up-regul", "exceed", "above", "accelerat", "promot", "stimulat",
          "activat", "expand", "grow", "grows", "grew", "grown", "growing", "longer", "most",
          "maxim", "overexpress", "over-express", "strengthen", "amplif", "induce"),
-        ("decreas", "reduc", "lower", "lowest", "fall", "falls", "fell", "fallen",
+        ("decreas", "reduc", "low", "lower", "lowest", "fall", "falls", "fell", "fallen",
          "falling", "declin", "drop", "drops", "dropped", "less", "least", "fewer",
          "smaller", "smallest", "loss", "lose", "loses", "losing", "lost", "diminish",
          "attenuat", "downregul", "down-regul", "below", "slow", "slows", "slowed",
@@ -84,13 +89,13 @@ DIRECTIONS_ZH: dict[str, tuple[frozenset[str], frozenset[str]]] = {
         frozenset({"增加", "增多", "增长", "增大", "增强", "升高", "上升", "提高", "提升", "上涨",
                    "扩大", "加大", "加快", "加速", "高于", "多于", "超过", "更多", "更高",
                    "最高", "最多", "上调", "涨", "升", "增", "领先", "促进", "激活", "增高",
-                   "大于", "走高", "攀升", "飙升", "回升", "增幅"}),
+                   "大于", "走高", "攀升", "飙升", "回升", "增幅", "高", "多", "大增"}),
         frozenset({"减少", "减小", "减弱", "降低", "下降", "下跌", "缩小", "减缓", "放缓",
                    "低于", "少于", "不足", "更少", "更低", "最低", "最少", "下调", "跌", "降",
                    "减", "落后", "抑制", "阻断", "小于", "走低", "回落", "下滑", "跌幅",
-                   "降幅", "萎缩"})),
-    "time": (frozenset({"之前", "以前", "此前", "早于", "提前", "先于", "事前"}),
-             frozenset({"之后", "以后", "此后", "晚于", "推迟", "延迟", "随后", "事后"})),
+                   "降幅", "萎缩", "低", "少", "大减"})),
+    "time": (frozenset({"之前", "以前", "此前", "早于", "提前", "先于", "事前", "前"}),
+             frozenset({"之后", "以后", "此后", "晚于", "推迟", "延迟", "随后", "事后", "后"})),
     "valence": (frozenset({"风险", "危害", "有害", "不利", "危险", "损害", "恶化"}),
                 frozenset({"保护", "有益", "有利", "好处", "益处", "改善", "安全"})),
 }
