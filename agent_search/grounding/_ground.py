@@ -183,32 +183,57 @@ class _Sentence:
 def _verdict(sentence: _Sentence, refs: dict[str, PreparedReference],
              similarity: Callable[[_Sentence, PreparedReference], float], fmt: str,
              t: Thresholds) -> GroundedSentence:
-    span, claims = sentence.span, sentence.claims
+    span = sentence.span
     out = GroundedSentence(span.text, span.start, span.end, "unsupported",
                            cited=list(sentence.cited))
     if not refs:
         out.reason = "there is no reference to check it against"
         return out
     cited_refs = [refs[c] for c in sentence.cited if c in refs]
-    opposed = ""  # why a reference that holds the sentence's words says the opposite
-    if cited_refs:
-        together = _check(claims, cited_refs)
-        if together.claims_held and not together.close(t):
-            together.similarity = max(similarity(sentence, r) for r in cited_refs)
-        if together.supports(t):
-            support = [r.citation_id for r in cited_refs
+    opposed = _by_cited(out, sentence, cited_refs, similarity, fmt, t) if cited_refs else ""
+    if out.status != "unsupported":
+        return out
+    opposed = _by_others(out, sentence, refs, cited_refs, similarity, fmt, t) or opposed
+    if out.status == "unsupported":
+        out.reason = opposed or _why_not(sentence, refs, cited_refs, fmt)
+    return out
+
+
+def _by_cited(out: GroundedSentence, sentence: _Sentence, cited_refs: list[PreparedReference],
+              similarity: Callable[[_Sentence, PreparedReference], float], fmt: str,
+              t: Thresholds) -> str:
+    """The cited references together: ``out`` supported (or unchecked) when they hold
+    the sentence and say what it asserts; else why they say the opposite, if they do."""
+    claims = sentence.claims
+    together = _check(claims, cited_refs)
+    if together.claims_held and not together.close(t):
+        together.similarity = max(similarity(sentence, r) for r in cited_refs)
+    if not together.supports(t):
+        return ""
+    asserted = _asserts(sentence, cited_refs, fmt)
+    if asserted is None:
+        out.status = "supported"
+        out.support = [r.citation_id for r in cited_refs
                        if _check(claims, [r]).coverage > 0 or len(cited_refs) == 1]
-            asserted = _asserts(sentence, cited_refs, fmt)
-            if asserted is None:
-                out.status, out.support = "supported", support or together.ids
-                return out
-            if asserted[0] == "unchecked":
-                out.status, out.reason = asserted
-                return out
-            opposed = asserted[1]
-    others = [_check(claims, [r]) for r in refs.values() if r not in cited_refs]
+        out.support = out.support or together.ids
+        return ""
+    if asserted[0] == "unchecked":
+        out.status, out.reason = asserted
+        return ""
+    return asserted[1]
+
+
+def _by_others(out: GroundedSentence, sentence: _Sentence,
+               refs: dict[str, PreparedReference], cited_refs: list[PreparedReference],
+               similarity: Callable[[_Sentence, PreparedReference], float], fmt: str,
+               t: Thresholds) -> str:
+    """The other references, closest first: ``out`` supported with the citation added
+    (or unchecked) by the first that holds the sentence and says what it asserts; else
+    why one that holds its words says the opposite, if one does."""
+    others = [_check(sentence.claims, [r]) for r in refs.values() if r not in cited_refs]
     held = sorted((c for c in others if c.claims_held), key=lambda c: c.coverage,
                   reverse=True)
+    opposed = ""
     for candidate in held[:3]:
         if not candidate.close(t):
             candidate.similarity = similarity(sentence, refs[candidate.ids[0]])
@@ -222,9 +247,8 @@ def _verdict(sentence: _Sentence, refs: dict[str, PreparedReference],
         out.reason = asserted[1] if asserted else (
             f"not said by the cited {_markers(sentence.cited, fmt)}; " if sentence.cited
             else "no citation; ") + f"added {_markers(candidate.ids, fmt)}"
-        return out
-    out.reason = opposed or _why_not(sentence, refs, cited_refs, fmt)
-    return out
+        return ""
+    return opposed
 
 
 def _asserts(sentence: _Sentence, refs: list[PreparedReference], fmt: str

@@ -208,6 +208,22 @@ def _clause_context(tokens: list[_Token], i: int) -> frozenset[str]:
     return frozenset(out)
 
 
+def _valence(poles: list[tuple[str, int] | None], tokens: list[_Token], i: int, pole: int
+             ) -> int:
+    """The pole of a valence word at ``i`` as the words just before it turn it: "reduced
+    the risk" is a benefit, "increased the risk" a harm; "protects against the risk" is
+    a benefit (a valence word before it decides)."""
+    for j in range(i - 1, max(-1, i - 4), -1):
+        if tokens[j].brk:
+            break
+        before = poles[j]
+        if before is not None and before[0] == "amount":
+            return pole ^ before[1]
+        if before is not None and before[0] == "valence":
+            return before[1]
+    return pole
+
+
 def _directions(tokens: list[_Token], zh: bool, negated_at: set[int]) -> list[_Direction]:
     poles = [_pole_zh(t.text) if zh else
              _pole_en(t.text) or (("-" in t.text[1:] and _pole_en(t.text.split("-")[0])) or None)
@@ -217,14 +233,8 @@ def _directions(tokens: list[_Token], zh: bool, negated_at: set[int]) -> list[_D
         if found is None or i in negated_at:
             continue
         axis, pole = found
-        if axis == "valence":  # "reduced the risk" is a benefit
-            for j in range(i - 1, max(-1, i - 4), -1):
-                if tokens[j].brk:
-                    break
-                before = poles[j]
-                if before is not None and before[0] == "amount":
-                    pole ^= before[1]
-                    break
+        if axis == "valence":
+            pole = _valence(poles, tokens, i, pole)
         context = _clause_context(tokens, i) - {tokens[i].key}
         out.append(_Direction(axis, pole, context, tokens[i].start, tokens[i].end))
     return out
