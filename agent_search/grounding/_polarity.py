@@ -276,7 +276,7 @@ def unreadable(sentence: str) -> str | None:
         words = [w.lower() for w in re.findall(r"[A-Za-z][A-Za-z'’]*", sentence)]
         english = sum(w in ENGLISH_FUNCTION_WORDS for w in words)
         foreign = sum(w in _FOREIGN_LATIN for w in words)
-        if (len(words) >= 8 and not english) or (foreign >= 2 and foreign > english):
+        if (len(words) >= 12 and not english) or (foreign >= 2 and foreign > english):
             return "a language the check does not read"
         tokens = len(words)
     return "too long to check what it asserts" if tokens > MAX_TOKENS else None

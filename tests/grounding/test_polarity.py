@@ -120,6 +120,14 @@ def test_a_language_it_does_not_read_is_never_supported(sentence: str) -> None:
     assert status == "unchecked" and "a language the check does not read" in reason
 
 
+def test_english_in_few_words_and_a_row_of_fields_are_read() -> None:
+    refs = [{"citation_id": "1", "title": "", "content": "Aspirin cut strokes by 30% "
+             "in 1,200 patients. Stock: 85, brand: Keyforge, price: 9.99."}]
+    assert verdict("Aspirin: strokes cut by 30%, 1,200 patients #ref:1.", refs)[0] == \
+        "supported"
+    assert verdict("Stock: 85, brand: Keyforge, price: 9.99 #ref:1.", refs)[0] == "supported"
+
+
 def test_a_sentence_too_long_to_read_is_unchecked() -> None:
     clause = "the treatment lowered blood pressure in the older adults of the cohort"
     long = ", and ".join([clause] * 8)
