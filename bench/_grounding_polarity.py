@@ -11,8 +11,11 @@ request of ``beir-scifact`` and ``zh-rgb``, the answer holds, each citing D:
 - ``swapped`` — a sentence of D with one direction word turned to its opposite
   (increased → decreased, higher → lower, before → after, 增加 → 减少, 升高 → 降低…);
   the list is this bench's own, written apart from the grounding's vocabulary;
-- ``paraphrased`` — a sentence of D reworded without changing what it says (the main
-  bench's mechanical rewording; "did not" as "didn't");
+- ``paraphrased`` — a sentence of D reworded without changing what it says: common
+  words swapped and a lead-in added as the main bench rewords, "did not" as "didn't"
+  (English; parentheses kept: the main bench's rewording drops them, which turned
+  "Ca(2+)-activated" into a new name "Ca-activated" on the tune half); in Chinese the
+  main bench's rewording (a number written as Chinese also writes it);
 - ``copied-polar`` — a sentence of D copied as it is, chosen among those that hold a
   negation or a direction word: what the check must leave alone.
 
@@ -119,6 +122,12 @@ def _contracted(s: str) -> str:
     return s
 
 
+def _paraphrase_en(s: str, rng: random.Random, tools: Any) -> str:
+    words = [tools.swaps.get(w.lower(), w) if rng.random() < 0.8 else w for w in s.split()]
+    s = _contracted(" ".join(words))
+    return rng.choice(tools.leads) + s[0].lower() + s[1:] if rng.random() < 0.5 else s
+
+
 def build(halves: dict[str, list[Any]], tools: Any, seed: int) -> dict[str, list[Any]]:
     """Polarity cases for the requests of ``halves`` from beir-scifact and zh-rgb."""
     import jieba
@@ -164,7 +173,7 @@ def _case(case: Any, tools: Any, rng: random.Random, jieba: Any, posseg: Any) ->
     if zh:
         add("paraphrased", lambda s: tools.reword_zh(s, rng), own)
     else:
-        add("paraphrased", lambda s: _contracted(tools.reword(s, rng)), own)
+        add("paraphrased", lambda s: _paraphrase_en(s, rng, tools), own)
     if not new.items:
         return None
     tools.join(new, zh, rng)
@@ -190,11 +199,31 @@ def main(halves: dict[str, list[Any]], bench: Any, seed: int, ref: str | None) -
     from bench._grounding_zh import _reword as reword_zh
 
     tools = types.SimpleNamespace(
-        Item=bench.Item, Case=bench.Case, sentences=bench._sentences, reword=bench._reword,
+        Item=bench.Item, Case=bench.Case, sentences=bench._sentences, swaps=bench._SWAPS,
+        leads=bench._LEADS,
         join=bench._join, reword_zh=lambda s, rng: reword_zh(s, rng, bench.numbers))
     cases = build(halves, tools, seed)
     report(cases, lambda of: bench.run(of, None, bench.Thresholds())[0],
            lambda r, of: bench.baseline(r, of)[0], ref)
+    if ref:
+        _cost(bench, ref, list(halves["report"]) + cases["report"])
+
+
+def _cost(bench: Any, ref: str, cases: list[Any], rounds: int = 3) -> None:
+    """Milliseconds per sentence of git ``ref``'s grounding and of this commit's (HEAD),
+    each in a fresh subprocess on the same answers (the report half and the held-out
+    polarity set), alternately; the fastest round of each (the machine is shared)."""
+    from bench._grounding_runs import grounded_at
+
+    times: dict[str, list[float]] = {ref: [], "HEAD": []}
+    for _ in range(rounds):
+        for which in times:
+            times[which].append(grounded_at(bench.ROOT, which, cases)[1])
+    base, now = min(times[ref]), min(times["HEAD"])
+    print(f"\ncost per sentence ({len(cases)} answers, fastest of {rounds} alternate runs): "
+          f"{ref} {base:.2f} ms, HEAD {now:.2f} ms, × {now / base:.2f} (all rounds: "
+          + ", ".join(f"{k} " + "/".join(f"{v:.2f}" for v in vs) for k, vs in times.items())
+          + ")")
 
 
 def report(cases: dict[str, list[Any]], run: Any, baseline: Any, ref: str | None) -> None:

@@ -24,7 +24,8 @@ and Chinese apart. ``--baseline REF`` grounds the same report half with the
 ``agent_search`` package of git ``REF`` (in a subprocess) for a before/after table.
 
 Goals (issue 25): unsupported recall ≥ 0.85 with ≤ 5% of supported sentences flagged;
-missing citations added ≥ 0.80; ≤ 10 ms per sentence.
+missing citations added ≥ 0.80; ≤ 10 ms per sentence. Then the polarity set (issue 37:
+negated, direction-swapped, paraphrased sentences; bench/_grounding_polarity.py).
 """
 
 from __future__ import annotations
