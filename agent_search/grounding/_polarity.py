@@ -58,7 +58,9 @@ MAX_TOKENS = 80
 a reading by clause to say what the sentence asserts."""
 
 _TOKEN_EN = re.compile(r"[A-Za-z][A-Za-z'’\-]*|\d+(?:\.\d+)?|[.,;:!?()\[\]]")
-_BREAK = frozenset(".,;:!?()[]，,；;。！？!?、：:（）")
+_BREAK = frozenset(".,;:!?()[]，；。！？、：（）")
+_BREAK_ZH = _BREAK - {".", ","}
+"""In Chinese text an ASCII point or comma is inside a number (4.3万, 1,200)."""
 _OTHER_SCRIPT = re.compile(r"[\u0370-\u03ff\u0400-\u04ff\u0590-\u06ff\u0900-\u0dff"
                            r"\u0e00-\u0eff\u3040-\u30fa\u1100-\u11ff\uac00-\ud7af]")
 """Greek, Cyrillic, Hebrew, Arabic, Indic, Thai/Lao, kana (not its middle dot ・, which
@@ -124,12 +126,14 @@ def _tokens_en(text: str) -> list[_Token]:
 
 def _tokens_zh(text: str) -> list[_Token]:
     out, pos = [], 0
-    for word in _jieba().lcut(text):
+    # without the HMM for words not in the dictionary: cues and direction words are in
+    # it, and the HMM is most of jieba's time
+    for word in _jieba().lcut(text, HMM=False):
         start, pos = pos, pos + len(word)
         w = word.strip().lower()
         if not w:
             continue
-        brk = w in _BREAK or w in CLAUSE_BREAKS_ZH
+        brk = w in _BREAK_ZH or w in CLAUSE_BREAKS_ZH
         content = not brk and w not in CHINESE and any(c.isalnum() for c in w)
         out.append(_Token(w, (stem(w) if w.isascii() else w) if content else "", start, pos,
                           brk))
@@ -179,13 +183,28 @@ def _prefixed(token: _Token, zh: bool) -> str | None:
     return None
 
 
-def _pole_en(word: str) -> tuple[str, int] | None:
+def _index_en() -> tuple[dict[str, tuple[str, int]], dict[str, tuple[str, int]]]:
+    """The English direction words as whole words and as prefixes (five letters or more,
+    or ending in a hyphen), each to its (axis, pole)."""
+    whole: dict[str, tuple[str, int]] = {}
+    prefixes: dict[str, tuple[str, int]] = {}
     for axis, poles in DIRECTIONS_EN.items():
         for pole, entries in enumerate(poles):
-            if any(word == e or ((len(e) >= 5 or e[-1] == "-") and word.startswith(e))
-                   for e in entries):
-                return axis, pole
-    return None
+            for e in entries:
+                (prefixes if len(e) >= 5 or e[-1] == "-" else whole)[e] = (axis, pole)
+    return whole, prefixes
+
+
+_WHOLE_EN, _PREFIX_EN = _index_en()
+_PREFIX_LENGTHS = sorted({len(p) for p in _PREFIX_EN})
+
+
+def _pole_en(word: str) -> tuple[str, int] | None:
+    found = _WHOLE_EN.get(word)
+    if found is None:
+        found = next((_PREFIX_EN[word[:n]] for n in _PREFIX_LENGTHS
+                      if n <= len(word) and word[:n] in _PREFIX_EN), None)
+    return found
 
 
 def _pole_zh(word: str) -> tuple[str, int] | None:
@@ -240,8 +259,10 @@ def _directions(tokens: list[_Token], zh: bool, negated_at: set[int]) -> list[_D
     return out
 
 
-@functools.lru_cache(maxsize=4096)
+@functools.lru_cache(maxsize=1024)
 def _read(text: str) -> _Reading:
+    """What ``text`` asserts; cached, as a reference window supports many sentences (a
+    window is at most two sentences of a reference's first 20,000 characters)."""
     zh = has_cjk(text)
     tokens = _tokens_zh(text) if zh else _tokens_en(text)
     cues: list[_Cue] = []
@@ -271,7 +292,7 @@ def unreadable(sentence: str) -> str | None:
     if other >= 3 and other * 5 >= sum(c.isalpha() for c in sentence):
         return "a language the check does not read"
     if has_cjk(sentence):
-        tokens = len(_read(sentence).words)
+        tokens = len(sentence) // 2  # a Chinese word is about two characters
     else:
         words = [w.lower() for w in re.findall(r"[A-Za-z][A-Za-z'’]*", sentence)]
         english = sum(w in ENGLISH_FUNCTION_WORDS for w in words)
