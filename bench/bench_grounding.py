@@ -24,7 +24,8 @@ and Chinese apart. ``--baseline REF`` grounds the same report half with the
 ``agent_search`` package of git ``REF`` (in a subprocess) for a before/after table.
 
 Goals (issue 25): unsupported recall ≥ 0.85 with ≤ 5% of supported sentences flagged;
-missing citations added ≥ 0.80; ≤ 10 ms per sentence.
+missing citations added ≥ 0.80; ≤ 10 ms per sentence. Then the polarity set (issue 37:
+negated, direction-swapped, paraphrased sentences; bench/_grounding_polarity.py).
 """
 
 from __future__ import annotations
@@ -374,15 +375,17 @@ def metrics(scored: list[Scored]) -> dict[str, float]:
 LANGUAGES = {"English": ("beir-scifact", "beir-arguana"), "Chinese": ("zh-rgb",)}
 
 
-def baseline(ref: str, cases: list[Case]) -> list[Scored]:
-    """The stream's decision of the ``agent_search`` package of git ``ref`` on ``cases``."""
+def baseline(ref: str, cases: list[Case]) -> tuple[list[Scored], float]:
+    """The stream's decision of the ``agent_search`` package of git ``ref`` on ``cases``,
+    and its milliseconds per sentence (measured in the same run)."""
     from bench._grounding_runs import grounded_at
 
     out: list[Scored] = []
-    for case, sentences in zip(cases, grounded_at(ROOT, ref, cases), strict=True):
+    grounded, ms = grounded_at(ROOT, ref, cases)
+    for case, sentences in zip(cases, grounded, strict=True):
         out.extend(_score(case, [GroundedSentence("", a, b, status, support=support)
                                  for a, b, status, support in sentences]))
-    return out
+    return out, ms
 
 
 def _table(rows: list[tuple[str, dict[str, float], float | None]], base_ms: float) -> None:
@@ -450,8 +453,9 @@ def main() -> None:
         base_ms = segmentation_ms(cases)
         rows: list[tuple[str, dict[str, float], float | None]] = []
         if args.baseline:
+            scored_at, ms_at = baseline(args.baseline, cases)
             rows.append((f"baseline {args.baseline} (the stream's decision)",
-                         metrics(baseline(args.baseline, cases)), None))
+                         metrics(scored_at), ms_at))
         for label, t, e in (("the stream's decision (lexical, defaults)", Thresholds(), None),
                             ("tuned on the other half", best,
                              embed if best.similarity <= 1 else None),
@@ -474,6 +478,7 @@ def main() -> None:
         m = metrics(run(of, None, Thresholds())[0])
         print(f"| {dataset} | {len(of)} | {m['unsupported_recall']:.3f} | "
               f"{m['supported_flagged']:.3f} | {m['citation_added']:.3f} |")
+    _polarity(halves, args)
     print("\nper kind (the stream's decision): share judged right (supported kinds: not "
           "flagged; unsupported kinds: flagged)")
     en, zh = metrics(stream["English"]), metrics(stream["Chinese"])
@@ -481,6 +486,12 @@ def main() -> None:
     for kind in (*SUPPORTED, *UNSUPPORTED):
         print(f"| {kind} | {int(en['n:' + kind])} | {en['ok:' + kind]:.3f} | "
               f"{int(zh['n:' + kind])} | {zh['ok:' + kind]:.3f} |")
+
+
+def _polarity(halves: dict[str, list[Case]], args: argparse.Namespace) -> None:
+    from bench import _grounding_polarity
+
+    _grounding_polarity.main(halves, sys.modules[__name__], args.seed, args.baseline)
 
 
 if __name__ == "__main__":

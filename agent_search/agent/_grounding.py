@@ -1,7 +1,7 @@
 """The grounding stage of a stream: the answer's sentences checked against the stream's
 references (:mod:`agent_search.grounding`) in a worker thread, timed as a stage of the
-record. A failure here never breaks the answer: the grounding is then empty and the
-record has a warning saying why."""
+record. A failure here never breaks the answer, nor passes as a clean one: every
+sentence is then ``unchecked`` with the reason, and the record has a warning saying why."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from agent_search.agent._record_text import grounding_passages
 from agent_search.agent.llm.offline import OFFLINE_NOTICE
 from agent_search.agent.records import STAGE
 from agent_search.context import Context
-from agent_search.grounding import ground
+from agent_search.grounding import ground, unchecked
 from agent_search.trace import first_line
 from agent_search.types import ResultItem
 
@@ -34,9 +34,24 @@ async def ground_answer(ctx: Context, text: str, references: Sequence[ResultItem
     except Exception as exc:
         node.attributes.setdefault("warnings", []).append(
             f"grounding failed: {first_line(exc)}")
-        return []
+        return await _all_unchecked(ctx, text, f"the check could not run ({first_line(exc)})")
     finally:
         node.finish()
+
+
+async def _all_unchecked(ctx: Context, text: str, reason: str) -> list[dict[str, Any]]:
+    """Every sentence of ``text`` ``unchecked`` (split in a worker thread: pySBD is CPU
+    work); the whole answer as one such entry should even that fail."""
+    work = functools.partial(unchecked, text, reason,
+                             citation_format=ctx.config.citation.format)
+    try:
+        return [g.to_dict() for g in await anyio.to_thread.run_sync(work)]
+    except Exception:
+        core = text.strip()
+        start = text.find(core) if core else 0
+        return [{"text": core, "start": start, "end": start + len(core),
+                 "status": "unchecked", "cited": [], "support": [], "reason": reason}
+                ] if core else []
 
 
 _NOTICE_HEAD, _, _NOTICE_TAIL = OFFLINE_NOTICE.partition("{reason}")

@@ -9,7 +9,11 @@ decides, without a language model, whether a reference says it:
 - ``unsupported`` — a number or name no reference states, one that differs from what the
   cited reference says, or nothing close in any reference; ``reason`` says which;
 - ``no_claim`` — nothing to check (code, headings, questions, greetings, sentences about
-  the answer itself).
+  the answer itself);
+- ``unchecked`` — the check could not decide (it failed, the sentence is past its bounds,
+  or it is in a language the check does not read): never to be read as supported.
+  ``unchecked(answer, reason)`` gives every sentence that status, for a caller whose
+  check could not run at all.
 
 See docs/grounding.md for how it decides and how well (bench/bench_grounding.py).
 """
@@ -20,13 +24,23 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import Any
 
-from agent_search.grounding._ground import Embed, GroundedSentence, Status, Thresholds, ground
+from agent_search.grounding._ground import (
+    Embed,
+    GroundedSentence,
+    Status,
+    Thresholds,
+    ground,
+    unchecked,
+)
 
-__all__ = ["Embed", "GroundedSentence", "Status", "Thresholds", "ground", "summary"]
+__all__ = ["STATUSES", "Embed", "GroundedSentence", "Status", "Thresholds", "ground",
+           "summary", "unchecked"]
+
+STATUSES = ("supported", "unsupported", "no_claim", "unchecked")
 
 
 def summary(grounding: Iterable[GroundedSentence | dict[str, Any]]) -> dict[str, int]:
-    """Counts of ``supported`` / ``unsupported`` / ``no_claim`` sentences."""
+    """Counts of ``supported`` / ``unsupported`` / ``no_claim`` / ``unchecked`` sentences."""
     counts = Counter(g.status if isinstance(g, GroundedSentence) else g.get("status")
                      for g in grounding)
-    return {s: counts.get(s, 0) for s in ("supported", "unsupported", "no_claim")}
+    return {s: counts.get(s, 0) for s in STATUSES}

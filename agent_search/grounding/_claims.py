@@ -27,9 +27,11 @@ from agent_search.grounding._numbers_zh import (
 from agent_search.grounding._segment import has_cjk
 from agent_search.query.stopwords import CHINESE, ENGLISH_FUNCTION_WORDS
 
+# bounded: a longer run of digits is an identifier, not a number (and 309 digits would
+# read as infinity, equal to any other such run)
 _NUMBER = re.compile(
     r"(?<![A-Za-z0-9_.])(?<![A-Za-z]-)"
-    r"(?P<num>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?|\.\d+)"
+    r"(?P<num>\d{1,3}(?:,\d{3}){1,7}(?:\.\d{1,12})?|\d{1,24}(?:\.\d{1,12})?|\.\d{1,12})"
     r"(?P<tail>\s*(?:%|percent\b|per\s?cent\b|％)|\s*(?:thousand|million|billion|trillion)\b"
     r"|[十百千万亿]{1,3}|成)?"
     r"(?![A-Za-z0-9])", re.IGNORECASE)

@@ -24,10 +24,13 @@ import numpy as np
 from numpy.typing import NDArray
 
 from agent_search.grounding._claims import Claims, extract, number_found
+from agent_search.grounding._polarity import opposite, unreadable
 from agent_search.grounding._references import MAX_REFERENCE_CHARS, PreparedReference, prepare
 from agent_search.grounding._segment import Span, segment
 
-Status = Literal["supported", "unsupported", "no_claim"]
+Status = Literal["supported", "unsupported", "no_claim", "unchecked"]
+"""``unchecked``: the sentence may hold a claim and the check could not decide (it failed,
+or the sentence is past the bounds of the check): never to be read as supported."""
 Embed = Callable[[Sequence[str]], NDArray[np.float32]]
 
 
@@ -50,10 +53,11 @@ class Thresholds:
 MIN_WORDS = 2
 """A sentence with fewer content words and no number or name has nothing to check."""
 MAX_SENTENCES = 200
-"""Sentences of one answer checked; later ones are ``no_claim`` with a reason."""
+"""Sentences of one answer checked; later ones are ``unchecked`` with a reason."""
 MAX_ANSWER_CHARS = 20_000
 """Characters of an answer split into sentences (to the last line break before it); the
-rest is one ``no_claim`` entry: bounded work whatever the model wrote."""
+rest is one ``unchecked`` entry: bounded work whatever the model wrote."""
+LONG_ANSWER = "not checked: a long answer"
 
 _META = re.compile(r"\b(?:I|I'm|I've|I'd)\b(?!\.)|\b(?i:me|my|references?|sources?)\b"
                    r"|我(?![国省市县区军方校院])|参考|资料|来源")
@@ -179,38 +183,89 @@ class _Sentence:
 def _verdict(sentence: _Sentence, refs: dict[str, PreparedReference],
              similarity: Callable[[_Sentence, PreparedReference], float], fmt: str,
              t: Thresholds) -> GroundedSentence:
-    span, claims = sentence.span, sentence.claims
+    span = sentence.span
     out = GroundedSentence(span.text, span.start, span.end, "unsupported",
                            cited=list(sentence.cited))
     if not refs:
         out.reason = "there is no reference to check it against"
         return out
     cited_refs = [refs[c] for c in sentence.cited if c in refs]
-    if cited_refs:
-        together = _check(claims, cited_refs)
-        if together.claims_held and not together.close(t):
-            together.similarity = max(similarity(sentence, r) for r in cited_refs)
-        if together.supports(t):
-            out.status = "supported"
-            out.support = [r.citation_id for r in cited_refs
-                           if _check(claims, [r]).coverage > 0 or len(cited_refs) == 1]
-            out.support = out.support or together.ids
-            return out
-    others = [_check(claims, [r]) for r in refs.values() if r not in cited_refs]
-    held = [c for c in others if c.claims_held]
-    held.sort(key=lambda c: c.coverage, reverse=True)
+    opposed = _by_cited(out, sentence, cited_refs, similarity, fmt, t) if cited_refs else ""
+    if out.status != "unsupported":
+        return out
+    opposed = _by_others(out, sentence, refs, cited_refs, similarity, fmt, t) or opposed
+    if out.status == "unsupported":
+        out.reason = opposed or _why_not(sentence, refs, cited_refs, fmt)
+    return out
+
+
+def _by_cited(out: GroundedSentence, sentence: _Sentence, cited_refs: list[PreparedReference],
+              similarity: Callable[[_Sentence, PreparedReference], float], fmt: str,
+              t: Thresholds) -> str:
+    """The cited references together: ``out`` supported (or unchecked) when they hold
+    the sentence and say what it asserts; else why they say the opposite, if they do."""
+    claims = sentence.claims
+    together = _check(claims, cited_refs)
+    if together.claims_held and not together.close(t):
+        together.similarity = max(similarity(sentence, r) for r in cited_refs)
+    if not together.supports(t):
+        return ""
+    asserted = _asserts(sentence, cited_refs, fmt)
+    if asserted is None:
+        out.status = "supported"
+        out.support = [r.citation_id for r in cited_refs
+                       if _check(claims, [r]).coverage > 0 or len(cited_refs) == 1]
+        out.support = out.support or together.ids
+        return ""
+    if asserted[0] == "unchecked":
+        out.status, out.reason = asserted
+        return ""
+    return asserted[1]
+
+
+def _by_others(out: GroundedSentence, sentence: _Sentence,
+               refs: dict[str, PreparedReference], cited_refs: list[PreparedReference],
+               similarity: Callable[[_Sentence, PreparedReference], float], fmt: str,
+               t: Thresholds) -> str:
+    """The other references, closest first: ``out`` supported with the citation added
+    (or unchecked) by the first that holds the sentence and says what it asserts; else
+    why one that holds its words says the opposite, if one does."""
+    others = [_check(sentence.claims, [r]) for r in refs.values() if r not in cited_refs]
+    held = sorted((c for c in others if c.claims_held), key=lambda c: c.coverage,
+                  reverse=True)
+    opposed = ""
     for candidate in held[:3]:
         if not candidate.close(t):
             candidate.similarity = similarity(sentence, refs[candidate.ids[0]])
-        if candidate.supports(t):
-            out.status = "supported"
-            out.support = candidate.ids
-            out.reason = (f"not said by the cited {_markers(sentence.cited, fmt)}; "
-                          if sentence.cited else "no citation; ") + \
-                f"added {_markers(candidate.ids, fmt)}"
-            return out
-    out.reason = _why_not(sentence, refs, cited_refs, fmt)
-    return out
+        if not candidate.supports(t):
+            continue
+        asserted = _asserts(sentence, [refs[candidate.ids[0]]], fmt)
+        if asserted is not None and asserted[0] == "unsupported":
+            opposed = opposed or asserted[1]
+            continue
+        out.status, out.support = asserted[0] if asserted else "supported", candidate.ids
+        out.reason = asserted[1] if asserted else (
+            f"not said by the cited {_markers(sentence.cited, fmt)}; " if sentence.cited
+            else "no citation; ") + f"added {_markers(candidate.ids, fmt)}"
+        return ""
+    return opposed
+
+
+def _asserts(sentence: _Sentence, refs: list[PreparedReference], fmt: str
+             ) -> tuple[Status, str] | None:
+    """None when ``refs``, which hold the sentence's words, numbers and names, also say
+    what it asserts; ``("unsupported", why)`` when the window that holds its words says
+    the opposite (a negation or a direction the other lacks); ``("unchecked", why)`` when
+    the sentence cannot be read for it (a language not read, too long)."""
+    why = unreadable(sentence.bare)
+    ids = _markers([r.citation_id for r in refs], fmt)
+    if why is not None:
+        return "unchecked", f"not checked: {why} (its words are in {ids})"
+    _, window = _coverage(frozenset(sentence.claims.words), refs)
+    against = opposite(sentence.bare, window) if window else None
+    if against is None:
+        return None
+    return "unsupported", f"the reference says the opposite ({ids}): {against}"
 
 
 def _why_not(sentence: _Sentence, refs: dict[str, PreparedReference],
@@ -259,42 +314,107 @@ def ground(answer: str, references: Sequence[Any], *, citation_format: str = "#r
     """Check each sentence of ``answer`` against ``references`` (items or dicts with
     ``citation_id``, ``title``, ``content``). ``embed`` (texts → unit vectors) lets a close
     rewording count as support; without it the decision is lexical. Blocking CPU work:
-    call it in a worker thread from async code."""
+    call it in a worker thread from async code.
+
+    Fails closed: should the check fail on a sentence, that sentence is ``unchecked`` with
+    the reason; should it fail as a whole (the references cannot be read), every sentence
+    is — never an empty list, which would read as "nothing to flag"."""
     from agent_search.citation import marker_regex
 
     marker = marker_regex(citation_format)
-    refs = _prepare_refs(references)
-    cut = len(answer)
-    if cut > MAX_ANSWER_CHARS:
-        cut = answer.rfind("\n", 0, MAX_ANSWER_CHARS) + 1 or MAX_ANSWER_CHARS
-    spans = segment(answer[:cut], marker)
+    try:
+        refs = _prepare_refs(references)
+    except Exception as exc:  # any failure shows, sentence by sentence
+        return unchecked(answer, _failed(exc), citation_format=citation_format)
+    cut = _cut(answer)
+    try:
+        spans = segment(answer[:cut], marker)
+    except Exception as exc:
+        return unchecked(answer, _failed(exc), citation_format=citation_format)
     out: list[GroundedSentence | _Sentence] = []
     for i, span in enumerate(spans):
-        cited = list(dict.fromkeys(m.group("id") for m in marker.finditer(span.text)))
         if i >= MAX_SENTENCES:
-            out.append(GroundedSentence(span.text, span.start, span.end, "no_claim",
-                                        cited=cited, reason="not checked: a long answer"))
+            out.append(_unchecked(span, marker, LONG_ANSWER))
             continue
-        bare = marker.sub(" ", span.text)
-        lead = _ATTRIBUTION.match(bare)
-        bare = bare[lead.end():] if lead else bare
-        claims = extract(bare) if span.kind != "code" else Claims()
-        reason = _no_claim_reason(span, claims, bare)
-        if reason is not None:
-            out.append(GroundedSentence(span.text, span.start, span.end, "no_claim",
-                                        cited=cited, reason=reason))
-            continue
-        out.append(_Sentence(span, bare, cited, claims))
-    rest = answer[cut:]
-    if rest.strip():
-        start = cut + len(rest) - len(rest.lstrip())
-        end = cut + len(rest.rstrip())
-        out.append(GroundedSentence(answer[start:end], start, end, "no_claim",
-                                    reason="not checked: a long answer"))
+        try:
+            out.append(_sentence(span, marker))
+        except Exception as exc:
+            out.append(_unchecked(span, marker, _failed(exc)))
+    out.extend(_rest(answer, cut))
     similarity = _similarity(embed)
     t = thresholds or Thresholds()
-    return [_verdict(s, refs, similarity, citation_format, t) if isinstance(s, _Sentence)
-            else s for s in out]
+    return [_safe_verdict(s, refs, similarity, citation_format, t, marker)
+            if isinstance(s, _Sentence) else s for s in out]
+
+
+def _cut(answer: str) -> int:
+    """Where the checked part of ``answer`` ends: at the last line break before
+    :data:`MAX_ANSWER_CHARS`."""
+    if len(answer) <= MAX_ANSWER_CHARS:
+        return len(answer)
+    return answer.rfind("\n", 0, MAX_ANSWER_CHARS) + 1 or MAX_ANSWER_CHARS
+
+
+def _rest(answer: str, cut: int) -> list[GroundedSentence]:
+    """The part of ``answer`` past ``cut``, as one ``unchecked`` entry."""
+    rest = answer[cut:]
+    if not rest.strip():
+        return []
+    start = cut + len(rest) - len(rest.lstrip())
+    end = cut + len(rest.rstrip())
+    return [GroundedSentence(answer[start:end], start, end, "unchecked", reason=LONG_ANSWER)]
+
+
+def _sentence(span: Span, marker: re.Pattern[str]) -> GroundedSentence | _Sentence:
+    """A span with its claims, or its ``no_claim`` entry."""
+    cited = list(dict.fromkeys(m.group("id") for m in marker.finditer(span.text)))
+    bare = marker.sub(" ", span.text)
+    lead = _ATTRIBUTION.match(bare)
+    bare = bare[lead.end():] if lead else bare
+    claims = extract(bare) if span.kind != "code" else Claims()
+    reason = _no_claim_reason(span, claims, bare)
+    if reason is not None:
+        return GroundedSentence(span.text, span.start, span.end, "no_claim", cited=cited,
+                                reason=reason)
+    return _Sentence(span, bare, cited, claims)
+
+
+def _safe_verdict(sentence: _Sentence, refs: dict[str, PreparedReference],
+                  similarity: Callable[[_Sentence, PreparedReference], float], fmt: str,
+                  t: Thresholds, marker: re.Pattern[str]) -> GroundedSentence:
+    try:
+        return _verdict(sentence, refs, similarity, fmt, t)
+    except Exception as exc:  # the sentence says the check failed
+        return _unchecked(sentence.span, marker, _failed(exc))
+
+
+def _failed(exc: BaseException) -> str:
+    detail = str(exc).strip().splitlines()[0][:120] if str(exc).strip() else ""
+    return f"the check could not run ({type(exc).__name__}{': ' + detail if detail else ''})"
+
+
+def _unchecked(span: Span, marker: re.Pattern[str], reason: str) -> GroundedSentence:
+    cited = list(dict.fromkeys(m.group("id") for m in marker.finditer(span.text)))
+    return GroundedSentence(span.text, span.start, span.end, "unchecked", cited=cited,
+                            reason=reason)
+
+
+def unchecked(answer: str, reason: str, *, citation_format: str = "#ref:{id}"
+              ) -> list[GroundedSentence]:
+    """Every sentence of ``answer`` as ``unchecked`` with ``reason``: what a caller reports
+    when the check could not run, so no sentence reads as fine. Should even the split into
+    sentences fail, the whole answer is one entry."""
+    from agent_search.citation import marker_regex
+
+    marker = marker_regex(citation_format)
+    cut = _cut(answer)
+    try:
+        spans = segment(answer[:cut], marker)
+    except Exception:
+        core = answer[:cut].strip()
+        start = answer.find(core) if core else 0
+        spans = [Span(core, start, start + len(core))] if core else []
+    return [_unchecked(span, marker, reason) for span in spans] + _rest(answer, cut)
 
 
 def _similarity(embed: Embed | None) -> Callable[[_Sentence, PreparedReference], float]:

@@ -35,7 +35,7 @@ _WIDTH = str.maketrans(
 
 _RUN = re.compile(
     rf"(?P<pct>百分之|千分之)?(?P<int>[{_NUMERALS}]+)"
-    r"(?:点(?P<frac>[零〇一二三四五六七八九]+)(?P<big>[万亿])?)?"
+    r"(?:点(?P<frac>[零〇一二三四五六七八九]{1,12})(?![零〇一二三四五六七八九])(?P<big>[万亿])?)?"
     r"(?P<tail>成|[多余几来])?")
 _TAGGED_NUMERAL = ("m", "x", "q", "t")
 """jieba tags of the words a numeral run may lie in: numeral, non-word (it tags 〇 so),
@@ -64,7 +64,7 @@ def _approximate(run: str) -> bool:
 _NOT_NUMERALS = frozenset({"十分", "万分", "百分"})
 """Words the tagger calls numerals that say "very" ("十分重要")."""
 _RUN_CHARS = re.compile(rf"[{_NUMERALS}]+")
-numeral_runs = re.compile(rf"[{_NUMERALS}]{{2,}}(?:点[零〇一二三四五六七八九]+[万亿]?)?")
+numeral_runs = re.compile(rf"[{_NUMERALS}]{{2,}}(?:点[零〇一二三四五六七八九]{{1,12}}[万亿]?)?")
 """Runs of two numeral characters or more (a single one is usually part of a word:
 统一, 三星, 十分)."""
 
@@ -83,6 +83,21 @@ def _numeral_positions(tagged: Sequence[tuple[str, str]]) -> set[int]:
     return out
 
 
+def _claimed(m: re.Match[str], numeral_at: set[int] | None) -> bool:
+    """Whether a numeral run states a number: not a word (千万 "by all means", 万一 "in
+    case", 百姓); in an answer's sentence (``numeral_at``: the positions of the tagger's
+    numerals), not an approximate number (三四, 十几) nor a run outside a numeral word."""
+    run, tail = m.group("int"), m.group("tail") or ""
+    if run[0] in _BIG or (run[0] in "百千" and not m.group("pct")):
+        return False
+    if numeral_at is None:
+        return True
+    if (tail and tail in "几来") or _approximate(run):
+        return False
+    # 〇 is in numbers only (jieba cuts 自二〇〇五)
+    return "〇" in run or all(i in numeral_at for i in range(m.start("int"), m.end("int")))
+
+
 def chinese_numbers(text: str, tagged: Sequence[tuple[str, str]] | None = None
                     ) -> Iterator[tuple[str, float, int]]:
     """(as written, value, decimals) of each numeral run of ``text`` (百分之三十 and 三成
@@ -91,15 +106,9 @@ def chinese_numbers(text: str, tagged: Sequence[tuple[str, str]] | None = None
     numeral words, and no approximate ones (三四, 十几)."""
     numeral_at = _numeral_positions(tagged) if tagged is not None else None
     for m in _RUN.finditer(text):
-        run, pct, tail = m.group("int"), m.group("pct"), m.group("tail") or ""
-        if run[0] in _BIG or (run[0] in "百千" and not pct):
-            continue  # 千万 (by all means), 万一 (in case), 百姓: words, not numbers
-        if numeral_at is not None:
-            if (tail and tail in "几来") or _approximate(run):
-                continue
-            if "〇" not in run and not all(  # 〇 is in numbers only (jieba cuts 自二〇〇五)
-                    i in numeral_at for i in range(m.start("int"), m.end("int"))):
-                continue
+        run, tail = m.group("int"), m.group("tail") or ""
+        if not _claimed(m, numeral_at):
+            continue
         value = _integer(run)
         if value is None:
             continue

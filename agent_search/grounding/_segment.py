@@ -2,12 +2,18 @@
 
 pySBD (rule-based, the Golden Rules of sentence boundaries; English and Chinese among
 others) decides the boundaries; this module only feeds it prose and maps its sentences
-back onto the answer. Markdown is taken apart first, line by line: a fenced code block
-is one unit with nothing to check, and list items, headings and table rows are units of
-their own (a list item without a full stop must not run into the next one). A citation
-marker the model put after the full stop (``... 30%. #ref:3 Next ...``) belongs to the
-sentence before it, and so do closing quotes and brackets pySBD leaves at the start of
-the next sentence.
+back onto the answer. Markdown is taken apart first: its blocks are CommonMark's, as
+markdown-it-py (a CommonMark parser, with GFM tables) reads them and as the page's marked
+renders them, so what is skipped here as code is what the page shows as code. A fence
+after a tab, a no-break space or U+2028, or one whose info string holds a backtick, is
+no fence there, and was one here, hiding its claim; where marked departs from CommonMark
+(tabs in list items, what a container's end does to a fence), the lines are checked.
+A code block (fenced or indented) is one unit with nothing to check; the other blocks
+are taken line by line (lines end at ``\n``, ``\r\n`` and ``\r`` only, as in
+Markdown), list items, headings and table rows being units of their own (a list item
+without a full stop must not run into the next one). A citation marker the model put
+after the full stop (``... 30%. #ref:3 Next ...``) belongs to the sentence before it,
+and so do closing quotes and brackets pySBD leaves at the start of the next sentence.
 """
 
 from __future__ import annotations
@@ -19,13 +25,14 @@ from dataclasses import dataclass
 from typing import Any
 
 _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
-_FENCE = re.compile(r"^\s{0,3}(```|~~~)")
 _BLOCK_PREFIX = re.compile(
     r"^\s*(?:>\s*)*(?:#{1,6}\s+|[-*+•·]\s+(?:\[[ xX]\]\s+)?|\d{1,9}[.)]\s+"
     # Chinese enumerations: 1、 一、 (1) （一） ① 第一， — a list mark, not a claimed number
     r"|(?:\d{1,3}|[一二三四五六七八九十]{1,3})[、．]\s*|\d{1,3}\.(?=[^\d\s.])|[(（](?:\d{1,3}|[一二三四五六七八九十]{1,3})[)）]\s*"
     r"|[\u2460-\u2473\u2776-\u277f]\s*|第[一二三四五六七八九十]{1,3}[，,、]\s*)?")
-_HEADING = re.compile(r"^\s{0,3}#{1,6}\s+")
+_HEADING = re.compile(r"^[ \t>]*(?:(?:[-*+]|\d{1,9}[.)])[ \t]+)*#{1,6}(?:[ \t]+|$)")
+_HEADING_END = re.compile(r"(?:^|[ \t]+)#+[ \t]*$")
+"""An ATX heading's optional closing sequence (``## Title ##``)."""
 _TABLE_RULE = re.compile(r"^\s*\|?\s*:?-{2,}:?\s*(\|\s*:?-{2,}:?\s*)*\|?\s*$")
 _INNER_END = re.compile(r"[.!?;…。！？；]\s*\S")
 _CLOSERS = "”’」』)]）】》"
@@ -57,28 +64,134 @@ def _segmenter(language: str) -> Any:
     return pysbd.Segmenter(language=language, clean=False)
 
 
-def _lines(answer: str) -> Iterator[tuple[int, int, bool]]:
-    """(start, end, is_code) of the answer's units: code blocks whole, other lines one
-    by one (blank lines and table rules dropped)."""
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+"""Markdown's line endings (str.splitlines also breaks at U+2028, \\v, \\x1c..., which
+Markdown does not)."""
+
+
+@functools.lru_cache(maxsize=1)
+def _markdown() -> Any:
+    from markdown_it import MarkdownIt  # imported on first use: grounding only
+
+    # blocks only: inline parsing (emphasis, links) changes no block and costs time
+    return MarkdownIt("commonmark").enable("table").disable("inline")
+
+
+def _line_spans(answer: str) -> list[tuple[int, int]]:
+    """(start, end) of each Markdown line of ``answer``, line ending excluded."""
+    spans: list[tuple[int, int]] = []
     pos = 0
-    fence: str | None = None
-    code_start = 0
-    for line in answer.splitlines(keepends=True):
-        start, end = pos, pos + len(line.rstrip("\r\n"))
-        pos += len(line)
-        m = _FENCE.match(line)
-        if fence is not None:
-            if m and m.group(1) == fence:
-                yield code_start, end, True
-                fence = None
+    for m in _LINE_BREAK.finditer(answer):
+        spans.append((pos, m.start()))
+        pos = m.end()
+    spans.append((pos, len(answer)))
+    return spans
+
+
+_CONTAINER_INDENT = re.compile(r"(?: {0,3}(?:>|[-*+]|\d{1,9}[.)])(?= |$))* *")
+"""Spaces, block quote and list markers: the indentation both readers measure alike."""
+_ODD_BLANK = re.compile(r"[^\S \n]")
+"""A blank other than the space (tab, no-break space, U+0085, U+2028...)."""
+
+
+def _surely_code(lines: list[str], first: int, last: int, fenced: bool) -> bool:
+    """Whether both readers surely see a code block in ``lines[first:last]``. marked
+    follows CommonMark closely but not everywhere: tab stops in list items, blanks other
+    than the space before or in a fence line, what ends a block quote after a fence.
+    Where one of those could decide, the lines are checked as prose: at worst code is
+    checked, never prose skipped. So: the opening line indented by spaces and container
+    markers only, no odd blank in it nor in the line before; an indented block's lines
+    indented by spaces."""
+    opening = lines[first]
+    indent = _CONTAINER_INDENT.match(opening)
+    if opening[indent.end() if indent else 0:][:1].isspace() or _ODD_BLANK.search(opening):
+        return False
+    if first > 0 and _ODD_BLANK.search(lines[first - 1]):
+        return False
+    return fenced or not any(_ODD_BLANK.search(line[:len(line) - len(line.lstrip())])
+                             for line in lines[first:last])
+
+
+_CONTAINERS = ("blockquote_open", "list_item_open", "blockquote_close", "list_item_close")
+
+
+def _closed(lines: list[str], first: int, last: int, markup: str) -> bool:
+    """Whether a fence ends with its closing line (not with its container, or the end)."""
+    if last - first < 2:
+        return False
+    line = lines[last - 1]
+    indent = _CONTAINER_INDENT.match(line)
+    rest = line[indent.end() if indent else 0:].rstrip(" ")
+    return len(rest) >= len(markup) and rest == rest[0] * len(rest) and rest[0] == markup[0]
+
+
+def _block_kinds(answer: str, lines: list[str]) -> list[str]:
+    """The kind of each line: ``code`` (in a fenced or indented code block), ``code+``
+    (a later line of the same block), ``heading``, ``rule`` (a setext underline or a
+    table's delimiter row), ``table`` or ``prose``.
+
+    After a fence that its container ends (a list item or a block quote, not its closing
+    line), later fences may pair differently in marked: from there on, code is checked
+    as prose. So is an indented code block inside a container (list indentation is
+    where the two readers differ most), and a block in a container whose first line
+    holds an odd blank (a tab after a list marker moves its content differently)."""
+    count = len(lines)
+    kinds = ["prose"] * count
+    sure = True
+    containers: list[int] = []  # the first lines of the open block quotes and list items
+    for token in _markdown().parse(answer):
+        if token.nesting == -1 and token.type in _CONTAINERS:
+            containers.pop()
+        if token.map is None or token.nesting == -1:
             continue
-        if m:
-            fence, code_start = m.group(1), start
-            continue
-        if line.strip() and not _TABLE_RULE.match(line):
-            yield start, end, False
-    if fence is not None:  # an unclosed fence runs to the end
-        yield code_start, len(answer.rstrip()), True
+        first, last = token.map[0], min(token.map[1], count)
+        if token.type in _CONTAINERS:
+            containers.append(first)
+        elif token.type in ("fence", "code_block") and last > first:
+            sure = _code(kinds, lines, token, containers, sure=sure)
+        elif token.type in ("heading_open", "table_open"):
+            kinds[first:last] = ["heading" if token.type == "heading_open" else "table"] * (
+                last - first)
+            if last - first > 1 and token.markup in ("=", "-"):
+                kinds[last - 1] = "rule"  # a setext heading's underline
+            elif last - first > 1 and token.type == "table_open":
+                kinds[first + 1] = "rule"  # the delimiter row
+    return kinds
+
+
+def _code(kinds: list[str], lines: list[str], token: Any, containers: list[int], *,
+          sure: bool) -> bool:
+    """Mark a code block's lines as code where both readers surely see it; whether the
+    blocks after it are still sure."""
+    first, last = token.map[0], min(token.map[1], len(lines))
+    fenced = token.type == "fence"
+    if sure and _surely_code(lines, first, last, fenced) and (fenced or token.level == 0) \
+            and not any(_ODD_BLANK.search(lines[c]) for c in containers):
+        kinds[first:last] = ["code"] + ["code+"] * (last - first - 1)
+    return sure and not (fenced and last < len(lines)
+                         and not _closed(lines, first, last, token.markup))
+
+
+def _lines(answer: str) -> Iterator[tuple[int, int, str]]:
+    """(start, end, kind) of the answer's units: code blocks whole, other lines one by
+    one (blank lines and rules dropped)."""
+    spans = _line_spans(answer)
+    kinds = _block_kinds(answer, [answer[a:b] for a, b in spans])
+    i = 0
+    while i < len(spans):
+        start, end = spans[i]
+        kind = kinds[i]
+        i += 1
+        if kind == "code":
+            while i < len(spans) and kinds[i] == "code+":
+                end = spans[i][1]
+                i += 1
+            end = start + len(answer[start:end].rstrip())
+            if end > start:
+                yield start, end, "code"
+        elif kind not in ("rule", "code+") and answer[start:end].strip() \
+                and not _TABLE_RULE.match(answer[start:end]):
+            yield start, end, kind
 
 
 def _find(text: str, pieces: list[str]) -> list[list[int]] | None:
@@ -156,24 +269,22 @@ def _split_prose(text: str, offset: int, marker: re.Pattern[str]) -> list[Span]:
 def segment(answer: str, marker: re.Pattern[str]) -> list[Span]:
     """The sentences of ``answer`` in order, each with its offsets in ``answer``."""
     out: list[Span] = []
-    for start, end, code in _lines(answer):
-        if code:
-            out.append(Span(answer[start:end], start, end, kind="code"))
-            continue
+    for start, end, kind in _lines(answer):
         line = answer[start:end]
-        heading = _HEADING.match(line)
-        if heading:
-            title = line[heading.end():].strip()
-            at = start + line.index(title, heading.end()) if title else start
+        if kind == "code":
+            out.append(Span(line, start, end, kind="code"))
+        elif kind == "heading":
+            heading = _HEADING.match(line) or _BLOCK_PREFIX.match(line)
+            title = _HEADING_END.sub("", line[heading.end() if heading else 0:]).strip()
             if title:
+                at = start + line.index(title)
                 out.append(Span(title, at, at + len(title), kind="heading"))
-            continue
-        prefix = _BLOCK_PREFIX.match(line)
-        skip = prefix.end() if prefix else 0
-        if line.lstrip().startswith("|"):  # a table row: its cells are its sentences
+        elif kind == "table" or line.lstrip().startswith("|"):  # a row: cells are sentences
             for cell in re.finditer(r"[^|]+", line):
                 if cell.group().strip():
                     out.extend(_split_prose(cell.group(), start + cell.start(), marker))
-            continue
-        out.extend(_split_prose(line[skip:], start + skip, marker))
+        else:
+            prefix = _BLOCK_PREFIX.match(line)
+            skip = prefix.end() if prefix else 0
+            out.extend(_split_prose(line[skip:], start + skip, marker))
     return out

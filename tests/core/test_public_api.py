@@ -41,7 +41,8 @@ EXPORTED: dict[str, list[str]] = {
         "Reranker", "ScoreReranker", "apply_rerank", "resolve_reranker",
     ],
     "agent_search.grounding": [
-        "Embed", "GroundedSentence", "Status", "Thresholds", "ground", "summary",
+        "Embed", "GroundedSentence", "STATUSES", "Status", "Thresholds", "ground", "summary",
+        "unchecked",
     ],
     "agent_search.server": [
         "ApiKeyEntry", "Identity", "KeyRing", "ServerSettings", "Service", "ServiceOptions",

@@ -90,7 +90,7 @@ def test_offsets_point_into_the_answer_and_markers_stay_with_their_sentence() ->
         "Aspirin reduced the risk of stroke #ref:1",
         "Side effects were rare"]
     assert [g.cited for g in out] == [["1"], ["2"], ["1"], []]
-    assert summary(out) == {"supported": 4, "unsupported": 0, "no_claim": 0}
+    assert summary(out) == {"supported": 4, "unsupported": 0, "no_claim": 0, "unchecked": 0}
 
 
 def test_chinese_sentences_are_split_and_checked() -> None:
@@ -119,21 +119,23 @@ def test_any_answer_gives_sentences_whose_offsets_are_their_text(answer: str) ->
     last = 0
     for g in out:
         assert answer[g.start:g.end] == g.text and g.start >= last and g.text.strip()
-        assert g.status in ("supported", "unsupported", "no_claim")
+        assert g.status in ("supported", "unsupported", "no_claim", "unchecked")
         last = g.end
 
 
 def test_a_long_answer_is_checked_up_to_a_bound_and_the_rest_is_one_entry() -> None:
+    """What is past the bounds is ``unchecked`` (it may hold claims), not ``no_claim``."""
     from agent_search.grounding._ground import MAX_ANSWER_CHARS
 
     line = "Side effects were rare #ref:1.\n"
     answer = line * (MAX_ANSWER_CHARS // len(line) + 50)
     out = ground(answer, REFS)
-    assert out[-1].status == "no_claim" and out[-1].reason == "not checked: a long answer"
+    assert out[-1].status == "unchecked" and out[-1].reason == "not checked: a long answer"
     assert answer[out[-1].start:out[-1].end] == out[-1].text
     assert out[-1].start <= MAX_ANSWER_CHARS and out[-1].end == len(answer.rstrip())
     assert all(g.status == "supported" for g in out[:200])
-    assert {g.reason for g in out[200:-1]} == {"not checked: a long answer"}
+    assert {(g.status, g.reason) for g in out[200:-1]} == {
+        ("unchecked", "not checked: a long answer")}
 
 
 def test_a_database_row_supports_what_its_fields_hold() -> None:

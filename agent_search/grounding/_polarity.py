@@ -1,0 +1,367 @@
+"""What a sentence asserts, beyond the words it shares with a reference: whether it
+negates them, and which way it says they go.
+
+Word overlap sees the same words in "X is associated with Y" and "X is not associated
+with Y"; stop words (not, no, more, after) are out of it by design. So when a reference
+window supports a sentence in words, numbers and names, both are read once more:
+
+- **negation** — a cue (not, no, never, without, fails to, lacks, absence of, n't;
+  不, 没有, 未, 无…) negates the next few content words of its clause (its scope). When
+  one text negates words the other states and never negates, they say opposite things
+  ("the reference says the opposite"). The scope must share two of its words with the
+  other text (or its only one), so "A reduced B but not C" does not contradict "A
+  reduced B". A negating prefix counts as a cue: "unaffected" against "affected",
+  "non-smokers" against "smokers", 不支持 against 支持.
+- **direction** — a word on an axis (amount: increase / decrease, higher / lower, more /
+  less; time: before / after; sign: positive / negative; valence: risk / protection;
+  升高 / 降低, 增加 / 减少, 之前 / 之后…, :mod:`agent_search.grounding._polarity_words`)
+  with the content words around it. A sentence whose direction word has only
+  opposite-pole words of the same axis around the same content words in the reference
+  says the opposite. "reduced the risk" is a benefit (an amount word turns the valence
+  word after it), and a direction word under a negation is not compared ("did not
+  increase" is no "decrease").
+
+It reads English and Chinese. :func:`unreadable` says when a sentence cannot be read
+(another language, or too long for a clause-level reading to mean anything): a check
+that cannot decide must not pass the sentence as supported.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from dataclasses import dataclass
+
+from agent_search.grounding._claims import _STOP, _jieba, stem
+from agent_search.grounding._polarity_words import (
+    CLAUSE_BREAKS_EN,
+    CLAUSE_BREAKS_ZH,
+    DIRECTIONS_EN,
+    DIRECTIONS_ZH,
+    NEGATING_HEADS_ZH,
+    NEGATING_PREFIXES_EN,
+    NEGATION_EN,
+    NEGATION_ZH,
+    NOMINAL_NEGATION_EN,
+    NOT_NEGATION_EN,
+    NOT_NEGATION_ZH,
+)
+from agent_search.grounding._segment import has_cjk
+from agent_search.query.stopwords import CHINESE, ENGLISH_FUNCTION_WORDS
+
+SCOPE = 3
+"""Content words after a negation cue that it negates (within its clause)."""
+CONTEXT = 4
+"""Tokens either side of a direction word whose content words say what it is about."""
+MAX_TOKENS = 80
+"""Longest sentence (words, or Chinese words) read: beyond, clauses nest too deep for
+a reading by clause to say what the sentence asserts."""
+
+_TOKEN_EN = re.compile(r"[A-Za-z][A-Za-z'’\-]*|\d+(?:\.\d+)?|[.,;:!?()\[\]]")
+_BREAK = frozenset(".,;:!?()[]，；。！？、：（）")
+_BREAK_ZH = _BREAK - {".", ","}
+"""In Chinese text an ASCII point or comma is inside a number (4.3万, 1,200)."""
+_OTHER_SCRIPT = re.compile(r"[\u0370-\u03ff\u0400-\u04ff\u0590-\u06ff\u0900-\u0dff"
+                           r"\u0e00-\u0eff\u3040-\u30fa\u1100-\u11ff\uac00-\ud7af]")
+"""Greek, Cyrillic, Hebrew, Arabic, Indic, Thai/Lao, kana (not its middle dot ・, which
+Chinese writes in foreign names), Hangul: scripts not read. A few such letters (γ-tubulin,
+α) are names and symbols; a fifth of the letters is another language."""
+_FOREIGN_LATIN = frozenset((
+    "der", "das", "und", "nicht", "ist", "mit", "von", "ein", "eine", "sich", "auch", "wird",
+    "le", "la", "les", "et", "est", "une", "des", "du", "pas", "que", "qui", "sont", "dans",
+    "avec", "el", "los", "las", "es", "una", "del", "por", "para", "se", "su", "os", "um",
+    "não", "são", "il", "gli", "della", "che", "non", "è", "sono", "het", "een", "niet",
+    "zijn", "och", "att", "är", "inte"))
+"""Function words of other languages written in Latin letters (none an English word)."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Cue:
+    scope: frozenset[str]
+    start: int
+    end: int
+
+
+@dataclass(frozen=True, slots=True)
+class _Direction:
+    axis: str
+    pole: int
+    context: frozenset[str]
+    start: int
+    end: int
+
+
+@dataclass(frozen=True, slots=True)
+class _Reading:
+    text: str
+    words: frozenset[str]
+    full: frozenset[str]
+    """The content words as written (lower-cased), for negating prefixes."""
+    negated: frozenset[str]
+    cues: tuple[_Cue, ...]
+    prefixed: tuple[tuple[str, str, int, int], ...]
+    """(negated word, the whole word, start, end) of each word with a negating prefix,
+    words as written."""
+    directions: tuple[_Direction, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class _Token:
+    text: str      # lower-cased
+    key: str       # what it is compared by ("" for a break or a function word)
+    start: int
+    end: int
+    brk: bool
+
+
+def _tokens_en(text: str) -> list[_Token]:
+    out = []
+    for m in _TOKEN_EN.finditer(text):
+        low = m.group(0).lower().replace("’", "'").rstrip("'-")
+        brk = low in _BREAK or low in CLAUSE_BREAKS_EN
+        content = not brk and low not in _STOP and len(low) > 1 and not low[0].isdigit()
+        out.append(_Token(low, stem(low) if content else "", m.start(), m.end(), brk))
+    return out
+
+
+def _tokens_zh(text: str) -> list[_Token]:
+    out, pos = [], 0
+    # without the HMM for words not in the dictionary: cues and direction words are in
+    # it, and the HMM is most of jieba's time
+    for word in _jieba().lcut(text, HMM=False):
+        start, pos = pos, pos + len(word)
+        w = word.strip().lower()
+        if not w:
+            continue
+        brk = w in _BREAK_ZH or w in CLAUSE_BREAKS_ZH
+        content = not brk and w not in CHINESE and any(c.isalnum() for c in w)
+        out.append(_Token(w, (stem(w) if w.isascii() else w) if content else "", start, pos,
+                          brk))
+    return out
+
+
+def _is_cue(tokens: list[_Token], i: int, zh: bool) -> bool:
+    t = tokens[i].text
+    if zh:
+        return t in NEGATION_ZH
+    following = tokens[i + 1].text if i + 1 < len(tokens) else ""
+    if (t, following) in NOT_NEGATION_EN or (i and (tokens[i - 1].text, t) in NOT_NEGATION_EN):
+        return False
+    return t in NEGATION_EN or t.endswith("n't")
+
+
+def _scope(tokens: list[_Token], i: int, size: int) -> tuple[list[str], int]:
+    """The content words a cue at ``i`` negates (``size`` at most), and where its scope
+    ends."""
+    scope: list[str] = []
+    end = tokens[i].end
+    for t in tokens[i + 1:]:
+        if t.brk or len(scope) >= size:
+            break
+        if t.key:
+            scope.append(t.key)
+            end = t.end
+    return scope, end
+
+
+def _key(word: str) -> str:
+    return stem(word) if word.isascii() else word
+
+
+def _prefixed(token: _Token, zh: bool) -> str | None:
+    """The word a negating prefix negates ("unaffected" → "affected"), if any."""
+    w = token.text
+    if zh:
+        if len(w) >= 2 and w[0] in NEGATING_HEADS_ZH and w not in NOT_NEGATION_ZH \
+                and w not in NEGATION_ZH:
+            return w[1:]
+        return None
+    for prefix in NEGATING_PREFIXES_EN:
+        rest = w[len(prefix):]
+        if w.startswith(prefix) and len(rest) >= 5 and rest[0].isalpha():
+            return rest
+    return None
+
+
+def _index_en() -> tuple[dict[str, tuple[str, int]], dict[str, tuple[str, int]]]:
+    """The English direction words as whole words and as prefixes (five letters or more,
+    or ending in a hyphen), each to its (axis, pole)."""
+    whole: dict[str, tuple[str, int]] = {}
+    prefixes: dict[str, tuple[str, int]] = {}
+    for axis, poles in DIRECTIONS_EN.items():
+        for pole, entries in enumerate(poles):
+            for e in entries:
+                (prefixes if len(e) >= 5 or e[-1] == "-" else whole)[e] = (axis, pole)
+    return whole, prefixes
+
+
+_WHOLE_EN, _PREFIX_EN = _index_en()
+_PREFIX_LENGTHS = sorted({len(p) for p in _PREFIX_EN})
+
+
+def _pole_en(word: str) -> tuple[str, int] | None:
+    found = _WHOLE_EN.get(word)
+    if found is None:
+        found = next((_PREFIX_EN[word[:n]] for n in _PREFIX_LENGTHS
+                      if n <= len(word) and word[:n] in _PREFIX_EN), None)
+    return found
+
+
+def _pole_zh(word: str) -> tuple[str, int] | None:
+    for axis, poles in DIRECTIONS_ZH.items():
+        for pole, entries in enumerate(poles):
+            if word in entries:
+                return axis, pole
+    return None
+
+
+def _clause_context(tokens: list[_Token], i: int) -> frozenset[str]:
+    """Content words within :data:`CONTEXT` tokens of ``i``, in its clause."""
+    out: set[str] = set()
+    for step in (-1, 1):
+        j = i + step
+        while 0 <= j < len(tokens) and abs(j - i) <= CONTEXT and not tokens[j].brk:
+            out.add(tokens[j].key)
+            j += step
+    out.discard("")
+    return frozenset(out)
+
+
+def _valence(poles: list[tuple[str, int] | None], tokens: list[_Token], i: int, pole: int
+             ) -> int:
+    """The pole of a valence word at ``i`` as the words just before it turn it: "reduced
+    the risk" is a benefit, "increased the risk" a harm; "protects against the risk" is
+    a benefit (a valence word before it decides)."""
+    for j in range(i - 1, max(-1, i - 4), -1):
+        if tokens[j].brk:
+            break
+        before = poles[j]
+        if before is not None and before[0] == "amount":
+            return pole ^ before[1]
+        if before is not None and before[0] == "valence":
+            return before[1]
+    return pole
+
+
+def _directions(tokens: list[_Token], zh: bool, negated_at: set[int]) -> list[_Direction]:
+    poles = [_pole_zh(t.text) if zh else
+             _pole_en(t.text) or (("-" in t.text[1:] and _pole_en(t.text.split("-")[0])) or None)
+             for t in tokens]
+    out = []
+    for i, found in enumerate(poles):
+        if found is None or i in negated_at:
+            continue
+        axis, pole = found
+        if axis == "valence":
+            pole = _valence(poles, tokens, i, pole)
+        context = _clause_context(tokens, i) - {tokens[i].key}
+        out.append(_Direction(axis, pole, context, tokens[i].start, tokens[i].end))
+    return out
+
+
+@functools.lru_cache(maxsize=1024)
+def _read(text: str) -> _Reading:
+    """What ``text`` asserts; cached, as a reference window supports many sentences (a
+    window is at most two sentences of a reference's first 20,000 characters)."""
+    zh = has_cjk(text)
+    tokens = _tokens_zh(text) if zh else _tokens_en(text)
+    cues: list[_Cue] = []
+    negated_at: set[int] = set()
+    for i in range(len(tokens)):
+        if _is_cue(tokens, i, zh):
+            nominal = not zh and tokens[i].text in NOMINAL_NEGATION_EN
+            scope, end = _scope(tokens, i, 1 if nominal else SCOPE)
+            if scope:
+                cues.append(_Cue(frozenset(scope), tokens[i].start, end))
+                negated_at.update(range(i, i + 1 + SCOPE + 1))
+    prefixed = []
+    for t in tokens:
+        rest = _prefixed(t, zh) if t.key or zh else None
+        if rest:
+            prefixed.append((rest, t.text, t.start, t.end))
+    negated = frozenset().union(*(c.scope for c in cues))
+    return _Reading(text, frozenset(t.key for t in tokens if t.key),
+                    frozenset(t.text for t in tokens if t.key), negated, tuple(cues),
+                    tuple(prefixed), tuple(_directions(tokens, zh, negated_at)))
+
+
+def unreadable(sentence: str) -> str | None:
+    """Why what ``sentence`` asserts cannot be read (None when it can): a language other
+    than English and Chinese, or a sentence too long."""
+    other = len(_OTHER_SCRIPT.findall(sentence))
+    if other >= 3 and other * 5 >= sum(c.isalpha() for c in sentence):
+        return "a language the check does not read"
+    if has_cjk(sentence):
+        tokens = len(sentence) // 2  # a Chinese word is about two characters
+    else:
+        words = [w.lower() for w in re.findall(r"[A-Za-z][A-Za-z'’]*", sentence)]
+        english = sum(w in ENGLISH_FUNCTION_WORDS for w in words)
+        foreign = sum(w in _FOREIGN_LATIN for w in words)
+        if (len(words) >= 12 and not english) or (foreign >= 2 and foreign > english):
+            return "a language the check does not read"
+        tokens = len(words)
+    return "too long to check what it asserts" if tokens > MAX_TOKENS else None
+
+
+def _quote(reading: _Reading, start: int, end: int) -> str:
+    return " ".join(reading.text[start:end].split())[:60]
+
+
+def _negation(a: _Reading, b: _Reading) -> tuple[int, int] | None:
+    """The span of a cue of ``a`` that negates words ``b`` states and never negates."""
+    for cue in a.cues:
+        shared = cue.scope & b.words
+        if len(shared) >= min(2, len(cue.scope)) and not shared & b.negated:
+            return cue.start, cue.end
+    for rest, whole, start, end in a.prefixed:
+        if rest in b.full and whole not in b.full and _key(rest) not in b.negated:
+            return start, end
+    return None
+
+
+def _in_other(reading: _Reading, words: frozenset[str]) -> str:
+    """A few words of ``reading`` that are among ``words``, as written."""
+    found = [t for t in _TOKEN_EN.finditer(reading.text)
+             if stem(t.group(0).lower()) in words][:3] if not has_cjk(reading.text) else []
+    if found:
+        return _quote(reading, found[0].start(), found[-1].end())
+    return next((w for w in words if w in reading.text), "")
+
+
+def opposite(sentence: str, window: str) -> str | None:
+    """Why ``window`` (the reference text that supports ``sentence`` in words) says the
+    opposite of it, or None."""
+    s, w = _read(sentence), _read(window)
+    span = _negation(s, w)
+    if span is not None:
+        said = _in_other(w, _scope_at(s, span) & w.words)
+        return f"“{_quote(s, *span)}”" + (f", where it says “{said}”" if said else "")
+    span = _negation(w, s)
+    if span is not None:
+        return f"it says “{_quote(w, *span)}”"
+    for d in s.directions:
+        near = _nearest(d, w.directions)
+        if near and all(e.pole != d.pole for e in near):
+            said = _quote(w, near[0].start, near[0].end)
+            return f"“{_quote(s, d.start, d.end)}”, where it says “{said}”"
+    return None
+
+
+def _nearest(d: _Direction, others: tuple[_Direction, ...]) -> list[_Direction]:
+    """The direction words of ``others`` on ``d``'s axis that share the most content words
+    around them with ``d`` (none when none shares any)."""
+    best, out = 0, []
+    for e in others:
+        shared = len(e.context & d.context) if e.axis == d.axis else 0
+        if shared > best:
+            best, out = shared, [e]
+        elif shared == best and shared:
+            out.append(e)
+    return out
+
+
+def _scope_at(reading: _Reading, span: tuple[int, int]) -> frozenset[str]:
+    for cue in reading.cues:
+        if (cue.start, cue.end) == span:
+            return cue.scope
+    return frozenset(_key(p[0]) for p in reading.prefixed if (p[2], p[3]) == span)
