@@ -77,14 +77,36 @@ class NameMeanings:
         self._embed = embed
         self._names: OrderedDict[tuple[str, ...], _Names | None] = OrderedDict()
         self._lock = threading.Lock()
+        self._warming: threading.Thread | None = None
 
     @classmethod
     def for_config(cls, config: SearchConfig) -> NameMeanings:
-        """With the kb's embedding model of ``config`` (loaded on first use, offline)."""
-        from agent_search.kb._embedder import get_embedder
-        from agent_search.kb.settings import KBSettings
+        """With the offline MiniLM as shipped (int8 weights widened at load: no build, the
+        files are copied into ``<home>/models`` in well under a second, where the kb's
+        int8 rewrite takes ~10 s; and a text's vector does not depend on its batch),
+        whatever model the kb is configured with — names are read the same way on every
+        deployment. Loaded on first use or by :meth:`warm`."""
+        from agent_search.kb import KBSettings, get_embedder
 
-        return cls(get_embedder(KBSettings.from_config(config), Path(config.home)).embed)
+        settings = KBSettings(int8="weights", embed_workers=1)
+        home = Path(config.home)
+        return cls(lambda texts: get_embedder(settings, home).embed(texts))
+
+    def warm(self) -> None:
+        """Load the model in a background thread now (once), so that the first question
+        does not wait for it; a failure is left for the first reading to report."""
+        with self._lock:
+            if self._warming is not None:
+                return
+            self._warming = threading.Thread(target=self._warm, name="name-meanings",
+                                             daemon=True)
+        self._warming.start()
+
+    def _warm(self) -> None:
+        try:
+            self._embed(["warm"])
+        except Exception:  # reported by the first reading, with its cause
+            return
 
     def _names_of(self, texts: tuple[str, ...]) -> _Names | None:
         with self._lock:
