@@ -98,8 +98,10 @@ class NameMeanings:
         with self._lock:
             if self._warming is not None:
                 return
+            # not a daemon: a process that ends while the model loads waits for it (a
+            # daemon thread inside onnxruntime at interpreter exit aborts the process)
             self._warming = threading.Thread(target=self._warm, name="name-meanings",
-                                             daemon=True)
+                                             daemon=False)
         self._warming.start()
 
     def _warm(self) -> None:
