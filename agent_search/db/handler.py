@@ -125,7 +125,14 @@ class DBHandler:
 
     async def warm(self) -> None:
         """Get ready for the first question now (at start-up): the model of names by
-        meaning loads in a background thread while the catalog is read and indexed."""
+        meaning loads in a background thread while the catalog is read and indexed, and
+        this returns when both are done. Without it the first search starts both (and
+        its first reading by meaning waits for the model, ~1 s)."""
+        await self._start()
+        if self._meanings is not None:
+            await self._meanings.ready()
+
+    async def _start(self) -> None:
         if self._meanings is not None:
             self._meanings.warm()
         await self.catalog.load()
@@ -153,7 +160,7 @@ class DBHandler:
         settings = ctx.config.db.settings(DBSettings)
         warnings: list[str] = []
         with span("schema"):
-            await self.warm()
+            await self._start()
         entries = self._pick_models(request, settings, warnings)
         preset_wheres = [*settings.wheres, *request.wheres]
         preset_orders = [*settings.orders, *request.orders]

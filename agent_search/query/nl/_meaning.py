@@ -104,6 +104,12 @@ class NameMeanings:
                                              daemon=False)
         self._warming.start()
 
+    async def ready(self) -> None:
+        """:meth:`warm`, then wait (in a worker thread) until the model has loaded."""
+        self.warm()
+        assert self._warming is not None
+        await anyio.to_thread.run_sync(self._warming.join)
+
     def _warm(self) -> None:
         try:
             self._embed(["warm"])
