@@ -44,6 +44,13 @@ MARGIN = 0.5
 MIN_NAMES = 5
 """Fewer names than this: too few pairs to tell what "unrelated" looks like; no reading."""
 MAX_PHRASE_WORDS = 3
+GRAMMAR_WORDS = frozenset({
+    "least", "most", "more", "less", "fewer", "fewest", "than", "each", "every", "all",
+    "any", "both", "either", "neither", "only", "also", "much", "many", "several",
+    "highest", "lowest", "largest", "smallest", "biggest", "greatest", "maximum", "minimum",
+})
+"""Words of quantity, comparison and degree: the language's, never a schema's name ("at
+*least* two" was read as a model ``course`` by meaning)."""
 _CACHE = 64
 _SPLIT = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
 
@@ -181,9 +188,10 @@ def rewrite(question: str, readings: Sequence[Reading]) -> str:
 
 
 def _may_name(question: str, word: str) -> bool:
-    """Not a number, and not written as a name (capitalised after the question's first
-    word: "Gelderland" is a value, for the value matching, not a field)."""
-    if word[:1].isdigit() or word.lower() in NUMBER_WORDS:
+    """Not a number nor a word of quantity or degree, and not written as a name
+    (capitalised after the question's first word: "Gelderland" is a value, for the value
+    matching, not a field)."""
+    if word[:1].isdigit() or word.lower() in NUMBER_WORDS or word.lower() in GRAMMAR_WORDS:
         return False
     for m in re.finditer(r"(?<!\w)" + re.escape(word) + r"(?!\w)", question):
         if m.start() > 0 and question[:m.start()].strip() and word[:1].isupper():
