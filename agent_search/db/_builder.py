@@ -127,6 +127,12 @@ def build_select(catalog: Catalog, entry: ModelEntry, *, select: Sequence[str],
     conds.extend(build_where(catalog, entry, w, caller) for w in wheres)
     if conds:
         stmt = stmt.where(*conds)
+    return stmt.order_by(*_order_keys(catalog, entry, orders, caller)).limit(limit)
+
+
+def _order_keys(catalog: Catalog, entry: ModelEntry, orders: Sequence[QueryOrder],
+                caller: Caller) -> list[sa.ColumnElement[Any]]:
+    """The ORDER BY keys of ``orders`` (each field once), then the primary key."""
     seen: set[str] = set()
     order_by: list[sa.ColumnElement[Any]] = []
     direction = "asc"
@@ -148,11 +154,12 @@ def build_select(catalog: Catalog, entry: ModelEntry, *, select: Sequence[str],
     if order_by:
         # ties broken by the primary key in the same direction, so an index on the order
         # column (which ends with the row id) can still be walked instead of sorting
+        table = entry.table
         for name in entry.primary_key:
             if name not in seen:
                 order_by.append(table.c[name].desc() if direction == "desc"
                                 else table.c[name].asc())
-    return stmt.order_by(*order_by).limit(limit)
+    return order_by
 
 
 def _related_order(catalog: Catalog, entry: ModelEntry, field: str, direction: str,
