@@ -24,7 +24,8 @@ def _silent(out: dict[str, object]) -> str:
     ("tracks that are not longer than 5 minutes", "'not' was not understood"),
     ("artists who have not released any album", "'not' was not understood"),
     ("products except Sonora ones", "'except' was not understood"),
-    ("tracks over 5", "could not tell which field 'over 5' is about"),
+    ("tracks over 5", "would not meet 'over 5', which is about no field"),
+    ("the artist Queen's albums", "\"Queen's albums\" asks for Album records"),
 ])
 def test_an_unplaced_part_makes_the_answer_silent(question: str, words: str) -> None:
     schemas = shop() if "product" in question or "category" in question else music()
@@ -42,6 +43,11 @@ def test_a_negation_read_as_a_condition_is_answered(question: str,
     schemas = shop() if "product" in question else music()
     out = parse(question, schemas, now=NOW)
     assert want in out["wheres"], out
+
+
+def test_a_possessive_whose_model_is_answered_is_answered() -> None:
+    out = parse("Queen's tracks", music(), now=NOW)
+    assert out["model"] == "Track", out
 
 
 def test_superlatives_with_a_place_are_answered() -> None:

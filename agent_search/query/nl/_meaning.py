@@ -41,6 +41,9 @@ FLOOR_QUANTILE = 0.95
 """A phrase must be closer to a name than 95% of the schema's name pairs are to each other."""
 MARGIN = 0.5
 """... and beat the second-closest name by half a standard deviation of the name pairs."""
+MIN_SIMILARITY = 0.5
+"""... and be at least this similar at all (the model's cosine): in a small schema of
+unlike names the floor can sit lower, and "come" read as ``course`` at 0.42 is no link."""
 MIN_NAMES = 5
 """Fewer names than this: too few pairs to tell what "unrelated" looks like; no reading."""
 MAX_PHRASE_WORDS = 3
@@ -162,7 +165,7 @@ class NameMeanings:
             order = np.argsort(-sims[i])
             best, second = float(sims[i][order[0]]), float(sims[i][order[1]])
             name = names.texts[int(order[0])]
-            if best < names.floor or best - second < MARGIN * names.spread \
+            if best < max(names.floor, MIN_SIMILARITY) or best - second < MARGIN * names.spread \
                     or name == phrase or name in low or any(r.name == name for r in out):
                 continue  # below the schema's floor, not clearly one name, or said already
             out.append(Reading(phrase, name, round(best, 3)))

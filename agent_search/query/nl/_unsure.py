@@ -16,6 +16,8 @@ returns a reason when a part of the question found no place in the plan:
 - an **order** asked ("ordered by", "in descending order") with nothing to order by;
 - "how many **different**" with no distinct values counted: the number of records is not
   the number asked for;
+- a **possessive** naming another model ("Kyle's *friends*") while the answer is the
+  possessor's model;
 - a **negation** ("not", "no", "never", "without", "n't") that no extractor read and no
   negated condition carries ("artists with no albums" listing every artist, "tracks that
   are not longer than 5 minutes" listing the longer ones).
@@ -47,6 +49,7 @@ ORDER_ASKED = re.compile(
     r"\b(?:ascending|descending|increasing|decreasing|alphabetical(?:ly)?)\b", re.I)
 DISTINCT_COUNT = re.compile(r"\bhow many\s+(?:different|distinct|unique)\b|"
                             r"\bnumber of\s+(?:different|distinct|unique)\b", re.I)
+POSSESSIVE = re.compile(r"\b\w+['’]s\s+(?=\w)", re.I)
 NEGATION = re.compile(r"\b(?:not|no|never|without|none|neither|nor|except|excluding)\b|n['’]t\b",
                       re.I)
 NEGATED_OPS = frozenset({"!=", "not in", "not like", "is null"})
@@ -145,6 +148,22 @@ def distinct_not_counted(q: Question, plan: Plan, grouped: bool) -> str | None:
             "no count is given (the number of records would not be it)")
 
 
+def possessed_not_answered(q: Question, plan: Plan, grouped: bool) -> str | None:
+    """"Kyle's friends" asks for the friends: a model named right after a possessive
+    that is not the one answered (nor part of a field of it: "the channel's *series*
+    name") means the answer is the possessor's own row."""
+    answered = {plan.target.id.lower(), (plan.answer_model or "").lower()}
+    for m in POSSESSIVE.finditer(q.low):  # the possessor is mostly a name: no _said
+        for model_id, spans in q.models.items():
+            end = next((b for a, b in spans if a == m.end()), None)
+            own_field = any(f.candidate.relation is None and overlaps(f.span, (m.end(), end))
+                            for f in q.fields) if end is not None else False
+            if model_id.lower() not in answered and end is not None and not own_field:
+                return (f"{q.text[m.start():end]!r} asks for {model_id} records, and the "
+                        f"answer understood is of {plan.target.id}; no records are shown")
+    return None
+
+
 def negation_not_read(q: Question, plan: Plan, grouped: bool) -> str | None:
     if _negated(plan.wheres):
         return None
@@ -172,8 +191,8 @@ def _negated(wheres: list[dict[str, Any]]) -> bool:
 def condition_not_placed(q: Question, plan: Plan, grouped: bool) -> str | None:
     if not plan.unplaced:
         return None
-    return (f"could not tell which field {plan.unplaced[0]!r} is about; no records are "
-            "shown (they would not meet it)")
+    return (f"no records are shown: they would not meet {plan.unplaced[0]!r}, which is "
+            "about no field the question names")
 
 
 CHECKS: tuple[Check, ...] = (
@@ -183,6 +202,7 @@ CHECKS: tuple[Check, ...] = (
     order_not_placed,
     aggregate_not_computed,
     distinct_not_counted,
+    possessed_not_answered,
     negation_not_read,
 )
 """The checks, in the order their reasons are given (one reason per question)."""
