@@ -2,7 +2,7 @@
 
 Run: ``make bench-spider`` or
 ``.venv/bin/python bench/bench_spider.py [--baseline REF] [--db DB_ID] [--show N]
-[--llm-url URL --llm-model NAME]``
+[--no-meaning] [--llm-url URL --llm-model NAME]``
 
 Every question of ``../shared/data/spider-dev-public/questions.json`` is asked of the
 ``db`` handler on a copy of its SQLite database, with no model hints (every table is
@@ -34,6 +34,16 @@ A question may be of two kinds ("how many singers are from France": a record que
 a "how many"). ``overall`` is the mean over every question of the score of its own kind
 (how many, else aggregate, else record F1); questions of none of the three kinds (a nested
 or set-operation SELECT of records) count 0 there.
+
+**Leave-databases-out** (issue 35; all databases only): the nine databases are split into
+three folds of about as many questions (:func:`split`: fixed by the data, every database
+left out once). For each fold the relevance floor — the one number fitted to data here —
+is chosen on the other two folds (precision of answered ≥ 0.90 first, then ``overall``)
+and the fold's own questions are scored with it. The table prints, beside the whole-set
+column (default floor), ``left out`` (every question once, as a database nobody fitted
+on) and ``develop parts`` (each question once per fold it develops in), and one line per
+fold. A change that lifts ``develop`` and not ``left out`` fits these databases, not the
+language: judge every change by the left-out figure.
 
 ``--baseline REF`` runs the same measure on the ``agent_search`` package of git ``REF``
 (exported to a temp dir, run in a subprocess) so that both columns come from one run.
@@ -235,26 +245,29 @@ def _rows_match(got: list[Counter[Any]], want: list[Counter[Any]], ordered: bool
 # -- running ----------------------------------------------------------------------------
 
 
-def _llm_module() -> Any:
-    """``bench/_spider_llm.py``, imported only when the LLM column is asked for."""
+def _bench_module(name: str) -> Any:
+    """``bench/<name>.py`` (beside this script, whatever the working directory)."""
     here = str(Path(__file__).resolve().parent)
     if here not in sys.path:
         sys.path.insert(0, here)
-    import _spider_llm
+    return __import__(name)
 
-    return _spider_llm
+
+def _llm_module() -> Any:
+    """``bench/_spider_llm.py``, imported only when the LLM column is asked for."""
+    return _bench_module("_spider_llm")
 
 
 async def run(db_filter: str | None, show: int, llm: Any = None,
-              meaning: bool = False) -> dict[str, Any]:
+              meaning: bool = True) -> dict[str, Any]:
     """Ask every question (of ``db_filter``) and score it. ``llm`` (a
     :class:`_spider_llm.LLMSpec`): through that endpoint as the ``uses.query`` generator
-    instead of the builtin parser; ``meaning``: with ``db.match_by_meaning``."""
+    instead of the builtin parser; ``meaning``: ``db.match_by_meaning`` (on by default)."""
     questions = json.loads((DATA / "questions.json").read_text())
     if db_filter:
         questions = [q for q in questions if q["db_id"] == db_filter]
     if llm is None:
-        return await _run(questions, show, None, meaning=meaning)
+        return await _run(questions, show, None, meaning=meaning)  # meaning: the default
     module = _llm_module()
     breaker = module.Breaker(await module.probe(llm))
     async with module.generator(llm) as made:
@@ -269,7 +282,7 @@ async def _run(questions: list[dict[str, Any]], show: int, llm: Any,
     from agent_search.types import Request, Result
 
     tmp = Path(tempfile.mkdtemp(prefix="bench-spider-"))
-    scored: list[dict[str, Any]] = []
+    asked: list[dict[str, Any]] = []
     times: list[float] = []
     try:
         for db_id in sorted({q["db_id"] for q in questions}):
@@ -278,10 +291,10 @@ async def _run(questions: list[dict[str, Any]], show: int, llm: Any,
             conn = sqlite3.connect(path)
             conn.text_factory = lambda b: b.decode(errors="replace")
             db = {"url": f"sqlite:///{path}", "max_results": MAX_RESULTS,
-                  **({"match_by_meaning": True} if meaning else {})}
+                  **({} if meaning else {"match_by_meaning": False})}
             if llm is None:
-                # one home: the embedding model is assembled once for every database
-                config = SearchConfig(home=tmp if meaning else tmp / db_id, db=db)
+                # one home: the embedding model is copied once for every database
+                config = SearchConfig(home=tmp, db=db)
                 handler = create_handler(config)
             else:  # the LLM alone: a failed generation is the question's error
                 config = SearchConfig(home=tmp / db_id, db=db, uses={"query": llm.name},
@@ -306,28 +319,43 @@ async def _run(questions: list[dict[str, Any]], show: int, llm: Any,
                         times.append((time.perf_counter() - t0) * 1000)
                         if breaker is not None:
                             breaker.record(r.error)
-                    floor = config.min_score_for("db") if FLOOR else 0.0  # as the searcher
-                    res = {"items": [i.model_dump() for i in r.items if i.score >= floor],
-                           "total": r.total}
-                    s = score(gold, res)
-                    if breaker is not None and r.error:  # no DSL: wrong, whatever the gold
-                        s.update({k: v for k, v in (("right", False), ("f1", 0.0))
-                                  if k in s}, score=0.0)
-                    s.update(kind=gold.kind, db=db_id, question=q["question"],
-                             top=max((i.score for i in r.items), default=0.0),
-                             error=r.error, warnings=r.warnings[-3:])
+                    entry = {"gold": gold, "db": db_id, "question": q["question"],
+                             "items": [i.model_dump() for i in r.items], "total": r.total,
+                             "error": r.error, "warnings": r.warnings[-3:],
+                             "strict_errors": breaker is not None}
                     if show:  # what was asked and what was run, for reading the misses
-                        s.update(sql=q["query"], dsl=_brief(r.dsl), n=len(res["items"]))
-                    scored.append(s)
+                        entry.update(sql=q["query"], dsl=_brief(r.dsl))
+                    asked.append(entry)
             finally:
                 await handler.aclose()
                 conn.close()
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+    floor = SearchConfig().min_score_for("db") if FLOOR else 0.0  # as the searcher
+    scored = [rescore(e, floor) for e in asked]
     out = summarise(scored, times, show)
     if llm is not None:
         out["errors"] = _llm_module().error_lines(scored)
+    else:
+        out["leave_out"] = _bench_module("_spider_folds").leave_out(asked, times, rescore,
+                                                                    summarise)
     return out
+
+
+def rescore(entry: dict[str, Any], floor: float) -> dict[str, Any]:
+    """One asked question scored with the items at or over ``floor`` (what a searcher with
+    that relevance floor shows)."""
+    gold: Gold = entry["gold"]
+    items = [i for i in entry["items"] if i["score"] >= floor]
+    s = score(gold, {"items": items, "total": entry["total"]})
+    if entry["strict_errors"] and entry["error"]:  # no DSL: wrong, whatever the gold
+        s.update({k: v for k, v in (("right", False), ("f1", 0.0)) if k in s}, score=0.0)
+    s.update(kind=gold.kind, db=entry["db"], question=entry["question"],
+             top=max((i["score"] for i in entry["items"]), default=0.0),
+             error=entry["error"], warnings=entry["warnings"])
+    if "sql" in entry:
+        s.update(sql=entry["sql"], dsl=entry["dsl"], n=len(items))
+    return s
 
 
 def _brief(dsl: dict[str, Any] | None) -> list[dict[str, Any]]:
@@ -410,8 +438,8 @@ def main() -> None:
                         help="environment variable holding the API key (none: no key)")
     parser.add_argument("--llm-timeout", type=float, default=60.0, metavar="S",
                         help="seconds per generation (default 60)")
-    parser.add_argument("--meaning", action="store_true",
-                        help="add a column with db.match_by_meaning on")
+    parser.add_argument("--no-meaning", action="store_true",
+                        help="add a column with db.match_by_meaning off")
     parser.add_argument("--json", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.json:
@@ -431,13 +459,20 @@ def main() -> None:
     base = baseline(args.baseline, args.db) if args.baseline else None
     now = anyio.run(run, args.db, args.show)
     if args.json:
+        now.pop("leave_out", None)
         print(json.dumps(now))
         return
     columns = [(f"baseline ({args.baseline})", base)] if base else []
-    columns.append(("builtin", now))
-    by_meaning = anyio.run(run, args.db, args.show, None, True) if args.meaning else None
+    folds = now.pop("leave_out", None)
+    columns.append(("builtin, whole set", now))
+    if folds is not None and not args.db:
+        columns += [(f"left out ({len(folds['folds'])} folds)", folds["left out"]),
+                    ("develop parts", folds["develop"])]
+    by_meaning = anyio.run(run, args.db, args.show, None, False) if args.no_meaning \
+        else None
     if by_meaning is not None:
-        columns.append(("builtin, by meaning", by_meaning))
+        by_meaning.pop("leave_out", None)
+        columns.append(("builtin, names by spelling only", by_meaning))
     with_llm = anyio.run(run, args.db, args.show, llm) if llm is not None else None
     if with_llm is not None:
         columns.append((f"LLM ({llm.model})", with_llm))
@@ -445,6 +480,11 @@ def main() -> None:
           f"{args.db or 'all 9 databases'}, db.max_results {MAX_RESULTS}"
           + (f"; LLM column: {llm.url}, uses.query" if llm is not None else "") + ".\n")
     print(table(columns))
+    if folds is not None and not args.db:
+        print("\nLeave-databases-out: each fold's relevance floor fitted on the other folds "
+              "(precision of answered >= 0.90 first), then its databases scored with it.")
+        for line in folds["folds"]:
+            print("- " + line)
     for line in (with_llm or {}).get("errors", []):
         print(line)
     for miss in [*now.get("misses", []), *(by_meaning or {}).get("misses", []),

@@ -21,8 +21,8 @@ from agent_search.db._builder import (
     Caller,
     DSLBuildError,
     build_where,
+    caller_column,
     column_of,
-    is_owner_column,
     numeric,
     visibility,
 )
@@ -48,12 +48,9 @@ def build_aggregate(catalog: Catalog, entry: ModelEntry, *, group_by: Sequence[s
                 target, alias, source = _join(catalog, entry, rel_name, source, caller)
                 joined[rel_name] = (target, alias)
             target, alias = joined[rel_name]
-            col = column_of(target, name, alias)
+            col = caller_column(target, name, "grouped by", alias)
         else:
-            col = column_of(entry, path)
-        if is_owner_column(col.name):
-            raise DSLBuildError(f"group {entry.id}.{col.name}: a permission column can't be "
-                                "grouped by")
+            col = caller_column(entry, path, "grouped by")
         groups.append(col)
     computed = {a.name: _aggregate(entry, a) for a in aggregates}
     stmt = sa.select(*(g.label(p) for g, p in zip(groups, group_by, strict=True)),
@@ -94,10 +91,7 @@ def _join(catalog: Catalog, entry: ModelEntry, rel_name: str, source: sa.FromCla
 def _aggregate(entry: ModelEntry, agg: Aggregate) -> sa.ColumnElement[Any]:
     if agg.field is None:
         return sa.func.count()
-    col = column_of(entry, agg.field)
-    if is_owner_column(col.name):
-        raise DSLBuildError(f"aggregate {entry.id}.{col.name}: a permission column can't "
-                            "be aggregated")
+    col = caller_column(entry, agg.field, "aggregated")
     if agg.fn == "count":
         return sa.func.count(sa.distinct(col)) if agg.distinct else sa.func.count(col)
     value = numeric(entry, col)

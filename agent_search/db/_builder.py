@@ -87,6 +87,20 @@ def is_owner_column(name: str, entry: ModelEntry | None = None) -> bool:
     return entry is not None and entry.permission is not None and low in (PUBLIC, SHARE)
 
 
+def caller_column(entry: ModelEntry, name: str, use: str,
+                  table: sa.FromClause | None = None) -> sa.ColumnElement[Any]:
+    """The column ``name`` of ``entry`` (or of ``table``, an alias of it) for a use a caller
+    asks for — ``"grouped by"``, ``"aggregated"``, ``"ordered by"`` — and
+    :class:`DSLBuildError` when it is a permission column of that entry: the one check
+    every path through which a caller names a column goes through, own fields and a
+    relation's alike (the entry decides whether ``public`` / ``share`` are permission
+    columns, so a related field is checked against the related entry, never by name)."""
+    col = _column(entry, name, table)
+    if is_owner_column(col.name, entry):
+        raise DSLBuildError(f"{entry.id}.{col.name}: a permission column can't be {use}")
+    return col
+
+
 def _owned_only(entry: ModelEntry, caller: Caller, source: sa.FromClause,
                 cond: sa.ColumnElement[bool]) -> sa.ColumnElement[bool]:
     perm = PermissionColumns.of(source) if entry.permission is not None else None
@@ -113,6 +127,12 @@ def build_select(catalog: Catalog, entry: ModelEntry, *, select: Sequence[str],
     conds.extend(build_where(catalog, entry, w, caller) for w in wheres)
     if conds:
         stmt = stmt.where(*conds)
+    return stmt.order_by(*_order_keys(catalog, entry, orders, caller)).limit(limit)
+
+
+def _order_keys(catalog: Catalog, entry: ModelEntry, orders: Sequence[QueryOrder],
+                caller: Caller) -> list[sa.ColumnElement[Any]]:
+    """The ORDER BY keys of ``orders`` (each field once), then the primary key."""
     seen: set[str] = set()
     order_by: list[sa.ColumnElement[Any]] = []
     direction = "asc"
@@ -124,10 +144,7 @@ def build_select(catalog: Catalog, entry: ModelEntry, *, select: Sequence[str],
                 direction = o.order  # rows without related rows last, on every database
                 order_by.append((key.desc() if o.order == "desc" else key.asc()).nulls_last())
             continue
-        col = _column(entry, o.field)
-        if is_owner_column(col.name, entry):
-            raise DSLBuildError(f"order {entry.id}.{col.name}: a permission column can't "
-                                "be ordered by")
+        col = caller_column(entry, o.field, "ordered by")
         if col.name in seen:
             continue
         seen.add(col.name)
@@ -137,11 +154,12 @@ def build_select(catalog: Catalog, entry: ModelEntry, *, select: Sequence[str],
     if order_by:
         # ties broken by the primary key in the same direction, so an index on the order
         # column (which ends with the row id) can still be walked instead of sorting
+        table = entry.table
         for name in entry.primary_key:
             if name not in seen:
                 order_by.append(table.c[name].desc() if direction == "desc"
                                 else table.c[name].asc())
-    return stmt.order_by(*order_by).limit(limit)
+    return order_by
 
 
 def _related_order(catalog: Catalog, entry: ModelEntry, field: str, direction: str,
@@ -161,10 +179,7 @@ def _related_order(catalog: Catalog, entry: ModelEntry, field: str, direction: s
         raise DSLBuildError(f"order {entry.id}.{field}: relation {rel.name!r} points at an "
                             f"unavailable model {rel.model!r}")
     alias = target.table.alias()
-    col = _column(target, rest, alias)
-    if is_owner_column(col.name, target):
-        raise DSLBuildError(f"order {entry.id}.{field}: a permission column can't be "
-                            "ordered by")
+    col = caller_column(target, rest, "ordered by", alias)
     pick = sa.func.max if direction == "desc" else sa.func.min
     return (sa.select(pick(numeric(target, col)))
             .where(_column(target, rel.key, alias) == _column(entry, rel.foreign),

@@ -97,7 +97,8 @@ class DBHandler:
         self.generators = dict(generators or {})
         self._engine = engine
         self._catalog: Catalog | None = None
-        self._meanings: NameMeanings | None = None
+        self._meanings = NameMeanings.for_config(config) if self.settings.match_by_meaning \
+            else None
 
     # -- lifecycle -------------------------------------------------------------------
 
@@ -120,6 +121,20 @@ class DBHandler:
             self._catalog = Catalog(self.engine, self.definitions,
                                     value_index_max=self.settings.value_index_max)
         return self._catalog
+
+    async def warm(self) -> None:
+        """Get ready for the first question now (at start-up): the model of names by
+        meaning loads in a background thread while the catalog is read and indexed, and
+        this returns when both are done. Without it the first search starts both (and
+        its first reading by meaning waits for the model, ~1 s)."""
+        await self._start()
+        if self._meanings is not None:
+            await self._meanings.ready()
+
+    async def _start(self) -> None:
+        if self._meanings is not None:
+            self._meanings.warm()
+        await self.catalog.load()
 
     async def aclose(self) -> None:
         if self._engine is not None:
@@ -153,7 +168,7 @@ class DBHandler:
         settings = ctx.config.db.settings(DBSettings)
         warnings: list[str] = []
         with span("schema"):
-            await self.catalog.load()
+            await self._start()
         entries = self._pick_models(request, settings, warnings)
         preset_wheres = [*settings.wheres, *request.wheres]
         preset_orders = [*settings.orders, *request.orders]
@@ -307,8 +322,6 @@ class DBHandler:
                                 explanation="preset filters only", generator="none")
         strict = ctx.config.query.strict
         name = ctx.config.uses.query
-        if self.settings.match_by_meaning and self._meanings is None:  # names' vectors cached
-            self._meanings = NameMeanings.for_config(self.config)
         builtin = BuiltinDSLGenerator(strict=strict, meanings=self._meanings)
         generator: DSLGenerator | None = (
             self.generators.get(name) or ctx.generators.get(name)

@@ -44,8 +44,9 @@ class DBSettings(DBConfig):
     statement_timeout_ms: Count = Field(default=10_000, ge=0)
     count_max: Count = Field(default=1_000, ge=0)
     match_by_meaning: bool = Field(
-        default=False, description="Read leftover phrases as model/field names by meaning "
-        "(the kb embedding model), when name matching found nothing for them")
+        default=True, description="Read leftover phrases as model/field names by meaning "
+        "('cost' -> price; the offline MiniLM, loaded in the background from the first "
+        "search or DBHandler.warm()), when name matching found nothing for them")
 
     @classmethod
     def from_config(cls, config: SearchConfig) -> DBSettings:

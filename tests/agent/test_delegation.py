@@ -232,7 +232,7 @@ async def test_query_delegate_failure_falls_back_to_builtin(make_assistant, home
     a.searcher.registry.register(db)
     a.searcher.config.db.models = ["agents.test.product"]
     try:
-        events = await run(a, "products under 50")
+        events = await run(a, "products under $50")  # a price: "under 50" names no field
     finally:
         await db.aclose()
     rec = await record_of(a, events)

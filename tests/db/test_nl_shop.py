@@ -92,3 +92,28 @@ async def test_relative_dates_with_a_fixed_clock(shop: DBHandler) -> None:
                or (o["__yao_team_id"] == "t1" and o["share"] == "team")}
     want = {o["id"] for o in ORDERS if o["created_at"] >= now - dt.timedelta(days=30)} & visible
     assert {i.record_id for i in r.items} == want and want
+
+
+@pytest.mark.parametrize(("user", "team"), [("u1", "t1"), (None, None)])
+async def test_the_demo_questions_are_answered_exactly(shop: DBHandler, user: str | None,
+                                                       team: str | None) -> None:
+    """Issue 31 item 2: 'cost' names the price field (read by meaning, on by default), so
+    the question is a condition on price, not a text match of 'cost' that matches
+    nothing; and "how many" is the number of orders the caller may see."""
+    ctx = Context(config=shop.config.merged({"db": {"max_results": 100}}), user_id=user,
+                  team_id=team)
+    r = await shop.search(ctx, Request(type="db", query="Which products cost more than 100 "
+                                       "dollars?", models=[PRODUCT, ORDER], limit=100))
+    assert r.error is None, r.error
+    want = {p["id"] for p in PRODUCTS.values() if p["price"] > 100}
+    assert {i.record_id for i in r.items} == want and r.total == len(want)
+    assert {i.model for i in r.items} == {PRODUCT}
+    assert r.dsl is not None and r.dsl["confidence"] >= 0.9, r.dsl
+    assert any("'cost' read as 'price'" in w for w in r.warnings), r.warnings
+    counted = await shop.search(ctx, Request(type="db", query="How many orders are there?",
+                                             models=[PRODUCT, ORDER]))
+    assert counted.error is None, counted.error
+    seen = {o["id"] for o in ORDERS if o["public"] or (user and o["__yao_created_by"] == user)
+            or (team and o["__yao_team_id"] == team and o["share"] == "team")}
+    assert counted.total == len(seen) and seen
+    assert {i.model for i in counted.items} == {ORDER}

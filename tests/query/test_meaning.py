@@ -67,6 +67,8 @@ async def test_a_leftover_phrase_is_read_as_the_name_it_means(
     ("arenas with banana", ["banana"]),            # means no name
     ("accidents in Gelderland", ["Gelderland"]),   # written as a name: a value, not a field
     ("accidents with two", ["two"]),               # a number
+    ("arenas with at least 2 seats", ["least"]),   # a word of degree, never a name
+    ("the most wounded", ["most"]),
 ])
 async def test_nothing_is_read_without_a_meaning_above_the_floor(
         meanings: NameMeanings, question: str, leftover: list[str]) -> None:

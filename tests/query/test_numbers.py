@@ -41,10 +41,11 @@ def test_comparisons(text: str, where: dict[str, Any]) -> None:
     assert run(comparisons, text).wheres == [where]
 
 
-def test_an_amount_no_field_fits_is_a_warning() -> None:
+def test_an_amount_no_field_fits_is_unplaced() -> None:
     plan = run(comparisons, "tracks over 5")  # three numeric fields, none named
     assert plan.wheres == []
-    assert plan.warnings == ["could not tell which field 'over 5' is about; ignored"]
+    assert plan.warnings == ["could not tell which field 'over 5' is about"]
+    assert plan.unplaced == ["over 5"]  # the parser then answers nothing (test_unsure)
 
 
 def test_years_are_left_to_dates() -> None:

@@ -28,6 +28,11 @@ def run(extractors: list[Any], text: str, target: str = "Track", schemas: Any = 
 @pytest.mark.parametrize(("extract", "text", "order"), [
     (sort_by, "tracks sorted by bytes desc", {"field": "Bytes", "order": "desc"}),
     (sort_by, "tracks ordered by unit price", {"field": "UnitPrice", "order": "asc"}),
+    # the direction said after a word (it was read as ascending: a wrong order)
+    (sort_by, "tracks sorted by bytes in descending order", {"field": "Bytes", "order": "desc"}),
+    (sort_by, "tracks sorted by bytes in decreasing order, please",
+     {"field": "Bytes", "order": "desc"}),
+    (sort_by, "tracks ordered by bytes in ascending order", {"field": "Bytes", "order": "asc"}),
     (alphabetical, "tracks in alphabetical order", {"field": "Name", "order": "asc"}),
     (alphabetical, "tracks z-a", {"field": "Name", "order": "desc"}),
     (field_superlative, "tracks with the fewest milliseconds",

@@ -91,7 +91,9 @@ async def searcher(request: pytest.FixtureRequest,
     config = SearchConfig(home=root / "home", options={"timeout": TIMEOUT},
                           db={"url": f"sqlite:///{db}", "models": ["notes"]})
     registry = Registry()
-    registry.register(create_handler(config, config_dir=cfg))
+    handler = create_handler(config, config_dir=cfg)
+    await handler.warm()  # as a service does at start-up: no model load in a 2 s search
+    registry.register(handler)
     async with Searcher(config, registry) as s:
         yield s
 

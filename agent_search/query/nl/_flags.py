@@ -41,10 +41,13 @@ def flags(q: Question, plan: Plan) -> None:
         stored = flag_values(cand.field.kind, cand.field.values)
         if stored is None or not _names_the_flag(q, mention):
             continue
-        negated = _NOT.search(q.low[max(0, mention.span[0] - 12):mention.span[0]]) is not None
+        start = max(0, mention.span[0] - 12)
+        negated = _NOT.search(q.low[start:mention.span[0]])
         value = stored[1] if negated else stored[0]
         done.add(cand.path)
-        plan.add(cand.path, "=", value, mention.span,
+        # the negation is part of what was read (the parse is sure of it)
+        span = (start + negated.start(), mention.span[1]) if negated else mention.span
+        plan.add(cand.path, "=", value, span,
                  f"{cand.path} = {value!r} (\"{q.quote(mention.span)}\")")
         plan.value_conditions += 1
 

@@ -41,9 +41,19 @@ FLOOR_QUANTILE = 0.95
 """A phrase must be closer to a name than 95% of the schema's name pairs are to each other."""
 MARGIN = 0.5
 """... and beat the second-closest name by half a standard deviation of the name pairs."""
+MIN_SIMILARITY = 0.5
+"""... and be at least this similar at all (the model's cosine): in a small schema of
+unlike names the floor can sit lower, and "come" read as ``course`` at 0.42 is no link."""
 MIN_NAMES = 5
 """Fewer names than this: too few pairs to tell what "unrelated" looks like; no reading."""
 MAX_PHRASE_WORDS = 3
+GRAMMAR_WORDS = frozenset({
+    "least", "most", "more", "less", "fewer", "fewest", "than", "each", "every", "all",
+    "any", "both", "either", "neither", "only", "also", "much", "many", "several",
+    "highest", "lowest", "largest", "smallest", "biggest", "greatest", "maximum", "minimum",
+})
+"""Words of quantity, comparison and degree: the language's, never a schema's name ("at
+*least* two" was read as a model ``course`` by meaning)."""
 _CACHE = 64
 _SPLIT = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
 
@@ -77,14 +87,44 @@ class NameMeanings:
         self._embed = embed
         self._names: OrderedDict[tuple[str, ...], _Names | None] = OrderedDict()
         self._lock = threading.Lock()
+        self._warming: threading.Thread | None = None
 
     @classmethod
     def for_config(cls, config: SearchConfig) -> NameMeanings:
-        """With the kb's embedding model of ``config`` (loaded on first use, offline)."""
-        from agent_search.kb._embedder import get_embedder
-        from agent_search.kb.settings import KBSettings
+        """With the offline MiniLM as shipped (int8 weights widened at load: no build, the
+        files are copied into ``<home>/models`` in well under a second, where the kb's
+        int8 rewrite takes ~10 s; and a text's vector does not depend on its batch),
+        whatever model the kb is configured with — names are read the same way on every
+        deployment. Loaded on first use or by :meth:`warm`."""
+        from agent_search.kb import KBSettings, get_embedder
 
-        return cls(get_embedder(KBSettings.from_config(config), Path(config.home)).embed)
+        settings = KBSettings(int8="weights", embed_workers=1)
+        home = Path(config.home)
+        return cls(lambda texts: get_embedder(settings, home).embed(texts))
+
+    def warm(self) -> None:
+        """Load the model in a background thread now (once), so that the first question
+        does not wait for it; a failure is left for the first reading to report."""
+        with self._lock:
+            if self._warming is not None:
+                return
+            # not a daemon: a process that ends while the model loads waits for it (a
+            # daemon thread inside onnxruntime at interpreter exit aborts the process)
+            self._warming = threading.Thread(target=self._warm, name="name-meanings",
+                                             daemon=False)
+        self._warming.start()
+
+    async def ready(self) -> None:
+        """:meth:`warm`, then wait (in a worker thread) until the model has loaded."""
+        self.warm()
+        assert self._warming is not None
+        await anyio.to_thread.run_sync(self._warming.join)
+
+    def _warm(self) -> None:
+        try:
+            self._embed(["warm"])
+        except Exception:  # reported by the first reading, with its cause
+            return
 
     def _names_of(self, texts: tuple[str, ...]) -> _Names | None:
         with self._lock:
@@ -125,7 +165,7 @@ class NameMeanings:
             order = np.argsort(-sims[i])
             best, second = float(sims[i][order[0]]), float(sims[i][order[1]])
             name = names.texts[int(order[0])]
-            if best < names.floor or best - second < MARGIN * names.spread \
+            if best < max(names.floor, MIN_SIMILARITY) or best - second < MARGIN * names.spread \
                     or name == phrase or name in low or any(r.name == name for r in out):
                 continue  # below the schema's floor, not clearly one name, or said already
             out.append(Reading(phrase, name, round(best, 3)))
@@ -151,9 +191,10 @@ def rewrite(question: str, readings: Sequence[Reading]) -> str:
 
 
 def _may_name(question: str, word: str) -> bool:
-    """Not a number, and not written as a name (capitalised after the question's first
-    word: "Gelderland" is a value, for the value matching, not a field)."""
-    if word[:1].isdigit() or word.lower() in NUMBER_WORDS:
+    """Not a number nor a word of quantity or degree, and not written as a name
+    (capitalised after the question's first word: "Gelderland" is a value, for the value
+    matching, not a field)."""
+    if word[:1].isdigit() or word.lower() in NUMBER_WORDS or word.lower() in GRAMMAR_WORDS:
         return False
     for m in re.finditer(r"(?<!\w)" + re.escape(word) + r"(?!\w)", question):
         if m.start() > 0 and question[:m.start()].strip() and word[:1].isupper():

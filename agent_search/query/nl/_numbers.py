@@ -93,9 +93,7 @@ def comparisons(q: Question, plan: Plan) -> None:
         if cand is None and dim != "number":
             cand = field_for(q.candidates, "number", q.fields, span[0])
         if cand is None:
-            plan.warnings.append(f"could not tell which field {m.group(0).strip()!r} is "
-                                 "about; ignored")
-            plan.used.append(span)
+            plan.cannot_place(span, m.group(0).strip())
             continue
         if cand.field.kind in TEMPORAL_KINDS:
             continue

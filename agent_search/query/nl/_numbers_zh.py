@@ -109,7 +109,6 @@ def _field(q: Question, plan: Plan, m: re.Match[str], dim: str) -> Candidate | N
     if cand is None and dim != "number":
         cand = field_for(q.candidates, "number", q.fields, m.start())
     if cand is None or cand.field.kind in TEMPORAL_KINDS:
-        plan.warn(f"could not tell which field {m.group(0).strip()!r} is about; ignored")
-        plan.used.append(m.span())
+        plan.cannot_place(m.span(), m.group(0).strip())
         return None
     return cand

@@ -34,6 +34,9 @@ _ALPHA = re.compile(r"\b(?:alphabetical(?:ly)?|a-z|a to z|z-a|z to a)\b", re.I)
 _SORT = re.compile(r"\b(?:sort(?:ed)?|order(?:ed)?)\s+by\s+(?P<f>[\w ]{1,40}?)"
                    r"(?:\s+(?P<dir>asc|ascending|desc|descending))?(?:$|[,.;]|\s+(?:and|with|in|for)\b)",
                    re.I)
+_THEN_DIRECTION = re.compile(r"\s*(?:in\s+)?(?:an?\s+|the\s+)?(?P<dir>asc|ascending|increasing|"
+                             r"desc|descending|decreasing)\b(?:\s+order\b)?", re.I)
+"""A direction said after the field and a word ("sorted by price *in descending order*")."""
 _TOP = re.compile(r"\b(?:top|first|last|the)\s+(?P<n>\d{1,4})\b", re.I)
 
 
@@ -50,8 +53,13 @@ def sort_by(q: Question, plan: Plan) -> None:
                      or (c.field.label and phrase == c.field.label.lower())), None)
         if cand is None:
             continue
-        direction = "desc" if (m.group("dir") or "").startswith("desc") else "asc"
-        plan.order(cand.field.name, direction, m.span(), f"\"{m.group(0).strip()}\"")
+        said, end = m.group("dir"), m.end()
+        then = _THEN_DIRECTION.match(q.low, end) if said is None else None
+        if then is not None:
+            said, end = then.group("dir"), then.end()
+        direction = "desc" if (said or "").lower().startswith(("desc", "decr")) else "asc"
+        plan.order(cand.field.name, direction, (m.start(), end),
+                   f"\"{q.low[m.start():end].strip()}\"")
 
 
 def alphabetical(q: Question, plan: Plan) -> None:

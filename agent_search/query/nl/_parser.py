@@ -55,6 +55,7 @@ from agent_search.query.nl._schema import (
     model_mentions,
     title_field,
 )
+from agent_search.query.nl._unsure import unsure
 from agent_search.query.nl._value_index import value_serials
 from agent_search.query.nl._values_zh import names_outside_values
 
@@ -99,7 +100,6 @@ EXTRACTORS: tuple[Extractor, ...] = (
 
 _COUNT = re.compile(r"\b(?:how many|number of|count(?:s|ing)?)\b|多少|几个|几位|几家|几条|"
                     r"数量|总数|个数", re.I)
-_AGGREGATE = re.compile(r"\b(?:average|avg|mean|sum|median)\b", re.I)
 _NOT_TEXT = frozenset({"cheaper", "expensive", "order", "sorted", "sort", "alphabetical"})
 
 
@@ -177,19 +177,12 @@ def finish(q: Question, plan: Plan, strict: bool) -> dict[str, Any]:
         return fallback(q, plan, [q.target], strict)
     if _COUNT.search(q.low):
         plan.notes.append("a count is asked for: Result.total is the number of matches")
-    aggregate = _AGGREGATE.search(q.low)
-    if aggregate and not grouped:
-        plan.warnings.append(f"{aggregate.group(0).lower()!r} is not computed (no field "
-                             "to compute it on was understood); the matching records are "
-                             "returned")
     _warn_unused_fields(q, plan)
     words = leftover_words(q, plan)
-    extreme = _unmet_extreme(words, plan, grouped)
-    if extreme is not None:
-        return {"queries": [], "explanation": "an extreme asked for, not computed",
-                "confidence": NOTHING_CONFIDENCE,
-                "warnings": [*plan.warnings, f"could not tell what {extreme!r} is measured "
-                             "by; no records are shown (they would not be the one asked for)"]}
+    reason = _unmet_extreme(words, plan, grouped) or unsure(q, plan, grouped)
+    if reason is not None:  # right or silent: a part of the question found no place
+        return {"queries": [], "explanation": "not sure what is asked; nothing searched",
+                "confidence": NOTHING_CONFIDENCE, "warnings": [*plan.warnings, reason]}
     found_terms, relax = _leftover(q, plan, words)
     shape: dict[str, Any] = {"orders": plan.orders}
     model, wheres = q.target.id, plan.wheres
@@ -291,9 +284,12 @@ def _unmet_extreme(words: list[str], plan: Plan, grouped: bool) -> str | None:
     order by): the records found are not the one asked for, so none are shown."""
     if plan.orders or grouped:
         return None
-    return next((w for w in words if _EXTREME_WORDS.fullmatch(w) or w in ordering_zh.EXTREMES
+    word = next((w for w in words if _EXTREME_WORDS.fullmatch(w) or w in ordering_zh.EXTREMES
                  or ordering.SUPERLATIVE.fullmatch(w) or measures.ADJECTIVE.fullmatch(w)),
                 None)
+    return None if word is None else (f"could not tell what {word!r} is measured by; no "
+                                      "records are shown (they would not be the one asked "
+                                      "for)")
 
 
 def _written_as_name(q: Question, word: str) -> bool:

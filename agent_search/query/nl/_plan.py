@@ -107,6 +107,9 @@ class Plan:
     """Set when the answer is computed on another model (the rows the target has many
     of, counted per target row): its id; conditions go through ``answer_relation``."""
     answer_relation: str | None = None
+    unplaced: list[str] = field(default_factory=list)
+    """Conditions the question states that could not be placed ("more than 2" with no
+    field it could be about): the answer would not meet them, so none is given."""
     value_conditions: int = 0
     """Conditions on values (known values, text matches, counts): leftover words are then
     not matched as text."""
@@ -121,6 +124,13 @@ class Plan:
             return False
         self.warn(f"more than {MAX_CONDITIONS} conditions; the rest were ignored")
         return True
+
+    def cannot_place(self, span: Span, said: str) -> None:
+        """A condition stated at ``span`` that no field takes: its words are used up, and
+        the question is answered by nothing (see :mod:`._unsure`)."""
+        self.warn(f"could not tell which field {said!r} is about")
+        self.used.append(span)
+        self.unplaced.append(said)
 
     def warn(self, message: str) -> None:
         if message not in self.warnings:

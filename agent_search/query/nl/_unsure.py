@@ -1,0 +1,208 @@
+"""When the parse is unsure: a reason to answer nothing rather than something wrong.
+
+A wrong set of records is worse than none: an agent cites it. After the extractors ran,
+these checks compare what the question *says* with what the plan *computes*, and each
+returns a reason when a part of the question found no place in the plan:
+
+- a **superlative** ("the highest", "the most common", "the fewest") with nothing to
+  order by and no maximum or minimum computed: the records or groups shown are not the
+  one asked for ("Which grade has the most students?" listing every grade);
+- a superlative **of an aggregate** ("the category with the highest average price")
+  without groups ordered by that aggregate: the answer is not per group;
+- an **aggregate word** ("average", "sum") computing nothing, and not a field's name: the
+  records shown are not the number asked for;
+- a **condition** stated and placed on no field ("more than 2" where no field counts):
+  the rows shown would not meet it;
+- an **order** asked ("ordered by", "in descending order") with nothing to order by;
+- "how many **different**" with no distinct values counted: the number of records is not
+  the number asked for;
+- a **possessive** naming another model ("Kyle's *friends*") while the answer is the
+  possessor's model;
+- a **negation** ("not", "no", "never", "without", "n't") that no extractor read and no
+  negated condition carries ("artists with no albums" listing every artist, "tracks that
+  are not longer than 5 minutes" listing the longer ones).
+
+The checks are rules of the language, not of a schema: each is one regular expression and
+one test of the plan, in :data:`CHECKS`, run in that order.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from agent_search.query.nl._lexicon import overlaps
+from agent_search.query.nl._plan import Plan, Question
+
+EXTREME = re.compile(
+    r"(?<!\bat )\b(?:highest|lowest|largest|smallest|biggest|greatest|fewest|least|most|"
+    r"maximum|minimum|longest|shortest|oldest|youngest|earliest|newest|cheapest|tallest|"
+    r"heaviest|lightest|richest|poorest)\b(?! of\b)", re.I)
+"""True superlatives ("at most 3", "at least 2", "most of" are comparisons or quantities)."""
+EXTREME_OF_AGGREGATE = re.compile(
+    r"\b(?:highest|lowest|largest|smallest|biggest|greatest|most|least|fewest|maximum|"
+    r"minimum|max|min|top)\s+(?:average|avg|mean|total|sum|combined|overall)\b", re.I)
+AGGREGATE_WORD = re.compile(r"\b(?:average|avg|mean|sum|median)\b", re.I)
+ORDER_ASKED = re.compile(
+    r"\b(?:order(?:ed)?|sort(?:ed)?|rank(?:ed)?)\s+(?:\w+\s+){0,2}?by\b|"
+    r"\b(?:ascending|descending|increasing|decreasing|alphabetical(?:ly)?)\b", re.I)
+DISTINCT_COUNT = re.compile(r"\bhow many\s+(?:different|distinct|unique)\b|"
+                            r"\bnumber of\s+(?:different|distinct|unique)\b", re.I)
+POSSESSIVE = re.compile(r"\b\w+['’]s\s+(?=\w)", re.I)
+NEGATION = re.compile(r"\b(?:not|no|never|without|none|neither|nor|except|excluding)\b|n['’]t\b",
+                      re.I)
+NEGATED_OPS = frozenset({"!=", "not in", "not like", "is null"})
+_QUOTED = re.compile(r"\"[^\"]*\"|'[^']*'|`[^`]*`|“[^”]*”")
+
+Check = Callable[[Question, Plan, bool], "str | None"]
+
+
+def unsure(q: Question, plan: Plan, grouped: bool) -> str | None:
+    """The first reason (of :data:`CHECKS`) to answer nothing, or None."""
+    for check in CHECKS:
+        reason = check(q, plan, grouped)
+        if reason is not None:
+            return reason
+    return None
+
+
+def _said(pattern: re.Pattern[str], q: Question, plan: Plan) -> Iterator[re.Match[str]]:
+    """Matches of ``pattern`` in the question, outside quotes, not written as a name
+    (capitalised mid-sentence: "Greatest Hits" is a value) and not part of a value a
+    condition compares with ("albums with greatest hits in the title")."""
+    quoted = [m.span() for m in _QUOTED.finditer(q.low)]
+    values = " ".join(_values(plan.wheres)).lower()
+    for m in pattern.finditer(q.low):
+        if any(overlaps(m.span(), s) for s in quoted) or m.group(0).lower() in values:
+            continue
+        if m.start() > 0 and q.text[m.start():m.start() + 1].isupper():
+            continue
+        yield m
+
+
+def _values(wheres: list[dict[str, Any]]) -> Iterator[str]:
+    for w in wheres:
+        for nested in (w.get("or"), w.get("and")):
+            if nested:
+                yield from _values(list(nested))
+        value = w.get("value")
+        for v in value if isinstance(value, list) else [value]:
+            if isinstance(v, str):
+                yield v
+
+
+def _ordered(plan: Plan) -> bool:
+    extreme_fn = any(a.lower().startswith(("max(", "min(")) for a in plan.aggregates)
+    return bool(plan.orders or plan.aggregate_orders or extreme_fn)
+
+
+def superlative_without_order(q: Question, plan: Plan, grouped: bool) -> str | None:
+    if _ordered(plan):
+        return None
+    word = next((m.group(0) for m in _said(EXTREME, q, plan)), None)
+    if word is None:
+        return None
+    return (f"could not tell what {word!r} is measured by; no records are shown (they "
+            "would not be the one asked for)")
+
+
+def superlative_of_ungrouped_aggregate(q: Question, plan: Plan, grouped: bool) -> str | None:
+    if grouped and plan.group_by and plan.aggregate_orders:
+        return None
+    said = next((m.group(0) for m in _said(EXTREME_OF_AGGREGATE, q, plan)), None)
+    if said is None:
+        return None
+    return (f"{said!r} ranks groups by an aggregate, and no groups to rank were understood; "
+            "no answer is shown (it would not be per group)")
+
+
+def aggregate_not_computed(q: Question, plan: Plan, grouped: bool) -> str | None:
+    if grouped:
+        return None
+    names = [m.span for m in q.fields]
+    for m in _said(AGGREGATE_WORD, q, plan):
+        if not any(overlaps(m.span(), s) for s in names):
+            return (f"{m.group(0).lower()!r} is not computed (no field to compute it on "
+                    "was understood); no records are shown (they are not the number "
+                    "asked for)")
+    return None
+
+
+def order_not_placed(q: Question, plan: Plan, grouped: bool) -> str | None:
+    if _ordered(plan):
+        return None
+    said = next((m.group(0) for m in _said(ORDER_ASKED, q, plan)), None)
+    if said is None:
+        return None
+    return (f"{said!r} asks for an order, and no field to order by was understood; no "
+            "records are shown (they would not be in the order asked for)")
+
+
+def distinct_not_counted(q: Question, plan: Plan, grouped: bool) -> str | None:
+    said = next((m.group(0) for m in _said(DISTINCT_COUNT, q, plan)), None)
+    if said is None or any("distinct" in a.lower() for a in plan.aggregates) \
+            or plan.group_by:
+        return None
+    return (f"{said!r} counts values, and no field whose values to count was understood; "
+            "no count is given (the number of records would not be it)")
+
+
+def possessed_not_answered(q: Question, plan: Plan, grouped: bool) -> str | None:
+    """"Kyle's friends" asks for the friends: a model named right after a possessive
+    that is not the one answered (nor part of a field of it: "the channel's *series*
+    name") means the answer is the possessor's own row."""
+    answered = {plan.target.id.lower(), (plan.answer_model or "").lower()}
+    for m in POSSESSIVE.finditer(q.low):  # the possessor is mostly a name: no _said
+        for model_id, spans in q.models.items():
+            end = next((b for a, b in spans if a == m.end()), None)
+            own_field = any(f.candidate.relation is None and overlaps(f.span, (m.end(), end))
+                            for f in q.fields) if end is not None else False
+            if model_id.lower() not in answered and end is not None and not own_field:
+                return (f"{q.text[m.start():end]!r} asks for {model_id} records, and the "
+                        f"answer understood is of {plan.target.id}; no records are shown")
+    return None
+
+
+def negation_not_read(q: Question, plan: Plan, grouped: bool) -> str | None:
+    if _negated(plan.wheres):
+        return None
+    for m in _said(NEGATION, q, plan):
+        if not any(overlaps(m.span(), s) for s in plan.used):
+            return (f"{m.group(0)!r} was not understood as a condition; no records are "
+                    "shown (they would include the ones it excludes)")
+    return None
+
+
+def _negated(wheres: list[dict[str, Any]]) -> bool:
+    """Some condition excludes: ``!=``, ``not in``, ``not like``, ``is null``, or a count
+    of related rows compared with zero ("with no albums")."""
+    for w in wheres:
+        nested = w.get("or") or w.get("and")
+        if nested and _negated(list(nested)):
+            return True
+        if w.get("op") in NEGATED_OPS:
+            return True
+        if str(w.get("field", "")).startswith("count(") and w.get("value") == 0:
+            return True
+    return False
+
+
+def condition_not_placed(q: Question, plan: Plan, grouped: bool) -> str | None:
+    if not plan.unplaced:
+        return None
+    return (f"no records are shown: they would not meet {plan.unplaced[0]!r}, which is "
+            "about no field the question names")
+
+
+CHECKS: tuple[Check, ...] = (
+    condition_not_placed,
+    superlative_of_ungrouped_aggregate,
+    superlative_without_order,
+    order_not_placed,
+    aggregate_not_computed,
+    distinct_not_counted,
+    possessed_not_answered,
+    negation_not_read,
+)
+"""The checks, in the order their reasons are given (one reason per question)."""
