@@ -117,10 +117,15 @@ class _Display:
                                style="yellow")
 
     def _on_grounding(self, event: Grounding) -> None:
+        unchecked = [e for e in event.grounding if e.get("status") == "unchecked"]
         for entry in event.grounding:
             if entry.get("status") == "unsupported":
                 self.console.print(f"⚠️  unsupported: “{escape(str(entry.get('text', '')))}” — "
                                    f"{escape(str(entry.get('reason', '')))}", style="yellow")
+        if unchecked:  # the check could not run on them: said once, never read as "fine"
+            self.console.print(f"⚠️  {plural(len(unchecked), 'sentence')} not checked against "
+                               f"the references: {escape(str(unchecked[0].get('reason', '')))}",
+                               style="yellow")
 
     def _on_done(self, event: Done) -> None:
         from agent_search.citation import format_marker

@@ -97,8 +97,7 @@ class DBHandler:
         self.generators = dict(generators or {})
         self._engine = engine
         self._catalog: Catalog | None = None
-        self._meanings = NameMeanings.for_config(config) if self.settings.match_by_meaning \
-            else None
+        self._meanings: NameMeanings | None = None
 
     # -- lifecycle -------------------------------------------------------------------
 
@@ -122,18 +121,28 @@ class DBHandler:
                                     value_index_max=self.settings.value_index_max)
         return self._catalog
 
+    @property
+    def meanings(self) -> NameMeanings | None:
+        """Names by meaning (``db.match_by_meaning``), made on first use: building a
+        handler (every CLI command does) loads neither the parser nor the model."""
+        if self._meanings is None and self.settings.match_by_meaning:
+            from agent_search.query.nl._meaning import NameMeanings
+
+            self._meanings = NameMeanings.for_config(self.config)
+        return self._meanings
+
     async def warm(self) -> None:
         """Get ready for the first question now (at start-up): the model of names by
         meaning loads in a background thread while the catalog is read and indexed, and
         this returns when both are done. Without it the first search starts both (and
         its first reading by meaning waits for the model, ~1 s)."""
         await self._start()
-        if self._meanings is not None:
-            await self._meanings.ready()
+        if self.meanings is not None:
+            await self.meanings.ready()
 
     async def _start(self) -> None:
-        if self._meanings is not None:
-            self._meanings.warm()
+        if self.meanings is not None:
+            self.meanings.warm()
         await self.catalog.load()
 
     async def aclose(self) -> None:
@@ -303,7 +312,6 @@ class DBHandler:
     async def _generate(self, ctx: Context, request: Request, entries: list[ModelEntry],
                         warnings: list[str]) -> GeneratedDSL:
         from agent_search.query.nl import BuiltinDSLGenerator
-        from agent_search.query.nl._meaning import NameMeanings
 
         # read with the value index: it also tells which text columns hold numbers
         # (compared as numbers on every path, an explicit DSL's too)
@@ -322,7 +330,7 @@ class DBHandler:
                                 explanation="preset filters only", generator="none")
         strict = ctx.config.query.strict
         name = ctx.config.uses.query
-        builtin = BuiltinDSLGenerator(strict=strict, meanings=self._meanings)
+        builtin = BuiltinDSLGenerator(strict=strict, meanings=self.meanings)
         generator: DSLGenerator | None = (
             self.generators.get(name) or ctx.generators.get(name)
             or (builtin if name == "builtin" else None))

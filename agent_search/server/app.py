@@ -67,6 +67,7 @@ def create_app(service: Service, *, own_process: bool = False) -> FastAPI:
     @contextlib.asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
         await service.records.ensure()
+        await service.warm()
         if own_process:
             gc.collect()
             gc.freeze()

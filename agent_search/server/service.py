@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -88,6 +88,29 @@ class Service:
             assistant.records = store
         return cls(settings=settings, searcher=searcher, assistants=assistants, records=store,
                    workers=options.workers)
+
+    async def warm(self, seconds: float = 60.0) -> None:
+        """Get the handlers that can (``warm()``: the db handler's schema and its model of
+        names by meaning) ready before the first request, so the first question is not
+        the one that waits. Bounded; a failure here (a database down at start) is left
+        for the searches to report."""
+        searchers = [self.searcher, *(a.searcher for a in self.assistants.values())]
+        handlers: dict[int, Callable[[], Awaitable[None]]] = {}
+        for searcher in searchers:
+            for search_type in searcher.registry.types:
+                for handler in searcher.registry.handlers(search_type):
+                    warm = getattr(handler, "warm", None)
+                    if callable(warm):
+                        handlers[id(handler)] = warm
+
+        async def one(warm: Callable[[], Awaitable[None]]) -> None:
+            with contextlib.suppress(Exception):
+                await warm()
+
+        with anyio.move_on_after(seconds):
+            async with anyio.create_task_group() as tg:
+                for warm in handlers.values():
+                    tg.start_soon(one, warm)
 
     async def aclose(self) -> None:
         for assistant in self.assistants.values():

@@ -139,9 +139,11 @@ function annotate(text, grounding) {
   for (const entry of Array.isArray(grounding) ? grounding : []) {
     const start = Number(entry.start), end = Number(entry.end);
     if (!Number.isInteger(start) || !Number.isInteger(end) || start < 0 || end > chars.length || start >= end) continue;
-    if (entry.status === "unsupported") {
+    if (entry.status === "unsupported" || entry.status === "unchecked") {
+      // unchecked: the check could not run on it, which is no "supported" either
       inserts.push([start, MARK_OPEN], [end, MARK_CLOSE]);
-      flags.push(String(entry.reason || "No reference supports this sentence."));
+      const reason = String(entry.reason || "No reference supports this sentence.");
+      flags.push(entry.status === "unchecked" ? "Not checked: " + reason : reason);
     }
     const cited = new Set((entry.cited || []).map(String));
     const extra = (entry.support || []).map(String).filter((id) => !cited.has(id));
