@@ -6,8 +6,9 @@ are merged, deduplicated, weighted, reranked and given request-unique citation i
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from agent_search._lazy import lazy_exports
 
 if TYPE_CHECKING:
     from agent_search.citation import CitationAllocator, build_prompt
@@ -47,17 +48,7 @@ next to nothing, and a process (a CLI command, a sandboxed parser) loads only th
 it uses (issue 31)."""
 
 
-def __getattr__(name: str) -> Any:
-    module = _HOME.get(name)
-    if module is None:
-        raise AttributeError(f"module 'agent_search' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"agent_search.{module}"), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_HOME})
+__getattr__, __dir__ = lazy_exports(__name__, _HOME)
 
 
 __version__ = "0.1.0"

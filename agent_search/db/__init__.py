@@ -3,8 +3,9 @@ natural language → QueryDSL, permission filters; SQLite and PostgreSQL."""
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from agent_search._lazy import lazy_exports
 
 if TYPE_CHECKING:
     from agent_search.db._builder import DSLBuildError
@@ -21,13 +22,7 @@ _HOME = {
 searcher does) does not load SQLAlchemy and the question parser before a db search."""
 
 
-def __getattr__(name: str) -> Any:
-    module = _HOME.get(name)
-    if module is None:
-        raise AttributeError(f"module 'agent_search.db' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"agent_search.db.{module}"), name)
-    globals()[name] = value
-    return value
+__getattr__, __dir__ = lazy_exports(__name__, _HOME)
 
 
 __all__ = [

@@ -8,8 +8,9 @@ retrieval, ingestion, an entity graph and retrieval evaluation.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from agent_search._lazy import lazy_exports
 
 if TYPE_CHECKING:
     from agent_search.kb._embedder import EmbeddingError, get_embedder, prepare_model_dir
@@ -39,13 +40,7 @@ module of the package (the parser process of :mod:`agent_search.kb._sandbox`) do
 load the embedding model's libraries."""
 
 
-def __getattr__(name: str) -> Any:
-    module = _HOME.get(name)
-    if module is None:
-        raise AttributeError(f"module 'agent_search.kb' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"agent_search.kb.{module}"), name)
-    globals()[name] = value
-    return value
+__getattr__, __dir__ = lazy_exports(__name__, _HOME)
 
 
 __all__ = [

@@ -10,8 +10,9 @@ class) with ``await provider.search(query, limit=..., sites=..., time_range=...)
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from agent_search._lazy import lazy_exports
 
 if TYPE_CHECKING:
     from agent_search.web._fetch import Page, fetch_pages
@@ -67,13 +68,7 @@ searcher does) loads no provider's client library (tavily, requests) or page fet
 before a web search."""
 
 
-def __getattr__(name: str) -> Any:
-    module = _HOME.get(name)
-    if module is None:
-        raise AttributeError(f"module 'agent_search.web' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"agent_search.web.{module}"), name)
-    globals()[name] = value
-    return value
+__getattr__, __dir__ = lazy_exports(__name__, _HOME)
 
 
 __all__ = [
