@@ -21,7 +21,13 @@ from agent_search.grounding._claims import (
 from agent_search.grounding._numbers_zh import half_width
 from agent_search.grounding._segment import has_cjk
 
-_SENTENCE_END = re.compile(r"(?<=[.!?;。！？；])\s+|(?<=[。！？；])|\n+")
+_SENTENCE_END = re.compile(r"(?<=[.!?;。！？；])\s+|(?<=[。！？；])|\n[ \t]*\n\s*"
+                           r"|\n(?=[ \t]*(?:[-*+][ \t]|\d{1,9}[.)][ \t]|#|>|\||```|~~~))")
+"""Where a reference's sentences end: after sentence punctuation, at a blank line, or
+before a line that starts a Markdown block (a list item, a heading, a quote, a table
+row, a fence). A single line break inside a paragraph is a soft break, as Markdown reads
+it: kb chunks keep their documents' lines, and a sentence wrapped over two lines is one
+sentence."""
 _PARTS = re.compile(r"[-'’/]")
 _LATIN = re.compile(r"[A-Za-z0-9][A-Za-z0-9'’\-]*")
 MAX_REFERENCE_CHARS = 20_000
@@ -48,7 +54,7 @@ class PreparedReference:
 
 
 def prepare(citation_id: str, title: str, content: str) -> PreparedReference:
-    text = f"{title}\n{content}"[:MAX_REFERENCE_CHARS] if title else content[
+    text = f"{title}\n\n{content}"[:MAX_REFERENCE_CHARS] if title else content[
         :MAX_REFERENCE_CHARS]
     names: set[str] = set()
     # the Latin words inside Chinese text too (东航MU5735航班 holds MU5735)
