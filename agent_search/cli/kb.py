@@ -473,7 +473,7 @@ def repair(name: Annotated[str, typer.Argument(help="Collection whose statistics
            config_dir: ConfigOpt = None, json_out: JsonOpt = False) -> None:
     """Rebuild a collection's statistics (what hybrid search and the floors read) from
     every point: ingest keeps them up to date, so this is a repair."""
-    from agent_search.kb import CollectionNotFound, StoreError
+    from agent_search.kb import StoreError
     from agent_search.kb._manage import repair_collection
 
     config = _config(config_dir)
@@ -481,9 +481,7 @@ def repair(name: Annotated[str, typer.Argument(help="Collection whose statistics
         done = anyio.run(lambda: repair_collection(config, name))
     except ValueError as exc:
         fail(str(exc))
-    except CollectionNotFound as exc:
-        fail(str(exc), 2)
-    except StoreError as exc:
+    except StoreError as exc:  # a collection that does not exist too (exit 2)
         _store_failed(exc)
     if json_out:
         print_json(done)

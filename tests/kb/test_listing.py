@@ -119,3 +119,36 @@ def test_kb_list_pages_through_a_collection(tmp_path: Path,
     assert other.exit_code == 2 and "not a cursor of this listing" in other.output
     assert "Traceback" not in other.output
     close_stores()
+
+
+def test_cli_repair_rebuilds_and_names_a_missing_collection(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``kb repair C`` rebuilds C's statistics from its points; an unknown collection is
+    one error line and exit 2 (the store's own error, said by the command)."""
+    from typer.testing import CliRunner
+
+    import agent_search.cli  # noqa: F401  (registers the sub-commands)
+    from agent_search.cli.app import app
+    from agent_search.kb import close_stores
+    from agent_search.kb._store import edge_root
+
+    home = tmp_path / "home"
+    store = EdgeStore(edge_root(home))
+    store.create("c", 3, {"dimensions": 3}, BASE_INDEXES)
+    store.upsert("c", [PointData(point_id("c", f"n{i}.md", f"doc{i}", 0, kind="u64"),
+                                 [1.0, float(i), 0.0], SparseVec([i], [1.0]),
+                                 {"source": f"n{i}.md", "document_id": f"doc{i}",
+                                  "chunk_index": 0, **Access.of().payload()})
+                       for i in range(3)])
+    store.close()
+    monkeypatch.setenv("AGENT_SEARCH_HOME", str(home))
+    runner = CliRunner()
+    try:
+        done = runner.invoke(app, ["kb", "repair", "c"])
+        assert done.exit_code == 0, done.output
+        assert "statistics rebuilt from 3 chunks" in done.stdout
+        missing = runner.invoke(app, ["kb", "repair", "nope"])
+        assert missing.exit_code == 2
+        assert "nope" in missing.stderr and "Traceback" not in missing.output
+    finally:
+        close_stores()
