@@ -171,20 +171,26 @@ async def run_small(work: Path, collections: list[Small]) -> dict[tuple[str, int
             searcher = Searcher(config, handlers=[create_handler(config)])
             row = tally.setdefault((col.source, col.size, scale), [0, 0, 0, 0])
             try:
-                for qid, text, gold in col.questions:
-                    result = await searcher.search(Request(type="kb", query=text, limit=4,
-                                                           collections=[name]))
-                    kept = [i.document_id for i in result.items if i.document_id != qid][:3]
-                    row[0] += 1
-                    row[1] += bool(set(kept) & gold)
-                for text in _off_topic(col.source):
-                    result = await searcher.search(Request(type="kb", query=text, limit=3,
-                                                           collections=[name]))
-                    row[2] += 1
-                    row[3] += not result.items
+                await tally_collection(searcher, col, name, row)
             finally:
                 await searcher.aclose()
     return tally
+
+
+async def tally_collection(searcher: Searcher, col: Small, name: str, row: list[int]) -> None:
+    """Add one small collection's figures to ``row``: [questions, hits in the top 3
+    (self-hits left out), off-topic questions, off-topic questions that got nothing]."""
+    for qid, text, gold in col.questions:
+        result = await searcher.search(Request(type="kb", query=text, limit=4,
+                                               collections=[name]))
+        kept = [i.document_id for i in result.items if i.document_id != qid][:3]
+        row[0] += 1
+        row[1] += bool(set(kept) & gold)
+    for text in _off_topic(col.source):
+        result = await searcher.search(Request(type="kb", query=text, limit=3,
+                                               collections=[name]))
+        row[2] += 1
+        row[3] += not result.items
 
 
 async def run_corpora() -> list[tuple[str, str, dict[str, float]]]:

@@ -32,9 +32,9 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
 import anyio  # noqa: E402
-from bench_floors import _off_topic, mixed, small_collections  # noqa: E402
+from bench_floors import mixed, small_collections, tally_collection  # noqa: E402
 
-from agent_search import Request, SearchConfig, Searcher  # noqa: E402
+from agent_search import SearchConfig, Searcher  # noqa: E402
 from agent_search.kb import close_stores, create_handler, ingest_paths  # noqa: E402
 from agent_search.kb._schema import BASE_INDEXES  # noqa: E402
 from agent_search.kb._store import PointData, get_store  # noqa: E402
@@ -103,17 +103,7 @@ async def floors(work: Path, store: str, sizes: set[int]) -> dict[tuple[str, int
         searcher = Searcher(config, handlers=[create_handler(config)])
         row = tally.setdefault((col.source, col.size), [0, 0, 0, 0])
         try:
-            for qid, text, gold in col.questions:
-                result = await searcher.search(Request(type="kb", query=text, limit=4,
-                                                       collections=[name]))
-                kept = [i.document_id for i in result.items if i.document_id != qid][:3]
-                row[0] += 1
-                row[1] += bool(set(kept) & gold)
-            for text in _off_topic(col.source):
-                result = await searcher.search(Request(type="kb", query=text, limit=3,
-                                                       collections=[name]))
-                row[2] += 1
-                row[3] += not result.items
+            await tally_collection(searcher, col, name, row)
         finally:
             await searcher.aclose()
     return tally
