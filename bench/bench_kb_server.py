@@ -1,6 +1,6 @@
 """The Qdrant-server path against the embedded store (issue 33 item 1): the same documents
 must rank alike and pass the same floors on both, now that the server keeps the
-collection statistics too (``_stats.<name>``, see ``agent_search/kb/_stats_keeper.py``).
+collection statistics too (``_stats.<name>``, see ``agent_search/kb/_store/_stats_keeper.py``).
 qdrant-client's local mode stands in for the server (``kb.url: file://…``).
 
 1. SciFact test hybrid nDCG@10 (and recall@100), ``evaluate`` as ``eval retrieval``
@@ -36,8 +36,11 @@ from bench_floors import mixed, small_collections, tally_collection  # noqa: E40
 
 from agent_search import SearchConfig, Searcher  # noqa: E402
 from agent_search.kb import close_stores, create_handler, ingest_paths  # noqa: E402
-from agent_search.kb._schema import BASE_INDEXES  # noqa: E402
-from agent_search.kb._store import PointData, get_store  # noqa: E402
+from agent_search.kb._store import (  # noqa: E402
+    BASE_INDEXES,
+    PointData,
+    get_store,
+)
 from agent_search.kb.evaluation import collection_for, evaluate, passage_config  # noqa: E402
 from agent_search.kb.settings import KBSettings  # noqa: E402
 

@@ -134,8 +134,7 @@ def copy_pages(source: Path) -> Path:
 def page_chunks(pages: Path, embedder: Any) -> list[str]:
     """What ``kb ingest`` embeds for the pages: each chunk's title, heading path and
     text (:func:`~agent_search.kb.ingest.embed_text`), chunked by the kb's own code."""
-    from agent_search.kb._chunking import iter_chunks
-    from agent_search.kb._loaders import Document, load_file
+    from agent_search.kb._ingest import Document, iter_chunks, load_file
     from agent_search.kb.ingest import _token_counter, embed_text
 
     count = _token_counter(embedder)
@@ -304,7 +303,7 @@ def speed_table(rows: list[dict[str, Any]], docs: int, queries: int) -> list[str
 
 async def run_pages(source: Path, rounds: int) -> list[str]:
     """The long-pages figures alone (``--pages-only``): no SciFact needed."""
-    from agent_search.kb._embedder import get_embedder, prepare_model_dir
+    from agent_search.embedding import get_embedder, prepare_model_dir
     from agent_search.kb.settings import KBSettings
 
     pages = copy_pages(source)
@@ -316,7 +315,7 @@ async def run_pages(source: Path, rounds: int) -> list[str]:
 
 
 async def run(docs: int, rounds: int, queries_n: int, source: Path) -> list[str]:
-    from agent_search.kb._embedder import embedder_for_collection, prepare_model_dir
+    from agent_search.embedding import embedder_for_collection, prepare_model_dir
     from agent_search.kb._store import get_store
     from agent_search.kb.evaluation import ensure_ingested, load_dataset
     from agent_search.kb.settings import KBSettings
@@ -337,7 +336,7 @@ async def run(docs: int, rounds: int, queries_n: int, source: Path) -> list[str]
     for _ in range(rounds):
         rows.append(await _round(texts, queries, refs, embedder, collection))
         page_rows.append(_pages_round(pages, chunks, refs[REFERENCE], embedder))
-    from agent_search.kb._store import close_stores
+    from agent_search.kb import close_stores
 
     close_stores()
     return [*speed_table(rows, docs, len(queries)), "",

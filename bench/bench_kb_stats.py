@@ -38,19 +38,24 @@ import anyio  # noqa: E402
 import numpy as np  # noqa: E402
 
 from agent_search import SearchConfig  # noqa: E402
-from agent_search.kb import close_stores, ingest_paths  # noqa: E402
-from agent_search.kb._embedder import get_embedder  # noqa: E402
-from agent_search.kb._schema import (  # noqa: E402
+from agent_search.embedding import get_embedder  # noqa: E402
+from agent_search.kb import (  # noqa: E402
+    Access,
+    close_stores,
+    ingest_paths,
+)
+from agent_search.kb._store import (  # noqa: E402
     BASE_INDEXES,
     ID_SCHEME,
+    KBStore,
+    PointData,
     bm25_of,
     collection_meta,
+    get_store,
     point_id,
 )
-from agent_search.kb._stats_keeper import StatsKeeper  # noqa: E402
-from agent_search.kb._stats_state import StatsState  # noqa: E402
-from agent_search.kb._store import KBStore, PointData, get_store  # noqa: E402
-from agent_search.kb._tenancy import Access  # noqa: E402
+from agent_search.kb._store._stats_keeper import StatsKeeper  # noqa: E402
+from agent_search.kb._store._stats_state import StatsState  # noqa: E402
 from agent_search.kb.settings import KBSettings  # noqa: E402
 
 SCIFACT = ROOT.parent / "shared" / "data" / "beir-scifact"

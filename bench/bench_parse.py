@@ -21,8 +21,11 @@ sys.path.insert(0, str(ROOT / "tests" / "security"))
 from test_ingest_office import make_docx, make_pptx, make_xlsx  # noqa: E402
 from test_kb_parse_limits import shared_stream_pdf  # noqa: E402
 
-from agent_search.kb._loaders import Limits, load_file  # noqa: E402
-from agent_search.kb._sandbox import ParseSandbox  # noqa: E402
+from agent_search.kb._ingest import (  # noqa: E402
+    Limits,
+    ParseSandbox,
+    load_file,
+)
 
 ROUNDS = 10
 

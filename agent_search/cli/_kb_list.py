@@ -54,7 +54,7 @@ def list_documents(config: SearchConfig | None, collection: str, *, server: str 
 
 def _local(config: SearchConfig | None, collection: str, limit: int | None,
            cursor: str | None) -> Iterator[tuple[list[dict[str, Any]], str | None]]:
-    from agent_search.kb._manage import check_offset, list_documents_page
+    from agent_search.kb import check_offset, list_documents_page
 
     assert config is not None
     scope = ("kb-local", collection)

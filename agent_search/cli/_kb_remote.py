@@ -30,11 +30,18 @@ from urllib.parse import quote
 import httpx
 
 from agent_search._text import path_text
-from agent_search.kb._loaders import Skipped, iter_files, source_key
-from agent_search.kb._schema import UPLOAD_PREFIX
-from agent_search.kb._uploads import TEXT_SUFFIXES, check_folder, check_name
+from agent_search.kb import (
+    BINARY_SUFFIXES,
+    TEXT_SUFFIXES,
+    UPLOAD_PREFIX,
+    Skipped,
+    check_folder,
+    check_name,
+    iter_files,
+    source_key,
+)
 
-FILE_SUFFIXES = (".pdf", ".docx", ".pptx", ".xlsx")
+FILE_SUFFIXES = BINARY_SUFFIXES
 """Sent as files (the server parses them); the text suffixes are sent as text."""
 BATCH_DOCUMENTS = 100
 BATCH_BYTES = 900_000
@@ -83,7 +90,7 @@ def client_root(config_dir: Path | None) -> Path:
     from agent_search.cli.search import resolve_config_dir
     from agent_search.config import load_config
     from agent_search.errors import ConfigError
-    from agent_search.kb._manage import source_root
+    from agent_search.kb import source_root
     from agent_search.kb.settings import KBSettings
 
     try:

@@ -198,7 +198,7 @@ def _close_kb_stores() -> None:
     """Release the local knowledge base (Qdrant local mode holds a lock and complains when
     it is only closed at interpreter shutdown)."""
     try:
-        from agent_search.kb._store import close_stores
+        from agent_search.kb import close_stores
     except ImportError:
         return
     close_stores()

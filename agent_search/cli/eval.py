@@ -42,12 +42,13 @@ def retrieval(
 ) -> None:
     """Ingest the corpus (once; cached by content and settings) and score the queries."""
     from agent_search.config import load_config
+    from agent_search.embedding import EmbeddingError
     from agent_search.kb import StoreError
-    from agent_search.kb._embedder import EmbeddingError
     from agent_search.kb.evaluation import DatasetError, evaluate
+    from agent_search.kb.settings import MODES
 
-    if mode not in ("hybrid", "dense", "sparse"):
-        fail(f"--mode {mode!r} is not one of hybrid, dense, sparse")
+    if mode not in MODES:
+        fail(f"--mode {mode!r} is not one of {', '.join(MODES)}")
     if not dataset_dir.is_dir():
         fail(f"dataset folder not found: {dataset_dir}")
     try:

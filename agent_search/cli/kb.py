@@ -178,10 +178,14 @@ def ingest(
     removes chunks as the files changed and never duplicates. Files over kb.max_file_mb
     (default 20 MB) or beyond kb.max_run_mb (default 1000 MB) are skipped and reported."""
     from agent_search.cli._kb_remote import held_by_server
-    from agent_search.kb import StoreError, StoreLockedError, ingest_paths
-    from agent_search.kb._embedder import EmbeddingError
-    from agent_search.kb._schema import CollectionMismatchError
-    from agent_search.kb._tenancy import Access
+    from agent_search.embedding import EmbeddingError
+    from agent_search.kb import (
+        Access,
+        CollectionMismatchError,
+        StoreError,
+        StoreLockedError,
+        ingest_paths,
+    )
 
     missing = [str(p) for p in paths if not p.exists()]
     if missing:
@@ -311,9 +315,13 @@ def rm(
         held_by_server,
         remove_remote,
     )
-    from agent_search.kb import CollectionNotFound, StoreError, StoreLockedError
-    from agent_search.kb._manage import remove_document
-    from agent_search.kb._tenancy import Access
+    from agent_search.kb import (
+        Access,
+        CollectionNotFound,
+        StoreError,
+        StoreLockedError,
+        remove_document,
+    )
 
     if server is not None:
         if user or team:
@@ -428,8 +436,7 @@ def drop(name: Annotated[str, typer.Argument(help="Collection to delete.")],
 @kb_app.command("prune-evals")
 def prune_evals(config_dir: ConfigOpt = None, json_out: JsonOpt = False) -> None:
     """Delete the collections eval retrieval cached (eval-...)."""
-    from agent_search.kb import StoreError
-    from agent_search.kb._manage import prune_eval_collections
+    from agent_search.kb import StoreError, prune_eval_collections
 
     config = _config(config_dir)
     try:
@@ -449,7 +456,7 @@ def migrate(config_dir: ConfigOpt = None, json_out: JsonOpt = False) -> None:
     $AGENT_SEARCH_HOME/qdrant) to the embedded Qdrant Edge store: vectors are copied, not
     re-embedded; the old folder is kept as qdrant.migrated-<time>."""
     from agent_search.kb import StoreError
-    from agent_search.kb._migrate import migrate as run_migration
+    from agent_search.kb import migrate as run_migration
 
     config = _config(config_dir)
     try:
@@ -473,8 +480,7 @@ def repair(name: Annotated[str, typer.Argument(help="Collection whose statistics
            config_dir: ConfigOpt = None, json_out: JsonOpt = False) -> None:
     """Rebuild a collection's statistics (what hybrid search and the floors read) from
     every point: ingest keeps them up to date, so this is a repair."""
-    from agent_search.kb import StoreError
-    from agent_search.kb._manage import repair_collection
+    from agent_search.kb import StoreError, repair_collection
 
     config = _config(config_dir)
     try:

@@ -17,17 +17,23 @@ from typing import Any
 import anyio
 
 from agent_search.config import SearchConfig
-from agent_search.kb._filters import Condition, Group, IsNull, Match
-from agent_search.kb._loaders import source_key
+from agent_search.kb._ingest import source_key
 from agent_search.kb._store import (
+    ACL_OWNER,
+    ACL_SHARE,
+    ACL_TEAM,
+    Access,
     CollectionNotFound,
+    Condition,
+    Group,
+    IsNull,
     KBStore,
+    Match,
     check_collection_name,
     get_store,
     is_eval_collection,
     scroll_all,
 )
-from agent_search.kb._tenancy import ACL_OWNER, ACL_SHARE, ACL_TEAM, Access
 from agent_search.kb.settings import KBSettings
 
 _DOC_FIELDS = ["source", "document_id", "title", ACL_OWNER, ACL_TEAM, ACL_SHARE]
@@ -122,7 +128,7 @@ async def list_documents_page(config: SearchConfig, collection: str,
                               offset: str | None = None
                               ) -> tuple[list[dict[str, Any]], str | None]:
     """One page of :func:`list_documents` (see :func:`documents_page`); raises
-    :class:`~agent_search.kb._store.CollectionNotFound`, ``ValueError`` for a bad
+    :class:`~agent_search.kb._store._open.CollectionNotFound`, ``ValueError`` for a bad
     ``offset``."""
     check_collection_name(collection)
     if offset is not None:
@@ -142,7 +148,7 @@ async def list_documents(config: SearchConfig, collection: str,
                          flt: Condition | None = None) -> list[dict[str, Any]]:
     """The documents of ``collection`` (``kb list COLLECTION``), or only those with a
     chunk matching ``flt`` (the HTTP service passes what the caller may read); raises
-    :class:`~agent_search.kb._store.CollectionNotFound` when there is no such collection."""
+    :class:`~agent_search.kb._store._open.CollectionNotFound` when there is no such collection."""
     check_collection_name(collection)
     settings = KBSettings.from_config(config)
 
@@ -161,7 +167,7 @@ async def remove_document(config: SearchConfig, collection: str, target: str, *,
     more), a source as listed, or a document id — from ``collection`` and its graph.
     With ``access``, only the documents of that owner and team are candidates (a caller
     removes its own); without, any (the local operator). Returns what was removed (empty:
-    nothing matched); raises :class:`~agent_search.kb._store.CollectionNotFound`."""
+    nothing matched); raises :class:`~agent_search.kb._store._open.CollectionNotFound`."""
     check_collection_name(collection)
     if not target or len(target) > 4096 or "\x00" in target:
         raise ValueError("a document is named by a path, a source or an id "
@@ -192,7 +198,7 @@ def delete_points(store: KBStore, home: Path, collection: str, ids: list[str]) -
         return
     store.delete(collection, ids)
     store.settle(collection)  # the statistics the deletion updated are saved
-    from agent_search.kb._graph import graph_path, update_graph
+    from agent_search.kb._retrieval import graph_path, update_graph
 
     if graph_path(home, collection).exists():
         update_graph(home, collection, [], removed=ids)
@@ -246,7 +252,7 @@ def _drop_sync(settings: KBSettings, home: Path, collection: str) -> bool:
     store = get_store(settings, home)
     with collection_lock(store, collection):
         dropped = store.drop(collection)
-        from agent_search.kb._graph import graph_path
+        from agent_search.kb._retrieval import graph_path
 
         gpath = graph_path(home, collection)
         if gpath.exists():

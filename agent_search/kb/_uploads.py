@@ -22,7 +22,7 @@ limit; a name it still refuses is a ``ValueError``, never an ``OSError``), at mo
 :data:`MAX_PRESENT` names in a mirror, and the ingest's own caps (``kb.max_file_mb`` per
 document, ``kb.max_run_mb`` per call). A write from outside (``bounded``) waits its turn
 among the collection's writes without holding a thread, or is refused when the queue is
-full (:mod:`agent_search.kb._admission`).
+full (:mod:`agent_search.kb._ingest._admission`).
 """
 
 from __future__ import annotations
@@ -38,25 +38,22 @@ from typing import IO, TYPE_CHECKING, Any
 import anyio
 
 from agent_search.config import SearchConfig
-from agent_search.kb._admission import write_turn
-from agent_search.kb._document import Skipped
+from agent_search.kb._ingest import TEXT_SUFFIXES, ProgressCallback, Skipped, write_turn
 from agent_search.kb._manage import collection_lock, delete_points, documents_in, owner_scope
-from agent_search.kb._schema import UPLOAD_PREFIX
 from agent_search.kb._store import (
+    UPLOAD_PREFIX,
+    Access,
     CollectionNotFound,
     check_collection_name,
     get_store,
     is_eval_collection,
 )
-from agent_search.kb._tenancy import Access
-from agent_search.kb._writer import ProgressCallback
 from agent_search.kb.ingest import IngestReport, _ingest_sync
 from agent_search.kb.settings import KBSettings
 
 if TYPE_CHECKING:
     from agent_search.context import Context
 
-TEXT_SUFFIXES = (".txt", ".md", ".markdown", ".csv", ".html", ".htm")
 MAX_DOCUMENTS = 100
 MAX_NAME_CHARS = 1024
 MAX_PART_CHARS = 255
@@ -129,7 +126,7 @@ async def ingest_texts(config: SearchConfig, collection: str,
     or an access that is neither public nor owned; otherwise as
     :func:`~agent_search.kb.ingest.ingest_paths` (a document too large or without text is
     in ``report.skipped``). With ``bounded`` (a request from outside) a full write queue
-    raises :class:`~agent_search.kb._admission.IngestBusy` instead of waiting."""
+    raises :class:`~agent_search.kb._ingest._admission.IngestBusy` instead of waiting."""
     check_collection_name(collection)
     if is_eval_collection(collection):
         raise ValueError(f"collection names starting with 'eval-' are reserved for "
@@ -208,7 +205,7 @@ async def mirror_folder(config: SearchConfig, collection: str, folder: str,
     whose ``rest`` is not in ``present`` (the files the client's folder holds now, as
     relative paths): the folder mirrored. Returns what was removed (as ``kb rm`` does);
     raises ``ValueError`` for a bad collection, folder or name or too many names, and
-    :class:`~agent_search.kb._store.CollectionNotFound`."""
+    :class:`~agent_search.kb._store._open.CollectionNotFound`."""
     check_collection_name(collection)
     check_folder(folder)
     if len(present) > MAX_PRESENT:
@@ -230,7 +227,7 @@ async def remove_own_document(config: SearchConfig, collection: str, target: str
     """:func:`~agent_search.kb._manage.remove_document` of the caller's own documents
     for a request from outside: it waits its turn among the collection's writes (holding
     no thread), bounded like an upload
-    (:class:`~agent_search.kb._admission.IngestBusy`)."""
+    (:class:`~agent_search.kb._ingest._admission.IngestBusy`)."""
     from agent_search.kb._manage import remove_document
 
     check_collection_name(collection)

@@ -1,4 +1,4 @@
-"""Fitting the kb's score calibration (see :mod:`agent_search.kb._retrieval`).
+"""Fitting the kb's score calibration (see :mod:`agent_search.kb._retrieval._search`).
 
     python -m agent_search.kb.calibrate BEIR_FOLDER --split dev [--compare]
 
@@ -11,7 +11,7 @@ relevant". It fits logistic regressions for dense (on the cosine), sparse (on th
 coverage) and hybrid (on the fused standard score), and averages each query's mean and
 variance of cosine and coverage over the collection into the *reference statistics* that
 small collections borrow; it prints them as the constants of
-:data:`agent_search.kb._retrieval.CALIBRATION`. ``--compare`` also prints nDCG@10 of the
+:data:`agent_search.kb._retrieval._search.CALIBRATION`. ``--compare`` also prints nDCG@10 of the
 calibrated fusion (with the collection's statistics, and with the reference's only, as a
 Qdrant server gets) against the plain z-score fusion, and a reliability table.
 
@@ -32,10 +32,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from agent_search.config import SearchConfig, load_config
-from agent_search.kb._embedder import embedder_for_collection
-from agent_search.kb._schema import bm25_of
-from agent_search.kb._sparse import SparseVec
-from agent_search.kb._store import KBStore, get_store, scroll_all
+from agent_search.embedding import embedder_for_collection
+from agent_search.kb._store import KBStore, SparseVec, bm25_of, get_store, scroll_all
 from agent_search.kb.evaluation import ensure_ingested, load_dataset, ndcg_at, passage_config
 from agent_search.kb.settings import KBSettings
 

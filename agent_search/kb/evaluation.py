@@ -29,8 +29,8 @@ import anyio
 
 from agent_search.config import SearchConfig
 from agent_search.context import Context
+from agent_search.embedding import model_builds
 from agent_search.errors import InputError
-from agent_search.kb import _e5, _embedder
 from agent_search.kb._store import get_store
 from agent_search.kb.handler import KBHandler
 from agent_search.kb.ingest import IngestReport, ingest_paths
@@ -159,7 +159,7 @@ def collection_for(corpus: Path, settings: KBSettings) -> str:
     keyed: dict[str, object] = {k: getattr(settings, k) for k in _INGEST_KEYS}
     # the offline models' builds: a collection embedded by an older graph of the same
     # model (same model id) is not reused to score a new one
-    keyed["builds"] = [_embedder.MODEL_FOLDER, _e5.MODEL_FOLDER]
+    keyed["builds"] = model_builds()
     digest = hashlib.sha256(
         (file_hash(corpus) + json.dumps(keyed, sort_keys=True, default=str)).encode()
     ).hexdigest()[:16]

@@ -4,13 +4,13 @@ optional entity-graph association.
 Request fields read: ``query``, ``collections`` (empty → ``kb.collections``, and when that
 is empty too, every collection in the store except those of ``eval retrieval``, which are
 never searched, named or not, unless the handler was built with ``evaluation=True``),
-``threshold`` (empty → ``kb.threshold``; see :mod:`agent_search.kb._retrieval` for what the
+``threshold`` (empty → ``kb.threshold``; see :mod:`agent_search.kb._retrieval._search` for what the
 score means per mode), ``graph`` (or ``kb.graph``), ``limit``, ``wheres`` (metadata
 filters, run by the engine; a payload index is created for a filtered field the first time
 it is filtered on).
 
 Every query this handler sends is ANDed with the visibility of the context's identity
-(:func:`agent_search.kb._tenancy.visibility`): the chunks the caller may read. It is added
+(:func:`agent_search.kb._store._tenancy.visibility`): the chunks the caller may read. It is added
 here, below the request's filter, so no request field, hook, tool or MCP argument can
 widen it; graph nodes are limited to entities of the chunks returned.
 
@@ -31,7 +31,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 import anyio
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, field_validator
@@ -39,9 +39,8 @@ from pydantic import BaseModel, ConfigDict, Field, StrictInt, field_validator
 from agent_search.config import SearchConfig
 from agent_search.context import Context
 from agent_search.errors import FilterError
-from agent_search.kb._filters import Group, HasId, all_of, indexed_fields, to_filter
-from agent_search.kb._tenancy import visibility
-from agent_search.kb.settings import KBSettings
+from agent_search.kb._store import Group, HasId, all_of, indexed_fields, to_filter, visibility
+from agent_search.kb.settings import FusionMethod, KBSettings, SearchMode
 from agent_search.registry import parse_options
 from agent_search.trace import first_line, span
 from agent_search.types import ABSOLUTE_MAX_LIMIT, Request, Result, ResultItem
@@ -49,12 +48,9 @@ from agent_search.types import ABSOLUTE_MAX_LIMIT, Request, Result, ResultItem
 if TYPE_CHECKING:  # imported where used: numpy, the store and the model load on the first search
     import numpy as np
 
-    from agent_search.kb._embedder import Embedder
+    from agent_search.embedding import Embedder
     from agent_search.kb._retrieval import Hit
     from agent_search.kb._store import CollectionInfo, KBStore
-
-MODES = ("hybrid", "dense", "sparse")
-
 
 class KBOptions(BaseModel):
     """The ``request.options`` keys the kb handler reads (others are ignored); unset keys
@@ -63,8 +59,8 @@ class KBOptions(BaseModel):
 
     model_config = ConfigDict(extra="ignore")
 
-    mode: Literal["hybrid", "dense", "sparse"] | None = None
-    fusion: Literal["calibrated", "zscore", "dbsf", "rrf"] | None = None
+    mode: SearchMode | None = None
+    fusion: FusionMethod | None = None
     prefetch: StrictInt | None = Field(default=None, ge=1)
     prf_docs: StrictInt | None = Field(default=None, ge=0, le=50)
 
@@ -89,9 +85,8 @@ class KBHandler:
         return request.type == "kb"
 
     async def search(self, ctx: Context, request: Request) -> Result:
-        from agent_search.kb._embedder import EmbeddingError
-        from agent_search.kb._schema import CollectionMismatchError
-        from agent_search.kb._store import StoreError
+        from agent_search.embedding import EmbeddingError
+        from agent_search.kb._store import CollectionMismatchError, StoreError
 
         started = time.perf_counter()
         result = Result(type="kb", query=request.query)
@@ -130,8 +125,7 @@ class KBHandler:
             return  # an empty knowledge base: nothing to find, nothing wrong
 
         if use_graph:
-            from agent_search.kb._graph import associate
-            from agent_search.kb._retrieval import Hit
+            from agent_search.kb._retrieval import Hit, associate
             from agent_search.kb._store import get_store
 
             with span("graph_search"):
@@ -203,7 +197,7 @@ def _resolve(settings: KBSettings, home: Path, wanted: list[str], evaluation: bo
     """Store and the collections to search (all of them when none is named), each with the
     embedder it was built with; raises naming missing collections. Evaluation collections
     are invisible (listed as missing when named) unless ``evaluation``."""
-    from agent_search.kb._embedder import embedder_for_collection
+    from agent_search.embedding import embedder_for_collection
     from agent_search.kb._store import get_store, is_eval_collection
 
     store = get_store(settings, home)
@@ -228,8 +222,8 @@ def _retrieve(settings: KBSettings, home: Path, wanted: list[str], mode: str, li
     Runs in one worker thread; the spans nest under the search's trace node through the
     context the thread runs in. A vector of another size than the collection holds is a
     :class:`CollectionMismatchError`, never a search."""
-    from agent_search.kb._background import dense_background
-    from agent_search.kb._schema import check_compatible
+    from agent_search.kb._retrieval import dense_background
+    from agent_search.kb._store import check_compatible
 
     store, targets = _resolve(settings, home, wanted, evaluation)
     vectors: dict[str, Any] = {}
@@ -266,9 +260,8 @@ def _search_one(store: KBStore, info: CollectionInfo, settings: KBSettings, mode
     """One collection's hits, scored as evidence over the query's background (its
     similarity to unrelated text for this model and these BM25 settings) unless
     ``evidence`` is off (``kb.score_scale: reference``)."""
-    from agent_search.kb._background import null_of
-    from agent_search.kb._retrieval import QueryPlan, search
-    from agent_search.kb._schema import bm25_of
+    from agent_search.kb._retrieval import QueryPlan, null_of, search
+    from agent_search.kb._store import bm25_of
 
     bm25 = bm25_of(info.meta, settings)
     sparse = bm25.query_vector(query) if mode != "dense" else None
@@ -283,9 +276,8 @@ def _weigh_foreign(store: KBStore, info: CollectionInfo, settings: KBSettings,
                    embedder: Embedder, home: Path | None = None) -> list[tuple[str, Hit]]:
     """The hits weighed by the question's own evidence against them (:mod:`._foreign`):
     the meaning it keeps without the rare words their passages lack."""
-    from agent_search.kb._background import null_of
-    from agent_search.kb._foreign import weigh
-    from agent_search.kb._schema import bm25_of
+    from agent_search.kb._retrieval import null_of, weigh
+    from agent_search.kb._store import bm25_of
 
     bm25 = bm25_of(info.meta, settings)
     null = (null_of(background, bm25, dense, None, query, home)

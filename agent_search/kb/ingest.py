@@ -16,14 +16,14 @@ their old document id or path forms and replaced on re-ingest.
 
 Bounded: a file over ``kb.max_file_mb`` and the files beyond ``kb.max_run_mb`` of one run
 are skipped and reported before they are read; text files are streamed (see
-:mod:`agent_search.kb._loaders`), chunks are produced lazily and go through embedding and
+:mod:`agent_search.kb._ingest._loaders`), chunks are produced lazily and go through embedding and
 writing in rounds of :data:`EMBED_BATCH`, so memory does not grow with the input. A new
 collection's BM25 average length is taken from its first :data:`AVGDL_SAMPLE` chunks.
 ``progress(done, total)`` reports bytes of input.
 
 Unreadable or empty files are reported in :attr:`IngestReport.skipped` and the rest goes
 on; parser warnings are in :attr:`IngestReport.warnings`. Collection names starting with
-``eval-`` are reserved for ``eval retrieval`` (see :mod:`agent_search.kb._store`).
+``eval-`` are reserved for ``eval retrieval`` (see :mod:`agent_search.kb._store._open`).
 """
 
 from __future__ import annotations
@@ -42,49 +42,54 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from agent_search.config import SearchConfig
-from agent_search.kb._admission import write_turn
-from agent_search.kb._chunking import Chunk, TokenCounter, approx_tokens, iter_chunks
-from agent_search.kb._embedder import Embedder, get_embedder
-from agent_search.kb._filters import Group, Match, MatchAny
-from agent_search.kb._loaders import (
+from agent_search.embedding import Embedder, LocalEmbedder, choose_model, get_embedder
+from agent_search.kb._ingest import (
     PARSED_SUFFIXES,
+    Chunk,
     Document,
+    IngestReport,
     Limits,
+    Pending,
+    ProgressCallback,
     Skipped,
+    TokenCounter,
+    Writer,
+    approx_tokens,
+    is_text,
+    iter_chunks,
     iter_files,
     legacy_file_doc_id,
     load_file,
     source_key,
+    write_turn,
 )
-from agent_search.kb._local import LocalEmbedder
 from agent_search.kb._manage import (
     collection_lock,
     documents_in,
     owner_scope,
     source_root,
 )
-from agent_search.kb._model_choice import choose_model
-from agent_search.kb._schema import (
+from agent_search.kb._store import (
     ID_SCHEME,
     UPLOAD_PREFIX,
+    Access,
     CollectionMismatchError,
-    check_compatible,
-    point_id,
-)
-from agent_search.kb._store import (
+    Group,
     KBStore,
+    Match,
+    MatchAny,
     check_collection_name,
+    check_compatible,
     get_store,
     is_eval_collection,
+    point_id,
     scroll_all,
 )
-from agent_search.kb._tenancy import Access
-from agent_search.kb._writer import IngestReport, ProgressCallback, _Pending, _Writer
 from agent_search.kb.settings import KBSettings
 
 if TYPE_CHECKING:
     from agent_search.context import Context
-    from agent_search.kb._sandbox import ParseSandbox
+    from agent_search.kb._ingest import ParseSandbox
 
 MB = 1_000_000
 
@@ -149,7 +154,7 @@ async def ingest_paths(config: SearchConfig, paths: Sequence[str | Path], collec
     source lies under it and whose file is gone are removed, and listed in
     ``report.missing``; ``mirror=False`` (``--keep-missing``) keeps them.
 
-    ``access`` says who may read the documents (:class:`~agent_search.kb._tenancy.Access`);
+    ``access`` says who may read the documents (:class:`~agent_search.kb._store._tenancy.Access`);
     without it, the identity of ``ctx`` owns them (owner = its user, shared with its
     team), and without either they are public.
     ``graph`` (default ``config.kb.graph``) also updates the collection's entity graph.
@@ -157,7 +162,7 @@ async def ingest_paths(config: SearchConfig, paths: Sequence[str | Path], collec
     ``ValueError`` for a bad or reserved collection name (``eval-…`` is for
     ``evaluation=True``, i.e. ``eval retrieval``), for an ``access`` that is neither
     public nor owned (no one could read it), or settings that do not match the
-    collection, and :class:`~agent_search.kb._store.StoreError` when the store cannot be
+    collection, and :class:`~agent_search.kb._store._open.StoreError` when the store cannot be
     opened.
     """
     check_collection_name(collection)
@@ -246,11 +251,11 @@ def _ingest_sync(home: Path, settings: KBSettings, paths: list[Path], collection
         exists = store.exists(collection)
         meta = store.info(collection).meta if exists else {}
         settings = choose_model(settings, meta if exists else None,
-                                [p.path for p in planned])
+                                [p.path for p in planned if is_text(p.path)])
         embedder = get_embedder(settings, home)
         if exists:
             check_compatible(collection, meta, embedder, settings)
-        writer = _Writer(store, collection, settings, embedder, meta if exists else None,
+        writer = Writer(store, collection, settings, embedder, meta if exists else None,
                          report, progress, total, home if use_graph else None, access)
         legacy = exists and meta.get("id_scheme") != ID_SCHEME \
             and has_legacy_points(store, collection, ID_SCHEME)
@@ -290,7 +295,7 @@ class _Reader:
     """Reads files into documents: text, Markdown and JSON lines streamed in this process;
     the formats a parser takes whole (:data:`PARSED_SUFFIXES`) in a child process started
     on the first of them, with a memory cap and deadlines that follow from the files'
-    sizes, per file and for the run (:class:`~agent_search.kb._sandbox.ParseSandbox`)."""
+    sizes, per file and for the run (:class:`~agent_search.kb._ingest._sandbox.ParseSandbox`)."""
 
     def __init__(self, settings: KBSettings, planned: Sequence[_Planned] = ()) -> None:
         self.settings = settings
@@ -304,11 +309,7 @@ class _Reader:
     def load(self, path: Path, key: str, size: int) -> Iterator[Document | Skipped]:
         if path.suffix.lower() not in PARSED_SUFFIXES:
             return load_file(path, key, limits=self.limits)
-        from agent_search.kb._sandbox import (  # not for text
-            ParseSandbox,
-            parse_seconds,
-            run_parse_seconds,
-        )
+        from agent_search.kb._ingest import ParseSandbox, parse_seconds, run_parse_seconds
 
         if self.sandbox is None:
             most = self.settings.max_parse_seconds
@@ -324,7 +325,7 @@ class _Reader:
 
 
 def _ingest_file(planned: _Planned, store: KBStore, collection: str, settings: KBSettings,
-                 embedder: Embedder, writer: _Writer, reader: _Reader, report: IngestReport,
+                 embedder: Embedder, writer: Writer, reader: _Reader, report: IngestReport,
                  exists: bool, legacy: bool, done_before: int) -> None:
     """Stream one file's chunks into the writer; then delete what the file no longer has
     (and its points under legacy ids)."""
@@ -365,7 +366,7 @@ def _ingest_file(planned: _Planned, store: KBStore, collection: str, settings: K
                 report.added += 1
             else:
                 report.updated += 1
-            writer.add(_Pending(pid, doc.doc_id, key, doc.title, chunk, text, digest,
+            writer.add(Pending(pid, doc.doc_id, key, doc.title, chunk, text, digest,
                                 writer.bm25.doc_counts(text),
                                 done_before + min(consumed, planned.size)))
         report.warnings.extend(Skipped(str(path), w) for w in _warnings(doc))
@@ -383,7 +384,7 @@ def _ingest_file(planned: _Planned, store: KBStore, collection: str, settings: K
 
 
 def _remove_missing(store: KBStore, collection: str, folders: list[Path], root: Path,
-                    writer: _Writer, report: IngestReport) -> None:
+                    writer: Writer, report: IngestReport) -> None:
     """Remove the documents (of this ingest's owner) under ``folders`` whose file is gone:
     a folder ingest mirrors the folder."""
     prefixes = []

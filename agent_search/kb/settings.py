@@ -6,23 +6,25 @@ defaults and one-line errors naming the key (``kb.chunk_tokens: ...``).
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Literal, get_args
 
 from pydantic import AliasChoices, ConfigDict, Field, field_validator, model_validator
 
 from agent_search.config import KBConfig, SearchConfig
+from agent_search.embedding import DEFAULT_MODEL as DEFAULT_MODEL
+from agent_search.embedding import E5_MODEL as E5_MODEL
+from agent_search.embedding import OFFLINE_MODELS
 
 SearchMode = Literal["hybrid", "dense", "sparse"]
+MODES: tuple[SearchMode, ...] = get_args(SearchMode)
+"""The retrieval modes, written once: the settings, the search options, the CLI and the
+Semantic Kernel connector check against this."""
 FusionMethod = Literal["calibrated", "zscore", "rrf", "dbsf"]
 EmbeddingProvider = Literal["fastembed", "openai"]
 Int8Mode = Literal["dynamic", "weights"]
 ScoreScale = Literal["background", "reference"]
 CJKTerms = Literal["words", "bigrams"]
 
-DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
-E5_MODEL = "intfloat/multilingual-e5-small"
-# the offline models by their short names too (kb.embedding_model: multilingual-e5-small)
-OFFLINE_MODELS = {name.rsplit("/", 1)[-1].lower(): name for name in (DEFAULT_MODEL, E5_MODEL)}
 
 
 class KBSettings(KBConfig):

@@ -20,7 +20,7 @@ writes nothing:
 Then the files are written under their names into a private temporary folder and ingested
 as ``upload:<name>`` (like :func:`agent_search.kb._uploads.ingest_texts`), so PDF, HTML and
 office files are parsed in the ingest's sandboxed child process
-(:mod:`agent_search.kb._sandbox`), as ``agent-search kb ingest`` parses them. The caller's
+(:mod:`agent_search.kb._ingest._sandbox`), as ``agent-search kb ingest`` parses them. The caller's
 key decides owner and team. With ``?progress=true`` the answer is a stream of server-sent
 events instead (:func:`progress_events`), for uploads that take a while to index.
 """
@@ -41,27 +41,34 @@ from starlette.datastructures import UploadFile
 from starlette.requests import Request
 
 from agent_search.config import SearchConfig
-from agent_search.kb._admission import IngestBusy, WriteTicket, reserve_write
-from agent_search.kb._schema import UPLOAD_PREFIX
-from agent_search.kb._store import check_collection_name, is_eval_collection
-from agent_search.kb._tenancy import Access
-from agent_search.kb._uploads import MAX_PART_BYTES, ingest_named_files, write_named
-from agent_search.kb._writer import ProgressCallback
+from agent_search.kb import (
+    BINARY_SUFFIXES,
+    MAGIC,
+    MAX_PART_BYTES,
+    TEXT_SUFFIXES,
+    UPLOAD_PREFIX,
+    Access,
+    IngestBusy,
+    ProgressCallback,
+    WriteTicket,
+    check_collection_name,
+    ingest_named_files,
+    is_eval_collection,
+    reserve_write,
+    write_named,
+)
 from agent_search.kb.ingest import IngestReport
 from agent_search.kb.settings import KBSettings
 from agent_search.server._errors import ApiError
 from agent_search.server._sse import Write
 
-FILE_SUFFIXES = (".txt", ".md", ".markdown", ".csv", ".html", ".htm", ".pdf", ".docx",
-                 ".pptx", ".xlsx")
+FILE_SUFFIXES = TEXT_SUFFIXES + BINARY_SUFFIXES
 MAX_FILES = 20
 MAX_NAME_CHARS = 200
 _MB = 1 << 20
 _FORM_OVERHEAD = 64 * 1024
 """Bytes of multipart framing allowed on top of the files themselves."""
 _NAME = re.compile(r"^[^/\\\x00-\x1f\x7f]+$")
-_ZIP = b"PK\x03\x04"
-_MAGIC = {".pdf": (b"%PDF-",), ".docx": (_ZIP,), ".pptx": (_ZIP,), ".xlsx": (_ZIP,)}
 _SNIFF_BYTES = 8192
 log = logging.getLogger("agent_search.server")
 FILES_PATH = re.compile(r"^/v1/kb/[^/]+/files$")
@@ -95,7 +102,7 @@ def check_file_name(name: str | None) -> str:
 
 def _check_content(name: str, head: bytes) -> None:
     suffix = Path(name).suffix.lower()
-    magic = _MAGIC.get(suffix)
+    magic = MAGIC.get(suffix)
     if magic is not None and not head.startswith(magic):
         raise ApiError(415, f"file {name[:80]!r}: its content is not a {suffix} file",
                        param="file")
@@ -161,7 +168,7 @@ def check_target(collection: str, access: Access) -> None:
 
 def reserve(config: SearchConfig, collection: str, access: Access) -> WriteTicket:
     """The upload's place among the collection's and the caller's writes, taken before
-    the answer starts (:class:`~agent_search.kb._admission.IngestBusy` when full)."""
+    the answer starts (:class:`~agent_search.kb._ingest._admission.IngestBusy` when full)."""
     return reserve_write(KBSettings.from_config(config), config.home, collection, access,
                          bounded=True)
 

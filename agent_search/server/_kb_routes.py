@@ -33,7 +33,7 @@ its collection's turn without holding a worker thread and runs on the kb's own t
 so searches keep theirs; a full queue is refused at once (503 for the collection's,
 ``kb.ingest_queue``; 429 for the caller's share, ``kb.ingest_per_tenant``; both with
 ``Retry-After``), and the add and upload routes count in ``server.max_streams``
-(:mod:`agent_search.kb._admission`).
+(:mod:`agent_search.kb._ingest._admission`).
 """
 
 from __future__ import annotations
@@ -52,7 +52,7 @@ from agent_search._paging import (
     make_cursor,
     read_cursor,
 )
-from agent_search.kb._tenancy import Access
+from agent_search.kb import Access
 from agent_search.server._errors import ApiError
 from agent_search.server._middleware import identity_of
 from agent_search.server._routes import _json_body, _validate, service_of
@@ -87,8 +87,7 @@ def _kb_errors(bad_input: str) -> Iterator[None]:
     """The knowledge base's errors as the API's, the same for every route: a collection
     of another model 409, no such collection 404, bad input 422 (naming the parameter
     ``bad_input``), the store unavailable 503."""
-    from agent_search.kb import CollectionMismatchError, CollectionNotFound, StoreError
-    from agent_search.kb._admission import IngestBusy
+    from agent_search.kb import CollectionMismatchError, CollectionNotFound, IngestBusy, StoreError
 
     try:
         yield
@@ -109,7 +108,7 @@ def _kb_errors(bad_input: str) -> Iterator[None]:
 async def add_documents(request: Request, collection: str) -> dict[str, Any]:
     """Ingest text documents into a collection (created on first use), owned by the
     caller; the ingest report (added, updated, unchanged, skipped with reasons)."""
-    from agent_search.kb._uploads import ingest_texts
+    from agent_search.kb import ingest_texts
 
     access = _access(request)
     body = _validate(DocumentsBody, await _json_body(request))
@@ -127,7 +126,7 @@ async def add_files(request: Request, collection: str) -> Any:
     """Ingest uploaded files (``multipart/form-data`` parts named ``file``) into a
     collection (created on first use), owned by the caller; the ingest report. With
     ``?progress=true``: server-sent ``progress`` events, then ``report`` (or ``error``)."""
-    from agent_search.kb._uploads import check_folder
+    from agent_search.kb import check_folder
     from agent_search.kb.settings import KBSettings
     from agent_search.server._kb_files import check_target, ingest_files, read_files, reserve
 
@@ -188,7 +187,7 @@ def _progress_stream(request: Request, config: Any, collection: str, uploads: An
 async def remove_document(request: Request, collection: str, document: str) -> dict[str, Any]:
     """Remove one of the caller's documents (by source or document id); 404 when the
     caller has no such document."""
-    from agent_search.kb._uploads import remove_own_document
+    from agent_search.kb import remove_own_document
 
     access = _access(request)
     config = service_of(request).searcher.config
@@ -204,7 +203,7 @@ async def remove_document(request: Request, collection: str, document: str) -> d
 async def mirror(request: Request, collection: str) -> dict[str, Any]:
     """Remove the caller's documents of a folder sent earlier (``upload:<folder>/...``)
     whose file the folder no longer holds; 404 when the collection does not exist."""
-    from agent_search.kb._uploads import mirror_folder
+    from agent_search.kb import mirror_folder
 
     access = _access(request)
     body = _validate(MirrorBody, await _json_body(request))
@@ -225,9 +224,7 @@ async def documents(
     own, its team's shared ones): at most ``limit`` (≤ 1000), and ``next_cursor`` to pass
     as ``cursor`` for the next page (null on the last); 404 when the collection does not
     exist, 422 for a cursor of another listing (another collection or caller)."""
-    from agent_search.kb._manage import check_offset, list_documents_page
-    from agent_search.kb._store import check_collection_name
-    from agent_search.kb._tenancy import visibility
+    from agent_search.kb import check_collection_name, check_offset, list_documents_page, visibility
 
     identity = identity_of(request.scope)
     config = service_of(request).searcher.config

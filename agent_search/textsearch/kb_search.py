@@ -33,6 +33,7 @@ from pydantic import BaseModel, ValidationError
 
 from agent_search.context import Context
 from agent_search.errors import validation_summary
+from agent_search.kb.settings import MODES
 from agent_search.searcher import Searcher
 from agent_search.textsearch.base import (
     OptionsLike,
@@ -109,8 +110,9 @@ class KBTextSearch(TextSearch[R], Generic[R]):
         if threshold is not None:
             defaults["threshold"] = threshold
         if mode is not None:
-            if mode not in ("hybrid", "dense", "sparse"):
-                raise TextSearchError(f"mode {mode!r}: expected hybrid, dense or sparse")
+            if mode not in MODES:
+                raise TextSearchError(f"mode {mode!r}: expected {', '.join(MODES[:-1])} or "
+                                      f"{MODES[-1]}")
             defaults["options"] = {**defaults.get("options", {}), "mode": mode}
         self._inner = SearcherTextSearch(searcher, "kb", request=defaults,
                                          filters={"kb": filters} if filters else None)

@@ -36,7 +36,7 @@ def test_the_hierarchy() -> None:
 
 
 def test_one_filter_error_for_every_search() -> None:
-    from agent_search.kb._filters import FilterError as KBFilterError
+    from agent_search.kb._store._filters import FilterError as KBFilterError
     from agent_search.textsearch.filters import FilterError as TextFilterError
 
     assert KBFilterError is TextFilterError is FilterError

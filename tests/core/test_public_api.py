@@ -27,6 +27,13 @@ EXPORTED: dict[str, list[str]] = {
         "ColumnDef", "DBHandler", "DBSettings", "DSLBuildError", "ModelDef", "RelationDef",
         "create_handler", "load_definitions",
     ],
+    "agent_search.embedding": [
+        "CJK_SHARE", "DEFAULT_MODEL", "E5Embedder", "E5_MODEL", "Embedder", "EmbeddingError",
+        "EmbeddingSettings", "FastEmbedder", "LocalEmbedder", "OFFLINE_MODELS",
+        "OpenAIEmbedder", "Vectors", "choose_model", "cjk_share", "default_workers",
+        "embedder_for_collection", "get_embedder", "model_builds", "prepare_e5_dir",
+        "prepare_model_dir",
+    ],
     "agent_search.kb": [
         "Access", "CollectionMismatchError", "CollectionNotFound", "EmbeddingError",
         "IngestReport",
@@ -76,12 +83,13 @@ EXPORTED: dict[str, list[str]] = {
 # textsearch keeps one public module per Semantic Kernel concept it mirrors
 PUBLIC_MODULES: dict[str, list[str]] = {
     "agent_search": ["agent", "citation", "cli", "config", "context", "db", "demo", "deps",
-                     "errors", "events", "grounding", "kb", "mcp", "query", "registry", "rerank",
-                     "searcher",
+                     "embedding", "errors", "events", "grounding", "kb", "mcp", "query",
+                     "registry", "rerank", "searcher",
                      "server", "testing", "textsearch", "trace", "types", "web"],
     "agent_search.agent": ["assistant", "delegation", "llm", "options", "package", "records",
                            "settings"],
     "agent_search.db": ["handler", "models", "sample", "settings"],
+    "agent_search.embedding": [],
     "agent_search.grounding": [],
     "agent_search.kb": ["calibrate", "evaluation", "handler", "ingest", "settings"],
     "agent_search.mcp": ["client", "server", "settings"],

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from agent_search import SearchConfig
+from agent_search.embedding import prepare_e5_dir
 from agent_search.kb import close_stores, prepare_model_dir
-from agent_search.kb._e5 import prepare_e5_dir
 
 ROOT = Path(__file__).resolve().parents[2]
 

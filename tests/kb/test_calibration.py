@@ -10,11 +10,11 @@ import pytest
 
 from agent_search import Context, Request, SearchConfig
 from agent_search.kb import create_handler, ingest_paths
-from agent_search.kb._retrieval import (
+from agent_search.kb._retrieval import calibrated_fusion
+from agent_search.kb._retrieval._search import (
     CALIBRATION,
     calibrated_dense,
     calibrated_fused,
-    calibrated_fusion,
     calibrated_sparse,
     sigmoid,
 )

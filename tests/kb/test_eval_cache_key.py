@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from agent_search.config import SearchConfig
-from agent_search.kb import _e5, _embedder
+from agent_search.embedding import _e5, _embedder
 from agent_search.kb.evaluation import collection_for
 from agent_search.kb.settings import KBSettings
 

@@ -9,18 +9,18 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from agent_search.kb import _background
-from agent_search.kb._background import COVERAGE_STD_MIN, Null, dense_background, null_of
-from agent_search.kb._background_texts import TEXTS
-from agent_search.kb._evidence import (
+from agent_search.kb._retrieval import QueryPlan, _background, dense_background, null_of
+from agent_search.kb._retrieval._background import COVERAGE_STD_MIN, Null
+from agent_search.kb._retrieval._background_texts import TEXTS
+from agent_search.kb._retrieval._evidence import (
     EVIDENCE,
     dense_evidence_score,
     evidence_score,
     reliability,
     sparse_evidence_score,
 )
-from agent_search.kb._retrieval import QueryPlan, _Pool, _weights
-from agent_search.kb._sparse import BM25
+from agent_search.kb._retrieval._search import _Pool, _weights
+from agent_search.kb._store import BM25
 from agent_search.kb.settings import KBSettings
 
 
@@ -131,7 +131,7 @@ def test_a_cjk_query_is_compared_with_the_background_in_its_script() -> None:
     """A multilingual model gives text in the query's script higher cosines; over the
     whole background that gap would count as spread. A CJK query's dense null is taken
     over the CJK passages only; any other query's over all of them."""
-    from agent_search.kb._background_texts import ENGLISH
+    from agent_search.kb._retrieval._background_texts import ENGLISH
 
     rng = np.random.default_rng(7)
     query = np.zeros(16, dtype=np.float32)

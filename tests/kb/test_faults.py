@@ -18,6 +18,7 @@ import anyio
 import pytest
 
 from agent_search import Context, Request, SearchConfig, Searcher
+from agent_search.embedding import EmbeddingError
 from agent_search.kb import (
     CollectionMismatchError,
     StoreError,
@@ -27,9 +28,8 @@ from agent_search.kb import (
     ingest_paths,
     list_collections,
 )
-from agent_search.kb._embedder import EmbeddingError
 from agent_search.kb._store import edge_root, get_store
-from agent_search.kb._store_server import ServerStore, server_client
+from agent_search.kb._store._server import ServerStore, server_client
 from agent_search.kb.settings import KBSettings
 
 pytestmark = pytest.mark.anyio
@@ -41,7 +41,7 @@ async def _search(config: SearchConfig, query: str, **fields: Any):  # type: ign
 
 
 _HOLD = ("import sys\nfrom pathlib import Path\nfrom agent_search.kb.settings import KBSettings\n"
-         "from agent_search.kb._store import get_store\n"
+         "from agent_search.kb._store._open import get_store\n"
          "get_store(KBSettings(), Path(sys.argv[1]))\nprint('ready', flush=True)\n"
          "sys.stdin.read()")
 

@@ -1,4 +1,4 @@
-"""Neighbour feedback (:mod:`agent_search.kb._feedback`): a candidate like the top group
+"""Neighbour feedback (:mod:`agent_search.kb._retrieval._feedback`): a candidate like the top group
 rises, a standout top hit adds nothing, small collections are left alone, and the scores
 still follow the new ranking."""
 
@@ -8,9 +8,10 @@ from typing import Any
 
 import numpy as np
 
-from agent_search.kb._feedback import applies, keys_with_feedback
-from agent_search.kb._hits import Hit, reranked, with_payloads
-from agent_search.kb._store_base import Record, Scored, VectorQuery
+from agent_search.kb._retrieval import Hit
+from agent_search.kb._retrieval._feedback import applies, keys_with_feedback
+from agent_search.kb._retrieval._hits import reranked, with_payloads
+from agent_search.kb._store import Record, Scored, VectorQuery
 
 
 class _Vectors:

@@ -1,6 +1,6 @@
 """A question about a neighbouring tool gets no confident answer from a collection on the
 same topic (issue 34 item 1): the rare words it asks about that the passage never speaks
-of, weighed by how much of the question they carry (``agent_search/kb/_foreign.py``)."""
+of, weighed by how much of the question they carry (``agent_search/kb/_retrieval/_foreign.py``)."""
 
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ import pytest
 
 from agent_search import Request, SearchConfig, Searcher
 from agent_search.kb import create_handler, ingest_paths
-from agent_search.kb._background import Null
-from agent_search.kb._foreign import _words, kept_meaning, without
-from agent_search.kb._sparse import BM25
+from agent_search.kb._retrieval._background import Null
+from agent_search.kb._retrieval._foreign import _words, kept_meaning, without
+from agent_search.kb._store import BM25
 
 pytestmark = pytest.mark.anyio
 

@@ -8,7 +8,8 @@ import pytest
 
 from agent_search import Request, SearchConfig, Searcher
 from agent_search.kb import create_handler, drop_collection, ingest_paths
-from agent_search.kb._graph import extract_entities, graph_path, graph_stats
+from agent_search.kb._retrieval import graph_path
+from agent_search.kb._retrieval._graph import extract_entities, graph_stats
 
 pytestmark = pytest.mark.anyio
 

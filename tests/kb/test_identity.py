@@ -12,13 +12,10 @@ from typer.testing import CliRunner
 import agent_search.cli  # noqa: F401  (registers the sub-commands)
 from agent_search import Context, Request, SearchConfig
 from agent_search.cli.app import app
-from agent_search.kb import _schema as ingest_module
-from agent_search.kb import create_handler, ingest_paths, list_collections
-from agent_search.kb._loaders import legacy_file_doc_id
-from agent_search.kb._manage import prune_eval_collections
-from agent_search.kb._schema import ID_SCHEME, point_id
-from agent_search.kb._sparse import SparseVec
-from agent_search.kb._store import PointData, get_store, scroll_all
+from agent_search.kb import create_handler, ingest_paths, list_collections, prune_eval_collections
+from agent_search.kb._ingest import legacy_file_doc_id
+from agent_search.kb._store import ID_SCHEME, PointData, SparseVec, get_store, point_id, scroll_all
+from agent_search.kb._store import _schema as ingest_module
 from agent_search.kb.settings import KBSettings
 
 runner = CliRunner()

@@ -12,8 +12,9 @@ import pytest
 
 from agent_search import SearchConfig
 from agent_search.kb import KBSettings, ingest_paths
-from agent_search.kb._chunking import chunk_document, sentences_of
-from agent_search.kb._loaders import PARAGRAPH_CHARS, Document, blocks_of_lines, load_file
+from agent_search.kb._ingest import Document, load_file
+from agent_search.kb._ingest._chunking import chunk_document, sentences_of
+from agent_search.kb._ingest._loaders import PARAGRAPH_CHARS, blocks_of_lines
 from agent_search.kb._store import get_store, scroll_all
 
 SENTENCES = [

@@ -15,10 +15,16 @@ import agent_search.cli  # noqa: F401  (registers the sub-commands)
 from agent_search import SearchConfig
 from agent_search.cli.app import app
 from agent_search.cli.search import _kb_where
-from agent_search.kb import Access, CollectionNotFound, KBSettings, ingest_paths
-from agent_search.kb._manage import list_documents, remove_document
+from agent_search.kb import (
+    Access,
+    CollectionNotFound,
+    KBSettings,
+    ingest_paths,
+    ingest_texts,
+    list_documents,
+    remove_document,
+)
 from agent_search.kb._store import get_store, scroll_all
-from agent_search.kb._uploads import ingest_texts
 from agent_search.types import ResultItem
 
 runner = CliRunner()

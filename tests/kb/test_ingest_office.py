@@ -14,9 +14,9 @@ from pptx import Presentation
 from pptx.util import Inches
 
 from agent_search import SearchConfig
-from agent_search.kb import ingest_paths
-from agent_search.kb._chunking import approx_tokens, chunk_document
-from agent_search.kb._loaders import Document, Limits, Skipped, load_file
+from agent_search.kb import Skipped, ingest_paths
+from agent_search.kb._ingest import Document, Limits, approx_tokens, load_file
+from agent_search.kb._ingest._chunking import chunk_document
 
 
 def _one(path: Path, limits: Limits | None = None) -> Document:

@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 
 from agent_search import SearchConfig
-from agent_search.kb import _writer, ingest_paths
+from agent_search.kb import ingest_paths
+from agent_search.kb._ingest import _writer
 from agent_search.kb._store import get_store, scroll_all
 from agent_search.kb.settings import KBSettings
 

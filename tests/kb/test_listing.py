@@ -10,14 +10,11 @@ from typing import Any
 
 import pytest
 
-from agent_search.kb._filters import Condition
-from agent_search.kb._manage import check_offset, documents_in, documents_page
-from agent_search.kb._schema import BASE_INDEXES, point_id
-from agent_search.kb._sparse import SparseVec
-from agent_search.kb._store import KBStore, PointData
-from agent_search.kb._store_edge import EdgeStore
-from agent_search.kb._store_server import ServerStore
-from agent_search.kb._tenancy import Access, visibility
+from agent_search.kb import Access, check_offset, visibility
+from agent_search.kb._manage import documents_in, documents_page
+from agent_search.kb._store import BASE_INDEXES, Condition, KBStore, PointData, SparseVec, point_id
+from agent_search.kb._store._edge import EdgeStore
+from agent_search.kb._store._server import ServerStore
 
 
 @pytest.fixture(params=["edge", "server"])

@@ -15,9 +15,10 @@ from hypothesis import strategies as st
 
 from agent_search import SearchConfig
 from agent_search.kb import ingest_paths
-from agent_search.kb._chunking import approx_tokens, chunk_document
-from agent_search.kb._loaders import Document, load_file, markdown_blocks
-from agent_search.kb._markdown import code_block, heading, markdown_title
+from agent_search.kb._ingest import Document, approx_tokens, load_file
+from agent_search.kb._ingest._chunking import chunk_document
+from agent_search.kb._ingest._loaders import markdown_blocks
+from agent_search.kb._ingest._markdown import code_block, heading, markdown_title
 from agent_search.kb._store import get_store, scroll_all
 from agent_search.kb.settings import KBSettings
 

@@ -20,9 +20,16 @@ import agent_search.cli  # noqa: F401  (registers the sub-commands)
 from agent_search import Context, Request, SearchConfig
 from agent_search.cli.app import app
 from agent_search.kb import close_stores, create_handler, ingest_paths, list_collections
-from agent_search.kb._store import PointData, edge_root, get_store, scroll_all
-from agent_search.kb._store_server import ServerStore
-from agent_search.kb._tenancy import ACL_OWNER, ACL_SHARE, ACL_TEAM
+from agent_search.kb._store import (
+    ACL_OWNER,
+    ACL_SHARE,
+    ACL_TEAM,
+    PointData,
+    edge_root,
+    get_store,
+    scroll_all,
+)
+from agent_search.kb._store._server import ServerStore
 from agent_search.kb.settings import KBSettings
 
 runner = CliRunner()

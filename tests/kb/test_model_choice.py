@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from agent_search import SearchConfig
-from agent_search.kb._model_choice import choose_model, cjk_share
+from agent_search.embedding import choose_model, cjk_share
+from agent_search.kb._ingest import is_text
 from agent_search.kb.settings import DEFAULT_MODEL, E5_MODEL, KBSettings
 
 from .test_floors import CHINESE, ENGLISH
@@ -51,7 +52,7 @@ def test_english_notes_and_unsampled_files_keep_the_english_model(tmp_path: Path
                         ).embedding_model == DEFAULT_MODEL
     pdf = tmp_path / "notes.pdf"
     pdf.write_text("链条多久上一次油", encoding="utf-8")  # not read: not a text format
-    assert choose_model(_settings(), None, [pdf]).embedding_model == DEFAULT_MODEL
+    assert not is_text(pdf) and is_text(tmp_path / "notes.md")  # what the ingest samples
 
 
 def test_a_configured_model_and_a_recorded_one_win_over_the_sample(tmp_path: Path) -> None:

@@ -13,13 +13,20 @@ import numpy as np
 import pytest
 
 from agent_search import SearchConfig
-from agent_search.kb import close_stores, ingest_paths
-from agent_search.kb._embedder import get_embedder
-from agent_search.kb._retrieval import Hit, QueryPlan, fuse, search
-from agent_search.kb._schema import BASE_INDEXES, bm25_of
-from agent_search.kb._store import KBStore, PointData, Record, get_store, scroll_all
-from agent_search.kb._store_server import ServerStore
-from agent_search.kb._tenancy import visibility
+from agent_search.embedding import get_embedder
+from agent_search.kb import close_stores, ingest_paths, visibility
+from agent_search.kb._retrieval import Hit, QueryPlan, search
+from agent_search.kb._retrieval._search import fuse
+from agent_search.kb._store import (
+    BASE_INDEXES,
+    KBStore,
+    PointData,
+    Record,
+    bm25_of,
+    get_store,
+    scroll_all,
+)
+from agent_search.kb._store._server import ServerStore
 from agent_search.kb.calibrate import FullIndex
 from agent_search.kb.settings import KBSettings
 

@@ -8,10 +8,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from agent_search.kb import _stats as stats_module
-from agent_search.kb._sparse import SparseVec
-from agent_search.kb._stats import CollectionStats
-from agent_search.kb._stats_state import StatsState, Vectors, build
+from agent_search.kb._store import CollectionStats, SparseVec
+from agent_search.kb._store import _stats as stats_module
+from agent_search.kb._store._stats_state import StatsState, Vectors, build
 
 
 def _stats(rows: list[tuple[list[float] | None, SparseVec]]) -> CollectionStats:
@@ -103,7 +102,7 @@ def test_an_empty_collection_has_no_variance() -> None:
 def test_a_saved_state_missing_a_block_is_not_loaded() -> None:
     """A head whose block is gone (or of another save) is refused: the keeper then
     rebuilds rather than using statistics that are not those of the points."""
-    from agent_search.kb._stats_state import StateError
+    from agent_search.kb._store._stats_state import StateError
 
     state = build((Vectors(str(i), d, s.indices, s.values)
                    for i, (d, s) in enumerate(_collection(3, 20))), 3)

@@ -14,12 +14,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from agent_search.kb import _stats_state
-from agent_search.kb._sparse import SparseVec
-from agent_search.kb._stats_state import StateError, StatsState, Vectors, build
-from agent_search.kb._store import KBStore, PointData, scroll_all
-from agent_search.kb._store_edge import EdgeStore
-from agent_search.kb._store_server import ServerStore
+from agent_search.kb._store import KBStore, PointData, SparseVec, _stats_state, scroll_all
+from agent_search.kb._store._edge import EdgeStore
+from agent_search.kb._store._server import ServerStore
+from agent_search.kb._store._stats_state import StateError, StatsState, Vectors, build
 
 DIMS = 4
 
@@ -189,7 +187,7 @@ def test_a_server_writer_that_died_is_rebuilt_after_its_marker_expires(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from qdrant_client import QdrantClient
 
-    from agent_search.kb import _stats_vault
+    from agent_search.kb._store import _stats_vault
 
     client = QdrantClient(location=":memory:")
     writer = ServerStore(client, location="memory", local=True)

@@ -10,25 +10,27 @@ from pathlib import Path
 
 import pytest
 
-from agent_search.kb._filters import (
+from agent_search.kb import Access, visibility
+from agent_search.kb._store import (
+    DENSE,
+    SPARSE,
     Condition,
-    FilterError,
+    FusionQuery,
     Group,
     HasId,
-    IsEmpty,
     IsNull,
+    KBStore,
     Match,
     MatchAny,
-    MatchExcept,
-    MatchText,
+    PointData,
     Range,
+    SparseVec,
+    VectorQuery,
     to_filter,
 )
-from agent_search.kb._sparse import SparseVec
-from agent_search.kb._store import DENSE, SPARSE, FusionQuery, KBStore, PointData, VectorQuery
-from agent_search.kb._store_edge import EdgeStore
-from agent_search.kb._store_server import ServerStore
-from agent_search.kb._tenancy import Access, visibility
+from agent_search.kb._store._edge import EdgeStore
+from agent_search.kb._store._filters import FilterError, IsEmpty, MatchExcept, MatchText
+from agent_search.kb._store._server import ServerStore
 from agent_search.types import QueryWhere
 
 IDS = [str(uuid.UUID(int=i + 1)) for i in range(12)]

@@ -9,19 +9,21 @@ from qdrant_client import models
 
 from agent_search import SearchConfig
 from agent_search.errors import ConfigError
-from agent_search.kb._chunking import approx_tokens, chunk_document
-from agent_search.kb._filters import (
-    FilterError,
+from agent_search.kb._ingest import Block, Document, approx_tokens
+from agent_search.kb._ingest._chunking import chunk_document
+from agent_search.kb._ingest._loaders import markdown_blocks
+from agent_search.kb._store import (
+    BM25,
     Group,
     IsNull,
     Match,
     MatchAny,
     Range,
+    analyze,
     indexed_fields,
     to_filter,
 )
-from agent_search.kb._loaders import Block, Document, markdown_blocks
-from agent_search.kb._sparse import BM25, analyze
+from agent_search.kb._store._filters import FilterError
 from agent_search.kb.settings import KBSettings
 from agent_search.types import QueryWhere
 
@@ -88,7 +90,7 @@ def test_chinese_terms_are_words_in_new_collections_and_bigrams_in_older_ones() 
     """New collections index Chinese as jieba's search-mode words (the shorter words of a
     long one too), older ones keep the bigrams they were built with; kana and Hangul
     (and a Japanese text's kanji) stay bigrams; Latin words around them are unchanged."""
-    from agent_search.kb._schema import bm25_of
+    from agent_search.kb._store import bm25_of
 
     words = analyze("链条多久上一次油", cjk="words")
     assert "链条" in words and "多久" in words and "条多" not in words
@@ -111,7 +113,7 @@ def test_chinese_terms_are_words_in_new_collections_and_bigrams_in_older_ones() 
 
 
 def test_filters_translate_to_both_engines() -> None:
-    from agent_search.kb._store_server import to_models
+    from agent_search.kb._store._server import to_models
 
     flt = to_filter([
         QueryWhere(field="type", op="=", value="md"),

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from agent_search.kb._embedder import FastEmbedder, prepare_model_dir
+from agent_search.embedding import FastEmbedder, prepare_model_dir
 from agent_search.query.dsl import ModelSchema, RelationSchema
 from agent_search.query.nl import BuiltinDSLGenerator
 from agent_search.query.nl._meaning import NameMeanings, Reading, name_text, rewrite

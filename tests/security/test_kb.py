@@ -26,9 +26,9 @@ from typer.testing import CliRunner
 import agent_search.cli  # noqa: F401  (registers the sub-commands)
 from agent_search import SearchConfig
 from agent_search.cli.app import app
-from agent_search.kb import ingest_paths
-from agent_search.kb._chunking import approx_tokens, chunk_document
-from agent_search.kb._loaders import Document, Skipped, load_file
+from agent_search.kb import Skipped, ingest_paths
+from agent_search.kb._ingest import Document, approx_tokens, load_file
+from agent_search.kb._ingest._chunking import chunk_document
 
 from ..support.kb import linked_home, prepared_model_home
 
@@ -136,7 +136,7 @@ def test_a_large_text_file_is_streamed_in_bounded_memory(tmp_path: Path) -> None
     stays under 1.5 MB while the chunks stream out (it held the whole file, one block of
     it and every chunk before: over twice the file). Most of what remains is one
     counting batch's words (bounded by COUNT_BATCH_CHARS), not the file."""
-    from agent_search.kb._chunking import iter_chunks  # the lazy form of chunk_document
+    from agent_search.kb._ingest import iter_chunks  # the lazy form of chunk_document
 
     for name, text in (("lines.txt", "\n".join(_text(10).strip() for _ in range(27_000))),
                        ("flat.md", _text(230_000).replace("\n", " "))):

@@ -16,8 +16,7 @@ import anyio
 import pytest
 
 from agent_search import Context, Request, SearchConfig
-from agent_search.kb import create_handler
-from agent_search.kb._tenancy import Access
+from agent_search.kb import Access, create_handler
 from agent_search.types import Result
 
 from ..support.kb import ingested_home
@@ -78,7 +77,7 @@ def test_the_owner_sees_her_memo_in_the_graph(home: Path) -> None:
 def test_a_private_co_occurrence_boosts_no_readable_chunk(home: Path) -> None:
     """Boosts are a side channel too: a public chunk must not rank higher because an
     entity it names co-occurs with the query's in a chunk the caller cannot read."""
-    from agent_search.kb._graph import associate
+    from agent_search.kb._retrieval import associate
 
     def nobody(collection: str, ids: list[str]) -> set[str]:
         return set()
@@ -91,7 +90,7 @@ def test_the_store_is_asked_about_a_bounded_number_of_chunks(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A very common entity cannot make one graph search ask the store about every chunk
     of the collection; what is left unchecked counts as unreadable."""
-    from agent_search.kb import _graph
+    from agent_search.kb._retrieval import _graph
 
     monkeypatch.setattr(_graph, "MAX_CHUNKS_PER_ENTITY", 10)
     monkeypatch.setattr(_graph, "MAX_CHUNKS_CHECKED", 25)

@@ -22,8 +22,8 @@ import anyio
 import httpx
 import pytest
 
-from agent_search.kb._admission import IngestBusy, reserve_write, write_turn
-from agent_search.kb._tenancy import Access
+from agent_search.kb import Access, IngestBusy, reserve_write
+from agent_search.kb._ingest import write_turn
 from agent_search.kb.handler import KBHandler
 from agent_search.kb.settings import KBSettings
 from agent_search.server import Service

@@ -18,8 +18,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from agent_search.kb._tenancy import Access
-from agent_search.kb._uploads import MAX_PRESENT, check_folder, check_name, mirror_folder
+from agent_search.kb import Access, check_folder, check_name, mirror_folder
+from agent_search.kb._uploads import MAX_PRESENT
 from agent_search.server import Service
 
 from ..server.harness import auth, serve_with_kb, sources_of, two_tenant_keys, write_project

@@ -19,10 +19,9 @@ from pathlib import Path
 import pytest
 
 from agent_search import SearchConfig
-from agent_search.kb import Access, KBSettings, ingest_paths
-from agent_search.kb._document import Limits, Skipped
-from agent_search.kb._office import csv_blocks, csv_delimiter
-from agent_search.kb._sandbox import ParseSandbox, parse_seconds, run_parse_seconds
+from agent_search.kb import Access, KBSettings, Skipped, ingest_paths
+from agent_search.kb._ingest import Limits, ParseSandbox, parse_seconds, run_parse_seconds
+from agent_search.kb._ingest._office import csv_blocks, csv_delimiter
 from agent_search.kb._store import get_store, scroll_all
 
 from ..support.kb import linked_home, prepared_model_home

@@ -18,11 +18,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from agent_search import Context, Request, SearchConfig, Searcher
-from agent_search.kb import create_handler
-from agent_search.kb._sparse import SparseVec
-from agent_search.kb._store import DENSE, SPARSE, PointData, VectorQuery
-from agent_search.kb._store_edge import EdgeStore
-from agent_search.kb._tenancy import Access, visibility
+from agent_search.kb import Access, create_handler, visibility
+from agent_search.kb._store import DENSE, SPARSE, PointData, SparseVec, VectorQuery
+from agent_search.kb._store._edge import EdgeStore
 
 from ..support.kb import ingested_home
 
@@ -220,7 +218,7 @@ def test_a_kept_filter_translation_never_answers_for_an_equal_looking_one(
     (which the embedded store cannot match and refuses), and one caller's visibility
     never for another's."""
     from agent_search.errors import FilterError
-    from agent_search.kb._filters import Group, Match
+    from agent_search.kb._store import Group, Match
 
     store, access = acl_store
     assert store.count("c", Group(must=(Match("acl_owner", 1),))) == 0

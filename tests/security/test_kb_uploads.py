@@ -15,8 +15,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from agent_search.kb._admission import IngestBusy
-from agent_search.kb._uploads import write_named
+from agent_search.kb import IngestBusy, write_named
 from agent_search.server import Service
 from agent_search.server._errors import ApiError
 from agent_search.server._kb_files import (

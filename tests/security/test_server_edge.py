@@ -207,7 +207,7 @@ def test_requests_and_files_refuse_or_replace_surrogates(tmp_path: Path) -> None
 
     from agent_search.config import read_jsonc, read_yaml
     from agent_search.errors import ConfigError
-    from agent_search.kb._loaders import _load_jsonl
+    from agent_search.kb._ingest._loaders import _load_jsonl
 
     with pytest.raises(ValidationError, match="lone surrogate"):
         Request(type="kb", query="a\ud800")
@@ -292,7 +292,8 @@ def test_file_names_that_are_not_utf8_become_text(tmp_path: Path) -> None:
     and two such names stay apart."""
     import os
 
-    from agent_search.kb._loaders import load_file, source_key
+    from agent_search.kb import source_key
+    from agent_search.kb._ingest import load_file
 
     names = [b"caf\xe9.md", b"caf\xe8.md"]
     paths = []
@@ -318,7 +319,7 @@ def test_a_query_with_nul_is_refused() -> None:
 def test_what_a_parser_decodes_is_text() -> None:
     """Blocks and documents from any loader (a PDF's broken UTF-16, an HTML or JSON
     escape) hold no lone surrogate: the chunk hash and the store encode them."""
-    from agent_search.kb._loaders import Block, Document
+    from agent_search.kb._ingest import Block, Document
 
     block = Block("page \ud800 text", ("head \udfff",))
     doc = Document("d", "caf\udce9.pdf", "title \ud800", [block])

@@ -20,8 +20,7 @@ import yaml
 from fastapi import FastAPI
 
 from agent_search import Context, Request, Result, ResultItem
-from agent_search.kb import CollectionNotFound, close_stores, prepare_model_dir
-from agent_search.kb._manage import list_documents
+from agent_search.kb import CollectionNotFound, close_stores, list_documents, prepare_model_dir
 from agent_search.server import Service, ServiceOptions, create_app
 
 KEYS = {"alice": "sk-alice-0123456789", "bob": "sk-bob-9876543210"}

@@ -20,7 +20,7 @@ from typer.testing import CliRunner
 import agent_search.cli  # noqa: F401  (registers the sub-commands)
 from agent_search.cli._kb_remote import documents_of, held_by_server
 from agent_search.cli.app import app
-from agent_search.kb._manage import list_documents
+from agent_search.kb import list_documents
 from agent_search.server import Service
 
 from .harness import KEYS, auth, serve_with_kb, write_project

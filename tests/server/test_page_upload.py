@@ -12,7 +12,7 @@ import anyio
 import pytest
 from playwright.sync_api import Page, sync_playwright
 
-from agent_search.kb._manage import list_documents
+from agent_search.kb import list_documents
 from agent_search.server import Service
 
 from .harness import KEYS, serve_with_kb, write_project

@@ -1,0 +1,77 @@
+"""Text embeddings, offline (all-MiniLM-L6-v2, multilingual-e5-small through onnxruntime)
+or from an OpenAI-compatible endpoint: the kb embeds its chunks and questions with them,
+the parser links a question's words to a schema's names by meaning.
+
+    embedder = get_embedder(settings, home)         # settings: EmbeddingSettings
+    vectors = embedder.embed(["a passage", "another"])
+
+Names are imported on first use (``agent_search._lazy``): the constants and the settings
+protocol cost nothing, the models' libraries load with the first embedder."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from agent_search._lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from agent_search.embedding._e5 import E5Embedder, prepare_e5_dir
+    from agent_search.embedding._embedder import (
+        Embedder,
+        FastEmbedder,
+        OpenAIEmbedder,
+        embedder_for_collection,
+        get_embedder,
+        model_builds,
+        prepare_model_dir,
+    )
+    from agent_search.embedding._local import (
+        EmbeddingError,
+        LocalEmbedder,
+        Vectors,
+        default_workers,
+    )
+    from agent_search.embedding._model_choice import CJK_SHARE, choose_model, cjk_share
+    from agent_search.embedding._models import (
+        DEFAULT_MODEL,
+        E5_MODEL,
+        OFFLINE_MODELS,
+        EmbeddingSettings,
+    )
+
+_HOME = {
+    "CJK_SHARE": "_model_choice", "DEFAULT_MODEL": "_models", "E5Embedder": "_e5",
+    "E5_MODEL": "_models", "Embedder": "_embedder", "EmbeddingError": "_local",
+    "EmbeddingSettings": "_models", "FastEmbedder": "_embedder", "LocalEmbedder": "_local",
+    "OFFLINE_MODELS": "_models", "OpenAIEmbedder": "_embedder", "Vectors": "_local",
+    "choose_model": "_model_choice", "cjk_share": "_model_choice",
+    "default_workers": "_local", "embedder_for_collection": "_embedder",
+    "get_embedder": "_embedder", "model_builds": "_embedder", "prepare_e5_dir": "_e5",
+    "prepare_model_dir": "_embedder",
+}
+"""Where each public name lives."""
+
+__getattr__, __dir__ = lazy_exports(__name__, _HOME)
+
+__all__ = [
+    "CJK_SHARE",
+    "DEFAULT_MODEL",
+    "E5_MODEL",
+    "OFFLINE_MODELS",
+    "E5Embedder",
+    "Embedder",
+    "EmbeddingError",
+    "EmbeddingSettings",
+    "FastEmbedder",
+    "LocalEmbedder",
+    "OpenAIEmbedder",
+    "Vectors",
+    "choose_model",
+    "cjk_share",
+    "default_workers",
+    "embedder_for_collection",
+    "get_embedder",
+    "model_builds",
+    "prepare_e5_dir",
+    "prepare_model_dir",
+]

@@ -1,0 +1,256 @@
+"""Parsing hostile files without letting them cost without bound.
+
+Third-party parsers (pypdf, trafilatura, the office readers) run in pure Python: a thread
+that parses cannot be stopped, and a 6 KB PDF whose pages share one large compressed
+content stream parses for minutes in hundreds of MB. So files of
+:data:`~agent_search.kb._ingest._formats.PARSED_SUFFIXES` are parsed in a child process
+(``python -m agent_search.kb._ingest._sandbox``) that the ingest starts on first use and keeps
+for the run:
+
+* **time** — each file has a deadline that follows from its size (:func:`parse_seconds`:
+  3 s plus 30 s per MB), at most ``kb.max_parse_seconds``; past it the child is killed,
+  the file is reported as skipped, and the next file gets a fresh child;
+* **memory** — the child limits its own address space to ``kb.max_parse_memory_mb``
+  (``RLIMIT_AS``), so a decompression bomb ends in a ``MemoryError`` in the child;
+* **work** — pages and decompressed bytes are counted while parsing
+  (:class:`~agent_search.kb._ingest._document.Limits`).
+
+Requests and answers are JSON lines on the child's stdin and stdout (never pickle: the
+child's output is derived from untrusted files). A child that dies (killed by the
+system, a crash in a C parser) skips its file the same way.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import queue
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import asdict
+from pathlib import Path
+from typing import IO, Any
+
+from agent_search.kb._ingest._document import Block, Document, Limits, Skipped
+from agent_search.kb._ingest._formats import load_file
+
+_DONE = object()
+READY = b"ready\n"
+STARTUP_SECONDS = 120.0
+"""How long the child may take to import its parsers (a loaded machine is slow)."""
+
+
+class ParseSandbox:
+    """One child process that parses files, one at a time, each under a deadline.
+
+    Blocking (call it from a worker thread). Use as a context manager, or call
+    :meth:`close`; both end the child."""
+
+    def __init__(self, limits: Limits, *, seconds: float, memory_mb: int,
+                 run_seconds: float = float("inf")) -> None:
+        self.limits = limits
+        self.seconds = seconds
+        self.memory_mb = memory_mb
+        self.left = run_seconds
+        """Parse time left to the run (:func:`run_parse_seconds`); each file's deadline is
+        at most this, and a file that finds it spent is skipped unread."""
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._lines: queue.Queue[object] = queue.Queue()
+
+    def __enter__(self) -> ParseSandbox:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def load(self, path: Path, key: str,
+             seconds: float | None = None) -> Iterator[Document | Skipped]:
+        """The documents of one file, as :func:`~agent_search.kb._ingest._formats.load_file` gives
+        them, or one :class:`Skipped` saying which limit it went over. ``seconds``: this
+        file's deadline (default the sandbox's), e.g. from its size
+        (:func:`parse_seconds`)."""
+        seconds = min(self.seconds if seconds is None else seconds, self.left)
+        if seconds < MIN_PARSE_SECONDS:
+            yield Skipped(str(path), "not parsed: this ingest's parse time, which follows "
+                                     "from the size of its files, is spent")
+            return
+        request = {"path": str(path), "key": key, **asdict(self.limits)}
+        try:
+            proc = self._start()
+            assert proc.stdin is not None
+            proc.stdin.write(json.dumps(request).encode() + b"\n")
+            proc.stdin.flush()
+        except OSError as exc:
+            self._kill()
+            yield Skipped(str(path), f"cannot parse: the parser process failed ({exc})")
+            return
+        started = time.monotonic()
+        try:
+            line = self._lines.get(timeout=seconds)
+        except queue.Empty:
+            self.left -= seconds
+            self._kill()
+            why = "kb.max_parse_seconds" if seconds >= self.seconds else \
+                f"the budget of a {path.stat().st_size:,}-byte file"
+            yield Skipped(str(path), f"parsing took over {seconds:.3g} s ({why})")
+            return
+        self.left -= time.monotonic() - started
+        if not isinstance(line, bytes):  # the child ended without an answer
+            code = self._kill()
+            yield Skipped(str(path), _death(code, self.memory_mb))
+            return
+        for item in json.loads(line):
+            yield _from_json(item)
+
+    def close(self) -> None:
+        proc, self._proc = self._proc, None
+        if proc is None:
+            return
+        with contextlib.suppress(OSError):
+            assert proc.stdin is not None
+            proc.stdin.close()
+        try:
+            proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+    def _start(self) -> subprocess.Popen[bytes]:
+        if self._proc is not None and self._proc.poll() is None:
+            return self._proc
+        self._kill()
+        self._lines = queue.Queue()
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "agent_search.kb._ingest._sandbox", str(self.memory_mb)],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+            close_fds=True)
+        assert proc.stdout is not None
+        threading.Thread(target=_pump, args=(proc.stdout, self._lines), daemon=True,
+                         name="kb-parse-reader").start()
+        self._proc = proc
+        # the deadline of a file starts once the child has imported its parsers
+        try:
+            ready = self._lines.get(timeout=max(STARTUP_SECONDS, self.seconds))
+        except queue.Empty:
+            ready = None
+        if ready != READY:
+            self._kill()
+            raise OSError("it did not start")
+        return proc
+
+    def _kill(self) -> int | None:
+        """End the child (ours, by its handle); its exit code."""
+        proc, self._proc = self._proc, None
+        if proc is None:
+            return None
+        if proc.poll() is None:
+            proc.kill()
+        code = proc.wait()
+        for stream in (proc.stdin, proc.stdout):
+            with contextlib.suppress(OSError):
+                if stream is not None:
+                    stream.close()
+        return code
+
+
+PARSE_FLOOR_SECONDS = 3.0
+"""What any file may take to parse, however small (the child's start is not counted)."""
+PARSE_SECONDS_PER_MB = 30.0
+"""And per MB of the file: real documents parse at well over 1 MB/s; a few KB that ask
+for a minute (pages sharing one huge content stream, a sheet declaring a million rows)
+are hostile."""
+
+
+def parse_seconds(size: int, most: float) -> float:
+    """A file's parse deadline from its size in bytes: :data:`PARSE_FLOOR_SECONDS` plus
+    :data:`PARSE_SECONDS_PER_MB` per MB, at most ``most`` (``kb.max_parse_seconds``), so
+    a few KB cannot buy a minute of CPU (issue 32 item 2)."""
+    return min(most, PARSE_FLOOR_SECONDS + PARSE_SECONDS_PER_MB * size / 1e6)
+
+
+MIN_PARSE_SECONDS = 0.5
+RUN_SECONDS_PER_FILE = 0.5
+
+
+def run_parse_seconds(sizes: list[int], most: float) -> float:
+    """The parse time of a whole run of files of these ``sizes``: a floor, plus half a
+    second and :data:`PARSE_SECONDS_PER_MB` a MB per file, each at most ``most``. A call
+    of 100 small HTML documents gets about a minute in all, not 100 floors (or 100
+    times ``kb.max_parse_seconds``)."""
+    return PARSE_FLOOR_SECONDS + sum(
+        min(most, RUN_SECONDS_PER_FILE + PARSE_SECONDS_PER_MB * size / 1e6) for size in sizes)
+
+
+def _pump(stream: IO[bytes], lines: queue.Queue[object]) -> None:
+    """Move the child's answer lines to ``lines``; :data:`_DONE` when it ends."""
+    with contextlib.suppress(OSError, ValueError):
+        for line in stream:
+            lines.put(line)
+    lines.put(_DONE)
+
+
+def _death(code: int | None, memory_mb: int) -> str:
+    if code is not None and code < 0:
+        return f"cannot parse: the parser process was killed (signal {-code})"
+    return (f"cannot parse: the parser process ended (exit {code}); out of memory? "
+            f"(kb.max_parse_memory_mb = {memory_mb})")
+
+
+def _to_json(item: Document | Skipped) -> dict[str, Any]:
+    if isinstance(item, Skipped):
+        return {"skipped": item.source, "reason": item.reason}
+    return {"doc_id": item.doc_id, "source": item.source, "title": item.title,
+            "warnings": item.warnings,
+            "blocks": [[b.text, list(b.headings), b.page] for b in item.blocks]}
+
+
+def _from_json(item: dict[str, Any]) -> Document | Skipped:
+    if "skipped" in item:
+        return Skipped(str(item["skipped"]), str(item["reason"]))
+    blocks = [Block(str(text), tuple(str(h) for h in headings),
+                    page if isinstance(page, int) else None)
+              for text, headings, page in item["blocks"]]
+    return Document(str(item["doc_id"]), str(item["source"]), item["title"], blocks,
+                    [str(w) for w in item["warnings"]])
+
+
+def _limit_memory(megabytes: int) -> None:
+    with contextlib.suppress(ImportError, ValueError, OSError):
+        import resource
+
+        size = megabytes * 1024 * 1024
+        resource.setrlimit(resource.RLIMIT_AS, (size, size))
+
+
+def _serve(memory_mb: int) -> None:
+    """The child: one JSON request per line in, one JSON list of documents per line out."""
+    import pypdf  # noqa: F401  (imported before the clock of the first file starts)
+    import trafilatura  # noqa: F401
+
+    _limit_memory(memory_mb)
+    out = sys.stdout.buffer
+    out.write(READY)
+    out.flush()
+    for raw in sys.stdin.buffer:
+        if not raw.strip():
+            continue
+        request = json.loads(raw)
+        limits = Limits(int(request["max_chars"]), int(request["max_pages"]),
+                        int(request["max_decompressed"]))
+        try:
+            items = [_to_json(d) for d in load_file(Path(request["path"]), request["key"],
+                                                    limits=limits)]
+        except MemoryError:
+            items = [_to_json(Skipped(request["path"], (
+                "cannot parse: out of memory (kb.max_parse_memory_mb)")))]
+        out.write(json.dumps(items).encode() + b"\n")
+        out.flush()
+
+
+if __name__ == "__main__":
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    _serve(int(sys.argv[1]))

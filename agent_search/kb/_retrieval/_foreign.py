@@ -1,0 +1,165 @@
+"""The question's own evidence against a hit: the rare words it asks about that the
+passage never speaks of, weighed by how much of the question's meaning they carry.
+
+The hybrid's score says how far a chunk stands above unrelated text (:mod:`._evidence`):
+*same topic*. A question about a neighbouring tool — "how do I declare a durable queue
+in RabbitMQ?" asked of a collection of a key-value store's docs — finds a chunk on
+queues in the store's docs, scored 0.9 by meaning. What the question names and the
+passage does not speak of is the evidence that it does not answer it. Three parts, all
+from the question, the collection and the model at hand (no word list):
+
+1. **The question's rare words.** Each word of the question whose BM25 terms are all
+   rare in the *collection* (idf at least :attr:`Foreign.rare` of the largest one the
+   collection can give: a word the collection holds in a few chunks or none).
+2. **Which of them the passage lacks** (its stored BM25 vector, read for the hits being
+   scored).
+3. **How much of the question's meaning they carry**: the question is embedded again
+   without them, and the cosine between the two, rescaled so that unrelated text (the
+   query's background mean, :class:`~agent_search.kb._retrieval._background.Null`) is 0 and the
+   whole question 1, is the meaning the passage can still match. "How do I declare a
+   durable queue in" keeps ~0.6 of the question with RabbitMQ; "how do I write a cask
+   for an app distributed as a" keeps ~0.9 of it with dmg.
+
+A hit's score is multiplied by a ramp of the kept meaning (0 at :attr:`Foreign.kept`'s
+first value, 1 at its second), then capped by the hit ranked above as before: ranking is
+unchanged, only the evidence that the collection answers is.
+
+**Only where the collection's statistics can say a word is foreign.** In five notes most
+words of any question are absent; in thousands of pages a word that is absent or rare is
+news. The collection's Good–Turing unseen mass — the share of its term occurrences that
+are a term's only chunk — is the chance that the next word it meets is new to it; above
+:attr:`Foreign.unseen` the rule is off (SciFact: 0.18 at 100 abstracts, 0.054 at 1,500,
+0.029 at 5,000; the three projects' docs of ``bench/bench_realdocs.py``: 0.026). A store
+without collection statistics (a Qdrant server) does not use it.
+
+Chinese text: a run of CJK characters is one "word" here, lacking only when none of its
+terms is in the passage, so the rule rarely fires on Chinese.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from typing import Any
+
+import numpy as np
+
+from agent_search.kb._retrieval._background import Null
+from agent_search.kb._retrieval._hits import Hit
+from agent_search.kb._store import BM25, SPARSE, WORD, CollectionStats, KBStore, analyze, term_id
+
+
+@dataclass(frozen=True, slots=True)
+class Foreign:
+    """The constants of the rule (see the module docstring)."""
+
+    rare: float  # a word counts when its idf is >= this share of the collection's largest
+    unseen: float  # the rule is off above this Good-Turing unseen mass of the collection
+    kept: tuple[float, float]  # meaning kept: score x 0 at the first, x 1 at the second
+    depth: int  # hits weighed (one embedding per distinct set of lacked words); the rest capped
+
+
+FOREIGN = Foreign(rare=0.6, unseen=0.04, kept=(0.80, 0.90), depth=10)
+"""Chosen on the tuning half of ``bench/realdocs_questions.json`` (the largest near-topic
+abstention with no tuning answer lost; ``docs/kb-scores.md``). Its cost on scientific
+claims: the trust bench's 1,520 SciFact abstracts (unseen mass 0.034) lose 4 of 20 cited
+answers whose claim names what the abstract's chunk does not."""
+
+
+def unseen_mass(stats: CollectionStats) -> float:
+    """Good–Turing: the share of the collection's term occurrences (per chunk) that are
+    the only occurrence of their term — the chance the next word met is new to it."""
+    df = np.asarray(stats.df, dtype=np.float64)
+    total = float(df.sum())
+    return float((df == 1).sum()) / total if total > 0 else 1.0
+
+
+@dataclass(frozen=True, slots=True)
+class _Word:
+    start: int
+    end: int
+    terms: tuple[int, ...]
+
+
+def _words(query: str, bm25: BM25) -> list[_Word]:
+    return [_Word(m.start(), m.end(),
+                  tuple(term_id(t) for t in analyze(m.group(), bm25.language, bm25.cjk)))
+            for m in WORD.finditer(query)]
+
+
+def without(query: str, words: list[_Word], dropped: frozenset[int]) -> str:
+    """``query`` with the words at the ``dropped`` indices cut out (the rest as written)."""
+    parts, pos = [], 0
+    for i in sorted(dropped):
+        parts.append(query[pos:words[i].start])
+        pos = words[i].end
+    parts.append(query[pos:])
+    return " ".join("".join(parts).split())
+
+
+def rare_words(query: str, bm25: BM25, stats: CollectionStats) -> tuple[list[_Word], set[int]]:
+    """The question's words (in order) and the indices of those rare in the collection."""
+    words = _words(query, bm25)
+    ids = sorted({t for w in words for t in w.terms})
+    if not ids:
+        return words, set()
+    idf = dict(zip(ids, stats.idf(ids).tolist(), strict=True))
+    top = math.log1p((stats.points + 0.5) / 0.5)
+    return words, {i for i, w in enumerate(words)
+                   if w.terms and all(idf[t] >= FOREIGN.rare * top for t in w.terms)}
+
+
+def kept_meaning(full: np.ndarray[Any, Any], masked: np.ndarray[Any, Any],
+                 null: Null | None) -> float:
+    """The cosine of the question with and without some words, rescaled so that the
+    query's background mean (unrelated text) is 0 and the question itself 1."""
+    a = np.asarray(full, dtype=np.float64)
+    b = np.asarray(masked, dtype=np.float64)
+    cos = float(a @ b) / max(float(np.linalg.norm(a) * np.linalg.norm(b)), 1e-12)
+    base = null.dense_mean if null is not None else 0.0
+    return (cos - base) / max(1.0 - base, 1e-6)
+
+
+def _ramp(kept: float) -> float:
+    lo, hi = FOREIGN.kept
+    return min(1.0, max(0.0, (kept - lo) / (hi - lo)))
+
+
+def weigh(store: KBStore, collection: str, hits: list[Hit], query: str, bm25: BM25,
+          dense: np.ndarray[Any, Any] | None, null: Null | None,
+          embed: Callable[[str], np.ndarray[Any, Any]]) -> list[Hit]:
+    """``hits`` (ranked) with each score weighed by the meaning the question keeps
+    without the rare words its passage lacks, capped by the hit above. Unchanged when
+    the collection has no statistics, meets new words too often to tell, or the question
+    has no rare word."""
+    stats = store.stats(collection) if hits and dense is not None else None
+    if dense is None or stats is None or stats.points <= 0 \
+            or unseen_mass(stats) > FOREIGN.unseen:
+        return hits
+    words, rare = rare_words(query, bm25, stats)
+    if not rare:
+        return hits
+    held = _held_terms(store, collection, hits[:FOREIGN.depth])
+    kept_of: dict[frozenset[int], float] = {frozenset(): 1.0}
+    out: list[Hit] = []
+    ceiling = 1.0
+    for rank, hit in enumerate(hits):
+        have = held.get(hit.point_id, set())
+        lacked = frozenset(i for i in rare if not any(t in have for t in words[i].terms)) \
+            if rank < FOREIGN.depth else frozenset()  # below: only capped by those above
+        if lacked not in kept_of:
+            text = without(query, words, lacked)
+            kept_of[lacked] = (kept_meaning(dense, embed(text), null)
+                               if WORD.search(text) else 0.0)
+        own = (hit.own if hit.own is not None else hit.score) * _ramp(kept_of[lacked])
+        ceiling = min(ceiling, own)
+        out.append(replace(hit, score=ceiling, own=own))
+    return out
+
+
+def _held_terms(store: KBStore, collection: str, hits: list[Hit]) -> dict[str, set[int]]:
+    """Each hit's BM25 terms, from its stored sparse vector (one call for all)."""
+    return {rec.id: set(rec.sparse.indices) if rec.sparse is not None else set()
+            for rec in store.retrieve(collection, [h.point_id for h in hits], payload=False,
+                                      vectors=[SPARSE])}

@@ -1,0 +1,495 @@
+"""Dense, sparse (BM25) and hybrid retrieval over one collection, written once as Qdrant
+queries for both stores (:mod:`agent_search.kb._store._open`): Qdrant Edge embedded, or a server.
+
+* ``dense`` / ``sparse``: one query on the named vector.
+* ``hybrid`` ``calibrated`` (default) and ``zscore``: two engine calls. One batch of two
+  queries (the top ``prefetch`` of each branch, filter applied in the engine); then, for
+  the candidates that can still reach the top ``limit`` (bounds from each list's last
+  score), one batch that scores those found by one branch only
+  on the other branch (a ``has_id`` filter, ANDed with the request's: exact cosine and
+  BM25, 0 when no term matches). Both features are fused in Python with the collection's
+  per-query moments (:mod:`agent_search.kb._store._stats`), exactly as if the whole union had
+  been scored. A chunk outside both top-``prefetch`` lists is not a candidate (SciFact
+  nDCG@10 is unchanged by this at ``prefetch`` 100). The hits returned get their payloads
+  last, read by id (converting ~50 candidates' payloads took ~0.6 ms a search).
+* ``hybrid`` ``rrf`` / ``dbsf``: the engine's own fusion of both prefetches.
+
+Scores are in 0..1, and ``threshold`` (``kb.threshold``) applies to them.
+
+**The default scale is evidence over the query's background** (``kb.score_scale:
+background``; ``docs/kb-scores.md``): how far a chunk's cosine and BM25 coverage stand
+above what unrelated text gets for this query and this embedding model
+(:mod:`agent_search.kb._retrieval._background`,
+:mod:`agent_search.kb._retrieval._evidence`), the same unit at
+any collection size. The hybrid ranks by each feature standardised per query with the
+collection's moments pooled with the background's (weighted as
+:attr:`Calibration.prior_chunks` = 100 chunks), combined 0.75 : 0.25 with each branch's
+weight scaled by how far its best candidate stands out for this query, and scores each
+hit by its evidence, capped by the score of the hit ranked above it.
+
+``kb.score_scale: reference`` keeps the earlier scale: the probability that the chunk's
+document is relevant, fitted by :mod:`agent_search.kb.calibrate` on SciFact's 505
+non-test claims (:data:`CALIBRATION`; ``dense = σ(α0 + α1·d)``, ``sparse = σ(γ0 +
+γ1·c)``, hybrid ``σ(a + b·z)`` with ``z`` standardised by SciFact's average moments). It
+hid the right note of a five-note collection under the floor (issue 24).
+
+The collection's moments come from the embedded store's aggregates; a Qdrant server does
+not expose them, so there the hybrid standardises with the reference statistics only, and
+the idf bound of the coverage is ln(1 + N) per term, so sparse scores run lower.
+
+Other fusions, for comparison (``options.fusion``), give *relative* scores that depend on
+the collection and the candidates:
+
+* ``zscore``: each branch's scores standardised with the collection's moments, combined
+  as a weighted mean z and shown as z / (z + 5). With a server it falls back to ``dbsf``;
+* ``dbsf``: the engine's: each branch normalised by the score distribution of its top
+  ``prefetch`` candidates (mean ± 3σ → 0..1), summed (no weights), halved;
+* ``rrf``: Σ wᵢ/(k + rankᵢ) divided by its maximum (ranked first by both).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+from numpy.typing import NDArray
+
+from agent_search.kb._retrieval import _feedback
+from agent_search.kb._retrieval._background import Null
+from agent_search.kb._retrieval._evidence import (
+    EVIDENCE,
+    dense_evidence_score,
+    evidence_score,
+    reliability,
+    sigmoid,
+    single_word_shares,
+    sparse_evidence_score,
+)
+from agent_search.kb._retrieval._hits import Hit as Hit  # re-exported: the handler and tests use it
+from agent_search.kb._retrieval._hits import reranked, with_payloads
+from agent_search.kb._store import (
+    DENSE,
+    SPARSE,
+    CollectionStats,
+    FusionQuery,
+    Group,
+    HasId,
+    KBStore,
+    Moments,
+    QuerySpec,
+    SparseVec,
+    VectorQuery,
+    all_of,
+    ln_bound,
+)
+from agent_search.kb.settings import KBSettings
+
+
+@dataclass(frozen=True, slots=True)
+class Calibration:
+    """Constants of :mod:`agent_search.kb.calibrate` (logistic weights intercept first)."""
+
+    dense: tuple[float, float]  # α0, α1 on the cosine
+    sparse: tuple[float, float]  # γ0, γ1 on the coverage
+    zscore: tuple[float, float]  # a, b on the fused standard score
+    # per-query mean and variance of the cosine and the coverage over a collection,
+    # averaged over the calibration queries: the statistics a small collection borrows
+    reference: tuple[float, float, float, float]
+    prior_chunks: float  # how many chunks' worth of weight the reference statistics get
+
+
+CALIBRATION = Calibration(
+    dense=(-14.1229, 19.9369), sparse=(-9.3541, 18.7246), zscore=(-10.0648, 1.3292),
+    reference=(0.11021, 0.010959, 0.02299, 0.001266), prior_chunks=100.0)
+"""Fitted on SciFact dev (505 non-test claims; 84,465 claim-chunk pairs, 685 of them
+relevant) by ``python -m agent_search.kb.calibrate <scifact-dev> --split dev``. There the
+calibrated hybrid ranks with nDCG@10 0.8965 (z-score fusion 0.8966; reference statistics
+only, as on a server, 0.8949), and of the pairs it scores 0.5-0.6, 50% are relevant
+(0.4-0.5: 42%, 0.8-0.9: 72%, 0.9-1: 89%, below 0.1: 0.2%). SciFact test nDCG@10: 0.7425."""
+
+
+def calibrated_dense(cosine: float) -> float:
+    a0, a1 = CALIBRATION.dense
+    return sigmoid(a0 + a1 * cosine)
+
+
+def calibrated_sparse(coverage: float) -> float:
+    g0, g1 = CALIBRATION.sparse
+    return sigmoid(g0 + g1 * coverage) if coverage > 0 else 0.0
+
+
+def calibrated_fused(z: float) -> float:
+    a, b = CALIBRATION.zscore
+    return sigmoid(a + b * z)
+
+
+def _standard(x: NDArray[np.float32], n: int, mean: float, var: float, mean_ref: float,
+              var_ref: float, prior: float) -> NDArray[np.float32]:
+    """(x − mean) / std with the collection's moments over ``n`` chunks pooled with the
+    reference moments (weight ``prior`` chunks): a large collection uses its own, a
+    one-chunk collection (or a store without moments, n = 0) the reference's."""
+    if n + prior <= 0:
+        return np.zeros_like(x)
+    m = (n * mean + prior * mean_ref) / (n + prior)
+    v = (n * var + prior * var_ref) / (n + prior)
+    out: NDArray[np.float32] = ((x - np.float32(m))
+                                / np.float32(math.sqrt(max(v, 1e-12)))).astype(np.float32)
+    return out
+
+
+def fuse(dense: NDArray[np.float32], coverage: NDArray[np.float32], moments: Moments | None,
+         dense_weight: float, sparse_weight: float,
+         prior: float = CALIBRATION.prior_chunks,
+         reference: tuple[float, float, float, float] | None = None) -> NDArray[np.float32]:
+    """The weighted mean of both features' standard scores (see :func:`_standard`): the
+    ranking key of the ``calibrated`` hybrid (``zscore``: ``prior`` 0, the collection's
+    moments only). ``reference``: the moments pooled with the collection's (the query's
+    background :class:`Null`; default the SciFact calibration's averages)."""
+    dm, dv, cm, cv = reference or CALIBRATION.reference
+    mo = moments or Moments(0, 0.0, 0.0, 0.0, 0.0)
+    total = (dense_weight + sparse_weight) or 1.0
+    out: NDArray[np.float32] = (
+        np.float32(dense_weight / total)
+        * _standard(dense, mo.points, mo.dense_mean, mo.dense_var, dm, dv, prior)
+        + np.float32(sparse_weight / total)
+        * _standard(coverage, mo.points, mo.coverage_mean, mo.coverage_var, cm, cv, prior)
+    ).astype(np.float32)
+    return out
+
+
+def calibrated_fusion(dense: NDArray[np.float32], coverage: NDArray[np.float32], n: int,
+                      dense_weight: float, sparse_weight: float) -> NDArray[np.float32]:
+    """:func:`fuse` when ``dense`` and ``coverage`` hold the whole collection (``n`` chunks;
+    0 = the reference statistics only) — the calibration tool's form."""
+    moments = (Moments(n, float(dense.mean()), float(dense.var()), float(coverage.mean()),
+                       float(coverage.var())) if n else None)
+    return fuse(dense, coverage, moments, dense_weight, sparse_weight)
+
+
+def z_to_unit(z: float) -> float:
+    """A combined standard score as 0..1: z / (z + 5), so 0.5 is 5 σ above the mean."""
+    return z / (z + 5.0) if z > 0 else 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class QueryPlan:
+    mode: str
+    limit: int
+    prefetch: int
+    fusion: str
+    dense_weight: float
+    sparse_weight: float
+    rrf_k: int
+    k1: float
+    prf_docs: int = 0
+    prf_weight: float = 0.5
+    feedback_docs: int = 0
+    feedback_weight: float = 0.0
+
+    @classmethod
+    def of(cls, settings: KBSettings, mode: str, limit: int, k1: float) -> QueryPlan:
+        return cls(mode, limit, max(settings.prefetch, limit), settings.fusion,
+                   settings.dense_weight, settings.sparse_weight, settings.rrf_k, k1,
+                   settings.prf_docs if mode != "sparse" else 0, settings.prf_weight,
+                   settings.feedback_docs if mode == "hybrid" else 0,
+                   settings.feedback_weight)
+
+
+def search(store: KBStore, collection: str, plan: QueryPlan,
+           dense: NDArray[np.float32] | None, sparse: SparseVec | None,
+           flt: Group | None, points: int, null: Null | None = None) -> list[Hit]:
+    """Search one collection (``flt``: the request's filter AND the caller's visibility);
+    with pseudo-relevance feedback, a second round with the moved query vector.
+
+    ``null``: the query's similarity to unrelated text
+    (:mod:`agent_search.kb._retrieval._background`);
+    with it, scores are evidence over that background and the hybrid weighs each branch by
+    how far its best candidate stands out (see :data:`EVIDENCE`); without it (a caller
+    that has no background), the SciFact calibration's constants."""
+    sparse = sparse if sparse is not None and sparse.indices else None
+    needs_stats = sparse is not None or (plan.mode == "hybrid"
+                                         and plan.fusion in ("calibrated", "zscore"))
+    stats = store.stats(collection) if needs_stats and plan.mode != "dense" else None
+    neighbours = (dense is not None and plan.fusion in ("calibrated", "zscore")
+                  and _feedback.applies(points, plan.feedback_docs))
+    if neighbours:  # rank the branches' candidates, then again with the top ones' centre
+        limit = plan.limit
+        plan = replace(plan, limit=max(limit, min(plan.prefetch, _feedback.DEPTH)))
+    hits = _search(store, collection, plan, dense, sparse, flt, points, stats, null)
+    if neighbours:
+        hits = reranked(hits, _feedback.keys_with_feedback(
+            store, collection, [h.point_id for h in hits], [h.key for h in hits],
+            plan.feedback_docs, plan.feedback_weight, flt, stats), limit)
+        plan = replace(plan, limit=limit)
+    if plan.prf_docs and dense is not None and hits:
+        records = store.retrieve(collection, [h.point_id for h in hits[:plan.prf_docs]],
+                                 payload=False, vectors=True)
+        rows = [r.dense for r in records if r.dense]
+        if rows:
+            feedback = np.asarray(rows, dtype=np.float32)
+            feedback /= np.maximum(np.linalg.norm(feedback, axis=1, keepdims=True), 1e-12)
+            moved = _feedback.rocchio(dense, feedback, plan.prf_weight)
+            hits = _search(store, collection, plan, moved, sparse, flt, points, stats, null)
+    return with_payloads(store, collection, hits)  # one exit: every path's hits get them
+
+
+def _search(store: KBStore, collection: str, plan: QueryPlan,
+            dense: NDArray[np.float32] | None, sparse: SparseVec | None, flt: Group | None,
+            points: int, stats: CollectionStats | None, null: Null | None) -> list[Hit]:
+    dense_q = dense.tolist() if dense is not None else None
+    bound = 1.0
+    if sparse is not None:
+        bound = (stats.sparse_bound(sparse, plan.k1) if stats is not None
+                 else ln_bound(sparse, points, plan.k1))
+
+    def singles(ids: list[str]) -> dict[str, float]:
+        if sparse is None:
+            return {}
+        idf = (stats.idf(sparse.indices) if stats is not None
+               else np.full(len(sparse.indices), math.log1p(max(points, 1))))
+        return single_word_shares(store, collection, ids, sparse, idf, bound)
+
+    if plan.mode == "dense" or (plan.mode == "hybrid" and sparse is None
+                                and plan.fusion in ("rrf", "dbsf")):
+        if dense_q is None:
+            return []
+        found = store.query_batch(collection, [VectorQuery(DENSE, dense_q, plan.limit, flt,
+                                                           with_payload=True)])[0]
+        if null is not None:
+            return [Hit(p.id, dense_evidence_score(null, p.score), p.payload or {})
+                    for p in found]
+        return [Hit(p.id, calibrated_dense(p.score), p.payload or {}) for p in found]
+    if plan.mode == "sparse":
+        if sparse is None:
+            return []
+        found = store.query_batch(collection, [VectorQuery(SPARSE, sparse, plan.limit, flt,
+                                                           with_payload=True)])[0]
+        if null is not None:
+            # capped by the hit ranked above: the single-word rule must not reorder BM25
+            shares = singles([p.id for p in found])
+            hits, ceiling = [], 1.0
+            for p in found:
+                ceiling = min(ceiling, sparse_evidence_score(null, p.score / bound,
+                                                             shares.get(p.id, 0.0)))
+                hits.append(Hit(p.id, ceiling, p.payload or {}))
+            return hits
+        return [Hit(p.id, calibrated_sparse(p.score / bound), p.payload or {}) for p in found]
+    if plan.fusion == "calibrated" or (plan.fusion == "zscore" and stats is not None):
+        return _standardised(store, collection, plan, dense, dense_q, sparse, bound, flt,
+                             stats, null, singles)
+    return _engine_fusion(store, collection, plan, dense_q, sparse, flt)
+
+
+def _engine_fusion(store: KBStore, collection: str, plan: QueryPlan,
+                   dense_q: list[float] | None, sparse: SparseVec | None,
+                   flt: Group | None) -> list[Hit]:
+    """``rrf`` (weighted) or ``dbsf`` computed by the engine over both prefetches."""
+    prefetch = tuple(q for q in (
+        VectorQuery(DENSE, dense_q, plan.prefetch, flt) if dense_q is not None else None,
+        VectorQuery(SPARSE, sparse, plan.prefetch, flt) if sparse is not None else None)
+        if q is not None)
+    if not prefetch:
+        return []
+    if plan.fusion == "rrf":
+        weights = (plan.dense_weight, plan.sparse_weight)[:len(prefetch)] \
+            if dense_q is not None else (plan.sparse_weight,)
+        scale = sum(1.0 / (1.0 / w + plan.rrf_k - 1.0) for w in weights if w > 0) or 1.0
+        query = FusionQuery(prefetch, "rrf", plan.limit, plan.rrf_k, weights, True)
+    else:
+        scale = float(len(prefetch))
+        query = FusionQuery(prefetch, "dbsf", plan.limit, with_payload=True)
+    found = store.query_batch(collection, [query])[0]
+    return [Hit(p.id, min(1.0, max(0.0, p.score / scale)), p.payload or {}) for p in found]
+
+
+@dataclass(slots=True)
+class _Pool:
+    """The hybrid's candidates: each one's cosine and coverage as far as known, and those
+    the read step found (within the request's filter). ``both``: the query has a dense and
+    a sparse part."""
+
+    cosines: dict[str, float]
+    coverages: dict[str, float]
+    both: bool
+    found: set[str] = field(default_factory=set)
+
+    def ids(self) -> list[str]:
+        """The candidates in the order ties are broken in: the dense list, then the
+        sparse-only ones."""
+        return [*self.cosines, *(i for i in self.coverages if i not in self.cosines)]
+
+
+def _standardised(store: KBStore, collection: str, plan: QueryPlan,
+                  dense: NDArray[np.float32] | None, dense_q: list[float] | None,
+                  sparse: SparseVec | None, bound: float, flt: Group | None,
+                  stats: CollectionStats | None, null: Null | None = None,
+                  singles: Callable[[list[str]], dict[str, float]] | None = None
+                  ) -> list[Hit]:
+    """Hybrid ``calibrated`` / ``zscore`` over the union of both branches' candidates,
+    in two engine calls, as four steps:
+
+    1. :func:`_gather`: one batch of the two branches' top ``prefetch`` (the request's
+       filter applied);
+    2. :func:`_prune`: the candidates that can still rank in the top ``limit`` (bounds);
+    3. :func:`_read`: one batch that reads their payloads and scores those found by one
+       branch only on the other feature (a ``has_id`` filter: exact cosine; BM25, or 0
+       when no query term matches);
+    4. :func:`_calibrate`: rank by the fused standard score and give each hit its score.
+
+    The result is the one of scoring the whole union (see :func:`_prune`). With the
+    query's background ``null`` (``calibrated`` only), each branch's weight is scaled by
+    its :func:`reliability` for this query (from its best candidate, known after step 1),
+    and small collections pool their moments with the background's."""
+    first = [q for q in (
+        VectorQuery(DENSE, dense_q, plan.prefetch, flt) if dense_q is not None else None,
+        VectorQuery(SPARSE, sparse, plan.prefetch, flt) if sparse is not None else None)
+        if q is not None]
+    if not first:
+        return []
+    pool = _gather(store, collection, first, bound, both=dense_q is not None
+                   and sparse is not None)
+    moments = stats.moments(dense, sparse, plan.k1) if stats is not None else None
+    prior = 0.0 if plan.fusion == "zscore" else CALIBRATION.prior_chunks
+    null = null if plan.fusion == "calibrated" else None
+    weights = _weights(pool, plan, null)
+    reference = null.reference if null is not None else None
+
+    def fused_of(cos: list[float], cov: list[float]) -> NDArray[np.float32]:
+        return fuse(np.asarray(cos, dtype=np.float32), np.asarray(cov, dtype=np.float32),
+                    moments, *weights, prior=prior, reference=reference)
+
+    ids = _prune(pool, plan, fused_of)
+    ids = _read(store, collection, pool, ids, first, dense_q, sparse, bound, flt)
+    return _calibrate(pool, ids, plan, fused_of, null, singles)
+
+
+def _weights(pool: _Pool, plan: QueryPlan, null: Null | None) -> tuple[float, float]:
+    """The branch weights for this query: the configured ones, each scaled by the
+    branch's :func:`reliability` (its best candidate's evidence over the background). A
+    branch that finds nothing unrelated text would not give (all-MiniLM-L6-v2 on Chinese)
+    then stops diluting the other; when neither stands out, the configured weights."""
+    if null is None or not pool.both:
+        return plan.dense_weight, plan.sparse_weight
+    dense = plan.dense_weight * reliability(
+        null.dense_evidence(max(pool.cosines.values(), default=-1.0)), EVIDENCE.dense[0])
+    sparse = plan.sparse_weight * reliability(
+        null.sparse_evidence(max(pool.coverages.values(), default=0.0)), EVIDENCE.sparse[0])
+    if dense + sparse <= 0.0:
+        return plan.dense_weight, plan.sparse_weight
+    return dense, sparse
+
+
+def _gather(store: KBStore, collection: str, first: list[VectorQuery], bound: float, *,
+            both: bool) -> _Pool:
+    """Step 1: each branch's top ``prefetch`` in one batch."""
+    pool = _Pool({}, {}, both)
+    for query, points in zip(first, store.query_batch(collection, [*first]), strict=True):
+        for p in points:
+            if query.using == DENSE:
+                pool.cosines[p.id] = p.score
+            else:
+                pool.coverages[p.id] = p.score / bound
+    return pool
+
+
+def _prune(pool: _Pool, plan: QueryPlan,
+           fused_of: Callable[[list[float], list[float]], NDArray[np.float32]]) -> list[str]:
+    """Step 2: the candidates that can still rank in the top ``limit``, in tie order.
+
+    A chunk missing from one list scores at most that list's last score there (its cosine
+    ≥ −1, its coverage ≥ 0), and :func:`fuse` increases with both features, also in
+    float32 rounding. A chunk whose best case is below the ``limit``-th best worst case
+    cannot rank; the others are ranked exactly as if every candidate had been scored
+    (same values, same order of ties)."""
+    ids = pool.ids()
+    if len(ids) <= plan.limit:
+        return ids
+    cosines, coverages, both = pool.cosines, pool.coverages, pool.both
+    # a full list's last score bounds what it left out, a short list left out nothing;
+    # without one of the branches its feature is 0 for every chunk
+    cos_cap = (min(cosines.values()) if len(cosines) >= plan.prefetch else 1.0) \
+        if both else 0.0
+    cov_cap = (min(coverages.values()) if len(coverages) >= plan.prefetch else 0.0) \
+        if both else 0.0
+    # one call for both bounds: worst cases first, then best cases
+    bounds = fused_of([*(cosines.get(i, -1.0 if both else 0.0) for i in ids),
+                       *(cosines.get(i, cos_cap) for i in ids)],
+                      [*(coverages.get(i, 0.0) for i in ids),
+                       *(coverages.get(i, cov_cap) for i in ids)])
+    worst, best = bounds[:len(ids)], bounds[len(ids):]
+    floor = np.partition(worst, len(ids) - plan.limit)[len(ids) - plan.limit]
+    return [ids[i] for i in np.flatnonzero(best >= floor).tolist()]
+
+
+def _read(store: KBStore, collection: str, pool: _Pool, ids: list[str],
+          first: list[VectorQuery], dense_q: list[float] | None, sparse: SparseVec | None,
+          bound: float, flt: Group | None) -> list[str]:
+    """Step 3: one batch that reads the missing cosines of every candidate left and the
+    missing coverages; both keep the request's filter. Returns the candidates found, in
+    tie order (the sparse-only ones last, in the order of their cosines). No payloads:
+    converting one from the engine's form costs more than its scores, and only the hits
+    returned need theirs (:func:`~agent_search.kb._retrieval._hits.with_payloads`)."""
+    kept = all_of(flt, Group(must=(HasId(tuple(ids)),)))
+    reads: list[QuerySpec] = [
+        VectorQuery(DENSE, dense_q, len(ids), kept) if dense_q is not None
+        else VectorQuery(SPARSE, first[0].vector, len(ids), kept)]
+    no_cov = tuple(i for i in ids if i not in pool.coverages) \
+        if sparse is not None and pool.both else ()
+    if sparse is not None and no_cov:
+        reads.append(VectorQuery(SPARSE, sparse, len(no_cov),
+                                 all_of(flt, Group(must=(HasId(no_cov),)))))
+    found = store.query_batch(collection, reads)
+    pool.found = {p.id for p in found[0]}
+    if not pool.both:
+        return ids
+    listed = [i for i in ids if i in pool.cosines]
+    sparse_only = [p.id for p in found[0] if p.id not in pool.cosines]
+    for p in found[0]:
+        pool.cosines.setdefault(p.id, p.score)
+    for p in found[1] if no_cov else ():
+        pool.coverages[p.id] = p.score / bound
+    return [*listed, *sparse_only]
+
+
+def _calibrate(pool: _Pool, ids: list[str], plan: QueryPlan,
+               fused_of: Callable[[list[float], list[float]], NDArray[np.float32]],
+               null: Null | None = None,
+               singles: Callable[[list[str]], dict[str, float]] | None = None
+               ) -> list[Hit]:
+    """Step 4: rank by the fused standard score; ``zscore`` shows it as z / (z + 5),
+    ``calibrated`` scores it on the absolute scale: :func:`evidence_score` over the
+    query's background, or without one the SciFact calibration's ``σ(a + b·z)``."""
+    cos = [pool.cosines.get(i, 0.0) for i in ids]
+    cov = [pool.coverages.get(i, 0.0) for i in ids]
+    fused = fused_of(cos, cov)
+    order = np.argsort(-fused, kind="stable")[:plan.limit].tolist()
+    hits: list[Hit] = []
+    if plan.fusion == "zscore":
+        hits = [Hit(ids[i], z_to_unit(float(fused[i])), {}) for i in order]
+    elif null is not None:
+        shares = singles([ids[i] for i in order]) if singles and pool.coverages else {}
+        ceiling = 1.0
+        for i in order:
+            own = evidence_score(
+                null, pool.cosines.get(ids[i]) if pool.cosines else None,
+                pool.coverages.get(ids[i], 0.0) if pool.coverages else None,
+                shares.get(ids[i], 0.0))
+            ceiling = min(ceiling, own)
+            hits.append(Hit(ids[i], ceiling, {}, own=own))
+    else:
+        # rank with the collection's moments (quality), score with the reference's only
+        # (absolute: a topical collection's own moments would call its best match
+        # ordinary); a running minimum keeps the scores in ranking order
+        absolute = fuse(np.asarray([cos[i] for i in order], dtype=np.float32),
+                        np.asarray([cov[i] for i in order], dtype=np.float32), None,
+                        plan.dense_weight, plan.sparse_weight)
+        ceiling = 1.0
+        for i, z in zip(order, absolute.tolist(), strict=True):
+            own = calibrated_fused(z)
+            ceiling = min(ceiling, own)
+            hits.append(Hit(ids[i], ceiling, {}, own=own))
+    for hit, i in zip(hits, order, strict=True):
+        hit.key = float(fused[i])
+    return [h for h in hits if h.point_id in pool.found]
