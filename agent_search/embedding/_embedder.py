@@ -242,18 +242,10 @@ class _DropPreprocessingHint(logging.Filter):
 def _drop_nan_guards(graph: Any) -> int:
     """Remove ``Where(IsNaN(x), c, x)`` nodes (consumers read ``x``); returns how many."""
     producers = {out: node for node in graph.node for out in node.output}
-    replaced: dict[str, str] = {}
-    dropped = []
-    for node in graph.node:
-        if node.op_type != "Where":
-            continue
-        test = producers.get(node.input[0])
-        if test is not None and test.op_type == "IsNaN" and test.input[0] == node.input[2]:
-            replaced[node.output[0]] = node.input[2]
-            dropped.append(node)
     graph_outputs = {o.name for o in graph.output}
-    dropped = [n for n in dropped if n.output[0] not in graph_outputs]
-    replaced = {n.output[0]: replaced[n.output[0]] for n in dropped}
+    dropped = [node for node in graph.node if _is_nan_guard(node, producers)
+               and node.output[0] not in graph_outputs]
+    replaced = {n.output[0]: n.input[2] for n in dropped}
     for node in graph.node:
         for i, name in enumerate(node.input):
             if name in replaced:
@@ -265,6 +257,14 @@ def _drop_nan_guards(graph: Any) -> int:
         if test.output[0] not in used and test in graph.node:
             graph.node.remove(test)
     return len(dropped)
+
+
+def _is_nan_guard(node: Any, producers: dict[str, Any]) -> bool:
+    """``node`` is ``Where(IsNaN(x), c, x)``: x with its NaNs replaced."""
+    if node.op_type != "Where":
+        return False
+    test = producers.get(node.input[0])
+    return test is not None and test.op_type == "IsNaN" and test.input[0] == node.input[2]
 
 
 class FastEmbedder(LocalEmbedder):

@@ -11,7 +11,7 @@ relevant". It fits logistic regressions for dense (on the cosine), sparse (on th
 coverage) and hybrid (on the fused standard score), and averages each query's mean and
 variance of cosine and coverage over the collection into the *reference statistics* that
 small collections borrow; it prints them as the constants of
-:data:`agent_search.kb._retrieval._search.CALIBRATION`. ``--compare`` also prints nDCG@10 of the
+:data:`agent_search.kb._retrieval._evidence.CALIBRATION`. ``--compare`` also prints nDCG@10 of the
 calibrated fusion (with the collection's statistics, and with the reference's only, as a
 Qdrant server gets) against the plain z-score fusion, and a reliability table.
 

@@ -239,6 +239,8 @@ def _ingest_sync(home: Path, settings: KBSettings, paths: list[Path], collection
                  use_graph: bool, progress: ProgressCallback | None,
                  access: Access, mirror: bool = True,
                  names: Mapping[Path, str] | None = None) -> IngestReport:
+    """The ingest in a worker thread: plan the files, then under the collection's lock
+    read and write them, mirror the folders, and settle the store."""
     started = time.perf_counter()
     report = IngestReport(collection)
     store = get_store(settings, home)
@@ -248,47 +250,89 @@ def _ingest_sync(home: Path, settings: KBSettings, paths: list[Path], collection
     if progress is not None:
         progress(0, total)
     with collection_lock(store, collection):
-        exists = store.exists(collection)
-        meta = store.info(collection).meta if exists else {}
-        settings = choose_model(settings, meta if exists else None,
-                                [p.path for p in planned if is_text(p.path)])
-        embedder = get_embedder(settings, home)
-        if exists:
-            check_compatible(collection, meta, embedder, settings)
-        writer = Writer(store, collection, settings, embedder, meta if exists else None,
-                         report, progress, total, home if use_graph else None, access)
-        legacy = exists and meta.get("id_scheme") != ID_SCHEME \
-            and has_legacy_points(store, collection, ID_SCHEME)
-        done = 0
-        reader = _Reader(settings, planned)
-        try:
-            for planned_file in planned:
-                _ingest_file(planned_file, store, collection, settings, embedder, writer,
-                             reader, report, exists, legacy, done)
-                done += planned_file.size
-                report.bytes_read = done
-                if progress is not None:
-                    progress(done, total)
-        except BaseException:
-            writer.abort()
-            raise
-        finally:
-            reader.close()
-        folders = [p for p in paths if p.is_dir()] if mirror and exists else []
+        run = _Run.start(home, store, collection, settings, planned, report,
+                         home if use_graph else None, access, progress, total)
+        run.read(planned)
+        folders = [p for p in paths if p.is_dir()] if mirror and run.exists else []
         if folders:
-            _remove_missing(store, collection, folders, root, writer, report)
-        writer.finish()
-        if writer.created or exists:
-            t0 = time.perf_counter()
-            store.settle(collection)
-            report.store_seconds += time.perf_counter() - t0
-        if exists and meta.get("id_scheme") != ID_SCHEME \
-                and not has_legacy_points(store, collection, ID_SCHEME):
-            store.update_meta(collection, {**store.info(collection).meta,
-                                           "id_scheme": ID_SCHEME})
+            _remove_missing(store, collection, folders, root, run.writer, report)
+        run.writer.finish()
+        run.settle()
     report.seconds = time.perf_counter() - started
     report.peak_rss_mb = peak_rss_mb()
     return report
+
+
+@dataclass(slots=True)
+class _Run:
+    """One ingest into one collection once its model is chosen and its writer set up:
+    what each file's step needs, in one place."""
+
+    store: KBStore
+    collection: str
+    settings: KBSettings
+    embedder: Embedder
+    writer: Writer
+    report: IngestReport
+    meta: dict[str, Any] | None
+    """The collection's metadata before this ingest; ``None``: it is new."""
+    legacy: bool
+    """Some points carry ids of an older scheme (found and replaced by source)."""
+    progress: ProgressCallback | None
+    total: int
+    done: int = 0
+
+    @classmethod
+    def start(cls, home: Path, store: KBStore, collection: str, settings: KBSettings,
+              planned: list[_Planned], report: IngestReport, graph_home: Path | None,
+              access: Access, progress: ProgressCallback | None, total: int) -> _Run:
+        """The model the collection uses (recorded, configured or chosen from a sample
+        of the text files), checked against the collection, and the writer."""
+        meta = store.info(collection).meta if store.exists(collection) else None
+        settings = choose_model(settings, meta,
+                                [p.path for p in planned if is_text(p.path)])
+        embedder = get_embedder(settings, home)
+        if meta is not None:
+            check_compatible(collection, meta, embedder, settings)
+        writer = Writer(store, collection, settings, embedder, meta, report, progress, total,
+                        graph_home, access)
+        legacy = meta is not None and meta.get("id_scheme") != ID_SCHEME \
+            and has_legacy_points(store, collection, ID_SCHEME)
+        return cls(store, collection, settings, embedder, writer, report, meta, legacy,
+                   progress, total)
+
+    @property
+    def exists(self) -> bool:
+        return self.meta is not None
+
+    def read(self, planned: list[_Planned]) -> None:
+        """Every planned file into the writer, progress after each; on any error the
+        writer's pending rounds are dropped."""
+        reader = _Reader(self.settings, planned)
+        try:
+            for planned_file in planned:
+                _ingest_file(planned_file, self, reader)
+                self.done += planned_file.size
+                self.report.bytes_read = self.done
+                if self.progress is not None:
+                    self.progress(self.done, self.total)
+        except BaseException:
+            self.writer.abort()
+            raise
+        finally:
+            reader.close()
+
+    def settle(self) -> None:
+        """Let the store make the writes searchable, and record the current id scheme
+        once no point of an older one is left."""
+        if self.writer.created or self.exists:
+            t0 = time.perf_counter()
+            self.store.settle(self.collection)
+            self.report.store_seconds += time.perf_counter() - t0
+        if self.meta is not None and self.meta.get("id_scheme") != ID_SCHEME \
+                and not has_legacy_points(self.store, self.collection, ID_SCHEME):
+            self.store.update_meta(self.collection, {**self.store.info(self.collection).meta,
+                                                     "id_scheme": ID_SCHEME})
 
 
 class _Reader:
@@ -324,14 +368,14 @@ class _Reader:
             self.sandbox.close()
 
 
-def _ingest_file(planned: _Planned, store: KBStore, collection: str, settings: KBSettings,
-                 embedder: Embedder, writer: Writer, reader: _Reader, report: IngestReport,
-                 exists: bool, legacy: bool, done_before: int) -> None:
+def _ingest_file(planned: _Planned, run: _Run, reader: _Reader) -> None:
     """Stream one file's chunks into the writer; then delete what the file no longer has
     (and its points under legacy ids)."""
+    store, collection, settings, embedder = run.store, run.collection, run.settings, run.embedder
+    writer, report, done_before = run.writer, run.report, run.done
     path, key = planned.path, planned.key
     t0 = time.perf_counter()
-    known = source_hashes(store, collection, key, writer.access) if exists else {}
+    known = source_hashes(store, collection, key, writer.access) if run.exists else {}
     report.store_seconds += time.perf_counter() - t0
     fresh: set[str] = set()
     produced = False
@@ -373,7 +417,7 @@ def _ingest_file(planned: _Planned, store: KBStore, collection: str, settings: K
     if not produced and len(report.skipped) == skipped_before:
         report.skipped.append(Skipped(str(path), "no text"))
     stale = [pid for pid in known if pid not in fresh]
-    if legacy:
+    if run.legacy:
         seen = set(stale) | fresh
         stale.extend(pid for pid in legacy_points(
             store, collection, ID_SCHEME, _path_forms(path), legacy_file_doc_id(path))

@@ -11,7 +11,7 @@ import pytest
 from agent_search import Context, Request, SearchConfig
 from agent_search.kb import create_handler, ingest_paths
 from agent_search.kb._retrieval import calibrated_fusion
-from agent_search.kb._retrieval._search import (
+from agent_search.kb._retrieval._evidence import (
     CALIBRATION,
     calibrated_dense,
     calibrated_fused,

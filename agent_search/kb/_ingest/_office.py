@@ -160,25 +160,36 @@ def load_pptx(path: Path, source: str, doc_id: str, limits: Limits) -> Document:
     out = _Blocks(limits)
     first_title: str | None = None
     for number, slide in enumerate(slides, start=1):
-        title_shape = slide.shapes.title
-        title = _clean(title_shape.text_frame.text) if title_shape is not None else ""
+        title = _add_slide(out, slide, number)  # read every slide, titled or not
         first_title = first_title or title or None
-        out.heading(1, title or f"Slide {number}")
-        skip = title_shape.shape_id if title_shape is not None else None
-        for shape in _shapes(slide.shapes):
-            if shape.shape_id == skip:
-                continue
-            if getattr(shape, "has_table", False) and shape.has_table:
-                rows = ([c.text for c in r.cells] for r in shape.table.rows)
-                for row in table_rows(rows):
-                    out.add(row, page=number)
-            elif getattr(shape, "has_text_frame", False) and shape.has_text_frame:
-                for paragraph in shape.text_frame.paragraphs:
-                    out.add(paragraph.text, page=number)
-        if slide.has_notes_slide and slide.notes_slide.notes_text_frame is not None:
-            out.add(slide.notes_slide.notes_text_frame.text, extra=("Notes",), page=number)
     return Document(doc_id, source, _clean(deck.core_properties.title) or first_title,
                     out.blocks)
+
+
+def _add_slide(out: _Blocks, slide: Any, number: int) -> str:
+    """One slide under its title (or "Slide N"): its shapes but the title, then its
+    notes; returns the title ("" when it has none)."""
+    title_shape = slide.shapes.title
+    title = _clean(title_shape.text_frame.text) if title_shape is not None else ""
+    out.heading(1, title or f"Slide {number}")
+    skip = title_shape.shape_id if title_shape is not None else None
+    for shape in _shapes(slide.shapes):
+        if shape.shape_id != skip:
+            _add_shape(out, shape, number)
+    if slide.has_notes_slide and slide.notes_slide.notes_text_frame is not None:
+        out.add(slide.notes_slide.notes_text_frame.text, extra=("Notes",), page=number)
+    return title
+
+
+def _add_shape(out: _Blocks, shape: Any, number: int) -> None:
+    """A shape's table rows or text paragraphs (other shapes have no text)."""
+    if getattr(shape, "has_table", False) and shape.has_table:
+        rows = ([c.text for c in r.cells] for r in shape.table.rows)
+        for row in table_rows(rows):
+            out.add(row, page=number)
+    elif getattr(shape, "has_text_frame", False) and shape.has_text_frame:
+        for paragraph in shape.text_frame.paragraphs:
+            out.add(paragraph.text, page=number)
 
 
 def _shapes(shapes: Iterable[Any]) -> Iterator[Any]:

@@ -59,8 +59,8 @@ class Null:
 
     @property
     def reference(self) -> tuple[float, float, float, float]:
-        """As :data:`agent_search.kb._retrieval._search.Calibration.reference`: the moments a small
-        collection's own are pooled with."""
+        """As :data:`~agent_search.kb._retrieval._evidence.Calibration.reference`: the moments
+        a small collection's own are pooled with."""
         return (self.dense_mean, self.dense_std ** 2, self.coverage_mean,
                 self.coverage_std ** 2)
 

@@ -59,11 +59,14 @@ from numpy.typing import NDArray
 from agent_search.kb._retrieval import _feedback
 from agent_search.kb._retrieval._background import Null
 from agent_search.kb._retrieval._evidence import (
+    CALIBRATION,
     EVIDENCE,
+    calibrated_dense,
+    calibrated_fused,
+    calibrated_sparse,
     dense_evidence_score,
     evidence_score,
     reliability,
-    sigmoid,
     single_word_shares,
     sparse_evidence_score,
 )
@@ -85,44 +88,6 @@ from agent_search.kb._store import (
     ln_bound,
 )
 from agent_search.kb.settings import KBSettings
-
-
-@dataclass(frozen=True, slots=True)
-class Calibration:
-    """Constants of :mod:`agent_search.kb.calibrate` (logistic weights intercept first)."""
-
-    dense: tuple[float, float]  # α0, α1 on the cosine
-    sparse: tuple[float, float]  # γ0, γ1 on the coverage
-    zscore: tuple[float, float]  # a, b on the fused standard score
-    # per-query mean and variance of the cosine and the coverage over a collection,
-    # averaged over the calibration queries: the statistics a small collection borrows
-    reference: tuple[float, float, float, float]
-    prior_chunks: float  # how many chunks' worth of weight the reference statistics get
-
-
-CALIBRATION = Calibration(
-    dense=(-14.1229, 19.9369), sparse=(-9.3541, 18.7246), zscore=(-10.0648, 1.3292),
-    reference=(0.11021, 0.010959, 0.02299, 0.001266), prior_chunks=100.0)
-"""Fitted on SciFact dev (505 non-test claims; 84,465 claim-chunk pairs, 685 of them
-relevant) by ``python -m agent_search.kb.calibrate <scifact-dev> --split dev``. There the
-calibrated hybrid ranks with nDCG@10 0.8965 (z-score fusion 0.8966; reference statistics
-only, as on a server, 0.8949), and of the pairs it scores 0.5-0.6, 50% are relevant
-(0.4-0.5: 42%, 0.8-0.9: 72%, 0.9-1: 89%, below 0.1: 0.2%). SciFact test nDCG@10: 0.7425."""
-
-
-def calibrated_dense(cosine: float) -> float:
-    a0, a1 = CALIBRATION.dense
-    return sigmoid(a0 + a1 * cosine)
-
-
-def calibrated_sparse(coverage: float) -> float:
-    g0, g1 = CALIBRATION.sparse
-    return sigmoid(g0 + g1 * coverage) if coverage > 0 else 0.0
-
-
-def calibrated_fused(z: float) -> float:
-    a, b = CALIBRATION.zscore
-    return sigmoid(a + b * z)
 
 
 def _standard(x: NDArray[np.float32], n: int, mean: float, var: float, mean_ref: float,
@@ -224,20 +189,31 @@ def search(store: KBStore, collection: str, plan: QueryPlan,
             plan.feedback_docs, plan.feedback_weight, flt, stats), limit)
         plan = replace(plan, limit=limit)
     if plan.prf_docs and dense is not None and hits:
-        records = store.retrieve(collection, [h.point_id for h in hits[:plan.prf_docs]],
-                                 payload=False, vectors=True)
-        rows = [r.dense for r in records if r.dense]
-        if rows:
-            feedback = np.asarray(rows, dtype=np.float32)
-            feedback /= np.maximum(np.linalg.norm(feedback, axis=1, keepdims=True), 1e-12)
-            moved = _feedback.rocchio(dense, feedback, plan.prf_weight)
+        moved = _moved_query(store, collection, plan, dense, hits)
+        if moved is not None:
             hits = _search(store, collection, plan, moved, sparse, flt, points, stats, null)
     return with_payloads(store, collection, hits)  # one exit: every path's hits get them
+
+
+def _moved_query(store: KBStore, collection: str, plan: QueryPlan,
+                 dense: NDArray[np.float32], hits: list[Hit]) -> NDArray[np.float32] | None:
+    """Pseudo-relevance feedback: the dense query moved towards the vectors of the top
+    ``plan.prf_docs`` hits (Rocchio); ``None`` when they have none."""
+    records = store.retrieve(collection, [h.point_id for h in hits[:plan.prf_docs]],
+                             payload=False, vectors=True)
+    rows = [r.dense for r in records if r.dense]
+    if not rows:
+        return None
+    feedback = np.asarray(rows, dtype=np.float32)
+    feedback /= np.maximum(np.linalg.norm(feedback, axis=1, keepdims=True), 1e-12)
+    return _feedback.rocchio(dense, feedback, plan.prf_weight)
 
 
 def _search(store: KBStore, collection: str, plan: QueryPlan,
             dense: NDArray[np.float32] | None, sparse: SparseVec | None, flt: Group | None,
             points: int, stats: CollectionStats | None, null: Null | None) -> list[Hit]:
+    """One round of retrieval in ``plan.mode``: a branch alone, the standardised hybrid
+    (``calibrated``, or ``zscore`` with the collection's statistics), or the engine's."""
     dense_q = dense.tolist() if dense is not None else None
     bound = 1.0
     if sparse is not None:
@@ -253,33 +229,49 @@ def _search(store: KBStore, collection: str, plan: QueryPlan,
 
     if plan.mode == "dense" or (plan.mode == "hybrid" and sparse is None
                                 and plan.fusion in ("rrf", "dbsf")):
-        if dense_q is None:
-            return []
-        found = store.query_batch(collection, [VectorQuery(DENSE, dense_q, plan.limit, flt,
-                                                           with_payload=True)])[0]
-        if null is not None:
-            return [Hit(p.id, dense_evidence_score(null, p.score), p.payload or {})
-                    for p in found]
-        return [Hit(p.id, calibrated_dense(p.score), p.payload or {}) for p in found]
+        return _dense_hits(store, collection, plan, dense_q, flt, null)
     if plan.mode == "sparse":
-        if sparse is None:
-            return []
-        found = store.query_batch(collection, [VectorQuery(SPARSE, sparse, plan.limit, flt,
-                                                           with_payload=True)])[0]
-        if null is not None:
-            # capped by the hit ranked above: the single-word rule must not reorder BM25
-            shares = singles([p.id for p in found])
-            hits, ceiling = [], 1.0
-            for p in found:
-                ceiling = min(ceiling, sparse_evidence_score(null, p.score / bound,
-                                                             shares.get(p.id, 0.0)))
-                hits.append(Hit(p.id, ceiling, p.payload or {}))
-            return hits
-        return [Hit(p.id, calibrated_sparse(p.score / bound), p.payload or {}) for p in found]
+        return _sparse_hits(store, collection, plan, sparse, bound, flt, null, singles)
     if plan.fusion == "calibrated" or (plan.fusion == "zscore" and stats is not None):
         return _standardised(store, collection, plan, dense, dense_q, sparse, bound, flt,
                              stats, null, singles)
     return _engine_fusion(store, collection, plan, dense_q, sparse, flt)
+
+
+def _dense_hits(store: KBStore, collection: str, plan: QueryPlan,
+                dense_q: list[float] | None, flt: Group | None,
+                null: Null | None) -> list[Hit]:
+    """The dense branch alone: cosines as evidence over the background (or calibrated
+    on the reference without one)."""
+    if dense_q is None:
+        return []
+    found = store.query_batch(collection, [VectorQuery(DENSE, dense_q, plan.limit, flt,
+                                                       with_payload=True)])[0]
+    if null is not None:
+        return [Hit(p.id, dense_evidence_score(null, p.score), p.payload or {})
+                for p in found]
+    return [Hit(p.id, calibrated_dense(p.score), p.payload or {}) for p in found]
+
+
+def _sparse_hits(store: KBStore, collection: str, plan: QueryPlan, sparse: SparseVec | None,
+                 bound: float, flt: Group | None, null: Null | None,
+                 singles: Callable[[list[str]], dict[str, float]]) -> list[Hit]:
+    """The BM25 branch alone, its scores over the query's ``bound``."""
+    if sparse is None:
+        return []
+    found = store.query_batch(collection, [VectorQuery(SPARSE, sparse, plan.limit, flt,
+                                                       with_payload=True)])[0]
+    if null is None:
+        return [Hit(p.id, calibrated_sparse(p.score / bound), p.payload or {})
+                for p in found]
+    # capped by the hit ranked above: the single-word rule must not reorder BM25
+    shares = singles([p.id for p in found])
+    hits, ceiling = [], 1.0
+    for p in found:
+        ceiling = min(ceiling, sparse_evidence_score(null, p.score / bound,
+                                                     shares.get(p.id, 0.0)))
+        hits.append(Hit(p.id, ceiling, p.payload or {}))
+    return hits
 
 
 def _engine_fusion(store: KBStore, collection: str, plan: QueryPlan,

@@ -96,7 +96,8 @@ class NameMeanings:
         int8 rewrite takes ~10 s; and a text's vector does not depend on its batch),
         whatever model the kb is configured with — names are read the same way on every
         deployment. Loaded on first use or by :meth:`warm`."""
-        from agent_search.kb import KBSettings, get_embedder
+        from agent_search.embedding import get_embedder
+        from agent_search.kb import KBSettings
 
         settings = KBSettings(int8="weights", embed_workers=1)
         home = Path(config.home)
