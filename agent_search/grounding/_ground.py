@@ -353,16 +353,10 @@ def ground(answer: str, references: Sequence[Any], *, citation_format: str = "#r
         spans = segment(answer[:cut], marker)
     except Exception as exc:
         return unchecked(answer, _failed(exc), citation_format=citation_format)
-    out: list[GroundedSentence | _Sentence] = []
-    for i, span in enumerate(spans):
-        if i >= MAX_SENTENCES:
-            out.append(_unchecked(span, marker, LONG_ANSWER))
-            continue
-        try:
-            out.append(_sentence(span, marker))
-        except Exception as exc:
-            out.append(_unchecked(span, marker, _failed(exc)))
-    out.extend(_rest(answer, cut))
+    out: list[GroundedSentence | _Sentence] = [
+        _safe_sentence(span, marker) for span in spans[:MAX_SENTENCES]]
+    out += [_unchecked(span, marker, LONG_ANSWER) for span in spans[MAX_SENTENCES:]]
+    out += _rest(answer, cut)
     judge = _Judge(refs, _similarity(embed), citation_format, thresholds or Thresholds())
     return [judge.safe_verdict(s, marker) if isinstance(s, _Sentence) else s for s in out]
 
@@ -397,6 +391,14 @@ def _sentence(span: Span, marker: re.Pattern[str]) -> GroundedSentence | _Senten
         return GroundedSentence(span.text, span.start, span.end, "no_claim", cited=cited,
                                 reason=reason)
     return _Sentence(span, bare, cited, claims)
+
+
+def _safe_sentence(span: Span, marker: re.Pattern[str]) -> GroundedSentence | _Sentence:
+    """The span with its claims, or ``unchecked`` should reading them fail."""
+    try:
+        return _sentence(span, marker)
+    except Exception as exc:
+        return _unchecked(span, marker, _failed(exc))
 
 
 def _failed(exc: BaseException) -> str:
