@@ -58,8 +58,14 @@ def numeral_value(run: str) -> int | None:
             total = (total + section + number) * 100_000_000
             section = number = 0
             last_unit = 100_000_000
-    if number and run[-1] in DIGIT and len(run) > 1 and run[-2] not in DIGIT \
-            and last_unit > 10:
-        number *= last_unit // 10  # 三万五 = 35,000, 一千二 = 1,200
-    value = total + section + number
+    value = total + section + _last_digit(run, number, last_unit)
     return value if value < MAX_VALUE else None
+
+
+def _last_digit(run: str, number: int, last_unit: int) -> int:
+    """The value of the run's last digit: one tenth of the unit straight before it (三万五
+    = 35,000, 一千二 = 1,200; not after 十: 二十五 is 25), else itself."""
+    if number and len(run) > 1 and run[-1] in DIGIT and run[-2] not in DIGIT \
+            and last_unit > 10:
+        return number * (last_unit // 10)
+    return number

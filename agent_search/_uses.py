@@ -61,31 +61,54 @@ def _problem(name: str, value: str, targets: UsesTargets
     """Why ``value`` names nothing (and the values that would), or None when it is fine."""
     if value in _BUILTIN:
         return None
+    for prefix, check in _BY_PREFIX.items():
+        if value.startswith(prefix):
+            return check(name, value, targets)
+    return _assistant_problem(name, value, targets)
+
+
+def _mcp_problem(name: str, value: str, targets: UsesTargets
+                 ) -> tuple[str, list[str]] | None:
+    """``mcp:<server>.<tool>``: a declared server, and a tool named."""
     servers = list(targets.mcp_servers)
-    rerankers = list(targets.rerankers) if name == "rerank" else []
+    server, dot, tool = value[4:].partition(".")
+    if server not in servers:
+        declared = ", ".join(servers) or "none"
+        return (f"{value!r}: no MCP server {server!r} in agent.yml mcp.servers "
+                f"(declared: {declared})", [f"mcp:{s}.{tool}" for s in servers])
+    if not dot or not tool:
+        return f"{value!r}: name the tool, mcp:<server>.<tool>", []
+    return None
+
+
+def _model_problem(name: str, value: str, targets: UsesTargets
+                   ) -> tuple[str, list[str]] | None:
+    """``model:<name>``: for rerank only, a declared reranker."""
+    if name != "rerank":
+        return f"{value!r}: model:<name> is for uses.rerank only", ["builtin"]
+    rerankers = list(targets.rerankers)
+    if value[6:] not in rerankers:
+        declared = ", ".join(rerankers) or "none"
+        return (f"{value!r}: no reranker {value[6:]!r} in agent.yml rerankers "
+                f"(declared: {declared})", [f"model:{r}" for r in rerankers])
+    return None
+
+
+def _assistant_problem(name: str, value: str, targets: UsesTargets
+                       ) -> tuple[str, list[str]] | None:
+    """Any other value: an assistant of the assistants folder; else every valid value is
+    offered."""
     assistants = targets.assistants()
-    valid = ["builtin", *assistants, *(f"mcp:{s}" for s in servers),
-             *(f"model:{r}" for r in rerankers)]
-    if value.startswith("mcp:"):
-        server, dot, tool = value[4:].partition(".")
-        if server not in servers:
-            declared = ", ".join(servers) or "none"
-            return (f"{value!r}: no MCP server {server!r} in agent.yml mcp.servers "
-                    f"(declared: {declared})", [f"mcp:{s}.{tool}" for s in servers])
-        if not dot or not tool:
-            return f"{value!r}: name the tool, mcp:<server>.<tool>", []
-        return None
-    if value.startswith("model:"):
-        if name != "rerank":
-            return f"{value!r}: model:<name> is for uses.rerank only", ["builtin"]
-        if value[6:] not in rerankers:
-            declared = ", ".join(rerankers) or "none"
-            return (f"{value!r}: no reranker {value[6:]!r} in agent.yml rerankers "
-                    f"(declared: {declared})", [f"model:{r}" for r in rerankers])
-        return None
     if value in assistants:
         return None
+    rerankers = list(targets.rerankers) if name == "rerank" else []
+    valid = ["builtin", *assistants, *(f"mcp:{s}" for s in targets.mcp_servers),
+             *(f"model:{r}" for r in rerankers)]
     where = (f"an assistant in {targets.assistants_root}"
              if targets.assistants_root is not None else
              "an assistant (no assistants folder was found)")
     return f"{value!r} is neither builtin nor {where}", valid
+
+
+_BY_PREFIX = {"mcp:": _mcp_problem, "model:": _model_problem}
+"""The checks of the values that name a kind of target by a prefix."""

@@ -92,15 +92,9 @@ def main(argv: list[str] | None = None) -> None:
     try:
         code = command().main(args=argv, prog_name="agent-search", standalone_mode=False)
     except TyperException as exc:
-        format_message = getattr(exc, "format_message", None)
-        message = format_message() if callable(format_message) else str(exc)
-        param = getattr(exc, "param", None)
-        opts = getattr(param, "opts", None) or []
-        name = opts[0] if opts else getattr(param, "name", None)
-        if name and str(name) not in message:
-            message = f"{name}: {message}"
-        if str(message).strip():  # empty when the help was shown for a bare command
-            print(f"agent-search: error: {' '.join(str(message).split())}", file=sys.stderr)
+        message = _usage_error(exc)
+        if message:  # empty when the help was shown for a bare command
+            print(f"agent-search: error: {message}", file=sys.stderr)
         sys.exit(int(getattr(exc, "exit_code", 2) or 2))
     except typer.Abort:
         print("agent-search: aborted", file=sys.stderr)
@@ -108,6 +102,19 @@ def main(argv: list[str] | None = None) -> None:
     except KeyboardInterrupt:
         sys.exit(130)
     sys.exit(code if isinstance(code, int) else 0)
+
+
+def _usage_error(exc: TyperException) -> str:
+    """A usage error as one line, led by the flag or argument it is about when the
+    framework's message does not name it."""
+    format_message = getattr(exc, "format_message", None)
+    message = str(format_message() if callable(format_message) else exc)
+    param = getattr(exc, "param", None)
+    opts = getattr(param, "opts", None) or []
+    name = opts[0] if opts else getattr(param, "name", None)
+    if name and str(name) not in message:
+        message = f"{name}: {message}"
+    return " ".join(message.split())
 
 
 __all__ = ["app", "command", "main"]

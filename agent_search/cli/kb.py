@@ -177,23 +177,11 @@ def ingest(
     A file is one document however its path is written; re-ingesting adds, updates and
     removes chunks as the files changed and never duplicates. Files over kb.max_file_mb
     (default 20 MB) or beyond kb.max_run_mb (default 1000 MB) are skipped and reported."""
-    from agent_search.cli._kb_remote import held_by_server
     from agent_search.embedding import EmbeddingError
-    from agent_search.kb import (
-        Access,
-        CollectionMismatchError,
-        StoreError,
-        StoreLockedError,
-        ingest_paths,
-    )
+    from agent_search.kb import Access, CollectionMismatchError, StoreError, ingest_paths
 
-    missing = [str(p) for p in paths if not p.exists()]
-    if missing:
-        fail(f"no such file or folder: {', '.join(missing)}")
+    _check_ingest_options(paths, server, user or team or share or public)
     if server is not None:
-        if user or team or share or public:
-            fail("--server: the API key decides the owner and team; leave out "
-                 "--user/--team/--share/--public")
         from agent_search.cli._kb_remote import client_root
 
         _ingest_remote(server, paths, collection, api_key_env, json_out,
@@ -212,30 +200,50 @@ def ingest(
                                                     mirror=not keep_missing))
     except (ValueError, CollectionMismatchError) as exc:
         fail(str(exc))
-    except StoreLockedError as exc:
-        fail(str(exc) + held_by_server(str(exc)), 1)
     except (StoreError, EmbeddingError) as exc:
-        fail(str(exc), 1)
+        _store_failed(exc)
     if json_out:
         print_json(report.to_json())
     else:
-        console.print(
-            f"{report.collection}: {plural(report.documents, 'document')}, "
-            f"{plural(report.chunks, 'chunk')} from {plural(report.files, 'file')}: "
-            f"added {report.added}, updated {report.updated}, "
-            f"unchanged {report.unchanged}, removed {report.removed}; "
-            f"{report.seconds:.1f}s ({report.docs_per_s:.1f} docs/s, peak RSS "
-            f"{report.peak_rss_mb:.0f} MB)", highlight=False)
-        for source in report.missing:
-            console.print(f"removed {source}: the file is gone", highlight=False, markup=False)
-        for skipped in report.skipped:
-            err_console.print(f"skipped {skipped.source}: {skipped.reason}", highlight=False,
-                              markup=False)
-        for warning in report.warnings:
-            err_console.print(f"warning {warning.source}: {warning.reason}", highlight=False,
-                              markup=False)
+        _print_report(report)
     if report.documents == 0 and report.skipped:
         raise typer.Exit(1)
+
+
+def _check_ingest_options(paths: list[Path], server: str | None, owner: object) -> None:
+    """Fail on paths that do not exist, and on an owner given with --server, before any
+    work."""
+    missing = [str(p) for p in paths if not p.exists()]
+    if missing:
+        fail(f"no such file or folder: {', '.join(missing)}")
+    if server is not None and owner:
+        fail("--server: the API key decides the owner and team; leave out "
+             "--user/--team/--share/--public")
+
+
+def _print_report(report: Any) -> None:
+    """A local ingest's report: its counts, then what happened to single files."""
+    console.print(
+        f"{report.collection}: {plural(report.documents, 'document')}, "
+        f"{plural(report.chunks, 'chunk')} from {plural(report.files, 'file')}: "
+        f"added {report.added}, updated {report.updated}, "
+        f"unchanged {report.unchanged}, removed {report.removed}; "
+        f"{report.seconds:.1f}s ({report.docs_per_s:.1f} docs/s, peak RSS "
+        f"{report.peak_rss_mb:.0f} MB)", highlight=False)
+    _print_file_notes(report.to_json())
+
+
+def _print_file_notes(out: dict[str, Any]) -> None:
+    """What happened to single files (gone, so removed; skipped; read with a warning), from
+    an ingest's JSON: a local report's and the server's have the same shape."""
+    for source in out.get("missing", []):
+        console.print(f"removed {source}: the file is gone", highlight=False, markup=False)
+    for item in out.get("skipped", []):
+        err_console.print(f"skipped {item['source']}: {item['reason']}", highlight=False,
+                          markup=False)
+    for item in out.get("warnings", []):
+        err_console.print(f"warning {item['source']}: {item['message']}", highlight=False,
+                          markup=False)
 
 
 @kb_app.command("list")
@@ -274,7 +282,12 @@ def list_(collection: Annotated[str | None, typer.Argument(
         _store_failed(exc)
     if json_out:
         print_json(rows)
-        return
+    else:
+        _print_listing(rows)
+
+
+def _print_listing(rows: list[dict[str, Any]]) -> None:
+    """The collections searches read, then those of eval retrieval apart."""
     own = [r for r in rows if not r.get("evaluation")]
     evals = [r for r in rows if r.get("evaluation")]
     if not own:
@@ -309,19 +322,8 @@ def rm(
     json_out: JsonOpt = False,
 ) -> None:
     """Remove one document (all its chunks, and its entity-graph links) from a collection."""
-    from agent_search.cli._kb_remote import (
-        RemoteError,
-        client_root,
-        held_by_server,
-        remove_remote,
-    )
-    from agent_search.kb import (
-        Access,
-        CollectionNotFound,
-        StoreError,
-        StoreLockedError,
-        remove_document,
-    )
+    from agent_search.cli._kb_remote import RemoteError, client_root, remove_remote
+    from agent_search.kb import Access, StoreError, remove_document
 
     if server is not None:
         if user or team:
@@ -344,10 +346,8 @@ def rm(
                                                     access=access))
     except ValueError as exc:
         fail(str(exc))
-    except StoreLockedError as exc:
-        fail(str(exc) + held_by_server(str(exc)), 1)
     except StoreError as exc:
-        fail(str(exc), 2 if isinstance(exc, CollectionNotFound) else 1)
+        _store_failed(exc)
     if not removed:
         fail(f"no document {document!r} in collection {collection!r} "
              f"('agent-search kb list {collection}' lists them)")
@@ -400,14 +400,7 @@ def _ingest_remote(server: str, paths: list[Path], collection: str, api_key_env:
                       f"added {out.get('added', 0)}, updated {out.get('updated', 0)}, "
                       f"unchanged {out.get('unchanged', 0)}, removed {out['removed']}",
                       highlight=False, markup=False)
-        for source in out["missing"]:
-            console.print(f"removed {source}: the file is gone", highlight=False, markup=False)
-        for item in out["skipped"]:
-            err_console.print(f"skipped {item['source']}: {item['reason']}", highlight=False,
-                              markup=False)
-        for item in out.get("warnings", []):
-            err_console.print(f"warning {item['source']}: {item['message']}",
-                              highlight=False, markup=False)
+        _print_file_notes(out)
     if not out.get("documents") and out["skipped"]:
         raise typer.Exit(1)
 

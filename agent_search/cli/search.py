@@ -56,30 +56,44 @@ def parse_where(text: str) -> QueryWhere:
     from agent_search.types import QueryWhere
 
     parts = text.split(":", 2)
-    if len(parts) == 2 and parts[1].strip().lower() in (
-        "is null",
-        "is not null",
-        "null",
-        "notnull",
-    ):
+    if len(parts) == 2 and parts[1].strip().lower() in _VALUELESS_OPS:
         parts.append("")
     if len(parts) != 3 or not parts[0].strip():
         raise ValueError(f"--where {text!r}: expected FIELD:OP:VALUE, e.g. price:<:100")
     field, op, raw = (p.strip() for p in parts)
+    try:
+        return QueryWhere(field=field, op=op, value=_where_value(op, raw))
+    except ValidationError as exc:
+        msg = exc.errors()[0]["msg"].removeprefix("Value error, ")
+        raise ValueError(f"--where {text!r}: {msg}") from exc
+
+
+_VALUELESS_OPS = frozenset({"is null", "is not null", "null", "notnull"})
+"""Operators written without a VALUE (``FIELD:is null``)."""
+
+
+def _items(value: str) -> list[str]:
+    return [v.strip() for v in value.split(",") if v.strip()]
+
+
+def _bounds(value: str) -> list[str]:
+    return [v.strip() for v in value.split(",")]
+
+
+_SPLIT_VALUE = {"in": _items, "not in": _items, "not_in": _items, "between": _bounds}
+"""Operators whose VALUE, when not JSON, is a comma-separated list: the items of ``in``
+(empty ones dropped), the two bounds of ``between`` (each kept as written)."""
+
+
+def _where_value(op: str, raw: str) -> Any:
+    """VALUE as JSON when it parses, else the string, split by :data:`_SPLIT_VALUE`."""
     value: Any
     try:
         value = json.loads(raw) if raw else None
     except json.JSONDecodeError:
         value = raw
-    if op.lower() in ("in", "not in", "not_in") and isinstance(value, str):
-        value = [v.strip() for v in value.split(",") if v.strip()]
-    if op.lower() == "between" and isinstance(value, str):
-        value = [v.strip() for v in value.split(",")]
-    try:
-        return QueryWhere(field=field, op=op, value=value)
-    except ValidationError as exc:
-        msg = exc.errors()[0]["msg"].removeprefix("Value error, ")
-        raise ValueError(f"--where {text!r}: {msg}") from exc
+    split = _SPLIT_VALUE.get(op.lower())
+    return split(value) if split is not None and isinstance(value, str) else value
 
 
 def parse_order(text: str) -> QueryOrder:
@@ -253,8 +267,6 @@ def search_command(
     as_json: Annotated[bool, typer.Option("--json", help="Print the Result as JSON")] = False,
 ) -> None:
     """Run one search and print its Result (exit 1 if the search failed)."""
-    from pydantic import ValidationError
-
     from agent_search.registry import option_choices
     from agent_search.types import Request
 
@@ -267,26 +279,10 @@ def search_command(
     check_choice("--time-range", time_range, option_choices(Request, "time_range"))
     check_choice("--mode", mode, option_choices(searcher.registry.options_model("kb"), "mode"))
     check_limit(limit, searcher.config.options.max_limit)
-    try:
-        request = Request(
-            type=search_type,
-            query=query,
-            limit=limit,
-            collections=collection or [],
-            threshold=threshold,
-            graph=graph,
-            min_score=min_score,
-            models=model or [],
-            wheres=[parse_where(w) for w in where or []],
-            orders=[parse_order(o) for o in order or []],
-            sites=site or [],
-            time_range=time_range,
-            options={"mode": mode} if mode else {},
-        )
-    except ValidationError as exc:
-        fail(validation_summary(exc))
-    except ValueError as exc:
-        fail(str(exc))
+    request = _request(where or [], order or [], type=search_type, query=query, limit=limit,
+                       collections=collection or [], threshold=threshold, graph=graph,
+                       min_score=min_score, models=model or [], sites=site or [],
+                       time_range=time_range, options={"mode": mode} if mode else {})
     result = anyio.run(_search, searcher, request, user, team)
     if as_json:
         print_json(result.to_json())
@@ -294,6 +290,22 @@ def search_command(
         render_result(result)
     if result.error:
         raise typer.Exit(1)
+
+
+def _request(where: list[str], order: list[str], **fields: Any) -> Request:
+    """The Request of the command's options, ``--where`` and ``--order`` parsed; a bad
+    one is a one-line error naming it (exit 2)."""
+    from pydantic import ValidationError
+
+    from agent_search.types import Request
+
+    try:
+        return Request(wheres=[parse_where(w) for w in where],
+                       orders=[parse_order(o) for o in order], **fields)
+    except ValidationError as exc:
+        fail(validation_summary(exc))
+    except ValueError as exc:
+        fail(str(exc))
 
 
 async def _search(searcher: Searcher, request: Request, user: str | None,

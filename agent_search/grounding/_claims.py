@@ -153,23 +153,28 @@ def _english_entities(text: str) -> list[str]:
     """Capitalised words not at a sentence (or clause, list item, quote) start; words
     mixing letters and digits (IL-6, BRCA1, COVID-19); acronyms anywhere."""
     out: list[str] = []
-    first = True
-    for m in _WORD.finditer(text):
-        word = m.group(0).rstrip("'’-")
+    for i, m in enumerate(_WORD.finditer(text)):
+        word = m.group(0).rstrip("'’-").removesuffix("'s").removesuffix("’s")
         before = text[:m.start()].rstrip()
-        starts = first or (before[-1:] in ".:;!?\"“(" if before else True)
-        first = False
-        if word.endswith(("'s", "’s")):
-            word = word[:-2]
-        if not word or word.lower() in _NUMBER_WORDS:
-            continue
-        if _LETTERS_AND_DIGITS.match(word) and not _NUMBER.fullmatch(word):
-            out.append(word)
-        elif sum(c.isupper() for c in word) >= 2 and word.lower() not in _STOP:
-            out.append(word)  # an acronym or CamelCase name, even first in the sentence
-        elif word[0].isupper() and not starts and word.lower() not in _STOP and word != "I":
+        starts = i == 0 or not before or before[-1] in _OPENERS
+        if word and word.lower() not in _NUMBER_WORDS and _is_entity(word, starts):
             out.append(word)
     return out
+
+
+_OPENERS = ".:;!?\"“("
+"""The characters after which a word starts a sentence, clause, list item or quote."""
+
+
+def _is_entity(word: str, starts: bool) -> bool:
+    """Letters with digits (not a number); else, no stop word: an acronym or CamelCase
+    name even first in the sentence, a capitalised word not at a start ("I" is none)."""
+    if _LETTERS_AND_DIGITS.match(word) and not _NUMBER.fullmatch(word):
+        return True
+    if word.lower() in _STOP:
+        return False
+    return sum(c.isupper() for c in word) >= 2 or (word[0].isupper() and not starts
+                                                   and word != "I")
 
 
 def _tagged(text: str) -> list[tuple[str, str]]:
@@ -199,14 +204,19 @@ def without_numbers(text: str) -> str:
 def content_words(text: str) -> list[str]:
     """Stemmed, lower-cased content words (Chinese: jieba words and latin words)."""
     if has_cjk(text):
-        out = []
-        for w in _jieba().lcut(without_numbers(half_width(text))):
-            w = w.strip().lower()
-            if w and w not in CHINESE and _WORD.fullmatch(w) and not _NUMBER.fullmatch(w):
-                out.append(stem(w) if w.isascii() else w)
-        return out
+        return _chinese_words(text)
     return [stem(w) for w in (m.group(0).lower().rstrip("'’-") for m in _WORD.finditer(text))
             if w and w not in _STOP and not w[0].isdigit() and len(w) > 1]
+
+
+def _chinese_words(text: str) -> list[str]:
+    """jieba's words of Chinese ``text`` (its numbers blanked), Latin ones stemmed."""
+    out = []
+    for w in _jieba().lcut(without_numbers(half_width(text))):
+        w = w.strip().lower()
+        if w and w not in CHINESE and _WORD.fullmatch(w) and not _NUMBER.fullmatch(w):
+            out.append(stem(w) if w.isascii() else w)
+    return out
 
 
 def extract(text: str) -> Claims:

@@ -180,75 +180,97 @@ class _Sentence:
     claims: Claims
 
 
-def _verdict(sentence: _Sentence, refs: dict[str, PreparedReference],
-             similarity: Callable[[_Sentence, PreparedReference], float], fmt: str,
-             t: Thresholds) -> GroundedSentence:
+@dataclass(frozen=True, slots=True)
+class _Judge:
+    """What every verdict on one answer shares: its references, the similarity of a
+    sentence to a reference, the citation format and the thresholds."""
+
+    refs: dict[str, PreparedReference]
+    similarity: Callable[[_Sentence, PreparedReference], float]
+    fmt: str
+    t: Thresholds
+
+    def _attempt(self, sentence: _Sentence, group: list[PreparedReference], check: _Check
+                 ) -> tuple[Status, str] | None:
+        """What ``group`` (``check`` its words, numbers and names against the sentence)
+        says of the sentence: None when it does not hold it; else ``supported``, or
+        ``unsupported`` (it says the opposite) or ``unchecked`` with why."""
+        if check.claims_held and not check.close(self.t):
+            check.similarity = max(self.similarity(sentence, r) for r in group)
+        if not check.supports(self.t):
+            return None
+        return _asserts(sentence, group, self.fmt) or ("supported", "")
+
+    def by_cited(self, out: GroundedSentence, sentence: _Sentence,
+                 cited_refs: list[PreparedReference]) -> str:
+        """The cited references together: ``out`` supported (or unchecked) when they hold
+        the sentence and say what it asserts; else why they say the opposite, if they do."""
+        together = _check(sentence.claims, cited_refs)
+        outcome = self._attempt(sentence, cited_refs, together)
+        if outcome is None:
+            return ""
+        if outcome[0] == "unsupported":
+            return outcome[1]
+        out.status, out.reason = outcome
+        if out.status == "supported":
+            out.support = [r.citation_id for r in cited_refs
+                           if _check(sentence.claims, [r]).coverage > 0 or len(cited_refs) == 1]
+            out.support = out.support or together.ids
+        return ""
+
+    def by_others(self, out: GroundedSentence, sentence: _Sentence,
+                  cited_refs: list[PreparedReference]) -> str:
+        """The other references, closest first: ``out`` supported with the citation added
+        (or unchecked) by the first that holds the sentence and says what it asserts; else
+        why one that holds its words says the opposite, if one does."""
+        others = [_check(sentence.claims, [r]) for r in self.refs.values()
+                  if r not in cited_refs]
+        held = sorted((c for c in others if c.claims_held), key=lambda c: c.coverage,
+                      reverse=True)
+        opposed = ""
+        for candidate in held[:3]:
+            outcome = self._attempt(sentence, [self.refs[candidate.ids[0]]], candidate)
+            if outcome is None:
+                continue
+            if outcome[0] == "unsupported":
+                opposed = opposed or outcome[1]
+                continue
+            out.status, out.support = outcome[0], candidate.ids
+            out.reason = outcome[1] or _added(sentence, candidate.ids, self.fmt)
+            return ""
+        return opposed
+
+    def safe_verdict(self, sentence: _Sentence, marker: re.Pattern[str]) -> GroundedSentence:
+        """The verdict, or the sentence ``unchecked`` should the check fail on it."""
+        try:
+            return _verdict(sentence, self)
+        except Exception as exc:  # the sentence says the check failed
+            return _unchecked(sentence.span, marker, _failed(exc))
+
+
+def _verdict(sentence: _Sentence, judge: _Judge) -> GroundedSentence:
+    """The cited references first, together; then the others, one by one."""
     span = sentence.span
     out = GroundedSentence(span.text, span.start, span.end, "unsupported",
                            cited=list(sentence.cited))
-    if not refs:
+    if not judge.refs:
         out.reason = "there is no reference to check it against"
         return out
-    cited_refs = [refs[c] for c in sentence.cited if c in refs]
-    opposed = _by_cited(out, sentence, cited_refs, similarity, fmt, t) if cited_refs else ""
+    cited_refs = [judge.refs[c] for c in sentence.cited if c in judge.refs]
+    opposed = judge.by_cited(out, sentence, cited_refs) if cited_refs else ""
     if out.status != "unsupported":
         return out
-    opposed = _by_others(out, sentence, refs, cited_refs, similarity, fmt, t) or opposed
+    opposed = judge.by_others(out, sentence, cited_refs) or opposed
     if out.status == "unsupported":
-        out.reason = opposed or _why_not(sentence, refs, cited_refs, fmt)
+        out.reason = opposed or _why_not(sentence, judge.refs, cited_refs, judge.fmt)
     return out
 
 
-def _by_cited(out: GroundedSentence, sentence: _Sentence, cited_refs: list[PreparedReference],
-              similarity: Callable[[_Sentence, PreparedReference], float], fmt: str,
-              t: Thresholds) -> str:
-    """The cited references together: ``out`` supported (or unchecked) when they hold
-    the sentence and say what it asserts; else why they say the opposite, if they do."""
-    claims = sentence.claims
-    together = _check(claims, cited_refs)
-    if together.claims_held and not together.close(t):
-        together.similarity = max(similarity(sentence, r) for r in cited_refs)
-    if not together.supports(t):
-        return ""
-    asserted = _asserts(sentence, cited_refs, fmt)
-    if asserted is None:
-        out.status = "supported"
-        out.support = [r.citation_id for r in cited_refs
-                       if _check(claims, [r]).coverage > 0 or len(cited_refs) == 1]
-        out.support = out.support or together.ids
-        return ""
-    if asserted[0] == "unchecked":
-        out.status, out.reason = asserted
-        return ""
-    return asserted[1]
-
-
-def _by_others(out: GroundedSentence, sentence: _Sentence,
-               refs: dict[str, PreparedReference], cited_refs: list[PreparedReference],
-               similarity: Callable[[_Sentence, PreparedReference], float], fmt: str,
-               t: Thresholds) -> str:
-    """The other references, closest first: ``out`` supported with the citation added
-    (or unchecked) by the first that holds the sentence and says what it asserts; else
-    why one that holds its words says the opposite, if one does."""
-    others = [_check(sentence.claims, [r]) for r in refs.values() if r not in cited_refs]
-    held = sorted((c for c in others if c.claims_held), key=lambda c: c.coverage,
-                  reverse=True)
-    opposed = ""
-    for candidate in held[:3]:
-        if not candidate.close(t):
-            candidate.similarity = similarity(sentence, refs[candidate.ids[0]])
-        if not candidate.supports(t):
-            continue
-        asserted = _asserts(sentence, [refs[candidate.ids[0]]], fmt)
-        if asserted is not None and asserted[0] == "unsupported":
-            opposed = opposed or asserted[1]
-            continue
-        out.status, out.support = asserted[0] if asserted else "supported", candidate.ids
-        out.reason = asserted[1] if asserted else (
-            f"not said by the cited {_markers(sentence.cited, fmt)}; " if sentence.cited
-            else "no citation; ") + f"added {_markers(candidate.ids, fmt)}"
-        return ""
-    return opposed
+def _added(sentence: _Sentence, ids: list[str], fmt: str) -> str:
+    """The reason of a sentence another reference supports: the citation added."""
+    said = f"not said by the cited {_markers(sentence.cited, fmt)}; " if sentence.cited \
+        else "no citation; "
+    return f"{said}added {_markers(ids, fmt)}"
 
 
 def _asserts(sentence: _Sentence, refs: list[PreparedReference], fmt: str
@@ -331,20 +353,12 @@ def ground(answer: str, references: Sequence[Any], *, citation_format: str = "#r
         spans = segment(answer[:cut], marker)
     except Exception as exc:
         return unchecked(answer, _failed(exc), citation_format=citation_format)
-    out: list[GroundedSentence | _Sentence] = []
-    for i, span in enumerate(spans):
-        if i >= MAX_SENTENCES:
-            out.append(_unchecked(span, marker, LONG_ANSWER))
-            continue
-        try:
-            out.append(_sentence(span, marker))
-        except Exception as exc:
-            out.append(_unchecked(span, marker, _failed(exc)))
-    out.extend(_rest(answer, cut))
-    similarity = _similarity(embed)
-    t = thresholds or Thresholds()
-    return [_safe_verdict(s, refs, similarity, citation_format, t, marker)
-            if isinstance(s, _Sentence) else s for s in out]
+    out: list[GroundedSentence | _Sentence] = [
+        _safe_sentence(span, marker) for span in spans[:MAX_SENTENCES]]
+    out += [_unchecked(span, marker, LONG_ANSWER) for span in spans[MAX_SENTENCES:]]
+    out += _rest(answer, cut)
+    judge = _Judge(refs, _similarity(embed), citation_format, thresholds or Thresholds())
+    return [judge.safe_verdict(s, marker) if isinstance(s, _Sentence) else s for s in out]
 
 
 def _cut(answer: str) -> int:
@@ -379,13 +393,12 @@ def _sentence(span: Span, marker: re.Pattern[str]) -> GroundedSentence | _Senten
     return _Sentence(span, bare, cited, claims)
 
 
-def _safe_verdict(sentence: _Sentence, refs: dict[str, PreparedReference],
-                  similarity: Callable[[_Sentence, PreparedReference], float], fmt: str,
-                  t: Thresholds, marker: re.Pattern[str]) -> GroundedSentence:
+def _safe_sentence(span: Span, marker: re.Pattern[str]) -> GroundedSentence | _Sentence:
+    """The span with its claims, or ``unchecked`` should reading them fail."""
     try:
-        return _verdict(sentence, refs, similarity, fmt, t)
-    except Exception as exc:  # the sentence says the check failed
-        return _unchecked(sentence.span, marker, _failed(exc))
+        return _sentence(span, marker)
+    except Exception as exc:
+        return _unchecked(span, marker, _failed(exc))
 
 
 def _failed(exc: BaseException) -> str:

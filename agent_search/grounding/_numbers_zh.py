@@ -98,6 +98,18 @@ def _claimed(m: re.Match[str], numeral_at: set[int] | None) -> bool:
     return "〇" in run or all(i in numeral_at for i in range(m.start("int"), m.end("int")))
 
 
+def _value(m: re.Match[str]) -> float | None:
+    """The value of a numeral run: its integer, decimals after 点, times 万 or 亿 after
+    them (二千一百八十四点三万 = 2184.3万)."""
+    value = _integer(m.group("int"))
+    if value is None:
+        return None
+    frac = m.group("frac")
+    number = float(f"{value}.{''.join(str(_DIGIT[c]) for c in frac)}") if frac \
+        else float(value)
+    return number * _BIG[m.group("big")] if m.group("big") else number
+
+
 def chinese_numbers(text: str, tagged: Sequence[tuple[str, str]] | None = None
                     ) -> Iterator[tuple[str, float, int]]:
     """(as written, value, decimals) of each numeral run of ``text`` (百分之三十 and 三成
@@ -106,17 +118,10 @@ def chinese_numbers(text: str, tagged: Sequence[tuple[str, str]] | None = None
     numeral words, and no approximate ones (三四, 十几)."""
     numeral_at = _numeral_positions(tagged) if tagged is not None else None
     for m in _RUN.finditer(text):
-        run, tail = m.group("int"), m.group("tail") or ""
-        if not _claimed(m, numeral_at):
+        number = _value(m) if _claimed(m, numeral_at) else None
+        if number is None:
             continue
-        value = _integer(run)
-        if value is None:
-            continue
-        frac = m.group("frac")
-        number = float(f"{value}.{''.join(str(_DIGIT[c]) for c in frac)}") if frac \
-            else float(value)
-        if m.group("big"):  # 二千一百八十四点三万 = 2184.3万
-            number *= _BIG[m.group("big")]
+        tail, frac = m.group("tail") or "", m.group("frac")
         if tail == "成":  # 三成 = 30%
             yield m.group(0), number * 10, 0
         else:

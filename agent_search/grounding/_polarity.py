@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from agent_search.grounding._claims import _STOP, _jieba, stem
@@ -140,10 +141,12 @@ def _tokens_zh(text: str) -> list[_Token]:
     return out
 
 
-def _is_cue(tokens: list[_Token], i: int, zh: bool) -> bool:
+def _is_cue_zh(tokens: list[_Token], i: int) -> bool:
+    return tokens[i].text in NEGATION_ZH
+
+
+def _is_cue_en(tokens: list[_Token], i: int) -> bool:
     t = tokens[i].text
-    if zh:
-        return t in NEGATION_ZH
     following = tokens[i + 1].text if i + 1 < len(tokens) else ""
     if (t, following) in NOT_NEGATION_EN or (i and (tokens[i - 1].text, t) in NOT_NEGATION_EN):
         return False
@@ -168,13 +171,20 @@ def _key(word: str) -> str:
     return stem(word) if word.isascii() else word
 
 
-def _prefixed(token: _Token, zh: bool) -> str | None:
-    """The word a negating prefix negates ("unaffected" → "affected"), if any."""
+def _prefixed_zh(token: _Token) -> str | None:
+    """The word a negating head negates (不支持 → 支持), if any."""
     w = token.text
-    if zh:
-        if len(w) >= 2 and w[0] in NEGATING_HEADS_ZH and w not in NOT_NEGATION_ZH \
-                and w not in NEGATION_ZH:
-            return w[1:]
+    if len(w) >= 2 and w[0] in NEGATING_HEADS_ZH and w not in NOT_NEGATION_ZH \
+            and w not in NEGATION_ZH:
+        return w[1:]
+    return None
+
+
+def _prefixed_en(token: _Token) -> str | None:
+    """The word a negating prefix negates ("unaffected" → "affected"), if any: only a
+    content word has one."""
+    w = token.text
+    if not token.key:
         return None
     for prefix in NEGATING_PREFIXES_EN:
         rest = w[len(prefix):]
@@ -204,6 +214,15 @@ def _pole_en(word: str) -> tuple[str, int] | None:
     if found is None:
         found = next((_PREFIX_EN[word[:n]] for n in _PREFIX_LENGTHS
                       if n <= len(word) and word[:n] in _PREFIX_EN), None)
+    return found
+
+
+def _pole_en_word(word: str) -> tuple[str, int] | None:
+    """The pole of an English token: a hyphenated word not listed whole by its first part
+    ("up-regulated" is listed, "lower-than-expected" is "lower")."""
+    found = _pole_en(word)
+    if found is None and "-" in word[1:]:
+        found = _pole_en(word.split("-")[0])
     return found
 
 
@@ -243,10 +262,9 @@ def _valence(poles: list[tuple[str, int] | None], tokens: list[_Token], i: int, 
     return pole
 
 
-def _directions(tokens: list[_Token], zh: bool, negated_at: set[int]) -> list[_Direction]:
-    poles = [_pole_zh(t.text) if zh else
-             _pole_en(t.text) or (("-" in t.text[1:] and _pole_en(t.text.split("-")[0])) or None)
-             for t in tokens]
+def _directions(tokens: list[_Token], language: _Language, negated_at: set[int]
+                ) -> list[_Direction]:
+    poles = [language.pole(t.text) for t in tokens]
     out = []
     for i, found in enumerate(poles):
         if found is None or i in negated_at:
@@ -259,30 +277,64 @@ def _directions(tokens: list[_Token], zh: bool, negated_at: set[int]) -> list[_D
     return out
 
 
+@dataclass(frozen=True, slots=True)
+class _Language:
+    """How one language is read: one entry per language rather than a branch on it in
+    every step."""
+
+    tokens: Callable[[str], list[_Token]]
+    is_cue: Callable[[list[_Token], int], bool]
+    nominal: frozenset[str]
+    """Cues whose scope is the one content word after them."""
+    prefixed: Callable[[_Token], str | None]
+    pole: Callable[[str], tuple[str, int] | None]
+
+
+_ENGLISH = _Language(_tokens_en, _is_cue_en, NOMINAL_NEGATION_EN, _prefixed_en, _pole_en_word)
+_CHINESE = _Language(_tokens_zh, _is_cue_zh, frozenset(), _prefixed_zh, _pole_zh)
+
+
+def _negations(tokens: list[_Token], language: _Language) -> tuple[list[_Cue], set[int]]:
+    """The negation cues of ``tokens`` with their scopes, and the token positions under
+    one (a direction word there is not compared)."""
+    cues: list[_Cue] = []
+    negated_at: set[int] = set()
+    for i in range(len(tokens)):
+        if not language.is_cue(tokens, i):
+            continue
+        nominal = tokens[i].text in language.nominal
+        scope, end = _scope(tokens, i, 1 if nominal else SCOPE)
+        if scope:
+            cues.append(_Cue(frozenset(scope), tokens[i].start, end))
+            negated_at.update(range(i, i + 1 + SCOPE + 1))
+    return cues, negated_at
+
+
 @functools.lru_cache(maxsize=1024)
 def _read(text: str) -> _Reading:
     """What ``text`` asserts; cached, as a reference window supports many sentences (a
     window is at most two sentences of a reference's first 20,000 characters)."""
-    zh = has_cjk(text)
-    tokens = _tokens_zh(text) if zh else _tokens_en(text)
-    cues: list[_Cue] = []
-    negated_at: set[int] = set()
-    for i in range(len(tokens)):
-        if _is_cue(tokens, i, zh):
-            nominal = not zh and tokens[i].text in NOMINAL_NEGATION_EN
-            scope, end = _scope(tokens, i, 1 if nominal else SCOPE)
-            if scope:
-                cues.append(_Cue(frozenset(scope), tokens[i].start, end))
-                negated_at.update(range(i, i + 1 + SCOPE + 1))
-    prefixed = []
-    for t in tokens:
-        rest = _prefixed(t, zh) if t.key or zh else None
-        if rest:
-            prefixed.append((rest, t.text, t.start, t.end))
+    language = _CHINESE if has_cjk(text) else _ENGLISH
+    tokens = language.tokens(text)
+    cues, negated_at = _negations(tokens, language)
+    prefixed = [(rest, t.text, t.start, t.end) for t in tokens
+                if (rest := language.prefixed(t))]
     negated = frozenset().union(*(c.scope for c in cues))
-    return _Reading(text, frozenset(t.key for t in tokens if t.key),
-                    frozenset(t.text for t in tokens if t.key), negated, tuple(cues),
-                    tuple(prefixed), tuple(_directions(tokens, zh, negated_at)))
+    content = [t for t in tokens if t.key]
+    return _Reading(text, frozenset(t.key for t in content), frozenset(t.text for t in content),
+                    negated, tuple(cues), tuple(prefixed),
+                    tuple(_directions(tokens, language, negated_at)))
+
+
+_FOREIGN = "a language the check does not read"
+
+
+def _foreign_latin(words: list[str]) -> bool:
+    """Whether lower-cased Latin ``words`` are another language's: a dozen words and no
+    English function word, or more of another language's function words than English's."""
+    english = sum(w in ENGLISH_FUNCTION_WORDS for w in words)
+    foreign = sum(w in _FOREIGN_LATIN for w in words)
+    return (len(words) >= 12 and not english) or (foreign >= 2 and foreign > english)
 
 
 def unreadable(sentence: str) -> str | None:
@@ -290,15 +342,13 @@ def unreadable(sentence: str) -> str | None:
     than English and Chinese, or a sentence too long."""
     other = len(_OTHER_SCRIPT.findall(sentence))
     if other >= 3 and other * 5 >= sum(c.isalpha() for c in sentence):
-        return "a language the check does not read"
+        return _FOREIGN
     if has_cjk(sentence):
         tokens = len(sentence) // 2  # a Chinese word is about two characters
     else:
         words = [w.lower() for w in re.findall(r"[A-Za-z][A-Za-z'’]*", sentence)]
-        english = sum(w in ENGLISH_FUNCTION_WORDS for w in words)
-        foreign = sum(w in _FOREIGN_LATIN for w in words)
-        if (len(words) >= 12 and not english) or (foreign >= 2 and foreign > english):
-            return "a language the check does not read"
+        if _foreign_latin(words):
+            return _FOREIGN
         tokens = len(words)
     return "too long to check what it asserts" if tokens > MAX_TOKENS else None
 

@@ -64,14 +64,15 @@ DIRECTIONS_EN: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
          "largest", "bigger", "gain", "gains", "gained", "enhanc", "augment", "boost",
          "upregul", "up-regul", "exceed", "above", "accelerat", "promot", "stimulat",
          "activat", "expand", "grow", "grows", "grew", "grown", "growing", "longer", "most",
-         "maxim", "overexpress", "over-express", "strengthen", "amplif", "induce"),
+         "maxim", "overexpress", "over-express", "strengthen", "amplif", "induce",
+         "doubled", "doubles", "doubling", "tripled", "triples", "tripling"),
         ("decreas", "reduc", "low", "lower", "lowest", "fall", "falls", "fell", "fallen",
          "falling", "declin", "drop", "drops", "dropped", "less", "least", "fewer",
          "smaller", "smallest", "loss", "lose", "loses", "losing", "lost", "diminish",
          "attenuat", "downregul", "down-regul", "below", "slow", "slows", "slowed",
          "slower", "inhibit", "suppress", "impair", "shrink", "shrank", "shorter",
          "minim", "underexpress", "weaken", "deplet", "abolish", "abrogat", "deactivat",
-         "lessen")),
+         "lessen", "halve", "halving", "prevent")),
     "time": (("before", "prior", "earlier", "earliest", "preced", "pre-"),
              ("after", "later", "latest", "following", "subsequent", "post-")),
     "sign": (("positiv",), ("negativ",)),
@@ -80,20 +81,22 @@ DIRECTIONS_EN: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
                 ("protect", "benefi", "better", "improv", "favorabl", "favourabl", "safe",
                  "safer", "safety")),
 }
-"""English direction words by axis and pole. ``valence`` is what is good or bad for
-whom: "a lower risk" is a benefit, so an amount word just before a valence word turns its
-pole ("reduced the risk" and "protects" agree)."""
+"""English direction words by axis and pole ("doubled", not "doubl": "double-blind" says
+nothing of an amount; "prevent" lowers one, as "inhibit" does). ``valence`` is what is
+good or bad for whom: "a lower risk" is a benefit, so an amount word just before a
+valence word turns its pole ("reduced the risk" and "protects" agree)."""
 
 DIRECTIONS_ZH: dict[str, tuple[frozenset[str], frozenset[str]]] = {
     "amount": (
         frozenset({"增加", "增多", "增长", "增大", "增强", "升高", "上升", "提高", "提升", "上涨",
                    "扩大", "加大", "加快", "加速", "高于", "多于", "超过", "更多", "更高",
                    "最高", "最多", "上调", "涨", "升", "增", "领先", "促进", "激活", "增高",
-                   "大于", "走高", "攀升", "飙升", "回升", "增幅", "高", "多", "大增"}),
+                   "大于", "走高", "攀升", "飙升", "回升", "增幅", "高", "多", "大增",
+                   "翻倍", "翻番", "倍增"}),
         frozenset({"减少", "减小", "减弱", "降低", "下降", "下跌", "缩小", "减缓", "放缓",
                    "低于", "少于", "不足", "更少", "更低", "最低", "最少", "下调", "跌", "降",
                    "减", "落后", "抑制", "阻断", "小于", "走低", "回落", "下滑", "跌幅",
-                   "降幅", "萎缩", "低", "少", "大减"})),
+                   "降幅", "萎缩", "低", "少", "大减", "减半", "预防", "防止"})),
     "time": (frozenset({"之前", "以前", "此前", "早于", "提前", "先于", "事前", "前"}),
              frozenset({"之后", "以后", "此后", "晚于", "推迟", "延迟", "随后", "事后", "后"})),
     "valence": (frozenset({"风险", "危害", "有害", "不利", "危险", "损害", "恶化"}),

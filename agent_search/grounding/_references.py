@@ -56,16 +56,22 @@ class PreparedReference:
 def prepare(citation_id: str, title: str, content: str) -> PreparedReference:
     text = f"{title}\n\n{content}"[:MAX_REFERENCE_CHARS] if title else content[
         :MAX_REFERENCE_CHARS]
-    names: set[str] = set()
-    # the Latin words inside Chinese text too (东航MU5735航班 holds MU5735)
-    for word in set(_WORD.findall(text)) | set(_LATIN.findall(half_width(text))):
-        names.add(normalise_entity(word))
-        if not word.isalnum():
-            names.update(normalise_entity(part) for part in _PARTS.split(word))
     sentences = [s.strip() for s in _SENTENCE_END.split(text) if s and s.strip()]
     windows = sentences + [f"{a} {b}" for a, b in itertools.pairwise(sentences)]
     single = [frozenset(content_words(s)) for s in sentences]
     window_words = single + [a | b for a, b in itertools.pairwise(single)]
     words = frozenset().union(*window_words) if window_words else frozenset()
-    return PreparedReference(citation_id, text, reference_numbers(text), frozenset(names),
+    return PreparedReference(citation_id, text, reference_numbers(text), _names(text),
                              words, windows, window_words)
+
+
+def _names(text: str) -> frozenset[str]:
+    """Every word of ``text`` as a name, normalised, and the parts of a compound one
+    (IL-6 holds IL and 6); the Latin words inside Chinese text too (东航MU5735航班 holds
+    MU5735)."""
+    names: set[str] = set()
+    for word in set(_WORD.findall(text)) | set(_LATIN.findall(half_width(text))):
+        names.add(normalise_entity(word))
+        if not word.isalnum():
+            names.update(normalise_entity(part) for part in _PARTS.split(word))
+    return frozenset(names)

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -140,23 +140,36 @@ def _block_kinds(answer: str, lines: list[str]) -> list[str]:
     sure = True
     containers: list[int] = []  # the first lines of the open block quotes and list items
     for token in _markdown().parse(answer):
-        if token.nesting == -1 and token.type in _CONTAINERS:
-            containers.pop()
-        if token.map is None or token.nesting == -1:
+        if token.nesting == -1:
+            if token.type in _CONTAINERS:
+                containers.pop()
+            continue
+        if token.map is None:
             continue
         first, last = token.map[0], min(token.map[1], count)
         if token.type in _CONTAINERS:
             containers.append(first)
         elif token.type in ("fence", "code_block") and last > first:
             sure = _code(kinds, lines, token, containers, sure=sure)
-        elif token.type in ("heading_open", "table_open"):
-            kinds[first:last] = ["heading" if token.type == "heading_open" else "table"] * (
-                last - first)
-            if last - first > 1 and token.markup in ("=", "-"):
-                kinds[last - 1] = "rule"  # a setext heading's underline
-            elif last - first > 1 and token.type == "table_open":
-                kinds[first + 1] = "rule"  # the delimiter row
+        elif token.type in _BLOCK_KINDS:
+            _block(kinds, token, first, last)
     return kinds
+
+
+_BLOCK_KINDS = {"heading_open": "heading", "table_open": "table"}
+
+
+def _block(kinds: list[str], token: Any, first: int, last: int) -> None:
+    """Mark a heading's or a table's lines; a setext heading's underline and a table's
+    delimiter row are rules."""
+    kind = _BLOCK_KINDS[token.type]
+    kinds[first:last] = [kind] * (last - first)
+    if last - first < 2:
+        return
+    if token.markup in ("=", "-"):
+        kinds[last - 1] = "rule"
+    elif kind == "table":
+        kinds[first + 1] = "rule"
 
 
 def _code(kinds: list[str], lines: list[str], token: Any, containers: list[int], *,
@@ -247,23 +260,27 @@ def _split_prose(text: str, offset: int, marker: re.Pattern[str]) -> list[Span]:
     # markers and closing quotes at the start of a sentence go back to the one before
     for i in range(1, len(spans)):
         start, end = spans[i]
-        moved = start
-        while moved < end:
-            m = marker.match(text, moved)
-            if m:
-                moved = m.end()
-            elif text[moved] in _CLOSERS or text[moved] in " \t,;":
-                moved += 1
-            else:
-                break
+        moved = _lead_end(text, start, end, marker)
         if moved > start and text[start:moved].strip():
             spans[i - 1][1] = len(text[:moved].rstrip())
             spans[i][0] = moved + (len(text[moved:end]) - len(text[moved:end].lstrip()))
-    out: list[Span] = []
-    for start, end in spans:
-        if end > start:
-            out.append(Span(text[start:end], offset + start, offset + end))
-    return out
+    return [Span(text[start:end], offset + start, offset + end) for start, end in spans
+            if end > start]
+
+
+def _lead_end(text: str, start: int, end: int, marker: re.Pattern[str]) -> int:
+    """Where the citation markers, closing quotes and blanks that open the sentence
+    ``text[start:end]`` end."""
+    moved = start
+    while moved < end:
+        m = marker.match(text, moved)
+        if m:
+            moved = m.end()
+        elif text[moved] in _CLOSERS or text[moved] in " \t,;":
+            moved += 1
+        else:
+            break
+    return moved
 
 
 def segment(answer: str, marker: re.Pattern[str]) -> list[Span]:
@@ -271,20 +288,39 @@ def segment(answer: str, marker: re.Pattern[str]) -> list[Span]:
     out: list[Span] = []
     for start, end, kind in _lines(answer):
         line = answer[start:end]
-        if kind == "code":
-            out.append(Span(line, start, end, kind="code"))
-        elif kind == "heading":
-            heading = _HEADING.match(line) or _BLOCK_PREFIX.match(line)
-            title = _HEADING_END.sub("", line[heading.end() if heading else 0:]).strip()
-            if title:
-                at = start + line.index(title)
-                out.append(Span(title, at, at + len(title), kind="heading"))
-        elif kind == "table" or line.lstrip().startswith("|"):  # a row: cells are sentences
-            for cell in re.finditer(r"[^|]+", line):
-                if cell.group().strip():
-                    out.extend(_split_prose(cell.group(), start + cell.start(), marker))
-        else:
-            prefix = _BLOCK_PREFIX.match(line)
-            skip = prefix.end() if prefix else 0
-            out.extend(_split_prose(line[skip:], start + skip, marker))
+        if kind == "prose" and line.lstrip().startswith("|"):
+            kind = "table"  # a row that is no GFM table's: still cells
+        out.extend(_UNITS[kind](line, start, marker))
     return out
+
+
+def _code_unit(line: str, start: int, marker: re.Pattern[str]) -> list[Span]:
+    return [Span(line, start, start + len(line), kind="code")]
+
+
+def _heading_unit(line: str, start: int, marker: re.Pattern[str]) -> list[Span]:
+    """A heading's title, without its marks (``## Title ##``, a list marker)."""
+    heading = _HEADING.match(line) or _BLOCK_PREFIX.match(line)
+    title = _HEADING_END.sub("", line[heading.end() if heading else 0:]).strip()
+    if not title:
+        return []
+    at = start + line.index(title)
+    return [Span(title, at, at + len(title), kind="heading")]
+
+
+def _row_units(line: str, start: int, marker: re.Pattern[str]) -> list[Span]:
+    """A table row: its cells are sentences."""
+    return [span for cell in re.finditer(r"[^|]+", line) if cell.group().strip()
+            for span in _split_prose(cell.group(), start + cell.start(), marker)]
+
+
+def _prose_units(line: str, start: int, marker: re.Pattern[str]) -> list[Span]:
+    """A line's sentences, after its block prefix (a list or quote marker)."""
+    prefix = _BLOCK_PREFIX.match(line)
+    skip = prefix.end() if prefix else 0
+    return _split_prose(line[skip:], start + skip, marker)
+
+
+_UNITS: dict[str, Callable[[str, int, re.Pattern[str]], list[Span]]] = {
+    "code": _code_unit, "heading": _heading_unit, "table": _row_units, "prose": _prose_units}
+"""How a line of each kind (:func:`_lines`) turns into sentences."""

@@ -60,14 +60,9 @@ def _list_field(wheres: Iterable[QueryWhere], name: str) -> list[str] | None:
     found: list[set[str]] = []
     order: list[str] = []
     for w in wheres:
-        if w.field == name:
-            vals = [str(v) for v in _values(w)]
-        elif w.or_ is not None and all(c.field == name for c in w.or_):
-            vals = [str(v) for c in w.or_ for v in _values(c)]
-        else:
+        vals = _clause_values(w, name)
+        if vals is None:
             continue
-        if not all(v.strip() for v in vals):
-            raise FilterError(f"filter {name!r}: values must not be empty")
         found.append(set(vals))
         order.extend(v for v in vals if v not in order)
     if not found:
@@ -76,6 +71,20 @@ def _list_field(wheres: Iterable[QueryWhere], name: str) -> list[str] | None:
     if not common:
         raise FilterError(f"filter {name!r}: the ANDed clauses exclude every value")
     return [v for v in order if v in common]
+
+
+def _clause_values(where: QueryWhere, name: str) -> list[str] | None:
+    """The values a clause (or an OR group of clauses) gives field ``name``, as strings;
+    None when it is about another field. An empty value is an error."""
+    if where.field == name:
+        vals = [str(v) for v in _values(where)]
+    elif where.or_ is not None and all(c.field == name for c in where.or_):
+        vals = [str(v) for c in where.or_ for v in _values(c)]
+    else:
+        return None
+    if not all(v.strip() for v in vals):
+        raise FilterError(f"filter {name!r}: values must not be empty")
+    return vals
 
 
 def _check_groups_single_field(text_filter: TextSearchFilter, allowed: set[str]) -> None:

@@ -32,7 +32,7 @@ from agent_search.textsearch.base import (
 from agent_search.textsearch.filters import FilterSupport, TextSearchFilter
 from agent_search.textsearch.request_filters import RequestFilter, request_filter_for
 from agent_search.textsearch.results import KernelSearchResults, SearchOptions, TextSearchResult
-from agent_search.types import Request, Result, ResultItem
+from agent_search.types import QueryWhere, Request, Result, ResultItem
 
 _RESERVED = frozenset({"type", "query", "limit"})
 
@@ -171,13 +171,7 @@ class SearcherTextSearch(TextSearch[ResultItem]):
         rest: list[Any] = []
         for w in text_filter.clauses:
             if w.field == "type":
-                if w.op not in ("=", "in"):
-                    raise TextSearchError(f"filter 'type' takes '=' or 'in', not {w.op!r}")
-                wanted = [str(v).lower() for v in (w.value if w.op == "in" else [w.value])]
-                unknown = [t for t in wanted if t not in types]
-                if unknown:
-                    raise TextSearchError(f"filter 'type': {', '.join(unknown)} not searched "
-                                          f"here (types: {', '.join(types)})")
+                wanted = _wanted_types(w, types)
                 picked = [t for t in (picked or types) if t in wanted]
             elif w.field is None and "type" in TextSearchFilter([w]).fields():
                 raise TextSearchError("filter 'type' may not be used inside a group")
@@ -216,3 +210,16 @@ class SearcherTextSearch(TextSearch[ResultItem]):
 
 
 __all__ = ["SearcherTextSearch", "item_link", "item_to_text_result"]
+
+
+def _wanted_types(where: QueryWhere, types: list[str]) -> list[str]:
+    """The types a ``type`` clause asks for (lower-cased); an error for an operator other
+    than ``=`` and ``in``, or a type not searched here."""
+    if where.op not in ("=", "in"):
+        raise TextSearchError(f"filter 'type' takes '=' or 'in', not {where.op!r}")
+    wanted = [str(v).lower() for v in (where.value if where.op == "in" else [where.value])]
+    unknown = [t for t in wanted if t not in types]
+    if unknown:
+        raise TextSearchError(f"filter 'type': {', '.join(unknown)} not searched "
+                              f"here (types: {', '.join(types)})")
+    return wanted

@@ -37,7 +37,7 @@ from agent_search.context import Context
 from agent_search.errors import ConfigError, InputError
 from agent_search.registry import parse_options
 from agent_search.trace import span
-from agent_search.types import Count, Request, Result
+from agent_search.types import Count, Request, Result, ResultItem
 from agent_search.web.errors import ProviderError
 from agent_search.web.settings import WebSettings
 
@@ -114,22 +114,11 @@ class WebHandler:
                 return fail(str(exc))
             node.attributes["result_count"] = len(response.items)
         items = response.items
-        refused = sorted({str(i.metadata["url_refused"]) for i in items
-                          if "url_refused" in i.metadata})
-        if refused:
-            count = sum("url_refused" in i.metadata for i in items)
-            warnings.append(f"{provider.name}: {count} result URL(s) refused and removed "
-                            f"(only http(s) links are passed on): {'; '.join(refused[:3])}")
+        warnings.extend(_refused(provider.name, items))
         if query != request.query:
             for item in items:
                 item.metadata["search_query"] = query
-
-        fetch = settings.fetch_pages if options.fetch_pages is None else options.fetch_pages
-        if fetch and items:
-            from agent_search.web._fetch import attach_pages
-
-            with span("fetch_pages"):
-                await attach_pages(items, settings, max_pages=options.max_pages)
+        await _fetch_pages(items, settings, options)
         return Result(type="web", query=request.query, items=items, total=len(items),
                       warnings=warnings)
 
@@ -196,3 +185,26 @@ def create_handler(config: SearchConfig | None = None) -> WebHandler:
     """The ``web`` handler for ``config``; raises :class:`ConfigError` naming the key when
     the ``web`` section is invalid."""
     return WebHandler(config)
+
+
+def _refused(provider: str, items: list[ResultItem]) -> list[str]:
+    """The warning for result URLs the provider's reader refused (and removed), if any."""
+    refused = sorted({str(i.metadata["url_refused"]) for i in items
+                      if "url_refused" in i.metadata})
+    if not refused:
+        return []
+    count = sum("url_refused" in i.metadata for i in items)
+    return [f"{provider}: {count} result URL(s) refused and removed "
+            f"(only http(s) links are passed on): {'; '.join(refused[:3])}"]
+
+
+async def _fetch_pages(items: list[ResultItem], settings: WebSettings,
+                       options: WebOptions) -> None:
+    """The pages of the results read into them, when the settings or the request's
+    options ask for it."""
+    fetch = settings.fetch_pages if options.fetch_pages is None else options.fetch_pages
+    if fetch and items:
+        from agent_search.web._fetch import attach_pages
+
+        with span("fetch_pages"):
+            await attach_pages(items, settings, max_pages=options.max_pages)

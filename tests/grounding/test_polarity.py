@@ -145,3 +145,43 @@ def test_greek_letters_and_a_name_dot_are_read() -> None:
                    refs)[0] == "unsupported"
     zh = [{"citation_id": "1", "title": "", "content": "安东尼・阿尔巴内塞成为澳大利亚总理。"}]
     assert verdict("安东尼・阿尔巴内塞成为澳大利亚总理 #ref:1。", zh) == ("supported", "")
+
+
+@pytest.mark.parametrize(("reference", "same", "opposite", "quoted"), [
+    ("The new drug halved the mortality of patients with sepsis.",
+     "The new drug reduced the mortality of patients with sepsis #ref:1.",
+     "The new drug doubled the mortality of patients with sepsis #ref:1.", "“doubled”"),
+    ("Screening doubled the detection of early tumours in women.",
+     "Screening increased the detection of early tumours in women #ref:1.",
+     "Screening halved the detection of early tumours in women #ref:1.", "“halved”"),
+    ("Vaccination prevented infection of the children in the trial.",
+     "Vaccination reduced infection of the children in the trial #ref:1.",
+     "Vaccination increased infection of the children in the trial #ref:1.", "“increased”"),
+    ("The statin increased the incidence of myopathy among older patients.",
+     "The statin raised the incidence of myopathy among older patients #ref:1.",
+     "The statin prevented the incidence of myopathy among older patients #ref:1.",
+     "“prevented”"),
+])
+def test_halved_doubled_and_prevented_are_directions(reference: str, same: str, opposite: str,
+                                                     quoted: str) -> None:
+    """"halved" and "prevented" lower an amount, "doubled" raises it (misses of the
+    last report: each passed as supported against a reference saying the opposite)."""
+    refs = [{"citation_id": "1", "title": "", "content": reference}]
+    assert verdict(same, refs) == ("supported", "")
+    status, reason = verdict(opposite, refs)
+    assert status == "unsupported" and quoted in reason, reason
+
+
+def test_double_blind_is_no_direction() -> None:
+    """"double-blind" describes a trial; it does not say an amount went up."""
+    refs = [{"citation_id": "1", "title": "",
+             "content": "A double-blind trial reduced the pain of patients with arthritis."}]
+    assert verdict("A randomised trial reduced the pain of patients with arthritis #ref:1.",
+                   refs) == ("supported", "")
+
+
+def test_chinese_halved_and_doubled_are_directions() -> None:
+    refs = [{"citation_id": "1", "title": "", "content": "新药使患者的死亡率减半。"}]
+    assert verdict("新药使患者的死亡率降低 #ref:1。", refs)[0] == "supported"
+    status, reason = verdict("新药使患者的死亡率翻倍 #ref:1。", refs)
+    assert status == "unsupported" and "翻倍" in reason, reason
