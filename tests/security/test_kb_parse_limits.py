@@ -40,11 +40,6 @@ def home(tmp_path: Path, model_home: Path, monkeypatch: pytest.MonkeyPatch) -> I
     yield from linked_home(tmp_path, model_home, monkeypatch)
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 def shared_stream_pdf(pages: int, content: bytes) -> bytes:
     """A PDF of ``pages`` pages that all use one Flate-compressed content stream."""
     stream = zlib.compress(content, 9)

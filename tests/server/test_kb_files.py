@@ -19,8 +19,7 @@ from agent_search.cli.app import app
 from agent_search.kb import CollectionNotFound
 from agent_search.kb._manage import list_documents
 from agent_search.server import Service
-
-from .harness import KEYS, auth, serve_with_kb, write_project
+from tests.support.http_service import KEYS, auth, serve_with_kb, write_project
 
 runner = CliRunner()
 
