@@ -15,14 +15,11 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests" / "kb"))
-sys.path.insert(0, str(ROOT / "tests" / "security"))
-
-from test_ingest_office import make_docx, make_pptx, make_xlsx  # noqa: E402
-from test_kb_parse_limits import shared_stream_pdf  # noqa: E402
+sys.path.insert(0, str(ROOT))  # as every bench script: the repository, for tests.support
 
 from agent_search.kb._loaders import Limits, load_file  # noqa: E402
 from agent_search.kb._sandbox import ParseSandbox  # noqa: E402
+from tests.support.documents import make_docx, make_pptx, make_xlsx, shared_stream_pdf  # noqa: E402
 
 ROUNDS = 10
 
