@@ -15,17 +15,14 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests" / "kb"))
-sys.path.insert(0, str(ROOT / "tests" / "security"))
-
-from test_ingest_office import make_docx, make_pptx, make_xlsx  # noqa: E402
-from test_kb_parse_limits import shared_stream_pdf  # noqa: E402
+sys.path.insert(0, str(ROOT))  # as every bench script: the repository, for tests.support
 
 from agent_search.kb._ingest import (  # noqa: E402
     Limits,
     ParseSandbox,
     load_file,
 )
+from tests.support.documents import make_docx, make_pptx, make_xlsx, shared_stream_pdf  # noqa: E402
 
 ROUNDS = 10
 

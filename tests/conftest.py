@@ -12,6 +12,10 @@ from hypothesis import settings
 from .support.data import require_bench_data
 from .support.local_http import LocalServer
 
+# Fixtures several folders use, defined once: the throwaway PostgreSQL cluster (db, server
+# and security tests run on it). Only the rootdir's conftest may name plugins.
+pytest_plugins = ["tests.support.postgres"]
+
 # Property tests everywhere: no per-example deadline (a loaded machine made a 0.06 ms
 # example take 262 ms, and a deadline turned that into a failure; the tests bound their
 # own time where it matters), and under CI the same examples every run, so a red CI is
@@ -19,7 +23,6 @@ from .support.local_http import LocalServer
 CI = os.environ.get("CI", "").lower() == "true"
 settings.register_profile("suite", deadline=None, derandomize=CI)
 settings.load_profile("suite")
-
 
 
 def pytest_runtest_setup(item: pytest.Item) -> None:
@@ -31,9 +34,13 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
         require_bench_data(*marker.args)
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
+@pytest.fixture(scope="module")
+def anyio_backend(request: pytest.FixtureRequest) -> str:
+    """The one event loop choice of the suite: asyncio (the db drivers are asyncio's), or
+    the backend a test is parametrized with (tests/agent runs on trio too: its conftest).
+    Module scope, so module-scoped async fixtures (one db handler per test module) can
+    use it; anyio's own default would run every async test on trio as well."""
+    return str(getattr(request, "param", "asyncio"))
 
 
 @pytest.fixture(autouse=True)

@@ -5,7 +5,7 @@ a real OpenAI-compatible SSE server on 127.0.0.1."""
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -14,15 +14,31 @@ import yaml
 
 from agent_search.agent import Assistant
 
+from ..support.agents import AssistantFactory
 from ..support.llm_server import ThreadedChatServer
 
 HERE = Path(__file__).parent
 
+BACKENDS = ["asyncio", "trio"]
 
-@pytest.fixture(params=["asyncio", "trio"])
-def anyio_backend(request: pytest.FixtureRequest) -> str:
-    """Every async agent test runs on asyncio and on trio: the runtime is anyio only."""
-    return str(request.param)
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """Every async agent test runs on asyncio and on trio: the runtime is anyio only. The
+    suite's ``anyio_backend`` (tests/conftest.py) takes the backend as its parameter; a
+    test that chooses its own (``parametrize("anyio_backend", ...)``) or is marked
+    ``asyncio_only`` (the db driver is asyncio's) keeps asyncio alone."""
+    if "anyio_backend" not in metafunc.fixturenames:
+        return
+    if metafunc.definition.get_closest_marker("asyncio_only") is not None:
+        return
+    if any("anyio_backend" in _argnames(m.args[0])
+           for m in metafunc.definition.iter_markers("parametrize")):
+        return
+    metafunc.parametrize("anyio_backend", BACKENDS, indirect=True, scope="function")
+
+
+def _argnames(names: str | Sequence[str]) -> list[str]:
+    return [n.strip() for n in names.split(",")] if isinstance(names, str) else list(names)
 
 
 @pytest.fixture
@@ -30,9 +46,6 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     h = tmp_path / "home"
     monkeypatch.setenv("AGENT_SEARCH_HOME", str(h))
     return h
-
-
-AssistantFactory = Callable[..., Assistant]
 
 
 @pytest.fixture

@@ -9,7 +9,7 @@ import pytest
 
 from agent_search.agent import validate_conversation
 
-from .conftest import AssistantFactory
+from ..support.agents import AssistantFactory
 
 
 @pytest.mark.parametrize("content", ["", "   ", "\n\t ", None,

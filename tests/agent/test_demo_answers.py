@@ -15,9 +15,7 @@ from agent_search.agent import Assistant, Options
 ROOT = Path(__file__).resolve().parents[2]
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"  # the db driver is asyncio's
+pytestmark = pytest.mark.asyncio_only  # the db driver is asyncio's
 
 
 async def _ask(question: str) -> list[dict[str, Any]]:

@@ -13,7 +13,7 @@ from agent_search.agent import Options
 from agent_search.config import load_config
 from agent_search.web import WebHandler
 
-from .conftest import AssistantFactory
+from ..support.agents import AssistantFactory
 
 KEY_ENV = "AGENT_SEARCH_TEST_WEB_KEY"
 

@@ -12,8 +12,7 @@ from agent_search.context import Context
 from agent_search.db import DBHandler
 from agent_search.db.sample import _order_rows, _product_rows
 from agent_search.types import Request, Result
-
-from .test_permissions import ORDER, visible
+from tests.support.shop_orders import ORDER, visible
 
 pytestmark = pytest.mark.anyio
 

@@ -14,8 +14,7 @@ from agent_search import Searcher
 from agent_search.context import Context
 from agent_search.db import DBHandler
 from agent_search.types import QueryOrder, QueryWhere, Request
-
-from .conftest import make_handler
+from tests.support.databases import make_handler
 
 pytestmark = pytest.mark.anyio
 

@@ -18,8 +18,8 @@ from agent_search.context import Context
 from agent_search.db import DBHandler
 from agent_search.db._engine import async_url
 from agent_search.types import Request
-
-from .conftest import BACKENDS, _create_database, make_handler
+from tests.support.databases import BACKENDS, make_handler
+from tests.support.postgres import create_database
 
 pytestmark = pytest.mark.anyio
 
@@ -126,7 +126,7 @@ async def shops(request: pytest.FixtureRequest,
         url = f"sqlite:///{root / 'shop.db'}"
     else:
         server = str(request.getfixturevalue("postgres_server"))
-        await _create_database(server, "zh_shop")
+        await create_database(server, "zh_shop")
         url = f"{server}/zh_shop"
     await _create(url)
     adir = root / "assistants" / "zh"
@@ -255,7 +255,7 @@ async def test_chinese_comments_name_english_tables(
         postgres_server: str, tmp_path: Path) -> None:
     """PostgreSQL keeps comments (SQLite has none): ``COMMENT ON`` a table or a column in
     Chinese is the name a Chinese question calls it by."""
-    await _create_database(postgres_server, "zh_comments")
+    await create_database(postgres_server, "zh_comments")
     url = f"{postgres_server}/zh_comments"
     await _create(url, comments=True)
     handler = make_handler(url, tmp_path)

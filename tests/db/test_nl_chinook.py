@@ -15,8 +15,12 @@ import pytest
 from agent_search.context import Context
 from agent_search.db import DBHandler
 from agent_search.types import Request
+from tests.support.data import BENCH_DATA
 
-from .conftest import SPIDER_PAIRS, SPIDER_RESULTS
+# Spider's chinook_1 questions are CC BY-SA benchmark data, not shipped: only the tests
+# marked ``bench_data("text2sql-spider-chinook")`` read them
+SPIDER_PAIRS = BENCH_DATA / "text2sql-spider-chinook" / "spider_chinook_1_pairs.json"
+SPIDER_RESULTS = BENCH_DATA / "text2sql-spider-chinook" / "results_on_chinook_1.4.5.json"
 
 pytestmark = pytest.mark.anyio
 

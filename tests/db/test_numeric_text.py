@@ -13,8 +13,8 @@ from agent_search.context import Context
 from agent_search.db import DBHandler
 from agent_search.db._values import numeric_kind
 from agent_search.types import Request, Result
-
-from .conftest import BACKENDS, _create_database, _run_in_thread, copy_sqlite_to, make_handler
+from tests.support.databases import BACKENDS, make_handler, run_in_thread
+from tests.support.postgres import copy_sqlite_to, create_database
 
 pytestmark = pytest.mark.anyio
 
@@ -42,10 +42,10 @@ async def members(request: pytest.FixtureRequest, members_sqlite: Path,
         base = str(request.getfixturevalue("postgres_server"))
 
         async def load() -> None:
-            await _create_database(base, "members")
+            await create_database(base, "members")
             await copy_sqlite_to(members_sqlite, f"{base}/members")
 
-        _run_in_thread(load)
+        run_in_thread(load)
         url = f"{base}/members"
     handler = make_handler(url, tmp_path_factory.mktemp("members-home"))
     yield handler

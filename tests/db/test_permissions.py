@@ -12,21 +12,10 @@ import pytest
 
 from agent_search.context import Context
 from agent_search.db import DBHandler
-from agent_search.db.sample import _order_rows, _product_rows
 from agent_search.types import QueryWhere, Request
+from tests.support.shop_orders import ORDER, ORDERS, PRODUCT, visible
 
 pytestmark = pytest.mark.anyio
-
-ORDER = "agents.demo.order"
-PRODUCT = "agents.demo.product"
-ORDERS = _order_rows(_product_rows())
-
-
-def visible(user: str | None, team: str | None) -> set[int]:
-    return {o["id"] for o in ORDERS
-            if o["public"]
-            or (user and o["__yao_created_by"] == user)
-            or (team and o["__yao_team_id"] == team and o["share"] == "team")}
 
 
 async def search_ids(handler: DBHandler, user: str | None, team: str | None,

@@ -1,9 +1,9 @@
 """Every shell and Python example of README.md and docs/ runs, so none can rot.
 
-Each runnable block (see ``examples.py`` for the rules and directives) runs in a fresh
-copy of the project (``config/``, ``assistants/``, plus the files the page defines) with
-its own copy of a data home built by ``make demo``'s code path (the sample shop
-database and a ``docs`` collection), offline: API keys are unset.
+Each runnable block (see tests/support/doc_examples.py for the rules and directives) runs
+in a fresh copy of the project (``config/``, ``assistants/``, plus the files the page
+defines) with its own copy of a data home built by ``make demo``'s code path (the sample
+shop database and a ``docs`` collection), offline: API keys are unset.
 """
 
 from __future__ import annotations
@@ -24,10 +24,11 @@ from typing import TextIO
 import anyio
 import httpx
 import pytest
-from examples import ROOT, Block, all_blocks, commands
-from examples import SHELL as SHELL_LANGS
 
 from agent_search.kb import close_stores
+
+from ..support.doc_examples import ROOT, Block, all_blocks, commands
+from ..support.doc_examples import SHELL as SHELL_LANGS
 
 BIN = Path(sys.executable).parent
 CLI_NAMES = ("agent-search", ".venv/bin/agent-search")
@@ -111,7 +112,7 @@ def project(tmp_path: Path, demo_home: Path, monkeypatch: pytest.MonkeyPatch) ->
 
 def _write_files(block: Block, root: Path) -> None:
     """The page's file blocks, written into the project."""
-    from examples import blocks
+    from ..support.doc_examples import blocks
 
     for other in blocks(block.page):
         if other.file:

@@ -10,7 +10,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from examples import ROOT, blocks
+
+from ..support.doc_examples import ROOT, blocks
 
 README = ROOT / "README.md"
 _LINK = re.compile(r"\]\((?P<target>[^)\s]+)\)")

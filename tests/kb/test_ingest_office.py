@@ -7,16 +7,14 @@ from __future__ import annotations
 import zipfile
 from pathlib import Path
 
-import docx
-import openpyxl
 import pytest
-from pptx import Presentation
-from pptx.util import Inches
 
 from agent_search import SearchConfig
 from agent_search.kb import Skipped, ingest_paths
 from agent_search.kb._ingest import Document, Limits, approx_tokens, load_file
 from agent_search.kb._ingest._chunking import chunk_document
+
+from ..support.documents import make_docx, make_pptx, make_xlsx
 
 
 def _one(path: Path, limits: Limits | None = None) -> Document:
@@ -27,21 +25,6 @@ def _one(path: Path, limits: Limits | None = None) -> Document:
 
 def _rows(doc: Document) -> list[tuple[tuple[str, ...], str, int | None]]:
     return [(b.headings, b.text, b.page) for b in doc.blocks]
-
-
-def make_docx(path: Path) -> Path:
-    d = docx.Document()
-    d.add_heading("Honey bees", 0)
-    d.add_paragraph("Bees live in colonies.")
-    d.add_heading("Castes", 1)
-    table = d.add_table(rows=3, cols=2)
-    for r, (a, b) in enumerate([("Caste", "Work"), ("Queen", "lays eggs"),
-                                ("Worker", "forages")]):
-        table.cell(r, 0).text, table.cell(r, 1).text = a, b
-    d.add_heading("Waggle dance", 2)
-    d.add_paragraph("The angle of the dance gives the direction.")
-    d.save(str(path))
-    return path
 
 
 def test_docx_headings_and_table_rows(tmp_path: Path) -> None:
@@ -58,21 +41,6 @@ def test_docx_headings_and_table_rows(tmp_path: Path) -> None:
                                             ("Castes", "Waggle dance")]
 
 
-def make_pptx(path: Path) -> Path:
-    deck = Presentation()
-    first = deck.slides.add_slide(deck.slide_layouts[1])
-    first.shapes.title.text = "Quarterly plan"
-    first.placeholders[1].text_frame.text = "Ship the search module."
-    first.notes_slide.notes_text_frame.text = "Mention the benchmark."
-    second = deck.slides.add_slide(deck.slide_layouts[5])
-    second.shapes.title.text = "Budget"
-    table = second.shapes.add_table(2, 2, Inches(1), Inches(2), Inches(6), Inches(1)).table
-    for r, (a, b) in enumerate([("Item", "Cost"), ("Servers", "1200 EUR")]):
-        table.cell(r, 0).text, table.cell(r, 1).text = a, b
-    deck.save(str(path))
-    return path
-
-
 def test_pptx_slides_are_pages_under_their_titles(tmp_path: Path) -> None:
     doc = _one(make_pptx(tmp_path / "plan.pptx"))
     assert doc.title == "Quarterly plan"
@@ -81,19 +49,6 @@ def test_pptx_slides_are_pages_under_their_titles(tmp_path: Path) -> None:
         (("Quarterly plan", "Notes"), "Mention the benchmark.", 1),
         (("Budget",), "Item: Servers; Cost: 1200 EUR", 2),
     ]
-
-
-def make_xlsx(path: Path) -> Path:
-    book = openpyxl.Workbook()
-    sheet = book.active
-    sheet.title = "Prices"
-    for row in [("Fruit", "Price", "Unit"), ("Apple", 1.2, "kg"), (None, None, None),
-                ("Pear", 2, "kg")]:
-        sheet.append(row)
-    notes = book.create_sheet("Notes")
-    notes.append(["Prices are from the market of 3 June."])
-    book.save(str(path))
-    return path
 
 
 def test_xlsx_sheets_are_sections_and_rows_name_their_columns(tmp_path: Path) -> None:

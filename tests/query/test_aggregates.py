@@ -7,8 +7,7 @@ import pytest
 
 from agent_search.query.dsl import DSLValidationError, validate_dsl
 from agent_search.query.nl._parser import parse
-
-from .schemas import NOW, music, shop
+from tests.support.query_schemas import NOW, music, shop
 
 
 def test_functions_on_a_named_numeric_field() -> None:

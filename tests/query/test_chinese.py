@@ -13,8 +13,7 @@ from agent_search.query.dsl import ModelSchema, RelationSchema
 from agent_search.query.nl._numbers_zh import chinese_number
 from agent_search.query.nl._parser import parse
 from agent_search.query.nl._schema import chinese_name
-
-from .schemas import NOW, f
+from tests.support.query_schemas import NOW, f
 
 
 def shop_zh(*, named: bool = False) -> list[ModelSchema]:

@@ -7,8 +7,7 @@ from typing import Any
 import pytest
 
 from agent_search.query.nl._counts import counts
-
-from .schemas import fresh_plan, read
+from tests.support.query_schemas import fresh_plan, read
 
 
 def run(text: str, target: str) -> Any:

@@ -7,8 +7,7 @@ from typing import Any
 import pytest
 
 from agent_search.query.nl._dates import dates, relative_dates, stated_dates
-
-from .schemas import NOW, fresh_plan, read
+from tests.support.query_schemas import NOW, fresh_plan, read
 
 
 def run(extract: Any, text: str) -> Any:

@@ -5,8 +5,7 @@ from __future__ import annotations
 from agent_search.query.dsl import FieldSchema, ModelSchema
 from agent_search.query.nl._demonyms import derived_values
 from agent_search.query.nl._parser import parse
-
-from .schemas import NOW
+from tests.support.query_schemas import NOW
 
 
 def test_demonyms_and_derived_forms() -> None:

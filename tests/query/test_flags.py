@@ -5,8 +5,7 @@ from __future__ import annotations
 from agent_search.query.dsl import FieldSchema, ModelSchema, RelationSchema, validate_dsl
 from agent_search.query.nl._flags import flag_values
 from agent_search.query.nl._parser import parse
-
-from .schemas import NOW
+from tests.support.query_schemas import NOW
 
 
 def schemas() -> list[ModelSchema]:

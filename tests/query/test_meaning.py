@@ -14,8 +14,7 @@ from agent_search.embedding import FastEmbedder, prepare_model_dir
 from agent_search.query.dsl import ModelSchema, RelationSchema
 from agent_search.query.nl import BuiltinDSLGenerator
 from agent_search.query.nl._meaning import NameMeanings, Reading, name_text, rewrite
-
-from .schemas import NOW, f
+from tests.support.query_schemas import NOW, f
 
 pytestmark = pytest.mark.anyio
 

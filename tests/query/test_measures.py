@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from agent_search.query.dsl import FieldSchema, ModelSchema, validate_dsl
 from agent_search.query.nl._parser import parse
-
-from .schemas import NOW
+from tests.support.query_schemas import NOW
 
 
 def people() -> list[ModelSchema]:
@@ -116,7 +115,7 @@ def test_a_comparative_compares_the_field_it_measures() -> None:
 
 def test_a_field_of_the_rows_the_target_has_many_of_asks_for_those_rows() -> None:
     """"the composers on the album Big Ones": the album's tracks hold the composers."""
-    from .schemas import music
+    from tests.support.query_schemas import music
     out = parse("the composers on the album Big Ones", music(), now=NOW)
     assert out["model"] == "Track"
     assert out["wheres"] == [{"field": "album.Title", "op": "=", "value": "Big Ones"}]

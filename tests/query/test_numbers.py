@@ -8,8 +8,7 @@ from typing import Any
 import pytest
 
 from agent_search.query.nl._numbers import NUMBER, amount, between, comparisons, stock
-
-from .schemas import fresh_plan, read, shop
+from tests.support.query_schemas import fresh_plan, read, shop
 
 
 def run(extract: Any, text: str, target: str = "Track", schemas: Any = None) -> Any:

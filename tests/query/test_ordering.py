@@ -13,8 +13,7 @@ from agent_search.query.nl._ordering import (
     superlatives,
     top_n,
 )
-
-from .schemas import fresh_plan, people, read, shop
+from tests.support.query_schemas import fresh_plan, people, read, shop
 
 
 def run(extractors: list[Any], text: str, target: str = "Track", schemas: Any = None) -> Any:

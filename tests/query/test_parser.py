@@ -16,8 +16,7 @@ from agent_search.query.nl._parser import (
     parse,
     understood_factor,
 )
-
-from .schemas import NOW, music, shop, staff
+from tests.support.query_schemas import NOW, music, shop, staff
 
 
 def test_extractors_run_in_a_fixed_order() -> None:

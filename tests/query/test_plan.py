@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 from agent_search.query.nl._plan import MAX_CONDITIONS
-
-from .schemas import fresh_plan, read
+from tests.support.query_schemas import fresh_plan, read
 
 
 def test_the_question_is_read_once_against_its_target() -> None:

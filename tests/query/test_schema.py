@@ -15,8 +15,7 @@ from agent_search.query.nl._schema import (
     model_phrases,
     text_field_named,
 )
-
-from .schemas import f, model, music, read, shop
+from tests.support.query_schemas import f, model, music, read, shop
 
 
 def test_candidates_reach_two_hops_through_has_one_only_for_known_values() -> None:

@@ -7,8 +7,7 @@ from typing import Any
 import pytest
 
 from agent_search.query.nl._text import stated_texts, text_conditions
-
-from .schemas import fresh_plan, people, read, staff
+from tests.support.query_schemas import fresh_plan, people, read, staff
 
 
 def run(text: str, target: str, schemas: Any = None) -> Any:

@@ -7,8 +7,7 @@ from __future__ import annotations
 import pytest
 
 from agent_search.query.nl._parser import parse
-
-from .schemas import NOW, music, shop
+from tests.support.query_schemas import NOW, music, shop
 
 
 def _silent(out: dict[str, object]) -> str:

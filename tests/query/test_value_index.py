@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 from agent_search.query.nl._value_index import build_index, value_index, value_serials
-
-from .schemas import music, read
+from tests.support.query_schemas import music, read
 
 
 def test_values_by_lower_case_text_odd_ones_apart() -> None:

@@ -14,8 +14,7 @@ from agent_search.query.nl._values import (
     fuzzy_matches,
     values,
 )
-
-from .schemas import f, fresh_plan, music, people, read
+from tests.support.query_schemas import f, fresh_plan, music, people, read
 
 
 def run(text: str, target: str, schemas: Any = None) -> Any:

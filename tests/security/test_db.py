@@ -1,5 +1,5 @@
 """Database regressions of issue 11 (items 1, 2, 7, 8, 13): one test per hole, each seen
-failing before its fix. The database is tests/db/tenants.py: private rows of three users
+failing before its fix. The database is tests/support/tenants.py: private rows of three users
 in two teams, an integer-owner table and a soft-deleted row."""
 
 from __future__ import annotations
@@ -16,7 +16,8 @@ from agent_search.db import DBHandler
 from agent_search.errors import ConfigError
 from agent_search.types import QueryWhere, Request, Result
 
-from ..db.tenants import (
+from ..support.data import build_chinook
+from ..support.tenants import (
     NOTE_ROWS,
     create_tenant_db,
     note_definition,
@@ -24,16 +25,10 @@ from ..db.tenants import (
     visible_notes,
     write_model,
 )
-from ..support.data import build_chinook
 
 pytestmark = pytest.mark.anyio
 
 SECRETS = [r["body"] for r in NOTE_ROWS if r["body"].startswith("SECRET")]
-
-
-@pytest.fixture(scope="module")
-def anyio_backend() -> str:
-    return "asyncio"
 
 
 @pytest.fixture(scope="module")

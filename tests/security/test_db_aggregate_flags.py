@@ -22,18 +22,13 @@ from agent_search.context import Context
 from agent_search.db import DBHandler
 from agent_search.types import Request, Result
 
-from ..db.tenants import create_tenant_db, tenant_handler
+from ..support.tenants import create_tenant_db, tenant_handler
 
 pytestmark = pytest.mark.anyio
 
 FLAGS = ("public", "share", "PUBLIC", "Share", "__yao_created_by", "__yao_team_id")
 NOTE_FIELDS = ("title", "category", "amount", "price")
 IDENTITIES = [("u1", "t1"), ("u3", "t2"), (None, None)]
-
-
-@pytest.fixture(scope="module")
-def anyio_backend() -> str:
-    return "asyncio"
 
 
 @pytest.fixture(scope="module")

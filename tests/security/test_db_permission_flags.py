@@ -19,15 +19,10 @@ from agent_search.context import Context
 from agent_search.db import DBHandler
 from agent_search.types import QueryWhere, Request, Result
 
-from ..db.tenants import create_tenant_db, tenant_handler
+from ..support.tenants import create_tenant_db, tenant_handler
 
 pytestmark = pytest.mark.anyio
 FLAGS = ("public", "share")
-
-
-@pytest.fixture(scope="module")
-def anyio_backend() -> str:
-    return "asyncio"
 
 
 @pytest.fixture(scope="module")

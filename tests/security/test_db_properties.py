@@ -1,6 +1,6 @@
 """Property-based tests of the database search over untrusted input: natural-language
 questions, ``wheres`` (fields, operators, values), ``select`` lists, explicit DSL, text-search
-filters and MCP tool arguments, from every identity, against tests/db/tenants.py.
+filters and MCP tool arguments, from every identity, against tests/support/tenants.py.
 
 Invariants: no exception escapes (bad input is a ``Result.error``); no row another identity
 may not see is returned (nor a soft-deleted one, nor an owner column); every call returns
@@ -28,7 +28,13 @@ from agent_search.textsearch.base import TextSearchError
 from agent_search.textsearch.filters import TextSearchFilter
 from agent_search.types import OPERATORS, Result
 
-from ..db.tenants import NOTE_ROWS, create_tenant_db, note_definition, visible_notes, write_model
+from ..support.tenants import (
+    NOTE_ROWS,
+    create_tenant_db,
+    note_definition,
+    visible_notes,
+    write_model,
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -71,11 +77,6 @@ wheres = st.recursive(where_leaf, lambda inner: st.one_of(
 questions = st.one_of(
     st.lists(st.sampled_from(WORDS), min_size=1, max_size=10).map(" ".join),
     st.text(min_size=1, max_size=80))
-
-
-@pytest.fixture(scope="module")
-def anyio_backend() -> str:
-    return "asyncio"
 
 
 @pytest.fixture(scope="module", params=["reflected", "defined"])

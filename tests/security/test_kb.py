@@ -48,11 +48,6 @@ def home(tmp_path: Path, model_home: Path, monkeypatch: pytest.MonkeyPatch) -> I
     yield from linked_home(tmp_path, model_home, monkeypatch)
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 def _text(words: int) -> str:
     return " ".join(f"word{i % 997}" for i in range(words)) + ".\n"
 

@@ -28,7 +28,14 @@ from agent_search.kb.handler import KBHandler
 from agent_search.kb.settings import KBSettings
 from agent_search.server import Service
 
-from ..server.harness import auth, register, serve_with_kb, sha256, two_tenant_keys, write_project
+from ..support.http_service import (
+    auth,
+    register,
+    serve_with_kb,
+    sha256,
+    two_tenant_keys,
+    write_project,
+)
 
 CAROL = "sk-carol-5555555555"
 UPLOADS = 48  # more than anyio's default pool of 40 threads

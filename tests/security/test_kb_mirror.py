@@ -22,7 +22,7 @@ from agent_search.kb import Access, check_folder, check_name, mirror_folder
 from agent_search.kb._uploads import MAX_PRESENT
 from agent_search.server import Service
 
-from ..server.harness import auth, serve_with_kb, sources_of, two_tenant_keys, write_project
+from ..support.http_service import auth, serve_with_kb, sources_of, two_tenant_keys, write_project
 
 BODY_CAP = 8192
 

@@ -24,7 +24,7 @@ from agent_search.agent.records import SearchRecord
 from agent_search.server import Service
 from agent_search.server._records import SharedRecordStore
 
-from ..server.harness import auth, serve_with_kb, two_tenant_keys, write_project
+from ..support.http_service import auth, serve_with_kb, two_tenant_keys, write_project
 
 ALICE = {f"a{i}.md" for i in range(7)}
 BOB = {"b0.md", "b1.md", "b2.md"}

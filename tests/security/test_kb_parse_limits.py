@@ -24,6 +24,7 @@ from agent_search.kb._ingest import Limits, ParseSandbox, parse_seconds, run_par
 from agent_search.kb._ingest._office import csv_blocks, csv_delimiter
 from agent_search.kb._store import get_store, scroll_all
 
+from ..support.documents import shared_stream_pdf
 from ..support.kb import linked_home, prepared_model_home
 
 MB = 1_000_000
@@ -37,35 +38,6 @@ def model_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture
 def home(tmp_path: Path, model_home: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     yield from linked_home(tmp_path, model_home, monkeypatch)
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
-def shared_stream_pdf(pages: int, content: bytes) -> bytes:
-    """A PDF of ``pages`` pages that all use one Flate-compressed content stream."""
-    stream = zlib.compress(content, 9)
-    kids = " ".join(f"{4 + i} 0 R" for i in range(pages))
-    bodies = [b"<< /Type /Catalog /Pages 2 0 R >>",
-              f"<< /Type /Pages /Kids [{kids}] /Count {pages} >>".encode(),
-              b"<< /Length %d /Filter /FlateDecode >>\nstream\n" % len(stream) + stream
-              + b"\nendstream"]
-    bodies += [b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 3 0 R "
-               b"/Resources << /Font << /F1 << /Type /Font /Subtype /Type1 "
-               b"/BaseFont /Helvetica >> >> >> >>"] * pages
-    out = b"%PDF-1.4\n"
-    offsets = []
-    for number, body in enumerate(bodies, start=1):
-        offsets.append(len(out))
-        out += b"%d 0 obj\n" % number + body + b"\nendobj\n"
-    xref = len(out)
-    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(bodies) + 1)
-    out += b"".join(b"%010d 00000 n \n" % offset for offset in offsets)
-    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (
-        len(bodies) + 1, xref)
-    return out
 
 
 def _folder(tmp_path: Path, bomb: bytes) -> Path:

@@ -25,7 +25,7 @@ from agent_search.server._kb_files import (
     error_event,
 )
 
-from ..server.harness import auth, serve_with_kb, sources_of, two_tenant_keys, write_project
+from ..support.http_service import auth, serve_with_kb, sources_of, two_tenant_keys, write_project
 
 BODY_CAP = 4096
 FILE_CAP = 10_000  # kb.max_file_mb = 0.01 → 10485 bytes

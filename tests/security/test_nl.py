@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from agent_search.query.dsl import DSLGenerationError, FieldSchema, ModelSchema, validate_dsl
 from agent_search.query.nl import parse
 
-from ..query.schemas import music, people, shop
+from ..support.query_schemas import music, people, shop
 
 _NOW = dt.datetime(2025, 6, 15, 15, 30)
 # words every rule reacts to, so random sentences exercise all the extractors together

@@ -18,15 +18,10 @@ from agent_search.db import DBHandler
 from agent_search.server._records import SharedRecordStore, records_url
 from agent_search.types import Request
 
-from ..db.tenants import create_tenant_db, tenant_handler, write_model
+from ..support.tenants import create_tenant_db, tenant_handler, write_model
 
 pytestmark = pytest.mark.anyio
 SECRET = "alice asked about Project Nightingale"
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
 
 
 async def _db_with_records(tmp_path: Path) -> Path:

@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 
-from tests.server.harness import KEYS, ThreadedServer, write_project
-from tests.server.page_flow import CHROMIUM, CHROMIUM_ARGS, require_chromium
+from ..support.http_service import KEYS, ThreadedServer, write_project
+from ..support.page_flow import CHROMIUM, CHROMIUM_ARGS, require_chromium
 
 PIECE = 44  # characters of a text event: 1,000 events for 44 KB
 

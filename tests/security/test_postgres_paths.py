@@ -17,20 +17,20 @@ from agent_search.db import create_handler
 from agent_search.server._ratelimit import SharedRateLimiter
 from agent_search.server._records import SharedRecordStore, records_url
 from agent_search.types import Request
-from tests.db.conftest import _create_database, copy_sqlite_to, postgres_server  # noqa: F401
-from tests.db.tenants import create_tenant_db
+from tests.support.postgres import copy_sqlite_to, create_database
+from tests.support.tenants import create_tenant_db
 
 pytestmark = pytest.mark.postgres
 SECRET = "alice asked about Project Nightingale"
 
 
 def _database(base: str, name: str) -> str:
-    anyio.run(_create_database, base, name)
+    anyio.run(create_database, base, name)
     return f"{base}/{name}"
 
 
 def test_the_record_table_in_postgres_is_not_a_model(
-        tmp_path: Path, postgres_server: str) -> None:  # noqa: F811
+        tmp_path: Path, postgres_server: str) -> None:
     url = _database(postgres_server, "own_tables")
     anyio.run(copy_sqlite_to, create_tenant_db(tmp_path / "t.db"), url)
 
@@ -63,7 +63,7 @@ def test_the_record_table_in_postgres_is_not_a_model(
 
 
 def test_two_limiters_on_postgres_never_give_more_than_the_burst(
-        postgres_server: str) -> None:  # noqa: F811
+        postgres_server: str) -> None:
     """Two workers' first takes race for the insert of a key's row; then the atomic
     UPDATE decides. Whatever the interleaving, no more than ``burst`` pass at one instant,
     and a token comes back after 1/rate seconds."""

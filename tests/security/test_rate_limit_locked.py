@@ -19,8 +19,8 @@ from fastapi.testclient import TestClient
 from agent_search.server import Service, ServiceOptions, create_app
 from agent_search.server._ratelimit import SharedRateLimiter
 from agent_search.server._records import SharedRecordStore, records_url
-from tests.db.conftest import postgres_server  # noqa: F401
-from tests.server.harness import KEYS, sha256, write_project
+
+from ..support.http_service import KEYS, sha256, write_project
 
 ALICE = {"Authorization": f"Bearer {KEYS['alice']}"}
 PROMPT_S = 2.0
@@ -90,7 +90,7 @@ def test_the_limit_still_holds_while_locked_and_shared_buckets_come_back(
 
 @pytest.mark.postgres
 def test_a_locked_postgres_table_does_not_hold_the_take(
-        postgres_server: str) -> None:  # noqa: F811
+        postgres_server: str) -> None:
     """PostgreSQL: a transaction holding the bucket table locked made the take wait with
     no bound at all (no lock timeout); now ``lock_timeout`` ends the wait and the local
     bucket decides."""
@@ -98,9 +98,9 @@ def test_a_locked_postgres_table_does_not_hold_the_take(
     from sqlalchemy.engine import make_url
     from sqlalchemy.ext.asyncio import create_async_engine
 
-    from tests.db.conftest import _create_database
+    from tests.support.postgres import create_database
 
-    anyio.run(_create_database, postgres_server, "rate_limit_locked")
+    anyio.run(create_database, postgres_server, "rate_limit_locked")
     url = make_url(f"{postgres_server}/rate_limit_locked".replace(
         "postgresql:", "postgresql+asyncpg:"))
     limiter = SharedRateLimiter(60.0, 3, url)

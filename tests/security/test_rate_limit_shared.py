@@ -17,7 +17,8 @@ from hypothesis import strategies as st
 from agent_search.server import Service, ServiceOptions, create_app
 from agent_search.server._ratelimit import SharedRateLimiter
 from agent_search.server._records import SharedRecordStore, records_url
-from tests.server.harness import KEYS, sha256, write_project
+
+from ..support.http_service import KEYS, sha256, write_project
 
 ALICE = {"Authorization": f"Bearer {KEYS['alice']}"}
 BOB = {"Authorization": f"Bearer {KEYS['bob']}"}

@@ -20,10 +20,17 @@ from hypothesis import strategies as st
 
 from agent_search.agent import Options
 from agent_search.events import TextDelta
-from agent_search.server import Service, ServiceOptions, create_app
+from agent_search.server import Service, ServiceOptions
 from agent_search.server._streams import run_stream
-from tests.server.harness import KEYS, WatchedHandler, register, sha256, write_project
 
+from ..support.http_service import (
+    KEYS,
+    WatchedHandler,
+    in_process_app,
+    register,
+    sha256,
+    write_project,
+)
 from ..support.llm_server import ThreadedChatServer
 
 STATIC = Path(__file__).resolve().parents[2] / "agent_search" / "server" / "static"
@@ -31,20 +38,9 @@ ALICE = {"Authorization": f"Bearer {KEYS['alice']}"}
 BOB = {"Authorization": f"Bearer {KEYS['bob']}"}
 
 
-def _app(root: Path, server: dict[str, Any] | None = None) -> tuple[Any, WatchedHandler]:
-    cdir, adir = write_project(root, server=server)
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("AGENT_SEARCH_HOME", str(root / "home"))
-        service = Service.load(ServiceOptions(config_dir=cdir, assistants_dir=adir,
-                                              builtin_handlers=False))
-    handler = WatchedHandler()
-    register(handler, [service.searcher, *(a.searcher for a in service.assistants.values())])
-    return create_app(service), handler
-
-
 @pytest.fixture(scope="module")
 def keyed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TestClient]:
-    app, _ = _app(tmp_path_factory.mktemp("keyed"), server={
+    app, _ = in_process_app(tmp_path_factory.mktemp("keyed"), server={
         "api_keys": [{"sha256": sha256(KEYS["alice"]), "user_id": "alice", "team_id": "t1"},
                      {"sha256": sha256(KEYS["bob"]), "user_id": "bob", "team_id": "t2"}],
         "rate_limit": {"per_minute": 100_000, "burst": 10_000}})
@@ -54,7 +50,7 @@ def keyed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TestClient]:
 
 @pytest.fixture(scope="module")
 def local(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TestClient]:
-    app, _ = _app(tmp_path_factory.mktemp("local"), server={})
+    app, _ = in_process_app(tmp_path_factory.mktemp("local"), server={})
     with TestClient(app, base_url="http://127.0.0.1:8000") as client:
         yield client
 

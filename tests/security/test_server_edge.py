@@ -24,8 +24,9 @@ from agent_search import Context, Request, Result, ResultItem
 from agent_search.server._middleware import LOOPBACK_HOSTS, PAGE_CSP, _host_name
 from agent_search.server._sse import EventStreamResponse, sse
 
-from .test_server import ALICE, _app
+from ..support.http_service import auth, in_process_app
 
+ALICE = auth("alice")
 SECURITY_HEADERS = ("x-content-type-options", "referrer-policy", "x-frame-options",
                     "content-security-policy")
 ROUTES = [("/v1/search", {"type": "kb", "query": "q"}),
@@ -50,9 +51,9 @@ class _Surrogates:
 
 @pytest.fixture(scope="module")
 def client(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TestClient]:
-    from tests.server.harness import KEYS, sha256
+    from ..support.http_service import KEYS, sha256
 
-    app, _ = _app(tmp_path_factory.mktemp("edge"), server={
+    app, _ = in_process_app(tmp_path_factory.mktemp("edge"), server={
         "api_keys": [{"sha256": sha256(KEYS["alice"]), "user_id": "alice", "team_id": "t1"}],
         "rate_limit": {"per_minute": 100_000, "burst": 10_000}})
     with TestClient(app, raise_server_exceptions=False) as c:
@@ -61,7 +62,7 @@ def client(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TestClient]:
 
 @pytest.fixture(scope="module")
 def local(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TestClient]:
-    app, _ = _app(tmp_path_factory.mktemp("edge-local"), server={})
+    app, _ = in_process_app(tmp_path_factory.mktemp("edge-local"), server={})
     with TestClient(app, base_url="http://127.0.0.1:8000") as c:
         yield c
 
@@ -138,7 +139,7 @@ def test_a_lone_surrogate_is_refused_at_the_edge(client: TestClient, path: str,
 
 def test_surrogates_in_results_do_not_break_search_or_streams(
         tmp_path: Path) -> None:
-    app, _ = _app(tmp_path, server={"api_keys": [], "rate_limit": {"per_minute": 1000,
+    app, _ = in_process_app(tmp_path, server={"api_keys": [], "rate_limit": {"per_minute": 1000,
                                                                    "burst": 100}})
     service = app.state.service
     for searcher in [service.searcher, *(a.searcher for a in service.assistants.values())]:

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
 
 import pytest
 
 from agent_search.server import Service, ServiceOptions, create_app
+from tests.support.http_service import ThreadedServer, WatchedHandler, register, write_project
 from tests.support.llm_server import ThreadedChatServer
-
-from .harness import KEYS, ThreadedServer, WatchedHandler, register, write_project
+from tests.support.service_api import Running
 
 FAILING_HOOK = "async def create(ctx, messages, options):\n    raise RuntimeError('hook broke')\n"
 
@@ -21,17 +20,6 @@ ASSISTANTS = {
     "stall": {"name": "Stall", "connector": "stall"},
     "broken": {"name": "Broken"},
 }
-
-
-@dataclass
-class Running:
-    url: str
-    service: Service
-    handler: WatchedHandler
-    llm: ThreadedChatServer
-
-    def headers(self, who: str = "alice") -> dict[str, str]:
-        return {"Authorization": f"Bearer {KEYS[who]}"}
 
 
 @pytest.fixture(scope="module")

@@ -3,37 +3,11 @@ non-streaming, tools, errors), the native SSE stream, search, records, identity.
 
 from __future__ import annotations
 
-import json
-from typing import Any
-
 import httpx
 import openai
 import pytest
 
-from .conftest import Running
-from .harness import KEYS
-
-
-def client(running: Running, who: str = "alice") -> openai.OpenAI:
-    return openai.OpenAI(base_url=f"{running.url}/v1", api_key=KEYS[who], max_retries=0)
-
-
-def parse_sse(text: str) -> list[tuple[str, dict[str, Any]]]:
-    """(event name, data) of each frame of a native stream."""
-    frames = []
-    for block in text.strip().split("\n\n"):
-        name, data = "", ""
-        for line in block.splitlines():
-            if line.startswith("event: "):
-                name = line[7:]
-            elif line.startswith("data: "):
-                data += line[6:]
-        frames.append((name, json.loads(data)))
-    return frames
-
-
-def ask(content: str) -> list[dict[str, Any]]:
-    return [{"role": "user", "content": content}]
+from tests.support.service_api import Running, ask, client, parse_sse
 
 
 def test_health_ready_models(running: Running) -> None:

@@ -6,8 +6,7 @@ from __future__ import annotations
 
 import httpx
 
-from .conftest import Running
-from .test_api import ask, client, parse_sse
+from tests.support.service_api import Running, ask, client, parse_sse
 
 
 def check(text: str, grounding: list[dict]) -> None:

@@ -22,8 +22,7 @@ from agent_search.cli._kb_remote import documents_of, held_by_server
 from agent_search.cli.app import app
 from agent_search.kb import list_documents
 from agent_search.server import Service
-
-from .harness import KEYS, auth, serve_with_kb, write_project
+from tests.support.http_service import KEYS, auth, serve_with_kb, write_project
 
 runner = CliRunner()
 

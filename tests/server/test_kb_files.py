@@ -18,8 +18,7 @@ import agent_search.cli  # noqa: F401  (registers the sub-commands)
 from agent_search.cli.app import app
 from agent_search.kb import CollectionNotFound, list_documents
 from agent_search.server import Service
-
-from .harness import KEYS, auth, serve_with_kb, write_project
+from tests.support.http_service import KEYS, auth, serve_with_kb, write_project
 
 runner = CliRunner()
 

@@ -23,8 +23,7 @@ import yaml
 from agent_search.cli.serve import uvicorn_options
 from agent_search.server import Service, ServiceOptions, create_app
 from agent_search.server.settings import ServerSettings
-
-from .harness import ThreadedServer, write_project
+from tests.support.http_service import ThreadedServer, write_project
 
 OLD_DEFAULT = 5.0
 """uvicorn's own keep-alive, and httpx's keepalive_expiry."""

@@ -17,9 +17,15 @@ import pytest
 
 from agent_search.cli import main as cli_main
 from agent_search.server import Service, ServiceOptions, create_app
-
-from .conftest import Running
-from .harness import KEYS, ThreadedServer, WatchedHandler, register, sha256, write_project
+from tests.support.http_service import (
+    KEYS,
+    ThreadedServer,
+    WatchedHandler,
+    register,
+    sha256,
+    write_project,
+)
+from tests.support.service_api import Running
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -10,9 +10,15 @@ from typing import Any
 import pytest
 from playwright.sync_api import sync_playwright
 
-from .conftest import Running
-from .harness import KEYS
-from .page_flow import CHROMIUM, CHROMIUM_ARGS, ask_and_open_citation, demo_server, require_chromium
+from tests.support.http_service import KEYS
+from tests.support.page_flow import (
+    CHROMIUM,
+    CHROMIUM_ARGS,
+    ask_and_open_citation,
+    demo_server,
+    require_chromium,
+)
+from tests.support.service_api import Running
 
 
 @pytest.fixture

@@ -7,9 +7,9 @@ import httpx
 import pytest
 from playwright.sync_api import sync_playwright
 
-from .conftest import Running
-from .harness import KEYS
-from .page_flow import CHROMIUM, CHROMIUM_ARGS, require_chromium
+from tests.support.http_service import KEYS
+from tests.support.page_flow import CHROMIUM, CHROMIUM_ARGS, require_chromium
+from tests.support.service_api import Running
 
 
 @pytest.mark.parametrize("path, extra", [("/v1/assistants/offline/stream", {}),

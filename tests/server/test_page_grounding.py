@@ -14,10 +14,9 @@ from typing import Any
 from playwright.sync_api import sync_playwright
 
 from agent_search.grounding import ground
-
-from .conftest import Running
-from .harness import KEYS
-from .page_flow import CHROMIUM, CHROMIUM_ARGS, require_chromium
+from tests.support.http_service import KEYS
+from tests.support.page_flow import CHROMIUM, CHROMIUM_ARGS, require_chromium
+from tests.support.service_api import Running
 
 HOSTILE = '<img src=x onerror="window.pwned=1">'
 REFS = [

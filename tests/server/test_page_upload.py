@@ -14,9 +14,8 @@ from playwright.sync_api import Page, sync_playwright
 
 from agent_search.kb import list_documents
 from agent_search.server import Service
-
-from .harness import KEYS, serve_with_kb, write_project
-from .page_flow import CHROMIUM, CHROMIUM_ARGS, require_chromium
+from tests.support.http_service import KEYS, serve_with_kb, write_project
+from tests.support.page_flow import CHROMIUM, CHROMIUM_ARGS, require_chromium
 
 
 @pytest.fixture(scope="module")

@@ -11,15 +11,14 @@ import pytest
 
 from agent_search.server import Service, ServiceOptions
 from agent_search.server._auth import Identity
-from tests.db.conftest import _create_database, postgres_server  # noqa: F401  (fixture)
-
-from .harness import WatchedHandler, register, write_project
+from tests.support.http_service import WatchedHandler, register, write_project
+from tests.support.postgres import create_database
 
 
 @pytest.mark.postgres
 def test_records_go_to_postgres_and_workers_share_them(tmp_path: Path,
-                                                       postgres_server: str) -> None:  # noqa: F811
-    anyio.run(_create_database, postgres_server, "records_test")
+                                                       postgres_server: str) -> None:
+    anyio.run(create_database, postgres_server, "records_test")
     url = f"{postgres_server}/records_test"
     cdir, adir = write_project(tmp_path, server={})
     search = json.loads((cdir / "search.yao").read_text())

@@ -11,8 +11,7 @@ import pytest
 
 from agent_search import Context, Request, Result
 from agent_search.server import Service, ServiceOptions
-
-from .harness import register, write_project
+from tests.support.http_service import register, write_project
 
 pytestmark = pytest.mark.anyio
 

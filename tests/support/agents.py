@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 from agent_search import ResultItem
@@ -12,8 +12,11 @@ from agent_search.testing import StaticHandler, items
 
 from .llm_server import ThreadedChatServer
 
-__all__ = ["StaticHandler", "collect", "connector_yml", "db_items", "kb_items", "kinds",
-           "run", "text_of", "web_items"]
+__all__ = ["AssistantFactory", "StaticHandler", "collect", "connector_yml", "db_items",
+           "kb_items", "kinds", "run", "text_of", "web_items"]
+
+AssistantFactory = Callable[..., Assistant]
+"""The ``make_assistant`` fixture of tests/agent: writes an assistant folder, loads it."""
 
 
 def web_items(n: int, prefix: str = "w", score: float = 0.9) -> list[ResultItem]:

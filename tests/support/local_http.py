@@ -15,10 +15,18 @@ from urllib.parse import parse_qs, urlsplit
 
 from .data import RECORDED
 
+SECRET = "sk-TESTSECRET-0123456789abcdef"
+"""A distinctive API key: tests assert it never shows up in logs, events, traces, errors."""
+
 
 def recorded(name: str) -> bytes:
     """A recorded provider payload, byte for byte (BOM included where it has one)."""
     return (RECORDED / name).read_bytes()
+
+
+def recorded_json(name: str) -> Any:
+    """A recorded provider payload, parsed (a BOM where it has one is dropped)."""
+    return json.loads(recorded(name).decode("utf-8-sig"))
 
 
 @dataclass

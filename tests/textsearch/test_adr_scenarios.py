@@ -38,7 +38,7 @@ from agent_search.textsearch import (
 )
 from agent_search.web import create_handler
 
-from .conftest import LocalServer, Reply, Seen, recorded, recorded_json
+from ..support.local_http import LocalServer, Reply, Seen, recorded, recorded_json
 
 pytestmark = pytest.mark.anyio
 

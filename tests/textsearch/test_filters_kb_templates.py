@@ -25,7 +25,7 @@ from agent_search.textsearch import (
 )
 from agent_search.textsearch.request_filters import WEB_FILTER
 
-from .conftest import Handlers
+from ..support.corpus import Handlers
 
 # -- filters -----------------------------------------------------------------------------
 

@@ -26,7 +26,7 @@ from agent_search.textsearch import (
 )
 from agent_search.types import ResultItem
 
-from .conftest import Handlers
+from ..support.corpus import Handlers
 
 pytestmark = pytest.mark.anyio
 

@@ -14,7 +14,7 @@ import pytest
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
-from .conftest import LocalServer, Reply, Seen, recorded, recorded_json
+from ..support.local_http import LocalServer, Reply, Seen, recorded, recorded_json
 
 pytestmark = pytest.mark.anyio
 

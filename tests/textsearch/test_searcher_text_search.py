@@ -18,7 +18,7 @@ from agent_search.textsearch import (
 )
 from agent_search.types import ResultItem
 
-from .conftest import CorpusHandler, Handlers
+from ..support.corpus import CorpusHandler, Handlers
 
 pytestmark = pytest.mark.anyio
 

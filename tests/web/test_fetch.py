@@ -11,7 +11,7 @@ import pytest
 from agent_search import Request, SearchConfig, Searcher
 from agent_search.web import FetchSettings, HostPolicy, UnsafeURLError, create_handler, fetch_pages
 
-from .conftest import SECRET, LocalServer, Reply, Seen
+from ..support.local_http import SECRET, LocalServer, Reply, Seen
 
 pytestmark = pytest.mark.anyio
 

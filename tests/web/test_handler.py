@@ -12,7 +12,7 @@ from agent_search import ListSink, Request, SearchConfig, Searcher
 from agent_search.errors import ConfigError
 from agent_search.web import create_handler
 
-from .conftest import SECRET, LocalServer, Reply, recorded
+from ..support.local_http import SECRET, LocalServer, Reply, recorded
 
 pytestmark = pytest.mark.anyio
 

@@ -12,7 +12,7 @@ import pytest
 from agent_search.web import ProviderError, WebSettings, create_provider
 from agent_search.web.providers import WebProvider
 
-from .conftest import SECRET, LocalServer, Reply, recorded
+from ..support.local_http import SECRET, LocalServer, Reply, recorded
 
 pytestmark = pytest.mark.anyio
 

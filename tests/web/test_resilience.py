@@ -22,7 +22,7 @@ from agent_search.web import (
 from agent_search.web._resilience import CircuitBreaker
 from agent_search.web.providers._base import parse_retry_after
 
-from .conftest import SECRET, LocalServer, Reply, recorded
+from ..support.local_http import SECRET, LocalServer, Reply, recorded
 
 pytestmark = pytest.mark.anyio
 

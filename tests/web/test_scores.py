@@ -16,7 +16,7 @@ from agent_search.web import WebSettings, create_provider
 from agent_search.web._normalize import ANSWER_SCORE, provider_score, rank_score
 from agent_search.web.providers import SearchParams, WebProvider
 
-from .conftest import SECRET, recorded
+from ..support.local_http import SECRET, recorded
 
 RANK_PROVIDERS = {"bing": "bing_what_is_the_semantic_kernel.json",
                   "brave": "brave_what_is_the_semantic_kernel.json",

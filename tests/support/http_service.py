@@ -144,6 +144,20 @@ def register(handler: Any, searchers: Sequence[Any]) -> None:
         searcher.registry.register(handler)
 
 
+def in_process_app(root: Path, server: dict[str, Any] | None = None
+                   ) -> tuple[FastAPI, WatchedHandler]:
+    """The app of a project written under ``root`` (``server`` its server settings), for
+    Starlette's TestClient, with a :class:`WatchedHandler` on every searcher."""
+    cdir, adir = write_project(root, server=server)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("AGENT_SEARCH_HOME", str(root / "home"))
+        service = Service.load(ServiceOptions(config_dir=cdir, assistants_dir=adir,
+                                              builtin_handlers=False))
+    handler = WatchedHandler()
+    register(handler, [service.searcher, *(a.searcher for a in service.assistants.values())])
+    return create_app(service), handler
+
+
 def serve_with_kb(root: Path, cdir: Path, adir: Path) -> Iterator[tuple[str, Service]]:
     """The project in ``cdir``/``adir`` served on 127.0.0.1 with a data home under
     ``root`` that holds the offline model, so ingest over HTTP embeds for real; yields

@@ -1,6 +1,7 @@
 """The chat page driven by a real browser (Debian's Chromium through Playwright) against
 the demo assistant and the demo's sample shop database: shared by the page test and by
-the README screenshot script (``python tests/server/page_flow.py docs/chat-page.png``)."""
+the README screenshot script (``python -m tests.support.page_flow docs/chat-page.png``,
+from the project root)."""
 
 from __future__ import annotations
 
@@ -46,8 +47,7 @@ def demo_server(home: Path, *, with_docs: bool = False) -> Iterator[str]:
     from agent_search.db.sample import create_sample_database_async
     from agent_search.server import Service, ServiceOptions, create_app
 
-    sys.path.insert(0, str(Path(__file__).parent))
-    from harness import ThreadedServer
+    from .http_service import ThreadedServer
 
     home.mkdir(parents=True, exist_ok=True)
     if not (home / "agent.db").exists():

@@ -1,8 +1,0 @@
-"""The documentation tests import their helpers (``examples.py``) from this folder."""
-
-from __future__ import annotations
-
-import sys
-from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).parent))
