@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from agent_search.cjk import CJK_CHAR
 from agent_search.kb.settings import E5_MODEL, KBSettings
 
 SAMPLE_FILES = 32
@@ -27,7 +28,7 @@ TEXT_SUFFIXES = frozenset({".txt", ".md", ".markdown", ".rst", ".jsonl", ".json"
                            ".tsv", ".html", ".htm", ".xml"})
 """Files whose first bytes are their text (others — PDF, office — are not sampled)."""
 
-_CJK = re.compile("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
+_CJK = CJK_CHAR
 _WORD = re.compile(r"[^\W\d_]+")
 _ESCAPE = re.compile(r"\\u([0-9a-fA-F]{4})")
 
