@@ -32,7 +32,7 @@ import functools
 import re
 from dataclasses import dataclass
 
-from agent_search.cjk import HANGUL, HANGUL_JAMO, KANA_LETTERS
+from agent_search._cjk import HANGUL, HANGUL_JAMO, KANA_LETTERS
 from agent_search.grounding._claims import _STOP, _jieba, stem
 from agent_search.grounding._polarity_words import (
     CLAUSE_BREAKS_EN,

@@ -24,7 +24,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from agent_search.cjk import HAN, HAN_CHAR
+from agent_search._cjk import HAN, HAN_CHAR
 
 _CJK = HAN_CHAR
 _BLOCK_PREFIX = re.compile(

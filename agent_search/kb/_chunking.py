@@ -32,7 +32,7 @@ import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
-from agent_search.cjk import CJK_CHAR, HAN
+from agent_search._cjk import CJK_CHAR, HAN
 from agent_search.kb._loaders import PARAGRAPH_CHARS, Block, Document, _cut, glue
 from agent_search.kb._markdown import Fence, code_block
 

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from agent_search.cjk import CJK_CHAR
+from agent_search._cjk import CJK_CHAR
 from agent_search.kb.settings import E5_MODEL, KBSettings
 
 SAMPLE_FILES = 32

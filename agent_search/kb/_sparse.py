@@ -30,7 +30,7 @@ from typing import Any, Literal
 import numpy as np
 from numpy.typing import NDArray
 
-from agent_search.cjk import CJK, HAN, KANA
+from agent_search._cjk import CJK, HAN, KANA
 
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 _CJK = re.compile(f"[{CJK}]+")

@@ -14,7 +14,7 @@ import threading
 from functools import lru_cache
 from typing import Any
 
-from agent_search.cjk import HAN, HAN_CHAR
+from agent_search._cjk import HAN, HAN_CHAR
 
 CJK_CHARS = HAN
 """Han characters (CJK unified ideographs, extension A, compatibility ideographs)."""
