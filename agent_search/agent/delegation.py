@@ -32,9 +32,6 @@ from agent_search.deps import Deps, builtin_keywords
 from agent_search.errors import RunError
 from agent_search.mcp.client import MCPServers
 from agent_search.rerank import Reranker
-from agent_search.rerank._agent import AgentReranker
-from agent_search.rerank._mcp import MCPReranker
-from agent_search.rerank._model import ModelReranker
 from agent_search.trace import first_line
 
 if TYPE_CHECKING:
@@ -289,6 +286,8 @@ class Delegates:
 
     def primary_reranker(self, use: Use) -> Reranker:
         """The model / MCP / agent reranker of ``use``, without fallback."""
+        from agent_search.rerank import AgentReranker, MCPReranker, ModelReranker
+
         if use.kind == "model":
             cfg = self.settings.rerankers.get(use.target)
             if cfg is None:

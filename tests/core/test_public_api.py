@@ -38,7 +38,8 @@ EXPORTED: dict[str, list[str]] = {
         "MCPConnection", "MCPError", "MCPServerSettings", "MCPServers", "tool_value",
     ],
     "agent_search.rerank": [
-        "Reranker", "ScoreReranker", "apply_rerank", "resolve_reranker",
+        "AgentReranker", "MCPReranker", "ModelReranker", "RerankError", "Reranker",
+        "ScoreReranker", "apply_rerank", "resolve_reranker",
     ],
     "agent_search.grounding": [
         "Embed", "GroundedSentence", "STATUSES", "Status", "Thresholds", "ground", "summary",
