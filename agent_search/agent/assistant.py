@@ -49,7 +49,7 @@ from anyio.streams.memory import MemoryObjectReceiveStream
 
 from agent_search._builtins import register_builtin_handlers
 from agent_search._results import search_error
-from agent_search.agent._answering import Answering
+from agent_search.agent._answering import Answerer
 from agent_search.agent._citations import CitationTracker
 from agent_search.agent._conversation import (
     Message,
@@ -76,7 +76,7 @@ from agent_search.agent._stages import (
     stage_warnings,
 )
 from agent_search.agent.delegation import Delegates
-from agent_search.agent.llm import ChatClient, LLMError, OpenAIChatClient
+from agent_search.agent.llm import LLMError
 from agent_search.agent.options import Options
 from agent_search.agent.package import AssistantPackage, load_package, sources_package
 from agent_search.agent.records import RecordSink, RecordStore, SearchRecord
@@ -111,12 +111,14 @@ class _HookFailed(Exception):
     """The create hook failed; the message is the one-line error for ``done``."""
 
 
-class Assistant(Answering):
+class Assistant:
     """An assistant loaded from ``assistants/<id>/``. See the module docstring.
 
     The searcher is used as given, never changed: :meth:`load` builds one with the
     assistant's handlers (``mcp_resource``) and rerankers (``uses.rerank``); the NL → DSL
-    generator of ``uses.query`` reaches db handlers through each stream's context.
+    generator of ``uses.query`` reaches db handlers through each stream's context. The
+    model's part of a stream (its client, turns, tool calls, the ``next`` hook) is the
+    :class:`~agent_search.agent._answering.Answerer` it holds.
     """
 
     def __init__(self, *, assistant_id: str, path: Path, package: AssistantPackage,
@@ -135,7 +137,7 @@ class Assistant(Answering):
             settings, assistants_root=path.parent, config_dir=config_dir,
             log_dir=searcher.config.home / "logs", load_assistant=_load_delegate)
         self.records = RecordStore(searcher.config.home / "records.sqlite")
-        self._clients: dict[str, ChatClient] = {}
+        self.answerer = Answerer(package, settings, searcher, hooks)
         self._owns_searcher = owns_searcher
 
     @classmethod
@@ -201,6 +203,12 @@ class Assistant(Answering):
                    delegates=delegates, owns_searcher=True)
 
     # -- public API ---------------------------------------------------------------------
+
+    @property
+    def tools(self) -> frozenset[str]:
+        """The tools this assistant runs itself, of those ``package.yao`` lists in
+        ``tools`` (the ``search`` tool): what a chat request may offer the model."""
+        return self.answerer.tools
 
     def run_stream(self, messages: Sequence[Message | str], options: Options | None = None
                    ) -> contextlib.AbstractAsyncContextManager[AsyncIterator[Event]]:
@@ -290,10 +298,7 @@ class Assistant(Answering):
         """Close the LLM clients, the delegate assistants it loaded, and the searcher when
         :meth:`load` built it (a searcher or delegates handed in belong to the caller).
         Closing is best effort."""
-        for client in self._clients.values():
-            if isinstance(client, OpenAIChatClient):
-                with contextlib.suppress(Exception):
-                    await client.aclose()
+        await self.answerer.aclose()
         if self._owns_delegates:
             with contextlib.suppress(Exception):
                 await self.delegates.aclose()
@@ -341,11 +346,11 @@ class Assistant(Answering):
         out = TextOut(ctx, CitationTracker(
             [i.citation_id for i in found.references if i.citation_id],
             citation.format, citation.remove_unknown))
-        answer = await self._answer(ctx, options, Question(query, llm_msgs, found), out)
+        answer = await self.answerer.answer(ctx, options, Question(query, llm_msgs, found), out)
         out.flush()
         references = answer.references
         ctx.trace.attributes["references"] = [reference(i) for i in references]
-        grounding, error = await self._ground_and_next(
+        grounding, error = await self.answerer.ground_and_next(
             hctx, out, references, found.counts,
             {"messages": llm_msgs, "decision": decision.reason, "error": answer.error})
 
