@@ -64,7 +64,7 @@ from agent_search.agent._hook_api import HookContext
 from agent_search.agent._hooks import HookResponse, Hooks, hook_error, load_hooks
 from agent_search.agent._notices import usable_types
 from agent_search.agent._record_text import record_counts, with_counts
-from agent_search.agent._requests import build_request
+from agent_search.agent._requests import build_request, keyword_fields
 from agent_search.agent._resources import McpResourceHandler
 from agent_search.agent._stages import (
     Found,
@@ -329,9 +329,6 @@ class Assistant:
             return
         query = conversation_query(msgs)
         ctx.trace.attributes["query"] = query
-        if ctx.config.uses.query != self.searcher.config.uses.query:
-            # the create hook chose another generator: db handlers find it by that name
-            ctx.deps.generators = self.delegates.deps(ctx.config.uses.query).generators
 
         user_results = await self._user_data(ctx, msgs, query)
         decision = self._decide(ctx, options, hook, user_results)
@@ -442,8 +439,9 @@ class Assistant:
                      counts=record_counts(results))
 
     async def _auto_search(self, ctx: Context, query: str) -> list[Result]:
-        """The configured types in parallel. Web keyword extraction (maybe a delegate
-        call) runs inside the web task, so it never delays the kb and db searches."""
+        """The configured types in parallel. Keyword extraction for a type whose handler
+        wants keywords (``keyword_queries``: the web's; maybe a delegate call) runs
+        inside that type's task, so it never delays the other searches."""
         if not query:
             with stage(ctx, "auto_search_skipped") as node:
                 stage_warnings(node).append(
@@ -458,15 +456,8 @@ class Assistant:
 
         async def one(i: int, search_type: str, node: TraceNode) -> None:
             fields: dict[str, Any] = {"type": search_type, "query": query}
-            if search_type == "web":
-                keywords = await ctx.deps.keywords(
-                    config.uses.keyword, query, max_keywords=config.keyword.max_keywords,
-                    language=config.keyword.language, warnings=stage_warnings(node))
-                node.attributes["keywords"] = keywords
-                # extracted once: the web handler is told not to extract again
-                fields["options"] = {"keywords": False}
-                if keywords:
-                    fields["query"] = " ".join(keywords)
+            if self.searcher.registry.keyword_queries(search_type):
+                fields |= await keyword_fields(ctx, query, node)
             results[i] = await self.searcher.search(build_request(fields, "auto"),
                                                     ctx=ctx)
 
