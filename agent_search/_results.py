@@ -23,6 +23,7 @@ from pydantic import BaseModel
 
 from agent_search._links import safe_url
 from agent_search._text import scrub
+from agent_search.config import floor_of
 from agent_search.types import Request, Result
 
 if TYPE_CHECKING:
@@ -116,16 +117,18 @@ def with_defaults(request: Request, section: TypeConfig | None, limit: int) -> R
 _STAMPED_FIELDS = ("source", "weight", "citation_id", "type")
 
 
-def stamp(ctx: Context, request: Request, result: Result, search_id: str, limit: int) -> None:
+def stamp(ctx: Context, request: Request, result: Result, search_id: str, limit: int,
+          section: TypeConfig | None) -> None:
     """Floor, cut and stamp ``result`` in place: the searcher, not the handler, owns
-    identity, source, weight and citation ids.
+    identity, source, weight and citation ids. ``section`` is the type's configuration
+    (looked up once per search by the caller).
 
     The relevance floor comes before anything else: what is under it never reaches a
     merge, an event or a prompt, and the Result says how much was dropped."""
     items = result.items
     floor = request.min_score
     if floor is None:
-        floor = ctx.config.min_score_for(request.type)
+        floor = floor_of(section)
     if floor and items:
         kept = [item for item in items if item.score >= floor]
         if len(kept) < len(items):

@@ -168,6 +168,11 @@ class UsesConfig(_Section):
     rerank: str = "builtin"
 
 
+def floor_of(section: TypeConfig | None) -> float:
+    """The relevance floor a type's section sets (0 for a type without one)."""
+    return float(section.min_score) if section is not None else 0.0
+
+
 class SearchConfig(_Section):
     """Everything the searcher and its handlers are configured by."""
 
@@ -219,15 +224,18 @@ class SearchConfig(_Section):
 
     def min_score_for(self, search_type: str) -> float:
         """The relevance floor of ``search_type`` (0 for types without a section)."""
-        section = self.section(search_type)
-        return float(section.min_score) if section is not None else 0.0
+        return floor_of(self.section(search_type))
 
     def limit_for(self, search_type: str) -> int:
         """The number of results of a ``search_type`` search that gives no limit: the
         section's ``max_results``, else ``options.default_limit``, never over
         ``options.max_limit``. The searcher fills every request's limit from here, so the
         same request gets the same limit on every path."""
-        section = self.section(search_type)
+        return self.limit_in(self.section(search_type))
+
+    def limit_in(self, section: TypeConfig | None) -> int:
+        """:meth:`limit_for` of the type whose :meth:`section` is ``section`` (for a
+        caller that has looked the section up already)."""
         wanted = section.max_results if section is not None else None
         return min(wanted or self.options.default_limit, self.options.max_limit)
 

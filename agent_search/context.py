@@ -11,6 +11,7 @@ it in.
 from __future__ import annotations
 
 import secrets
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -57,7 +58,7 @@ class Context:
     _search_seq: int = 0
 
     @property
-    def generators(self) -> dict[str, DSLGenerator]:
+    def generators(self) -> Mapping[str, DSLGenerator]:
         """The run's NL → DSL generators (``deps.generators``)."""
         return self.deps.generators
 

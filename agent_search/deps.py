@@ -17,7 +17,7 @@ so no shared handler has to be changed to pass anything in:
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
@@ -66,13 +66,14 @@ class Deps:
     """The dependencies of one run (see the module docstring).
 
     Attributes:
-        generators: NL → DSL generators by ``uses.query`` name.
+        generators: NL → DSL generators by ``uses.query`` name (a mapping that may
+            build the generator a name stands for when it is looked up).
         keywords: the keyword extractor (:func:`builtin_keywords` unless an assistant's
             delegates fill it).
         rerankers: the run's delegated-reranker resolver, or None (then only the
             searcher's named rerankers exist).
     """
 
-    generators: dict[str, DSLGenerator] = field(default_factory=dict)
+    generators: Mapping[str, DSLGenerator] = field(default_factory=dict)
     keywords: KeywordExtractor = builtin_keywords
     rerankers: RerankerResolver | None = None

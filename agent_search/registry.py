@@ -32,6 +32,11 @@ class Handler(Protocol):
             :func:`parse_options` validates a request's options against it.
         searchable: optional, default True; False for a handler that reads one named
             thing rather than answering free-text questions.
+        keyword_queries: optional, default False; True for a handler that searches
+            keywords better than a conversational message (a web search engine): auto
+            search then extracts the message's keywords once (``uses.keyword``, through
+            ``ctx.deps.keywords``), searches them, and sets the request option
+            ``keywords: false`` to say the query is keywords already.
 
     Methods:
         can_handle(ctx, request): whether it takes this request (the first registered
@@ -96,6 +101,12 @@ class Registry:
         the search tool offers."""
         return [t for t, hs in self._handlers.items()
                 if any(getattr(h, "searchable", True) for h in hs)]
+
+    def keyword_queries(self, search_type: str) -> bool:
+        """Whether a handler of ``search_type`` wants keywords rather than the message
+        (its ``keyword_queries``): what auto search asks before it builds the request."""
+        return any(getattr(h, "keyword_queries", False)
+                   for h in self._handlers.get(search_type.lower(), ()))
 
     def options_model(self, search_type: str) -> type[BaseModel] | None:
         """The options model of the first handler of ``search_type`` that has one."""

@@ -377,13 +377,15 @@ class Searcher:
         node: TraceNode,
         shared: anyio.CancelScope | None,
     ) -> Result:
-        opts = ctx.config.options
-        limit = request.limit or ctx.config.limit_for(request.type)
+        config = ctx.config
+        opts = config.options
+        section = config.section(request.type)  # once: limit, defaults and floor
+        limit = request.limit or config.limit_in(section)
         if limit > opts.max_limit:
             return failed_result(
                 request, search_id, f"invalid request: limit {limit} is outside 1..{opts.max_limit}"
             )
-        request = with_defaults(request, ctx.config.section(request.type), limit)
+        request = with_defaults(request, section, limit)
         try:
             handler = self.registry.resolve(ctx, request)
         except Exception as exc:  # a handler's can_handle is its code too: its Result
@@ -415,7 +417,7 @@ class Searcher:
 
         if result.error is not None:  # the handler's own words, on the one boundary
             store(result, error=search_error(request.type, result.error))
-        stamp(ctx, request, result, search_id, limit)
+        stamp(ctx, request, result, search_id, limit, section)
         items = result.items
         if request.rerank is not None and items:
             with activate(node):

@@ -32,14 +32,18 @@ __all__ = ["FailingHandler", "StaticHandler", "items"]
 class StaticHandler:
     """Answers every request of its ``type`` with fresh copies of fixed items, after
     ``delay`` seconds (a slow handler), or raises ``RuntimeError(error)`` after the delay
-    (a failing one). ``accept=False`` makes it decline every request (``can_handle``).
+    (a failing one). ``accept=False`` makes it decline every request (``can_handle``);
+    ``keyword_queries=True`` makes it want keywords, as the web handler does (auto search
+    then sends it the message's keywords).
 
     It records what it saw: ``requests`` (every request, in order), ``finished`` (searches
     that returned) and ``cancelled`` (searches cancelled during the delay)."""
 
     def __init__(self, type: str, items: Sequence[ItemLike] = (), *, delay: float = 0.0,
-                 error: str | None = None, accept: bool = True) -> None:
+                 error: str | None = None, accept: bool = True,
+                 keyword_queries: bool = False) -> None:
         self.type = type
+        self.keyword_queries = keyword_queries
         self.items = list(items)
         self.delay = delay
         self.error = error

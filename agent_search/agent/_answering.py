@@ -1,14 +1,17 @@
 """The answer stage of a stream: the model's turns, streamed, with the search tool.
 
-A mixin of :class:`~agent_search.agent.assistant.Assistant` (which owns the order of the
-stages): the LLM client for a call, the offline answer when there is none or it fails,
-the tool calls of each turn, run concurrently in the stream's context; then the answer's
-grounding and the ``next`` hook that sees it.
+:class:`Answerer` is a part the :class:`~agent_search.agent.assistant.Assistant` holds
+(the assistant owns the order of the stages; this part knows the model): the LLM client
+for a call, the offline answer when there is none or it fails, the tool calls of each
+turn, run concurrently in the stream's context; then the answer's grounding and the
+``next`` hook that sees it. It keeps the connectors' clients, one per connector, for the
+assistant's life.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import contextlib
+from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
 import anyio
@@ -26,7 +29,7 @@ from agent_search.agent._tools import (
     search_tool_spec,
 )
 from agent_search.agent.llm import ChatClient, LLMError, OpenAIChatClient, stream_offline_answer
-from agent_search.agent.llm.base import ToolCall
+from agent_search.agent.llm.base import ChatEvent, ToolCall
 from agent_search.agent.options import Options
 from agent_search.agent.package import AssistantPackage
 from agent_search.agent.settings import OFFLINE, AgentSettings
@@ -36,16 +39,31 @@ from agent_search.trace import TraceNode
 from agent_search.types import ResultItem
 
 
-class Answering:
+class Answerer:
     """The model's part of a stream (see the module docstring)."""
 
-    package: AssistantPackage
-    settings: AgentSettings
-    searcher: Searcher
-    hooks: Hooks
-    _clients: dict[str, ChatClient]
+    def __init__(self, package: AssistantPackage, settings: AgentSettings,
+                 searcher: Searcher, hooks: Hooks) -> None:
+        self.package = package
+        self.settings = settings
+        self.searcher = searcher
+        self.hooks = hooks
+        self._clients: dict[str, OpenAIChatClient] = {}
 
-    def _chat_client(self, options: Options) -> tuple[ChatClient | None, str]:
+    @property
+    def tools(self) -> frozenset[str]:
+        """The tools the model may be offered, of those ``package.yao`` lists in
+        ``tools``: the ``search`` tool, the one this runtime runs itself."""
+        return frozenset({SEARCH_TOOL} & set(self.package.tools))
+
+    def tool_types(self) -> list[str]:
+        """Search types offered to the model through the ``search`` tool (none unless
+        package.yao lists "search" in ``tools``)."""
+        if SEARCH_TOOL not in self.tools:
+            return []
+        return self.searcher.registry.searchable_types
+
+    def chat_client(self, options: Options) -> tuple[ChatClient | None, str]:
         """The client for this call, or None and why we are offline."""
         name = options.connector or self.package.connector or self.settings.default_connector
         if not name or name == OFFLINE:
@@ -62,8 +80,14 @@ class Answering:
             self._clients[name] = client
         return client, ""
 
-    async def _answer(self, ctx: Context, options: Options, question: Question,
-                      out: TextOut) -> Answer:
+    async def aclose(self) -> None:
+        """Close the connectors' clients (best effort)."""
+        for client in self._clients.values():
+            with contextlib.suppress(Exception):
+                await client.aclose()
+
+    async def answer(self, ctx: Context, options: Options, question: Question,
+                     out: TextOut) -> Answer:
         """Stream the answer to ``out``; the references it had and the model's failure.
 
         With the ``search`` tool on, the model may call it (up to MAX_TOOL_ROUNDS rounds);
@@ -81,7 +105,7 @@ class Answering:
                 out.write(piece)
 
         with stage(ctx, "llm") as node:
-            client, reason = self._chat_client(options)
+            client, reason = self.chat_client(options)
             if client is None:
                 await offline(reason)
                 return Answer(references, None)
@@ -100,24 +124,15 @@ class Answering:
         tool calls go on the stage's trace ``node`` for the record."""
         warnings = stage_warnings(node)
         tool_calls: list[dict[str, Any]] = node.attributes.setdefault("tool_calls", [])
-        tool_types = self._tool_types()
+        tool_types = self.tool_types()
         messages = to_llm_messages(question.messages)
         for round_ in range(MAX_TOOL_ROUNDS + 1):
             offer = [search_tool_spec(tool_types)] \
                 if tool_types and round_ < MAX_TOOL_ROUNDS else None
-            calls: list[ToolCall] = []
-            said: list[str] = []
-            async for ev in client.stream_chat(messages, tools=offer):
-                if ev.kind == "text":
-                    said.append(ev.text)
-                    out.write(ev.text)
-                elif ev.kind == "tool_calls":
-                    calls = ev.tool_calls
-                elif ev.kind == "warning":
-                    warnings.append(ev.text)
+            said, calls = await _turn(client.stream_chat(messages, tools=offer), out, warnings)
             if not calls or not offer:
                 return
-            messages.append(assistant_tool_message("".join(said), calls))
+            messages.append(assistant_tool_message(said, calls))
             answers = await self._run_tool_calls(calls, ctx, tool_types)
             for call, (reply, items) in zip(calls, answers, strict=True):
                 tool_calls.append({"type": "tool", "call": call.name,
@@ -142,17 +157,10 @@ class Answering:
                 tg.start_soon(run, i, call)
         return [a for a in answers if a is not None]
 
-    def _tool_types(self) -> list[str]:
-        """Search types offered to the model through the ``search`` tool (none unless
-        package.yao lists "search" in ``tools``)."""
-        if SEARCH_TOOL not in self.package.tools:
-            return []
-        return self.searcher.registry.searchable_types
-
-    async def _ground_and_next(self, hctx: HookContext, out: TextOut,
-                               references: list[ResultItem], counts: dict[str, int],
-                               payload: dict[str, Any]
-                               ) -> tuple[list[dict[str, Any]], str | None]:
+    async def ground_and_next(self, hctx: HookContext, out: TextOut,
+                              references: list[ResultItem], counts: dict[str, int],
+                              payload: dict[str, Any]
+                              ) -> tuple[list[dict[str, Any]], str | None]:
         """Ground the answer, then run ``next`` with it (``payload`` plus the text, the
         references, the citations and the grounding); text the hook adds is written
         and the answer grounded again (``counts``: see :class:`Found`). Returns the
@@ -176,3 +184,20 @@ class Answering:
             out.flush()
             grounding = await ground_answer(ctx, out.tracker.text, references, counts)
         return grounding, error
+
+
+async def _turn(events: AsyncIterator[ChatEvent], out: TextOut, warnings: list[str]
+                ) -> tuple[str, list[ToolCall]]:
+    """One model turn read to its end: its text written to ``out`` as it comes (and
+    returned whole, for the conversation), its warnings noted, its tool calls."""
+    said: list[str] = []
+    calls: list[ToolCall] = []
+    async for ev in events:
+        if ev.kind == "text":
+            said.append(ev.text)
+            out.write(ev.text)
+        elif ev.kind == "tool_calls":
+            calls = ev.tool_calls
+        elif ev.kind == "warning":
+            warnings.append(ev.text)
+    return "".join(said), calls

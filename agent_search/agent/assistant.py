@@ -49,7 +49,7 @@ from anyio.streams.memory import MemoryObjectReceiveStream
 
 from agent_search._builtins import register_builtin_handlers
 from agent_search._results import search_error
-from agent_search.agent._answering import Answering
+from agent_search.agent._answering import Answerer
 from agent_search.agent._citations import CitationTracker
 from agent_search.agent._conversation import (
     Message,
@@ -64,7 +64,7 @@ from agent_search.agent._hook_api import HookContext
 from agent_search.agent._hooks import HookResponse, Hooks, hook_error, load_hooks
 from agent_search.agent._notices import usable_types
 from agent_search.agent._record_text import record_counts, with_counts
-from agent_search.agent._requests import build_request
+from agent_search.agent._requests import build_request, keyword_fields
 from agent_search.agent._resources import McpResourceHandler
 from agent_search.agent._stages import (
     Found,
@@ -76,7 +76,7 @@ from agent_search.agent._stages import (
     stage_warnings,
 )
 from agent_search.agent.delegation import Delegates
-from agent_search.agent.llm import ChatClient, LLMError, OpenAIChatClient
+from agent_search.agent.llm import LLMError
 from agent_search.agent.options import Options
 from agent_search.agent.package import AssistantPackage, load_package, sources_package
 from agent_search.agent.records import RecordSink, RecordStore, SearchRecord
@@ -111,12 +111,14 @@ class _HookFailed(Exception):
     """The create hook failed; the message is the one-line error for ``done``."""
 
 
-class Assistant(Answering):
+class Assistant:
     """An assistant loaded from ``assistants/<id>/``. See the module docstring.
 
     The searcher is used as given, never changed: :meth:`load` builds one with the
     assistant's handlers (``mcp_resource``) and rerankers (``uses.rerank``); the NL → DSL
-    generator of ``uses.query`` reaches db handlers through each stream's context.
+    generator of ``uses.query`` reaches db handlers through each stream's context. The
+    model's part of a stream (its client, turns, tool calls, the ``next`` hook) is the
+    :class:`~agent_search.agent._answering.Answerer` it holds.
     """
 
     def __init__(self, *, assistant_id: str, path: Path, package: AssistantPackage,
@@ -135,7 +137,7 @@ class Assistant(Answering):
             settings, assistants_root=path.parent, config_dir=config_dir,
             log_dir=searcher.config.home / "logs", load_assistant=_load_delegate)
         self.records = RecordStore(searcher.config.home / "records.sqlite")
-        self._clients: dict[str, ChatClient] = {}
+        self.answerer = Answerer(package, settings, searcher, hooks)
         self._owns_searcher = owns_searcher
 
     @classmethod
@@ -201,6 +203,12 @@ class Assistant(Answering):
                    delegates=delegates, owns_searcher=True)
 
     # -- public API ---------------------------------------------------------------------
+
+    @property
+    def tools(self) -> frozenset[str]:
+        """The tools this assistant runs itself, of those ``package.yao`` lists in
+        ``tools`` (the ``search`` tool): what a chat request may offer the model."""
+        return self.answerer.tools
 
     def run_stream(self, messages: Sequence[Message | str], options: Options | None = None
                    ) -> contextlib.AbstractAsyncContextManager[AsyncIterator[Event]]:
@@ -290,10 +298,7 @@ class Assistant(Answering):
         """Close the LLM clients, the delegate assistants it loaded, and the searcher when
         :meth:`load` built it (a searcher or delegates handed in belong to the caller).
         Closing is best effort."""
-        for client in self._clients.values():
-            if isinstance(client, OpenAIChatClient):
-                with contextlib.suppress(Exception):
-                    await client.aclose()
+        await self.answerer.aclose()
         if self._owns_delegates:
             with contextlib.suppress(Exception):
                 await self.delegates.aclose()
@@ -324,9 +329,6 @@ class Assistant(Answering):
             return
         query = conversation_query(msgs)
         ctx.trace.attributes["query"] = query
-        if ctx.config.uses.query != self.searcher.config.uses.query:
-            # the create hook chose another generator: db handlers find it by that name
-            ctx.deps.generators = self.delegates.deps(ctx.config.uses.query).generators
 
         user_results = await self._user_data(ctx, msgs, query)
         decision = self._decide(ctx, options, hook, user_results)
@@ -341,11 +343,11 @@ class Assistant(Answering):
         out = TextOut(ctx, CitationTracker(
             [i.citation_id for i in found.references if i.citation_id],
             citation.format, citation.remove_unknown))
-        answer = await self._answer(ctx, options, Question(query, llm_msgs, found), out)
+        answer = await self.answerer.answer(ctx, options, Question(query, llm_msgs, found), out)
         out.flush()
         references = answer.references
         ctx.trace.attributes["references"] = [reference(i) for i in references]
-        grounding, error = await self._ground_and_next(
+        grounding, error = await self.answerer.ground_and_next(
             hctx, out, references, found.counts,
             {"messages": llm_msgs, "decision": decision.reason, "error": answer.error})
 
@@ -437,8 +439,9 @@ class Assistant(Answering):
                      counts=record_counts(results))
 
     async def _auto_search(self, ctx: Context, query: str) -> list[Result]:
-        """The configured types in parallel. Web keyword extraction (maybe a delegate
-        call) runs inside the web task, so it never delays the kb and db searches."""
+        """The configured types in parallel. Keyword extraction for a type whose handler
+        wants keywords (``keyword_queries``: the web's; maybe a delegate call) runs
+        inside that type's task, so it never delays the other searches."""
         if not query:
             with stage(ctx, "auto_search_skipped") as node:
                 stage_warnings(node).append(
@@ -453,15 +456,8 @@ class Assistant(Answering):
 
         async def one(i: int, search_type: str, node: TraceNode) -> None:
             fields: dict[str, Any] = {"type": search_type, "query": query}
-            if search_type == "web":
-                keywords = await ctx.deps.keywords(
-                    config.uses.keyword, query, max_keywords=config.keyword.max_keywords,
-                    language=config.keyword.language, warnings=stage_warnings(node))
-                node.attributes["keywords"] = keywords
-                # extracted once: the web handler is told not to extract again
-                fields["options"] = {"keywords": False}
-                if keywords:
-                    fields["query"] = " ".join(keywords)
+            if self.searcher.registry.keyword_queries(search_type):
+                fields |= await keyword_fields(ctx, query, node)
             results[i] = await self.searcher.search(build_request(fields, "auto"),
                                                     ctx=ctx)
 

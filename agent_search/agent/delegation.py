@@ -19,7 +19,7 @@ import contextlib
 import contextvars
 import json
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -32,9 +32,6 @@ from agent_search.deps import Deps, builtin_keywords
 from agent_search.errors import RunError
 from agent_search.mcp.client import MCPServers
 from agent_search.rerank import Reranker
-from agent_search.rerank._agent import AgentReranker
-from agent_search.rerank._mcp import MCPReranker
-from agent_search.rerank._model import ModelReranker
 from agent_search.trace import first_line
 
 if TYPE_CHECKING:
@@ -153,6 +150,35 @@ class DelegatedDSLGenerator:
             raise DelegationError(f"{self.use} answered {type(answer).__name__}, "
                                   "not a DSL object")
         return answer
+
+
+class DelegatedGenerators(Mapping[str, DelegatedDSLGenerator]):
+    """A stream's NL → DSL generators by ``uses.query`` name (its ``ctx.deps.generators``):
+    the one a name stands for is built on its first lookup, so a create hook that names
+    another ``uses.query`` finds it the same way, and the stream's deps are filled once.
+    Builtin names are not here (the db handler has its own generator); the names looked
+    up so far (and the one given first) are the mapping's keys."""
+
+    def __init__(self, delegates: Delegates, first: str | None) -> None:
+        self._delegates = delegates
+        self._built: dict[str, DelegatedDSLGenerator] = {}
+        if first:
+            self.get(first)
+
+    def __getitem__(self, name: str) -> DelegatedDSLGenerator:
+        generator = self._built.get(name)
+        if generator is None:
+            generator = self._delegates.dsl_generator(name)
+            if generator is None:
+                raise KeyError(name)
+            self._built[name] = generator
+        return generator
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._built)
+
+    def __len__(self) -> int:
+        return len(self._built)
 
 
 class Delegates:
@@ -289,6 +315,8 @@ class Delegates:
 
     def primary_reranker(self, use: Use) -> Reranker:
         """The model / MCP / agent reranker of ``use``, without fallback."""
+        from agent_search.rerank import AgentReranker, MCPReranker, ModelReranker
+
         if use.kind == "model":
             cfg = self.settings.rerankers.get(use.target)
             if cfg is None:
@@ -313,7 +341,7 @@ class Delegates:
 
     def deps(self, uses_query: str | None) -> Deps:
         """What a stream hands to handlers (``ctx.deps``), filled once: the ``uses.query``
-        generator, the ``uses.keyword`` extractor and the delegated-reranker resolver."""
-        generator = self.dsl_generator(uses_query)
-        return Deps(generators={generator.name: generator} if generator else {},
+        generators (``uses_query``'s, and whichever a create hook names, built when
+        looked up), the ``uses.keyword`` extractor and the delegated-reranker resolver."""
+        return Deps(generators=DelegatedGenerators(self, uses_query),
                     keywords=self.keywords, rerankers=self.resolve_reranker)

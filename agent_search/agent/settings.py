@@ -25,7 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from agent_search._config_files import config_error, read_yaml
 from agent_search._config_keys import did_you_mean
 from agent_search.errors import ConfigError
-from agent_search.mcp.settings import MCPServerSettings
+from agent_search.mcp.client import MCPServerSettings
 from agent_search.types import Count, Number
 
 AGENT_FILE = "agent.yml"

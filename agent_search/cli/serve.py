@@ -101,7 +101,7 @@ def serve(
         settings = ServerSettings.load(cdir)
         keyed = bool(settings.api_keys)
         if keyed:
-            from agent_search.server._auth import KeyRing
+            from agent_search.server import KeyRing
 
             KeyRing(settings)  # env keys must be set now, not at the first request
         search_config = load_config(cdir, assistants_dir=adir)

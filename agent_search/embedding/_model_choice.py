@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from agent_search._cjk import CJK_CHAR
 from agent_search.embedding._models import E5_MODEL, Settings
 
 SAMPLE_FILES = 32
@@ -24,7 +25,7 @@ CJK_SHARE = 0.5
 """Share of the sample's words (a CJK character counts as one, like a word of other
 scripts) above which the text is taken as CJK."""
 
-_CJK = re.compile("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
+_CJK = CJK_CHAR
 _WORD = re.compile(r"[^\W\d_]+")
 _ESCAPE = re.compile(r"\\u([0-9a-fA-F]{4})")
 

@@ -33,6 +33,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from agent_search._cjk import HANGUL, HANGUL_JAMO, KANA_LETTERS
 from agent_search.grounding._claims import _STOP, _jieba, stem
 from agent_search.grounding._polarity_words import (
     CLAUSE_BREAKS_EN,
@@ -63,7 +64,7 @@ _BREAK = frozenset(".,;:!?()[]，；。！？、：（）")
 _BREAK_ZH = _BREAK - {".", ","}
 """In Chinese text an ASCII point or comma is inside a number (4.3万, 1,200)."""
 _OTHER_SCRIPT = re.compile(r"[\u0370-\u03ff\u0400-\u04ff\u0590-\u06ff\u0900-\u0dff"
-                           r"\u0e00-\u0eff\u3040-\u30fa\u1100-\u11ff\uac00-\ud7af]")
+                           r"\u0e00-\u0eff" + KANA_LETTERS + HANGUL_JAMO + HANGUL + "]")
 """Greek, Cyrillic, Hebrew, Arabic, Indic, Thai/Lao, kana (not its middle dot ・, which
 Chinese writes in foreign names), Hangul: scripts not read. A few such letters (γ-tubulin,
 α) are names and symbols; a fifth of the letters is another language."""

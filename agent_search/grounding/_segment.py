@@ -24,7 +24,9 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-_CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+from agent_search._cjk import HAN, HAN_CHAR
+
+_CJK = HAN_CHAR
 _BLOCK_PREFIX = re.compile(
     r"^\s*(?:>\s*)*(?:#{1,6}\s+|[-*+•·]\s+(?:\[[ xX]\]\s+)?|\d{1,9}[.)]\s+"
     # Chinese enumerations: 1、 一、 (1) （一） ① 第一， — a list mark, not a claimed number
@@ -38,7 +40,7 @@ _INNER_END = re.compile(r"[.!?;…。！？；]\s*\S")
 _CLOSERS = "”’」』)]）】》"
 _LANGUAGE_CHANGE = re.compile(
     r"[。！？]+[”’」』）】》]*(?=\s*[A-Za-z])"
-    r"|(?<=[A-Za-z0-9)\]%])[.!?]+[\"')\]]*(?=\s+(?:#\S+\s+)?[\u3400-\u9fff])")
+    r"|(?<=[A-Za-z0-9)\]%])[.!?]+[\"')\]]*(?=\s+(?:#\S+\s+)?[" + HAN + "])")
 """Where a Chinese sentence ends and a Latin one begins, or the other way round."""
 
 

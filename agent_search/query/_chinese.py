@@ -10,14 +10,15 @@ callers on an event loop run the first Chinese text in a worker thread.
 from __future__ import annotations
 
 import logging
-import re
 import threading
 from functools import lru_cache
 from typing import Any
 
-CJK_CHARS = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+from agent_search._cjk import HAN, HAN_CHAR
+
+CJK_CHARS = HAN
 """Han characters (CJK unified ideographs, extension A, compatibility ideographs)."""
-CJK = re.compile(f"[{CJK_CHARS}]")
+CJK = HAN_CHAR
 HALF_WIDTH = {**{c: c - 0xFEE0 for c in range(0xFF01, 0xFF5F)}, 0x3000: 0x20}
 """Full-width ASCII (``５００元``, ``ＡＢＣ``, ``？``) and the ideographic space as their
 ASCII forms: the same characters in another width. One character for one, so positions

@@ -29,7 +29,6 @@ from agent_search._paging import (
 )
 from agent_search._text import MAX_JSON_DEPTH, check_tree, may_hold_surrogates, too_deep
 from agent_search.agent import Assistant, Options, validate_conversation
-from agent_search.agent._tools import SEARCH_TOOL
 from agent_search.server._auth import Identity
 from agent_search.server._errors import ApiError
 from agent_search.server._metrics import CONTENT_TYPE
@@ -140,7 +139,7 @@ def _running(service: Service, identity: Identity, options: Options) -> Iterator
 def _check_tools(body: ChatCompletionRequest, assistant: Assistant) -> None:
     """Tools run on the server: a request may name the ones its assistant enables (the
     ``search`` tool), no others; ``tool_choice`` may only leave the choice to the model."""
-    enabled = {SEARCH_TOOL} & set(assistant.package.tools)
+    enabled = assistant.tools
     for i, tool in enumerate(body.tools or []):
         if tool.function.name not in enabled:
             allowed = ", ".join(sorted(enabled)) or "none"

@@ -142,7 +142,7 @@ class WebProviderTextSearch(TextSearch[Any]):
                             ctx: Context | None = None) -> KernelSearchResults[TextSearchResult]:
         """Results whose value is the full text of each page (snippet when a page cannot
         be fetched)."""
-        from agent_search.web._fetch import fetch_pages
+        from agent_search.web import fetch_pages
 
         texts = await self.get_text_search_results(query, options, ctx=ctx)
         targets = [r for r in texts.items if r.link]

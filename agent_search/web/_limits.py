@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from agent_search.mcp.settings import MCPServerSettings
+from agent_search.mcp.client import MCPServerSettings
 from agent_search.types import Count, Number
 
 

@@ -15,8 +15,8 @@ Request options (``request.options``) it reads:
 Keywords come from the run's extractor, ``ctx.deps.keywords``: in an assistant's stream
 the ``uses.keyword`` processor (an assistant, an MCP tool, or builtin); elsewhere the
 builtin extractor, with a warning in ``Result.warnings`` when ``uses.keyword`` names
-another processor. Auto search extracts them once, before the search, and tells the
-handler so (``keywords: false``).
+another processor. The handler declares ``keyword_queries``, so auto search extracts
+them once, before the search, and tells the handler so (``keywords: false``).
 
 Result links are untrusted: one that is not a safe http(s) URL is removed from its item
 (``url=None``, reason in ``metadata["url_refused"]``; the item's text is kept) and the
@@ -69,6 +69,9 @@ class WebHandler:
 
     type = "web"
     options_model = WebOptions
+    keyword_queries = True
+    """A search engine wants keywords: auto search extracts them and says so
+    (``keywords: false``)."""
 
     def __init__(self, config: SearchConfig | None = None) -> None:
         self.config = config or SearchConfig()

@@ -50,7 +50,7 @@ def test_use_parsing() -> None:
 # -- keyword -----------------------------------------------------------------------------
 
 async def test_keyword_by_mcp_tool(make_assistant) -> None:
-    web = StaticHandler("web", web_items(1))
+    web = StaticHandler("web", web_items(1), keyword_queries=True)
     a = make_assistant(WEB_ONLY, agent_yml=yml({"keyword": "mcp:tools.keywords"}),
                        handlers=[web])
     events = await run(a, "cheap hotels in Paris near the Louvre")
@@ -87,7 +87,7 @@ async def test_keyword_by_assistant(make_assistant, llm_server) -> None:
     agent_yml = {**connector_yml(llm_server, "delegate"), "uses": {"keyword": "worker"}}
     make_assistant({"name": "worker", "connector": "local"}, assistant_id="worker",
                    agent_yml=agent_yml)
-    web = StaticHandler("web", web_items(1))
+    web = StaticHandler("web", web_items(1), keyword_queries=True)
     a = make_assistant(WEB_ONLY, agent_yml=agent_yml, handlers=[web])
     await run(a, "anything at all")
     assert web.requests[0].query == "delegated keywords"
@@ -291,7 +291,7 @@ def mcp_http_url() -> Iterator[str]:
 
 
 async def test_keyword_by_mcp_tool_over_http(make_assistant, mcp_http_url) -> None:
-    web = StaticHandler("web", web_items(1))
+    web = StaticHandler("web", web_items(1), keyword_queries=True)
     a = make_assistant(WEB_ONLY, agent_yml={"mcp": {"servers": {"remote": {"url": mcp_http_url}}},
                                             "uses": {"keyword": "mcp:remote.keywords"}},
                        handlers=[web])

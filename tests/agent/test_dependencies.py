@@ -109,3 +109,35 @@ def test_from_config_builds_the_searcher_with_what_it_uses(tmp_path, home) -> No
     assert db.generators == {"mine": generator}
     assert searcher.rerankers["mine"] is reranker and "score" in searcher.rerankers
     assert searcher.registry.handlers("custom") == [mine]
+
+
+HOOK_USES_WORKER = '''
+async def create(ctx, messages, options):
+    deps = ctx.context.deps
+    ctx.memory["deps"] = (id(deps), id(deps.generators))
+    return {"uses": {"query": "dsl-worker"}}
+
+async def next(ctx, payload):
+    deps = ctx.context.deps
+    assert (id(deps), id(deps.generators)) == ctx.memory["deps"], "deps changed mid-run"
+'''
+
+
+async def test_a_create_hooks_query_generator_is_found_in_deps_filled_once(
+        make_assistant) -> None:
+    """The stream's deps are made once; the generator a create hook names in
+    ``uses.query`` is found through them all the same."""
+    seen: list[Any] = []
+
+    class Db(StaticHandler):
+        async def search(self, ctx: Any, request: Any) -> Any:
+            seen.append((ctx.config.uses.query, ctx.generators.get(ctx.config.uses.query)))
+            return await super().search(ctx, request)
+
+    a = make_assistant({"name": "t", "search": {"db": True}}, hooks=HOOK_USES_WORKER,
+                       handlers=[Db("db", [])])
+    assert a.searcher.config.uses.query in (None, "", "builtin")
+    events = await run(a, "cheap products")
+    assert events[-1]["event"] == "done" and not events[-1].get("error"), events[-1]
+    ((name, generator),) = seen
+    assert name == "dsl-worker" and generator is not None and generator.name == "dsl-worker"

@@ -29,7 +29,7 @@ class Reverse:
 
 
 async def test_auto_web_search_extracts_keywords_once(make_assistant) -> None:
-    web = StaticHandler("web", web_items(1))
+    web = StaticHandler("web", web_items(1), keyword_queries=True)
     a = make_assistant({"name": "t", "search": {"web": True}}, handlers=[web])
     calls: list[str] = []
     original = a.delegates.keywords

@@ -115,7 +115,8 @@ async def test_a_custom_type_is_offered_by_the_search_tool(make_assistant) -> No
     news = StaticHandler("news", items(1))
     a = make_assistant({"name": "t", "tools": ["search"]},
                        handlers=[StaticHandler("kb", items(1)), news])
-    assert a._tool_types() == ["kb", "news"]
+    assert a.answerer.tool_types() == ["kb", "news"]
+    assert a.tools == {"search"}
 
 
 def test_custom_type_toggles_in_a_package() -> None:

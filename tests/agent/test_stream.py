@@ -89,12 +89,29 @@ async def test_decision_table(make_assistant, package_search, option, expect_sea
 
 
 async def test_web_query_uses_keywords(make_assistant) -> None:
-    web = StaticHandler("web", web_items(1))
+    web = StaticHandler("web", web_items(1), keyword_queries=True)
     a = make_assistant({"name": "t", "search": {"web": True}}, handlers=[web])
     await run(a, "What are the best wireless headphones under 100 dollars?")
     q = web.requests[0].query
     assert "headphones" in q and "what" not in q.lower().split()
 
+
+
+async def test_keywords_go_to_the_handlers_that_want_them_whatever_their_type(
+        make_assistant) -> None:
+    """A handler's ``keyword_queries`` decides, not its type's name: a plug-in news
+    search that wants keywords gets them (once, told so), a web stand-in that does not
+    gets the message."""
+    news = StaticHandler("news", web_items(1), keyword_queries=True)
+    web = StaticHandler("web", web_items(1))
+    a = make_assistant({"name": "t", "search": {"web": True, "types": {"news": True}}},
+                       handlers=[news, web])
+    question = "What are the best wireless headphones under 100 dollars?"
+    await run(a, question)
+    (asked,) = news.requests
+    assert "headphones" in asked.query and "what" not in asked.query.lower().split()
+    assert asked.options == {"keywords": False}
+    assert [r.query for r in web.requests] == [question] and web.requests[0].options == {}
 
 HOOK_SEARCH = '''
 async def create(ctx, messages, options):
@@ -360,7 +377,8 @@ async def test_create_hook_bad_return_is_an_error(make_assistant) -> None:
 
 async def test_record_stored_by_request_id(make_assistant) -> None:
     a = make_assistant({"name": "t", "search": {"web": True}},
-                       handlers=[StaticHandler("web", web_items(2))])
+                       handlers=[StaticHandler("web", web_items(2),
+                                                keyword_queries=True)])
     events = await run(a, "Which wireless headphones are best?", Options(request_id="req-42"))
     assert events[0]["request_id"] == "req-42"
     record = await a.record("req-42")

@@ -84,6 +84,14 @@ def test_searcher_from_config_loads_nothing_heavy(tmp_path: Path) -> None:
     assert _loaded(code, tmp_path) == []
 
 
+def test_the_server_key_ring_and_settings_load_no_web_framework(tmp_path: Path) -> None:
+    """``agent-search serve`` checks the API keys, and a configuration with a ``server``
+    section validates it, before any app exists: neither loads FastAPI."""
+    code = ("from agent_search.server import KeyRing, ServerSettings\n"
+            "KeyRing(ServerSettings())\n")
+    assert _loaded(code, tmp_path) == []
+
+
 @pytest.fixture(scope="module")
 def notes_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     """A data home with the offline model and a two-note collection ``notes``, searched

@@ -44,8 +44,13 @@ EXPORTED: dict[str, list[str]] = {
     "agent_search.mcp": [
         "MCPConnection", "MCPError", "MCPServerSettings", "MCPServers", "tool_value",
     ],
+    "agent_search.mcp.client": [
+        "MCPConnection", "MCPError", "MCPServerSettings", "MCPServers", "tool_value",
+    ],
+    "agent_search.mcp.server": ["SearchTools", "create_server"],
     "agent_search.rerank": [
-        "Reranker", "ScoreReranker", "apply_rerank", "resolve_reranker",
+        "AgentReranker", "MCPReranker", "ModelReranker", "RerankError", "Reranker",
+        "ScoreReranker", "apply_rerank", "resolve_reranker",
     ],
     "agent_search.grounding": [
         "Embed", "GroundedSentence", "STATUSES", "Status", "Thresholds", "ground", "summary",
@@ -92,7 +97,9 @@ PUBLIC_MODULES: dict[str, list[str]] = {
     "agent_search.embedding": [],
     "agent_search.grounding": [],
     "agent_search.kb": ["calibrate", "evaluation", "handler", "ingest", "settings"],
-    "agent_search.mcp": ["client", "server", "settings"],
+    "agent_search.mcp": ["client", "server"],
+    "agent_search.mcp.client": ["settings"],
+    "agent_search.mcp.server": [],
     "agent_search.query": ["dsl", "keyword", "nl", "stopwords"],
     "agent_search.rerank": [],
     "agent_search.server": ["app", "service", "settings"],

@@ -95,3 +95,16 @@ def test_one_settings_model_for_agent_and_web_servers(tmp_path: Path) -> None:
     (tmp_path / "agent.yml").write_text("mcp:\n  servers:\n    s: {command: x, tool: t}\n")
     with pytest.raises(ConfigError, match=r"mcp\.servers\.s\.tool"):
         AgentSettings.load(tmp_path)
+
+
+def test_the_client_and_the_server_sides_load_apart() -> None:
+    """mcp/ is two sub-packages that share nothing: either side imports without the
+    other (checked in a fresh interpreter)."""
+    import subprocess
+
+    code = ("import sys\nimport agent_search.mcp.{side}\n"
+            "print('agent_search.mcp.{other}' in sys.modules)")
+    for side, other in (("server", "client"), ("client", "server")):
+        done = subprocess.run([sys.executable, "-c", code.format(side=side, other=other)],
+                              capture_output=True, text=True, timeout=120, check=True)
+        assert done.stdout.strip() == "False", (side, done.stdout, done.stderr[-500:])

@@ -104,9 +104,7 @@ class OpenAIChatClient:
                           tools: Sequence[dict[str, Any]] | None = None
                           ) -> AsyncIterator[ChatEvent]:
         url = self.settings.base_url.rstrip("/") + "/chat/completions"
-        deadline = time.monotonic() + self.settings.timeout
-        calls: dict[int, dict[str, str]] = {}
-        finish: str | None = None
+        reader = _StreamReader(self.name, self.settings.timeout)
         try:
             async with self._client().stream("POST", url, json=self._payload(messages, tools),
                                              headers=self._headers()) as response:
@@ -114,60 +112,90 @@ class OpenAIChatClient:
                     body = (await response.aread()).decode("utf-8", "replace")
                     raise LLMError(f"{self.name}: HTTP {response.status_code}: "
                                    f"{_error_message(body)}")
-                finished = False
                 async for line in response.aiter_lines():
-                    if time.monotonic() > deadline:
-                        raise LLMError(f"{self.name}: no complete answer within "
-                                       f"{self.settings.timeout:g}s")
-                    data = _sse_data(line)
-                    if data is None or finished:
-                        # after [DONE], read the body to its end: a fully read response
-                        # lets the connection go back to the pool for the next call
-                        continue
-                    if data == "[DONE]":
-                        finished = True
-                        continue
-                    try:
-                        chunk = json.loads(data)
-                    except ValueError:
-                        yield ChatEvent("warning", text=f"{self.name}: skipped a malformed "
-                                                        f"chunk: {data[:60]!r}")
-                        continue
-                    if not isinstance(chunk, dict):
-                        yield ChatEvent("warning", text=f"{self.name}: skipped a chunk that "
-                                                        "is not an object")
-                        continue
-                    if chunk.get("error"):
-                        raise LLMError(f"{self.name}: {_error_message(json.dumps(chunk))}")
-                    for choice in chunk.get("choices") or []:
-                        if not isinstance(choice, dict) or choice.get("index", 0) != 0:
-                            continue
-                        delta = choice.get("delta") or {}
-                        text = delta.get("content") if isinstance(delta, dict) else None
-                        if isinstance(text, str) and text:
-                            yield ChatEvent("text", text=text)
-                        if isinstance(delta, dict):
-                            _accumulate_tool_calls(calls, delta.get("tool_calls"))
-                        if choice.get("finish_reason"):
-                            finish = str(choice["finish_reason"])
+                    for event in reader.feed(line):
+                        yield event
         except httpx.TimeoutException as exc:
             kind = "connect" if isinstance(exc, httpx.ConnectTimeout) else "stalled"
             raise LLMError(f"{self.name}: {kind}: no data for "
                            f"{self._timeout_for(exc):g}s") from exc
         except httpx.HTTPError as exc:
             raise LLMError(f"{self.name}: {type(exc).__name__}: {exc}".rstrip(": ")) from exc
-        if calls:
-            yield ChatEvent("tool_calls", tool_calls=[
-                ToolCall(id=c.get("id") or f"call_{i}", name=c.get("name", ""),
-                         arguments=c.get("arguments", ""))
-                for i, c in sorted(calls.items())
-            ], finish_reason=finish)
-        yield ChatEvent("finish", finish_reason=finish)
+        for event in reader.end():
+            yield event
 
     def _timeout_for(self, exc: httpx.TimeoutException) -> float:
         if isinstance(exc, httpx.ConnectTimeout):
             return self.settings.connect_timeout
         return self.settings.idle_timeout
+
+
+class _StreamReader:
+    """The wire format of one streamed completion, read line by line: each SSE line in,
+    the events it makes out (text, warnings); the tool-call fragments and the finish
+    reason gathered for the end. Raises :class:`LLMError` for an ``error`` chunk and when
+    the whole answer takes longer than ``timeout`` seconds."""
+
+    def __init__(self, name: str, timeout: float) -> None:
+        self.name = name
+        self.timeout = timeout
+        self.deadline = time.monotonic() + timeout
+        self.calls: dict[int, dict[str, str]] = {}
+        self.finish: str | None = None
+        self.done = False
+        """``[DONE]`` seen: the lines after it are read (a fully read response lets the
+        connection go back to the pool for the next call) and ignored."""
+
+    def feed(self, line: str) -> list[ChatEvent]:
+        if time.monotonic() > self.deadline:
+            raise LLMError(f"{self.name}: no complete answer within {self.timeout:g}s")
+        data = _sse_data(line)
+        if data is None or self.done:
+            return []
+        if data == "[DONE]":
+            self.done = True
+            return []
+        try:
+            chunk = json.loads(data)
+        except ValueError:
+            return [self._warning(f"skipped a malformed chunk: {data[:60]!r}")]
+        if not isinstance(chunk, dict):
+            return [self._warning("skipped a chunk that is not an object")]
+        if chunk.get("error"):
+            raise LLMError(f"{self.name}: {_error_message(json.dumps(chunk))}")
+        return [ChatEvent("text", text=t) for t in self._choice_texts(chunk)]
+
+    def _choice_texts(self, chunk: dict[str, Any]) -> list[str]:
+        """The text of the first choice's delta (other choices are not asked for);
+        its tool-call fragments and finish reason are kept."""
+        texts: list[str] = []
+        for choice in chunk.get("choices") or []:
+            if not isinstance(choice, dict) or choice.get("index", 0) != 0:
+                continue
+            delta = choice.get("delta") or {}
+            if isinstance(delta, dict):
+                text = delta.get("content")
+                if isinstance(text, str) and text:
+                    texts.append(text)
+                _accumulate_tool_calls(self.calls, delta.get("tool_calls"))
+            if choice.get("finish_reason"):
+                self.finish = str(choice["finish_reason"])
+        return texts
+
+    def _warning(self, text: str) -> ChatEvent:
+        return ChatEvent("warning", text=f"{self.name}: {text}")
+
+    def end(self) -> list[ChatEvent]:
+        """The events of the stream's end: the tool calls, if any, then ``finish``."""
+        events: list[ChatEvent] = []
+        if self.calls:
+            events.append(ChatEvent("tool_calls", tool_calls=[
+                ToolCall(id=c.get("id") or f"call_{i}", name=c.get("name", ""),
+                         arguments=c.get("arguments", ""))
+                for i, c in sorted(self.calls.items())
+            ], finish_reason=self.finish))
+        events.append(ChatEvent("finish", finish_reason=self.finish))
+        return events
 
 
 def _sse_data(line: str) -> str | None:

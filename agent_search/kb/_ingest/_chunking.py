@@ -32,6 +32,7 @@ import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
+from agent_search._cjk import CJK_CHAR, HAN
 from agent_search.kb._ingest._loaders import PARAGRAPH_CHARS, Block, Document, _cut, glue
 from agent_search.kb._ingest._markdown import Fence, code_block
 
@@ -44,7 +45,7 @@ COUNT_BATCH_CHARS = 1 << 16
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 _CJK_SENTENCE_END = re.compile(
-    r"(?:[。！？；]+|…{2,}|[!?]+(?=[\u3400-\u9fff]))[”’」』）》】〕〉\"']*")
+    r"(?:[。！？；]+|…{2,}|[!?]+(?=[" + HAN + r"]))[”’」』）》】〕〉\"']*")
 """A sentence of Chinese or Japanese ends at full-width 。！？； or an ellipsis ……, with
 the closing quotes and brackets after it (they belong to the sentence they close), and
 at a half-width ! or ? right before a Han character (好吗?是的。: no space to split at)."""
@@ -56,7 +57,7 @@ _HALF_WIDTH = str.maketrans(
      **{chr(0xFF21 + i): chr(0x41 + i) for i in range(26)},
      **{chr(0xFF41 + i): chr(0x61 + i) for i in range(26)}, "％": "%"})
 """Full-width digits, Latin letters and ％ to ASCII: one character for one."""
-_CJK_CHAR = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]")
+_CJK_CHAR = CJK_CHAR
 
 
 @dataclass(slots=True)

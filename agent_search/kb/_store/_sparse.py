@@ -30,12 +30,14 @@ from typing import Any, Literal
 import numpy as np
 from numpy.typing import NDArray
 
+from agent_search._cjk import CJK, HAN, KANA
+
 WORD = re.compile(r"[^\W_]+", re.UNICODE)
 """A run of letters or digits: what BM25 splits text into (before stemming), and what
 the foreign-word check finds in a question."""
-_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]+")
-_KANA = re.compile(r"[\u3040-\u30ff]")
-_HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
+_CJK = re.compile(f"[{CJK}]+")
+_KANA = re.compile(f"[{KANA}]")
+_HAN = re.compile(f"[{HAN}]+")
 CJKTerms = Literal["words", "bigrams"]
 
 ENGLISH_STOP_WORDS = frozenset(

@@ -11,8 +11,8 @@ A connection opens its sessions one of three ways:
   when a caller is cancelled;
 - ``keep_alive``: one session (for stdio, one server process) opened on the first call
   and kept until :meth:`MCPConnection.aclose`, in a thread of its own (see
-  :mod:`agent_search.mcp._kept`); a session that fails is dropped and the next call opens
-  a new one;
+  :mod:`agent_search.mcp.client._kept`); a session that fails is dropped and the next
+  call opens a new one;
 - ``async with connection:``: one session for the block, in the caller's own task.
 
 Every failure is an :class:`MCPError` with a one-line message ``mcp:<server>: reason``.
@@ -32,8 +32,8 @@ from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 import anyio
 
 from agent_search.errors import RunError
-from agent_search.mcp._kept import KeptSession
-from agent_search.mcp.settings import MCPServerSettings
+from agent_search.mcp.client._kept import KeptSession
+from agent_search.mcp.client.settings import MCPServerSettings
 
 if TYPE_CHECKING:
     from mcp import Client
