@@ -27,6 +27,7 @@ from agent_search.db._builder import (
     visibility,
 )
 from agent_search.db._catalog import Catalog, ModelEntry
+from agent_search.db._records import Scope
 from agent_search.query.dsl import Aggregate, Having, QueryDSL
 from agent_search.types import QueryOrder, QueryWhere, ResultItem
 
@@ -116,23 +117,21 @@ def _compare(expr: sa.ColumnElement[Any], op: str, value: float) -> sa.ColumnEle
     return expr < bound if op == "<" else expr <= bound
 
 
-async def run_aggregate(conn: Any, catalog: Catalog, entry: ModelEntry, query: QueryDSL,
-                        preset_wheres: Sequence[QueryWhere], limit: int, caller: Caller,
-                        confidence: float, warnings: list[str],
-                        ) -> tuple[list[ResultItem], dict[str, Any]]:
+async def run_aggregate(conn: Any, scope: Scope, entry: ModelEntry, query: QueryDSL,
+                        confidence: float) -> tuple[list[ResultItem], dict[str, Any]]:
     """The answer rows of an aggregate query as items (``metadata.kind`` "aggregate",
     ``data`` keyed by group field and aggregate names), and the executed part of the DSL."""
-    q_limit = min(limit, query.limit) if query.limit else limit
-    capped = query.limit is None or query.limit > limit  # cut by the request, not asked
-    stmt = build_aggregate(catalog, entry, group_by=query.group_by,
+    q_limit = min(scope.limit, query.limit) if query.limit else scope.limit
+    capped = query.limit is None or query.limit > scope.limit  # cut by the request
+    stmt = build_aggregate(scope.catalog, entry, group_by=query.group_by,
                            aggregates=query.aggregates, having=query.having,
-                           wheres=[*preset_wheres, *query.wheres], orders=query.orders,
-                           limit=q_limit + 1 if capped else q_limit, caller=caller)
+                           wheres=[*scope.preset_wheres, *query.wheres], orders=query.orders,
+                           limit=q_limit + 1 if capped else q_limit, caller=scope.caller)
     rows = (await conn.execute(stmt)).mappings().all()
     if len(rows) > q_limit:
         rows = rows[:q_limit]
-        warnings.append(f"model {entry.id}: more than {q_limit} answer rows; the first "
-                        f"{q_limit} are shown")
+        scope.warnings.append(f"model {entry.id}: more than {q_limit} answer rows; the "
+                              f"first {q_limit} are shown")
     names = [*query.group_by, *(a.name for a in query.aggregates)]
     items = []
     for row in rows:

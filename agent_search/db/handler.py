@@ -64,6 +64,7 @@ if TYPE_CHECKING:  # imported where used: SQLAlchemy and the parser load on the 
     from sqlalchemy.ext.asyncio import AsyncEngine
 
     from agent_search.db._catalog import Catalog, ModelEntry
+    from agent_search.db._records import Scope
     from agent_search.query.nl._meaning import NameMeanings
 
 MAX_MODEL_NAMES_IN_ERROR = 20
@@ -170,18 +171,16 @@ class DBHandler:
             return _error(request, f"database error: {exc.strerror or exc}")
 
     async def _search(self, ctx: Context, request: Request) -> Result:
-        from agent_search.db._aggregate import run_aggregate
         from agent_search.db._builder import Caller
-        from agent_search.db._records import run_records
+        from agent_search.db._records import Scope
 
         settings = ctx.config.db.settings(DBSettings)
         warnings: list[str] = []
         with span("schema"):
             await self._start()
-        entries = self._pick_models(request, settings, warnings)
         preset_wheres = [*settings.wheres, *request.wheres]
         preset_orders = [*settings.orders, *request.orders]
-        entries = [e for e in entries
+        entries = [e for e in self._pick_models(request, settings, warnings)
                    if self._fits_preset(e, preset_wheres, preset_orders, warnings)]
         if not entries:
             return _error(request, "no model can be searched: " + "; ".join(warnings),
@@ -194,7 +193,10 @@ class DBHandler:
             generated = await self._generate(ctx, request, entries, warnings)
             node.attributes["generator"] = generated.generator
         warnings.extend(generated.warnings)
-        caller = Caller(ctx.user_id, ctx.team_id)
+        scope = Scope(catalog=self.catalog, caller=Caller(ctx.user_id, ctx.team_id),
+                      preset_wheres=preset_wheres, preset_orders=preset_orders,
+                      select=request.select, limit=limit, count_max=self.settings.count_max,
+                      warnings=warnings)
         items: list[ResultItem] = []
         executed: list[dict[str, Any]] = []
         total = 0
@@ -202,23 +204,9 @@ class DBHandler:
         with span("db_query") as node:
             async with self.engine.connect() as conn:
                 for query in generated.queries:
-                    entry = by_id[query.model.lower()]
-                    answers: list[ResultItem] = []
-                    if query.is_aggregate:  # answer rows, then a sample of the records
-                        answers, a_json = await run_aggregate(
-                            conn, self.catalog, entry, query, preset_wheres, limit, caller,
-                            generated.confidence, warnings)
-                        query = query.model_copy(update={
-                            "group_by": [], "aggregates": [], "having": [], "orders": [],
-                            "limit": None})
-                    q_items, q_total, q_json = await run_records(
-                        conn, self.catalog, entry, query, preset_wheres=preset_wheres,
-                        preset_orders=preset_orders, select=request.select, limit=limit,
-                        count_max=self.settings.count_max, caller=caller,
-                        confidence=generated.confidence, warnings=warnings)
-                    if answers:
-                        q_json.update(a_json)
-                    items.extend([*answers, *q_items])
+                    q_items, q_total, q_json = await _run_query(
+                        conn, scope, by_id[query.model.lower()], query, generated.confidence)
+                    items.extend(q_items)
                     total += q_total
                     executed.append(q_json)
             node.attributes["rows"] = len(items)
@@ -349,6 +337,25 @@ class DBHandler:
                 raise
             warnings.append(f"{exc}; used the builtin generator")
             return await generate_dsl(builtin, request.query, schemas, retries=0)
+
+
+async def _run_query(conn: Any, scope: Scope, entry: ModelEntry, query: QueryDSL,
+                     confidence: float) -> tuple[list[ResultItem], int, dict[str, Any]]:
+    """One generated query: an aggregate's answer rows first, then (for any query) a
+    sample of the records it covers; ``(items, total, the query as executed)``."""
+    from agent_search.db._aggregate import run_aggregate
+    from agent_search.db._records import run_records
+
+    answers: list[ResultItem] = []
+    a_json: dict[str, Any] = {}
+    if query.is_aggregate:
+        answers, a_json = await run_aggregate(conn, scope, entry, query, confidence)
+        query = query.model_copy(update={"group_by": [], "aggregates": [], "having": [],
+                                         "orders": [], "limit": None})
+    items, total, executed = await run_records(conn, scope, entry, query, confidence)
+    if answers:
+        executed.update(a_json)
+    return [*answers, *items], total, executed
 
 
 def _error(request: Request, message: str, warnings: list[str] | None = None) -> Result:
