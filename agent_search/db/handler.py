@@ -65,7 +65,7 @@ if TYPE_CHECKING:  # imported where used: SQLAlchemy and the parser load on the 
 
     from agent_search.db._catalog import Catalog, ModelEntry
     from agent_search.db._records import Scope
-    from agent_search.query.nl._meaning import NameMeanings
+    from agent_search.query.nl import NameMeanings
 
 MAX_MODEL_NAMES_IN_ERROR = 20
 
@@ -127,7 +127,7 @@ class DBHandler:
         """Names by meaning (``db.match_by_meaning``), made on first use: building a
         handler (every CLI command does) loads neither the parser nor the model."""
         if self._meanings is None and self.settings.match_by_meaning:
-            from agent_search.query.nl._meaning import NameMeanings
+            from agent_search.query.nl import NameMeanings
 
             self._meanings = NameMeanings.for_config(self.config)
         return self._meanings
@@ -301,13 +301,7 @@ class DBHandler:
                         warnings: list[str]) -> GeneratedDSL:
         from agent_search.query.nl import BuiltinDSLGenerator
 
-        # read with the value index: it also tells which text columns hold numbers
-        # (compared as numbers on every path, an explicit DSL's too)
-        schemas = [await self.catalog.schema_with_values(e, queryable=True) for e in entries]
-        for related in self._related_schemas(entries):
-            target = self.catalog.find(related.id)
-            assert target is not None
-            schemas.append(await self.catalog.schema_with_values(target, queryable=False))
+        schemas = await self._schemas_with_values(entries)
         explicit = request.options.get("dsl")
         if explicit is not None:
             if not isinstance(explicit, Mapping):
@@ -316,27 +310,48 @@ class DBHandler:
         if request.options.get("generate", True) is False:
             return GeneratedDSL(queries=[QueryDSL(model=e.id) for e in entries],
                                 explanation="preset filters only", generator="none")
-        strict = ctx.config.query.strict
-        name = ctx.config.uses.query
-        builtin = BuiltinDSLGenerator(strict=strict, meanings=self.meanings)
-        generator: DSLGenerator | None = (
-            self.generators.get(name) or ctx.generators.get(name)
-            or (builtin if name == "builtin" else None))
-        if generator is None:
-            message = (f"query generator {name!r} (uses.query) is not available; "
-                       "register it with create_handler(generators=...)")
-            if strict:
-                raise DSLGenerationError(message)
-            warnings.append(message + "; used the builtin generator")
-            generator = builtin
-        try:  # the builtin generator is deterministic: asking it again changes nothing
-            retries = 0 if isinstance(generator, BuiltinDSLGenerator) else self.settings.retries
-            return await generate_dsl(generator, request.query, schemas, retries=retries)
+        builtin = BuiltinDSLGenerator(strict=ctx.config.query.strict, meanings=self.meanings)
+        generator = self._generator(ctx, builtin, warnings)
+        if isinstance(generator, BuiltinDSLGenerator):  # deterministic: asking again
+            return await generate_dsl(generator, request.query, schemas, retries=0)
+        try:
+            return await generate_dsl(generator, request.query, schemas,
+                                      retries=self.settings.retries)
         except DSLGenerationError as exc:
-            if strict or generator is builtin:
+            if ctx.config.query.strict:
                 raise
             warnings.append(f"{exc}; used the builtin generator")
             return await generate_dsl(builtin, request.query, schemas, retries=0)
+
+    async def _schemas_with_values(self, entries: list[ModelEntry]) -> list[ModelSchema]:
+        """The entries' schemas (queryable) and their related models' (reachable only
+        through a relation), read with the value index: it also tells which text columns
+        hold numbers (compared as numbers on every path, an explicit DSL's too)."""
+        schemas = [await self.catalog.schema_with_values(e, queryable=True) for e in entries]
+        for related in self._related_schemas(entries):
+            target = self.catalog.find(related.id)
+            assert target is not None
+            schemas.append(await self.catalog.schema_with_values(target, queryable=False))
+        return schemas
+
+    def _generator(self, ctx: Context, builtin: DSLGenerator,
+                   warnings: list[str]) -> DSLGenerator:
+        """The generator ``uses.query`` names, from one table: ``builtin``, then the
+        handler's own (``create_handler(generators=...)``), then the run's
+        (``ctx.deps.generators``: an assistant's delegate), a later one winning. A name
+        in none of them is an error in strict mode, else the builtin with a warning."""
+        name = ctx.config.uses.query
+        table: dict[str, DSLGenerator] = {"builtin": builtin, **self.generators,
+                                          **ctx.generators}
+        found = table.get(name)
+        if found is not None:
+            return found
+        message = (f"query generator {name!r} (uses.query) is not available; "
+                   "register it with create_handler(generators=...)")
+        if ctx.config.query.strict:
+            raise DSLGenerationError(message)
+        warnings.append(message + "; used the builtin generator")
+        return builtin
 
 
 async def _run_query(conn: Any, scope: Scope, entry: ModelEntry, query: QueryDSL,
