@@ -12,12 +12,13 @@ columns and functions come from the schema and a fixed table.
 from __future__ import annotations
 
 import decimal
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import sqlalchemy as sa
 
 from agent_search.db._builder import (
+    BINARY,
     Caller,
     DSLBuildError,
     build_where,
@@ -39,20 +40,7 @@ def build_aggregate(catalog: Catalog, entry: ModelEntry, *, group_by: Sequence[s
     """``SELECT group..., aggregate... FROM model [LEFT JOIN related] WHERE visible AND
     wheres GROUP BY group... HAVING ... ORDER BY ... LIMIT limit``; columns labelled with
     the group field names and the aggregate names."""
-    source: sa.FromClause = entry.table
-    groups: list[sa.ColumnElement[Any]] = []
-    joined: dict[str, tuple[ModelEntry, sa.FromClause]] = {}
-    for path in group_by:
-        if "." in path:
-            rel_name, _, name = path.partition(".")
-            if rel_name not in joined:
-                target, alias, source = _join(catalog, entry, rel_name, source, caller)
-                joined[rel_name] = (target, alias)
-            target, alias = joined[rel_name]
-            col = caller_column(target, name, "grouped by", alias)
-        else:
-            col = caller_column(entry, path, "grouped by")
-        groups.append(col)
+    source, groups = _groups(catalog, entry, group_by, caller)
     computed = {a.name: _aggregate(entry, a) for a in aggregates}
     stmt = sa.select(*(g.label(p) for g, p in zip(groups, group_by, strict=True)),
                      *(expr.label(name) for name, expr in computed.items()))
@@ -64,17 +52,42 @@ def build_aggregate(catalog: Catalog, entry: ModelEntry, *, group_by: Sequence[s
     if groups:
         stmt = stmt.group_by(*groups)
     for h in having:
-        stmt = stmt.having(_compare(_aggregate(entry, h.aggregate), h.op, h.value))
+        stmt = stmt.having(BINARY[h.op](_aggregate(entry, h.aggregate), sa.literal(h.value)))
     by_name: dict[str, sa.ColumnElement[Any]] = {
         **dict(zip(group_by, groups, strict=True)), **computed}
-    order_by: list[sa.ColumnElement[Any]] = []
+    return stmt.order_by(*_order_by(entry, orders, by_name), *groups).limit(limit)
+
+
+def _groups(catalog: Catalog, entry: ModelEntry, group_by: Sequence[str],
+            caller: Caller) -> tuple[sa.FromClause, list[sa.ColumnElement[Any]]]:
+    """The FROM clause (the table, LEFT JOINed once to each related model a group field
+    goes through) and the group columns."""
+    source: sa.FromClause = entry.table
+    groups: list[sa.ColumnElement[Any]] = []
+    joined: dict[str, tuple[ModelEntry, sa.FromClause]] = {}
+    for path in group_by:
+        rel_name, dot, name = path.partition(".")
+        if not dot:
+            groups.append(caller_column(entry, path, "grouped by"))
+            continue
+        if rel_name not in joined:
+            target, alias, source = _join(catalog, entry, rel_name, source, caller)
+            joined[rel_name] = (target, alias)
+        target, alias = joined[rel_name]
+        groups.append(caller_column(target, name, "grouped by", alias))
+    return source, groups
+
+
+def _order_by(entry: ModelEntry, orders: Sequence[QueryOrder],
+              by_name: dict[str, sa.ColumnElement[Any]]) -> list[sa.ColumnElement[Any]]:
+    """Orders by aggregate or group names (then the groups follow: a stable answer)."""
+    keys: list[sa.ColumnElement[Any]] = []
     for o in orders:
         expr = by_name.get(o.field)
         if expr is None:
             raise DSLBuildError(f"model {entry.id}: can't order an aggregate by {o.field!r}")
-        order_by.append(expr.desc() if o.order == "desc" else expr.asc())
-    order_by += groups  # then the groups: a stable answer
-    return stmt.order_by(*order_by).limit(limit)
+        keys.append(expr.desc() if o.order == "desc" else expr.asc())
+    return keys
 
 
 def _join(catalog: Catalog, entry: ModelEntry, rel_name: str, source: sa.FromClause,
@@ -89,32 +102,21 @@ def _join(catalog: Catalog, entry: ModelEntry, rel_name: str, source: sa.FromCla
     return target, alias, sa.outerjoin(source, alias, on)
 
 
+_FUNCTIONS: dict[str, Callable[[Any], sa.ColumnElement[Any]]] = {
+    "avg": sa.func.avg, "sum": sa.func.sum, "max": sa.func.max, "min": sa.func.min,
+    "count": sa.func.count,
+}
+
+
 def _aggregate(entry: ModelEntry, agg: Aggregate) -> sa.ColumnElement[Any]:
+    """The SQL of one aggregate: ``count(*)`` without a field; a count of the column's
+    values as stored; any other function over the column read as a number when it holds
+    numbers as text."""
     if agg.field is None:
         return sa.func.count()
     col = caller_column(entry, agg.field, "aggregated")
-    if agg.fn == "count":
-        return sa.func.count(sa.distinct(col)) if agg.distinct else sa.func.count(col)
-    value = numeric(entry, col)
-    arg = sa.distinct(value) if agg.distinct else value
-    if agg.fn == "avg":
-        return sa.func.avg(arg)
-    if agg.fn == "sum":
-        return sa.func.sum(arg)
-    return sa.func.max(arg) if agg.fn == "max" else sa.func.min(arg)
-
-
-def _compare(expr: sa.ColumnElement[Any], op: str, value: float) -> sa.ColumnElement[bool]:
-    bound = sa.literal(value)
-    if op == "=":
-        return expr == bound
-    if op == "!=":
-        return expr != bound
-    if op == ">":
-        return expr > bound
-    if op == ">=":
-        return expr >= bound
-    return expr < bound if op == "<" else expr <= bound
+    value = col if agg.fn == "count" else numeric(entry, col)
+    return _FUNCTIONS[agg.fn](sa.distinct(value) if agg.distinct else value)
 
 
 async def run_aggregate(conn: Any, scope: Scope, entry: ModelEntry, query: QueryDSL,
@@ -133,14 +135,7 @@ async def run_aggregate(conn: Any, scope: Scope, entry: ModelEntry, query: Query
         scope.warnings.append(f"model {entry.id}: more than {q_limit} answer rows; the "
                               f"first {q_limit} are shown")
     names = [*query.group_by, *(a.name for a in query.aggregates)]
-    items = []
-    for row in rows:
-        data = {n: _plain(row[n]) for n in names}
-        text = "; ".join(f"{k}: {v}" for k, v in data.items())
-        items.append(ResultItem(type="db", title=text[:200], content=text[:600],
-                                score=round(max(0.0, min(1.0, confidence)), 6),
-                                model=entry.id, data=data,
-                                metadata={"table": entry.table.name, "kind": "aggregate"}))
+    items = [_answer(entry, {n: _plain(row[n]) for n in names}, confidence) for row in rows]
     executed: dict[str, Any] = {"group_by": list(query.group_by),
                                 "aggregates": [a.name for a in query.aggregates],
                                 "aggregate_orders": [o.model_dump() for o in query.orders],
@@ -148,6 +143,14 @@ async def run_aggregate(conn: Any, scope: Scope, entry: ModelEntry, query: Query
     if query.having:
         executed["having"] = [h.to_json() for h in query.having]
     return items, executed
+
+
+def _answer(entry: ModelEntry, data: dict[str, Any], confidence: float) -> ResultItem:
+    """One answer row as an item: its values as ``key: value`` text and as ``data``."""
+    text = "; ".join(f"{k}: {v}" for k, v in data.items())
+    return ResultItem(type="db", title=text[:200], content=text[:600],
+                      score=round(max(0.0, min(1.0, confidence)), 6), model=entry.id,
+                      data=data, metadata={"table": entry.table.name, "kind": "aggregate"})
 
 
 def _plain(value: Any) -> Any:

@@ -267,7 +267,7 @@ def _count_where(catalog: Catalog, entry: ModelEntry, rel_name: str, where: Quer
     if target is None or target.missing:
         raise DSLBuildError(f"where {label}: relation {rel.name!r} points at an "
                             f"unavailable model {rel.model!r}")
-    compare = _BINARY.get(where.op)
+    compare = BINARY.get(where.op)
     if compare is None:
         raise DSLBuildError(f"where {label}: operator {where.op!r} can't compare a count")
     try:
@@ -321,7 +321,7 @@ _PYTHON_COMPARE: dict[str, Callable[[int, int], bool]] = {
     "<": operator.lt, "<=": operator.le,
 }
 _Compare = Callable[[sa.ColumnElement[Any], Any], sa.ColumnElement[bool]]
-_BINARY: dict[str, _Compare] = {
+BINARY: dict[str, _Compare] = {
     "=": lambda c, v: c == v,
     "!=": lambda c, v: c != v,
     ">": lambda c, v: c > v,
@@ -333,35 +333,60 @@ _BINARY: dict[str, _Compare] = {
 
 def _comparison(col: sa.ColumnElement[Any], op: str, value: Any,
                 where: str) -> sa.ColumnElement[bool]:
-    if op == "is null":
-        return col.is_(None)
-    if op == "is not null":
-        return col.is_not(None)
-    if op == "like":
-        try:
-            pattern = like_pattern(value)
-        except ValueBoundsError as exc:
-            raise DSLBuildError(f"where {where}: {exc}") from exc
-        return sa.cast(col, sa.String).ilike(pattern) if sa_kind(col.type) not in (
-            "string", "text") else col.ilike(pattern)
-    if op in ("in", "not in"):
-        if len(value) > MAX_IN_VALUES:
-            raise DSLBuildError(f"where {where}: {len(value)} values for {op!r}; "
-                                f"the most is {MAX_IN_VALUES}")
-        values = [coerce(col, v, where) for v in value]
-        if not values:
-            return sa.false() if op == "in" else sa.true()
-        return col.in_(values) if op == "in" else col.not_in(values)
-    if op == "between":
-        low, high = (coerce(col, v, where) for v in value)
-        return col.between(low, high)
+    """``col op value`` with the value coerced to the column's type; the operators that
+    are no plain binary comparison (null tests, like, membership, ranges) by their own
+    rule of :data:`_SPECIAL`."""
+    special = _SPECIAL.get(op)
+    if special is not None:
+        return special(col, value, where)
     if value is None:
-        if op == "=":
-            return col.is_(None)
-        if op == "!=":
-            return col.is_not(None)
-        raise DSLBuildError(f"where {where}: operator {op!r} needs a value, not null")
-    return _BINARY[op](col, coerce(col, value, where))
+        null_test = _NULL_TESTS.get(op)
+        if null_test is None:
+            raise DSLBuildError(f"where {where}: operator {op!r} needs a value, not null")
+        return null_test(col)
+    return BINARY[op](col, coerce(col, value, where))
+
+
+def _like(col: sa.ColumnElement[Any], value: Any, where: str) -> sa.ColumnElement[bool]:
+    try:
+        pattern = like_pattern(value)
+    except ValueBoundsError as exc:
+        raise DSLBuildError(f"where {where}: {exc}") from exc
+    return sa.cast(col, sa.String).ilike(pattern) if sa_kind(col.type) not in (
+        "string", "text") else col.ilike(pattern)
+
+
+def _members(col: sa.ColumnElement[Any], value: Any, where: str, op: str) -> list[Any]:
+    if len(value) > MAX_IN_VALUES:
+        raise DSLBuildError(f"where {where}: {len(value)} values for {op!r}; "
+                            f"the most is {MAX_IN_VALUES}")
+    return [coerce(col, v, where) for v in value]
+
+
+def _in(col: sa.ColumnElement[Any], value: Any, where: str) -> sa.ColumnElement[bool]:
+    values = _members(col, value, where, "in")
+    return col.in_(values) if values else sa.false()
+
+
+def _not_in(col: sa.ColumnElement[Any], value: Any, where: str) -> sa.ColumnElement[bool]:
+    values = _members(col, value, where, "not in")
+    return col.not_in(values) if values else sa.true()
+
+
+def _between(col: sa.ColumnElement[Any], value: Any, where: str) -> sa.ColumnElement[bool]:
+    low, high = (coerce(col, v, where) for v in value)
+    return col.between(low, high)
+
+
+_Rule = Callable[[sa.ColumnElement[Any], Any, str], sa.ColumnElement[bool]]
+_SPECIAL: dict[str, _Rule] = {
+    "is null": lambda c, _v, _w: c.is_(None),
+    "is not null": lambda c, _v, _w: c.is_not(None),
+    "like": _like, "in": _in, "not in": _not_in, "between": _between,
+}
+_NULL_TESTS: dict[str, Callable[[sa.ColumnElement[Any]], sa.ColumnElement[bool]]] = {
+    "=": lambda c: c.is_(None), "!=": lambda c: c.is_not(None),
+}
 
 
 def coerce(col: sa.ColumnElement[Any], value: Any, where: str) -> Any:
@@ -371,24 +396,23 @@ def coerce(col: sa.ColumnElement[Any], value: Any, where: str) -> Any:
     if value is None:
         return None
     try:
-        if kind == "integer":
-            return to_int(value)
-        if kind == "number":
-            number = to_decimal(value)
-            return float(number) if isinstance(col.type, sa.Float) else number
-        if kind == "boolean":
-            return to_bool(value)
-        if kind == "datetime":
-            return to_datetime(value)
-        if kind == "date":
-            return to_datetime(value).date()
-        return to_text(value)
+        if kind == "number" and isinstance(col.type, sa.Float):
+            return float(to_decimal(value))
+        rule = _COERCE.get(kind)
+        return to_text(value) if rule is None else rule(value)
     except ValueBoundsError as exc:
         raise DSLBuildError(f"where {where}: {_shown(value)} is not a valid {kind} value "
                             f"({exc})") from exc
     except (ValueError, TypeError, ArithmeticError, OverflowError) as exc:
         raise DSLBuildError(
             f"where {where}: {_shown(value)} is not a valid {kind} value") from exc
+
+
+_COERCE: dict[str, Callable[[Any], Any]] = {
+    "integer": to_int, "number": to_decimal, "boolean": to_bool, "datetime": to_datetime,
+    "date": lambda v: to_datetime(v).date(),
+}
+"""A value from outside as the Python type of a column of each kind (else text)."""
 
 
 def _shown(value: Any) -> str:

@@ -20,6 +20,7 @@ definition naming one is a configuration error.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -178,30 +179,25 @@ class Catalog:
         """Declared ``option`` values, then the distinct values of categorical text
         columns among the rows *everyone* may see: on a permission-aware table only its
         ``public`` rows (none without a ``public`` column), never soft-deleted ones."""
-        out: dict[str, list[str]] = {}
         declared = {c.name: c for c in entry.definition.all_columns()} if entry.definition else {}
-        for name, col in declared.items():
-            if col.option and name in entry.table.c:
-                out[name] = list(col.option)
-        if entry.missing or self.value_index_max == 0:
-            return out
+        out = {name: list(col.option) for name, col in declared.items()
+               if col.option and name in entry.table.c}
         conds = visibility_for_everyone(entry)
-        if conds is None:
+        if entry.missing or self.value_index_max == 0 or conds is None:
             return out
         columns = [c for c in entry.table.columns
-                   if c.name not in out and _indexable(c, declared.get(c.name))
-                   and not (entry.permission is not None
-                            and c.name.lower() in GUARD_COLUMNS)]
+                   if c.name not in out and _indexable(entry, c, declared.get(c.name))]
         if not columns:
             return out
+        every_row = entry.permission is None and not entry.soft_delete
         async with self.engine.connect() as conn:
             for column in columns:
                 values, kind = await _distinct_values(conn, column, conds,
                                                       self.value_index_max)
                 if values:
                     out[column.name] = values
-                if kind is not None and entry.permission is None and not entry.soft_delete:
-                    entry.numeric_text[column.name] = kind  # every row was read
+                if kind is not None and every_row:
+                    entry.numeric_text[column.name] = kind
         return out
 
     async def schema_with_values(self, entry: ModelEntry, *, queryable: bool) -> ModelSchema:
@@ -249,7 +245,11 @@ def _find_table(meta: sa.MetaData, name: str) -> sa.Table | None:
     return None
 
 
-def _indexable(col: sa.Column[Any], definition: ColumnDef | None) -> bool:
+def _indexable(entry: ModelEntry, col: sa.Column[Any], definition: ColumnDef | None) -> bool:
+    """A column whose values may be categories: text, not a key, no column deciding who
+    sees a row."""
+    if entry.permission is not None and col.name.lower() in GUARD_COLUMNS:
+        return False
     if col.name.startswith("__yao_") or (  # a part of a composite key is an attribute
             col.primary_key and len(col.table.primary_key.columns) == 1):
         return False
@@ -334,26 +334,25 @@ def _first_named(names: list[str], wanted: tuple[str, ...]) -> str | None:
 # -- tables and schemas from definitions ---------------------------------------------
 
 
+_SA_TYPES: dict[str, Callable[[], sa.types.TypeEngine[Any]]] = {
+    "boolean": sa.Boolean, "date": sa.Date, "datetime": sa.DateTime, "text": sa.Text,
+    "json": sa.JSON,
+}
+_FLOAT_TYPES = frozenset({"float", "double", "unsignedfloat", "unsigneddouble"})
+
+
 def _sa_type(col: ColumnDef) -> sa.types.TypeEngine[Any]:
+    """The SQL type of a defined column: by its kind (:data:`_SA_TYPES`), integers and
+    numbers by their declared size, anything else a string of its length."""
     t = col.type.lower()
-    kind = col.kind
-    if kind == "integer":
+    if col.kind == "integer":
         return sa.BigInteger() if "big" in t else sa.Integer()
-    if kind == "number":
-        if t in ("float", "double", "unsignedfloat", "unsigneddouble"):
+    if col.kind == "number":
+        if t in _FLOAT_TYPES:
             return sa.Float()
         return sa.Numeric(col.precision or 10, col.scale if col.scale is not None else 2)
-    if kind == "boolean":
-        return sa.Boolean()
-    if kind == "date":
-        return sa.Date()
-    if kind == "datetime":
-        return sa.DateTime()
-    if kind == "text":
-        return sa.Text()
-    if kind == "json":
-        return sa.JSON()
-    return sa.String(col.length or 255)
+    make = _SA_TYPES.get(col.kind)
+    return make() if make is not None else sa.String(col.length or 255)
 
 
 def table_from_definition(definition: ModelDef, meta: sa.MetaData, *,

@@ -224,19 +224,14 @@ class DBHandler:
 
     def _pick_models(self, request: Request, settings: DBSettings,
                      warnings: list[str]) -> list[ModelEntry]:
-        catalog = self.catalog
-        wanted = list(request.models or settings.models)
-        if not wanted:
-            wanted = [e.id for e in catalog.entries.values() if not e.missing]
-            if not wanted:
-                raise ConfigError("the database has no tables and no models are defined",
-                                  key="db.models")
-            warnings.append(f"no models given (request.models, db.models); searched all "
-                            f"{len(wanted)}")
+        """``request.models``, else ``db.models``, else every model (with a warning);
+        a missing table or an unknown name is skipped with a warning, and an error when
+        nothing is left."""
+        wanted = list(request.models or settings.models) or self._every_model(warnings)
         entries: list[ModelEntry] = []
         unknown: list[str] = []
         for model_id in wanted:
-            entry = catalog.find(model_id)
+            entry = self.catalog.find(model_id)
             if entry is None:
                 unknown.append(model_id)
             elif entry.missing:
@@ -244,14 +239,30 @@ class DBHandler:
             elif entry not in entries:
                 entries.append(entry)
         if unknown:
-            names = ", ".join(repr(u[:80]) for u in unknown)
-            if not entries:
-                known = sorted(catalog.ids())
-                more = "" if len(known) <= MAX_MODEL_NAMES_IN_ERROR else ", ..."
-                raise ConfigError(f"unknown model {names}; known: "
-                                  f"{', '.join(known[:MAX_MODEL_NAMES_IN_ERROR])}{more}")
-            warnings.append(f"unknown model {names} skipped")
+            self._unknown_models(unknown, searched=bool(entries), warnings=warnings)
         return entries
+
+    def _every_model(self, warnings: list[str]) -> list[str]:
+        wanted = [e.id for e in self.catalog.entries.values() if not e.missing]
+        if not wanted:
+            raise ConfigError("the database has no tables and no models are defined",
+                              key="db.models")
+        warnings.append(f"no models given (request.models, db.models); searched all "
+                        f"{len(wanted)}")
+        return wanted
+
+    def _unknown_models(self, unknown: list[str], *, searched: bool,
+                        warnings: list[str]) -> None:
+        """Unknown names beside known ones are a warning; alone, an error listing what
+        is known."""
+        names = ", ".join(repr(u[:80]) for u in unknown)
+        if searched:
+            warnings.append(f"unknown model {names} skipped")
+            return
+        known = sorted(self.catalog.ids())
+        more = "" if len(known) <= MAX_MODEL_NAMES_IN_ERROR else ", ..."
+        raise ConfigError(f"unknown model {names}; known: "
+                          f"{', '.join(known[:MAX_MODEL_NAMES_IN_ERROR])}{more}")
 
     def _fits_preset(self, entry: ModelEntry, wheres: Sequence[QueryWhere],
                      orders: Sequence[QueryOrder], warnings: list[str]) -> bool:
@@ -274,25 +285,23 @@ class DBHandler:
 
     def _related_schemas(self, entries: Sequence[ModelEntry]) -> list[ModelSchema]:
         """The models the entries' relations point at, and (second hop, hasOne only:
-        track → album → artist) the models those point at."""
+        track → album → artist) the models those point at: one walk, breadth first."""
         ids = {e.id.lower() for e in entries}
         out: list[ModelSchema] = []
-        first: list[ModelEntry] = []
-        for e in entries:
-            for rel in e.schema.relations:
-                target = self.catalog.find(rel.model)
-                if target is not None and not target.missing and target.id.lower() not in ids:
+        frontier = [(e, True) for e in entries]  # (model, may its hasMany be followed)
+        for _hop in range(2):
+            reached: list[tuple[ModelEntry, bool]] = []
+            for entry, any_kind in frontier:
+                for rel in entry.schema.relations:
+                    target = self.catalog.find(rel.model)
+                    if not (any_kind or rel.type == "hasOne") or target is None \
+                            or target.missing or target.id.lower() in ids:
+                        continue
                     ids.add(target.id.lower())
                     out.append(self._schema(target, queryable=False))
                     if rel.type == "hasOne":
-                        first.append(target)
-        for e in first:
-            for rel in e.schema.relations:
-                target = self.catalog.find(rel.model)
-                if rel.type == "hasOne" and target is not None and not target.missing \
-                        and target.id.lower() not in ids:
-                    ids.add(target.id.lower())
-                    out.append(self._schema(target, queryable=False))
+                        reached.append((target, False))
+            frontier = reached
         return out
 
     # -- generation ------------------------------------------------------------------
