@@ -12,7 +12,7 @@ columns and functions come from the schema and a fixed table.
 from __future__ import annotations
 
 import decimal
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import sqlalchemy as sa
@@ -21,10 +21,10 @@ from agent_search.db._builder import (
     BINARY,
     Caller,
     DSLBuildError,
+    aggregate_sql,
     build_where,
     caller_column,
     column_of,
-    numeric,
     visibility,
 )
 from agent_search.db._catalog import Catalog, ModelEntry
@@ -41,7 +41,7 @@ def build_aggregate(catalog: Catalog, entry: ModelEntry, *, group_by: Sequence[s
     wheres GROUP BY group... HAVING ... ORDER BY ... LIMIT limit``; columns labelled with
     the group field names and the aggregate names."""
     source, groups = _groups(catalog, entry, group_by, caller)
-    computed = {a.name: _aggregate(entry, a) for a in aggregates}
+    computed = {a.name: aggregate_sql(entry, a) for a in aggregates}
     stmt = sa.select(*(g.label(p) for g, p in zip(groups, group_by, strict=True)),
                      *(expr.label(name) for name, expr in computed.items()))
     stmt = stmt.select_from(source)
@@ -52,7 +52,7 @@ def build_aggregate(catalog: Catalog, entry: ModelEntry, *, group_by: Sequence[s
     if groups:
         stmt = stmt.group_by(*groups)
     for h in having:
-        stmt = stmt.having(BINARY[h.op](_aggregate(entry, h.aggregate), sa.literal(h.value)))
+        stmt = stmt.having(BINARY[h.op](aggregate_sql(entry, h.aggregate), sa.literal(h.value)))
     by_name: dict[str, sa.ColumnElement[Any]] = {
         **dict(zip(group_by, groups, strict=True)), **computed}
     return stmt.order_by(*_order_by(entry, orders, by_name), *groups).limit(limit)
@@ -102,23 +102,6 @@ def _join(catalog: Catalog, entry: ModelEntry, rel_name: str, source: sa.FromCla
     return target, alias, sa.outerjoin(source, alias, on)
 
 
-_FUNCTIONS: dict[str, Callable[[Any], sa.ColumnElement[Any]]] = {
-    "avg": sa.func.avg, "sum": sa.func.sum, "max": sa.func.max, "min": sa.func.min,
-    "count": sa.func.count,
-}
-
-
-def _aggregate(entry: ModelEntry, agg: Aggregate) -> sa.ColumnElement[Any]:
-    """The SQL of one aggregate: ``count(*)`` without a field; a count of the column's
-    values as stored; any other function over the column read as a number when it holds
-    numbers as text."""
-    if agg.field is None:
-        return sa.func.count()
-    col = caller_column(entry, agg.field, "aggregated")
-    value = col if agg.fn == "count" else numeric(entry, col)
-    return _FUNCTIONS[agg.fn](sa.distinct(value) if agg.distinct else value)
-
-
 async def run_aggregate(conn: Any, scope: Scope, entry: ModelEntry, query: QueryDSL,
                         confidence: float) -> tuple[list[ResultItem], dict[str, Any]]:
     """The answer rows of an aggregate query as items (``metadata.kind`` "aggregate",
@@ -127,7 +110,7 @@ async def run_aggregate(conn: Any, scope: Scope, entry: ModelEntry, query: Query
     capped = query.limit is None or query.limit > scope.limit  # cut by the request
     stmt = build_aggregate(scope.catalog, entry, group_by=query.group_by,
                            aggregates=query.aggregates, having=query.having,
-                           wheres=[*scope.preset_wheres, *query.wheres], orders=query.orders,
+                           wheres=[*scope.caller.presets, *query.wheres], orders=query.orders,
                            limit=q_limit + 1 if capped else q_limit, caller=scope.caller)
     rows = (await conn.execute(stmt)).mappings().all()
     if len(rows) > q_limit:

@@ -34,6 +34,7 @@ from agent_search.db._values import (
     to_text,
 )
 from agent_search.errors import InputError
+from agent_search.query.dsl import Aggregate
 from agent_search.types import QueryOrder, QueryWhere
 
 OWNER_COLUMN_PREFIX = "__yao_"
@@ -50,13 +51,17 @@ class DSLBuildError(InputError):
 
 
 class Caller:
-    """Who is asking: the identity permission filters are built from."""
+    """Who is asking: the identity permission filters are built from, and the preset
+    filters (``db.wheres``, ``request.wheres``) that bound every search they run — also
+    the rows a computed value (``{"aggregate": "avg(price)"}``) is computed over."""
 
-    __slots__ = ("team_id", "user_id")
+    __slots__ = ("presets", "team_id", "user_id")
 
-    def __init__(self, user_id: str | None, team_id: str | None) -> None:
+    def __init__(self, user_id: str | None, team_id: str | None,
+                 presets: Sequence[QueryWhere] = ()) -> None:
         self.user_id = user_id
         self.team_id = team_id
+        self.presets = tuple(presets)
 
 
 def visibility(entry: ModelEntry, caller: Caller,
@@ -213,9 +218,56 @@ def build_where(catalog: Catalog, entry: ModelEntry, where: QueryWhere,
         return _relation_where(catalog, entry, where, caller)
     col = _column(entry, where.field)
     typed = col if where.op in _UNTYPED_OPS else numeric(entry, col)
-    cond = _comparison(typed, where.op, where.value, f"{entry.id}.{col.name}")
+    if is_computed(where.value):
+        cond = _against_computed(catalog, entry, typed, where, caller)
+    else:
+        cond = _comparison(typed, where.op, where.value, f"{entry.id}.{col.name}")
     return _owned_only(entry, caller, entry.table, cond) if is_owner_column(col.name, entry) \
         else cond
+
+
+def is_computed(value: Any) -> bool:
+    """A where value computed by the database: ``{"aggregate": "avg(price)"}``."""
+    return isinstance(value, dict) and set(value) == {"aggregate"}
+
+
+def _against_computed(catalog: Catalog, entry: ModelEntry, col: sa.ColumnElement[Any],
+                      where: QueryWhere, caller: Caller) -> sa.ColumnElement[bool]:
+    """``col op (SELECT agg FROM model WHERE visible AND presets)``: the aggregate over
+    the rows the caller may search — the permission and soft-delete filters and the
+    preset filters inside the subquery, so other tenants' rows never move the value.
+    Not correlated: the subquery's table is its own scope (SQL binds the inner name)."""
+    compare = BINARY.get(where.op)
+    if compare is None:
+        raise DSLBuildError(f"where {entry.id}.{where.field}: operator {where.op!r} can't "
+                            "compare with a computed value")
+    try:
+        agg = Aggregate.model_validate(where.value["aggregate"])
+    except ValueError as exc:
+        raise DSLBuildError(f"where {entry.id}.{where.field}: {exc}") from exc
+    conds = [*visibility(entry, caller),
+             *(build_where(catalog, entry, w, Caller(caller.user_id, caller.team_id))
+               for w in caller.presets)]
+    sub = sa.select(aggregate_sql(entry, agg)).select_from(entry.table).where(*conds)
+    sub = sub.correlate(None)
+    return compare(col, sub.scalar_subquery())
+
+
+_FUNCTIONS: dict[str, Callable[[Any], sa.ColumnElement[Any]]] = {
+    "avg": sa.func.avg, "sum": sa.func.sum, "max": sa.func.max, "min": sa.func.min,
+    "count": sa.func.count,
+}
+
+
+def aggregate_sql(entry: ModelEntry, agg: Aggregate) -> sa.ColumnElement[Any]:
+    """The SQL of one aggregate: ``count(*)`` without a field; a count of the column's
+    values as stored; any other function over the column read as a number when it holds
+    numbers as text. A permission column is refused (:func:`caller_column`)."""
+    if agg.field is None:
+        return sa.func.count()
+    col = caller_column(entry, agg.field, "aggregated")
+    value = col if agg.fn == "count" else numeric(entry, col)
+    return _FUNCTIONS[agg.fn](sa.distinct(value) if agg.distinct else value)
 
 
 def _relation_where(catalog: Catalog, entry: ModelEntry, where: QueryWhere, caller: Caller,

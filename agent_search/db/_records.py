@@ -39,13 +39,13 @@ RANK_WINDOW_MAX = 500
 @dataclass(frozen=True, slots=True)
 class Scope:
     """What every query of one search shares, whichever model it runs on: the catalog,
-    who asks, the preset filters and orders (before the generated ones), the fields the
-    request selects, the row limit, the count cap and the warnings list (appended to).
-    One object rather than a dozen parameters handed down each step."""
+    who asks (with the preset filters: :class:`Caller`), the preset orders (before the
+    generated ones), the fields the request selects, the row limit, the count cap and the
+    warnings list (appended to). One object rather than a dozen parameters handed down
+    each step."""
 
     catalog: Catalog
     caller: Caller
-    preset_wheres: Sequence[QueryWhere] = ()
     preset_orders: Sequence[QueryOrder] = ()
     select: Sequence[str] = ()
     limit: int = 20
@@ -100,7 +100,7 @@ def _plan(scope: Scope, entry: ModelEntry, query: QueryDSL) -> _Plan:
     fetch = unique([*data_fields, *entry.primary_key,
                     *present(entry, [entry.schema.title_field, *CONTENT_FIELDS]),
                     *name_fields(entry)])
-    return _Plan(wheres=[*scope.preset_wheres, *query.wheres],
+    return _Plan(wheres=[*scope.caller.presets, *query.wheres],
                  orders=[*scope.preset_orders, *query.orders], limit=limit,
                  window=max(window, limit), terms=terms, data_fields=data_fields,
                  fetch=fetch, counted=scope.count_max > limit)
@@ -155,20 +155,26 @@ def _ranked(plan: _Plan, rows: list[dict[str, Any]],
     terms), and the total corrected for rows dropped by the ranking or cut by the limit."""
     shares = [1.0] * len(rows)
     if plan.terms:
-        matchers = [word_pattern(t) for t in plan.terms]
-        scored = [(coverage(row, matchers), i) for i, row in enumerate(rows)]
-        if not plan.orders:  # stable: database order among equals
-            scored.sort(key=lambda p: -p[0])
-        kept = [(c, i) for c, i in scored if c > 0]  # a substring only is no match
-        if len(kept) < len(scored) and total <= len(scored):  # every match was read
-            total = len(kept)
-        rows = [rows[i] for _, i in kept]
-        shares = [c for c, _ in kept]
+        rows, shares, total = _by_terms(plan, rows, total)
     if len(rows) > plan.limit:
         rows, shares = rows[:plan.limit], shares[:plan.limit]
         if not plan.counted:
             total = plan.limit + 1  # "more than shown" when counting is off
     return rows, shares, total
+
+
+def _by_terms(plan: _Plan, rows: list[dict[str, Any]],
+              total: int) -> tuple[list[dict[str, Any]], list[float], int]:
+    """Rows holding at least one term as a word (a substring only is no match), by the
+    share they hold when no order is asked (stable: database order among equals)."""
+    matchers = [word_pattern(t) for t in plan.terms]
+    scored = [(coverage(row, matchers), i) for i, row in enumerate(rows)]
+    if not plan.orders:
+        scored.sort(key=lambda p: -p[0])
+    kept = [(c, i) for c, i in scored if c > 0]
+    if len(kept) < len(scored) and total <= len(scored):  # every match was read
+        total = len(kept)
+    return [rows[i] for _, i in kept], [c for c, _ in kept], total
 
 
 def _executed(scope: Scope, entry: ModelEntry, query: QueryDSL, plan: _Plan) -> dict[str, Any]:

@@ -193,8 +193,9 @@ class DBHandler:
             generated = await self._generate(ctx, request, entries, warnings)
             node.attributes["generator"] = generated.generator
         warnings.extend(generated.warnings)
-        scope = Scope(catalog=self.catalog, caller=Caller(ctx.user_id, ctx.team_id),
-                      preset_wheres=preset_wheres, preset_orders=preset_orders,
+        scope = Scope(catalog=self.catalog,
+                      caller=Caller(ctx.user_id, ctx.team_id, presets=preset_wheres),
+                      preset_orders=preset_orders,
                       select=request.select, limit=limit, count_max=self.settings.count_max,
                       warnings=warnings)
         items: list[ResultItem] = []
