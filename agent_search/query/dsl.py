@@ -473,6 +473,8 @@ async def generate_dsl(generator: DSLGenerator, query: str, schemas: Sequence[Mo
             raw = await generator.generate(query, schemas, feedback=feedback)
         except DSLGenerationError:
             raise
+        except TimeoutError as exc:  # a slow endpoint: asking again would be as slow
+            raise DSLGenerationError(f"generator {generator.name!r} timed out") from exc
         except Exception as exc:  # a plug-in generator's own failure
             raise DSLGenerationError(
                 f"generator {generator.name!r} failed: {type(exc).__name__}: {exc}") from exc
