@@ -24,6 +24,7 @@ import sqlalchemy as sa
 
 from agent_search.db._catalog import Catalog, ModelEntry, deleted_at_column, sa_kind
 from agent_search.db._permissions import PUBLIC, SHARE, PermissionColumns, permission_clause
+from agent_search.db._text_dates import as_date
 from agent_search.db._values import (
     ValueBoundsError,
     like_pattern,
@@ -341,13 +342,17 @@ _UNTYPED_OPS = frozenset({"like", "is null", "is not null"})
 
 
 def numeric(entry: ModelEntry, col: sa.ColumnElement[Any]) -> sa.ColumnElement[Any]:
-    """A text column all of whose values are numbers (``entry.numeric_text``) as a
-    number, so that "older than 30" and "youngest" compare 9 below 30; any other column as
-    it is."""
+    """A text column whose values are all numbers (``entry.numeric_text``) as a number,
+    so that "older than 30" and "youngest" compare 9 below 30, and one whose values are
+    dates in one form (``entry.text_dates``) as a date (:func:`as_date`); any other
+    column as it is."""
     name = getattr(col, "name", None)
-    if not isinstance(name, str) or name not in entry.numeric_text:
+    if not isinstance(name, str):
         return col
-    return sa.cast(col, sa.Float)
+    if name in entry.numeric_text:
+        return sa.cast(col, sa.Float)
+    form = entry.text_dates.get(name)
+    return col if form is None else as_date(col, form)
 
 
 def column_of(entry: ModelEntry, name: str,

@@ -6,11 +6,9 @@ model named like the table, its foreign keys becoming ``hasOne`` relations (name
 the key column: ``GenreId`` → ``genre``) and the keys pointing at it ``hasMany`` relations
 (named after the referring table: ``tracks``).
 
-Each model also has a lazily built *value index*: the distinct values of its categorical
-text columns (at most ``value_index_max`` distinct values), which the natural-language
-generator matches query words against. Tables with permission columns are not indexed
-(their values could reveal other tenants' records); only declared ``option`` values are
-offered for them.
+Each model also has a lazily built *value index* (:mod:`._value_index`): the distinct
+values of its categorical text columns, which the natural-language generator matches
+query words against, and what its text columns hold (numbers, dates).
 
 The project's own tables (search records, rate-limit buckets: :mod:`._reserved`) are
 never models, whatever database they live in: reflection leaves them out and a
@@ -27,11 +25,11 @@ from typing import Any
 import anyio
 import sqlalchemy as sa
 from sqlalchemy.dialects import sqlite
-from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+from sqlalchemy.ext.asyncio import AsyncEngine
 
 from agent_search.db._permissions import CREATED_BY, PUBLIC, SHARE, TEAM_ID, PermissionColumns
 from agent_search.db._reserved import is_internal_table
-from agent_search.db._values import numeric_kind
+from agent_search.db._text_dates import Form, TextDate
 from agent_search.db.models import ColumnDef, ModelDef
 from agent_search.errors import ConfigError
 from agent_search.query.dsl import FieldSchema, ModelSchema, RelationSchema
@@ -71,10 +69,22 @@ class ModelEntry:
     numeric_text: dict[str, str] = field(default_factory=dict)
     """Text columns every value of which is a number (column → integer/number): compared,
     ordered and computed on as numbers (see :func:`~agent_search.db._values.numeric_kind`)."""
+    text_dates: dict[str, Form] = field(default_factory=dict)
+    """Text columns whose values are dates written in one form (column → the form):
+    compared and ordered as dates (see :mod:`agent_search.db._text_dates`)."""
+    looked_up: list[str] = field(default_factory=list)
+    """Text columns with too many values to index: values a question names are looked
+    up in them at question time (:func:`agent_search.db._value_index.named_values`)."""
     schemas: dict[bool, ModelSchema] = field(default_factory=dict)
     _values_lock: anyio.Lock = field(default_factory=anyio.Lock)
 
     _alias: sa.FromClause | None = None
+
+    def read_kind(self, name: str, declared: str) -> str:
+        """A field's kind as its data says: numbers or dates held as text, else as
+        declared."""
+        date = self.text_dates.get(name)
+        return self.numeric_text.get(name) or (date.kind if date is not None else declared)
 
     @property
     def primary_key(self) -> list[str]:
@@ -172,33 +182,10 @@ class Catalog:
             return entry.values
         async with entry._values_lock:
             if entry.values is None:
-                entry.values = await self._index_values(entry)
-        return entry.values
+                from agent_search.db._value_index import index_values
 
-    async def _index_values(self, entry: ModelEntry) -> dict[str, list[str]]:
-        """Declared ``option`` values, then the distinct values of categorical text
-        columns among the rows *everyone* may see: on a permission-aware table only its
-        ``public`` rows (none without a ``public`` column), never soft-deleted ones."""
-        declared = {c.name: c for c in entry.definition.all_columns()} if entry.definition else {}
-        out = {name: list(col.option) for name, col in declared.items()
-               if col.option and name in entry.table.c}
-        conds = visibility_for_everyone(entry)
-        if entry.missing or self.value_index_max == 0 or conds is None:
-            return out
-        columns = [c for c in entry.table.columns
-                   if c.name not in out and _indexable(entry, c, declared.get(c.name))]
-        if not columns:
-            return out
-        every_row = entry.permission is None and not entry.soft_delete
-        async with self.engine.connect() as conn:
-            for column in columns:
-                values, kind = await _distinct_values(conn, column, conds,
-                                                      self.value_index_max)
-                if values:
-                    out[column.name] = values
-                if kind is not None and every_row:
-                    entry.numeric_text[column.name] = kind
-        return out
+                entry.values = await index_values(self.engine, entry, self.value_index_max)
+        return entry.values
 
     async def schema_with_values(self, entry: ModelEntry, *, queryable: bool) -> ModelSchema:
         """The entry's schema with its value index, for generators (built once, cached:
@@ -208,7 +195,7 @@ class Catalog:
             return cached
         values = await self.values(entry)
         fields = [f.model_copy(update={"values": values.get(f.name, []),
-                                       "kind": entry.numeric_text.get(f.name, f.kind)})
+                                       "kind": entry.read_kind(f.name, f.kind)})
                   for f in entry.schema.fields]
         schema = entry.schema.model_copy(update={"fields": fields, "queryable": queryable})
         entry.schemas[queryable] = schema
@@ -245,58 +232,16 @@ def _find_table(meta: sa.MetaData, name: str) -> sa.Table | None:
     return None
 
 
-def _indexable(entry: ModelEntry, col: sa.Column[Any], definition: ColumnDef | None) -> bool:
-    """A column whose values may be categories: text, not a key, no column deciding who
-    sees a row."""
-    if entry.permission is not None and col.name.lower() in GUARD_COLUMNS:
-        return False
-    if col.name.startswith("__yao_") or (  # a part of a composite key is an attribute
-            col.primary_key and len(col.table.primary_key.columns) == 1):
-        return False
-    if definition is not None:
-        return definition.kind == "string"
-    kind = sa_kind(col.type)
-    if kind not in ("string", "text"):  # TEXT columns hold categories too (SQLite)
-        return False
-    length = getattr(col.type, "length", None)
-    return length is None or length <= 255
-
-
-def visibility_for_everyone(entry: ModelEntry) -> list[sa.ColumnElement[bool]] | None:
-    """Conditions selecting the rows every caller may see (no identity), or None when
-    no row is visible to everyone."""
-    conds: list[sa.ColumnElement[bool]] = []
-    if entry.permission is not None:
-        if entry.permission.public is None:
-            return None
-        conds.append(entry.permission.public == sa.true())
-    deleted = deleted_at_column(entry.table)
-    if deleted is not None:
-        conds.append(deleted.is_(None))
-    return conds
-
-
 def deleted_at_column(table: sa.FromClause) -> sa.ColumnElement[Any] | None:
     """The soft-delete column (``deleted_at``, any case) of a table or alias: rows where it
     is set are deleted and never searched."""
     return next((c for c in table.columns if c.name.lower() == SOFT_DELETE_COLUMN), None)
 
 
-async def _distinct_values(conn: AsyncConnection, col: sa.Column[Any],
-                           conds: list[sa.ColumnElement[bool]],
-                           cap: int) -> tuple[list[str], str | None]:
-    """The column's indexable distinct values, and whether all its values are numbers."""
-    stmt = sa.select(col).where(col.is_not(None), *conds).distinct().limit(cap + 1)
-    rows = (await conn.execute(stmt)).scalars().all()
-    if len(rows) > cap:
-        return [], None
-    return sorted(v for v in rows
-                  if isinstance(v, str) and v.strip() and len(v) <= MAX_INDEXED_VALUE_CHARS), \
-        numeric_kind(rows)
-
-
 def sa_kind(type_: sa.types.TypeEngine[Any]) -> str:
     """The coarse kind (see :data:`agent_search.query.dsl.FieldKind`) of a SQL type."""
+    if isinstance(type_, TextDate):
+        return type_.kind
     if isinstance(type_, sa.Boolean):
         return "boolean"
     if isinstance(type_, sa.Integer):

@@ -320,6 +320,7 @@ class DBHandler:
         if request.options.get("generate", True) is False:
             return GeneratedDSL(queries=[QueryDSL(model=e.id) for e in entries],
                                 explanation="preset filters only", generator="none")
+        schemas = await self._with_named_values(schemas, request.query)
         builtin = BuiltinDSLGenerator(strict=ctx.config.query.strict, meanings=self.meanings)
         generator = self._generator(ctx, builtin, warnings)
         if isinstance(generator, BuiltinDSLGenerator):  # deterministic: asking again
@@ -344,6 +345,25 @@ class DBHandler:
             schemas.append(await self.catalog.schema_with_values(target, queryable=False))
         return schemas
 
+    async def _with_named_values(self, schemas: list[ModelSchema],
+                                 question: str) -> list[ModelSchema]:
+        """The schemas with the values the question names in columns too big to index,
+        looked up now (one bounded query per model that has such columns; phrases that are
+        already a known value of an indexed column are not): offered for this question
+        only, as if indexed."""
+        from agent_search.db._value_index import named_values
+
+        entries = [self.catalog.find(s.id) for s in schemas]
+        if not any(e is not None and e.looked_up for e in entries):
+            return schemas
+        known = frozenset(v.lower() for s in schemas for f in s.fields for v in f.values)
+        out: list[ModelSchema] = []
+        async with self.engine.connect() as conn:
+            for schema, entry in zip(schemas, entries, strict=True):
+                found = await named_values(conn, entry, question, known) if entry else {}
+                out.append(_with_values(schema, found))
+        return out
+
     def _generator(self, ctx: Context, builtin: DSLGenerator,
                    warnings: list[str]) -> DSLGenerator:
         """The generator ``uses.query`` names, from one table: ``builtin``, then the
@@ -362,6 +382,16 @@ class DBHandler:
             raise DSLGenerationError(message)
         warnings.append(message + "; used the builtin generator")
         return builtin
+
+
+def _with_values(schema: ModelSchema, found: Mapping[str, list[str]]) -> ModelSchema:
+    """A copy of ``schema`` whose fields also know the ``found`` values (the schema as it
+    is when nothing was found: cached objects stay shared)."""
+    if not found:
+        return schema
+    fields = [f.model_copy(update={"values": sorted({*f.values, *found[f.name]})})
+              if f.name in found else f for f in schema.fields]
+    return schema.model_copy(update={"fields": fields})
 
 
 async def _run_query(conn: Any, scope: Scope, entry: ModelEntry, query: QueryDSL,
