@@ -238,34 +238,29 @@ def deleted_at_column(table: sa.FromClause) -> sa.ColumnElement[Any] | None:
     return next((c for c in table.columns if c.name.lower() == SOFT_DELETE_COLUMN), None)
 
 
+_KINDS: tuple[tuple[type | tuple[type, ...], str], ...] = (
+    (sa.Boolean, "boolean"), (sa.Integer, "integer"),
+    ((sa.Numeric, sa.Float), "number"),  # Float is no Numeric in SQLAlchemy 2.1
+    (sa.DateTime, "datetime"), (sa.Date, "date"), (sa.Text, "text"),
+    ((sa.String, sa.Enum), "string"), (sa.JSON, "json"),
+)
+"""SQL types → coarse kinds, first match wins (``Text`` is a ``String``: it comes first)."""
+
+
 def sa_kind(type_: sa.types.TypeEngine[Any]) -> str:
-    """The coarse kind (see :data:`agent_search.query.dsl.FieldKind`) of a SQL type."""
+    """The coarse kind (see :data:`agent_search.query.dsl.FieldKind`) of a SQL type; a
+    date held as text (:class:`TextDate`) is the kind its values are."""
     if isinstance(type_, TextDate):
         return type_.kind
-    if isinstance(type_, sa.Boolean):
-        return "boolean"
-    if isinstance(type_, sa.Integer):
-        return "integer"
-    if isinstance(type_, sa.Numeric | sa.Float):  # Float is no Numeric in SQLAlchemy 2.1
-        return "number"
-    if isinstance(type_, sa.DateTime):
-        return "datetime"
-    if isinstance(type_, sa.Date):
-        return "date"
-    if isinstance(type_, sa.Text):
-        return "text"
-    if isinstance(type_, sa.String | sa.Enum):
-        return "string"
-    if isinstance(type_, sa.JSON):
-        return "json"
-    return "other"
+    return next((kind for types, kind in _KINDS if isinstance(type_, types)), "other")
 
 
-def infer_unit(name: str) -> str | None:
-    for pattern, unit in _UNIT_PATTERNS:
-        if pattern.search(name):
-            return unit
-    return None
+def infer_unit(name: str, kind: str) -> str | None:
+    """The unit a numeric field's name says (``duration_ms`` → ms, ``price`` → currency);
+    None for other fields."""
+    if kind not in ("integer", "number"):
+        return None
+    return next((unit for pattern, unit in _UNIT_PATTERNS if pattern.search(name)), None)
 
 
 def _first_named(names: list[str], wanted: tuple[str, ...]) -> str | None:
@@ -347,8 +342,7 @@ def _schema_from_definition(model_id: str, definition: ModelDef,
     names = [c.name for c in cols]
     fields = [FieldSchema(name=c.name, kind=c.kind,
                           label=c.label, description=c.description or c.comment,
-                          unit=c.unit or (infer_unit(c.name) if c.kind in ("integer", "number")
-                                          else None),
+                          unit=c.unit or infer_unit(c.name, c.kind),
                           primary=c.is_primary)
               for c in cols]
     fields += [FieldSchema(name=c.name, kind=sa_kind(c.type)) for c in table.columns
@@ -393,7 +387,7 @@ def _schema_from_table(table: sa.Table,
         fields.append(FieldSchema(
             name=col.name, kind=kind,
             description=col.comment, primary=bool(col.primary_key),
-            unit=infer_unit(col.name) if kind in ("integer", "number") else None))
+            unit=infer_unit(col.name, kind)))
     relations: list[RelationSchema] = []
     used: set[str] = set()
 

@@ -54,7 +54,8 @@ _TOKEN = re.compile(r"\w(?:[\w'’&./-]*\w)?")
 async def index_values(engine: AsyncEngine, entry: ModelEntry, cap: int) -> dict[str, list[str]]:
     """Declared ``option`` values, then the distinct values of categorical text
     columns among the rows *everyone* may see: on a permission-aware table only its
-    ``public`` rows (none without a ``public`` column), never soft-deleted ones."""
+    ``public`` rows (none without a ``public`` column), never soft-deleted ones; the
+    columns with more values than ``cap`` are left to be looked up."""
     declared = {c.name: c for c in entry.definition.all_columns()} if entry.definition else {}
     out = {name: list(col.option) for name, col in declared.items()
            if col.option and name in entry.table.c}
@@ -63,21 +64,29 @@ async def index_values(engine: AsyncEngine, entry: ModelEntry, cap: int) -> dict
         return out
     columns = [c for c in entry.table.columns
                if c.name not in out and _indexable(entry, c, declared.get(c.name))]
-    if not columns:
-        return out
+    if columns:
+        async with engine.connect() as conn:
+            many = await _read_columns(conn, entry, columns, conds, cap, out)
+            entry.looked_up = await _lookup_columns(conn, entry, many, conds)
+    return out
+
+
+async def _read_columns(conn: AsyncConnection, entry: ModelEntry,
+                        columns: Sequence[sa.Column[Any]], conds: list[sa.ColumnElement[bool]],
+                        cap: int, out: dict[str, list[str]]) -> list[str]:
+    """Index each column's values into ``out`` and learn what it holds (numbers, dates:
+    only when every row was read); the names of those with too many values to index."""
     every_row = entry.permission is None and not entry.soft_delete
     many: list[str] = []
-    async with engine.connect() as conn:
-        for column in columns:
-            sample = await _distinct_values(conn, column, conds, cap)
-            if sample.values:
-                out[column.name] = sample.values
-            if every_row:
-                sample.learn_kind(entry, column.name)
-            if sample.many and sample.date is None:
-                many.append(column.name)
-        entry.looked_up = await _lookup_columns(conn, entry, many, conds)
-    return out
+    for column in columns:
+        sample = await _distinct_values(conn, column, conds, cap)
+        if sample.values:
+            out[column.name] = sample.values
+        if every_row:
+            sample.learn_kind(entry, column.name)
+        if sample.many and sample.date is None:
+            many.append(column.name)
+    return many
 
 
 def _indexable(entry: ModelEntry, col: sa.Column[Any], definition: ColumnDef | None) -> bool:
@@ -177,9 +186,9 @@ async def named_values(conn: AsyncConnection, entry: ModelEntry, question: str,
     rows = (await conn.execute(stmt, {"names": wanted})).all()
     said = set(wanted)
     found: dict[str, set[str]] = {}
-    for row in rows:
+    for row in rows:  # a row matched in one column: its other columns may hold anything
         for col, value in zip(columns, row, strict=True):
-            if isinstance(value, str) and value in said:
+            if value in said:
                 found.setdefault(col.name, set()).add(value)
     return {name: sorted(values) for name, values in found.items()}
 
@@ -188,10 +197,7 @@ async def _lookup_columns(conn: AsyncConnection, entry: ModelEntry, columns: Seq
                           conds: list[sa.ColumnElement[bool]]) -> list[str]:
     """The columns to look values up in: all of them on a table of at most
     :data:`LOOKUP_MAX_ROWS` rows, else only those an index starts with."""
-    if not columns:
-        return []
-    indexed = {idx.columns.values()[0].name for idx in entry.table.indexes if idx.columns}
-    indexed |= {c.name for c in entry.table.primary_key.columns}
+    indexed = _indexed(entry.table)
     if all(name in indexed for name in columns):
         return list(columns)
     probe = sa.select(sa.literal(1)).select_from(entry.table).where(*conds)
@@ -200,3 +206,11 @@ async def _lookup_columns(conn: AsyncConnection, entry: ModelEntry, columns: Seq
     if (rows or 0) <= LOOKUP_MAX_ROWS:
         return list(columns)
     return [name for name in columns if name in indexed]
+
+
+def _indexed(table: sa.Table) -> set[str]:
+    """The columns an index (or the primary key) starts with: an equality on them is a
+    seek, not a scan."""
+    first = {idx.columns.values()[0].name for idx in table.indexes if idx.columns}
+    key = table.primary_key.columns.values()
+    return first | ({key[0].name} if key else set())
