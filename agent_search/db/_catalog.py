@@ -18,7 +18,7 @@ definition naming one is a configuration error.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -99,14 +99,20 @@ class ModelEntry:
         return self._alias
 
 
+ValueIndexer = Callable[[ModelEntry], Awaitable[dict[str, list[str]]]]
+"""Reads the value index of one entry (field → known values)."""
+
+
 class Catalog:
     """Models by id (case-insensitive), loaded from definitions and reflection."""
 
     def __init__(self, engine: AsyncEngine, definitions: dict[str, ModelDef], *,
-                 value_index_max: int = 500) -> None:
+                 index: ValueIndexer | None = None) -> None:
         self.engine = engine
         self.definitions = definitions
-        self.value_index_max = value_index_max
+        self.index = index
+        """Reads an entry's value index (:func:`agent_search.db._value_index.index_values`,
+        given by the handler: the index depends on the catalog, not the other way)."""
         self.entries: dict[str, ModelEntry] = {}
         self._loaded = False
         self._lock = anyio.Lock()
@@ -182,9 +188,7 @@ class Catalog:
             return entry.values
         async with entry._values_lock:
             if entry.values is None:
-                from agent_search.db._value_index import index_values
-
-                entry.values = await index_values(self.engine, entry, self.value_index_max)
+                entry.values = await self.index(entry) if self.index is not None else {}
         return entry.values
 
     async def schema_with_values(self, entry: ModelEntry, *, queryable: bool) -> ModelSchema:

@@ -117,9 +117,14 @@ class DBHandler:
     def catalog(self) -> Catalog:
         if self._catalog is None:
             from agent_search.db._catalog import Catalog
+            from agent_search.db._value_index import index_values
 
-            self._catalog = Catalog(self.engine, self.definitions,
-                                    value_index_max=self.settings.value_index_max)
+            engine, cap = self.engine, self.settings.value_index_max
+
+            async def index(entry: ModelEntry) -> dict[str, list[str]]:
+                return await index_values(engine, entry, cap)
+
+            self._catalog = Catalog(engine, self.definitions, index=index)
         return self._catalog
 
     @property

@@ -429,8 +429,9 @@ def _computed(field: str, op: str, value: Mapping[str, Any],
     (own field, avg/sum of numbers only) and written canonically."""
     where = f"model {resolve.schema.id}: where {field!r}"
     if set(value) != {"aggregate"}:
-        raise DSLValidationError(f"{where}: a computed value is written "
-                                 '{"aggregate": "avg(Field)"}, nothing else')
+        raise DSLValidationError(f"{where}: values must be strings, numbers, booleans or "
+                                 'null, or a computed value {"aggregate": "avg(Field)"} '
+                                 "and nothing else")
     if "." in field or "(" in field:
         raise DSLValidationError(f"{where}: only a field of the model itself is compared "
                                  "with a computed value")
