@@ -9,6 +9,7 @@ from agent_search._lazy import lazy_exports
 
 if TYPE_CHECKING:
     from agent_search.db._builder import DSLBuildError
+    from agent_search.db._engine import async_url
     from agent_search.db.handler import DBHandler, create_handler
     from agent_search.db.models import ColumnDef, ModelDef, RelationDef, load_definitions
     from agent_search.db.settings import DBSettings
@@ -16,6 +17,7 @@ if TYPE_CHECKING:
 _HOME = {
     "ColumnDef": "models", "DBHandler": "handler", "DBSettings": "settings",
     "DSLBuildError": "_builder", "ModelDef": "models", "RelationDef": "models",
+    "async_url": "_engine",
     "create_handler": "handler", "load_definitions": "models",
 }
 """Where each public name lives: imported on first use, so building the handler (every
@@ -32,6 +34,7 @@ __all__ = [
     "DSLBuildError",
     "ModelDef",
     "RelationDef",
+    "async_url",
     "create_handler",
     "load_definitions",
 ]

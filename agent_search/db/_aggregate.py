@@ -18,15 +18,17 @@ from typing import Any
 import sqlalchemy as sa
 
 from agent_search.db._builder import (
+    BINARY,
     Caller,
     DSLBuildError,
+    aggregate_sql,
     build_where,
     caller_column,
     column_of,
-    numeric,
     visibility,
 )
 from agent_search.db._catalog import Catalog, ModelEntry
+from agent_search.db._records import Scope
 from agent_search.query.dsl import Aggregate, Having, QueryDSL
 from agent_search.types import QueryOrder, QueryWhere, ResultItem
 
@@ -38,21 +40,8 @@ def build_aggregate(catalog: Catalog, entry: ModelEntry, *, group_by: Sequence[s
     """``SELECT group..., aggregate... FROM model [LEFT JOIN related] WHERE visible AND
     wheres GROUP BY group... HAVING ... ORDER BY ... LIMIT limit``; columns labelled with
     the group field names and the aggregate names."""
-    source: sa.FromClause = entry.table
-    groups: list[sa.ColumnElement[Any]] = []
-    joined: dict[str, tuple[ModelEntry, sa.FromClause]] = {}
-    for path in group_by:
-        if "." in path:
-            rel_name, _, name = path.partition(".")
-            if rel_name not in joined:
-                target, alias, source = _join(catalog, entry, rel_name, source, caller)
-                joined[rel_name] = (target, alias)
-            target, alias = joined[rel_name]
-            col = caller_column(target, name, "grouped by", alias)
-        else:
-            col = caller_column(entry, path, "grouped by")
-        groups.append(col)
-    computed = {a.name: _aggregate(entry, a) for a in aggregates}
+    source, groups = _groups(catalog, entry, group_by, caller)
+    computed = {a.name: aggregate_sql(entry, a) for a in aggregates}
     stmt = sa.select(*(g.label(p) for g, p in zip(groups, group_by, strict=True)),
                      *(expr.label(name) for name, expr in computed.items()))
     stmt = stmt.select_from(source)
@@ -63,17 +52,42 @@ def build_aggregate(catalog: Catalog, entry: ModelEntry, *, group_by: Sequence[s
     if groups:
         stmt = stmt.group_by(*groups)
     for h in having:
-        stmt = stmt.having(_compare(_aggregate(entry, h.aggregate), h.op, h.value))
+        stmt = stmt.having(BINARY[h.op](aggregate_sql(entry, h.aggregate), sa.literal(h.value)))
     by_name: dict[str, sa.ColumnElement[Any]] = {
         **dict(zip(group_by, groups, strict=True)), **computed}
-    order_by: list[sa.ColumnElement[Any]] = []
+    return stmt.order_by(*_order_by(entry, orders, by_name), *groups).limit(limit)
+
+
+def _groups(catalog: Catalog, entry: ModelEntry, group_by: Sequence[str],
+            caller: Caller) -> tuple[sa.FromClause, list[sa.ColumnElement[Any]]]:
+    """The FROM clause (the table, LEFT JOINed once to each related model a group field
+    goes through) and the group columns."""
+    source: sa.FromClause = entry.table
+    groups: list[sa.ColumnElement[Any]] = []
+    joined: dict[str, tuple[ModelEntry, sa.FromClause]] = {}
+    for path in group_by:
+        rel_name, dot, name = path.partition(".")
+        if not dot:
+            groups.append(caller_column(entry, path, "grouped by"))
+            continue
+        if rel_name not in joined:
+            target, alias, source = _join(catalog, entry, rel_name, source, caller)
+            joined[rel_name] = (target, alias)
+        target, alias = joined[rel_name]
+        groups.append(caller_column(target, name, "grouped by", alias))
+    return source, groups
+
+
+def _order_by(entry: ModelEntry, orders: Sequence[QueryOrder],
+              by_name: dict[str, sa.ColumnElement[Any]]) -> list[sa.ColumnElement[Any]]:
+    """Orders by aggregate or group names (then the groups follow: a stable answer)."""
+    keys: list[sa.ColumnElement[Any]] = []
     for o in orders:
         expr = by_name.get(o.field)
         if expr is None:
             raise DSLBuildError(f"model {entry.id}: can't order an aggregate by {o.field!r}")
-        order_by.append(expr.desc() if o.order == "desc" else expr.asc())
-    order_by += groups  # then the groups: a stable answer
-    return stmt.order_by(*order_by).limit(limit)
+        keys.append(expr.desc() if o.order == "desc" else expr.asc())
+    return keys
 
 
 def _join(catalog: Catalog, entry: ModelEntry, rel_name: str, source: sa.FromClause,
@@ -88,60 +102,23 @@ def _join(catalog: Catalog, entry: ModelEntry, rel_name: str, source: sa.FromCla
     return target, alias, sa.outerjoin(source, alias, on)
 
 
-def _aggregate(entry: ModelEntry, agg: Aggregate) -> sa.ColumnElement[Any]:
-    if agg.field is None:
-        return sa.func.count()
-    col = caller_column(entry, agg.field, "aggregated")
-    if agg.fn == "count":
-        return sa.func.count(sa.distinct(col)) if agg.distinct else sa.func.count(col)
-    value = numeric(entry, col)
-    arg = sa.distinct(value) if agg.distinct else value
-    if agg.fn == "avg":
-        return sa.func.avg(arg)
-    if agg.fn == "sum":
-        return sa.func.sum(arg)
-    return sa.func.max(arg) if agg.fn == "max" else sa.func.min(arg)
-
-
-def _compare(expr: sa.ColumnElement[Any], op: str, value: float) -> sa.ColumnElement[bool]:
-    bound = sa.literal(value)
-    if op == "=":
-        return expr == bound
-    if op == "!=":
-        return expr != bound
-    if op == ">":
-        return expr > bound
-    if op == ">=":
-        return expr >= bound
-    return expr < bound if op == "<" else expr <= bound
-
-
-async def run_aggregate(conn: Any, catalog: Catalog, entry: ModelEntry, query: QueryDSL,
-                        preset_wheres: Sequence[QueryWhere], limit: int, caller: Caller,
-                        confidence: float, warnings: list[str],
-                        ) -> tuple[list[ResultItem], dict[str, Any]]:
+async def run_aggregate(conn: Any, scope: Scope, entry: ModelEntry, query: QueryDSL,
+                        confidence: float) -> tuple[list[ResultItem], dict[str, Any]]:
     """The answer rows of an aggregate query as items (``metadata.kind`` "aggregate",
     ``data`` keyed by group field and aggregate names), and the executed part of the DSL."""
-    q_limit = min(limit, query.limit) if query.limit else limit
-    capped = query.limit is None or query.limit > limit  # cut by the request, not asked
-    stmt = build_aggregate(catalog, entry, group_by=query.group_by,
+    q_limit = min(scope.limit, query.limit) if query.limit else scope.limit
+    capped = query.limit is None or query.limit > scope.limit  # cut by the request
+    stmt = build_aggregate(scope.catalog, entry, group_by=query.group_by,
                            aggregates=query.aggregates, having=query.having,
-                           wheres=[*preset_wheres, *query.wheres], orders=query.orders,
-                           limit=q_limit + 1 if capped else q_limit, caller=caller)
+                           wheres=[*scope.caller.presets, *query.wheres], orders=query.orders,
+                           limit=q_limit + 1 if capped else q_limit, caller=scope.caller)
     rows = (await conn.execute(stmt)).mappings().all()
     if len(rows) > q_limit:
         rows = rows[:q_limit]
-        warnings.append(f"model {entry.id}: more than {q_limit} answer rows; the first "
-                        f"{q_limit} are shown")
+        scope.warnings.append(f"model {entry.id}: more than {q_limit} answer rows; the "
+                              f"first {q_limit} are shown")
     names = [*query.group_by, *(a.name for a in query.aggregates)]
-    items = []
-    for row in rows:
-        data = {n: _plain(row[n]) for n in names}
-        text = "; ".join(f"{k}: {v}" for k, v in data.items())
-        items.append(ResultItem(type="db", title=text[:200], content=text[:600],
-                                score=round(max(0.0, min(1.0, confidence)), 6),
-                                model=entry.id, data=data,
-                                metadata={"table": entry.table.name, "kind": "aggregate"}))
+    items = [_answer(entry, {n: _plain(row[n]) for n in names}, confidence) for row in rows]
     executed: dict[str, Any] = {"group_by": list(query.group_by),
                                 "aggregates": [a.name for a in query.aggregates],
                                 "aggregate_orders": [o.model_dump() for o in query.orders],
@@ -149,6 +126,14 @@ async def run_aggregate(conn: Any, catalog: Catalog, entry: ModelEntry, query: Q
     if query.having:
         executed["having"] = [h.to_json() for h in query.having]
     return items, executed
+
+
+def _answer(entry: ModelEntry, data: dict[str, Any], confidence: float) -> ResultItem:
+    """One answer row as an item: its values as ``key: value`` text and as ``data``."""
+    text = "; ".join(f"{k}: {v}" for k, v in data.items())
+    return ResultItem(type="db", title=text[:200], content=text[:600],
+                      score=round(max(0.0, min(1.0, confidence)), 6), model=entry.id,
+                      data=data, metadata={"table": entry.table.name, "kind": "aggregate"})
 
 
 def _plain(value: Any) -> Any:

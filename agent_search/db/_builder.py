@@ -24,6 +24,7 @@ import sqlalchemy as sa
 
 from agent_search.db._catalog import Catalog, ModelEntry, deleted_at_column, sa_kind
 from agent_search.db._permissions import PUBLIC, SHARE, PermissionColumns, permission_clause
+from agent_search.db._text_dates import as_date
 from agent_search.db._values import (
     ValueBoundsError,
     like_pattern,
@@ -34,6 +35,7 @@ from agent_search.db._values import (
     to_text,
 )
 from agent_search.errors import InputError
+from agent_search.query.dsl import Aggregate
 from agent_search.types import QueryOrder, QueryWhere
 
 OWNER_COLUMN_PREFIX = "__yao_"
@@ -50,13 +52,17 @@ class DSLBuildError(InputError):
 
 
 class Caller:
-    """Who is asking: the identity permission filters are built from."""
+    """Who is asking: the identity permission filters are built from, and the preset
+    filters (``db.wheres``, ``request.wheres``) that bound every search they run — also
+    the rows a computed value (``{"aggregate": "avg(price)"}``) is computed over."""
 
-    __slots__ = ("team_id", "user_id")
+    __slots__ = ("presets", "team_id", "user_id")
 
-    def __init__(self, user_id: str | None, team_id: str | None) -> None:
+    def __init__(self, user_id: str | None, team_id: str | None,
+                 presets: Sequence[QueryWhere] = ()) -> None:
         self.user_id = user_id
         self.team_id = team_id
+        self.presets = tuple(presets)
 
 
 def visibility(entry: ModelEntry, caller: Caller,
@@ -213,9 +219,56 @@ def build_where(catalog: Catalog, entry: ModelEntry, where: QueryWhere,
         return _relation_where(catalog, entry, where, caller)
     col = _column(entry, where.field)
     typed = col if where.op in _UNTYPED_OPS else numeric(entry, col)
-    cond = _comparison(typed, where.op, where.value, f"{entry.id}.{col.name}")
+    if is_computed(where.value):
+        cond = _against_computed(catalog, entry, typed, where, caller)
+    else:
+        cond = _comparison(typed, where.op, where.value, f"{entry.id}.{col.name}")
     return _owned_only(entry, caller, entry.table, cond) if is_owner_column(col.name, entry) \
         else cond
+
+
+def is_computed(value: Any) -> bool:
+    """A where value computed by the database: ``{"aggregate": "avg(price)"}``."""
+    return isinstance(value, dict) and set(value) == {"aggregate"}
+
+
+def _against_computed(catalog: Catalog, entry: ModelEntry, col: sa.ColumnElement[Any],
+                      where: QueryWhere, caller: Caller) -> sa.ColumnElement[bool]:
+    """``col op (SELECT agg FROM model WHERE visible AND presets)``: the aggregate over
+    the rows the caller may search — the permission and soft-delete filters and the
+    preset filters inside the subquery, so other tenants' rows never move the value.
+    Not correlated: the subquery's table is its own scope (SQL binds the inner name)."""
+    compare = BINARY.get(where.op)
+    if compare is None:
+        raise DSLBuildError(f"where {entry.id}.{where.field}: operator {where.op!r} can't "
+                            "compare with a computed value")
+    try:
+        agg = Aggregate.model_validate(where.value["aggregate"])
+    except ValueError as exc:
+        raise DSLBuildError(f"where {entry.id}.{where.field}: {exc}") from exc
+    conds = [*visibility(entry, caller),
+             *(build_where(catalog, entry, w, Caller(caller.user_id, caller.team_id))
+               for w in caller.presets)]
+    sub = sa.select(aggregate_sql(entry, agg)).select_from(entry.table).where(*conds)
+    sub = sub.correlate(None)
+    return compare(col, sub.scalar_subquery())
+
+
+_FUNCTIONS: dict[str, Callable[[Any], sa.ColumnElement[Any]]] = {
+    "avg": sa.func.avg, "sum": sa.func.sum, "max": sa.func.max, "min": sa.func.min,
+    "count": sa.func.count,
+}
+
+
+def aggregate_sql(entry: ModelEntry, agg: Aggregate) -> sa.ColumnElement[Any]:
+    """The SQL of one aggregate: ``count(*)`` without a field; a count of the column's
+    values as stored; any other function over the column read as a number when it holds
+    numbers as text. A permission column is refused (:func:`caller_column`)."""
+    if agg.field is None:
+        return sa.func.count()
+    col = caller_column(entry, agg.field, "aggregated")
+    value = col if agg.fn == "count" else numeric(entry, col)
+    return _FUNCTIONS[agg.fn](sa.distinct(value) if agg.distinct else value)
 
 
 def _relation_where(catalog: Catalog, entry: ModelEntry, where: QueryWhere, caller: Caller,
@@ -267,7 +320,7 @@ def _count_where(catalog: Catalog, entry: ModelEntry, rel_name: str, where: Quer
     if target is None or target.missing:
         raise DSLBuildError(f"where {label}: relation {rel.name!r} points at an "
                             f"unavailable model {rel.model!r}")
-    compare = _BINARY.get(where.op)
+    compare = BINARY.get(where.op)
     if compare is None:
         raise DSLBuildError(f"where {label}: operator {where.op!r} can't compare a count")
     try:
@@ -289,13 +342,17 @@ _UNTYPED_OPS = frozenset({"like", "is null", "is not null"})
 
 
 def numeric(entry: ModelEntry, col: sa.ColumnElement[Any]) -> sa.ColumnElement[Any]:
-    """A text column all of whose values are numbers (``entry.numeric_text``) as a
-    number, so that "older than 30" and "youngest" compare 9 below 30; any other column as
-    it is."""
+    """A text column whose values are all numbers (``entry.numeric_text``) as a number,
+    so that "older than 30" and "youngest" compare 9 below 30, and one whose values are
+    dates in one form (``entry.text_dates``) as a date (:func:`as_date`); any other
+    column as it is."""
     name = getattr(col, "name", None)
-    if not isinstance(name, str) or name not in entry.numeric_text:
+    if not isinstance(name, str):
         return col
-    return sa.cast(col, sa.Float)
+    if name in entry.numeric_text:
+        return sa.cast(col, sa.Float)
+    form = entry.text_dates.get(name)
+    return col if form is None else as_date(col, form)
 
 
 def column_of(entry: ModelEntry, name: str,
@@ -321,7 +378,7 @@ _PYTHON_COMPARE: dict[str, Callable[[int, int], bool]] = {
     "<": operator.lt, "<=": operator.le,
 }
 _Compare = Callable[[sa.ColumnElement[Any], Any], sa.ColumnElement[bool]]
-_BINARY: dict[str, _Compare] = {
+BINARY: dict[str, _Compare] = {
     "=": lambda c, v: c == v,
     "!=": lambda c, v: c != v,
     ">": lambda c, v: c > v,
@@ -333,35 +390,60 @@ _BINARY: dict[str, _Compare] = {
 
 def _comparison(col: sa.ColumnElement[Any], op: str, value: Any,
                 where: str) -> sa.ColumnElement[bool]:
-    if op == "is null":
-        return col.is_(None)
-    if op == "is not null":
-        return col.is_not(None)
-    if op == "like":
-        try:
-            pattern = like_pattern(value)
-        except ValueBoundsError as exc:
-            raise DSLBuildError(f"where {where}: {exc}") from exc
-        return sa.cast(col, sa.String).ilike(pattern) if sa_kind(col.type) not in (
-            "string", "text") else col.ilike(pattern)
-    if op in ("in", "not in"):
-        if len(value) > MAX_IN_VALUES:
-            raise DSLBuildError(f"where {where}: {len(value)} values for {op!r}; "
-                                f"the most is {MAX_IN_VALUES}")
-        values = [coerce(col, v, where) for v in value]
-        if not values:
-            return sa.false() if op == "in" else sa.true()
-        return col.in_(values) if op == "in" else col.not_in(values)
-    if op == "between":
-        low, high = (coerce(col, v, where) for v in value)
-        return col.between(low, high)
+    """``col op value`` with the value coerced to the column's type; the operators that
+    are no plain binary comparison (null tests, like, membership, ranges) by their own
+    rule of :data:`_SPECIAL`."""
+    special = _SPECIAL.get(op)
+    if special is not None:
+        return special(col, value, where)
     if value is None:
-        if op == "=":
-            return col.is_(None)
-        if op == "!=":
-            return col.is_not(None)
-        raise DSLBuildError(f"where {where}: operator {op!r} needs a value, not null")
-    return _BINARY[op](col, coerce(col, value, where))
+        null_test = _NULL_TESTS.get(op)
+        if null_test is None:
+            raise DSLBuildError(f"where {where}: operator {op!r} needs a value, not null")
+        return null_test(col)
+    return BINARY[op](col, coerce(col, value, where))
+
+
+def _like(col: sa.ColumnElement[Any], value: Any, where: str) -> sa.ColumnElement[bool]:
+    try:
+        pattern = like_pattern(value)
+    except ValueBoundsError as exc:
+        raise DSLBuildError(f"where {where}: {exc}") from exc
+    return sa.cast(col, sa.String).ilike(pattern) if sa_kind(col.type) not in (
+        "string", "text") else col.ilike(pattern)
+
+
+def _members(col: sa.ColumnElement[Any], value: Any, where: str, op: str) -> list[Any]:
+    if len(value) > MAX_IN_VALUES:
+        raise DSLBuildError(f"where {where}: {len(value)} values for {op!r}; "
+                            f"the most is {MAX_IN_VALUES}")
+    return [coerce(col, v, where) for v in value]
+
+
+def _in(col: sa.ColumnElement[Any], value: Any, where: str) -> sa.ColumnElement[bool]:
+    values = _members(col, value, where, "in")
+    return col.in_(values) if values else sa.false()
+
+
+def _not_in(col: sa.ColumnElement[Any], value: Any, where: str) -> sa.ColumnElement[bool]:
+    values = _members(col, value, where, "not in")
+    return col.not_in(values) if values else sa.true()
+
+
+def _between(col: sa.ColumnElement[Any], value: Any, where: str) -> sa.ColumnElement[bool]:
+    low, high = (coerce(col, v, where) for v in value)
+    return col.between(low, high)
+
+
+_Rule = Callable[[sa.ColumnElement[Any], Any, str], sa.ColumnElement[bool]]
+_SPECIAL: dict[str, _Rule] = {
+    "is null": lambda c, _v, _w: c.is_(None),
+    "is not null": lambda c, _v, _w: c.is_not(None),
+    "like": _like, "in": _in, "not in": _not_in, "between": _between,
+}
+_NULL_TESTS: dict[str, Callable[[sa.ColumnElement[Any]], sa.ColumnElement[bool]]] = {
+    "=": lambda c: c.is_(None), "!=": lambda c: c.is_not(None),
+}
 
 
 def coerce(col: sa.ColumnElement[Any], value: Any, where: str) -> Any:
@@ -371,24 +453,23 @@ def coerce(col: sa.ColumnElement[Any], value: Any, where: str) -> Any:
     if value is None:
         return None
     try:
-        if kind == "integer":
-            return to_int(value)
-        if kind == "number":
-            number = to_decimal(value)
-            return float(number) if isinstance(col.type, sa.Float) else number
-        if kind == "boolean":
-            return to_bool(value)
-        if kind == "datetime":
-            return to_datetime(value)
-        if kind == "date":
-            return to_datetime(value).date()
-        return to_text(value)
+        if kind == "number" and isinstance(col.type, sa.Float):
+            return float(to_decimal(value))
+        rule = _COERCE.get(kind)
+        return to_text(value) if rule is None else rule(value)
     except ValueBoundsError as exc:
         raise DSLBuildError(f"where {where}: {_shown(value)} is not a valid {kind} value "
                             f"({exc})") from exc
     except (ValueError, TypeError, ArithmeticError, OverflowError) as exc:
         raise DSLBuildError(
             f"where {where}: {_shown(value)} is not a valid {kind} value") from exc
+
+
+_COERCE: dict[str, Callable[[Any], Any]] = {
+    "integer": to_int, "number": to_decimal, "boolean": to_bool, "datetime": to_datetime,
+    "date": lambda v: to_datetime(v).date(),
+}
+"""A value from outside as the Python type of a column of each kind (else text)."""
 
 
 def _shown(value: Any) -> str:

@@ -6,11 +6,9 @@ model named like the table, its foreign keys becoming ``hasOne`` relations (name
 the key column: ``GenreId`` → ``genre``) and the keys pointing at it ``hasMany`` relations
 (named after the referring table: ``tracks``).
 
-Each model also has a lazily built *value index*: the distinct values of its categorical
-text columns (at most ``value_index_max`` distinct values), which the natural-language
-generator matches query words against. Tables with permission columns are not indexed
-(their values could reveal other tenants' records); only declared ``option`` values are
-offered for them.
+Each model also has a lazily built *value index* (:mod:`._value_index`): the distinct
+values of its categorical text columns, which the natural-language generator matches
+query words against, and what its text columns hold (numbers, dates).
 
 The project's own tables (search records, rate-limit buckets: :mod:`._reserved`) are
 never models, whatever database they live in: reflection leaves them out and a
@@ -20,17 +18,18 @@ definition naming one is a configuration error.
 from __future__ import annotations
 
 import re
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 import anyio
 import sqlalchemy as sa
 from sqlalchemy.dialects import sqlite
-from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+from sqlalchemy.ext.asyncio import AsyncEngine
 
 from agent_search.db._permissions import CREATED_BY, PUBLIC, SHARE, TEAM_ID, PermissionColumns
 from agent_search.db._reserved import is_internal_table
-from agent_search.db._values import numeric_kind
+from agent_search.db._text_dates import Form, TextDate
 from agent_search.db.models import ColumnDef, ModelDef
 from agent_search.errors import ConfigError
 from agent_search.query.dsl import FieldSchema, ModelSchema, RelationSchema
@@ -70,10 +69,22 @@ class ModelEntry:
     numeric_text: dict[str, str] = field(default_factory=dict)
     """Text columns every value of which is a number (column → integer/number): compared,
     ordered and computed on as numbers (see :func:`~agent_search.db._values.numeric_kind`)."""
+    text_dates: dict[str, Form] = field(default_factory=dict)
+    """Text columns whose values are dates written in one form (column → the form):
+    compared and ordered as dates (see :mod:`agent_search.db._text_dates`)."""
+    looked_up: list[str] = field(default_factory=list)
+    """Text columns with too many values to index: values a question names are looked
+    up in them at question time (:func:`agent_search.db._value_index.named_values`)."""
     schemas: dict[bool, ModelSchema] = field(default_factory=dict)
     _values_lock: anyio.Lock = field(default_factory=anyio.Lock)
 
     _alias: sa.FromClause | None = None
+
+    def read_kind(self, name: str, declared: str) -> str:
+        """A field's kind as its data says: numbers or dates held as text, else as
+        declared."""
+        date = self.text_dates.get(name)
+        return self.numeric_text.get(name) or (date.kind if date is not None else declared)
 
     @property
     def primary_key(self) -> list[str]:
@@ -88,14 +99,20 @@ class ModelEntry:
         return self._alias
 
 
+ValueIndexer = Callable[[ModelEntry], Awaitable[dict[str, list[str]]]]
+"""Reads the value index of one entry (field → known values)."""
+
+
 class Catalog:
     """Models by id (case-insensitive), loaded from definitions and reflection."""
 
     def __init__(self, engine: AsyncEngine, definitions: dict[str, ModelDef], *,
-                 value_index_max: int = 500) -> None:
+                 index: ValueIndexer | None = None) -> None:
         self.engine = engine
         self.definitions = definitions
-        self.value_index_max = value_index_max
+        self.index = index
+        """Reads an entry's value index (:func:`agent_search.db._value_index.index_values`,
+        given by the handler: the index depends on the catalog, not the other way)."""
         self.entries: dict[str, ModelEntry] = {}
         self._loaded = False
         self._lock = anyio.Lock()
@@ -171,38 +188,8 @@ class Catalog:
             return entry.values
         async with entry._values_lock:
             if entry.values is None:
-                entry.values = await self._index_values(entry)
+                entry.values = await self.index(entry) if self.index is not None else {}
         return entry.values
-
-    async def _index_values(self, entry: ModelEntry) -> dict[str, list[str]]:
-        """Declared ``option`` values, then the distinct values of categorical text
-        columns among the rows *everyone* may see: on a permission-aware table only its
-        ``public`` rows (none without a ``public`` column), never soft-deleted ones."""
-        out: dict[str, list[str]] = {}
-        declared = {c.name: c for c in entry.definition.all_columns()} if entry.definition else {}
-        for name, col in declared.items():
-            if col.option and name in entry.table.c:
-                out[name] = list(col.option)
-        if entry.missing or self.value_index_max == 0:
-            return out
-        conds = visibility_for_everyone(entry)
-        if conds is None:
-            return out
-        columns = [c for c in entry.table.columns
-                   if c.name not in out and _indexable(c, declared.get(c.name))
-                   and not (entry.permission is not None
-                            and c.name.lower() in GUARD_COLUMNS)]
-        if not columns:
-            return out
-        async with self.engine.connect() as conn:
-            for column in columns:
-                values, kind = await _distinct_values(conn, column, conds,
-                                                      self.value_index_max)
-                if values:
-                    out[column.name] = values
-                if kind is not None and entry.permission is None and not entry.soft_delete:
-                    entry.numeric_text[column.name] = kind  # every row was read
-        return out
 
     async def schema_with_values(self, entry: ModelEntry, *, queryable: bool) -> ModelSchema:
         """The entry's schema with its value index, for generators (built once, cached:
@@ -212,7 +199,7 @@ class Catalog:
             return cached
         values = await self.values(entry)
         fields = [f.model_copy(update={"values": values.get(f.name, []),
-                                       "kind": entry.numeric_text.get(f.name, f.kind)})
+                                       "kind": entry.read_kind(f.name, f.kind)})
                   for f in entry.schema.fields]
         schema = entry.schema.model_copy(update={"fields": fields, "queryable": queryable})
         entry.schemas[queryable] = schema
@@ -249,78 +236,35 @@ def _find_table(meta: sa.MetaData, name: str) -> sa.Table | None:
     return None
 
 
-def _indexable(col: sa.Column[Any], definition: ColumnDef | None) -> bool:
-    if col.name.startswith("__yao_") or (  # a part of a composite key is an attribute
-            col.primary_key and len(col.table.primary_key.columns) == 1):
-        return False
-    if definition is not None:
-        return definition.kind == "string"
-    kind = sa_kind(col.type)
-    if kind not in ("string", "text"):  # TEXT columns hold categories too (SQLite)
-        return False
-    length = getattr(col.type, "length", None)
-    return length is None or length <= 255
-
-
-def visibility_for_everyone(entry: ModelEntry) -> list[sa.ColumnElement[bool]] | None:
-    """Conditions selecting the rows every caller may see (no identity), or None when
-    no row is visible to everyone."""
-    conds: list[sa.ColumnElement[bool]] = []
-    if entry.permission is not None:
-        if entry.permission.public is None:
-            return None
-        conds.append(entry.permission.public == sa.true())
-    deleted = deleted_at_column(entry.table)
-    if deleted is not None:
-        conds.append(deleted.is_(None))
-    return conds
-
-
 def deleted_at_column(table: sa.FromClause) -> sa.ColumnElement[Any] | None:
     """The soft-delete column (``deleted_at``, any case) of a table or alias: rows where it
     is set are deleted and never searched."""
     return next((c for c in table.columns if c.name.lower() == SOFT_DELETE_COLUMN), None)
 
 
-async def _distinct_values(conn: AsyncConnection, col: sa.Column[Any],
-                           conds: list[sa.ColumnElement[bool]],
-                           cap: int) -> tuple[list[str], str | None]:
-    """The column's indexable distinct values, and whether all its values are numbers."""
-    stmt = sa.select(col).where(col.is_not(None), *conds).distinct().limit(cap + 1)
-    rows = (await conn.execute(stmt)).scalars().all()
-    if len(rows) > cap:
-        return [], None
-    return sorted(v for v in rows
-                  if isinstance(v, str) and v.strip() and len(v) <= MAX_INDEXED_VALUE_CHARS), \
-        numeric_kind(rows)
+_KINDS: tuple[tuple[type | tuple[type, ...], str], ...] = (
+    (sa.Boolean, "boolean"), (sa.Integer, "integer"),
+    ((sa.Numeric, sa.Float), "number"),  # Float is no Numeric in SQLAlchemy 2.1
+    (sa.DateTime, "datetime"), (sa.Date, "date"), (sa.Text, "text"),
+    ((sa.String, sa.Enum), "string"), (sa.JSON, "json"),
+)
+"""SQL types → coarse kinds, first match wins (``Text`` is a ``String``: it comes first)."""
 
 
 def sa_kind(type_: sa.types.TypeEngine[Any]) -> str:
-    """The coarse kind (see :data:`agent_search.query.dsl.FieldKind`) of a SQL type."""
-    if isinstance(type_, sa.Boolean):
-        return "boolean"
-    if isinstance(type_, sa.Integer):
-        return "integer"
-    if isinstance(type_, sa.Numeric | sa.Float):  # Float is no Numeric in SQLAlchemy 2.1
-        return "number"
-    if isinstance(type_, sa.DateTime):
-        return "datetime"
-    if isinstance(type_, sa.Date):
-        return "date"
-    if isinstance(type_, sa.Text):
-        return "text"
-    if isinstance(type_, sa.String | sa.Enum):
-        return "string"
-    if isinstance(type_, sa.JSON):
-        return "json"
-    return "other"
+    """The coarse kind (see :data:`agent_search.query.dsl.FieldKind`) of a SQL type; a
+    date held as text (:class:`TextDate`) is the kind its values are."""
+    if isinstance(type_, TextDate):
+        return type_.kind
+    return next((kind for types, kind in _KINDS if isinstance(type_, types)), "other")
 
 
-def infer_unit(name: str) -> str | None:
-    for pattern, unit in _UNIT_PATTERNS:
-        if pattern.search(name):
-            return unit
-    return None
+def infer_unit(name: str, kind: str) -> str | None:
+    """The unit a numeric field's name says (``duration_ms`` → ms, ``price`` → currency);
+    None for other fields."""
+    if kind not in ("integer", "number"):
+        return None
+    return next((unit for pattern, unit in _UNIT_PATTERNS if pattern.search(name)), None)
 
 
 def _first_named(names: list[str], wanted: tuple[str, ...]) -> str | None:
@@ -334,26 +278,25 @@ def _first_named(names: list[str], wanted: tuple[str, ...]) -> str | None:
 # -- tables and schemas from definitions ---------------------------------------------
 
 
+_SA_TYPES: dict[str, Callable[[], sa.types.TypeEngine[Any]]] = {
+    "boolean": sa.Boolean, "date": sa.Date, "datetime": sa.DateTime, "text": sa.Text,
+    "json": sa.JSON,
+}
+_FLOAT_TYPES = frozenset({"float", "double", "unsignedfloat", "unsigneddouble"})
+
+
 def _sa_type(col: ColumnDef) -> sa.types.TypeEngine[Any]:
+    """The SQL type of a defined column: by its kind (:data:`_SA_TYPES`), integers and
+    numbers by their declared size, anything else a string of its length."""
     t = col.type.lower()
-    kind = col.kind
-    if kind == "integer":
+    if col.kind == "integer":
         return sa.BigInteger() if "big" in t else sa.Integer()
-    if kind == "number":
-        if t in ("float", "double", "unsignedfloat", "unsigneddouble"):
+    if col.kind == "number":
+        if t in _FLOAT_TYPES:
             return sa.Float()
         return sa.Numeric(col.precision or 10, col.scale if col.scale is not None else 2)
-    if kind == "boolean":
-        return sa.Boolean()
-    if kind == "date":
-        return sa.Date()
-    if kind == "datetime":
-        return sa.DateTime()
-    if kind == "text":
-        return sa.Text()
-    if kind == "json":
-        return sa.JSON()
-    return sa.String(col.length or 255)
+    make = _SA_TYPES.get(col.kind)
+    return make() if make is not None else sa.String(col.length or 255)
 
 
 def table_from_definition(definition: ModelDef, meta: sa.MetaData, *,
@@ -403,8 +346,7 @@ def _schema_from_definition(model_id: str, definition: ModelDef,
     names = [c.name for c in cols]
     fields = [FieldSchema(name=c.name, kind=c.kind,
                           label=c.label, description=c.description or c.comment,
-                          unit=c.unit or (infer_unit(c.name) if c.kind in ("integer", "number")
-                                          else None),
+                          unit=c.unit or infer_unit(c.name, c.kind),
                           primary=c.is_primary)
               for c in cols]
     fields += [FieldSchema(name=c.name, kind=sa_kind(c.type)) for c in table.columns
@@ -449,7 +391,7 @@ def _schema_from_table(table: sa.Table,
         fields.append(FieldSchema(
             name=col.name, kind=kind,
             description=col.comment, primary=bool(col.primary_key),
-            unit=infer_unit(col.name) if kind in ("integer", "number") else None))
+            unit=infer_unit(col.name, kind)))
     relations: list[RelationSchema] = []
     used: set[str] = set()
 

@@ -5,6 +5,8 @@ picks the models and generates the DSL; scores are described there."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import sqlalchemy as sa
@@ -25,7 +27,7 @@ from agent_search.db._rows import (
 from agent_search.query.dsl import QueryDSL
 from agent_search.types import QueryOrder, QueryWhere, ResultItem
 
-__all__ = ["MAX_CONTENT_CHARS", "RANK_WINDOW_MAX", "run_records"]
+__all__ = ["MAX_CONTENT_CHARS", "RANK_WINDOW_MAX", "Scope", "run_records"]
 
 MAX_CONTENT_CHARS = 600
 RANK_WINDOW_FACTOR = 5
@@ -34,84 +36,160 @@ RANK_WINDOW_MAX = 500
 """With ranking terms, up to this many matching rows are read and ranked in Python."""
 
 
-async def run_records(conn: Any, catalog: Catalog, entry: ModelEntry, query: QueryDSL, *,
-                      preset_wheres: list[QueryWhere], preset_orders: list[QueryOrder],
-                      select: list[str], limit: int, count_max: int, caller: Caller,
-                      confidence: float, warnings: list[str],
-                      ) -> tuple[list[ResultItem], int, dict[str, Any]]:
+@dataclass(frozen=True, slots=True)
+class Scope:
+    """What every query of one search shares, whichever model it runs on: the catalog,
+    who asks (with the preset filters: :class:`Caller`), the preset orders (before the
+    generated ones), the fields the request selects, the row limit, the count cap and the
+    warnings list (appended to). One object rather than a dozen parameters handed down
+    each step."""
+
+    catalog: Catalog
+    caller: Caller
+    preset_orders: Sequence[QueryOrder] = ()
+    select: Sequence[str] = ()
+    limit: int = 20
+    count_max: int = 0
+    warnings: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
+class _Plan:
+    """One attempt of a query: its conditions, how many rows to show and to read, and
+    which columns."""
+
+    wheres: list[QueryWhere]
+    orders: list[QueryOrder]
+    limit: int
+    window: int
+    terms: list[str]
+    data_fields: list[str]
+    fetch: list[str]
+    counted: bool
+
+
+async def run_records(conn: Any, scope: Scope, entry: ModelEntry, query: QueryDSL,
+                      confidence: float) -> tuple[list[ResultItem], int, dict[str, Any]]:
     """One model's records for ``query`` after the preset filters: ``(items, total,
-    the query as executed)``. A ``relax`` query that finds nothing is run again once
-    without its last where, at a lower confidence, with a warning."""
-    wheres = [*preset_wheres, *query.wheres]
-    orders = [*preset_orders, *query.orders]
-    q_limit = min(limit, query.limit) if query.limit else limit
-    # with ranking terms read a wider window: rows matching a term only inside another
-    # word are dropped, the rest scored by the share of terms they hold (and, without
-    # an order, ranked by it)
+    the query as executed)``. A ``relax`` query that finds nothing is run again without
+    its last where, at a lower confidence, with a warning (the relaxed query is no longer
+    ``relax``, so the loop runs at most twice)."""
+    while True:
+        plan = _plan(scope, entry, query)
+        rows = [dict(r) for r in (await conn.execute(_statement(scope, entry, plan)))
+                .mappings().all()]
+        if rows or not (query.relax and query.wheres):
+            break
+        query, confidence = _relaxed(scope, entry, query, confidence)
+    total = _total(scope, entry, plan, rows)
+    rows, shares, total = _ranked(plan, rows, total)
+    items = [_item(entry, row, plan.data_fields, confidence * share)
+             for row, share in zip(rows, shares, strict=True)]
+    return items, total, _executed(scope, entry, query, plan)
+
+
+def _plan(scope: Scope, entry: ModelEntry, query: QueryDSL) -> _Plan:
+    """With ranking terms a wider window is read: rows matching a term only inside
+    another word are dropped, the rest scored by the share of terms they hold (and,
+    without an order, ranked by it)."""
+    limit = min(scope.limit, query.limit) if query.limit else scope.limit
     terms = [t.lower() for t in query.terms]
-    window = min(max(q_limit * RANK_WINDOW_FACTOR, RANK_WINDOW_MIN), RANK_WINDOW_MAX) \
-        if terms else q_limit
-    data_fields = _data_fields(entry, select or query.select, warnings)
+    window = min(max(limit * RANK_WINDOW_FACTOR, RANK_WINDOW_MIN), RANK_WINDOW_MAX) \
+        if terms else limit
+    data_fields = _data_fields(entry, list(scope.select) or query.select, scope.warnings)
     fetch = unique([*data_fields, *entry.primary_key,
-                     *present(entry, [entry.schema.title_field, *CONTENT_FIELDS]),
-                     *name_fields(entry)])
-    stmt = build_select(catalog, entry, select=fetch, wheres=wheres, orders=orders,
-                        limit=max(window, q_limit) + 1, caller=caller)
-    stmt = _with_related_titles(catalog, stmt, entry, caller)
-    cap = count_max
-    counted = cap > q_limit
-    if counted:  # one round trip: the (capped) count rides along as a scalar subquery
-        count = build_count(catalog, entry, wheres=wheres, caller=caller, cap=cap)
+                    *present(entry, [entry.schema.title_field, *CONTENT_FIELDS]),
+                    *name_fields(entry)])
+    return _Plan(wheres=[*scope.caller.presets, *query.wheres],
+                 orders=[*scope.preset_orders, *query.orders], limit=limit,
+                 window=max(window, limit), terms=terms, data_fields=data_fields,
+                 fetch=fetch, counted=scope.count_max > limit)
+
+
+def _statement(scope: Scope, entry: ModelEntry, plan: _Plan) -> sa.Select[Any]:
+    """The SELECT of one attempt, one row past the window (to tell "more"), with related
+    titles and, when counting, the capped count riding along as a scalar subquery (one
+    round trip)."""
+    stmt = build_select(scope.catalog, entry, select=plan.fetch, wheres=plan.wheres,
+                        orders=plan.orders, limit=plan.window + 1, caller=scope.caller)
+    stmt = _with_related_titles(scope.catalog, stmt, entry, scope.caller)
+    if plan.counted:
+        count = build_count(scope.catalog, entry, wheres=plan.wheres, caller=scope.caller,
+                            cap=scope.count_max)
         stmt = stmt.add_columns(count.scalar_subquery().label("__total__"))
-    rows = [dict(r) for r in (await conn.execute(stmt)).mappings().all()]
-    if not rows and query.relax and query.wheres:
-        dropped = query.wheres[-1]
-        warnings.append(f"model {entry.id}: nothing matched "
-                        f"{describe_where(dropped)}; that text match is dropped "
-                        "(the words may just name what is sought), showing records "
-                        "that match the other conditions at a lower confidence")
-        relaxed = query.model_copy(update={"wheres": query.wheres[:-1], "relax": False,
-                                           "terms": []})
-        lower = confidence * 0.5 if query.relax_confidence is None else min(
-            confidence, query.relax_confidence)
-        return await run_records(conn, catalog, entry, relaxed, preset_wheres=preset_wheres,
-                                 preset_orders=preset_orders, select=select, limit=limit,
-                                 count_max=count_max, caller=caller, confidence=lower,
-                                 warnings=warnings)
-    total = len(rows)
-    if counted and rows:
-        total = int(rows[0]["__total__"])
-        if total > cap:
-            total = cap
-            warnings.append(f"model {entry.id}: more than {cap} matches; total "
-                            f"shows {cap} (db.count_max)")
-    shares: list[float] | None = None
-    if terms:
-        matchers = [word_pattern(t) for t in terms]
-        scored = [(coverage(row, matchers), i) for i, row in enumerate(rows)]
-        if not orders:  # stable: database order among equals
-            scored.sort(key=lambda p: -p[0])
-        kept = [(c, i) for c, i in scored if c > 0]  # a substring only is no match
-        if len(kept) < len(scored) and total <= len(scored):  # every match was read
-            total = len(kept)
-        rows = [rows[i] for _, i in kept]
-        shares = [c for c, _ in kept]
-    if len(rows) > q_limit:
-        rows = rows[:q_limit]
-        if not counted:
-            total = q_limit + 1  # "more than shown" when counting is off
-    items = [_item(entry, row, data_fields, confidence,
-                        1.0 if shares is None else shares[rank])
-             for rank, row in enumerate(rows)]
+    return stmt
+
+
+def _relaxed(scope: Scope, entry: ModelEntry, query: QueryDSL,
+             confidence: float) -> tuple[QueryDSL, float]:
+    """``query`` without its last where (the text match the generator was unsure of), and
+    the lower confidence of what it finds; the warning says what was dropped."""
+    dropped = query.wheres[-1]
+    scope.warnings.append(f"model {entry.id}: nothing matched "
+                          f"{describe_where(dropped)}; that text match is dropped "
+                          "(the words may just name what is sought), showing records "
+                          "that match the other conditions at a lower confidence")
+    relaxed = query.model_copy(update={"wheres": query.wheres[:-1], "relax": False,
+                                       "terms": []})
+    lower = confidence * 0.5 if query.relax_confidence is None else min(
+        confidence, query.relax_confidence)
+    return relaxed, lower
+
+
+def _total(scope: Scope, entry: ModelEntry, plan: _Plan, rows: list[dict[str, Any]]) -> int:
+    """The count that rode along (capped at ``count_max``, with a warning), else the rows
+    read."""
+    if not (plan.counted and rows):
+        return len(rows)
+    total = int(rows[0]["__total__"])
+    if total > scope.count_max:
+        scope.warnings.append(f"model {entry.id}: more than {scope.count_max} matches; "
+                              f"total shows {scope.count_max} (db.count_max)")
+        return scope.count_max
+    return total
+
+
+def _ranked(plan: _Plan, rows: list[dict[str, Any]],
+            total: int) -> tuple[list[dict[str, Any]], list[float], int]:
+    """The rows to show with the share of the ranking terms each holds (1.0 without
+    terms), and the total corrected for rows dropped by the ranking or cut by the limit."""
+    shares = [1.0] * len(rows)
+    if plan.terms:
+        rows, shares, total = _by_terms(plan, rows, total)
+    if len(rows) > plan.limit:
+        rows, shares = rows[:plan.limit], shares[:plan.limit]
+        if not plan.counted:
+            total = plan.limit + 1  # "more than shown" when counting is off
+    return rows, shares, total
+
+
+def _by_terms(plan: _Plan, rows: list[dict[str, Any]],
+              total: int) -> tuple[list[dict[str, Any]], list[float], int]:
+    """Rows holding at least one term as a word (a substring only is no match), by the
+    share they hold when no order is asked (stable: database order among equals)."""
+    matchers = [word_pattern(t) for t in plan.terms]
+    scored = [(coverage(row, matchers), i) for i, row in enumerate(rows)]
+    if not plan.orders:
+        scored.sort(key=lambda p: -p[0])
+    kept = [(c, i) for c, i in scored if c > 0]
+    if len(kept) < len(scored) and total <= len(scored):  # every match was read
+        total = len(kept)
+    return [rows[i] for _, i in kept], [c for c, _ in kept], total
+
+
+def _executed(scope: Scope, entry: ModelEntry, query: QueryDSL, plan: _Plan) -> dict[str, Any]:
+    """The query as run, for ``Result.dsl``: presets included, the permission described."""
     executed: dict[str, Any] = {
-        "model": entry.id, "select": data_fields,
-        "wheres": [w.to_json() for w in wheres],
-        "orders": [o.model_dump() for o in orders], "limit": q_limit}
+        "model": entry.id, "select": plan.data_fields,
+        "wheres": [w.to_json() for w in plan.wheres],
+        "orders": [o.model_dump() for o in plan.orders], "limit": plan.limit}
     if query.terms:
         executed["terms"] = list(query.terms)
     if entry.permission is not None:
-        executed["permission"] = entry.permission.describe(caller.user_id, caller.team_id)
-    return items, total, executed
+        executed["permission"] = entry.permission.describe(scope.caller.user_id,
+                                                           scope.caller.team_id)
+    return executed
+
 
 def _data_fields(entry: ModelEntry, select: list[str],
                  warnings: list[str]) -> list[str]:
@@ -162,25 +240,39 @@ def _with_related_titles(catalog: Catalog, stmt: sa.Select[Any], entry: ModelEnt
     return stmt
 
 def _item(entry: ModelEntry, row: dict[str, Any], data_fields: list[str],
-          confidence: float, match: float) -> ResultItem:
+          score: float) -> ResultItem:
     related = {k.removeprefix("__rel__"): jsonable(v) for k, v in row.items()
                if k.startswith("__rel__") and v is not None}
-    pk = entry.primary_key
-    record_id: Any = jsonable(row.get(pk[0])) if len(pk) == 1 else \
-        [jsonable(row.get(k)) for k in pk] if pk else None
-    title = title_of(entry, row, record_id)
-    content_field = next((f for f in present(entry, list(CONTENT_FIELDS))
-                          if row.get(f) not in (None, "")), None)
+    record_id = _record_id(entry, row)
     data = {f: jsonable(row.get(f)) for f in data_fields}
-    content = str(row[content_field]) if content_field else render(
-        data, skip={*pk, *name_fields(entry)} if name_fields(entry)
-        else {entry.schema.title_field, *pk}, related=related,
-        foreigns={r.foreign for r in entry.schema.relations
-                  if r.type == "hasOne" and r.name in related})
-    score = max(0.0, min(1.0, confidence * match))
     metadata: dict[str, Any] = {"table": entry.table.name}
     if related:
         metadata["related"] = related
-    return ResultItem(type="db", title=title, content=content[:MAX_CONTENT_CHARS],
-                      score=round(score, 6), model=entry.id, record_id=record_id,
-                      data=data, metadata=metadata)
+    return ResultItem(type="db", title=title_of(entry, row, record_id),
+                      content=_content(entry, row, data, related)[:MAX_CONTENT_CHARS],
+                      score=round(max(0.0, min(1.0, score)), 6), model=entry.id,
+                      record_id=record_id, data=data, metadata=metadata)
+
+
+def _record_id(entry: ModelEntry, row: dict[str, Any]) -> Any:
+    """The primary key's value, a list of values for a composite key, else None."""
+    pk = entry.primary_key
+    if len(pk) == 1:
+        return jsonable(row.get(pk[0]))
+    return [jsonable(row.get(k)) for k in pk] if pk else None
+
+
+def _content(entry: ModelEntry, row: dict[str, Any], data: dict[str, Any],
+             related: dict[str, Any]) -> str:
+    """The row's own content field when it has one, else its data as ``key: value`` with
+    related titles in place of foreign keys, leaving out what the title already says."""
+    content_field = next((f for f in present(entry, list(CONTENT_FIELDS))
+                          if row.get(f) not in (None, "")), None)
+    if content_field:
+        return str(row[content_field])
+    names = name_fields(entry)
+    skip: set[str | None] = {*entry.primary_key, *names} if names else \
+        {entry.schema.title_field, *entry.primary_key}
+    return render(data, skip=skip, related=related,
+                  foreigns={r.foreign for r in entry.schema.relations
+                            if r.type == "hasOne" and r.name in related})

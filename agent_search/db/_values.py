@@ -53,24 +53,36 @@ def to_decimal(value: Any) -> decimal.Decimal:
             raise ValueBoundsError(f"more than {MAX_SIGNIFICANT_DIGITS} digits")
         number = decimal.Decimal(value)
     elif isinstance(value, float):
-        if not math.isfinite(value):
-            raise ValueBoundsError("not a finite number")
-        number = decimal.Decimal(repr(value))
+        number = decimal.Decimal(repr(_finite(value)))
     elif isinstance(value, str | decimal.Decimal):
-        text = str(value).strip()
-        if len(text) > MAX_NUMBER_CHARS:
-            raise ValueBoundsError(f"longer than {MAX_NUMBER_CHARS} characters")
-        if not _NUMBER.fullmatch(text):
-            raise ValueBoundsError("not a plain decimal number")
-        number = decimal.Decimal(text)
+        number = _decimal_text(str(value).strip())
     else:
         raise ValueBoundsError(f"a {type(value).__name__} is not a number")
+    return _bounded(number)
+
+
+def _finite(value: float) -> float:
+    if not math.isfinite(value):
+        raise ValueBoundsError("not a finite number")
+    return value
+
+
+def _decimal_text(text: str) -> decimal.Decimal:
+    """Numeric text, its length checked before it is read."""
+    if len(text) > MAX_NUMBER_CHARS:
+        raise ValueBoundsError(f"longer than {MAX_NUMBER_CHARS} characters")
+    if not _NUMBER.fullmatch(text):
+        raise ValueBoundsError("not a plain decimal number")
+    return decimal.Decimal(text)
+
+
+def _bounded(number: decimal.Decimal) -> decimal.Decimal:
+    """``number`` within the digit and exponent bounds (zero as plain 0)."""
     if not number.is_finite():
         raise ValueBoundsError("not a finite number")
     if number.is_zero():
         return decimal.Decimal(0)
-    digits = len(number.as_tuple().digits)
-    if digits > MAX_SIGNIFICANT_DIGITS:
+    if len(number.as_tuple().digits) > MAX_SIGNIFICANT_DIGITS:
         raise ValueBoundsError(f"more than {MAX_SIGNIFICANT_DIGITS} significant digits")
     if abs(number.adjusted()) > MAX_EXPONENT:
         raise ValueBoundsError(f"magnitude beyond 1e±{MAX_EXPONENT}")
@@ -110,16 +122,25 @@ def to_datetime(value: Any) -> dt.datetime:
     if isinstance(value, dt.date):
         return dt.datetime(value.year, value.month, value.day)
     if isinstance(value, int | float) and not isinstance(value, bool):
-        if isinstance(value, float) and not math.isfinite(value):
-            raise ValueBoundsError("not a finite number")
-        if 1000 <= value <= 9999:
-            return dt.datetime(int(value), 1, 1)
-        if not MIN_TIMESTAMP <= value <= MAX_TIMESTAMP:
-            raise ValueBoundsError("timestamp out of the years 1..9999")
-        return dt.datetime(1970, 1, 1) + dt.timedelta(seconds=float(value))
+        return _datetime_of_number(value)
     if not isinstance(value, str):
         raise ValueBoundsError(f"a {type(value).__name__} is not a date")
-    text = value.strip()
+    return _datetime_of_text(value.strip())
+
+
+def _datetime_of_number(value: float) -> dt.datetime:
+    """A year (1000..9999), else a Unix timestamp within the years 1..9999."""
+    if isinstance(value, float):
+        _finite(value)
+    if 1000 <= value <= 9999:
+        return dt.datetime(int(value), 1, 1)
+    if not MIN_TIMESTAMP <= value <= MAX_TIMESTAMP:
+        raise ValueBoundsError("timestamp out of the years 1..9999")
+    return dt.datetime(1970, 1, 1) + dt.timedelta(seconds=float(value))
+
+
+def _datetime_of_text(text: str) -> dt.datetime:
+    """A year ("2005") or ISO text, its length checked before it is read."""
     if len(text) > MAX_DATE_CHARS:
         raise ValueBoundsError(f"longer than {MAX_DATE_CHARS} characters")
     if len(text) == 4 and text.isascii() and text.isdigit():

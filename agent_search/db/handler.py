@@ -64,7 +64,8 @@ if TYPE_CHECKING:  # imported where used: SQLAlchemy and the parser load on the 
     from sqlalchemy.ext.asyncio import AsyncEngine
 
     from agent_search.db._catalog import Catalog, ModelEntry
-    from agent_search.query.nl._meaning import NameMeanings
+    from agent_search.db._records import Scope
+    from agent_search.query.nl import NameMeanings
 
 MAX_MODEL_NAMES_IN_ERROR = 20
 
@@ -116,9 +117,14 @@ class DBHandler:
     def catalog(self) -> Catalog:
         if self._catalog is None:
             from agent_search.db._catalog import Catalog
+            from agent_search.db._value_index import index_values
 
-            self._catalog = Catalog(self.engine, self.definitions,
-                                    value_index_max=self.settings.value_index_max)
+            engine, cap = self.engine, self.settings.value_index_max
+
+            async def index(entry: ModelEntry) -> dict[str, list[str]]:
+                return await index_values(engine, entry, cap)
+
+            self._catalog = Catalog(engine, self.definitions, index=index)
         return self._catalog
 
     @property
@@ -126,7 +132,7 @@ class DBHandler:
         """Names by meaning (``db.match_by_meaning``), made on first use: building a
         handler (every CLI command does) loads neither the parser nor the model."""
         if self._meanings is None and self.settings.match_by_meaning:
-            from agent_search.query.nl._meaning import NameMeanings
+            from agent_search.query.nl import NameMeanings
 
             self._meanings = NameMeanings.for_config(self.config)
         return self._meanings
@@ -170,18 +176,16 @@ class DBHandler:
             return _error(request, f"database error: {exc.strerror or exc}")
 
     async def _search(self, ctx: Context, request: Request) -> Result:
-        from agent_search.db._aggregate import run_aggregate
         from agent_search.db._builder import Caller
-        from agent_search.db._records import run_records
+        from agent_search.db._records import Scope
 
         settings = ctx.config.db.settings(DBSettings)
         warnings: list[str] = []
         with span("schema"):
             await self._start()
-        entries = self._pick_models(request, settings, warnings)
         preset_wheres = [*settings.wheres, *request.wheres]
         preset_orders = [*settings.orders, *request.orders]
-        entries = [e for e in entries
+        entries = [e for e in self._pick_models(request, settings, warnings)
                    if self._fits_preset(e, preset_wheres, preset_orders, warnings)]
         if not entries:
             return _error(request, "no model can be searched: " + "; ".join(warnings),
@@ -194,7 +198,11 @@ class DBHandler:
             generated = await self._generate(ctx, request, entries, warnings)
             node.attributes["generator"] = generated.generator
         warnings.extend(generated.warnings)
-        caller = Caller(ctx.user_id, ctx.team_id)
+        scope = Scope(catalog=self.catalog,
+                      caller=Caller(ctx.user_id, ctx.team_id, presets=preset_wheres),
+                      preset_orders=preset_orders,
+                      select=request.select, limit=limit, count_max=self.settings.count_max,
+                      warnings=warnings)
         items: list[ResultItem] = []
         executed: list[dict[str, Any]] = []
         total = 0
@@ -202,23 +210,9 @@ class DBHandler:
         with span("db_query") as node:
             async with self.engine.connect() as conn:
                 for query in generated.queries:
-                    entry = by_id[query.model.lower()]
-                    answers: list[ResultItem] = []
-                    if query.is_aggregate:  # answer rows, then a sample of the records
-                        answers, a_json = await run_aggregate(
-                            conn, self.catalog, entry, query, preset_wheres, limit, caller,
-                            generated.confidence, warnings)
-                        query = query.model_copy(update={
-                            "group_by": [], "aggregates": [], "having": [], "orders": [],
-                            "limit": None})
-                    q_items, q_total, q_json = await run_records(
-                        conn, self.catalog, entry, query, preset_wheres=preset_wheres,
-                        preset_orders=preset_orders, select=request.select, limit=limit,
-                        count_max=self.settings.count_max, caller=caller,
-                        confidence=generated.confidence, warnings=warnings)
-                    if answers:
-                        q_json.update(a_json)
-                    items.extend([*answers, *q_items])
+                    q_items, q_total, q_json = await _run_query(
+                        conn, scope, by_id[query.model.lower()], query, generated.confidence)
+                    items.extend(q_items)
                     total += q_total
                     executed.append(q_json)
             node.attributes["rows"] = len(items)
@@ -236,19 +230,14 @@ class DBHandler:
 
     def _pick_models(self, request: Request, settings: DBSettings,
                      warnings: list[str]) -> list[ModelEntry]:
-        catalog = self.catalog
-        wanted = list(request.models or settings.models)
-        if not wanted:
-            wanted = [e.id for e in catalog.entries.values() if not e.missing]
-            if not wanted:
-                raise ConfigError("the database has no tables and no models are defined",
-                                  key="db.models")
-            warnings.append(f"no models given (request.models, db.models); searched all "
-                            f"{len(wanted)}")
+        """``request.models``, else ``db.models``, else every model (with a warning);
+        a missing table or an unknown name is skipped with a warning, and an error when
+        nothing is left."""
+        wanted = list(request.models or settings.models) or self._every_model(warnings)
         entries: list[ModelEntry] = []
         unknown: list[str] = []
         for model_id in wanted:
-            entry = catalog.find(model_id)
+            entry = self.catalog.find(model_id)
             if entry is None:
                 unknown.append(model_id)
             elif entry.missing:
@@ -256,14 +245,30 @@ class DBHandler:
             elif entry not in entries:
                 entries.append(entry)
         if unknown:
-            names = ", ".join(repr(u[:80]) for u in unknown)
-            if not entries:
-                known = sorted(catalog.ids())
-                more = "" if len(known) <= MAX_MODEL_NAMES_IN_ERROR else ", ..."
-                raise ConfigError(f"unknown model {names}; known: "
-                                  f"{', '.join(known[:MAX_MODEL_NAMES_IN_ERROR])}{more}")
-            warnings.append(f"unknown model {names} skipped")
+            self._unknown_models(unknown, searched=bool(entries), warnings=warnings)
         return entries
+
+    def _every_model(self, warnings: list[str]) -> list[str]:
+        wanted = [e.id for e in self.catalog.entries.values() if not e.missing]
+        if not wanted:
+            raise ConfigError("the database has no tables and no models are defined",
+                              key="db.models")
+        warnings.append(f"no models given (request.models, db.models); searched all "
+                        f"{len(wanted)}")
+        return wanted
+
+    def _unknown_models(self, unknown: list[str], *, searched: bool,
+                        warnings: list[str]) -> None:
+        """Unknown names beside known ones are a warning; alone, an error listing what
+        is known."""
+        names = ", ".join(repr(u[:80]) for u in unknown)
+        if searched:
+            warnings.append(f"unknown model {names} skipped")
+            return
+        known = sorted(self.catalog.ids())
+        more = "" if len(known) <= MAX_MODEL_NAMES_IN_ERROR else ", ..."
+        raise ConfigError(f"unknown model {names}; known: "
+                          f"{', '.join(known[:MAX_MODEL_NAMES_IN_ERROR])}{more}")
 
     def _fits_preset(self, entry: ModelEntry, wheres: Sequence[QueryWhere],
                      orders: Sequence[QueryOrder], warnings: list[str]) -> bool:
@@ -286,25 +291,23 @@ class DBHandler:
 
     def _related_schemas(self, entries: Sequence[ModelEntry]) -> list[ModelSchema]:
         """The models the entries' relations point at, and (second hop, hasOne only:
-        track → album → artist) the models those point at."""
+        track → album → artist) the models those point at: one walk, breadth first."""
         ids = {e.id.lower() for e in entries}
         out: list[ModelSchema] = []
-        first: list[ModelEntry] = []
-        for e in entries:
-            for rel in e.schema.relations:
-                target = self.catalog.find(rel.model)
-                if target is not None and not target.missing and target.id.lower() not in ids:
+        frontier = [(e, True) for e in entries]  # (model, may its hasMany be followed)
+        for _hop in range(2):
+            reached: list[tuple[ModelEntry, bool]] = []
+            for entry, any_kind in frontier:
+                for rel in entry.schema.relations:
+                    target = self.catalog.find(rel.model)
+                    if not (any_kind or rel.type == "hasOne") or target is None \
+                            or target.missing or target.id.lower() in ids:
+                        continue
                     ids.add(target.id.lower())
                     out.append(self._schema(target, queryable=False))
                     if rel.type == "hasOne":
-                        first.append(target)
-        for e in first:
-            for rel in e.schema.relations:
-                target = self.catalog.find(rel.model)
-                if rel.type == "hasOne" and target is not None and not target.missing \
-                        and target.id.lower() not in ids:
-                    ids.add(target.id.lower())
-                    out.append(self._schema(target, queryable=False))
+                        reached.append((target, False))
+            frontier = reached
         return out
 
     # -- generation ------------------------------------------------------------------
@@ -313,13 +316,7 @@ class DBHandler:
                         warnings: list[str]) -> GeneratedDSL:
         from agent_search.query.nl import BuiltinDSLGenerator
 
-        # read with the value index: it also tells which text columns hold numbers
-        # (compared as numbers on every path, an explicit DSL's too)
-        schemas = [await self.catalog.schema_with_values(e, queryable=True) for e in entries]
-        for related in self._related_schemas(entries):
-            target = self.catalog.find(related.id)
-            assert target is not None
-            schemas.append(await self.catalog.schema_with_values(target, queryable=False))
+        schemas = await self._schemas_with_values(entries)
         explicit = request.options.get("dsl")
         if explicit is not None:
             if not isinstance(explicit, Mapping):
@@ -328,27 +325,97 @@ class DBHandler:
         if request.options.get("generate", True) is False:
             return GeneratedDSL(queries=[QueryDSL(model=e.id) for e in entries],
                                 explanation="preset filters only", generator="none")
-        strict = ctx.config.query.strict
-        name = ctx.config.uses.query
-        builtin = BuiltinDSLGenerator(strict=strict, meanings=self.meanings)
-        generator: DSLGenerator | None = (
-            self.generators.get(name) or ctx.generators.get(name)
-            or (builtin if name == "builtin" else None))
-        if generator is None:
-            message = (f"query generator {name!r} (uses.query) is not available; "
-                       "register it with create_handler(generators=...)")
-            if strict:
-                raise DSLGenerationError(message)
-            warnings.append(message + "; used the builtin generator")
-            generator = builtin
-        try:  # the builtin generator is deterministic: asking it again changes nothing
-            retries = 0 if isinstance(generator, BuiltinDSLGenerator) else self.settings.retries
-            return await generate_dsl(generator, request.query, schemas, retries=retries)
+        schemas = await self._with_named_values(schemas, request.query)
+        builtin = BuiltinDSLGenerator(strict=ctx.config.query.strict, meanings=self.meanings)
+        generator = self._generator(ctx, builtin, warnings)
+        if isinstance(generator, BuiltinDSLGenerator):  # deterministic: asking again
+            return await generate_dsl(generator, request.query, schemas, retries=0)
+        try:
+            return await generate_dsl(generator, request.query, schemas,
+                                      retries=self.settings.retries)
         except DSLGenerationError as exc:
-            if strict or generator is builtin:
+            if ctx.config.query.strict:
                 raise
             warnings.append(f"{exc}; used the builtin generator")
             return await generate_dsl(builtin, request.query, schemas, retries=0)
+
+    async def _schemas_with_values(self, entries: list[ModelEntry]) -> list[ModelSchema]:
+        """The entries' schemas (queryable) and their related models' (reachable only
+        through a relation), read with the value index: it also tells which text columns
+        hold numbers (compared as numbers on every path, an explicit DSL's too)."""
+        schemas = [await self.catalog.schema_with_values(e, queryable=True) for e in entries]
+        for related in self._related_schemas(entries):
+            target = self.catalog.find(related.id)
+            assert target is not None
+            schemas.append(await self.catalog.schema_with_values(target, queryable=False))
+        return schemas
+
+    async def _with_named_values(self, schemas: list[ModelSchema],
+                                 question: str) -> list[ModelSchema]:
+        """The schemas with the values the question names in columns too big to index,
+        looked up now (one bounded query per model that has such columns; phrases that are
+        already a known value of an indexed column are not): offered for this question
+        only, as if indexed."""
+        from agent_search.db._value_index import named_values
+
+        entries = [self.catalog.find(s.id) for s in schemas]
+        if not any(e is not None and e.looked_up for e in entries):
+            return schemas
+        known = frozenset(v.lower() for s in schemas for f in s.fields for v in f.values)
+        out: list[ModelSchema] = []
+        async with self.engine.connect() as conn:
+            for schema, entry in zip(schemas, entries, strict=True):
+                found = await named_values(conn, entry, question, known) if entry else {}
+                out.append(_with_values(schema, found))
+        return out
+
+    def _generator(self, ctx: Context, builtin: DSLGenerator,
+                   warnings: list[str]) -> DSLGenerator:
+        """The generator ``uses.query`` names, from one table: ``builtin``, then the
+        handler's own (``create_handler(generators=...)``), then the run's
+        (``ctx.deps.generators``: an assistant's delegate), a later one winning. A name
+        in none of them is an error in strict mode, else the builtin with a warning."""
+        name = ctx.config.uses.query
+        table: dict[str, DSLGenerator] = {"builtin": builtin, **self.generators,
+                                          **ctx.generators}
+        found = table.get(name)
+        if found is not None:
+            return found
+        message = (f"query generator {name!r} (uses.query) is not available; "
+                   "register it with create_handler(generators=...)")
+        if ctx.config.query.strict:
+            raise DSLGenerationError(message)
+        warnings.append(message + "; used the builtin generator")
+        return builtin
+
+
+def _with_values(schema: ModelSchema, found: Mapping[str, list[str]]) -> ModelSchema:
+    """A copy of ``schema`` whose fields also know the ``found`` values (the schema as it
+    is when nothing was found: cached objects stay shared)."""
+    if not found:
+        return schema
+    fields = [f.model_copy(update={"values": sorted({*f.values, *found[f.name]})})
+              if f.name in found else f for f in schema.fields]
+    return schema.model_copy(update={"fields": fields})
+
+
+async def _run_query(conn: Any, scope: Scope, entry: ModelEntry, query: QueryDSL,
+                     confidence: float) -> tuple[list[ResultItem], int, dict[str, Any]]:
+    """One generated query: an aggregate's answer rows first, then (for any query) a
+    sample of the records it covers; ``(items, total, the query as executed)``."""
+    from agent_search.db._aggregate import run_aggregate
+    from agent_search.db._records import run_records
+
+    answers: list[ResultItem] = []
+    a_json: dict[str, Any] = {}
+    if query.is_aggregate:
+        answers, a_json = await run_aggregate(conn, scope, entry, query, confidence)
+        query = query.model_copy(update={"group_by": [], "aggregates": [], "having": [],
+                                         "orders": [], "limit": None})
+    items, total, executed = await run_records(conn, scope, entry, query, confidence)
+    if answers:
+        executed.update(a_json)
+    return [*answers, *items], total, executed
 
 
 def _error(request: Request, message: str, warnings: list[str] | None = None) -> Result:

@@ -7,8 +7,9 @@ The core :class:`~agent_search.config.DBConfig` knows ``enabled``, ``models``, `
   generator produces, on every model searched (a model lacking a preset field is skipped
   with a warning rather than searched unfiltered);
 - ``value_index_max``: a text column with at most this many distinct values is treated as
-  categorical and its values are offered to the natural-language generator (0 turns the
-  value index off);
+  categorical and its values are offered to the natural-language generator; the values of
+  a bigger one are looked up at question time among the phrases of the question (see
+  :mod:`agent_search.db._value_index`); 0 turns both off;
 - ``retries``: how often a generator is asked again after giving an invalid DSL;
 - ``read_only``: open the database read-only (SQLite ``mode=ro``, PostgreSQL
   ``default_transaction_read_only``), so no statement a search runs can write;

@@ -33,7 +33,14 @@ group, e.g. ``{"group_by": ["Country"], "aggregates": ["count", "avg(Age)"], "ha
 A where ``field`` is a field of the model, ``relation.field`` (through a relation of
 the model; up to two hops: ``album.artist.Name`` on a track) or ``count(relation)``, the
 number of related rows of a hasMany relation (``{"field": "count(albums)", "op": ">",
-"value": 5}``: artists with more than 5 albums; only rows the caller may see count).
+"value": 5}``: artists with more than 5 albums; ``"op": "=", "value": 0``: artists with
+none; only rows the caller may see count).
+
+A where on a field of the model itself may compare with a *computed value*, an aggregate
+over the same model: ``{"field": "price", "op": ">", "value": {"aggregate":
+"avg(price)"}}`` (products costing more than the average). The aggregate is computed
+over the rows the caller may search (permission filters and preset filters inside), not
+over the other conditions of the query.
 """
 
 from __future__ import annotations
@@ -406,8 +413,38 @@ def _canonical_where(w: QueryWhere, resolve: _FieldResolver, count: list[int]) -
             {"and": [_canonical_where(x, resolve, count) for x in w.and_]})
     assert w.field is not None
     field = resolve.where(w.field)
+    if isinstance(w.value, Mapping):
+        return QueryWhere(field=field, op=w.op, value=_computed(field, w.op, w.value, resolve))
     _check_value(field, w.value)
     return QueryWhere(field=field, op=w.op, value=w.value)
+
+
+_COMPARISONS = frozenset({"=", "!=", ">", ">=", "<", "<="})
+
+
+def _computed(field: str, op: str, value: Mapping[str, Any],
+              resolve: _FieldResolver) -> dict[str, str]:
+    """A computed value ``{"aggregate": "avg(price)"}`` compared with a field of the
+    model itself, by a plain comparison; the aggregate checked as in ``aggregates``
+    (own field, avg/sum of numbers only) and written canonically."""
+    where = f"model {resolve.schema.id}: where {field!r}"
+    if set(value) != {"aggregate"}:
+        raise DSLValidationError(f"{where}: values must be strings, numbers, booleans or "
+                                 'null, or a computed value {"aggregate": "avg(Field)"} '
+                                 "and nothing else")
+    if "." in field or "(" in field:
+        raise DSLValidationError(f"{where}: only a field of the model itself is compared "
+                                 "with a computed value")
+    if op not in _COMPARISONS:
+        raise DSLValidationError(f"{where}: operator {op!r} can't compare with a computed "
+                                 f"value (use one of {', '.join(sorted(_COMPARISONS))})")
+    try:
+        agg = Aggregate.model_validate(value["aggregate"])
+    except ValueError as exc:  # pydantic's ValidationError is one
+        raise DSLValidationError(f"{where}: {validation_summary(exc, 'aggregate')}"
+                                 if isinstance(exc, ValidationError) else f"{where}: {exc}"
+                                 ) from exc
+    return {"aggregate": _canonical_aggregate(agg, resolve).name}
 
 
 _SCALARS = (str, int, float, bool, type(None))
@@ -437,6 +474,8 @@ async def generate_dsl(generator: DSLGenerator, query: str, schemas: Sequence[Mo
             raw = await generator.generate(query, schemas, feedback=feedback)
         except DSLGenerationError:
             raise
+        except TimeoutError as exc:  # a slow endpoint: asking again would be as slow
+            raise DSLGenerationError(f"generator {generator.name!r} timed out") from exc
         except Exception as exc:  # a plug-in generator's own failure
             raise DSLGenerationError(
                 f"generator {generator.name!r} failed: {type(exc).__name__}: {exc}") from exc

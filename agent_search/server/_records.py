@@ -21,7 +21,7 @@ from sqlalchemy.engine import URL
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
 from agent_search.agent.records import RecordStore, SearchRecord
-from agent_search.db._engine import async_url
+from agent_search.db import async_url
 
 _META = sa.MetaData()
 RECORDS = sa.Table(

@@ -25,7 +25,7 @@ EXPORTED: dict[str, list[str]] = {
     ],
     "agent_search.db": [
         "ColumnDef", "DBHandler", "DBSettings", "DSLBuildError", "ModelDef", "RelationDef",
-        "create_handler", "load_definitions",
+        "async_url", "create_handler", "load_definitions",
     ],
     "agent_search.embedding": [
         "CJK_SHARE", "DEFAULT_MODEL", "E5Embedder", "E5_MODEL", "Embedder", "EmbeddingError",

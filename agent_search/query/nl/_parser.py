@@ -26,6 +26,7 @@ from agent_search.query.dsl import (
 )
 from agent_search.query.nl import _aggregates as aggregates
 from agent_search.query.nl import _aggregates_zh as aggregates_zh
+from agent_search.query.nl import _computed as computed
 from agent_search.query.nl import _counts as counts
 from agent_search.query.nl import _counts_zh as counts_zh
 from agent_search.query.nl import _dates as dates
@@ -74,6 +75,7 @@ MAX_TEXT_FIELDS = 4
 EXTRACTORS: tuple[Extractor, ...] = (
     dates.relative_dates,
     dates_zh.chinese_dates,
+    computed.computed_values,
     aggregates.aggregates,
     aggregates_zh.chinese_aggregates,
     ordering.sort_by,

@@ -121,6 +121,8 @@ def aggregate_not_computed(q: Question, plan: Plan, grouped: bool) -> str | None
     if grouped:
         return None
     names = [m.span for m in q.fields]
+    if any(isinstance(w.get("value"), dict) for w in plan.wheres):  # "above average"
+        names += plan.used  # compared with a computed value (query/nl/_computed.py)
     for m in _said(AGGREGATE_WORD, q, plan):
         if not any(overlaps(m.span(), s) for s in names):
             return (f"{m.group(0).lower()!r} is not computed (no field to compute it on "
