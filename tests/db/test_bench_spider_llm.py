@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from tests.support.data import BENCH_DATA
-from tests.support.llm_server import ChatServer, ThreadedChatServer, _chunk
+from tests.support.llm_server import ChatServer, ThreadedChatServer, sse_chunk
 
 ROOT = Path(__file__).parents[2]
 BENCH = ROOT / "bench" / "bench_spider.py"
@@ -34,7 +34,7 @@ class _FixedDSL(ChatServer):
         self.requests.append(json.loads(raw or b"{}"))
         writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
                      b"Transfer-Encoding: chunked\r\n\r\n")
-        for data in (_chunk(json.dumps(FIXED)), _chunk(finish="stop"), b"data: [DONE]\n\n",
+        for data in (sse_chunk(json.dumps(FIXED)), sse_chunk(finish="stop"), b"data: [DONE]\n\n",
                      b""):
             writer.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
         await writer.drain()

@@ -27,7 +27,7 @@ from agent_search.db import DBHandler, create_handler
 from agent_search.db.sample import _product_rows
 from agent_search.query.dsl import DSLGenerator
 from agent_search.types import Request, Result
-from tests.support.llm_server import ChatServer, ThreadedChatServer, _chunk
+from tests.support.llm_server import ChatServer, ThreadedChatServer, sse_chunk
 
 pytestmark = pytest.mark.anyio
 
@@ -69,7 +69,7 @@ class ScriptedModel(ChatServer):
             return
         writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
                      b"Transfer-Encoding: chunked\r\n\r\n")
-        for data in (_chunk(reply), _chunk(finish="stop"), b"data: [DONE]\n\n", b""):
+        for data in (sse_chunk(reply), sse_chunk(finish="stop"), b"data: [DONE]\n\n", b""):
             writer.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
         await writer.drain()
 

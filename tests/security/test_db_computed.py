@@ -28,8 +28,7 @@ from agent_search.config import SearchConfig
 from agent_search.context import Context
 from agent_search.db import DBHandler, create_handler
 from agent_search.types import QueryWhere, Request, Result
-
-from ..db.tenants import NOTE_ROWS, create_tenant_db, tenant_handler, visible_notes
+from tests.support.tenants import NOTE_ROWS, create_tenant_db, tenant_handler, visible_notes
 
 pytestmark = pytest.mark.anyio
 

@@ -18,8 +18,7 @@ from agent_search.context import Context
 from agent_search.db import DBHandler, create_handler
 from agent_search.query.dsl import ModelSchema
 from agent_search.types import Request
-
-from ..db.tenants import NOTE_ROWS, create_tenant_db
+from tests.support.tenants import NOTE_ROWS, create_tenant_db
 
 pytestmark = pytest.mark.anyio
 

@@ -34,7 +34,7 @@ _REF = re.compile(r'"ref": "#ref:([A-Za-z0-9_-]+)"')
 _TOOL_REF = re.compile(r'"ref":\s*"#ref:([A-Za-z0-9_-]+)"')
 
 
-def _chunk(content: str | None = None, *, tool_calls: list[dict[str, Any]] | None = None,
+def sse_chunk(content: str | None = None, *, tool_calls: list[dict[str, Any]] | None = None,
            finish: str | None = None) -> bytes:
     delta: dict[str, Any] = {}
     if content is not None:
@@ -144,7 +144,7 @@ class ChatServer:
             text += " and a made-up one #ref:999."
             pieces = [text[i:i + 3] for i in range(0, len(text), 3)]
             for n, piece in enumerate(pieces):
-                await send(_chunk(piece))
+                await send(sse_chunk(piece))
                 if model == "malformed" and n == 2:
                     await send(b": keep-alive\n\n")
                     await send(b"data: {this is not json\n\n")
@@ -153,37 +153,37 @@ class ChatServer:
             for n, cid in enumerate(_REF.findall(_system_text(body))):
                 text = text.replace(f"{{ref{n}}}", cid)
             for i in range(0, len(text), 3):
-                await send(_chunk(text[i:i + 3]))
+                await send(sse_chunk(text[i:i + 3]))
         elif model == "stall":
-            await send(_chunk("Thinking"))
+            await send(sse_chunk("Thinking"))
             await asyncio.sleep(30)
         elif model == "tools2" and body["messages"][-1].get("role") == "tool":
             answers = [m for m in body["messages"] if m.get("role") == "tool"]
             ids = [i for m in answers for i in _TOOL_REF.findall(m.get("content", ""))[:1]]
-            await send(_chunk("Both: " + " ".join(f"#ref:{i}" for i in ids)))
+            await send(sse_chunk("Both: " + " ".join(f"#ref:{i}" for i in ids)))
         elif model == "tools2":  # two calls in one turn
             for index, args in enumerate(['{"type": "kb", "query": "alpha"}',
                                           '{"type": "web", "query": "beta"}']):
-                await send(_chunk(tool_calls=[{"index": index, "id": f"call_{index + 1}",
+                await send(sse_chunk(tool_calls=[{"index": index, "id": f"call_{index + 1}",
                                                "type": "function",
                                                "function": {"name": "search",
                                                             "arguments": args}}]))
-            await send(_chunk(finish="tool_calls"))
+            await send(sse_chunk(finish="tool_calls"))
         elif model == "tools" and body["messages"][-1].get("role") == "tool":
             ids = _TOOL_REF.findall(body["messages"][-1].get("content", ""))[:2]
-            await send(_chunk("From the tool: " + " ".join(f"#ref:{i}" for i in ids)))
+            await send(sse_chunk("From the tool: " + " ".join(f"#ref:{i}" for i in ids)))
         elif model == "tools":
-            await send(_chunk(tool_calls=[{"index": 0, "id": "call_1", "type": "function",
+            await send(sse_chunk(tool_calls=[{"index": 0, "id": "call_1", "type": "function",
                                            "function": {"name": "search", "arguments": ""}}]))
             for frag in ['{"type": "kb", ', '"query": "hello"}']:
-                await send(_chunk(tool_calls=[{"index": 0, "function": {"arguments": frag}}]))
-            await send(_chunk(finish="tool_calls"))
+                await send(sse_chunk(tool_calls=[{"index": 0, "function": {"arguments": frag}}]))
+            await send(sse_chunk(finish="tool_calls"))
         elif model == "delegate":
-            await send(_chunk(_delegate_answer(body)))
+            await send(sse_chunk(_delegate_answer(body)))
         else:  # bench and anything else
             for i in range(20):
-                await send(_chunk(f"tok{i} "))
-        await send(_chunk(finish="stop"))
+                await send(sse_chunk(f"tok{i} "))
+        await send(sse_chunk(finish="stop"))
         await send(b"data: [DONE]\n\n")
         await send(b"")  # end of chunked body
         await writer.drain()
