@@ -47,7 +47,7 @@ from agent_search.query.nl._lexicon import (
     word_spans,
 )
 from agent_search.query.nl._plan import Extractor, Plan, Question
-from agent_search.query.nl._retarget import retarget, through_relation
+from agent_search.query.nl._retarget import on_child, retarget
 from agent_search.query.nl._schema import (
     Span,
     content_field,
@@ -215,10 +215,7 @@ def _on_answer(q: Question, plan: Plan, where: dict[str, Any]) -> dict[str, Any]
     assert plan.answer_model is not None and plan.answer_relation is not None
     forward = next((r.name for r in q.target.relations if r.type == "hasMany"
                     and r.model.lower() == plan.answer_model.lower()), None)
-    field = str(where.get("field", ""))
-    if forward and field.startswith(forward + ".") and field.count(".") == 1:
-        return {**where, "field": field.split(".", 1)[1]}
-    return through_relation(where, plan.answer_relation)
+    return on_child(where, forward, plan.answer_relation)
 
 
 def _warn_unused_fields(q: Question, plan: Plan) -> None:

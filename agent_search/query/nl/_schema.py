@@ -288,6 +288,27 @@ def is_plain(cand: Candidate) -> bool:
     return cand.field.name.lower() not in foreigns
 
 
+def of_many(cand: Candidate) -> bool:
+    """A plain field of the rows the target has many of, one relation away (what is
+    counted or computed per target row)."""
+    rel = cand.relation
+    return cand.second is None and rel is not None and rel.type == "hasMany" and \
+        is_plain(cand)
+
+
+_OPPOSITE = {"hasOne": "hasMany", "hasMany": "hasOne"}
+
+
+def reverse_relation(rel: RelationSchema, source: ModelSchema,
+                     other: ModelSchema) -> RelationSchema | None:
+    """``rel`` (of ``source``, to ``other``) seen from ``other``: its relation of the
+    opposite type back to ``source`` on the same two keys, swapped."""
+    return next((r for r in other.relations if r.type == _OPPOSITE[rel.type]
+                 and r.model.lower() == source.id.lower()
+                 and r.foreign.lower() == rel.key.lower()
+                 and r.key.lower() == rel.foreign.lower()), None)
+
+
 def dimension(field: FieldSchema) -> str | None:
     """What a field measures: date, duration, money, size or a plain number (None for
     anything else)."""
