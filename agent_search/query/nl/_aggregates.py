@@ -135,30 +135,50 @@ def _near_field(q: Question, pos: int) -> FieldMention | None:
     return after[0] if len(gap.split()) <= 2 and not re.search(r"[,;?]", gap) else None
 
 
-def group_field(q: Question, pos: int) -> tuple[list[str], tuple[int, int]] | None:
-    """A group at ``pos``: the target's field named there (a key too, named in full:
-    "each student id"), or a model the target points at, named or called by the
-    relation's name ("each student" of a link table's ``student``): grouped by its key
-    and title field."""
+Group = tuple[list[str], tuple[int, int]]
+"""The fields a group is by, and where the question names it."""
+
+
+def group_field(q: Question, pos: int) -> Group | None:
+    """A group at ``pos``: the first of :data:`_GROUP_READINGS` that reads one there."""
+    return next((found for read in _GROUP_READINGS if (found := read(q, pos)) is not None),
+                None)
+
+
+def _own_group(q: Question, pos: int) -> Group | None:
+    """The target's field named at ``pos``."""
     m = _next_field(q, pos, None)
-    if m is not None and m.span[0] - pos <= 2:
-        return [m.candidate.field.name], m.span
+    return ([m.candidate.field.name], m.span) if m is not None and m.span[0] - pos <= 2 \
+        else None
+
+
+def _key_group(q: Question, pos: int) -> Group | None:
+    """A key of the target named in full at ``pos`` ("each student id")."""
     key = next((x for x in q.fields if x.strong and x.candidate.relation is None
                 and 0 <= x.span[0] - pos <= 2 and not is_plain(x.candidate)
                 and not x.candidate.field.primary), None)
-    if key is not None:
-        return [key.candidate.field.name], key.span
+    return None if key is None else ([key.candidate.field.name], key.span)
+
+
+def _related_group(q: Question, pos: int) -> Group | None:
+    """A model the target points at, named at ``pos`` or called by the relation's name
+    ("each student" of a link table's ``student``): grouped by its key and title."""
     for rel in q.target.relations:
-        if rel.type != "hasOne" or rel.model.lower() == q.target.id.lower():
-            continue  # "the phone number of each employee" groups nothing
         other = q.by_id.get(rel.model.lower())
         title = title_field(other) if other is not None else None
-        spans = q.models.get(other.id if other else "", []) + [
+        if rel.type != "hasOne" or rel.model.lower() == q.target.id.lower() or \
+                other is None or title is None:
+            continue  # "the phone number of each employee" groups nothing
+        spans = q.models.get(other.id, []) + [
             s for form in plural_forms(words_of(rel.name)) for s in find_phrase(q.low, form)]
-        for span in sorted(spans):
-            if span[0] - pos <= 2 and span[0] >= pos and title:
-                return [rel.foreign, f"{rel.name}.{title}"], span
+        span = next((s for s in sorted(spans) if 0 <= s[0] - pos <= 2), None)
+        if span is not None:
+            return [rel.foreign, f"{rel.name}.{title}"], span
     return None
+
+
+_GROUP_READINGS = (_own_group, _key_group, _related_group)
+"""What "each <X>" may group by, in the order tried."""
 
 
 def _groups(q: Question, plan: Plan) -> None:
@@ -179,7 +199,7 @@ _EACH_ALONE = re.compile(r"\s*(?:$|[?.,;!]|for\b|of\b|in\b|with\b|and\b)")
 
 
 def _group_named_before(q: Question, plan: Plan,
-                        m: re.Match[str]) -> tuple[list[str], tuple[int, int]] | None:
+                        m: re.Match[str]) -> Group | None:
     """"the different government forms and the total population of each": "each" with
     nothing after it stands for the categorical field named last before it."""
     if not _EACH_ALONE.match(q.low, m.end()):
