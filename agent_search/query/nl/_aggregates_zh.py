@@ -19,7 +19,7 @@ from agent_search.query.dsl import NUMERIC_KINDS
 from agent_search.query.nl._aggregate_words import add_group
 from agent_search.query.nl._aggregates import group_field
 from agent_search.query.nl._plan import Plan, Question
-from agent_search.query.nl._schema import FieldMention, Span, is_plain
+from agent_search.query.nl._schema import is_plain
 
 _EACH = re.compile(r"每一?个|每|各个|各|按照|按|根据")
 _COUNT = re.compile(r"多少|几个|几位|几家|几条|数量|个数|总数|计数")
@@ -55,8 +55,9 @@ def _functions(q: Question, plan: Plan) -> None:
                           if (f.span[0] == m.end() if before else f.span[1] == m.start())),
                          None)
             if field is not None and plan.free(m.span()):
-                span = (min(m.start(), field.span[0]), max(m.end(), field.span[1]))
-                _function(plan, _FN[m.group("fn")], field, span)
+                fn = _FN[m.group("fn")]
+                plan.compute(f"{fn}({field.candidate.field.name})", fn,
+                             (min(m.start(), field.span[0]), max(m.end(), field.span[1])))
 
 
 def _groups(q: Question, plan: Plan) -> None:
@@ -75,12 +76,3 @@ def _count(q: Question, plan: Plan) -> None:
         plan.aggregates.insert(0, "count")
         if count is not None:
             plan.used.append(count.span())
-
-
-def _function(plan: Plan, fn: str, field: FieldMention, span: Span) -> None:
-    name = f"{fn}({field.candidate.field.name})"
-    if name not in plan.aggregates:
-        plan.aggregates.append(name)
-        plan.notes.append(f"{name} (\"{fn}\")")
-        plan.evidence += 1.0
-    plan.used.append(span)

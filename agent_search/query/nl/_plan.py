@@ -154,6 +154,14 @@ class Plan:
         self.evidence += 1.0
         self.used.append(span)
 
+    def compute(self, name: str, why: str, *spans: Span) -> None:
+        """Compute the aggregate ``name`` (once), understood from the words at ``spans``."""
+        if name not in self.aggregates:
+            self.aggregates.append(name)
+            self.notes.append(f"{name} (\"{why}\")")
+            self.evidence += 1.0
+        self.used.extend(spans)
+
     def order(self, field_name: str, direction: str, span: Span, why: str) -> None:
         """Order by ``field_name`` (the first order stated on a field wins)."""
         if any(o["field"] == field_name for o in self.orders):
