@@ -278,20 +278,13 @@ def _leftover(q: Question, plan: Plan, words: list[str]) -> tuple[list[str], boo
         plan.notes.append("ignored: " + ", ".join(words))
         _ignored(q, plan, words)
         return [], False
-    sought = plan.value_conditions > 0
     before = plan.confidence
     found_terms = text_match(q, plan, words)
     if not found_terms:
         _ignored(q, plan, words)
         return [], False
     name_part = modifies_a_name(q.low, words, [*q.target_spans, *q.own_field_spans])
-    # a word left over never narrows the answer to nothing: when the model is named or a
-    # condition understood, finding no row with the words drops them (with a warning)
-    # — unless one of them is written as a name ("orders by Zorro Quixote"): a stated name
-    # that no row has is an honest empty answer
-    relax = sought or name_part or (
-        not any(_written_as_name(q, w) for w in words)
-        and (bool(q.target_spans) or bool(plan.wheres[:-1]) or bool(plan.orders)))
+    relax = plan.value_conditions > 0 or name_part or _may_drop(q, plan, words)
     if not name_part:
         plan.warnings.append("not understood as a condition, matched as text: "
                              + ", ".join(repr(w) for w in words))
@@ -299,6 +292,15 @@ def _leftover(q: Question, plan: Plan, words: list[str]) -> tuple[list[str], boo
         plan.relax_confidence = before * RELAXED * understood_factor(len(words),
                                                                  content_words(q.low))
     return found_terms, relax
+
+
+def _may_drop(q: Question, plan: Plan, words: list[str]) -> bool:
+    """A word left over never narrows the answer to nothing: when the model is named or a
+    condition understood, finding no row with the words drops them (with a warning) —
+    unless one of them is written as a name ("orders by Zorro Quixote"): a stated name
+    that no row has is an honest empty answer."""
+    return not any(_written_as_name(q, w) for w in words) and (
+        bool(q.target_spans) or bool(plan.wheres[:-1]) or bool(plan.orders))
 
 
 _EXTREME_WORDS = re.compile(r"highest|lowest|fewest|largest|smallest|biggest|greatest|"
