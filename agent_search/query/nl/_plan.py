@@ -110,6 +110,9 @@ class Plan:
     unplaced: list[str] = field(default_factory=list)
     """Conditions the question states that could not be placed ("more than 2" with no
     field it could be about): the answer would not meet them, so none is given."""
+    unsayable: list[str] = field(default_factory=list)
+    """Conditions the question states that the DSL can't say (why, for each): the answer
+    would not meet them, so none is given."""
     value_conditions: int = 0
     """Conditions on values (known values, text matches, counts): leftover words are then
     not matched as text."""
@@ -131,6 +134,13 @@ class Plan:
         self.warn(f"could not tell which field {said!r} is about")
         self.used.append(span)
         self.unplaced.append(said)
+
+    def cannot_say(self, span: Span, said: str, why: str) -> None:
+        """A condition stated at ``span`` that the DSL can't say (``why``): its words are
+        used up, and the question is answered by nothing (see :mod:`._unsure`)."""
+        self.warn(f"{said!r}: {why}")
+        self.used.append(span)
+        self.unsayable.append(f"{said!r}: {why}")
 
     def warn(self, message: str) -> None:
         if message not in self.warnings:

@@ -195,8 +195,15 @@ def condition_not_placed(q: Question, plan: Plan, grouped: bool) -> str | None:
             "about no field the question names")
 
 
+def condition_not_sayable(q: Question, plan: Plan, grouped: bool) -> str | None:
+    if not plan.unsayable:
+        return None
+    return f"no records are shown: they would not meet {plan.unsayable[0]}"
+
+
 CHECKS: tuple[Check, ...] = (
     condition_not_placed,
+    condition_not_sayable,
     superlative_of_ungrouped_aggregate,
     superlative_without_order,
     order_not_placed,
