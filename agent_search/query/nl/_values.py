@@ -307,6 +307,11 @@ def _equality(q: Question, plan: Plan, path: str, negated: bool,
     """``=`` / ``!=`` one value, ``in`` / ``not in`` several, noting any inexact match."""
     found = list(dict.fromkeys(c.value for c in matches))
     value: Any
+    why = _unsayable(q, path, negated, matches)
+    if why is not None:
+        span = (min(c.span[0] for c in matches), max(c.span[1] for c in matches))
+        plan.cannot_say(span, q.quote(span), why)
+        return
     if len(found) > 1 and not negated and _all_of(q, path, matches):
         for v in found:  # "countries that speak both English and Dutch": each one
             plan.wheres.append({"field": path, "op": "=", "value": v})
@@ -333,12 +338,43 @@ def _matched(plan: Plan, matches: list[Match], weight: float) -> None:
     plan.used.extend(c.span for c in matches)
 
 
+_BOTH = re.compile(r"\bboth\b|都|同时")
+_NONE_OF = re.compile(r"\b(?:(?:do|does|did)\s+not|(?:don|doesn|didn)['’]t|without|but\s+not)\b",
+                      re.I)
+"""A negated verb ("do not speak English"): none of the related rows has the value — not
+"other than English" or "that are not English" (some related row has another)."""
+
+
+def _unsayable(q: Question, path: str, negated: bool, matches: list[Match]) -> str | None:
+    """Why values the question states can't be said as a condition on ``path``, if they
+    can't: a value of the rows the target has many of under a negated verb ("countries
+    that do not speak English") means that none of them has it, while a condition through the
+    relation is met by any one row ("has a language other than English"); "both English
+    and French" of a field each row holds once (the rows are not the ones holding
+    both)."""
+    rel = _to_many(q, path)
+    first = min(c.span[0] for c in matches)
+    said = _negation(q.low, min(c.span for c in matches)) if negated else None
+    if said is not None and rel is not None and _NONE_OF.search(q.low[max(0, said[0] - 8):said[1]]):
+        return (f"a condition through {rel} is met by any one of them, not by none; "
+                "'none of them' can't be said here")
+    if rel is None and len({c.value for c in matches}) > 1 and not negated and \
+            _BOTH.search(q.low[max(0, first - 40):first]):
+        return f"each row holds one {path}, so 'both' is not said of these rows"
+    return None
+
+
+def _to_many(q: Question, path: str) -> str | None:
+    """The name of the hasMany relation ``path`` goes through first, if it does."""
+    rel = q.target.relation(path.split(".", 1)[0]) if "." in path else None
+    return rel.name if rel is not None and rel.type == "hasMany" else None
+
+
 def _all_of(q: Question, path: str, matches: list[Match]) -> bool:
     """Values joined by "and" (not "or") on a field of rows the target has many of: each
     is required ("countries that speak English and Dutch" speak both); on a field of the
     target itself "and" lists alternatives ("singers from France and Germany")."""
-    rel = q.target.relation(path.split(".", 1)[0]) if "." in path else None
-    if rel is None or rel.type != "hasMany":
+    if _to_many(q, path) is None:
         return False
     spans = sorted(c.span for c in matches)
     between = q.low[spans[0][1]:spans[-1][0]]
