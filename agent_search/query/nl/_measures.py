@@ -142,24 +142,26 @@ def ordered_by(q: Question, plan: Plan) -> None:
     marks += [(m.span(), "") for m in _ORDER_WORDS.finditer(q.low)]
     if not marks:
         return
-    own = [m for m in q.fields if m.candidate.relation is None
-           and m.candidate.field.kind in NUMERIC_KINDS | TEMPORAL_KINDS | TEXT_KINDS
-           and not m.candidate.field.primary]
+    own = [m for m in q.fields if _orderable(m)]
     direction = next((d for _, d in marks if d in ("descending", "decreasing", "desc")),
                      "asc")
     for span, word in sorted(marks):
         # "ordered by X" names X after it; "X descending" may name it before
         best = _nearest(q, own, span, after_only=not word)
-        if best is None:
-            continue
-        if any(o["field"] == best.candidate.field.name for o in plan.orders):
-            plan.used.append(span)
-            continue
-        plan.order(best.candidate.field.name, "desc" if direction != "asc" else "asc",
-                   span, q.quote(span))
-        plan.used.append(best.span)
+        if best is not None and all(o["field"] != best.candidate.field.name
+                                    for o in plan.orders):
+            plan.order(best.candidate.field.name, "desc" if direction != "asc" else "asc",
+                       span, q.quote(span))
+            plan.used.append(best.span)
     for span, _ in marks:
         plan.used.append(span)
+
+
+def _orderable(m: FieldMention) -> bool:
+    """A field of the target's own a question may order by (not its key)."""
+    field = m.candidate.field
+    return m.candidate.relation is None and not field.primary and \
+        field.kind in NUMERIC_KINDS | TEMPORAL_KINDS | TEXT_KINDS
 
 
 def _nearest(q: Question, mentions: list[FieldMention], span: tuple[int, int], *,

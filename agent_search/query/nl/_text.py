@@ -140,23 +140,22 @@ def text_conditions(q: Question, plan: Plan) -> None:
     left to the value extractor) and "named X" where X is a known value of a field other
     than the title ("employees named Jane": ``FirstName = 'Jane'``)."""
     for t in stated_texts(q):
-        if not plan.free(t.span) and t.how == "contains":
-            plan.used.append(t.span)  # "contains the substring 'Al'": 'Al' was quoted
+        if not plan.free(t.span):
+            if t.how == "contains":  # "contains the substring 'Al'": 'Al' was quoted
+                plan.used.append(t.span)
             continue
-        if not plan.free(t.span) or not t.value.strip() or _is_known_value(q, t):
+        if not t.value.strip() or _is_known_value(q, t):
             continue
         cand = t.field or near_field(
             t.span[0], q.fields, lambda c: c.field.kind in TEXT_KINDS and is_plain(c))
         if cand is None and t.how == "named" and _person_name(q, plan, t):
             continue
-        if cand is None:
-            cand = _title_candidate(q)
-            if cand is None:
-                continue
-        value = t.value.strip()
-        plan.add(cand.path, "like", f"%{escape_like(value)}%", t.span,
-                 f"{cand.path} contains {value!r}")
-        plan.value_conditions += 1
+        cand = cand or _title_candidate(q)
+        if cand is not None:
+            value = t.value.strip()
+            plan.add(cand.path, "like", f"%{escape_like(value)}%", t.span,
+                     f"{cand.path} contains {value!r}")
+            plan.value_conditions += 1
 
 
 def _is_known_value(q: Question, t: StatedText) -> bool:
