@@ -65,7 +65,34 @@ def _merge_negated_comparators(tokens: list[str]) -> list[str]:
     return out
 
 
+def _quantity(tokens: list[str], i: int) -> tuple[str, bool, int] | None:
+    """The number at ``i`` with a comparator before it ("不超过500元"), its unit and a
+    comparator after ("100元以下"): its text, whether it is a constraint (a comparator or
+    a price symbol: else a plain number or quantity, part of the subject: "iPhone 15"),
+    and the index after it; None when no number starts at ``i``."""
+    tok = tokens[i]
+    nxt = tokens[i + 1] if i + 1 < len(tokens) else ""
+    prefixed = tok in ZH_PREFIX_COMPARATORS and _NUMBER.match(nxt) is not None
+    if not prefixed and _NUMBER.match(tok) is None:
+        return None
+    j = i + 2 if prefixed else i + 1
+    suffixed = False
+    for words in (ZH_UNITS, ZH_SUFFIX_COMPARATORS):
+        if j < len(tokens) and tokens[j] in words:
+            suffixed = words is ZH_SUFFIX_COMPARATORS
+            j += 1
+    return "".join(tokens[i:j]), prefixed or suffixed or tok[0] in PRICE_SYMBOLS, j
+
+
+def _in_subject(tok: str) -> bool:
+    """A word of a subject phrase: Chinese or Latin, no stopword (nor punctuation)."""
+    if CJK.search(tok):
+        return tok not in ZH_STOPWORDS
+    return _LATIN.match(tok) is not None and tok.lower() not in EN_STOPWORDS
+
+
 def extract_zh(text: str) -> KeywordParts:
+    """Subject phrases, constraints and qualifiers of a Chinese query (see module)."""
     parts = KeywordParts()
     tokens = _merge_negated_comparators(
         _split_numeral_units([t for t in jieba_tokenizer().lcut(text) if t.strip()]))
@@ -78,47 +105,25 @@ def extract_zh(text: str) -> KeywordParts:
 
     i = 0
     while i < len(tokens):
-        tok = tokens[i]
-        low = tok.lower()
-        nxt = tokens[i + 1] if i + 1 < len(tokens) else ""
-        starts_constraint = tok in ZH_PREFIX_COMPARATORS and _NUMBER.match(nxt)
-        if _NUMBER.match(tok) or starts_constraint:
-            j = i
-            pieces: list[str] = []
-            if starts_constraint:
-                pieces.append(tok)
-                j += 1
-            pieces.append(tokens[j])
-            j += 1
-            has_unit = j < len(tokens) and tokens[j] in ZH_UNITS
-            if has_unit:
-                pieces.append(tokens[j])
-                j += 1
-            has_suffix = j < len(tokens) and tokens[j] in ZH_SUFFIX_COMPARATORS
-            if has_suffix:
-                pieces.append(tokens[j])
-                j += 1
-            if starts_constraint or has_suffix or tok[0] in PRICE_SYMBOLS:
+        quantity = _quantity(tokens, i)
+        if quantity is not None:
+            said, constraint, i = quantity
+            if constraint:
                 flush()
-                parts.constraints.append("".join(pieces))
-            else:  # a plain number or quantity is part of the subject ("iPhone 15")
-                run.append("".join(pieces))
-            i = j
+                parts.constraints.append(said)
+            else:
+                run.append(said)
             continue
-        if tok in ZH_QUALIFIERS or low in EN_QUALIFIERS:
+        tok = tokens[i]
+        if tok in ZH_QUALIFIERS or tok.lower() in EN_QUALIFIERS:
             flush()
-            if nxt in _QUALIFIER_SUFFIXES:
-                tok += nxt
+            if i + 1 < len(tokens) and tokens[i + 1] in _QUALIFIER_SUFFIXES:
+                tok += tokens[i + 1]
                 i += 1
             parts.qualifiers.append(tok)
-        elif CJK.search(tok):
-            if tok in ZH_STOPWORDS:
-                flush()
-            else:
-                run.append(tok)
-        elif _LATIN.match(tok) and low not in EN_STOPWORDS:
+        elif _in_subject(tok):
             run.append(tok)
-        else:  # punctuation, quotes, Latin stopwords
+        else:  # punctuation, quotes, stopwords
             flush()
         i += 1
     flush()

@@ -117,3 +117,23 @@ async def test_the_demo_questions_are_answered_exactly(shop: DBHandler, user: st
             or (team and o["__yao_team_id"] == team and o["share"] == "team")}
     assert counted.total == len(seen) and seen
     assert {i.model for i in counted.items} == {ORDER}
+
+
+@pytest.mark.parametrize(("user", "team"), [("u1", "t1"), (None, None)])
+async def test_none_of_a_relation_counts_only_the_rows_the_caller_may_see(
+        shop: DBHandler, user: str | None, team: str | None) -> None:
+    """Issue 35: "products that have no orders" is ``count(orders) = 0``, counted over the
+    orders the caller may see — a product whose only orders are someone else's private
+    ones has none for this caller."""
+    ctx = Context(config=shop.config.merged({"db": {"max_results": 100}}), user_id=user,
+                  team_id=team)
+    r = await shop.search(ctx, Request(type="db", query="Which products have no orders?",
+                                       models=[PRODUCT, ORDER], limit=100))
+    assert r.error is None, r.error
+    seen = {o["product_id"] for o in ORDERS if o["public"]
+            or (user and o["__yao_created_by"] == user)
+            or (team and o["__yao_team_id"] == team and o["share"] == "team")}
+    want = set(PRODUCTS) - seen
+    assert r.dsl is not None and r.dsl["queries"][0]["wheres"] == [
+        {"field": "count(orders)", "op": "=", "value": 0}], r.dsl
+    assert {i.record_id for i in r.items} == want and want

@@ -27,6 +27,12 @@ def run(text: str, target: str) -> Any:
                                                "value": 1}),
     ("artists who made at least two albums", {"field": "count(albums)", "op": ">=",
                                               "value": 2}),
+    ("artists with no albums", {"field": "count(albums)", "op": "=", "value": 0}),
+    ("artists without any albums", {"field": "count(albums)", "op": "=", "value": 0}),
+    ("artists who have no albums", {"field": "count(albums)", "op": "=", "value": 0}),
+    ("artists that do not have any album", {"field": "count(albums)", "op": "=", "value": 0}),
+    ("artists that don't have albums and ...", {"field": "count(albums)", "op": "=",
+                                                "value": 0}),
     ("artists who had three or more albums", {"field": "count(albums)", "op": ">=",
                                               "value": 3}),
 ])
@@ -70,3 +76,12 @@ def test_a_count_of_link_rows_named_by_the_model_they_link_to() -> None:
     plan = fresh_plan(q)
     counts(q, plan)
     assert plan.wheres == []
+
+
+def test_none_of_some_related_rows_is_not_said_as_none_of_all() -> None:
+    """"artists with no albums released in 1999" is none *of those* albums: a count of
+    every album = 0 would answer another question, so the condition is marked unsayable
+    (the parser then answers nothing) and no count is added."""
+    plan = run("artists with no albums released in 1999", "Artist")
+    assert plan.wheres == [] and plan.unsayable
+    assert "albums" in plan.unsayable[0]

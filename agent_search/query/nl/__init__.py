@@ -46,7 +46,8 @@ Modules: :mod:`._lexicon` (words, stopwords, ``inflect`` forms), :mod:`._schema`
 as the parser sees them), :mod:`._plan` (the parser's explicit state), one module per kind
 of rule (:mod:`._dates`, :mod:`._numbers`, :mod:`._counts`, :mod:`._ordering`,
 :mod:`._measures`, :mod:`._aggregates`, :mod:`._text`, :mod:`._values` with
-:mod:`._value_index`), :mod:`._retarget`, :mod:`._parser` (the ordered extractors) and
+:mod:`._value_index`), :mod:`._retarget`, :mod:`._leftover` (which words no rule
+understood), :mod:`._parser` (the ordered extractors) and
 :mod:`._generator` (the :class:`~agent_search.query.dsl.DSLGenerator`).
 """
 

@@ -100,29 +100,33 @@ def _distinct_count(q: Question, plan: Plan) -> None:
 
 
 def _functions(q: Question, plan: Plan) -> None:
+    """"the average age", "the average, minimum and maximum age": functions of numeric
+    fields of the target, when at least one word is a real aggregate word."""
     found = [m for m in FN.finditer(q.low) if plan.free(m.span())]
-    strong = [m for m in found if m.group("fn").lower() not in WEAK_FN]
-    if not strong:
+    if all(m.group("fn").lower() in WEAK_FN for m in found):
         return
     for m in found:
         word = m.group("fn").lower()
         if word == "total" and re.match(r"\s+number\b", q.low[m.end():]):
             continue  # "the total number of X" is a count
-        target = _next_field(q, m.end(), set(NUMERIC_KINDS)) or _near_field(q, m.end())
-        if target is None:
-            # "average, minimum and maximum age": the field after the last word of the list
-            later = [x for x in found if x.start() > m.start()]
-            if not later or not GLUE.match(q.low[m.end():later[0].start()]):
-                continue
-            target = _next_field(q, later[-1].end(), set(NUMERIC_KINDS))
-            if target is None:
-                continue
-        name = f"{FN_NAME[word]}({target.candidate.field.name})"
-        if name not in plan.aggregates:
-            plan.aggregates.append(name)
-            plan.notes.append(f"{name} (\"{m.group(0)}\")")
-            plan.evidence += 1.0
-        plan.used.extend([m.span(), target.span])
+        target = _function_field(q, m, found)
+        if target is not None:
+            plan.compute(f"{FN_NAME[word]}({target.candidate.field.name})", m.group(0),
+                         m.span(), target.span)
+
+
+def _function_field(q: Question, m: re.Match[str],
+                    found: list[re.Match[str]]) -> FieldMention | None:
+    """The numeric field the function word at ``m`` is of: named right after it (or
+    within two words), or in a list ("average, minimum and maximum age") the field after
+    the list's last word."""
+    target = _next_field(q, m.end(), set(NUMERIC_KINDS)) or _near_field(q, m.end())
+    if target is not None:
+        return target
+    later = [x for x in found if x.start() > m.start()]
+    if not later or not GLUE.match(q.low[m.end():later[0].start()]):
+        return None
+    return _next_field(q, later[-1].end(), set(NUMERIC_KINDS))
 
 
 def _near_field(q: Question, pos: int) -> FieldMention | None:
@@ -135,30 +139,50 @@ def _near_field(q: Question, pos: int) -> FieldMention | None:
     return after[0] if len(gap.split()) <= 2 and not re.search(r"[,;?]", gap) else None
 
 
-def group_field(q: Question, pos: int) -> tuple[list[str], tuple[int, int]] | None:
-    """A group at ``pos``: the target's field named there (a key too, named in full:
-    "each student id"), or a model the target points at, named or called by the
-    relation's name ("each student" of a link table's ``student``): grouped by its key
-    and title field."""
+Group = tuple[list[str], tuple[int, int]]
+"""The fields a group is by, and where the question names it."""
+
+
+def group_field(q: Question, pos: int) -> Group | None:
+    """A group at ``pos``: the first of :data:`_GROUP_READINGS` that reads one there."""
+    return next((found for read in _GROUP_READINGS if (found := read(q, pos)) is not None),
+                None)
+
+
+def _own_group(q: Question, pos: int) -> Group | None:
+    """The target's field named at ``pos``."""
     m = _next_field(q, pos, None)
-    if m is not None and m.span[0] - pos <= 2:
-        return [m.candidate.field.name], m.span
+    return ([m.candidate.field.name], m.span) if m is not None and m.span[0] - pos <= 2 \
+        else None
+
+
+def _key_group(q: Question, pos: int) -> Group | None:
+    """A key of the target named in full at ``pos`` ("each student id")."""
     key = next((x for x in q.fields if x.strong and x.candidate.relation is None
                 and 0 <= x.span[0] - pos <= 2 and not is_plain(x.candidate)
                 and not x.candidate.field.primary), None)
-    if key is not None:
-        return [key.candidate.field.name], key.span
+    return None if key is None else ([key.candidate.field.name], key.span)
+
+
+def _related_group(q: Question, pos: int) -> Group | None:
+    """A model the target points at, named at ``pos`` or called by the relation's name
+    ("each student" of a link table's ``student``): grouped by its key and title."""
     for rel in q.target.relations:
-        if rel.type != "hasOne" or rel.model.lower() == q.target.id.lower():
-            continue  # "the phone number of each employee" groups nothing
         other = q.by_id.get(rel.model.lower())
         title = title_field(other) if other is not None else None
-        spans = q.models.get(other.id if other else "", []) + [
+        if rel.type != "hasOne" or rel.model.lower() == q.target.id.lower() or \
+                other is None or title is None:
+            continue  # "the phone number of each employee" groups nothing
+        spans = q.models.get(other.id, []) + [
             s for form in plural_forms(words_of(rel.name)) for s in find_phrase(q.low, form)]
-        for span in sorted(spans):
-            if span[0] - pos <= 2 and span[0] >= pos and title:
-                return [rel.foreign, f"{rel.name}.{title}"], span
+        span = next((s for s in sorted(spans) if 0 <= s[0] - pos <= 2), None)
+        if span is not None:
+            return [rel.foreign, f"{rel.name}.{title}"], span
     return None
+
+
+_GROUP_READINGS = (_own_group, _key_group, _related_group)
+"""What "each <X>" may group by, in the order tried."""
 
 
 def _groups(q: Question, plan: Plan) -> None:
@@ -179,7 +203,7 @@ _EACH_ALONE = re.compile(r"\s*(?:$|[?.,;!]|for\b|of\b|in\b|with\b|and\b)")
 
 
 def _group_named_before(q: Question, plan: Plan,
-                        m: re.Match[str]) -> tuple[list[str], tuple[int, int]] | None:
+                        m: re.Match[str]) -> Group | None:
     """"the different government forms and the total population of each": "each" with
     nothing after it stands for the categorical field named last before it."""
     if not _EACH_ALONE.match(q.low, m.end()):
@@ -269,19 +293,13 @@ def _having(q: Question, plan: Plan) -> None:
     for span in q.target_spans:
         head = q.low[max(0, span[0] - 40):span[0]]
         m = HAVING.search(head)
-        if m is None:
-            continue
-        start = span[0] - len(head) + m.start()
-        if any(overlaps((start, span[1]), u) for u in plan.used if u != span):
+        start = span[0] - len(head) + m.start() if m is not None else span[0]
+        if m is None or any(overlaps((start, span[1]), u) for u in plan.used if u != span):
             continue
         group = _free_group_field(q, plan, start)
         if group is None and not plan.group_by:
             continue
-        words = " ".join(m.group(0).split()[:-1]).lower()
-        op = HAVING_AFTER[m.group("after").lower()] if m.group("after") else next(
-            (o for w, o in HAVING_OP.items() if words.startswith(w)), "=")
-        raw = (m.group("n") or m.group("n2")).lower()
-        n = int(raw) if raw.isdigit() else NUMBER_WORDS[raw]
+        op, n = _count_condition(m)
         if group is not None:
             add_group(q, plan, group.candidate.field.name, group.span, "grouped")
         if "count" not in plan.aggregates:
@@ -290,6 +308,15 @@ def _having(q: Question, plan: Plan) -> None:
         plan.notes.append(f"count {op} {n} (\"{m.group(0).strip()}\")")
         plan.used.append((start, span[1]))
         return
+
+
+def _count_condition(m: re.Match[str]) -> tuple[str, int]:
+    """"at least two" → (">=", 2), "3 or more" → (">=", 3) (:data:`HAVING_OP`)."""
+    words = " ".join(m.group(0).split()[:-1]).lower()
+    op = HAVING_AFTER[m.group("after").lower()] if m.group("after") else next(
+        (o for w, o in HAVING_OP.items() if words.startswith(w)), "=")
+    raw = (m.group("n") or m.group("n2")).lower()
+    return op, int(raw) if raw.isdigit() else NUMBER_WORDS[raw]
 
 
 _FN_BEFORE = re.compile(r"\b(?P<fn>average|avg|mean|maximum|max|minimum|min|total|sum)\s+$",

@@ -19,7 +19,7 @@ from agent_search.query.dsl import NUMERIC_KINDS
 from agent_search.query.nl._aggregate_words import add_group
 from agent_search.query.nl._aggregates import group_field
 from agent_search.query.nl._plan import Plan, Question
-from agent_search.query.nl._schema import FieldMention, Span, is_plain
+from agent_search.query.nl._schema import is_plain
 
 _EACH = re.compile(r"每一?个|每|各个|各|按照|按|根据")
 _COUNT = re.compile(r"多少|几个|几位|几家|几条|数量|个数|总数|计数")
@@ -31,40 +31,48 @@ _FN = {"平均": "avg", "平均值": "avg", "平均数": "avg", "总": "sum", "�
        "最高值": "max", "最小值": "min", "最低值": "min"}
 
 
+_BESIDE = ((_FN_BEFORE, True), (_FN_AFTER, False))
+"""The function words and on which side of the field they stand ("平均价格": before)."""
+
+
 def chinese_aggregates(q: Question, plan: Plan) -> None:
     """Groups and functions said in Chinese (see module)."""
     if not q.chinese:
         return
+    _functions(q, plan)
+    _groups(q, plan)
+    if plan.group_by and "count" not in plan.aggregates:
+        _count(q, plan)
+
+
+def _functions(q: Question, plan: Plan) -> None:
+    """"平均价格", "价格的平均值": a function right beside a numeric field of the target."""
     numeric = [m for m in q.fields if m.candidate.relation is None and is_plain(m.candidate)
                and m.candidate.field.kind in NUMERIC_KINDS and plan.free(m.span)]
-    for m in _FN_BEFORE.finditer(q.low):
-        field = next((f for f in numeric if f.span[0] == m.end()), None)
-        if field is not None and plan.free(m.span()):
-            _function(plan, _FN[m.group("fn")], field, (m.start(), field.span[1]))
-    for m in _FN_AFTER.finditer(q.low):
-        field = next((f for f in numeric if f.span[1] == m.start()), None)
-        if field is not None and plan.free(m.span()):
-            _function(plan, _FN[m.group("fn")], field, (field.span[0], m.end()))
+    for pattern, before in _BESIDE:
+        for m in pattern.finditer(q.low):
+            field = next((f for f in numeric
+                          if (f.span[0] == m.end() if before else f.span[1] == m.start())),
+                         None)
+            if field is not None and plan.free(m.span()):
+                fn = _FN[m.group("fn")]
+                plan.compute(f"{fn}({field.candidate.field.name})", fn,
+                             (min(m.start(), field.span[0]), max(m.end(), field.span[1])))
+
+
+def _groups(q: Question, plan: Plan) -> None:
+    """"每个城市", "按城市": grouped by the field (or the model pointed at) named next."""
     for m in _EACH.finditer(q.low):
-        if not plan.free(m.span()):
-            continue
-        found = group_field(q, m.end())
-        if found is None:
-            continue
-        for name in found[0]:
-            add_group(q, plan, name, (m.start(), found[1][1]), m.group(0))
-    if plan.group_by and "count" not in plan.aggregates:
-        count = _COUNT.search(q.low)
-        if not plan.aggregates or count is not None:
-            plan.aggregates.insert(0, "count")
-            if count is not None:
-                plan.used.append(count.span())
+        found = group_field(q, m.end()) if plan.free(m.span()) else None
+        names, (_, end) = found if found is not None else ([], (0, 0))
+        for name in names:
+            add_group(q, plan, name, (m.start(), end), m.group(0))
 
 
-def _function(plan: Plan, fn: str, field: FieldMention, span: Span) -> None:
-    name = f"{fn}({field.candidate.field.name})"
-    if name not in plan.aggregates:
-        plan.aggregates.append(name)
-        plan.notes.append(f"{name} (\"{fn}\")")
-        plan.evidence += 1.0
-    plan.used.append(span)
+def _count(q: Question, plan: Plan) -> None:
+    """Groups are counted when nothing else is computed or a count is asked for."""
+    count = _COUNT.search(q.low)
+    if not plan.aggregates or count is not None:
+        plan.aggregates.insert(0, "count")
+        if count is not None:
+            plan.used.append(count.span())

@@ -1,9 +1,12 @@
 """Counts over relations: "artists with more than 5 albums" → ``count(albums) > 5`` over
-a hasMany relation of the target, named by the relation or by its model."""
+a hasMany relation of the target, named by the relation or by its model; "owners who
+have no dogs", "singers that do not have any song", "artists without albums" →
+``count(dogs) = 0`` (counted over the rows the caller may see)."""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from agent_search.query.dsl import ModelSchema, RelationSchema
 from agent_search.query.nl._lexicon import plural_forms, words_of
@@ -23,24 +26,64 @@ _COUNT_CMP = re.compile(r"\b(?:with|having|has|have|had)\s+(?:(?P<cmp>" + _OPS +
 _COUNT_CMP_VERB = re.compile(r"\b(?:who|that|which)\s+[a-z]+\s+(?P<cmp>" + _OPS + r")\s+"
                              + _N + _TAIL, re.I)
 """The same after any verb, with a comparator ("teachers who teach at least two courses")."""
+_HAVE = r"(?:have|has|had|own|owns|owned)"
+_NONE = re.compile(r"\b(?:with\s+no|without(?:\s+any)?|having\s+no|" + _HAVE + r"\s+no|"
+                   r"(?:(?:do|does|did)\s+not|(?:don|doesn|didn)['’]t)\s+" + _HAVE
+                   + r"(?:\s+any)?)\s+(?P<rest>[^,.;?!]{1,60})", re.I)
+"""None of the related rows: "who have no", "that do not have any", "without"."""
+
+
+def _stated_count(m: re.Match[str]) -> tuple[str, int]:
+    """"more than 5" → (">", 5); "2 or more" → (">=", 2); "two" → ("=", 2)."""
+    op = COUNT_OPS.get((m.group("cmp") or "").lower(), "=")
+    if m.group("more"):
+        op = ">=" if m.group("more").lower().startswith("or more") else "<="
+    raw = m.group("n").lower()
+    return op, int(raw) if raw.isdigit() else _NUMBER_WORDS[raw]
+
+
+_RULES: tuple[tuple[re.Pattern[str], Callable[[re.Match[str]], tuple[str, int]], bool], ...] = (
+    (_COUNT_CMP, _stated_count, False),
+    (_COUNT_CMP_VERB, _stated_count, False),
+    (_NONE, lambda m: ("=", 0), True),
+)
+"""How a count of related rows is said, the comparison it states, and whether the rows
+must be named unqualified: "no cartoons directed by Ben Jones" is none *of those*, which
+a count of every related row does not say (silent, see :meth:`Plan.cannot_say`)."""
+_CLAUSE_END = re.compile(r"\s*(?:$|(?:and|or|but)\b)", re.I)
 
 
 def counts(q: Question, plan: Plan) -> None:
     """Each "with/having [comparator] N <relation>" (N a numeral or a number word up to
-    ten) and "who <verb> <comparator> N <relation>" on a hasMany relation of the target."""
+    ten), "who <verb> <comparator> N <relation>" and "who have no <relation>" on a hasMany
+    relation of the target."""
     relations = [r for r in q.target.relations if r.type == "hasMany"]
-    if not relations:
-        return
-    for m in [*_COUNT_CMP.finditer(q.low), *_COUNT_CMP_VERB.finditer(q.low)]:
-        for rel in relations:
-            phrase = _named_relation(m.group("rest"), rel, q.by_id.get(rel.model.lower()))
-            if phrase is None:
-                phrase = _named_through(m.group("rest"), q, rel)
-            if phrase is None:
+    for pattern, stated, unqualified in _RULES if relations else ():
+        for m in pattern.finditer(q.low):
+            found = _relation_at(q, relations, m.group("rest"))
+            if found is None or not plan.free((m.start(), m.start("rest"))):
+                continue  # else the model name is "used"
+            rel, phrase = found
+            if unqualified and not _CLAUSE_END.match(m.group("rest")[len(phrase):]):
+                plan.cannot_say(m.span(), q.quote(m.span()).strip(), "a count of only some of the "
+                                f"related rows ({rel.name}) can't be said")
                 continue
-            if plan.free((m.start(), m.start("rest"))):  # else the model name is "used"
-                _add_count(plan, m, rel, (m.start(), m.start("rest") + len(phrase)))
-            break
+            op, n = stated(m)
+            path = f"count({rel.name})"
+            plan.add(path, op, n, (m.start(), m.start("rest") + len(phrase)),
+                     f"{path} {op} {n} (\"{m.group(0).strip()}\")")
+            plan.value_conditions += 1
+
+
+def _relation_at(q: Question, relations: list[RelationSchema],
+                 rest: str) -> tuple[RelationSchema, str] | None:
+    """The first of ``relations`` whose rows ``rest`` starts by naming, and the words."""
+    for rel in relations:
+        phrase = _named_relation(rest, rel, q.by_id.get(rel.model.lower())) or \
+            _named_through(rest, q, rel)
+        if phrase is not None:
+            return rel, phrase
+    return None
 
 
 def _named_relation(rest: str, rel: RelationSchema, other: ModelSchema | None) -> str | None:
@@ -68,15 +111,3 @@ def _named_through(rest: str, q: Question, rel: RelationSchema) -> str | None:
         if phrase is not None:
             return phrase
     return None
-
-
-def _add_count(plan: Plan, m: re.Match[str], rel: RelationSchema,
-               span: tuple[int, int]) -> None:
-    op = COUNT_OPS.get((m.group("cmp") or "").lower(), "=")
-    if m.group("more"):
-        op = ">=" if m.group("more").lower().startswith("or more") else "<="
-    raw = m.group("n").lower()
-    n = int(raw) if raw.isdigit() else _NUMBER_WORDS[raw]
-    path = f"count({rel.name})"
-    plan.add(path, op, n, span, f"{path} {op} {n} (\"{m.group(0).strip()}\")")
-    plan.value_conditions += 1

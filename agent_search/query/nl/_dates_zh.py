@@ -34,36 +34,54 @@ _UNITS = {"天": "day", "日": "day", "周": "week", "星期": "week", "个月":
           "月": "month", "年": "year"}
 
 
+_AROUND: dict[str | None, tuple[str, int] | None] = {
+    None: None, "以后": (">=", 1), "之后": (">=", 1), "以前": ("<", 0), "之前": ("<", 0),
+    "以来": (">=", 0), "起": (">=", 0), "开始": (">=", 0)}
+"""The word after a stated date → the comparison and which of its bounds (0: start,
+1: end) it is against; None: the period itself."""
+
+
 def chinese_dates(q: Question, plan: Plan) -> None:
     """Each date said in Chinese as a condition on the date field it is about."""
-    if not q.chinese:
-        return
+    if q.chinese:
+        for read in (_ranges, _stated, _rolling, _named_periods):
+            read(q, plan)
+
+
+def _ranges(q: Question, plan: Plan) -> None:
+    """"2023年到2024年": from the first's start to the second's end."""
     for m in _RANGE.finditer(q.low):
         first, last = _bounds(m, "a_"), _bounds(m, "b_")
         if first and last:
             _period(q, plan, m.span(), first[0], last[1], m.group(0))
+
+
+def _stated(q: Question, plan: Plan) -> None:
+    """"2024年3月", "2024年以后": the period, or one side of it (:data:`_AROUND`)."""
     for m in _STATED.finditer(q.low):
-        if not plan.free(m.span()):
-            continue
-        bounds = _bounds(m, "")
+        bounds = _bounds(m, "") if plan.free(m.span()) else ()
         if bounds is None:
             plan.warn(f"{m.group(0)!r} is not a valid date; ignored")
             plan.used.append(m.span())
-            continue
-        word = m.group("word")
-        if word is None:
-            _period(q, plan, m.span(), bounds[0], bounds[1], m.group(0))
-        elif word in ("以后", "之后"):
-            _one_sided(q, plan, m.span(), ">=", bounds[1], m.group(0))
-        elif word in ("以前", "之前"):
-            _one_sided(q, plan, m.span(), "<", bounds[0], m.group(0))
-        else:
-            _one_sided(q, plan, m.span(), ">=", bounds[0], m.group(0))
+        elif bounds:
+            side = _AROUND[m.group("word")]
+            if side is None:
+                _period(q, plan, m.span(), bounds[0], bounds[1], m.group(0))
+            else:
+                _one_sided(q, plan, m.span(), side[0], bounds[side[1]], m.group(0))
+
+
+def _rolling(q: Question, plan: Plan) -> None:
+    """"最近30天", "过去3个月": from that long ago on."""
     for m in _ROLLING.finditer(q.low):
         n = chinese_number(m.group("n"))
         if n is not None and plan.free(m.span()):
             start = shift(q.now, -int(n), _UNITS[m.group("u")])
             _one_sided(q, plan, m.span(), ">=", start.isoformat(), m.group(0))
+
+
+def _named_periods(q: Question, plan: Plan) -> None:
+    """"今天", "上个月": this one from its start on; a past one, the whole period."""
     for m in _ONE_RE.finditer(q.low):
         if not plan.free(m.span()):
             continue

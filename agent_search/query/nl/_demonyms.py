@@ -11,6 +11,7 @@ from __future__ import annotations
 import importlib.resources
 import json
 from functools import lru_cache
+from importlib.abc import Traversable
 
 
 @lru_cache(maxsize=1)
@@ -23,16 +24,22 @@ def _demonyms() -> dict[str, tuple[str, ...]]:
     except (ModuleNotFoundError, FileNotFoundError, NotADirectoryError):
         return {}
     for path in files:
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            continue
-        names = [data.get("name")] + [s for s in data.get("altSpellings") or [] if len(s) > 3]
-        for demonym in str(data.get("demonym") or "").split(","):
-            if demonym.strip():
-                out.setdefault(demonym.strip().lower(), []).extend(
-                    n for n in names if isinstance(n, str))
+        for demonym, names in _country(path):
+            out.setdefault(demonym, []).extend(names)
     return {k: tuple(dict.fromkeys(v)) for k, v in out.items()}
+
+
+def _country(path: Traversable) -> list[tuple[str, list[str]]]:
+    """One country file's demonyms (lower-cased), each with the country's names; none
+    when the file can't be read."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return []
+    names = [data.get("name")] + [s for s in data.get("altSpellings") or [] if len(s) > 3]
+    kept = [n for n in names if isinstance(n, str)]
+    return [(d.strip().lower(), kept) for d in str(data.get("demonym") or "").split(",")
+            if d.strip()]
 
 
 @lru_cache(maxsize=4096)

@@ -163,14 +163,11 @@ class NameMeanings:
             phrase = phrases[int(i)]
             if any(phrase in t or t in phrase for t in taken):
                 continue
-            order = np.argsort(-sims[i])
-            best, second = float(sims[i][order[0]]), float(sims[i][order[1]])
-            name = names.texts[int(order[0])]
-            if best < max(names.floor, MIN_SIMILARITY) or best - second < MARGIN * names.spread \
-                    or name == phrase or name in low or any(r.name == name for r in out):
-                continue  # below the schema's floor, not clearly one name, or said already
-            out.append(Reading(phrase, name, round(best, 3)))
-            taken.append(phrase)
+            reading = _reading(names, sims[i], phrase)
+            if reading is not None and reading.name not in low and \
+                    all(r.name != reading.name for r in out):  # not said already
+                out.append(reading)
+                taken.append(phrase)
         return out
 
     async def readings(self, question: str, leftover: Sequence[str],
@@ -180,6 +177,19 @@ class NameMeanings:
             return []
         return await anyio.to_thread.run_sync(self._read, question, list(leftover),
                                               list(schemas))
+
+
+def _reading(names: _Names, sims: Any, phrase: str) -> Reading | None:
+    """The name ``phrase`` is read as, from its similarities ``sims`` to ``names``: above
+    the schema's floor (and :data:`MIN_SIMILARITY`), clearly closer than the second
+    closest (:data:`MARGIN` of the spread), and not the phrase itself."""
+    order = np.argsort(-sims)
+    best, second = float(sims[order[0]]), float(sims[order[1]])
+    name = names.texts[int(order[0])]
+    if best < max(names.floor, MIN_SIMILARITY) or best - second < MARGIN * names.spread \
+            or name == phrase:
+        return None
+    return Reading(phrase, name, round(best, 3))
 
 
 def rewrite(question: str, readings: Sequence[Reading]) -> str:

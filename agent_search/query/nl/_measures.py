@@ -104,26 +104,30 @@ def adjectives(q: Question, plan: Plan) -> None:
     model is named in the singular (see :func:`ordering.top_n`)."""
     cands = _own_numeric(q)
     for m in ADJECTIVE.finditer(q.low):
-        if not plan.free(m.span()):
-            continue
+        if not plan.free(m.span()) or _named_after(q, m.end()) is not None or \
+                re.match(r"\s+(?:number|amount|count|total)\b", q.low[m.end():]):
+            continue  # "the highest earnings": the field says itself; "the largest number
+            # of languages" counts, it measures nothing
         word = m.group("a").lower()
-        if re.match(r"\s+(?:number|amount|count|total)\b", q.low[m.end():]):
-            continue  # "the largest number of languages" counts, it measures nothing
         nouns, direction = next((n, d) for w, n, d in _ADJECTIVES if re.fullmatch(w, word))
-        named = _named_after(q, m.end())
-        if named is not None:  # "the highest earnings": the field says itself
-            continue
-        cand = _measuring(cands, nouns)
-        if cand is None and nouns == ("age",):
-            births = [c for c in cands if _BIRTH.search(words_of(c.field.name))]
-            if births:
-                cand = births[0]
-                direction = "desc" if direction == "asc" else "asc"
-        if cand is None:
-            cand = _measuring(_related_numeric(q), nouns)
-        if cand is None:
-            continue
-        plan.order(cand.path, direction, m.span(), f"\"{word}\"")
+        found = _measured(q, cands, nouns, direction)
+        if found is not None:
+            plan.order(found[0].path, found[1], m.span(), f"\"{word}\"")
+
+
+def _measured(q: Question, cands: list[Candidate], nouns: tuple[str, ...],
+              direction: str) -> tuple[Candidate, str] | None:
+    """The field an adjective measuring ``nouns`` orders by, and in which direction: the
+    target's own, else (for age) its birth date the other way round, else a related
+    model's."""
+    cand = _measuring(cands, nouns)
+    if cand is not None:
+        return cand, direction
+    births = [c for c in cands if _BIRTH.search(words_of(c.field.name))]
+    if births and nouns == ("age",):
+        return births[0], "desc" if direction == "asc" else "asc"
+    cand = _measuring(_related_numeric(q), nouns)
+    return None if cand is None else (cand, direction)
 
 
 def _named_after(q: Question, pos: int) -> FieldMention | None:
@@ -138,24 +142,26 @@ def ordered_by(q: Question, plan: Plan) -> None:
     marks += [(m.span(), "") for m in _ORDER_WORDS.finditer(q.low)]
     if not marks:
         return
-    own = [m for m in q.fields if m.candidate.relation is None
-           and m.candidate.field.kind in NUMERIC_KINDS | TEMPORAL_KINDS | TEXT_KINDS
-           and not m.candidate.field.primary]
+    own = [m for m in q.fields if _orderable(m)]
     direction = next((d for _, d in marks if d in ("descending", "decreasing", "desc")),
                      "asc")
     for span, word in sorted(marks):
         # "ordered by X" names X after it; "X descending" may name it before
         best = _nearest(q, own, span, after_only=not word)
-        if best is None:
-            continue
-        if any(o["field"] == best.candidate.field.name for o in plan.orders):
-            plan.used.append(span)
-            continue
-        plan.order(best.candidate.field.name, "desc" if direction != "asc" else "asc",
-                   span, q.quote(span))
-        plan.used.append(best.span)
+        if best is not None and all(o["field"] != best.candidate.field.name
+                                    for o in plan.orders):
+            plan.order(best.candidate.field.name, "desc" if direction != "asc" else "asc",
+                       span, q.quote(span))
+            plan.used.append(best.span)
     for span, _ in marks:
         plan.used.append(span)
+
+
+def _orderable(m: FieldMention) -> bool:
+    """A field of the target's own a question may order by (not its key)."""
+    field = m.candidate.field
+    return m.candidate.relation is None and not field.primary and \
+        field.kind in NUMERIC_KINDS | TEMPORAL_KINDS | TEXT_KINDS
 
 
 def _nearest(q: Question, mentions: list[FieldMention], span: tuple[int, int], *,
@@ -183,15 +189,9 @@ def field_numbers(q: Question, plan: Plan) -> None:
     numbers right after a numeric field named in full."""
     for mention in sorted(q.fields, key=lambda x: x.span[0]):
         cand = mention.candidate
-        if not mention.strong or cand.field.kind not in NUMERIC_KINDS or not is_plain(cand) \
-                or cand.second is not None or (cand.relation is not None
-                                               and cand.relation.type != "hasOne"):
-            continue
-        m = _EQUALS.match(q.low, mention.span[1])
-        if m is None:
-            continue
-        span = (m.start("nums"), m.end("nums"))
-        if not plan.free(span):
+        m = _EQUALS.match(q.low, mention.span[1]) if _takes_numbers(mention) else None
+        span = (m.start("nums"), m.end("nums")) if m is not None else (0, 0)
+        if m is None or not plan.free(span):
             continue
         numbers = [float(n) if "." in n else int(n) for n in _NUM.findall(m.group("nums"))]
         if cand.field.kind == "integer" and any(isinstance(n, float) for n in numbers):
@@ -202,3 +202,11 @@ def field_numbers(q: Question, plan: Plan) -> None:
         else:
             plan.add(cand.path, "in", numbers, span, f"{cand.path} in {numbers}")
         plan.value_conditions += 1
+
+
+def _takes_numbers(mention: FieldMention) -> bool:
+    """A plain numeric field named in full, the target's or one it points at."""
+    cand = mention.candidate
+    rel = cand.relation
+    return mention.strong and cand.field.kind in NUMERIC_KINDS and is_plain(cand) and \
+        cand.second is None and (rel is None or rel.type == "hasOne")

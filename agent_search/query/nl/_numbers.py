@@ -114,8 +114,7 @@ def between(q: Question, plan: Plan) -> None:
         a, ua, ma = amount(m, "a_")
         b, ub, mb = amount(m, "b_")
         unit = ua or ub
-        if not (unit or ma or mb) and is_year(a) and is_year(b) and \
-                field_for(q.candidates, "date", q.fields, m.start()) is not None:
+        if not (unit or ma or mb) and _years_of_a_date(q, m.start(), a, b):
             continue
         cand = field_for(q.candidates, stated_dimension("", unit, ma or mb), q.fields,
                          m.start())
@@ -125,6 +124,13 @@ def between(q: Question, plan: Plan) -> None:
         value = [typed(low, cand.field), typed(high, cand.field)]
         plan.add(cand.path, "between", value, m.span(),
                  f"{cand.path} between {value[0]} and {value[1]}")
+
+
+def _years_of_a_date(q: Question, at: int, a: float, b: float) -> bool:
+    """Two bare years with a date field to put them on ("between 2000 and 2010"): the
+    date extractor's."""
+    return is_year(a) and is_year(b) and \
+        field_for(q.candidates, "date", q.fields, at) is not None
 
 
 def stock(q: Question, plan: Plan) -> None:

@@ -75,8 +75,13 @@ def _amount(m: re.Match[str], p: str = "") -> tuple[float, str | None, bool] | N
 
 def chinese_comparisons(q: Question, plan: Plan) -> None:
     """"三千元以下" → ``price <= 3000`` (see module)."""
-    if not q.chinese:
-        return
+    if q.chinese:
+        _ranges(q, plan)
+        _comparisons(q, plan)
+
+
+def _ranges(q: Question, plan: Plan) -> None:
+    """"100到200元": ``between``, in the unit either end states."""
     for m in _RANGE.finditer(q.low):
         a, b = _amount(m, "a_"), _amount(m, "b_")
         if a is None or b is None or not plan.free(m.span()):
@@ -88,13 +93,19 @@ def chinese_comparisons(q: Question, plan: Plan) -> None:
             pair = [typed(ends[0], cand.field), typed(ends[1], cand.field)]
             plan.add(cand.path, "between", pair, m.span(),
                      f"{cand.path} between {pair[0]} and {pair[1]} (\"{m.group(0)}\")")
-    found = [(m, op) for m in _CMP_BEFORE.finditer(q.low)
-             for op, words in BEFORE_OPS.items() if re.fullmatch(words, m.group("cmp"))]
-    found += [(m, op) for m in _CMP_AFTER.finditer(q.low)
-              for op, words in AFTER_OPS.items() if re.fullmatch(words, m.group("cmp"))]
+
+
+_SIDES = ((_CMP_BEFORE, BEFORE_OPS), (_CMP_AFTER, AFTER_OPS))
+"""Comparators written before the amount ("超过500元") and after it ("500元以上")."""
+
+
+def _comparisons(q: Question, plan: Plan) -> None:
+    """Each amount with its comparator, in question order."""
+    found = [(m, op) for pattern, ops in _SIDES for m in pattern.finditer(q.low)
+             for op, words in ops.items() if re.fullmatch(words, m.group("cmp"))]
     for m, op in sorted(found, key=lambda f: f[0].start()):
-        amount = _amount(m)
-        if amount is None or not plan.free(m.span()):
+        amount = _amount(m) if plan.free(m.span()) else None
+        if amount is None:
             continue
         value, unit, money = amount
         cand = _field(q, plan, m, stated_dimension("", unit, money))

@@ -9,7 +9,13 @@ from agent_search.query.dsl import NUMERIC_KINDS, TEMPORAL_KINDS
 from agent_search.query.nl._lexicon import is_plural, overlaps, plural_forms, words_of
 from agent_search.query.nl._measures import ADJECTIVE
 from agent_search.query.nl._plan import Plan, Question
-from agent_search.query.nl._schema import Candidate, field_for, is_plain, title_field
+from agent_search.query.nl._schema import (
+    Candidate,
+    FieldMention,
+    field_for,
+    is_plain,
+    title_field,
+)
 
 # superlatives: words → (dimension, direction)
 SUPERLATIVES: tuple[tuple[str, str, str], ...] = (
@@ -76,46 +82,53 @@ def field_superlative(q: Question, plan: Plan) -> None:
     named right after the word."""
     mentions = sorted(q.fields, key=lambda x: x.span[0])
     for m in _FIELD_SUPERLATIVE.finditer(q.low):
-        after = m.end()
-        near = [c for span, c, _ in mentions if 0 <= span[0] - after <= 1
-                and c.field.kind in NUMERIC_KINDS | TEMPORAL_KINDS and c.second is None]
-        # the target's own field, else one of a model it points at ("the greatest height"
-        # of a poker player is its person's)
-        cand = next((c for c in near if c.relation is None), None) or next(
-            (c for c in near if c.relation is not None and c.relation.type == "hasOne"
-             and is_plain(c)), None)
+        cand = _measure_at(mentions, m.end())
         if cand is None:
             continue
         word = m.group("dir").lower()
         direction = "asc" if word in _ASCENDING_WORDS else "desc"
-        plan.order(cand.path, direction, (m.start(), after),
+        plan.order(cand.path, direction, (m.start(), m.end()),
                    f"{word} {words_of(cand.field.name)}")
+
+
+def _measure_at(mentions: list[FieldMention], at: int) -> Candidate | None:
+    """The numeric or date field named right at ``at``: the target's own, else one of a
+    model it points at ("the greatest height" of a poker player is its person's)."""
+    near = [c for span, c, _ in mentions if 0 <= span[0] - at <= 1
+            and c.field.kind in NUMERIC_KINDS | TEMPORAL_KINDS and c.second is None]
+    return next((c for c in near if c.relation is None), None) or next(
+        (c for c in near if c.relation is not None and c.relation.type == "hasOne"
+         and is_plain(c)), None)
 
 
 def superlatives(q: Question, plan: Plan) -> None:
     """"most expensive", "latest", "cheapest": an order on the target's field of that
     dimension (money, date, duration, size); none to order by is a warning (except for
     "last" and "recent", which are often just words)."""
-    own = _own(q)
-    own_mentions = [x for x in q.fields if x.candidate.relation is None]
     named = [x.span for x in q.fields]
     for m in SUPERLATIVE.finditer(q.low):
         if not plan.free(m.span()) or any(overlaps(m.span(), n) for n in named):
             continue  # "last name" is a field, not "latest"
         word = m.group("s").lower()
         dim, direction = next((d, o) for w, d, o in SUPERLATIVES if re.fullmatch(w, word))
-        cand = field_for(own, dim, own_mentions, m.end())
-        if cand is None and dim == "size":
-            cand = field_for(own, "money", q.fields, m.end())
-        if cand is None:  # "shortest life expectancy": the number field named right after
-            cand = next((x.candidate for x in own_mentions
-                         if 0 <= x.span[0] - m.end() <= 1
+        cand = _measured_by(q, dim, m.end())
+        if cand is not None:
+            plan.order(cand.field.name, direction, m.span(), f"\"{word}\"")
+        elif word not in ("last", "recent"):
+            plan.warnings.append(f"no field to order {word!r} by")
+
+
+def _measured_by(q: Question, dim: str, at: int) -> Candidate | None:
+    """The target's field a superlative of dimension ``dim`` said at ``at`` orders by:
+    the nearest of that dimension (for size, else a price), else the number field named
+    right after ("shortest life expectancy")."""
+    own = _own(q)
+    own_mentions = [x for x in q.fields if x.candidate.relation is None]
+    cand = field_for(own, dim, own_mentions, at)
+    if cand is None and dim == "size":
+        cand = field_for(own, "money", q.fields, at)
+    return cand or next((x.candidate for x in own_mentions if 0 <= x.span[0] - at <= 1
                          and x.candidate.field.kind in NUMERIC_KINDS), None)
-        if cand is None:
-            if word not in ("last", "recent"):
-                plan.warnings.append(f"no field to order {word!r} by")
-            continue
-        plan.order(cand.field.name, direction, m.span(), f"\"{word}\"")
 
 
 def top_n(q: Question, plan: Plan) -> None:

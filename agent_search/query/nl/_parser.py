@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from functools import partial
 from typing import Any
 
 from agent_search.query._chinese import has_cjk, normal_form
@@ -39,16 +40,16 @@ from agent_search.query.nl import _ordering as ordering
 from agent_search.query.nl import _ordering_zh as ordering_zh
 from agent_search.query.nl import _text as text
 from agent_search.query.nl import _values as values
+from agent_search.query.nl._leftover import leftover_words
 from agent_search.query.nl._lexicon import (
     STOPWORDS,
     adjacent,
     escape_like,
-    overlaps,
     terms,
     word_spans,
 )
 from agent_search.query.nl._plan import Extractor, Plan, Question
-from agent_search.query.nl._retarget import retarget, through_relation
+from agent_search.query.nl._retarget import on_child, retarget
 from agent_search.query.nl._schema import (
     Span,
     content_field,
@@ -102,7 +103,6 @@ EXTRACTORS: tuple[Extractor, ...] = (
 
 _COUNT = re.compile(r"\b(?:how many|number of|count(?:s|ing)?)\b|多少|几个|几位|几家|几条|"
                     r"数量|总数|个数", re.I)
-_NOT_TEXT = frozenset({"cheaper", "expensive", "order", "sorted", "sort", "alphabetical"})
 
 
 def parse(query: str, schemas: Sequence[ModelSchema], *, now: dt.datetime,
@@ -115,32 +115,14 @@ def parse(query: str, schemas: Sequence[ModelSchema], *, now: dt.datetime,
         raise DSLGenerationError("no model to query")
     low = normal_form(query)
     mentions = names_outside_values(low, schemas, model_mentions(low, schemas))
-    serials = value_serials(schemas)
-
-    def read(target: ModelSchema) -> Question:
-        return Question.about(target, text=query, now=now, schemas=schemas, models=mentions,
-                              fuzzy_cutoff=fuzzy_cutoff, serials=serials)
-
-    named = [(spans[0][0], s) for s in queryable if (spans := mentions.get(s.id))]
-    tables = [(span[0], s) for s in queryable for span in mentions.get(s.id, [])
-              if re.match(r"\s+table\b", low[span[1]:])]
-    named = tables or named  # "... in the TV channel table" says which one
+    read = partial(Question.about, text=query, now=now, schemas=schemas, models=mentions,
+                   fuzzy_cutoff=fuzzy_cutoff, serials=value_serials(schemas))
+    named = _named_models(low, queryable, mentions)
     if named:  # the model named first is the one asked about (in Chinese, the last)
         q = read(_asked_about(low, named, mentions))
         plan = understand(q)
     else:  # none named: the model the query says most about (ties: the first listed)
-        best: tuple[Question, Plan] | None = None
-        for schema in queryable:
-            candidate = read(schema)
-            found = understand(candidate)
-            if found.evidence > 0:  # its own fields named too ("which continent is X in")
-                found.evidence += FIELD_EVIDENCE * sum(
-                    1 for m in candidate.fields
-                    if m.strong and m.candidate.relation is None and not m.candidate.field.primary)
-            if best is None or found.evidence > best[1].evidence:
-                best = (candidate, found)
-        assert best is not None
-        q, plan = best
+        q, plan = _most_said(queryable, read)
         if plan.evidence == 0 and len(queryable) > 1:
             if leftover is not None:
                 leftover.extend(leftover_words(q, plan, fields=False))
@@ -148,6 +130,35 @@ def parse(query: str, schemas: Sequence[ModelSchema], *, now: dt.datetime,
     if leftover is not None:
         leftover.extend(leftover_words(q, plan))
     return finish(q, plan, strict)
+
+
+def _named_models(low: str, queryable: list[ModelSchema],
+                  mentions: dict[str, list[Span]]) -> list[tuple[int, ModelSchema]]:
+    """The models the question names and where; "... in the TV channel table" says which
+    one, over any other named."""
+    named = [(spans[0][0], s) for s in queryable if (spans := mentions.get(s.id))]
+    tables = [(span[0], s) for s in queryable for span in mentions.get(s.id, [])
+              if re.match(r"\s+table\b", low[span[1]:])]
+    return tables or named
+
+
+def _most_said(queryable: list[ModelSchema],
+               read: Callable[[ModelSchema], Question]) -> tuple[Question, Plan]:
+    """The model the question says most about when it names none, read and understood;
+    naming its own fields adds to a model's evidence ("which continent is X in"). Ties:
+    the first listed."""
+    best: tuple[Question, Plan] | None = None
+    for schema in queryable:
+        candidate = read(schema)
+        found = understand(candidate)
+        if found.evidence > 0:
+            found.evidence += FIELD_EVIDENCE * sum(
+                1 for m in candidate.fields
+                if m.strong and m.candidate.relation is None and not m.candidate.field.primary)
+        if best is None or found.evidence > best[1].evidence:
+            best = (candidate, found)
+    assert best is not None
+    return best
 
 
 def _asked_about(low: str, named: list[tuple[int, ModelSchema]],
@@ -186,28 +197,46 @@ def finish(q: Question, plan: Plan, strict: bool) -> dict[str, Any]:
         return {"queries": [], "explanation": "not sure what is asked; nothing searched",
                 "confidence": NOTHING_CONFIDENCE, "warnings": [*plan.warnings, reason]}
     found_terms, relax = _leftover(q, plan, words)
-    shape: dict[str, Any] = {"orders": plan.orders}
-    model, wheres = q.target.id, plan.wheres
-    if plan.answer_model is not None and plan.answer_relation is not None:
-        through = [_on_answer(q, plan, w) for w in plan.wheres]
-        if all(w is not None for w in through):
-            model, wheres = plan.answer_model, [w for w in through if w is not None]
-        else:  # a condition that can't be said of the other model: no answer rows
-            plan.group_by, plan.aggregates, plan.aggregate_orders = [], [], []
-            grouped = False
-    if grouped:
-        shape = {"group_by": plan.group_by, "aggregates": plan.aggregates,
-                 "orders": plan.aggregate_orders,
-                 **({"having": plan.having} if plan.having else {})}
+    model, wheres = _answer_rows(q, plan)
     return retarget(q, plan, {
-            "model": model, "wheres": wheres, **shape,
+            "model": model, "wheres": wheres, **_shape(plan),
             **({"limit": plan.limit} if plan.limit else {}),
             **({"terms": found_terms} if found_terms else {}),
-            **({"relax": True} if relax else {}),
-            **({"relax_confidence": round(plan.relax_confidence, 4)}
-               if relax and plan.relax_confidence is not None else {}),
+            **_relax(plan, relax),
             "explanation": f"{q.target.id}: " + ("; ".join(plan.notes) or "all records"),
             "warnings": plan.warnings, "confidence": round(plan.confidence, 4)})
+
+
+def _answer_rows(q: Question, plan: Plan) -> tuple[str, list[dict[str, Any]]]:
+    """The model the answer is computed on and the conditions as said of its rows: the
+    target's, or another's (``Plan.answer_model``) when every condition can be said of
+    it — else the target's rows, nothing computed on the other's."""
+    if plan.answer_model is None or plan.answer_relation is None:
+        return q.target.id, plan.wheres
+    through = [_on_answer(q, plan, w) for w in plan.wheres]
+    kept = [w for w in through if w is not None]
+    if len(kept) == len(through):
+        return plan.answer_model, kept
+    plan.group_by, plan.aggregates, plan.aggregate_orders = [], [], []
+    return q.target.id, plan.wheres
+
+
+def _shape(plan: Plan) -> dict[str, Any]:
+    """Orders of records, or groups, aggregates, their orders and conditions."""
+    if not (plan.aggregates or plan.group_by):
+        return {"orders": plan.orders}
+    return {"group_by": plan.group_by, "aggregates": plan.aggregates,
+            "orders": plan.aggregate_orders,
+            **({"having": plan.having} if plan.having else {})}
+
+
+def _relax(plan: Plan, relax: bool) -> dict[str, Any]:
+    """``relax`` and the confidence left when the text match is dropped."""
+    if not relax:
+        return {}
+    if plan.relax_confidence is None:
+        return {"relax": True}
+    return {"relax": True, "relax_confidence": round(plan.relax_confidence, 4)}
 
 
 def _on_answer(q: Question, plan: Plan, where: dict[str, Any]) -> dict[str, Any] | None:
@@ -217,10 +246,7 @@ def _on_answer(q: Question, plan: Plan, where: dict[str, Any]) -> dict[str, Any]
     assert plan.answer_model is not None and plan.answer_relation is not None
     forward = next((r.name for r in q.target.relations if r.type == "hasMany"
                     and r.model.lower() == plan.answer_model.lower()), None)
-    field = str(where.get("field", ""))
-    if forward and field.startswith(forward + ".") and field.count(".") == 1:
-        return {**where, "field": field.split(".", 1)[1]}
-    return through_relation(where, plan.answer_relation)
+    return on_child(where, forward, plan.answer_relation)
 
 
 def _warn_unused_fields(q: Question, plan: Plan) -> None:
@@ -254,20 +280,13 @@ def _leftover(q: Question, plan: Plan, words: list[str]) -> tuple[list[str], boo
         plan.notes.append("ignored: " + ", ".join(words))
         _ignored(q, plan, words)
         return [], False
-    sought = plan.value_conditions > 0
     before = plan.confidence
     found_terms = text_match(q, plan, words)
     if not found_terms:
         _ignored(q, plan, words)
         return [], False
     name_part = modifies_a_name(q.low, words, [*q.target_spans, *q.own_field_spans])
-    # a word left over never narrows the answer to nothing: when the model is named or a
-    # condition understood, finding no row with the words drops them (with a warning)
-    # — unless one of them is written as a name ("orders by Zorro Quixote"): a stated name
-    # that no row has is an honest empty answer
-    relax = sought or name_part or (
-        not any(_written_as_name(q, w) for w in words)
-        and (bool(q.target_spans) or bool(plan.wheres[:-1]) or bool(plan.orders)))
+    relax = plan.value_conditions > 0 or name_part or _may_drop(q, plan, words)
     if not name_part:
         plan.warnings.append("not understood as a condition, matched as text: "
                              + ", ".join(repr(w) for w in words))
@@ -275,6 +294,15 @@ def _leftover(q: Question, plan: Plan, words: list[str]) -> tuple[list[str], boo
         plan.relax_confidence = before * RELAXED * understood_factor(len(words),
                                                                  content_words(q.low))
     return found_terms, relax
+
+
+def _may_drop(q: Question, plan: Plan, words: list[str]) -> bool:
+    """A word left over never narrows the answer to nothing: when the model is named or a
+    condition understood, finding no row with the words drops them (with a warning) —
+    unless one of them is written as a name ("orders by Zorro Quixote"): a stated name
+    that no row has is an honest empty answer."""
+    return not any(_written_as_name(q, w) for w in words) and (
+        bool(q.target_spans) or bool(plan.wheres[:-1]) or bool(plan.orders))
 
 
 _EXTREME_WORDS = re.compile(r"highest|lowest|fewest|largest|smallest|biggest|greatest|"
@@ -337,64 +365,6 @@ def modifies_a_name(low: str, words: list[str], names: list[Span]) -> bool:
         if not spans or not all(any(adjacent(w, n, low) for n in names) for w in spans):
             return False
     return True
-
-
-def leftover_words(q: Question, plan: Plan, *, fields: bool = True) -> list[str]:
-    """Content words no extractor understood and no model name (nor, with ``fields``, a
-    field name of the target) covers: as asked, distinct, in order."""
-    spans = [*plan.used, *(m.span for m in q.fields if fields),
-             *(s for ss in q.models.values() for s in ss)]
-    spans += [m.span() for m in _WHOLE.finditer(q.low)]
-    understood = [s for s in [*plan.used, *(x for ss in q.models.values() for x in ss)]
-                  if s[1] > s[0]]
-    out = []
-    for word, start, end in _pieces(q.low, spans):
-        w = word.strip(".'’-")
-        if len(w) < 2 or w in STOPWORDS or any(
-                overlaps((start, end), s) for s in spans):
-            continue
-        if _linking(q.low, end, understood) or (w in ("table", "tables") and any(
-                not q.low[s[1]:start].strip() for s in understood if s[1] <= start)):
-            continue  # a verb linking to what was understood; "the <model> table"
-
-        if ordering.SUPERLATIVE.fullmatch(w) or w in _NOT_TEXT:
-            continue
-        out.append(q.text[start:start + len(w)])
-    return list(dict.fromkeys(out))
-
-
-def _pieces(low: str, spans: list[Span]) -> list[tuple[str, int, int]]:
-    """The question's words; a Chinese word partly understood ("今天天气": jieba's one
-    word, 今天 read as a date) is cut to the parts left ("天气"), each a word of its own."""
-    out = []
-    for word, start, end in word_spans(low):
-        inside = sorted(s for s in spans if overlaps((start, end), s))
-        if not inside or not has_cjk(word) or all(
-                s[0] <= start and end <= s[1] for s in inside):
-            out.append((word, start, end))
-            continue
-        at = start
-        for a, b in inside:
-            if a > at:
-                out.append((low[at:a], at, a))
-            at = max(at, b)
-        if at < end:
-            out.append((low[at:end], at, end))
-    return out
-
-
-_WHOLE = re.compile(r"\b(?:in|around|across|throughout)\s+the\s+(?:world|globe)\b|"
-                    r"\bin\s+total\b|\baltogether\b|\boverall\b", re.I)
-"""Words that say "all of them", no condition ("languages spoken around the world")."""
-_LINK = re.compile(r"\s+(?:in|by|to|at|on|from|with|for|into)\s+(?:the\s+|a\s+|an\s+)?")
-
-
-def _linking(low: str, end: int, understood: list[Span]) -> bool:
-    """A word followed by a preposition and then by something understood ("spoken *in
-    Aruba*", "used *by* the countries"): the verb that links the two, no condition of its
-    own."""
-    m = _LINK.match(low, end)
-    return m is not None and any(s[0] == m.end() for s in understood)
 
 
 def text_match(q: Question, plan: Plan, words: list[str]) -> list[str]:

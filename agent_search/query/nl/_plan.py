@@ -110,6 +110,9 @@ class Plan:
     unplaced: list[str] = field(default_factory=list)
     """Conditions the question states that could not be placed ("more than 2" with no
     field it could be about): the answer would not meet them, so none is given."""
+    unsayable: list[str] = field(default_factory=list)
+    """Conditions the question states that the DSL can't say (why, for each): the answer
+    would not meet them, so none is given."""
     value_conditions: int = 0
     """Conditions on values (known values, text matches, counts): leftover words are then
     not matched as text."""
@@ -132,6 +135,13 @@ class Plan:
         self.used.append(span)
         self.unplaced.append(said)
 
+    def cannot_say(self, span: Span, said: str, why: str) -> None:
+        """A condition stated at ``span`` that the DSL can't say (``why``): its words are
+        used up, and the question is answered by nothing (see :mod:`._unsure`)."""
+        self.warn(f"{said!r}: {why}")
+        self.used.append(span)
+        self.unsayable.append(f"{said!r}: {why}")
+
     def warn(self, message: str) -> None:
         if message not in self.warnings:
             self.warnings.append(message)
@@ -153,6 +163,14 @@ class Plan:
         self.notes.append(f"{path} in [{start}, {end}) (\"{text}\")")
         self.evidence += 1.0
         self.used.append(span)
+
+    def compute(self, name: str, why: str, *spans: Span) -> None:
+        """Compute the aggregate ``name`` (once), understood from the words at ``spans``."""
+        if name not in self.aggregates:
+            self.aggregates.append(name)
+            self.notes.append(f"{name} (\"{why}\")")
+            self.evidence += 1.0
+        self.used.extend(spans)
 
     def order(self, field_name: str, direction: str, span: Span, why: str) -> None:
         """Order by ``field_name`` (the first order stated on a field wins)."""

@@ -22,75 +22,87 @@ from typing import Any
 
 from agent_search.query.dsl import MAX_HOPS, ModelSchema, RelationSchema
 from agent_search.query.nl._plan import Plan, Question
-from agent_search.query.nl._schema import is_plain
+from agent_search.query.nl._schema import Candidate, is_plain, reverse_relation
+
+Out = dict[str, Any]
+"""The parser's DSL dict for one question."""
 
 
-def retarget(q: Question, plan: Plan, out: dict[str, Any]) -> dict[str, Any]:
-    """``out`` (the parser's DSL dict) about the model holding the asked field, or as is."""
+def _asked_elsewhere(q: Question, plan: Plan, out: Out) -> Candidate | None:
+    """The field asked for, when it is one of another model's: named (strongly) before
+    the subject, the subject's own fields not asked, no part of a composite key, and the
+    answer not already computed, grouped or matched as text."""
     if plan.group_by or plan.aggregates or out.get("terms") or not q.target_spans or \
             plan.answer_model is not None:  # already answered on other rows
-        return out
+        return None
     first = q.target_spans[0][0]
-    before = [m for m in q.fields if m.strong and m.span[1] <= first]
-    if not before or any(m.candidate.relation is None for m in before):
+    before = [m.candidate for m in q.fields if m.strong and m.span[1] <= first]
+    if not before or any(c.relation is None for c in before):
+        return None
+    asked = before[0]
+    if asked.second is not None or q.target.field(asked.field.name) is not None or \
+            not is_plain(asked):
+        return None  # a part of a composite key (a link table's Language) is asked too
+    return asked
+
+
+def retarget(q: Question, plan: Plan, out: Out) -> Out:
+    """``out`` (the parser's DSL dict) about the model holding the asked field, or as is."""
+    asked = _asked_elsewhere(q, plan, out)
+    rel = asked.relation if asked is not None else None
+    if asked is None or rel is None:
         return out
-    asked = before[0].candidate
-    rel = asked.relation
-    if rel is None or asked.second is not None or \
-            q.target.field(asked.field.name) is not None or not is_plain(asked):
-        return out  # a part of a composite key (a link table's Language) is asked too
-    if rel.type == "hasMany":
-        return _to_many(q, out, rel, asked.field.name)
     other = q.by_id.get(rel.model.lower())
-    back = _reverse(other, q.target, rel) if other is not None else None
-    if other is None or back is None or not other.queryable:
+    if other is None or not other.queryable:
         return out
-    wheres = [through_relation(w, back.name) for w in out.get("wheres", [])]
-    if any(w is None for w in wheres):
+    moved = (_to_many if rel.type == "hasMany" else _to_one)(q, out, rel, other)
+    if moved is None:
         return out
-    orders = [{**o, "field": f"{back.name}.{o['field']}"} for o in out.get("orders", [])]
-    if any(o["field"].count(".") > 1 for o in orders):  # two relations away: not ordered
-        return out
-    kept = [w for w in wheres if w is not None]
-    if not kept or orders:
-        kept.append({"field": f"count({back.name})", "op": ">", "value": 0})
-    return {**out, "model": other.id, "wheres": kept, "orders": orders,
+    return {**out, **moved, "model": other.id,
             "explanation": f"{other.id} of the {q.target.id} asked about ("
                            f"{asked.field.name} is theirs): " + out.get("explanation", "")}
 
 
-def _to_many(q: Question, out: dict[str, Any], rel: RelationSchema,
-             asked: str) -> dict[str, Any]:
+def _to_one(q: Question, out: Out, rel: RelationSchema, other: ModelSchema) -> Out | None:
+    """"the names of poker players whose earnings are over 300000": the people the
+    subject points at, under its conditions and orders said through their relation back
+    (only people who are poker players when nothing else requires one); None when a
+    condition or order can't be said so."""
+    back = reverse_relation(rel, q.target, other)
+    if back is None:
+        return None
+    wheres = [through_relation(w, back.name) for w in out.get("wheres", [])]
+    orders = [{**o, "field": f"{back.name}.{o['field']}"} for o in out.get("orders", [])]
+    if any(w is None for w in wheres) or any(o["field"].count(".") > 1 for o in orders):
+        return None  # two relations away: not ordered
+    kept = [w for w in wheres if w is not None]
+    if not kept or orders:
+        kept.append({"field": f"count({back.name})", "op": ">", "value": 0})
+    return {"wheres": kept, "orders": orders}
+
+
+def _to_many(q: Question, out: Out, rel: RelationSchema, child: ModelSchema) -> Out | None:
     """"the official language spoken in the country whose head of state is Beatrix": the
     rows the target has many of (its languages) under the conditions said of the target
     (through their relation back) and of them (their own fields)."""
-    child = q.by_id.get(rel.model.lower())
-    back = next((r for r in child.relations if r.type == "hasOne"
-                 and r.model.lower() == q.target.id.lower()
-                 and r.foreign.lower() == rel.key.lower()
-                 and r.key.lower() == rel.foreign.lower()), None) if child else None
-    if child is None or back is None or not child.queryable or not out.get("wheres") \
-            or out.get("orders"):
-        return out
-    wheres: list[dict[str, Any] | None] = []
-    for w in out["wheres"]:
-        field = str(w.get("field", ""))
-        own = field.startswith(rel.name + ".") and field.count(".") == 1
-        wheres.append({**w, "field": field.split(".", 1)[1]} if own
-                      else through_relation(w, back.name))
+    back = reverse_relation(rel, q.target, child)
+    if back is None or not out.get("wheres") or out.get("orders"):
+        return None
+    wheres = [on_child(w, rel.name, back.name) for w in out["wheres"]]
     if any(w is None for w in wheres):
-        return out
-    return {**out, "model": child.id, "wheres": wheres,
-            "explanation": f"{child.id} of the {q.target.id} asked about ({asked} is "
-                           "theirs): " + out.get("explanation", "")}
+        return None
+    return {"wheres": wheres}
 
 
-def _reverse(other: ModelSchema, target: ModelSchema,
-             rel: RelationSchema) -> RelationSchema | None:
-    return next((r for r in other.relations if r.type == "hasMany"
-                 and r.model.lower() == target.id.lower()
-                 and r.key.lower() == rel.foreign.lower()
-                 and r.foreign.lower() == rel.key.lower()), None)
+def on_child(where: dict[str, Any], forward: str | None,
+             back: str) -> dict[str, Any] | None:
+    """A condition said of the rows the target has many of (through its relation
+    ``forward``): one on their own field (``forward.Field``) is theirs, any other goes
+    through ``back``."""
+    field = str(where.get("field", ""))
+    if forward and field.startswith(forward + ".") and field.count(".") == 1:
+        return {**where, "field": field.split(".", 1)[1]}
+    return through_relation(where, back)
 
 
 def through_relation(where: dict[str, Any], relation: str) -> dict[str, Any] | None:

@@ -148,36 +148,47 @@ def model_mentions(low: str, schemas: Sequence[ModelSchema]) -> dict[str, list[S
 
 def _head_word_mentions(low: str, schemas: Sequence[ModelSchema],
                         found: dict[str, list[Span]]) -> None:
-    """A model with a name of several words named by its last word alone ("players" for
-    a table ``poker_player``), when no other model's name ends in or is that word and the
-    model is not already named in full: the question's shorthand for the one model it can
-    mean. Not the last word of any field's name ("states" for a field ``state`` is that
-    field, not a table ``area_code_state``)."""
-    field_words = {words_of(f.name).rpartition(" ")[2] for schema in schemas
-                   for f in schema.fields}
-    heads: dict[str, set[str]] = {}
+    """A model with a name of several words named by a shorthand (:func:`_shorthands`:
+    "players" for a table ``poker_player``) when it is not already named in full: the
+    question's shorthand for the one model it can mean."""
     by_id = {schema.id: schema for schema in schemas}
-    full_fields = {words_of(f.name) for schema in schemas for f in schema.fields}
-    for schema in schemas:
-        for name in {words_of(schema.id), words_of(schema.table)}:
-            head = name.rpartition(" ")[2]
-            if (head and len(head) > 3 and head not in STOPWORDS
-                    and not plural_forms(head) & field_words):
-                heads.setdefault(head, set()).add(schema.id)
-            words = name.split()
-            if len(words) >= 3:  # "available features" for other_available_features
-                pair = " ".join(words[-2:])
-                if not plural_forms(pair) & full_fields:
-                    heads.setdefault(pair, set()).add(schema.id)
     taken = [s for spans in found.values() for s in spans]
-    for head, owners in heads.items():
-        (sid,) = owners if len(owners) == 1 else ("",)
-        if not sid or sid in found or head == words_of(by_id[sid].table):
+    for head, sid in _shorthands(schemas).items():
+        if sid in found or head == words_of(by_id[sid].table):
             continue
         spans = [s for form in plural_forms(head) for s in find_phrase(low, form)
                  if not any(overlaps(s, t) for t in taken)]
         if spans:
             found[sid] = sorted(set(spans))
+
+
+def _shorthands(schemas: Sequence[ModelSchema]) -> dict[str, str]:
+    """Shorthand → model id, for the shorthands (:func:`_short_names`) of one model only:
+    no other model's name ends in or is that word."""
+    field_words = {words_of(f.name).rpartition(" ")[2] for schema in schemas
+                   for f in schema.fields}
+    full_fields = {words_of(f.name) for schema in schemas for f in schema.fields}
+    heads: dict[str, set[str]] = {}
+    for schema in schemas:
+        for name in {words_of(schema.id), words_of(schema.table)}:
+            for short in _short_names(name, field_words, full_fields):
+                heads.setdefault(short, set()).add(schema.id)
+    return {head: next(iter(owners)) for head, owners in heads.items() if len(owners) == 1}
+
+
+def _short_names(name: str, field_words: set[str], full_fields: set[str]) -> list[str]:
+    """A model name's last word (over three letters, no stopword) unless it is the last
+    word of any field's name ("states" for a field ``state`` is that field, not a table
+    ``area_code_state``); and the last two words of a name of three or more ("available
+    features" for other_available_features) unless a field is called so."""
+    out = []
+    head = name.rpartition(" ")[2]
+    if len(head) > 3 and head not in STOPWORDS and not plural_forms(head) & field_words:
+        out.append(head)
+    words = name.split()
+    if len(words) >= 3 and not plural_forms(" ".join(words[-2:])) & full_fields:
+        out.append(" ".join(words[-2:]))
+    return out
 
 
 def _squashed_runs(low: str) -> dict[str, list[Span]]:
@@ -228,28 +239,38 @@ def _field_phrases(name: str, label: str | None,
                    temporal: bool = False) -> frozenset[tuple[str, bool]]:
     """What the question may call a field: its name or label (strong), the event a date
     field records said as a verb ("hired" for ``HireDate``, "ordered" for "Ordered at"),
-    or the last word of a longer name (weak)."""
+    who does what a "<verb>ed by" field records, or a part of a longer name (weak)."""
     full = words_of(name)
-    phrases = {(p, True) for p in plural_forms(full)}
-    if " " in full:  # "hometown" for Home_Town
-        phrases |= {(p, True) for p in plural_forms(full.replace(" ", ""))}
-    if label:
-        phrases |= {(p, True) for p in plural_forms(normal_form(label))}
+    strong = [full, *_squashed(full), *([normal_form(label)] if label else []),
+              *_agent_nouns(full)]
+    phrases = {(p, True) for n in strong for p in plural_forms(n)}
     if temporal:
-        for named in (full.split(), (label or "").lower().split()):
-            if len(named) >= 2 and named[-1] in _DATE_WORDS:  # "aired": Original_Air_Date
-                phrases.add((_past(named[-2]), True))
-    agents = _agent_nouns(full)
-    phrases |= {(p, True) for noun in agents for p in plural_forms(noun)}
-    if " " in full:
-        phrases |= {(p, False) for p in plural_forms(full.rsplit(" ", 1)[1])
-                    if p not in STOPWORDS and p != "id"}
-        parts = full.split()
-        for n in range(2, len(parts)):  # "net worth" for Net_Worth_Millions
-            phrases |= {(p, False) for p in plural_forms(" ".join(parts[:n]))}
-        for n in range(1, len(parts) - 1):  # "air date" for Original_Air_Date
-            phrases |= {(p, False) for p in plural_forms(" ".join(parts[n:]))}
-    return frozenset(phrases)
+        phrases |= {(verb, True) for verb in _event_verbs(full, label)}
+    return frozenset(phrases | {(p, False) for p in _partial_names(full)})
+
+
+def _squashed(full: str) -> list[str]:
+    """"hometown" for Home_Town."""
+    return [full.replace(" ", "")] if " " in full else []
+
+
+def _event_verbs(full: str, label: str | None) -> set[str]:
+    """"aired" for Original_Air_Date, "hired" for HireDate, "ordered" for "Ordered at"."""
+    return {_past(named[-2]) for named in (full.split(), (label or "").lower().split())
+            if len(named) >= 2 and named[-1] in _DATE_WORDS}
+
+
+def _partial_names(full: str) -> set[str]:
+    """Parts of a name of several words a question may use for it: its last word
+    ("price" for UnitPrice), a start ("net worth" for Net_Worth_Millions) or an end ("air
+    date" for Original_Air_Date); singular or plural."""
+    if " " not in full:
+        return set()
+    parts = full.split()
+    out = {p for p in plural_forms(full.rsplit(" ", 1)[1]) if p not in STOPWORDS and p != "id"}
+    pieces = [" ".join(parts[:n]) for n in range(2, len(parts))] + [
+        " ".join(parts[n:]) for n in range(1, len(parts) - 1)]
+    return out | {p for piece in pieces for p in plural_forms(piece)}
 
 
 def _agent_nouns(full: str) -> set[str]:
@@ -286,6 +307,27 @@ def is_plain(cand: Candidate) -> bool:
         return False  # a part of a composite key (a link table's Language) is an attribute
     foreigns = {r.foreign.lower() for r in cand.schema.relations if r.type == "hasOne"}
     return cand.field.name.lower() not in foreigns
+
+
+def of_many(cand: Candidate) -> bool:
+    """A plain field of the rows the target has many of, one relation away (what is
+    counted or computed per target row)."""
+    rel = cand.relation
+    return cand.second is None and rel is not None and rel.type == "hasMany" and \
+        is_plain(cand)
+
+
+_OPPOSITE = {"hasOne": "hasMany", "hasMany": "hasOne"}
+
+
+def reverse_relation(rel: RelationSchema, source: ModelSchema,
+                     other: ModelSchema) -> RelationSchema | None:
+    """``rel`` (of ``source``, to ``other``) seen from ``other``: its relation of the
+    opposite type back to ``source`` on the same two keys, swapped."""
+    return next((r for r in other.relations if r.type == _OPPOSITE[rel.type]
+                 and r.model.lower() == source.id.lower()
+                 and r.foreign.lower() == rel.key.lower()
+                 and r.key.lower() == rel.foreign.lower()), None)
 
 
 def dimension(field: FieldSchema) -> str | None:

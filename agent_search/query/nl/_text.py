@@ -6,6 +6,7 @@ workplace, else the model's title field)."""
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from agent_search.query.dsl import TEXT_KINDS
@@ -54,38 +55,69 @@ class StatedText:
     field: Candidate | None = None
 
 
+Reader = Callable[[Question, "re.Match[str]"], "StatedText | None"]
+"""Reads one match of a rule's pattern: the text stated, or None (not text after all)."""
+
+
+def _quoted(q: Question, m: re.Match[str]) -> StatedText | None:
+    return StatedText(next(g for g in m.groups() if g is not None), m.span(), "quoted")
+
+
+def _contains(q: Question, m: re.Match[str]) -> StatedText | None:
+    """"containing gmail.com" yes; "with email ..." is a field, not text."""
+    marked = _MARKED.search(m.group(0)) is not None
+    if (m.group("v") in STOPWORDS and not marked) or any(
+            overlaps(m.span("v"), f.span) for f in q.fields):
+        return None
+    return StatedText(q.quote(m.span("v")).rstrip("'’"), m.span(), "contains")
+
+
+def _named(q: Question, m: re.Match[str]) -> StatedText | None:
+    """"named Kyle." ends the sentence, not the name."""
+    start, end = m.span("v")
+    while end > start + 1 and q.low[end - 1] in ".'’" and not q.low[end:].strip():
+        end -= 1
+    return StatedText(q.quote((start, end)), (m.start(), end), "named")
+
+
+def _in_field(how: str, find: Callable[[Question, re.Match[str]], Candidate | None]) -> Reader:
+    """A reader of text said to be in a field ``find`` names (none found: no text)."""
+    def read(q: Question, m: re.Match[str]) -> StatedText | None:
+        field = find(q, m)
+        return None if field is None else StatedText(q.quote(m.span("v")), m.span(), how,
+                                                     field)
+    return read
+
+
+def _workplace_field(q: Question, m: re.Match[str]) -> Candidate | None:
+    return next((c for c in (text_field_named(name, q.candidates, q.target)
+                             for name in WORKPLACE_FIELDS) if c is not None), None)
+
+
+_FIELD_FIRST = ("in-field", "workplace", "done-by")
+_RULES: tuple[tuple[re.Pattern[str], bool, Reader], ...] = (
+    (_QUOTED, True, _quoted),
+    (_CONTAINS, False, _contains),
+    (_NAMED, False, _named),
+    # "with greatest hits in the title"
+    (_IN_FIELD, False, _in_field("in-field", lambda q, m: text_field_named(
+        m.group("f"), q.candidates, q.target))),
+    # "customers who work at Apple"
+    (_WORKPLACE, False, _in_field("workplace", _workplace_field)),
+    # "tracks composed by Bach": the Composer field
+    (_DONE_BY, False, _in_field("done-by", lambda q, m: _agent_field(m.group("verb"), q))),
+)
+"""How text is stated: the pattern, whether it reads the question as asked (else
+lower-cased) and what a match states."""
+
+
 def stated_texts(q: Question) -> list[StatedText]:
     """Every text the question states, "with X in the <field>" first."""
-    texts = [StatedText(next(g for g in m.groups() if g is not None), m.span(), "quoted")
-             for m in _QUOTED.finditer(q.text)]
-    named_fields = [m.span for m in q.fields]
-    for m in _CONTAINS.finditer(q.low):
-        word = m.group("v")
-        marked = _MARKED.search(m.group(0)) is not None
-        if (word in STOPWORDS and not marked) or any(
-                overlaps(m.span("v"), f) for f in named_fields):
-            continue  # "containing gmail.com" yes; "with email ..." is a field, not text
-        texts.append(StatedText(q.quote(m.span("v")).rstrip("'’"), m.span(), "contains"))
-    for m in _NAMED.finditer(q.low):  # "named Kyle." ends the sentence, not the name
-        start, end = m.span("v")
-        while end > start + 1 and q.low[end - 1] in ".'’" and not q.low[end:].strip():
-            end -= 1
-        texts.append(StatedText(q.quote((start, end)), (m.start(), end), "named"))
-    for m in _IN_FIELD.finditer(q.low):  # "with greatest hits in the title"
-        field = text_field_named(m.group("f"), q.candidates, q.target)
-        if field is not None:
-            texts.append(StatedText(q.quote(m.span("v")), m.span(), "in-field", field))
-    for m in _WORKPLACE.finditer(q.low):  # "customers who work at Apple"
-        field = next((c for c in (text_field_named(name, q.candidates, q.target)
-                                  for name in WORKPLACE_FIELDS) if c is not None), None)
-        if field is not None:
-            texts.append(StatedText(q.quote(m.span("v")), m.span(), "workplace", field))
-    for m in _DONE_BY.finditer(q.low):  # "tracks composed by Bach": the Composer field
-        field = _agent_field(m.group("verb"), q)
-        if field is not None:
-            texts.append(StatedText(q.quote(m.span("v")), m.span(), "done-by", field))
+    texts = [t for pattern, as_asked, read in _RULES
+             for m in pattern.finditer(q.text if as_asked else q.low)
+             if (t := read(q, m)) is not None]
     in_field = {t.span: t.field for t in texts if t.field is not None}
-    ordered = sorted(texts, key=lambda t: t.how not in ("in-field", "workplace", "done-by"))
+    ordered = sorted(texts, key=lambda t: t.how not in _FIELD_FIRST)
     return [StatedText(t.value, t.span, t.how, in_field.get(t.span)) for t in ordered]
 
 
@@ -108,23 +140,22 @@ def text_conditions(q: Question, plan: Plan) -> None:
     left to the value extractor) and "named X" where X is a known value of a field other
     than the title ("employees named Jane": ``FirstName = 'Jane'``)."""
     for t in stated_texts(q):
-        if not plan.free(t.span) and t.how == "contains":
-            plan.used.append(t.span)  # "contains the substring 'Al'": 'Al' was quoted
+        if not plan.free(t.span):
+            if t.how == "contains":  # "contains the substring 'Al'": 'Al' was quoted
+                plan.used.append(t.span)
             continue
-        if not plan.free(t.span) or not t.value.strip() or _is_known_value(q, t):
+        if not t.value.strip() or _is_known_value(q, t):
             continue
         cand = t.field or near_field(
             t.span[0], q.fields, lambda c: c.field.kind in TEXT_KINDS and is_plain(c))
         if cand is None and t.how == "named" and _person_name(q, plan, t):
             continue
-        if cand is None:
-            cand = _title_candidate(q)
-            if cand is None:
-                continue
-        value = t.value.strip()
-        plan.add(cand.path, "like", f"%{escape_like(value)}%", t.span,
-                 f"{cand.path} contains {value!r}")
-        plan.value_conditions += 1
+        cand = cand or _title_candidate(q)
+        if cand is not None:
+            value = t.value.strip()
+            plan.add(cand.path, "like", f"%{escape_like(value)}%", t.span,
+                     f"{cand.path} contains {value!r}")
+            plan.value_conditions += 1
 
 
 def _is_known_value(q: Question, t: StatedText) -> bool:

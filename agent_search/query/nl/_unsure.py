@@ -18,6 +18,11 @@ returns a reason when a part of the question found no place in the plan:
   the number asked for;
 - a **possessive** naming another model ("Kyle's *friends*") while the answer is the
   possessor's model;
+- "**both** … and …" with fewer than two conditions understood;
+- conditions on **two fields of the rows the target has many of** (each met by any one
+  of those rows, not by the same one, as asked);
+- a condition the DSL **can't say** (:meth:`Plan.cannot_say`: "no cartoons directed by
+  X", "do not speak English" through a hasMany relation, "both X and Y" of one field);
 - a **negation** ("not", "no", "never", "without", "n't") that no extractor read and no
   negated condition carries ("artists with no albums" listing every artist, "tracks that
   are not longer than 5 minutes" listing the longer ones).
@@ -52,6 +57,7 @@ DISTINCT_COUNT = re.compile(r"\bhow many\s+(?:different|distinct|unique)\b|"
 POSSESSIVE = re.compile(r"\b\w+['’]s\s+(?=\w)", re.I)
 NEGATION = re.compile(r"\b(?:not|no|never|without|none|neither|nor|except|excluding)\b|n['’]t\b",
                       re.I)
+BOTH = re.compile(r"\bboth\s+(?:the\s+|their\s+|its\s+)?", re.I)
 NEGATED_OPS = frozenset({"!=", "not in", "not like", "is null"})
 _QUOTED = re.compile(r"\"[^\"]*\"|'[^']*'|`[^`]*`|“[^”]*”")
 
@@ -197,8 +203,55 @@ def condition_not_placed(q: Question, plan: Plan, grouped: bool) -> str | None:
             "about no field the question names")
 
 
+def condition_not_sayable(q: Question, plan: Plan, grouped: bool) -> str | None:
+    if not plan.unsayable:
+        return None
+    return f"no records are shown: they would not meet {plan.unsayable[0]}"
+
+
+def both_not_met(q: Question, plan: Plan, grouped: bool) -> str | None:
+    """"both … and …" joins two conditions; with fewer understood, one found no place
+    ("students who both have friends and are liked"). A field named right after "both"
+    ("both the name and the age") asks for fields, not conditions."""
+    if len(plan.wheres) + len(plan.having) >= 2:
+        return None
+    for m in _said(BOTH, q, plan):
+        if not any(f.span[0] == m.end() for f in q.fields):
+            return ("'both … and …' asks for two conditions together, and fewer were "
+                    "understood; no records are shown")
+    return None
+
+
+def one_row_not_said(q: Question, plan: Plan, grouped: bool) -> str | None:
+    """Conditions on two fields of the rows the target has many of ("both English and
+    French are official languages": ``Language`` and ``IsOfficial``) are each met by any
+    one of those rows, not by the same row, as the question means."""
+    fields: dict[str, set[str]] = {}
+    for path in _paths(plan.wheres):
+        rel = q.target.relation(path.split(".", 1)[0]) if "." in path else None
+        if rel is not None and rel.type == "hasMany":
+            fields.setdefault(rel.name, set()).add(path)
+    rel_name = next((r for r, paths in fields.items() if len(paths) > 1), None)
+    if rel_name is None or plan.answer_model is not None:
+        return None
+    return (f"conditions on {' and '.join(sorted(fields[rel_name]))} would each be met by "
+            f"any one of the {rel_name}, not by the same one; no records are shown")
+
+
+def _paths(wheres: list[dict[str, Any]]) -> Iterator[str]:
+    for w in wheres:
+        for nested in (w.get("or"), w.get("and")):
+            if nested:
+                yield from _paths(list(nested))
+        if "field" in w:
+            yield str(w["field"])
+
+
 CHECKS: tuple[Check, ...] = (
     condition_not_placed,
+    condition_not_sayable,
+    both_not_met,
+    one_row_not_said,
     superlative_of_ungrouped_aggregate,
     superlative_without_order,
     order_not_placed,

@@ -71,20 +71,10 @@ class Match:
 
 def values(q: Question, plan: Plan) -> None:
     """Equality on the known values the question names (see module)."""
-    index = value_index(q.candidates, q.serials)
-    found = exact_matches(q, index)
-    found.extend(fuzzy_matches(q, index, [m.span for m in found] + plan.used))
-    # a word of a field's name is no value of it ("Option" inside "package option")
-    names = [m.span for m in q.fields if m.strong]
-    found = [m for m in found if not any(
-        n[0] <= m.span[0] and m.span[1] <= n[1] and n[1] - n[0] > m.span[1] - m.span[0]
-        for n in names)]
+    found = _value_matches(q, plan)
     by_path: dict[tuple[str, bool], list[Match]] = {}
     for match in sorted(_best_matches(found, plan), key=lambda c: c.span[0]):
-        said = _negation(q.low, match.span)
-        negated = said is not None
-        if said is not None and has_cjk(q.low[match.span[0]:match.span[1]]):
-            plan.used.append(said)  # "除了", "以外": understood, no text to match
+        negated = _negated(q, plan, match)
         readings = other_readings(match, found)
         if readings and not negated:
             first = _first_link(q, [match, *readings])
@@ -97,6 +87,27 @@ def values(q: Question, plan: Plan) -> None:
         if plan.full():
             break
         _equality(q, plan, path, negated, matches)
+
+
+def _value_matches(q: Question, plan: Plan) -> list[Match]:
+    """Every known value the question may name, exactly or misspelt; a word of a field's
+    name is no value of it ("Option" inside "package option")."""
+    index = value_index(q.candidates, q.serials)
+    found = exact_matches(q, index)
+    found.extend(fuzzy_matches(q, index, [m.span for m in found] + plan.used))
+    names = [m.span for m in q.fields if m.strong]
+    return [m for m in found if not any(
+        n[0] <= m.span[0] and m.span[1] <= n[1] and n[1] - n[0] > m.span[1] - m.span[0]
+        for n in names)]
+
+
+def _negated(q: Question, plan: Plan, match: Match) -> bool:
+    """The value is negated ("not Jazz"); a Chinese negation ("除了", "以外") is used up:
+    understood, no text to match."""
+    said = _negation(q.low, match.span)
+    if said is not None and has_cjk(q.low[match.span[0]:match.span[1]]):
+        plan.used.append(said)
+    return said is not None
 
 
 def _as_written(text: str) -> str:
@@ -117,7 +128,7 @@ def _negation(low: str, span: Span) -> Span | None:
 
 
 def exact_matches(q: Question, index: ValueIndex) -> list[Match]:
-    """Runs of words equal to a known value (exact first, then other numbers of it), and
+    """Runs of words equal to a known value (exact first, then other forms of it), and
     values with punctuation at an end found as phrases."""
     hits: list[tuple[Span, int, str]] = []
     variants: list[tuple[Span, int, str]] = []
@@ -127,28 +138,39 @@ def exact_matches(q: Question, index: ValueIndex) -> list[Match]:
             span = (words[i][0], words[i + n - 1][1])
             text = q.low[span[0]:span[1]]
             exact = index.exact.get(text, ())
-            for pos, value in exact:
-                hits.append((span, pos, value))
-            if not exact and len(text) >= 4:  # "computer" for "computers"
-                forms = set(plural_forms(text)) - {text}
-                if text.endswith(("'s", "’s")):  # "Kyle's id"
-                    forms.add(text[:-2])
-                if n <= 2:  # "French" for France, "Asian" for Asia
-                    forms |= set(derived_values(text))
-                for form in sorted(forms):
-                    for pos, value in index.exact.get(form, ()):
-                        variants.append((span, pos, value))
+            hits.extend((span, pos, value) for pos, value in exact)
+            if not exact and len(text) >= 4:
+                variants.extend((span, pos, value) for form in _other_forms(text, n)
+                                for pos, value in index.exact.get(form, ()))
     for pos, value, vlow in index.odd:
         if vlow in q.low:  # most are not: skip the call
             hits.extend((span, pos, value) for span in find_phrase(q.low, vlow))
     hits.extend(chinese_matches(q, index))
+    return [*_as_matches(q, hits, EXACT_CONFIDENCE), *_as_matches(q, variants,
+                                                                  VARIANT_CONFIDENCE)]
+
+
+def _other_forms(text: str, n: int) -> list[str]:
+    """Other forms of ``n`` words a value may be named by: "computer" for "computers",
+    "Kyle" for "Kyle's", and for one or two words "France" for "French", "Asia" for
+    "Asian"."""
+    forms = set(plural_forms(text)) - {text}
+    if text.endswith(("'s", "’s")):  # "Kyle's id"
+        forms.add(text[:-2])
+    if n <= 2:
+        forms |= set(derived_values(text))
+    return sorted(forms)
+
+
+def _as_matches(q: Question, hits: list[tuple[Span, int, str]], base: float) -> list[Match]:
+    """Hits (span, candidate, value) as matches; short values ("NY", "USA") must match
+    case and all."""
     found: list[Match] = []
-    for hit_list, base in ((hits, EXACT_CONFIDENCE), (variants, VARIANT_CONFIDENCE)):
-        for span, pos, value in hit_list:
-            if len(value) <= 3 and _as_written(q.quote(span)) != _as_written(value):
-                continue  # short values ("NY", "USA") must match case and all
-            cand = q.candidates[pos]
-            found.append(Match(cand.path, value, span, preference(q, cand, span, base), base))
+    for span, pos, value in hits:
+        if len(value) <= 3 and _as_written(q.quote(span)) != _as_written(value):
+            continue
+        cand = q.candidates[pos]
+        found.append(Match(cand.path, value, span, preference(q, cand, span, base), base))
     return found
 
 
@@ -285,14 +307,16 @@ def _equality(q: Question, plan: Plan, path: str, negated: bool,
     """``=`` / ``!=`` one value, ``in`` / ``not in`` several, noting any inexact match."""
     found = list(dict.fromkeys(c.value for c in matches))
     value: Any
+    why = _unsayable(q, path, negated, matches)
+    if why is not None:
+        span = (min(c.span[0] for c in matches), max(c.span[1] for c in matches))
+        plan.cannot_say(span, q.quote(span), why)
+        return
     if len(found) > 1 and not negated and _all_of(q, path, matches):
         for v in found:  # "countries that speak both English and Dutch": each one
             plan.wheres.append({"field": path, "op": "=", "value": v})
         plan.notes.append(f"{path} = each of {found!r}")
-        plan.confidence = min(plan.confidence, *(c.confidence for c in matches))
-        plan.value_conditions += 1
-        plan.evidence += sum(c.confidence * 1.5 for c in matches)
-        plan.used.extend(c.span for c in matches)
+        _matched(plan, matches, 1.5)
         return
     if len(found) == 1:
         op, value = ("!=" if negated else "="), found[0]
@@ -302,18 +326,55 @@ def _equality(q: Question, plan: Plan, path: str, negated: bool,
     plan.notes.append(f"{path} {op} {value!r}" + "".join(
         f" (\"{q.quote(c.span)}\" ≈ {c.value!r})" for c in matches
         if q.low[c.span[0]:c.span[1]] != c.value.lower()))
+    _matched(plan, matches, 2.0 if "." not in path else 1.5)
+
+
+def _matched(plan: Plan, matches: list[Match], weight: float) -> None:
+    """The plan as sure as its least sure match; each match is evidence (``weight`` per
+    exact one) and uses its words."""
     plan.confidence = min(plan.confidence, *(c.confidence for c in matches))
     plan.value_conditions += 1
-    plan.evidence += sum(c.confidence * (2.0 if "." not in path else 1.5) for c in matches)
+    plan.evidence += sum(c.confidence * weight for c in matches)
     plan.used.extend(c.span for c in matches)
+
+
+_BOTH = re.compile(r"\bboth\b|都|同时")
+_NONE_OF = re.compile(r"\b(?:(?:do|does|did)\s+not|(?:don|doesn|didn)['’]t|without|but\s+not)\b",
+                      re.I)
+"""A negated verb ("do not speak English"): none of the related rows has the value — not
+"other than English" or "that are not English" (some related row has another)."""
+
+
+def _unsayable(q: Question, path: str, negated: bool, matches: list[Match]) -> str | None:
+    """Why values the question states can't be said as a condition on ``path``, if they
+    can't: a value of the rows the target has many of under a negated verb ("countries
+    that do not speak English") means that none of them has it, while a condition through the
+    relation is met by any one row ("has a language other than English"); "both English
+    and French" of a field each row holds once (the rows are not the ones holding
+    both)."""
+    rel = _to_many(q, path)
+    first = min(c.span[0] for c in matches)
+    said = _negation(q.low, min(c.span for c in matches)) if negated else None
+    if said is not None and rel is not None and _NONE_OF.search(q.low[max(0, said[0] - 8):said[1]]):
+        return (f"a condition through {rel} is met by any one of them, not by none; "
+                "'none of them' can't be said here")
+    if rel is None and len({c.value for c in matches}) > 1 and not negated and \
+            _BOTH.search(q.low[max(0, first - 40):first]):
+        return f"each row holds one {path}, so 'both' is not said of these rows"
+    return None
+
+
+def _to_many(q: Question, path: str) -> str | None:
+    """The name of the hasMany relation ``path`` goes through first, if it does."""
+    rel = q.target.relation(path.split(".", 1)[0]) if "." in path else None
+    return rel.name if rel is not None and rel.type == "hasMany" else None
 
 
 def _all_of(q: Question, path: str, matches: list[Match]) -> bool:
     """Values joined by "and" (not "or") on a field of rows the target has many of: each
     is required ("countries that speak English and Dutch" speak both); on a field of the
     target itself "and" lists alternatives ("singers from France and Germany")."""
-    rel = q.target.relation(path.split(".", 1)[0]) if "." in path else None
-    if rel is None or rel.type != "hasMany":
+    if _to_many(q, path) is None:
         return False
     spans = sorted(c.span for c in matches)
     between = q.low[spans[0][1]:spans[-1][0]]

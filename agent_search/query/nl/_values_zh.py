@@ -22,6 +22,7 @@ Overlaps are left to the caller, which keeps the longest match ("北京烤鸭" o
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 
 from agent_search.query._chinese import has_cjk, normal_form, segments, word_share
@@ -37,27 +38,31 @@ dictionary was counted on is a common word (是 1.3%, 中 0.4%, 大 0.24%), not 
 
 
 def chinese_matches(q: Question, index: ValueIndex) -> list[tuple[Span, int, str]]:
-    """(span, candidate position, value) of each Chinese value found in the question."""
+    """(span, candidate position, value) of each Chinese value found in the question: runs
+    of jieba's words as long as the longest value (:func:`_runs`)."""
     if not index.cjk or not q.chinese:
         return []
-    words = segments(q.low)
     out: list[tuple[Span, int, str]] = []
+    for (start, stop), whole_word in _runs(segments(q.low), index.cjk_chars):
+        for pos, value in index.cjk.get(q.low[start:stop], ()):
+            if stop - start > 1 or _single_ok(q.low[start:stop], pos, index, whole_word):
+                out.append(((start, stop), pos, value))
+    return out
+
+
+def _runs(words: Sequence[Span], longest: int) -> list[tuple[Span, bool]]:
+    """Spans of runs of consecutive words up to ``longest`` characters, and a word of
+    three or more without its last character ("南京" in "南京市": one suffix character);
+    with whether the span ends where its first word ends."""
+    out: list[tuple[Span, bool]] = []
     for a, (start, first_end) in enumerate(words):
         for b in range(a, len(words)):
             end = words[b][1]
-            if end - start > index.cjk_chars + 1:
+            if end - start > longest + 1:
                 break
-            ends = [end]
-            if b == a and end - start >= 3:  # "南京" in "南京市": one suffix character
-                ends.append(end - 1)
-            for stop in ends:
-                if stop - start > index.cjk_chars:
-                    continue
-                for pos, value in index.cjk.get(q.low[start:stop], ()):
-                    if stop - start == 1 and not _single_ok(q.low[start:stop],
-                                                            pos, index, stop == first_end):
-                        continue
-                    out.append(((start, stop), pos, value))
+            ends = [end, end - 1] if b == a and end - start >= 3 else [end]
+            out += [((start, stop), stop == first_end) for stop in ends
+                    if stop - start <= longest]
     return out
 
 
@@ -72,15 +77,7 @@ def names_outside_values(low: str, schemas: Sequence[ModelSchema],
     ("产品" inside the category "电子产品" names no model: it is part of the value)."""
     if not has_cjk(low):
         return dict(mentions)
-    inside: list[Span] = []
-    for schema in schemas:
-        for fld in schema.fields:
-            for value in fld.values:
-                vlow = normal_form(value)
-                start = low.find(vlow) if len(vlow) >= 2 and has_cjk(vlow) else -1
-                while start >= 0:
-                    inside.append((start, start + len(vlow)))
-                    start = low.find(vlow, start + 1)
+    inside = _chinese_values_at(low, schemas)
     out: dict[str, list[Span]] = {}
     for model_id, spans in mentions.items():
         kept = [s for s in spans if not any(
@@ -88,3 +85,11 @@ def names_outside_values(low: str, schemas: Sequence[ModelSchema],
         if kept:
             out[model_id] = kept
     return out
+
+
+def _chinese_values_at(low: str, schemas: Sequence[ModelSchema]) -> list[Span]:
+    """Where known values of two or more characters, written in Chinese, stand."""
+    values = {v for schema in schemas for fld in schema.fields
+              for value in fld.values if len(v := normal_form(value)) >= 2 and has_cjk(v)}
+    return [(m.start(), m.start() + len(v)) for v in values
+            for m in re.finditer(f"(?={re.escape(v)})", low)]
