@@ -49,9 +49,9 @@ def _asked_elsewhere(q: Question, plan: Plan, out: Out) -> Candidate | None:
 def retarget(q: Question, plan: Plan, out: Out) -> Out:
     """``out`` (the parser's DSL dict) about the model holding the asked field, or as is."""
     asked = _asked_elsewhere(q, plan, out)
-    rel = asked.relation if asked is not None else None
-    if asked is None or rel is None:
+    if asked is None or asked.relation is None:
         return out
+    rel = asked.relation
     other = q.by_id.get(rel.model.lower())
     if other is None or not other.queryable:
         return out
