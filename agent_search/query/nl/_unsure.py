@@ -89,11 +89,17 @@ def _said(pattern: re.Pattern[str], q: Question, plan: Plan) -> Iterator[re.Matc
         yield m
 
 
-def _values(wheres: list[dict[str, Any]]) -> Iterator[str]:
+def _conditions(wheres: list[dict[str, Any]]) -> Iterator[dict[str, Any]]:
+    """Every condition, those an ``or`` / ``and`` joins before the join itself."""
     for w in wheres:
         for nested in (w.get("or"), w.get("and")):
             if nested:
-                yield from _values(list(nested))
+                yield from _conditions(list(nested))
+        yield w
+
+
+def _values(wheres: list[dict[str, Any]]) -> Iterator[str]:
+    for w in _conditions(wheres):
         value = w.get("value")
         for v in value if isinstance(value, list) else [value]:
             if isinstance(v, str):
@@ -191,15 +197,9 @@ def negation_not_read(q: Question, plan: Plan, grouped: bool) -> str | None:
 def _negated(wheres: list[dict[str, Any]]) -> bool:
     """Some condition excludes: ``!=``, ``not in``, ``not like``, ``is null``, or a count
     of related rows compared with zero ("with no albums")."""
-    for w in wheres:
-        nested = w.get("or") or w.get("and")
-        if nested and _negated(list(nested)):
-            return True
-        if w.get("op") in NEGATED_OPS:
-            return True
-        if str(w.get("field", "")).startswith("count(") and w.get("value") == 0:
-            return True
-    return False
+    return any(w.get("op") in NEGATED_OPS or (
+        str(w.get("field", "")).startswith("count(") and w.get("value") == 0)
+        for w in _conditions(wheres))
 
 
 def condition_not_placed(q: Question, plan: Plan, grouped: bool) -> str | None:
@@ -245,12 +245,7 @@ def one_row_not_said(q: Question, plan: Plan, grouped: bool) -> str | None:
 
 
 def _paths(wheres: list[dict[str, Any]]) -> Iterator[str]:
-    for w in wheres:
-        for nested in (w.get("or"), w.get("and")):
-            if nested:
-                yield from _paths(list(nested))
-        if "field" in w:
-            yield str(w["field"])
+    return (str(w["field"]) for w in _conditions(wheres) if "field" in w)
 
 
 CHECKS: tuple[Check, ...] = (
