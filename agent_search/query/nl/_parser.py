@@ -259,7 +259,7 @@ def _warn_unused_fields(q: Question, plan: Plan) -> None:
         if not strong or cand.relation is not None or named.primary:
             continue
         if named.kind in NUMERIC_KINDS | TEMPORAL_KINDS | {"boolean"} and plan.free(span) \
-                and f"'{named.name}'" not in constrained and named.name not in constrained:
+                and named.name not in constrained:
             plan.warn(f"{q.quote(span)!r} names the field {named.name} but no condition on "
                       "it was understood")
 
