@@ -176,26 +176,21 @@ class QueryDSL(_Model):
         return v
 
     def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"model": self.model}
-        if self.select:
-            out["select"] = list(self.select)
-        out["wheres"] = [w.to_json() for w in self.wheres]
-        out["orders"] = [o.model_dump() for o in self.orders]
-        if self.limit is not None:
-            out["limit"] = self.limit
-        if self.terms:
-            out["terms"] = list(self.terms)
-        if self.relax:
-            out["relax"] = True
-            if self.relax_confidence is not None:
-                out["relax_confidence"] = self.relax_confidence
-        if self.group_by:
-            out["group_by"] = list(self.group_by)
-        if self.aggregates:
-            out["aggregates"] = [a.name for a in self.aggregates]
-        if self.having:
-            out["having"] = [h.to_json() for h in self.having]
-        return out
+        """The query as a plain dict: ``model``, ``wheres`` and ``orders`` always, any
+        other part only when set (so a DSL written back reads as it was written)."""
+        relax = {"relax": True, "relax_confidence": self.relax_confidence} if self.relax else {}
+        parts: dict[str, Any] = {
+            "model": self.model, "select": list(self.select),
+            "wheres": [w.to_json() for w in self.wheres],
+            "orders": [o.model_dump() for o in self.orders], "limit": self.limit,
+            "terms": list(self.terms), **relax, "group_by": list(self.group_by),
+            "aggregates": [a.name for a in self.aggregates],
+            "having": [h.to_json() for h in self.having]}
+        return {k: v for k, v in parts.items()
+                if k in _ALWAYS_IN_JSON or (v is not None and v != [])}
+
+
+_ALWAYS_IN_JSON = frozenset({"model", "wheres", "orders"})
 
 
 class GeneratedDSL(_Model):

@@ -293,8 +293,10 @@ def _having(q: Question, plan: Plan) -> None:
     for span in q.target_spans:
         head = q.low[max(0, span[0] - 40):span[0]]
         m = HAVING.search(head)
-        start = span[0] - len(head) + m.start() if m is not None else span[0]
-        if m is None or any(overlaps((start, span[1]), u) for u in plan.used if u != span):
+        if m is None:
+            continue
+        start = span[0] - len(head) + m.start()
+        if any(overlaps((start, span[1]), u) for u in plan.used if u != span):
             continue
         group = _free_group_field(q, plan, start)
         if group is None and not plan.group_by:

@@ -187,10 +187,11 @@ def per_target(q: Question, plan: Plan) -> None:
     first = q.target_spans[0][0]
     for rel in q.target.relations:
         found = _answering_child(q, rel)
-        named = _counted_names(q, rel, found[0]) if found is not None else []
-        for span, counted in named:  # the rows, or the values named ("languages")
-            words = _count_words(q, span[0]) if span[0] >= first else None
-            if found is None or words is None:
+        if found is None:
+            continue
+        for span, counted in _counted_names(q, rel, found[0]):  # the rows, or the values
+            words = _count_words(q, span[0]) if span[0] >= first else None  # named
+            if words is None:
                 continue
             start, most = words
             _answer_on(plan, found)

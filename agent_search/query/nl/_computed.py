@@ -54,13 +54,14 @@ def computed_values(q: Question, plan: Plan) -> None:
             continue
         op = next(o for pattern, o in _OPS if pattern.fullmatch(m.group("cmp")))
         named = _named_after(q, m.end())
-        cand = named.candidate if named is not None else _implied(q, m)
+        cand, end = (named.candidate, named.span[1]) if named is not None else (
+            _implied(q, m), m.end())
         if cand is None:
             plan.cannot_place(m.span(), m.group(0))
             continue
         verb = _VERB.search(q.low, 0, m.start())
         start = verb.start() if verb is not None else m.start()
-        span = (start, named.span[1] if named is not None else m.end())
+        span = (start, end)
         name = cand.field.name
         plan.add(name, op, {"aggregate": f"avg({name})"}, span,
                  f"{name} {op} avg({name}) (\"{q.quote(span)}\")")

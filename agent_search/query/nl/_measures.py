@@ -140,18 +140,15 @@ def ordered_by(q: Question, plan: Plan) -> None:
     name": an order on the field named within a few words of the order words."""
     marks = [(m.span(), m.group("d").lower()) for m in _DIRECTION.finditer(q.low)]
     marks += [(m.span(), "") for m in _ORDER_WORDS.finditer(q.low)]
-    if not marks:
-        return
     own = [m for m in q.fields if _orderable(m)]
-    direction = next((d for _, d in marks if d in ("descending", "decreasing", "desc")),
+    direction = next(("desc" for _, d in marks if d in ("descending", "decreasing", "desc")),
                      "asc")
     for span, word in sorted(marks):
         # "ordered by X" names X after it; "X descending" may name it before
         best = _nearest(q, own, span, after_only=not word)
         if best is not None and all(o["field"] != best.candidate.field.name
                                     for o in plan.orders):
-            plan.order(best.candidate.field.name, "desc" if direction != "asc" else "asc",
-                       span, q.quote(span))
+            plan.order(best.candidate.field.name, direction, span, q.quote(span))
             plan.used.append(best.span)
     for span, _ in marks:
         plan.used.append(span)
@@ -167,21 +164,16 @@ def _orderable(m: FieldMention) -> bool:
 def _nearest(q: Question, mentions: list[FieldMention], span: tuple[int, int], *,
              after_only: bool = False) -> FieldMention | None:
     """The field named closest after the order words (within 4 words), else before."""
-    best: tuple[int, FieldMention] | None = None
+    ranked: list[tuple[int, FieldMention]] = []
     for m in mentions:
-        if m.span[0] >= span[1]:
-            gap = q.low[span[1]:m.span[0]]
-        elif m.span[1] <= span[0] and not after_only:
-            gap = q.low[m.span[1]:span[0]]
-        else:
+        after = m.span[0] >= span[1]
+        if not after and (after_only or m.span[1] > span[0]):
             continue
+        gap = q.low[span[1]:m.span[0]] if after else q.low[m.span[1]:span[0]]
         words = len(gap.split())
-        if words > 4 or re.search(r"[,;]|\band\b", gap):
-            continue
-        rank = words * 2 + (0 if m.span[0] >= span[1] else 1) + (0 if m.strong else 3)
-        if best is None or rank < best[0]:
-            best = (rank, m)
-    return best[1] if best else None
+        if words <= 4 and not re.search(r"[,;]|\band\b", gap):  # before, or weak: ranked lower
+            ranked.append((words * 2 + (not after) + 3 * (not m.strong), m))
+    return min(ranked, key=lambda r: r[0])[1] if ranked else None
 
 
 def field_numbers(q: Question, plan: Plan) -> None:
@@ -189,10 +181,10 @@ def field_numbers(q: Question, plan: Plan) -> None:
     numbers right after a numeric field named in full."""
     for mention in sorted(q.fields, key=lambda x: x.span[0]):
         cand = mention.candidate
-        m = _EQUALS.match(q.low, mention.span[1]) if _takes_numbers(mention) else None
-        span = (m.start("nums"), m.end("nums")) if m is not None else (0, 0)
-        if m is None or not plan.free(span):
+        m = _EQUALS.match(q.low, mention.span[1])
+        if m is None or not _takes_numbers(mention) or not plan.free(m.span("nums")):
             continue
+        span = m.span("nums")
         numbers = [float(n) if "." in n else int(n) for n in _NUM.findall(m.group("nums"))]
         if cand.field.kind == "integer" and any(isinstance(n, float) for n in numbers):
             continue

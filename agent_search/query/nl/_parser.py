@@ -259,7 +259,7 @@ def _warn_unused_fields(q: Question, plan: Plan) -> None:
         if not strong or cand.relation is not None or named.primary:
             continue
         if named.kind in NUMERIC_KINDS | TEMPORAL_KINDS | {"boolean"} and plan.free(span) \
-                and f"'{named.name}'" not in constrained and named.name not in constrained:
+                and named.name not in constrained:
             plan.warn(f"{q.quote(span)!r} names the field {named.name} but no condition on "
                       "it was understood")
 
@@ -381,12 +381,17 @@ def text_match(q: Question, plan: Plan, words: list[str]) -> list[str]:
     if not fields:
         plan.notes.append("ignored: " + ", ".join(words))
         return []
-    ors = [{"field": f, "op": "like", "value": f"%{escape_like(t)}%"}
-           for f in fields for t in found_terms]
-    plan.wheres.append(ors[0] if len(ors) == 1 else {"or": ors})
+    plan.wheres.append(_any_like(fields, found_terms))
     plan.notes.append(f"text match on {', '.join(fields)}: " + ", ".join(found_terms))
     plan.confidence = min(plan.confidence, FALLBACK_CONFIDENCE)
     return found_terms
+
+
+def _any_like(fields: list[str], found_terms: list[str]) -> dict[str, Any]:
+    """A condition met when any of ``fields`` contains any of the terms."""
+    ors = [{"field": f, "op": "like", "value": f"%{escape_like(t)}%"}
+           for f in fields for t in found_terms]
+    return ors[0] if len(ors) == 1 else {"or": ors}
 
 
 def _related_title(q: Question) -> list[str]:
@@ -415,10 +420,8 @@ def fallback(q: Question, plan: Plan, models: list[ModelSchema],
         fields = _fallback_fields(s)
         if not fields or not found_terms:
             continue
-        ors = [{"field": f, "op": "like", "value": f"%{escape_like(t)}%"}
-               for f in fields[:4] for t in found_terms]
         queries.append({"model": s.id, "terms": found_terms,
-                        "wheres": [ors[0] if len(ors) == 1 else {"or": ors}]})
+                        "wheres": [_any_like(fields[:4], found_terms)]})
     if not queries:
         shown = ", ".join(repr(w) for w in words) or repr(q.text[:80])
         return {"queries": [], "explanation": "nothing recognised; nothing searched",

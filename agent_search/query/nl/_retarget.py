@@ -49,9 +49,9 @@ def _asked_elsewhere(q: Question, plan: Plan, out: Out) -> Candidate | None:
 def retarget(q: Question, plan: Plan, out: Out) -> Out:
     """``out`` (the parser's DSL dict) about the model holding the asked field, or as is."""
     asked = _asked_elsewhere(q, plan, out)
-    rel = asked.relation if asked is not None else None
-    if asked is None or rel is None:
+    if asked is None or asked.relation is None:
         return out
+    rel = asked.relation
     other = q.by_id.get(rel.model.lower())
     if other is None or not other.queryable:
         return out
@@ -73,9 +73,9 @@ def _to_one(q: Question, out: Out, rel: RelationSchema, other: ModelSchema) -> O
         return None
     wheres = [through_relation(w, back.name) for w in out.get("wheres", [])]
     orders = [{**o, "field": f"{back.name}.{o['field']}"} for o in out.get("orders", [])]
-    if any(w is None for w in wheres) or any(o["field"].count(".") > 1 for o in orders):
-        return None  # two relations away: not ordered
     kept = [w for w in wheres if w is not None]
+    if len(kept) < len(wheres) or any(o["field"].count(".") > 1 for o in orders):
+        return None  # two relations away: not ordered
     if not kept or orders:
         kept.append({"field": f"count({back.name})", "op": ">", "value": 0})
     return {"wheres": kept, "orders": orders}

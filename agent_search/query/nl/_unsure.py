@@ -35,6 +35,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from agent_search.query.nl._lexicon import overlaps
@@ -87,40 +89,69 @@ def _said(pattern: re.Pattern[str], q: Question, plan: Plan) -> Iterator[re.Matc
         yield m
 
 
-def _values(wheres: list[dict[str, Any]]) -> Iterator[str]:
+def _conditions(wheres: list[dict[str, Any]]) -> Iterator[dict[str, Any]]:
+    """Every condition, those an ``or`` / ``and`` joins before the join itself."""
     for w in wheres:
         for nested in (w.get("or"), w.get("and")):
             if nested:
-                yield from _values(list(nested))
+                yield from _conditions(list(nested))
+        yield w
+
+
+def _values(wheres: list[dict[str, Any]]) -> Iterator[str]:
+    for w in _conditions(wheres):
         value = w.get("value")
         for v in value if isinstance(value, list) else [value]:
             if isinstance(v, str):
                 yield v
 
 
-def _ordered(plan: Plan) -> bool:
+@dataclass(frozen=True)
+class _Unmet:
+    """A word asking for something (``pattern``) that the plan does not give unless
+    ``given``: the reason says so with the words said (``{said}``)."""
+
+    pattern: re.Pattern[str]
+    given: Callable[[Plan, bool], bool]
+    reason: str
+
+
+def _unmet(rule: _Unmet, q: Question, plan: Plan, grouped: bool) -> str | None:
+    """The rule's reason, when the plan does not give what the question first asks by it."""
+    if rule.given(plan, grouped):
+        return None
+    said = next((m.group(0) for m in _said(rule.pattern, q, plan)), None)
+    return None if said is None else rule.reason.format(said=repr(said))
+
+
+def _ordered(plan: Plan, grouped: bool) -> bool:
+    """Records or groups are ordered, or a maximum or minimum is computed."""
     extreme_fn = any(a.lower().startswith(("max(", "min(")) for a in plan.aggregates)
     return bool(plan.orders or plan.aggregate_orders or extreme_fn)
 
 
-def superlative_without_order(q: Question, plan: Plan, grouped: bool) -> str | None:
-    if _ordered(plan):
-        return None
-    word = next((m.group(0) for m in _said(EXTREME, q, plan)), None)
-    if word is None:
-        return None
-    return (f"could not tell what {word!r} is measured by; no records are shown (they "
-            "would not be the one asked for)")
+def _groups_ranked(plan: Plan, grouped: bool) -> bool:
+    """Groups are ordered by an aggregate."""
+    return bool(grouped and plan.group_by and plan.aggregate_orders)
 
 
-def superlative_of_ungrouped_aggregate(q: Question, plan: Plan, grouped: bool) -> str | None:
-    if grouped and plan.group_by and plan.aggregate_orders:
-        return None
-    said = next((m.group(0) for m in _said(EXTREME_OF_AGGREGATE, q, plan)), None)
-    if said is None:
-        return None
-    return (f"{said!r} ranks groups by an aggregate, and no groups to rank were understood; "
-            "no answer is shown (it would not be per group)")
+def _values_counted(plan: Plan, grouped: bool) -> bool:
+    """Distinct values are counted, or groups formed (one per value)."""
+    return bool(any("distinct" in a.lower() for a in plan.aggregates) or plan.group_by)
+
+
+superlative_without_order = partial(_unmet, _Unmet(
+    EXTREME, _ordered, "could not tell what {said} is measured by; no records are shown "
+    "(they would not be the one asked for)"))
+superlative_of_ungrouped_aggregate = partial(_unmet, _Unmet(
+    EXTREME_OF_AGGREGATE, _groups_ranked, "{said} ranks groups by an aggregate, and no "
+    "groups to rank were understood; no answer is shown (it would not be per group)"))
+order_not_placed = partial(_unmet, _Unmet(
+    ORDER_ASKED, _ordered, "{said} asks for an order, and no field to order by was "
+    "understood; no records are shown (they would not be in the order asked for)"))
+distinct_not_counted = partial(_unmet, _Unmet(
+    DISTINCT_COUNT, _values_counted, "{said} counts values, and no field whose values to "
+    "count was understood; no count is given (the number of records would not be it)"))
 
 
 def aggregate_not_computed(q: Question, plan: Plan, grouped: bool) -> str | None:
@@ -135,25 +166,6 @@ def aggregate_not_computed(q: Question, plan: Plan, grouped: bool) -> str | None
                     "was understood); no records are shown (they are not the number "
                     "asked for)")
     return None
-
-
-def order_not_placed(q: Question, plan: Plan, grouped: bool) -> str | None:
-    if _ordered(plan):
-        return None
-    said = next((m.group(0) for m in _said(ORDER_ASKED, q, plan)), None)
-    if said is None:
-        return None
-    return (f"{said!r} asks for an order, and no field to order by was understood; no "
-            "records are shown (they would not be in the order asked for)")
-
-
-def distinct_not_counted(q: Question, plan: Plan, grouped: bool) -> str | None:
-    said = next((m.group(0) for m in _said(DISTINCT_COUNT, q, plan)), None)
-    if said is None or any("distinct" in a.lower() for a in plan.aggregates) \
-            or plan.group_by:
-        return None
-    return (f"{said!r} counts values, and no field whose values to count was understood; "
-            "no count is given (the number of records would not be it)")
 
 
 def possessed_not_answered(q: Question, plan: Plan, grouped: bool) -> str | None:
@@ -185,15 +197,9 @@ def negation_not_read(q: Question, plan: Plan, grouped: bool) -> str | None:
 def _negated(wheres: list[dict[str, Any]]) -> bool:
     """Some condition excludes: ``!=``, ``not in``, ``not like``, ``is null``, or a count
     of related rows compared with zero ("with no albums")."""
-    for w in wheres:
-        nested = w.get("or") or w.get("and")
-        if nested and _negated(list(nested)):
-            return True
-        if w.get("op") in NEGATED_OPS:
-            return True
-        if str(w.get("field", "")).startswith("count(") and w.get("value") == 0:
-            return True
-    return False
+    return any(w.get("op") in NEGATED_OPS or (
+        str(w.get("field", "")).startswith("count(") and w.get("value") == 0)
+        for w in _conditions(wheres))
 
 
 def condition_not_placed(q: Question, plan: Plan, grouped: bool) -> str | None:
@@ -239,12 +245,7 @@ def one_row_not_said(q: Question, plan: Plan, grouped: bool) -> str | None:
 
 
 def _paths(wheres: list[dict[str, Any]]) -> Iterator[str]:
-    for w in wheres:
-        for nested in (w.get("or"), w.get("and")):
-            if nested:
-                yield from _paths(list(nested))
-        if "field" in w:
-            yield str(w["field"])
+    return (str(w["field"]) for w in _conditions(wheres) if "field" in w)
 
 
 CHECKS: tuple[Check, ...] = (

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any
 
 from rapidfuzz import fuzz, process
 
@@ -275,17 +274,15 @@ def _first_link(q: Question, matches: list[Match]) -> Match | None:
     fields = [f.name.lower() for f in q.target.fields]
     rels = {r.name: r for r in q.target.relations if r.type == "hasOne"}
     ranked: list[tuple[int, Match]] = []
+    reached: set[tuple[str, str]] = set()  # (field path past the link, model linked)
     for m in matches:
         rel_name, _, rest = m.path.partition(".")
         rel = rels.get(rel_name)
         if rel is None or "." in rest or rel.foreign.lower() not in fields:
             return None
         ranked.append((fields.index(rel.foreign.lower()), m))
-    tails = {m.path.partition(".")[2] for m in matches}
-    models = {rels[m.path.partition(".")[0]].model.lower() for m in matches}
-    if len(tails) != 1 or len(models) != 1:
-        return None
-    return min(ranked, key=lambda r: r[0])[1]
+        reached.add((rest, rel.model.lower()))
+    return min(ranked, key=lambda r: r[0])[1] if len(reached) == 1 else None
 
 
 def _either(q: Question, plan: Plan, matches: list[Match]) -> None:
@@ -302,26 +299,28 @@ def _either(q: Question, plan: Plan, matches: list[Match]) -> None:
     plan.used.append(matches[0].span)
 
 
+_EQUALITY_OPS = {(False, False): "=", (False, True): "!=", (True, False): "in",
+                 (True, True): "not in"}
+"""The operator by (several values, negated)."""
+
+
 def _equality(q: Question, plan: Plan, path: str, negated: bool,
               matches: list[Match]) -> None:
     """``=`` / ``!=`` one value, ``in`` / ``not in`` several, noting any inexact match."""
     found = list(dict.fromkeys(c.value for c in matches))
-    value: Any
     why = _unsayable(q, path, negated, matches)
     if why is not None:
         span = (min(c.span[0] for c in matches), max(c.span[1] for c in matches))
         plan.cannot_say(span, q.quote(span), why)
         return
-    if len(found) > 1 and not negated and _all_of(q, path, matches):
+    many = len(found) > 1
+    if many and not negated and _all_of(q, path, matches):
         for v in found:  # "countries that speak both English and Dutch": each one
             plan.wheres.append({"field": path, "op": "=", "value": v})
         plan.notes.append(f"{path} = each of {found!r}")
         _matched(plan, matches, 1.5)
         return
-    if len(found) == 1:
-        op, value = ("!=" if negated else "="), found[0]
-    else:
-        op, value = ("not in" if negated else "in"), found
+    op, value = _EQUALITY_OPS[many, negated], found if many else found[0]
     plan.wheres.append({"field": path, "op": op, "value": value})
     plan.notes.append(f"{path} {op} {value!r}" + "".join(
         f" (\"{q.quote(c.span)}\" ≈ {c.value!r})" for c in matches
