@@ -196,10 +196,32 @@ def shop() -> list[ModelSchema]:
 
 async def test_a_word_two_tables_may_mean_is_read_as_neither(
         meanings: NameMeanings) -> None:
-    found = await meanings.readings("buyers in Oslo", ["buyers"], shop())
+    """"buyers" is nearest ``customer`` (0.53 for "buyer") but ``customer`` and ``client``
+    are more alike than that: no reading, a doubt — and the generator, which answered on
+    invoices by the total ("budget" is client's), answers nothing and says why."""
+    found = await meanings.readings("Which buyers have a budget over 100?", ["buyers"],
+                                    shop())
     assert "buyers" not in names(found), found
+    assert [d.split(" may name")[0] for d in found.doubts] == ["'buyers'"]
+    plain = BuiltinDSLGenerator(now=lambda: NOW)
+    by_meaning = BuiltinDSLGenerator(now=lambda: NOW, meanings=meanings)
+    question = "Which buyers have a budget over 100?"
+    assert (await plain.generate(question, shop())).get("model")  # answered, wrongly
+    out = await by_meaning.generate(question, shop())
+    assert out["queries"] == [] and out["confidence"] < 0.3, out
+    assert any("'buyers' may name the table 'customer'" in w and "no records are shown" in w
+               for w in out["warnings"]), out
+
+
+async def test_a_doubtful_word_beside_a_named_table_is_no_doubt(
+        meanings: NameMeanings) -> None:
+    """The question names its table: which one is asked about is not open."""
+    found = await meanings.readings("Which buyers are customers in Oslo?", ["buyers"],
+                                    shop())
+    assert found == [] and found.doubts == []
 
 
 @pytest.mark.parametrize("word", ["bananas", "weather", "guitars"])
 async def test_a_far_off_word_names_no_table(meanings: NameMeanings, word: str) -> None:
-    assert await meanings.readings(f"{word} in grade 10", [word], school()) == []
+    found = await meanings.readings(f"{word} in grade 10", [word], school())
+    assert found == [] and found.doubts == []  # no table near it: no doubt either

@@ -25,7 +25,9 @@ lets a synonym through where the mixed reading would not ("student" is 0.59 from
 ``highschooler`` and 0.57 from its field ``grade``: too close to tell a name from a name,
 but a field of the model itself is no rival reading of which table is meant); a phrase
 nearer a field is read as a field or not at all, and no phrase is read as a model but
-by this rule.
+by this rule. A phrase nearest a model's name (above :data:`MIN_SIMILARITY`) that fails
+the rule is a doubt about which table is meant: :func:`doubted` answers nothing then,
+and says why ("buyers" between ``customer`` and ``client``).
 """
 
 from __future__ import annotations
@@ -41,9 +43,12 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import numpy as np
 
+from agent_search.query._chinese import normal_form
 from agent_search.query.dsl import ModelSchema
 from agent_search.query.nl._aggregate_words import NUMBER_WORDS
 from agent_search.query.nl._lexicon import is_plural, plural_forms
+from agent_search.query.nl._parser import NOTHING_CONFIDENCE
+from agent_search.query.nl._schema import model_mentions
 
 if TYPE_CHECKING:
     from agent_search.config import SearchConfig
@@ -92,6 +97,15 @@ class Reading:
     phrase: str
     name: str
     similarity: float
+
+
+class Readings(list[Reading]):
+    """The readings of a question's phrases, and ``doubts``: why a phrase that may name a
+    table was not read as one (one line each)."""
+
+    def __init__(self, found: Sequence[Reading] = (), doubts: Sequence[str] = ()) -> None:
+        super().__init__(found)
+        self.doubts = list(doubts)
 
 
 class NameMeanings:
@@ -160,18 +174,18 @@ class NameMeanings:
         return found
 
     def _read(self, question: str, leftover: Sequence[str],
-              schemas: Sequence[ModelSchema]) -> list[Reading]:
+              schemas: Sequence[ModelSchema]) -> Readings:
         texts = tuple(sorted(_schema_names(schemas)))
         names = self._names_of(texts)
         if names is None:
-            return []
+            return Readings()
         low = question.lower()
         phrases = _phrases(low, [w.lower() for w in leftover if _may_name(question, w)])
         if not phrases:
-            return []
+            return Readings()
         sims, either = self._similarities(phrases, names)
         models = _Models.of(names, schemas)
-        out: list[Reading] = []
+        out = Readings()
         taken: list[str] = []
         for i in np.argsort(-sims.max(axis=1)):  # the surest phrase first
             phrase = phrases[int(i)]
@@ -182,6 +196,8 @@ class NameMeanings:
                     all(r.name != reading.name for r in out):  # not said already
                 out.append(reading)
                 taken.append(phrase)
+        if not model_mentions(normal_form(question), schemas):  # which table is open
+            out.doubts = models.doubts(phrases, either, taken)
         return out
 
     def _similarities(self, phrases: list[str], names: _Names) -> tuple[Any, Any]:
@@ -194,10 +210,10 @@ class NameMeanings:
         return said, np.maximum(said, vectors[len(phrases):] @ names.vectors.T)
 
     async def readings(self, question: str, leftover: Sequence[str],
-                       schemas: Sequence[ModelSchema]) -> list[Reading]:
+                       schemas: Sequence[ModelSchema]) -> Readings:
         """The leftover phrases of ``question`` read as names of ``schemas``."""
         if not leftover:
-            return []
+            return Readings()
         return await anyio.to_thread.run_sync(self._read, question, list(leftover),
                                               list(schemas))
 
@@ -259,6 +275,41 @@ class _Models:
                 best - second < MARGIN * self.names.spread or name == phrase:
             return None
         return Reading(phrase, name, round(best, 3))
+
+
+    def doubts(self, phrases: list[str], either: Any, taken: list[str]) -> list[str]:
+        """:meth:`doubt` of each phrase not read (nor inside one read)."""
+        return [d for i, p in enumerate(phrases)
+                if not any(p in t or t in p for t in taken)
+                and (d := self.doubt(p, either[i])) is not None]
+
+    def doubt(self, phrase: str, sims: Any) -> str | None:
+        """Why ``phrase``, nearest a model's name of all the schema's names and above
+        :data:`MIN_SIMILARITY`, was not read as that model (:meth:`reading` declined);
+        None when it is not so near a model, or was read."""
+        if len(self.at) < 2 or self.reading(sims, phrase) is not None:
+            return None
+        mine = sims[self.at]
+        order = np.argsort(-mine)
+        best, second = float(mine[order[0]]), float(mine[order[1]])
+        if best < float(sims.max()) or best < MIN_SIMILARITY:
+            return None
+        first, other = (self.names.texts[self.at[int(i)]] for i in order[:2])
+        return (f"{phrase!r} may name the table {first!r} ({best:.2f}), but not clearly "
+                f"more than {other!r} ({second:.2f}; the tables themselves are "
+                f"{self.floor:.2f} alike); no records are shown (they may be of another "
+                "table than the one asked about)")
+
+
+def doubted(out: dict[str, Any], readings: Readings) -> dict[str, Any]:
+    """``out`` as answered, unless a phrase may name a table it was not read as
+    (:attr:`Readings.doubts`): then nothing, and why — records of a table the question
+    may not be about are worse than none."""
+    if not readings.doubts:
+        return out
+    return {"queries": [], "explanation": "not sure which table is asked about; nothing "
+            "searched", "confidence": NOTHING_CONFIDENCE,
+            "warnings": [*out.get("warnings", []), *readings.doubts]}
 
 
 def _singular(phrase: str) -> str:
