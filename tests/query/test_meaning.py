@@ -130,3 +130,98 @@ async def test_a_model_read_alone_never_shows_every_record(meanings: NameMeaning
     by_meaning = BuiltinDSLGenerator(now=lambda: NOW, meanings=meanings)
     assert await by_meaning.generate(question, schemas()) == await plain.generate(
         question, schemas())
+
+
+# -- models named by a synonym (issue 35) ------------------------------------------------
+
+
+def school() -> list[ModelSchema]:
+    """A table named ``Highschooler`` that questions call "students", with the friends
+    and likes tables beside it (made up here, after the shape of a public schema)."""
+    return [
+        ModelSchema(id="Highschooler", table="Highschooler", primary_key="ID",
+                    title_field="name",
+                    fields=[f("ID", "integer", primary=True), f("name"),
+                            f("grade", "integer")],
+                    relations=[RelationSchema(name="friends", type="hasMany", model="Friend",
+                                              key="student_id", foreign="ID")]),
+        ModelSchema(id="Friend", table="Friend", primary_key="student_id",
+                    fields=[f("student_id", "integer", primary=True),
+                            f("friend_id", "integer")],
+                    relations=[RelationSchema(name="student", type="hasOne",
+                                              model="Highschooler", key="ID",
+                                              foreign="student_id")]),
+        ModelSchema(id="Likes", table="Likes", primary_key="student_id",
+                    fields=[f("student_id", "integer", primary=True),
+                            f("liked_id", "integer")]),
+    ]
+
+
+async def test_a_table_is_named_by_a_synonym(meanings: NameMeanings) -> None:
+    """"students" is nearer ``highschooler`` than any other name, and far ahead of the
+    other tables: read as the model (the mixed reading took it for the field ``grade``)."""
+    found = await meanings.readings("Which students are in grade 10?", ["students"],
+                                    school())
+    assert names(found) == {"students": "highschooler"}
+
+
+async def test_the_generator_answers_on_the_table_a_synonym_names(
+        meanings: NameMeanings) -> None:
+    plain = BuiltinDSLGenerator(now=lambda: NOW)
+    by_meaning = BuiltinDSLGenerator(now=lambda: NOW, meanings=meanings)
+    question = "Show the names of students in grade 10"
+    before = await plain.generate(question, school())
+    after = await by_meaning.generate(question, school())
+    assert before.get("model") != "Highschooler" or before.get("terms"), before
+    assert after["model"] == "Highschooler", after
+    assert after["wheres"] == [{"field": "grade", "op": "=", "value": 10}], after
+    assert not after.get("terms") and not after.get("relax"), after
+    assert any("'students' read as 'highschooler' (by meaning" in w
+               for w in after["warnings"])
+
+
+def shop() -> list[ModelSchema]:
+    """Two tables a word like "buyers" could mean as well as the other."""
+    return [
+        ModelSchema(id="customer", table="customer", primary_key="id", title_field="name",
+                    fields=[f("id", "integer", primary=True), f("name"), f("city")]),
+        ModelSchema(id="client", table="client", primary_key="id", title_field="label",
+                    fields=[f("id", "integer", primary=True), f("label"),
+                            f("budget", "number")]),
+        ModelSchema(id="invoice", table="invoice", primary_key="id",
+                    fields=[f("id", "integer", primary=True), f("total", "number"),
+                            f("issued", "date")]),
+    ]
+
+
+async def test_a_word_two_tables_may_mean_is_read_as_neither(
+        meanings: NameMeanings) -> None:
+    """"buyers" is nearest ``customer`` (0.53 for "buyer") but ``customer`` and ``client``
+    are more alike than that: no reading, a doubt — and the generator, which answered on
+    invoices by the total ("budget" is client's), answers nothing and says why."""
+    found = await meanings.readings("Which buyers have a budget over 100?", ["buyers"],
+                                    shop())
+    assert "buyers" not in names(found), found
+    assert [d.split(" may name")[0] for d in found.doubts] == ["'buyers'"]
+    plain = BuiltinDSLGenerator(now=lambda: NOW)
+    by_meaning = BuiltinDSLGenerator(now=lambda: NOW, meanings=meanings)
+    question = "Which buyers have a budget over 100?"
+    assert (await plain.generate(question, shop())).get("model")  # answered, wrongly
+    out = await by_meaning.generate(question, shop())
+    assert out["queries"] == [] and out["confidence"] < 0.3, out
+    assert any("'buyers' may name the table 'customer'" in w and "no records are shown" in w
+               for w in out["warnings"]), out
+
+
+async def test_a_doubtful_word_beside_a_named_table_is_no_doubt(
+        meanings: NameMeanings) -> None:
+    """The question names its table: which one is asked about is not open."""
+    found = await meanings.readings("Which buyers are customers in Oslo?", ["buyers"],
+                                    shop())
+    assert found == [] and found.doubts == []
+
+
+@pytest.mark.parametrize("word", ["bananas", "weather", "guitars"])
+async def test_a_far_off_word_names_no_table(meanings: NameMeanings, word: str) -> None:
+    found = await meanings.readings(f"{word} in grade 10", [word], school())
+    assert found == [] and found.doubts == []  # no table near it: no doubt either

@@ -12,7 +12,7 @@ import anyio
 
 from agent_search.query._chinese import has_cjk, tokenizer_ready
 from agent_search.query.dsl import DSLGenerationError, ModelSchema
-from agent_search.query.nl._meaning import NameMeanings, Reading, name_text, rewrite
+from agent_search.query.nl._meaning import NameMeanings, Reading, doubted, name_text, rewrite
 from agent_search.query.nl._parser import parse
 from agent_search.query.nl._values import FUZZY_CUTOFF
 
@@ -82,7 +82,7 @@ class BuiltinDSLGenerator:
                                f"{str(exc)[:120]}"]
             return out
         if not readings:
-            return out
+            return doubted(out, readings)  # a phrase that may name a table: nothing
         again: list[str] = []
         try:
             second = await self._parse(rewrite(query, readings), schemas, now, again)

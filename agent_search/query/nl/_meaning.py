@@ -13,6 +13,21 @@ schema of names that all look alike asks for more. A phrase must also be closer 
 best name than to the second best by ``MARGIN`` of the spread of those similarities.
 The names' vectors are computed once per set of names and cached; every embedding runs
 in a worker thread.
+
+A model is also named by a synonym ("students" for a table ``Highschooler``, "films" for
+``movie``), which MiniLM places nearer the model's name than a name of another kind of
+thing: a phrase (as said, or its singular: tables are named in the singular) is read as a
+model when it is nearer that model than any other name of the schema, above
+:data:`MIN_SIMILARITY` and above how alike the schema's models are to each other (the
+closest pair of distinct model names: a phrase no nearer a model than two models are to
+each other tells nothing), and ahead of the next model by ``MARGIN`` of the spread. That
+lets a synonym through where the mixed reading would not ("student" is 0.59 from
+``highschooler`` and 0.57 from its field ``grade``: too close to tell a name from a name,
+but a field of the model itself is no rival reading of which table is meant); a phrase
+nearer a field is read as a field or not at all, and no phrase is read as a model but
+by this rule. A phrase nearest a model's name (above :data:`MIN_SIMILARITY`) that fails
+the rule is a doubt about which table is meant: :func:`doubted` answers nothing then,
+and says why ("buyers" between ``customer`` and ``client``).
 """
 
 from __future__ import annotations
@@ -28,8 +43,12 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import numpy as np
 
+from agent_search.query._chinese import normal_form
 from agent_search.query.dsl import ModelSchema
 from agent_search.query.nl._aggregate_words import NUMBER_WORDS
+from agent_search.query.nl._lexicon import is_plural, plural_forms
+from agent_search.query.nl._parser import NOTHING_CONFIDENCE
+from agent_search.query.nl._schema import model_mentions
 
 if TYPE_CHECKING:
     from agent_search.config import SearchConfig
@@ -78,6 +97,15 @@ class Reading:
     phrase: str
     name: str
     similarity: float
+
+
+class Readings(list[Reading]):
+    """The readings of a question's phrases, and ``doubts``: why a phrase that may name a
+    table was not read as one (one line each)."""
+
+    def __init__(self, found: Sequence[Reading] = (), doubts: Sequence[str] = ()) -> None:
+        super().__init__(found)
+        self.doubts = list(doubts)
 
 
 class NameMeanings:
@@ -146,35 +174,46 @@ class NameMeanings:
         return found
 
     def _read(self, question: str, leftover: Sequence[str],
-              schemas: Sequence[ModelSchema]) -> list[Reading]:
+              schemas: Sequence[ModelSchema]) -> Readings:
         texts = tuple(sorted(_schema_names(schemas)))
         names = self._names_of(texts)
         if names is None:
-            return []
+            return Readings()
         low = question.lower()
         phrases = _phrases(low, [w.lower() for w in leftover if _may_name(question, w)])
         if not phrases:
-            return []
-        vectors = np.asarray(self._embed(phrases), dtype=np.float32)
-        sims = vectors @ names.vectors.T
-        out: list[Reading] = []
+            return Readings()
+        sims, either = self._similarities(phrases, names)
+        models = _Models.of(names, schemas)
+        out = Readings()
         taken: list[str] = []
         for i in np.argsort(-sims.max(axis=1)):  # the surest phrase first
             phrase = phrases[int(i)]
             if any(phrase in t or t in phrase for t in taken):
                 continue
-            reading = _reading(names, sims[i], phrase)
+            reading = models.read(phrase, sims[i], either[i])
             if reading is not None and reading.name not in low and \
                     all(r.name != reading.name for r in out):  # not said already
                 out.append(reading)
                 taken.append(phrase)
+        if not model_mentions(normal_form(question), schemas):  # which table is open
+            out.doubts = models.doubts(phrases, either, taken)
         return out
 
+    def _similarities(self, phrases: list[str], names: _Names) -> tuple[Any, Any]:
+        """The phrases' similarities to the names as said, and the larger of that and
+        their singular's (one batch): a table is named in the singular, and MiniLM puts
+        "students" at 0.47 from ``highschooler``, "student" at 0.59."""
+        vectors = np.asarray(self._embed([*phrases, *map(_singular, phrases)]),
+                             dtype=np.float32)
+        said = vectors[:len(phrases)] @ names.vectors.T
+        return said, np.maximum(said, vectors[len(phrases):] @ names.vectors.T)
+
     async def readings(self, question: str, leftover: Sequence[str],
-                       schemas: Sequence[ModelSchema]) -> list[Reading]:
+                       schemas: Sequence[ModelSchema]) -> Readings:
         """The leftover phrases of ``question`` read as names of ``schemas``."""
         if not leftover:
-            return []
+            return Readings()
         return await anyio.to_thread.run_sync(self._read, question, list(leftover),
                                               list(schemas))
 
@@ -190,6 +229,96 @@ def _reading(names: _Names, sims: Any, phrase: str) -> Reading | None:
             or name == phrase:
         return None
     return Reading(phrase, name, round(best, 3))
+
+
+@dataclass(frozen=True)
+class _Models:
+    """The schema's queryable models among its names: where they are in ``names`` and
+    how alike the closest two are (the floor of a reading as a model)."""
+
+    names: _Names
+    at: list[int]
+    floor: float
+
+    @classmethod
+    def of(cls, names: _Names, schemas: Sequence[ModelSchema]) -> _Models:
+        own = {name_text(s.id.rsplit(".", 1)[-1]) for s in schemas if s.queryable}
+        at = [i for i, text in enumerate(names.texts) if text in own]
+        vectors = names.vectors[at]
+        pairs = (vectors @ vectors.T)[np.triu_indices(len(at), k=1)]
+        return cls(names, at, float(pairs.max()) if len(pairs) else 1.0)
+
+    def read(self, phrase: str, said: Any, either: Any) -> Reading | None:
+        """``phrase`` read as a model (:meth:`reading`, on ``either``: as said or in the
+        singular), else as a field of the mixed names (:func:`_reading` on ``said``)."""
+        return self.reading(either, phrase) or self.field(_reading(self.names, said, phrase))
+
+    def field(self, reading: Reading | None) -> Reading | None:
+        """A reading of the mixed names kept only when it is a field's: a model is read
+        under :meth:`reading`'s rule alone ("buyers" at 0.50 from ``customer`` is no
+        reading when ``customer`` and ``client`` are 0.61 alike)."""
+        if reading is None or any(self.names.texts[i] == reading.name for i in self.at):
+            return None
+        return reading
+
+    def reading(self, sims: Any, phrase: str) -> Reading | None:
+        """``phrase`` read as a model (see the module): nearer it than any other name,
+        above :data:`MIN_SIMILARITY` and :attr:`floor`, ahead of the next model by
+        :data:`MARGIN` of the spread; None when fewer than two models compete."""
+        if len(self.at) < 2:
+            return None
+        mine = sims[self.at]
+        order = np.argsort(-mine)
+        best, second = float(mine[order[0]]), float(mine[order[1]])
+        name = self.names.texts[self.at[int(order[0])]]
+        if best < float(sims.max()) or best < max(self.floor, MIN_SIMILARITY) or \
+                best - second < MARGIN * self.names.spread or name == phrase:
+            return None
+        return Reading(phrase, name, round(best, 3))
+
+
+    def doubts(self, phrases: list[str], either: Any, taken: list[str]) -> list[str]:
+        """:meth:`doubt` of each phrase not read (nor inside one read)."""
+        return [d for i, p in enumerate(phrases)
+                if not any(p in t or t in p for t in taken)
+                and (d := self.doubt(p, either[i])) is not None]
+
+    def doubt(self, phrase: str, sims: Any) -> str | None:
+        """Why ``phrase``, nearest a model's name of all the schema's names and above
+        :data:`MIN_SIMILARITY`, was not read as that model (:meth:`reading` declined);
+        None when it is not so near a model, or was read."""
+        if len(self.at) < 2 or self.reading(sims, phrase) is not None:
+            return None
+        mine = sims[self.at]
+        order = np.argsort(-mine)
+        best, second = float(mine[order[0]]), float(mine[order[1]])
+        if best < float(sims.max()) or best < MIN_SIMILARITY:
+            return None
+        first, other = (self.names.texts[self.at[int(i)]] for i in order[:2])
+        return (f"{phrase!r} may name the table {first!r} ({best:.2f}), but not clearly "
+                f"more than {other!r} ({second:.2f}; the tables themselves are "
+                f"{self.floor:.2f} alike); no records are shown (they may be of another "
+                "table than the one asked about)")
+
+
+def doubted(out: dict[str, Any], readings: Readings) -> dict[str, Any]:
+    """``out`` as answered, unless a phrase may name a table it was not read as
+    (:attr:`Readings.doubts`): then nothing, and why — records of a table the question
+    may not be about are worse than none."""
+    if not readings.doubts:
+        return out
+    return {"queries": [], "explanation": "not sure which table is asked about; nothing "
+            "searched", "confidence": NOTHING_CONFIDENCE,
+            "warnings": [*out.get("warnings", []), *readings.doubts]}
+
+
+def _singular(phrase: str) -> str:
+    """The phrase with its last word in the singular ("students" → "student", "people"
+    → "person"), or as it is."""
+    if not is_plural(phrase):
+        return phrase
+    forms = [f for f in plural_forms(phrase) if f != phrase and not is_plural(f)]
+    return min(forms, key=len) if forms else phrase
 
 
 def rewrite(question: str, readings: Sequence[Reading]) -> str:
