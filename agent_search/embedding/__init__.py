@@ -17,6 +17,7 @@ from agent_search._lazy import lazy_exports
 if TYPE_CHECKING:
     from agent_search.embedding._e5 import E5Embedder, prepare_e5_dir
     from agent_search.embedding._embedder import (
+        MAX_EMBEDDERS,
         Embedder,
         FastEmbedder,
         OpenAIEmbedder,
@@ -42,6 +43,7 @@ if TYPE_CHECKING:
 _HOME = {
     "CJK_SHARE": "_model_choice", "DEFAULT_MODEL": "_models", "E5Embedder": "_e5",
     "E5_MODEL": "_models", "Embedder": "_embedder", "EmbeddingError": "_local",
+    "MAX_EMBEDDERS": "_embedder",
     "EmbeddingSettings": "_models", "FastEmbedder": "_embedder", "LocalEmbedder": "_local",
     "OFFLINE_MODELS": "_models", "OpenAIEmbedder": "_embedder", "Vectors": "_local",
     "choose_model": "_model_choice", "cjk_share": "_model_choice",
@@ -57,6 +59,7 @@ __all__ = [
     "CJK_SHARE",
     "DEFAULT_MODEL",
     "E5_MODEL",
+    "MAX_EMBEDDERS",
     "OFFLINE_MODELS",
     "E5Embedder",
     "Embedder",

@@ -30,6 +30,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+from collections import OrderedDict
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Protocol
@@ -341,7 +342,11 @@ class OpenAIEmbedder:
         return unit
 
 
-_EMBEDDERS: dict[tuple[str, ...], Embedder] = {}
+MAX_EMBEDDERS = 4
+"""Loaded embedders kept for reuse (least recently used dropped first). A loaded model
+holds ~100 MB; a process uses one or two, but one that opens many data homes (each with
+its own models folder) would otherwise keep one per home for ever."""
+_EMBEDDERS: OrderedDict[tuple[str, ...], Embedder] = OrderedDict()
 _EMBEDDERS_LOCK = threading.Lock()
 
 
@@ -357,7 +362,9 @@ def get_embedder(settings: EmbeddingSettings, home: Path) -> Embedder:
                str(settings.embed_workers))
     with _EMBEDDERS_LOCK:
         found = _EMBEDDERS.get(key)
-        if found is None:
+        if found is not None:
+            _EMBEDDERS.move_to_end(key)
+        else:
             if settings.embedding_provider == "openai":
                 assert settings.embedding_url is not None  # checked by KBSettings
                 found = OpenAIEmbedder(settings.embedding_url, settings.embedding_model,
@@ -379,6 +386,8 @@ def get_embedder(settings: EmbeddingSettings, home: Path) -> Embedder:
                                      max_tokens=settings.max_tokens, int8=settings.int8,
                                      workers=settings.embed_workers)
             _EMBEDDERS[key] = found
+            while len(_EMBEDDERS) > MAX_EMBEDDERS:
+                _EMBEDDERS.popitem(last=False)
         return found
 
 
