@@ -30,6 +30,7 @@ import json
 import os
 import shutil
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any, cast
 
@@ -435,27 +436,32 @@ def _translated(c: Condition) -> Any:
 
 
 def _translate(c: Condition) -> Any:
-    if isinstance(c, Group):
-        return qe.Filter(must=[_condition(x) for x in c.must] or None,
-                         should=[_condition(x) for x in c.should] or None,
-                         must_not=[_condition(x) for x in c.must_not] or None)
-    if isinstance(c, Match):
-        if isinstance(c.value, bool):
-            raise FilterError(f"filter on {c.key!r}: the embedded store cannot match a "
-                              "boolean (qdrant-edge-py 0.9 reads it as 1); store the field as "
-                              "a string or an integer")
-        return qe.FieldCondition(c.key, match=qe.MatchValue(c.value))
-    if isinstance(c, MatchAny):
-        return qe.FieldCondition(c.key, match=qe.MatchAny(_values(c.values)))
-    if isinstance(c, MatchExcept):
-        return qe.FieldCondition(c.key, match=qe.MatchExcept(_values(c.values)))
-    if isinstance(c, Range):
-        return qe.FieldCondition(c.key, range=qe.RangeFloat(gte=c.gte, gt=c.gt, lte=c.lte,
-                                                            lt=c.lt))
-    if isinstance(c, MatchText):
-        return qe.FieldCondition(c.key, match=qe.MatchText(c.text))
-    if isinstance(c, IsNull):
-        return qe.IsNullCondition(c.key)
-    if isinstance(c, IsEmpty):
-        return qe.IsEmptyCondition(c.key)
-    raise TypeError(f"unknown filter condition {c!r}")
+    translate = _TRANSLATIONS.get(type(c))
+    if translate is None:
+        raise TypeError(f"unknown filter condition {c!r}")
+    return translate(c)
+
+
+def _match(c: Match) -> Any:
+    if isinstance(c.value, bool):
+        raise FilterError(f"filter on {c.key!r}: the embedded store cannot match a "
+                          "boolean (qdrant-edge-py 0.9 reads it as 1); store the field as "
+                          "a string or an integer")
+    return qe.FieldCondition(c.key, match=qe.MatchValue(c.value))
+
+
+_TRANSLATIONS: dict[type, Callable[[Any], Any]] = {
+    Group: lambda c: qe.Filter(must=[_condition(x) for x in c.must] or None,
+                               should=[_condition(x) for x in c.should] or None,
+                               must_not=[_condition(x) for x in c.must_not] or None),
+    Match: _match,
+    MatchAny: lambda c: qe.FieldCondition(c.key, match=qe.MatchAny(_values(c.values))),
+    MatchExcept: lambda c: qe.FieldCondition(c.key, match=qe.MatchExcept(_values(c.values))),
+    Range: lambda c: qe.FieldCondition(c.key, range=qe.RangeFloat(gte=c.gte, gt=c.gt,
+                                                                  lte=c.lte, lt=c.lt)),
+    MatchText: lambda c: qe.FieldCondition(c.key, match=qe.MatchText(c.text)),
+    IsNull: lambda c: qe.IsNullCondition(c.key),
+    IsEmpty: lambda c: qe.IsEmptyCondition(c.key),
+}
+"""The engine's form of each kind of condition (``HasId`` is translated uncached, in
+:func:`_condition`)."""

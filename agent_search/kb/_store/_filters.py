@@ -13,6 +13,7 @@ chunk's own fields. Nothing is evaluated as code.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -137,29 +138,33 @@ def _condition(where: QueryWhere) -> Condition:
     if where.and_ is not None:
         return Group(must=tuple(_condition(w) for w in where.and_))
     assert where.field is not None
-    key = payload_key(where.field)
-    op, value = where.op, where.value
-    if op == "=":
-        return Match(key, _scalar(op, value))
-    if op == "!=":
-        return Group(must_not=(Match(key, _scalar(op, value)),))
-    if op in (">", ">=", "<", "<="):
-        name = {">": "gt", ">=": "gte", "<": "lt", "<=": "lte"}[op]
-        return Range(key, **{name: _number(op, value)})
-    if op == "between":
-        low, high = value
-        return Range(key, gte=_number(op, low), lte=_number(op, high))
-    if op == "in":
-        return MatchAny(key, _list(op, value))
-    if op == "not in":
-        return MatchExcept(key, _list(op, value))
-    if op == "like":
-        return MatchText(key, str(value).replace("%", " ").strip())
-    if op == "is null":
-        return IsNull(key)
-    if op == "is not null":
-        return Group(must_not=(IsNull(key),))
-    raise FilterError(f"operator {op!r} is not supported by the kb filter")
+    build = _BY_OPERATOR.get(where.op)
+    if build is None:
+        raise FilterError(f"operator {where.op!r} is not supported by the kb filter")
+    return build(payload_key(where.field), where.op, where.value)
+
+
+def _between(key: str, op: str, value: Any) -> Condition:
+    low, high = value
+    return Range(key, gte=_number(op, low), lte=_number(op, high))
+
+
+_BY_OPERATOR: dict[str, Callable[[str, str, Any], Condition]] = {
+    "=": lambda key, op, v: Match(key, _scalar(op, v)),
+    "!=": lambda key, op, v: Group(must_not=(Match(key, _scalar(op, v)),)),
+    ">": lambda key, op, v: Range(key, gt=_number(op, v)),
+    ">=": lambda key, op, v: Range(key, gte=_number(op, v)),
+    "<": lambda key, op, v: Range(key, lt=_number(op, v)),
+    "<=": lambda key, op, v: Range(key, lte=_number(op, v)),
+    "between": _between,
+    "in": lambda key, op, v: MatchAny(key, _list(op, v)),
+    "not in": lambda key, op, v: MatchExcept(key, _list(op, v)),
+    "like": lambda key, op, v: MatchText(key, str(v).replace("%", " ").strip()),
+    "is null": lambda key, op, v: IsNull(key),
+    "is not null": lambda key, op, v: Group(must_not=(IsNull(key),)),
+}
+"""The kb filter's condition for each DSL operator: (payload key, operator, value) →
+condition; an operator not here is refused."""
 
 
 def _scalar(op: str, value: Any) -> str | int | bool:

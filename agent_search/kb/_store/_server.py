@@ -13,8 +13,10 @@ the server's stand-in so this code path stays exercised without a server.
 
 from __future__ import annotations
 
+import functools
 import os
 import threading
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from agent_search.kb._store._base import (
@@ -277,27 +279,36 @@ def to_models(c: Condition | None) -> models.Filter | None:
 
 
 def _condition(c: Condition) -> Any:
+    translate = _translations().get(type(c))
+    if translate is None:
+        raise TypeError(f"unknown filter condition {c!r}")
+    return translate(c)
+
+
+@functools.cache
+def _translations() -> dict[type, Callable[[Any], Any]]:
+    """qdrant-client's form of each kind of condition (built on first use: the client's
+    models are imported only by a store that talks to a server)."""
     from qdrant_client import models
-    if isinstance(c, Group):
-        return models.Filter(must=[_condition(x) for x in c.must] or None,
-                             should=[_condition(x) for x in c.should] or None,
-                             must_not=[_condition(x) for x in c.must_not] or None)
-    if isinstance(c, Match):
-        return models.FieldCondition(key=c.key, match=models.MatchValue(value=c.value))
-    if isinstance(c, MatchAny):
-        return models.FieldCondition(key=c.key, match=models.MatchAny(any=list(c.values)))
-    if isinstance(c, MatchExcept):
-        return models.FieldCondition(key=c.key, match=models.MatchExcept(
-            **{"except": list(c.values)}))
-    if isinstance(c, Range):
-        return models.FieldCondition(key=c.key, range=models.Range(gt=c.gt, gte=c.gte,
-                                                                   lt=c.lt, lte=c.lte))
-    if isinstance(c, MatchText):
-        return models.FieldCondition(key=c.key, match=models.MatchText(text=c.text))
-    if isinstance(c, IsNull):
-        return models.IsNullCondition(is_null=models.PayloadField(key=c.key))
-    if isinstance(c, IsEmpty):
-        return models.IsEmptyCondition(is_empty=models.PayloadField(key=c.key))
-    if isinstance(c, HasId):
-        return models.HasIdCondition(has_id=[engine_id(i) for i in c.ids])
-    raise TypeError(f"unknown filter condition {c!r}")
+
+    def key(c: Any) -> Any:
+        return models.PayloadField(key=c.key)
+
+    return {
+        Group: lambda c: models.Filter(must=[_condition(x) for x in c.must] or None,
+                                       should=[_condition(x) for x in c.should] or None,
+                                       must_not=[_condition(x) for x in c.must_not] or None),
+        Match: lambda c: models.FieldCondition(key=c.key,
+                                               match=models.MatchValue(value=c.value)),
+        MatchAny: lambda c: models.FieldCondition(key=c.key,
+                                                  match=models.MatchAny(any=list(c.values))),
+        MatchExcept: lambda c: models.FieldCondition(key=c.key, match=models.MatchExcept(
+            **{"except": list(c.values)})),
+        Range: lambda c: models.FieldCondition(key=c.key, range=models.Range(
+            gt=c.gt, gte=c.gte, lt=c.lt, lte=c.lte)),
+        MatchText: lambda c: models.FieldCondition(key=c.key,
+                                                   match=models.MatchText(text=c.text)),
+        IsNull: lambda c: models.IsNullCondition(is_null=key(c)),
+        IsEmpty: lambda c: models.IsEmptyCondition(is_empty=key(c)),
+        HasId: lambda c: models.HasIdCondition(has_id=[engine_id(i) for i in c.ids]),
+    }
