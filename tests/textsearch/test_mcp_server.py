@@ -14,6 +14,8 @@ import pytest
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
+from agent_search.kb.settings import MODES
+
 from ..support.local_http import LocalServer, Reply, Seen, recorded, recorded_json
 
 pytestmark = pytest.mark.anyio
@@ -71,6 +73,8 @@ async def test_mcp_session_lists_and_calls_the_search_tools(
         assert web_schema["properties"]["query"]["minLength"] == 1
         assert "site" in tools["web_search"].description.lower() or \
             "sites" in web_schema["properties"]
+        mode = tools["kb_search"].input_schema["properties"]["mode"]
+        assert {"enum": list(MODES), "type": "string"} in mode["anyOf"]  # the kb's own list
 
         web = _structured(await session.call_tool(
             "web_search", {"query": QUERY, "limit": 3, "sites": ["devblogs.microsoft.com"]}))

@@ -34,6 +34,7 @@ from agent_search._results import search_error
 from agent_search._text import check_tree, scrub
 from agent_search.citation import CitationAllocator
 from agent_search.context import Context
+from agent_search.kb.settings import SearchMode
 from agent_search.registry import option_choices
 from agent_search.searcher import Searcher
 from agent_search.types import MAX_QUERY_CHARS, Result
@@ -100,7 +101,7 @@ class SearchTools:
         threshold: Annotated[float | None, Field(
             ge=0, le=1, description="Minimum relevance score 0..1")] = None,
         graph: Annotated[bool, Field(description="Add related graph entities")] = False,
-        mode: Annotated[Literal["hybrid", "dense", "sparse"] | None, Field(
+        mode: Annotated[SearchMode | None, Field(
             description="Retrieval mode (default: hybrid)")] = None,
     ) -> dict[str, Any]:
         """Search the knowledge base (documents ingested with `agent-search kb ingest`)."""
