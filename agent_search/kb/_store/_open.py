@@ -27,54 +27,12 @@ import atexit
 import threading
 from pathlib import Path
 
-from agent_search.kb._store._base import (
-    DENSE,
-    EVAL_PREFIX,
-    SPARSE,
-    CollectionInfo,
-    CollectionNotFound,
-    FusionQuery,
-    KBStore,
-    PointData,
-    QuerySpec,
-    Record,
-    RescoreQuery,
-    Scored,
-    StoreError,
-    StoreLockedError,
-    VectorQuery,
-    check_collection_name,
-    edge_root,
-    engine_id,
-    is_eval_collection,
-    scroll_all,
-)
+from agent_search.kb._store._base import KBStore, edge_root
 from agent_search.kb.settings import KBSettings
 
-__all__ = [
-    "DENSE",
-    "EVAL_PREFIX",
-    "SPARSE",
-    "CollectionInfo",
-    "CollectionNotFound",
-    "FusionQuery",
-    "KBStore",
-    "PointData",
-    "QuerySpec",
-    "Record",
-    "RescoreQuery",
-    "Scored",
-    "StoreError",
-    "StoreLockedError",
-    "VectorQuery",
-    "check_collection_name",
-    "close_stores",
-    "edge_root",
-    "engine_id",
-    "get_store",
-    "is_eval_collection",
-    "scroll_all",
-]
+__all__ = ["close_stores", "get_store"]
+"""The rest of the store's names live in :mod:`agent_search.kb._store._base`; the
+package's face exports them."""
 
 _STORES: dict[str, KBStore] = {}
 _STORES_LOCK = threading.Lock()
