@@ -78,8 +78,9 @@ async def test_pages_sharing_one_big_stream_stop_at_the_decompressed_cap(
 @pytest.mark.anyio
 async def test_a_pdf_that_parses_too_long_is_cut_at_the_deadline(
         home: Path, tmp_path: Path) -> None:
-    # a minute of parsing in-process (10 pages × 1 MB of empty text): the deadline is 1 s
-    folder = _folder(tmp_path, shared_stream_pdf(10, b"BT /F1 12 Tf () Tj ET\n" * 45_000))
+    # pages sharing one stream are parsed once, so the one stream itself must take long:
+    # ~5 s of parsing (4.4 MB of empty text operators) against a deadline of 1 s
+    folder = _folder(tmp_path, shared_stream_pdf(10, b"BT /F1 12 Tf () Tj ET\n" * 200_000))
     config = SearchConfig(home=home).merged({"kb": {"max_parse_seconds": 1}})
     report = await ingest_paths(config, [folder], "slow")
     assert "kb.max_parse_seconds" in _only_skip(list(report.skipped))
