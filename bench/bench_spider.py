@@ -1,10 +1,20 @@
-"""Database search on schemas nobody tuned for: the public Spider dev databases.
+"""Database search on schemas nobody tuned for: held-out databases and the public Spider dev.
 
-Run: ``make bench-spider`` or
-``.venv/bin/python bench/bench_spider.py [--baseline REF] [--db DB_ID] [--show N]
-[--no-meaning] [--llm-url URL --llm-model NAME]``
+Run: ``make bench-db-unseen`` (or its old name ``make bench-spider``) or
+``.venv/bin/python bench/bench_spider.py [--parts locked,working,public] [--baseline REF]
+[--db DB_ID] [--show N] [--no-meaning] [--llm-url URL --llm-model NAME]``
 
-Every question of ``../shared/data/spider-dev-public/questions.json`` is asked of the
+Three parts, side by side: ``public`` (the nine Spider dev databases of
+``../shared/data/spider-dev-public``), and the two halves of the held-out set built once by
+``bench/build_db_unseen.py`` (Spider *train* databases and KaggleDBQA, 33 databases, at
+``$BENCH_DB_UNSEEN``, default ``../dbdata`` beside the worktree; skipped with a line when
+absent): ``working``, whose questions and failures one reads while writing rules, and
+``locked``, whose aggregate figures only are printed (never ``--show``), and each print is
+logged in ``locked-runs.log`` beside the data, the count said on screen: read it once per
+working session. Below the table, the precision / answered curve of each part by relevance
+floor (the item score a searcher's ``db.min_score`` cuts at).
+
+Every question of a part is asked of the
 ``db`` handler on a copy of its SQLite database, with no model hints (every table is
 offered) and ``db.max_results`` 100; items under the relevance floor ``db.min_score``
 (default 0.3) are dropped, as the searcher drops them before anyone sees them
@@ -75,6 +85,12 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT.parent / "shared" / "data" / "spider-dev-public"
+UNSEEN = Path(os.environ.get("BENCH_DB_UNSEEN", str(ROOT.parent / "dbdata")))
+"""The held-out databases (``bench/build_db_unseen.py``): a working part and a locked
+part (``split.json``); absent, those parts are skipped with a line saying so."""
+PARTS = ("locked", "working", "public")
+CURVE = (0.0, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
+"""The relevance floors of the precision / answered curve."""
 MAX_RESULTS = 100
 FLOOR = os.environ.get("BENCH_SPIDER_FLOOR", "1") != "0"
 SHOW_ALL = os.environ.get("BENCH_SPIDER_SHOW_ALL") == "1"
@@ -258,16 +274,45 @@ def _llm_module() -> Any:
     return _bench_module("_spider_llm")
 
 
+def load(part: str) -> list[dict[str, Any]] | None:
+    """The questions of one part, each with the folder of its database (``dir``); None
+    when the part's data is absent."""
+    if part == "public":
+        if not (DATA / "questions.json").exists():
+            return None
+        return [{**q, "dir": DATA} for q in json.loads((DATA / "questions.json").read_text())]
+    if not (UNSEEN / "split.json").exists():
+        return None
+    mine = set(json.loads((UNSEEN / "split.json").read_text())[part])
+    return [{**q, "dir": UNSEEN} for q in json.loads((UNSEEN / "questions.json").read_text())
+            if q["db_id"] in mine]
+
+
+def note_locked() -> str:
+    """Append this run to the locked part's log and say how often it was printed before:
+    its figures are read once per working session, and the log keeps that honest."""
+    log = UNSEEN / "locked-runs.log"
+    before = log.read_text().splitlines() if log.exists() else []
+    head = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"],
+                          capture_output=True, text=True).stdout.strip()
+    with log.open("a") as f:
+        f.write(f"{time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())} {head}\n")
+    last = f", last {before[-1]}" if before else ""
+    return f"locked part printed {len(before)} time(s) before{last}"
+
+
 async def run(db_filter: str | None, show: int, llm: Any = None,
-              meaning: bool = True) -> dict[str, Any]:
-    """Ask every question (of ``db_filter``) and score it. ``llm`` (a
+              meaning: bool = True, part: str = "public") -> dict[str, Any]:
+    """Ask every question of ``part`` (of ``db_filter``) and score it. ``llm`` (a
     :class:`_spider_llm.LLMSpec`): through that endpoint as the ``uses.query`` generator
     instead of the builtin parser; ``meaning``: ``db.match_by_meaning`` (on by default)."""
-    questions = json.loads((DATA / "questions.json").read_text())
+    questions = load(part) or []
     if db_filter:
         questions = [q for q in questions if q["db_id"] == db_filter]
     if llm is None:
-        return await _run(questions, show, None, meaning=meaning)  # meaning: the default
+        out = await _run(questions, 0 if part == "locked" else show, None, meaning=meaning,
+                         folds=part == "public")
+        return out
     module = _llm_module()
     breaker = module.Breaker(await module.probe(llm))
     async with module.generator(llm) as made:
@@ -275,7 +320,8 @@ async def run(db_filter: str | None, show: int, llm: Any = None,
 
 
 async def _run(questions: list[dict[str, Any]], show: int, llm: Any,
-               breaker: Any = None, *, meaning: bool = False) -> dict[str, Any]:
+               breaker: Any = None, *, meaning: bool = False,
+               folds: bool = True) -> dict[str, Any]:
     from agent_search.config import SearchConfig
     from agent_search.context import Context
     from agent_search.db import create_handler
@@ -287,7 +333,8 @@ async def _run(questions: list[dict[str, Any]], show: int, llm: Any,
     try:
         for db_id in sorted({q["db_id"] for q in questions}):
             path = tmp / f"{db_id}.sqlite"
-            shutil.copyfile(DATA / "db" / f"{db_id}.sqlite", path)
+            home = next(q["dir"] for q in questions if q["db_id"] == db_id)
+            shutil.copyfile(home / "db" / f"{db_id}.sqlite", path)
             conn = sqlite3.connect(path)
             conn.text_factory = lambda b: b.decode(errors="replace")
             db = {"url": f"sqlite:///{path}", "max_results": MAX_RESULTS,
@@ -334,9 +381,10 @@ async def _run(questions: list[dict[str, Any]], show: int, llm: Any,
     floor = SearchConfig().min_score_for("db") if FLOOR else 0.0  # as the searcher
     scored = [rescore(e, floor) for e in asked]
     out = summarise(scored, times, show)
+    out["curve"] = [curve_point(f, [rescore(e, f) for e in asked]) for f in CURVE]
     if llm is not None:
         out["errors"] = _llm_module().error_lines(scored)
-    else:
+    elif folds:
         out["leave_out"] = _bench_module("_spider_folds").leave_out(asked, times, rescore,
                                                                     summarise)
     return out
@@ -356,6 +404,15 @@ def rescore(entry: dict[str, Any], floor: float) -> dict[str, Any]:
     if "sql" in entry:
         s.update(sql=entry["sql"], dsl=entry["dsl"], n=len(items))
     return s
+
+
+def curve_point(floor: float, scored: list[dict[str, Any]]) -> str:
+    """Precision and share answered of the record questions, with "how many" and
+    aggregates right, at one relevance floor: one cell of the curve."""
+    m = summarise(scored, [], 0)
+    share = m["record answered"] / m["record questions"] if m["record questions"] else 0.0
+    return (f"{m['precision of answered']:.3f} / {share:.2f} / {m['how many right']:.2f}"
+            f" / {m['aggregate right']:.2f}")
 
 
 def _brief(dsl: dict[str, Any] | None) -> list[dict[str, Any]]:
@@ -392,7 +449,7 @@ def summarise(scored: list[dict[str, Any]], times: list[float], show: int) -> di
     return out
 
 
-def baseline(ref: str, db_filter: str | None) -> dict[str, Any]:
+def baseline(ref: str, db_filter: str | None, part: str = "public") -> dict[str, Any]:
     """The same measure on the package of git ``ref``, in a subprocess."""
     tmp = Path(tempfile.mkdtemp(prefix="bench-spider-base-"))
     try:
@@ -400,7 +457,8 @@ def baseline(ref: str, db_filter: str | None) -> dict[str, Any]:
                                  check=True, capture_output=True).stdout
         subprocess.run(["tar", "-x", "-C", str(tmp)], input=archive, check=True)
         env = {**os.environ, "PYTHONPATH": str(tmp)}
-        args = [sys.executable, __file__, "--json"] + (["--db", db_filter] if db_filter else [])
+        args = [sys.executable, __file__, "--json", "--parts", part] + (
+            ["--db", db_filter] if db_filter else [])
         done = subprocess.run(args, env=env, check=True, capture_output=True, text=True,
                               cwd=tmp)
         return json.loads(done.stdout.splitlines()[-1])
@@ -417,7 +475,7 @@ def table(columns: list[tuple[str, dict[str, Any]]]) -> str:
     head = "| measure | " + " | ".join(label for label, _ in columns) + " | goal |"
     lines = [head, "|---|" + "---:|" * len(columns) + "---|"]
     for key, value in columns[-1][1].items():
-        if key in ("misses", "errors"):
+        if key in ("misses", "errors", "curve"):
             continue
         fmt = (lambda v: f"{v:.3f}") if isinstance(value, float) else str
         cells = [fmt(col[key]) if key in col else "" for _, col in columns]
@@ -428,8 +486,12 @@ def table(columns: list[tuple[str, dict[str, Any]]]) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--baseline", metavar="REF", help="git ref measured in the same run")
-    parser.add_argument("--db", help="only this Spider database")
-    parser.add_argument("--show", type=int, default=0, help="print up to N missed questions")
+    parser.add_argument("--db", help="only this database")
+    parser.add_argument("--parts", default=",".join(PARTS),
+                        help="comma-separated parts among locked, working, public "
+                             "(default all three; locked: aggregate figures only)")
+    parser.add_argument("--show", type=int, default=0,
+                        help="print up to N missed questions (never of the locked part)")
     parser.add_argument("--llm-url", metavar="URL",
                         help="base URL of an OpenAI-compatible API: adds its column")
     parser.add_argument("--llm-model", metavar="NAME", default="",
@@ -446,7 +508,14 @@ def main() -> None:
         sys.path.insert(0, os.environ.get("PYTHONPATH", str(ROOT)))
     else:
         sys.path.insert(0, str(ROOT))
-    known = sorted({q["db_id"] for q in json.loads((DATA / "questions.json").read_text())})
+    parts = [p.strip() for p in args.parts.split(",") if p.strip()]
+    if bad := [p for p in parts if p not in PARTS]:
+        parser.error(f"--parts {','.join(bad)}: no such part; known: {', '.join(PARTS)}")
+    loaded = {p: load(p) for p in parts}
+    for p in [p for p in parts if loaded[p] is None]:
+        print(f"{p} part skipped: no data at {DATA if p == 'public' else UNSEEN}")
+    parts = [p for p in parts if loaded[p] is not None]
+    known = sorted({q["db_id"] for p in parts for q in loaded[p] or []})
     if args.db and args.db not in known:
         parser.error(f"--db {args.db!r}: no such database; known: {', '.join(known)}")
     llm = None
@@ -456,39 +525,61 @@ def main() -> None:
         if (problem := llm.problem()) is not None:
             parser.error(problem)
     import anyio
-    base = baseline(args.baseline, args.db) if args.baseline else None
-    now = anyio.run(run, args.db, args.show)
     if args.json:
+        now = anyio.run(run, args.db, args.show, None, True, parts[0])
         now.pop("leave_out", None)
         print(json.dumps(now))
         return
-    columns = [(f"baseline ({args.baseline})", base)] if base else []
-    folds = now.pop("leave_out", None)
-    columns.append(("builtin, whole set", now))
+    columns: list[tuple[str, dict[str, Any]]] = []
+    curves: list[tuple[str, list[str]]] = []
+    folds = None
+    for part in parts:
+        if args.db and not any(q["db_id"] == args.db for q in loaded[part] or []):
+            continue
+        if args.baseline and part != "locked":
+            columns.append((f"{part}, baseline ({args.baseline})",
+                            baseline(args.baseline, args.db, part)))
+        now = anyio.run(run, args.db, args.show, None, True, part)
+        folds = now.pop("leave_out", None) or folds
+        n_db = len({q["db_id"] for q in loaded[part] or []
+                    if not args.db or q["db_id"] == args.db})
+        columns.append((f"{part} ({n_db} db)", now))
+        curves.append((part, now.pop("curve")))
+        if part == "locked":
+            print(note_locked())
     if folds is not None and not args.db:
-        columns += [(f"left out ({len(folds['folds'])} folds)", folds["left out"]),
-                    ("develop parts", folds["develop"])]
-    by_meaning = anyio.run(run, args.db, args.show, None, False) if args.no_meaning \
-        else None
+        columns += [(f"public left out ({len(folds['folds'])} folds)", folds["left out"])]
+    by_meaning = anyio.run(run, args.db, args.show, None, False, parts[-1]) \
+        if args.no_meaning else None
     if by_meaning is not None:
         by_meaning.pop("leave_out", None)
-        columns.append(("builtin, names by spelling only", by_meaning))
-    with_llm = anyio.run(run, args.db, args.show, llm) if llm is not None else None
+        by_meaning.pop("curve", None)
+        columns.append((f"{parts[-1]}, names by spelling only", by_meaning))
+    with_llm = anyio.run(run, args.db, args.show, llm, True, parts[-1]) \
+        if llm is not None else None
     if with_llm is not None:
-        columns.append((f"LLM ({llm.model})", with_llm))
-    print(f"Spider dev (public part): {now['questions']} questions on "
-          f"{args.db or 'all 9 databases'}, db.max_results {MAX_RESULTS}"
+        with_llm.pop("curve", None)
+        columns.append((f"LLM ({llm.model}), {parts[-1]}", with_llm))
+    print(f"Databases nobody tuned for: parts {', '.join(parts)}"
+          + (f" (database {args.db})" if args.db else "")
+          + f", db.max_results {MAX_RESULTS}"
           + (f"; LLM column: {llm.url}, uses.query" if llm is not None else "") + ".\n")
     print(table(columns))
+    print("\nPrecision of answered / share of record questions answered / how many right /"
+          " aggregates right, by relevance floor:\n")
+    print("| floor | " + " | ".join(p for p, _ in curves) + " |")
+    print("|---:|" + "---|" * len(curves))
+    for i, floor in enumerate(CURVE):
+        print(f"| {floor:.1f} | " + " | ".join(c[i] for _, c in curves) + " |")
     if folds is not None and not args.db:
-        print("\nLeave-databases-out: each fold's relevance floor fitted on the other folds "
-              "(precision of answered >= 0.90 first), then its databases scored with it.")
+        print("\nLeave-databases-out (public): each fold's relevance floor fitted on the other "
+              "folds (precision of answered >= 0.90 first), then its databases scored with it.")
         for line in folds["folds"]:
             print("- " + line)
     for line in (with_llm or {}).get("errors", []):
         print(line)
-    for miss in [*now.get("misses", []), *(by_meaning or {}).get("misses", []),
-                 *(with_llm or {}).get("misses", [])]:
+    shown = [c for label, c in columns if not label.startswith("locked")]
+    for miss in [m for c in shown for m in c.get("misses", [])]:
         print(json.dumps(miss, ensure_ascii=False, default=str))
 
 
