@@ -543,7 +543,7 @@ def main() -> None:
         folds = now.pop("leave_out", None) or folds
         n_db = len({q["db_id"] for q in loaded[part] or []
                     if not args.db or q["db_id"] == args.db})
-        columns.append((f"{part} ({n_db} db)", now))
+        columns.append((f"builtin, {part} ({n_db} db)", now))
         curves.append((part, now.pop("curve")))
         if part == "locked":
             print(note_locked())
@@ -578,7 +578,7 @@ def main() -> None:
             print("- " + line)
     for line in (with_llm or {}).get("errors", []):
         print(line)
-    shown = [c for label, c in columns if not label.startswith("locked")]
+    shown = [c for label, c in columns if "locked" not in label]
     for miss in [m for c in shown for m in c.get("misses", [])]:
         print(json.dumps(miss, ensure_ascii=False, default=str))
 

@@ -109,10 +109,18 @@ def _functions(q: Question, plan: Plan) -> None:
         word = m.group("fn").lower()
         if word == "total" and re.match(r"\s+number\b", q.low[m.end():]):
             continue  # "the total number of X" is a count
+        if _in_field_name(q, m.span()):
+            continue  # "total points" names the field Total_Points: no function of points
         target = _function_field(q, m, found)
         if target is not None:
             plan.compute(f"{FN_NAME[word]}({target.candidate.field.name})", m.group(0),
                          m.span(), target.span)
+
+
+def _in_field_name(q: Question, span: tuple[int, int]) -> bool:
+    """The word at ``span`` is part of a name of one of the target's fields as said
+    ("total points" for ``Total_Points``, "average age" for ``Average_Age``)."""
+    return any(m.span[0] <= span[0] and span[1] < m.span[1] for m in _own_mentions(q))
 
 
 def _function_field(q: Question, m: re.Match[str],

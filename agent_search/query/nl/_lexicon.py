@@ -93,6 +93,9 @@ def plural_forms(phrase: str) -> frozenset[str]:
         forms.add(prefix + last[:-1])
     if last.isalpha() and len(last) > 2:
         forms |= {prefix + f for f in _inflected(last)}
+    noun, of, rest = phrase.partition(" of ")
+    if of and noun and rest:  # "date of birth": the noun before "of" takes the number
+        forms |= {f + of + rest for f in plural_forms(noun)}
     return frozenset(forms)
 
 

@@ -47,7 +47,7 @@ from agent_search.query._chinese import normal_form
 from agent_search.query.dsl import ModelSchema
 from agent_search.query.nl._aggregate_words import NUMBER_WORDS
 from agent_search.query.nl._lexicon import is_plural, plural_forms
-from agent_search.query.nl._parser import NOTHING_CONFIDENCE
+from agent_search.query.nl._plan import NOTHING_CONFIDENCE
 from agent_search.query.nl._schema import model_mentions
 
 if TYPE_CHECKING:

@@ -131,6 +131,17 @@ def _measured_by(q: Question, dim: str, at: int) -> Candidate | None:
                          and x.candidate.field.kind in NUMERIC_KINDS), None)
 
 
+_ONE_WITH = re.compile(r"\b(?:the|which|what)\s+(?P<noun>[a-z]+)\s+(?:with|that\s+has|"
+                       r"who\s+has|which\s+has)\s+the\s+(?:\w+est|most|least|fewest)\b")
+
+
+def _one_with(low: str) -> str:
+    """The noun of "the school with the largest enrollment" when the question names no
+    model (the school is read from its fields): singular, one is asked for."""
+    m = _ONE_WITH.search(low)
+    return m.group("noun") if m else ""
+
+
 def top_n(q: Question, plan: Plan) -> None:
     """"top 5", "the 3": a limit; a superlative with the model named in the singular
     ("the cheapest track") asks for one."""
@@ -144,9 +155,9 @@ def top_n(q: Question, plan: Plan) -> None:
             plan.used.append(m.span())
             return
     spans = q.target_spans
-    if plan.orders and spans and any(p.search(q.low) for p in (
+    if plan.orders and any(p.search(q.low) for p in (
             SUPERLATIVE, _FIELD_SUPERLATIVE, ADJECTIVE)):
-        first = q.low[spans[0][0]:spans[0][1]]
-        if not is_plural(first):
+        first = q.low[spans[0][0]:spans[0][1]] if spans else _one_with(q.low)
+        if first and not is_plural(first):
             plan.limit = 1
             plan.notes.append("limit 1 (one asked for)")

@@ -48,7 +48,7 @@ from agent_search.query.nl._lexicon import (
     terms,
     word_spans,
 )
-from agent_search.query.nl._plan import Extractor, Plan, Question
+from agent_search.query.nl._plan import NOTHING_CONFIDENCE, Extractor, Plan, Question
 from agent_search.query.nl._retarget import on_child, retarget
 from agent_search.query.nl._schema import (
     Span,
@@ -62,7 +62,6 @@ from agent_search.query.nl._value_index import value_serials
 from agent_search.query.nl._values_zh import names_outside_values
 
 FALLBACK_CONFIDENCE = 0.5
-NOTHING_CONFIDENCE = 0.2
 RELAXED = 0.5
 """A text match of leftover words found in no row is dropped: the answer is then scored
 as if the words were ignored (understood²) and halved, for the words may have named

@@ -27,6 +27,8 @@ from agent_search.query.nl._schema import (
 
 MAX_CONDITIONS = 16
 """Most conditions one query yields; the rest are ignored with a warning."""
+NOTHING_CONFIDENCE = 0.2
+"""The confidence of an answer that searches nothing (the parser is not sure)."""
 EXACT_CONFIDENCE = 1.0
 
 

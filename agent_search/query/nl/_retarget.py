@@ -21,7 +21,7 @@ from __future__ import annotations
 from typing import Any
 
 from agent_search.query.dsl import MAX_HOPS, ModelSchema, RelationSchema
-from agent_search.query.nl._plan import Plan, Question
+from agent_search.query.nl._plan import NOTHING_CONFIDENCE, Plan, Question
 from agent_search.query.nl._schema import Candidate, is_plain, reverse_relation
 
 Out = dict[str, Any]
@@ -53,11 +53,17 @@ def retarget(q: Question, plan: Plan, out: Out) -> Out:
         return out
     rel = asked.relation
     other = q.by_id.get(rel.model.lower())
-    if other is None or not other.queryable:
-        return out
-    moved = (_to_many if rel.type == "hasMany" else _to_one)(q, out, rel, other)
-    if moved is None:
-        return out
+    moved = None if other is None or not other.queryable else \
+        (_to_many if rel.type == "hasMany" else _to_one)(q, out, rel, other)
+    if moved is None and rel.type == "hasMany":
+        return out  # "the composers of albums": the albums, each with its many tracks
+    if other is None or moved is None:  # right or silent: the rows shown lack what is asked
+        return {"queries": [], "explanation": "not sure what is asked; nothing searched",
+                "confidence": NOTHING_CONFIDENCE, "warnings": [
+                    *out.get("warnings", []),
+                    f"'{asked.field.name}' is asked, a field of {rel.model}, not of "
+                    f"{q.target.id}, and the question could not be said of {rel.model}; "
+                    "no records are shown (they would not hold what is asked)"]}
     return {**out, **moved, "model": other.id,
             "explanation": f"{other.id} of the {q.target.id} asked about ("
                            f"{asked.field.name} is theirs): " + out.get("explanation", "")}
@@ -71,14 +77,22 @@ def _to_one(q: Question, out: Out, rel: RelationSchema, other: ModelSchema) -> O
     back = reverse_relation(rel, q.target, other)
     if back is None:
         return None
-    wheres = [through_relation(w, back.name) for w in out.get("wheres", [])]
-    orders = [{**o, "field": f"{back.name}.{o['field']}"} for o in out.get("orders", [])]
+    wheres = [on_child(w, rel.name, back.name) for w in out.get("wheres", [])]
+    orders = [{**o, "field": _own(o["field"], rel.name) or f"{back.name}.{o['field']}"}
+              for o in out.get("orders", [])]
     kept = [w for w in wheres if w is not None]
     if len(kept) < len(wheres) or any(o["field"].count(".") > 1 for o in orders):
         return None  # two relations away: not ordered
     if not kept or orders:
         kept.append({"field": f"count({back.name})", "op": ">", "value": 0})
     return {"wheres": kept, "orders": orders}
+
+
+def _own(field: str, forward: str) -> str | None:
+    """``field`` said through ``forward`` (``people.Weight``) as the related model's own
+    (``Weight``), or None when it is not one of its fields."""
+    head, _, rest = field.partition(".")
+    return rest if head == forward and rest and "." not in rest else None
 
 
 def _to_many(q: Question, out: Out, rel: RelationSchema, child: ModelSchema) -> Out | None:
