@@ -114,10 +114,16 @@ def test_a_share_understood_leaves_its_square_as_confidence() -> None:
     assert understood_factor(5, 4) == 0.0 and understood_factor(0, 0) == 1.0
 
 
-def test_a_number_nothing_understood_is_a_dropped_word() -> None:
+def test_a_number_nothing_understood_answers_nothing() -> None:
+    """A number is a condition said; one no rule read would be lost from the answer
+    (right or silent): nothing is shown and the warning names it."""
     out = parse("Jazz tracks 4711", music(), now=NOW)
-    assert "not understood, ignored: '4711'" in out["warnings"]
-    assert out["confidence"] == pytest.approx(understood_factor(1, 3), abs=1e-4)
+    assert out["queries"] == []
+    assert "the number '4711' was not understood" in out["warnings"][-1]
+    # a number read (a limit, a comparison) is no such loss
+    assert parse("the 3 longest Jazz tracks", music(), now=NOW)["limit"] == 3
+    assert {"field": "Bytes", "op": ">", "value": 4711} in parse(
+        "Jazz tracks over 4711 bytes", music(), now=NOW)["wheres"]
 
 
 @pytest.mark.parametrize(("text", "field"), [

@@ -43,7 +43,8 @@ _SORT = re.compile(r"\b(?:sort(?:ed)?|order(?:ed)?)\s+by\s+(?P<f>[\w ]{1,40}?)"
 _THEN_DIRECTION = re.compile(r"\s*(?:in\s+)?(?:an?\s+|the\s+)?(?P<dir>asc|ascending|increasing|"
                              r"desc|descending|decreasing)\b(?:\s+order\b)?", re.I)
 """A direction said after the field and a word ("sorted by price *in descending order*")."""
-_TOP = re.compile(r"\b(?:top|first|last|the)\s+(?P<n>\d{1,4})\b", re.I)
+_TOP = re.compile(r"\b(?:top|first|last|the)\s+(?P<n>\d{1,4})\b|"
+                  r"\b(?P<m>\d{1,4})\s+(?=(?:\w+est|most|least|fewest)\b)", re.I)
 
 
 def _own(q: Question) -> list[Candidate]:
@@ -148,7 +149,7 @@ def top_n(q: Question, plan: Plan) -> None:
     for m in _TOP.finditer(q.low):
         if not plan.free(m.span()):
             continue
-        n = int(m.group("n"))
+        n = int(m.group("n") or m.group("m"))
         if n >= 1:
             plan.limit = n
             plan.notes.append(f"limit {n}")

@@ -244,6 +244,31 @@ def one_row_not_said(q: Question, plan: Plan, grouped: bool) -> str | None:
             f"any one of the {rel_name}, not by the same one; no records are shown")
 
 
+_NUMBER = re.compile(r"(?<![\w.,])\d+(?:\.\d+)?(?![\w.,]?\w)")
+
+
+def number_not_placed(q: Question, plan: Plan, grouped: bool) -> str | None:
+    """A number no rule read ("teachers who teach grade 5", with no grade field on the
+    teachers) is a condition lost: the records shown would not meet it."""
+    names = [m.span for m in q.fields] + [s for spans in q.models.values() for s in spans]
+    read = {float(v) for v in _numbers([*plan.wheres, *plan.having])}
+    read |= {float(plan.limit)} if plan.limit else set()
+    for m in _said(_NUMBER, q, plan):
+        if float(m.group(0)) not in read and \
+                not any(overlaps(m.span(), s) for s in [*plan.used, *names]):
+            return (f"no records are shown: the number {m.group(0)!r} was not understood "
+                    "as a condition (they would not meet it)")
+    return None
+
+
+def _numbers(wheres: list[dict[str, Any]]) -> Iterator[float]:
+    for w in _conditions(wheres):
+        value = w.get("value")
+        for v in value if isinstance(value, list) else [value]:
+            if isinstance(v, int | float) and not isinstance(v, bool):
+                yield float(v)
+
+
 def _paths(wheres: list[dict[str, Any]]) -> Iterator[str]:
     return (str(w["field"]) for w in _conditions(wheres) if "field" in w)
 
@@ -251,6 +276,7 @@ def _paths(wheres: list[dict[str, Any]]) -> Iterator[str]:
 CHECKS: tuple[Check, ...] = (
     condition_not_placed,
     condition_not_sayable,
+    number_not_placed,
     both_not_met,
     one_row_not_said,
     superlative_of_ungrouped_aggregate,
