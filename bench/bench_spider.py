@@ -217,6 +217,7 @@ def score(gold: Gold, result: dict[str, Any]) -> dict[str, Any]:
         right = len(got) == len(want) and _rows_match(got, want, gold.ordered)
         out["right"] = bool(want) and right
         out["score"] = float(out["right"])
+        out["agg_answered"] = bool(answer)
     if gold.table is not None:
         mine = [i for i in records if (i.get("model") or "").lower() == gold.table.lower()]
         got: set[tuple[Any, ...]] = set()
@@ -438,6 +439,9 @@ def summarise(scored: list[dict[str, Any]], times: list[float], show: int) -> di
         "how many right": mean([float(s["right"]) for s in cnt]),
         "aggregate questions": len(agg),
         "aggregate right": mean([float(s["right"]) for s in agg]),
+        "aggregates answered": sum(1 for s in agg if s.get("agg_answered")),
+        "aggregate precision of answered": mean([float(s["right"]) for s in agg
+                                                 if s.get("agg_answered")]),
         "other questions": sum(1 for s in scored if s["kind"] == "other"),
         "overall": mean([s["score"] for s in scored]),
         "p50 ms": statistics.median(times) if times else 0.0,

@@ -92,3 +92,18 @@ def test_a_field_asked_of_the_model_pointed_at_that_cannot_be_said_there_is_sile
     out = parse("the total points of gymnasts with more than 2 medals", schemas, now=NOW)
     assert out["model"] == "gymnast"
     assert out["wheres"] == [{"field": "count(medals)", "op": ">", "value": 2}]
+
+
+def test_a_function_asked_per_group_with_no_group_read_is_silent() -> None:
+    """"the average age for different job titles": no group is read ("job title" names no
+    field), so one average over every row would be shown as the answer; nothing is."""
+    schemas = [ModelSchema(id="Person", table="Person", primary_key="name",
+                           fields=[f("name", primary=True), f("age", "integer"),
+                                   f("job", values=["engineer", "doctor", "student"])])]
+    out = parse("What is average age for different job title?", schemas, now=NOW)
+    assert out["queries"] == []
+    assert "'for different' asks for one number per group" in out["warnings"][-1]
+    grouped = parse("What is the average age for each job?", schemas, now=NOW)
+    assert grouped["group_by"] == ["job"] and grouped["aggregates"] == ["avg(age)"]
+    assert parse("What is the average age of all people?", schemas,
+                 now=NOW)["aggregates"] == ["avg(age)"]

@@ -168,6 +168,24 @@ def aggregate_not_computed(q: Question, plan: Plan, grouped: bool) -> str | None
     return None
 
 
+_PER_GROUP = re.compile(r"\b(?:for|in|of|by)\s+(?:each|every|different|various|all\s+the\s+"
+                        r"different)\b|\bper\b|\beach\s+of\b|\bgrouped\s+by\b", re.I)
+
+
+def group_not_made(q: Question, plan: Plan, grouped: bool) -> str | None:
+    """"the total revenue for each manufacturer", "the average age for different job
+    titles": a function asked per group, computed once over every row (no group read)
+    is not the numbers asked for."""
+    if not plan.aggregates or plan.group_by or plan.answer_model is not None:
+        return None
+    for m in _said(_PER_GROUP, q, plan):
+        if plan.free(m.span()):
+            return (f"{m.group(0).lower()!r} asks for one number per group, and no group "
+                    "was understood; nothing is computed (one number over every row "
+                    "would not be it)")
+    return None
+
+
 def possessed_not_answered(q: Question, plan: Plan, grouped: bool) -> str | None:
     """"Kyle's friends" asks for the friends: a model named right after a possessive
     that is not the one answered (nor part of a field of it: "the channel's *series*
@@ -283,6 +301,7 @@ CHECKS: tuple[Check, ...] = (
     superlative_without_order,
     order_not_placed,
     aggregate_not_computed,
+    group_not_made,
     distinct_not_counted,
     possessed_not_answered,
     negation_not_read,
