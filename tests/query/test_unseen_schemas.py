@@ -107,3 +107,17 @@ def test_a_function_asked_per_group_with_no_group_read_is_silent() -> None:
     assert grouped["group_by"] == ["job"] and grouped["aggregates"] == ["avg(age)"]
     assert parse("What is the average age of all people?", schemas,
                  now=NOW)["aggregates"] == ["avg(age)"]
+
+
+def test_a_superlative_asked_of_each_group_is_the_groups_extreme() -> None:
+    schemas = [ModelSchema(id="Person", table="Person", primary_key="name",
+                           fields=[f("name", primary=True), f("age", "integer"),
+                                   f("job", values=["engineer", "doctor", "student"])])]
+    out = parse("How old is the youngest person for each job?", schemas, now=NOW)
+    assert out["group_by"] == ["job"] and out["aggregates"] == ["min(age)"]
+    assert not any("no condition on it" in w for w in out["warnings"])
+    out = parse("the age of the oldest person in each job", schemas, now=NOW)
+    assert out["aggregates"] == ["max(age)"]
+    # a count asked for stays the count
+    out = parse("How many people are in each job?", schemas, now=NOW)
+    assert out["aggregates"] == ["count"]

@@ -204,6 +204,8 @@ def _groups(q: Question, plan: Plan) -> None:
             add_group(q, plan, field, (m.start(), found[1][1]), m.group(0).strip())
     if plan.group_by and "count" not in plan.aggregates and (
             not plan.aggregates or re.search(r"\b(?:how many|number of|count)\b", q.low)):
+        plan.count_implied = not plan.aggregates and not re.search(
+            r"\b(?:how many|number of|count)\b", q.low)
         plan.aggregates.insert(0, "count")
 
 

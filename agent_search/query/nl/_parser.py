@@ -252,7 +252,7 @@ def _warn_unused_fields(q: Question, plan: Plan) -> None:
     """A numeric, date or boolean field named in full with no condition on it ("the
     average unit price") is a warning: something was asked that was not understood."""
     constrained = " ".join(str(w) for w in plan.wheres) + " ".join(
-        o["field"] for o in plan.orders)
+        o["field"] for o in plan.orders) + " " + " ".join(plan.aggregates)
     for span, cand, strong in q.fields:
         named = cand.field
         if not strong or cand.relation is not None or named.primary:

@@ -105,6 +105,8 @@ class Plan:
     """Written aggregates: ``count``, ``avg(Age)`` (:class:`~agent_search.query.dsl.Aggregate`)."""
     having: list[dict[str, Any]] = field(default_factory=list)
     aggregate_orders: list[dict[str, str]] = field(default_factory=list)
+    count_implied: bool = False
+    """The groups' count was added because nothing else was computed, not asked for."""
     answer_model: str | None = None
     """Set when the answer is computed on another model (the rows the target has many
     of, counted per target row): its id; conditions go through ``answer_relation``."""
@@ -175,7 +177,15 @@ class Plan:
         self.used.extend(spans)
 
     def order(self, field_name: str, direction: str, span: Span, why: str) -> None:
-        """Order by ``field_name`` (the first order stated on a field wins)."""
+        """Order by ``field_name`` (the first order stated on a field wins). Asked of each
+        group ("the youngest person for each job") with nothing but the groups' count
+        computed, it is the groups' extreme instead: ``min(age)`` per job."""
+        if self.group_by and self.aggregates == ["count"] and self.count_implied and \
+                "." not in field_name and not self.having and not self.aggregate_orders:
+            self.aggregates = [f"{'min' if direction == 'asc' else 'max'}({field_name})"]
+            self.notes.append(f"{self.aggregates[0]} of each group ({why})")
+            self.used.append(span)
+            return
         if any(o["field"] == field_name for o in self.orders):
             return
         self.orders.append({"field": field_name, "order": direction})
