@@ -121,3 +121,24 @@ def test_a_superlative_asked_of_each_group_is_the_groups_extreme() -> None:
     # a count asked for stays the count
     out = parse("How many people are in each job?", schemas, now=NOW)
     assert out["aggregates"] == ["count"]
+
+
+def test_the_model_named_is_counted_not_a_field_of_its_rows_of_the_same_name() -> None:
+    """airlines ← routes, and a route's ``airline`` code: "how many airlines" counts the
+    airlines (before, routes grouped per airline counting their distinct codes)."""
+    schemas = [
+        ModelSchema(id="airlines", table="airlines", primary_key="alid", title_field="name",
+                    fields=[f("alid", "integer", primary=True), f("name"),
+                            f("country", values=["Russia", "France"])],
+                    relations=[RelationSchema(name="routes", type="hasMany", model="routes",
+                                              key="alid", foreign="alid")]),
+        ModelSchema(id="routes", table="routes", primary_key="rid",
+                    fields=[f("rid", "integer", primary=True), f("alid", "integer"),
+                            f("airline", values=["AF", "SU"])],
+                    relations=[RelationSchema(name="al", type="hasOne", model="airlines",
+                                              key="alid", foreign="alid")]),
+    ]
+    out = parse("How many airlines does Russia have?", schemas, now=NOW)
+    assert out["model"] == "airlines"
+    assert out["wheres"] == [{"field": "country", "op": "=", "value": "Russia"}]
+    assert not out.get("group_by")

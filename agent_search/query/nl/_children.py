@@ -18,7 +18,7 @@ from agent_search.query.nl._aggregate_words import (
     WEAK_FN,
     add_group,
 )
-from agent_search.query.nl._lexicon import is_plural
+from agent_search.query.nl._lexicon import is_plural, overlaps
 from agent_search.query.nl._plan import Plan, Question
 from agent_search.query.nl._schema import (
     FieldMention,
@@ -59,7 +59,8 @@ def _counted_after(q: Question, end: int) -> FieldMention | None:
     only glue words (or other fields of the same rows: "how many official languages")
     between."""
     mention = next((x for x in sorted(q.fields, key=lambda x: x.span[0])
-                    if x.span[0] >= end and x.strong and of_many(x.candidate)), None)
+                    if x.span[0] >= end and x.strong and of_many(x.candidate)
+                    and not any(overlaps(x.span, t) for t in q.target_spans)), None)
     if mention is None:
         return None
     gap = q.low[end:mention.span[0]]
@@ -163,7 +164,9 @@ def _counted_names(q: Question, rel: RelationSchema, child: ModelSchema) -> list
     named = [(s, "count") for m in ids for s in q.models.get(m, [])]
     named += [(x.span, f"count(distinct {x.candidate.field.name})") for x in q.fields
               if x.strong and x.candidate.relation == rel and of_many(x.candidate)
-              and is_plural(q.low[x.span[0]:x.span[1]])]
+              and is_plural(q.low[x.span[0]:x.span[1]])
+              and not any(overlaps(x.span, t) for t in q.target_spans)]
+    # ("how many airlines": the airlines themselves, not their routes' airline codes)
     return sorted(named)
 
 
