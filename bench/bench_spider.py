@@ -540,7 +540,7 @@ def main() -> None:
     for part in parts:
         if args.db and not any(q["db_id"] == args.db for q in loaded[part] or []):
             continue
-        if args.baseline and part != "locked":
+        if args.baseline:
             columns.append((f"{part}, baseline ({args.baseline})",
                             baseline(args.baseline, args.db, part)))
         now = anyio.run(run, args.db, args.show, None, True, part)
