@@ -142,3 +142,37 @@ def test_the_model_named_is_counted_not_a_field_of_its_rows_of_the_same_name() -
     assert out["model"] == "airlines"
     assert out["wheres"] == [{"field": "country", "op": "=", "value": "Russia"}]
     assert not out.get("group_by")
+
+
+def _books() -> list[ModelSchema]:
+    """book ← publication (a book has many publications, each with a price)."""
+    return [
+        ModelSchema(id="book", table="book", primary_key="Book_ID", title_field="Title",
+                    fields=[f("Book_ID", "integer", primary=True), f("Title"),
+                            f("Issues", "number")],
+                    relations=[RelationSchema(name="publications", type="hasMany",
+                                              model="publication", key="Book_ID",
+                                              foreign="Book_ID")]),
+        ModelSchema(id="publication", table="publication", primary_key="Publication_ID",
+                    fields=[f("Publication_ID", "integer", primary=True),
+                            f("Book_ID", "integer"), f("Price", "number"),
+                            f("Publisher", values=["Wiley", "Springer"])],
+                    relations=[RelationSchema(name="book", type="hasOne", model="book",
+                                              key="Book_ID", foreign="Book_ID")]),
+    ]
+
+
+def test_a_table_named_and_not_used_by_the_answer_is_silent() -> None:
+    """The books ordered by their own title for "in descending order of publication
+    price" do not account for the publications named: nothing, and the warning says
+    which table."""
+    out = parse("Show the titles of books in descending order of publication price.",
+                _books(), now=NOW)
+    assert out["queries"] == []
+    assert "names the table publication" in out["warnings"][-1]
+    # a table the answer reaches (a condition through it) or points at is accounted for
+    out = parse("books with publications by Wiley", _books(), now=NOW)
+    assert out["model"] == "book"
+    out = parse("the prices of publications of books with more than 5 issues", _books(),
+                now=NOW)
+    assert out["model"] == "publication" and "queries" not in out

@@ -49,7 +49,7 @@ from agent_search.query.nl._lexicon import (
     word_spans,
 )
 from agent_search.query.nl._plan import NOTHING_CONFIDENCE, Extractor, Plan, Question
-from agent_search.query.nl._retarget import on_child, retarget
+from agent_search.query.nl._retarget import named_unused, on_child, retarget
 from agent_search.query.nl._schema import (
     Span,
     content_field,
@@ -197,13 +197,18 @@ def finish(q: Question, plan: Plan, strict: bool) -> dict[str, Any]:
                 "confidence": NOTHING_CONFIDENCE, "warnings": [*plan.warnings, reason]}
     found_terms, relax = _leftover(q, plan, words)
     model, wheres = _answer_rows(q, plan)
-    return retarget(q, plan, {
+    out = retarget(q, plan, {
             "model": model, "wheres": wheres, **_shape(plan),
             **({"limit": plan.limit} if plan.limit else {}),
             **({"terms": found_terms} if found_terms else {}),
             **_relax(plan, relax),
             "explanation": f"{q.target.id}: " + ("; ".join(plan.notes) or "all records"),
             "warnings": plan.warnings, "confidence": round(plan.confidence, 4)})
+    unused = named_unused(q, out) if "model" in out else None
+    if unused is not None:  # right or silent: a table named and not accounted for
+        return {"queries": [], "explanation": "not sure what is asked; nothing searched",
+                "confidence": NOTHING_CONFIDENCE, "warnings": [*plan.warnings, unused]}
+    return out
 
 
 def _answer_rows(q: Question, plan: Plan) -> tuple[str, list[dict[str, Any]]]:

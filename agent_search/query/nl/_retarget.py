@@ -18,6 +18,7 @@ no order is already on a related model's field, and the people are queryable.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from agent_search.query.dsl import MAX_HOPS, ModelSchema, RelationSchema
@@ -130,3 +131,65 @@ def through_relation(where: dict[str, Any], relation: str) -> dict[str, Any] | N
     if "(" in field or field.count(".") + 1 > MAX_HOPS:
         return None
     return {**where, "field": f"{relation}.{field}"}
+
+
+
+_WITH = re.compile(r"\b(?:with|having|has|have)\s+(?:any\s+|some\s+|an?\s+)?$")
+"""Rows the answer has many of, said as what the rows have ("albums with tracks by
+Queen"): a condition of having them, met by the rows shown."""
+_INNER = re.compile(r"^\w+\((?:distinct\s+)?([\w.]+)\)$", re.I)
+
+
+def named_unused(q: Question, out: Out) -> str | None:
+    """A model the question names (outside any field's name) that the answer neither is,
+    nor reaches through a condition, order, group or aggregate, nor points at ("the
+    titles of books in descending order of publication price" ordered by the books'
+    titles; "the start dates of all the apartment bookings" answered on apartments): the
+    reading does not account for the question, and nothing is answered."""
+    start = q.by_id.get(str(out.get("model", "")).lower())
+    if start is None:
+        return None
+    used = {start.id.lower(), q.target.id.lower()}
+    for path in _paths(out):
+        model: ModelSchema | None = start
+        for part in path.split("."):
+            rel = model.relation(part) if model is not None else None
+            model = q.by_id.get(rel.model.lower()) if rel is not None else None
+            if model is None:
+                break
+            used.add(model.id.lower())
+    # the rows used point at their hasOne models (a song's singer, a link row's course):
+    # those are in the answer as the rows' keys
+    used |= {r.model.lower() for m in list(used) if (schema := q.by_id.get(m)) is not None
+             for r in schema.relations if r.type == "hasOne"}
+    children = {r.model.lower() for m in list(used) if (schema := q.by_id.get(m)) is not None
+                for r in schema.relations if r.type == "hasMany"}
+    fields = [m.span for m in q.fields]
+    for model_id, spans in q.models.items():
+        free = [s for s in spans if not any(a <= s[0] and s[1] <= b for a, b in fields)
+                and not (model_id.lower() in children and _WITH.search(q.low[:s[0]]))]
+        if free and model_id.lower() not in used:
+            return (f"{q.quote(free[0])!r} names the table {model_id}, which the answer does "
+                    "not use; no records are shown (they would not account for it)")
+    return None
+
+
+def _paths(out: Out) -> list[str]:
+    """Every field path the DSL dict uses: conditions (nested too), orders, groups,
+    aggregates and what they compute on (``count(dogs)`` → ``dogs``)."""
+    found: list[str] = []
+
+    def walk(where: dict[str, Any]) -> None:
+        for nested in (where.get("or") or [], where.get("and") or []):
+            for w in nested:
+                walk(w)
+        if "field" in where:
+            found.append(str(where["field"]))
+
+    for w in out.get("wheres", []):
+        walk(w)
+    found += [str(o.get("field", "")) for o in out.get("orders", [])]
+    found += [str(g) for g in out.get("group_by", [])]
+    found += [str(a) for a in out.get("aggregates", [])]
+    found += [str(h.get("aggregate", "")) for h in out.get("having", [])]
+    return [m.group(1) if (m := _INNER.match(p)) else p for p in found]
