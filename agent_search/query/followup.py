@@ -49,9 +49,10 @@ _POINTING = frozenset({"they", "them", "their", "theirs", "themselves", "those",
                        "it", "its", "itself", "one", "ones"})
 """Third-person and demonstrative pronouns, and the pro-form "one(s)": words that stand
 for something said before."""
-_POINTING_LEADING = frozenset({"that", "this"})
-"""Demonstratives that are also conjunctions ("cities *that* have..."): they point back
-only among the first words of a question ("does that work", "is this safe")."""
+_DEMONSTRATIVES = frozenset({"that", "this"})
+"""Demonstratives that are also relative pronouns ("battles *that* ended..."): they point
+back only where no word of content comes before them to be relativised ("does that
+work", "is this safe", "that one")."""
 _POINTING_ZH = re.compile("他们|她们|它们|这些|那些|其中|它的|他们的|这个|那个")
 _STOP = ENGLISH_FUNCTION_WORDS | ENGLISH_REQUEST_WORDS
 _WORD = re.compile(r"[a-z0-9][a-z0-9'\-./]*")
@@ -73,7 +74,8 @@ def points_back(text: str) -> bool:
     words = _words(text)
     if any(w in _POINTING for w in words):
         return True
-    return any(w in _POINTING_LEADING for w in words[:2])
+    return any(w in _DEMONSTRATIVES and (i == 0 or words[i - 1] in _STOP)
+               for i, w in enumerate(words))
 
 
 def own_words(text: str) -> list[str]:
@@ -308,7 +310,9 @@ class FollowUpGenerator:
                 and stands_alone(text):
             return _Read(other, "alone", alone)  # it says something of another table
         swapped = {f for w in new for f in _fields(w)}
-        kept = [w for w in previous.get("wheres") or [] if not (_fields(w) & swapped)]
+        text_match = [w for w in previous.get("wheres") or [] if w not in _structured(previous)]
+        kept = [w for w in previous.get("wheres") or []
+                if w in text_match or not (_fields(w) & swapped)]
         query = {**previous, "wheres": [*kept, *new]}
         if own and shaped:
             for key in ("orders", "limit", "aggregates", "group_by", "having"):

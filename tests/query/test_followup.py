@@ -4,6 +4,7 @@ text searches carry the previous topic only when the last turn cannot stand alon
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import pytest
@@ -97,6 +98,32 @@ async def test_after_a_question_the_database_did_not_understand_the_turn_stands_
     assert conditions(q) == {("Genre", "=", "Poetry")}
 
 
+class Scripted:
+    """A generator of our own that answers each text with a fixed reading."""
+
+    name = "scripted"
+
+    def __init__(self, answers: dict[str, dict[str, Any]]) -> None:
+        self.answers = answers
+
+    async def generate(self, query: str, schemas: Sequence[ModelSchema], *,
+                       feedback: str | None = None) -> dict[str, Any]:
+        return self.answers[query]
+
+
+async def test_a_text_match_of_words_not_understood_is_kept_not_swapped() -> None:
+    sea = {"or": [{"field": "Title", "op": "like", "value": "%sea%"},
+                  {"field": "Genre", "op": "like", "value": "%sea%"}]}
+    generator = Scripted({
+        "Books of the sea": {"model": "Book", "wheres": [sea], "terms": ["sea"]},
+        "only the ones in the Poetry genre": {
+            "model": "Book", "wheres": [{"field": "Genre", "op": "=", "value": "Poetry"}]}})
+    raw = await FollowUpGenerator(generator, ["Books of the sea"]).generate(
+        "only the ones in the Poetry genre", library())
+    assert raw["queries"][0]["wheres"] == [sea, {"field": "Genre", "op": "=",
+                                                 "value": "Poetry"}]
+
+
 async def test_earlier_turns_are_bounded() -> None:
     generator = FollowUpGenerator(BuiltinDSLGenerator(), ["x"] * 50 + ["  ", "y" * 2000])
     assert len(generator.earlier) == 3
@@ -119,6 +146,8 @@ def test_named_models_reads_plurals_and_ignores_values() -> None:
     ("which of them are overdue?", False),
     ("can I use a bigger one?", False),
     ("Show me cities that have a port", True),
+    ("Rivers that cross more than two countries", True),
+    ("Is this setting per tenant?", False),
 ])
 def test_stands_alone(text: str, alone: bool) -> None:
     assert stands_alone(text) is alone
