@@ -37,7 +37,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from agent_search.query._chinese import has_cjk
-from agent_search.query.dsl import DSLGenerator, ModelSchema
+from agent_search.query.dsl import (
+    DSLGenerator,
+    DSLValidationError,
+    ModelSchema,
+    validate_dsl,
+)
 from agent_search.query.stopwords import ENGLISH_FUNCTION_WORDS, ENGLISH_REQUEST_WORDS
 
 MAX_EARLIER_TURNS = 3
@@ -116,7 +121,8 @@ def read_text(turns: Sequence[str]) -> TextReading:
     if stands_alone(last):
         return TextReading(last, "alone")
     previous = read_text(turns[-1 - MAX_EARLIER_TURNS:-1]).query
-    return TextReading(f"{previous} {last}", "with the previous question's topic")
+    carried = f"{previous[-MAX_TURN_CHARS:]} {last}"
+    return TextReading(carried, "with the previous question's topic")
 
 
 # -- database --------------------------------------------------------------------------
@@ -222,6 +228,13 @@ class FollowUpGenerator:
         if read.query is not None and read.how != "alone":
             out = {"queries": [read.query], "confidence": read.raw.get("confidence", 1.0),
                    "warnings": list(read.raw.get("warnings") or [])}
+            try:
+                validate_dsl(out, schemas)
+            except DSLValidationError as exc:  # e.g. a relation one hop too many
+                alone = await self._gen(query, schemas)
+                warning = f"follow-up reading {read.how!r} not kept ({exc}); read alone"
+                read = _Read(_single(alone), "alone", alone)
+                out = {**alone, "warnings": [*(alone.get("warnings") or []), warning]}
         out["explanation"] = f"follow-up read {read.how}; " + str(read.raw.get("explanation")
                                                                  or "")
         return out

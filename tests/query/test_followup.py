@@ -124,6 +124,18 @@ async def test_a_text_match_of_words_not_understood_is_kept_not_swapped() -> Non
                                                  "value": "Poetry"}]
 
 
+async def test_a_reading_the_dsl_cannot_hold_falls_back_to_the_turn_alone() -> None:
+    deep = {"field": "writer.books.writer.Country", "op": "=", "value": "Peru"}
+    generator = Scripted({
+        "Books by writers from Peru": {"model": "Book", "wheres": [deep]},
+        "show me their writers": {"model": "Writer", "wheres": []},
+        "who are their writers?": {"queries": [], "warnings": ["nothing understood"]}})
+    raw = await FollowUpGenerator(generator, ["Books by writers from Peru"]).generate(
+        "who are their writers?", library())
+    assert raw["queries"] == []
+    assert any("not kept" in w for w in raw["warnings"])
+
+
 async def test_earlier_turns_are_bounded() -> None:
     generator = FollowUpGenerator(BuiltinDSLGenerator(), ["x"] * 50 + ["  ", "y" * 2000])
     assert len(generator.earlier) == 3
