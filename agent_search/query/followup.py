@@ -17,7 +17,8 @@ Database: :class:`FollowUpGenerator` wraps the DSL generator. The previous turn'
 - a follow-up that names its own table and does not point back starts fresh;
 - one that points back and names another table follows the relation from the previous
   rows ("List the employees in Calgary" → "show me their customers": customers whose
-  ``employee.City = 'Calgary'``);
+  ``employee.City = 'Calgary'``), unless it picks among the previous rows ("which *of
+  those* have more than 10 tracks": the previous rows, narrowed);
 - otherwise it is read against the previous table: a condition on a field the previous
   query used replaces it ("customers in Germany" → "and in Italy?": the country is
   swapped, not added); other conditions narrow it ("which of those have more than 10
@@ -81,6 +82,14 @@ def points_back(text: str) -> bool:
         return True
     return any(w in _DEMONSTRATIVES and (i == 0 or words[i - 1] in _STOP)
                for i, w in enumerate(words))
+
+
+def partitive(text: str) -> bool:
+    """Whether ``text`` picks among the things said before ("which *of those*", "the
+    *ones* in Europe"): the previous rows narrowed, not rows related to them."""
+    words = _words(text)
+    return "ones" in words or any(w in _POINTING and i > 0 and words[i - 1] == "of"
+                                  for i, w in enumerate(words))
 
 
 def own_words(text: str) -> list[str]:
@@ -259,7 +268,7 @@ class FollowUpGenerator:
         back = points_back(text)
         if named and not back:
             return _Read(_single(alone), "alone", alone)
-        if named and named[0].lower() != previous.lower():
+        if named and named[0].lower() != previous.lower() and not partitive(text):
             return await self._follow(state, named[0], text, schemas, alone)
         return await self._within(state, text, schemas, alone, back)
 

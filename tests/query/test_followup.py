@@ -10,7 +10,13 @@ from typing import Any
 import pytest
 
 from agent_search.query.dsl import ModelSchema, RelationSchema, validate_dsl
-from agent_search.query.followup import FollowUpGenerator, points_back, read_text, stands_alone
+from agent_search.query.followup import (
+    FollowUpGenerator,
+    partitive,
+    points_back,
+    read_text,
+    stands_alone,
+)
 from agent_search.query.nl import BuiltinDSLGenerator, named_models
 from tests.support.query_schemas import NOW, f
 
@@ -78,6 +84,12 @@ async def test_pointing_back_to_another_table_follows_the_relation() -> None:
     assert q["model"] == "Book"
     assert conditions(q) == {("writer.Country", "=", "Argentina")}
     assert "following Book.writer" in q["explanation"]
+
+
+async def test_picking_among_the_previous_rows_narrows_them() -> None:
+    q = await read("Writers from Chile", "which of them have more than 3 books?")
+    assert q["model"] == "Writer"
+    assert conditions(q) == {("Country", "=", "Chile"), ("count(books)", ">", 3)}
 
 
 async def test_a_question_naming_its_own_table_starts_fresh() -> None:
@@ -163,6 +175,13 @@ def test_named_models_reads_plurals_and_ignores_values() -> None:
 ])
 def test_stands_alone(text: str, alone: bool) -> None:
     assert stands_alone(text) is alone
+
+
+@pytest.mark.parametrize(("text", "picks"), [
+    ("which of those are overdue?", True), ("only the ones in the red binder", True),
+    ("show me their invoices", False), ("what do they cost?", False)])
+def test_partitive(text: str, picks: bool) -> None:
+    assert partitive(text) is picks
 
 
 def test_chinese_pronoun_points_back() -> None:
