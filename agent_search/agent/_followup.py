@@ -11,15 +11,17 @@ With an LLM (the assistant's connector, and ``rewrite.enabled`` in ``agent.yml``
 history-aware rewrite of the last turn into a whole question runs first, within
 ``rewrite.timeout`` seconds. The rewrite is searched alone by every type when it keeps to
 the conversation: every word of it that says what it is about (outside the stop word
-lists) appears in the conversation's user turns, and it keeps a word of the last turn.
+lists) appears in the conversation (the user's turns or the assistant's answers, which may
+name what a pronoun stands for), and it keeps a word of the last turn.
 A rewrite that brings its own topic, fails, stalls or answers nothing falls back to the
 builtin reading, with a warning in the record.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 import anyio
@@ -29,6 +31,7 @@ from agent_search.agent.llm import ChatClient, LLMError
 from agent_search.query.followup import MAX_EARLIER_TURNS, MAX_TURN_CHARS, own_words, read_text
 
 MAX_REWRITE_CHARS = 500
+MAX_ANSWER_CHARS = 4_000
 _REWRITE_PROMPT = (
     "Rewrite the user's last message as one whole question that can be understood "
     "without the conversation: replace pronouns and ellipses with what they refer to in "
@@ -68,14 +71,42 @@ def read_conversation(messages: Sequence[Message]) -> Reading:
     return Reading(text.query, last=turns[-1], earlier=earlier, how=text.how)
 
 
-def keeps_to(rewrite: str, turns: Sequence[str]) -> str | None:
-    """Why ``rewrite`` does not keep to the conversation of user ``turns``, or None."""
-    said = {w.rstrip("s") for t in turns for w in own_words(t)}
-    new = [w for w in own_words(rewrite) if w.rstrip("s") not in said]
+@lru_cache(maxsize=1)
+def _stem() -> Callable[[str], str]:
+    """English Snowball stems (``py_rust_stemmers``, which the embedding package brings),
+    else the word itself."""
+    try:
+        import py_rust_stemmers  # type: ignore[import-untyped]
+    except ImportError:
+        return lambda w: w
+    stemmer = py_rust_stemmers.SnowballStemmer("english")
+    return lambda w: str(stemmer.stem_word(w))
+
+
+def _stems(text: str) -> set[str]:
+    stem = _stem()
+    return {stem(w) for w in own_words(text)}
+
+
+def _among(stem: str, stems: set[str]) -> bool:
+    """``stem`` is one of ``stems``, or one is the start of the other ("async" and
+    "asynchron")."""
+    return any(stem == s or (min(len(stem), len(s)) >= 4
+                             and (stem.startswith(s) or s.startswith(stem))) for s in stems)
+
+
+def keeps_to(rewrite: str, turns: Sequence[str], answers: Sequence[str] = ()) -> str | None:
+    """Why ``rewrite`` does not keep to the conversation of user ``turns`` (and the
+    assistant's ``answers``, which may name what a pronoun stands for), or None. Words
+    are compared by their stems."""
+    said = {s for t in [*turns, *answers] for s in _stems(t)}
+    stem = _stem()
+    new = [w for w in own_words(rewrite) if not _among(stem(w), said)]
     if new:
         return "brings words the conversation did not use: " + ", ".join(new[:5])
-    last = {w.rstrip("s") for w in own_words(turns[-1])}
-    if last and not last & {w.rstrip("s") for w in own_words(rewrite)}:
+    last = _stems(turns[-1])
+    rewritten = _stems(rewrite)
+    if last and not any(_among(s, rewritten) for s in last):
         return "drops every word of the last question"
     return None
 
@@ -90,7 +121,8 @@ async def rewrite_conversation(client: ChatClient, messages: Sequence[Message],
     if len(turns) < 2:
         return builtin
     conversation = "\n".join(f"{m.get('role')}: {message_text(m).strip()[:MAX_TURN_CHARS]}"
-                             for m in messages if m.get("role") in ("user", "assistant"))
+                             for m in messages[-2 * MAX_EARLIER_TURNS - 1:]
+                             if m.get("role") in ("user", "assistant"))
     prompt = [{"role": "system", "content": _REWRITE_PROMPT},
               {"role": "user", "content": conversation}]
     try:
@@ -103,7 +135,9 @@ async def rewrite_conversation(client: ChatClient, messages: Sequence[Message],
     text = " ".join("".join(parts).split()).strip().strip('"')[:MAX_REWRITE_CHARS]
     if not text:
         return _fallback(builtin, "answered nothing")
-    problem = keeps_to(text, turns)
+    answers = [message_text(m)[:MAX_ANSWER_CHARS] for m in messages
+               if m.get("role") == "assistant"][-MAX_EARLIER_TURNS:]
+    problem = keeps_to(text, turns, answers)
     if problem:
         return _fallback(builtin, f"{problem} ({text[:120]!r})")
     return Reading(text, last=text, earlier=[], how="rewritten by the language model")

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from agent_search.agent import Options
+from agent_search.agent._followup import keeps_to
 from agent_search.testing import StaticHandler
 
 from ..support.agents import connector_yml, kb_items, run
@@ -102,6 +103,27 @@ async def test_a_rewrite_that_changes_the_topic_falls_back(make_assistant, llm_s
     assert record.follow_up["how"] == "with the previous question's topic"
     assert any("brings words the conversation did not use: configure" in w
                for w in record.warnings)
+
+
+async def test_a_rewrite_may_name_what_the_answer_said(make_assistant, llm_server) -> None:
+    llm_server.replies["named"] = "How do I stream a response body with the async client?"
+    kb, db = handlers()
+    a = make_assistant(LLM_PACKAGE, agent_yml=connector_yml(llm_server, "named"),
+                       handlers=[kb, db])
+    messages = [{"role": "user", "content": THREAD[0]},
+                {"role": "assistant", "content": "Call the streaming reader of a client."},
+                {"role": "user", "content": THREAD[1]}]
+    events = await run(a, messages)
+    assert kb.requests[-1].query == "How do I stream a response body with the async client?"
+    assert (await record_of(a, events)).follow_up["how"] == "rewritten by the language model"
+
+
+def test_keeps_to_compares_stems() -> None:
+    turns = ["Which albums did the band release?", "and their prices?"]
+    assert keeps_to("What are the prices of the albums the band released?", turns) is None
+    assert keeps_to("What are the opening hours of the museum?", turns) is not None
+    assert keeps_to("Which albums did the band release?", turns) == (
+        "drops every word of the last question")
 
 
 @pytest.mark.parametrize(("model", "why"), [("error500", "failed"),
