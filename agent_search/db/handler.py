@@ -70,6 +70,8 @@ if TYPE_CHECKING:  # imported where used: SQLAlchemy and the parser load on the 
     from agent_search.query.nl import NameMeanings
 
 MAX_MODEL_NAMES_IN_ERROR = 20
+MAX_HISTORY_TURNS = 100
+"""Most earlier turns ``options.history`` may hold (the last few are read)."""
 
 
 class DBHandler:
@@ -405,9 +407,11 @@ def _earlier_turns(raw: Any) -> list[str]:
     the agent runtime passes them; anything else is a validation error."""
     if raw is None:
         return []
-    if not isinstance(raw, list) or not all(isinstance(t, str) for t in raw):
-        raise DSLValidationError("options.history must be a list of strings (the earlier "
-                                 "user turns, oldest first)")
+    if not isinstance(raw, list) or len(raw) > MAX_HISTORY_TURNS \
+            or not all(isinstance(t, str) for t in raw):
+        raise DSLValidationError(f"options.history must be a list of at most "
+                                 f"{MAX_HISTORY_TURNS} strings (the earlier user turns, "
+                                 "oldest first)")
     from agent_search.query.followup import MAX_EARLIER_TURNS, MAX_TURN_CHARS
 
     return [t[:MAX_TURN_CHARS] for t in raw if t.strip()][-MAX_EARLIER_TURNS:]

@@ -198,3 +198,28 @@ def test_text_reading_carries_the_topic_only_when_needed() -> None:
     assert read_text(["  "]).how == "empty"
     chained = read_text(["How are tokens refreshed?", "and revoked?", "what about expiry?"])
     assert chained.query.startswith("How are tokens refreshed? and revoked?")
+
+
+async def test_a_bad_history_is_a_clear_error_of_the_db_search(tmp_path) -> None:
+    import sqlite3
+
+    from agent_search import Request, Searcher
+    from agent_search.config import SearchConfig
+    from agent_search.db import DBHandler
+
+    sqlite3.connect(tmp_path / "x.sqlite").executescript(
+        "CREATE TABLE book (id INTEGER PRIMARY KEY, title TEXT);"
+        "INSERT INTO book VALUES (1, 'Whales');")
+    config = SearchConfig(home=tmp_path, db={"url": f"sqlite:///{tmp_path}/x.sqlite"})
+    searcher = Searcher(config, handlers=[DBHandler(config)])
+    try:
+        for bad in ("not a list", [1, 2], ["q"] * 101):
+            result = await searcher.search(Request(type="db", query="books",
+                                                   options={"history": bad}))
+            assert result.error and "options.history must be a list" in result.error
+        good = await searcher.search(Request(type="db", query="and Whales?",
+                                             options={"history": ["books about ships"]}))
+        assert good.error is None and good.dsl is not None
+        assert good.dsl["explanation"].startswith("follow-up read")
+    finally:
+        await searcher.aclose()
