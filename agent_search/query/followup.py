@@ -343,8 +343,9 @@ class FollowUpGenerator:
         if kept != list(previous.get("wheres") or []) or new:
             query.pop("relax", None)
             query.pop("relax_confidence", None)
-        replaced = len(previous.get("wheres") or []) - len(kept)
-        how = ("swapping " + ", ".join(sorted(swapped)) if replaced
+        replaced = sorted({str(w.get("field") or "a condition")
+                           for w in previous.get("wheres") or [] if w not in kept})
+        how = ("swapping " + ", ".join(replaced) if replaced
                else f"narrowing the previous query with {len(new)} condition(s)" if new
                else "as the previous query")
         return _Read(query, how, raw if own else {**alone, "confidence": 1.0})

@@ -63,7 +63,7 @@ async def test_a_new_value_of_the_same_field_replaces_it() -> None:
     q = await read("Which writers come from Norway?", "and Chile?")
     assert q["model"] == "Writer"
     assert conditions(q) == {("Country", "=", "Chile")}
-    assert q["explanation"].startswith("follow-up read swapping country")
+    assert q["explanation"].startswith("follow-up read swapping Country")
 
 
 async def test_a_new_bound_of_a_compared_field_replaces_it() -> None:
