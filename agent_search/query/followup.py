@@ -232,7 +232,7 @@ class FollowUpGenerator:
         state: _Read | None = None
         for turn in self.earlier:
             state = await self._read(state, turn, schemas)
-        read = await self._read(state, query, schemas)
+        read = await self._read(state, query, schemas, last=True)
         out = dict(read.raw)
         if read.query is not None and read.how != "alone":
             out = {"queries": [read.query], "confidence": read.raw.get("confidence", 1.0),
@@ -254,11 +254,14 @@ class FollowUpGenerator:
         except Exception:  # a reading that fails is a reading that understood nothing
             return {"queries": [], "fallback": True}
 
-    async def _read(self, state: _Read | None, text: str,
-                    schemas: Sequence[ModelSchema]) -> _Read:
+    async def _read(self, state: _Read | None, text: str, schemas: Sequence[ModelSchema],
+                    *, last: bool = False) -> _Read:
+        """``text`` read after ``state``. The last turn's own reading fails as the
+        generator fails (the handler then falls back as for any question); an earlier
+        turn that fails is a turn that understood nothing."""
         from agent_search.query.nl import named_models
 
-        alone = await self._gen(text, schemas)
+        alone = await (self.inner.generate(text, schemas) if last else self._gen(text, schemas))
         if state is None or state.query is None:
             return _Read(_single(alone), "alone", alone)
         state = _Read(_settled(state.query), state.how, state.raw)

@@ -223,3 +223,18 @@ async def test_a_bad_history_is_a_clear_error_of_the_db_search(tmp_path) -> None
         assert good.dsl["explanation"].startswith("follow-up read")
     finally:
         await searcher.aclose()
+
+
+async def test_the_last_turn_fails_as_its_generator_fails() -> None:
+    class Broken:
+        name = "broken"
+
+        async def generate(self, query: str, schemas: Sequence[ModelSchema], *,
+                           feedback: str | None = None) -> dict[str, Any]:
+            if query == "and Chile?":
+                raise TimeoutError("the endpoint is slow")
+            return {"queries": [], "fallback": True}
+
+    with pytest.raises(TimeoutError):  # the db handler then falls back to builtin
+        await FollowUpGenerator(Broken(), ["Writers from Peru"]).generate("and Chile?",
+                                                                         library())
