@@ -83,6 +83,15 @@ class DelegationSettings(_Strict):
     retries: Count = Field(default=2, ge=0, le=5, description="Extra tries for invalid answers")
 
 
+class RewriteSettings(_Strict):
+    """The LLM rewrite of a follow-up into a whole question, run before the searches when
+    the assistant has a language model (see :mod:`agent_search.agent._followup`)."""
+
+    enabled: bool = True
+    timeout: Number = Field(default=4.0, gt=0, le=60,
+                            description="Seconds; then the builtin reading is used")
+
+
 class AgentSettings(_Strict):
     connectors: dict[str, ConnectorSettings] = Field(default_factory=dict)
     default_connector: str | None = None
@@ -90,6 +99,7 @@ class AgentSettings(_Strict):
     rerankers: dict[str, RerankerSettings] = Field(default_factory=dict)
     uses: dict[str, Any] = Field(default_factory=dict)
     delegation: DelegationSettings = Field(default_factory=DelegationSettings)
+    rewrite: RewriteSettings = Field(default_factory=RewriteSettings)
     records: bool = Field(default=True, description="Store a search record per stream")
     server: dict[str, Any] = Field(default_factory=dict,
                                    description="Read by agent_search.server (ServerSettings)")

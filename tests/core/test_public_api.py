@@ -20,8 +20,8 @@ EXPORTED: dict[str, list[str]] = {
     "agent_search.agent": [
         "AgentSettings", "Assistant", "AssistantPackage", "ChatEvent", "ConnectorSettings",
         "HookContext", "HookResponse", "HookSearch", "LLMError", "OpenAIChatClient",
-        "Options", "RecordSink", "RecordStore", "SearchRecord", "load_package",
-        "offline_answer", "validate_conversation",
+        "Options", "Reading", "RecordSink", "RecordStore", "SearchRecord", "load_package",
+        "offline_answer", "read_conversation", "validate_conversation",
     ],
     "agent_search.db": [
         "ColumnDef", "DBHandler", "DBSettings", "DSLBuildError", "ModelDef", "RelationDef",
@@ -100,7 +100,7 @@ PUBLIC_MODULES: dict[str, list[str]] = {
     "agent_search.mcp": ["client", "server"],
     "agent_search.mcp.client": ["settings"],
     "agent_search.mcp.server": [],
-    "agent_search.query": ["dsl", "keyword", "nl", "stopwords"],
+    "agent_search.query": ["dsl", "followup", "keyword", "nl", "stopwords"],
     "agent_search.rerank": [],
     "agent_search.server": ["app", "service", "settings"],
     "agent_search.web": ["errors", "handler", "providers", "settings"],

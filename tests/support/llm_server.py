@@ -15,7 +15,8 @@ behaves according to the requested ``model``:
   answers JSON (``query`` answers an invalid DSL first when the text says ``bad_first``);
 * ``echo`` — answers the user's text, ``{ref0}``, ``{ref1}``... replaced by the reference
   ids of the system prompt in order, in 3-character chunks;
-* ``bench`` — 20 short tokens, no delay.
+* ``bench`` — 20 short tokens, no delay;
+* any name in ``server.replies`` — that text, in 3-character chunks (a scripted answer).
 
 Every request body is kept in ``server.requests``. Run standalone with
 ``python tests/agent/llm_server.py PORT`` (prints ``ready`` when listening).
@@ -87,6 +88,7 @@ def _delegate_answer(body: dict[str, Any]) -> str:
 class ChatServer:
     def __init__(self) -> None:
         self.requests: list[dict[str, Any]] = []
+        self.replies: dict[str, str] = {}
         self.port = 0
         self._server: asyncio.base_events.Server | None = None
 
@@ -136,7 +138,11 @@ class ChatServer:
             writer.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
             await writer.drain()
 
-        if model in ("cite", "malformed"):
+        if model in self.replies:
+            text = self.replies[model]
+            for i in range(0, len(text), 3):
+                await send(sse_chunk(text[i:i + 3]))
+        elif model in ("cite", "malformed"):
             ids = _REF.findall(_system_text(body))[:2]
             text = "Here is the answer"
             for cid in ids:
@@ -221,6 +227,10 @@ class ThreadedChatServer:
     @property
     def requests(self) -> list[dict[str, Any]]:
         return self.server.requests
+
+    @property
+    def replies(self) -> dict[str, str]:
+        return self.server.replies
 
     def stop(self) -> None:
         async def shutdown() -> None:

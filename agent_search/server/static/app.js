@@ -8,7 +8,10 @@
 const KEY = "agent-search-api-key";
 const $ = (id) => document.getElementById(id);
 const state = { assistants: new Map(), references: new Map(), busy: false, uploading: false,
-                notices: new Set() };
+                notices: new Set(), history: [] };
+// the conversation so far (the chat is stateless: every question sends the earlier turns,
+// so a follow-up is read in their context); a new assistant starts a new conversation
+const MAX_HISTORY = 12;
 
 function apiKey() { return sessionStorage.getItem(KEY) || ""; }
 
@@ -80,6 +83,7 @@ function describeAssistant() {
   const model = state.assistants.get($("assistant").value);
   $("assistant-about").textContent = model && model.description ? model.description : "";
   if (model) sessionStorage.setItem(KEY + ":assistant", model.id);
+  state.history = [];
   offerCollections(model);
 }
 
@@ -435,7 +439,7 @@ async function ask(question) {
   try {
     const response = await fetch(`/v1/assistants/${encodeURIComponent(assistant)}/stream`, {
       method: "POST", headers: headers(),
-      body: JSON.stringify({ messages: [{ role: "user", content: question }] }),
+      body: JSON.stringify({ messages: [...state.history, { role: "user", content: question }] }),
     });
     if (response.status === 401) { askForKey("This server needs an API key."); return; }
     if (!response.ok || !response.body) {
@@ -455,6 +459,8 @@ async function ask(question) {
         if (name === "text") setStatus("Answering…");
       }
     }
+    state.history = [...state.history, { role: "user", content: question },
+                     { role: "assistant", content: view.text }].slice(-MAX_HISTORY);
     setStatus("Done.");
   } catch (err) {
     view.turn.append(el("p", "error", `The stream failed: ${err && err.message}`));
