@@ -24,6 +24,7 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import Any
 
+from agent_search.grounding._budget import Budget
 from agent_search.grounding._ground import (
     Embed,
     GroundedSentence,
@@ -33,7 +34,7 @@ from agent_search.grounding._ground import (
     unchecked,
 )
 
-__all__ = ["STATUSES", "Embed", "GroundedSentence", "Status", "Thresholds", "ground",
+__all__ = ["STATUSES", "Budget", "Embed", "GroundedSentence", "Status", "Thresholds", "ground",
            "summary", "unchecked"]
 
 STATUSES = ("supported", "unsupported", "no_claim", "unchecked")

@@ -16,6 +16,7 @@ flag a sentence, however close the rest of it is.
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -23,10 +24,16 @@ from typing import Any, Literal
 import numpy as np
 from numpy.typing import NDArray
 
-from agent_search.grounding._claims import Claims, extract, number_found
+from agent_search.grounding._budget import (
+    MAX_SENTENCE_CHARS,
+    OVER_BUDGET,
+    TOO_LONG,
+    Budget,
+)
+from agent_search.grounding._claims import Claims, extract, load_chinese, number_found
 from agent_search.grounding._polarity import opposite, unreadable
 from agent_search.grounding._references import MAX_REFERENCE_CHARS, PreparedReference, prepare
-from agent_search.grounding._segment import Span, segment
+from agent_search.grounding._segment import Span, has_cjk, segment
 
 Status = Literal["supported", "unsupported", "no_claim", "unchecked"]
 """``unchecked``: the sentence may hold a claim and the check could not decide (it failed,
@@ -308,10 +315,33 @@ def _why_not(sentence: _Sentence, refs: dict[str, PreparedReference],
     return f"no reference says this (at best {round(coverage * 100)}% of its words)"
 
 
-def _prepare_refs(references: Sequence[Any]) -> dict[str, PreparedReference]:
+def _getter(ref: Any) -> Callable[[str], Any]:
+    """A reference's fields, whether it is a dict or an item."""
+    if isinstance(ref, dict):
+        return ref.get
+
+    def get(key: str) -> Any:
+        return getattr(ref, key, None)
+
+    return get
+
+
+def _content(ref: Any) -> str:
+    """The start of a reference's title and content (to see which language it is in)."""
+    get = _getter(ref)
+    return f"{get('title') or ''} {str(get('content') or '')[:MAX_REFERENCE_CHARS]}"
+
+
+class _OverBudget(Exception):
+    """The references alone took the answer's bound: no sentence can be checked."""
+
+
+def _prepare_refs(references: Sequence[Any], budget: Budget) -> dict[str, PreparedReference]:
     out: dict[str, PreparedReference] = {}
     for ref in references:
-        get = ref.get if isinstance(ref, dict) else (lambda k, r=ref: getattr(r, k, None))
+        if budget.exhausted:
+            raise _OverBudget
+        get = _getter(ref)
         cid = get("citation_id")
         if not cid or cid in out:
             continue
@@ -331,12 +361,13 @@ def _row_text(data: dict[Any, Any]) -> str:
 
 
 def ground(answer: str, references: Sequence[Any], *, citation_format: str = "#ref:{id}",
-           embed: Embed | None = None, thresholds: Thresholds | None = None
-           ) -> list[GroundedSentence]:
+           embed: Embed | None = None, thresholds: Thresholds | None = None,
+           budget: Budget | None = None) -> list[GroundedSentence]:
     """Check each sentence of ``answer`` against ``references`` (items or dicts with
     ``citation_id``, ``title``, ``content``). ``embed`` (texts → unit vectors) lets a close
     rewording count as support; without it the decision is lexical. Blocking CPU work:
-    call it in a worker thread from async code.
+    call it in a worker thread from async code. ``budget`` (by default a fresh
+    :class:`Budget`) bounds its cost: past it, the sentences left are ``unchecked``.
 
     Fails closed: should the check fail on a sentence, that sentence is ``unchecked`` with
     the reason; should it fail as a whole (the references cannot be read), every sentence
@@ -345,7 +376,12 @@ def ground(answer: str, references: Sequence[Any], *, citation_format: str = "#r
 
     marker = marker_regex(citation_format)
     try:
-        refs = _prepare_refs(references)
+        if has_cjk(answer[:MAX_ANSWER_CHARS]) or any(has_cjk(_content(r)) for r in references):
+            load_chinese()
+        budget = budget if budget is not None else Budget()
+        refs = _prepare_refs(references, budget)
+    except _OverBudget:
+        return unchecked(answer, OVER_BUDGET, citation_format=citation_format)
     except Exception as exc:  # any failure shows, sentence by sentence
         return unchecked(answer, _failed(exc), citation_format=citation_format)
     cut = _cut(answer)
@@ -353,12 +389,19 @@ def ground(answer: str, references: Sequence[Any], *, citation_format: str = "#r
         spans = segment(answer[:cut], marker)
     except Exception as exc:
         return unchecked(answer, _failed(exc), citation_format=citation_format)
-    out: list[GroundedSentence | _Sentence] = [
-        _safe_sentence(span, marker) for span in spans[:MAX_SENTENCES]]
-    out += [_unchecked(span, marker, LONG_ANSWER) for span in spans[MAX_SENTENCES:]]
-    out += _rest(answer, cut)
     judge = _Judge(refs, _similarity(embed), citation_format, thresholds or Thresholds())
-    return [judge.safe_verdict(s, marker) if isinstance(s, _Sentence) else s for s in out]
+    out: list[GroundedSentence] = []
+    for i, span in enumerate(spans):
+        if i >= MAX_SENTENCES:
+            out.append(_unchecked(span, marker, LONG_ANSWER))
+        elif budget.exhausted:
+            out.append(_unchecked(span, marker, OVER_BUDGET))
+        else:
+            sentence = _safe_sentence(span, marker, budget)
+            out.append(judge.safe_verdict(sentence, marker)
+                       if isinstance(sentence, _Sentence) else sentence)
+            time.sleep(0)  # let a waiting thread (the server's event loop) run between two
+    return out + _rest(answer, cut)
 
 
 def _cut(answer: str) -> int:
@@ -379,13 +422,17 @@ def _rest(answer: str, cut: int) -> list[GroundedSentence]:
     return [GroundedSentence(answer[start:end], start, end, "unchecked", reason=LONG_ANSWER)]
 
 
-def _sentence(span: Span, marker: re.Pattern[str]) -> GroundedSentence | _Sentence:
-    """A span with its claims, or its ``no_claim`` entry."""
+def _sentence(span: Span, marker: re.Pattern[str], budget: Budget
+              ) -> GroundedSentence | _Sentence:
+    """A span with its claims, or its ``no_claim`` entry (``unchecked`` when it is too
+    long to be read as one claim)."""
+    if span.kind != "code" and len(span.text) > MAX_SENTENCE_CHARS:
+        return _unchecked(span, marker, TOO_LONG)
     cited = list(dict.fromkeys(m.group("id") for m in marker.finditer(span.text)))
     bare = marker.sub(" ", span.text)
     lead = _ATTRIBUTION.match(bare)
     bare = bare[lead.end():] if lead else bare
-    claims = extract(bare) if span.kind != "code" else Claims()
+    claims = extract(bare, budget) if span.kind != "code" else Claims()
     reason = _no_claim_reason(span, claims, bare)
     if reason is not None:
         return GroundedSentence(span.text, span.start, span.end, "no_claim", cited=cited,
@@ -393,10 +440,11 @@ def _sentence(span: Span, marker: re.Pattern[str]) -> GroundedSentence | _Senten
     return _Sentence(span, bare, cited, claims)
 
 
-def _safe_sentence(span: Span, marker: re.Pattern[str]) -> GroundedSentence | _Sentence:
+def _safe_sentence(span: Span, marker: re.Pattern[str], budget: Budget
+                   ) -> GroundedSentence | _Sentence:
     """The span with its claims, or ``unchecked`` should reading them fail."""
     try:
-        return _sentence(span, marker)
+        return _sentence(span, marker, budget)
     except Exception as exc:
         return _unchecked(span, marker, _failed(exc))
 
