@@ -479,6 +479,9 @@ def main() -> None:
         print(f"| {dataset} | {len(of)} | {m['unsupported_recall']:.3f} | "
               f"{m['supported_flagged']:.3f} | {m['citation_added']:.3f} |")
     _polarity(halves, args)
+    from bench import _grounding_cost
+
+    _grounding_cost.main()
     print("\nper kind (the stream's decision): share judged right (supported kinds: not "
           "flagged; unsupported kinds: flagged)")
     en, zh = metrics(stream["English"]), metrics(stream["Chinese"])

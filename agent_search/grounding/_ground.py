@@ -332,6 +332,17 @@ def _content(ref: Any) -> str:
     return f"{get('title') or ''} {str(get('content') or '')[:MAX_REFERENCE_CHARS]}"
 
 
+PAUSE = 0.0005
+"""Seconds the check sleeps between two sentences (and two references). It runs in a
+worker thread but holds the interpreter: a thread that waits for it (the server's event
+loop) otherwise gets it only when the interpreter forces a switch (every 5 ms), once per
+await. Sleeping hands it over at once; ~0.05 s more for an answer of 100 sentences."""
+
+
+def _pause() -> None:
+    time.sleep(PAUSE)
+
+
 class _OverBudget(Exception):
     """The references alone took the answer's bound: no sentence can be checked."""
 
@@ -341,6 +352,7 @@ def _prepare_refs(references: Sequence[Any], budget: Budget) -> dict[str, Prepar
     for ref in references:
         if budget.exhausted:
             raise _OverBudget
+        _pause()
         get = _getter(ref)
         cid = get("citation_id")
         if not cid or cid in out:
@@ -400,7 +412,7 @@ def ground(answer: str, references: Sequence[Any], *, citation_format: str = "#r
             sentence = _safe_sentence(span, marker, budget)
             out.append(judge.safe_verdict(sentence, marker)
                        if isinstance(sentence, _Sentence) else sentence)
-            time.sleep(0)  # let a waiting thread (the server's event loop) run between two
+            _pause()
     return out + _rest(answer, cut)
 
 
