@@ -22,7 +22,7 @@ from agent_search.agent._record_text import grounding_passages
 from agent_search.agent.llm.offline import OFFLINE_NOTICE
 from agent_search.agent.records import STAGE
 from agent_search.context import Context
-from agent_search.grounding import ground, unchecked
+from agent_search.grounding import SHARED_PAUSE, Budget, ground, unchecked
 from agent_search.trace import first_line
 from agent_search.types import ResultItem
 
@@ -48,7 +48,8 @@ async def ground_answer(ctx: Context, text: str, references: Sequence[ResultItem
     try:
         passages = grounding_passages(list(references), counts or {})
         work = functools.partial(ground, text, passages,
-                                 citation_format=ctx.config.citation.format)
+                                 citation_format=ctx.config.citation.format,
+                                 budget=Budget(pause=SHARED_PAUSE))
         done = await anyio.to_thread.run_sync(work, limiter=_limiter())
         return [_own_notice(g.to_dict()) for g in done]
     except Exception as exc:

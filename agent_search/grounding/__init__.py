@@ -24,7 +24,7 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import Any
 
-from agent_search.grounding._budget import Budget
+from agent_search.grounding._budget import SHARED_PAUSE, Budget
 from agent_search.grounding._ground import (
     Embed,
     GroundedSentence,
@@ -34,8 +34,8 @@ from agent_search.grounding._ground import (
     unchecked,
 )
 
-__all__ = ["STATUSES", "Budget", "Embed", "GroundedSentence", "Status", "Thresholds", "ground",
-           "summary", "unchecked"]
+__all__ = ["SHARED_PAUSE", "STATUSES", "Budget", "Embed", "GroundedSentence", "Status",
+           "Thresholds", "ground", "summary", "unchecked"]
 
 STATUSES = ("supported", "unsupported", "no_claim", "unchecked")
 

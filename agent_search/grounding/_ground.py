@@ -16,7 +16,6 @@ flag a sentence, however close the rest of it is.
 from __future__ import annotations
 
 import re
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -332,17 +331,6 @@ def _content(ref: Any) -> str:
     return f"{get('title') or ''} {str(get('content') or '')[:MAX_REFERENCE_CHARS]}"
 
 
-PAUSE = 0.0005
-"""Seconds the check sleeps between two sentences (and two references). It runs in a
-worker thread but holds the interpreter: a thread that waits for it (the server's event
-loop) otherwise gets it only when the interpreter forces a switch (every 5 ms), once per
-await. Sleeping hands it over at once; ~0.05 s more for an answer of 100 sentences."""
-
-
-def _pause() -> None:
-    time.sleep(PAUSE)
-
-
 class _OverBudget(Exception):
     """The references alone took the answer's bound: no sentence can be checked."""
 
@@ -352,7 +340,7 @@ def _prepare_refs(references: Sequence[Any], budget: Budget) -> dict[str, Prepar
     for ref in references:
         if budget.exhausted:
             raise _OverBudget
-        _pause()
+        budget.rest()
         get = _getter(ref)
         cid = get("citation_id")
         if not cid or cid in out:
@@ -391,6 +379,7 @@ def ground(answer: str, references: Sequence[Any], *, citation_format: str = "#r
         if has_cjk(answer[:MAX_ANSWER_CHARS]) or any(has_cjk(_content(r)) for r in references):
             load_chinese()
         budget = budget if budget is not None else Budget()
+        budget.start()
         refs = _prepare_refs(references, budget)
     except _OverBudget:
         return unchecked(answer, OVER_BUDGET, citation_format=citation_format)
@@ -412,7 +401,7 @@ def ground(answer: str, references: Sequence[Any], *, citation_format: str = "#r
             sentence = _safe_sentence(span, marker, budget)
             out.append(judge.safe_verdict(sentence, marker)
                        if isinstance(sentence, _Sentence) else sentence)
-            _pause()
+            budget.rest()
     return out + _rest(answer, cut)
 
 
