@@ -31,6 +31,7 @@ from agent_search.grounding._budget import (
 )
 from agent_search.grounding._claims import Claims, extract, load_chinese, number_found
 from agent_search.grounding._polarity import opposite, unreadable
+from agent_search.grounding._quantities import miscounted
 from agent_search.grounding._references import MAX_REFERENCE_CHARS, PreparedReference, prepare
 from agent_search.grounding._segment import Span, has_cjk, segment
 
@@ -54,6 +55,10 @@ class Thresholds:
     as saying the same when the words overlap less (a rewording)..."""
     coverage_with_similarity: float = 0.35
     """... as long as the window still holds this share of the sentence's words."""
+    coverage_with_numbers: float = 0.35
+    """The share that is enough when the sentence states numbers and one window states
+    them all: the numbers anchor it to that passage, and a rewording keeps them where
+    it changes the words around them."""
 
 
 MIN_WORDS = 2
@@ -114,6 +119,9 @@ class _Check:
     missing_names: list[str]
     coverage: float
     similarity: float = 0.0
+    anchored: bool = False
+    """The sentence states numbers (one of two digits or more: "two" or "5" anchors
+    nothing), and one window states them all."""
 
     @property
     def claims_held(self) -> bool:
@@ -121,22 +129,30 @@ class _Check:
 
     def close(self, t: Thresholds) -> bool:
         return self.coverage >= t.coverage or (
-            self.similarity >= t.similarity and self.coverage >= t.coverage_with_similarity)
+            self.similarity >= t.similarity and self.coverage >= t.coverage_with_similarity
+        ) or (self.anchored and self.coverage >= t.coverage_with_numbers)
 
     def supports(self, t: Thresholds) -> bool:
         return self.claims_held and self.close(t)
 
 
-def _coverage(words: frozenset[str], refs: Sequence[PreparedReference]) -> tuple[float, str]:
-    """The best share of ``words`` one window holds, and that window."""
-    if not words:
+def _coverage(claims: Claims, refs: Sequence[PreparedReference]) -> tuple[float, str]:
+    """The best share of the sentence's content units one window holds, and that window.
+    Its units are its content words and its numbers: a rewording keeps the numbers of
+    its source where it changes its words ("grew thicker" for "thickened"), so a number
+    the window states counts as a word it shares."""
+    words = frozenset(claims.words)
+    nums = claims.numbers
+    total = len(words) + len(nums)
+    if not total:
         return 1.0, ""
     best, window = 0.0, ""
     for ref in refs:
-        if len(words & ref.words) / len(words) <= best:
+        if (len(words & ref.words) + len(nums)) / total <= best:
             continue  # no window of this reference can do better
-        for text, held in zip(ref.windows, ref.window_words, strict=True):
-            share = len(words & held) / len(words)
+        for text, held, values in zip(ref.windows, ref.window_words, ref.window_numbers,
+                                      strict=True):
+            share = (len(words & held) + sum(number_found(n, values) for n in nums)) / total
             if share > best:
                 best, window = share, text
     return best, window
@@ -146,8 +162,12 @@ def _check(claims: Claims, refs: Sequence[PreparedReference]) -> _Check:
     numbers = frozenset().union(*(r.numbers for r in refs))
     missing_numbers = [n.text for n in claims.numbers if not number_found(n, numbers)]
     missing_names = [e for e in claims.entities if not any(r.has_name(e) for r in refs)]
-    coverage, _ = _coverage(frozenset(claims.words), refs)
-    return _Check([r.citation_id for r in refs], missing_numbers, missing_names, coverage)
+    coverage, _ = _coverage(claims, refs)
+    anchored = any(sum(c.isdigit() for c in n.text) >= 2 for n in claims.numbers) and any(
+        all(number_found(n, values) for n in claims.numbers)
+        for r in refs for values in r.window_numbers)
+    return _Check([r.citation_id for r in refs], missing_numbers, missing_names, coverage,
+                  anchored=anchored)
 
 
 def _no_claim_reason(span: Span, claims: Claims, checked: str) -> str | None:
@@ -289,11 +309,14 @@ def _asserts(sentence: _Sentence, refs: list[PreparedReference], fmt: str
     ids = _markers([r.citation_id for r in refs], fmt)
     if why is not None:
         return "unchecked", f"not checked: {why} (its words are in {ids})"
-    _, window = _coverage(frozenset(sentence.claims.words), refs)
+    _, window = _coverage(sentence.claims, refs)
     against = opposite(sentence.bare, window) if window else None
-    if against is None:
-        return None
-    return "unsupported", f"the reference says the opposite ({ids}): {against}"
+    if against is not None:
+        return "unsupported", f"the reference says the opposite ({ids}): {against}"
+    count = miscounted(sentence.bare, window) if window else None
+    if count is not None:
+        return "unsupported", f"“{count}” is not what {ids} counts with that number"
+    return None
 
 
 def _why_not(sentence: _Sentence, refs: dict[str, PreparedReference],
@@ -310,7 +333,7 @@ def _why_not(sentence: _Sentence, refs: dict[str, PreparedReference],
         if what:
             return (f"{_quote(what)} is not what {_markers(cited.ids, fmt)} says; "
                     "no other reference supports the sentence")
-    coverage, _ = _coverage(frozenset(claims.words), list(refs.values()))
+    coverage, _ = _coverage(claims, list(refs.values()))
     return f"no reference says this (at best {round(coverage * 100)}% of its words)"
 
 
@@ -492,7 +515,7 @@ def _similarity(embed: Embed | None) -> Callable[[_Sentence, PreparedReference],
         return cache[text]
 
     def similarity(sentence: _Sentence, ref: PreparedReference) -> float:
-        _, window = _coverage(frozenset(sentence.claims.words), [ref])
+        _, window = _coverage(sentence.claims, [ref])
         if not window:
             return 0.0
         return float(np.dot(vector(sentence.bare), vector(window)))

@@ -47,6 +47,7 @@ from agent_search.grounding._polarity_words import (
     NOMINAL_NEGATION_EN,
     NOT_NEGATION_EN,
     NOT_NEGATION_ZH,
+    SHORT_STEM_PREFIXES_EN,
 )
 from agent_search.grounding._segment import has_cjk
 from agent_search.query.stopwords import CHINESE, ENGLISH_FUNCTION_WORDS
@@ -82,6 +83,8 @@ class _Cue:
     scope: frozenset[str]
     start: int
     end: int
+    head: str = ""
+    """The first word of the scope: what the cue negates (the verb of "did not exist")."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,7 +122,7 @@ class _Token:
 def _tokens_en(text: str) -> list[_Token]:
     out = []
     for m in _TOKEN_EN.finditer(text):
-        low = m.group(0).lower().replace("’", "'").rstrip("'-")
+        low = m.group(0).lower().replace("’", "'").removesuffix("'s").rstrip("'-")
         brk = low in _BREAK or low in CLAUSE_BREAKS_EN
         content = not brk and low not in _STOP and len(low) > 1 and not low[0].isdigit()
         out.append(_Token(low, stem(low) if content else "", m.start(), m.end(), brk))
@@ -189,7 +192,8 @@ def _prefixed_en(token: _Token) -> str | None:
         return None
     for prefix in NEGATING_PREFIXES_EN:
         rest = w[len(prefix):]
-        if w.startswith(prefix) and len(rest) >= 5 and rest[0].isalpha():
+        shortest = 3 if prefix in SHORT_STEM_PREFIXES_EN else 5
+        if w.startswith(prefix) and len(rest) >= shortest and rest[0].isalpha():
             return rest
     return None
 
@@ -306,7 +310,7 @@ def _negations(tokens: list[_Token], language: _Language) -> tuple[list[_Cue], s
         nominal = tokens[i].text in language.nominal
         scope, end = _scope(tokens, i, 1 if nominal else SCOPE)
         if scope:
-            cues.append(_Cue(frozenset(scope), tokens[i].start, end))
+            cues.append(_Cue(frozenset(scope), tokens[i].start, end, scope[0]))
             negated_at.update(range(i, i + 1 + SCOPE + 1))
     return cues, negated_at
 
@@ -358,10 +362,16 @@ def _quote(reading: _Reading, start: int, end: int) -> str:
     return " ".join(reading.text[start:end].split())[:60]
 
 
-def _negation(a: _Reading, b: _Reading) -> tuple[int, int] | None:
-    """The span of a cue of ``a`` that negates words ``b`` states and never negates."""
+def _negation(a: _Reading, b: _Reading, *, head: bool = False) -> tuple[int, int] | None:
+    """The span of a cue of ``a`` that negates words ``b`` states and never negates. With
+    ``head``, ``b`` must state what the cue negates (its scope's first word): a sentence
+    that rewords a reference's negation ("less than fifty years old" for "did not exist
+    fifty years ago", "works without X" for "does not depend on X") shares the words
+    around it, not the negated verb, and does not contradict it."""
     for cue in a.cues:
         shared = cue.scope & b.words
+        if head and cue.head not in b.words:
+            continue
         if len(shared) >= min(2, len(cue.scope)) and not shared & b.negated:
             return cue.start, cue.end
     for rest, whole, start, end in a.prefixed:
@@ -387,7 +397,7 @@ def opposite(sentence: str, window: str) -> str | None:
     if span is not None:
         said = _in_other(w, _scope_at(s, span) & w.words)
         return f"“{_quote(s, *span)}”" + (f", where it says “{said}”" if said else "")
-    span = _negation(w, s)
+    span = _negation(w, s, head=True)
     if span is not None:
         return f"it says “{_quote(w, *span)}”"
     for d in s.directions:
