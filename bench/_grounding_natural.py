@@ -29,6 +29,7 @@ import sys
 import time
 from collections import defaultdict
 from pathlib import Path
+from typing import Any
 
 if __name__ == "__main__":
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -57,7 +58,7 @@ def _cited(answer: str, lang: str) -> str:
     return f"{body} #ref:1{end or '.'}" if lang == "en" else f"{body}#ref:1{end or '。'}"
 
 
-def run(half: str) -> tuple[dict[tuple[str, str], list[str]], float, int]:
+def run(half: str, embed: Any = None) -> tuple[dict[tuple[str, str], list[str]], float, int]:
     """Statuses by (language, kind) of the cases of ``half``; seconds; sentences."""
     data = json.loads(SET.read_text(encoding="utf-8"))
     out: dict[tuple[str, str], list[str]] = defaultdict(list)
@@ -69,7 +70,7 @@ def run(half: str) -> tuple[dict[tuple[str, str], list[str]], float, int]:
         for case in ref["cases"]:
             answer = _cited(case["answer"], ref["lang"])
             start = time.perf_counter()
-            grounded = ground(answer, refs)
+            grounded = ground(answer, refs, embed=embed)
             seconds += time.perf_counter() - start
             sentences += len(grounded)
             status = "unsupported" if any(g.status == "unsupported" for g in grounded) \
@@ -88,9 +89,10 @@ def _pooled(results: dict[tuple[str, str], list[str]], lang: str, kind: str) -> 
     return [s for la in langs for k in kinds for s in results.get((la, k), [])]
 
 
-def table(half: str) -> None:
-    results, seconds, sentences = run(half)
-    print(f"\nnatural wording ({SET.name}), {half} half: share flagged (unsupported); "
+def table(half: str, embed: Any = None) -> None:
+    results, seconds, sentences = run(half, embed)
+    print(f"\nnatural wording ({SET.name}), {half} half"
+          f"{', with the embedding model' if embed else ''}: share flagged (unsupported); "
           f"{1000 * seconds / max(1, sentences):.2f} ms / sentence")
     print("| kind | English n | flagged | unchecked | Chinese n | flagged | unchecked |\n"
           "|---|---:|---:|---:|---:|---:|---:|")
@@ -107,14 +109,23 @@ def table(half: str) -> None:
               f"{share:.2f} | {op} {goal:.2f} | {'yes' if met else 'no'} |")
 
 
-def main(halves: tuple[str, ...] = ("tune", "held-out")) -> None:
+def main(halves: tuple[str, ...] = ("tune", "held-out"), embed: Any = None) -> None:
     ground("Warm up. 热身。", [{"citation_id": "1", "title": "", "content": "热身。"}])
     for half in halves:
         table(half)
+        if embed is not None:
+            table(half, embed)
 
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--half", choices=("tune", "held-out", "both"), default="tune")
+    parser.add_argument("--embed", action="store_true",
+                        help="also with the embedding model (as ground(embed=...))")
     args = parser.parse_args()
-    main(("tune", "held-out") if args.half == "both" else (args.half,))
+    model = None
+    if args.embed:
+        from bench._grounding_runs import embedder
+
+        model = embedder(Path(__file__).resolve().parent.parent)
+    main(("tune", "held-out") if args.half == "both" else (args.half,), model)
