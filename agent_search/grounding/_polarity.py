@@ -34,6 +34,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from agent_search._cjk import HANGUL, HANGUL_JAMO, KANA_LETTERS
+from agent_search.grounding._antonyms import antonyms, lemmas
 from agent_search.grounding._claims import _STOP, _jieba, stem
 from agent_search.grounding._polarity_words import (
     CLAUSE_BREAKS_EN,
@@ -97,6 +98,16 @@ class _Direction:
 
 
 @dataclass(frozen=True, slots=True)
+class _Opposable:
+    """A word that has antonyms (WordNet), with its lemmas and the words around it."""
+
+    lemmas: frozenset[str]
+    context: frozenset[str]
+    start: int
+    end: int
+
+
+@dataclass(frozen=True, slots=True)
 class _Reading:
     text: str
     words: frozenset[str]
@@ -108,6 +119,10 @@ class _Reading:
     """(negated word, the whole word, start, end) of each word with a negating prefix,
     words as written."""
     directions: tuple[_Direction, ...]
+    opposable: tuple[_Opposable, ...] = ()
+    """Its words that have antonyms, not under a negation (English)."""
+    lemmas: frozenset[str] = frozenset()
+    """The lemmas of all of them."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -333,9 +348,37 @@ def _read(text: str) -> _Reading:
                 if (rest := language.prefixed(t))]
     negated = frozenset().union(*(c.scope for c in cues))
     content = [t for t in tokens if t.key]
+    opposable = _opposable(tokens, negated_at) if language is _ENGLISH else []
     return _Reading(text, frozenset(t.key for t in content), frozenset(t.text for t in content),
                     negated, tuple(cues), tuple(prefixed),
-                    tuple(_directions(tokens, language, negated_at)))
+                    tuple(_directions(tokens, language, negated_at)), tuple(opposable),
+                    frozenset().union(*(o.lemmas for o in opposable)))
+
+
+def _opposable(tokens: list[_Token], negated_at: set[int]) -> list[_Opposable]:
+    out = []
+    for i, t in enumerate(tokens):
+        if not t.key or i in negated_at:
+            continue
+        found = lemmas(t.text)
+        if found:
+            out.append(_Opposable(found, _clause_context(tokens, i) - {t.key}, t.start, t.end))
+    return out
+
+
+def _antonym(s: _Reading, w: _Reading) -> str | None:
+    """A word of ``s`` whose antonym (WordNet) ``w`` states about the same words (one
+    word around both in common), where ``w`` does not state the word itself nor ``s``
+    the antonym: "thinned" against "grew thicker", "agonist" against "antagonist"."""
+    for a in s.opposable:
+        if a.lemmas & w.lemmas:
+            continue
+        opposite_words = antonyms(a.lemmas)
+        for b in w.opposable:
+            if b.lemmas & opposite_words and not b.lemmas & s.lemmas \
+                    and a.context & b.context:
+                return f"“{_quote(s, a.start, a.end)}”, where it says “{_quote(w, b.start, b.end)}”"
+    return None
 
 
 _FOREIGN = "a language the check does not read"
@@ -412,7 +455,7 @@ def opposite(sentence: str, window: str) -> str | None:
         if near and all(e.pole != d.pole for e in near):
             said = _quote(w, near[0].start, near[0].end)
             return f"“{_quote(s, d.start, d.end)}”, where it says “{said}”"
-    return None
+    return _antonym(s, w)
 
 
 def _nearest(d: _Direction, others: tuple[_Direction, ...]) -> list[_Direction]:

@@ -76,3 +76,31 @@ def test_numbers_anchor_a_rewording_with_few_shared_words() -> None:
     assert verdict(answer, reference) == "supported"
     assert verdict("About 48,000 people a day rode it in 2023, compared with 13,000 "
                    "in 2019 #ref:1.", reference) == "unsupported"
+
+
+@pytest.mark.parametrize(("answer", "reference"), [
+    ("The coastline has eroded and the beach narrowed since 2010 #ref:1.",
+     "The coastline has eroded and the beach widened since 2010."),
+    ("The old wall was found to be weaker than the new one #ref:1.",
+     "The old wall was found to be stronger than the new one."),
+    ("The drug thinned the mucus lining of the gut in rats #ref:1.",
+     "The drug thickened the mucus lining of the gut in rats."),
+])
+def test_a_wordnet_antonym_about_the_same_words_contradicts(answer: str, reference: str
+                                                           ) -> None:
+    assert verdict(answer, reference) == "unsupported"
+    assert verdict(answer, answer.replace(" #ref:1", "")) == "supported"
+
+
+def test_lemmas_follow_wordnet_morphology() -> None:
+    from agent_search.grounding._antonyms import antonyms, lemmas
+
+    assert "thin" in lemmas("thinned") and "weak" in lemmas("weaker")
+    assert "fall" in lemmas("fell") and "thick" in antonyms(lemmas("thinner"))
+    assert lemmas("table") == frozenset()
+
+
+def test_an_antonym_the_reference_also_states_is_no_contradiction() -> None:
+    reference = "Warm and cool summers alternated along the coast over the decade."
+    assert verdict("Cool and warm summers alternated along the coast #ref:1.",
+                   reference) == "supported"
