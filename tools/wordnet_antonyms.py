@@ -92,7 +92,31 @@ def main() -> None:
                     if lemma in vocabulary and form.isalpha() and form != lemma})
     (target / "antonym_forms.tsv").write_text(
         "".join(f"{form}\t{lemma}\n" for form, lemma in forms), encoding="utf-8")
-    print(f"{len(found) // 2} pairs, {len(forms)} irregular forms -> {target}")
+    units = _units(root)
+    (target / "units.txt").write_text("".join(f"{u}\n" for u in units), encoding="utf-8")
+    print(f"{len(found) // 2} pairs, {len(forms)} irregular forms, {len(units)} units "
+          f"-> {target}")
+
+
+def _units(root: Path) -> list[str]:
+    """The single-word nouns of WordNet's lexicographer files noun.quantity (units of
+    measure: meter, percent, dose) and noun.time (week, month, year): what a number
+    counts when one of them follows it."""
+    out: set[str] = set()
+    for line in (root / "data.noun").read_text(encoding="latin-1").splitlines():
+        if line.startswith("  "):
+            continue
+        fields = line.split()
+        if fields[1] not in UNIT_FILES:
+            continue
+        count = int(fields[3], 16)
+        out.update(w.lower() for w in (fields[4 + 2 * i] for i in range(count))
+                   if w.isalpha())
+    return sorted(out)
+
+
+UNIT_FILES = ("23", "28")
+"""noun.quantity and noun.time (WordNet's lexnames)."""
 
 
 if __name__ == "__main__":

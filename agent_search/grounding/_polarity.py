@@ -274,10 +274,13 @@ def _clause_context(tokens: list[_Token], i: int) -> frozenset[str]:
 
 
 def _valence(poles: list[tuple[str, int] | None], tokens: list[_Token], i: int, pole: int
-             ) -> int:
+             ) -> int | None:
     """The pole of a valence word at ``i`` as the words just before it turn it: "reduced
     the risk" is a benefit, "increased the risk" a harm; "protects against the risk" is
-    a benefit (a valence word before it decides)."""
+    a benefit (a valence word before it decides). None when it is the object of a word
+    with no direction the check knows ("cuts the risk", "curbs their risk": a content
+    word, then a determiner): what that does to the risk is unknown, so it is not
+    compared."""
     for j in range(i - 1, max(-1, i - 4), -1):
         if tokens[j].brk:
             break
@@ -286,7 +289,13 @@ def _valence(poles: list[tuple[str, int] | None], tokens: list[_Token], i: int, 
             return pole ^ before[1]
         if before is not None and before[0] == "valence":
             return before[1]
+        if tokens[j].key and j == i - 2 and tokens[i - 1].text in _DETERMINERS:
+            return None  # the object of a verb the check does not know
     return pole
+
+
+_DETERMINERS = frozenset({"the", "a", "an", "their", "its", "his", "her", "our", "your",
+                          "this", "that", "these", "those", "my"})
 
 
 def _directions(tokens: list[_Token], language: _Language, negated_at: set[int]
@@ -298,7 +307,10 @@ def _directions(tokens: list[_Token], language: _Language, negated_at: set[int]
             continue
         axis, pole = found
         if axis == "valence":
-            pole = _valence(poles, tokens, i, pole)
+            turned = _valence(poles, tokens, i, pole)
+            if turned is None:
+                continue
+            pole = turned
         context = _clause_context(tokens, i) - {tokens[i].key}
         out.append(_Direction(axis, pole, context, tokens[i].start, tokens[i].end))
     return out
@@ -412,6 +424,12 @@ def _quote(reading: _Reading, start: int, end: int) -> str:
     return " ".join(reading.text[start:end].split())[:60]
 
 
+def _inside(words: frozenset[str], text: str) -> frozenset[str]:
+    """The Chinese words (two characters or more) of ``words`` written inside ``text``:
+    jieba cuts a compound whole (贡献率), and the word it holds (贡献) is stated there."""
+    return frozenset(w for w in words if len(w) >= 2 and has_cjk(w) and w in text)
+
+
 def _negation(a: _Reading, b: _Reading, *, head: bool = False) -> tuple[int, int] | None:
     """The span of a cue of ``a`` that negates words ``b`` states and never negates. With
     ``head``, ``b`` must state what the cue negates (its scope's first word): a sentence
@@ -419,7 +437,7 @@ def _negation(a: _Reading, b: _Reading, *, head: bool = False) -> tuple[int, int
     fifty years ago", "works without X" for "does not depend on X") shares the words
     around it, not the negated verb, and does not contradict it."""
     for cue in a.cues:
-        shared = cue.scope & b.words
+        shared = cue.scope & b.words | _inside(cue.scope, b.text)
         if head and cue.head not in b.words:
             continue
         if len(shared) >= min(2, len(cue.scope)) and not shared & b.negated:

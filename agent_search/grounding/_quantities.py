@@ -14,8 +14,10 @@ numbers of a Chinese sentence are compared as values (:mod:`agent_search.groundi
 
 from __future__ import annotations
 
+import functools
 import re
 from collections import defaultdict
+from importlib import resources
 
 from agent_search.grounding._claims import _NUMBER_WORDS, _STOP, _WEAK_NUMBER_WORDS, stem
 from agent_search.grounding._segment import has_cjk
@@ -54,11 +56,15 @@ def counts(text: str) -> dict[float, set[str]]:
 
 def miscounted(sentence: str, window: str) -> str | None:
     """The first number of ``sentence`` that ``window`` states only as a count of
-    something else, quoted, or None."""
+    something else, quoted, or None: the window counts the sentence's thing with another
+    number, or the sentence's thing is a unit of measure or time (WordNet's) the window
+    never names ("six months" where it says "six weeks"). A word after a number that is
+    no unit ("40 cuts the risk") only counts when the window counts it too."""
     if has_cjk(sentence) or has_cjk(window):
         return None
     said, there = counts(sentence), counts(window)
     units_there = {u for units in there.values() for u in units}
+    measures = _measures(sentence)
     for value, units in said.items():
         held = there.get(value)
         if not held or "" in held:
@@ -66,9 +72,28 @@ def miscounted(sentence: str, window: str) -> str | None:
         for unit in units - {""}:
             if unit in held:
                 continue
-            if unit in units_there or unit not in _window_words(window):
+            if unit in units_there or (unit in measures
+                                       and unit not in _window_words(window)):
                 return _quote(sentence, value, unit)
     return None
+
+
+def _measures(text: str) -> set[str]:
+    """The stems of the words of ``text`` that are units of measure or time."""
+    return {stem(w.lower()) for w in re.findall(r"[A-Za-z]+", text) if _is_unit(w.lower())}
+
+
+def _is_unit(word: str) -> bool:
+    units = _units()
+    return word in units or (word.endswith("s") and word[:-1] in units) or (
+        word.endswith("es") and word[:-2] in units)
+
+
+@functools.lru_cache(maxsize=1)
+def _units() -> frozenset[str]:
+    """WordNet's nouns of quantity and time (``_data/units.txt``, tools/wordnet_antonyms.py)."""
+    data = resources.files("agent_search.grounding") / "_data" / "units.txt"
+    return frozenset(data.read_text(encoding="utf-8").split())
 
 
 def _window_words(window: str) -> set[str]:
