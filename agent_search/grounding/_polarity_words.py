@@ -1,9 +1,9 @@
 """The words that say what a sentence asserts beyond its content words: negation cues and
-direction words, English and Chinese. Written here, small and documented
-(docs/grounding.md), rather than drawn from a lexical resource: WordNet, the resource
-for antonyms, comes to Python without its data (nltk and wn download it on first use;
-only unofficial repackagings ship it in a wheel), knows no Chinese, and pairs words
-sense by sense where a check needs the few axes findings are stated on.
+direction words, English and Chinese, small and documented (docs/grounding.md). Cues are
+a closed class of grammar (not, never, none, hardly...). The axes are the few that
+findings are stated on, with how one word turns another ("reduced the risk" is a
+benefit), which WordNet's pairs do not say; WordNet's antonyms are read besides, for
+English (:mod:`agent_search.grounding._antonyms`). It knows no Chinese.
 
 A direction word belongs to one **axis** and one of its two **poles**; two sentences
 that put opposite poles of an axis on the same words say opposite things. English words
