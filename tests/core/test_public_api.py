@@ -53,8 +53,8 @@ EXPORTED: dict[str, list[str]] = {
         "ScoreReranker", "apply_rerank", "resolve_reranker",
     ],
     "agent_search.grounding": [
-        "Embed", "GroundedSentence", "STATUSES", "Status", "Thresholds", "ground", "summary",
-        "unchecked",
+        "Ask", "Budget", "Embed", "GroundedSentence", "SHARED_PAUSE", "STATUSES", "Status",
+        "Thresholds", "candidates", "ground", "summary", "unchecked", "verify",
     ],
     "agent_search.server": [
         "ApiKeyEntry", "Identity", "KeyRing", "ServerSettings", "Service", "ServiceOptions",

@@ -15,6 +15,8 @@ behaves according to the requested ``model``:
   answers JSON (``query`` answers an invalid DSL first when the text says ``bad_first``);
 * ``echo`` — answers the user's text, ``{ref0}``, ``{ref1}``... replaced by the reference
   ids of the system prompt in order, in 3-character chunks;
+* ``verify`` / ``verify-no`` — a grounding verifier's verdict: ``SUPPORTED.`` /
+  ``CONTRADICTED``;
 * ``bench`` — 20 short tokens, no delay;
 * any name in ``server.replies`` — that text, in 3-character chunks (a scripted answer).
 
@@ -186,6 +188,8 @@ class ChatServer:
             await send(sse_chunk(finish="tool_calls"))
         elif model == "delegate":
             await send(sse_chunk(_delegate_answer(body)))
+        elif model in ("verify", "verify-no"):  # a grounding verifier's one-word verdict
+            await send(sse_chunk("SUPPORTED." if model == "verify" else "CONTRADICTED"))
         else:  # bench and anything else
             for i in range(20):
                 await send(sse_chunk(f"tok{i} "))
