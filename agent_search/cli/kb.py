@@ -226,7 +226,7 @@ def _print_report(report: Any) -> None:
     console.print(
         f"{report.collection}: {plural(report.documents, 'document')}, "
         f"{plural(report.chunks, 'chunk')} from {plural(report.files, 'file')}: "
-        f"added {report.added}, updated {report.updated}, "
+        f"chunks added {report.added}, updated {report.updated}, "
         f"unchanged {report.unchanged}, removed {report.removed}; "
         f"{report.seconds:.1f}s ({report.docs_per_s:.1f} docs/s, peak RSS "
         f"{report.peak_rss_mb:.0f} MB)", highlight=False)
@@ -397,7 +397,8 @@ def _ingest_remote(server: str, paths: list[Path], collection: str, api_key_env:
         console.print(f"{collection} at {server}: {plural(out.get('documents', 0), 'document')}, "
                       f"{plural(out.get('chunks', 0), 'chunk')} from "
                       f"{plural(out.get('files', 0), 'file')}: "
-                      f"added {out.get('added', 0)}, updated {out.get('updated', 0)}, "
+                      f"chunks added {out.get('added', 0)}, "
+                      f"updated {out.get('updated', 0)}, "
                       f"unchanged {out.get('unchanged', 0)}, removed {out['removed']}",
                       highlight=False, markup=False)
         _print_file_notes(out)

@@ -156,7 +156,7 @@ def render_result(result: Result) -> None:
     from rich.table import Table
 
     title = (
-        f"{result.type} search: {result.query!r} — {len(result.items)} items, "
+        f"{result.type} search: {result.query!r} — {plural(len(result.items), 'item')}, "
         f"{result.duration_ms:.0f} ms"
     )
     if result.error:
