@@ -13,7 +13,6 @@ Nothing here raises: a key that cannot be found simply has no line.
 
 from __future__ import annotations
 
-import difflib
 import re
 import types
 from collections.abc import Iterable, Sequence
@@ -27,13 +26,11 @@ _MAX_BYTES = 1_000_000  # the size limit of configuration files (config.MAX_CONF
 
 
 def did_you_mean(word: str, choices: Iterable[str]) -> str | None:
-    """The choice closest to ``word`` when one is close enough to be a typo of it."""
-    names = sorted({c for c in choices if c and c != word})
-    lowered = {n.lower(): n for n in names}
-    if word.lower() in lowered:  # a difference of case only
-        return lowered[word.lower()]
-    found = difflib.get_close_matches(word, names, n=1, cutoff=0.7)
-    return found[0] if found else None
+    """The choice closest to ``word`` when one is close enough to be a typo of it
+    (:func:`agent_search.errors.closest`, the package's one rule)."""
+    from agent_search.errors import closest
+
+    return closest(word, choices)
 
 
 def _unwrap(annotation: Any) -> list[Any]:

@@ -19,6 +19,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
     from pydantic import ValidationError
 
 
@@ -75,6 +77,27 @@ class ConfigError(InputError):
             return self
         key = f"{prefix}{self.key}" if self.key and prefix else self.key
         return ConfigError(self.message, file=file, key=key, hint=self.hint)
+
+
+def closest(word: str, choices: Iterable[str]) -> str | None:
+    """The one of ``choices`` that ``word`` is a likely typo of (``difflib``'s ratio at
+    least 0.6, case aside; a difference of case only is always one), else None. The one
+    rule behind every "did you mean" of the package: configuration keys, search types,
+    collections, assistants, models, connectors."""
+    import difflib
+
+    names = sorted({c for c in choices if c and c != word})
+    lowered = {n.lower(): n for n in names}
+    if word.lower() in lowered:
+        return lowered[word.lower()]
+    found = difflib.get_close_matches(word.lower(), list(lowered), n=1, cutoff=0.6)
+    return lowered[found[0]] if found else None
+
+
+def did_you_mean(word: str, choices: Iterable[str]) -> str:
+    """`` — did you mean 'docs'?`` for a near miss of one of ``choices``, else ""."""
+    hint = closest(word, choices)
+    return f" — did you mean {hint!r}?" if hint else ""
 
 
 def validation_summary(exc: ValidationError, default_loc: str = "request") -> str:

@@ -407,7 +407,8 @@ def _ingest_remote(server: str, paths: list[Path], collection: str, api_key_env:
 
 
 @kb_app.command("drop")
-def drop(name: Annotated[str, typer.Argument(help="Collection to delete.")],
+def drop(name: Annotated[str, typer.Argument(metavar="COLLECTION",
+                                             help="Collection to delete.")],
          config_dir: ConfigOpt = None, json_out: JsonOpt = False) -> None:
     """Delete a collection and its entity graph."""
     from agent_search.kb import StoreError, drop_collection
@@ -470,7 +471,8 @@ def migrate(config_dir: ConfigOpt = None, json_out: JsonOpt = False) -> None:
 
 
 @kb_app.command("repair")
-def repair(name: Annotated[str, typer.Argument(help="Collection whose statistics to rebuild.")],
+def repair(name: Annotated[str, typer.Argument(
+        metavar="COLLECTION", help="Collection whose statistics to rebuild.")],
            config_dir: ConfigOpt = None, json_out: JsonOpt = False) -> None:
     """Rebuild a collection's statistics (what hybrid search and the floors read) from
     every point: ingest keeps them up to date, so this is a repair."""

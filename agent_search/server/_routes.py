@@ -10,7 +10,7 @@ import contextlib
 import json
 import re
 import secrets
-from collections.abc import Awaitable, Iterator
+from collections.abc import Awaitable, Iterator, Sequence
 from typing import Annotated, Any, TypeVar
 
 import anyio
@@ -232,6 +232,7 @@ async def search(request: Request) -> Response:
                            f"{cap}", param="requests", code="too_many_searches")
     body = _validate(SearchBody, raw, single_request=single)
     searcher = service.searcher
+    _check_types(body.requests, searcher.registry.searchable_types, single=single)
     ctx = searcher.context(user_id=identity.user_id, team_id=identity.team_id)
     results = await until_disconnect(request, searcher.search_many(body.requests, ctx=ctx))
     for result in results:
@@ -244,6 +245,21 @@ async def search(request: Request) -> Response:
     else:
         content = _dump(_RESULTS, results)
     return Response(content, media_type="application/json", headers=headers)
+
+
+def _check_types(requests: Sequence[RequestModel], known: Sequence[str], *,
+                 single: bool) -> None:
+    """A search type no handler serves is the caller's mistake, said before anything
+    runs (422, with the type it is likely a typo of), not a 200 whose Result holds an
+    error."""
+    from agent_search.errors import did_you_mean
+
+    for n, req in enumerate(requests):
+        if req.type not in known:
+            param = "type" if single else f"requests[{n}].type"
+            raise ApiError(422, f"{param}: unknown search type {req.type[:40]!r}; known: "
+                           f"{', '.join(known)}{did_you_mean(req.type[:40], known)}",
+                           param=param, code="unknown_search_type")
 
 
 def _dump(adapter: TypeAdapter[Any], value: Any) -> bytes:
