@@ -9,6 +9,7 @@ keeps stdout for the one JSON document either way.
 from __future__ import annotations
 
 import contextlib
+import os
 import sys
 import threading
 import time
@@ -283,13 +284,17 @@ def list_(collection: Annotated[str | None, typer.Argument(
     if json_out:
         print_json(rows)
     else:
-        _print_listing(rows)
+        _print_listing(rows, config.home)
 
 
-def _print_listing(rows: list[dict[str, Any]]) -> None:
-    """The collections searches read, then those of eval retrieval apart."""
+def _print_listing(rows: list[dict[str, Any]], home: Path) -> None:
+    """Which data home was read (outside a project it is the per-user one, and another
+    may hold the collections meant), the collections searches read, then those of eval
+    retrieval apart."""
     own = [r for r in rows if not r.get("evaluation")]
     evals = [r for r in rows if r.get("evaluation")]
+    err_console.print(f"data home: {home} ({_home_origin()})", highlight=False,
+                      markup=False, soft_wrap=True)
     if not own:
         console.print("no collections")
     _print_collections(own)
@@ -298,6 +303,17 @@ def _print_listing(rows: list[dict[str, Any]]) -> None:
                       "'agent-search kb prune-evals' removes them):", highlight=False,
                       markup=False)
         _print_collections(evals)
+
+
+def _home_origin() -> str:
+    """Why the data home is the one it is (:mod:`agent_search._locations`)."""
+    from agent_search._locations import ENV_HOME, project_root
+
+    if os.environ.get(ENV_HOME):
+        return f"${ENV_HOME}"
+    root = project_root()
+    return f"the project at {root}" if root is not None else \
+        f"no project here; set ${ENV_HOME} to read another"
 
 
 def _print_collections(rows: list[dict[str, Any]]) -> None:

@@ -33,6 +33,7 @@ from agent_search.kb._store import (
     get_store,
     is_eval_collection,
     scroll_all,
+    store_absent,
 )
 from agent_search.kb.settings import KBSettings
 
@@ -123,6 +124,14 @@ def documents_page(store: KBStore, collection: str, flt: Condition | None, *, li
     return docs, nxt
 
 
+def _written_store(settings: KBSettings, home: Path, collection: str) -> KBStore:
+    """The store, for a command that reads ``collection``: not found, without opening
+    (and so creating) a store in a data home that holds none."""
+    if store_absent(settings, home):
+        raise CollectionNotFound(collection)
+    return get_store(settings, home)
+
+
 async def list_documents_page(config: SearchConfig, collection: str,
                               flt: Condition | None = None, *, limit: int,
                               offset: str | None = None
@@ -136,7 +145,7 @@ async def list_documents_page(config: SearchConfig, collection: str,
     settings = KBSettings.from_config(config)
 
     def _page() -> tuple[list[dict[str, Any]], str | None]:
-        store = get_store(settings, config.home)
+        store = _written_store(settings, config.home, collection)
         if not store.exists(collection):
             raise CollectionNotFound(collection)
         return documents_page(store, collection, flt, limit=limit, offset=offset)
@@ -153,7 +162,7 @@ async def list_documents(config: SearchConfig, collection: str,
     settings = KBSettings.from_config(config)
 
     def _list() -> list[dict[str, Any]]:
-        store = get_store(settings, config.home)
+        store = _written_store(settings, config.home, collection)
         if not store.exists(collection):
             raise CollectionNotFound(collection)
         return documents_in(store, collection, flt)
@@ -213,7 +222,7 @@ async def repair_collection(config: SearchConfig, collection: str) -> dict[str, 
     settings = KBSettings.from_config(config)
 
     def _repair() -> dict[str, Any]:
-        store = get_store(settings, config.home)
+        store = _written_store(settings, config.home, collection)
         with collection_lock(store, collection):
             if not store.exists(collection):
                 raise CollectionNotFound(collection)
@@ -230,6 +239,8 @@ async def list_collections(config: SearchConfig) -> list[dict[str, Any]]:
     settings = KBSettings.from_config(config)
 
     def _list() -> list[dict[str, Any]]:
+        if store_absent(settings, config.home):
+            return []  # nothing written here yet: nothing to open (nor to create)
         store = get_store(settings, config.home)
         out = []
         for name in store.collections():

@@ -213,8 +213,11 @@ def _resolve(settings: KBSettings, home: Path, wanted: list[str], evaluation: bo
     Evaluation collections are invisible (listed as missing when named) unless
     ``evaluation``."""
     from agent_search.embedding import embedder_for_collection
-    from agent_search.kb._store import get_store, is_eval_collection
+    from agent_search.kb._store import get_store, is_eval_collection, store_absent
 
+    if store_absent(settings, home):  # nothing ingested in this data home: open nothing
+        raise ValueError(f"no collections in {home} (the data home: AGENT_SEARCH_HOME); "
+                         "add documents with 'agent-search kb ingest PATH -c NAME'")
     store = get_store(settings, home)
     existing = [c for c in store.collections() if evaluation or not is_eval_collection(c)]
     wanted = list(dict.fromkeys(wanted)) or existing

@@ -1,0 +1,56 @@
+"""Commands that only read never create a data home's folders, and ``kb list`` says
+which data home it read (outside a project it is the per-user one)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from agent_search.cli import main
+from agent_search.kb import close_stores
+
+
+def run(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    with pytest.raises(SystemExit) as info:
+        main(args)
+    out, err = capsys.readouterr()
+    return int(info.value.code or 0), out, err
+
+
+def test_reading_an_empty_data_home_outside_a_project_creates_nothing(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    here = tmp_path / "somewhere"
+    here.mkdir()
+    monkeypatch.chdir(here)
+    monkeypatch.delenv("AGENT_SEARCH_HOME", raising=False)
+    monkeypatch.delenv("AGENT_SEARCH_CONFIG", raising=False)
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
+    home = tmp_path / "xdg" / "agent-search"
+    try:
+        code, out, err = run(["kb", "list"], capsys)
+        assert code == 0 and "no collections" in out
+        assert f"data home: {home} (no project here; set $AGENT_SEARCH_HOME" in \
+            " ".join(err.split())
+        code, out, err = run(["kb", "list", "notes"], capsys)
+        assert code == 2 and "collection 'notes' not found" in err
+        code, out, err = run(["kb", "repair", "notes"], capsys)
+        assert code == 2 and "collection 'notes' not found" in err
+        code, out, err = run(["search", "kb", "anything"], capsys)
+        said = " ".join((out + err).split())
+        assert f"no collections in {home}" in said and "kb ingest" in said
+    finally:
+        close_stores()
+    assert not (tmp_path / "xdg").exists()
+    assert list(here.iterdir()) == []
+
+
+def test_kb_list_names_the_data_home_from_the_environment(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("AGENT_SEARCH_HOME", str(tmp_path / "mine"))
+    monkeypatch.chdir(tmp_path)
+    code, _, err = run(["kb", "list"], capsys)
+    assert code == 0 and f"data home: {tmp_path / 'mine'} ($AGENT_SEARCH_HOME)" in \
+        " ".join(err.split())
