@@ -195,6 +195,7 @@ def ingest(
     except ValueError as exc:
         fail(f"--user/--team/--share: {exc}")
     try:
+        _prepare_model(config)
         with work_progress("ingesting") as on_progress:
             report = anyio.run(lambda: ingest_paths(config, paths, collection, graph=graph,
                                                     progress=on_progress, access=access,
@@ -209,6 +210,23 @@ def ingest(
         _print_report(report)
     if report.documents == 0 and report.skipped:
         raise typer.Exit(1)
+
+
+def _prepare_model(config: SearchConfig) -> None:
+    """The first ingest in a data home assembles the offline embedding model (~20 s):
+    said, with a spinner on a terminal, rather than a silent wait before the progress."""
+    from agent_search.embedding import get_embedder, model_prepared
+    from agent_search.kb.settings import KBSettings
+
+    settings = KBSettings.from_config(config)
+    if model_prepared(settings, config.home):
+        return
+    text = (f"preparing the embedding model {settings.embedding_model} in "
+            f"{config.home / 'models'} (once per data home, ~20 s)")
+    err_console.print(text + "…", highlight=False, markup=False, soft_wrap=True)
+    with err_console.status("preparing the embedding model…") if sys.stderr.isatty() \
+            else contextlib.nullcontext():
+        get_embedder(settings, config.home)
 
 
 def _check_ingest_options(paths: list[Path], server: str | None, owner: object) -> None:

@@ -54,3 +54,34 @@ def test_kb_list_names_the_data_home_from_the_environment(
     code, _, err = run(["kb", "list"], capsys)
     assert code == 0 and f"data home: {tmp_path / 'mine'} ($AGENT_SEARCH_HOME)" in \
         " ".join(err.split())
+
+
+def test_the_first_ingest_in_a_data_home_says_it_prepares_the_model(
+        tmp_path: Path, home: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """~20 s of silence before the progress: the model is assembled in the data home
+    the first time. Said then (and the model prepared before the ingest starts), not
+    when the home already holds it."""
+    import agent_search.embedding as embedding
+    from agent_search.cli.kb import _prepare_model
+    from agent_search.config import load_config
+    from agent_search.kb.settings import KBSettings
+
+    (tmp_path / "a.md").write_text("# Notes\n\nAlpha beta gamma.\n")
+    monkeypatch.chdir(tmp_path)
+    code, _, err = run(["kb", "ingest", "a.md", "-c", "notes"], capsys)
+    assert code == 0, err
+    assert "preparing the embedding model" not in err  # this home holds it already
+
+    fresh = tmp_path / "fresh"
+    monkeypatch.setenv("AGENT_SEARCH_HOME", str(fresh))
+    config = load_config(None)
+    assert not embedding.model_prepared(KBSettings.from_config(config), fresh)
+    assert embedding.model_prepared(KBSettings.from_config(config), home)
+    built: list[Path] = []
+    monkeypatch.setattr(embedding, "get_embedder", lambda s, h: built.append(h))
+    _prepare_model(config)
+    err = " ".join(capsys.readouterr().err.split())
+    assert f"preparing the embedding model sentence-transformers/all-MiniLM-L6-v2 in " \
+           f"{fresh / 'models'} (once per data home" in err
+    assert built == [fresh]
