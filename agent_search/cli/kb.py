@@ -283,9 +283,11 @@ def list_(collection: Annotated[str | None, typer.Argument(
     from agent_search.cli._kb_list import list_documents
     from agent_search.kb import StoreError, list_collections
 
-    if collection is None and (server is not None or limit is not None or cursor):
-        fail("--server, --limit and --cursor list the documents of one collection: "
-             "give COLLECTION")
+    if collection is None and (limit is not None or cursor):
+        fail("--limit and --cursor list the documents of one collection: give COLLECTION")
+    if collection is None and server is not None:
+        _collections_remote(server, api_key_env, json_out)
+        return
     config = _config(config_dir) if server is None else None
     if collection is not None:
         try:
@@ -303,6 +305,23 @@ def list_(collection: Annotated[str | None, typer.Argument(
         print_json(rows)
     else:
         _print_listing(rows, config.home)
+
+
+def _collections_remote(server: str, api_key_env: str, json_out: bool) -> None:
+    """``kb list --server URL``: the collections the API key can read there."""
+    from agent_search.cli._kb_remote import RemoteError, collections_remote
+
+    try:
+        rows = collections_remote(server, api_key_env)
+    except RemoteError as exc:
+        fail(str(exc), 1)
+    if json_out:
+        print_json(rows)
+        return
+    err_console.print(f"server: {server}", highlight=False, markup=False, soft_wrap=True)
+    if not rows:
+        console.print("no collections")
+    _print_collections(rows)
 
 
 def _print_listing(rows: list[dict[str, Any]], home: Path) -> None:

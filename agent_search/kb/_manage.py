@@ -233,9 +233,13 @@ async def repair_collection(config: SearchConfig, collection: str) -> dict[str, 
     return await anyio.to_thread.run_sync(_repair)
 
 
-async def list_collections(config: SearchConfig) -> list[dict[str, Any]]:
+async def list_collections(config: SearchConfig, readable: Condition | None = None
+                           ) -> list[dict[str, Any]]:
     """Every collection with its point count and recorded settings; ``evaluation`` is true
-    for the collections of ``eval retrieval`` (which default searches never read)."""
+    for the collections of ``eval retrieval`` (which default searches never read). With
+    ``readable`` (what a caller may read: the HTTP service's listing), only the
+    collections the caller can read a chunk of, counting those chunks, eval ones left
+    out."""
     settings = KBSettings.from_config(config)
 
     def _list() -> list[dict[str, Any]]:
@@ -244,9 +248,13 @@ async def list_collections(config: SearchConfig) -> list[dict[str, Any]]:
         store = get_store(settings, config.home)
         out = []
         for name in store.collections():
+            if readable is not None and is_eval_collection(name):
+                continue
             info = store.info(name)
-            out.append({"name": name, "points": info.points, **info.meta,
-                        "evaluation": is_eval_collection(name)})
+            points = info.points if readable is None else store.count(name, readable)
+            if points or readable is None:
+                out.append({"name": name, "points": points, **info.meta,
+                            "evaluation": is_eval_collection(name)})
         return out
 
     return await anyio.to_thread.run_sync(_list)
