@@ -316,6 +316,7 @@ async def models(request: Request) -> dict[str, Any]:
     return {"object": "list", "data": [
         {"id": a.id, "object": "model", "created": 0, "owned_by": "agent-search",
          "name": a.package.name, "description": a.package.description,
+         "examples": list(a.package.examples),
          "citation_format": a.searcher.config.citation.format,
          "kb_collections": list(a.searcher.config.kb.collections)}
         for a in service.assistants.values()]}
