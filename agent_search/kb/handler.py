@@ -121,8 +121,9 @@ class KBHandler:
         infos, hits = await anyio.to_thread.run_sync(
             _retrieve, settings, home, plan.collections, mode, fetch, request.query,
             request_filter, allowed, self.evaluation)
-        if not infos:
-            return  # an empty knowledge base: nothing to find, nothing wrong
+        if not infos:  # an empty knowledge base: nothing to find, nothing wrong
+            result.warnings.append(_EMPTY.format(home=home))
+            return
 
         if use_graph:
             from agent_search.kb._retrieval import Hit, associate
@@ -187,6 +188,10 @@ def _readable(store: KBStore, allowed: Group) -> Callable[[str, list[str]], set[
     return check
 
 
+_EMPTY = ("no collections in {home} (the data home; AGENT_SEARCH_HOME names another): add "
+          "documents with 'agent-search kb ingest PATH -c NAME'")
+
+
 def _suggestion(store: KBStore, name: str, existing: list[str], allowed: Group | None) -> str:
     """`` — did you mean 'docs'?`` for the collection ``name`` is a likely typo of,
     when the caller can read something in it (a name is not told to whom it says
@@ -216,8 +221,9 @@ def _resolve(settings: KBSettings, home: Path, wanted: list[str], evaluation: bo
     from agent_search.kb._store import get_store, is_eval_collection, store_absent
 
     if store_absent(settings, home):  # nothing ingested in this data home: open nothing
-        raise ValueError(f"no collections in {home} (the data home: AGENT_SEARCH_HOME); "
-                         "add documents with 'agent-search kb ingest PATH -c NAME'")
+        names = ", ".join(repr(c) for c in wanted)
+        raise ValueError(f"collection{'s' if len(wanted) > 1 else ''} {names} not found: "
+                         f"{_EMPTY.format(home=home)}")
     store = get_store(settings, home)
     existing = [c for c in store.collections() if evaluation or not is_eval_collection(c)]
     wanted = list(dict.fromkeys(wanted)) or existing
@@ -242,8 +248,10 @@ def _retrieve(settings: KBSettings, home: Path, wanted: list[str], mode: str, li
     context the thread runs in. A vector of another size than the collection holds is a
     :class:`CollectionMismatchError`, never a search."""
     from agent_search.kb._retrieval import dense_background
-    from agent_search.kb._store import check_compatible
+    from agent_search.kb._store import check_compatible, store_absent
 
+    if not wanted and store_absent(settings, home):
+        return [], []  # nothing ingested here: nothing to search (and no store to open)
     store, targets = _resolve(settings, home, wanted, evaluation, allowed)
     vectors: dict[str, Any] = {}
     if mode in ("dense", "hybrid"):

@@ -3,6 +3,7 @@ which data home it read (outside a project it is the per-user one)."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -37,9 +38,14 @@ def test_reading_an_empty_data_home_outside_a_project_creates_nothing(
         assert code == 2 and "collection 'notes' not found" in err
         code, out, err = run(["kb", "repair", "notes"], capsys)
         assert code == 2 and "collection 'notes' not found" in err
-        code, out, err = run(["search", "kb", "anything"], capsys)
+        code, out, err = run(["search", "kb", "anything", "--json"], capsys)
+        result = json.loads(out)  # nothing to find, nothing wrong: said in a warning
+        assert result["error"] is None and result["items"] == []
+        assert any(f"no collections in {home}" in w for w in result["warnings"])
+        code, out, err = run(["search", "kb", "anything", "--collection", "notes"], capsys)
         said = " ".join((out + err).split())
-        assert f"no collections in {home}" in said and "kb ingest" in said
+        assert f"collection 'notes' not found: no collections in {home}" in said
+        assert "kb ingest" in said
     finally:
         close_stores()
     assert not (tmp_path / "xdg").exists()
