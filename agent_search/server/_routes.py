@@ -19,6 +19,7 @@ from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel, TypeAdapter, ValidationError
 from pydantic_core import PydanticSerializationError
 
+from agent_search._config_files import BUILTIN_TYPES
 from agent_search._paging import (
     DEFAULT_LIMIT,
     MAX_CURSOR,
@@ -232,7 +233,7 @@ async def search(request: Request) -> Response:
                            f"{cap}", param="requests", code="too_many_searches")
     body = _validate(SearchBody, raw, single_request=single)
     searcher = service.searcher
-    _check_types(body.requests, searcher.registry.searchable_types, single=single)
+    _check_types(body.requests, [*BUILTIN_TYPES, *searcher.registry.types], single=single)
     ctx = searcher.context(user_id=identity.user_id, team_id=identity.team_id)
     results = await until_disconnect(request, searcher.search_many(body.requests, ctx=ctx))
     for result in results:
@@ -249,16 +250,18 @@ async def search(request: Request) -> Response:
 
 def _check_types(requests: Sequence[RequestModel], known: Sequence[str], *,
                  single: bool) -> None:
-    """A search type no handler serves is the caller's mistake, said before anything
-    runs (422, with the type it is likely a typo of), not a 200 whose Result holds an
-    error."""
+    """A search type that is none of the built-in ones nor a registered handler's is
+    the caller's mistake, said before anything runs (422, with the type it is likely a
+    typo of), not a 200 whose Result holds an error. A built-in type this service does
+    not serve (web search without its key) stays a Result saying why."""
     from agent_search.errors import did_you_mean
 
     for n, req in enumerate(requests):
         if req.type not in known:
             param = "type" if single else f"requests[{n}].type"
+            names = list(dict.fromkeys(known))
             raise ApiError(422, f"{param}: unknown search type {req.type[:40]!r}; known: "
-                           f"{', '.join(known)}{did_you_mean(req.type[:40], known)}",
+                           f"{', '.join(names)}{did_you_mean(req.type[:40], names)}",
                            param=param, code="unknown_search_type")
 
 
