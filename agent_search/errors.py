@@ -80,18 +80,12 @@ class ConfigError(InputError):
 
 
 def closest(word: str, choices: Iterable[str]) -> str | None:
-    """The one of ``choices`` that ``word`` is a likely typo of (``difflib``'s ratio at
-    least 0.6, case aside; a difference of case only is always one), else None. The one
-    rule behind every "did you mean" of the package: configuration keys, search types,
-    collections, assistants, models, connectors."""
-    import difflib
+    """The one of ``choices`` that ``word`` is a likely typo of, else None (the package's
+    one rule, :func:`agent_search._config_keys.did_you_mean`): configuration keys, search
+    types, collections, assistants, models, connectors."""
+    from agent_search._config_keys import did_you_mean as rule
 
-    names = sorted({c for c in choices if c and c != word})
-    lowered = {n.lower(): n for n in names}
-    if word.lower() in lowered:
-        return lowered[word.lower()]
-    found = difflib.get_close_matches(word.lower(), list(lowered), n=1, cutoff=0.6)
-    return lowered[found[0]] if found else None
+    return rule(word, choices)
 
 
 def did_you_mean(word: str, choices: Iterable[str]) -> str:

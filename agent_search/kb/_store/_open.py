@@ -42,7 +42,10 @@ def store_absent(settings: KBSettings, home: Path) -> bool:
     """Whether the embedded store was never written in ``home``: a command that only
     reads (``kb list``, a search) then has nothing to read and opens nothing, since
     opening creates the store's folders and lock in a data home that had none."""
-    return not settings.url and not edge_root(home).is_dir()
+    from agent_search.kb._store._migrate import is_legacy
+
+    # an earlier version's store is not absent: opening it says how to migrate it
+    return not settings.url and not edge_root(home).is_dir() and not is_legacy(home)
 
 
 def get_store(settings: KBSettings, home: Path) -> KBStore:
