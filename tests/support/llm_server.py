@@ -18,6 +18,8 @@ behaves according to the requested ``model``:
 * ``verify`` / ``verify-no`` — a grounding verifier's verdict: ``SUPPORTED.`` /
   ``CONTRADICTED``;
 * ``bench`` — 20 short tokens, no delay;
+* ``long`` — :func:`long_answer`: ~24 KB in 600 chunks, 200 of its 600 sentences citing
+  the reference ids of the system prompt in turn;
 * any name in ``server.replies`` — that text, in 3-character chunks (a scripted answer).
 
 Every request body is kept in ``server.requests``. Run standalone with
@@ -60,6 +62,17 @@ def _user_text(body: dict[str, Any]) -> str:
 def _system_text(body: dict[str, Any]) -> str:
     return "\n".join(str(m.get("content")) for m in body.get("messages", [])
                      if m.get("role") == "system")
+
+
+def long_answer(ids: list[str], sentences: int = 600) -> str:
+    """A long answer (~40 characters a sentence): every third sentence cites one of
+    ``ids`` in turn (unknown id ``1`` when there are none)."""
+    ids = ids or ["1"]
+    out = []
+    for n in range(sentences):
+        cite = f" #ref:{ids[n // 3 % len(ids)]}" if n % 3 == 0 else ""
+        out.append(f"Point {n} of the long answer is here{cite}. ")
+    return "".join(out)
 
 
 def _delegate_answer(body: dict[str, Any]) -> str:
@@ -162,6 +175,11 @@ class ChatServer:
                 text = text.replace(f"{{ref{n}}}", cid)
             for i in range(0, len(text), 3):
                 await send(sse_chunk(text[i:i + 3]))
+        elif model == "long":
+            text = long_answer(_REF.findall(_system_text(body)))
+            size = -(-len(text) // 600)
+            for i in range(0, len(text), size):
+                await send(sse_chunk(text[i:i + size]))
         elif model == "stall":
             await send(sse_chunk("Thinking"))
             await asyncio.sleep(30)
