@@ -23,6 +23,7 @@ from typing import Any, Literal
 import numpy as np
 from numpy.typing import NDArray
 
+from agent_search.errors import RunError
 from agent_search.grounding._budget import (
     MAX_SENTENCE_CHARS,
     OVER_BUDGET,
@@ -354,8 +355,9 @@ def _content(ref: Any) -> str:
     return f"{get('title') or ''} {str(get('content') or '')[:MAX_REFERENCE_CHARS]}"
 
 
-class _OverBudget(Exception):
-    """The references alone took the answer's bound: no sentence can be checked."""
+class _OverBudget(RunError):
+    """The references alone took the answer's bound: no sentence can be checked (a run
+    limit, hence a RunError of the package)."""
 
 
 def _prepare_refs(references: Sequence[Any], budget: Budget) -> dict[str, PreparedReference]:
