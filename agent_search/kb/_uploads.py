@@ -64,7 +64,7 @@ MAX_NAME_BYTES = 1024
 MAX_PRESENT = 50_000
 """Names in one mirror call (the body cap, ``server.max_body_bytes``, usually binds
 first)."""
-_PART = re.compile(r"^[^/\\\x00-\x1f\x7f]+$")
+_PART = re.compile(r"[^/\\\x00-\x1f\x7f]+")
 _NAME_RULE = (f"a file name or a relative path (parts separated by '/') of 1 to "
               f"{MAX_NAME_CHARS} characters and at most {MAX_NAME_BYTES} bytes in UTF-8: "
               f"no part empty, '.', '..', over {MAX_PART_CHARS} characters or "
@@ -77,7 +77,7 @@ def _utf8_len(text: str) -> int:
 
 
 def _part_ok(part: str) -> bool:
-    return bool(_PART.match(part)) and part not in (".", "..") \
+    return bool(_PART.fullmatch(part)) and part not in (".", "..") \
         and len(part) <= MAX_PART_CHARS and _utf8_len(part) <= MAX_PART_BYTES
 
 

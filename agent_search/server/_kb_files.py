@@ -68,10 +68,10 @@ MAX_NAME_CHARS = 200
 _MB = 1 << 20
 _FORM_OVERHEAD = 64 * 1024
 """Bytes of multipart framing allowed on top of the files themselves."""
-_NAME = re.compile(r"^[^/\\\x00-\x1f\x7f]+$")
+_NAME = re.compile(r"[^/\\\x00-\x1f\x7f]+")
 _SNIFF_BYTES = 8192
 log = logging.getLogger("agent_search.server")
-FILES_PATH = re.compile(r"^/v1/kb/[^/]+/files$")
+FILES_PATH = re.compile(r"/v1/kb/[^/]+/files")
 """The route whose body may be as large as :func:`upload_limit` (the middleware's test)."""
 
 
@@ -87,7 +87,7 @@ def check_file_name(name: str | None) -> str:
     at most :data:`MAX_NAME_CHARS` characters and
     :data:`~agent_search.kb._uploads.MAX_PART_BYTES` bytes in UTF-8 (a disk's limit for
     one name: 200 Chinese characters are 600 bytes)."""
-    if not name or len(name) > MAX_NAME_CHARS or not _NAME.match(name) \
+    if not name or len(name) > MAX_NAME_CHARS or not _NAME.fullmatch(name) \
             or name.startswith(".") or name != name.strip() \
             or len(name.encode("utf-8", "surrogatepass")) > MAX_PART_BYTES:
         raise ApiError(422, f"file name {(name or '')[:80]!r}: a bare file name of 1 to "

@@ -81,7 +81,7 @@ class BodyLimit:
             await self.app(scope, receive, send)
             return
         upload = self.upload_bytes is not None and self.upload_path is not None \
-            and scope["method"] == "POST" and bool(self.upload_path.match(_route_path(scope)))
+            and scope["method"] == "POST" and bool(self.upload_path.fullmatch(_route_path(scope)))
         cap = self.upload_bytes if upload and self.upload_bytes is not None else self.max_bytes
         too_big = f"the request body is larger than {cap} bytes"
         length = _header(scope, b"content-length")
@@ -175,7 +175,7 @@ class Screen:
         if scope["method"] in _BODY_METHODS:
             ctype = (_header(scope, b"content-type") or "").split(";")[0].strip().lower()
             if ctype == "multipart/form-data" and self.upload_path is not None \
-                    and self.upload_path.match(_route_path(scope)):
+                    and self.upload_path.fullmatch(_route_path(scope)):
                 # a cross-site form can send multipart without a preflight: only from
                 # this origin (a browser names it), or from a client that names none
                 if not _same_origin(scope):

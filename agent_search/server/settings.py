@@ -32,7 +32,7 @@ from agent_search._config_files import config_error, read_yaml
 from agent_search.errors import ConfigError
 from agent_search.types import Count, Number
 
-_HEX64 = re.compile(r"^[0-9a-fA-F]{64}$")
+_HEX64 = re.compile(r"[0-9a-fA-F]{64}")
 
 
 class _Strict(BaseModel):
@@ -51,7 +51,7 @@ class ApiKeyEntry(_Strict):
     def _one_source(self) -> ApiKeyEntry:
         if (self.env is None) == (self.sha256 is None):
             raise ValueError("an API key needs exactly one of 'env' or 'sha256'")
-        if self.sha256 is not None and not _HEX64.match(self.sha256):
+        if self.sha256 is not None and not _HEX64.fullmatch(self.sha256):
             raise ValueError("sha256 must be 64 hexadecimal characters (the key's digest)")
         return self
 
