@@ -47,6 +47,7 @@ from agent_search.kb._store import (
     check_collection_name,
     get_store,
     is_eval_collection,
+    twin_source,
 )
 from agent_search.kb.ingest import IngestReport, _ingest_sync
 from agent_search.kb.settings import KBSettings
@@ -242,8 +243,11 @@ def _mirror_sync(settings: KBSettings, home: Path, collection: str, prefix: str,
     with collection_lock(store, collection):
         if not store.exists(collection):
             raise CollectionNotFound(collection)
+        # the folder's files as uploads, and as read from the disk by a local ingest (the
+        # same files: one document each however they were sent)
+        prefixes = (prefix, twin_source(prefix))
         gone = [doc for doc in documents_in(store, collection, owner_scope(access), ids=True)
-                if str(doc["source"] or "").startswith(prefix)
-                and str(doc["source"])[len(prefix):] not in present]
+                if any(str(doc["source"] or "").startswith(p)
+                       and str(doc["source"])[len(p):] not in present for p in prefixes)]
         delete_points(store, home, collection, [i for d in gone for i in d["ids"]])
     return [{k: v for k, v in d.items() if k != "ids"} for d in gone]

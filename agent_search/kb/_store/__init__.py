@@ -61,6 +61,7 @@ if TYPE_CHECKING:
         collection_meta,
         point_id,
         point_id_kind,
+        twin_source,
     )
     from agent_search.kb._store._sparse import (
         BM25,
@@ -119,6 +120,7 @@ _HOME = {
     "StoreLockedError": "_base",
     "TermCounts": "_sparse",
     "UPLOAD_PREFIX": "_schema",
+    "twin_source": "_schema",
     "VectorQuery": "_base",
     "WORD": "_sparse",
     "all_of": "_filters",
@@ -200,5 +202,6 @@ __all__ = [
     "scroll_all",
     "term_id",
     "to_filter",
+    "twin_source",
     "visibility",
 ]
