@@ -106,6 +106,15 @@ class ServerSettings(_Strict):
         "request (uvicorn's timeout_keep_alive); above the clients' and proxies' pool "
         "timeouts (httpx and openai 5 s, aiohttp 15 s, nginx and cloud balancers 60 s)")
 
+    header_timeout_seconds: Number = Field(
+        default=5.0, ge=0.5, le=300,
+        description="A connection that has not sent a complete request head this long "
+        "after connecting (or after starting its next request) is closed")
+    max_connections_per_client: Count = Field(
+        default=256, ge=1, le=1_000_000,
+        description="Open connections one client address may hold; more are answered 503 "
+        "and closed (behind a reverse proxy every connection is the proxy's: raise it)")
+
     @classmethod
     def load(cls, config_dir: str | Path | None) -> ServerSettings:
         """The ``server`` section of ``<config_dir>/agent.yml``; defaults when absent."""
