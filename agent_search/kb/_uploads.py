@@ -29,16 +29,26 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import functools
+import os
 import re
 import tempfile
-from collections.abc import Iterator, Sequence
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any, TypeVar, cast
 
 import anyio
 
 from agent_search.config import SearchConfig
-from agent_search.kb._ingest import TEXT_SUFFIXES, ProgressCallback, Skipped, write_turn
+from agent_search.kb._ingest import (
+    TEXT_SUFFIXES,
+    ProgressCallback,
+    Skipped,
+    WriteTicket,
+    write_turn,
+)
 from agent_search.kb._manage import collection_lock, delete_points, documents_in, owner_scope
 from agent_search.kb._store import (
     UPLOAD_PREFIX,
@@ -55,6 +65,7 @@ from agent_search.kb.settings import KBSettings
 if TYPE_CHECKING:
     from agent_search.context import Context
 
+_T = TypeVar("_T")
 MAX_DOCUMENTS = 100
 MAX_NAME_CHARS = 1024
 MAX_PART_CHARS = 255
@@ -120,14 +131,17 @@ def check_name(name: str, *, text: bool = True) -> str:
 
 async def ingest_texts(config: SearchConfig, collection: str,
                        documents: Sequence[tuple[str, str]], *, access: Access | None = None,
-                       ctx: Context | None = None, bounded: bool = False) -> IngestReport:
+                       ctx: Context | None = None, bounded: bool = False,
+                       ticket: WriteTicket | None = None) -> IngestReport:
     """Ingest ``(name, text)`` documents into ``collection`` as ``upload:<name>``.
 
     Raises ``ValueError`` for a bad collection name or document name, too many documents,
     or an access that is neither public nor owned; otherwise as
     :func:`~agent_search.kb.ingest.ingest_paths` (a document too large or without text is
     in ``report.skipped``). With ``bounded`` (a request from outside) a full write queue
-    raises :class:`~agent_search.kb._ingest._admission.IngestBusy` instead of waiting."""
+    raises :class:`~agent_search.kb._ingest._admission.IngestBusy` instead of waiting, and
+    the work runs in the background (:func:`in_background`); ``ticket``: the write's place,
+    reserved by the caller before it read the documents (released here)."""
     check_collection_name(collection)
     if is_eval_collection(collection):
         raise ValueError(f"collection names starting with 'eval-' are reserved for "
@@ -145,15 +159,80 @@ async def ingest_texts(config: SearchConfig, collection: str,
         raise ValueError("a document that is not public needs an owner or a team")
     settings = KBSettings.from_config(config)
     texts = [text for _, text in documents]
+    work = functools.partial(_ingest_texts_sync, config.home, settings, collection, names,
+                             texts, access)
+    if ticket is not None:
+        try:
+            async with ticket.turn() as limiter:
+                return await anyio.to_thread.run_sync(in_background, work, limiter=limiter)
+        finally:
+            ticket.release()
     async with write_turn(settings, config.home, collection, access,
                           bounded=bounded) as limiter:
-        return await anyio.to_thread.run_sync(_ingest_texts_sync, config.home, settings,
-                                              collection, names, texts, access,
+        return await anyio.to_thread.run_sync(in_background if bounded else _now, work,
                                               limiter=limiter)
 
 
+BACKGROUND_NICE = 10
+"""How much lower than the server's the OS priority of a request's ingest thread is."""
+BACKGROUND_SHARE = 0.5
+"""The share of its time a request's ingest works: after each file it pauses as long as
+the file took (``(1 - share) / share`` of it), its GIL released."""
+_MAX_PAUSE_S = 2.0
+
+
+def _now(work: Callable[[ProgressCallback | None], _T]) -> _T:
+    return work(None)
+
+
+def in_background(work: Callable[[ProgressCallback | None], _T],
+                  progress: ProgressCallback | None = None) -> _T:
+    """Run ``work(progress)`` — an ingest requested from outside — so that it does not
+    starve the service's other requests: in a new thread of lower OS priority
+    (:data:`BACKGROUND_NICE`; a niced thread of the shared pool could not be made normal
+    again), pausing after each file so it works at most :data:`BACKGROUND_SHARE` of its
+    time (the pause releases the interpreter lock the event loop needs). Blocks the
+    calling worker thread until done; ``progress`` still gets every call."""
+    outcome: dict[str, Any] = {}
+    pace = _Pacer(BACKGROUND_SHARE, progress)
+
+    def run() -> None:
+        with contextlib.suppress(OSError, AttributeError):  # Linux: one thread's niceness
+            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(),
+                           os.getpriority(os.PRIO_PROCESS, 0) + BACKGROUND_NICE)
+        try:
+            outcome["result"] = work(pace)
+        except BaseException as exc:  # handed to the caller's thread, raised there
+            outcome["error"] = exc
+
+    thread = threading.Thread(target=run, name="agent-search-background-ingest", daemon=True)
+    thread.start()
+    thread.join()
+    if "error" in outcome:
+        raise outcome["error"]
+    return cast(_T, outcome["result"])
+
+
+class _Pacer:
+    """A progress callback that pauses the ingest after each file (see
+    :func:`in_background`), then passes the call on."""
+
+    def __init__(self, share: float, inner: ProgressCallback | None) -> None:
+        self.factor = (1.0 - share) / share
+        self.inner = inner
+        self.last = time.perf_counter()
+
+    def __call__(self, done: int, total: int) -> None:
+        if self.inner is not None:
+            self.inner(done, total)
+        worked = time.perf_counter() - self.last
+        time.sleep(min(worked * self.factor, _MAX_PAUSE_S))
+        self.last = time.perf_counter()
+
+
 def _ingest_texts_sync(home: Path, settings: KBSettings, collection: str, names: list[str],
-                       texts: list[str], access: Access) -> IngestReport:
+                       texts: list[str], access: Access,
+                       progress: ProgressCallback | None = None) -> IngestReport:
     with tempfile.TemporaryDirectory(prefix="agent-search-upload-") as tmp:
         paths: dict[Path, str] = {}
         for index, (name, text) in enumerate(zip(names, texts, strict=True)):
@@ -162,7 +241,7 @@ def _ingest_texts_sync(home: Path, settings: KBSettings, collection: str, names:
             with write_named(path, name) as out:
                 out.write(text.encode("utf-8", errors="replace"))
             paths[path] = UPLOAD_PREFIX + name
-        return ingest_named_files(home, settings, paths, collection, access)
+        return ingest_named_files(home, settings, paths, collection, access, progress)
 
 
 @contextlib.contextmanager

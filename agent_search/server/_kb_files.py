@@ -27,6 +27,7 @@ events instead (:func:`progress_events`), for uploads that take a while to index
 
 from __future__ import annotations
 
+import functools
 import logging
 import re
 import shutil
@@ -52,6 +53,7 @@ from agent_search.kb import (
     ProgressCallback,
     WriteTicket,
     check_collection_name,
+    in_background,
     ingest_named_files,
     is_eval_collection,
     reserve_write,
@@ -73,6 +75,9 @@ _SNIFF_BYTES = 8192
 log = logging.getLogger("agent_search.server")
 FILES_PATH = re.compile(r"/v1/kb/[^/]+/files")
 """The route whose body may be as large as :func:`upload_limit` (the middleware's test)."""
+DOCUMENTS_PATH = re.compile(r"/v1/kb/[^/]+/documents")
+"""The route of text documents, whose body the middleware counts but does not read ahead
+(the route refuses a full write queue before it reads the body)."""
 
 
 def upload_limit(settings: KBSettings) -> int:
@@ -188,9 +193,10 @@ async def ingest_files(config: SearchConfig, collection: str, uploads: list[_Upl
     ticket = ticket or reserve(config, collection, access)
     try:
         async with ticket.turn() as limiter:
-            return await anyio.to_thread.run_sync(
-                _ingest_files_sync, config.home, settings, collection, uploads, access,
-                progress, prefix, limiter=limiter)
+            work = functools.partial(_ingest_files_sync, config.home, settings, collection,
+                                     uploads, access, prefix=prefix)
+            return await anyio.to_thread.run_sync(in_background, work, progress,
+                                                  limiter=limiter)
     finally:
         ticket.release()
 

@@ -109,15 +109,28 @@ async def add_documents(request: Request, collection: str) -> dict[str, Any]:
     """Ingest text documents into a collection (created on first use), owned by the
     caller; the ingest report (added, updated, unchanged, skipped with reasons)."""
     from agent_search.kb import ingest_texts
+    from agent_search.server._kb_files import check_target, reserve
 
     access = _access(request)
-    body = _validate(DocumentsBody, await _json_body(request))
     service = service_of(request)
+    config = service.searcher.config
+    with _kb_errors("collection"):
+        check_target(collection, access)
     service.admit()
-    with service.stream_slot(), _kb_errors("documents"):
-        report = await ingest_texts(service.searcher.config, collection,
-                                    [(d.name, d.text) for d in body.documents], access=access,
-                                    bounded=True)
+    with _kb_errors("collection"):  # a full queue is refused before the body is read
+        ticket = reserve(config, collection, access)
+    try:
+        body = _validate(DocumentsBody, await _json_body(request))
+    except BaseException:
+        ticket.release()
+        raise
+    try:
+        with service.stream_slot(), _kb_errors("documents"):
+            report = await ingest_texts(config, collection,
+                                        [(d.name, d.text) for d in body.documents],
+                                        access=access, bounded=True, ticket=ticket)
+    finally:
+        ticket.release()  # idempotent: also when the documents were refused
     return report.to_json()
 
 

@@ -109,13 +109,14 @@ def create_app(service: Service, *, own_process: bool = False) -> FastAPI:
     # bound the body, then route it
     from agent_search.kb.settings import KBSettings
     from agent_search.server._connections import configure
-    from agent_search.server._kb_files import FILES_PATH, upload_limit
+    from agent_search.server._kb_files import DOCUMENTS_PATH, FILES_PATH, upload_limit
 
     configure(service.settings.header_timeout_seconds,
               service.settings.max_connections_per_client)  # the HTTP protocol's guards
     uploads = upload_limit(KBSettings.from_config(service.searcher.config))
     app.add_middleware(BodyLimit, max_bytes=service.settings.max_body_bytes,
-                       upload_bytes=uploads, upload_path=FILES_PATH)
+                       upload_bytes=uploads, upload_path=FILES_PATH,
+                       streamed_path=DOCUMENTS_PATH)
     app.add_middleware(Authenticate, keys=service.keys, limiter=service.limiter,
                        metrics=service.metrics)
     app.add_middleware(Screen, local_mode=not service.keys.enabled, upload_path=FILES_PATH)
