@@ -109,8 +109,8 @@ def check_name(name: str, *, text: bool = True) -> str:
     (a file the server parses, whose suffix its upload route checks) any suffix."""
     if not isinstance(name, str) or not name.strip():
         raise ValueError(f"document name {str(name)[:80]!r}: {_NAME_RULE}")
-    folder, _, base = name.rpartition("/")
-    if folder:
+    folder, slash, base = name.rpartition("/")
+    if slash:  # "/a.md" has an empty folder: no plain relative path
         try:
             check_folder(folder)
         except ValueError:
