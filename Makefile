@@ -68,7 +68,7 @@ bench-kb: install  ## the knowledge base on SciFact: ingest, quality, latency, m
 bench-kb-speed: install  ## kb query p50 and ingest docs/s beside fastembed's, same run (issue 24)
 	$(PY) bench/bench_kb_speed.py
 
-bench-load: install  ## the whole service under two tenants' load, then a crash mid-upload (issue 33)
+bench-load: install  ## one tenant's chats and searches while another floods uploads (N = 1, 2, 6 clients), then a crash mid-upload
 	$(PY) bench/bench_load.py
 
 # the kb on three public projects' Markdown docs, read from $$AGENT_SEARCH_REALDOCS (or

@@ -2,7 +2,8 @@
 
 The same record found by several searches is kept once. Identity is, in this order of
 preference: ``model`` + ``record_id`` (database rows); ``collection`` + ``document_id``
-(+ chunk index) (knowledge-base chunks); the normalized URL (web pages). Of the copies
+(+ chunk index), or ``collection`` + the passage's text (knowledge-base chunks: the same
+passage twice is one reference); the normalized URL (web pages). Of the copies
 the one from the highest-priority source wins (user > hook > auto), ties going to the
 higher final score, then to the earlier one.
 """
@@ -79,6 +80,8 @@ def identity_keys(item: ResultItem) -> list[tuple[str, ...]]:
     if item.collection and item.document_id:
         chunk = item.metadata.get("chunk_index")
         keys.append(("kb", item.collection, item.document_id, "" if chunk is None else str(chunk)))
+        if item.content:  # the same passage under two documents (one file sent twice)
+            keys.append(("passage", item.collection, item.content))
     if item.url:
         keys.append(("url", normalize_url(item.url)))
     return keys

@@ -132,7 +132,8 @@ class DBConfig(TypeConfig):
 
 class KeywordConfig(_Section):
     max_keywords: Count = Field(default=10, ge=1, le=100)
-    language: str = "auto"
+    language: str = Field(default="auto", min_length=1, max_length=32,
+                          description="'auto', or a language code ('en', 'zh')")
 
 
 class QueryConfig(_Section):

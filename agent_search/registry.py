@@ -12,7 +12,7 @@ import typing
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, Field, ValidationError
 
 from agent_search.errors import InputError
 
@@ -148,9 +148,26 @@ def parse_options(model: type[_M], raw: Mapping[str, Any] | None) -> _M:
         err = exc.errors()[0]
         loc = ".".join(str(p) for p in err["loc"]) or "options"
         msg = str(err["msg"]).removeprefix("Value error, ")
-        got = f", got {err['input']!r}" if err["type"] != "value_error" and loc != "options" \
-            else ""
+        shown = repr(err["input"])
+        shown = shown if len(shown) <= 80 else f"{shown[:77]}..."  # the caller's value, cut
+        got = f", got {shown}" if err["type"] != "value_error" and loc != "options" else ""
         raise InputError(f"invalid option {loc}: {msg}{got}") from exc
+
+
+_BOUNDS = ("gt", "ge", "lt", "le", "min_length", "max_length")
+
+
+def config_option(model: type[BaseModel], name: str, key: str) -> Any:
+    """A request option's field (``None`` when unset) with the bounds of the config key
+    ``name`` of ``model`` — the key it overrides for one search, named ``key``
+    (``"kb.prefetch"``) in the option's schema. A request may ask for no more than a
+    config may: the option ``prefetch`` is capped where ``kb.prefetch`` is (10,000), and
+    the cap is read from the config's field, so the two cannot drift apart."""
+    field = model.model_fields[name]
+    bounds = {attr: getattr(m, attr) for m in field.metadata for attr in _BOUNDS
+              if getattr(m, attr, None) is not None}
+    return Field(default=None, description=field.description,
+                 json_schema_extra={"config_key": key}, **bounds)
 
 
 def option_choices(model: type[BaseModel] | None, name: str) -> tuple[str, ...]:

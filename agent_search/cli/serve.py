@@ -67,13 +67,18 @@ def _check_free(host: str, port: int) -> None:
             fail(f"--host {host} --port {port}: cannot bind: {exc.strerror or exc}")
 
 
-def uvicorn_options(settings: ServerSettings) -> dict[str, float]:
+def uvicorn_options(settings: ServerSettings) -> dict[str, float | str]:
     """What ``server`` in agent.yml sets of uvicorn's behaviour: the shutdown grace, and
     how long an idle keep-alive connection stays open (``http_keep_alive_seconds``, above
     common clients' pool timeouts, so a client never reuses a connection the server is
-    closing)."""
+    closing); and the HTTP protocol, uvicorn's httptools one with a deadline for a
+    request's head and a bound per client address
+    (:mod:`agent_search.server._connections`, whose limits the app sets from
+    ``settings`` in each worker)."""
+    from agent_search.server._connections import PROTOCOL
+
     return {"timeout_graceful_shutdown": settings.grace_seconds + _SHUTDOWN_MARGIN,
-            "timeout_keep_alive": settings.http_keep_alive_seconds}
+            "timeout_keep_alive": settings.http_keep_alive_seconds, "http": PROTOCOL}
 
 
 @app.command()
@@ -116,6 +121,9 @@ def serve(
              "embedded store can be opened by one process only; use --workers 1, or a "
              "Qdrant server (kb.url)")
     _check_free(host, port)
+    from agent_search.server._connections import raise_open_file_limit
+
+    raise_open_file_limit()  # before the workers start: they inherit it
     where = f"http://{host if ':' not in host else f'[{host}]'}:{port}"
 
     def banner() -> None:  # after the configuration was found good: an error stays one line

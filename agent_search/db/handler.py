@@ -44,11 +44,13 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pydantic import BaseModel, ConfigDict, Field, StrictBool
+
 from agent_search.config import SearchConfig
 from agent_search.context import Context
 from agent_search.db.models import ModelDef, load_definitions
 from agent_search.db.settings import DBSettings
-from agent_search.errors import ConfigError
+from agent_search.errors import ConfigError, InputError
 from agent_search.query.dsl import (
     DSLGenerationError,
     DSLGenerator,
@@ -59,6 +61,7 @@ from agent_search.query.dsl import (
     generate_dsl,
     validate_dsl,
 )
+from agent_search.registry import parse_options
 from agent_search.trace import span
 from agent_search.types import QueryOrder, QueryWhere, Request, Result, ResultItem
 
@@ -74,6 +77,18 @@ MAX_HISTORY_TURNS = 100
 """Most earlier turns ``options.history`` may hold (the last few are read)."""
 
 
+class DBOptions(BaseModel):
+    """The ``request.options`` keys the db handler reads (others are ignored), checked
+    before the catalog is read or a connection opened."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    dsl: dict[str, Any] | None = Field(default=None, description=(
+        "a QueryDSL (or {'queries': [...]}) to run instead of generating one"))
+    generate: StrictBool | None = Field(default=None, description=(
+        "false runs only the preset wheres/orders"))
+
+
 class DBHandler:
     """Searches SQL databases through SQLAlchemy (SQLite via aiosqlite, PostgreSQL via
     asyncpg). Connects lazily on the first search; call :meth:`aclose` when done.
@@ -85,6 +100,7 @@ class DBHandler:
 
     type = "db"
     reads_history = True
+    options_model = DBOptions
 
     def __init__(self, config: SearchConfig, *, definitions: Mapping[str, ModelDef] | None = None,
                  generators: Mapping[str, DSLGenerator] | None = None,
@@ -173,7 +189,7 @@ class DBHandler:
 
         try:
             return await self._search(ctx, request)
-        except (ConfigError, DSLBuildError, DSLGenerationError, DSLValidationError) as exc:
+        except (ConfigError, InputError, DSLBuildError, DSLGenerationError) as exc:
             return _error(request, str(exc))
         except SQLAlchemyError as exc:
             return _error(request, f"database error: {db_message(exc)}")
@@ -184,6 +200,7 @@ class DBHandler:
         from agent_search.db._builder import Caller
         from agent_search.db._records import Scope
 
+        parse_options(DBOptions, request.options)  # before anything costs
         settings = ctx.config.db.settings(DBSettings)
         warnings: list[str] = []
         with span("schema"):
@@ -322,12 +339,10 @@ class DBHandler:
         from agent_search.query.nl import BuiltinDSLGenerator
 
         schemas = await self._schemas_with_values(entries)
-        explicit = request.options.get("dsl")
-        if explicit is not None:
-            if not isinstance(explicit, Mapping):
-                raise DSLValidationError("options.dsl must be an object")
-            return validate_dsl(explicit, schemas, generator="explicit")
-        if request.options.get("generate", True) is False:
+        options = parse_options(DBOptions, request.options)
+        if options.dsl is not None:
+            return validate_dsl(options.dsl, schemas, generator="explicit")
+        if options.generate is False:
             return GeneratedDSL(queries=[QueryDSL(model=e.id) for e in entries],
                                 explanation="preset filters only", generator="none")
         earlier = _earlier_turns(request.options.get("history"))

@@ -55,6 +55,7 @@ if TYPE_CHECKING:
     from agent_search.kb._uploads import MAX_PART_BYTES as MAX_PART_BYTES
     from agent_search.kb._uploads import check_folder as check_folder
     from agent_search.kb._uploads import check_name as check_name
+    from agent_search.kb._uploads import in_background as in_background
     from agent_search.kb._uploads import ingest_named_files as ingest_named_files
     from agent_search.kb._uploads import ingest_texts as ingest_texts
     from agent_search.kb._uploads import mirror_folder as mirror_folder
@@ -88,7 +89,7 @@ _PROJECT = {
     "MAX_PART_BYTES": "_uploads", "check_folder": "_uploads",
     "check_name": "_uploads", "ingest_named_files": "_uploads", "ingest_texts": "_uploads",
     "mirror_folder": "_uploads", "remove_own_document": "_uploads",
-    "write_named": "_uploads",
+    "write_named": "_uploads", "in_background": "_uploads",
 }
 """What the project's other packages take from the kb (the CLI's ``kb`` commands, the
 HTTP service's kb routes): importable from here, so they need none of the kb's private

@@ -29,16 +29,26 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import functools
+import os
 import re
 import tempfile
-from collections.abc import Iterator, Sequence
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any, TypeVar, cast
 
 import anyio
 
 from agent_search.config import SearchConfig
-from agent_search.kb._ingest import TEXT_SUFFIXES, ProgressCallback, Skipped, write_turn
+from agent_search.kb._ingest import (
+    TEXT_SUFFIXES,
+    ProgressCallback,
+    Skipped,
+    WriteTicket,
+    write_turn,
+)
 from agent_search.kb._manage import collection_lock, delete_points, documents_in, owner_scope
 from agent_search.kb._store import (
     UPLOAD_PREFIX,
@@ -47,6 +57,7 @@ from agent_search.kb._store import (
     check_collection_name,
     get_store,
     is_eval_collection,
+    twin_source,
 )
 from agent_search.kb.ingest import IngestReport, _ingest_sync
 from agent_search.kb.settings import KBSettings
@@ -54,6 +65,7 @@ from agent_search.kb.settings import KBSettings
 if TYPE_CHECKING:
     from agent_search.context import Context
 
+_T = TypeVar("_T")
 MAX_DOCUMENTS = 100
 MAX_NAME_CHARS = 1024
 MAX_PART_CHARS = 255
@@ -64,7 +76,7 @@ MAX_NAME_BYTES = 1024
 MAX_PRESENT = 50_000
 """Names in one mirror call (the body cap, ``server.max_body_bytes``, usually binds
 first)."""
-_PART = re.compile(r"^[^/\\\x00-\x1f\x7f]+$")
+_PART = re.compile(r"[^/\\\x00-\x1f\x7f]+")
 _NAME_RULE = (f"a file name or a relative path (parts separated by '/') of 1 to "
               f"{MAX_NAME_CHARS} characters and at most {MAX_NAME_BYTES} bytes in UTF-8: "
               f"no part empty, '.', '..', over {MAX_PART_CHARS} characters or "
@@ -77,7 +89,7 @@ def _utf8_len(text: str) -> int:
 
 
 def _part_ok(part: str) -> bool:
-    return bool(_PART.match(part)) and part not in (".", "..") \
+    return bool(_PART.fullmatch(part)) and part not in (".", "..") \
         and len(part) <= MAX_PART_CHARS and _utf8_len(part) <= MAX_PART_BYTES
 
 
@@ -97,8 +109,8 @@ def check_name(name: str, *, text: bool = True) -> str:
     (a file the server parses, whose suffix its upload route checks) any suffix."""
     if not isinstance(name, str) or not name.strip():
         raise ValueError(f"document name {str(name)[:80]!r}: {_NAME_RULE}")
-    folder, _, base = name.rpartition("/")
-    if folder:
+    folder, slash, base = name.rpartition("/")
+    if slash:  # "/a.md" has an empty folder: no plain relative path
         try:
             check_folder(folder)
         except ValueError:
@@ -119,14 +131,17 @@ def check_name(name: str, *, text: bool = True) -> str:
 
 async def ingest_texts(config: SearchConfig, collection: str,
                        documents: Sequence[tuple[str, str]], *, access: Access | None = None,
-                       ctx: Context | None = None, bounded: bool = False) -> IngestReport:
+                       ctx: Context | None = None, bounded: bool = False,
+                       ticket: WriteTicket | None = None) -> IngestReport:
     """Ingest ``(name, text)`` documents into ``collection`` as ``upload:<name>``.
 
     Raises ``ValueError`` for a bad collection name or document name, too many documents,
     or an access that is neither public nor owned; otherwise as
     :func:`~agent_search.kb.ingest.ingest_paths` (a document too large or without text is
     in ``report.skipped``). With ``bounded`` (a request from outside) a full write queue
-    raises :class:`~agent_search.kb._ingest._admission.IngestBusy` instead of waiting."""
+    raises :class:`~agent_search.kb._ingest._admission.IngestBusy` instead of waiting, and
+    the work runs in the background (:func:`in_background`); ``ticket``: the write's place,
+    reserved by the caller before it read the documents (released here)."""
     check_collection_name(collection)
     if is_eval_collection(collection):
         raise ValueError(f"collection names starting with 'eval-' are reserved for "
@@ -144,15 +159,80 @@ async def ingest_texts(config: SearchConfig, collection: str,
         raise ValueError("a document that is not public needs an owner or a team")
     settings = KBSettings.from_config(config)
     texts = [text for _, text in documents]
+    work = functools.partial(_ingest_texts_sync, config.home, settings, collection, names,
+                             texts, access)
+    if ticket is not None:
+        try:
+            async with ticket.turn() as limiter:
+                return await anyio.to_thread.run_sync(in_background, work, limiter=limiter)
+        finally:
+            ticket.release()
     async with write_turn(settings, config.home, collection, access,
                           bounded=bounded) as limiter:
-        return await anyio.to_thread.run_sync(_ingest_texts_sync, config.home, settings,
-                                              collection, names, texts, access,
+        return await anyio.to_thread.run_sync(in_background if bounded else _now, work,
                                               limiter=limiter)
 
 
+BACKGROUND_NICE = 10
+"""How much lower than the server's the OS priority of a request's ingest thread is."""
+BACKGROUND_SHARE = 0.5
+"""The share of its time a request's ingest works: after each file it pauses as long as
+the file took (``(1 - share) / share`` of it), its GIL released."""
+_MAX_PAUSE_S = 2.0
+
+
+def _now(work: Callable[[ProgressCallback | None], _T]) -> _T:
+    return work(None)
+
+
+def in_background(work: Callable[[ProgressCallback | None], _T],
+                  progress: ProgressCallback | None = None) -> _T:
+    """Run ``work(progress)`` — an ingest requested from outside — so that it does not
+    starve the service's other requests: in a new thread of lower OS priority
+    (:data:`BACKGROUND_NICE`; a niced thread of the shared pool could not be made normal
+    again), pausing after each file so it works at most :data:`BACKGROUND_SHARE` of its
+    time (the pause releases the interpreter lock the event loop needs). Blocks the
+    calling worker thread until done; ``progress`` still gets every call."""
+    outcome: dict[str, Any] = {}
+    pace = _Pacer(BACKGROUND_SHARE, progress)
+
+    def run() -> None:
+        with contextlib.suppress(OSError, AttributeError):  # Linux: one thread's niceness
+            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(),
+                           os.getpriority(os.PRIO_PROCESS, 0) + BACKGROUND_NICE)
+        try:
+            outcome["result"] = work(pace)
+        except BaseException as exc:  # handed to the caller's thread, raised there
+            outcome["error"] = exc
+
+    thread = threading.Thread(target=run, name="agent-search-background-ingest", daemon=True)
+    thread.start()
+    thread.join()
+    if "error" in outcome:
+        raise outcome["error"]
+    return cast(_T, outcome["result"])
+
+
+class _Pacer:
+    """A progress callback that pauses the ingest after each file (see
+    :func:`in_background`), then passes the call on."""
+
+    def __init__(self, share: float, inner: ProgressCallback | None) -> None:
+        self.factor = (1.0 - share) / share
+        self.inner = inner
+        self.last = time.perf_counter()
+
+    def __call__(self, done: int, total: int) -> None:
+        if self.inner is not None:
+            self.inner(done, total)
+        worked = time.perf_counter() - self.last
+        time.sleep(min(worked * self.factor, _MAX_PAUSE_S))
+        self.last = time.perf_counter()
+
+
 def _ingest_texts_sync(home: Path, settings: KBSettings, collection: str, names: list[str],
-                       texts: list[str], access: Access) -> IngestReport:
+                       texts: list[str], access: Access,
+                       progress: ProgressCallback | None = None) -> IngestReport:
     with tempfile.TemporaryDirectory(prefix="agent-search-upload-") as tmp:
         paths: dict[Path, str] = {}
         for index, (name, text) in enumerate(zip(names, texts, strict=True)):
@@ -161,7 +241,7 @@ def _ingest_texts_sync(home: Path, settings: KBSettings, collection: str, names:
             with write_named(path, name) as out:
                 out.write(text.encode("utf-8", errors="replace"))
             paths[path] = UPLOAD_PREFIX + name
-        return ingest_named_files(home, settings, paths, collection, access)
+        return ingest_named_files(home, settings, paths, collection, access, progress)
 
 
 @contextlib.contextmanager
@@ -242,8 +322,11 @@ def _mirror_sync(settings: KBSettings, home: Path, collection: str, prefix: str,
     with collection_lock(store, collection):
         if not store.exists(collection):
             raise CollectionNotFound(collection)
+        # the folder's files as uploads, and as read from the disk by a local ingest (the
+        # same files: one document each however they were sent)
+        prefixes = (prefix, twin_source(prefix))
         gone = [doc for doc in documents_in(store, collection, owner_scope(access), ids=True)
-                if str(doc["source"] or "").startswith(prefix)
-                and str(doc["source"])[len(prefix):] not in present]
+                if any(str(doc["source"] or "").startswith(p)
+                       and str(doc["source"])[len(p):] not in present for p in prefixes)]
         delete_points(store, home, collection, [i for d in gone for i in d["ids"]])
     return [{k: v for k, v in d.items() if k != "ids"} for d in gone]

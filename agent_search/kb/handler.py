@@ -34,14 +34,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import anyio
-from pydantic import BaseModel, ConfigDict, Field, StrictInt, field_validator
+from pydantic import BaseModel, ConfigDict, StrictInt, field_validator
 
 from agent_search.config import SearchConfig
 from agent_search.context import Context
 from agent_search.errors import FilterError
 from agent_search.kb._store import Group, HasId, all_of, indexed_fields, to_filter, visibility
 from agent_search.kb.settings import FusionMethod, KBSettings, SearchMode
-from agent_search.registry import parse_options
+from agent_search.registry import config_option, parse_options
 from agent_search.trace import first_line, span
 from agent_search.types import ABSOLUTE_MAX_LIMIT, Request, Result, ResultItem
 
@@ -59,10 +59,10 @@ class KBOptions(BaseModel):
 
     model_config = ConfigDict(extra="ignore")
 
-    mode: SearchMode | None = None
-    fusion: FusionMethod | None = None
-    prefetch: StrictInt | None = Field(default=None, ge=1)
-    prf_docs: StrictInt | None = Field(default=None, ge=0, le=50)
+    mode: SearchMode | None = config_option(KBSettings, "mode", "kb.mode")
+    fusion: FusionMethod | None = config_option(KBSettings, "fusion", "kb.fusion")
+    prefetch: StrictInt | None = config_option(KBSettings, "prefetch", "kb.prefetch")
+    prf_docs: StrictInt | None = config_option(KBSettings, "prf_docs", "kb.prf_docs")
 
     @field_validator("mode", "fusion", mode="before")
     @classmethod

@@ -84,6 +84,7 @@ from agent_search.kb._store import (
     is_eval_collection,
     point_id,
     scroll_all,
+    twin_source,
 )
 from agent_search.kb.settings import KBSettings
 
@@ -376,6 +377,9 @@ def _ingest_file(planned: _Planned, run: _Run, reader: _Reader) -> None:
     path, key = planned.path, planned.key
     t0 = time.perf_counter()
     known = source_hashes(store, collection, key, writer.access) if run.exists else {}
+    if run.exists:  # the same file sent the other way (uploaded, or read from the disk):
+        # its points are stale too, so the file stays one document however it was sent
+        known.update(source_hashes(store, collection, twin_source(key), writer.access))
     report.store_seconds += time.perf_counter() - t0
     fresh: set[str] = set()
     produced = False
@@ -437,17 +441,21 @@ def _remove_missing(store: KBStore, collection: str, folders: list[Path], root: 
         prefixes.append("" if key == "." else key.rstrip("/") + "/")
     t0 = time.perf_counter()
     for doc in documents_in(store, collection, owner_scope(writer.access), ids=True):
-        source = str(doc["source"] or "")
+        source = named = str(doc["source"] or "")
         if source.startswith(UPLOAD_PREFIX):
-            continue  # sent as text, not read from a file
-        if not any(source.startswith(p) and (p or not source.startswith("/"))
-                   for p in prefixes):
+            # sent by a client: a file of a named folder ingested here is the same file
+            # (one document however it was sent); a name sent alone is no file of ours
+            source = twin_source(source)
+            if not any(p and source.startswith(p) for p in prefixes):
+                continue
+        elif not any(source.startswith(p) and (p or not source.startswith("/"))
+                     for p in prefixes):
             continue
         if (root / source).exists():  # an absolute source stays absolute under "/"
             continue
         writer.remove(doc["ids"])
         report.removed += len(doc["ids"])
-        report.missing.append(source)
+        report.missing.append(named)
     report.store_seconds += time.perf_counter() - t0
 
 

@@ -27,6 +27,7 @@ events instead (:func:`progress_events`), for uploads that take a while to index
 
 from __future__ import annotations
 
+import functools
 import logging
 import re
 import shutil
@@ -52,6 +53,7 @@ from agent_search.kb import (
     ProgressCallback,
     WriteTicket,
     check_collection_name,
+    in_background,
     ingest_named_files,
     is_eval_collection,
     reserve_write,
@@ -68,11 +70,14 @@ MAX_NAME_CHARS = 200
 _MB = 1 << 20
 _FORM_OVERHEAD = 64 * 1024
 """Bytes of multipart framing allowed on top of the files themselves."""
-_NAME = re.compile(r"^[^/\\\x00-\x1f\x7f]+$")
+_NAME = re.compile(r"[^/\\\x00-\x1f\x7f]+")
 _SNIFF_BYTES = 8192
 log = logging.getLogger("agent_search.server")
-FILES_PATH = re.compile(r"^/v1/kb/[^/]+/files$")
+FILES_PATH = re.compile(r"/v1/kb/[^/]+/files")
 """The route whose body may be as large as :func:`upload_limit` (the middleware's test)."""
+DOCUMENTS_PATH = re.compile(r"/v1/kb/[^/]+/documents")
+"""The route of text documents, whose body the middleware counts but does not read ahead
+(the route refuses a full write queue before it reads the body)."""
 
 
 def upload_limit(settings: KBSettings) -> int:
@@ -87,7 +92,7 @@ def check_file_name(name: str | None) -> str:
     at most :data:`MAX_NAME_CHARS` characters and
     :data:`~agent_search.kb._uploads.MAX_PART_BYTES` bytes in UTF-8 (a disk's limit for
     one name: 200 Chinese characters are 600 bytes)."""
-    if not name or len(name) > MAX_NAME_CHARS or not _NAME.match(name) \
+    if not name or len(name) > MAX_NAME_CHARS or not _NAME.fullmatch(name) \
             or name.startswith(".") or name != name.strip() \
             or len(name.encode("utf-8", "surrogatepass")) > MAX_PART_BYTES:
         raise ApiError(422, f"file name {(name or '')[:80]!r}: a bare file name of 1 to "
@@ -188,9 +193,10 @@ async def ingest_files(config: SearchConfig, collection: str, uploads: list[_Upl
     ticket = ticket or reserve(config, collection, access)
     try:
         async with ticket.turn() as limiter:
-            return await anyio.to_thread.run_sync(
-                _ingest_files_sync, config.home, settings, collection, uploads, access,
-                progress, prefix, limiter=limiter)
+            work = functools.partial(_ingest_files_sync, config.home, settings, collection,
+                                     uploads, access, prefix=prefix)
+            return await anyio.to_thread.run_sync(in_background, work, progress,
+                                                  limiter=limiter)
     finally:
         ticket.release()
 

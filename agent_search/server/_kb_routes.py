@@ -44,6 +44,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Annotated, Any
 
+import anyio
 from fastapi import APIRouter, Query, Request
 from pydantic import BaseModel, Field
 
@@ -56,7 +57,7 @@ from agent_search._paging import (
 )
 from agent_search.kb import Access
 from agent_search.server._errors import ApiError
-from agent_search.server._middleware import identity_of
+from agent_search.server._middleware import REFUSAL_PAUSE_S, identity_of
 from agent_search.server._routes import _json_body, _validate, service_of
 
 kb_router = APIRouter()
@@ -106,20 +107,47 @@ def _kb_errors(bad_input: str) -> Iterator[None]:
         raise ApiError(503, str(exc)) from None
 
 
+async def _reserve(config: Any, collection: str, access: Access) -> Any:
+    """The write's place in the collection's queue, taken before the body is read; a full
+    queue or share is refused after the same pause as a rate-limited request (the body
+    unread), so a client retrying at once does not turn refusals into a load of their own."""
+    from agent_search.kb import IngestBusy
+    from agent_search.server._kb_files import reserve
+
+    try:
+        return reserve(config, collection, access)
+    except IngestBusy:
+        await anyio.sleep(REFUSAL_PAUSE_S)
+        with _kb_errors("collection"):
+            raise
+
+
 @kb_router.post("/v1/kb/{collection}/documents", tags=["kb"], openapi_extra=_SECURED)
 async def add_documents(request: Request, collection: str) -> dict[str, Any]:
     """Ingest text documents into a collection (created on first use), owned by the
     caller; the ingest report (added, updated, unchanged, skipped with reasons)."""
     from agent_search.kb import ingest_texts
+    from agent_search.server._kb_files import check_target
 
     access = _access(request)
-    body = _validate(DocumentsBody, await _json_body(request))
     service = service_of(request)
+    config = service.searcher.config
+    with _kb_errors("collection"):
+        check_target(collection, access)
     service.admit()
-    with service.stream_slot(), _kb_errors("documents"):
-        report = await ingest_texts(service.searcher.config, collection,
-                                    [(d.name, d.text) for d in body.documents], access=access,
-                                    bounded=True)
+    ticket = await _reserve(config, collection, access)
+    try:
+        body = _validate(DocumentsBody, await _json_body(request))
+    except BaseException:
+        ticket.release()
+        raise
+    try:
+        with service.stream_slot(), _kb_errors("documents"):
+            report = await ingest_texts(config, collection,
+                                        [(d.name, d.text) for d in body.documents],
+                                        access=access, bounded=True, ticket=ticket)
+    finally:
+        ticket.release()  # idempotent: also when the documents were refused
     return report.to_json()
 
 
@@ -130,7 +158,7 @@ async def add_files(request: Request, collection: str) -> Any:
     ``?progress=true``: server-sent ``progress`` events, then ``report`` (or ``error``)."""
     from agent_search.kb import check_folder
     from agent_search.kb.settings import KBSettings
-    from agent_search.server._kb_files import check_target, ingest_files, read_files, reserve
+    from agent_search.server._kb_files import check_target, ingest_files, read_files
 
     access = _access(request)
     service = service_of(request)
@@ -142,8 +170,7 @@ async def add_files(request: Request, collection: str) -> Any:
         with _kb_errors("folder"):
             check_folder(folder)
     service.admit()
-    with _kb_errors("collection"):  # a full queue is refused before the body is read
-        ticket = reserve(config, collection, access)
+    ticket = await _reserve(config, collection, access)
     try:
         uploads = await read_files(request, KBSettings.from_config(config))
     except BaseException:

@@ -15,7 +15,10 @@ order (outermost first):
   read here, once, and replayed; after it, ``receive`` passes through so streams still
   see the client's disconnect. The file-upload route (``upload_path``) has its own cap,
   ``upload_bytes``, and its body is not buffered here: it streams to the route's
-  multipart parser, counted, and passing the cap ends the request with 413.
+  multipart parser, counted, and passing the cap ends the request with 413. So does the
+  body of ``streamed_path`` (a kb write of text documents), under ``max_body_bytes``:
+  both routes take their write's place first, and a full queue is refused before a
+  byte of the body is read.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ import logging
 import re
 from collections.abc import Iterable
 
+import anyio
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from agent_search.server._auth import AuthError, Identity, KeyRing
@@ -46,6 +50,9 @@ _SECURITY_HEADERS = [
 ]
 
 
+REFUSAL_PAUSE_S = 1.0
+"""The longest a rate-limited request waits for its 429 (the Retry-After says 1 s or more
+anyway)."""
 IDENTITY = "agent_search.identity"
 """The scope key under which :class:`Authenticate` leaves the caller's identity."""
 AUTHENTICATED_PREFIX = "/v1/"
@@ -70,18 +77,20 @@ def _header(scope: Scope, name: bytes) -> str | None:
 
 class BodyLimit:
     def __init__(self, app: ASGIApp, max_bytes: int, *, upload_bytes: int | None = None,
-                 upload_path: re.Pattern[str] | None = None) -> None:
+                 upload_path: re.Pattern[str] | None = None,
+                 streamed_path: re.Pattern[str] | None = None) -> None:
         self.app = app
         self.max_bytes = max_bytes
         self.upload_bytes = upload_bytes
         self.upload_path = upload_path
+        self.streamed_path = streamed_path
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or scope["method"] not in _BODY_METHODS:
             await self.app(scope, receive, send)
             return
         upload = self.upload_bytes is not None and self.upload_path is not None \
-            and scope["method"] == "POST" and bool(self.upload_path.match(_route_path(scope)))
+            and scope["method"] == "POST" and bool(self.upload_path.fullmatch(_route_path(scope)))
         cap = self.upload_bytes if upload and self.upload_bytes is not None else self.max_bytes
         too_big = f"the request body is larger than {cap} bytes"
         length = _header(scope, b"content-length")
@@ -92,7 +101,9 @@ class BodyLimit:
             if int(length) > cap:
                 await send_error(send, 413, too_big, param="body")
                 return
-        if upload:
+        if upload or (self.streamed_path is not None and scope["method"] == "POST"
+                      and self.streamed_path.fullmatch(_route_path(scope))):
+            # counted, not buffered: the route may refuse before it reads the body
             await self.app(scope, _counted(receive, cap, too_big), send)
             return
         chunks: list[bytes] = []
@@ -175,7 +186,7 @@ class Screen:
         if scope["method"] in _BODY_METHODS:
             ctype = (_header(scope, b"content-type") or "").split(";")[0].strip().lower()
             if ctype == "multipart/form-data" and self.upload_path is not None \
-                    and self.upload_path.match(_route_path(scope)):
+                    and self.upload_path.fullmatch(_route_path(scope)):
                 # a cross-site form can send multipart without a preflight: only from
                 # this origin (a browser names it), or from a client that names none
                 if not _same_origin(scope):
@@ -219,6 +230,10 @@ class Authenticate:
         wait = await self.limiter.take(identity.key_id)
         if wait > 0:
             self.metrics.rate_limited.inc()
+            # answered after a pause (the body unread, nothing else done): a client that
+            # retries at once can then cost the others a request a second per connection,
+            # not hundreds (a sleeping refusal costs the event loop nothing)
+            await anyio.sleep(min(max(wait, REFUSAL_PAUSE_S / 2), REFUSAL_PAUSE_S))
             await send_error(send, 429, f"rate limit exceeded; retry in {max(wait, 0.1):.1f} s",
                              code="rate_limit_exceeded",
                              headers=[(b"retry-after", retry_after_header(wait).encode())])

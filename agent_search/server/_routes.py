@@ -62,7 +62,7 @@ BEARER_SCHEME = {"type": "http", "scheme": "bearer",
 """The OpenAPI security scheme of the ``/v1/`` routes (``components.securitySchemes``
 gets it from the app); the key is checked by the middleware, not by a dependency."""
 _SECURED: dict[str, Any] = {"security": [{"HTTPBearer": []}]}
-_REQUEST_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+_REQUEST_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 _READY_TIMEOUT = 5.0
 _RESULT = TypeAdapter(Result)
 _RESULTS = TypeAdapter(list[Result])
@@ -341,7 +341,7 @@ async def records(
         try:
             at = read_cursor(cursor, scope)
             before = (float(at["t"]), str(at["r"]))
-            if not _REQUEST_ID.match(before[1]):
+            if not _REQUEST_ID.fullmatch(before[1]):
                 raise CursorError("cursor: not a position in this listing")
         except (ValueError, KeyError, TypeError) as exc:  # CursorError is a ValueError
             raise ApiError(422, str(exc) if isinstance(exc, CursorError) else
@@ -357,7 +357,7 @@ async def record(request: Request,
                  request_id: Annotated[str, Path(max_length=64)]) -> dict[str, Any]:
     """The search record of a stream the caller made (404 for anyone else's)."""
     identity = identity_of(request.scope)
-    if not _REQUEST_ID.match(request_id):
+    if not _REQUEST_ID.fullmatch(request_id):
         raise ApiError(422, "request_id: letters, digits, '_' or '-' only",
                        param="request_id")
     found = await service_of(request).records.get_owned(request_id, identity.owner)

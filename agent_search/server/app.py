@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import gc
 import os
+import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -36,6 +37,9 @@ DOCS_CSP = ("default-src 'none'; script-src 'self' 'unsafe-inline'; "
             "style-src 'self' 'unsafe-inline'; connect-src 'self'; img-src 'self' data:; "
             "base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
 """Swagger UI starts itself with an inline script; it loads nothing from other hosts."""
+SWITCH_INTERVAL_S = 0.001
+"""The interpreter's thread switch interval in a process that only serves (see
+:func:`create_app`)."""
 ENV_CONFIG = "AGENT_SEARCH_SERVE_CONFIG"
 ENV_ASSISTANTS = "AGENT_SEARCH_SERVE_ASSISTANTS"
 ENV_WORKERS = "AGENT_SEARCH_SERVE_WORKERS"
@@ -71,6 +75,11 @@ def create_app(service: Service, *, own_process: bool = False) -> FastAPI:
         if own_process:
             gc.collect()
             gc.freeze()
+            # the event loop waits at most this long for the interpreter lock a worker
+            # thread holds (an upload's ingest, a search's retrieval) each time it wakes:
+            # Python's 5 ms, paid at every wake-up of a streamed answer, doubled a chat's
+            # latency while another tenant's upload ran
+            sys.setswitchinterval(SWITCH_INTERVAL_S)
         undo = lifecycle.watch_signals([service])
         try:
             yield
@@ -108,11 +117,15 @@ def create_app(service: Service, *, own_process: bool = False) -> FastAPI:
     # each added one wraps the ones before: screen the request, identify the caller,
     # bound the body, then route it
     from agent_search.kb.settings import KBSettings
-    from agent_search.server._kb_files import FILES_PATH, upload_limit
+    from agent_search.server._connections import configure
+    from agent_search.server._kb_files import DOCUMENTS_PATH, FILES_PATH, upload_limit
 
+    configure(service.settings.header_timeout_seconds,
+              service.settings.max_connections_per_client)  # the HTTP protocol's guards
     uploads = upload_limit(KBSettings.from_config(service.searcher.config))
     app.add_middleware(BodyLimit, max_bytes=service.settings.max_body_bytes,
-                       upload_bytes=uploads, upload_path=FILES_PATH)
+                       upload_bytes=uploads, upload_path=FILES_PATH,
+                       streamed_path=DOCUMENTS_PATH)
     app.add_middleware(Authenticate, keys=service.keys, limiter=service.limiter,
                        metrics=service.metrics)
     app.add_middleware(Screen, local_mode=not service.keys.enabled, upload_path=FILES_PATH)

@@ -32,7 +32,7 @@ from agent_search._config_files import config_error, read_yaml
 from agent_search.errors import ConfigError
 from agent_search.types import Count, Number
 
-_HEX64 = re.compile(r"^[0-9a-fA-F]{64}$")
+_HEX64 = re.compile(r"[0-9a-fA-F]{64}")
 
 
 class _Strict(BaseModel):
@@ -51,7 +51,7 @@ class ApiKeyEntry(_Strict):
     def _one_source(self) -> ApiKeyEntry:
         if (self.env is None) == (self.sha256 is None):
             raise ValueError("an API key needs exactly one of 'env' or 'sha256'")
-        if self.sha256 is not None and not _HEX64.match(self.sha256):
+        if self.sha256 is not None and not _HEX64.fullmatch(self.sha256):
             raise ValueError("sha256 must be 64 hexadecimal characters (the key's digest)")
         return self
 
@@ -105,6 +105,15 @@ class ServerSettings(_Strict):
         description="How long an idle HTTP connection is kept open for the client's next "
         "request (uvicorn's timeout_keep_alive); above the clients' and proxies' pool "
         "timeouts (httpx and openai 5 s, aiohttp 15 s, nginx and cloud balancers 60 s)")
+
+    header_timeout_seconds: Number = Field(
+        default=5.0, ge=0.5, le=300,
+        description="A connection that has not sent a complete request head this long "
+        "after connecting (or after starting its next request) is closed")
+    max_connections_per_client: Count = Field(
+        default=256, ge=1, le=1_000_000,
+        description="Open connections one client address may hold; more are answered 503 "
+        "and closed (behind a reverse proxy every connection is the proxy's: raise it)")
 
     @classmethod
     def load(cls, config_dir: str | Path | None) -> ServerSettings:

@@ -46,7 +46,7 @@ from agent_search.types import MAX_QUERY_CHARS, ResultItem
 OutputType = Literal["string", "text_search_result", "native"]
 JsonType = Literal["string", "integer", "number", "boolean", "array", "object"]
 
-_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
 DEFAULT_MAX_COUNT = 50
 
 _DEFAULTS: dict[str, tuple[str, str]] = {
@@ -91,7 +91,7 @@ class FunctionParameter:
     items: JsonType | None = None
 
     def __post_init__(self) -> None:
-        if not _NAME.match(self.name):
+        if not _NAME.fullmatch(self.name):
             raise ValueError(f"parameter name {self.name!r} must match [A-Za-z0-9_-]{{1,64}}")
 
     def schema(self) -> dict[str, Any]:
@@ -192,7 +192,7 @@ class SearchFunction:
     _validator: Draft202012Validator = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
-        if not _NAME.match(self.function_name):
+        if not _NAME.fullmatch(self.function_name):
             raise ValueError(f"function name {self.function_name!r} must match "
                              "[A-Za-z0-9_-]{1,64} (OpenAI tool names)")
         names = [p.name for p in self.parameters]

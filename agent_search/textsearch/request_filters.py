@@ -99,16 +99,16 @@ def _check_groups_single_field(text_filter: TextSearchFilter, allowed: set[str])
                               "at the top level")
 
 
-_SITE = re.compile(r"^(https?://)?[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?"
+_SITE = re.compile(r"(https?://)?[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?"
                    r"(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*(?::\d{1,5})?"
-                   r"(?:/[A-Za-z0-9._~%/-]*)?$")
+                   r"(?:/[A-Za-z0-9._~%/-]*)?")
 
 
 def _check_site(site: str) -> str:
     """A host (optionally with a path prefix): anything else could smuggle search
     operators (``a.com OR site:b.com``) past the restriction into the provider's query."""
     site = site.strip()
-    if len(site) > 253 or not _SITE.match(site):
+    if len(site) > 253 or not _SITE.fullmatch(site):
         raise FilterError(f"filter 'site': {site[:80]!r} is not a domain name "
                           "(e.g. devblogs.microsoft.com)")
     return site

@@ -30,16 +30,16 @@ from __future__ import annotations
 import hashlib
 from typing import TYPE_CHECKING
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict
 
-from agent_search.config import SearchConfig
+from agent_search.config import KeywordConfig, SearchConfig
 from agent_search.context import Context
 from agent_search.errors import ConfigError, InputError
-from agent_search.registry import parse_options
+from agent_search.registry import config_option, parse_options
 from agent_search.trace import span
 from agent_search.types import Count, Request, Result, ResultItem
 from agent_search.web.errors import ProviderError
-from agent_search.web.settings import WebSettings
+from agent_search.web.settings import FetchSettings, WebSettings
 
 if TYPE_CHECKING:  # imported where used: the providers' HTTP clients load on the first search
     from agent_search.web._resilience import CircuitBreaker
@@ -51,11 +51,12 @@ class WebOptions(BaseModel):
 
     model_config = ConfigDict(extra="ignore")
 
-    keywords: bool | None = None
-    fetch_pages: bool | None = None
-    max_pages: Count | None = Field(default=None, ge=1, le=50)
-    max_keywords: Count | None = Field(default=None, ge=1, le=100)
-    language: str | None = None
+    keywords: bool | None = config_option(WebSettings, "keywords", "web.keywords")
+    fetch_pages: bool | None = config_option(WebSettings, "fetch_pages", "web.fetch_pages")
+    max_pages: Count | None = config_option(FetchSettings, "max_pages", "web.fetch.max_pages")
+    max_keywords: Count | None = config_option(KeywordConfig, "max_keywords",
+                                               "keyword.max_keywords")
+    language: str | None = config_option(KeywordConfig, "language", "keyword.language")
 
 
 class WebHandler:

@@ -171,7 +171,7 @@ async def test_select_of_unknown_fields_is_ignored_with_a_warning(chinook: DBHan
 
 async def test_bad_explicit_dsl_shapes(chinook: DBHandler) -> None:
     for dsl, message in [
-        ("SELECT * FROM Genre", "options.dsl must be an object"),
+        ("SELECT * FROM Genre", "invalid option dsl"),
         ({"model": "Genre", "wheres": "Name = 'Rock'"}, "wheres"),
         ({"queries": []}, "non-empty list"),
         ({"model": "Genre", "limit": -1}, "limit"),

@@ -62,6 +62,7 @@ if TYPE_CHECKING:
         collection_meta,
         point_id,
         point_id_kind,
+        twin_source,
     )
     from agent_search.kb._store._sparse import (
         BM25,
@@ -120,6 +121,7 @@ _HOME = {
     "StoreLockedError": "_base",
     "TermCounts": "_sparse",
     "UPLOAD_PREFIX": "_schema",
+    "twin_source": "_schema",
     "VectorQuery": "_base",
     "WORD": "_sparse",
     "all_of": "_filters",
@@ -203,5 +205,6 @@ __all__ = [
     "store_absent",
     "term_id",
     "to_filter",
+    "twin_source",
     "visibility",
 ]

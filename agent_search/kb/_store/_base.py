@@ -21,7 +21,7 @@ from agent_search.kb._store._stats_state import Repaired
 
 DENSE = "dense"
 SPARSE = "bm25"
-_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,127}")
 EVAL_PREFIX = "eval-"
 
 
@@ -45,7 +45,7 @@ class CollectionNotFound(StoreError):
 
 
 def check_collection_name(name: str) -> str:
-    if not _NAME.match(name or ""):
+    if not _NAME.fullmatch(name or ""):
         raise ValueError(
             f"invalid collection name {name!r}: use letters, digits, '_', '-', '.' "
             "(starting with a letter or digit, at most 128 characters)"

@@ -25,6 +25,16 @@ ID_SCHEME = 2  # payload "id_scheme" of points keyed by source key (absent: lega
 UPLOAD_PREFIX = "upload:"
 """The sources of documents sent as text (:mod:`agent_search.kb._uploads`): ``upload:<name>``
 (a file's source is a relative path or an absolute one, never this)."""
+
+
+def twin_source(source: str) -> str:
+    """The other source one file may have: ``upload:notes/a.md`` (sent by ``kb ingest
+    notes --server``, which names a folder's files as a local ingest does) for
+    ``notes/a.md`` (read from the disk), and back. One file is one document however it
+    was sent: an ingest under one replaces the caller's document under the other."""
+    if source.startswith(UPLOAD_PREFIX):
+        return source[len(UPLOAD_PREFIX):]
+    return UPLOAD_PREFIX + source
 POINT_IDS = "u64"
 """The point-id type of collections created now (metadata ``point_ids``): integers cost
 the engine and the store's Python side less than UUIDs (~330 of them per hybrid search).

@@ -1,0 +1,164 @@
+"""An upload flood must not cost the other tenants (their latency is measured by
+``make bench-load``; these tests hold the mechanisms). Before: tenant B's posts were
+read and parsed whole before a full write queue refused them, a rate-limited post was
+answered at once (a client retrying in a loop got hundreds of 429s a second, each one
+a request the event loop served), and an admitted ingest ran on the shared worker
+threads at the server's priority, without a pause. Now:
+
+* a kb write of text documents takes its place in the write queue before its body is
+  read: a full share is refused with 429 while the body has not been sent;
+* a rate-limited request is answered after a pause, its body unread;
+* a request's ingest runs in a thread of its own at a lower OS priority, pausing after
+  each file so it works at most half of its time."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from agent_search import SearchConfig
+from agent_search.kb import _uploads, ingest_texts
+from agent_search.server import Service
+
+from ..support.http_service import KEYS, auth, serve_with_kb, two_tenant_keys, write_project
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Service]]:
+    root = tmp_path_factory.mktemp("upload-flood")
+    cdir, adir = write_project(root, server={
+        "api_keys": two_tenant_keys(), "rate_limit": {"per_minute": 1, "burst": 30}})
+    (cdir / "search.yao").write_text(json.dumps({
+        "kb": {"enabled": True, "ingest_per_tenant": 2, "ingest_queue": 4},
+        "options": {"timeout": 30}}))
+    yield from serve_with_kb(root, cdir, adir)
+
+
+def _head_only(url: str, path: str, who: str, length: int = 5000) -> socket.socket:
+    """A POST whose headers are sent and whose body never is."""
+    host, port = url.removeprefix("http://").split(":")
+    s = socket.create_connection((host, int(port)), timeout=10)
+    s.sendall((f"POST {path} HTTP/1.1\r\nHost: {host}:{port}\r\n"
+               f"Authorization: Bearer {KEYS[who]}\r\nContent-Type: application/json\r\n"
+               f"Content-Length: {length}\r\n\r\n").encode())
+    return s
+
+
+def _answer(s: socket.socket) -> tuple[int, str]:
+    data = b""
+    while b"\r\n\r\n" not in data or len(data) < data.index(b"\r\n\r\n") + 10:
+        chunk = s.recv(65536)
+        if not chunk:
+            break
+        data += chunk
+    head, _, body = data.partition(b"\r\n\r\n")
+    return int(head.split()[1]), body.decode(errors="replace")
+
+
+def test_a_full_write_share_is_refused_before_the_body_is_read(
+        served: tuple[str, Service]) -> None:
+    url, _ = served
+    holding = [_head_only(url, "/v1/kb/flood/documents", "bob") for _ in range(2)]
+    third = _head_only(url, "/v1/kb/flood/documents", "bob")
+    try:
+        status, body = _answer(third)  # the body was never sent
+        assert status == 429, body
+        assert "kb.ingest_per_tenant" in body
+    finally:
+        for s in [*holding, third]:
+            s.close()
+
+
+def test_a_rate_limited_post_is_refused_with_its_body_unread(
+        served: tuple[str, Service]) -> None:
+    url, _ = served
+    with httpx.Client(base_url=url, headers=auth("alice"), timeout=30) as http:
+        spent = [http.get("/v1/models").status_code for _ in range(31)]  # the burst of 30
+    assert spent.count(429) >= 1
+    s = _head_only(url, "/v1/search", "alice", length=100)
+    try:
+        status, body = _answer(s)  # the body was never sent
+        assert status == 429 and "rate limit" in body
+    finally:
+        s.close()
+
+
+async def test_an_ingest_from_outside_runs_in_a_background_thread(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    seen: dict[str, Any] = {}
+    base = os.getpriority(os.PRIO_PROCESS, 0)
+
+    def record(*args: Any, **kwargs: Any) -> Any:
+        seen["thread"] = threading.current_thread().name
+        seen["nice"] = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+        seen["progress"] = args[6] if len(args) > 6 else kwargs.get("progress")
+        return "report"
+
+    monkeypatch.setattr(_uploads, "_ingest_texts_sync", record)
+    config = SearchConfig(home=tmp_path)
+    assert await ingest_texts(config, "c", [("a.md", "# A\n\nbees")], bounded=True) == "report"
+    assert seen["thread"] == "agent-search-background-ingest"
+    assert seen["nice"] >= min(base + _uploads.BACKGROUND_NICE, 19)
+    assert seen["progress"] is not None  # the pacer
+    # a local caller (not bounded) is not slowed down
+    seen.clear()
+    await ingest_texts(config, "c", [("a.md", "# A\n\nbees")])
+    assert seen["thread"] != "agent-search-background-ingest" and seen["progress"] is None
+
+
+def test_the_pacer_pauses_as_long_as_the_file_took(monkeypatch: pytest.MonkeyPatch) -> None:
+    clock = iter([0.0, 0.3, 0.3, 1.5, 1.5])
+    pauses: list[float] = []
+    calls: list[tuple[int, int]] = []
+    monkeypatch.setattr(_uploads.time, "perf_counter", lambda: next(clock))
+    monkeypatch.setattr(_uploads.time, "sleep", pauses.append)
+    pace = _uploads._Pacer(0.5, lambda done, total: calls.append((done, total)))
+    pace(10, 30)  # a file took 0.3 s
+    pace(30, 30)  # the next 1.2 s
+    assert pauses == pytest.approx([0.3, 1.2])
+    assert calls == [(10, 30), (30, 30)]
+
+
+async def test_a_rate_limited_request_is_answered_after_a_pause(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from agent_search.server import _middleware
+    from agent_search.server._metrics import Metrics
+    from agent_search.server.settings import ServerSettings
+
+    class Empty:
+        async def take(self, key: str) -> float:
+            return 0.1  # no token for 0.1 s
+
+    pauses: list[float] = []
+
+    async def pause(seconds: float) -> None:
+        pauses.append(seconds)
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        raise AssertionError("a refused request reached the route")
+
+    async def receive() -> Any:
+        raise AssertionError("a refused request's body was read")
+
+    sent: list[dict[str, Any]] = []
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message)
+
+    monkeypatch.setattr(_middleware.anyio, "sleep", pause)
+    guard = _middleware.Authenticate(app, keys=_middleware.KeyRing(ServerSettings()),
+                                     limiter=Empty(),  # type: ignore[arg-type]
+                                     metrics=Metrics([]))
+    await guard({"type": "http", "path": "/v1/search", "headers": []}, receive, send)
+    assert sent[0]["status"] == 429
+    assert pauses == [_middleware.REFUSAL_PAUSE_S / 2]  # at least half a second
