@@ -162,6 +162,20 @@ class OptionsConfig(_Section):
     )
 
 
+class CacheConfig(_Section):
+    """The result cache (see :mod:`agent_search.cache`): off unless ``enabled``."""
+
+    enabled: bool = Field(default=False, description="Answer identical searches from a cache")
+    ttl: Number = Field(default=300.0, gt=0, le=86_400, description="Seconds an entry is used")
+    max_entries: Count = Field(default=1000, ge=1, le=1_000_000)
+    types: dict[str, bool] = Field(default_factory=dict, description=(
+        "per search type: false keeps that type out of the cache (default: cached)"))
+
+    def caches(self, search_type: str) -> bool:
+        """Whether searches of ``search_type`` go through the cache."""
+        return self.enabled and self.types.get(search_type, True)
+
+
 class UsesConfig(_Section):
     keyword: str = "builtin"
     query: str = "builtin"
@@ -187,6 +201,7 @@ class SearchConfig(_Section):
     weights: WeightsConfig = Field(default_factory=WeightsConfig)
     options: OptionsConfig = Field(default_factory=OptionsConfig)
     uses: UsesConfig = Field(default_factory=UsesConfig)
+    cache: CacheConfig = Field(default_factory=CacheConfig)
     types: dict[str, TypeConfig] = Field(default_factory=dict, description=(
         "sections of custom search types (handlers you register), by type name"))
 

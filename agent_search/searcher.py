@@ -31,6 +31,7 @@ from agent_search._results import (
     type_and_query,
     with_defaults,
 )
+from agent_search.cache import ResultCache
 from agent_search.config import SearchConfig, load_config
 from agent_search.context import Context
 from agent_search.deps import Deps
@@ -77,6 +78,8 @@ class Searcher:
         self.registry = registry or Registry()
         for handler in handlers:
             self.registry.register(handler)
+        self.cache = ResultCache()
+        """Results kept for identical searches, when ``cache.enabled`` (off by default)."""
         self.rerankers: dict[str, Reranker] = {"score": ScoreReranker()}
         if rerankers:
             self.rerankers.update(rerankers)
@@ -400,7 +403,9 @@ class Searcher:
         result: Any = None
         with activate(node):
             try:
-                if scope is None:
+                if config.cache.enabled and config.cache.caches(request.type):
+                    result = await self._cached(ctx, request, handler, scope)
+                elif scope is None:
                     result = await handler.search(ctx, request)
                 else:
                     with scope:
@@ -424,6 +429,25 @@ class Searcher:
                 result.items, result.rerank_error = await self._rerank(
                     ctx, request.rerank.type, request.query, items, request.rerank.top_k)
         return result
+
+    async def _cached(self, ctx: Context, request: Request, handler: Handler,
+                      scope: anyio.CancelScope | None) -> Any:
+        """The handler's Result through the result cache (see :mod:`agent_search.cache`):
+        kept, shared with an identical search under way, or searched (under ``scope``)."""
+
+        async def call() -> Any:
+            if scope is None:
+                return await handler.search(ctx, request)
+            with scope:
+                return await handler.search(ctx, request)
+            return None  # the scope fired: the caller reports the timeout
+
+        key = await self.cache.key(ctx, request, handler)
+        if key is None:
+            return await call()
+        settings = ctx.config.cache
+        return await self.cache.run(key, request.type, call, float(settings.ttl),
+                                    settings.max_entries)
 
     async def _rerank(self, ctx: Context, reranker: str | Reranker, query: str,
                       items: list[ResultItem], top_n: int

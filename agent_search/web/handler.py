@@ -125,6 +125,12 @@ class WebHandler:
         return Result(type="web", query=request.query, items=items, total=len(items),
                       warnings=warnings)
 
+    async def cache_version(self, ctx: Context, request: Request) -> str | None:
+        """The web has no version this process can see: an entry is good for the
+        cache's TTL (the key holds the provider settings, so another provider or
+        endpoint is another entry)."""
+        return ""
+
     # -- configuration -------------------------------------------------------------------
 
     def settings_for(self, config: SearchConfig) -> WebSettings:

@@ -87,7 +87,7 @@ EXPORTED: dict[str, list[str]] = {
 }
 # textsearch keeps one public module per Semantic Kernel concept it mirrors
 PUBLIC_MODULES: dict[str, list[str]] = {
-    "agent_search": ["agent", "citation", "cli", "config", "context", "db", "demo", "deps",
+    "agent_search": ["agent", "cache", "citation", "cli", "config", "context", "db", "demo", "deps",
                      "embedding", "errors", "events", "grounding", "kb", "mcp", "query",
                      "registry", "rerank", "searcher",
                      "server", "testing", "textsearch", "trace", "types", "web"],
