@@ -373,7 +373,7 @@ class Result(BaseModel):
         "With the result cache on: whether this Result came from it (None: cache off)"))
     provider: str | None = Field(default=None, description=(
         "The web provider that answered (with a list of providers, the first that did)"))
-    fallback: list[str] = Field(default_factory=list, description=(
+    fallback: list[str] | None = Field(default=None, description=(
         "Providers tried before the one that answered, each with why it did not"))
 
     @property

@@ -76,19 +76,19 @@ EXPORTED: dict[str, list[str]] = {
         "site_parameter", "skip_parameter", "where",
     ],
     "agent_search.web": [
-        "BingProvider", "BraveProvider", "BreakerSettings", "CircuitOpenError",
+        "BingProvider", "BraveProvider", "BreakerSettings", "CallBudget", "CircuitOpenError",
         "FetchSettings", "GoogleProvider", "HostPolicy", "HttpProvider", "MCPProvider",
         "MCPSearchServerSettings", "MissingAPIKeyError", "PROVIDER_CLASSES", "Page",
         "ProviderError", "ProviderResponse", "RetrySettings", "SearXNGProvider",
         "SearchParams", "SerpAPIProvider", "SerperProvider", "TavilyProvider",
         "UnsafeURLError", "WebHandler", "WebOptions", "WebProvider", "WebSettings",
-        "create_handler", "create_provider", "fetch_pages", "provider_class",
+        "create_handler", "create_provider", "falls_back", "fetch_pages", "provider_class",
     ],
 }
 # textsearch keeps one public module per Semantic Kernel concept it mirrors
 PUBLIC_MODULES: dict[str, list[str]] = {
-    "agent_search": ["agent", "cache", "citation", "cli", "config", "context", "db", "demo", "deps",
-                     "embedding", "errors", "events", "grounding", "kb", "mcp", "query",
+    "agent_search": ["agent", "cache", "citation", "cli", "config", "context", "db", "demo",
+                     "deps", "embedding", "errors", "events", "grounding", "kb", "mcp", "query",
                      "registry", "rerank", "searcher",
                      "server", "testing", "textsearch", "trace", "types", "web"],
     "agent_search.agent": ["assistant", "delegation", "llm", "options", "package", "records",
