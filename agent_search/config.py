@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, ClassVar, TypeVar
+from typing import Any, ClassVar, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
@@ -176,6 +176,24 @@ class CacheConfig(_Section):
         return self.enabled and self.types.get(search_type, True)
 
 
+class ResearchConfig(_Section):
+    """Research mode's budgets and planner (see :mod:`agent_search.research`)."""
+
+    max_rounds: Count = Field(default=3, ge=1, le=10, description="Rounds of searches")
+    max_searches: Count = Field(default=24, ge=1, le=500, description="Searches in all")
+    max_llm_calls: Count = Field(default=4, ge=0, le=100, description="Planner LLM calls")
+    deadline: Number = Field(default=60.0, gt=0, le=3600, description="Seconds in all")
+    max_parts: Count = Field(default=6, ge=1, le=20, description="Parts of one question")
+    types: list[str] = Field(default_factory=list, description=(
+        "search types each part is searched on (default: those enabled for auto "
+        "search, else every registered type)"))
+    planner: Literal["builtin", "llm"] = "builtin"
+    llm_url: str | None = Field(default=None, description="OpenAI-compatible base URL")
+    llm_model: str | None = None
+    llm_api_key_env: str | None = None
+    llm_timeout: Number = Field(default=15.0, gt=0, le=600, description="Seconds per call")
+
+
 class UsesConfig(_Section):
     keyword: str = "builtin"
     query: str = "builtin"
@@ -202,6 +220,7 @@ class SearchConfig(_Section):
     options: OptionsConfig = Field(default_factory=OptionsConfig)
     uses: UsesConfig = Field(default_factory=UsesConfig)
     cache: CacheConfig = Field(default_factory=CacheConfig)
+    research: ResearchConfig = Field(default_factory=ResearchConfig)
     types: dict[str, TypeConfig] = Field(default_factory=dict, description=(
         "sections of custom search types (handlers you register), by type name"))
 

@@ -43,7 +43,9 @@ from agent_search.trace import TraceNode, activate, first_line, message_line
 from agent_search.types import Request, Result, ResultItem
 
 if TYPE_CHECKING:
+    from agent_search.config import ResearchConfig
     from agent_search.query.dsl import DSLGenerator
+    from agent_search.research import Planner, ResearchResult
 
 class Searcher:
     """Entry point of the Python API: runs requests on their handlers, concurrently,
@@ -235,6 +237,31 @@ class Searcher:
     ) -> Result:
         """The first finished result, success or not; the others are cancelled."""
         return await self._first(requests, ctx, deadline, lambda r: True, "race")
+
+    async def research(
+        self,
+        question: str,
+        *,
+        ctx: Context | None = None,
+        types: Sequence[str] = (),
+        settings: ResearchConfig | Mapping[str, Any] | None = None,
+        planner: Planner | None = None,
+        limit: int | None = None,
+    ) -> ResearchResult:
+        """Search until every part of ``question`` is covered or a budget is spent: rounds
+        of parallel searches over ``types`` (default ``research.types``, else the types
+        enabled for auto search, else every registered one), each round searching the
+        parts no reference covers yet. ``settings`` overrides ``research`` (budgets,
+        planner). Never raises for a failed search; see :mod:`agent_search.research`."""
+        from agent_search.config import ResearchConfig
+        from agent_search.research import research
+
+        ctx = ctx or self.context()
+        if isinstance(settings, Mapping):
+            settings = ResearchConfig.model_validate(
+                {**ctx.config.research.model_dump(), **settings})
+        return await research(self, question, ctx=ctx, settings=settings, types=types,
+                              planner=planner, limit=limit)
 
     async def merge(
         self,

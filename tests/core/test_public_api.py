@@ -89,7 +89,7 @@ EXPORTED: dict[str, list[str]] = {
 PUBLIC_MODULES: dict[str, list[str]] = {
     "agent_search": ["agent", "cache", "citation", "cli", "config", "context", "db", "demo",
                      "deps", "embedding", "errors", "events", "grounding", "kb", "mcp", "query",
-                     "registry", "rerank", "searcher",
+                     "registry", "rerank", "research", "searcher",
                      "server", "testing", "textsearch", "trace", "types", "web"],
     "agent_search.agent": ["assistant", "delegation", "llm", "options", "package", "records",
                            "settings"],
@@ -98,6 +98,7 @@ PUBLIC_MODULES: dict[str, list[str]] = {
     "agent_search.grounding": [],
     "agent_search.kb": ["calibrate", "evaluation", "handler", "ingest", "settings"],
     "agent_search.mcp": ["client", "server"],
+    "agent_search.research": [],
     "agent_search.mcp.client": ["settings"],
     "agent_search.mcp.server": [],
     "agent_search.query": ["dsl", "keyword", "nl", "stopwords"],
