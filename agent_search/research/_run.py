@@ -66,8 +66,9 @@ class ResearchResult(BaseModel):
 
     ``items`` are the unique references of every round (first citation id kept);
     ``stopped`` is ``covered``, ``nothing_new``, ``max_rounds``, ``max_searches``,
-    ``max_llm_calls``, ``deadline`` or ``nothing_understood``; ``budget`` gives, per
-    budget, what was used and the limit."""
+    ``deadline`` or ``nothing_understood``; ``budget`` gives, per budget (rounds,
+    searches, llm_calls, seconds), what was used and the limit. A spent LLM-call budget
+    does not stop the run: the builtin planner goes on."""
 
     question: str
     planner: str = "builtin"
