@@ -35,7 +35,7 @@ from agent_search.cache import ResultCache
 from agent_search.config import SearchConfig, load_config
 from agent_search.context import Context
 from agent_search.deps import Deps
-from agent_search.errors import validation_summary
+from agent_search.errors import InputError, validation_summary
 from agent_search.events import EventSink, SearchComplete, SearchResultEvent, SearchStart
 from agent_search.registry import Handler, Registry
 from agent_search.rerank import Reranker, ScoreReranker, apply_rerank, resolve_reranker
@@ -252,14 +252,19 @@ class Searcher:
         of parallel searches over ``types`` (default ``research.types``, else the types
         enabled for auto search, else every registered one), each round searching the
         parts no reference covers yet. ``settings`` overrides ``research`` (budgets,
-        planner). Never raises for a failed search; see :mod:`agent_search.research`."""
+        planner; a bad value raises :class:`InputError` naming it). Never raises for a
+        failed search; see :mod:`agent_search.research`."""
         from agent_search.config import ResearchConfig
         from agent_search.research import research
 
         ctx = ctx or self.context()
         if isinstance(settings, Mapping):
-            settings = ResearchConfig.model_validate(
-                {**ctx.config.research.model_dump(), **settings})
+            try:
+                settings = ResearchConfig.model_validate(
+                    {**ctx.config.research.model_dump(), **settings})
+            except ValidationError as exc:
+                raise InputError(f"research settings: {validation_summary(exc, '')}"
+                                 ) from None
         return await research(self, question, ctx=ctx, settings=settings, types=types,
                               planner=planner, limit=limit)
 

@@ -251,3 +251,10 @@ async def test_no_llm_calls_allowed_means_builtin(llm: ThreadedChatServer) -> No
     assert report.planner == "builtin (llm: the LLM-call budget or the deadline is spent)"
     assert llm.requests == [] or all(r.get("model") != "delegate" or "plan" not in str(r)
                                      for r in llm.requests[-1:])
+
+
+async def test_bad_settings_are_one_clear_error() -> None:
+    from agent_search.errors import InputError
+
+    with pytest.raises(InputError, match="research settings: max_rounds"):
+        await searcher().research(QUESTION, settings={"max_rounds": 0})
