@@ -188,7 +188,7 @@ class _SearchPlan:
 def _collections_state(home: Path, wanted: list[str]) -> str:
     """What :meth:`KBHandler.cache_version` compares: the collections (all when none is
     named) and each one's statistics head and graph file, by size and change time."""
-    from agent_search.kb._retrieval._graph import graph_path
+    from agent_search.kb._retrieval import graph_path
     from agent_search.kb._store import edge_root
 
     root = edge_root(home)
