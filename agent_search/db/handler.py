@@ -99,6 +99,7 @@ class DBHandler:
             check_distinct_tables(self.definitions)
         self.generators = dict(generators or {})
         self._engine = engine
+        self._given_engine = engine is not None
         self._catalog: Catalog | None = None
         self._meanings: NameMeanings | None = None
 
@@ -119,7 +120,12 @@ class DBHandler:
         """The database's state for the result cache: an SQLite file's size and change
         time (its write-ahead log's too); None (not cached) for a server database, whose
         changes this process cannot see."""
-        url = self.engine.url
+        if self._given_engine:
+            return None  # an engine of the caller's own: its data is not ours to see
+        from agent_search.db._engine import async_url, default_url
+
+        url = (async_url(self.settings.url) if self.settings.url
+               else default_url(Path(self.config.home)))
         if url.get_backend_name() != "sqlite" or not url.database \
                 or url.database == ":memory:":
             return None

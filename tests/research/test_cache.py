@@ -203,3 +203,31 @@ async def test_hits_and_misses_reach_the_metrics(tavily: LocalServer) -> None:
     text = metrics.render().decode()
     assert 'agent_search_cache_hits_total{type="web"} 2.0' in text
     assert 'agent_search_cache_misses_total{type="web"} 1.0' in text
+
+
+async def test_a_db_search_after_a_write_is_never_stale(tmp_path: Path) -> None:
+    import sqlite3
+
+    from agent_search.db import create_handler as create_db_handler
+
+    db = tmp_path / "sky.sqlite"
+    with sqlite3.connect(db) as conn:
+        conn.execute("CREATE TABLE planet (id INTEGER PRIMARY KEY, name TEXT, moons INT)")
+        conn.executemany("INSERT INTO planet (name, moons) VALUES (?, ?)",
+                         [("Mars", 2), ("Jupiter", 95)])
+    config = SearchConfig(home=tmp_path / "home").merged(
+        {"db": {"url": f"sqlite:///{db}"}, "cache": {"enabled": True}})
+    handler = create_db_handler(config)
+    searcher = Searcher(config, handlers=[handler])
+    req = {"type": "db", "query": "planets with more than 1 moons", "models": ["planet"]}
+    try:
+        first = await searcher.search(req)
+        again = await searcher.search(req)
+        assert (first.cache, again.cache) == ("miss", "hit")
+        with sqlite3.connect(db) as conn:
+            conn.execute("INSERT INTO planet (name, moons) VALUES ('Saturn', 146)")
+        after = await searcher.search(req)
+    finally:
+        await searcher.aclose()
+    assert after.cache == "miss"
+    assert len(after.items) == len(first.items) + 1
