@@ -6,7 +6,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 export AGENT_SEARCH_HOME ?= $(CURDIR)/.agent_search
 
-.PHONY: install demo test test-slow test-repeat lint docs bench bench-grounding bench-spider bench-db-unseen bench-floors bench-kb bench-kb-speed bench-load bench-realdocs bench-startup bench-kb-stats bench-kb-server clean bench-conversations
+.PHONY: install demo test test-slow test-repeat lint docs bench bench-grounding bench-spider bench-db-unseen bench-floors bench-kb bench-kb-speed bench-load bench-realdocs bench-startup bench-kb-stats bench-kb-server clean bench-conversations bench-research bench-fallback
 
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -81,6 +81,12 @@ bench-startup: install  ## CLI and import start-up, CPU and wall, beside `python
 
 bench-kb-server: install  ## the Qdrant-server path beside the embedded store: SciFact nDCG@10, floors (issue 33)
 	$(PY) bench/bench_kb_server.py
+
+bench-research: install  ## research mode vs single-shot on multi-part questions (issue 46)
+	$(PY) bench/bench_research.py
+
+bench-fallback: install  ## web provider fallback: 1,000 searches per way the first provider fails (issue 46)
+	$(PY) bench/bench_fallback.py
 
 bench-kb-stats: install  ## CPU of ingesting one note into 100 / 5,183 / 17,000 documents, both stores (issue 33)
 	$(PY) bench/bench_kb_stats.py --store edge

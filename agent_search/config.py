@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, ClassVar, TypeVar
+from typing import Any, ClassVar, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
@@ -163,6 +163,38 @@ class OptionsConfig(_Section):
     )
 
 
+class CacheConfig(_Section):
+    """The result cache (see :mod:`agent_search.cache`): off unless ``enabled``."""
+
+    enabled: bool = Field(default=False, description="Answer identical searches from a cache")
+    ttl: Number = Field(default=300.0, gt=0, le=86_400, description="Seconds an entry is used")
+    max_entries: Count = Field(default=1000, ge=1, le=1_000_000)
+    types: dict[str, bool] = Field(default_factory=dict, description=(
+        "per search type: false keeps that type out of the cache (default: cached)"))
+
+    def caches(self, search_type: str) -> bool:
+        """Whether searches of ``search_type`` go through the cache."""
+        return self.enabled and self.types.get(search_type, True)
+
+
+class ResearchConfig(_Section):
+    """Research mode's budgets and planner (see :mod:`agent_search.research`)."""
+
+    max_rounds: Count = Field(default=3, ge=1, le=10, description="Rounds of searches")
+    max_searches: Count = Field(default=24, ge=1, le=500, description="Searches in all")
+    max_llm_calls: Count = Field(default=4, ge=0, le=100, description="Planner LLM calls")
+    deadline: Number = Field(default=60.0, gt=0, le=3600, description="Seconds in all")
+    max_parts: Count = Field(default=6, ge=1, le=20, description="Parts of one question")
+    types: list[str] = Field(default_factory=list, description=(
+        "search types each part is searched on (default: those enabled for auto "
+        "search, else every registered type)"))
+    planner: Literal["builtin", "llm"] = "builtin"
+    llm_url: str | None = Field(default=None, description="OpenAI-compatible base URL")
+    llm_model: str | None = None
+    llm_api_key_env: str | None = None
+    llm_timeout: Number = Field(default=15.0, gt=0, le=600, description="Seconds per call")
+
+
 class UsesConfig(_Section):
     keyword: str = "builtin"
     query: str = "builtin"
@@ -188,6 +220,8 @@ class SearchConfig(_Section):
     weights: WeightsConfig = Field(default_factory=WeightsConfig)
     options: OptionsConfig = Field(default_factory=OptionsConfig)
     uses: UsesConfig = Field(default_factory=UsesConfig)
+    cache: CacheConfig = Field(default_factory=CacheConfig)
+    research: ResearchConfig = Field(default_factory=ResearchConfig)
     types: dict[str, TypeConfig] = Field(default_factory=dict, description=(
         "sections of custom search types (handlers you register), by type name"))
 

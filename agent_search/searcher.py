@@ -31,10 +31,11 @@ from agent_search._results import (
     type_and_query,
     with_defaults,
 )
+from agent_search.cache import ResultCache
 from agent_search.config import SearchConfig, load_config
 from agent_search.context import Context
 from agent_search.deps import Deps
-from agent_search.errors import validation_summary
+from agent_search.errors import InputError, validation_summary
 from agent_search.events import EventSink, SearchComplete, SearchResultEvent, SearchStart
 from agent_search.registry import Handler, Registry
 from agent_search.rerank import Reranker, ScoreReranker, apply_rerank, resolve_reranker
@@ -42,7 +43,9 @@ from agent_search.trace import TraceNode, activate, first_line, message_line
 from agent_search.types import Request, Result, ResultItem
 
 if TYPE_CHECKING:
+    from agent_search.config import ResearchConfig
     from agent_search.query.dsl import DSLGenerator
+    from agent_search.research import Planner, ResearchResult
 
 class Searcher:
     """Entry point of the Python API: runs requests on their handlers, concurrently,
@@ -77,6 +80,8 @@ class Searcher:
         self.registry = registry or Registry()
         for handler in handlers:
             self.registry.register(handler)
+        self.cache = ResultCache()
+        """Results kept for identical searches, when ``cache.enabled`` (off by default)."""
         self.rerankers: dict[str, Reranker] = {"score": ScoreReranker()}
         if rerankers:
             self.rerankers.update(rerankers)
@@ -232,6 +237,36 @@ class Searcher:
     ) -> Result:
         """The first finished result, success or not; the others are cancelled."""
         return await self._first(requests, ctx, deadline, lambda r: True, "race")
+
+    async def research(
+        self,
+        question: str,
+        *,
+        ctx: Context | None = None,
+        types: Sequence[str] = (),
+        settings: ResearchConfig | Mapping[str, Any] | None = None,
+        planner: Planner | None = None,
+        limit: int | None = None,
+    ) -> ResearchResult:
+        """Search until every part of ``question`` is covered or a budget is spent: rounds
+        of parallel searches over ``types`` (default ``research.types``, else the types
+        enabled for auto search, else every registered one), each round searching the
+        parts no reference covers yet. ``settings`` overrides ``research`` (budgets,
+        planner; a bad value raises :class:`InputError` naming it). Never raises for a
+        failed search; see :mod:`agent_search.research`."""
+        from agent_search.config import ResearchConfig
+        from agent_search.research import research
+
+        ctx = ctx or self.context()
+        if isinstance(settings, Mapping):
+            try:
+                settings = ResearchConfig.model_validate(
+                    {**ctx.config.research.model_dump(), **settings})
+            except ValidationError as exc:
+                raise InputError(f"research settings: {validation_summary(exc, '')}"
+                                 ) from None
+        return await research(self, question, ctx=ctx, settings=settings, types=types,
+                              planner=planner, limit=limit)
 
     async def merge(
         self,
@@ -402,7 +437,9 @@ class Searcher:
         result: Any = None
         with activate(node):
             try:
-                if scope is None:
+                if config.cache.enabled and config.cache.caches(request.type):
+                    result = await self._cached(ctx, request, handler, scope)
+                elif scope is None:
                     result = await handler.search(ctx, request)
                 else:
                     with scope:
@@ -426,6 +463,25 @@ class Searcher:
                 result.items, result.rerank_error = await self._rerank(
                     ctx, request.rerank.type, request.query, items, request.rerank.top_k)
         return result
+
+    async def _cached(self, ctx: Context, request: Request, handler: Handler,
+                      scope: anyio.CancelScope | None) -> Any:
+        """The handler's Result through the result cache (see :mod:`agent_search.cache`):
+        kept, shared with an identical search under way, or searched (under ``scope``)."""
+
+        async def call() -> Any:
+            if scope is None:
+                return await handler.search(ctx, request)
+            with scope:
+                return await handler.search(ctx, request)
+            return None  # the scope fired: the caller reports the timeout
+
+        key = await self.cache.key(ctx, request, handler)
+        if key is None:
+            return await call()
+        settings = ctx.config.cache
+        return await self.cache.run(key, request.type, call, float(settings.ttl),
+                                    settings.max_entries)
 
     async def _rerank(self, ctx: Context, reranker: str | Reranker, query: str,
                       items: list[ResultItem], top_n: int

@@ -369,6 +369,12 @@ class Result(BaseModel):
         default=0, description="Items the handler found that scored under the relevance floor")
     graph_nodes: list[GraphNode] | None = None
     dsl: dict[str, Any] | None = None
+    cache: Literal["hit", "miss"] | None = Field(default=None, description=(
+        "With the result cache on: whether this Result came from it (None: cache off)"))
+    provider: str | None = Field(default=None, description=(
+        "The web provider that answered (with a list of providers, the first that did)"))
+    fallback: list[str] | None = Field(default=None, description=(
+        "Providers tried before the one that answered, each with why it did not"))
 
     @property
     def ok(self) -> bool:

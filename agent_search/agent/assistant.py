@@ -333,7 +333,8 @@ class Assistant:
         user_results = await self._user_data(ctx, msgs, query)
         decision = self._decide(ctx, options, hook, user_results)
         ctx.trace.attributes["decision"] = decision.reason
-        auto_results = await self._auto_search(ctx, reading) if decision.run else []
+        auto_results = await self._auto_search(ctx, reading, research=options.research) \
+            if decision.run else []
 
         results = [*user_results, *hctx.search.results, *auto_results]
         found = await self._merge(ctx, query, results)
@@ -454,12 +455,15 @@ class Assistant:
                      failed=list(dict.fromkeys(r.type for r in results if r.error)),
                      counts=record_counts(results))
 
-    async def _auto_search(self, ctx: Context, reading: Reading) -> list[Result]:
+    async def _auto_search(self, ctx: Context, reading: Reading, *, research: bool = False
+                           ) -> list[Result]:
         """The configured types in parallel. Keyword extraction for a type whose handler
         wants keywords (``keyword_queries``: the web's; maybe a delegate call) runs
         inside that type's task, so it never delays the other searches. A type whose
         handler reads follow-ups itself (``reads_history``: the db's) gets the last turn
-        and the earlier user turns; the others the reading's query."""
+        and the earlier user turns; the others the reading's query. With ``research``, a
+        research run over the same types instead (its plan, rounds, gaps and budgets in
+        the trace's ``research`` stage)."""
         query = reading.query
         if not query:
             with stage(ctx, "auto_search_skipped") as node:
@@ -471,6 +475,8 @@ class Assistant:
         types, notices = usable_types(types, self.searcher.registry, config)
         for kind, text in notices:  # not configured is not a failure: no failed search
             ctx.events.emit(Notice(ctx.request_id, kind, text))
+        if research:
+            return [await self._research(ctx, query, types)]
         results: list[Result | None] = [None] * len(types)
 
         async def one(i: int, search_type: str, node: TraceNode) -> None:
@@ -488,6 +494,14 @@ class Assistant:
                 for i, search_type in enumerate(types):
                     tg.start_soon(one, i, search_type, node)
         return [r for r in results if r is not None]
+
+    async def _research(self, ctx: Context, query: str, types: list[str]) -> Result:
+        with stage(ctx, "research") as node:
+            report = await self.searcher.research(query, ctx=ctx, types=types)
+            node.attributes["research"] = report.model_dump(
+                mode="json", include={"planner", "parts", "stopped", "budget"})
+            stage_warnings(node).extend(report.warnings)
+        return report.to_result()
 
     def _compose(self, msgs: list[Message], hook: HookResponse, found: Found,
                  ctx: Context) -> list[Message]:

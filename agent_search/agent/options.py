@@ -22,3 +22,6 @@ class Options:
     request_id: str | None = None
     connector: str | None = None
     metadata: dict[str, Any] = field(default_factory=dict)
+    research: bool = False
+    """Auto search as a research run (:mod:`agent_search.research`): rounds of searches
+    until every part of the question is covered or a ``research`` budget is spent."""

@@ -265,6 +265,9 @@ def ask(
     search: Annotated[bool | None, typer.Option(
         "--search/--no-search", help="Force auto search on or off (default: the "
         "assistant's config)")] = None,
+    research: Annotated[bool, typer.Option(
+        "--research", help="Search in rounds until every part of the question is covered "
+        "or a research budget is spent")] = False,
     config: Annotated[Path | None, typer.Option("--config", help="Config folder")] = None,
     connector: Annotated[str | None, typer.Option(
         "--connector", help="LLM connector from config/agent.yml ('offline' for none)")
@@ -307,7 +310,8 @@ def ask(
         fail(f"--connector: {problem[0]}{hint}")
     try:
         code = anyio.run(_ask, loaded, question, Options(search=search, connector=connector,
-                                                    user_id=user, team_id=team),
+                                                    user_id=user, team_id=team,
+                                                    research=research),
                          as_json)
     finally:
         _close_kb_stores()

@@ -44,6 +44,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import anyio
 from pydantic import BaseModel, ConfigDict, Field, StrictBool
 
 from agent_search.config import SearchConfig
@@ -118,6 +119,7 @@ class DBHandler:
             check_distinct_tables(self.definitions)
         self.generators = dict(generators or {})
         self._engine = engine
+        self._given_engine = engine is not None
         self._catalog: Catalog | None = None
         self._meanings: NameMeanings | None = None
 
@@ -133,6 +135,21 @@ class DBHandler:
             self._engine = make_engine(url, read_only=self.settings.read_only,
                                        statement_timeout_ms=self.settings.statement_timeout_ms)
         return self._engine
+
+    async def cache_version(self, ctx: Context, request: Request) -> str | None:
+        """The database's state for the result cache: an SQLite file's size and change
+        time (its write-ahead log's too); None (not cached) for a server database, whose
+        changes this process cannot see."""
+        if self._given_engine:
+            return None  # an engine of the caller's own: its data is not ours to see
+        from agent_search.db._engine import async_url, default_url
+
+        url = (async_url(self.settings.url) if self.settings.url
+               else default_url(Path(self.config.home)))
+        if url.get_backend_name() != "sqlite" or not url.database \
+                or url.database == ":memory:":
+            return None
+        return await anyio.to_thread.run_sync(_file_state, Path(url.database))
 
     @property
     def catalog(self) -> Catalog:
@@ -476,3 +493,17 @@ def create_handler(config: SearchConfig, *, config_dir: Path | None = None,
     definitions = load_definitions(Path(config_dir) if config_dir else None,
                                    Path(assistant_dir) if assistant_dir else None)
     return DBHandler(config, definitions=definitions, generators=generators)
+
+
+def _file_state(path: Path) -> str | None:
+    """Size and change time of ``path`` and its ``-wal`` file (None when it is missing)."""
+    parts = []
+    for file in (path, path.with_name(path.name + "-wal")):
+        try:
+            st = file.stat()
+        except OSError:
+            if file is path:
+                return None
+            continue
+        parts.append(f"{st.st_size}:{st.st_mtime_ns}")
+    return "/".join(parts)

@@ -103,6 +103,18 @@ class KBHandler:
         result.duration_ms = (time.perf_counter() - started) * 1000.0
         return result
 
+    async def cache_version(self, ctx: Context, request: Request) -> str | None:
+        """The searched collections' state for the result cache: the change time and size
+        of each one's statistics head (rewritten by every ingest, removal or repair that
+        changes points, in any process) and of its graph; None (not cached) for a Qdrant
+        server, which other writers change unseen."""
+        plan = _SearchPlan.of(ctx.config if ctx.config is not None else self.config,
+                              request)
+        if plan.settings.url:
+            return None
+        return await anyio.to_thread.run_sync(_collections_state, Path(self.config.home),
+                                              plan.collections)
+
     async def _search(self, ctx: Context, request: Request, result: Result) -> None:
         plan = _SearchPlan.of(ctx.config if ctx.config is not None else self.config,
                               request)
@@ -172,6 +184,28 @@ class _SearchPlan:
             graph=bool(request.graph) or kb.graph,
             collections=list(request.collections or kb.collections),
             limit=request.limit or config.limit_for("kb"))  # the searcher's rule
+
+
+def _collections_state(home: Path, wanted: list[str]) -> str:
+    """What :meth:`KBHandler.cache_version` compares: the collections (all when none is
+    named) and each one's statistics head and graph file, by size and change time."""
+    from agent_search.kb._retrieval import graph_path
+    from agent_search.kb._store import edge_root
+
+    root = edge_root(home)
+    try:
+        names = sorted(wanted) if wanted else sorted(p.name for p in root.iterdir())
+    except OSError:
+        names = []
+    parts = [",".join(names)]
+    for name in names:
+        for file in (root / name / "stats" / "head.npz", graph_path(home, name)):
+            try:
+                st = file.stat()
+                parts.append(f"{st.st_size}:{st.st_mtime_ns}")
+            except (OSError, ValueError):
+                parts.append("-")
+    return "/".join(parts)
 
 
 def _readable(store: KBStore, allowed: Group) -> Callable[[str, list[str]], set[str]]:

@@ -13,7 +13,10 @@ from typing import Any
 
 from prometheus_client import CONTENT_TYPE_LATEST as CONTENT_TYPE
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+from prometheus_client.core import CounterMetricFamily, Metric
+from prometheus_client.registry import Collector
 
+from agent_search.cache import ResultCache
 from agent_search.grounding import summary
 
 _SECONDS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120)
@@ -64,8 +67,37 @@ class Metrics:
             if count:
                 self.grounded_sentences.labels(status=status).inc(count)
 
+    def watch_caches(self, caches: Iterable[ResultCache]) -> None:
+        """Report the hits and misses of these result caches (read when scraped)."""
+        self.registry.register(_CacheCollector(list(caches)))
+
     def render(self) -> bytes:
         return generate_latest(self.registry)
+
+
+class _CacheCollector(Collector):
+    """``agent_search_cache_hits_total`` / ``_misses_total`` by search type, summed over
+    the searchers of the app (the shared one and each assistant's)."""
+
+    def __init__(self, caches: list[ResultCache]) -> None:
+        self.caches = caches
+
+    def collect(self) -> Iterable[Metric]:
+        hits = CounterMetricFamily("agent_search_cache_hits",
+                                   "Searches answered by the result cache", labels=["type"])
+        misses = CounterMetricFamily("agent_search_cache_misses",
+                                     "Cacheable searches that called their handler",
+                                     labels=["type"])
+        totals: dict[str, list[int]] = {}
+        for cache in self.caches:
+            for search_type, stats in list(cache.stats.items()):
+                total = totals.setdefault(search_type, [0, 0])
+                total[0] += stats.hits
+                total[1] += stats.misses
+        for search_type, (hit, miss) in sorted(totals.items()):
+            hits.add_metric([search_type], hit)
+            misses.add_metric([search_type], miss)
+        return [hits, misses]
 
 
 __all__ = ["CONTENT_TYPE", "Metrics"]

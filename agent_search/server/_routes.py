@@ -37,6 +37,7 @@ from agent_search.server._middleware import identity_of
 from agent_search.server._schemas import (
     ChatCompletionRequest,
     ChatMessage,
+    ResearchBody,
     SearchBody,
     StreamRequest,
 )
@@ -119,10 +120,10 @@ def _messages(service: Service, messages: list[ChatMessage]) -> list[dict[str, A
         raise ApiError(422, str(exc), param="messages", code="empty_question") from None
 
 
-def _options(identity: Identity, search: bool | None) -> Options:
+def _options(identity: Identity, search: bool | None, research: bool = False) -> Options:
     """Options of a new stream under the caller's identity, with a request id of ours."""
     return Options(search=search, user_id=identity.user_id, team_id=identity.team_id,
-                   request_id=secrets.token_hex(12))
+                   request_id=secrets.token_hex(12), research=research)
 
 
 @contextlib.contextmanager
@@ -165,7 +166,7 @@ async def chat_completions(request: Request) -> Any:
     _check_tools(body, assistant)
     messages = _messages(service, body.messages)
     service.admit()
-    options = _options(identity, body.search)
+    options = _options(identity, body.search, body.research)
     assert options.request_id is not None
     fmt = ChatFormat(options.request_id, assistant.id, prompt=message_text(messages))
     headers = {"X-Request-Id": options.request_id}
@@ -200,7 +201,7 @@ async def assistant_stream(request: Request,
     assistant = service.assistant(assistant_id, param="assistant_id")
     messages = _messages(service, body.messages)
     service.admit()
-    options = _options(identity, body.search)
+    options = _options(identity, body.search, body.research)
     assert options.request_id is not None
     request_id = options.request_id
 
@@ -263,6 +264,29 @@ def _check_types(requests: Sequence[RequestModel], known: Sequence[str], *,
             raise ApiError(422, f"{param}: unknown search type {req.type[:40]!r}; known: "
                            f"{', '.join(names)}{did_you_mean(req.type[:40], names)}",
                            param=param, code="unknown_search_type")
+
+
+@router.post("/v1/research", tags=["search"])
+async def research(request: Request) -> Response:
+    """A question researched in rounds of searches under the caller's identity: the
+    parts, each one's coverage and citations, the rounds, the references and why it
+    stopped (``ResearchResult`` JSON). Budgets in the body can only lower the server's."""
+    identity = identity_of(request.scope)
+    service = service_of(request)
+    body = _validate(ResearchBody, await _json_body(request))
+    searcher = service.searcher
+    ctx = searcher.context(user_id=identity.user_id, team_id=identity.team_id)
+    limits = ctx.config.research
+    lowered = {k: min(v, getattr(limits, k)) for k, v in
+               (("max_rounds", body.max_rounds), ("max_searches", body.max_searches),
+                ("deadline", body.deadline)) if v is not None}
+    unknown = [t for t in body.types if t not in searcher.registry.types]
+    if unknown:
+        raise ApiError(422, f"types: unknown search type {unknown[0]!r}", param="types")
+    report = await until_disconnect(request, searcher.research(
+        body.question, ctx=ctx, types=body.types, settings=lowered, limit=body.limit))
+    return Response(report.model_dump_json(), media_type="application/json",
+                    headers={"X-Request-Id": ctx.request_id})
 
 
 def _dump(adapter: TypeAdapter[Any], value: Any) -> bytes:

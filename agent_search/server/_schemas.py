@@ -55,6 +55,7 @@ class ChatCompletionRequest(BaseModel):
     tool_choice: Any = None
     stream_options: StreamOptions | None = None
     search: bool | None = None
+    research: bool = False
 
     @property
     def include_usage(self) -> bool:
@@ -69,6 +70,22 @@ class StreamRequest(BaseModel):
 
     messages: list[ChatMessage] = Field(min_length=1)
     search: bool | None = None
+    research: bool = False
+
+
+class ResearchBody(BaseModel):
+    """``POST /v1/research``: a question researched in rounds (see
+    :mod:`agent_search.research`). Budgets may only lower the server's ``research``
+    section; ``types`` defaults to it."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    question: str = Field(min_length=1, max_length=4000)
+    types: list[str] = Field(default_factory=list, max_length=10)
+    limit: int | None = Field(default=None, ge=1, le=50)
+    max_rounds: int | None = Field(default=None, ge=1)
+    max_searches: int | None = Field(default=None, ge=1)
+    deadline: float | None = Field(default=None, gt=0)
 
 
 class SearchBody(BaseModel):

@@ -66,6 +66,8 @@ class Service:
         for assistant in assistants.values():
             types.update(assistant.searcher.registry.types)
         self.metrics = Metrics(types | {*BUILTIN_TYPES, "tool"})
+        self.metrics.watch_caches(
+            [searcher.cache, *(a.searcher.cache for a in assistants.values())])
         self.draining = False
         self.stop_streams = anyio.Event()
         self.streams = 0

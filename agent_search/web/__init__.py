@@ -23,7 +23,7 @@ if TYPE_CHECKING:
         ProviderError,
         UnsafeURLError,
     )
-    from agent_search.web.handler import WebHandler, WebOptions, create_handler
+    from agent_search.web.handler import WebHandler, WebOptions, create_handler, falls_back
     from agent_search.web.providers import (
         PROVIDER_CLASSES,
         BingProvider,
@@ -43,6 +43,7 @@ if TYPE_CHECKING:
     )
     from agent_search.web.settings import (
         BreakerSettings,
+        CallBudget,
         FetchSettings,
         MCPSearchServerSettings,
         RetrySettings,
@@ -51,6 +52,7 @@ if TYPE_CHECKING:
 
 _HOME = {
     "BingProvider": "providers", "BraveProvider": "providers", "BreakerSettings": "settings",
+    "CallBudget": "settings", "falls_back": "handler",
     "CircuitOpenError": "errors", "FetchSettings": "settings", "GoogleProvider": "providers",
     "HostPolicy": "_ssrf", "HttpProvider": "providers", "MCPProvider": "providers",
     "MCPSearchServerSettings": "settings", "MissingAPIKeyError": "errors",
@@ -76,6 +78,7 @@ __all__ = [
     "BingProvider",
     "BraveProvider",
     "BreakerSettings",
+    "CallBudget",
     "CircuitOpenError",
     "FetchSettings",
     "GoogleProvider",
@@ -100,6 +103,7 @@ __all__ = [
     "WebSettings",
     "create_handler",
     "create_provider",
+    "falls_back",
     "fetch_pages",
     "provider_class",
 ]

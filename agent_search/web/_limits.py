@@ -40,6 +40,15 @@ class BreakerSettings(_Strict):
     reset_after: Number = Field(default=30.0, gt=0)
 
 
+class CallBudget(_Strict):
+    """At most ``calls`` calls to a provider in each window of ``per`` seconds: a
+    provider whose budget is spent is not called (the next one in ``web.providers``
+    answers, or the search says the budget is spent)."""
+
+    calls: Count = Field(ge=1)
+    per: Number = Field(default=60.0, gt=0, description="Seconds of one budget window")
+
+
 class FetchSettings(_Strict):
     """Full-page fetching (request option ``fetch_pages``)."""
 

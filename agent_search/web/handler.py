@@ -28,8 +28,11 @@ applied by the searcher, not here.
 from __future__ import annotations
 
 import hashlib
+import math
+import time
 from typing import TYPE_CHECKING
 
+import anyio
 from pydantic import BaseModel, ConfigDict
 
 from agent_search.config import KeywordConfig, SearchConfig
@@ -38,12 +41,12 @@ from agent_search.errors import ConfigError, InputError
 from agent_search.registry import config_option, parse_options
 from agent_search.trace import span
 from agent_search.types import Count, Request, Result, ResultItem
-from agent_search.web.errors import ProviderError
+from agent_search.web.errors import CircuitOpenError, MissingAPIKeyError, ProviderError
 from agent_search.web.settings import FetchSettings, WebSettings
 
 if TYPE_CHECKING:  # imported where used: the providers' HTTP clients load on the first search
     from agent_search.web._resilience import CircuitBreaker
-    from agent_search.web.providers import WebProvider
+    from agent_search.web.providers import ProviderResponse, WebProvider
 
 
 class WebOptions(BaseModel):
@@ -81,6 +84,7 @@ class WebHandler:
         self._retired: list[WebProvider] = []
         self._breakers: dict[tuple[str, str], CircuitBreaker] = {}
         self._config_keys: dict[int, tuple[WebSettings, str]] = {}
+        self._budgets: dict[tuple[str, str], list[float]] = {}  # → [window start, calls]
 
     def can_handle(self, ctx: Context, request: Request) -> bool:
         return request.type == "web"
@@ -97,11 +101,6 @@ class WebHandler:
             options = parse_options(WebOptions, request.options)
         except InputError as exc:
             return fail(str(exc))
-        try:
-            provider = self.provider_for(settings)
-        except ProviderError as exc:
-            return fail(str(exc))
-
         query = request.query
         warnings: list[str] = []
         use_keywords = settings.keywords if options.keywords is None else options.keywords
@@ -109,22 +108,63 @@ class WebHandler:
             query = await self._keyword_query(ctx, query, options, warnings)
 
         limit = min(request.limit or settings.max_results, settings.max_results)
-        with span("web_search", provider=provider.name) as node:
-            try:
-                response = await provider.search_response(
-                    query, limit=limit, sites=request.sites, time_range=request.time_range)
-            except ProviderError as exc:
-                node.status, node.error = "failed", str(exc)
-                return fail(str(exc))
-            node.attributes["result_count"] = len(response.items)
+        response, tried = await self._ask(settings.chain(), query, limit, request)
+        if response is None:
+            message = tried[0] if len(tried) == 1 else \
+                f"all {len(tried)} providers failed: {'; '.join(tried)}"
+            return Result(type="web", query=request.query, error=message, fallback=tried or None)
         items = response.items
-        warnings.extend(_refused(provider.name, items))
+        warnings.extend(_refused(response.provider, items))
         if query != request.query:
             for item in items:
                 item.metadata["search_query"] = query
         await _fetch_pages(items, settings, options)
         return Result(type="web", query=request.query, items=items, total=len(items),
-                      warnings=warnings)
+                      warnings=warnings, provider=response.provider, fallback=tried or None)
+
+    async def _ask(self, chain: list[WebSettings], query: str, limit: int, request: Request
+                   ) -> tuple[ProviderResponse | None, list[str]]:
+        """The first provider of ``chain`` that answers, and why each one before it did
+        not (``"<provider>: <reason>"``). A failure that the next provider would meet
+        too (a bad query) ends the search; see :func:`falls_back`. A provider that has a
+        next one gets at most its share of the time left (the time left divided by the
+        providers left), so a hanging one leaves time for the others."""
+        tried: list[str] = []
+        for i, settings in enumerate(chain):
+            left = len(chain) - i
+            try:
+                provider = self.provider_for(settings)
+                self._spend(settings, provider)
+                response = await _call(provider, query, limit, request, left)
+            except ProviderError as exc:
+                tried.append(str(exc))
+                if not falls_back(exc):
+                    break
+                continue
+            return response, tried
+        return None, tried
+
+    def _spend(self, settings: WebSettings, provider: WebProvider) -> None:
+        """Count one call against the provider's budget; raise :class:`BudgetSpent`
+        instead when it is spent (before any call is made)."""
+        budget = settings.budget
+        if budget is None:
+            return
+        key = (provider.name, provider.base_url)
+        now = time.monotonic()
+        window = self._budgets.get(key)
+        if window is None or now - window[0] >= budget.per:
+            window = self._budgets[key] = [now, 0]
+        if window[1] >= budget.calls:
+            retry_in = budget.per - (now - window[0])
+            raise BudgetSpent(provider.name, budget.calls, budget.per, retry_in)
+        window[1] += 1
+
+    async def cache_version(self, ctx: Context, request: Request) -> str | None:
+        """The web has no version this process can see: an entry is good for the
+        cache's TTL (the key holds the provider settings, so another provider or
+        endpoint is another entry)."""
+        return ""
 
     # -- configuration -------------------------------------------------------------------
 
@@ -189,6 +229,60 @@ def create_handler(config: SearchConfig | None = None) -> WebHandler:
     """The ``web`` handler for ``config``; raises :class:`ConfigError` naming the key when
     the ``web`` section is invalid."""
     return WebHandler(config)
+
+
+class BudgetSpent(ProviderError):
+    """The provider's call budget (``web.budget``) is spent for this window."""
+
+    def __init__(self, provider: str, calls: int, per: float, retry_in: float) -> None:
+        super().__init__(provider, f"call budget spent ({calls} calls per {per:g}s; "
+                                   f"next call in {max(0.0, retry_in):.1f}s)")
+
+
+FALLBACK_STATUSES = frozenset({401, 402, 403, 429})
+"""HTTP answers after which the next provider is asked (and every 5xx): rate limits, a
+payment or quota wall, a key refused. Other 4xx say the request is wrong everywhere."""
+
+
+def falls_back(exc: ProviderError) -> bool:
+    """Whether the next provider should be asked after ``exc``: a missing key, an open
+    circuit, a spent budget, a timeout or a connection failure, or an answer in
+    :data:`FALLBACK_STATUSES` or 5xx."""
+    if isinstance(exc, MissingAPIKeyError | CircuitOpenError | BudgetSpent):
+        return True
+    if exc.status is None:
+        return exc.retryable  # timeouts and connection failures are retryable
+    return exc.status in FALLBACK_STATUSES or exc.status >= 500
+
+
+async def _call(provider: WebProvider, query: str, limit: int, request: Request,
+                left: int) -> ProviderResponse:
+    """One provider's answer, traced; with ``left`` > 1 providers to go, bounded to its
+    share of the time left."""
+    share = remaining_share(left)
+    with span("web_search", provider=provider.name) as node:
+        try:
+            with anyio.CancelScope(deadline=share) as scope:
+                response = await provider.search_response(
+                    query, limit=limit, sites=request.sites, time_range=request.time_range)
+            if scope.cancelled_caught:
+                raise ProviderError(provider.name, "no answer within its share of the "
+                                    "deadline", retryable=True)
+        except ProviderError as exc:
+            node.status, node.error = "failed", str(exc)
+            raise
+        node.attributes["result_count"] = len(response.items)
+    return response
+
+
+def remaining_share(left: int) -> float:
+    """The deadline of a provider with ``left - 1`` others after it: now plus its share
+    of the time left (no deadline of its own when it is the last, or there is none)."""
+    deadline = anyio.current_effective_deadline()
+    if left <= 1 or math.isinf(deadline):
+        return math.inf
+    now = anyio.current_time()
+    return now + (deadline - now) / left
 
 
 def _refused(provider: str, items: list[ResultItem]) -> list[str]:

@@ -9,19 +9,29 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from agent_search.config import WebConfig, config_error
+from agent_search.errors import validation_summary
 from agent_search.types import Count, Number
 from agent_search.web._limits import (
     BreakerSettings,
+    CallBudget,
     FetchSettings,
     MCPSearchServerSettings,
     RetrySettings,
 )
 
-__all__ = ["BreakerSettings", "FetchSettings", "MCPSearchServerSettings", "RetrySettings",
-           "WebSettings"]
+__all__ = ["BreakerSettings", "CallBudget", "FetchSettings", "MCPSearchServerSettings",
+           "RetrySettings", "WebSettings"]
 
 
 class WebSettings(WebConfig):
@@ -46,6 +56,14 @@ class WebSettings(WebConfig):
     search_depth: Literal["basic", "advanced", "fast", "ultra-fast"] = "basic"
     include_answer: bool = Field(default=True, description="Tavily/Serper answer as first item")
     mcp_servers: dict[str, MCPSearchServerSettings] = Field(default_factory=dict)
+
+    providers: list[str | dict[str, Any]] = Field(default_factory=list, description=(
+        "Providers in order of preference: a name, or a mapping of web keys for that "
+        "provider (provider, base_url, api_key_env, timeout, budget, ...) over this "
+        "section's; on 429, 402, 401/403, 5xx, a timeout, an open circuit, a missing key "
+        "or a spent budget the next one answers. Replaces `provider` when given."))
+    budget: CallBudget | None = Field(default=None, description=(
+        "Calls allowed per window; none: unlimited"))
 
     # behaviour
     keywords: bool = Field(default=False,
@@ -79,6 +97,37 @@ class WebSettings(WebConfig):
 
         provider_class(self.provider).check_settings(self)
         return self
+
+    _chain: list[WebSettings] = PrivateAttr(default_factory=list)
+
+    @model_validator(mode="after")
+    def _provider_chain(self) -> WebSettings:
+        """Each ``providers`` entry as settings of its own (checked now, so a bad entry
+        is a configuration error at load, naming its place in the list). A provider
+        with a next one is tried once: falling back beats waiting to retry."""
+        if not self.providers:
+            self._chain = [self]
+            return self
+        base = self.model_dump(exclude={"providers"})
+        last = len(self.providers) - 1
+        chain: list[WebSettings] = []
+        for i, entry in enumerate(self.providers):
+            data = {"provider": entry} if isinstance(entry, str) else dict(entry)
+            if "providers" in data:
+                raise ValueError(f"providers[{i}]: an entry cannot list providers itself")
+            merged = {**base, **data}
+            if i < last and "retry" not in data:
+                merged["retry"] = {**base["retry"], "attempts": 1}
+            try:
+                chain.append(WebSettings.model_validate(merged))
+            except ValidationError as exc:
+                raise ValueError(f"providers[{i}]: {validation_summary(exc, '')}") from None
+        self._chain = chain
+        return self
+
+    def chain(self) -> list[WebSettings]:
+        """The providers to try, in order: ``providers``' entries, else this section."""
+        return self._chain or [self]
 
     @classmethod
     def from_section(cls, section: Any) -> WebSettings:

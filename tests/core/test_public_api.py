@@ -76,20 +76,20 @@ EXPORTED: dict[str, list[str]] = {
         "site_parameter", "skip_parameter", "where",
     ],
     "agent_search.web": [
-        "BingProvider", "BraveProvider", "BreakerSettings", "CircuitOpenError",
+        "BingProvider", "BraveProvider", "BreakerSettings", "CallBudget", "CircuitOpenError",
         "FetchSettings", "GoogleProvider", "HostPolicy", "HttpProvider", "MCPProvider",
         "MCPSearchServerSettings", "MissingAPIKeyError", "PROVIDER_CLASSES", "Page",
         "ProviderError", "ProviderResponse", "RetrySettings", "SearXNGProvider",
         "SearchParams", "SerpAPIProvider", "SerperProvider", "TavilyProvider",
         "UnsafeURLError", "WebHandler", "WebOptions", "WebProvider", "WebSettings",
-        "create_handler", "create_provider", "fetch_pages", "provider_class",
+        "create_handler", "create_provider", "falls_back", "fetch_pages", "provider_class",
     ],
 }
 # textsearch keeps one public module per Semantic Kernel concept it mirrors
 PUBLIC_MODULES: dict[str, list[str]] = {
-    "agent_search": ["agent", "citation", "cli", "config", "context", "db", "demo", "deps",
-                     "embedding", "errors", "events", "grounding", "kb", "mcp", "query",
-                     "registry", "rerank", "searcher",
+    "agent_search": ["agent", "cache", "citation", "cli", "config", "context", "db", "demo",
+                     "deps", "embedding", "errors", "events", "grounding", "kb", "mcp", "query",
+                     "registry", "rerank", "research", "searcher",
                      "server", "testing", "textsearch", "trace", "types", "web"],
     "agent_search.agent": ["assistant", "delegation", "llm", "options", "package", "records",
                            "settings"],
@@ -98,6 +98,7 @@ PUBLIC_MODULES: dict[str, list[str]] = {
     "agent_search.grounding": [],
     "agent_search.kb": ["calibrate", "evaluation", "handler", "ingest", "settings"],
     "agent_search.mcp": ["client", "server"],
+    "agent_search.research": [],
     "agent_search.mcp.client": ["settings"],
     "agent_search.mcp.server": [],
     "agent_search.query": ["dsl", "followup", "keyword", "nl", "stopwords"],

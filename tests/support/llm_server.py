@@ -11,8 +11,9 @@ behaves according to the requested ``model``:
 * ``stall`` — one chunk, then silence for 30 s;
 * ``tools`` — a ``search`` tool call streamed in fragments; once the request ends with
   the tool's answer, a reply citing the first two references in it;
-* ``delegate`` — reads a JSON task from the user message (keywords / query / rerank) and
-  answers JSON (``query`` answers an invalid DSL first when the text says ``bad_first``);
+* ``delegate`` — reads a JSON task from the user message (keywords / query / rerank /
+  research's plan and gaps) and answers JSON (``query`` answers an invalid DSL first
+  when the text says ``bad_first``);
 * ``echo`` — answers the user's text, ``{ref0}``, ``{ref1}``... replaced by the reference
   ids of the system prompt in order, in 3-character chunks;
 * ``verify`` / ``verify-no`` — a grounding verifier's verdict: ``SUPPORTED.`` /
@@ -83,6 +84,15 @@ def _delegate_answer(body: dict[str, Any]) -> str:
     kind = task.get("task")
     if kind == "keywords":
         return 'Sure: ```json\n{"keywords": ["delegated", "keywords"]}\n```'
+    if kind == "plan":  # research: "A and B" → two parts; a question about loops: one
+        question = str(task.get("question", ""))
+        parts = [p.strip(" ?") for p in question.replace(" and ", "|").split("|")]
+        return "Plan:\n" + json.dumps({"parts": parts})
+    if kind == "gaps":  # research: a gap query; "loop" in the question: the same one again
+        part = str(task.get("part", ""))
+        if "loop" in str(task.get("question", "")):
+            return json.dumps({"queries": list(task.get("searched", [part]))[:1]})
+        return json.dumps({"queries": [f"{part} details"]})
     if kind == "rerank":
         n = len(task.get("documents", []))
         # reverse the order: the last document is the most relevant

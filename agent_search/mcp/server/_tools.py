@@ -153,6 +153,23 @@ class SearchTools:
         return merged.to_json()
 
 
+    async def research(
+        self, query: Query,
+        types: Annotated[list[str] | None, Field(
+            description="Search types each part is searched on (default: all available)")
+        ] = None,
+        limit: Limit = None,
+    ) -> dict[str, Any]:
+        """Research a question with several parts: rounds of searches until every part
+        has a reference or a budget is spent. Returns the parts (covered or not, their
+        citation ids), the rounds, the references and why it stopped."""
+        wanted = (list(dict.fromkeys(types)) if types
+                  else self.searcher.registry.searchable_types)
+        report = await self.searcher.research(query, ctx=self.context(), types=wanted,
+                                              limit=limit)
+        return report.model_dump(mode="json")
+
+
 def _server_class() -> type[MCPServer[Any]]:
     try:
         from mcp.server.mcpserver import MCPServer
@@ -176,10 +193,13 @@ def create_server(searcher: Searcher, *, user_id: str | None = None,
         offered[types.index("kb")] = _with_choices(
             tools.kb_search, "mode", option_choices(registry.options_model("kb"), "mode"))
     offered.append(_with_choices(tools.search, "types", tuple(types), many=True))
+    offered.append(_with_choices(tools.research, "types", tuple(types), many=True))
     names = ", ".join(_tool_name(fn) for fn in offered)
     server = _server_class()(
         name="agent-search",
-        instructions=f"Search tools: {names} (search runs several sources at once). "
+        instructions=f"Search tools: {names} (search runs several sources at once; "
+                     "research searches in rounds until each part of a question is "
+                     "covered). "
                      "Cite results by their citation_id.")
     for fn in offered:
         server.add_tool(fn, name=_tool_name(fn), structured_output=True)

@@ -1,0 +1,195 @@
+"""Planners: the parts of a question, and what to search for a part still uncovered.
+
+:class:`BuiltinPlanner` needs no model: the parts come from the question's structure
+(:func:`~agent_search.research._plan.plan_question`), and a gap is searched again with
+its content words and the names the references found for it bring up (the name of the
+author a first search found, say). :class:`LLMPlanner` asks an OpenAI-compatible chat
+model for both, within the run's LLM-call budget and deadline; whatever it answers that
+is not a usable plan (no JSON, wrong shape, a stall, an error) falls back to the builtin
+planner, and the run's ``planner`` says so.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from collections.abc import Sequence
+from typing import Any, Protocol
+
+import anyio
+
+from agent_search.config import ResearchConfig
+from agent_search.research._plan import _STOP, Part, _tokens, plan_question
+from agent_search.types import ResultItem
+
+MAX_QUERY_CHARS = 300
+_NAME = re.compile(r"\b[A-Z][\w'’-]*(?:\s+(?:of\s+)?[A-Z][\w'’-]*)*")
+_JSON = re.compile(r"\{.*\}", re.S)
+
+
+class Budget(Protocol):
+    """What a planner may spend: one LLM call at a time, and the run's time."""
+
+    def take(self) -> bool: ...
+
+    @property
+    def seconds_left(self) -> float: ...
+
+
+class Planner(Protocol):
+    async def plan(self, question: str, budget: Budget) -> tuple[list[Part], str]:
+        """The parts of ``question`` and the planner's name as the run reports it."""
+        ...
+
+    async def gaps(self, question: str, part: str, found: Sequence[ResultItem],
+                   tried: Sequence[str], budget: Budget) -> list[str]:
+        """Queries for ``part`` the next round searches (``tried``: searched already)."""
+        ...
+
+
+def content_words(text: str) -> list[str]:
+    """The words of ``text`` that say what it is about (stop words and marks out)."""
+    return [t for t in _tokens(text) if t[0].isalnum() and t.lower() not in _STOP]
+
+
+class BuiltinPlanner:
+    """Parts from the question's structure; gap queries from the part's words and the
+    names its references bring up."""
+
+    def __init__(self, max_parts: int = 6) -> None:
+        self.max_parts = max_parts
+
+    async def plan(self, question: str, budget: Budget) -> tuple[list[Part], str]:
+        return plan_question(question, self.max_parts), "builtin"
+
+    async def gaps(self, question: str, part: str, found: Sequence[ResultItem],
+                   tried: Sequence[str], budget: Budget) -> list[str]:
+        words = content_words(part)
+        if not words:
+            return []
+        sep = "" if all(_is_cjk(w) for w in words) else " "
+        keywords = sep.join(words)
+        candidates = [f"{keywords} {name}" for name in _names(found, words, question)[:2]]
+        candidates.insert(min(1, len(candidates)), keywords)
+        tried_norm = {" ".join(t.casefold().split()) for t in tried}
+        fresh = [c for c in candidates if " ".join(c.casefold().split()) not in tried_norm]
+        return fresh[:1]
+
+
+def _is_cjk(word: str) -> bool:
+    from agent_search._cjk import CJK_CHAR
+
+    return bool(CJK_CHAR.search(word))
+
+
+def _names(found: Sequence[ResultItem], words: Sequence[str], question: str) -> list[str]:
+    """Names (capitalised runs) in the references that mention one of ``words``, those
+    adding most words to the part's first (then the most frequent), leaving out those
+    the question already holds."""
+    lowered = {w.lower() for w in words}
+    asked = question.casefold()
+    counts: Counter[str] = Counter()
+    for item in found:
+        text = f"{item.title or ''}. {item.content}"
+        if not lowered & {t.lower() for t in _tokens(text[:4000])}:
+            continue
+        for match in _NAME.finditer(text[:4000]):
+            name = match.group(0)
+            if name.lower() in _STOP or name.casefold() in asked or len(name) < 3:
+                continue
+            counts[name] += 1
+    def new_words(name: str) -> int:  # what the name adds to the part's own words
+        return sum(w.lower() not in lowered for w in name.split())
+
+    ranked = sorted(counts, key=lambda n: (-new_words(n), -counts[n]))
+    return ranked[:4]
+
+
+class LLMPlanner:
+    """Plan and gap queries by an OpenAI-compatible chat model (``research.llm_url``,
+    ``research.llm_model``), each call bounded by ``research.llm_timeout`` and the run's
+    deadline, and counted against ``research.max_llm_calls``; the builtin planner
+    answers whenever the model does not (and the run says why)."""
+
+    def __init__(self, settings: ResearchConfig) -> None:
+        self.settings = settings
+        self.builtin = BuiltinPlanner(settings.max_parts)
+        self.failure: str | None = None
+
+    async def plan(self, question: str, budget: Budget) -> tuple[list[Part], str]:
+        reply = await self._ask({"task": "plan", "question": question,
+                                 "max_parts": self.settings.max_parts,
+                                 "answer": 'JSON {"parts": ["one self-contained search '
+                                           'query per part of the question", ...]}'},
+                                budget)
+        parts = _strings(reply, "parts", self.settings.max_parts)
+        if parts:
+            return [Part(p) for p in parts], "llm"
+        why = self.failure or "its plan was not a list of parts"
+        builtin, _ = await self.builtin.plan(question, budget)
+        return builtin, f"builtin (llm: {why})"
+
+    async def gaps(self, question: str, part: str, found: Sequence[ResultItem],
+                   tried: Sequence[str], budget: Budget) -> list[str]:
+        seen = [{"title": i.title, "content": i.content[:300]} for i in found[:5]]
+        reply = await self._ask({"task": "gaps", "question": question, "part": part,
+                                 "searched": list(tried), "found": seen,
+                                 "answer": 'JSON {"queries": ["a new search query", ...]}'},
+                                budget)
+        queries = _strings(reply, "queries", 2)
+        if queries:
+            return queries
+        return await self.builtin.gaps(question, part, found, tried, budget)
+
+    async def _ask(self, task: dict[str, Any], budget: Budget) -> Any:
+        """The model's JSON answer to ``task``, or None (``failure`` says why)."""
+        from agent_search.agent.llm import LLMError, OpenAIChatClient
+        from agent_search.agent.settings import ConnectorSettings
+
+        s = self.settings
+        if not s.llm_url or not s.llm_model:
+            self.failure = "research.llm_url and research.llm_model are not set"
+            return None
+        if not budget.take():
+            self.failure = "the LLM-call budget or the deadline is spent"
+            return None
+        seconds = max(0.01, min(float(s.llm_timeout), budget.seconds_left))
+        client = OpenAIChatClient("research", ConnectorSettings(
+            base_url=s.llm_url, model=s.llm_model, api_key_env=s.llm_api_key_env,
+            timeout=seconds, idle_timeout=seconds))
+        messages = [{"role": "system", "content": "You plan web, knowledge-base and "
+                     "database searches. Answer with the JSON asked for, nothing else."},
+                    {"role": "user", "content": json.dumps(task, ensure_ascii=False)}]
+        text = ""
+        try:
+            with anyio.move_on_after(seconds) as scope:
+                async for event in client.stream_chat(messages):
+                    if event.kind == "text":
+                        text += event.text
+                    if len(text) > 20_000:
+                        break
+            if scope.cancelled_caught:
+                self.failure = f"no answer within {seconds:.1f}s"
+                return None
+        except LLMError as exc:
+            self.failure = str(exc)
+            return None
+        finally:
+            await client.aclose()
+        match = _JSON.search(text)
+        try:
+            return json.loads(match.group(0)) if match else None
+        except ValueError:
+            self.failure = "its answer was not JSON"
+            return None
+
+
+def _strings(reply: Any, key: str, limit: int) -> list[str]:
+    """``reply[key]`` as a list of usable queries (non-empty strings, bounded), else []."""
+    values = reply.get(key) if isinstance(reply, dict) else None
+    if not isinstance(values, list):
+        return []
+    out = [" ".join(v.split())[:MAX_QUERY_CHARS] for v in values
+           if isinstance(v, str) and content_words(v)]
+    return list(dict.fromkeys(out))[:limit]
