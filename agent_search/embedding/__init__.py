@@ -25,6 +25,7 @@ if TYPE_CHECKING:
         get_embedder,
         model_builds,
         prepare_model_dir,
+        shipped_embedder,
     )
     from agent_search.embedding._local import (
         EmbeddingError,
@@ -49,7 +50,7 @@ _HOME = {
     "choose_model": "_model_choice", "cjk_share": "_model_choice",
     "default_workers": "_local", "embedder_for_collection": "_embedder",
     "get_embedder": "_embedder", "model_builds": "_embedder", "prepare_e5_dir": "_e5",
-    "prepare_model_dir": "_embedder",
+    "prepare_model_dir": "_embedder", "shipped_embedder": "_embedder",
 }
 """Where each public name lives."""
 
@@ -77,4 +78,5 @@ __all__ = [
     "model_builds",
     "prepare_e5_dir",
     "prepare_model_dir",
+    "shipped_embedder",
 ]
