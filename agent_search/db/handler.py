@@ -377,7 +377,7 @@ class DBHandler:
         in none of them is an error in strict mode, else the builtin with a warning."""
         name = ctx.config.uses.query
         table: dict[str, DSLGenerator] = {"builtin": builtin, **self.generators,
-                                          **ctx.generators}
+                                          **ctx.deps.generators}
         found = table.get(name)
         if found is not None:
             return found
