@@ -155,6 +155,13 @@ class DBHandler:
         if self._engine is not None:
             await self._engine.dispose()
 
+    async def ping(self) -> None:
+        """Raise if the database cannot be reached (the service's ``/readyz``)."""
+        import sqlalchemy as sa
+
+        async with self.engine.connect() as conn:  # the engine is built on first use
+            await conn.execute(sa.select(sa.literal(1)))
+
     def can_handle(self, ctx: Context, request: Request) -> bool:
         return request.type == self.type
 
