@@ -34,6 +34,7 @@ EXPORTED: dict[str, list[str]] = {
         "embedder_for_collection", "get_embedder", "model_builds", "prepare_e5_dir",
         "prepare_model_dir", "shipped_embedder",
     ],
+    "agent_search.loader": ["assistant_overrides", "load_config", "searcher_from_config"],
     "agent_search.kb": [
         "Access", "CollectionMismatchError", "CollectionNotFound", "EmbeddingError",
         "IngestReport",
