@@ -6,7 +6,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 export AGENT_SEARCH_HOME ?= $(CURDIR)/.agent_search
 
-.PHONY: install demo test test-slow test-repeat lint docs bench bench-grounding bench-spider bench-db-unseen bench-floors bench-kb bench-kb-speed bench-load bench-realdocs bench-startup bench-kb-stats bench-kb-server clean
+.PHONY: install demo test test-slow test-repeat lint docs bench bench-grounding bench-spider bench-db-unseen bench-floors bench-kb bench-kb-speed bench-load bench-realdocs bench-startup bench-kb-stats bench-kb-server clean bench-conversations
 
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -85,6 +85,9 @@ bench-kb-server: install  ## the Qdrant-server path beside the embedded store: S
 bench-kb-stats: install  ## CPU of ingesting one note into 100 / 5,183 / 17,000 documents, both stores (issue 33)
 	$(PY) bench/bench_kb_stats.py --store edge
 	$(PY) bench/bench_kb_stats.py --store server
+
+bench-conversations: install  ## follow-ups read in context: 50 chat threads on Spider databases and the docs
+	$(PY) bench/bench_conversations.py --split all
 
 clean:
 	rm -rf $(VENV) .agent_search .mypy_cache .ruff_cache .pytest_cache site

@@ -27,13 +27,18 @@ _MAX_BYTES = 1_000_000  # the size limit of configuration files (config.MAX_CONF
 
 
 def did_you_mean(word: str, choices: Iterable[str]) -> str | None:
-    """The choice closest to ``word`` when one is close enough to be a typo of it."""
+    """The one of ``choices`` that ``word`` is a likely typo of, else None: a difference
+    of case only, or ``difflib``'s ratio at least 0.7 (0.6 for a word of up to four
+    characters, where one swapped pair already costs a third: "wbe" for "web"). The one
+    rule behind every "did you mean" of the package (:func:`agent_search.errors.closest`):
+    configuration keys, search types, collections, assistants, models, connectors."""
     names = sorted({c for c in choices if c and c != word})
     lowered = {n.lower(): n for n in names}
     if word.lower() in lowered:  # a difference of case only
         return lowered[word.lower()]
-    found = difflib.get_close_matches(word, names, n=1, cutoff=0.7)
-    return found[0] if found else None
+    cutoff = 0.6 if len(word) <= 4 else 0.7
+    found = difflib.get_close_matches(word.lower(), list(lowered), n=1, cutoff=cutoff)
+    return lowered[found[0]] if found else None
 
 
 def _unwrap(annotation: Any) -> list[Any]:

@@ -131,3 +131,27 @@ def dedupe(items: Iterable[ResultItem]) -> list[ResultItem]:
 def merge_items(results: Iterable[Result]) -> list[ResultItem]:
     """All items of the successful parts of ``results``, deduplicated (not yet sorted)."""
     return dedupe(item for r in results for item in r.items)
+
+
+def keep_each_best(ranked: list[ResultItem], top_n: int,
+                   results: Iterable[Result]) -> list[ResultItem]:
+    """The first ``top_n`` of ``ranked`` (0 = all), where every search that found
+    something keeps its best item.
+
+    Searches merged together often asked different questions (a kb search for how
+    something works beside a db search for products): their scores say how well each
+    item answers *its own* question, so a search with many strong rows (eight db rows
+    that satisfy every condition, 1.00 each) must not push another search's best answer
+    out of the cut. Each search's best-ranked item is reserved a place first; the
+    remaining places go by rank; the kept items stay in ranked order."""
+    if top_n <= 0 or top_n >= len(ranked):
+        return ranked
+    position = {id(item): n for n, item in enumerate(ranked)}
+    reserved: set[int] = set()
+    for result in results:
+        found = [position[id(i)] for i in result.items if id(i) in position]
+        if found and len(reserved) < top_n:
+            reserved.add(min(found))
+    rest = (n for n in range(len(ranked)) if n not in reserved)
+    kept = reserved | {n for _, n in zip(range(top_n - len(reserved)), rest, strict=False)}
+    return [ranked[n] for n in sorted(kept)]

@@ -109,3 +109,16 @@ def check_tree(value: Any, *, max_depth: int = MAX_JSON_DEPTH,
             stack.extend((item, f"{where}.{i}") for i, item in enumerate(node)
                          if isinstance(item, str | dict | list))
     return None
+
+
+def shown_number(value: object) -> str:
+    """A value as a person reads it: a float rounded sensibly (an average of prices as
+    124.93, not 124.927143; a small one to three significant digits, 0.0123), without
+    trailing zeros; anything else as ``str``. Machine-readable copies (``data``) keep
+    their precision; this is for text."""
+    if not isinstance(value, float) or value != value or value in (float("inf"), -float("inf")):
+        return str(value)
+    if value == int(value) and abs(value) < 1e15:
+        return str(int(value)) if abs(value) >= 1e4 else f"{value:g}"
+    text = f"{value:.2f}" if abs(value) >= 1 else f"{value:.3g}"
+    return text.rstrip("0").rstrip(".") if "." in text and "e" not in text else text

@@ -19,6 +19,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
     from pydantic import ValidationError
 
 
@@ -75,6 +77,21 @@ class ConfigError(InputError):
             return self
         key = f"{prefix}{self.key}" if self.key and prefix else self.key
         return ConfigError(self.message, file=file, key=key, hint=self.hint)
+
+
+def closest(word: str, choices: Iterable[str]) -> str | None:
+    """The one of ``choices`` that ``word`` is a likely typo of, else None (the package's
+    one rule, :func:`agent_search._config_keys.did_you_mean`): configuration keys, search
+    types, collections, assistants, models, connectors."""
+    from agent_search._config_keys import did_you_mean as rule
+
+    return rule(word, choices)
+
+
+def did_you_mean(word: str, choices: Iterable[str]) -> str:
+    """`` — did you mean 'docs'?`` for a near miss of one of ``choices``, else ""."""
+    hint = closest(word, choices)
+    return f" — did you mean {hint!r}?" if hint else ""
 
 
 def validation_summary(exc: ValidationError, default_loc: str = "request") -> str:

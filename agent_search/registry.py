@@ -37,6 +37,9 @@ class Handler(Protocol):
             search then extracts the message's keywords once (``uses.keyword``, through
             ``ctx.deps.keywords``), searches them, and sets the request option
             ``keywords: false`` to say the query is keywords already.
+        reads_history: optional, default False; True for a handler that reads a
+            conversation's follow-up itself from the request option ``history`` (the
+            earlier user turns, oldest first): the database's.
 
     Methods:
         can_handle(ctx, request): whether it takes this request (the first registered
@@ -108,6 +111,14 @@ class Registry:
         """Whether a handler of ``search_type`` wants keywords rather than the message
         (its ``keyword_queries``): what auto search asks before it builds the request."""
         return any(getattr(h, "keyword_queries", False)
+                   for h in self._handlers.get(search_type.lower(), ()))
+
+    def reads_history(self, search_type: str) -> bool:
+        """Whether a handler of ``search_type`` reads a follow-up against the earlier turns
+        of a conversation itself (its ``reads_history``: the db's): auto search then
+        passes the last turn as the query and the earlier user turns as the request
+        option ``history``."""
+        return any(getattr(h, "reads_history", False)
                    for h in self._handlers.get(search_type.lower(), ()))
 
     def options_model(self, search_type: str) -> type[BaseModel] | None:

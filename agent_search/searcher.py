@@ -18,7 +18,7 @@ import anyio
 from pydantic import ValidationError
 
 from agent_search._assembly import loader
-from agent_search._merge import merge_items
+from agent_search._merge import keep_each_best, merge_items
 from agent_search._results import (
     RequestLike,
     failed_result,
@@ -240,7 +240,8 @@ class Searcher:
         top_n: int | None = None,
     ) -> Result:
         """One Result from several: items deduplicated (strongest source wins), weighted,
-        reranked, cut to ``top_n`` (default ``rerank.top_n``; 0 = all). Failed searches
+        reranked, cut to ``top_n`` (default ``rerank.top_n``; 0 = all) where every search
+        that found something keeps its best item (:func:`keep_each_best`). Failed searches
         are listed in ``warnings``; a reranker that is missing or fails is replaced by the
         score ranking and reported in ``rerank_error`` (see :func:`apply_rerank`)."""
         ctx = ctx or self.context()
@@ -249,7 +250,8 @@ class Searcher:
         top = ctx.config.rerank.top_n if top_n is None else top_n
         query = query or (results[0].query if results else "")
         with activate(ctx.trace):
-            items, rerank_error = await self._rerank(ctx, reranker, query, items, top)
+            items, rerank_error = await self._rerank(ctx, reranker, query, items, 0)
+        items = keep_each_best(items, top, results)
         return Result(
             type="merged",
             query=query,

@@ -25,7 +25,9 @@ and Chinese apart. ``--baseline REF`` grounds the same report half with the
 
 Goals (issue 25): unsupported recall ≥ 0.85 with ≤ 5% of supported sentences flagged;
 missing citations added ≥ 0.80; ≤ 10 ms per sentence. Then the polarity set (issue 37:
-negated, direction-swapped, paraphrased sentences; bench/_grounding_polarity.py).
+negated, direction-swapped, paraphrased sentences; bench/_grounding_polarity.py), the
+hand-written natural set by half (bench/_grounding_natural.py, also with the embedding
+model under ``--embed``) and the cost of one answer (bench/_grounding_cost.py).
 """
 
 from __future__ import annotations
@@ -479,6 +481,10 @@ def main() -> None:
         print(f"| {dataset} | {len(of)} | {m['unsupported_recall']:.3f} | "
               f"{m['supported_flagged']:.3f} | {m['citation_added']:.3f} |")
     _polarity(halves, args)
+    from bench import _grounding_cost, _grounding_natural
+
+    _grounding_natural.main(("tune", "held-out"), embed)
+    _grounding_cost.main()
     print("\nper kind (the stream's decision): share judged right (supported kinds: not "
           "flagged; unsupported kinds: flagged)")
     en, zh = metrics(stream["English"]), metrics(stream["Chinese"])

@@ -13,6 +13,7 @@ async with assistant.run_stream([{"role": "user", "content": "..."}], Options())
 """
 
 from agent_search.agent._conversation import validate_conversation
+from agent_search.agent._followup import Reading, read_conversation
 from agent_search.agent._hook_api import HookContext, HookSearch
 from agent_search.agent._hooks import HookResponse
 from agent_search.agent.assistant import Assistant
@@ -34,10 +35,12 @@ __all__ = [
     "LLMError",
     "OpenAIChatClient",
     "Options",
+    "Reading",
     "RecordSink",
     "RecordStore",
     "SearchRecord",
     "load_package",
     "offline_answer",
+    "read_conversation",
     "validate_conversation",
 ]

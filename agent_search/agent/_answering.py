@@ -11,6 +11,7 @@ assistant's life.
 from __future__ import annotations
 
 import contextlib
+import functools
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
@@ -32,8 +33,10 @@ from agent_search.agent.llm import ChatClient, LLMError, OpenAIChatClient, strea
 from agent_search.agent.llm.base import ChatEvent, ToolCall
 from agent_search.agent.options import Options
 from agent_search.agent.package import AssistantPackage
+from agent_search.agent.records import STAGE
 from agent_search.agent.settings import OFFLINE, AgentSettings
 from agent_search.context import Context
+from agent_search.grounding import candidates, verify
 from agent_search.searcher import Searcher
 from agent_search.trace import TraceNode
 from agent_search.types import ResultItem
@@ -166,7 +169,7 @@ class Answerer:
         and the answer grounded again (``counts``: see :class:`Found`). Returns the
         grounding and the stream's error."""
         ctx, error = hctx.context, payload["error"]
-        grounding = await ground_answer(ctx, out.tracker.text, references, counts)
+        grounding = await self._grounded(ctx, out.tracker.text, references, counts)
         if self.hooks.next is None:
             return grounding, error
         tracker = out.tracker
@@ -182,8 +185,38 @@ class Answerer:
         if isinstance(extra, dict) and isinstance(extra.get("text"), str):
             out.write(str(extra["text"]))
             out.flush()
-            grounding = await ground_answer(ctx, out.tracker.text, references, counts)
+            grounding = await self._grounded(ctx, out.tracker.text, references, counts)
         return grounding, error
+
+    async def _grounded(self, ctx: Context, text: str, references: list[ResultItem],
+                        counts: dict[str, int]) -> list[dict[str, Any]]:
+        """The offline grounding, then the verifier's word on what it could not settle
+        (``grounding.verifier`` in agent.yml; none by default)."""
+        grounding = await ground_answer(ctx, text, references, counts)
+        settings = self.settings.grounding
+        if not settings.verifier or not candidates(grounding, settings.sentences):
+            return grounding
+        client, why = self.chat_client(Options(connector=settings.verifier))
+        node = ctx.trace.child("grounding_verifier", **{STAGE: True})
+        try:
+            if client is None:
+                node.attributes.setdefault("warnings", []).append(
+                    f"grounding verifier not used: {why}")
+                return grounding
+            passages = {i.citation_id: i.content or "" for i in references if i.citation_id}
+            verified, warnings = await verify(
+                grounding, passages, functools.partial(_whole_answer, client),
+                name=settings.verifier, timeout=settings.timeout, limit=settings.sentences)
+            node.attributes.setdefault("warnings", []).extend(warnings)
+            return verified
+        finally:
+            node.finish()
+
+
+async def _whole_answer(client: ChatClient, messages: Sequence[dict[str, str]]) -> str:
+    """One completion's text, whole (for the grounding verifier)."""
+    parts = [ev.text async for ev in client.stream_chat(messages) if ev.kind == "text"]
+    return "".join(parts)
 
 
 async def _turn(events: AsyncIterator[ChatEvent], out: TextOut, warnings: list[str]

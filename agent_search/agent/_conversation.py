@@ -1,5 +1,6 @@
-"""Helpers over OpenAI-style chat messages: text of a message, the search query of a
-conversation, and where injected system messages go."""
+"""Helpers over OpenAI-style chat messages: text of a message and where injected system
+messages go. How a conversation's last turn is searched is
+:mod:`agent_search.agent._followup`'s."""
 
 from __future__ import annotations
 
@@ -7,9 +8,6 @@ from collections.abc import Sequence
 from typing import Any
 
 Message = dict[str, Any]
-
-_SHORT_FOLLOW_UP_WORDS = 4
-
 
 def message_text(message: Message) -> str:
     """The text of a message whose ``content`` is a string or a list of content parts
@@ -29,20 +27,6 @@ def last_user_index(messages: Sequence[Message]) -> int | None:
         if messages[i].get("role") == "user":
             return i
     return None
-
-
-def conversation_query(messages: Sequence[Message]) -> str:
-    """The query a conversation asks: the last user message's text. A very short
-    follow-up ("and in 2023?") is prefixed with the previous user message so the search
-    still knows the topic."""
-    user_texts = [message_text(m).strip() for m in messages if m.get("role") == "user"]
-    user_texts = [t for t in user_texts if t]
-    if not user_texts:
-        return ""
-    last = user_texts[-1]
-    if len(last.split()) < _SHORT_FOLLOW_UP_WORDS and len(user_texts) > 1:
-        return f"{user_texts[-2]} {last}"
-    return last
 
 
 def leading_system_count(messages: Sequence[Message]) -> int:

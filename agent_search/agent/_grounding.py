@@ -1,7 +1,13 @@
 """The grounding stage of a stream: the answer's sentences checked against the stream's
 references (:mod:`agent_search.grounding`) in a worker thread, timed as a stage of the
 record. A failure here never breaks the answer, nor passes as a clean one: every
-sentence is then ``unchecked`` with the reason, and the record has a warning saying why."""
+sentence is then ``unchecked`` with the reason, and the record has a warning saying why.
+
+The check is pure Python: in its thread it still holds the interpreter the event loop
+needs. Each answer's check is bounded in CPU (:class:`agent_search.grounding.Budget`),
+and the answers of a process are checked one at a time (:data:`_ONE_AT_A_TIME`), so
+however many tenants' answers end together, at most one thread competes with the loop
+that serves the others' searches."""
 
 from __future__ import annotations
 
@@ -10,14 +16,27 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import anyio
+from anyio.lowlevel import RunVar
 
 from agent_search.agent._record_text import grounding_passages
 from agent_search.agent.llm.offline import OFFLINE_NOTICE
 from agent_search.agent.records import STAGE
 from agent_search.context import Context
-from agent_search.grounding import ground, unchecked
+from agent_search.grounding import SHARED_PAUSE, Budget, ground, unchecked
 from agent_search.trace import first_line
 from agent_search.types import ResultItem
+
+_ONE_AT_A_TIME: RunVar[anyio.CapacityLimiter] = RunVar("grounding_limiter")
+"""One grounding thread per event loop (a limiter belongs to its loop)."""
+
+
+def _limiter() -> anyio.CapacityLimiter:
+    try:
+        return _ONE_AT_A_TIME.get()
+    except LookupError:
+        limiter = anyio.CapacityLimiter(1)
+        _ONE_AT_A_TIME.set(limiter)
+        return limiter
 
 
 async def ground_answer(ctx: Context, text: str, references: Sequence[ResultItem],
@@ -29,8 +48,10 @@ async def ground_answer(ctx: Context, text: str, references: Sequence[ResultItem
     try:
         passages = grounding_passages(list(references), counts or {})
         work = functools.partial(ground, text, passages,
-                                 citation_format=ctx.config.citation.format)
-        return [_own_notice(g.to_dict()) for g in await anyio.to_thread.run_sync(work)]
+                                 citation_format=ctx.config.citation.format,
+                                 budget=Budget(pause=SHARED_PAUSE))
+        done = await anyio.to_thread.run_sync(work, limiter=_limiter())
+        return [_own_notice(g.to_dict()) for g in done]
     except Exception as exc:
         node.attributes.setdefault("warnings", []).append(
             f"grounding failed: {first_line(exc)}")
@@ -45,7 +66,7 @@ async def _all_unchecked(ctx: Context, text: str, reason: str) -> list[dict[str,
     work = functools.partial(unchecked, text, reason,
                              citation_format=ctx.config.citation.format)
     try:
-        return [g.to_dict() for g in await anyio.to_thread.run_sync(work)]
+        return [g.to_dict() for g in await anyio.to_thread.run_sync(work, limiter=_limiter())]
     except Exception:
         core = text.strip()
         start = text.find(core) if core else 0

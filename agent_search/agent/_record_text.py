@@ -16,6 +16,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from agent_search._text import shown_number
 from agent_search.types import Result, ResultItem
 
 AGGREGATE = "aggregate"
@@ -72,7 +73,7 @@ def record_fields(item: ResultItem) -> list[tuple[str, str]]:
             continue
         if name not in related and _key_of(name) in keys:
             continue  # the foreign key ("product_id") of a related title shown ("product")
-        text = " ".join(str(value).split())
+        text = " ".join(shown_number(value).split())
         if text and text not in said and name not in {n for n, _ in out}:
             out.append((name, text))
     return out
@@ -95,11 +96,26 @@ def render_fields(fields: list[tuple[str, str]]) -> str:
 
 
 def count_sentence(item: ResultItem, total: int) -> str:
-    """What a search's count of matching records says, for one of its records."""
+    """What a search's count of matching records says, for one of its records. Where a
+    permission filter applied, it counts what the caller may see, and says so."""
     where = item.metadata.get("table") or item.model or "the database"
     noun = "record" if total == 1 else "records"
     verb = "is" if total == 1 else "are"
+    if visible_only(item):
+        return f"{total} matching {noun} in {where} {verb} visible to you."
     return f"There {verb} {total} matching {noun} in {where}."
+
+
+def list_sentence(item: ResultItem, total: int) -> str:
+    """A list answer's total: how many records match beside the few quoted (no count of
+    those few: a number no reference states reads as a claim to the grounding)."""
+    return count_sentence(item, total)[:-1] + "; the top ones are quoted below."
+
+
+def visible_only(item: ResultItem) -> bool:
+    """Whether the record's search counted only what the caller may see (its table has
+    permission columns)."""
+    return bool(item.metadata.get("permission_filtered"))
 
 
 def record_passage(item: ResultItem, total: int | None = None) -> str:

@@ -25,7 +25,8 @@ def reference(item: ResultItem) -> dict[str, Any]:
     return {"citation_id": item.citation_id, "type": item.type, "title": item.title,
             "content": item.content, "url": item.url, "source": item.source,
             "score": round(item.final_score, 6), "collection": item.collection,
-            "document_id": item.document_id, "model": item.model, "record_id": item.record_id}
+            "document_id": item.document_id, "model": item.model, "record_id": item.record_id,
+            "data": item.data}
 
 
 @contextlib.contextmanager

@@ -53,12 +53,12 @@ from agent_search.agent._answering import Answerer
 from agent_search.agent._citations import CitationTracker
 from agent_search.agent._conversation import (
     Message,
-    conversation_query,
     insert_after_system,
     validate_conversation,
 )
 from agent_search.agent._datasources import DataScope, data_source_requests
 from agent_search.agent._decision import Decision, decide_auto_search
+from agent_search.agent._followup import Reading, read_conversation, rewrite_conversation
 from agent_search.agent._grounding import added_citations
 from agent_search.agent._hook_api import HookContext
 from agent_search.agent._hooks import HookResponse, Hooks, hook_error, load_hooks
@@ -328,13 +328,13 @@ class Assistant:
         except _HookFailed as failed:
             await self._finish(ctx, sink, Done(ctx.request_id, error=str(failed)))
             return
-        query = conversation_query(msgs)
-        ctx.trace.attributes["query"] = query
+        reading = await self._read(ctx, msgs, options)
+        query = reading.query
 
         user_results = await self._user_data(ctx, msgs, query)
         decision = self._decide(ctx, options, hook, user_results)
         ctx.trace.attributes["decision"] = decision.reason
-        auto_results = await self._auto_search(ctx, query) if decision.run else []
+        auto_results = await self._auto_search(ctx, reading) if decision.run else []
 
         results = [*user_results, *hctx.search.results, *auto_results]
         found = await self._merge(ctx, query, results)
@@ -399,6 +399,22 @@ class Assistant:
                     stage_warnings(node).append(f"create hook overrides ignored: {exc}")
         return hook
 
+    async def _read(self, ctx: Context, msgs: list[Message], options: Options) -> Reading:
+        """How the last turn is searched (:mod:`agent_search.agent._followup`): the
+        builtin reading, or the LLM's rewrite when the assistant has a model; the record
+        says which (``follow_up``)."""
+        with stage(ctx, "follow_up") as node:
+            reading = read_conversation(msgs)
+            client, _ = self.answerer.chat_client(options)
+            rewrite = self.settings.rewrite
+            if client is not None and rewrite.enabled and reading.earlier:
+                reading = await rewrite_conversation(client, msgs, float(rewrite.timeout))
+            stage_warnings(node).extend(reading.warnings)
+            node.attributes["reading"] = reading.record()
+        ctx.trace.attributes["query"] = reading.query
+        ctx.trace.attributes["follow_up"] = reading.record()
+        return reading
+
     async def _user_data(self, ctx: Context, msgs: list[Message], query: str) -> list[Result]:
         """Searches for the ``type: "data"`` parts of the user's message (source user)."""
         requests, refused, warnings = data_source_requests(msgs, query,
@@ -439,10 +455,13 @@ class Assistant:
                      failed=list(dict.fromkeys(r.type for r in results if r.error)),
                      counts=record_counts(results))
 
-    async def _auto_search(self, ctx: Context, query: str) -> list[Result]:
+    async def _auto_search(self, ctx: Context, reading: Reading) -> list[Result]:
         """The configured types in parallel. Keyword extraction for a type whose handler
         wants keywords (``keyword_queries``: the web's; maybe a delegate call) runs
-        inside that type's task, so it never delays the other searches."""
+        inside that type's task, so it never delays the other searches. A type whose
+        handler reads follow-ups itself (``reads_history``: the db's) gets the last turn
+        and the earlier user turns; the others the reading's query."""
+        query = reading.query
         if not query:
             with stage(ctx, "auto_search_skipped") as node:
                 stage_warnings(node).append(
@@ -457,7 +476,10 @@ class Assistant:
 
         async def one(i: int, search_type: str, node: TraceNode) -> None:
             fields: dict[str, Any] = {"type": search_type, "query": query}
-            if self.searcher.registry.keyword_queries(search_type):
+            if reading.earlier and self.searcher.registry.reads_history(search_type):
+                fields = {**fields, "query": reading.last,
+                          "options": {"history": reading.earlier}}
+            elif self.searcher.registry.keyword_queries(search_type):
                 fields |= await keyword_fields(ctx, query, node)
             results[i] = await self.searcher.search(build_request(fields, "auto"),
                                                     ctx=ctx)

@@ -9,9 +9,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    ValidationError,
+    field_validator,
+)
 
 from agent_search._config_files import BUILTIN_TYPES, config_error, read_jsonc
 from agent_search.errors import ConfigError
@@ -72,6 +79,9 @@ class AssistantPackage(BaseModel):
 
     name: str = ""
     description: str = ""
+    examples: list[Annotated[str, StringConstraints(min_length=1, max_length=200)]] = Field(
+        default_factory=list, max_length=8,
+        description="Example questions the chat page offers on an empty conversation")
     connector: str | None = None
     prompts: list[PromptMessage] = Field(default_factory=list)
     search: dict[str, Any] | bool | None = None

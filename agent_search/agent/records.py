@@ -52,6 +52,10 @@ class SearchRecord:
     request_id: str
     assistant: str
     query: str = ""
+    follow_up: dict[str, Any] | None = None
+    """How the last turn was read: ``how`` (first turn, alone, with the previous
+    question's topic, rewritten by the language model), the text ``query``, the ``last``
+    turn and the ``earlier`` user turns a database search read it against."""
     keywords: list[str] = field(default_factory=list)
     decision: str = ""
     dsl: dict[str, Any] | None = None
@@ -118,6 +122,8 @@ class RecordSink:
         rec = self._record
         attrs = trace.attributes
         rec.query = str(attrs.get("query", ""))
+        follow_up = attrs.get("follow_up")
+        rec.follow_up = dict(follow_up) if isinstance(follow_up, dict) else None
         rec.decision = str(attrs.get("decision", ""))
         rec.references = list(attrs.get("references", []))
         sources = {n.attributes.get("search_id"): n.attributes.get("source")

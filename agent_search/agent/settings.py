@@ -83,6 +83,27 @@ class DelegationSettings(_Strict):
     retries: Count = Field(default=2, ge=0, le=5, description="Extra tries for invalid answers")
 
 
+class RewriteSettings(_Strict):
+    """The LLM rewrite of a follow-up into a whole question, run before the searches when
+    the assistant has a language model (see :mod:`agent_search.agent._followup`)."""
+
+    enabled: bool = True
+    timeout: Number = Field(default=4.0, gt=0, le=60,
+                            description="Seconds; then the builtin reading is used")
+
+
+class GroundingSettings(_Strict):
+    """The optional language-model verifier of the grounding (agent_search.grounding)."""
+
+    verifier: str | None = Field(
+        default=None, description="Connector that settles the sentences the offline "
+                                  "check could not (none: offline only)")
+    timeout: Number = Field(default=10.0, gt=0, le=120,
+                            description="Seconds for all of one answer's verifications")
+    sentences: Count = Field(default=8, ge=1, le=50,
+                             description="Sentences of one answer put to the verifier")
+
+
 class AgentSettings(_Strict):
     connectors: dict[str, ConnectorSettings] = Field(default_factory=dict)
     default_connector: str | None = None
@@ -90,6 +111,8 @@ class AgentSettings(_Strict):
     rerankers: dict[str, RerankerSettings] = Field(default_factory=dict)
     uses: dict[str, Any] = Field(default_factory=dict)
     delegation: DelegationSettings = Field(default_factory=DelegationSettings)
+    rewrite: RewriteSettings = Field(default_factory=RewriteSettings)
+    grounding: GroundingSettings = Field(default_factory=GroundingSettings)
     records: bool = Field(default=True, description="Store a search record per stream")
     server: dict[str, Any] = Field(default_factory=dict,
                                    description="Read by agent_search.server (ServerSettings)")
@@ -109,7 +132,8 @@ class AgentSettings(_Strict):
         """Refuse a ``default_connector`` or an assistant's ``connector`` that names no
         connector: a typo there would otherwise answer offline without a word."""
         for name, file, key in ((self.default_connector, self.file, "default_connector"),
-                                (package_connector, package_file, "connector")):
+                                (package_connector, package_file, "connector"),
+                                (self.grounding.verifier, self.file, "grounding.verifier")):
             problem = self.connector_problem(name) if name else None
             if problem is not None:
                 raise ConfigError(problem[0], file=file, key=key, hint=problem[1])

@@ -112,6 +112,8 @@ def _usage_error(exc: TyperException) -> str:
     param = getattr(exc, "param", None)
     opts = getattr(param, "opts", None) or []
     name = opts[0] if opts else getattr(param, "name", None)
+    if getattr(param, "param_type_name", "") == "argument":
+        name = getattr(param, "metavar", None) or name  # the name its help shows
     if name and str(name) not in message:
         message = f"{name}: {message}"
     return " ".join(message.split())

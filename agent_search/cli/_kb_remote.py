@@ -316,6 +316,13 @@ def remove_remote(url: str, collection: str, document: str, api_key_env: str,
     return []
 
 
+def collections_remote(url: str, api_key_env: str) -> list[dict[str, Any]]:
+    """The collections the caller can read on the server (``GET /v1/kb``)."""
+    with _client(url, api_key_env) as client:
+        rows: list[dict[str, Any]] = _answer(client, url, "GET", "/v1/kb")["collections"]
+        return rows
+
+
 def list_remote(url: str, collection: str, api_key_env: str, *, limit: int = 500,
                 cursor: str | None = None, pages: int | None = None
                 ) -> Iterator[tuple[list[dict[str, Any]], str | None]]:

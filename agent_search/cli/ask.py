@@ -146,8 +146,9 @@ class _Display:
 
 
 async def _ask(assistant: Assistant, question: str, options: Options, as_json: bool) -> int:
-    from agent_search.events import Done, TextDelta
+    from agent_search.events import Done, SearchComplete, TextDelta
 
+    failed: list[str] = []
     display = None if as_json else _Display(Console(highlight=False),
                                             assistant.searcher.config.citation.format)
     error: str | None = None
@@ -165,10 +166,55 @@ async def _ask(assistant: Assistant, question: str, options: Options, as_json: b
                     text = True
                 elif isinstance(event, Done):
                     error = event.error
+                elif isinstance(event, SearchComplete) and event.error:
+                    failed.append(event.error)
     finally:
         if display is not None:
             display.close()
         await assistant.aclose()
+    _held_hint(failed)
+    return _finish(error, text)
+
+
+def _held_hint(failed: list[str]) -> None:
+    """A search that failed because a running service holds the knowledge base: say how
+    to ask that service instead."""
+    from agent_search.cli._kb_remote import held_by_server
+
+    held = next((e for e in failed if "open in another process" in e), None)
+    if held is not None:
+        print("agent-search: hint: the knowledge base is open in another process"
+              + held_by_server(held).replace("send the work to it with", "ask it with"),
+              file=sys.stderr)
+
+
+def _ask_remote(server: str, assistant: str, question: str, api_key_env: str,
+                search: bool | None, as_json: bool) -> int:
+    """``--server``: the question streamed from the service, shown as a local one."""
+    from agent_search.cli._ask_remote import RemoteAskError, events
+
+    display = None if as_json else _Display(Console(highlight=False), "#ref:{id}")
+    error: str | None = None
+    text = False
+    try:
+        for event in events(server, assistant, question, api_key_env, search):
+            if display is None:
+                print_json_line(event.to_dict())
+            else:
+                display.show(event)  # type: ignore[arg-type]  # an event's fields
+            text = text or event.event == "text"
+            error = event.error if event.event == "done" else error
+    except RemoteAskError as exc:
+        fail(str(exc), 1)
+    finally:
+        if display is not None:
+            display.close()
+    return _finish(error, text)
+
+
+def _finish(error: str | None, text: bool) -> int:
+    """The exit code of an answer that ended with ``error`` (said on stderr): a warning
+    after some text, an error without any."""
     if error:
         print(f"agent-search: {'warning' if text else 'error'}: {' '.join(error.split())}",
               file=sys.stderr)
@@ -228,6 +274,12 @@ def ask(
     team: Annotated[str | None, typer.Option(
         "--team", help="The asker's team id (permission filters)")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="JSON lines of events")] = False,
+    server: Annotated[str | None, typer.Option(
+        "--server", help="Ask a running 'agent-search serve' at this URL (it holds the "
+                         "data home's knowledge base while it runs)")] = None,
+    api_key_env: Annotated[str, typer.Option(
+        "--api-key-env", help="Environment variable holding the API key for --server"
+    )] = "AGENT_SEARCH_API_KEY",
 ) -> None:
     """Ask an assistant; streams search progress, the answer and its references."""
     from agent_search.agent import Options
@@ -235,6 +287,15 @@ def ask(
     user, team = check_identity(user, "--user"), check_identity(team, "--team")
     if not question.strip():
         fail("QUESTION must not be empty")
+    if server is not None:
+        if db_url or collection or config or connector or user or team:
+            fail("--server: the server's assistant answers, as the API key's identity; "
+                 "leave out --db-url/--collection/--config/--connector/--user/--team")
+        code = _ask_remote(server, assistant or "demo", question, api_key_env, search,
+                           as_json)
+        if code:
+            raise typer.Exit(code)
+        return
     try:
         loaded = _load(assistant, db_url, collection or [], resolve_config_dir(config))
     except (ValueError, AgentSearchError) as exc:

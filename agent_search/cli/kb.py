@@ -9,6 +9,7 @@ keeps stdout for the one JSON document either way.
 from __future__ import annotations
 
 import contextlib
+import os
 import sys
 import threading
 import time
@@ -194,6 +195,7 @@ def ingest(
     except ValueError as exc:
         fail(f"--user/--team/--share: {exc}")
     try:
+        _prepare_model(config)
         with work_progress("ingesting") as on_progress:
             report = anyio.run(lambda: ingest_paths(config, paths, collection, graph=graph,
                                                     progress=on_progress, access=access,
@@ -208,6 +210,23 @@ def ingest(
         _print_report(report)
     if report.documents == 0 and report.skipped:
         raise typer.Exit(1)
+
+
+def _prepare_model(config: SearchConfig) -> None:
+    """The first ingest in a data home assembles the offline embedding model (~20 s):
+    said, with a spinner on a terminal, rather than a silent wait before the progress."""
+    from agent_search.embedding import get_embedder, model_prepared
+    from agent_search.kb.settings import KBSettings
+
+    settings = KBSettings.from_config(config)
+    if model_prepared(settings, config.home):
+        return
+    text = (f"preparing the embedding model {settings.embedding_model} in "
+            f"{config.home / 'models'} (once per data home, ~20 s)")
+    err_console.print(text + "…", highlight=False, markup=False, soft_wrap=True)
+    with err_console.status("preparing the embedding model…") if sys.stderr.isatty() \
+            else contextlib.nullcontext():
+        get_embedder(settings, config.home)
 
 
 def _check_ingest_options(paths: list[Path], server: str | None, owner: object) -> None:
@@ -226,7 +245,7 @@ def _print_report(report: Any) -> None:
     console.print(
         f"{report.collection}: {plural(report.documents, 'document')}, "
         f"{plural(report.chunks, 'chunk')} from {plural(report.files, 'file')}: "
-        f"added {report.added}, updated {report.updated}, "
+        f"chunks added {report.added}, updated {report.updated}, "
         f"unchanged {report.unchanged}, removed {report.removed}; "
         f"{report.seconds:.1f}s ({report.docs_per_s:.1f} docs/s, peak RSS "
         f"{report.peak_rss_mb:.0f} MB)", highlight=False)
@@ -264,9 +283,11 @@ def list_(collection: Annotated[str | None, typer.Argument(
     from agent_search.cli._kb_list import list_documents
     from agent_search.kb import StoreError, list_collections
 
-    if collection is None and (server is not None or limit is not None or cursor):
-        fail("--server, --limit and --cursor list the documents of one collection: "
-             "give COLLECTION")
+    if collection is None and (limit is not None or cursor):
+        fail("--limit and --cursor list the documents of one collection: give COLLECTION")
+    if collection is None and server is not None:
+        _collections_remote(server, api_key_env, json_out)
+        return
     config = _config(config_dir) if server is None else None
     if collection is not None:
         try:
@@ -283,13 +304,34 @@ def list_(collection: Annotated[str | None, typer.Argument(
     if json_out:
         print_json(rows)
     else:
-        _print_listing(rows)
+        _print_listing(rows, config.home)
 
 
-def _print_listing(rows: list[dict[str, Any]]) -> None:
-    """The collections searches read, then those of eval retrieval apart."""
+def _collections_remote(server: str, api_key_env: str, json_out: bool) -> None:
+    """``kb list --server URL``: the collections the API key can read there."""
+    from agent_search.cli._kb_remote import RemoteError, collections_remote
+
+    try:
+        rows = collections_remote(server, api_key_env)
+    except RemoteError as exc:
+        fail(str(exc), 1)
+    if json_out:
+        print_json(rows)
+        return
+    err_console.print(f"server: {server}", highlight=False, markup=False, soft_wrap=True)
+    if not rows:
+        console.print("no collections")
+    _print_collections(rows)
+
+
+def _print_listing(rows: list[dict[str, Any]], home: Path) -> None:
+    """Which data home was read (outside a project it is the per-user one, and another
+    may hold the collections meant), the collections searches read, then those of eval
+    retrieval apart."""
     own = [r for r in rows if not r.get("evaluation")]
     evals = [r for r in rows if r.get("evaluation")]
+    err_console.print(f"data home: {home} ({_home_origin()})", highlight=False,
+                      markup=False, soft_wrap=True)
     if not own:
         console.print("no collections")
     _print_collections(own)
@@ -298,6 +340,17 @@ def _print_listing(rows: list[dict[str, Any]]) -> None:
                       "'agent-search kb prune-evals' removes them):", highlight=False,
                       markup=False)
         _print_collections(evals)
+
+
+def _home_origin() -> str:
+    """Why the data home is the one it is (:mod:`agent_search._locations`)."""
+    from agent_search._locations import ENV_HOME, project_root
+
+    if os.environ.get(ENV_HOME):
+        return f"${ENV_HOME}"
+    root = project_root()
+    return f"the project at {root}" if root is not None else \
+        f"no project here; set ${ENV_HOME} to read another"
 
 
 def _print_collections(rows: list[dict[str, Any]]) -> None:
@@ -397,7 +450,8 @@ def _ingest_remote(server: str, paths: list[Path], collection: str, api_key_env:
         console.print(f"{collection} at {server}: {plural(out.get('documents', 0), 'document')}, "
                       f"{plural(out.get('chunks', 0), 'chunk')} from "
                       f"{plural(out.get('files', 0), 'file')}: "
-                      f"added {out.get('added', 0)}, updated {out.get('updated', 0)}, "
+                      f"chunks added {out.get('added', 0)}, "
+                      f"updated {out.get('updated', 0)}, "
                       f"unchanged {out.get('unchanged', 0)}, removed {out['removed']}",
                       highlight=False, markup=False)
         _print_file_notes(out)
@@ -406,7 +460,8 @@ def _ingest_remote(server: str, paths: list[Path], collection: str, api_key_env:
 
 
 @kb_app.command("drop")
-def drop(name: Annotated[str, typer.Argument(help="Collection to delete.")],
+def drop(name: Annotated[str, typer.Argument(metavar="COLLECTION",
+                                             help="Collection to delete.")],
          config_dir: ConfigOpt = None, json_out: JsonOpt = False) -> None:
     """Delete a collection and its entity graph."""
     from agent_search.kb import StoreError, drop_collection
@@ -469,7 +524,8 @@ def migrate(config_dir: ConfigOpt = None, json_out: JsonOpt = False) -> None:
 
 
 @kb_app.command("repair")
-def repair(name: Annotated[str, typer.Argument(help="Collection whose statistics to rebuild.")],
+def repair(name: Annotated[str, typer.Argument(
+        metavar="COLLECTION", help="Collection whose statistics to rebuild.")],
            config_dir: ConfigOpt = None, json_out: JsonOpt = False) -> None:
     """Rebuild a collection's statistics (what hybrid search and the floors read) from
     every point: ingest keeps them up to date, so this is a repair."""

@@ -27,11 +27,11 @@ def search_types(searcher: Searcher) -> list[str]:
 
 
 def did_you_mean(value: str, choices: Sequence[str]) -> str:
-    """`` — did you mean 'web'?`` for a near miss of one of ``choices`` ("wbe"), else ""."""
-    import difflib
+    """`` — did you mean 'web'?`` for a near miss of one of ``choices`` ("wbe"), else ""
+    (:func:`agent_search.errors.did_you_mean`)."""
+    from agent_search.errors import did_you_mean as hint
 
-    close = difflib.get_close_matches(value.lower(), list(choices), n=1, cutoff=0.5)
-    return f" — did you mean {close[0]!r}?" if close else ""
+    return hint(value, choices)
 
 
 def check_choice(flag: str, value: str | None, choices: Sequence[str]) -> None:
@@ -120,7 +120,11 @@ def resolve_assistant(assistant: str | None, config_dir: Path | None = None) -> 
                          "assistants folder was found (--config, or run inside a project)")
     candidate = folder / assistant
     if not (candidate / "package.yao").is_file():
-        raise ValueError(f"--assistant {assistant!r}: no package.yao in {candidate}")
+        from agent_search.errors import did_you_mean
+
+        known = [p.parent.name for p in folder.glob("*/package.yao")]
+        raise ValueError(f"--assistant {assistant!r}: no package.yao in {candidate}"
+                         + did_you_mean(assistant, known))
     return candidate
 
 
@@ -156,7 +160,7 @@ def render_result(result: Result) -> None:
     from rich.table import Table
 
     title = (
-        f"{result.type} search: {result.query!r} — {len(result.items)} items, "
+        f"{result.type} search: {result.query!r} — {plural(len(result.items), 'item')}, "
         f"{result.duration_ms:.0f} ms"
     )
     if result.error:

@@ -17,6 +17,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
+from agent_search._text import shown_number
 from agent_search.db._builder import (
     BINARY,
     Caller,
@@ -129,8 +130,9 @@ async def run_aggregate(conn: Any, scope: Scope, entry: ModelEntry, query: Query
 
 
 def _answer(entry: ModelEntry, data: dict[str, Any], confidence: float) -> ResultItem:
-    """One answer row as an item: its values as ``key: value`` text and as ``data``."""
-    text = "; ".join(f"{k}: {v}" for k, v in data.items())
+    """One answer row as an item: its values as ``key: value`` text (numbers rounded to
+    read, :func:`shown_number`) and as ``data`` (as computed)."""
+    text = "; ".join(f"{k}: {shown_number(v)}" for k, v in data.items())
     return ResultItem(type="db", title=text[:200], content=text[:600],
                       score=round(max(0.0, min(1.0, confidence)), 6), model=entry.id,
                       data=data, metadata={"table": entry.table.name, "kind": "aggregate"})

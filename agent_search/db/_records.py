@@ -246,6 +246,8 @@ def _item(entry: ModelEntry, row: dict[str, Any], data_fields: list[str],
     record_id = _record_id(entry, row)
     data = {f: jsonable(row.get(f)) for f in data_fields}
     metadata: dict[str, Any] = {"table": entry.table.name}
+    if entry.permission is not None:  # the caller sees only the rows it may see
+        metadata["permission_filtered"] = True
     if related:
         metadata["related"] = related
     return ResultItem(type="db", title=title_of(entry, row, record_id),

@@ -14,6 +14,8 @@ ones are ANDed/appended after them; the permission filter of
 - ``dsl`` (object): a QueryDSL (or ``{"queries": [...]}``) to run instead of generating
   one; validated like a generator's answer.
 - ``generate`` (bool, default true): false runs only the preset wheres/orders.
+- ``history`` (list of strings): the earlier user turns of a conversation, oldest first;
+  the query is then read as their follow-up (:mod:`agent_search.query.followup`).
 
 Item scores are on the project's absolute scale 0..1 (~0.5 = probably relevant), the
 same for a row whatever its position or the size of the table:
@@ -68,6 +70,8 @@ if TYPE_CHECKING:  # imported where used: SQLAlchemy and the parser load on the 
     from agent_search.query.nl import NameMeanings
 
 MAX_MODEL_NAMES_IN_ERROR = 20
+MAX_HISTORY_TURNS = 100
+"""Most earlier turns ``options.history`` may hold (the last few are read)."""
 
 
 class DBHandler:
@@ -80,6 +84,7 @@ class DBHandler:
     context (so an assistant's overrides apply)."""
 
     type = "db"
+    reads_history = True
 
     def __init__(self, config: SearchConfig, *, definitions: Mapping[str, ModelDef] | None = None,
                  generators: Mapping[str, DSLGenerator] | None = None,
@@ -332,9 +337,17 @@ class DBHandler:
         if request.options.get("generate", True) is False:
             return GeneratedDSL(queries=[QueryDSL(model=e.id) for e in entries],
                                 explanation="preset filters only", generator="none")
-        schemas = await self._with_named_values(schemas, request.query)
+        earlier = _earlier_turns(request.options.get("history"))
+        schemas = await self._with_named_values(schemas, " ".join([*earlier, request.query]))
         builtin = BuiltinDSLGenerator(strict=ctx.config.query.strict, meanings=self.meanings)
         generator = self._generator(ctx, builtin, warnings)
+        if earlier:  # a follow-up: read in the context of the earlier turns
+            from agent_search.query.followup import FollowUpGenerator
+
+            deterministic = isinstance(generator, BuiltinDSLGenerator)
+            generator = FollowUpGenerator(generator, earlier)
+            if deterministic:
+                return await generate_dsl(generator, request.query, schemas, retries=0)
         if isinstance(generator, BuiltinDSLGenerator):  # deterministic: asking again
             return await generate_dsl(generator, request.query, schemas, retries=0)
         try:
@@ -394,6 +407,21 @@ class DBHandler:
             raise DSLGenerationError(message)
         warnings.append(message + "; used the builtin generator")
         return builtin
+
+
+def _earlier_turns(raw: Any) -> list[str]:
+    """``options.history``: the earlier user turns of a conversation (oldest first), as
+    the agent runtime passes them; anything else is a validation error."""
+    if raw is None:
+        return []
+    if not isinstance(raw, list) or len(raw) > MAX_HISTORY_TURNS \
+            or not all(isinstance(t, str) for t in raw):
+        raise DSLValidationError(f"options.history must be a list of at most "
+                                 f"{MAX_HISTORY_TURNS} strings (the earlier user turns, "
+                                 "oldest first)")
+    from agent_search.query.followup import MAX_EARLIER_TURNS, MAX_TURN_CHARS
+
+    return [t[:MAX_TURN_CHARS] for t in raw if t.strip()][-MAX_EARLIER_TURNS:]
 
 
 def _with_values(schema: ModelSchema, found: Mapping[str, list[str]]) -> ModelSchema:

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
         embedder_for_collection,
         get_embedder,
         model_builds,
+        model_prepared,
         prepare_model_dir,
         shipped_embedder,
     )
@@ -49,8 +50,8 @@ _HOME = {
     "OFFLINE_MODELS": "_models", "OpenAIEmbedder": "_embedder", "Vectors": "_local",
     "choose_model": "_model_choice", "cjk_share": "_model_choice",
     "default_workers": "_local", "embedder_for_collection": "_embedder",
-    "get_embedder": "_embedder", "model_builds": "_embedder", "prepare_e5_dir": "_e5",
-    "prepare_model_dir": "_embedder", "shipped_embedder": "_embedder",
+    "get_embedder": "_embedder", "model_builds": "_embedder", "model_prepared": "_embedder",
+    "prepare_e5_dir": "_e5", "prepare_model_dir": "_embedder", "shipped_embedder": "_embedder",
 }
 """Where each public name lives."""
 
@@ -76,6 +77,7 @@ __all__ = [
     "embedder_for_collection",
     "get_embedder",
     "model_builds",
+    "model_prepared",
     "prepare_e5_dir",
     "prepare_model_dir",
     "shipped_embedder",

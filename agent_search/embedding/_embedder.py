@@ -362,6 +362,21 @@ _EMBEDDERS: OrderedDict[tuple[str, ...], Embedder] = OrderedDict()
 _EMBEDDERS_LOCK = threading.Lock()
 
 
+def model_prepared(settings: EmbeddingSettings, home: Path) -> bool:
+    """Whether :func:`get_embedder` finds its offline model assembled in ``home/models``
+    (false the first time in a data home: assembling it takes ~20 s, worth a word to
+    whoever waits). A remote model is always ready."""
+    if settings.embedding_provider == "openai":
+        return True
+    if settings.embedding_model == E5_MODEL:
+        from agent_search.embedding import _e5
+
+        folder = _e5.MODEL_FOLDER.format(tokens=settings.max_tokens)
+        return (home / "models" / folder / "encoder.onnx").is_file()
+    folder = MODEL_FOLDER.format(kind=_model_kind(settings.int8), tokens=settings.max_tokens)
+    return (home / "models" / folder / "model.onnx").is_file()
+
+
 class OfflineModel(BaseModel):
     """:class:`EmbeddingSettings` of an offline model with this package's defaults, for a
     caller that embeds on its own account (the parser's schema linking), not by the kb's

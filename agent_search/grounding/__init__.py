@@ -24,6 +24,7 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import Any
 
+from agent_search.grounding._budget import SHARED_PAUSE, Budget
 from agent_search.grounding._ground import (
     Embed,
     GroundedSentence,
@@ -32,9 +33,11 @@ from agent_search.grounding._ground import (
     ground,
     unchecked,
 )
+from agent_search.grounding._verify import Ask, candidates, verify
 
-__all__ = ["STATUSES", "Embed", "GroundedSentence", "Status", "Thresholds", "ground",
-           "summary", "unchecked"]
+__all__ = ["SHARED_PAUSE", "STATUSES", "Ask", "Budget", "Embed", "GroundedSentence",
+           "Status", "Thresholds", "candidates", "ground", "summary", "unchecked",
+           "verify"]
 
 STATUSES = ("supported", "unsupported", "no_claim", "unchecked")
 

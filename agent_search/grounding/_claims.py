@@ -18,6 +18,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from agent_search._cjk import HAN_CHAR
+from agent_search.grounding._budget import Budget
 from agent_search.grounding._numbers_zh import (
     chinese_numbers,
     half_width,
@@ -149,6 +151,13 @@ def _jieba() -> Any:
     return jieba
 
 
+def load_chinese() -> None:
+    """Load jieba's dictionaries now (~1 s, once per process): a one-time cost that must
+    not count against the first answer's bound."""
+    _posseg().dt.tokenizer.check_initialized()
+    _posseg().dt.word_tag_tab.get("")
+
+
 def _english_entities(text: str) -> list[str]:
     """Capitalised words not at a sentence (or clause, list item, quote) start; words
     mixing letters and digits (IL-6, BRCA1, COVID-19); acronyms anywhere."""
@@ -177,9 +186,32 @@ def _is_entity(word: str, starts: bool) -> bool:
                                                    and word != "I")
 
 
-def _tagged(text: str) -> list[tuple[str, str]]:
-    """jieba's words of ``text`` with their part-of-speech tags."""
-    return [(pair.word, pair.flag) for pair in _posseg().lcut(text)]
+def _tagged(text: str, budget: Budget | None = None) -> list[tuple[str, str]]:
+    """jieba's words of ``text`` with their part-of-speech tags. The dictionary tags
+    first; then each run of two or more single characters it does not know as a word
+    (where a name it does not list would be) is tagged again with the HMM, as jieba's
+    own tagger does, while ``budget`` allows (its HMM costs ~5 ms a character: it is
+    what made a long Han answer cost minutes). Without ``budget``, every short run is."""
+    budget = budget if budget is not None else Budget(cpu_seconds=float("inf"))
+    pairs = [(pair.word, pair.flag) for pair in _posseg().lcut(text, HMM=False)]
+    out: list[tuple[str, str]] = []
+    i = 0
+    while i < len(pairs):
+        j = i
+        while j < len(pairs) and len(pairs[j][0]) == 1 and HAN_CHAR.match(pairs[j][0]):
+            j += 1
+        if j - i < 2:
+            out.append(pairs[i])
+            i += 1
+            continue
+        run = "".join(word for word, _ in pairs[i:j])
+        known = _posseg().dt.tokenizer.FREQ.get(run)
+        if not known and budget.take_hmm(len(run)):
+            out.extend((pair.word, pair.flag) for pair in _posseg().lcut(run))
+        else:
+            out.extend(pairs[i:j])
+        i = j
+    return out
 
 
 def _chinese_entities(text: str, tagged: list[tuple[str, str]]) -> list[str]:
@@ -219,10 +251,11 @@ def _chinese_words(text: str) -> list[str]:
     return out
 
 
-def extract(text: str) -> Claims:
-    """The claims of one sentence (its citation markers already removed)."""
+def extract(text: str, budget: Budget | None = None) -> Claims:
+    """The claims of one sentence (its citation markers already removed); ``budget``
+    bounds the costly part of reading Chinese (:mod:`agent_search.grounding._budget`)."""
     text = half_width(text)
-    tagged = _tagged(text) if has_cjk(text) else None
+    tagged = _tagged(text, budget) if has_cjk(text) else None
     nums = [n for n in numbers(text, tagged=tagged) if n.text.lower() not in _WEAK_NUMBER_WORDS]
     entities = _english_entities(text) if tagged is None else _chinese_entities(text, tagged)
     return Claims(numbers=nums, entities=list(dict.fromkeys(entities)),

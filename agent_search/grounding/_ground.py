@@ -23,10 +23,18 @@ from typing import Any, Literal
 import numpy as np
 from numpy.typing import NDArray
 
-from agent_search.grounding._claims import Claims, extract, number_found
+from agent_search.errors import RunError
+from agent_search.grounding._budget import (
+    MAX_SENTENCE_CHARS,
+    OVER_BUDGET,
+    TOO_LONG,
+    Budget,
+)
+from agent_search.grounding._claims import Claims, extract, load_chinese, number_found
 from agent_search.grounding._polarity import opposite, unreadable
+from agent_search.grounding._quantities import miscounted
 from agent_search.grounding._references import MAX_REFERENCE_CHARS, PreparedReference, prepare
-from agent_search.grounding._segment import Span, segment
+from agent_search.grounding._segment import Span, has_cjk, segment
 
 Status = Literal["supported", "unsupported", "no_claim", "unchecked"]
 """``unchecked``: the sentence may hold a claim and the check could not decide (it failed,
@@ -48,6 +56,10 @@ class Thresholds:
     as saying the same when the words overlap less (a rewording)..."""
     coverage_with_similarity: float = 0.35
     """... as long as the window still holds this share of the sentence's words."""
+    coverage_with_numbers: float = 0.35
+    """The share that is enough when the sentence states numbers and one window states
+    them all: the numbers anchor it to that passage, and a rewording keeps them where
+    it changes the words around them."""
 
 
 MIN_WORDS = 2
@@ -108,6 +120,9 @@ class _Check:
     missing_names: list[str]
     coverage: float
     similarity: float = 0.0
+    anchored: bool = False
+    """The sentence states numbers (one of two digits or more: "two" or "5" anchors
+    nothing), and one window states them all."""
 
     @property
     def claims_held(self) -> bool:
@@ -115,22 +130,30 @@ class _Check:
 
     def close(self, t: Thresholds) -> bool:
         return self.coverage >= t.coverage or (
-            self.similarity >= t.similarity and self.coverage >= t.coverage_with_similarity)
+            self.similarity >= t.similarity and self.coverage >= t.coverage_with_similarity
+        ) or (self.anchored and self.coverage >= t.coverage_with_numbers)
 
     def supports(self, t: Thresholds) -> bool:
         return self.claims_held and self.close(t)
 
 
-def _coverage(words: frozenset[str], refs: Sequence[PreparedReference]) -> tuple[float, str]:
-    """The best share of ``words`` one window holds, and that window."""
-    if not words:
+def _coverage(claims: Claims, refs: Sequence[PreparedReference]) -> tuple[float, str]:
+    """The best share of the sentence's content units one window holds, and that window.
+    Its units are its content words and its numbers: a rewording keeps the numbers of
+    its source where it changes its words ("grew thicker" for "thickened"), so a number
+    the window states counts as a word it shares."""
+    words = frozenset(claims.words)
+    nums = claims.numbers
+    total = len(words) + len(nums)
+    if not total:
         return 1.0, ""
     best, window = 0.0, ""
     for ref in refs:
-        if len(words & ref.words) / len(words) <= best:
+        if (len(words & ref.words) + len(nums)) / total <= best:
             continue  # no window of this reference can do better
-        for text, held in zip(ref.windows, ref.window_words, strict=True):
-            share = len(words & held) / len(words)
+        for text, held, values in zip(ref.windows, ref.window_words, ref.window_numbers,
+                                      strict=True):
+            share = (len(words & held) + sum(number_found(n, values) for n in nums)) / total
             if share > best:
                 best, window = share, text
     return best, window
@@ -140,8 +163,12 @@ def _check(claims: Claims, refs: Sequence[PreparedReference]) -> _Check:
     numbers = frozenset().union(*(r.numbers for r in refs))
     missing_numbers = [n.text for n in claims.numbers if not number_found(n, numbers)]
     missing_names = [e for e in claims.entities if not any(r.has_name(e) for r in refs)]
-    coverage, _ = _coverage(frozenset(claims.words), refs)
-    return _Check([r.citation_id for r in refs], missing_numbers, missing_names, coverage)
+    coverage, _ = _coverage(claims, refs)
+    anchored = any(sum(c.isdigit() for c in n.text) >= 2 for n in claims.numbers) and any(
+        all(number_found(n, values) for n in claims.numbers)
+        for r in refs for values in r.window_numbers)
+    return _Check([r.citation_id for r in refs], missing_numbers, missing_names, coverage,
+                  anchored=anchored)
 
 
 def _no_claim_reason(span: Span, claims: Claims, checked: str) -> str | None:
@@ -283,11 +310,14 @@ def _asserts(sentence: _Sentence, refs: list[PreparedReference], fmt: str
     ids = _markers([r.citation_id for r in refs], fmt)
     if why is not None:
         return "unchecked", f"not checked: {why} (its words are in {ids})"
-    _, window = _coverage(frozenset(sentence.claims.words), refs)
+    _, window = _coverage(sentence.claims, refs)
     against = opposite(sentence.bare, window) if window else None
-    if against is None:
-        return None
-    return "unsupported", f"the reference says the opposite ({ids}): {against}"
+    if against is not None:
+        return "unsupported", f"the reference says the opposite ({ids}): {against}"
+    count = miscounted(sentence.bare, window) if window else None
+    if count is not None:
+        return "unsupported", f"“{count}” is not what {ids} counts with that number"
+    return None
 
 
 def _why_not(sentence: _Sentence, refs: dict[str, PreparedReference],
@@ -304,14 +334,39 @@ def _why_not(sentence: _Sentence, refs: dict[str, PreparedReference],
         if what:
             return (f"{_quote(what)} is not what {_markers(cited.ids, fmt)} says; "
                     "no other reference supports the sentence")
-    coverage, _ = _coverage(frozenset(claims.words), list(refs.values()))
+    coverage, _ = _coverage(claims, list(refs.values()))
     return f"no reference says this (at best {round(coverage * 100)}% of its words)"
 
 
-def _prepare_refs(references: Sequence[Any]) -> dict[str, PreparedReference]:
+def _getter(ref: Any) -> Callable[[str], Any]:
+    """A reference's fields, whether it is a dict or an item."""
+    if isinstance(ref, dict):
+        return ref.get
+
+    def get(key: str) -> Any:
+        return getattr(ref, key, None)
+
+    return get
+
+
+def _content(ref: Any) -> str:
+    """The start of a reference's title and content (to see which language it is in)."""
+    get = _getter(ref)
+    return f"{get('title') or ''} {str(get('content') or '')[:MAX_REFERENCE_CHARS]}"
+
+
+class _OverBudget(RunError):
+    """The references alone took the answer's bound: no sentence can be checked (a run
+    limit, hence a RunError of the package)."""
+
+
+def _prepare_refs(references: Sequence[Any], budget: Budget) -> dict[str, PreparedReference]:
     out: dict[str, PreparedReference] = {}
     for ref in references:
-        get = ref.get if isinstance(ref, dict) else (lambda k, r=ref: getattr(r, k, None))
+        if budget.exhausted:
+            raise _OverBudget
+        budget.rest()
+        get = _getter(ref)
         cid = get("citation_id")
         if not cid or cid in out:
             continue
@@ -331,12 +386,13 @@ def _row_text(data: dict[Any, Any]) -> str:
 
 
 def ground(answer: str, references: Sequence[Any], *, citation_format: str = "#ref:{id}",
-           embed: Embed | None = None, thresholds: Thresholds | None = None
-           ) -> list[GroundedSentence]:
+           embed: Embed | None = None, thresholds: Thresholds | None = None,
+           budget: Budget | None = None) -> list[GroundedSentence]:
     """Check each sentence of ``answer`` against ``references`` (items or dicts with
     ``citation_id``, ``title``, ``content``). ``embed`` (texts → unit vectors) lets a close
     rewording count as support; without it the decision is lexical. Blocking CPU work:
-    call it in a worker thread from async code.
+    call it in a worker thread from async code. ``budget`` (by default a fresh
+    :class:`Budget`) bounds its cost: past it, the sentences left are ``unchecked``.
 
     Fails closed: should the check fail on a sentence, that sentence is ``unchecked`` with
     the reason; should it fail as a whole (the references cannot be read), every sentence
@@ -345,7 +401,13 @@ def ground(answer: str, references: Sequence[Any], *, citation_format: str = "#r
 
     marker = marker_regex(citation_format)
     try:
-        refs = _prepare_refs(references)
+        if has_cjk(answer[:MAX_ANSWER_CHARS]) or any(has_cjk(_content(r)) for r in references):
+            load_chinese()
+        budget = budget if budget is not None else Budget()
+        budget.start()
+        refs = _prepare_refs(references, budget)
+    except _OverBudget:
+        return unchecked(answer, OVER_BUDGET, citation_format=citation_format)
     except Exception as exc:  # any failure shows, sentence by sentence
         return unchecked(answer, _failed(exc), citation_format=citation_format)
     cut = _cut(answer)
@@ -353,12 +415,19 @@ def ground(answer: str, references: Sequence[Any], *, citation_format: str = "#r
         spans = segment(answer[:cut], marker)
     except Exception as exc:
         return unchecked(answer, _failed(exc), citation_format=citation_format)
-    out: list[GroundedSentence | _Sentence] = [
-        _safe_sentence(span, marker) for span in spans[:MAX_SENTENCES]]
-    out += [_unchecked(span, marker, LONG_ANSWER) for span in spans[MAX_SENTENCES:]]
-    out += _rest(answer, cut)
     judge = _Judge(refs, _similarity(embed), citation_format, thresholds or Thresholds())
-    return [judge.safe_verdict(s, marker) if isinstance(s, _Sentence) else s for s in out]
+    out: list[GroundedSentence] = []
+    for i, span in enumerate(spans):
+        if i >= MAX_SENTENCES:
+            out.append(_unchecked(span, marker, LONG_ANSWER))
+        elif budget.exhausted:
+            out.append(_unchecked(span, marker, OVER_BUDGET))
+        else:
+            sentence = _safe_sentence(span, marker, budget)
+            out.append(judge.safe_verdict(sentence, marker)
+                       if isinstance(sentence, _Sentence) else sentence)
+            budget.rest()
+    return out + _rest(answer, cut)
 
 
 def _cut(answer: str) -> int:
@@ -379,13 +448,17 @@ def _rest(answer: str, cut: int) -> list[GroundedSentence]:
     return [GroundedSentence(answer[start:end], start, end, "unchecked", reason=LONG_ANSWER)]
 
 
-def _sentence(span: Span, marker: re.Pattern[str]) -> GroundedSentence | _Sentence:
-    """A span with its claims, or its ``no_claim`` entry."""
+def _sentence(span: Span, marker: re.Pattern[str], budget: Budget
+              ) -> GroundedSentence | _Sentence:
+    """A span with its claims, or its ``no_claim`` entry (``unchecked`` when it is too
+    long to be read as one claim)."""
+    if span.kind != "code" and len(span.text) > MAX_SENTENCE_CHARS:
+        return _unchecked(span, marker, TOO_LONG)
     cited = list(dict.fromkeys(m.group("id") for m in marker.finditer(span.text)))
     bare = marker.sub(" ", span.text)
     lead = _ATTRIBUTION.match(bare)
     bare = bare[lead.end():] if lead else bare
-    claims = extract(bare) if span.kind != "code" else Claims()
+    claims = extract(bare, budget) if span.kind != "code" else Claims()
     reason = _no_claim_reason(span, claims, bare)
     if reason is not None:
         return GroundedSentence(span.text, span.start, span.end, "no_claim", cited=cited,
@@ -393,10 +466,11 @@ def _sentence(span: Span, marker: re.Pattern[str]) -> GroundedSentence | _Senten
     return _Sentence(span, bare, cited, claims)
 
 
-def _safe_sentence(span: Span, marker: re.Pattern[str]) -> GroundedSentence | _Sentence:
+def _safe_sentence(span: Span, marker: re.Pattern[str], budget: Budget
+                   ) -> GroundedSentence | _Sentence:
     """The span with its claims, or ``unchecked`` should reading them fail."""
     try:
-        return _sentence(span, marker)
+        return _sentence(span, marker, budget)
     except Exception as exc:
         return _unchecked(span, marker, _failed(exc))
 
@@ -443,7 +517,7 @@ def _similarity(embed: Embed | None) -> Callable[[_Sentence, PreparedReference],
         return cache[text]
 
     def similarity(sentence: _Sentence, ref: PreparedReference) -> float:
-        _, window = _coverage(frozenset(sentence.claims.words), [ref])
+        _, window = _coverage(sentence.claims, [ref])
         if not window:
             return 0.0
         return float(np.dot(vector(sentence.bare), vector(window)))

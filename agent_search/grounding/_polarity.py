@@ -34,6 +34,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from agent_search._cjk import HANGUL, HANGUL_JAMO, KANA_LETTERS
+from agent_search.grounding._antonyms import antonyms, lemmas
 from agent_search.grounding._claims import _STOP, _jieba, stem
 from agent_search.grounding._polarity_words import (
     CLAUSE_BREAKS_EN,
@@ -47,6 +48,7 @@ from agent_search.grounding._polarity_words import (
     NOMINAL_NEGATION_EN,
     NOT_NEGATION_EN,
     NOT_NEGATION_ZH,
+    SHORT_STEM_PREFIXES_EN,
 )
 from agent_search.grounding._segment import has_cjk
 from agent_search.query.stopwords import CHINESE, ENGLISH_FUNCTION_WORDS
@@ -82,12 +84,24 @@ class _Cue:
     scope: frozenset[str]
     start: int
     end: int
+    head: str = ""
+    """The first word of the scope: what the cue negates (the verb of "did not exist")."""
 
 
 @dataclass(frozen=True, slots=True)
 class _Direction:
     axis: str
     pole: int
+    context: frozenset[str]
+    start: int
+    end: int
+
+
+@dataclass(frozen=True, slots=True)
+class _Opposable:
+    """A word that has antonyms (WordNet), with its lemmas and the words around it."""
+
+    lemmas: frozenset[str]
     context: frozenset[str]
     start: int
     end: int
@@ -105,6 +119,10 @@ class _Reading:
     """(negated word, the whole word, start, end) of each word with a negating prefix,
     words as written."""
     directions: tuple[_Direction, ...]
+    opposable: tuple[_Opposable, ...] = ()
+    """Its words that have antonyms, not under a negation (English)."""
+    lemmas: frozenset[str] = frozenset()
+    """The lemmas of all of them."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,7 +137,7 @@ class _Token:
 def _tokens_en(text: str) -> list[_Token]:
     out = []
     for m in _TOKEN_EN.finditer(text):
-        low = m.group(0).lower().replace("’", "'").rstrip("'-")
+        low = m.group(0).lower().replace("’", "'").removesuffix("'s").rstrip("'-")
         brk = low in _BREAK or low in CLAUSE_BREAKS_EN
         content = not brk and low not in _STOP and len(low) > 1 and not low[0].isdigit()
         out.append(_Token(low, stem(low) if content else "", m.start(), m.end(), brk))
@@ -147,8 +165,15 @@ def _is_cue_zh(tokens: list[_Token], i: int) -> bool:
 
 
 def _is_cue_en(tokens: list[_Token], i: int) -> bool:
+    """Whether the token at ``i`` negates what follows. In "no longer" the cue is
+    "longer" (it negates the clause after it, as "not" does), not "no" (which negates
+    the one thing named next)."""
     t = tokens[i].text
     following = tokens[i + 1].text if i + 1 < len(tokens) else ""
+    if (t, following) == ("no", "longer"):
+        return False
+    if t == "longer" and i and tokens[i - 1].text == "no":
+        return True
     if (t, following) in NOT_NEGATION_EN or (i and (tokens[i - 1].text, t) in NOT_NEGATION_EN):
         return False
     return t in NEGATION_EN or t.endswith("n't")
@@ -189,7 +214,8 @@ def _prefixed_en(token: _Token) -> str | None:
         return None
     for prefix in NEGATING_PREFIXES_EN:
         rest = w[len(prefix):]
-        if w.startswith(prefix) and len(rest) >= 5 and rest[0].isalpha():
+        shortest = 3 if prefix in SHORT_STEM_PREFIXES_EN else 5
+        if w.startswith(prefix) and len(rest) >= shortest and rest[0].isalpha():
             return rest
     return None
 
@@ -248,10 +274,13 @@ def _clause_context(tokens: list[_Token], i: int) -> frozenset[str]:
 
 
 def _valence(poles: list[tuple[str, int] | None], tokens: list[_Token], i: int, pole: int
-             ) -> int:
+             ) -> int | None:
     """The pole of a valence word at ``i`` as the words just before it turn it: "reduced
     the risk" is a benefit, "increased the risk" a harm; "protects against the risk" is
-    a benefit (a valence word before it decides)."""
+    a benefit (a valence word before it decides). None when it is the object of a word
+    with no direction the check knows ("cuts the risk", "curbs their risk": a content
+    word, then a determiner): what that does to the risk is unknown, so it is not
+    compared."""
     for j in range(i - 1, max(-1, i - 4), -1):
         if tokens[j].brk:
             break
@@ -260,7 +289,13 @@ def _valence(poles: list[tuple[str, int] | None], tokens: list[_Token], i: int, 
             return pole ^ before[1]
         if before is not None and before[0] == "valence":
             return before[1]
+        if tokens[j].key and j == i - 2 and tokens[i - 1].text in _DETERMINERS:
+            return None  # the object of a verb the check does not know
     return pole
+
+
+_DETERMINERS = frozenset({"the", "a", "an", "their", "its", "his", "her", "our", "your",
+                          "this", "that", "these", "those", "my"})
 
 
 def _directions(tokens: list[_Token], language: _Language, negated_at: set[int]
@@ -272,7 +307,10 @@ def _directions(tokens: list[_Token], language: _Language, negated_at: set[int]
             continue
         axis, pole = found
         if axis == "valence":
-            pole = _valence(poles, tokens, i, pole)
+            turned = _valence(poles, tokens, i, pole)
+            if turned is None:
+                continue
+            pole = turned
         context = _clause_context(tokens, i) - {tokens[i].key}
         out.append(_Direction(axis, pole, context, tokens[i].start, tokens[i].end))
     return out
@@ -306,7 +344,7 @@ def _negations(tokens: list[_Token], language: _Language) -> tuple[list[_Cue], s
         nominal = tokens[i].text in language.nominal
         scope, end = _scope(tokens, i, 1 if nominal else SCOPE)
         if scope:
-            cues.append(_Cue(frozenset(scope), tokens[i].start, end))
+            cues.append(_Cue(frozenset(scope), tokens[i].start, end, scope[0]))
             negated_at.update(range(i, i + 1 + SCOPE + 1))
     return cues, negated_at
 
@@ -322,9 +360,37 @@ def _read(text: str) -> _Reading:
                 if (rest := language.prefixed(t))]
     negated = frozenset().union(*(c.scope for c in cues))
     content = [t for t in tokens if t.key]
+    opposable = _opposable(tokens, negated_at) if language is _ENGLISH else []
     return _Reading(text, frozenset(t.key for t in content), frozenset(t.text for t in content),
                     negated, tuple(cues), tuple(prefixed),
-                    tuple(_directions(tokens, language, negated_at)))
+                    tuple(_directions(tokens, language, negated_at)), tuple(opposable),
+                    frozenset().union(*(o.lemmas for o in opposable)))
+
+
+def _opposable(tokens: list[_Token], negated_at: set[int]) -> list[_Opposable]:
+    out = []
+    for i, t in enumerate(tokens):
+        if not t.key or i in negated_at:
+            continue
+        found = lemmas(t.text)
+        if found:
+            out.append(_Opposable(found, _clause_context(tokens, i) - {t.key}, t.start, t.end))
+    return out
+
+
+def _antonym(s: _Reading, w: _Reading) -> str | None:
+    """A word of ``s`` whose antonym (WordNet) ``w`` states about the same words (one
+    word around both in common), where ``w`` does not state the word itself nor ``s``
+    the antonym: "thinned" against "grew thicker", "agonist" against "antagonist"."""
+    for a in s.opposable:
+        if a.lemmas & w.lemmas:
+            continue
+        opposite_words = antonyms(a.lemmas)
+        for b in w.opposable:
+            if b.lemmas & opposite_words and not b.lemmas & s.lemmas \
+                    and a.context & b.context:
+                return f"“{_quote(s, a.start, a.end)}”, where it says “{_quote(w, b.start, b.end)}”"
+    return None
 
 
 _FOREIGN = "a language the check does not read"
@@ -358,10 +424,22 @@ def _quote(reading: _Reading, start: int, end: int) -> str:
     return " ".join(reading.text[start:end].split())[:60]
 
 
-def _negation(a: _Reading, b: _Reading) -> tuple[int, int] | None:
-    """The span of a cue of ``a`` that negates words ``b`` states and never negates."""
+def _inside(words: frozenset[str], text: str) -> frozenset[str]:
+    """The Chinese words (two characters or more) of ``words`` written inside ``text``:
+    jieba cuts a compound whole (贡献率), and the word it holds (贡献) is stated there."""
+    return frozenset(w for w in words if len(w) >= 2 and has_cjk(w) and w in text)
+
+
+def _negation(a: _Reading, b: _Reading, *, head: bool = False) -> tuple[int, int] | None:
+    """The span of a cue of ``a`` that negates words ``b`` states and never negates. With
+    ``head``, ``b`` must state what the cue negates (its scope's first word): a sentence
+    that rewords a reference's negation ("less than fifty years old" for "did not exist
+    fifty years ago", "works without X" for "does not depend on X") shares the words
+    around it, not the negated verb, and does not contradict it."""
     for cue in a.cues:
-        shared = cue.scope & b.words
+        shared = cue.scope & b.words | _inside(cue.scope, b.text)
+        if head and cue.head not in b.words:
+            continue
         if len(shared) >= min(2, len(cue.scope)) and not shared & b.negated:
             return cue.start, cue.end
     for rest, whole, start, end in a.prefixed:
@@ -387,7 +465,7 @@ def opposite(sentence: str, window: str) -> str | None:
     if span is not None:
         said = _in_other(w, _scope_at(s, span) & w.words)
         return f"“{_quote(s, *span)}”" + (f", where it says “{said}”" if said else "")
-    span = _negation(w, s)
+    span = _negation(w, s, head=True)
     if span is not None:
         return f"it says “{_quote(w, *span)}”"
     for d in s.directions:
@@ -395,7 +473,7 @@ def opposite(sentence: str, window: str) -> str | None:
         if near and all(e.pole != d.pole for e in near):
             said = _quote(w, near[0].start, near[0].end)
             return f"“{_quote(s, d.start, d.end)}”, where it says “{said}”"
-    return None
+    return _antonym(s, w)
 
 
 def _nearest(d: _Direction, others: tuple[_Direction, ...]) -> list[_Direction]:

@@ -1,9 +1,9 @@
 """The words that say what a sentence asserts beyond its content words: negation cues and
-direction words, English and Chinese. Written here, small and documented
-(docs/grounding.md), rather than drawn from a lexical resource: WordNet, the resource
-for antonyms, comes to Python without its data (nltk and wn download it on first use;
-only unofficial repackagings ship it in a wheel), knows no Chinese, and pairs words
-sense by sense where a check needs the few axes findings are stated on.
+direction words, English and Chinese, small and documented (docs/grounding.md). Cues are
+a closed class of grammar (not, never, none, hardly...). The axes are the few that
+findings are stated on, with how one word turns another ("reduced the risk" is a
+benefit), which WordNet's pairs do not say; WordNet's antonyms are read besides, for
+English (:mod:`agent_search.grounding._antonyms`). It knows no Chinese.
 
 A direction word belongs to one **axis** and one of its two **poles**; two sentences
 that put opposite poles of an axis on the same words say opposite things. English words
@@ -16,23 +16,33 @@ from __future__ import annotations
 NEGATION_EN = frozenset({
     "not", "no", "never", "none", "nobody", "nothing", "neither", "nor", "without",
     "cannot", "lack", "lacks", "lacked", "lacking", "absence", "absent", "fail", "fails",
-    "failed", "failing", "unable", "devoid", "nowhere",
+    "failed", "failing", "unable", "devoid", "nowhere", "hardly", "scarcely", "barely",
+    "seldom", "rarely", "few", "little",
 })
 """English negation cues (and every word ending in n't). "fail(ed) to", "lack(s)",
-"absence of" negate what follows them as "not" does."""
+"absence of" negate what follows them as "not" does; so do the negative adverbs and
+quantifiers of English grammar ("hardly any", "few of", "little flooding"), a closed
+class like "not" itself ("a few", "a little" are no negation: see below)."""
 
 NOMINAL_NEGATION_EN = frozenset({"without", "lack", "lacks", "lacked", "lacking", "absence",
                                  "absent", "devoid", "no", "none"})
 """Cues that negate the thing named next ("mice lacking SecD", "without diabetes"), not
 the rest of the clause: their scope is one content word."""
 
-NOT_NEGATION_EN = frozenset({("not", "only"), ("no", "longer"), ("or", "not")})
-"""Cue pairs that are no negation of what follows ("not only ... but also"), or whose
-negation is idiomatic ("whether or not")."""
+NOT_NEGATION_EN = frozenset({("not", "only"), ("or", "not"), ("a", "few"), ("a", "little"),
+                             ("quite", "few")})
+"""Cue pairs that are no negation of what follows ("not only ... but also", "a few"), or
+whose negation is idiomatic ("whether or not"). "no longer" is one: "no longer
+endangered" says the opposite of "endangered"."""
 
-NEGATING_PREFIXES_EN = ("non-", "non", "un", "in", "im", "ir", "il")
+NEGATING_PREFIXES_EN = ("non-", "non", "anti-", "anti", "ant", "un", "in", "im", "ir", "il")
 """A word made of one of these and a word of the other text negates that word
-("unaffected" / "affected", "non-smokers" / "smokers", "insignificant" / "significant")."""
+("unaffected" / "affected", "non-smokers" / "smokers", "insignificant" / "significant",
+"antagonist" / "agonist")."""
+
+SHORT_STEM_PREFIXES_EN = frozenset({"un", "non", "non-"})
+"""Prefixes that negate even a short word ("unsafe" / "safe", "unfit" / "fit"): the
+others need five letters after them ("inform" is no negated "form")."""
 
 NEGATION_ZH = frozenset({
     "不", "没", "没有", "未", "无", "非", "否", "勿", "莫", "别", "不是", "并不", "并非",

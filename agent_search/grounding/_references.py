@@ -43,6 +43,7 @@ class PreparedReference:
     words: frozenset[str]
     windows: list[str]
     window_words: list[frozenset[str]]
+    window_numbers: list[frozenset[float]]
 
     def has_name(self, entity: str) -> bool:
         norm = normalise_entity(entity)
@@ -61,8 +62,10 @@ def prepare(citation_id: str, title: str, content: str) -> PreparedReference:
     single = [frozenset(content_words(s)) for s in sentences]
     window_words = single + [a | b for a, b in itertools.pairwise(single)]
     words = frozenset().union(*window_words) if window_words else frozenset()
+    numbers = [reference_numbers(s) for s in sentences]
+    window_numbers = numbers + [a | b for a, b in itertools.pairwise(numbers)]
     return PreparedReference(citation_id, text, reference_numbers(text), _names(text),
-                             words, windows, window_words)
+                             words, windows, window_words, window_numbers)
 
 
 def _names(text: str) -> frozenset[str]:

@@ -33,6 +33,7 @@ from agent_search.kb._store import (
     get_store,
     is_eval_collection,
     scroll_all,
+    store_absent,
 )
 from agent_search.kb.settings import KBSettings
 
@@ -123,6 +124,14 @@ def documents_page(store: KBStore, collection: str, flt: Condition | None, *, li
     return docs, nxt
 
 
+def _written_store(settings: KBSettings, home: Path, collection: str) -> KBStore:
+    """The store, for a command that reads ``collection``: not found, without opening
+    (and so creating) a store in a data home that holds none."""
+    if store_absent(settings, home):
+        raise CollectionNotFound(collection)
+    return get_store(settings, home)
+
+
 async def list_documents_page(config: SearchConfig, collection: str,
                               flt: Condition | None = None, *, limit: int,
                               offset: str | None = None
@@ -136,7 +145,7 @@ async def list_documents_page(config: SearchConfig, collection: str,
     settings = KBSettings.from_config(config)
 
     def _page() -> tuple[list[dict[str, Any]], str | None]:
-        store = get_store(settings, config.home)
+        store = _written_store(settings, config.home, collection)
         if not store.exists(collection):
             raise CollectionNotFound(collection)
         return documents_page(store, collection, flt, limit=limit, offset=offset)
@@ -153,7 +162,7 @@ async def list_documents(config: SearchConfig, collection: str,
     settings = KBSettings.from_config(config)
 
     def _list() -> list[dict[str, Any]]:
-        store = get_store(settings, config.home)
+        store = _written_store(settings, config.home, collection)
         if not store.exists(collection):
             raise CollectionNotFound(collection)
         return documents_in(store, collection, flt)
@@ -213,7 +222,7 @@ async def repair_collection(config: SearchConfig, collection: str) -> dict[str, 
     settings = KBSettings.from_config(config)
 
     def _repair() -> dict[str, Any]:
-        store = get_store(settings, config.home)
+        store = _written_store(settings, config.home, collection)
         with collection_lock(store, collection):
             if not store.exists(collection):
                 raise CollectionNotFound(collection)
@@ -224,18 +233,28 @@ async def repair_collection(config: SearchConfig, collection: str) -> dict[str, 
     return await anyio.to_thread.run_sync(_repair)
 
 
-async def list_collections(config: SearchConfig) -> list[dict[str, Any]]:
+async def list_collections(config: SearchConfig, readable: Condition | None = None
+                           ) -> list[dict[str, Any]]:
     """Every collection with its point count and recorded settings; ``evaluation`` is true
-    for the collections of ``eval retrieval`` (which default searches never read)."""
+    for the collections of ``eval retrieval`` (which default searches never read). With
+    ``readable`` (what a caller may read: the HTTP service's listing), only the
+    collections the caller can read a chunk of, counting those chunks, eval ones left
+    out."""
     settings = KBSettings.from_config(config)
 
     def _list() -> list[dict[str, Any]]:
+        if store_absent(settings, config.home):
+            return []  # nothing written here yet: nothing to open (nor to create)
         store = get_store(settings, config.home)
         out = []
         for name in store.collections():
+            if readable is not None and is_eval_collection(name):
+                continue
             info = store.info(name)
-            out.append({"name": name, "points": info.points, **info.meta,
-                        "evaluation": is_eval_collection(name)})
+            points = info.points if readable is None else store.count(name, readable)
+            if points or readable is None:
+                out.append({"name": name, "points": points, **info.meta,
+                            "evaluation": is_eval_collection(name)})
         return out
 
     return await anyio.to_thread.run_sync(_list)

@@ -127,8 +127,9 @@ class KBHandler:
         infos, hits = await anyio.to_thread.run_sync(
             _retrieve, settings, home, plan.collections, mode, fetch, request.query,
             request_filter, allowed, self.evaluation)
-        if not infos:
-            return  # an empty knowledge base: nothing to find, nothing wrong
+        if not infos:  # an empty knowledge base: nothing to find, nothing wrong
+            result.warnings.append(_EMPTY.format(home=home))
+            return
 
         if use_graph:
             from agent_search.kb._retrieval import Hit, associate
@@ -193,26 +194,50 @@ def _readable(store: KBStore, allowed: Group) -> Callable[[str, list[str]], set[
     return check
 
 
+_EMPTY = ("no collections in {home} (the data home; AGENT_SEARCH_HOME names another): add "
+          "documents with 'agent-search kb ingest PATH -c NAME'")
+
+
+def _suggestion(store: KBStore, name: str, existing: list[str], allowed: Group | None) -> str:
+    """`` — did you mean 'docs'?`` for the collection ``name`` is a likely typo of,
+    when the caller can read something in it (a name is not told to whom it says
+    nothing)."""
+    from agent_search.errors import closest, did_you_mean
+
+    near = closest(name, existing)
+    if near is None or (allowed is not None and not store.count(near, allowed)):
+        return ""
+    return did_you_mean(name, [near])
+
+
 def _embed_query(embedder: Embedder, query: str) -> np.ndarray[Any, Any]:
     vector: np.ndarray[Any, Any] = embedder.embed_query(query)
     return vector
 
 
-def _resolve(settings: KBSettings, home: Path, wanted: list[str], evaluation: bool = False
+def _resolve(settings: KBSettings, home: Path, wanted: list[str], evaluation: bool = False,
+             allowed: Group | None = None
              ) -> tuple[KBStore, list[tuple[CollectionInfo, Embedder]]]:
     """Store and the collections to search (all of them when none is named), each with the
-    embedder it was built with; raises naming missing collections. Evaluation collections
-    are invisible (listed as missing when named) unless ``evaluation``."""
+    embedder it was built with; raises naming missing collections, with the collection a
+    missing name is a likely typo of (one the caller can read a chunk of: ``allowed``).
+    Evaluation collections are invisible (listed as missing when named) unless
+    ``evaluation``."""
     from agent_search.embedding import embedder_for_collection
-    from agent_search.kb._store import get_store, is_eval_collection
+    from agent_search.kb._store import get_store, is_eval_collection, store_absent
 
+    if store_absent(settings, home):  # nothing ingested in this data home: open nothing
+        names = ", ".join(repr(c) for c in wanted)
+        raise ValueError(f"collection{'s' if len(wanted) > 1 else ''} {names} not found: "
+                         f"{_EMPTY.format(home=home)}")
     store = get_store(settings, home)
     existing = [c for c in store.collections() if evaluation or not is_eval_collection(c)]
     wanted = list(dict.fromkeys(wanted)) or existing
     missing = [c for c in wanted if c not in existing]
     if missing:
         names = ", ".join(repr(c) for c in missing)
-        raise ValueError(f"collection{'s' if len(missing) > 1 else ''} {names} not found")
+        raise ValueError(f"collection{'s' if len(missing) > 1 else ''} {names} not found"
+                         + _suggestion(store, missing[0], existing, allowed))
     out: list[tuple[CollectionInfo, Embedder]] = []
     for name in wanted:
         info = store.info(name)
@@ -229,9 +254,11 @@ def _retrieve(settings: KBSettings, home: Path, wanted: list[str], mode: str, li
     context the thread runs in. A vector of another size than the collection holds is a
     :class:`CollectionMismatchError`, never a search."""
     from agent_search.kb._retrieval import dense_background
-    from agent_search.kb._store import check_compatible
+    from agent_search.kb._store import check_compatible, store_absent
 
-    store, targets = _resolve(settings, home, wanted, evaluation)
+    if not wanted and store_absent(settings, home):
+        return [], []  # nothing ingested here: nothing to search (and no store to open)
+    store, targets = _resolve(settings, home, wanted, evaluation, allowed)
     vectors: dict[str, Any] = {}
     if mode in ("dense", "hybrid"):
         for _, embedder in targets:

@@ -16,6 +16,8 @@ work in the service's own process instead (the CLI sends it with ``--server URL`
   "sub/b.md"]}``: the caller's documents named ``upload:notes/<rest>`` whose ``rest`` is
   not in ``present`` are removed (``kb ingest FOLDER --server`` mirrors the folder so);
   the answer lists them (``removed``, ``missing``).
+* ``GET /v1/kb`` — the collections the caller can read a chunk of, with the number of
+  chunks it may read and the embedding model (``kb list --server URL``).
 * ``GET /v1/kb/{collection}/documents?limit=&cursor=`` — a page of the documents the
   caller may read (``next_cursor`` for the next; see :mod:`agent_search._paging`) (source,
   chunks, owner, team, share, document id).
@@ -213,6 +215,20 @@ async def mirror(request: Request, collection: str) -> dict[str, Any]:
                                       access=access, bounded=True)
     return {"collection": collection, "folder": body.folder, "removed": removed,
             "missing": [d["source"] for d in removed]}
+
+
+@kb_router.get("/v1/kb", tags=["kb"], openapi_extra=_SECURED)
+async def collections(request: Request) -> dict[str, Any]:
+    """The collections the caller can read a chunk of (a name is not told to whom it
+    holds nothing), each with the chunks the caller may read and its embedding model."""
+    from agent_search.kb import list_collections, visibility
+
+    identity = identity_of(request.scope)
+    config = service_of(request).searcher.config
+    with _kb_errors("collection"):
+        rows = await list_collections(config, visibility(identity.user_id, identity.team_id))
+    return {"collections": [{"name": r["name"], "points": r["points"],
+                             "embedding_model": r.get("embedding_model")} for r in rows]}
 
 
 @kb_router.get("/v1/kb/{collection}/documents", tags=["kb"], openapi_extra=_SECURED)

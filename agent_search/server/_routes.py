@@ -10,7 +10,7 @@ import contextlib
 import json
 import re
 import secrets
-from collections.abc import Awaitable, Iterator
+from collections.abc import Awaitable, Iterator, Sequence
 from typing import Annotated, Any, TypeVar
 
 import anyio
@@ -19,6 +19,7 @@ from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel, TypeAdapter, ValidationError
 from pydantic_core import PydanticSerializationError
 
+from agent_search._config_files import BUILTIN_TYPES
 from agent_search._paging import (
     DEFAULT_LIMIT,
     MAX_CURSOR,
@@ -233,6 +234,7 @@ async def search(request: Request) -> Response:
                            f"{cap}", param="requests", code="too_many_searches")
     body = _validate(SearchBody, raw, single_request=single)
     searcher = service.searcher
+    _check_types(body.requests, [*BUILTIN_TYPES, *searcher.registry.types], single=single)
     ctx = searcher.context(user_id=identity.user_id, team_id=identity.team_id)
     results = await until_disconnect(request, searcher.search_many(body.requests, ctx=ctx))
     for result in results:
@@ -245,6 +247,23 @@ async def search(request: Request) -> Response:
     else:
         content = _dump(_RESULTS, results)
     return Response(content, media_type="application/json", headers=headers)
+
+
+def _check_types(requests: Sequence[RequestModel], known: Sequence[str], *,
+                 single: bool) -> None:
+    """A search type that is none of the built-in ones nor a registered handler's is
+    the caller's mistake, said before anything runs (422, with the type it is likely a
+    typo of), not a 200 whose Result holds an error. A built-in type this service does
+    not serve (web search without its key) stays a Result saying why."""
+    from agent_search.errors import did_you_mean
+
+    for n, req in enumerate(requests):
+        if req.type not in known:
+            param = "type" if single else f"requests[{n}].type"
+            names = list(dict.fromkeys(known))
+            raise ApiError(422, f"{param}: unknown search type {req.type[:40]!r}; known: "
+                           f"{', '.join(names)}{did_you_mean(req.type[:40], names)}",
+                           param=param, code="unknown_search_type")
 
 
 def _dump(adapter: TypeAdapter[Any], value: Any) -> bytes:
@@ -301,6 +320,7 @@ async def models(request: Request) -> dict[str, Any]:
     return {"object": "list", "data": [
         {"id": a.id, "object": "model", "created": 0, "owned_by": "agent-search",
          "name": a.package.name, "description": a.package.description,
+         "examples": list(a.package.examples),
          "citation_format": a.searcher.config.citation.format,
          "kb_collections": list(a.searcher.config.kb.collections)}
         for a in service.assistants.values()]}

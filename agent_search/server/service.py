@@ -124,8 +124,12 @@ class Service:
     def assistant(self, assistant_id: str, *, param: str = "model") -> Assistant:
         found = self.assistants.get(assistant_id)
         if found is None:
+            from agent_search.errors import did_you_mean
+
             raise ApiError(404, f"{param}: no assistant {assistant_id[:100]!r}; "
-                           "GET /v1/models lists them", param=param, code="model_not_found")
+                           "GET /v1/models lists them"
+                           + did_you_mean(assistant_id[:100], self.assistants),
+                           param=param, code="model_not_found")
         return found
 
     # -- streams and shutdown ------------------------------------------------------------

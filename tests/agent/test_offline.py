@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from agent_search import Searcher
 from agent_search.agent import offline_answer
+from agent_search.agent._grounding import ground_answer
 from agent_search.types import ResultItem
 
 
@@ -64,3 +66,38 @@ def test_code_blocks_are_not_quoted_as_prose() -> None:
     assert "```" not in text and "-c docs" not in text
     code = ResultItem(citation_id="2", title="Example", content="```sh\nmake demo\n```")
     assert "make demo" in offline_answer("demo", [code], reason="r")
+
+
+ROLLBACK = ResultItem(citation_id="1", title="Deploying", content=(
+    "# Rolling back\n\nTo roll back, run the rollback script:\n\n```sh\n"
+    "./rollback.sh --to previous\n```\n\nNever roll back during a migration. It can corrupt "
+    "the data.\n\n| Step | Command |\n|---|---|\n| stop the service | `svc stop` |\n"
+    "| start it again | `svc start` |\n"))
+
+
+@pytest.mark.anyio
+async def test_an_instruction_is_quoted_with_its_code_and_never_joined_to_the_next() -> None:
+    """ "To roll back, run the rollback script: Never roll back during …" (the code
+    block dropped between them) read as its opposite: the sentence that introduces the
+    code is quoted with the code, as code; the next sentence stands apart."""
+    text = offline_answer("How do I roll back a deployment?", [ROLLBACK], reason="r")
+    assert "script: Never" not in " ".join(text.split())
+    assert "To roll back, run the rollback script:\n\n  ```sh\n  ./rollback.sh --to " \
+        "previous\n  ```" in text
+    assert "Never roll back during a migration." in text
+    grounding = await ground_answer(Searcher().context(), text, [ROLLBACK])
+    assert not [g for g in grounding if g["status"] == "unsupported"], grounding
+
+
+def test_a_table_row_is_quoted_whole_with_its_header() -> None:
+    text = offline_answer("Which command stops the service?", [ROLLBACK], reason="r")
+    assert "Step: stop the service, Command: `svc stop`." in text
+    assert "| stop" not in text and "svc start" not in text
+
+
+def test_sentences_are_quoted_whole() -> None:
+    """Within the budget a sentence is never cut; one far past it is cut at a word."""
+    long = "The battery lasts thirty hours on a charge " + "and more " * 30 + "in tests."
+    doc = ResultItem(citation_id="1", title="Battery", content=long + " It charges fast.")
+    text = offline_answer("How long does the battery last?", [doc], reason="r")
+    assert long in text

@@ -50,9 +50,13 @@ def test_a_count_question_gets_the_count_with_its_citation() -> None:
     ranked = offline_answer("How many orders are there?", [*docs, *ORDERS], reason="r",
                             counts=counts)
     assert "There are 42 matching records in orders. #ref:1" in ranked
-    # not a count question: the records, no count sentence
+    # a list: the records, and how many match beside the three quoted
     other = offline_answer("Show me the orders", ORDERS, reason="r", counts=counts)
-    assert "matching records" not in other and "Order 10" in other
+    assert "There are 42 matching records in orders; the top ones are quoted below. #ref:1" \
+        in other and "Order 10" in other
+    every = offline_answer("Show me the orders", ORDERS, reason="r",
+                           counts={"1": 3, "2": 3, "3": 3})
+    assert "matching records" not in every  # all of them are quoted: nothing to add
 
 
 @pytest.mark.anyio
@@ -75,8 +79,8 @@ async def test_the_grounding_supports_the_responders_own_quotes_of_records() -> 
 
 
 def test_an_aggregate_value_is_said_once() -> None:
-    item = ResultItem(citation_id="1", type="db", title="avg(price): 11.448",
-                      content="avg(price): 11.448", model="shop.product",
+    item = ResultItem(citation_id="1", type="db", title="avg(price): 11.45",
+                      content="avg(price): 11.45", model="shop.product",
                       data={"avg(price)": 11.448},
                       metadata={"table": "products", "kind": "aggregate"})
     grouped = ResultItem(citation_id="2", type="db", title="category: audio; count: 7",
@@ -84,8 +88,8 @@ def test_an_aggregate_value_is_said_once() -> None:
                          data={"category": "audio", "count": 7},
                          metadata={"table": "products", "kind": "aggregate"})
     text = offline_answer("What is the average price?", [item, grouped], reason="r")
-    assert text.count("11.448") == 1, text
-    assert "- avg(price): 11.448 #ref:1" in text
+    assert text.count("11.45") == 1, text  # said rounded, once
+    assert "- avg(price): 11.45 #ref:1" in text
     assert "- category: audio, count: 7 #ref:2" in text
 
 
@@ -173,3 +177,30 @@ def test_the_model_is_told_the_count_of_matching_records() -> None:
     prompt = build_prompt(with_counts([*ORDERS, doc], counts))
     assert prompt.count("There are 42 matching records in orders.") == 3
     assert "Orders ship daily." in prompt
+
+
+@pytest.mark.anyio
+async def test_a_count_under_a_permission_filter_says_it_counts_what_you_may_see() -> None:
+    """Orders of a table with permission columns: the count is of the orders the caller
+    may see, and the answer says so; the grounding supports it from the same passage."""
+    mine = [o.model_copy(update={"metadata": {**o.metadata, "permission_filtered": True}})
+            for o in ORDERS]
+    counts = {"1": 6, "2": 6, "3": 6}
+    text = offline_answer("How many orders are there?", mine, reason="r", counts=counts)
+    assert "6 matching records in orders are visible to you. #ref:1" in text
+    listed = offline_answer("List my orders", mine, reason="r", counts=counts)
+    assert "6 matching records in orders are visible to you; the top ones are quoted " \
+        "below. #ref:1" in listed
+    for answer in (text, listed):
+        grounding = await ground_answer(Searcher().context(), answer, mine, counts)
+        assert not [g for g in grounding if g["status"] == "unsupported"], grounding
+
+
+def test_an_average_is_said_rounded_to_read() -> None:
+    """124.927143 (as computed) is said 124.93; the grounding reads the same figure."""
+    item = ResultItem(citation_id="1", type="db", title="avg(Total): 124.93",
+                      content="avg(Total): 124.93", model="shop.order",
+                      data={"avg(Total)": 124.927143},
+                      metadata={"table": "orders", "kind": "aggregate"})
+    text = offline_answer("What is the average order total?", [item], reason="r")
+    assert "avg(Total): 124.93 #ref:1" in text and "124.927" not in text

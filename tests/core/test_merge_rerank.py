@@ -225,3 +225,25 @@ def test_dedupe_matches_its_definition_for_any_mix_of_identities(
 ) -> None:
     items = [ResultItem(title=str(n), **p) for n, p in enumerate(parts)]  # type: ignore[arg-type]
     assert [i.title for i in dedupe(items)] == [i.title for i in _dedupe_by_identity_keys(items)]
+
+
+async def test_many_strong_rows_of_one_search_keep_another_searchs_best() -> None:
+    """A db search for products answering with eight rows that satisfy every condition
+    (1.00 each) beside a kb search whose right passage scores 0.97: a cut to 8 keeps the
+    passage (each search that found something keeps its best), in ranked order."""
+    rows = [ResultItem(type="db", model="product", record_id=n, score=1.0, title=f"row {n}")
+            for n in range(9)]
+    passages = [ResultItem(type="kb", collection="docs", document_id=f"d{n}",
+                           score=s, title=f"passage {n}") for n, s in enumerate((0.97, 0.86))]
+    kb = Result(type="kb", query="how are citation ids kept unique?", items=passages)
+    db = Result(type="db", query="products under $50 in stock", items=rows)
+    merged = await Searcher().merge([kb, db], top_n=8)
+    titles = [i.title for i in merged.items]
+    assert len(titles) == 8 and titles[-1] == "passage 0", titles
+    assert titles[:7] == [f"row {n}" for n in range(7)]
+    assert [i.final_score for i in merged.items] == sorted(
+        (i.final_score for i in merged.items), reverse=True)
+    one = await Searcher().merge([db], top_n=8)  # one search: the plain cut
+    assert [i.title for i in one.items] == [f"row {n}" for n in range(8)]
+    every = await Searcher().merge([kb, db], top_n=0)
+    assert len(every.items) == 11

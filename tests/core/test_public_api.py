@@ -20,8 +20,8 @@ EXPORTED: dict[str, list[str]] = {
     "agent_search.agent": [
         "AgentSettings", "Assistant", "AssistantPackage", "ChatEvent", "ConnectorSettings",
         "HookContext", "HookResponse", "HookSearch", "LLMError", "OpenAIChatClient",
-        "Options", "RecordSink", "RecordStore", "SearchRecord", "load_package",
-        "offline_answer", "validate_conversation",
+        "Options", "Reading", "RecordSink", "RecordStore", "SearchRecord", "load_package",
+        "offline_answer", "read_conversation", "validate_conversation",
     ],
     "agent_search.db": [
         "ColumnDef", "DBHandler", "DBSettings", "DSLBuildError", "ModelDef", "RelationDef",
@@ -31,8 +31,8 @@ EXPORTED: dict[str, list[str]] = {
         "CJK_SHARE", "DEFAULT_MODEL", "E5Embedder", "E5_MODEL", "Embedder", "EmbeddingError",
         "EmbeddingSettings", "FastEmbedder", "LocalEmbedder", "MAX_EMBEDDERS", "OFFLINE_MODELS",
         "OpenAIEmbedder", "Vectors", "choose_model", "cjk_share", "default_workers",
-        "embedder_for_collection", "get_embedder", "model_builds", "prepare_e5_dir",
-        "prepare_model_dir", "shipped_embedder",
+        "embedder_for_collection", "get_embedder", "model_builds", "model_prepared",
+        "prepare_e5_dir", "prepare_model_dir", "shipped_embedder",
     ],
     "agent_search.loader": ["assistant_overrides", "load_config", "searcher_from_config"],
     "agent_search.kb": [
@@ -54,8 +54,8 @@ EXPORTED: dict[str, list[str]] = {
         "ScoreReranker", "apply_rerank", "resolve_reranker",
     ],
     "agent_search.grounding": [
-        "Embed", "GroundedSentence", "STATUSES", "Status", "Thresholds", "ground", "summary",
-        "unchecked",
+        "Ask", "Budget", "Embed", "GroundedSentence", "SHARED_PAUSE", "STATUSES", "Status",
+        "Thresholds", "candidates", "ground", "summary", "unchecked", "verify",
     ],
     "agent_search.server": [
         "ApiKeyEntry", "Identity", "KeyRing", "ServerSettings", "Service", "ServiceOptions",
@@ -101,7 +101,7 @@ PUBLIC_MODULES: dict[str, list[str]] = {
     "agent_search.mcp": ["client", "server"],
     "agent_search.mcp.client": ["settings"],
     "agent_search.mcp.server": [],
-    "agent_search.query": ["dsl", "keyword", "nl", "stopwords"],
+    "agent_search.query": ["dsl", "followup", "keyword", "nl", "stopwords"],
     "agent_search.rerank": [],
     "agent_search.server": ["app", "service", "settings"],
     "agent_search.web": ["errors", "handler", "providers", "settings"],

@@ -84,6 +84,9 @@ async def test_natural_language_aggregates_on_chinook(chinook: DBHandler) -> Non
     assert answers(r) == [{"avg(UnitPrice)": pytest.approx(1.050805, abs=1e-6),
                            "min(UnitPrice)": pytest.approx(0.99),
                            "max(UnitPrice)": pytest.approx(1.99)}]
+    # the text a person reads rounds the average (1.050805 → 1.05); data keeps it
+    assert r.items[0].title == "avg(UnitPrice): 1.05; min(UnitPrice): 0.99; " \
+        "max(UnitPrice): 1.99"
     r = await ask(chinook, "how many customers are there in each country?", ["Customer"],
                   user=None, team=None)
     got = {a["Country"]: a["count"] for a in answers(r)}

@@ -147,3 +147,16 @@ async def test_an_order_on_a_related_field_sees_only_visible_related_rows(
         want = sorted(got, key=lambda pid: (pid not in best, -best.get(pid, 0), -pid))
         assert got == want and got[:len(best)] == sorted(
             best, key=lambda pid: (-best[pid], -pid))
+
+
+async def test_rows_of_a_filtered_table_say_they_count_what_the_caller_may_see(
+        shop: DBHandler) -> None:
+    """An order (permission columns) is marked: its search counted the rows the caller
+    may see, which the answer says ("6 ... are visible to you"); a product is not."""
+    ctx = Context(config=shop.config, user_id="u1", team_id="t1")
+    orders = await shop.search(ctx, Request(type="db", query="orders", models=[ORDER]))
+    products = await shop.search(ctx, Request(type="db", query="products",
+                                              models=[PRODUCT]))
+    assert orders.items and products.items
+    assert all(i.metadata.get("permission_filtered") is True for i in orders.items)
+    assert not any("permission_filtered" in i.metadata for i in products.items)

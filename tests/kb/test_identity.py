@@ -87,7 +87,7 @@ def test_cli_reports_the_counts(project: Path) -> None:
     assert {k: report[k] for k in ("added", "updated", "unchanged", "removed")} == {
         "added": 2, "updated": 0, "unchanged": 0, "removed": 0}
     human = runner.invoke(app, ["kb", "ingest", "./notes.md", "-c", "n"])
-    assert "added 0, updated 0, unchanged 2, removed 0" in " ".join(human.stdout.split())
+    assert "chunks added 0, updated 0, unchanged 2, removed 0" in " ".join(human.stdout.split())
 
 
 @pytest.mark.anyio

@@ -165,10 +165,10 @@ def test_metrics(running: Running) -> None:
                json={"messages": ask("first token please")}, timeout=30)
     client(running).chat.completions.create(model="offline", messages=ask("a chat too"))
     httpx.post(f"{running.url}/v1/search", headers=running.headers(),
-               json=[{"type": "kb", "query": "m"}, {"type": "qqq", "query": "m"}])
+               json=[{"type": "kb", "query": "m"}, {"type": "web", "query": "m"}])
     text = httpx.get(f"{running.url}/metrics").text
     assert 'agent_search_searches_total{status="ok",type="kb"}' in text
-    assert 'agent_search_searches_total{status="error",type="other"}' in text
+    assert 'agent_search_searches_total{status="error",type="web"}' in text  # no handler
     assert "agent_search_search_duration_seconds_bucket" in text
     assert 'agent_search_time_to_first_token_seconds_count{endpoint="native"}' in text
     assert 'agent_search_stream_duration_seconds_count{endpoint="chat"}' in text

@@ -15,7 +15,12 @@ behaves according to the requested ``model``:
   answers JSON (``query`` answers an invalid DSL first when the text says ``bad_first``);
 * ``echo`` — answers the user's text, ``{ref0}``, ``{ref1}``... replaced by the reference
   ids of the system prompt in order, in 3-character chunks;
-* ``bench`` — 20 short tokens, no delay.
+* ``verify`` / ``verify-no`` — a grounding verifier's verdict: ``SUPPORTED.`` /
+  ``CONTRADICTED``;
+* ``bench`` — 20 short tokens, no delay;
+* ``long`` — :func:`long_answer`: ~24 KB in 600 chunks, 200 of its 600 sentences citing
+  the reference ids of the system prompt in turn;
+* any name in ``server.replies`` — that text, in 3-character chunks (a scripted answer).
 
 Every request body is kept in ``server.requests``. Run standalone with
 ``python tests/agent/llm_server.py PORT`` (prints ``ready`` when listening).
@@ -59,6 +64,17 @@ def _system_text(body: dict[str, Any]) -> str:
                      if m.get("role") == "system")
 
 
+def long_answer(ids: list[str], sentences: int = 600) -> str:
+    """A long answer (~40 characters a sentence): every third sentence cites one of
+    ``ids`` in turn (unknown id ``1`` when there are none)."""
+    ids = ids or ["1"]
+    out = []
+    for n in range(sentences):
+        cite = f" #ref:{ids[n // 3 % len(ids)]}" if n % 3 == 0 else ""
+        out.append(f"Point {n} of the long answer is here{cite}. ")
+    return "".join(out)
+
+
 def _delegate_answer(body: dict[str, Any]) -> str:
     try:
         task = json.loads(_user_text(body))
@@ -87,6 +103,7 @@ def _delegate_answer(body: dict[str, Any]) -> str:
 class ChatServer:
     def __init__(self) -> None:
         self.requests: list[dict[str, Any]] = []
+        self.replies: dict[str, str] = {}
         self.port = 0
         self._server: asyncio.base_events.Server | None = None
 
@@ -136,7 +153,11 @@ class ChatServer:
             writer.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
             await writer.drain()
 
-        if model in ("cite", "malformed"):
+        if model in self.replies:
+            text = self.replies[model]
+            for i in range(0, len(text), 3):
+                await send(sse_chunk(text[i:i + 3]))
+        elif model in ("cite", "malformed"):
             ids = _REF.findall(_system_text(body))[:2]
             text = "Here is the answer"
             for cid in ids:
@@ -154,6 +175,11 @@ class ChatServer:
                 text = text.replace(f"{{ref{n}}}", cid)
             for i in range(0, len(text), 3):
                 await send(sse_chunk(text[i:i + 3]))
+        elif model == "long":
+            text = long_answer(_REF.findall(_system_text(body)))
+            size = -(-len(text) // 600)
+            for i in range(0, len(text), size):
+                await send(sse_chunk(text[i:i + size]))
         elif model == "stall":
             await send(sse_chunk("Thinking"))
             await asyncio.sleep(30)
@@ -180,6 +206,8 @@ class ChatServer:
             await send(sse_chunk(finish="tool_calls"))
         elif model == "delegate":
             await send(sse_chunk(_delegate_answer(body)))
+        elif model in ("verify", "verify-no"):  # a grounding verifier's one-word verdict
+            await send(sse_chunk("SUPPORTED." if model == "verify" else "CONTRADICTED"))
         else:  # bench and anything else
             for i in range(20):
                 await send(sse_chunk(f"tok{i} "))
@@ -221,6 +249,10 @@ class ThreadedChatServer:
     @property
     def requests(self) -> list[dict[str, Any]]:
         return self.server.requests
+
+    @property
+    def replies(self) -> dict[str, str]:
+        return self.server.replies
 
     def stop(self) -> None:
         async def shutdown() -> None:

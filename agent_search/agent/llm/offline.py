@@ -17,16 +17,16 @@ import anyio
 from agent_search.agent._record_text import (
     count_sentence,
     is_aggregate,
+    list_sentence,
     record_fields,
     record_prose,
     render_fields,
 )
-from agent_search.agent.llm._sentences import split_sentences
+from agent_search.agent.llm._quotes import Unit, best_units, fence, words
 from agent_search.citation import format_marker, join_with_markers
 from agent_search.query.stopwords import ENGLISH
 from agent_search.types import ResultItem
 
-_WORD = re.compile(r"\w+", re.UNICODE)
 _MAX_TITLE_CHARS = 120
 _MAX_SNIPPET_CHARS = 320
 _MAX_SCANNED_CHARS = 20_000
@@ -48,28 +48,14 @@ def asks_count(question: str) -> bool:
 
 
 def _words(text: str) -> set[str]:
-    return {w.lower() for w in _WORD.findall(text) if w.lower() not in ENGLISH and len(w) > 1}
+    return words(text, ENGLISH)
 
 
 def _best_sentences(question: str, content: str, max_chars: int = _MAX_SNIPPET_CHARS) -> str:
-    """The sentences sharing words with the question (best first, shown in text order);
-    the opening sentence when none does."""
-    sentences = split_sentences(content)
-    if not sentences:
-        return ""
-    q = _words(question)
-    overlap = [len(q & _words(s)) for s in sentences]
-    ranked = sorted((i for i in range(len(sentences)) if overlap[i] > 0),
-                    key=lambda i: (-overlap[i], i)) or [0]
-    chosen: list[int] = []
-    length = 0
-    for i in ranked:
-        if chosen and length + len(sentences[i]) > max_chars:
-            break
-        chosen.append(i)
-        length += len(sentences[i])
-    text = " ".join(sentences[i] for i in sorted(chosen))
-    return text if len(text) <= max_chars else text[: max_chars - 1].rstrip() + "…"
+    """The whole sentences sharing words with the question (best first, shown in text
+    order), as one line of prose; the opening sentence when none does."""
+    return " ".join(u.text for u in best_units(question, content, max_chars, ENGLISH)
+                    if u.text)
 
 
 _SKIP_FIELDS = frozenset({"id", "name", "title", "description", "created_at", "updated_at",
@@ -93,29 +79,36 @@ def _record_facts(question: str, item: ResultItem) -> str:
     return render_fields(ordered[:_MAX_FIELDS])
 
 
-def _quote(question: str, item: ResultItem) -> tuple[str, str]:
-    """(title, what is quoted) of one reference."""
+def _quote(question: str, item: ResultItem) -> tuple[str, list[Unit]]:
+    """(title, what is quoted) of one reference: whole sentences, code as code
+    (:mod:`agent_search.agent.llm._quotes`), a record's prose and fields."""
     title = _one_line(item.title or item.url or item.model or item.type or "reference",
                       _MAX_TITLE_CHARS) or "reference"
     if item.data:
         facts = _record_facts(question, item)
         if is_aggregate(item):
-            return "", facts or title
+            return "", [Unit(facts or title)]
         prose = _best_sentences(question, record_prose(item)[:_MAX_SCANNED_CHARS])
-        return title, (f"{prose} ({facts})" if prose and facts else prose or facts or title)
-    text = _without_code(item.content[:_MAX_SCANNED_CHARS]).strip()
-    return title, (_best_sentences(question, text) if text else "") or title
+        return title, [Unit(f"{prose} ({facts})" if prose and facts else
+                            prose or facts or title)]
+    quoted = best_units(question, item.content[:_MAX_SCANNED_CHARS], _MAX_SNIPPET_CHARS,
+                        ENGLISH)
+    return title, quoted or [Unit(title)]
 
 
-_FENCED = re.compile(r"^[ \t]{0,3}(```|~~~).*?(?:^[ \t]{0,3}\1[^\n]*$|\Z)",
-                     re.MULTILINE | re.DOTALL)
-
-
-def _without_code(text: str) -> str:
-    """The text without its fenced code blocks (a block flattened into one line of the
-    answer reads as noise); the text as it is when it is nothing but code."""
-    prose = _FENCED.sub("\n", text)
-    return prose if prose.strip() else text
+def _bullet(title: str, quoted: Sequence[Unit]) -> str:
+    """One reference's line of the answer: its sentences on the line, a code block a
+    sentence introduces right after it, inside the list item (then the prose goes on
+    in a paragraph of the item)."""
+    out = f"\n- {title}: " if title else "\n- "
+    line: list[str] = []
+    for unit in quoted:
+        if unit.text:
+            line.append(_one_line(unit.text, 2 * _MAX_SNIPPET_CHARS))
+        if unit.code is not None:
+            out += " ".join(line) + ("\n\n" if line else "") + fence(unit.code, "  ") + "\n\n  "
+            line = []
+    return out + " ".join(line) + (" " if line else "")
 
 
 OFFLINE_NOTICE = "I am offline ({reason}), so I cannot compose an answer."
@@ -124,12 +117,14 @@ reference (the stream's grounding marks it ``no_claim``)."""
 
 
 def _count_parts(question: str, references: Sequence[ResultItem], counts: Mapping[str, int],
-                 fmt: str) -> list[tuple[str, bool]]:
-    """The count of matching records, for a question asking how many, once per database
-    search (cited with that search's first record among the references, quoted below or
-    not: documents may outrank the records, the count is still the answer)."""
-    if not counts or not asks_count(question):
+                 fmt: str, quoted: Sequence[ResultItem]) -> list[tuple[str, bool]]:
+    """The count of matching records, once per database search (cited with that
+    search's first record among the references, quoted below or not: documents may
+    outrank the records, the count is still the answer): for a question asking how
+    many, and for a list whose records quoted below are fewer than those that match."""
+    if not counts:
         return []
+    counting = asks_count(question)
     parts: list[tuple[str, bool]] = []
     said: set[tuple[str | None, int]] = set()
     for item in references:
@@ -139,8 +134,13 @@ def _count_parts(question: str, references: Sequence[ResultItem], counts: Mappin
             continue
         if len(said) == _MAX_COUNTS:
             break
+        shown = sum(q.model == item.model and counts.get(q.citation_id or "") == total
+                    for q in quoted)
+        if not counting and not 0 < shown < total:
+            continue
         said.add(key)
-        parts += [(f"\n\n{count_sentence(item, total)} ", False),
+        sentence = count_sentence(item, total) if counting else list_sentence(item, total)
+        parts += [(f"\n\n{sentence} ", False),
                   (format_marker(item.citation_id or "", fmt), True)]
     return parts
 
@@ -163,12 +163,10 @@ def offline_answer(question: str, references: Sequence[ResultItem], *, reason: s
         return join_with_markers([(head + " " + _nothing_found(searched, failed), False)], fmt)
     parts: list[tuple[str, bool]] = [(head + " Here is what the top references say:", False)]
     cited = [r for r in references if r.citation_id]
-    parts += _count_parts(question, cited, counts or {}, fmt)
+    parts += _count_parts(question, cited, counts or {}, fmt, top)
     parts.append(("\n", False))
     for item in top:
-        title, quoted = _quote(question, item)
-        quoted = _one_line(quoted, 2 * _MAX_SNIPPET_CHARS)
-        parts += [(f"\n- {title}: {quoted} " if title else f"\n- {quoted} ", False),
+        parts += [(_bullet(*_quote(question, item)), False),
                   (format_marker(item.citation_id or "", fmt), True)]
     return join_with_markers(parts, fmt)
 

@@ -50,6 +50,7 @@ if TYPE_CHECKING:
     from agent_search.kb._store._open import (
         close_stores,
         get_store,
+        store_absent,
     )
     from agent_search.kb._store._schema import (
         BASE_INDEXES,
@@ -130,6 +131,7 @@ _HOME = {
     "collection_meta": "_schema",
     "edge_root": "_base",
     "get_store": "_open",
+    "store_absent": "_open",
     "indexed_fields": "_filters",
     "is_eval_collection": "_base",
     "ln_bound": "_stats",
@@ -198,6 +200,7 @@ __all__ = [
     "point_id",
     "point_id_kind",
     "scroll_all",
+    "store_absent",
     "term_id",
     "to_filter",
     "visibility",

@@ -30,12 +30,22 @@ from pathlib import Path
 from agent_search.kb._store._base import KBStore, edge_root
 from agent_search.kb.settings import KBSettings
 
-__all__ = ["close_stores", "get_store"]
+__all__ = ["close_stores", "get_store", "store_absent"]
 """The rest of the store's names live in :mod:`agent_search.kb._store._base`; the
 package's face exports them."""
 
 _STORES: dict[str, KBStore] = {}
 _STORES_LOCK = threading.Lock()
+
+
+def store_absent(settings: KBSettings, home: Path) -> bool:
+    """Whether the embedded store was never written in ``home``: a command that only
+    reads (``kb list``, a search) then has nothing to read and opens nothing, since
+    opening creates the store's folders and lock in a data home that had none."""
+    from agent_search.kb._store._migrate import is_legacy
+
+    # an earlier version's store is not absent: opening it says how to migrate it
+    return not settings.url and not edge_root(home).is_dir() and not is_legacy(home)
 
 
 def get_store(settings: KBSettings, home: Path) -> KBStore:

@@ -54,9 +54,10 @@ understood), :mod:`._parser` (the ordered extractors) and
 from agent_search.query.nl._generator import BuiltinDSLGenerator
 from agent_search.query.nl._lexicon import words_of
 from agent_search.query.nl._meaning import NameMeanings
+from agent_search.query.nl._named import named_models
 from agent_search.query.nl._parser import EXTRACTORS, parse, understand
 from agent_search.query.nl._plan import Extractor, Plan, Question
 from agent_search.query.nl._values import FUZZY_CUTOFF
 
 __all__ = ["EXTRACTORS", "FUZZY_CUTOFF", "BuiltinDSLGenerator", "Extractor", "NameMeanings",
-           "Plan", "Question", "parse", "understand", "words_of"]
+           "Plan", "Question", "named_models", "parse", "understand", "words_of"]

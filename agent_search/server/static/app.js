@@ -8,7 +8,10 @@
 const KEY = "agent-search-api-key";
 const $ = (id) => document.getElementById(id);
 const state = { assistants: new Map(), references: new Map(), busy: false, uploading: false,
-                notices: new Set() };
+                notices: new Set(), history: [] };
+// the conversation so far (the chat is stateless: every question sends the earlier turns,
+// so a follow-up is read in their context); a new assistant starts a new conversation
+const MAX_HISTORY = 12;
 
 function apiKey() { return sessionStorage.getItem(KEY) || ""; }
 
@@ -80,7 +83,32 @@ function describeAssistant() {
   const model = state.assistants.get($("assistant").value);
   $("assistant-about").textContent = model && model.description ? model.description : "";
   if (model) sessionStorage.setItem(KEY + ":assistant", model.id);
+  state.history = [];
   offerCollections(model);
+  offerExamples(model);
+}
+
+function offerExamples(model) {
+  // an empty conversation shows the assistant's example questions (package.yao's
+  // "examples"), each a button that asks it
+  const old = $("examples");
+  if (old) old.remove();
+  const examples = model && Array.isArray(model.examples) ? model.examples : [];
+  if ($("log").querySelector(".turn") || !examples.length) return;
+  const box = el("li", "examples");
+  box.id = "examples";
+  box.append(el("p", "examples-head", "Try asking:"));
+  for (const text of examples.slice(0, 8)) {
+    const button = el("button", "example", text);
+    button.type = "button";
+    button.addEventListener("click", () => {
+      if (state.busy) return;
+      $("question").value = String(text);
+      $("ask-form").requestSubmit();
+    });
+    box.append(button);
+  }
+  $("log").append(box);
 }
 
 async function errorText(response) {
@@ -205,11 +233,18 @@ function answerFragment(source, tokens, pattern, flags, added) {
         holder.setAttribute("aria-description", "Not supported by the references: " + (flags[open] || ""));
       }
       let last = 0;
+      let chip = null;  // the id of the chip just put, with only spaces since
       pattern.lastIndex = 0;
       if (!inCode) {
         for (let m = pattern.exec(buffer); m !== null; m = pattern.exec(buffer)) {
-          if (m.index > last) holder.append(document.createTextNode(buffer.slice(last, m.index)));
+          const between = buffer.slice(last, m.index);
+          if (chip === m[1] && !between.trim()) {  // "#ref:1 #ref:1": one chip per reference
+            last = m.index + m[0].length;
+            continue;
+          }
+          if (m.index > last) holder.append(document.createTextNode(between));
           holder.append(citeButton(m[1], false));
+          chip = m[1];
           last = m.index + m[0].length;
         }
       }
@@ -334,12 +369,32 @@ function openReference(id, opener) {
     urlBox.textContent = ref && ref.url ? String(ref.url) : "—";
   }
   const content = ref && ref.content;
-  $("ref-content").textContent = content || "(the content arrives when the answer is complete)";
+  const fields = ref ? recordFields(ref.data) : [];
+  const box = $("ref-content");
+  box.replaceChildren();
+  if (fields.length) {  // a database row: its fields, one per line
+    const list = el("dl", "fields");
+    for (const [name, value] of fields) list.append(el("dt", null, name), el("dd", null, value));
+    box.append(list);
+  } else {
+    box.textContent = content || "(the content arrives when the answer is complete)";
+  }
   const panel = $("panel");
   panel.hidden = false;
   panel.dataset.opener = opener && opener.dataset ? opener.dataset.citation || "" : "";
   state.opener = opener || null;
   panel.focus();
+}
+
+function recordFields(data) {
+  // [name, value] of a database row's fields (internal "__" ones left out), as text
+  if (!data || typeof data !== "object" || Array.isArray(data)) return [];
+  const out = [];
+  for (const [name, value] of Object.entries(data)) {
+    if (name.startsWith("__") || value === null || value === undefined) continue;
+    out.push([name, typeof value === "object" ? JSON.stringify(value) : String(value)]);
+  }
+  return out;
 }
 
 function closePanel() {
@@ -365,7 +420,21 @@ function* frames(buffer) {
   }
 }
 
+function following() {
+  // is the conversation scrolled to its end (so the growing answer should stay in view)?
+  const log = $("log");
+  return log.scrollHeight - log.scrollTop - log.clientHeight < 48;
+}
+
+function showNewest(view) {
+  const log = $("log");
+  log.scrollTop = log.scrollHeight;
+  view.answer.scrollIntoView({ block: "end" });
+}
+
 function newTurn(question) {
+  const examples = $("examples");
+  if (examples) examples.remove();
   const turn = el("li", "turn");
   turn.append(el("p", "question", question));
   const searches = el("ul", "searches");
@@ -409,11 +478,15 @@ function onEvent(view, name, event, pattern) {
       view.searches.append(el("li", "search notice", event.text));
     }
   } else if (name === "text") {
+    const follow = following();
     view.text += event.text;
     streamAnswer(view, pattern);
+    if (follow) showNewest(view);
   } else if (name === "grounding") {
+    const follow = following();
     view.grounding = Array.isArray(event.grounding) ? event.grounding : null;
     wholeAnswer(view, pattern);
+    if (follow) showNewest(view);
   } else if (name === "done") {
     if (view.stream) wholeAnswer(view, pattern);
     for (const ref of event.references || []) {
@@ -435,7 +508,7 @@ async function ask(question) {
   try {
     const response = await fetch(`/v1/assistants/${encodeURIComponent(assistant)}/stream`, {
       method: "POST", headers: headers(),
-      body: JSON.stringify({ messages: [{ role: "user", content: question }] }),
+      body: JSON.stringify({ messages: [...state.history, { role: "user", content: question }] }),
     });
     if (response.status === 401) { askForKey("This server needs an API key."); return; }
     if (!response.ok || !response.body) {
@@ -455,6 +528,8 @@ async function ask(question) {
         if (name === "text") setStatus("Answering…");
       }
     }
+    state.history = [...state.history, { role: "user", content: question },
+                     { role: "assistant", content: view.text }].slice(-MAX_HISTORY);
     setStatus("Done.");
   } catch (err) {
     view.turn.append(el("p", "error", `The stream failed: ${err && err.message}`));
@@ -475,7 +550,14 @@ document.addEventListener("DOMContentLoaded", () => {
     $("key-form").hidden = true;
     loadAssistants();
   });
-  $("assistant").addEventListener("change", describeAssistant);
+  $("assistant").addEventListener("change", () => {
+    if (!state.busy) setStatus("");  // what it said was about the other assistant
+    describeAssistant();
+  });
+  $("question").addEventListener("input", () => {
+    // "Done." or "Type a question first" from before is stale once the user types
+    if (!state.busy) setStatus("");
+  });
   $("ask-form").addEventListener("submit", (e) => {
     e.preventDefault();
     const question = $("question").value.trim();

@@ -29,9 +29,12 @@ function uploadStatus(text, failed) {
   status.classList.toggle("error", Boolean(failed));
 }
 
+function counted(n, noun) { return `${n} ${noun}${n === 1 ? "" : "s"}`; }
+
 function describeReport(report) {
-  const parts = [`${report.documents || 0} document(s) in ${report.collection}: ` +
-                 `added ${report.added || 0}, updated ${report.updated || 0}, ` +
+  // the counts after the colon are chunks (a document is cut into several)
+  const parts = [`${counted(report.documents || 0, "document")} in ${report.collection}: ` +
+                 `chunks added ${report.added || 0}, updated ${report.updated || 0}, ` +
                  `unchanged ${report.unchanged || 0}`];
   for (const item of report.skipped || []) {
     parts.push(`skipped ${item.source}: ${item.reason}`);

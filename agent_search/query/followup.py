@@ -1,0 +1,354 @@
+"""Follow-up questions read in the context of the earlier turns of a conversation.
+
+A chat is stateless on the wire: each request carries the earlier turns, so every turn is
+re-read here with the same rules, and the last one is read against what came before.
+
+Text (knowledge base, web): :func:`read_text` carries the previous question's topic only
+when the last turn cannot stand alone: it points back (a third-person or demonstrative
+pronoun: "does *that* work over MCP", "can *it* change the messages") or it is an
+ellipsis with fewer than two words of its own that say what it is about ("and
+asynchronously?"). The pronouns are a closed class of the grammar, and "words of its own"
+are the words outside the package's stop word lists (:mod:`agent_search.query.stopwords`),
+so no word of any topic is listed here.
+
+Database: :class:`FollowUpGenerator` wraps the DSL generator. The previous turn's query
+(the generator's reading of it, itself read in its own context) is the state:
+
+- a follow-up that names its own table and does not point back starts fresh;
+- one that points back and names another table follows the relation from the previous
+  rows ("List the employees in Calgary" → "show me their customers": customers whose
+  ``employee.City = 'Calgary'``), unless it picks among the previous rows ("which *of
+  those* have more than 10 tracks": the previous rows, narrowed);
+- otherwise it is read against the previous table: a condition on a field the previous
+  query used replaces it ("customers in Germany" → "and in Italy?": the country is
+  swapped, not added); other conditions narrow it ("which of those have more than 10
+  tracks?"); its own order, limit or aggregate replaces the previous one;
+- a follow-up that says nothing about the previous table but stands alone on another one
+  (the schema's evidence: the generator read a condition there) is searched alone.
+
+The DSL's ``explanation`` starts with how the follow-up was read, so the search record
+says it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from agent_search.query._chinese import has_cjk
+from agent_search.query.dsl import (
+    DSLGenerator,
+    DSLValidationError,
+    ModelSchema,
+    validate_dsl,
+)
+from agent_search.query.stopwords import ENGLISH_FUNCTION_WORDS, ENGLISH_REQUEST_WORDS
+
+MAX_EARLIER_TURNS = 3
+"""Earlier user turns re-read (the most recent ones): the state of a conversation is its
+last few questions, and each costs a parse."""
+MAX_TURN_CHARS = 500
+
+_POINTING = frozenset({"they", "them", "their", "theirs", "themselves", "those", "these",
+                       "it", "its", "itself", "one", "ones"})
+"""Third-person and demonstrative pronouns, and the pro-form "one(s)": words that stand
+for something said before."""
+_DEMONSTRATIVES = frozenset({"that", "this"})
+"""Demonstratives that are also relative pronouns ("battles *that* ended..."): they point
+back only where no word of content comes before them to be relativised ("does that
+work", "is this safe", "that one")."""
+_POINTING_ZH = re.compile("他们|她们|它们|这些|那些|其中|它的|他们的|这个|那个")
+_STOP = ENGLISH_FUNCTION_WORDS | ENGLISH_REQUEST_WORDS
+_WORD = re.compile(r"[a-z0-9][a-z0-9'\-./]*")
+MIN_OWN_WORDS = 2
+"""A question with fewer words of its own (outside the stop word lists) is an ellipsis."""
+
+
+_COMPARISONS = frozenset({"<", "<=", ">", ">=", "between"})
+
+
+def _words(text: str) -> list[str]:
+    return _WORD.findall(text.lower())
+
+
+def points_back(text: str) -> bool:
+    """Whether ``text`` refers to something said before by a pronoun."""
+    if has_cjk(text):
+        return bool(_POINTING_ZH.search(text))
+    words = _words(text)
+    if any(w in _POINTING for w in words):
+        return True
+    return any(w in _DEMONSTRATIVES and (i == 0 or words[i - 1] in _STOP)
+               for i, w in enumerate(words))
+
+
+def partitive(text: str) -> bool:
+    """Whether ``text`` picks among the things said before ("which *of those*", "the
+    *ones* in Europe"): the previous rows narrowed, not rows related to them."""
+    words = _words(text)
+    return "ones" in words or any(w in _POINTING and i > 0 and words[i - 1] == "of"
+                                  for i, w in enumerate(words))
+
+
+def own_words(text: str) -> list[str]:
+    """The words of ``text`` that say what it is about (outside the stop word lists)."""
+    return [w for w in _words(text) if w not in _STOP and w not in _POINTING]
+
+
+def stands_alone(text: str) -> bool:
+    """A question that neither points back nor is an ellipsis (see the module
+    docstring); a Chinese one stands alone unless it points back."""
+    if points_back(text):
+        return False
+    if has_cjk(text):
+        return True
+    return len(own_words(text)) >= MIN_OWN_WORDS
+
+
+@dataclass(frozen=True, slots=True)
+class TextReading:
+    """How the last turn is searched as text: ``query``, and ``how`` it was read
+    (``"alone"``, ``"first turn"`` or ``"with the previous question's topic"``)."""
+
+    query: str
+    how: str
+
+
+def read_text(turns: Sequence[str]) -> TextReading:
+    """The text query of the conversation whose user turns are ``turns`` (oldest first):
+    the last one alone when it stands alone, else with the previous question's words
+    (the previous question read the same way, so a chain of follow-ups keeps its
+    topic)."""
+    turns = [t.strip()[:MAX_TURN_CHARS] for t in turns if t.strip()]
+    if not turns:
+        return TextReading("", "empty")
+    if len(turns) == 1:
+        return TextReading(turns[0], "first turn")
+    last = turns[-1]
+    if stands_alone(last):
+        return TextReading(last, "alone")
+    previous = read_text(turns[-1 - MAX_EARLIER_TURNS:-1]).query
+    carried = f"{previous[-MAX_TURN_CHARS:]} {last}"
+    return TextReading(carried, "with the previous question's topic")
+
+
+# -- database --------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class _Read:
+    """One turn read in context: its single query (None when nothing was understood)
+    and how it was read."""
+
+    query: dict[str, Any] | None
+    how: str
+    raw: dict[str, Any]
+
+
+def _single(raw: dict[str, Any]) -> dict[str, Any] | None:
+    """The one structured query of a generator's answer: None for a fallback (a text
+    match on every model), an abstention or several queries."""
+    if raw.get("fallback") or not raw.get("model"):
+        if raw.get("fallback") or len(raw.get("queries") or []) != 1:
+            return None
+        query = dict(raw["queries"][0])
+    else:
+        query = {k: v for k, v in raw.items()
+                 if k not in ("explanation", "warnings", "confidence", "fallback")}
+    return query
+
+
+def _structured(query: dict[str, Any] | None) -> list[dict[str, Any]]:
+    """The conditions of ``query`` other than its text match of leftover words (the last
+    where when it has ranking ``terms``)."""
+    if not query:
+        return []
+    wheres = list(query.get("wheres") or [])
+    if query.get("terms") and wheres:
+        wheres = wheres[:-1]
+    return wheres
+
+
+def _settled(query: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The previous query as the next turn builds on it: without a text match of
+    leftover words the generator was unsure of (``relax``), which is dropped when it
+    finds nothing and says nothing a follow-up should keep."""
+    if not query or not query.get("relax"):
+        return query
+    out = {k: v for k, v in query.items() if k not in ("relax", "relax_confidence", "terms")}
+    out["wheres"] = _structured(query)
+    return out
+
+
+def _fields(where: dict[str, Any]) -> set[str]:
+    if "field" in where and where["field"] is not None:
+        return {str(where["field"]).lower()}
+    return {f for part in (where.get("or") or where.get("and") or []) for f in _fields(part)}
+
+
+def _through(where: dict[str, Any], relation: str) -> dict[str, Any]:
+    """``where`` said of the rows a ``relation`` points at."""
+    if where.get("field") is not None:
+        field = str(where["field"])
+        counted = re.fullmatch(r"count\((.+)\)", field)
+        if counted:  # count(rel) of the related rows: not expressible one hop further
+            raise ValueError(field)
+        return {**where, "field": f"{relation}.{field}"}
+    key = "or" if "or" in where else "and"
+    return {key: [_through(w, relation) for w in where[key]]}
+
+
+def _only(schemas: Sequence[ModelSchema], model: str) -> list[ModelSchema]:
+    low = model.lower()
+    return [s.model_copy(update={"queryable": s.id.lower() == low}) for s in schemas]
+
+
+def _relation(schemas: Sequence[ModelSchema], source: str, target: str) -> str | None:
+    """The name of a relation of ``source`` to ``target`` (hasOne first), or None."""
+    by_id = {s.id.lower(): s for s in schemas}
+    schema = by_id.get(source.lower())
+    if schema is None:
+        return None
+    rels = sorted((r for r in schema.relations if r.model.lower() == target.lower()),
+                  key=lambda r: r.type != "hasOne")
+    return rels[0].name if rels else None
+
+
+class FollowUpGenerator:
+    """A :class:`~agent_search.query.dsl.DSLGenerator` that reads the question in the
+    context of the ``earlier`` user turns (oldest first), with ``inner`` reading each
+    turn (see the module docstring)."""
+
+    def __init__(self, inner: DSLGenerator, earlier: Sequence[str]) -> None:
+        self.inner = inner
+        self.name = inner.name
+        self.earlier = [t.strip()[:MAX_TURN_CHARS] for t in earlier
+                        if isinstance(t, str) and t.strip()][-MAX_EARLIER_TURNS:]
+
+    async def generate(self, query: str, schemas: Sequence[ModelSchema], *,
+                       feedback: str | None = None) -> dict[str, Any]:
+        state: _Read | None = None
+        for turn in self.earlier:
+            state = await self._read(state, turn, schemas)
+        read = await self._read(state, query, schemas, last=True)
+        out = dict(read.raw)
+        if read.query is not None and read.how != "alone":
+            out = {"queries": [read.query], "confidence": read.raw.get("confidence", 1.0),
+                   "warnings": list(read.raw.get("warnings") or [])}
+            try:
+                validate_dsl(out, schemas)
+            except DSLValidationError as exc:  # e.g. a relation one hop too many
+                alone = await self._gen(query, schemas)
+                warning = f"follow-up reading {read.how!r} not kept ({exc}); read alone"
+                read = _Read(_single(alone), "alone", alone)
+                out = {**alone, "warnings": [*(alone.get("warnings") or []), warning]}
+        out["explanation"] = f"follow-up read {read.how}; " + str(read.raw.get("explanation")
+                                                                 or "")
+        return out
+
+    async def _gen(self, text: str, schemas: Sequence[ModelSchema]) -> dict[str, Any]:
+        try:
+            return await self.inner.generate(text, schemas)
+        except Exception:  # a reading that fails is a reading that understood nothing
+            return {"queries": [], "fallback": True}
+
+    async def _read(self, state: _Read | None, text: str, schemas: Sequence[ModelSchema],
+                    *, last: bool = False) -> _Read:
+        """``text`` read after ``state``. The last turn's own reading fails as the
+        generator fails (the handler then falls back as for any question); an earlier
+        turn that fails is a turn that understood nothing."""
+        from agent_search.query.nl import named_models
+
+        alone = await (self.inner.generate(text, schemas) if last else self._gen(text, schemas))
+        if state is None or state.query is None:
+            return _Read(_single(alone), "alone", alone)
+        state = _Read(_settled(state.query), state.how, state.raw)
+        previous = str(state.query["model"]) if state.query else ""
+        queryable = {s.id.lower() for s in schemas if s.queryable}
+        named = [m for m in named_models(text, schemas) if m.lower() in queryable]
+        back = points_back(text)
+        if named and not back:
+            return _Read(_single(alone), "alone", alone)
+        if named and named[0].lower() != previous.lower() and not partitive(text):
+            return await self._follow(state, named[0], text, schemas, alone)
+        return await self._within(state, text, schemas, alone, back)
+
+    async def _compared(self, previous: dict[str, Any], text: str,
+                        schemas: Sequence[ModelSchema], raw: dict[str, Any]
+                        ) -> tuple[dict[str, Any], dict[str, Any] | None,
+                                   list[dict[str, Any]]]:
+        """The follow-up read as saying a new bound of a field the previous query
+        compared: the field's name put before it, read again; kept only when the reading
+        is a condition on that field."""
+        from agent_search.query.nl import words_of
+
+        for where in previous.get("wheres") or []:
+            field = where.get("field")
+            if not field or where.get("op") not in _COMPARISONS:
+                continue
+            again = await self._gen(f"{words_of(str(field))} {text}", schemas)
+            read = _single(again)
+            new = _structured(read)
+            if new and all(_fields(w) == {str(field).lower()} for w in new):
+                return again, read, new
+        return raw, _single(raw), []
+
+    async def _follow(self, state: _Read, model: str, text: str,
+                      schemas: Sequence[ModelSchema], alone: dict[str, Any]) -> _Read:
+        """The rows of ``model`` related to the previous rows, with the follow-up's own
+        conditions on ``model``."""
+        assert state.query is not None
+        relation = _relation(schemas, model, str(state.query["model"]))
+        if relation is None:
+            return _Read(_single(alone), "alone", alone)
+        try:
+            through = [_through(w, relation) for w in state.query.get("wheres") or []]
+        except ValueError:
+            return _Read(_single(alone), "alone", alone)
+        own = _single(await self._gen(text, _only(schemas, model)))
+        query: dict[str, Any] = {"model": model,
+                                 "wheres": [*through, *_structured(own)],
+                                 "orders": list((own or {}).get("orders") or [])}
+        if own and own.get("limit"):
+            query["limit"] = own["limit"]
+        how = f"following {model}.{relation} from the previous rows"
+        return _Read(query, how, {**alone, "confidence": 1.0})
+
+    async def _within(self, state: _Read, text: str, schemas: Sequence[ModelSchema],
+                      alone: dict[str, Any], back: bool) -> _Read:
+        """The follow-up read against the previous table: swapped, narrowed, reshaped."""
+        assert state.query is not None
+        previous = state.query
+        only = _only(schemas, str(previous["model"]))
+        raw = await self._gen(text, only)
+        own = _single(raw)
+        new = _structured(own)
+        if not new:  # "and over 70?": a new value for a compared field of the previous query
+            raw, own, new = await self._compared(previous, text, only, raw)
+        shaped = bool(own and (own.get("orders") or own.get("limit")
+                               or own.get("aggregates") or own.get("group_by")))
+        other = _single(alone)
+        if not back and not new and not shaped and other is not None and _structured(other) \
+                and str(other["model"]).lower() != str(previous["model"]).lower() \
+                and stands_alone(text):
+            return _Read(other, "alone", alone)  # it says something of another table
+        swapped = {f for w in new for f in _fields(w)}
+        text_match = [w for w in previous.get("wheres") or [] if w not in _structured(previous)]
+        kept = [w for w in previous.get("wheres") or []
+                if w in text_match or not (_fields(w) & swapped)]
+        query = {**previous, "wheres": [*kept, *new]}
+        if own and shaped:
+            for key in ("orders", "limit", "aggregates", "group_by", "having"):
+                if own.get(key):
+                    query[key] = own[key]
+        if kept != list(previous.get("wheres") or []) or new:
+            query.pop("relax", None)
+            query.pop("relax_confidence", None)
+        replaced = sorted({str(w.get("field") or "a condition")
+                           for w in previous.get("wheres") or [] if w not in kept})
+        how = ("swapping " + ", ".join(replaced) if replaced
+               else f"narrowing the previous query with {len(new)} condition(s)" if new
+               else "as the previous query")
+        return _Read(query, how, raw if own else {**alone, "confidence": 1.0})
