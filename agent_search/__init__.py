@@ -6,17 +6,19 @@ are merged, deduplicated, weighted, reranked and given request-unique citation i
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+from agent_search._assembly import use_loader
 from agent_search._lazy import lazy_exports
 
 if TYPE_CHECKING:
     from agent_search.citation import CitationAllocator, build_prompt
-    from agent_search.config import SearchConfig, load_config
+    from agent_search.config import SearchConfig
     from agent_search.context import Context
     from agent_search.deps import Deps
     from agent_search.errors import AgentSearchError, ConfigError, InputError, RunError
     from agent_search.events import Event, EventSink, ListSink, NullSink
+    from agent_search.loader import load_config
     from agent_search.registry import Handler, Registry
     from agent_search.rerank import Reranker, ScoreReranker
     from agent_search.searcher import Searcher
@@ -41,7 +43,7 @@ _HOME = {
     "Request": "types", "RerankOptions": "types", "Reranker": "rerank", "Result": "types",
     "ResultItem": "types", "RunError": "errors", "ScoreReranker": "rerank",
     "SearchConfig": "config", "Searcher": "searcher", "TraceNode": "trace",
-    "build_prompt": "citation", "load_config": "config", "span": "trace",
+    "build_prompt": "citation", "load_config": "loader", "span": "trace",
 }
 """Where each public name lives, imported on first use: ``import agent_search`` costs
 next to nothing, and a process (a CLI command, a sandboxed parser) loads only the modules
@@ -49,6 +51,17 @@ it uses (issue 31)."""
 
 
 __getattr__, __dir__ = lazy_exports(__name__, _HOME)
+
+
+def _searcher_from_config(cls: Any, *args: Any, **options: Any) -> Any:
+    """``Searcher.from_config``: the loader above the core, imported on first use (the
+    core never imports it; see :mod:`agent_search._assembly`)."""
+    from agent_search.loader import searcher_from_config
+
+    return searcher_from_config(cls, *args, **options)
+
+
+use_loader(_searcher_from_config)
 
 
 __version__ = "0.1.0"

@@ -1,6 +1,7 @@
-"""Configuration: typed settings and the layers they are merged from.
+"""Configuration: the typed settings, and how one layer merges onto another.
 
-Layers, later wins (see docs/configuration.md):
+This module defines schemas and merges mappings; it reads no project file and knows no
+application. The layers, later wins (see docs/configuration.md):
 
 1. built-in defaults (the field defaults below);
 2. ``config/search.yao`` (JSONC) and ``uses`` from ``config/agent.yml``;
@@ -9,9 +10,11 @@ Layers, later wins (see docs/configuration.md):
 4. hook options (``ctx.search.*(query, **options)``);
 5. request options (fields of the :class:`~agent_search.types.Request`).
 
-Merging is a deep merge of mappings: nested mappings merge key by key; lists and scalars
-replace. In an assistant's ``search`` section ``"web": true/false`` switches a type on or
-off, and an object configures it (and switches it on).
+Layers 2 and 3 are files, found and read by :mod:`agent_search.loader` above the core.
+Merging (:meth:`SearchConfig.merged`) is a deep merge of mappings: nested mappings merge
+key by key; lists and scalars replace. In an assistant's ``search`` section
+``"web": true/false`` switches a type on or off, and an object configures it (and
+switches it on).
 """
 
 from __future__ import annotations
@@ -285,7 +288,7 @@ class SearchConfig(_Section):
         names the layer in errors, ``prefix`` is where the overrides sit in it
         (``search.`` in a package.yao)."""
         base = self.model_dump(mode="python")
-        merged = _validate(deep_merge(base, _normalize_toggles(dict(overrides), objects=False)),
+        merged = _validate(deep_merge(base, normalize_toggles(dict(overrides), objects=False)),
                            file, prefix)
         merged._origins = dict(self._origins)
         if file:
@@ -315,7 +318,7 @@ def deep_merge(base: Mapping[str, Any], override: Mapping[str, Any]) -> dict[str
     return out
 
 
-def _normalize_toggles(section: dict[str, Any], *, objects: bool = True) -> dict[str, Any]:
+def normalize_toggles(section: dict[str, Any], *, objects: bool = True) -> dict[str, Any]:
     """``"web": true`` → ``{"enabled": true}``; with ``objects``, as in an assistant's
     ``search`` section, ``"web": {...}`` also means enabled unless it says otherwise. The
     same for the sections of custom types under ``types``."""
@@ -341,93 +344,3 @@ def _validate(data: Mapping[str, Any], file: str | None, prefix: str = "") -> Se
         return SearchConfig.model_validate(data)
     except ValidationError as exc:
         raise config_error(exc, file=file, model=SearchConfig, prefix=prefix) from exc
-
-
-def load_config(
-    config_dir: str | Path | None = None, *, assistant_dir: str | Path | None = None,
-    assistants_dir: str | Path | None = None,
-) -> SearchConfig:
-    """Merge the layers found on disk. Missing files are skipped; every file found is
-    validated whole by its schema (unknown keys refused), so a typo is the same
-    :class:`ConfigError` — file, key, line, did-you-mean — whichever command reads it.
-    The ``uses`` values must name something that exists (see :mod:`agent_search._uses`):
-    assistant ids are looked for beside ``assistant_dir``, else in ``assistants_dir``,
-    else in the assistants folder beside ``config_dir``.
-    """
-    from agent_search._uses import UsesTargets, check_uses
-
-    config = SearchConfig()
-    targets = UsesTargets()
-    cdir = Path(config_dir) if config_dir is not None else None
-    if cdir is not None:
-        if not cdir.is_dir():
-            raise ConfigError("configuration folder not found", file=str(cdir))
-        search_file = cdir / "search.yao"
-        if search_file.is_file():
-            config = config.merged(read_jsonc(search_file), file=str(search_file))
-        agent_file = cdir / "agent.yml"
-        if agent_file.is_file():
-            targets, uses = _agent_layer(cdir)
-            if uses:
-                config = config.merged({"uses": uses}, file=str(agent_file))
-    adir = Path(assistant_dir) if assistant_dir is not None else None
-    if adir is not None:
-        package = str(adir / "package.yao")
-        search, uses = _assistant_layer(adir)
-        config = config.merged(search, file=package, prefix="search.")
-        if uses:
-            config = config.merged({"uses": uses}, file=package)
-    root = (adir.resolve().parent if adir is not None else
-            Path(assistants_dir) if assistants_dir is not None else _assistants_root(cdir))
-    check_uses(config, targets.with_assistants(root))
-    return config
-
-
-def _agent_layer(config_dir: Path) -> tuple[Any, dict[str, Any]]:
-    """``agent.yml`` validated whole (its own schema, and the ``server`` section's when
-    it has one): what ``uses`` values may name, and the ``uses`` layer."""
-    from agent_search._uses import UsesTargets
-    from agent_search.agent.settings import AgentSettings
-
-    settings = AgentSettings.load(config_dir)
-    if settings.server:  # imported only then: the server package brings in FastAPI
-        from agent_search.server.settings import ServerSettings
-
-        ServerSettings.load(config_dir)
-    return UsesTargets(mcp_servers=tuple(settings.mcp.servers),
-                       rerankers=tuple(settings.rerankers)), dict(settings.uses)
-
-
-def _assistants_root(config_dir: Path | None) -> Path | None:
-    """The assistants folder of the configuration (``$AGENT_SEARCH_ASSISTANTS``, else
-    beside ``config_dir``)."""
-    if config_dir is not None:
-        from agent_search._locations import find_assistants_dir
-
-        return find_assistants_dir(config_dir)
-    return None
-
-
-def _assistant_layer(assistant_dir: Path) -> tuple[dict[str, Any], dict[str, Any]]:
-    """One assistant's ``package.yao``, validated whole: its search layer and its
-    ``uses``."""
-    from agent_search.agent.package import load_package
-
-    package = load_package(assistant_dir)
-    search: Any = package.search or {}
-    if isinstance(search, bool):
-        search = {t: search for t in BUILTIN_TYPES}
-    search = _normalize_toggles(dict(search))
-    # the assistant's own collections / models are the defaults for its kb / db search
-    for section, key in (("kb", "collections"), ("db", "models")):
-        refs = getattr(package, section)
-        if key in refs.model_fields_set and key not in (search.get(section) or {}):
-            search.setdefault(section, {})
-            if isinstance(search[section], dict):
-                search[section] = {**search[section], key: getattr(refs, key)}
-    return search, package.uses.model_dump(exclude_none=True)
-
-
-def assistant_overrides(assistant_dir: Path) -> dict[str, Any]:
-    """The search-config layer of one assistant's ``package.yao``."""
-    return _assistant_layer(assistant_dir)[0]

@@ -11,18 +11,14 @@ it in.
 from __future__ import annotations
 
 import secrets
-from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from agent_search.citation import CitationAllocator
 from agent_search.config import SearchConfig
 from agent_search.deps import Deps
 from agent_search.events import EventSink, NullSink
 from agent_search.trace import TraceNode
-
-if TYPE_CHECKING:
-    from agent_search.query.dsl import DSLGenerator
 
 
 @dataclass(slots=True)
@@ -56,11 +52,6 @@ class Context:
     metadata: dict[str, Any] = field(default_factory=dict)
     deps: Deps = field(default_factory=Deps)
     _search_seq: int = 0
-
-    @property
-    def generators(self) -> Mapping[str, DSLGenerator]:
-        """The run's NL → DSL generators (``deps.generators``)."""
-        return self.deps.generators
 
     def next_search_id(self) -> str:
         """A request-unique id for one search (``s1``, ``s2``...), used in events."""

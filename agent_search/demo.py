@@ -21,7 +21,7 @@ import anyio
 from rich.console import Console
 
 from agent_search.cli.app import plural, progress_bar
-from agent_search.config import load_config
+from agent_search.loader import load_config
 
 ROOT = Path(__file__).resolve().parents[1]
 QUESTIONS = (

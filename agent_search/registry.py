@@ -52,9 +52,11 @@ class Handler(Protocol):
             relevance floor, the limit and citation ids to what comes back.
 
     A handler that holds connections may also define ``async aclose()``;
-    :meth:`Searcher.aclose` calls it. One that reads a single named thing rather than
-    answering free-text questions (like the ``mcp_resource`` data source) sets
-    ``searchable = False``: auto search and the search tool then leave its type out.
+    :meth:`Searcher.aclose` calls it; and ``async ping()``, raising when its store or
+    database cannot be reached: the HTTP service's ``/readyz`` calls it. One that reads
+    a single named thing rather than answering free-text questions (like the
+    ``mcp_resource`` data source) sets ``searchable = False``: auto search and the
+    search tool then leave its type out.
     """
 
     type: str

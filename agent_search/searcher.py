@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 from pydantic import ValidationError
 
+from agent_search._assembly import loader
 from agent_search._merge import keep_each_best, merge_items
 from agent_search._results import (
     RequestLike,
@@ -32,7 +33,7 @@ from agent_search._results import (
     with_defaults,
 )
 from agent_search.cache import ResultCache
-from agent_search.config import SearchConfig, load_config
+from agent_search.config import SearchConfig
 from agent_search.context import Context
 from agent_search.deps import Deps
 from agent_search.errors import InputError, validation_summary
@@ -103,16 +104,12 @@ class Searcher:
         command-line flags; ``overrides_file`` names it in errors) and build the searcher
         with everything it uses: ``handlers`` of the caller's own, then the builtin
         handlers (built from the final configuration; the db handler gets ``generators``,
-        NL → DSL generators selectable by ``uses.query``) and ``rerankers`` by name."""
-        config = load_config(config_dir, assistant_dir=assistant_dir)
-        if overrides:
-            config = config.merged(overrides, file=overrides_file)
-        searcher = cls(config, handlers=handlers, rerankers=rerankers, generators=generators)
-        if builtin_handlers:
-            from agent_search._builtins import register_builtin_handlers
-
-            register_builtin_handlers(searcher.registry, config, config_dir=config_dir,
-                                      assistant_dir=assistant_dir, generators=generators)
+        NL → DSL generators selectable by ``uses.query``) and ``rerankers`` by name.
+        The files are read by :mod:`agent_search.loader`, above the core."""
+        searcher: Searcher = loader()(
+            cls, config_dir, assistant_dir=assistant_dir, overrides=overrides,
+            overrides_file=overrides_file, builtin_handlers=builtin_handlers,
+            handlers=handlers, rerankers=rerankers, generators=generators)
         return searcher
 
     def context(

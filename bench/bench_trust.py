@@ -304,8 +304,8 @@ def main() -> int:
         config_dir, assistants = write_assistants(root, db, args.score_scale,
                                                    not args.no_foreign_veto)
 
-        from agent_search.config import load_config
         from agent_search.kb.ingest import ingest_paths
+        from agent_search.loader import load_config
 
         corpus = root / "corpus.jsonl"
         docs = write_corpus(corpus, gold_docs, args.distractors)

@@ -82,7 +82,7 @@ from agent_search.agent.package import AssistantPackage, load_package, sources_p
 from agent_search.agent.records import RecordSink, RecordStore, SearchRecord
 from agent_search.agent.settings import AgentSettings
 from agent_search.citation import build_prompt, no_reference_prompt
-from agent_search.config import SearchConfig, load_config
+from agent_search.config import SearchConfig
 from agent_search.context import Context
 from agent_search.errors import ConfigError
 from agent_search.events import (
@@ -94,6 +94,7 @@ from agent_search.events import (
     StreamSink,
     TextDelta,
 )
+from agent_search.loader import load_config
 from agent_search.searcher import Searcher
 from agent_search.trace import TraceNode, first_line
 from agent_search.types import Result, ResultItem

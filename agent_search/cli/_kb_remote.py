@@ -88,10 +88,10 @@ def client_root(config_dir: Path | None) -> Path:
     else the data home's parent): what a folder's documents are named by; the working
     folder when the project's configuration cannot be read (a client away from it)."""
     from agent_search.cli.search import resolve_config_dir
-    from agent_search.config import load_config
     from agent_search.errors import ConfigError
     from agent_search.kb import source_root
     from agent_search.kb.settings import KBSettings
+    from agent_search.loader import load_config
 
     try:
         config = load_config(resolve_config_dir(config_dir))

@@ -41,11 +41,11 @@ def retrieval(
     json_out: Annotated[bool, typer.Option("--json", help="Print one JSON document.")] = False,
 ) -> None:
     """Ingest the corpus (once; cached by content and settings) and score the queries."""
-    from agent_search.config import load_config
     from agent_search.embedding import EmbeddingError
     from agent_search.kb import StoreError
     from agent_search.kb.evaluation import DatasetError, evaluate
     from agent_search.kb.settings import MODES
+    from agent_search.loader import load_config
 
     if mode not in MODES:
         fail(f"--mode {mode!r} is not one of {', '.join(MODES)}")

@@ -133,7 +133,7 @@ def _config(config_dir: Path | None) -> SearchConfig:
     it), validated: a typo in any of its files is one line and exit 2."""
     from agent_search._builtins import check_builtin_sections
     from agent_search.cli.search import resolve_config_dir
-    from agent_search.config import load_config
+    from agent_search.loader import load_config
 
     try:
         config = load_config(resolve_config_dir(config_dir))

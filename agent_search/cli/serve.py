@@ -95,7 +95,7 @@ def serve(
     import uvicorn
 
     from agent_search._builtins import check_builtin_sections
-    from agent_search.config import load_config
+    from agent_search.loader import load_config
     from agent_search.server.app import ENV_ASSISTANTS, ENV_CONFIG, ENV_WORKERS, create_app
     from agent_search.server.service import Service, ServiceOptions
     from agent_search.server.settings import ServerSettings
@@ -161,8 +161,8 @@ def _check_assistants(config_dir: Path | None, assistants_dir: Path | None) -> N
     from agent_search._builtins import check_builtin_sections
     from agent_search.agent.package import load_package
     from agent_search.agent.settings import AgentSettings
-    from agent_search.config import load_config
     from agent_search.db.models import load_definitions
+    from agent_search.loader import load_config
     from agent_search.server.service import find_assistants
 
     settings = AgentSettings.load(config_dir)

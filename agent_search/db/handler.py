@@ -193,6 +193,13 @@ class DBHandler:
         if self._engine is not None:
             await self._engine.dispose()
 
+    async def ping(self) -> None:
+        """Raise if the database cannot be reached (the service's ``/readyz``)."""
+        import sqlalchemy as sa
+
+        async with self.engine.connect() as conn:  # the engine is built on first use
+            await conn.execute(sa.select(sa.literal(1)))
+
     def can_handle(self, ctx: Context, request: Request) -> bool:
         return request.type == self.type
 
@@ -422,7 +429,7 @@ class DBHandler:
         in none of them is an error in strict mode, else the builtin with a warning."""
         name = ctx.config.uses.query
         table: dict[str, DSLGenerator] = {"builtin": builtin, **self.generators,
-                                          **ctx.generators}
+                                          **ctx.deps.generators}
         found = table.get(name)
         if found is not None:
             return found

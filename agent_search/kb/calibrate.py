@@ -31,11 +31,12 @@ import anyio
 import numpy as np
 from numpy.typing import NDArray
 
-from agent_search.config import SearchConfig, load_config
+from agent_search.config import SearchConfig
 from agent_search.embedding import embedder_for_collection
 from agent_search.kb._store import KBStore, SparseVec, bm25_of, get_store, scroll_all
 from agent_search.kb.evaluation import ensure_ingested, load_dataset, ndcg_at, passage_config
 from agent_search.kb.settings import KBSettings
+from agent_search.loader import load_config
 
 CANDIDATES = 100
 

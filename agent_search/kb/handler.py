@@ -84,6 +84,12 @@ class KBHandler:
     def can_handle(self, ctx: Context, request: Request) -> bool:
         return request.type == "kb"
 
+    async def ping(self) -> None:
+        """Raise if the store cannot be read (the service's ``/readyz``)."""
+        from agent_search.kb._manage import list_collections
+
+        await list_collections(self.config)
+
     async def search(self, ctx: Context, request: Request) -> Result:
         from agent_search.embedding import EmbeddingError
         from agent_search.kb._store import CollectionMismatchError, StoreError

@@ -30,6 +30,7 @@ from agent_search._paging import (
 )
 from agent_search._text import MAX_JSON_DEPTH, check_tree, may_hold_surrogates, too_deep
 from agent_search.agent import Assistant, Options, validate_conversation
+from agent_search.registry import Registry
 from agent_search.server._auth import Identity
 from agent_search.server._errors import ApiError
 from agent_search.server._metrics import CONTENT_TYPE
@@ -415,15 +416,8 @@ async def readyz(request: Request) -> JSONResponse:
 
     async with anyio.create_task_group() as tg:
         tg.start_soon(check, "records", service.records.ping())
-        from agent_search.db.handler import DBHandler
-        from agent_search.kb.handler import KBHandler
-
-        registry = service.searcher.registry
-        if any(isinstance(h, KBHandler) for h in registry.handlers("kb")):
-            tg.start_soon(check, "kb", _kb_ping(service))
-        databases = [h for h in registry.handlers("db") if isinstance(h, DBHandler)]
-        for i, handler in enumerate(databases):
-            tg.start_soon(check, f"db{i or ''}", _db_ping(handler))
+        for name, handler in _pinged(service.searcher.registry):
+            tg.start_soon(check, name, handler.ping())
     ready = not service.draining and all(v == "ok" for v in checks.values())
     status = "ready" if ready else ("draining" if service.draining else "not ready")
     return JSONResponse({"status": status, "checks": checks}, status_code=200 if ready else 503)
@@ -435,17 +429,18 @@ async def metrics(request: Request) -> Response:
     return Response(service_of(request).metrics.render(), media_type=CONTENT_TYPE)
 
 
-async def _kb_ping(service: Service) -> None:
-    from agent_search.kb import list_collections
-
-    await list_collections(service.searcher.config)
-
-
-async def _db_ping(handler: Any) -> None:
-    import sqlalchemy as sa
-
-    async with handler.engine.connect() as conn:  # the engine is built on first use
-        await conn.execute(sa.select(sa.literal(1)))
+def _pinged(registry: Registry) -> list[tuple[str, Any]]:
+    """The registered handlers that offer ``async ping()`` (kb, db, one of yours), each
+    once, named by type (``db``, ``db1``… for a type with several)."""
+    seen: set[int] = set()
+    out: list[tuple[str, Any]] = []
+    for search_type in registry.types:
+        handlers = [h for h in registry.handlers(search_type)
+                    if callable(getattr(h, "ping", None)) and id(h) not in seen]
+        for i, handler in enumerate(handlers):
+            seen.add(id(handler))
+            out.append((f"{search_type}{i or ''}", handler))
+    return out
 
 
 async def _json_body(request: Request) -> Any:

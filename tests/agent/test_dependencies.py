@@ -90,7 +90,7 @@ async def test_the_query_generator_reaches_db_handlers_through_the_context(
 
     class Db(StaticHandler):
         async def search(self, ctx: Any, request: Any) -> Any:
-            seen.append(dict(ctx.generators))
+            seen.append(dict(ctx.deps.generators))
             return await super().search(ctx, request)
 
     a = make_assistant({"name": "t", "search": {"db": True}}, agent_yml=AGENT_YML,
@@ -131,7 +131,7 @@ async def test_a_create_hooks_query_generator_is_found_in_deps_filled_once(
 
     class Db(StaticHandler):
         async def search(self, ctx: Any, request: Any) -> Any:
-            seen.append((ctx.config.uses.query, ctx.generators.get(ctx.config.uses.query)))
+            seen.append((ctx.config.uses.query, ctx.deps.generators.get(ctx.config.uses.query)))
             return await super().search(ctx, request)
 
     a = make_assistant({"name": "t", "search": {"db": True}}, hooks=HOOK_USES_WORKER,

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from agent_search.agent import Options
-from agent_search.config import load_config
+from agent_search.loader import load_config
 from agent_search.web import WebHandler
 
 from ..support.agents import AssistantFactory

@@ -5,55 +5,9 @@ run and do not count. Every module is included, ``kb/`` and ``query/nl/`` too.
 
 from __future__ import annotations
 
-import ast
-from pathlib import Path
+from tests.support.imports import import_graph
 
-import agent_search
-
-PACKAGE = Path(agent_search.__file__).parent
 EXCLUDED: tuple[str, ...] = ()
-
-
-def _modules() -> dict[str, Path]:
-    found: dict[str, Path] = {}
-    for path in PACKAGE.rglob("*.py"):
-        parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
-        if parts[-1] == "__init__":
-            parts.pop()
-        found[".".join(parts)] = path
-    return found
-
-
-def _type_checking(node: ast.If) -> bool:
-    test = node.test
-    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
-        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
-
-
-def _imports(name: str, path: Path, modules: dict[str, Path]) -> set[str]:
-    """The package modules ``name`` imports when it runs (at import or later)."""
-    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
-    out: set[str] = set()
-    pending: list[ast.AST] = [ast.parse(path.read_text(encoding="utf-8"))]
-    while pending:
-        node = pending.pop()
-        for child in ast.iter_child_nodes(node):
-            if isinstance(child, ast.If) and _type_checking(child):
-                pending.extend(child.orelse)
-                continue
-            pending.append(child)
-            targets: list[str] = []
-            if isinstance(child, ast.Import):
-                targets = [alias.name for alias in child.names]
-            elif isinstance(child, ast.ImportFrom):
-                base = child.module or ""
-                if child.level:
-                    kept = package.split(".")[: len(package.split(".")) - child.level + 1]
-                    base = ".".join([*kept, base] if base else kept)
-                targets = [f"{base}.{a.name}" if f"{base}.{a.name}" in modules else base
-                           for a in child.names]
-            out.update(t for t in targets if t in modules and t != name)
-    return out
 
 
 def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
@@ -103,7 +57,6 @@ def test_the_checker_finds_a_circle() -> None:
 
 
 def test_no_import_circles() -> None:
-    modules = _modules()
-    graph = {name: {t for t in _imports(name, path, modules) if not t.startswith(EXCLUDED)}
-             for name, path in modules.items() if not name.startswith(EXCLUDED)}
+    graph = {name: {t for t in targets if not t.startswith(EXCLUDED)}
+             for name, targets in import_graph().items() if not name.startswith(EXCLUDED)}
     assert _cycles(graph) == []

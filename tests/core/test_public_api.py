@@ -32,8 +32,9 @@ EXPORTED: dict[str, list[str]] = {
         "EmbeddingSettings", "FastEmbedder", "LocalEmbedder", "MAX_EMBEDDERS", "OFFLINE_MODELS",
         "OpenAIEmbedder", "Vectors", "choose_model", "cjk_share", "default_workers",
         "embedder_for_collection", "get_embedder", "model_builds", "model_prepared",
-        "prepare_e5_dir", "prepare_model_dir",
+        "prepare_e5_dir", "prepare_model_dir", "shipped_embedder",
     ],
+    "agent_search.loader": ["assistant_overrides", "load_config", "searcher_from_config"],
     "agent_search.kb": [
         "Access", "CollectionMismatchError", "CollectionNotFound", "EmbeddingError",
         "IngestReport",
@@ -88,8 +89,8 @@ EXPORTED: dict[str, list[str]] = {
 # textsearch keeps one public module per Semantic Kernel concept it mirrors
 PUBLIC_MODULES: dict[str, list[str]] = {
     "agent_search": ["agent", "cache", "citation", "cli", "config", "context", "db", "demo",
-                     "deps", "embedding", "errors", "events", "grounding", "kb", "mcp", "query",
-                     "registry", "rerank", "research", "searcher",
+                     "deps", "embedding", "errors", "events", "grounding", "kb", "loader", "mcp",
+                     "query", "registry", "rerank", "research", "searcher",
                      "server", "testing", "textsearch", "trace", "types", "web"],
     "agent_search.agent": ["assistant", "delegation", "llm", "options", "package", "records",
                            "settings"],

@@ -70,8 +70,8 @@ def test_the_first_ingest_in_a_data_home_says_it_prepares_the_model(
     when the home already holds it."""
     import agent_search.embedding as embedding
     from agent_search.cli.kb import _prepare_model
-    from agent_search.config import load_config
     from agent_search.kb.settings import KBSettings
+    from agent_search.loader import load_config
 
     (tmp_path / "a.md").write_text("# Notes\n\nAlpha beta gamma.\n")
     monkeypatch.chdir(tmp_path)

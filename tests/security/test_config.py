@@ -13,7 +13,8 @@ from hypothesis import strategies as st
 
 from agent_search import ConfigError, Searcher
 from agent_search.cli import main
-from agent_search.config import MAX_CONFIG_BYTES, load_config
+from agent_search.config import MAX_CONFIG_BYTES
+from agent_search.loader import load_config
 
 
 def _cli(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:

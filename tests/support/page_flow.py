@@ -56,8 +56,8 @@ def demo_server(home: Path, *, with_docs: bool = False) -> Iterator[str]:
     os.environ["AGENT_SEARCH_HOME"] = str(home)
     try:
         if with_docs:
-            from agent_search.config import load_config
             from agent_search.kb import ingest_paths
+            from agent_search.loader import load_config
 
             config = load_config(ROOT / "config")
             anyio.run(ingest_paths, config, [ROOT / "docs"], "docs")

@@ -119,17 +119,13 @@ class NameMeanings:
 
     @classmethod
     def for_config(cls, config: SearchConfig) -> NameMeanings:
-        """With the offline MiniLM as shipped (int8 weights widened at load: no build, the
-        files are copied into ``<home>/models`` in well under a second, where the kb's
-        int8 rewrite takes ~10 s; and a text's vector does not depend on its batch),
+        """With the offline MiniLM as shipped (:func:`~agent_search.embedding.shipped_embedder`),
         whatever model the kb is configured with — names are read the same way on every
         deployment. Loaded on first use or by :meth:`warm`."""
-        from agent_search.embedding import get_embedder
-        from agent_search.kb import KBSettings
+        from agent_search.embedding import shipped_embedder
 
-        settings = KBSettings(int8="weights", embed_workers=1)
         home = Path(config.home)
-        return cls(lambda texts: get_embedder(settings, home).embed(texts))
+        return cls(lambda texts: shipped_embedder(home).embed(texts))
 
     def warm(self) -> None:
         """Load the model in a background thread now (once), so that the first question
