@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from agent_search._assembly import use_loader
+from agent_search._assembly import use_chat_client, use_loader
 from agent_search._lazy import lazy_exports
 
 if TYPE_CHECKING:
@@ -61,7 +61,16 @@ def _searcher_from_config(cls: Any, *args: Any, **options: Any) -> Any:
     return searcher_from_config(cls, *args, **options)
 
 
+def _chat_client(name: str, **settings: Any) -> Any:
+    """An OpenAI-compatible chat client of the agent runtime, for the core's optional LLM
+    steps (research planning); imported on first use, as the loader is."""
+    from agent_search.loader import chat_client
+
+    return chat_client(name, **settings)
+
+
 use_loader(_searcher_from_config)
+use_chat_client(_chat_client)
 
 
 __version__ = "0.1.0"

@@ -31,3 +31,23 @@ def loader() -> Callable[..., Any]:
     if _from_config is None:
         raise RuntimeError("agent_search's loader is not set up: import agent_search")
     return _from_config
+
+
+_chat_client: Callable[..., Any] | None = None
+
+
+def use_chat_client(factory: Callable[..., Any]) -> None:
+    """Make ``factory(name, *, base_url, model, api_key_env, timeout)`` what the core
+    calls for an OpenAI-compatible chat client (the research mode's LLM planner): the
+    client lives in the agent runtime, above the core (done once, by the package's face)."""
+    global _chat_client
+    _chat_client = factory
+
+
+def chat_client() -> Callable[..., Any]:
+    """The chat-client factory handed in by the package's face (see
+    :func:`use_chat_client`); a client has ``stream_chat(messages)`` and ``aclose()``
+    and raises the package's ``RunError`` when the endpoint fails."""
+    if _chat_client is None:
+        raise RuntimeError("agent_search's chat client is not set up: import agent_search")
+    return _chat_client

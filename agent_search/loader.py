@@ -149,3 +149,15 @@ def _assistant_layer(assistant_dir: Path) -> tuple[dict[str, Any], dict[str, Any
 def assistant_overrides(assistant_dir: Path) -> dict[str, Any]:
     """The search-config layer of one assistant's ``package.yao``."""
     return _assistant_layer(assistant_dir)[0]
+
+
+def chat_client(name: str, *, base_url: str, model: str, api_key_env: str | None,
+                timeout: float) -> Any:
+    """An OpenAI-compatible chat client (the agent runtime's) for one of the core's
+    optional LLM steps: the core reaches it through :mod:`agent_search._assembly`."""
+    from agent_search.agent.llm import OpenAIChatClient
+    from agent_search.agent.settings import ConnectorSettings
+
+    return OpenAIChatClient(name, ConnectorSettings(
+        base_url=base_url, model=model, api_key_env=api_key_env, timeout=timeout,
+        idle_timeout=timeout))

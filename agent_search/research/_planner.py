@@ -144,8 +144,8 @@ class LLMPlanner:
 
     async def _ask(self, task: dict[str, Any], budget: Budget) -> Any:
         """The model's JSON answer to ``task``, or None (``failure`` says why)."""
-        from agent_search.agent.llm import LLMError, OpenAIChatClient
-        from agent_search.agent.settings import ConnectorSettings
+        from agent_search._assembly import chat_client
+        from agent_search.errors import RunError
 
         s = self.settings
         if not s.llm_url or not s.llm_model:
@@ -155,9 +155,8 @@ class LLMPlanner:
             self.failure = "the LLM-call budget or the deadline is spent"
             return None
         seconds = max(0.01, min(float(s.llm_timeout), budget.seconds_left))
-        client = OpenAIChatClient("research", ConnectorSettings(
-            base_url=s.llm_url, model=s.llm_model, api_key_env=s.llm_api_key_env,
-            timeout=seconds, idle_timeout=seconds))
+        client = chat_client()("research", base_url=s.llm_url, model=s.llm_model,
+                               api_key_env=s.llm_api_key_env, timeout=seconds)
         messages = [{"role": "system", "content": "You plan web, knowledge-base and "
                      "database searches. Answer with the JSON asked for, nothing else."},
                     {"role": "user", "content": json.dumps(task, ensure_ascii=False)}]
@@ -172,7 +171,7 @@ class LLMPlanner:
             if scope.cancelled_caught:
                 self.failure = f"no answer within {seconds:.1f}s"
                 return None
-        except LLMError as exc:
+        except RunError as exc:  # the endpoint failed (the client's LLMError)
             self.failure = str(exc)
             return None
         finally:
