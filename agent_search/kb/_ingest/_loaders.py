@@ -347,7 +347,7 @@ def parse_pdf(path: Path, source: str, limits: Limits) -> Document:
 
     with _parser_logs() as found:
         doc = _read_pdf(PdfReader, path, source, limits)
-    doc.warnings = found
+    doc.warnings = doc.warnings + found
     return doc
 
 
@@ -370,6 +370,7 @@ def _read_pdf(reader_type: type, path: Path, source: str, limits: Limits) -> Doc
         raise ParseLimit(f"{pages:,} pages, over the cap of {limits.max_pages:,} "
                          "(kb.max_pages)")
     blocks: list[Block] = []
+    scans = _Scans(blocks, limits)
     chars = 0
     unpacked = 0
     seen: dict[tuple[object, ...], tuple[int, str]] = {}  # content + resources → text
@@ -394,8 +395,57 @@ def _read_pdf(reader_type: type, path: Path, source: str, limits: Limits) -> Doc
         if chars > max_chars:
             raise TextTooLarge(f"text over the cap of {max_chars:,} characters "
                                "(kb.max_file_mb)")
+        if scans.read(page, text, number, pages):
+            continue
         blocks.extend(_paragraphs(text, (), number))
-    return Document(file_doc_id(source), source, title, blocks)
+    return scans.finish(Document(file_doc_id(source), source, title, blocks))
+
+
+class _Scans:
+    """The pages of a PDF whose text layer is empty or garbage, read by OCR
+    (:mod:`agent_search.kb._ingest._ocr`) into the document's blocks; without the OCR
+    extra, counted and reported."""
+
+    def __init__(self, blocks: list[Block], limits: Limits) -> None:
+        from agent_search.kb._ingest._ocr import Budget
+
+        self.blocks = blocks
+        self.budget = Budget(limits)
+        self.limits = limits
+        self.ocr_pages: list[int] = []
+        self.missing = 0
+        """Scanned pages left unread: the OCR extra is not installed."""
+
+    def read(self, page: object, text: str, number: int, pages: int) -> bool:
+        """True when the page was a scan (its OCR text, if any, is in the blocks)."""
+        from agent_search.kb._ingest import _ocr
+
+        if not _ocr.needs_ocr(text):
+            return False
+        try:
+            found = _ocr.pdf_page_blocks(page, number, pages, self.limits, self.budget)
+        except _ocr.OcrUnavailable:
+            self.missing += 1
+            return False
+        if found is None:
+            return False
+        if found:
+            self.ocr_pages.append(number)
+            self.blocks.extend(found)
+        return True
+
+    def finish(self, doc: Document) -> Document:
+        from agent_search.kb._ingest._ocr import OcrUnavailable
+
+        if self.missing and not any(b.text.strip() for b in self.blocks):
+            raise OcrUnavailable()
+        if self.missing:
+            doc.warnings.append(f"{self.missing} scanned page(s) not read: "
+                                f"{OcrUnavailable()}")
+        if self.budget.stopped:
+            doc.warnings.append(self.budget.stopped)
+        doc.ocr_pages = self.ocr_pages
+        return doc
 
 
 def _page_key(page: dict[object, object]) -> tuple[object, ...] | None:
