@@ -1,4 +1,5 @@
-"""The file formats the kb reads, in one table: each suffix's reader, whether a
+"""The file formats the kb reads (text, Markdown, CSV, HTML, PDF, office files, and
+images read by OCR), in one table: each suffix's reader, whether a
 third-party parser takes it whole (then the ingest runs it in a child process with a
 deadline, :mod:`agent_search.kb._ingest._sandbox`), how the HTTP service takes it (as text
 in a JSON body, or as a file it parses) and the bytes a file of it starts with.
@@ -63,7 +64,8 @@ FORMATS: dict[str, Format] = {
     ".html": _HTML,
     ".htm": _HTML,
     ".jsonl": Format(_loaders.read_jsonl),  # a BEIR corpus: one document per line
-    ".pdf": Format(_loaders.parse_pdf, parsed=True, upload="file", magic=b"%PDF-"),
+    ".pdf": Format(partial(_loaders.parse_pdf, scans=_ocr.Scans), parsed=True, upload="file",
+                   magic=b"%PDF-"),
     ".docx": Format(_office_reader(_office.load_docx), parsed=True, upload="file", magic=_ZIP),
     ".pptx": Format(_office_reader(_office.load_pptx), parsed=True, upload="file", magic=_ZIP),
     ".xlsx": Format(_office_reader(_office.load_xlsx), parsed=True, upload="file", magic=_ZIP),

@@ -29,8 +29,9 @@ import hashlib
 import json
 import logging
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
+from typing import Any, Protocol
 
 from agent_search._text import path_text, scrub
 from agent_search.kb._ingest._document import (
@@ -341,17 +342,21 @@ def _parser_logs() -> Iterator[list[str]]:
         _PARSER_LOGS.local.sink = None
 
 
-def parse_pdf(path: Path, source: str, limits: Limits) -> Document:
-    """A PDF's text layer (pypdf), page by page, within ``limits``."""
+def parse_pdf(path: Path, source: str, limits: Limits, *,
+              scans: Callable[[list[Block], Limits], ScanReader] | None = None) -> Document:
+    """A PDF's text layer (pypdf), page by page, within ``limits``; pages that are scans
+    read by ``scans`` (OCR), if given."""
     from pypdf import PdfReader
 
     with _parser_logs() as found:
-        doc = _read_pdf(PdfReader, path, source, limits)
+        doc = _read_pdf(PdfReader, path, source, limits, scans or _NoScans)
     doc.warnings = doc.warnings + found
     return doc
 
 
-def _read_pdf(reader_type: type, path: Path, source: str, limits: Limits) -> Document:
+def _read_pdf(reader_type: type, path: Path, source: str, limits: Limits,
+              scan_reader: Callable[[list[Block], Limits], ScanReader] | None = None
+              ) -> Document:
     """The text layer, page by page. Before a page's text is extracted its content streams
     are decompressed and counted against ``limits.max_decompressed`` (pages may share one
     stream, so a small file can make every page decompress and parse megabytes)."""
@@ -370,7 +375,7 @@ def _read_pdf(reader_type: type, path: Path, source: str, limits: Limits) -> Doc
         raise ParseLimit(f"{pages:,} pages, over the cap of {limits.max_pages:,} "
                          "(kb.max_pages)")
     blocks: list[Block] = []
-    scans = _Scans(blocks, limits)
+    scans = (scan_reader or _NoScans)(blocks, limits)
     chars = 0
     unpacked = 0
     seen: dict[tuple[object, ...], tuple[int, str]] = {}  # content + resources → text
@@ -401,50 +406,27 @@ def _read_pdf(reader_type: type, path: Path, source: str, limits: Limits) -> Doc
     return scans.finish(Document(file_doc_id(source), source, title, blocks))
 
 
-class _Scans:
-    """The pages of a PDF whose text layer is empty or garbage, read by OCR
-    (:mod:`agent_search.kb._ingest._ocr`) into the document's blocks; without the OCR
-    extra, counted and reported."""
+class ScanReader(Protocol):
+    """Reads the pages of a PDF that are scans (empty or garbage text layer) into the
+    document's blocks: :class:`agent_search.kb._ingest._ocr.Scans`, given by the formats
+    table (this module does not import the OCR module)."""
 
-    def __init__(self, blocks: list[Block], limits: Limits) -> None:
-        from agent_search.kb._ingest._ocr import Budget
-
-        self.blocks = blocks
-        self.budget = Budget(limits)
-        self.limits = limits
-        self.ocr_pages: list[int] = []
-        self.missing = 0
-        """Scanned pages left unread: the OCR extra is not installed."""
-
-    def read(self, page: object, text: str, number: int, pages: int) -> bool:
-        """True when the page was a scan (its OCR text, if any, is in the blocks)."""
-        from agent_search.kb._ingest import _ocr
-
-        if not _ocr.needs_ocr(text):
-            return False
-        try:
-            found = _ocr.pdf_page_blocks(page, number, pages, self.limits, self.budget)
-        except _ocr.OcrUnavailable:
-            self.missing += 1
-            return False
-        if found is None:
-            return False
-        if found:
-            self.ocr_pages.append(number)
-            self.blocks.extend(found)
-        return True
+    def read(self, page: Any, text: str, number: int, pages: int) -> bool:
+        """True when the page was a scan (its text, if any, went into the blocks)."""
+        ...
 
     def finish(self, doc: Document) -> Document:
-        from agent_search.kb._ingest._ocr import OcrUnavailable
+        ...
 
-        if self.missing and not any(b.text.strip() for b in self.blocks):
-            raise OcrUnavailable()
-        if self.missing:
-            doc.warnings.append(f"{self.missing} scanned page(s) not read: "
-                                f"{OcrUnavailable()}")
-        if self.budget.stopped:
-            doc.warnings.append(self.budget.stopped)
-        doc.ocr_pages = self.ocr_pages
+
+class _NoScans:
+    def __init__(self, blocks: list[Block], limits: Limits) -> None:
+        pass
+
+    def read(self, page: Any, text: str, number: int, pages: int) -> bool:
+        return False
+
+    def finish(self, doc: Document) -> Document:
         return doc
 
 

@@ -309,3 +309,44 @@ def _page_images(page: Any, limits: Limits, number: int) -> list[str]:
         if width * height >= MIN_IMAGE_PIXELS:
             names.append(str(name))
     return names
+
+
+class Scans:
+    """The pages of a PDF whose text layer is empty or garbage, read by OCR
+    (:mod:`agent_search.kb._ingest._ocr`) into the document's blocks; without the OCR
+    extra, counted and reported."""
+
+    def __init__(self, blocks: list[Block], limits: Limits) -> None:
+        self.blocks = blocks
+        self.budget = Budget(limits)
+        self.limits = limits
+        self.ocr_pages: list[int] = []
+        self.missing = 0
+        """Scanned pages left unread: the OCR extra is not installed."""
+
+    def read(self, page: Any, text: str, number: int, pages: int) -> bool:
+        """True when the page was a scan (its OCR text, if any, is in the blocks)."""
+        if not needs_ocr(text):
+            return False
+        try:
+            found = pdf_page_blocks(page, number, pages, self.limits, self.budget)
+        except OcrUnavailable:
+            self.missing += 1
+            return False
+        if found is None:
+            return False
+        if found:
+            self.ocr_pages.append(number)
+            self.blocks.extend(found)
+        return True
+
+    def finish(self, doc: Document) -> Document:
+        if self.missing and not any(b.text.strip() for b in self.blocks):
+            raise OcrUnavailable()
+        if self.missing:
+            doc.warnings.append(f"{self.missing} scanned page(s) not read: "
+                                f"{OcrUnavailable()}")
+        if self.budget.stopped:
+            doc.warnings.append(self.budget.stopped)
+        doc.ocr_pages = self.ocr_pages
+        return doc
