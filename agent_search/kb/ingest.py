@@ -34,7 +34,7 @@ import os
 import resource
 import sys
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -348,10 +348,15 @@ class _Reader:
                              if p.path.suffix.lower() in PARSED_SUFFIXES]
         self.limits = Limits(max_chars=int(settings.max_file_mb * MB),
                              max_pages=settings.max_pages,
-                             max_decompressed=int(settings.max_decompressed_mb * MB))
+                             max_decompressed=int(settings.max_decompressed_mb * MB),
+                             max_ocr_pages=settings.max_ocr_pages,
+                             max_pixels=int(settings.max_image_megapixels * 1e6),
+                             max_ocr_seconds=settings.max_ocr_seconds)
         self.sandbox: ParseSandbox | None = None
 
-    def load(self, path: Path, key: str, size: int) -> Iterator[Document | Skipped]:
+    def load(self, path: Path, key: str, size: int,
+             on_page: Callable[[int, int], None] | None = None) -> Iterator[Document | Skipped]:
+        """The file's documents; ``on_page(page, pages)`` before each page read by OCR."""
         if path.suffix.lower() not in PARSED_SUFFIXES:
             return load_file(path, key, limits=self.limits)
         from agent_search.kb._ingest import ParseSandbox, parse_seconds, run_parse_seconds
@@ -360,9 +365,10 @@ class _Reader:
             most = self.settings.max_parse_seconds
             self.sandbox = ParseSandbox(
                 self.limits, seconds=most, memory_mb=self.settings.max_parse_memory_mb,
-                run_seconds=run_parse_seconds(self.parsed_sizes, most))
+                run_seconds=run_parse_seconds(self.parsed_sizes, most),
+                page_seconds=self.settings.max_ocr_page_seconds)
         return self.sandbox.load(path, key,
-                                 parse_seconds(size, self.settings.max_parse_seconds))
+                                 parse_seconds(size, self.settings.max_parse_seconds), on_page)
 
     def close(self) -> None:
         if self.sandbox is not None:
@@ -387,7 +393,13 @@ def _ingest_file(planned: _Planned, run: _Run, reader: _Reader) -> None:
     count = _token_counter(embedder)
     report.files += 1
     consumed = 0
-    for doc in reader.load(path, key, planned.size):
+
+    def on_page(page: int, pages: int) -> None:
+        # a scan read by OCR takes seconds a page: progress (an upload's event) per page
+        if run.progress is not None:
+            run.progress(done_before + planned.size * (page - 1) // max(pages, 1), run.total)
+
+    for doc in reader.load(path, key, planned.size, on_page):
         if isinstance(doc, Skipped):
             report.skipped.append(doc)
             continue
@@ -416,7 +428,8 @@ def _ingest_file(planned: _Planned, run: _Run, reader: _Reader) -> None:
                 report.updated += 1
             writer.add(Pending(pid, doc.doc_id, key, doc.title, chunk, text, digest,
                                 writer.bm25.doc_counts(text),
-                                done_before + min(consumed, planned.size)))
+                                done_before + min(consumed, planned.size),
+                                ocr=chunk.page in doc.ocr_pages))
         report.warnings.extend(Skipped(str(path), w) for w in _warnings(doc))
     if not produced and len(report.skipped) == skipped_before:
         report.skipped.append(Skipped(str(path), "no text"))

@@ -74,6 +74,17 @@ class KBSettings(KBConfig):
     max_decompressed_mb: float = Field(default=200, gt=0, le=100_000, description=(
         "most bytes a file may decompress to while parsed (PDF content streams, the parts "
         "of .docx/.pptx/.xlsx), in MB; more and it is skipped"))
+    max_ocr_pages: int = Field(default=100, ge=1, le=1_000_000, description=(
+        "most pages of one file read by OCR (images, TIFF frames, scanned PDF pages); the "
+        "rest are left unread and reported"))
+    max_image_megapixels: float = Field(default=50, gt=0, le=100_000, description=(
+        "largest page image read by OCR, in millions of pixels, checked from the image's "
+        "header before it is decoded (a bigger one is skipped: a decompression bomb)"))
+    max_ocr_seconds: float = Field(default=300, gt=0, le=86_400, description=(
+        "most seconds of OCR for one file; the pages read by then are kept, the rest "
+        "reported"))
+    max_ocr_page_seconds: float = Field(default=120, gt=0, le=86_400, description=(
+        "longest OCR of one page may take; past it the file is skipped and reported"))
     max_parse_memory_mb: int = Field(default=2_048, ge=256, le=1_000_000, description=(
         "address space of the child process that parses files, in MB (Linux, macOS)"))
     ingest_queue: int = Field(default=4, ge=1, le=10_000, description=(

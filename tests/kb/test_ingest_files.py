@@ -54,7 +54,8 @@ async def test_bad_files_are_reported_and_skipped(config: SearchConfig, tmp_path
     (folder / "latin1.txt").write_bytes("caf\xe9 cr\xe8me".encode("latin-1"))
     (folder / "broken.pdf").write_bytes(b"%PDF-1.4 this is not really a pdf")
     (folder / "bad.jsonl").write_text('{"_id": "1", "text": "a fine record"}\nnot json\n{"x": 1}\n')
-    (folder / "image.png").write_bytes(b"\x89PNG")
+    (folder / "image.png").write_bytes(b"\x89PNG")  # truncated: read by OCR, cannot parse
+    (folder / "sound.mp3").write_bytes(b"ID3")
     report = await ingest_paths(config, [folder, tmp_path / "nowhere.txt"], "mixed")
     reasons = {Path(s.source.split(":")[0]).name: s.reason for s in report.skipped}
     assert reasons["empty.txt"] == "no text"
@@ -62,15 +63,16 @@ async def test_bad_files_are_reported_and_skipped(config: SearchConfig, tmp_path
     assert "cannot parse" in reasons["broken.pdf"]
     assert reasons["nowhere.txt"] == "no such file or folder"
     assert sum(1 for s in report.skipped if s.source.startswith(str(folder / "bad.jsonl"))) == 2
-    assert "image.png" not in reasons  # folders are walked for supported types only
+    assert "sound.mp3" not in reasons  # folders are walked for supported types only
+    assert "cannot" in reasons["image.png"]
     assert report.documents == 2  # good.md and the one good jsonl record
     assert await _points(config, "mixed") == report.chunks
 
 
 async def test_unsupported_file_given_explicitly(config: SearchConfig, tmp_path: Path) -> None:
-    png = tmp_path / "a.png"
-    png.write_bytes(b"\x89PNG")
-    report = await ingest_paths(config, [png], "x")
+    sound = tmp_path / "a.mp3"
+    sound.write_bytes(b"ID3")
+    report = await ingest_paths(config, [sound], "x")
     assert report.documents == 0 and "unsupported" in report.skipped[0].reason
     assert await list_collections(config) == []  # nothing to store: no empty collection
 

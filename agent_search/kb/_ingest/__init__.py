@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from agent_search.kb._ingest._formats import (
         BINARY_SUFFIXES,
         FORMATS,
+        IMAGE_SUFFIXES,
         MAGIC,
         PARSED_SUFFIXES,
         SUPPORTED_SUFFIXES,
@@ -68,6 +69,7 @@ _HOME = {
     "Document": "_document",
     "FORMATS": "_formats",
     "Format": "_formats",
+    "IMAGE_SUFFIXES": "_formats",
     "IngestBusy": "_admission",
     "IngestReport": "_writer",
     "Limits": "_document",
@@ -102,6 +104,7 @@ __getattr__, __dir__ = lazy_exports(__name__, _HOME)
 __all__ = [
     "BINARY_SUFFIXES",
     "FORMATS",
+    "IMAGE_SUFFIXES",
     "MAGIC",
     "PARSED_SUFFIXES",
     "SUPPORTED_SUFFIXES",

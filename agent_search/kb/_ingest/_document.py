@@ -35,6 +35,8 @@ class Document:
     title: str | None
     blocks: Iterable[Block] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    ocr_pages: list[int] = field(default_factory=list)
+    """Pages whose text was read by OCR (an image is page 1): their chunks say so."""
 
     def __post_init__(self) -> None:
         self.source = path_text(self.source)
@@ -59,9 +61,13 @@ class ParseLimit(InputError):
 class Limits:
     """What parsing one file may cost: characters of text out, pages (or slides), and
     bytes decompressed (PDF content streams, each time a page uses one; the parts of an
-    office file). Time and memory are bounded by the child process that parses
-    (:mod:`agent_search.kb._ingest._sandbox`)."""
+    office file); for scans, pages read by OCR, pixels of one page image (checked from
+    its header, before it is decoded) and seconds of OCR. Time and memory are bounded by
+    the child process that parses (:mod:`agent_search.kb._ingest._sandbox`)."""
 
     max_chars: int = 20_000_000
     max_pages: int = 5_000
     max_decompressed: int = 200_000_000
+    max_ocr_pages: int = 100
+    max_pixels: int = 50_000_000
+    max_ocr_seconds: float = 300.0

@@ -1,4 +1,5 @@
-"""The file formats the kb reads, in one table: each suffix's reader, whether a
+"""The file formats the kb reads (text, Markdown, CSV, HTML, PDF, office files, and
+images read by OCR), in one table: each suffix's reader, whether a
 third-party parser takes it whole (then the ingest runs it in a child process with a
 deadline, :mod:`agent_search.kb._ingest._sandbox`), how the HTTP service takes it (as text
 in a JSON body, or as a file it parses) and the bytes a file of it starts with.
@@ -18,7 +19,7 @@ from pathlib import Path
 from typing import Literal
 
 from agent_search._text import path_text
-from agent_search.kb._ingest import _loaders, _office
+from agent_search.kb._ingest import _loaders, _ocr, _office
 from agent_search.kb._ingest._document import Document, Limits, ParseLimit, Skipped, TextTooLarge
 
 Reader = Callable[[Path, str, Limits], "Iterator[Document | Skipped] | Document"]
@@ -37,8 +38,9 @@ class Format:
     upload: Literal["text", "file"] | None = None
     """How the HTTP service takes it: as text in a JSON body (and as a file), as a file
     only (parsed there), or not at all."""
-    magic: bytes | None = None
-    """The first bytes of every file of it; ``None``: text (a NUL byte is refused)."""
+    magic: bytes | tuple[bytes, ...] | None = None
+    """The first bytes of every file of it (or one of several); ``None``: text (a NUL byte
+    is refused)."""
 
 
 def _office_reader(load: Callable[[Path, str, str, Limits], Document]) -> Reader:
@@ -62,10 +64,14 @@ FORMATS: dict[str, Format] = {
     ".html": _HTML,
     ".htm": _HTML,
     ".jsonl": Format(_loaders.read_jsonl),  # a BEIR corpus: one document per line
-    ".pdf": Format(_loaders.parse_pdf, parsed=True, upload="file", magic=b"%PDF-"),
+    ".pdf": Format(partial(_loaders.parse_pdf, scans=_ocr.Scans), parsed=True, upload="file",
+                   magic=b"%PDF-"),
     ".docx": Format(_office_reader(_office.load_docx), parsed=True, upload="file", magic=_ZIP),
     ".pptx": Format(_office_reader(_office.load_pptx), parsed=True, upload="file", magic=_ZIP),
     ".xlsx": Format(_office_reader(_office.load_xlsx), parsed=True, upload="file", magic=_ZIP),
+    # scans and photos of pages, read by OCR (the extra agent-searchkit[ocr])
+    **{suffix: Format(_ocr.read_image, parsed=True, upload="file", magic=magic)
+       for suffix, magic in _ocr.IMAGE_MAGIC.items()},
 }
 """Suffix (lower case) → format. A file of another suffix named directly is read as
 text by :func:`load_file` (an upload without a suffix), and skipped by a folder walk."""
@@ -78,7 +84,9 @@ TEXT_SUFFIXES = tuple(s for s, f in FORMATS.items() if f.upload == "text")
 BINARY_SUFFIXES = tuple(s for s, f in FORMATS.items() if f.upload == "file")
 """Taken only as files by the HTTP service, which parses them."""
 MAGIC = {s: f.magic for s, f in FORMATS.items() if f.magic is not None}
-"""Suffix → the bytes a file of it must start with."""
+"""Suffix → the bytes a file of it must start with (or a tuple of choices: TIFF)."""
+IMAGE_SUFFIXES = tuple(_ocr.IMAGE_MAGIC)
+"""Images, read by OCR (:mod:`agent_search.kb._ingest._ocr`)."""
 
 
 def format_of(path: Path) -> Format:
@@ -116,7 +124,7 @@ def _cannot_read(exc: BaseException) -> str:
 _SKIP_REASONS: tuple[tuple[type[BaseException] | tuple[type[BaseException], ...],
                            Callable[[BaseException], str]], ...] = (
     (UnicodeDecodeError, lambda exc: "not UTF-8 text"),
-    ((TextTooLarge, ParseLimit), str),
+    ((TextTooLarge, ParseLimit, _ocr.OcrUnavailable), str),
     (OSError, _cannot_read),
     (MemoryError, lambda exc: "cannot parse: out of memory (kb.max_parse_memory_mb)"),
     (RecursionError, lambda exc: "cannot parse: nested too deeply"),

@@ -29,8 +29,9 @@ import hashlib
 import json
 import logging
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
+from typing import Any, Protocol
 
 from agent_search._text import path_text, scrub
 from agent_search.kb._ingest._document import (
@@ -341,17 +342,21 @@ def _parser_logs() -> Iterator[list[str]]:
         _PARSER_LOGS.local.sink = None
 
 
-def parse_pdf(path: Path, source: str, limits: Limits) -> Document:
-    """A PDF's text layer (pypdf), page by page, within ``limits``."""
+def parse_pdf(path: Path, source: str, limits: Limits, *,
+              scans: Callable[[list[Block], Limits], ScanReader] | None = None) -> Document:
+    """A PDF's text layer (pypdf), page by page, within ``limits``; pages that are scans
+    read by ``scans`` (OCR), if given."""
     from pypdf import PdfReader
 
     with _parser_logs() as found:
-        doc = _read_pdf(PdfReader, path, source, limits)
-    doc.warnings = found
+        doc = _read_pdf(PdfReader, path, source, limits, scans or _NoScans)
+    doc.warnings = doc.warnings + found
     return doc
 
 
-def _read_pdf(reader_type: type, path: Path, source: str, limits: Limits) -> Document:
+def _read_pdf(reader_type: type, path: Path, source: str, limits: Limits,
+              scan_reader: Callable[[list[Block], Limits], ScanReader] | None = None
+              ) -> Document:
     """The text layer, page by page. Before a page's text is extracted its content streams
     are decompressed and counted against ``limits.max_decompressed`` (pages may share one
     stream, so a small file can make every page decompress and parse megabytes)."""
@@ -370,6 +375,7 @@ def _read_pdf(reader_type: type, path: Path, source: str, limits: Limits) -> Doc
         raise ParseLimit(f"{pages:,} pages, over the cap of {limits.max_pages:,} "
                          "(kb.max_pages)")
     blocks: list[Block] = []
+    scans = (scan_reader or _NoScans)(blocks, limits)
     chars = 0
     unpacked = 0
     seen: dict[tuple[object, ...], tuple[int, str]] = {}  # content + resources → text
@@ -394,8 +400,34 @@ def _read_pdf(reader_type: type, path: Path, source: str, limits: Limits) -> Doc
         if chars > max_chars:
             raise TextTooLarge(f"text over the cap of {max_chars:,} characters "
                                "(kb.max_file_mb)")
+        if scans.read(page, text, number, pages):
+            continue
         blocks.extend(_paragraphs(text, (), number))
-    return Document(file_doc_id(source), source, title, blocks)
+    return scans.finish(Document(file_doc_id(source), source, title, blocks))
+
+
+class ScanReader(Protocol):
+    """Reads the pages of a PDF that are scans (empty or garbage text layer) into the
+    document's blocks: :class:`agent_search.kb._ingest._ocr.Scans`, given by the formats
+    table (this module does not import the OCR module)."""
+
+    def read(self, page: Any, text: str, number: int, pages: int) -> bool:
+        """True when the page was a scan (its text, if any, went into the blocks)."""
+        ...
+
+    def finish(self, doc: Document) -> Document:
+        ...
+
+
+class _NoScans:
+    def __init__(self, blocks: list[Block], limits: Limits) -> None:
+        pass
+
+    def read(self, page: Any, text: str, number: int, pages: int) -> bool:
+        return False
+
+    def finish(self, doc: Document) -> Document:
+        return doc
 
 
 def _page_key(page: dict[object, object]) -> tuple[object, ...] | None:

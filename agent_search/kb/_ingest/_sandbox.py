@@ -30,13 +30,14 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from dataclasses import asdict
 from pathlib import Path
 from typing import IO, Any
 
 from agent_search.kb._ingest._document import Block, Document, Limits, Skipped
 from agent_search.kb._ingest._formats import load_file
+from agent_search.kb._ingest._ocr import PageTick
 
 _DONE = object()
 READY = b"ready\n"
@@ -51,9 +52,11 @@ class ParseSandbox:
     :meth:`close`; both end the child."""
 
     def __init__(self, limits: Limits, *, seconds: float, memory_mb: int,
-                 run_seconds: float = float("inf")) -> None:
+                 run_seconds: float = float("inf"), page_seconds: float = 120.0) -> None:
         self.limits = limits
         self.seconds = seconds
+        self.page_seconds = page_seconds
+        """The deadline of one page read by OCR (``kb.max_ocr_page_seconds``)."""
         self.memory_mb = memory_mb
         self.left = run_seconds
         """Parse time left to the run (:func:`run_parse_seconds`); each file's deadline is
@@ -67,12 +70,13 @@ class ParseSandbox:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def load(self, path: Path, key: str,
-             seconds: float | None = None) -> Iterator[Document | Skipped]:
+    def load(self, path: Path, key: str, seconds: float | None = None,
+             on_page: PageTick | None = None) -> Iterator[Document | Skipped]:
         """The documents of one file, as :func:`~agent_search.kb._ingest._formats.load_file` gives
         them, or one :class:`Skipped` saying which limit it went over. ``seconds``: this
         file's deadline (default the sandbox's), e.g. from its size
-        (:func:`parse_seconds`)."""
+        (:func:`parse_seconds`). A page read by OCR has a deadline of its own
+        (``page_seconds``) instead, and ``on_page(page, pages)`` is called before each."""
         seconds = min(self.seconds if seconds is None else seconds, self.left)
         if seconds < MIN_PARSE_SECONDS:
             yield Skipped(str(path), "not parsed: this ingest's parse time, which follows "
@@ -88,23 +92,53 @@ class ParseSandbox:
             self._kill()
             yield Skipped(str(path), f"cannot parse: the parser process failed ({exc})")
             return
-        started = time.monotonic()
-        try:
-            line = self._lines.get(timeout=seconds)
-        except queue.Empty:
-            self.left -= seconds
-            self._kill()
-            why = "kb.max_parse_seconds" if seconds >= self.seconds else \
-                f"the budget of a {path.stat().st_size:,}-byte file"
-            yield Skipped(str(path), f"parsing took over {seconds:.3g} s ({why})")
+        line = yield from self._answer(path, seconds, on_page)
+        if line is None:
             return
-        self.left -= time.monotonic() - started
         if not isinstance(line, bytes):  # the child ended without an answer
             code = self._kill()
             yield Skipped(str(path), _death(code, self.memory_mb))
             return
         for item in json.loads(line):
             yield _from_json(item)
+
+    def _answer(self, path: Path, seconds: float,
+                on_page: PageTick | None) -> Generator[Skipped, None, object]:
+        """Wait for the child's answer (bytes, or :data:`_DONE`), passing on its page
+        ticks; None (after one :class:`Skipped`) when a deadline passed. Time spent
+        before the first page of OCR counts against the run's parse time; OCR has its
+        own limits (pages, seconds a page and a file)."""
+        started = time.monotonic()
+        wait, page = seconds, 0
+        while True:
+            try:
+                line = self._lines.get(timeout=wait)
+            except queue.Empty:
+                if not page:
+                    self.left -= seconds
+                self._kill()
+                yield self._late(path, seconds, page, wait)
+                return None
+            if isinstance(line, bytes) and line.startswith(b"{"):  # a page tick
+                tick = json.loads(line)
+                if not page:
+                    self.left -= time.monotonic() - started
+                page = int(tick["page"])
+                wait = self.page_seconds
+                if on_page is not None:
+                    on_page(page, int(tick["pages"]))
+                continue
+            if not page:
+                self.left -= time.monotonic() - started
+            return line
+
+    def _late(self, path: Path, seconds: float, page: int, wait: float) -> Skipped:
+        if page:
+            return Skipped(str(path), f"OCR of page {page} took over {wait:.3g} s "
+                                      "(kb.max_ocr_page_seconds)")
+        why = "kb.max_parse_seconds" if seconds >= self.seconds else \
+            f"the budget of a {path.stat().st_size:,}-byte file"
+        return Skipped(str(path), f"parsing took over {seconds:.3g} s ({why})")
 
     def close(self) -> None:
         proc, self._proc = self._proc, None
@@ -204,7 +238,7 @@ def _to_json(item: Document | Skipped) -> dict[str, Any]:
     if isinstance(item, Skipped):
         return {"skipped": item.source, "reason": item.reason}
     return {"doc_id": item.doc_id, "source": item.source, "title": item.title,
-            "warnings": item.warnings,
+            "warnings": item.warnings, "ocr_pages": item.ocr_pages,
             "blocks": [[b.text, list(b.headings), b.page] for b in item.blocks]}
 
 
@@ -215,7 +249,8 @@ def _from_json(item: dict[str, Any]) -> Document | Skipped:
                     page if isinstance(page, int) else None)
               for text, headings, page in item["blocks"]]
     return Document(str(item["doc_id"]), str(item["source"]), item["title"], blocks,
-                    [str(w) for w in item["warnings"]])
+                    [str(w) for w in item["warnings"]],
+                    [int(p) for p in item.get("ocr_pages") or ()])
 
 
 def _limit_memory(megabytes: int) -> None:
@@ -229,18 +264,31 @@ def _limit_memory(megabytes: int) -> None:
 def _serve(memory_mb: int) -> None:
     """The child: one JSON request per line in, one JSON list of documents per line out."""
     import pypdf  # noqa: F401  (imported before the clock of the first file starts)
-    import trafilatura  # noqa: F401
+    import trafilatura
 
+    from agent_search.kb._ingest import _ocr
+
+    # trafilatura loads its helpers on its first page (~1 s on a loaded machine): before
+    # the clock of the first file starts, not within a 1 s deadline
+    with contextlib.suppress(Exception):
+        trafilatura.extract("<html><body><article><p>ready</p></article></body></html>")
     _limit_memory(memory_mb)
     out = sys.stdout.buffer
     out.write(READY)
     out.flush()
+
+    def tick(page: int, pages: int) -> None:
+        out.write(json.dumps({"page": page, "pages": pages}).encode() + b"\n")
+        out.flush()
+
+    _ocr.on_page(tick)
     for raw in sys.stdin.buffer:
         if not raw.strip():
             continue
         request = json.loads(raw)
         limits = Limits(int(request["max_chars"]), int(request["max_pages"]),
-                        int(request["max_decompressed"]))
+                        int(request["max_decompressed"]), int(request["max_ocr_pages"]),
+                        int(request["max_pixels"]), float(request["max_ocr_seconds"]))
         try:
             items = [_to_json(d) for d in load_file(Path(request["path"]), request["key"],
                                                     limits=limits)]

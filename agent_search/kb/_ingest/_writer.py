@@ -95,6 +95,7 @@ class Pending:
     digest: str
     terms: TermCounts
     progress: int  # input bytes done once this chunk is written
+    ocr: bool = False  # its text was read by OCR (a scan, a photo of a page)
 
 
 class Writer:
@@ -258,5 +259,6 @@ def _payload(p: Pending) -> dict[str, Any]:
         "page": p.chunk.page,
         "content_hash": p.digest,
         "id_scheme": ID_SCHEME,
-        "meta": {"source": p.source, "type": Path(p.source).suffix.lstrip(".")},
+        "meta": {"source": p.source, "type": Path(p.source).suffix.lstrip("."),
+                 **({"extraction": "ocr"} if p.ocr else {})},
     }

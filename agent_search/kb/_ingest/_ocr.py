@@ -1,0 +1,352 @@
+"""Text of scans: images (PNG, JPEG, TIFF, WebP) and the PDF pages whose text layer is
+empty or garbage, read by OCR (RapidOCR's PP-OCR models, Chinese and English, which its
+wheel ships: no download). Installed with the extra ``agent-searchkit[ocr]``; without it
+a scan is skipped with a reason that names the extra.
+
+Bounded before anything is decoded: an image's size is read from its header
+(:func:`check_pixels`), so a 50,000 × 50,000 PNG of a few KB is refused, never
+unpacked; at most ``Limits.max_ocr_pages`` pages (TIFF frames, PDF pages) are read, and
+OCR stops once ``Limits.max_ocr_seconds`` are spent (the pages read so far are kept, the
+rest named in a warning). The parse child (:mod:`agent_search.kb._ingest._sandbox`) runs
+it, with its memory cap, and kills a page that takes over its own deadline.
+
+Reading order: the engine's text boxes are grouped into lines (boxes that share most of
+their height), a line's boxes left to right, and lines into blocks (a vertical gap wider
+than a line's height starts a new block), so a chunk holds a paragraph as printed.
+"""
+
+from __future__ import annotations
+
+import itertools
+import statistics
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from agent_search.errors import InputError
+from agent_search.kb._ingest._document import Block, Document, Limits, ParseLimit
+from agent_search.kb._ingest._loaders import file_doc_id, glue
+
+OCR_EXTRA = "agent-searchkit[ocr]"
+MAX_SIDE = 2000
+"""Longest side, in pixels, an image is scaled down to before OCR: letters of a page
+scanned at 300 dpi stay ~25 px high, and the cost of a page stays bounded."""
+MIN_SCORE = 0.5
+"""Recognised text under this confidence is dropped (noise, stains, dithering)."""
+
+IMAGE_MAGIC: dict[str, tuple[bytes, ...]] = {
+    ".png": (b"\x89PNG\r\n\x1a\n",),
+    ".jpg": (b"\xff\xd8\xff",),
+    ".jpeg": (b"\xff\xd8\xff",),
+    ".tif": (b"II*\x00", b"MM\x00*"),
+    ".tiff": (b"II*\x00", b"MM\x00*"),
+    ".webp": (b"RIFF",),
+}
+"""Suffix → the bytes an image of it starts with (TIFF: either byte order)."""
+
+PageTick = Callable[[int, int], None]
+"""``tick(page, pages)``: called before each page is read by OCR."""
+
+
+class OcrUnavailable(InputError):
+    """A scan arrived and the OCR extra is not installed."""
+
+    def __init__(self) -> None:
+        super().__init__(f"a scan (no text layer): OCR is not installed; install it with "
+                         f"pip install '{OCR_EXTRA}'")
+
+
+_tick: PageTick = lambda page, pages: None  # noqa: E731
+_engine: Any = None
+
+
+def on_page(tick: PageTick) -> None:
+    """Report each page before it is read (the parse child sends it to the ingest, which
+    reports progress per page and gives each page its own deadline)."""
+    global _tick
+    _tick = tick
+
+
+def available() -> bool:
+    """True when the OCR extra is installed (without importing it)."""
+    import importlib.util
+
+    return importlib.util.find_spec("rapidocr") is not None
+
+
+def _ocr_engine() -> Any:
+    """The engine, made on first use: one thread (a tenant's scan takes one core, not the
+    machine), the models the wheel ships."""
+    global _engine
+    if _engine is None:
+        if not available():
+            raise OcrUnavailable()
+        import logging
+
+        from rapidocr import RapidOCR
+
+        _engine = RapidOCR(params={
+            "Global.log_level": "error",
+            "Global.use_cls": False,  # pages are scanned upright; saves a model per line
+            "Global.max_side_len": MAX_SIDE,
+            "EngineConfig.onnxruntime.intra_op_num_threads": 1,
+            "EngineConfig.onnxruntime.inter_op_num_threads": 1,
+            # detection on the page scaled to 1280 px at most (a third of the cost of
+            # the full page at 150 dpi; the same lines found)
+            "Det.limit_type": "max",
+            "Det.limit_side_len": 1280,
+        })
+        logging.getLogger("RapidOCR").propagate = False
+    return _engine
+
+
+def check_pixels(width: int, height: int, limits: Limits, where: str) -> None:
+    """Refuse a page larger than ``limits.max_pixels`` before it is decoded."""
+    if width * height > limits.max_pixels:
+        raise ParseLimit(f"{where} is {width:,} × {height:,} pixels, over the cap of "
+                         f"{limits.max_pixels:,} (kb.max_image_megapixels)")
+
+
+@dataclass(slots=True)
+class Budget:
+    """Pages and seconds of OCR left to one file."""
+
+    limits: Limits
+    pages: int = 0
+    started: float = 0.0
+    stopped: str | None = None
+    """Why OCR stopped early (the file's warning), or None."""
+
+    def take(self, page: int, pages: int) -> bool:
+        """True when page ``page`` of ``pages`` may be read; else records why not."""
+        if self.stopped is not None:
+            return False
+        if not self.started:
+            self.started = time.monotonic()
+        if self.pages >= self.limits.max_ocr_pages:
+            self.stopped = (f"OCR read {self.pages} pages, the cap (kb.max_ocr_pages); "
+                            f"pages from {page} on were not read")
+        elif time.monotonic() - self.started > self.limits.max_ocr_seconds:
+            self.stopped = (f"OCR took over {self.limits.max_ocr_seconds:g} s "
+                            f"(kb.max_ocr_seconds); pages from {page} on were not read")
+        if self.stopped is not None:
+            return False
+        self.pages += 1
+        _tick(page, pages)
+        return True
+
+
+def read_image(path: Path, source: str, limits: Limits) -> Document:
+    """An image file (each frame of a TIFF a page) as one document read by OCR."""
+    if not available():
+        raise OcrUnavailable()
+    from PIL import Image
+
+    Image.MAX_IMAGE_PIXELS = limits.max_pixels  # Pillow's own check, at open, too
+    blocks: list[Block] = []
+    budget = Budget(limits)
+    try:
+        with Image.open(path) as image:  # reads the header only
+            frames = int(getattr(image, "n_frames", 1))
+            for index in range(frames):
+                image.seek(index)
+                check_pixels(*image.size, limits, f"page {index + 1}" if frames > 1
+                             else "the image")
+                if not budget.take(index + 1, frames):
+                    break
+                blocks.extend(page_blocks(image, index + 1))
+    except Image.DecompressionBombError as exc:
+        raise ParseLimit(f"the image is over the cap of {limits.max_pixels:,} pixels "
+                         f"(kb.max_image_megapixels), refused before decoding: {exc}") from None
+    return Document(file_doc_id(source), source, None, blocks,
+                    [budget.stopped] if budget.stopped else [],
+                    ocr_pages=list(range(1, budget.pages + 1)))
+
+
+def page_blocks(image: Any, page: int) -> list[Block]:
+    """The blocks of one page image (a Pillow image, not yet decoded), in reading order."""
+    import numpy as np
+
+    image.draft("RGB", (MAX_SIDE, MAX_SIDE))  # a JPEG decodes at a fraction of its size
+    rgb = image.convert("RGB")
+    if max(rgb.size) > MAX_SIDE:
+        rgb.thumbnail((MAX_SIDE, MAX_SIDE))
+    pixels = np.asarray(rgb)[:, :, ::-1]  # the engine takes OpenCV's BGR order
+    out = _ocr_engine()(pixels)
+    boxes = out.boxes if out.boxes is not None else []
+    found = [(_Box.of(box), str(text)) for box, text, score
+             in zip(boxes, out.txts or (), out.scores or (), strict=False)
+             if score >= MIN_SCORE and str(text).strip()]
+    return [Block(text, (), page) for text in reading_order(found)]
+
+
+@dataclass(frozen=True, slots=True)
+class _Box:
+    left: float
+    top: float
+    right: float
+    bottom: float
+
+    @classmethod
+    def of(cls, points: Any) -> _Box:
+        xs = [float(p[0]) for p in points]
+        ys = [float(p[1]) for p in points]
+        return cls(min(xs), min(ys), max(xs), max(ys))
+
+    @property
+    def height(self) -> float:
+        return max(1.0, self.bottom - self.top)
+
+
+def reading_order(found: Sequence[tuple[_Box, str]]) -> list[str]:
+    """Paragraph texts of recognised boxes: lines (boxes sharing most of their height,
+    left to right), then blocks (a gap over a line's height between two lines)."""
+    lines = _lines(sorted(found, key=lambda f: (f[0].top + f[0].bottom) / 2))
+    if not lines:
+        return []
+    heights = statistics.median(box.height for box, _ in lines)
+    blocks: list[list[str]] = [[lines[0][1]]]
+    for (above, _), (box, text) in itertools.pairwise(lines):
+        if box.top - above.bottom > heights:
+            blocks.append([])
+        blocks[-1].append(text)
+    return [_join_lines(block) for block in blocks]
+
+
+def _lines(found: Sequence[tuple[_Box, str]]) -> list[tuple[_Box, str]]:
+    """Boxes (sorted by their middle) grouped into lines: a box joins the line when it
+    overlaps it by over half its height."""
+    rows: list[list[tuple[_Box, str]]] = []
+    for box, text in found:
+        if rows:
+            last = rows[-1]
+            top = min(b.top for b, _ in last)
+            bottom = max(b.bottom for b, _ in last)
+            if min(bottom, box.bottom) - max(top, box.top) > box.height / 2:
+                last.append((box, text))
+                continue
+        rows.append([(box, text)])
+    out: list[tuple[_Box, str]] = []
+    for row in rows:
+        row.sort(key=lambda f: f[0].left)
+        merged = _Box(min(b.left for b, _ in row), min(b.top for b, _ in row),
+                      max(b.right for b, _ in row), max(b.bottom for b, _ in row))
+        out.append((merged, glue(t.strip() for _, t in row)))
+    return out
+
+
+def _join_lines(lines: list[str]) -> str:
+    """A block's lines as one paragraph: a word hyphenated at a line's end is joined."""
+    parts: list[str] = []
+    for line in lines:
+        if parts and parts[-1].endswith("-") and line[:1].islower() \
+                and parts[-1][-2:-1].isalpha():
+            parts[-1] = parts[-1][:-1] + line
+        else:
+            parts.append(line)
+    return glue(parts)
+
+
+
+MIN_PAGE_CHARS = 16
+"""A PDF page with fewer visible characters in its text layer is read by OCR (when it
+holds an image): a scan's layer is empty, or a page number."""
+MIN_IMAGE_PIXELS = 20_000
+"""Images smaller than this on a scanned page (logos, rules, bullets) are not read."""
+_BAD_CATEGORIES = frozenset({"Cc", "Co", "Cn", "Cs"})
+
+
+def needs_ocr(text: str) -> bool:
+    """True when a PDF page's text layer is empty or garbage: a few characters, or a
+    fifth of them control, private-use or unassigned code points or U+FFFD (a font
+    without a Unicode map), or under half of them letters, digits or punctuation."""
+    import unicodedata
+
+    visible = "".join(text.split())
+    if len(visible) < MIN_PAGE_CHARS:
+        return True
+    bad = sum(1 for c in visible
+              if c == "\ufffd" or unicodedata.category(c) in _BAD_CATEGORIES)
+    good = sum(1 for c in visible
+               if c.isalnum() or unicodedata.category(c).startswith("P"))
+    return bad > len(visible) / 5 or good < len(visible) / 2
+
+
+def pdf_page_blocks(page: Any, number: int, pages: int, limits: Limits,
+                    budget: Budget) -> list[Block] | None:
+    """The text of a scanned PDF page, read by OCR from the images it draws (each image's
+    size checked from its dictionary before it is decoded); None when the page has no
+    image to read, [] when the budget is spent. Raises :class:`OcrUnavailable` without
+    the extra."""
+    found = _page_images(page, limits, number)
+    if not found:
+        return None
+    if not available():
+        raise OcrUnavailable()
+    if not budget.take(number, pages):
+        return []
+    blocks: list[Block] = []
+    for name in found:
+        blocks.extend(page_blocks(page.images[name].image, number))
+    return blocks
+
+
+def _page_images(page: Any, limits: Limits, number: int) -> list[str]:
+    """Names of the page's image XObjects worth reading, each within the pixel cap."""
+    resources = page.get("/Resources")
+    xobjects = resources.get("/XObject") if resources is not None else None
+    if xobjects is None:
+        return []
+    names: list[str] = []
+    for name, ref in xobjects.get_object().items():
+        obj = ref.get_object()
+        if obj.get("/Subtype") != "/Image":
+            continue
+        width, height = int(obj.get("/Width", 0)), int(obj.get("/Height", 0))
+        check_pixels(width, height, limits, f"an image on page {number}")
+        if width * height >= MIN_IMAGE_PIXELS:
+            names.append(str(name))
+    return names
+
+
+class Scans:
+    """The pages of a PDF whose text layer is empty or garbage, read by OCR
+    (:mod:`agent_search.kb._ingest._ocr`) into the document's blocks; without the OCR
+    extra, counted and reported."""
+
+    def __init__(self, blocks: list[Block], limits: Limits) -> None:
+        self.blocks = blocks
+        self.budget = Budget(limits)
+        self.limits = limits
+        self.ocr_pages: list[int] = []
+        self.missing = 0
+        """Scanned pages left unread: the OCR extra is not installed."""
+
+    def read(self, page: Any, text: str, number: int, pages: int) -> bool:
+        """True when the page was a scan (its OCR text, if any, is in the blocks)."""
+        if not needs_ocr(text):
+            return False
+        try:
+            found = pdf_page_blocks(page, number, pages, self.limits, self.budget)
+        except OcrUnavailable:
+            self.missing += 1
+            return False
+        if found is None:
+            return False
+        if found:
+            self.ocr_pages.append(number)
+            self.blocks.extend(found)
+        return True
+
+    def finish(self, doc: Document) -> Document:
+        if self.missing and not any(b.text.strip() for b in self.blocks):
+            raise OcrUnavailable()
+        if self.missing:
+            doc.warnings.append(f"{self.missing} scanned page(s) not read: "
+                                f"{OcrUnavailable()}")
+        if self.budget.stopped:
+            doc.warnings.append(self.budget.stopped)
+        doc.ocr_pages = self.ocr_pages
+        return doc

@@ -1,0 +1,118 @@
+"""Scans in the kb: images and image-only PDF pages are read by OCR, in reading order, and
+their chunks say they came from OCR and from which page; without the OCR extra a scan is
+skipped with a reason that names it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from agent_search import Context, Request, SearchConfig
+from agent_search.kb import create_handler, ingest_paths
+from agent_search.kb._ingest import Limits, _ocr, load_file
+from agent_search.kb._ingest._ocr import _Box, needs_ocr, reading_order
+
+from ..support.scans import image_bytes, pdf_of_images, text_page
+
+REFUNDS = [["Refunds are paid back within fourteen", "business days of the request."],
+           ["The billing office keeps a signed copy", "of every contract in its archive."]]
+BIKES = [["Lubricate the bicycle chain every", "three hundred kilometres."]]
+
+
+def _box(left: float, top: float, right: float, bottom: float) -> _Box:
+    return _Box(left, top, right, bottom)
+
+
+def test_boxes_are_read_as_lines_then_blocks() -> None:
+    found = [  # as an engine may return them: out of order, a line in two boxes
+        (_box(400, 10, 700, 40), "over the lazy dog"),
+        (_box(10, 12, 380, 42), "The quick brown fox jumps"),
+        (_box(10, 50, 300, 80), "and runs a-"),
+        (_box(10, 90, 300, 120), "way quickly."),
+        (_box(10, 200, 300, 230), "A new paragraph."),
+        (_box(10, 240, 300, 270), "中文第一行"),
+        (_box(10, 280, 300, 310), "第二行。"),
+    ]
+    assert reading_order(found) == [
+        "The quick brown fox jumps over the lazy dog and runs away quickly.",
+        "A new paragraph. 中文第一行第二行。",
+    ]
+    assert reading_order([]) == []
+
+
+@pytest.mark.parametrize(("text", "scan"), [
+    ("", True),
+    ("  12 \n", True),  # a page number on a scanned page
+    ("\ue000\ue001\ue002\ue003" * 10, True),  # a font without a Unicode map
+    ("\ufffd\x01\x02 abc" * 10, True),
+    ("Refunds are paid back within fourteen business days.", False),
+    ("退款在申请后十四个工作日内办理完毕。", False),
+])
+def test_a_page_is_a_scan_when_its_text_layer_is_empty_or_garbage(text: str,
+                                                                    scan: bool) -> None:
+    assert needs_ocr(text) is scan
+
+
+def test_without_the_extra_a_scan_is_skipped_naming_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_ocr, "available", lambda: False)
+    image = tmp_path / "scan.png"
+    image.write_bytes(image_bytes(text_page(BIKES), "PNG"))
+    pdf = tmp_path / "scan.pdf"
+    pdf.write_bytes(pdf_of_images([text_page(BIKES)]))
+    for path in (image, pdf):
+        (skipped,) = load_file(path)
+        assert "pip install 'agent-searchkit[ocr]'" in getattr(skipped, "reason", ""), skipped
+
+
+needs_extra = pytest.mark.skipif(not _ocr.available(), reason=(
+    "the OCR extra is not installed (pip install 'agent-searchkit[ocr]'; make test does)"))
+
+
+@needs_extra
+def test_image_paragraphs_are_blocks_of_page_one(tmp_path: Path) -> None:
+    path = tmp_path / "refunds.jpg"
+    path.write_bytes(image_bytes(text_page(REFUNDS).convert("RGB"), "JPEG", quality=80))
+    (doc,) = load_file(path)
+    texts = [b.text for b in getattr(doc, "blocks", [])]
+    assert len(texts) == 2, texts
+    assert "fourteen business days" in texts[0] and "signed copy" in texts[1]
+    assert [b.page for b in getattr(doc, "blocks", [])] == [1, 1]
+    assert getattr(doc, "ocr_pages", None) == [1]
+
+
+@needs_extra
+def test_tiff_frames_are_pages_within_the_page_cap(tmp_path: Path) -> None:
+    path = tmp_path / "pages.tiff"
+    first, second = text_page(REFUNDS), text_page(BIKES)
+    path.write_bytes(image_bytes(first, "TIFF", save_all=True, append_images=[second]))
+    (doc,) = load_file(path, limits=Limits(max_ocr_pages=1))
+    assert getattr(doc, "ocr_pages", None) == [1]
+    assert any("kb.max_ocr_pages" in w for w in getattr(doc, "warnings", []))
+    assert "Lubricate" not in " ".join(b.text for b in getattr(doc, "blocks", []))
+
+
+@needs_extra
+@pytest.mark.anyio
+async def test_a_scanned_pdf_and_a_photo_are_found_by_a_question(
+        config: SearchConfig, tmp_path: Path) -> None:
+    folder = tmp_path / "scans"
+    folder.mkdir()
+    (folder / "contract.pdf").write_bytes(
+        pdf_of_images([text_page([["Cover page"]]), text_page(REFUNDS)]))
+    (folder / "bike.webp").write_bytes(image_bytes(text_page(BIKES), "WEBP", quality=90))
+    (folder / "notes.md").write_text("# Notes\n\nPlants need water and light.\n")
+    report = await ingest_paths(config, [folder], "scans")
+    assert report.skipped == [] and report.documents == 3, report.to_json()
+    handler = create_handler(config)
+    for question, source, page in [("how long until I get my money back", "contract.pdf", 2),
+                                   ("how often should I oil my bike chain", "bike.webp", 1)]:
+        result = await handler.search(Context(config=config), Request(
+            type="kb", query=question, collections=["scans"], limit=3))
+        top = result.items[0]
+        assert str(top.metadata["source"]).endswith(source), result.items
+        assert top.metadata["page"] == page and top.metadata["extraction"] == "ocr"
+    notes = await handler.search(Context(config=config), Request(
+        type="kb", query="what do plants need", collections=["scans"], limit=1))
+    assert "extraction" not in notes.items[0].metadata

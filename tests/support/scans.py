@@ -1,0 +1,88 @@
+"""Scans the tests make: pages of printed text as images (Pillow's own font, so no system
+font is needed), image-only PDFs of them, and the hostile ones (an image whose header
+declares 50,000 × 50,000 pixels in a few KB, as a PNG and inside a PDF)."""
+
+from __future__ import annotations
+
+import io
+import struct
+import zlib
+from collections.abc import Sequence
+
+from PIL import Image, ImageDraw, ImageFont
+
+__all__ = ["image_bytes", "pdf_image_bomb", "pdf_of_images", "png_bomb", "text_page"]
+
+
+def text_page(paragraphs: Sequence[Sequence[str]], *, width: int = 1100,
+              size: int = 30) -> Image.Image:
+    """A white page with ``paragraphs`` (each a list of lines) printed in black, a blank
+    line between paragraphs."""
+    font = ImageFont.load_default(size=size)
+    step = int(size * 1.5)
+    lines = sum(len(p) + 1 for p in paragraphs)
+    page = Image.new("L", (width, 2 * size + lines * step), 255)
+    draw = ImageDraw.Draw(page)
+    y = size
+    for paragraph in paragraphs:
+        for line in paragraph:
+            draw.text((size, y), line, font=font, fill=0)
+            y += step
+        y += step
+    return page
+
+
+def image_bytes(image: Image.Image, fmt: str, **options: object) -> bytes:
+    out = io.BytesIO()
+    image.save(out, fmt, **options)
+    return out.getvalue()
+
+
+def pdf_of_images(images: Sequence[Image.Image], dpi: int = 150) -> bytes:
+    """An image-only PDF, one image a page (no text layer): a scan."""
+    out = io.BytesIO()
+    first, *rest = [image.convert("RGB") for image in images]
+    first.save(out, "PDF", save_all=True, append_images=rest, resolution=dpi)
+    return out.getvalue()
+
+
+def _chunk(kind: bytes, data: bytes) -> bytes:
+    return (struct.pack(">I", len(data)) + kind + data
+            + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF))
+
+
+def png_bomb(width: int = 50_000, height: int = 50_000) -> bytes:
+    """A PNG whose header says ``width`` × ``height`` 8-bit grey pixels, with the first
+    rows of zeros compressed: a few KB that would decode to gigabytes."""
+    header = struct.pack(">IIBBBBB", width, height, 8, 0, 0, 0, 0)
+    rows = zlib.compress(b"\x00" * ((width + 1) * 20), 9)
+    return (b"\x89PNG\r\n\x1a\n" + _chunk(b"IHDR", header) + _chunk(b"IDAT", rows)
+            + _chunk(b"IEND", b""))
+
+
+def pdf_image_bomb(width: int = 50_000, height: int = 50_000) -> bytes:
+    """A one-page PDF with no text that draws one image declaring ``width`` × ``height``
+    grey pixels, its stream a few KB of compressed zeros."""
+    data = zlib.compress(b"\x00" * (width * 20), 9)
+    content = b"q 500 0 0 500 0 0 cm /Im0 Do Q"
+    objects = [
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 600 800] "
+        b"/Resources << /XObject << /Im0 5 0 R >> >> /Contents 4 0 R >>",
+        b"<< /Length %d >>\nstream\n" % len(content) + content + b"\nendstream",
+        b"<< /Type /XObject /Subtype /Image /Width %d /Height %d /ColorSpace /DeviceGray "
+        b"/BitsPerComponent 8 /Filter /FlateDecode /Length %d >>\nstream\n"
+        % (width, height, len(data)) + data + b"\nendstream",
+    ]
+    out = bytearray(b"%PDF-1.4\n")
+    offsets = []
+    for number, body in enumerate(objects, start=1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n" % number + body + b"\nendobj\n"
+    xref = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
+    out += b"".join(b"%010d 00000 n \n" % offset for offset in offsets)
+    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (
+        len(objects) + 1, xref)
+    return bytes(out)
