@@ -1,5 +1,6 @@
-"""The knowledge base on real documentation: three public projects' Markdown docs in one
-collection, with questions written and labelled by hand (issue 34, items 1 and 5).
+"""The knowledge base on real documentation: five public projects' Markdown docs in one
+collection, with questions written and labelled by hand, a fifth of them in a user's own
+words (symptoms, goals).
 
 The docs are not part of this repository (their licences are their projects') and this
 script fetches nothing: it reads them from a folder you give it (``--docs DIR`` or
@@ -11,13 +12,18 @@ the folder once (the commits the questions were written against are in
     git clone -q https://github.com/valkey-io/valkey-doc && git -C valkey-doc checkout -q fe8f96a2
     git clone -q https://github.com/pola-rs/polars && git -C polars checkout -q 4db92c12
     git clone -q https://github.com/Homebrew/brew && git -C brew checkout -q aad366ff
-    mv valkey-doc/topics valkey && mv polars/docs/source/user-guide polars-docs \\
-      && mv brew/docs homebrew && rm -rf valkey-doc polars brew && mv polars-docs polars
+    git clone -q https://github.com/caddyserver/website && git -C website checkout -q 1a6bbd7d
+    git clone -q https://github.com/ollama/ollama && git -C ollama checkout -q fb307609
+    mv valkey-doc/topics valkey && mv polars/docs/source/user-guide polars-docs \
+      && mv brew/docs homebrew && mv website/src/docs/markdown caddy \
+      && mv ollama/docs ollama-docs && rm -rf valkey-doc polars brew website ollama \
+      && mv polars-docs polars && mv ollama-docs ollama
+    find ollama -name '*.mdx' -exec sh -c 'for f; do mv "$f" "${f%.mdx}.md"; done' _ {} +
 
-(the folder then holds ``valkey/``, ``polars/`` and ``homebrew/``; the labels are page
-paths under it). Every ``*.md`` file under it is ingested into one collection, in the
-data home ``--work`` (default ``bench/results/realdocs_home``; kept between runs, an
-unchanged page is not embedded again).
+(the folder then holds ``valkey/``, ``polars/``, ``homebrew/``, ``caddy/`` and ``ollama/``;
+the labels are page paths under it). Every ``*.md`` file under it is ingested into one
+collection, in the data home ``--work`` (default ``bench/results/realdocs_home``; kept
+between runs, an unchanged page is not embedded again).
 
 Each question is asked through the real searcher (``limit`` 5) with each configuration
 (``--config NAME=JSON``, default: ``kb.foreign_veto`` off, as before issue 34, and the
@@ -28,10 +34,15 @@ defaults), in the same run. Printed per configuration and split:
 * ``answers lost``: answerable questions whose expected page was in the top 3 before the
   floor and is no longer kept;
 * ``answerable abstention``: answerable questions with nothing kept;
-* ``near-topic abstention`` and ``far-off abstention``: nothing kept.
+* ``near-topic abstention`` and ``far-off abstention``: nothing kept;
+* ``worded unlike their page``: the same as ``top-3 kept`` for the questions in a user's
+  own words (``style: user``).
 
-``--split tune|held-out|all`` (default all, each split printed); ``--json FILE`` writes
-every question's kept pages and scores.
+``--split tune|held-out|all`` (default all, each split printed: ``tune`` is the working
+part, ``held-out`` the locked one); ``--json FILE`` writes every question's kept pages
+and scores. ``--folds`` adds leave-one-project-out: for each project, the configuration
+that does best on the *other* projects' working questions (:meth:`Tally.objective`), and
+its figures on the left-out project.
 """
 
 from __future__ import annotations
@@ -197,7 +208,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--docs", type=Path,
                         default=os.environ.get("AGENT_SEARCH_REALDOCS") or None,
-                        help="the docs folder (valkey/, polars/, homebrew/); "
+                        help="the docs folder (valkey/, polars/, homebrew/, caddy/, ollama/); "
                              "default $AGENT_SEARCH_REALDOCS")
     parser.add_argument("--work", type=Path, default=ROOT / "bench" / "results" /
                         "realdocs_home", help="data home (kept: unchanged pages are reused)")
