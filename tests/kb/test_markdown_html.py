@@ -104,3 +104,16 @@ async def test_ingested_chunks_hold_no_comment(config: SearchConfig, tmp_path: P
     content = "\n".join(str(r.payload["content"]) for r in scroll_all(store, "md"))
     assert "OPS-4711" not in content and "Editors" not in content
     assert "leaves every Tuesday" in content
+
+
+def test_a_page_without_blank_lines_is_cut_and_a_fence_reopened() -> None:
+    from agent_search.kb._ingest._markdown import SEGMENT_CHARS
+
+    line = "x = compute(1, 2)  # a line of code that repeats"
+    count = 4 * SEGMENT_CHARS // len(line)
+    code = "```py\n" + "\n".join([line] * count) + "\n```"
+    blocks = markdown_blocks(f"# Code\n\n{code}\n\nafter <!-- note -->\n")
+    fenced = [b.text for b in blocks if b.text.startswith("```py\n")]
+    assert len(fenced) >= 2 and all(t.endswith("\n```") for t in fenced)
+    assert sum(t.count(line) for t in fenced) == count
+    assert blocks[-1].text == "after"

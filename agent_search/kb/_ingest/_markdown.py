@@ -22,7 +22,9 @@ kept in step by tests.
   else none (the caller names the page by its file).
 
 Bounded: the lines are parsed in segments of about :data:`SEGMENT_CHARS`, cut at a blank
-line outside a fence and an HTML comment, so memory holds one segment, never the file.
+line outside a fence and an HTML comment (at twice that size, at any line: a fence or a
+comment left open is closed and opened again), so memory holds one segment, never the
+file.
 """
 
 from __future__ import annotations
@@ -315,6 +317,12 @@ def _segments(lines: Iterable[str]) -> Iterator[list[str]]:
             yield part
             part, size = [], 0
             continue
+        if size >= 2 * SEGMENT_CHARS:  # no blank line to cut at: cut here, closing what
+            # is open and opening it again (a paragraph cut in two, as a block is)
+            yield [*part, fence.closing] if fence is not None else \
+                [*part, "-->"] if comment else part
+            part = [fence.opening] if fence is not None else ["<!--"] if comment else []
+            size = sum(len(x) + 1 for x in part)
         part.append(line)
         size += len(line) + 1
     if part:
