@@ -73,8 +73,8 @@ bench-load: install  ## one tenant's chats and searches while another floods upl
 
 # the kb on three public projects' Markdown docs, read from $$AGENT_SEARCH_REALDOCS (or
 # DOCS=DIR); skipped when absent. How to build that folder: bench/bench_realdocs.py
-bench-realdocs: install  ## near-topic / far-off abstention and top-3 on real docs (issue 34)
-	$(PY) bench/bench_realdocs.py $(if $(DOCS),--docs $(DOCS))
+bench-realdocs: install  ## real docs: near-topic / far-off abstention, top-3, user-worded questions, each project left out
+	$(PY) bench/bench_realdocs.py --folds $(if $(DOCS),--docs $(DOCS))
 
 bench-startup: install  ## CLI and import start-up, CPU and wall, beside `python -c pass` (issue 31)
 	$(PY) bench/bench_startup.py

@@ -544,4 +544,6 @@ def repair(name: Annotated[str, typer.Argument(
         console.print(f"{name}: statistics rebuilt from {done['points']} chunks "
                       f"({done['terms']} terms) in {done['seconds']:.2f} s",
                       highlight=False, markup=False)
+        if done.get("rechunk"):
+            console.print(f"{name}: {done['rechunk']}", highlight=False, markup=False)
 

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from agent_search._cjk import HAN, HAN_CHAR
+from agent_search._markdown import block_parser
 
 _CJK = HAN_CHAR
 _BLOCK_PREFIX = re.compile(
@@ -71,12 +72,9 @@ _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 Markdown does not)."""
 
 
-@functools.lru_cache(maxsize=1)
 def _markdown() -> Any:
-    from markdown_it import MarkdownIt  # imported on first use: grounding only
-
-    # blocks only: inline parsing (emphasis, links) changes no block and costs time
-    return MarkdownIt("commonmark").enable("table").disable("inline")
+    """The package's one Markdown reader, the kb's for documents too."""
+    return block_parser()
 
 
 def _line_spans(answer: str) -> list[tuple[int, int]]:

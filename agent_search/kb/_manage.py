@@ -227,10 +227,23 @@ async def repair_collection(config: SearchConfig, collection: str) -> dict[str, 
             if not store.exists(collection):
                 raise CollectionNotFound(collection)
             done = store.repair(collection)
+            chunker = store.info(collection).meta.get("chunker")
         return {"collection": collection, "points": done.points, "terms": done.terms,
-                "seconds": round(done.seconds, 3)}
+                "seconds": round(done.seconds, 3), "rechunk": _rechunk_note(chunker)}
 
     return await anyio.to_thread.run_sync(_repair)
+
+
+def _rechunk_note(chunker: Any) -> str | None:
+    """What ``kb repair`` says of a collection chunked by older rules (its chunks are
+    re-made from their files, which repair does not read: the next ingest does it)."""
+    from agent_search.kb._ingest import CHUNKER
+
+    if chunker == CHUNKER:
+        return None
+    return ("chunked by older rules (a chunk with its title and heading path could exceed "
+            "the model's window, so its end was never embedded): ingest its files again "
+            "to re-chunk them")
 
 
 async def list_collections(config: SearchConfig, readable: Condition | None = None

@@ -44,6 +44,7 @@ import anyio
 from agent_search.config import SearchConfig
 from agent_search.embedding import Embedder, LocalEmbedder, choose_model, get_embedder
 from agent_search.kb._ingest import (
+    CHUNKER,
     PARSED_SUFFIXES,
     Chunk,
     Document,
@@ -55,6 +56,7 @@ from agent_search.kb._ingest import (
     TokenCounter,
     Writer,
     approx_tokens,
+    embedded_prefix,
     is_text,
     iter_chunks,
     iter_files,
@@ -107,8 +109,8 @@ def peak_rss_mb() -> float:
 def embed_text(title: str | None, chunk: Chunk) -> str:
     """What is embedded and indexed for a chunk: its document title and heading path give
     the chunk the context a reader would have."""
-    parts = [p for p in (title, " > ".join(chunk.headings)) if p]
-    return "\n".join([*parts, chunk.text])
+    prefix = embedded_prefix(title, chunk.headings)
+    return f"{prefix}\n{chunk.text}" if prefix else chunk.text
 
 
 def source_hashes(store: KBStore, name: str, source: str,
@@ -299,12 +301,24 @@ class _Run:
                         graph_home, access)
         legacy = meta is not None and meta.get("id_scheme") != ID_SCHEME \
             and has_legacy_points(store, collection, ID_SCHEME)
+        if meta is not None and meta.get("chunker") != CHUNKER:
+            report.warnings.append(Skipped(collection, (
+                "re-chunked: the collection was chunked by older rules (chunks could "
+                "exceed the model's window once the title and heading path were added); "
+                "the files of this ingest are chunked again, ingest the others again "
+                "to re-chunk them too")))
         return cls(store, collection, settings, embedder, writer, report, meta, legacy,
                    progress, total)
 
     @property
     def exists(self) -> bool:
         return self.meta is not None
+
+    @property
+    def window(self) -> int | None:
+        """The model's input window in its tokens, when the model is here to count them
+        (an embedding endpoint's texts are counted by estimate and bounded by size)."""
+        return self.settings.max_tokens if isinstance(self.embedder, LocalEmbedder) else None
 
     def read(self, planned: list[_Planned]) -> None:
         """Every planned file into the writer, progress after each; on any error the
@@ -330,6 +344,10 @@ class _Run:
             t0 = time.perf_counter()
             self.store.settle(self.collection)
             self.report.store_seconds += time.perf_counter() - t0
+        if self.meta is not None and self.meta.get("chunker") != CHUNKER \
+                and self.report.files:
+            self.store.update_meta(self.collection, {**self.store.info(self.collection).meta,
+                                                     "chunker": CHUNKER})
         if self.meta is not None and self.meta.get("id_scheme") != ID_SCHEME \
                 and not has_legacy_points(self.store, self.collection, ID_SCHEME):
             self.store.update_meta(self.collection, {**self.store.info(self.collection).meta,
@@ -405,7 +423,7 @@ def _ingest_file(planned: _Planned, run: _Run, reader: _Reader) -> None:
             continue
         documented = False
         for chunk in iter_chunks(doc, count, max_tokens=settings.chunk_tokens,
-                                 overlap=settings.chunk_overlap):
+                                 overlap=settings.chunk_overlap, window=run.window):
             if not documented:
                 report.documents += 1
                 documented = produced = True

@@ -112,3 +112,23 @@ def test_kept_meaning_is_zero_at_unrelated_text_and_one_at_the_question() -> Non
     assert kept_meaning(q, unrelated, null) == pytest.approx(0.0, abs=1e-9)
     half = np.asarray([0.6, 0.8, 0.0])  # cosine 0.6: half way from unrelated to itself
     assert kept_meaning(q, half, null) == pytest.approx(0.5)
+
+
+USER_WORDS = ("My idle background workers keep hammering the server with requests; how "
+              "can they just sit and wait until the next job shows up?")
+
+
+async def test_a_question_in_a_users_own_words_keeps_its_answer(
+        config: SearchConfig, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A user describing their situation uses several words no note has; each alone
+    carries little of the question, so the note that answers it is kept. Cut all at once
+    (the rule's first form) they took most of the question's meaning with them."""
+    from dataclasses import replace
+
+    from agent_search.kb._retrieval import _foreign
+
+    await ingest_paths(config, _notes(tmp_path / "notes", copies=5), "kv")
+    assert (await _kept(config, "kv", USER_WORDS))[:1] == ["lists.md"]
+    assert await _kept(config, "kv", NEIGHBOUR) == []  # the neighbouring tool still vetoed
+    monkeypatch.setattr(_foreign, "FOREIGN", replace(_foreign.FOREIGN, each=False))
+    assert await _kept(config, "kv", USER_WORDS) == []

@@ -144,6 +144,8 @@ def test_cli_repair_rebuilds_and_names_a_missing_collection(
         done = runner.invoke(app, ["kb", "repair", "c"])
         assert done.exit_code == 0, done.output
         assert "statistics rebuilt from 3 chunks" in done.stdout
+        # made without the chunker's version (older rules): repair says how to re-chunk
+        assert "ingest its files again to re-chunk" in " ".join(done.stdout.split())
         missing = runner.invoke(app, ["kb", "repair", "nope"])
         assert missing.exit_code == 2
         assert "nope" in missing.stderr and "Traceback" not in missing.output

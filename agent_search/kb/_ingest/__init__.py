@@ -21,9 +21,11 @@ if TYPE_CHECKING:
         write_turn,
     )
     from agent_search.kb._ingest._chunking import (
+        CHUNKER,
         Chunk,
         TokenCounter,
         approx_tokens,
+        embedded_prefix,
         iter_chunks,
     )
     from agent_search.kb._ingest._document import (
@@ -65,6 +67,7 @@ if TYPE_CHECKING:
 _HOME = {
     "BINARY_SUFFIXES": "_formats",
     "Block": "_document",
+    "CHUNKER": "_chunking",
     "Chunk": "_chunking",
     "Document": "_document",
     "FORMATS": "_formats",
@@ -85,6 +88,7 @@ _HOME = {
     "WriteTicket": "_admission",
     "Writer": "_writer",
     "approx_tokens": "_chunking",
+    "embedded_prefix": "_chunking",
     "format_of": "_formats",
     "is_text": "_formats",
     "iter_chunks": "_chunking",
@@ -103,6 +107,7 @@ __getattr__, __dir__ = lazy_exports(__name__, _HOME)
 
 __all__ = [
     "BINARY_SUFFIXES",
+    "CHUNKER",
     "FORMATS",
     "IMAGE_SUFFIXES",
     "MAGIC",
@@ -124,6 +129,7 @@ __all__ = [
     "WriteTicket",
     "Writer",
     "approx_tokens",
+    "embedded_prefix",
     "format_of",
     "is_text",
     "iter_chunks",

@@ -82,22 +82,51 @@ def approx_tokens(texts: Sequence[str]) -> list[int]:
     return out
 
 
+CHUNKER = 2
+"""The version of the chunking rules, recorded in a collection's metadata: a collection
+chunked by another version is re-chunked by the next ingest of its files (the report
+says so). 2: the title and heading path embedded with a chunk count against the model's
+window."""
+SPECIAL_TOKENS = 2
+"""Tokens the model adds to every input (BERT's [CLS] and [SEP])."""
+
+
+def embedded_prefix(title: str | None, headings: Sequence[str]) -> str:
+    """What is embedded before a chunk's text: its document title and heading path give
+    the chunk the context a reader would have (one line each, when there is one)."""
+    return "\n".join(p for p in (title, " > ".join(headings)) if p)
+
+
 def chunk_document(doc: Document, count: TokenCounter, *, max_tokens: int = 256,
-                   overlap: int = 32, max_chars: int | None = None) -> list[Chunk]:
+                   overlap: int = 32, max_chars: int | None = None,
+                   window: int | None = None) -> list[Chunk]:
     """The chunks of ``doc`` in reading order, numbered from 0."""
     return list(iter_chunks(doc, count, max_tokens=max_tokens, overlap=overlap,
-                            max_chars=max_chars))
+                            max_chars=max_chars, window=window))
 
 
 def iter_chunks(doc: Document, count: TokenCounter, *, max_tokens: int = 256,
-                overlap: int = 32, max_chars: int | None = None) -> Iterator[Chunk]:
-    """The chunks of ``doc`` in reading order, numbered from 0, produced lazily."""
+                overlap: int = 32, max_chars: int | None = None,
+                window: int | None = None) -> Iterator[Chunk]:
+    """The chunks of ``doc`` in reading order, numbered from 0, produced lazily.
+
+    ``window``: the model's input window in its tokens (None: no model; only
+    ``max_tokens`` bounds a chunk). With one, a chunk is also cut so that what is
+    embedded — title, heading path, text and the model's own tokens — fits it: the end
+    of a longer input is never read by the model, so it would be stored but never found.
+    A heading path too long to leave a quarter of the window is not given more room."""
     limit = max_chars or CHARS_PER_TOKEN * max_tokens
     index = 0
     sections = itertools.groupby(doc.blocks, key=lambda b: (b.headings, b.page))
     for (headings, page), blocks in sections:
-        pieces = _pieces(blocks, count, max_tokens, limit)
-        for text in _pack(pieces, max_tokens, overlap, limit):
+        budget = max_tokens
+        if window is not None:
+            prefix = embedded_prefix(doc.title, headings)
+            used = SPECIAL_TOKENS + (count([prefix])[0] if prefix else 0)
+            budget = max(min(max_tokens, window - used), max(8, window // 4))
+        share = min(overlap, budget // 2)
+        pieces = _pieces(blocks, count, budget, limit)
+        for text in _pack(pieces, budget, share, limit):
             yield Chunk(doc.doc_id, index, text, headings, page)
             index += 1
 

@@ -1,25 +1,30 @@
-"""Markdown read as its author wrote it: blocks under their heading path, code kept as
-code, the page's title where the author put it.
+"""Markdown read as Markdown: blocks under their heading path, code kept as code, the
+page's title where the author put it, and what is not text of the page left out.
 
-* **Blocks keep the document's own Markdown.** A paragraph's lines stay lines (a list, a
-  table, a quote keep their shape); a fenced code block (CommonMark: up to three spaces,
-  then three or more backticks or tildes and an info string, closed by the same
-  character at least as many times) is one block, verbatim, blank lines and indentation
-  included. Before, a fence's lines were joined with spaces (``def f(r):
-  r.raise_for_status()``), a blank line inside one split it, and chunks cut fences in two
-  (issue 34 item 2). A block larger than :data:`~agent_search.kb._ingest._document.PARAGRAPH_CHARS`
-  is cut on line boundaries, the fence closed and reopened with its info string.
-* **Headings.** ATX (``#`` … ``######``) and setext (a paragraph underlined by ``===`` or
-  ``---``) headings set the heading path; nothing inside a fence is a heading.
+The reader is markdown-it-py's CommonMark parser (tables on), the one grounding reads
+answers with (:func:`agent_search._markdown.block_parser`): what is a heading, a fence, a
+list or an HTML block is decided by one implementation of the spec, not by a second one
+kept in step by tests.
+
+* **Blocks keep the document's own Markdown.** A block is the source lines of one
+  top-level element (a paragraph, a list, a table, a quote) as written; a fenced code
+  block is one block, verbatim, blank lines and indentation included (an unclosed fence
+  runs to the end and is closed). A block larger than
+  :data:`~agent_search.kb._ingest._document.PARAGRAPH_CHARS` is cut on line boundaries,
+  a fence closed and reopened with its info string.
+* **Not text of the page:** front matter (a ``---`` block at the very start: metadata),
+  HTML comments (``<!-- … -->``, an author's note to other authors) and raw HTML tags
+  (layout). An HTML block keeps only the text a reader sees between its tags; a tag or
+  comment inside a paragraph or heading is cut out of it. Code keeps everything.
+* **Headings.** ATX and setext headings set the heading path; nothing inside a fence is
+  a heading.
 * **Title** (:func:`markdown_title`): the front matter's ``title``, else the first H1,
-  else none (the caller names the page by its file). A page that starts at ``##`` used
-  to take its first H2 as the title of every chunk (issue 34 item 3). Front matter (a
-  ``---`` block at the very start) is metadata, not text: it is not a block.
+  else none (the caller names the page by its file).
 
-Streaming and bounded: lines are consumed one at a time, a block holds at most about
-``PARAGRAPH_CHARS`` characters, the front matter at most :data:`FRONT_MATTER_LINES`
-lines (past that, the lines are read as text), and every line is looked at a fixed
-number of times.
+Bounded: the lines are parsed in segments of about :data:`SEGMENT_CHARS`, cut at a blank
+line outside a fence and an HTML comment (at twice that size, at any line: a fence or a
+comment left open is closed and opened again), so memory holds one segment, never the
+file.
 """
 
 from __future__ import annotations
@@ -27,7 +32,9 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from typing import Any
 
+from agent_search._markdown import block_parser
 from agent_search.kb._ingest._document import PARAGRAPH_CHARS, Block
 
 FRONT_MATTER_LINES = 200
@@ -38,6 +45,10 @@ _HEADING = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*))?$")
 _OPENING = re.compile(r"^( {0,3})(`{3,}|~{3,})(.*)$")
 _CLOSING = re.compile(r"^ {0,3}(`{3,}|~{3,})[ \t]*$")
 _SETEXT = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")
+SEGMENT_CHARS = 1 << 16
+"""Lines are parsed in segments of about this many characters (cut at a blank line)."""
+_TAG = re.compile(r"<!--.*?-->|<!--.*\Z|<[A-Za-z/!?][^<>]*>", re.DOTALL)
+"""An HTML comment (or one left open) or tag inside an HTML block."""
 _TITLE = re.compile(r"^title[ \t]*:[ \t]*(.*?)[ \t]*$")
 
 
@@ -161,15 +172,11 @@ def _without_front_matter(lines: Iterable[str]) -> Iterator[str]:
     yield from it
 
 
-class _Builder:
-    """The state of :func:`markdown_blocks_of_lines`: the heading path, the paragraph or
-    code block being read."""
+class _Reader:
+    """The state of :func:`markdown_blocks_of_lines` across segments: the heading path."""
 
     def __init__(self) -> None:
         self.path: list[str] = []
-        self.lines: list[str] = []
-        self.size = 0
-        self.fence: Fence | None = None
 
     def headings(self) -> tuple[str, ...]:
         return tuple(h for h in self.path if h)
@@ -179,68 +186,151 @@ class _Builder:
         self.path.extend([""] * (level - 1 - len(self.path)))
         self.path.append(text)
 
-    def add(self, line: str) -> None:
-        self.lines.append(line)
-        self.size += len(line) + 1
+    def segment(self, lines: list[str]) -> Iterator[Block]:
+        """The blocks of one segment's lines (whole top-level elements)."""
+        tokens = block_parser().parse("\n".join(lines))
+        i = 0
+        while i < len(tokens):
+            token = tokens[i]
+            if token.level != 0 or token.map is None:
+                i += 1
+                continue
+            first, last = token.map
+            if token.type == "heading_open":
+                text = " ".join(_without_html(tokens[i + 1]).split())
+                self.set_heading(int(token.tag[1:]), text)
+            elif token.type == "fence":
+                yield from self._code(lines[first:last], token)
+            elif token.type == "html_block":
+                visible = _TAG.sub(" ", token.content)
+                if visible.strip():
+                    yield from self._text([" ".join(visible.split())])
+            else:
+                yield from self._text(_strip_html(lines[first:last], tokens, i))
+            i += 1
 
-    def flush(self) -> Iterator[Block]:
-        """The paragraph read so far (its lines as written, less trailing spaces)."""
-        text = "\n".join(line.rstrip() for line in self.lines).strip("\n")
-        self.lines, self.size = [], 0
+    def _text(self, lines: list[str]) -> Iterator[Block]:
+        """A block of prose lines (trailing spaces and blank edges off), cut on lines at
+        :data:`PARAGRAPH_CHARS`; a line that starts with an ideographic space starts a
+        block (a paragraph of Chinese text is indented "　　", not set apart)."""
+        part: list[str] = []
+        size = 0
+        for line in lines:
+            if part and (size + len(line) >= PARAGRAPH_CHARS or line.startswith(_INDENT)):
+                yield from self._flush(part)
+                part, size = [], 0
+            part.append(line.rstrip())
+            size += len(line) + 1
+        yield from self._flush(part)
+
+    def _flush(self, part: list[str]) -> Iterator[Block]:
+        text = "\n".join(part).strip("\n")
         if text.strip():
             yield Block(text, self.headings())
 
-    def flush_code(self, *, reopen: bool) -> Iterator[Block]:
-        """The code block read so far, closed; with ``reopen`` (a block cut for size) the
-        next one starts with the same opening line."""
-        assert self.fence is not None
-        body = self.lines[1:]
-        text = "\n".join([self.fence.opening, *body, self.fence.closing])
-        self.lines, self.size = [], 0
-        if any(line.strip() for line in body):
-            yield Block(text, self.headings())
-        if reopen:
-            self.add(self.fence.opening)
+    def _code(self, lines: list[str], token: Any) -> Iterator[Block]:
+        """A fenced code block as written, closed when the file left it open, cut on
+        lines at :data:`PARAGRAPH_CHARS` (each part closed, the next reopened)."""
+        fence = opening_fence(lines[0].lstrip()) if lines else None
+        if fence is None:  # a fence inside a container: its code, fenced plainly
+            fence = Fence(token.markup + token.info, token.markup)
+            body = token.content.rstrip("\n").split("\n")
+        else:
+            fence = Fence(lines[0].rstrip(), fence.marks)
+            body = lines[1:]
+            if body and fence.closed_by(body[-1]):
+                body = body[:-1]
+            else:  # left open: runs to the end, its last blank lines are the file's
+                while body and not body[-1].strip():
+                    body.pop()
+        part: list[str] = []
+        size = 0
+        for line in body:
+            if part and size + len(line) >= PARAGRAPH_CHARS:
+                yield Block("\n".join([fence.opening, *part, fence.closing]), self.headings())
+                part, size = [], 0
+            part.append(line)
+            size += len(line) + 1
+        if any(line.strip() for line in part):
+            yield Block("\n".join([fence.opening, *part, fence.closing]), self.headings())
+
+
+def _without_html(inline: Any) -> str:
+    """A heading's text less its inline HTML (tags and comments)."""
+    text = str(inline.content)
+    for child in inline.children or ():
+        if child.type == "html_inline":
+            text = text.replace(child.content, " ", 1)
+    return text
+
+
+def _strip_html(lines: list[str], tokens: list[Any], start: int) -> list[str]:
+    """A top-level element's source lines less the inline HTML its paragraphs hold
+    (found by the parser, so a tag in a code span stays), cut out where it stands."""
+    html = [child.content for token in _element(tokens, start) if token.type == "inline"
+            for child in token.children or () if child.type == "html_inline"]
+    if not html:
+        return lines
+    text = "\n".join(lines)
+    out: list[str] = []
+    pos = 0
+    for piece in html:
+        at = text.find(piece, pos)
+        if at < 0:
+            continue
+        left = text[pos:at]
+        out.append(left)
+        pos = at + len(piece)
+        if (left.endswith(" ") or not left) and text[pos:pos + 1] == " ":
+            pos += 1
+    out.append(text[pos:])
+    return "".join(out).split("\n")
+
+
+def _element(tokens: list[Any], start: int) -> Iterator[Any]:
+    """The tokens of the top-level element that opens at ``start`` (up to its close)."""
+    yield tokens[start]
+    for token in tokens[start + 1:]:
+        if token.level == 0:
+            return
+        yield token
+
+
+def _segments(lines: Iterable[str]) -> Iterator[list[str]]:
+    """Lines in segments of about :data:`SEGMENT_CHARS`, each ended at a blank line that
+    is outside a fence and an HTML comment (so no element is cut between two)."""
+    part: list[str] = []
+    size = 0
+    fence: Fence | None = None
+    comment = False
+    for raw in lines:
+        line = raw.rstrip("\r")
+        if fence is not None:
+            fence = None if fence.closed_by(line.lstrip(" >")) else fence
+        elif comment:
+            comment = "-->" not in line
+        elif (opened := opening_fence(line.lstrip(" >"))) is not None:
+            fence = opened
+        elif "<!--" in line:
+            comment = "-->" not in line[line.rindex("<!--"):]
+        if not line.strip() and fence is None and not comment and size >= SEGMENT_CHARS:
+            yield part
+            part, size = [], 0
+            continue
+        if size >= 2 * SEGMENT_CHARS:  # no blank line to cut at: cut here, closing what
+            # is open and opening it again (a paragraph cut in two, as a block is)
+            yield [*part, fence.closing] if fence is not None else \
+                [*part, "-->"] if comment else part
+            part = [fence.opening] if fence is not None else ["<!--"] if comment else []
+            size = sum(len(x) + 1 for x in part)
+        part.append(line)
+        size += len(line) + 1
+    if part:
+        yield part
 
 
 def markdown_blocks_of_lines(lines: Iterable[str]) -> Iterator[Block]:
     """The blocks of a Markdown text's lines (see the module's doc)."""
-    b = _Builder()
-    for raw in _without_front_matter(lines):
-        line = raw.rstrip("\r")
-        if b.fence is not None:
-            if b.fence.closed_by(line):
-                yield from b.flush_code(reopen=False)
-                b.fence = None
-                continue
-            b.add(line)
-            if b.size >= PARAGRAPH_CHARS:
-                yield from b.flush_code(reopen=True)
-            continue
-        if (fence := opening_fence(line)) is not None:
-            yield from b.flush()
-            b.fence = fence
-            b.add(line)
-            continue
-        found = heading(line)
-        if found is None and b.lines and _SETEXT.match(line):
-            text = " ".join(" ".join(x.split()) for x in b.lines)
-            b.lines, b.size = [], 0
-            found = (1 if line.strip()[0] == "=" else 2, text)
-        if found is not None:
-            yield from b.flush()
-            b.set_heading(*found)
-        elif not line.strip():
-            yield from b.flush()
-        else:
-            if line.startswith(_INDENT):
-                yield from b.flush()  # a paragraph of Chinese text starts indented "　　"
-            b.add(line)
-            if b.size >= PARAGRAPH_CHARS:
-                yield from b.flush()
-    if b.fence is not None:  # a fence left open runs to the end (its last blank lines
-        while len(b.lines) > 1 and not b.lines[-1].strip():  # are the file's end)
-            b.lines.pop()
-        yield from b.flush_code(reopen=False)
-    else:
-        yield from b.flush()
+    reader = _Reader()
+    for segment in _segments(_without_front_matter(lines)):
+        yield from reader.segment(segment)

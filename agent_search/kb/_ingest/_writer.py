@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from agent_search.embedding import Embedder
-from agent_search.kb._ingest._chunking import Chunk
+from agent_search.kb._ingest._chunking import CHUNKER, Chunk
 from agent_search.kb._ingest._loaders import Skipped
 from agent_search.kb._store import (
     BASE_INDEXES,
@@ -188,7 +188,8 @@ class Writer:
         # the first round's vectors give the model's size (a remote model's is learnt)
         dimensions = int(self.rounds[0][1].result().shape[1]) if self.rounds else \
             int(self.embedder.embed([self.pending[0].text]).shape[1])
-        meta = collection_meta(self.settings, self.embedder, self.avgdl)
+        meta = {**collection_meta(self.settings, self.embedder, self.avgdl),
+                "chunker": CHUNKER}
         self.store.create(self.collection, dimensions, meta, BASE_INDEXES)
         self.meta = meta
         self.created = True

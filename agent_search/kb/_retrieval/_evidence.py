@@ -117,15 +117,31 @@ def reliability(evidence: float, middle: float) -> float:
     return min(1.0, max(0.0, (share - EVIDENCE.weak) / (1.0 - EVIDENCE.weak)))
 
 
+NAMED = 0.8
+"""A query term that carries at least this share of the query's BM25 weight *is* what the
+query asks about (a one-word query: a surname, a product code, an identifier)."""
+
+
 def single_word_shares(store: KBStore, collection: str, ids: list[str],
-                        sparse: SparseVec, idf: NDArray[np.float64], bound: float
-                        ) -> dict[str, float]:
+                        sparse: SparseVec, idf: NDArray[np.float64], bound: float,
+                        rare_idf: float = math.inf) -> dict[str, float]:
     """Per chunk, the largest part of its coverage one query word gives (read from the
-    chunks' stored BM25 vectors: one call for the hits being scored)."""
+    chunks' stored BM25 vectors: one call for the hits being scored).
+
+    Except a term that is the query (:data:`NAMED` of its weight) and rare in the
+    collection (idf at least ``rare_idf``: a few chunks hold it): a chunk holding it
+    exactly is what was asked for, not a coincidence of one shared word among several,
+    so its part is not discounted. "Raghunathan" alone finds the one page naming her;
+    "how long to boil an egg for a soft yolk" still gets nothing from a cytometry
+    abstract's "yolk"."""
     if not ids:
         return {}
-    weight = {t: float(i) * v for t, i, v in zip(sparse.indices, idf.tolist(), sparse.values,
+    idfs = idf.tolist()
+    weight = {t: float(i) * v for t, i, v in zip(sparse.indices, idfs, sparse.values,
                                                  strict=True)}
+    total = sum(weight.values())
+    named = {t for t, i in zip(sparse.indices, idfs, strict=True)
+             if total > 0 and weight[t] >= NAMED * total and i >= rare_idf}
     out: dict[str, float] = {}
     # the BM25 vectors only: the dense ones would be read and converted for nothing
     for rec in store.retrieve(collection, ids, payload=False, vectors=[SPARSE]):
@@ -133,5 +149,5 @@ def single_word_shares(store: KBStore, collection: str, ids: list[str],
         if vec is None:
             continue
         out[rec.id] = max((weight[t] * w for t, w in zip(vec.indices, vec.values, strict=True)
-                           if t in weight), default=0.0) / bound
+                           if t in weight and t not in named), default=0.0) / bound
     return out

@@ -70,6 +70,7 @@ from agent_search.kb._retrieval._evidence import (
     single_word_shares,
     sparse_evidence_score,
 )
+from agent_search.kb._retrieval._foreign import FOREIGN
 from agent_search.kb._retrieval._hits import Hit as Hit  # re-exported: the handler and tests use it
 from agent_search.kb._retrieval._hits import reranked, with_payloads
 from agent_search.kb._store import (
@@ -225,7 +226,11 @@ def _search(store: KBStore, collection: str, plan: QueryPlan,
             return {}
         idf = (stats.idf(sparse.indices) if stats is not None
                else np.full(len(sparse.indices), math.log1p(max(points, 1))))
-        return single_word_shares(store, collection, ids, sparse, idf, bound)
+        # rare: as the foreign-word rule counts it, a share of the largest idf the
+        # collection can give (only with its statistics: a server's idf is a guess)
+        rare = (FOREIGN.rare * math.log1p((stats.points + 0.5) / 0.5)
+                if stats is not None and stats.points > 0 else math.inf)
+        return single_word_shares(store, collection, ids, sparse, idf, bound, rare)
 
     if plan.mode == "dense" or (plan.mode == "hybrid" and sparse is None
                                 and plan.fusion in ("rrf", "dbsf")):
