@@ -267,7 +267,8 @@ def _check_types(requests: Sequence[RequestModel], known: Sequence[str], *,
                            param=param, code="unknown_search_type")
 
 
-@router.post("/v1/research", tags=["search"])
+@router.post("/v1/research", tags=["search"],
+             openapi_extra={**_SECURED, **_body_doc(ResearchBody)})
 async def research(request: Request) -> Response:
     """A question researched in rounds of searches under the caller's identity: the
     parts, each one's coverage and citations, the rounds, the references and why it

@@ -67,7 +67,7 @@ async def test_mcp_session_lists_and_calls_the_search_tools(
         await session.initialize()
 
         tools = {t.name: t for t in (await session.list_tools()).tools}
-        assert set(tools) == {"web_search", "kb_search", "db_search", "search"}
+        assert set(tools) == {"web_search", "kb_search", "db_search", "search", "research"}
         web_schema = tools["web_search"].input_schema
         assert web_schema["required"] == ["query"]
         assert web_schema["properties"]["query"]["minLength"] == 1
