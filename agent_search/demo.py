@@ -34,8 +34,11 @@ console = Console()
 
 
 def _knowledge_sources() -> list[Path]:
-    sources = [ROOT / "README.md", ROOT / "docs"]
-    return [p for p in sources if p.exists()]
+    """The README and the Markdown pages of ``docs/``: the text a user asks about. The
+    folder's screenshot would be read by OCR, and a page shot in two columns reads as
+    lines across both, which is noise beside the pages that say the same."""
+    pages = sorted((ROOT / "docs").rglob("*.md")) if (ROOT / "docs").is_dir() else []
+    return [p for p in [ROOT / "README.md", *pages] if p.exists()]
 
 
 async def build_demo_data() -> None:
