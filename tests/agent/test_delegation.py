@@ -60,7 +60,8 @@ async def test_keyword_by_mcp_tool(make_assistant) -> None:
 
 @pytest.mark.slow
 async def test_keyword_tool_failure_and_timeout_fall_back(make_assistant) -> None:
-    web = StaticHandler("web", web_items(1))
+    # keywords are extracted only for a handler that asks for them (the web handler does)
+    web = StaticHandler("web", web_items(1), keyword_queries=True)
     a = make_assistant(WEB_ONLY, agent_yml=yml({"keyword": "mcp:tools.broken"}),
                        handlers=[web])
     events = await run(a, "cheap hotels in Paris")
@@ -69,7 +70,7 @@ async def test_keyword_tool_failure_and_timeout_fall_back(make_assistant) -> Non
     assert "hotels" in web.requests[0].query  # builtin keywords were used
     b = make_assistant(WEB_ONLY, assistant_id="t2",
                        agent_yml=yml({"keyword": "mcp:tools.slow"}, delegation={"timeout": 2}),
-                       handlers=[StaticHandler("web", web_items(1))])
+                       handlers=[StaticHandler("web", web_items(1), keyword_queries=True)])
     events = await run(b, "cheap hotels in Paris")
     rec = await record_of(b, events)
     assert any("timed out after 2s, used builtin" in w for w in rec.warnings), rec.warnings
