@@ -2,7 +2,8 @@
 table row with its header.
 
 A reference's text is Markdown (a kb chunk keeps its document's own Markdown), read into
-blocks by markdown-it (CommonMark, the parser the grounding uses too) rather than by
+blocks by the package's one Markdown reader (:func:`agent_search._markdown.block_parser`,
+which the kb's chunking and the grounding use too) rather than by
 lines: quoting by lines had joined two sentences across a code block it dropped and
 turned an instruction into its opposite ("To roll back, run the rollback script: Never
 roll back during a migration."), and quoted half of a table row. The units quoted:
@@ -18,16 +19,15 @@ budget of characters; a sentence is never cut but for one that alone is far past
 
 from __future__ import annotations
 
-import functools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from agent_search._markdown import block_parser
 from agent_search.agent.llm._sentences import split_sentences
 
 if TYPE_CHECKING:
-    from markdown_it import MarkdownIt
     from markdown_it.token import Token
 
 MAX_CODE_CHARS = 800
@@ -53,16 +53,9 @@ class Unit:
     """What a table row is matched on: its cells (every row holds the header's words)."""
 
 
-@functools.cache
-def _parser() -> MarkdownIt:
-    from markdown_it import MarkdownIt
-
-    return MarkdownIt("commonmark").enable("table")
-
-
 def units(text: str) -> list[Unit]:
     """The quotable units of ``text`` in order."""
-    tokens = _parser().parse(text)
+    tokens = block_parser().parse(text)
     out: list[Unit] = []
     header: list[str] = []
     row: list[str] | None = None
