@@ -29,7 +29,13 @@ from agent_search.agent._tools import (
     run_tool_call,
     search_tool_spec,
 )
-from agent_search.agent.llm import ChatClient, LLMError, OpenAIChatClient, stream_offline_answer
+from agent_search.agent.llm import (
+    ChatClient,
+    LLMError,
+    OpenAIChatClient,
+    completion_text,
+    stream_offline_answer,
+)
 from agent_search.agent.llm.base import ChatEvent, ToolCall
 from agent_search.agent.options import Options
 from agent_search.agent.package import AssistantPackage
@@ -205,18 +211,12 @@ class Answerer:
                 return grounding
             passages = {i.citation_id: i.content or "" for i in references if i.citation_id}
             verified, warnings = await verify(
-                grounding, passages, functools.partial(_whole_answer, client),
+                grounding, passages, functools.partial(completion_text, client),
                 name=settings.verifier, timeout=settings.timeout, limit=settings.sentences)
             node.attributes.setdefault("warnings", []).extend(warnings)
             return verified
         finally:
             node.finish()
-
-
-async def _whole_answer(client: ChatClient, messages: Sequence[dict[str, str]]) -> str:
-    """One completion's text, whole (for the grounding verifier)."""
-    parts = [ev.text async for ev in client.stream_chat(messages) if ev.kind == "text"]
-    return "".join(parts)
 
 
 async def _turn(events: AsyncIterator[ChatEvent], out: TextOut, warnings: list[str]

@@ -27,7 +27,7 @@ from typing import Any
 import anyio
 
 from agent_search.agent._conversation import Message, message_text
-from agent_search.agent.llm import ChatClient, LLMError
+from agent_search.agent.llm import ChatClient, LLMError, completion_text
 from agent_search.query.followup import MAX_EARLIER_TURNS, MAX_TURN_CHARS, own_words, read_text
 
 MAX_REWRITE_CHARS = 500
@@ -127,12 +127,12 @@ async def rewrite_conversation(client: ChatClient, messages: Sequence[Message],
               {"role": "user", "content": conversation}]
     try:
         with anyio.fail_after(timeout):
-            parts = await _text_of(client, prompt)
+            answer = await completion_text(client, prompt)
     except TimeoutError:
         return _fallback(builtin, f"gave no question within {timeout:g} s")
     except LLMError as exc:
         return _fallback(builtin, f"failed: {exc}")
-    text = " ".join("".join(parts).split()).strip().strip('"')[:MAX_REWRITE_CHARS]
+    text = " ".join(answer.split()).strip().strip('"')[:MAX_REWRITE_CHARS]
     if not text:
         return _fallback(builtin, "answered nothing")
     answers = [message_text(m)[:MAX_ANSWER_CHARS] for m in messages
@@ -141,22 +141,6 @@ async def rewrite_conversation(client: ChatClient, messages: Sequence[Message],
     if problem:
         return _fallback(builtin, f"{problem} ({text[:120]!r})")
     return Reading(text, last=text, earlier=[], how="rewritten by the language model")
-
-
-async def _text_of(client: ChatClient, prompt: list[Message]) -> list[str]:
-    """The text of one completion; the stream is closed however it ends."""
-    stream = client.stream_chat(prompt)
-    parts: list[str] = []
-    try:
-        async for event in stream:
-            if event.kind == "text":
-                parts.append(event.text)
-    finally:
-        close = getattr(stream, "aclose", None)
-        if close is not None:
-            with anyio.CancelScope(shield=True):
-                await close()
-    return parts
 
 
 def _fallback(builtin: Reading, why: str) -> Reading:

@@ -1,6 +1,6 @@
 """Chat model clients: OpenAI-compatible streaming, and the offline extractive responder."""
 
-from agent_search.agent.llm.base import ChatClient, ChatEvent, LLMError, ToolCall
+from agent_search.agent.llm.base import ChatClient, ChatEvent, LLMError, ToolCall, completion_text
 from agent_search.agent.llm.offline import offline_answer, stream_offline_answer
 from agent_search.agent.llm.openai import OpenAIChatClient
 
@@ -10,6 +10,7 @@ __all__ = [
     "LLMError",
     "OpenAIChatClient",
     "ToolCall",
+    "completion_text",
     "offline_answer",
     "stream_offline_answer",
 ]

@@ -7,6 +7,8 @@ from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
+import anyio
+
 from agent_search.errors import RunError
 
 
@@ -38,3 +40,21 @@ class ChatClient(Protocol):
                     tools: Sequence[dict[str, Any]] | None = None) -> AsyncIterator[ChatEvent]:
         """Stream one completion. Raises :class:`LLMError` on failure."""
         ...
+
+
+async def completion_text(client: ChatClient, messages: Sequence[dict[str, Any]]) -> str:
+    """The text of one completion, whole (the steps that read an answer at once: the
+    follow-up rewrite, the grounding verifier). The stream is closed however it ends, so
+    a deadline that cancels the read does not leave its connection open."""
+    stream = client.stream_chat(messages)
+    parts: list[str] = []
+    try:
+        async for event in stream:
+            if event.kind == "text":
+                parts.append(event.text)
+    finally:
+        close = getattr(stream, "aclose", None)
+        if close is not None:
+            with anyio.CancelScope(shield=True):
+                await close()
+    return "".join(parts)
