@@ -515,6 +515,12 @@ def main() -> None:
     parts = [p.strip() for p in args.parts.split(",") if p.strip()]
     if bad := [p for p in parts if p not in PARTS]:
         parser.error(f"--parts {','.join(bad)}: no such part; known: {', '.join(PARTS)}")
+    llm = None
+    if args.llm_url:  # options are checked before any data is read or any line printed
+        llm = _llm_module().LLMSpec(args.llm_url, args.llm_model, args.llm_key_env,
+                                    args.llm_timeout)
+        if (problem := llm.problem()) is not None:
+            parser.error(problem)
     loaded = {p: load(p) for p in parts}
     for p in [p for p in parts if loaded[p] is None]:
         print(f"{p} part skipped: no data at {DATA if p == 'public' else UNSEEN}")
@@ -522,12 +528,6 @@ def main() -> None:
     known = sorted({q["db_id"] for p in parts for q in loaded[p] or []})
     if args.db and args.db not in known:
         parser.error(f"--db {args.db!r}: no such database; known: {', '.join(known)}")
-    llm = None
-    if args.llm_url:
-        llm = _llm_module().LLMSpec(args.llm_url, args.llm_model, args.llm_key_env,
-                                    args.llm_timeout)
-        if (problem := llm.problem()) is not None:
-            parser.error(problem)
     import anyio
     if args.json:
         now = anyio.run(run, args.db, args.show, None, True, parts[0])
