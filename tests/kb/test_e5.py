@@ -18,7 +18,7 @@ from agent_search.embedding import (
     get_embedder,
     prepare_e5_dir,
 )
-from agent_search.embedding._e5 import _Q4, build_tokenizer, dequantize, read_q4_file
+from agent_search.embedding._multilingual_e5 import _Q4, build_tokenizer, dequantize, read_q4_file
 from agent_search.kb import ingest_paths, list_collections
 from agent_search.kb.settings import E5_MODEL, KBSettings
 

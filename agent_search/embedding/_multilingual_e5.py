@@ -301,7 +301,7 @@ def prepare_e5_dir(home: Path, max_tokens: int) -> Path:
     tmp = Path(tempfile.mkdtemp(prefix=".tmp-", dir=target.parent))
     try:
         code = ("import sys; from pathlib import Path; "
-                "from agent_search.embedding._e5 import build_e5_dir as b; "
+                "from agent_search.embedding._multilingual_e5 import build_e5_dir as b; "
                 "b(Path(sys.argv[1]), Path(sys.argv[2]), int(sys.argv[3]))")
         done = subprocess.run([sys.executable, "-c", code, str(source), str(tmp),
                                str(max_tokens)], capture_output=True, text=True, check=False)
