@@ -136,6 +136,28 @@ async def test_a_registered_class_is_a_provider_like_the_builtin_ones(
     assert EchoProvider(api_key=None).native_records({"text": "x"}) is None
 
 
+class TimeoutProvider(EchoProvider):
+    name = "timeout"
+
+
+class LegacyEchoProvider(EchoProvider):
+    """A provider written before providers had sections: it read shared ``web`` keys."""
+
+    name = "legacy"
+    settings_model = ProviderSettings
+    settings_options = ("language",)
+
+
+def test_a_provider_reading_shared_keys_still_works_with_a_warning(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(PROVIDER_CLASSES, "legacy", LegacyEchoProvider)
+    with pytest.warns(DeprecationWarning, match="web.language is deprecated"):
+        settings = WebSettings(provider="legacy", language="it")
+    with pytest.warns(DeprecationWarning, match="settings_options is deprecated"):
+        provider = create_provider(settings)
+    assert isinstance(provider, LegacyEchoProvider) and provider.language == "it"
+
+
 def _plugins(monkeypatch: pytest.MonkeyPatch, *points: EntryPoint) -> None:
     """The entry points a package of the caller's would declare, read afresh."""
     def found(group: str) -> tuple[EntryPoint, ...]:
@@ -163,7 +185,7 @@ def test_a_bad_provider_entry_point_is_a_configuration_error(
     for point, message in [
             (EntryPoint("echo", f"{__name__}:EchoSettings", group), "not a WebProvider"),
             (EntryPoint("google", f"{__name__}:EchoProvider", group), "already in use"),
-            (EntryPoint("timeout", f"{__name__}:EchoProvider", group), "already in use"),
+            (EntryPoint("timeout", f"{__name__}:TimeoutProvider", group), "name of a web key"),
             (EntryPoint("echo2", f"{__name__}:EchoProvider", group), "differs from")]:
         _plugins(monkeypatch, point)
         with pytest.raises(ConfigError, match=message):

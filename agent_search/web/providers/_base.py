@@ -15,6 +15,7 @@ import logging
 import math
 import os
 import time
+import warnings
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -201,6 +202,10 @@ class WebProvider(ABC):
     def options_from(cls, settings: WebSettings) -> dict[str, Any]:
         """The constructor arguments particular to this provider: its section
         ``web.<name>`` (validated by :attr:`settings_model`)."""
+        if cls.settings_options:
+            warnings.warn(f"{cls.__name__}.settings_options is deprecated: give the provider "
+                          f"a settings_model (its keys then sit in web.{cls.name})",
+                          DeprecationWarning, stacklevel=2)
         legacy = {option: getattr(settings, option, None) for option in cls.settings_options}
         return {**legacy, **settings.options_for(cls).model_dump()}
 
