@@ -53,8 +53,7 @@ LEGACY_KEYS: tuple[str, ...] = ("cx", "cx_env", "engine", "country", "language",
 read for a release, with a DeprecationWarning."""
 
 __all__ = ["LEGACY_KEYS", "BreakerSettings", "CallBudget", "FetchSettings",
-           "MCPSearchServerSettings",
-           "RetrySettings", "WebSettings"]
+           "MCPSearchServerSettings", "RetrySettings", "WebSettings"]
 
 
 class WebSettings(WebConfig):
@@ -121,7 +120,10 @@ class WebSettings(WebConfig):
         data = dict(data)
         options = dict(data.get("provider_options") or {})
         for name in provider_names():
-            if name in data and name not in cls.model_fields:
+            if name in cls.model_fields:
+                raise ValueError(f"the web provider {name!r} takes the name of a web key; "
+                                 "a provider's name is its section's key")
+            if name in data:
                 section = data.pop(name)
                 options[name] = {**options.get(name, {}), **section} \
                     if isinstance(section, dict) else section
