@@ -78,13 +78,11 @@ _plugins_read = False
 
 
 def _check_name(name: str, cls: type[WebProvider], where: str) -> None:
-    """A provider's name is its section key under ``web``: it must be free there, and
-    its class must answer to it."""
-    from agent_search.web.settings import WebSettings  # the settings import this package
-
-    if name in WebSettings.model_fields or name in PROVIDER_CLASSES:
+    """A provider's name is its section key under ``web``: no other provider may have
+    it (the settings refuse one named like a ``web`` key), and its class answers to it."""
+    if name in PROVIDER_CLASSES:
         raise ConfigError(f"web provider plug-in {name!r} ({where}) takes a name already "
-                          "in use by a web key or another provider", key=where)
+                          "in use by another provider", key=where)
     if cls.name != name:
         raise ConfigError(f"web provider plug-in {where}: the entry point's name {name!r} "
                           f"differs from the class's name {cls.name!r}", key=where)
