@@ -36,6 +36,18 @@ class KBSettings(KBConfig):
     section = "kb"
 
     api_key_env: str | None = Field(default=None, description="env var holding the server key")
+    store: str | None = Field(default=None, description=(
+        "the store: 'edge' (Qdrant's engine in the process, under the data home) or "
+        "'qdrant' (a Qdrant server at kb.url), or a plug-in's name; default: 'qdrant' "
+        "when kb.url is set, else 'edge'"))
+
+    @field_validator("store")
+    @classmethod
+    def _lower(cls, value: str | None) -> str | None:
+        """The name as the table spells it; the table is read when the store is opened
+        (an unknown name is a StoreError naming ``kb.store`` and the names there are):
+        the store package sits below these settings and is not imported by them."""
+        return value.strip().lower() if value is not None else None
 
     # embeddings (recorded per collection at creation; later ingests must agree)
     embedding_provider: EmbeddingProvider = "fastembed"
@@ -155,6 +167,9 @@ class KBSettings(KBConfig):
             raise ValueError("chunk_overlap must be smaller than chunk_tokens")
         if self.embedding_provider == "openai" and not self.embedding_url:
             raise ValueError("embedding_provider 'openai' needs embedding_url")
+        if self.store == "qdrant" and not self.url:
+            raise ValueError("store 'qdrant' needs url (the server's address, or "
+                             "file:///abs/folder for qdrant-client's local mode)")
         return self
 
     @classmethod

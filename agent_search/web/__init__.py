@@ -4,8 +4,11 @@
 >>> searcher.registry.register(create_handler(config))
 
 Providers (``web.provider``): tavily, serper, serpapi, brave, google, bing, searxng and
-``mcp:<server>``; each is also usable on its own (:func:`create_provider`, or a provider
-class) with ``await provider.search(query, limit=..., sites=..., time_range=...)``.
+``mcp:<server>``, each with its own keys in ``web.<provider>``; each is also usable on
+its own (:func:`create_provider`, or a provider class) with
+``await provider.search(query, limit=..., sites=..., time_range=...)``. A provider of
+your own is one module registered by an ``agent_search.web_providers`` entry point
+(see :mod:`agent_search.web.providers`).
 """
 
 from __future__ import annotations

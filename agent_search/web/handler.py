@@ -42,7 +42,7 @@ from agent_search.registry import config_option, parse_options
 from agent_search.trace import span
 from agent_search.types import Count, Request, Result, ResultItem
 from agent_search.web.errors import CircuitOpenError, MissingAPIKeyError, ProviderError
-from agent_search.web.settings import FetchSettings, WebSettings
+from agent_search.web.settings import LEGACY_KEYS, FetchSettings, WebSettings
 
 if TYPE_CHECKING:  # imported where used: the providers' HTTP clients load on the first search
     from agent_search.web._resilience import CircuitBreaker
@@ -201,9 +201,8 @@ class WebHandler:
         if known is not None and known[0] is settings:
             return known[1]
         key = settings.model_dump_json(
-            include={"provider", "base_url", "timeout", "cx", "cx_env", "engine", "country",
-                     "language", "search_depth", "include_answer", "mcp_servers", "retry",
-                     "breaker", "api_key_env"})
+            include={"provider", "base_url", "timeout", "provider_options", *LEGACY_KEYS,
+                     "mcp_servers", "retry", "breaker", "api_key_env"})
         self._config_keys[id(settings)] = (settings, key)
         return key
 

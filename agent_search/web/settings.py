@@ -3,11 +3,25 @@
 ``SearchConfig.web`` keeps unknown keys; :class:`WebSettings` validates all of them, so a
 typo in ``search.yao`` is a :class:`~agent_search.errors.ConfigError` naming the key
 rather than a silently ignored option.
+
+The section holds what every provider shares (which provider, its endpoint, key
+variable, timeouts, retries, budget, page fetching); a provider's own keys sit in its
+own section ``web.<provider>``, checked by the provider's settings model::
+
+    web:
+      provider: google
+      google: {cx: 0123456789abcdef, language: de}
+
+The flat spellings of earlier releases (``web.cx``, ``web.engine``, ``web.country``,
+``web.language``, ``web.search_depth``, ``web.include_answer``, ``web.cx_env``) still
+work, with a DeprecationWarning: each applies to every provider whose settings have
+that key, as before, and a provider's own section wins over it.
 """
 
 from __future__ import annotations
 
-from typing import Any, Literal
+import warnings
+from typing import TYPE_CHECKING, Any
 
 from pydantic import (
     BaseModel,
@@ -30,8 +44,16 @@ from agent_search.web._limits import (
     RetrySettings,
 )
 
-__all__ = ["BreakerSettings", "CallBudget", "FetchSettings", "MCPSearchServerSettings",
-           "RetrySettings", "WebSettings"]
+if TYPE_CHECKING:
+    from agent_search.web.providers import ProviderSettings, WebProvider
+
+LEGACY_KEYS: tuple[str, ...] = ("cx", "cx_env", "engine", "country", "language",
+                                "search_depth", "include_answer")
+"""Provider keys the shared section took before each provider had its own section;
+read for a release, with a DeprecationWarning."""
+
+__all__ = ["LEGACY_KEYS", "BreakerSettings", "CallBudget", "FetchSettings",
+           "MCPSearchServerSettings", "RetrySettings", "WebSettings"]
 
 
 class WebSettings(WebConfig):
@@ -47,15 +69,22 @@ class WebSettings(WebConfig):
     base_url: str | None = None
     timeout: Number = Field(default=10.0, gt=0, description="Seconds per provider attempt")
 
-    # provider extras
-    cx: str | None = Field(default=None, description="Google Programmable Search engine id")
-    cx_env: str = "GOOGLE_CSE_ID"
-    engine: str = Field(default="google", description="SerpAPI engine")
-    country: str | None = None
-    language: str | None = None
-    search_depth: Literal["basic", "advanced", "fast", "ultra-fast"] = "basic"
-    include_answer: bool = Field(default=True, description="Tavily/Serper answer as first item")
+    # each provider's own keys: written ``web.<provider>: {...}``, kept here by name
+    provider_options: dict[str, dict[str, Any]] = Field(default_factory=dict, description=(
+        "each provider's own section by provider name; write it as web.<provider>"))
     mcp_servers: dict[str, MCPSearchServerSettings] = Field(default_factory=dict)
+
+    # deprecated flat spellings of provider keys (see LEGACY_KEYS); None: not set
+    cx: str | None = Field(default=None, description="deprecated: web.google.cx")
+    cx_env: str | None = Field(default=None, description="deprecated: web.google.cx_env")
+    engine: str | None = Field(default=None, description="deprecated: web.serpapi.engine")
+    country: str | None = Field(default=None, description="deprecated: web.<provider>.country")
+    language: str | None = Field(default=None,
+                                 description="deprecated: web.<provider>.language")
+    search_depth: str | None = Field(default=None,
+                                     description="deprecated: web.tavily.search_depth")
+    include_answer: bool | None = Field(
+        default=None, description="deprecated: web.<provider>.include_answer")
 
     providers: list[str | dict[str, Any]] = Field(default_factory=list, description=(
         "Providers in order of preference: a name, or a mapping of web keys for that "
@@ -75,6 +104,70 @@ class WebSettings(WebConfig):
     retry: RetrySettings = Field(default_factory=RetrySettings)
     breaker: BreakerSettings = Field(default_factory=BreakerSettings)
     fetch: FetchSettings = Field(default_factory=FetchSettings)
+
+    _sections: dict[str, ProviderSettings] = PrivateAttr(default_factory=dict)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _gather_sections(cls, data: Any) -> Any:
+        """Move each ``web.<provider>`` section into ``provider_options`` (the provider
+        names come from the registry, plug-ins included); warn once for each deprecated
+        flat provider key that is set."""
+        if not isinstance(data, dict):
+            return data
+        from agent_search.web.providers import provider_names
+
+        data = dict(data)
+        options = dict(data.get("provider_options") or {})
+        for name in provider_names():
+            if name in cls.model_fields:
+                raise ValueError(f"the web provider {name!r} takes the name of a web key; "
+                                 "a provider's name is its section's key")
+            if name in data:
+                section = data.pop(name)
+                options[name] = {**options.get(name, {}), **section} \
+                    if isinstance(section, dict) else section
+        data["provider_options"] = options
+        for key in LEGACY_KEYS:
+            if data.get(key) is not None:
+                warnings.warn(f"web.{key} is deprecated: write it in the provider's own "
+                              f"section, web.<provider>.{key} (e.g. web.{_example(key)}.{key})",
+                              DeprecationWarning, stacklevel=2)
+        return data
+
+    @model_validator(mode="after")
+    def _check_sections(self) -> WebSettings:
+        """Each named section and the chosen provider's, checked by the provider's own
+        settings model now, so a bad key is an error at load naming it."""
+        from agent_search.web.providers import PROVIDER_CLASSES
+
+        for name in sorted({*self.provider_options, self.provider.partition(":")[0]}):
+            cls = PROVIDER_CLASSES.get(name)
+            if cls is None:
+                raise ValueError(f"provider_options: no provider is named {name!r}")
+            self.options_for(cls)
+        return self
+
+    def options_for(self, provider: type[WebProvider]) -> ProviderSettings:
+        """The settings of ``provider``'s own section, ``web.<name>`` (deprecated flat
+        keys fill what the section leaves unset)."""
+        known = self._sections.get(provider.name)
+        if known is not None:
+            return known
+        model = provider.settings_model
+        legacy = {key: getattr(self, key) for key in LEGACY_KEYS
+                  if key in model.model_fields and getattr(self, key) is not None}
+        try:
+            settings = model.model_validate(
+                {**legacy, **self.provider_options.get(provider.name, {})})
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            if err["type"] == "extra_forbidden":  # worded as the config's own unknown keys
+                where = ".".join(str(p) for p in err["loc"])
+                raise ValueError(f"{provider.name}.{where}: unknown key") from None
+            raise ValueError(f"{provider.name}.{validation_summary(exc, '')}") from None
+        self._sections[provider.name] = settings
+        return settings
 
     @field_validator("provider")
     @classmethod
@@ -137,3 +230,11 @@ class WebSettings(WebConfig):
             return cls.model_validate(data)
         except ValidationError as exc:
             raise config_error(exc, section="web", model=cls) from exc
+
+
+_EXAMPLES = {"cx": "google", "cx_env": "google", "engine": "serpapi", "search_depth": "tavily",
+             "include_answer": "tavily", "country": "tavily", "language": "google"}
+
+
+def _example(key: str) -> str:
+    return _EXAMPLES.get(key, "tavily")

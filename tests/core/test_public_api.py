@@ -97,7 +97,7 @@ PUBLIC_MODULES: dict[str, list[str]] = {
     "agent_search.db": ["handler", "models", "sample", "settings"],
     "agent_search.embedding": [],
     "agent_search.grounding": [],
-    "agent_search.kb": ["calibrate", "evaluation", "handler", "ingest", "settings"],
+    "agent_search.kb": ["calibrate", "evaluation", "handler", "ingest", "settings", "store"],
     "agent_search.mcp": ["client", "server"],
     "agent_search.research": [],
     "agent_search.mcp.client": ["settings"],

@@ -18,7 +18,7 @@ pytestmark = pytest.mark.anyio
 
 
 def make(server: LocalServer, provider: str, **extra: Any) -> WebProvider:
-    settings = WebSettings(provider=provider, base_url=server.url, **extra)
+    settings = WebSettings(provider=provider, base_url=server.url, **{provider: extra})
     return create_provider(settings, api_key=SECRET)
 
 

@@ -113,7 +113,8 @@ async def test_tavily_429_retry_after_seen_through_the_official_client(
     server.route("POST", "/search", [
         Reply(429, {"detail": {"error": "rate"}}, {"Retry-After": "0.2"}),
         Reply(body=recorded("tavily_site_filter_devblogs_microsoft.com.json"))])
-    settings = WebSettings(provider="tavily", base_url=server.url, include_answer=False)
+    settings = WebSettings(provider="tavily", base_url=server.url,
+                           tavily={"include_answer": False})
     async with create_provider(settings, api_key=SECRET) as provider:
         started = time.perf_counter()
         items = await provider.search("q")

@@ -26,8 +26,8 @@ RANK_PROVIDERS = {"bing": "bing_what_is_the_semantic_kernel.json",
 def provider(name: str, **extra: Any) -> WebProvider:
     if name == "google":
         extra.setdefault("cx", "cx-id")
-    return create_provider(WebSettings(provider=name, base_url="http://127.0.0.1:9", **extra),
-                           api_key=SECRET)
+    return create_provider(WebSettings(provider=name, base_url="http://127.0.0.1:9",
+                                       **{name: extra}), api_key=SECRET)
 
 
 def payload(file: str) -> Any:

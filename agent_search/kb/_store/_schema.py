@@ -11,14 +11,16 @@ the kb handler and the migration read by them; this module depends on neither.
 from __future__ import annotations
 
 import uuid
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agent_search.embedding import Embedder
 from agent_search.errors import InputError
 from agent_search.kb._store._filters import IndexKind
 from agent_search.kb._store._sparse import BM25
 from agent_search.kb._store._tenancy import ACL_INDEXES, Access
-from agent_search.kb.settings import KBSettings
+
+if TYPE_CHECKING:
+    from agent_search.kb.settings import KBSettings
 
 _ID_NAMESPACE = uuid.UUID("6f1c1b2e-55a4-4b8e-9a57-3f0f7f0c2a11")
 ID_SCHEME = 2  # payload "id_scheme" of points keyed by source key (absent: legacy ids)

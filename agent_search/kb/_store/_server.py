@@ -16,7 +16,8 @@ from __future__ import annotations
 import functools
 import os
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from agent_search.kb._store._base import (
@@ -51,10 +52,11 @@ from agent_search.kb._store._stats import CollectionStats
 from agent_search.kb._store._stats_keeper import StatsKeeper
 from agent_search.kb._store._stats_state import Repaired
 from agent_search.kb._store._stats_vault import SIBLING_PREFIX, ServerVault
-from agent_search.kb.settings import KBSettings
 
 if TYPE_CHECKING:  # qdrant-client is imported where it is used: it takes ~1 s
     from qdrant_client import QdrantClient, models
+
+    from agent_search.kb.settings import KBSettings
 
 
 LOCAL_SCHEME = "file://"
@@ -97,6 +99,22 @@ class ServerStore:
         self.lock = threading.RLock()
         self._keeper = StatsKeeper(self, lambda name: ServerVault(client, name))
 
+    @contextmanager
+    def _named(self, name: str) -> Iterator[None]:
+        """Hold the lock for an operation on the collection ``name``; a failure because
+        the collection does not exist is :class:`CollectionNotFound`, as on the embedded
+        store (the client says so differently: ValueError in local mode, a 404 from a
+        server)."""
+        with self.lock:
+            try:
+                yield
+            except StoreError:
+                raise
+            except Exception as exc:
+                if not self.client.collection_exists(name):
+                    raise CollectionNotFound(name) from exc
+                raise
+
     def collections(self) -> list[str]:
         with self.lock:
             return sorted(c.name for c in self.client.get_collections().collections
@@ -118,6 +136,8 @@ class ServerStore:
                indexes: dict[str, IndexKind]) -> None:
         from qdrant_client import models
         with self.lock:
+            if self.client.collection_exists(name):
+                raise StoreError(f"collection {name!r} already exists")
             self.client.create_collection(
                 name,
                 vectors_config={DENSE: models.VectorParams(size=dimensions,
@@ -129,7 +149,7 @@ class ServerStore:
             self._keeper.created(name, dimensions)
 
     def update_meta(self, name: str, meta: dict[str, Any]) -> None:
-        with self.lock:
+        with self._named(name):
             self.client.update_collection(name, metadata=meta)
 
     def drop(self, name: str) -> bool:
@@ -148,7 +168,7 @@ class ServerStore:
                   "integer": models.PayloadSchemaType.INTEGER,
                   "float": models.PayloadSchemaType.FLOAT,
                   "bool": models.PayloadSchemaType.BOOL, "text": models.PayloadSchemaType.TEXT}
-        with self.lock:
+        with self._named(name):
             have = self.client.get_collection(name).payload_schema or {}
             for key, kind in fields.items():
                 if key not in have:
@@ -163,7 +183,7 @@ class ServerStore:
             vector={DENSE: p.dense, SPARSE: models.SparseVector(indices=p.sparse.indices,
                                                                 values=p.sparse.values)})
             for p in points]
-        with self.lock:
+        with self._named(name):
             self._keeper.write(name, [p.id for p in points],
                                lambda: self.client.upsert(name, points=structs, wait=True))
 
@@ -172,13 +192,13 @@ class ServerStore:
         if not ids:
             return
         selector = models.PointIdsList(points=[engine_id(i) for i in ids])
-        with self.lock:
+        with self._named(name):
             self._keeper.write(name, ids, lambda: self.client.delete(
                 name, points_selector=selector, wait=True), delete=True)
 
     def scroll(self, name: str, flt: Condition | None, *, limit: int, offset: str | None,
                payload: bool | list[str], vectors: bool) -> tuple[list[Record], str | None]:
-        with self.lock:
+        with self._named(name):
             points, nxt = self.client.scroll(name, scroll_filter=to_models(flt), limit=limit,
                                              offset=engine_id(offset) if offset is not None
                                              else None, with_payload=payload,
@@ -189,7 +209,7 @@ class ServerStore:
         if not queries:
             return []
         requests = [_request(q) for q in queries]
-        with self.lock:
+        with self._named(name):
             responses = self.client.query_batch_points(name, requests=requests)
         out: list[list[Scored]] = []
         for resp in responses:
@@ -203,14 +223,14 @@ class ServerStore:
                  vectors: bool | list[str]) -> list[Record]:
         if not ids:
             return []
-        with self.lock:
+        with self._named(name):
             points = self.client.retrieve(name, ids=[engine_id(i) for i in ids],
                                           with_payload=payload,
                                           with_vectors=vectors)
         return [_record(p) for p in points]
 
     def count(self, name: str, flt: Condition | None = None) -> int:
-        with self.lock:
+        with self._named(name):
             return int(self.client.count(name, count_filter=to_models(flt), exact=True).count)
 
     def stats(self, name: str) -> CollectionStats | None:

@@ -15,11 +15,14 @@ import logging
 import math
 import os
 import time
+import warnings
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING, Any, ClassVar
+
+from pydantic import BaseModel, ConfigDict
 
 from agent_search.trace import first_line
 from agent_search.types import ResultItem
@@ -43,6 +46,24 @@ if TYPE_CHECKING:  # httpx where used: validating web.provider must not load the
 log = logging.getLogger("agent_search.web")
 
 TIME_RANGES: tuple[str, ...] = ("day", "week", "month", "year")
+
+
+class ProviderSettings(BaseModel):
+    """The keys of one provider's own section of the ``web`` configuration,
+    ``web.<provider>`` (``web: {provider: google, google: {cx: ...}}``): each provider
+    class names its model (:attr:`WebProvider.settings_model`), so a provider's keys are
+    checked, defaulted and documented by the provider, not by the shared
+    :class:`~agent_search.web.settings.WebSettings`. Unknown keys are errors naming
+    the key (``web.google.cxx``)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+class LocaleSettings(ProviderSettings):
+    """The market keys several search APIs take."""
+
+    country: str | None = None
+    language: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,8 +152,12 @@ class WebProvider(ABC):
     """The API's address (``web.base_url`` overrides)."""
     native: ClassVar[NativeFormat | None] = None
     """The API's own result records (None: the parsed items are the records)."""
+    settings_model: ClassVar[type[ProviderSettings]] = ProviderSettings
+    """The keys of the provider's own section ``web.<name>``, passed to the constructor
+    under their own names (see :meth:`options_from`)."""
     settings_options: ClassVar[tuple[str, ...]] = ()
-    """The ``web`` settings passed to the constructor under their own names."""
+    """Deprecated: ``web`` keys of the shared section passed to the constructor (a
+    provider written before :attr:`settings_model`); kept for a release."""
 
     # -- construction from the ``web`` section -------------------------------------------
 
@@ -175,8 +200,14 @@ class WebProvider(ABC):
 
     @classmethod
     def options_from(cls, settings: WebSettings) -> dict[str, Any]:
-        """The constructor arguments particular to this provider."""
-        return {option: getattr(settings, option) for option in cls.settings_options}
+        """The constructor arguments particular to this provider: its section
+        ``web.<name>`` (validated by :attr:`settings_model`)."""
+        if cls.settings_options:
+            warnings.warn(f"{cls.__name__}.settings_options is deprecated: give the provider "
+                          f"a settings_model (its keys then sit in web.{cls.name})",
+                          DeprecationWarning, stacklevel=2)
+        legacy = {option: getattr(settings, option, None) for option in cls.settings_options}
+        return {**legacy, **settings.options_for(cls).model_dump()}
 
     def __init__(self, *, api_key: str | None = None, base_url: str | None = None,
                  timeout: float = 10.0, retry: RetrySettings | None = None,

@@ -5,10 +5,32 @@ from __future__ import annotations
 from datetime import date, timedelta
 from typing import Any
 
+from pydantic import Field
+
 from agent_search.types import ResultItem
 from agent_search.web._normalize import rank_score, records_at, result_metadata, web_item
-from agent_search.web.providers._base import HttpProvider, SearchParams, site_operators
-from agent_search.web.providers._native import BingWebPage, NativeFormat, count_at
+from agent_search.web.providers._base import (
+    HttpProvider,
+    LocaleSettings,
+    SearchParams,
+    site_operators,
+)
+from agent_search.web.providers._native import NativeFormat, NativeRecord, count_at
+
+
+class BingWebPage(NativeRecord):
+    """One ``webPages.value`` entry of Bing Web Search v7."""
+
+    id: str | None = None
+    name: str | None = None
+    url: str | None = None
+    display_url: str | None = Field(default=None, alias="displayUrl")
+    snippet: str | None = None
+    date_last_crawled: str | None = Field(default=None, alias="dateLastCrawled")
+    date_published: str | None = Field(default=None, alias="datePublished")
+    language: str | None = None
+    is_family_friendly: bool | None = Field(default=None, alias="isFamilyFriendly")
+
 
 _NATIVE = NativeFormat(("webPages", "value"), BingWebPage, "url",
                        count_at("webPages", "totalEstimatedMatches"))
@@ -31,7 +53,7 @@ class BingProvider(HttpProvider):
     default_key_env = "BING_API_KEY"
     default_base_url = "https://api.bing.microsoft.com"
     native = _NATIVE
-    settings_options = ("country", "language")
+    settings_model = LocaleSettings
 
     def __init__(self, *, country: str | None = None, language: str | None = None,
                  **kwargs: Any) -> None:

@@ -12,8 +12,27 @@ from agent_search.web._normalize import (
     strip_html,
     web_item,
 )
-from agent_search.web.providers._base import HttpProvider, SearchParams, site_operators
-from agent_search.web.providers._native import BraveWebResult, NativeFormat
+from agent_search.web.providers._base import (
+    HttpProvider,
+    LocaleSettings,
+    SearchParams,
+    site_operators,
+)
+from agent_search.web.providers._native import NativeFormat, NativeRecord
+
+
+class BraveWebResult(NativeRecord):
+    """One ``web.results`` entry of the Brave Search API."""
+
+    title: str | None = None
+    url: str | None = None
+    description: str | None = None
+    age: str | None = None
+    page_age: str | None = None
+    language: str | None = None
+    profile: dict[str, Any] | None = None
+    extra_snippets: list[str] | None = None
+
 
 _NATIVE = NativeFormat(("web", "results"), BraveWebResult, "url")
 
@@ -28,7 +47,7 @@ class BraveProvider(HttpProvider):
     default_key_env = "BRAVE_API_KEY"
     default_base_url = "https://api.search.brave.com"
     native = _NATIVE
-    settings_options = ("country", "language")
+    settings_model = LocaleSettings
 
     def __init__(self, *, country: str | None = None, language: str | None = None,
                  **kwargs: Any) -> None:

@@ -10,6 +10,8 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, Any
 
+from pydantic import Field
+
 from agent_search.types import ResultItem
 from agent_search.web._normalize import (
     as_position,
@@ -21,11 +23,30 @@ from agent_search.web._normalize import (
     web_item,
 )
 from agent_search.web.errors import ProviderError
-from agent_search.web.providers._base import HttpProvider, SearchParams, site_operators
-from agent_search.web.providers._native import GoogleWebPage, NativeFormat, count_at
+from agent_search.web.providers._base import (
+    HttpProvider,
+    LocaleSettings,
+    SearchParams,
+    site_operators,
+)
+from agent_search.web.providers._native import NativeFormat, NativeRecord, count_at
 
 if TYPE_CHECKING:
     from agent_search.web.settings import WebSettings
+
+
+class GoogleWebPage(NativeRecord):
+    """One ``items`` entry of the Google Custom Search JSON API."""
+
+    kind: str | None = None
+    title: str | None = None
+    link: str | None = None
+    display_link: str | None = Field(default=None, alias="displayLink")
+    snippet: str | None = None
+    html_title: str | None = Field(default=None, alias="htmlTitle")
+    html_snippet: str | None = Field(default=None, alias="htmlSnippet")
+    formatted_url: str | None = Field(default=None, alias="formattedUrl")
+    pagemap: dict[str, Any] | None = None
 
 
 _NATIVE = NativeFormat(("items",), GoogleWebPage, "link",
@@ -33,6 +54,13 @@ _NATIVE = NativeFormat(("items",), GoogleWebPage, "link",
 
 _DATE_RESTRICT: dict[str, str] = {"day": "d1", "week": "w1", "month": "m1", "year": "y1"}
 _DATE_META_KEYS = ("article:published_time", "og:updated_time", "date", "dc.date")
+
+
+class GoogleSettings(LocaleSettings):
+    """``web.google``: the Programmable Search engine id, or the variable holding it."""
+
+    cx: str | None = Field(default=None, description="Google Programmable Search engine id")
+    cx_env: str = Field(default="GOOGLE_CSE_ID", description="variable holding the engine id")
 
 
 class GoogleProvider(HttpProvider):
@@ -43,20 +71,22 @@ class GoogleProvider(HttpProvider):
     default_key_env = "GOOGLE_API_KEY"
     default_base_url = "https://www.googleapis.com"
     native = _NATIVE
-    settings_options = ("country", "language")
+    settings_model = GoogleSettings
 
     @classmethod
     def options_from(cls, settings: WebSettings) -> dict[str, Any]:
-        """The engine id from ``web.cx``, else from the variable ``web.cx_env`` names."""
-        return {**super().options_from(settings),
-                "cx": settings.cx or os.environ.get(settings.cx_env)}
+        """The engine id from ``web.google.cx``, else from the variable
+        ``web.google.cx_env`` names."""
+        options = super().options_from(settings)
+        cx_env = options.pop("cx_env")
+        return {**options, "cx": options["cx"] or os.environ.get(cx_env)}
 
     def __init__(self, *, cx: str | None = None, country: str | None = None,
                  language: str | None = None, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         if not cx:
             raise ProviderError(self.name, "search engine id not configured "
-                                           "(set web.cx or GOOGLE_CSE_ID)")
+                                           "(set web.google.cx or GOOGLE_CSE_ID)")
         self.cx = cx
         self.country = country
         self.language = language

@@ -1,8 +1,8 @@
 """A provider's native records: its API's own result objects, typed.
 
-The record types of the builtin APIs are defined here together; each provider class
-names its :class:`NativeFormat` (where the payload keeps its results, their record type,
-the field holding a result's link, the payload's total);
+Each provider module defines its API's record type (a :class:`NativeRecord`) beside
+its class, which names its :class:`NativeFormat` (where the payload keeps its results,
+their record type, the field holding a result's link, the payload's total);
 :meth:`~agent_search.web.providers._base.WebProvider.native_records` reads a payload
 with it. Record fields are snake_case with the API's spelling as alias; fields a record
 does not name are kept (``extra="allow"``), so nothing the provider sent is lost —
@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 from agent_search._links import safe_url
 
@@ -26,84 +26,6 @@ class NativeRecord(BaseModel):
     """Base of the providers' record types."""
 
     model_config = ConfigDict(extra="allow", populate_by_name=True)
-
-
-class BingWebPage(NativeRecord):
-    """One ``webPages.value`` entry of Bing Web Search v7."""
-
-    id: str | None = None
-    name: str | None = None
-    url: str | None = None
-    display_url: str | None = Field(default=None, alias="displayUrl")
-    snippet: str | None = None
-    date_last_crawled: str | None = Field(default=None, alias="dateLastCrawled")
-    date_published: str | None = Field(default=None, alias="datePublished")
-    language: str | None = None
-    is_family_friendly: bool | None = Field(default=None, alias="isFamilyFriendly")
-
-class BraveWebResult(NativeRecord):
-    """One ``web.results`` entry of the Brave Search API."""
-
-    title: str | None = None
-    url: str | None = None
-    description: str | None = None
-    age: str | None = None
-    page_age: str | None = None
-    language: str | None = None
-    profile: dict[str, Any] | None = None
-    extra_snippets: list[str] | None = None
-
-class GoogleWebPage(NativeRecord):
-    """One ``items`` entry of the Google Custom Search JSON API."""
-
-    kind: str | None = None
-    title: str | None = None
-    link: str | None = None
-    display_link: str | None = Field(default=None, alias="displayLink")
-    snippet: str | None = None
-    html_title: str | None = Field(default=None, alias="htmlTitle")
-    html_snippet: str | None = Field(default=None, alias="htmlSnippet")
-    formatted_url: str | None = Field(default=None, alias="formattedUrl")
-    pagemap: dict[str, Any] | None = None
-
-class TavilyResult(NativeRecord):
-    """One ``results`` entry of Tavily ``/search``."""
-
-    title: str | None = None
-    url: str | None = None
-    content: str | None = None
-    score: float | None = None
-    raw_content: str | None = None
-    published_date: str | None = None
-
-class SerperResult(NativeRecord):
-    """One ``organic`` entry of Serper.dev."""
-
-    title: str | None = None
-    link: str | None = None
-    snippet: str | None = None
-    position: int | None = None
-    date: str | None = None
-
-class SerpAPIResult(NativeRecord):
-    """One ``organic_results`` entry of SerpAPI."""
-
-    title: str | None = None
-    link: str | None = None
-    snippet: str | None = None
-    position: int | None = None
-    displayed_link: str | None = None
-    date: str | None = None
-
-class SearXNGResult(NativeRecord):
-    """One ``results`` entry of a SearXNG instance's JSON API."""
-
-    title: str | None = None
-    url: str | None = None
-    content: str | None = None
-    engine: str | None = None
-    score: float | None = None
-    published_date: str | None = Field(default=None, alias="publishedDate")
 
 
 def value_at(raw: Any, *path: str) -> Any:

@@ -5,14 +5,38 @@ from __future__ import annotations
 
 from typing import Any
 
+from pydantic import Field
+
 from agent_search.types import ResultItem
 from agent_search.web._normalize import rank_score, records_at, result_metadata, web_item
-from agent_search.web.providers._base import HttpProvider, SearchParams, site_operators
-from agent_search.web.providers._native import NativeFormat, SearXNGResult, count_at
+from agent_search.web.providers._base import (
+    HttpProvider,
+    ProviderSettings,
+    SearchParams,
+    site_operators,
+)
+from agent_search.web.providers._native import NativeFormat, NativeRecord, count_at
 
 _TOTAL = count_at("number_of_results")
+class SearXNGResult(NativeRecord):
+    """One ``results`` entry of a SearXNG instance's JSON API."""
+
+    title: str | None = None
+    url: str | None = None
+    content: str | None = None
+    engine: str | None = None
+    score: float | None = None
+    published_date: str | None = Field(default=None, alias="publishedDate")
+
+
 _NATIVE = NativeFormat(("results",), SearXNGResult, "url",
                        lambda raw: _TOTAL(raw) or None)  # SearXNG says 0 when it does not know
+
+
+class SearXNGSettings(ProviderSettings):
+    """``web.searxng``: the instance's search language."""
+
+    language: str | None = None
 
 
 class SearXNGProvider(HttpProvider):
@@ -26,7 +50,7 @@ class SearXNGProvider(HttpProvider):
     default_key_env = None  # self-hosted; a key is optional (sent as a bearer token when set)
     default_base_url = None  # no public default: point it at your instance
     native = _NATIVE
-    settings_options = ("language",)
+    settings_model = SearXNGSettings
 
     def __init__(self, *, language: str | None = None, **kwargs: Any) -> None:
         super().__init__(**kwargs)

@@ -5,17 +5,43 @@ from __future__ import annotations
 
 from typing import Any
 
+from pydantic import Field
+
 from agent_search.types import ResultItem
 from agent_search.web._normalize import (
     protect_secret_in_logs,
 )
 from agent_search.web.errors import ProviderError
-from agent_search.web.providers._base import HttpProvider, SearchParams, site_operators
-from agent_search.web.providers._native import NativeFormat, SerpAPIResult, count_at
+from agent_search.web.providers._base import (
+    HttpProvider,
+    LocaleSettings,
+    SearchParams,
+    site_operators,
+)
+from agent_search.web.providers._native import NativeFormat, NativeRecord, count_at
 from agent_search.web.providers._serper import GOOGLE_TBS, google_results
+
+
+class SerpAPIResult(NativeRecord):
+    """One ``organic_results`` entry of SerpAPI."""
+
+    title: str | None = None
+    link: str | None = None
+    snippet: str | None = None
+    position: int | None = None
+    displayed_link: str | None = None
+    date: str | None = None
+
 
 _NATIVE = NativeFormat(("organic_results",), SerpAPIResult, "link",
                        count_at("search_information", "total_results"))
+
+
+class SerpAPISettings(LocaleSettings):
+    """``web.serpapi``: the engine SerpAPI asks, market, answer box as first item."""
+
+    engine: str = Field(default="google", description="SerpAPI engine")
+    include_answer: bool = Field(default=True, description="the answer box as first item")
 
 
 class SerpAPIProvider(HttpProvider):
@@ -26,7 +52,7 @@ class SerpAPIProvider(HttpProvider):
     default_key_env = "SERPAPI_API_KEY"
     default_base_url = "https://serpapi.com"
     native = _NATIVE
-    settings_options = ("engine", "country", "language", "include_answer")
+    settings_model = SerpAPISettings
 
     def __init__(self, *, engine: str = "google", country: str | None = None,
                  language: str | None = None, include_answer: bool = True,

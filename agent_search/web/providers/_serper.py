@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from pydantic import Field
+
 from agent_search.types import ResultItem
 from agent_search.web._normalize import (
     answer_item,
@@ -14,14 +16,35 @@ from agent_search.web._normalize import (
     result_metadata,
     web_item,
 )
-from agent_search.web.providers._base import HttpProvider, SearchParams, site_operators
-from agent_search.web.providers._native import NativeFormat, SerperResult
+from agent_search.web.providers._base import (
+    HttpProvider,
+    LocaleSettings,
+    SearchParams,
+    site_operators,
+)
+from agent_search.web.providers._native import NativeFormat, NativeRecord
 
 GOOGLE_TBS: dict[str, str] = {"day": "qdr:d", "week": "qdr:w", "month": "qdr:m", "year": "qdr:y"}
 """Google's ``tbs`` time filters, shared by Serper and SerpAPI."""
 
 
+class SerperResult(NativeRecord):
+    """One ``organic`` entry of Serper.dev."""
+
+    title: str | None = None
+    link: str | None = None
+    snippet: str | None = None
+    position: int | None = None
+    date: str | None = None
+
+
 _NATIVE = NativeFormat(("organic",), SerperResult, "link")
+
+
+class SerperSettings(LocaleSettings):
+    """``web.serper``: market, and whether the answer box is the first item."""
+
+    include_answer: bool = Field(default=True, description="the answer box as first item")
 
 
 class SerperProvider(HttpProvider):
@@ -32,7 +55,7 @@ class SerperProvider(HttpProvider):
     default_key_env = "SERPER_API_KEY"
     default_base_url = "https://google.serper.dev"
     native = _NATIVE
-    settings_options = ("country", "language", "include_answer")
+    settings_model = SerperSettings
 
     def __init__(self, *, country: str | None = None, language: str | None = None,
                  include_answer: bool = True, **kwargs: Any) -> None:

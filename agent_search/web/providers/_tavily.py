@@ -8,7 +8,9 @@ the client's exceptions drop) is still seen by the retry loop.
 from __future__ import annotations
 
 import contextvars
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import Field
 
 from agent_search.types import ResultItem
 from agent_search.web._normalize import (
@@ -22,14 +24,26 @@ from agent_search.web._normalize import (
 from agent_search.web.errors import ProviderError
 from agent_search.web.providers._base import (
     HttpProvider,
+    ProviderSettings,
     SearchParams,
     parse_retry_after,
     transport_error,
 )
-from agent_search.web.providers._native import NativeFormat, TavilyResult
+from agent_search.web.providers._native import NativeFormat, NativeRecord
 
 if TYPE_CHECKING:  # imported where used: validating web.provider must not load the clients
     import httpx
+
+class TavilyResult(NativeRecord):
+    """One ``results`` entry of Tavily ``/search``."""
+
+    title: str | None = None
+    url: str | None = None
+    content: str | None = None
+    score: float | None = None
+    raw_content: str | None = None
+    published_date: str | None = None
+
 
 _NATIVE = NativeFormat(("results",), TavilyResult, "url")
 
@@ -44,6 +58,14 @@ async def _remember_response(response: httpx.Response) -> None:
         holder["retry_after"] = parse_retry_after(response.headers.get("retry-after"))
 
 
+class TavilySettings(ProviderSettings):
+    """``web.tavily``: search depth, Tavily's answer as first item, country boost."""
+
+    search_depth: Literal["basic", "advanced", "fast", "ultra-fast"] = "basic"
+    include_answer: bool = Field(default=True, description="Tavily's answer as first item")
+    country: str | None = None
+
+
 class TavilyProvider(HttpProvider):
     """``POST {base_url}/search`` with a bearer key; sites → ``include_domains``.
 
@@ -56,7 +78,7 @@ class TavilyProvider(HttpProvider):
     default_key_env = "TAVILY_API_KEY"
     default_base_url = "https://api.tavily.com"
     native = _NATIVE
-    settings_options = ("search_depth", "include_answer", "country")
+    settings_model = TavilySettings
 
     def __init__(self, *, search_depth: str = "basic", include_answer: bool = False,
                  country: str | None = None, topic: str | None = None,
