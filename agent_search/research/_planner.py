@@ -19,13 +19,13 @@ from typing import Any, Protocol
 
 import anyio
 
+from agent_search._json_answer import NoJSONAnswer, parse_json_answer
 from agent_search.config import ResearchConfig
 from agent_search.research._plan import _STOP, Part, _tokens, plan_question
 from agent_search.types import ResultItem
 
 MAX_QUERY_CHARS = 300
 _NAME = re.compile(r"\b[A-Z][\w'’-]*(?:\s+(?:of\s+)?[A-Z][\w'’-]*)*")
-_JSON = re.compile(r"\{.*\}", re.S)
 
 
 class Budget(Protocol):
@@ -176,11 +176,10 @@ class LLMPlanner:
             return None
         finally:
             await client.aclose()
-        match = _JSON.search(text)
         try:
-            return json.loads(match.group(0)) if match else None
-        except ValueError:
-            self.failure = "its answer was not JSON"
+            return parse_json_answer(text, kinds=(dict,))
+        except NoJSONAnswer:
+            self.failure = "its answer held no JSON object"
             return None
 
 

@@ -226,6 +226,17 @@ async def test_an_llm_plan_is_used(llm: ThreadedChatServer) -> None:
     assert report.budget["llm_calls"]["used"] == 1
 
 
+async def test_an_llm_plan_in_prose_is_read_by_the_shared_parser(llm: ThreadedChatServer
+                                                                   ) -> None:
+    # citations before the JSON and braces after it: the first JSON object is the plan
+    llm.replies["prose"] = ('As [1] suggests, the plan is {"parts": ["when does the ferry '
+                            'leave", "when does the museum open"]} (see {the notes}).')
+    report = await llm_searcher(llm, "prose").research(QUESTION, limit=1)
+    assert report.planner == "llm"
+    assert [p.text for p in report.parts] == ["when does the ferry leave",
+                                             "when does the museum open"]
+
+
 async def test_a_looping_llm_is_stopped(llm: ThreadedChatServer) -> None:
     report = await llm_searcher(llm, "delegate", max_rounds=5).research(
         "loop over the glacier tour price and the airline to Reykjavik", limit=1)
