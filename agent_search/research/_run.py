@@ -134,6 +134,8 @@ async def run_research(searcher: Searcher, question: str, *, ctx: Context,
                             "no search type to research on")
         return _done(out, state, 0, emit, rid)
     queries = {i: [p.text] for i, p in enumerate(state.parts)}
+    if len(state.parts) > 1:
+        queries[WHOLE] = [question]  # what a single search finds, research finds too
     rounds = 0
     while True:
         stop = _budget_stop(state, rounds)
@@ -195,6 +197,13 @@ def _budget_stop(state: _State, rounds: int) -> str | None:
     return None
 
 
+WHOLE = -1
+"""The key of the whole question's own query in a round's queries (the first round
+searches it after the parts: a reference that answers the question as a whole, which no
+part's words alone reach, is not lost). Its references count for the coverage check of
+every part, not as any one part's finds."""
+
+
 async def _round(searcher: Searcher, ctx: Context, state: _State,
                  queries: dict[int, list[str]], types: Sequence[str], limit: int | None,
                  number: int, out: ResearchResult) -> RoundReport:
@@ -210,7 +219,7 @@ async def _round(searcher: Searcher, ctx: Context, state: _State,
                 state.seen_queries.add(key)
                 planned.append((index, Request(type=search_type, query=text, limit=limit,
                                                source="auto")))
-                if text not in state.parts[index].queries:
+                if index != WHOLE and text not in state.parts[index].queries:
                     state.parts[index].queries.append(text)
     state.searches += len(planned)
     report = RoundReport(round=number)
@@ -219,9 +228,10 @@ async def _round(searcher: Searcher, ctx: Context, state: _State,
     results = await searcher.search_many([r for _, r in planned], ctx=ctx,
                                          deadline=max(0.001, state.left()))
     for (index, request), result in zip(planned, results, strict=True):
+        part = out.question if index == WHOLE else state.parts[index].text
         report.searches.append(SearchReport(type=request.type, query=request.query,
-                                            part=state.parts[index].text,
-                                            count=len(result.items), error=result.error))
+                                            part=part, count=len(result.items),
+                                            error=result.error))
         if result.error:
             out.warnings.append(f"round {number}: {result.error}")
         for item in result.items:
