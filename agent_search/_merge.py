@@ -133,7 +133,7 @@ def dedupe(items: Iterable[ResultItem]) -> list[ResultItem]:
 
 def merge_items(results: Iterable[Result]) -> list[ResultItem]:
     """All items of the successful parts of ``results``, deduplicated (not yet sorted)."""
-    return dedupe(item for r in results for item in r.items)
+    return dedupe([item for r in results for item in r.items])
 
 
 def keep_each_best(ranked: list[ResultItem], top_n: int,
