@@ -3,10 +3,11 @@
 :class:`BuiltinPlanner` needs no model: the parts come from the question's structure
 (:func:`~agent_search.research._plan.plan_question`), and a gap is searched again with
 its content words and the names the references found for it bring up (the name of the
-author a first search found, say). :class:`LLMPlanner` asks an OpenAI-compatible chat
-model for both, within the run's LLM-call budget and deadline; whatever it answers that
-is not a usable plan (no JSON, wrong shape, a stall, an error) falls back to the builtin
-planner, and the run's ``planner`` says so.
+author a first search found, say), then with each of its phrases alone.
+:class:`LLMPlanner` asks an OpenAI-compatible chat model for both, within the run's
+LLM-call budget and deadline; whatever it answers that is not a usable plan (no JSON,
+wrong shape, a stall, an error) falls back to the builtin planner, and the run's
+``planner`` says so.
 """
 
 from __future__ import annotations

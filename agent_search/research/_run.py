@@ -1,15 +1,16 @@
 """The research loop: plan, search the parts in parallel, find the gaps, search again.
 
 Each round runs its searches concurrently (:meth:`Searcher.search_many`, on the run's
-context, so citation ids are unique across rounds). After the round, each part not yet
-covered is checked against every reference found so far with the grounding's check
+context, so citation ids are unique across rounds); the first also searches the whole
+question, after its parts. After the round, each part not yet covered is checked against
+every reference found so far with the grounding's check
 (:func:`agent_search.grounding.ground`, the part read as a sentence: a name or number
 of the part that no reference states, or too few of its words in any reference, leaves
 it uncovered). The next round searches the gaps: the planner's gap queries (the builtin
 one follows names the last round's references brought up next to the part's words, then
-the part's content words alone). The run stops when every part is covered, when a round
-brings nothing new, or when a budget is spent (rounds, searches, LLM calls, the
-deadline), and says which.
+the part's content words alone, then its phrases one at a time). The run stops when
+every part is covered, when a round brings nothing new, or when a budget is spent
+(rounds, searches, LLM calls, the deadline), and says which.
 
 A failing search is a warning of its round (its source's error), never the end of the
 run: the other searches of the round count.
