@@ -19,6 +19,7 @@ import json
 from typing import Any
 
 from agent_search._text import MAX_JSON_DEPTH, too_deep
+from agent_search.errors import RunError
 
 MAX_STARTS = 256
 """Opening brackets tried at most (prose citing "[1] [2]" is tried and passed over
@@ -31,9 +32,9 @@ LLM error from garbage, bounded so a long answer cannot flood a log or a Result)
 _DECODER = json.JSONDecoder()
 
 
-class NoJSONAnswer(ValueError):
-    """The answer holds no JSON value of the kind asked for; the message quotes its
-    start."""
+class NoJSONAnswer(RunError):
+    """The answer holds no JSON value of the kind asked for (the model, not the caller's
+    input, failed); the message quotes its start."""
 
 
 def parse_json_answer(text: str, kinds: tuple[type, ...] = (dict, list)) -> Any:
