@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from urllib.parse import parse_qsl, urlencode
 
 from agent_search.types import SOURCE_PRIORITY, Result, ResultItem
@@ -133,11 +133,11 @@ def dedupe(items: Iterable[ResultItem]) -> list[ResultItem]:
 
 def merge_items(results: Iterable[Result]) -> list[ResultItem]:
     """All items of the successful parts of ``results``, deduplicated (not yet sorted)."""
-    return dedupe(item for r in results for item in r.items)
+    return dedupe([item for r in results for item in r.items])
 
 
 def keep_each_best(ranked: list[ResultItem], top_n: int,
-                   results: Iterable[Result]) -> list[ResultItem]:
+                   results: Sequence[Result]) -> list[ResultItem]:
     """The first ``top_n`` of ``ranked`` (0 = all), where every search that found
     something keeps its best item.
 
@@ -149,6 +149,9 @@ def keep_each_best(ranked: list[ResultItem], top_n: int,
     remaining places go by rank; the kept items stay in ranked order."""
     if top_n <= 0 or top_n >= len(ranked):
         return ranked
+    head = ranked[:top_n]
+    if _each_search_in(head, results):
+        return head  # nothing to reserve: the plain cut already keeps each search's best
     position = {id(item): n for n, item in enumerate(ranked)}
     reserved: set[int] = set()
     for result in results:
@@ -158,3 +161,14 @@ def keep_each_best(ranked: list[ResultItem], top_n: int,
     rest = (n for n in range(len(ranked)) if n not in reserved)
     kept = reserved | {n for _, n in zip(range(top_n - len(reserved)), rest, strict=False)}
     return [ranked[n] for n in sorted(kept)]
+
+
+def _each_search_in(head: list[ResultItem], results: Sequence[Result]) -> bool:
+    """Does ``head`` hold an item of every search that found something? Then its best
+    is there too (``head`` is a prefix of the ranking), and the cut needs no
+    reservation. The usual case, checked without a pass over every item: one search
+    answered, or the searches' items interleave in the ranking. A search whose items
+    all lost the merge to another's copies (none of them in the ranking) answers False
+    here, and the full pass finds it has nothing to reserve."""
+    kept = {id(item) for item in head}
+    return all(not r.items or any(id(item) in kept for item in r.items) for r in results)

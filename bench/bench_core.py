@@ -12,17 +12,26 @@ and ``langchain-classic`` are installed (``pip install -e '.[bench]'``), "not in
 otherwise. Each scenario runs in its own process so peak RSS is its own.
 
 Run: ``.venv/bin/python bench/bench_core.py`` (or ``make bench``).
+
+``--baseline REF [--runs N]``: agent-search's (b) CPU per call at this checkout against
+the package at git ref ``REF`` (exported with ``git archive`` into a temporary folder),
+alternated run by run N times in the same session (the machine is shared and noisy: a
+ratio per pair, not two figures from different hours).
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import os
 import resource
 import statistics
 import subprocess
 import sys
+import tarfile
+import tempfile
 import time
+from pathlib import Path
 from typing import Any
 
 SLEEP = 0.05
@@ -220,14 +229,53 @@ async def _scenario(name: str) -> dict[str, float]:
     }
 
 
-def _run_child(name: str) -> dict[str, float]:
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _run_child(name: str, tree: Path | None = None) -> dict[str, float]:
+    """One scenario in a process of its own, importing ``agent_search`` from ``tree``
+    (default: this checkout)."""
+    env = {**os.environ, "PYTHONPATH": str(tree or ROOT)}
     out = subprocess.run(
         [sys.executable, __file__, "--scenario", name],
         capture_output=True,
         text=True,
         check=True,
+        env=env,
     ).stdout
     return dict(json.loads(out.strip().splitlines()[-1]))
+
+
+def _export(ref: str, into: Path) -> Path:
+    """The ``agent_search`` package at git ``ref``, written under ``into``."""
+    archive = subprocess.run(["git", "-C", str(ROOT), "archive", "--format=tar", ref,
+                              "agent_search"], capture_output=True, check=True).stdout
+    tar_path = into / "tree.tar"
+    tar_path.write_bytes(archive)
+    with tarfile.open(tar_path) as tar:
+        tar.extractall(into, filter="data")
+    return into
+
+
+def compare(ref: str, runs: int) -> None:
+    """(b) CPU per call, this checkout vs ``ref``, alternated ``runs`` times."""
+    with tempfile.TemporaryDirectory() as tmp:
+        base = _export(ref, Path(tmp))
+        pairs = []
+        for n in range(runs):
+            order = [("base", base), ("head", None)]
+            if n % 2:
+                order.reverse()  # neither always runs first
+            got = {k: _run_child("ours-concurrent", tree)["cpu_ms_per_call"]
+                   for k, tree in order}
+            pairs.append((got["base"], got["head"]))
+            print(f"run {n + 1}: {ref} {got['base']:.3f} ms, this checkout "
+                  f"{got['head']:.3f} ms, ratio {got['head'] / got['base']:.3f}", flush=True)
+    ratios = [h / b for b, h in pairs]
+    print(f"\n(b) CPU ms per call over {runs} runs: {ref} median "
+          f"{statistics.median(b for b, _ in pairs):.3f}, this checkout median "
+          f"{statistics.median(h for _, h in pairs):.3f}; per-run ratio median "
+          f"{statistics.median(ratios):.3f} (min {min(ratios):.3f}, max {max(ratios):.3f})")
 
 
 _KINDS = ("bare", "items", "langchain", "ours")
@@ -285,5 +333,14 @@ def main() -> None:
 if __name__ == "__main__":
     if len(sys.argv) == 3 and sys.argv[1] == "--scenario":
         print(json.dumps(asyncio.run(_scenario(sys.argv[2]))))
+    elif len(sys.argv) > 1:
+        import argparse
+
+        parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+        parser.add_argument("--baseline", required=True, metavar="REF",
+                            help="git ref whose agent_search package is the baseline")
+        parser.add_argument("--runs", type=int, default=5, help="alternated pairs of runs")
+        args = parser.parse_args()
+        compare(args.baseline, max(1, args.runs))
     else:
         main()

@@ -28,6 +28,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import shutil
 import statistics
 import sys
@@ -40,7 +41,8 @@ sys.path.insert(0, str(ROOT))
 from agent_search import ResultItem, SearchConfig, Searcher  # noqa: E402
 from agent_search.kb import ingest_paths  # noqa: E402
 
-SHARED = ROOT.parent / "shared"
+SHARED = Path(os.environ.get("AGENT_SEARCH_SHARED") or ROOT.parent / "shared")
+"""The benchmark data (``AGENT_SEARCH_SHARED`` when the checkout is not beside it)."""
 CHINOOK = SHARED / "data" / "chinook" / "Chinook_Sqlite.sqlite"
 SPEC = SHARED / "spec"
 HOME = ROOT / "bench" / "results" / "research_home"

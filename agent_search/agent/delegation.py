@@ -26,6 +26,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import anyio
 
+from agent_search._json_answer import NoJSONAnswer
+from agent_search._json_answer import parse_json_answer as _parse_json
 from agent_search.agent.options import Options
 from agent_search.agent.settings import AgentSettings
 from agent_search.deps import Deps, builtin_keywords
@@ -86,24 +88,16 @@ class Use:
         return f"{self.kind}:{self.target}"
 
 
-_SHOWN_ANSWER_CHARS = 300
-
-
 def parse_json_answer(text: str) -> Any:
-    """The first JSON object or array in ``text`` (models wrap JSON in prose or fences)."""
-    decoder = json.JSONDecoder()
-    for i, ch in enumerate(text):
-        if ch in "[{":
-            try:
-                value, _ = decoder.raw_decode(text, i)
-                return value
-            except ValueError:
-                continue
-    # the answer is often the delegate's own failure (an LLM error, a refusal): show enough
-    # of it to tell which, bounded so a long answer cannot flood a log or a Result
-    shown = text[:_SHOWN_ANSWER_CHARS]
-    more = f" (+{len(text) - len(shown)} more characters)" if len(text) > len(shown) else ""
-    raise DelegationError(f"answer contains no JSON: {shown!r}{more}")
+    """The first JSON object or array in ``text`` (models wrap JSON in prose or fences):
+    the core's parser (:func:`agent_search._json_answer.parse_json_answer`, which the
+    research planner uses too), its failure as a :class:`DelegationError`."""
+    try:
+        return _parse_json(text)
+    except NoJSONAnswer as exc:
+        # the answer is often the delegate's own failure (an LLM error, a refusal): the
+        # message shows enough of it to tell which
+        raise DelegationError(str(exc)) from None
 
 
 class _DelegateReranker:

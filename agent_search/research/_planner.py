@@ -3,10 +3,11 @@
 :class:`BuiltinPlanner` needs no model: the parts come from the question's structure
 (:func:`~agent_search.research._plan.plan_question`), and a gap is searched again with
 its content words and the names the references found for it bring up (the name of the
-author a first search found, say). :class:`LLMPlanner` asks an OpenAI-compatible chat
-model for both, within the run's LLM-call budget and deadline; whatever it answers that
-is not a usable plan (no JSON, wrong shape, a stall, an error) falls back to the builtin
-planner, and the run's ``planner`` says so.
+author a first search found, say), then with each of its phrases alone.
+:class:`LLMPlanner` asks an OpenAI-compatible chat model for both, within the run's
+LLM-call budget and deadline; whatever it answers that is not a usable plan (no JSON,
+wrong shape, a stall, an error) falls back to the builtin planner, and the run's
+``planner`` says so.
 """
 
 from __future__ import annotations
@@ -19,13 +20,13 @@ from typing import Any, Protocol
 
 import anyio
 
+from agent_search._json_answer import NoJSONAnswer, parse_json_answer
 from agent_search.config import ResearchConfig
 from agent_search.research._plan import _STOP, Part, _tokens, plan_question
 from agent_search.types import ResultItem
 
 MAX_QUERY_CHARS = 300
 _NAME = re.compile(r"\b[A-Z][\w'’-]*(?:\s+(?:of\s+)?[A-Z][\w'’-]*)*")
-_JSON = re.compile(r"\{.*\}", re.S)
 
 
 class Budget(Protocol):
@@ -54,29 +55,59 @@ def content_words(text: str) -> list[str]:
 
 
 class BuiltinPlanner:
-    """Parts from the question's structure; gap queries from the part's words and the
-    names its references bring up."""
+    """Parts from the question's structure; gap queries from the part's words, the
+    names its references bring up, and the part's phrases one at a time."""
 
-    def __init__(self, max_parts: int = 6) -> None:
+    def __init__(self, max_parts: int = 6, per_gap: int = 2) -> None:
         self.max_parts = max_parts
+        self.per_gap = per_gap
+        """Queries a gap gets per round (each is searched on every type)."""
 
     async def plan(self, question: str, budget: Budget) -> tuple[list[Part], str]:
         return plan_question(question, self.max_parts), "builtin"
 
     async def gaps(self, question: str, part: str, found: Sequence[ResultItem],
                    tried: Sequence[str], budget: Budget) -> list[str]:
+        """The first :attr:`per_gap` queries not searched yet, in this order: the
+        part's content words with the name its references bring up most, the content
+        words alone, each of the part's phrases alone (see :func:`phrases`), the words
+        with the second name."""
         words = content_words(part)
         if not words:
             return []
-        sep = "" if all(_is_cjk(w) for w in words) else " "
-        keywords = sep.join(words)
-        candidates = [f"{keywords} {name}" for name in _names(found, words, question)[:2]]
-        candidates.insert(min(1, len(candidates)), keywords)
-        tried_norm = {" ".join(t.casefold().split()) for t in tried}
-        fresh = [c for c in candidates if " ".join(c.casefold().split()) not in tried_norm]
-        return fresh[:1]
+        keywords = _glue(words)
+        names = _names(found, words, question)[:2]
+        candidates = [f"{keywords} {name}" for name in names[:1]]
+        candidates.append(keywords)
+        candidates += [_glue(p) for p in phrases(part) if len(p) < len(words)]
+        candidates += [f"{keywords} {name}" for name in names[1:]]
+        tried_norm = {_norm(t) for t in tried}
+        fresh = [c for c in dict.fromkeys(candidates) if _norm(c) not in tried_norm]
+        return fresh[:self.per_gap]
 
 
+def phrases(text: str) -> list[list[str]]:
+    """The runs of content words of ``text`` between its function words and marks, in
+    order ("Which media types does the store sell" → media types; store sell): the
+    noun phrase a wh-word asks about comes first. A search for all the words at once
+    can fail where one phrase alone succeeds (a database search that matches "media
+    types" to a table, "store sell" to nothing, and the two together to nothing)."""
+    runs: list[list[str]] = [[]]
+    for token in _tokens(text):
+        if token[0].isalnum() and token.lower() not in _STOP:
+            runs[-1].append(token)
+        elif runs[-1]:
+            runs.append([])
+    return [r for r in runs if r]
+
+
+def _glue(words: Sequence[str]) -> str:
+    sep = "" if all(_is_cjk(w) for w in words) else " "
+    return sep.join(words)
+
+
+def _norm(query: str) -> str:
+    return " ".join(query.casefold().split())
 def _is_cjk(word: str) -> bool:
     from agent_search._cjk import CJK_CHAR
 
@@ -86,24 +117,39 @@ def _is_cjk(word: str) -> bool:
 def _names(found: Sequence[ResultItem], words: Sequence[str], question: str) -> list[str]:
     """Names (capitalised runs) in the references that mention one of ``words``, those
     adding most words to the part's first (then the most frequent), leaving out those
-    the question already holds."""
+    the question already holds. A run's leading function words go ("The Result" →
+    "Result"), and a one-word run that the same references also write in lower case is
+    an ordinary word that began a sentence, not a name."""
     lowered = {w.lower() for w in words}
     asked = question.casefold()
     counts: Counter[str] = Counter()
+    plain: set[str] = set()  # words the references write in lower case
     for item in found:
-        text = f"{item.title or ''}. {item.content}"
-        if not lowered & {t.lower() for t in _tokens(text[:4000])}:
+        text = f"{item.title or ''}. {item.content}"[:4000]
+        tokens = _tokens(text)
+        if not lowered & {t.lower() for t in tokens}:
             continue
-        for match in _NAME.finditer(text[:4000]):
-            name = match.group(0)
-            if name.lower() in _STOP or name.casefold() in asked or len(name) < 3:
+        plain.update(t for t in tokens if t.islower())
+        for match in _NAME.finditer(text):
+            name = _without_leading_stops(match.group(0))
+            if not name or name.casefold() in asked or len(name) < 3:
                 continue
             counts[name] += 1
+    for name in [n for n in counts if " " not in n and n.lower() in plain]:
+        del counts[name]
+
     def new_words(name: str) -> int:  # what the name adds to the part's own words
         return sum(w.lower() not in lowered for w in name.split())
 
     ranked = sorted(counts, key=lambda n: (-new_words(n), -counts[n]))
     return ranked[:4]
+
+
+def _without_leading_stops(name: str) -> str:
+    words = name.split()
+    while words and words[0].lower() in _STOP:
+        words.pop(0)
+    return " ".join(words)
 
 
 class LLMPlanner:
@@ -176,11 +222,10 @@ class LLMPlanner:
             return None
         finally:
             await client.aclose()
-        match = _JSON.search(text)
         try:
-            return json.loads(match.group(0)) if match else None
-        except ValueError:
-            self.failure = "its answer was not JSON"
+            return parse_json_answer(text, kinds=(dict,))
+        except NoJSONAnswer:
+            self.failure = "its answer held no JSON object"
             return None
 
 

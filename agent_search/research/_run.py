@@ -1,15 +1,16 @@
 """The research loop: plan, search the parts in parallel, find the gaps, search again.
 
 Each round runs its searches concurrently (:meth:`Searcher.search_many`, on the run's
-context, so citation ids are unique across rounds). After the round, each part not yet
-covered is checked against every reference found so far with the grounding's check
+context, so citation ids are unique across rounds); the first also searches the whole
+question, after its parts. After the round, each part not yet covered is checked against
+every reference found so far with the grounding's check
 (:func:`agent_search.grounding.ground`, the part read as a sentence: a name or number
 of the part that no reference states, or too few of its words in any reference, leaves
 it uncovered). The next round searches the gaps: the planner's gap queries (the builtin
 one follows names the last round's references brought up next to the part's words, then
-the part's content words alone). The run stops when every part is covered, when a round
-brings nothing new, or when a budget is spent (rounds, searches, LLM calls, the
-deadline), and says which.
+the part's content words alone, then its phrases one at a time). The run stops when
+every part is covered, when a round brings nothing new, or when a budget is spent
+(rounds, searches, LLM calls, the deadline), and says which.
 
 A failing search is a warning of its round (its source's error), never the end of the
 run: the other searches of the round count.
@@ -134,6 +135,8 @@ async def run_research(searcher: Searcher, question: str, *, ctx: Context,
                             "no search type to research on")
         return _done(out, state, 0, emit, rid)
     queries = {i: [p.text] for i, p in enumerate(state.parts)}
+    if len(state.parts) > 1:
+        queries[WHOLE] = [question]  # what a single search finds, research finds too
     rounds = 0
     while True:
         stop = _budget_stop(state, rounds)
@@ -195,6 +198,13 @@ def _budget_stop(state: _State, rounds: int) -> str | None:
     return None
 
 
+WHOLE = -1
+"""The key of the whole question's own query in a round's queries (the first round
+searches it after the parts: a reference that answers the question as a whole, which no
+part's words alone reach, is not lost). Its references count for the coverage check of
+every part, not as any one part's finds."""
+
+
 async def _round(searcher: Searcher, ctx: Context, state: _State,
                  queries: dict[int, list[str]], types: Sequence[str], limit: int | None,
                  number: int, out: ResearchResult) -> RoundReport:
@@ -210,7 +220,7 @@ async def _round(searcher: Searcher, ctx: Context, state: _State,
                 state.seen_queries.add(key)
                 planned.append((index, Request(type=search_type, query=text, limit=limit,
                                                source="auto")))
-                if text not in state.parts[index].queries:
+                if index != WHOLE and text not in state.parts[index].queries:
                     state.parts[index].queries.append(text)
     state.searches += len(planned)
     report = RoundReport(round=number)
@@ -219,9 +229,10 @@ async def _round(searcher: Searcher, ctx: Context, state: _State,
     results = await searcher.search_many([r for _, r in planned], ctx=ctx,
                                          deadline=max(0.001, state.left()))
     for (index, request), result in zip(planned, results, strict=True):
+        part = out.question if index == WHOLE else state.parts[index].text
         report.searches.append(SearchReport(type=request.type, query=request.query,
-                                            part=state.parts[index].text,
-                                            count=len(result.items), error=result.error))
+                                            part=part, count=len(result.items),
+                                            error=result.error))
         if result.error:
             out.warnings.append(f"round {number}: {result.error}")
         for item in result.items:

@@ -6,7 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agent_search import Context, Request, Result, ResultItem, Searcher
-from agent_search._merge import dedupe, identity_keys, normalize_url
+from agent_search._merge import dedupe, identity_keys, keep_each_best, merge_items, normalize_url
 from agent_search.rerank import ScoreReranker, apply_rerank
 from agent_search.types import SOURCE_PRIORITY
 
@@ -247,3 +247,33 @@ async def test_many_strong_rows_of_one_search_keep_another_searchs_best() -> Non
     assert [i.title for i in one.items] == [f"row {n}" for n in range(8)]
     every = await Searcher().merge([kb, db], top_n=0)
     assert len(every.items) == 11
+
+
+def _keep_each_best_by_definition(ranked: list[ResultItem], top_n: int,
+                                  results: list[Result]) -> list[ResultItem]:
+    """The cut as defined: each search's best-ranked item reserved, the rest by rank."""
+    if top_n <= 0 or top_n >= len(ranked):
+        return ranked
+    reserved: list[int] = []
+    for result in results:
+        found = [n for n, item in enumerate(ranked) if any(item is i for i in result.items)]
+        if found and len(reserved) < top_n and min(found) not in reserved:
+            reserved.append(min(found))
+    rest = [n for n in range(len(ranked)) if n not in reserved][:top_n - len(reserved)]
+    return [ranked[n] for n in sorted(set(reserved) | set(rest))]
+
+
+@settings(deadline=None)
+@given(st.lists(st.lists(st.tuples(st.integers(0, 6), st.sampled_from([0.2, 0.5, 0.9, 1.0])),
+                         max_size=6), min_size=1, max_size=4),
+       st.integers(0, 8))
+def test_the_cut_keeps_each_searchs_best_by_its_definition(
+    searches: list[list[tuple[int, float]]], top_n: int,
+) -> None:
+    # searches share urls (so copies lose the merge to another search's), scores tie
+    results = [Result(type=f"t{k}", query="q", items=[
+        ResultItem(title=f"{k}-{u}", url=f"http://x.example/{u}", score=score)
+        for u, score in found]) for k, found in enumerate(searches)]
+    ranked = sorted(merge_items(results), key=lambda i: -i.final_score)
+    assert keep_each_best(ranked, top_n, results) == \
+        _keep_each_best_by_definition(ranked, top_n, results)

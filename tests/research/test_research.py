@@ -91,7 +91,10 @@ async def test_each_part_is_searched_and_covered() -> None:
     assert kinds[0] == "research_plan" and kinds[-1] == "research_done"
     assert "research_round" in kinds
     assert report.budget["rounds"]["used"] == 1
-    assert report.budget["searches"]["used"] == 2
+    # each part, then the whole question (what a single search would find is not lost)
+    assert report.budget["searches"]["used"] == 3
+    assert [(s.query, s.part) for s in report.rounds[0].searches][-1] == (QUESTION, QUESTION)
+    assert notes.queries[-1] == QUESTION
 
 
 async def test_single_shot_misses_a_part_that_research_finds() -> None:
@@ -121,7 +124,34 @@ async def test_a_gap_query_follows_a_name_the_references_bring_up() -> None:
         "Who runs the bakery that sells cardamom buns, and where was its founder born?",
         "where was the bakery founder born", found, ["where was the bakery founder born"],
         budget=None)  # type: ignore[arg-type]
-    assert queries == ["bakery founder born Greta Lindqvist"]
+    # the name first, then the part's words alone (two queries a gap per round)
+    assert queries == ["bakery founder born Greta Lindqvist", "bakery founder born"]
+
+
+async def test_a_word_that_only_begins_a_sentence_is_no_name_to_follow() -> None:
+    from agent_search.research import BuiltinPlanner
+
+    found = [ResultItem(title="ferry", content="The Timetable: the ferry leaves at seven; "
+                        "the timetable changes in winter. Olsen runs the ferry.")]
+    queries = await BuiltinPlanner().gaps("When does the ferry leave?", "ferry leave",
+                                          found, ["ferry leave"], budget=None)  # type: ignore[arg-type]
+    # "The Timetable" → "Timetable", which the reference also writes in lower case: a
+    # word that began a sentence (it used to rank first, adding two words to the part's)
+    assert queries[0] == "ferry leave Olsen"
+
+
+async def test_a_gap_whose_words_find_nothing_tries_its_phrases_one_at_a_time() -> None:
+    from agent_search.research import BuiltinPlanner
+
+    planner = BuiltinPlanner()
+    part = "Which media types does the store sell"
+    first = await planner.gaps(part, part, [], [part], budget=None)  # type: ignore[arg-type]
+    assert first == ["media types store sell", "media types"]
+    then = await planner.gaps(part, part, [], [part, *first],
+                              budget=None)  # type: ignore[arg-type]
+    assert then == ["store sell"]
+    assert await planner.gaps(part, part, [], [part, *first, *then],
+                              budget=None) == []  # type: ignore[arg-type]
 
 
 async def test_citations_are_unique_across_rounds() -> None:
@@ -224,6 +254,17 @@ async def test_an_llm_plan_is_used(llm: ThreadedChatServer) -> None:
                                              "when does the museum open"]
     assert report.covered
     assert report.budget["llm_calls"]["used"] == 1
+
+
+async def test_an_llm_plan_in_prose_is_read_by_the_shared_parser(llm: ThreadedChatServer
+                                                                   ) -> None:
+    # citations before the JSON and braces after it: the first JSON object is the plan
+    llm.replies["prose"] = ('As [1] suggests, the plan is {"parts": ["when does the ferry '
+                            'leave", "when does the museum open"]} (see {the notes}).')
+    report = await llm_searcher(llm, "prose").research(QUESTION, limit=1)
+    assert report.planner == "llm"
+    assert [p.text for p in report.parts] == ["when does the ferry leave",
+                                             "when does the museum open"]
 
 
 async def test_a_looping_llm_is_stopped(llm: ThreadedChatServer) -> None:

@@ -1,0 +1,62 @@
+"""The JSON in a model's answer: one parser for every caller that asks a model for JSON.
+
+Models wrap the JSON asked for in prose or Markdown fences ("Sure! ```json {...} ```"),
+so the answer is the first JSON value of the wanted kind that decodes from one of the
+text's ``{`` or ``[``. The core owns the parser because two layers ask for JSON: the
+research planner (core) and the delegations of the agent runtime (above it); the core
+may not import the agent, the agent may import the core.
+
+The text comes from outside (a model, an assistant, an MCP tool), so its cost is
+bounded: at most :data:`MAX_STARTS` positions are tried, a value nested so deep that the
+decoder gives up (``RecursionError``, which is not a ``ValueError``) is a failed start,
+not a crash, and a value nested deeper than :data:`~agent_search._text.MAX_JSON_DEPTH`
+is refused like the HTTP service refuses such a body.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from agent_search._text import MAX_JSON_DEPTH, too_deep
+from agent_search.errors import RunError
+
+MAX_STARTS = 256
+"""Opening brackets tried at most (prose citing "[1] [2]" is tried and passed over
+cheaply; a text made of brackets stops here instead of costing its length squared)."""
+
+SHOWN_CHARS = 300
+"""How much of an answer without JSON the error shows (enough to tell a refusal or an
+LLM error from garbage, bounded so a long answer cannot flood a log or a Result)."""
+
+_DECODER = json.JSONDecoder()
+
+
+class NoJSONAnswer(RunError):
+    """The answer holds no JSON value of the kind asked for (the model, not the caller's
+    input, failed); the message quotes its start."""
+
+
+def parse_json_answer(text: str, kinds: tuple[type, ...] = (dict, list)) -> Any:
+    """The first JSON value in ``text`` whose type is one of ``kinds`` (an object or an
+    array by default), found at an opening bracket; :class:`NoJSONAnswer` when there is
+    none (see the module for the bounds)."""
+    openers = ("[" if list in kinds else "") + ("{" if dict in kinds else "")
+    starts, skip_to = 0, 0
+    for i, ch in enumerate(text):
+        if i < skip_to or ch not in openers:
+            continue
+        starts += 1
+        if starts > MAX_STARTS:
+            break
+        try:
+            value, end = _DECODER.raw_decode(text, i)
+        except (ValueError, RecursionError):
+            continue
+        if too_deep(value, MAX_JSON_DEPTH):
+            skip_to = end  # not the values nested inside it either
+            continue
+        return value
+    shown = text[:SHOWN_CHARS]
+    more = f" (+{len(text) - len(shown)} more characters)" if len(text) > len(shown) else ""
+    raise NoJSONAnswer(f"answer contains no JSON: {shown!r}{more}")
