@@ -1,6 +1,7 @@
 """Scans the tests make: pages of printed text as images (Pillow's own font, so no system
-font is needed), image-only PDFs of them, and the hostile ones (an image whose header
-declares 50,000 × 50,000 pixels in a few KB, as a PNG and inside a PDF)."""
+font is needed), in one column or two, image-only PDFs of them, and the hostile ones (an
+image whose header declares 50,000 × 50,000 pixels in a few KB, as a PNG and inside a
+PDF)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,8 @@ from collections.abc import Sequence
 
 from PIL import Image, ImageDraw, ImageFont
 
-__all__ = ["image_bytes", "pdf_image_bomb", "pdf_of_images", "png_bomb", "text_page"]
+__all__ = ["columns_page", "image_bytes", "pdf_image_bomb", "pdf_of_images", "png_bomb",
+           "text_page"]
 
 
 def text_page(paragraphs: Sequence[Sequence[str]], *, width: int = 1100,
@@ -29,6 +31,32 @@ def text_page(paragraphs: Sequence[Sequence[str]], *, width: int = 1100,
             draw.text((size, y), line, font=font, fill=0)
             y += step
         y += step
+    return page
+
+
+def columns_page(title: str, columns: Sequence[Sequence[Sequence[str]]], *,
+                 gutter: int = 56, size: int = 28) -> Image.Image:
+    """A page with ``title`` across the top, then ``columns`` side by side (each a list of
+    paragraphs, each a list of lines), their lines on one baseline grid, as a journal
+    sets them, ``gutter`` pixels apart (two ems by default): read by rows, a line of the
+    left column runs into the right one's."""
+    font = ImageFont.load_default(size=size)
+    column_width = int(max(font.getlength(line) for column in columns
+                           for paragraph in column for line in paragraph))
+    step = int(size * 1.5)
+    rows = max(sum(len(p) + 1 for p in column) for column in columns)
+    width = 2 * size + len(columns) * column_width + (len(columns) - 1) * gutter
+    page = Image.new("L", (width, 4 * size + (rows + 2) * step), 255)
+    draw = ImageDraw.Draw(page)
+    draw.text((size, size), title, font=font, fill=0)
+    for index, column in enumerate(columns):
+        x = size + index * (column_width + gutter)
+        y = size + 2 * step
+        for paragraph in column:
+            for line in paragraph:
+                draw.text((x, y), line, font=font, fill=0)
+                y += step
+            y += step
     return page
 
 

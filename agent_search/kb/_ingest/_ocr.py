@@ -10,24 +10,23 @@ OCR stops once ``Limits.max_ocr_seconds`` are spent (the pages read so far are k
 rest named in a warning). The parse child (:mod:`agent_search.kb._ingest._sandbox`) runs
 it, with its memory cap, and kills a page that takes over its own deadline.
 
-Reading order: the engine's text boxes are grouped into lines (boxes that share most of
-their height), a line's boxes left to right, and lines into blocks (a vertical gap wider
-than a line's height starts a new block), so a chunk holds a paragraph as printed.
+Reading order (:mod:`agent_search.kb._ingest._layout`): the page's boxes are cut into
+columns and bands by the gaps between them, then grouped into lines and paragraphs, so a
+chunk holds a paragraph as printed, and two columns are read one after the other.
 """
 
 from __future__ import annotations
 
-import itertools
-import statistics
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from agent_search.errors import InputError
 from agent_search.kb._ingest._document import Block, Document, Limits, ParseLimit
-from agent_search.kb._ingest._loaders import file_doc_id, glue
+from agent_search.kb._ingest._layout import Box, reading_order
+from agent_search.kb._ingest._loaders import file_doc_id
 
 OCR_EXTRA = "agent-searchkit[ocr]"
 MAX_SIDE = 2000
@@ -176,78 +175,10 @@ def page_blocks(image: Any, page: int) -> list[Block]:
     pixels = np.asarray(rgb)[:, :, ::-1]  # the engine takes OpenCV's BGR order
     out = _ocr_engine()(pixels)
     boxes = out.boxes if out.boxes is not None else []
-    found = [(_Box.of(box), str(text)) for box, text, score
+    found = [(Box.of(box), str(text)) for box, text, score
              in zip(boxes, out.txts or (), out.scores or (), strict=False)
              if score >= MIN_SCORE and str(text).strip()]
     return [Block(text, (), page) for text in reading_order(found)]
-
-
-@dataclass(frozen=True, slots=True)
-class _Box:
-    left: float
-    top: float
-    right: float
-    bottom: float
-
-    @classmethod
-    def of(cls, points: Any) -> _Box:
-        xs = [float(p[0]) for p in points]
-        ys = [float(p[1]) for p in points]
-        return cls(min(xs), min(ys), max(xs), max(ys))
-
-    @property
-    def height(self) -> float:
-        return max(1.0, self.bottom - self.top)
-
-
-def reading_order(found: Sequence[tuple[_Box, str]]) -> list[str]:
-    """Paragraph texts of recognised boxes: lines (boxes sharing most of their height,
-    left to right), then blocks (a gap over a line's height between two lines)."""
-    lines = _lines(sorted(found, key=lambda f: (f[0].top + f[0].bottom) / 2))
-    if not lines:
-        return []
-    heights = statistics.median(box.height for box, _ in lines)
-    blocks: list[list[str]] = [[lines[0][1]]]
-    for (above, _), (box, text) in itertools.pairwise(lines):
-        if box.top - above.bottom > heights:
-            blocks.append([])
-        blocks[-1].append(text)
-    return [_join_lines(block) for block in blocks]
-
-
-def _lines(found: Sequence[tuple[_Box, str]]) -> list[tuple[_Box, str]]:
-    """Boxes (sorted by their middle) grouped into lines: a box joins the line when it
-    overlaps it by over half its height."""
-    rows: list[list[tuple[_Box, str]]] = []
-    for box, text in found:
-        if rows:
-            last = rows[-1]
-            top = min(b.top for b, _ in last)
-            bottom = max(b.bottom for b, _ in last)
-            if min(bottom, box.bottom) - max(top, box.top) > box.height / 2:
-                last.append((box, text))
-                continue
-        rows.append([(box, text)])
-    out: list[tuple[_Box, str]] = []
-    for row in rows:
-        row.sort(key=lambda f: f[0].left)
-        merged = _Box(min(b.left for b, _ in row), min(b.top for b, _ in row),
-                      max(b.right for b, _ in row), max(b.bottom for b, _ in row))
-        out.append((merged, glue(t.strip() for _, t in row)))
-    return out
-
-
-def _join_lines(lines: list[str]) -> str:
-    """A block's lines as one paragraph: a word hyphenated at a line's end is joined."""
-    parts: list[str] = []
-    for line in lines:
-        if parts and parts[-1].endswith("-") and line[:1].islower() \
-                and parts[-1][-2:-1].isalpha():
-            parts[-1] = parts[-1][:-1] + line
-        else:
-            parts.append(line)
-    return glue(parts)
-
 
 
 MIN_PAGE_CHARS = 16
