@@ -14,7 +14,7 @@ from agent_search.kb._ingest import Limits, _ocr, load_file
 from agent_search.kb._ingest._layout import Box, reading_order
 from agent_search.kb._ingest._ocr import needs_ocr
 
-from ..support.scans import columns_page, image_bytes, pdf_of_images, text_page
+from ..support.scans import columns_page, image_bytes, pdf_form_image, pdf_of_images, text_page
 
 REFUNDS = [["Refunds are paid back within fourteen", "business days of the request."],
            ["The billing office keeps a signed copy", "of every contract in its archive."]]
@@ -125,6 +125,30 @@ def test_a_two_column_page_is_read_column_by_column(tmp_path: Path) -> None:
     (doc,) = load_file(path)
     texts = [b.text for b in getattr(doc, "blocks", [])]
     assert texts == ["Notes on energy and insects"] + [" ".join(p) for p in left + right], texts
+
+
+@needs_extra
+def test_a_scan_wrapped_in_a_form_xobject_is_read(tmp_path: Path) -> None:
+    path = tmp_path / "wrapped.pdf"
+    path.write_bytes(pdf_form_image(text_page(BIKES)))
+    (doc,) = load_file(path)
+    assert "Lubricate the bicycle chain every three hundred kilometres." in [
+        b.text for b in getattr(doc, "blocks", [])]
+    assert getattr(doc, "ocr_pages", None) == [1]
+
+
+@needs_extra
+def test_one_files_pixel_cap_does_not_hold_for_the_next(tmp_path: Path) -> None:
+    # Pillow's pixel check is a global: a small cap set for one file must not refuse
+    # the pages of the next file read in the same process
+    big = tmp_path / "big.png"
+    big.write_bytes(image_bytes(text_page(REFUNDS, width=2000), "PNG"))
+    (skipped,) = load_file(big, limits=Limits(max_pixels=100_000))
+    assert "kb.max_image_megapixels" in getattr(skipped, "reason", ""), skipped
+    scan = tmp_path / "scan.pdf"
+    scan.write_bytes(pdf_of_images([text_page(BIKES)]))
+    (doc,) = load_file(scan)
+    assert getattr(doc, "ocr_pages", None) == [1], doc
 
 
 @needs_extra

@@ -17,8 +17,9 @@ chunk holds a paragraph as printed, and two columns are read one after the other
 
 from __future__ import annotations
 
+import contextlib
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -143,11 +144,10 @@ def read_image(path: Path, source: str, limits: Limits) -> Document:
         raise OcrUnavailable()
     from PIL import Image
 
-    Image.MAX_IMAGE_PIXELS = limits.max_pixels  # Pillow's own check, at open, too
     blocks: list[Block] = []
     budget = Budget(limits)
     try:
-        with Image.open(path) as image:  # reads the header only
+        with _pillow_cap(limits), Image.open(path) as image:  # reads the header only
             frames = int(getattr(image, "n_frames", 1))
             for index in range(frames):
                 image.seek(index)
@@ -162,6 +162,21 @@ def read_image(path: Path, source: str, limits: Limits) -> Document:
     return Document(file_doc_id(source), source, None, blocks,
                     [budget.stopped] if budget.stopped else [],
                     ocr_pages=list(range(1, budget.pages + 1)))
+
+
+@contextlib.contextmanager
+def _pillow_cap(limits: Limits) -> Iterator[None]:
+    """Pillow's own pixel check (at open and decode, in pypdf's decoding too) set to
+    ``limits.max_pixels`` while a file is read, and put back after: it is a global, and
+    one file's cap must not refuse the next file's pages."""
+    from PIL import Image
+
+    before = Image.MAX_IMAGE_PIXELS
+    Image.MAX_IMAGE_PIXELS = limits.max_pixels
+    try:
+        yield
+    finally:
+        Image.MAX_IMAGE_PIXELS = before
 
 
 def page_blocks(image: Any, page: int) -> list[Block]:
@@ -210,7 +225,12 @@ def pdf_page_blocks(page: Any, number: int, pages: int, limits: Limits,
     """The text of a scanned PDF page, read by OCR from the images it draws (each image's
     size checked from its dictionary before it is decoded); None when the page has no
     image to read, [] when the budget is spent. Raises :class:`OcrUnavailable` without
-    the extra."""
+    the extra.
+
+    Each image is read on its own, in the order the page's resources name them, not
+    where the page places it: a page drawn as several tiles is read tile by tile (a line
+    cut by a tile's edge is lost). Not read: inline images (small by the PDF rules) and
+    text drawn as vector outlines (no image, no text layer: the page reads as empty)."""
     found = _page_images(page, limits, number)
     if not found:
         return None
@@ -219,26 +239,49 @@ def pdf_page_blocks(page: Any, number: int, pages: int, limits: Limits,
     if not budget.take(number, pages):
         return []
     blocks: list[Block] = []
-    for name in found:
-        blocks.extend(page_blocks(page.images[name].image, number))
+    with _pillow_cap(limits):
+        for name in found:
+            image = page.images[name].image
+            if image is None:
+                raise ValueError(f"an image on page {number} could not be decoded")
+            blocks.extend(page_blocks(image, number))
     return blocks
 
 
-def _page_images(page: Any, limits: Limits, number: int) -> list[str]:
-    """Names of the page's image XObjects worth reading, each within the pixel cap."""
-    resources = page.get("/Resources")
-    xobjects = resources.get("/XObject") if resources is not None else None
-    if xobjects is None:
-        return []
-    names: list[str] = []
-    for name, ref in xobjects.get_object().items():
-        obj = ref.get_object()
-        if obj.get("/Subtype") != "/Image":
-            continue
-        width, height = int(obj.get("/Width", 0)), int(obj.get("/Height", 0))
-        check_pixels(width, height, limits, f"an image on page {number}")
-        if width * height >= MIN_IMAGE_PIXELS:
-            names.append(str(name))
+MAX_FORM_DEPTH = 4
+"""Form XObjects (a drawing reused on the page) are searched for images this deep: a
+scanner or a PDF tool may wrap a page's scan in one."""
+ImageId = str | list[str]
+"""pypdf's name of an image on a page: ``/Im0``, or the path through forms to it."""
+
+
+def _page_images(page: Any, limits: Limits, number: int) -> list[ImageId]:
+    """Names of the page's image XObjects worth reading (those inside form XObjects too,
+    as pypdf names them), each within the pixel cap, checked from its dictionary before
+    anything is decoded."""
+    names: list[ImageId] = []
+    seen: set[int] = set()
+
+    def walk(holder: Any, path: list[str]) -> None:
+        resources = holder.get("/Resources")
+        resources = resources.get_object() if resources is not None else None
+        xobjects = resources.get("/XObject") if hasattr(resources, "get") else None
+        if xobjects is None or len(path) > MAX_FORM_DEPTH:
+            return
+        for name, ref in xobjects.get_object().items():
+            obj = ref.get_object()
+            if id(obj) in seen or not hasattr(obj, "get"):
+                continue
+            seen.add(id(obj))
+            if obj.get("/Subtype") == "/Form":
+                walk(obj, [*path, str(name)])
+            elif obj.get("/Subtype") == "/Image":
+                width, height = int(obj.get("/Width", 0)), int(obj.get("/Height", 0))
+                check_pixels(width, height, limits, f"an image on page {number}")
+                if width * height >= MIN_IMAGE_PIXELS:
+                    names.append([*path, str(name)] if path else str(name))
+
+    walk(page, [])
     return names
 
 
