@@ -263,7 +263,7 @@ def _page_images(page: Any, limits: Limits, number: int) -> list[ImageId]:
     seen: set[int] = set()
 
     def walk(holder: Any, path: list[str]) -> None:
-        resources = holder.get("/Resources")
+        resources: Any = holder.get("/Resources")
         resources = resources.get_object() if resources is not None else None
         xobjects = resources.get("/XObject") if hasattr(resources, "get") else None
         if xobjects is None or len(path) > MAX_FORM_DEPTH:
