@@ -288,15 +288,91 @@ def missing() -> list[str]:
     return out
 
 
+SETTINGS: list[tuple[str, dict[str, object]]] = [
+    ("chosen (the kb's)", {}),
+    ("before: det 1280, batch 6, no arena", {
+        "Det.limit_side_len": 1280, "Rec.rec_batch_num": 6,
+        "EngineConfig.onnxruntime.enable_cpu_mem_arena": False}),
+    ("det 1280", {"Det.limit_side_len": 1280}),
+    ("det 960", {"Det.limit_side_len": 960}),
+    ("det 640", {"Det.limit_side_len": 640}),
+    ("rec batch 6", {"Rec.rec_batch_num": 6}),
+    ("no arena", {"EngineConfig.onnxruntime.enable_cpu_mem_arena": False}),
+    ("angle model on", {"Global.use_cls": True}),
+    ("two threads", {"EngineConfig.onnxruntime.intra_op_num_threads": 2}),
+]
+"""RapidOCR settings the sweep compares: each the kb's own with some changed."""
+
+
+def sweep(langs: list[Lang], tmp: Path, dpis: list[int], per_file: int, pages: int) -> None:
+    """Each setting of :data:`SETTINGS` on the same page images (the first ``pages`` of
+    each language, rasterised as above), read in this process by the ingest's own
+    ``page_blocks``: CPU seconds a page (``time.process_time``: the process's CPU, which
+    the machine's other load inflates far less than wall time) and its ratio to the
+    kb's settings measured in the same run, wall seconds, character error rate."""
+    import numpy as np
+    from PIL import Image
+    from rapidocr import RapidOCR
+
+    from agent_search.kb._ingest import _ocr
+
+    images: dict[tuple[str, int], list[tuple[Path, str]]] = {}
+    for lang in langs:
+        folder = tmp / f"sweep-{lang.name}"
+        folder.mkdir()
+        files = typeset(lang, folder, per_file)
+        texts = [t for f in files for t in page_texts(f)][:pages]
+        for dpi in dpis:
+            subprocess.run(["pdftoppm", "-r", str(dpi), "-gray", "-png", "-l", str(pages),
+                            str(files[0]), str(folder / f"p{dpi}")], check=True)
+            found = sorted(folder.glob(f"p{dpi}-*.png"))
+            images[lang.name, dpi] = list(zip(found, texts, strict=False))
+    base: dict[tuple[str, int], float] = {}
+    print("| setting | language | dpi | pages | CPU s/page | × chosen | wall s/page | CER |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|")
+    for name, changed in SETTINGS:
+        _ocr._engine = RapidOCR(params={**_ocr.ENGINE_PARAMS, **changed})
+        _ocr._engine(np.full((64, 256, 3), 255, np.uint8))  # its models loaded first
+        for (lang_name, dpi), pairs in images.items():
+            cpu = wall = 0.0
+            hypothesis = []
+            for path, _ in pairs:
+                started, clock = time.process_time(), time.perf_counter()
+                with Image.open(path) as image:
+                    blocks = _ocr.page_blocks(image, 1)
+                cpu += time.process_time() - started
+                wall += time.perf_counter() - clock
+                hypothesis.append("\n".join(b.text for b in blocks))
+            rate = cer([t for _, t in pairs], hypothesis, lang_name == "Chinese")
+            per_page = cpu / len(pairs)
+            base.setdefault((lang_name, dpi), per_page)
+            print(f"| {name} | {lang_name} | {dpi} | {len(pairs)} | {per_page:.2f} | "
+                  f"{per_page / base[lang_name, dpi]:.2f} | {wall / len(pairs):.2f} | "
+                  f"{rate:.4f} |", flush=True)
+
+
 def main() -> None:
+    global DATA
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--questions", type=int, default=12, help="per language")
     parser.add_argument("--per-file", type=int, default=8, help="passages per PDF")
     parser.add_argument("--dpi", type=int, nargs="+", default=[150, 300])
+    parser.add_argument("--sweep", type=int, metavar="PAGES", default=0,
+                        help="compare RapidOCR settings on PAGES pages a language instead")
+    parser.add_argument("--data", type=Path, default=DATA,
+                        help="the folder holding beir-scifact and zh-rgb (a git worktree's "
+                             "../shared is not the project's)")
     args = parser.parse_args()
+    DATA = args.data
     lacking = missing()
     if lacking:
         print("bench-ocr skipped; missing: " + "; ".join(lacking))
+        return
+    if args.sweep:
+        tmp = Path(tempfile.mkdtemp(prefix="bench-ocr-sweep-"))
+        sweep([english(args.questions), chinese(args.questions)], tmp, args.dpi,
+              args.per_file, args.sweep)
+        shutil.rmtree(tmp, ignore_errors=True)
         return
     import anyio
 

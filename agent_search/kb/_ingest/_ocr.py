@@ -76,9 +76,31 @@ def available() -> bool:
     return importlib.util.find_spec("rapidocr") is not None
 
 
+ENGINE_PARAMS: dict[str, object] = {
+    "Global.log_level": "error",
+    # pages are scanned upright: no orientation model run on every line
+    "Global.use_cls": False,
+    "Global.max_side_len": MAX_SIDE,
+    # one thread: a tenant's scan takes one core of the machine, not all of them
+    "EngineConfig.onnxruntime.intra_op_num_threads": 1,
+    "EngineConfig.onnxruntime.inter_op_num_threads": 1,
+    # onnxruntime keeps its buffers from line to line instead of allocating each time
+    "EngineConfig.onnxruntime.enable_cpu_mem_arena": True,
+    # detection on the page scaled to 736 px at most: a third of its cost at 1,280 px,
+    # the same lines found (text of 11 pt at 150 dpi is still ~7 px high there)
+    "Det.limit_type": "max",
+    "Det.limit_side_len": 736,
+    # recognition one line at a time: a batch pads every line to its widest, and the
+    # model's cost grows with the padded width (~70 µs of CPU per pixel column)
+    "Rec.rec_batch_num": 1,
+}
+"""RapidOCR's settings, chosen by CPU seconds against character error rate
+(``bench/bench_ocr.py --sweep``)."""
+
+
 def _ocr_engine() -> Any:
-    """The engine, made on first use: one thread (a tenant's scan takes one core, not the
-    machine), the models the wheel ships."""
+    """The engine, made on first use with :data:`ENGINE_PARAMS` and the models the wheel
+    ships."""
     global _engine
     if _engine is None:
         if not available():
@@ -87,17 +109,7 @@ def _ocr_engine() -> Any:
 
         from rapidocr import RapidOCR
 
-        _engine = RapidOCR(params={
-            "Global.log_level": "error",
-            "Global.use_cls": False,  # pages are scanned upright; saves a model per line
-            "Global.max_side_len": MAX_SIDE,
-            "EngineConfig.onnxruntime.intra_op_num_threads": 1,
-            "EngineConfig.onnxruntime.inter_op_num_threads": 1,
-            # detection on the page scaled to 1280 px at most (a third of the cost of
-            # the full page at 150 dpi; the same lines found)
-            "Det.limit_type": "max",
-            "Det.limit_side_len": 1280,
-        })
+        _engine = RapidOCR(params=dict(ENGINE_PARAMS))
         logging.getLogger("RapidOCR").propagate = False
     return _engine
 
