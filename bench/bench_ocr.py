@@ -290,14 +290,12 @@ def missing() -> list[str]:
 
 SETTINGS: list[tuple[str, dict[str, object]]] = [
     ("chosen (the kb's)", {}),
-    ("before: det 1280, batch 6, no arena", {
-        "Det.limit_side_len": 1280, "Rec.rec_batch_num": 6,
-        "EngineConfig.onnxruntime.enable_cpu_mem_arena": False}),
+    ("before: det 1280, batch 6", {"Det.limit_side_len": 1280, "Rec.rec_batch_num": 6}),
     ("det 1280", {"Det.limit_side_len": 1280}),
     ("det 960", {"Det.limit_side_len": 960}),
     ("det 640", {"Det.limit_side_len": 640}),
     ("rec batch 6", {"Rec.rec_batch_num": 6}),
-    ("no arena", {"EngineConfig.onnxruntime.enable_cpu_mem_arena": False}),
+    ("onnxruntime arena on", {"EngineConfig.onnxruntime.enable_cpu_mem_arena": True}),
     ("angle model on", {"Global.use_cls": True}),
     ("two threads", {"EngineConfig.onnxruntime.intra_op_num_threads": 2}),
 ]
