@@ -295,6 +295,7 @@ SETTINGS: list[tuple[str, dict[str, object]]] = [
     ("det 960", {"Det.limit_side_len": 960}),
     ("det 640", {"Det.limit_side_len": 640}),
     ("rec batch 6", {"Rec.rec_batch_num": 6}),
+    ("boxes padded more (unclip 2.0)", {"Det.unclip_ratio": 2.0}),
     ("onnxruntime arena on", {"EngineConfig.onnxruntime.enable_cpu_mem_arena": True}),
     ("angle model on", {"Global.use_cls": True}),
     ("two threads", {"EngineConfig.onnxruntime.intra_op_num_threads": 2}),
