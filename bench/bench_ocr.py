@@ -33,6 +33,7 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -350,6 +351,59 @@ def sweep(langs: list[Lang], tmp: Path, dpis: list[int], per_file: int, pages: i
                   f"{rate:.4f} |", flush=True)
 
 
+def columns(lang: Lang, dpi: int) -> None:
+    """A page set in two columns (Liberation Serif 10 pt on 12, a quarter-inch gutter, the
+    lines of both columns on one grid, as journals set them), drawn by Pillow at ``dpi``
+    from the language's passages: its character error rate read in columns (the kb's
+    reading order) and read by rows across the page (every box a line, the order before
+    columns were found), against the text as set, column after column."""
+    import numpy as np
+    from PIL import Image, ImageDraw, ImageFont
+
+    from agent_search.kb._ingest import _layout, _ocr
+
+    font_file = "/usr/share/fonts/truetype/liberation/LiberationSerif-Regular.ttf"
+    font = ImageFont.truetype(font_file, round(10 * dpi / 72),
+                              layout_engine=ImageFont.Layout.BASIC)
+    width, height, margin = int(8.27 * dpi), int(11.69 * dpi), int(0.75 * dpi)
+    gutter, lead = dpi // 4, round(12 * dpi / 72)
+    column = (width - 2 * margin - gutter) // 2
+    page = Image.new("L", (width, height), 255)
+    draw = ImageDraw.Draw(page)
+    lines: list[str] = []
+    lefts, y = [margin, margin + column + gutter], margin
+    for _, passage in lang.passages:
+        for line in _wrap(passage, font, column, draw):
+            if y + lead > height - margin:
+                lefts, y = lefts[1:], margin  # the next column
+            if not lefts:
+                break
+            draw.text((lefts[0], y), line, font=font, fill=0)
+            lines.append(line)
+            y += lead
+        y += lead // 2
+    out = _ocr._ocr_engine()(np.asarray(page.convert("RGB"))[:, :, ::-1])
+    found = [(_layout.Box.of(box), str(text)) for box, text, score
+             in zip(out.boxes, out.txts, out.scores, strict=False) if score >= _ocr.MIN_SCORE]
+    truth = " ".join(lines)
+    for name, texts in (("in columns (the kb's)", _layout.reading_order(found)),
+                        ("by rows across the page", _layout._blocks(found))):
+        print(f"| two columns, {dpi} dpi | {len(lines)} lines | {name} | "
+              f"{cer([truth], [' '.join(texts)], False):.4f} |")
+
+
+def _wrap(text: str, font: Any, width: int, draw: Any) -> list[str]:
+    """``text``'s words in lines no wider than ``width`` pixels."""
+    lines, line = [], ""
+    for word in text.split():
+        wider = f"{line} {word}".strip()
+        if line and draw.textlength(wider, font=font) > width:
+            lines.append(line)
+            wider = word
+        line = wider
+    return [*lines, line] if line else lines
+
+
 def main() -> None:
     global DATA
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -361,8 +415,15 @@ def main() -> None:
     parser.add_argument("--data", type=Path, default=DATA,
                         help="the folder holding beir-scifact and zh-rgb (a git worktree's "
                              "../shared is not the project's)")
+    parser.add_argument("--columns", action="store_true",
+                        help="the reading order of a two-column page instead")
     args = parser.parse_args()
     DATA = args.data
+    if args.columns:
+        print("| page | lines | read | CER |\n|---|---:|---|---:|")
+        for dpi in args.dpi:
+            columns(english(args.questions), dpi)
+        return
     lacking = missing()
     if lacking:
         print("bench-ocr skipped; missing: " + "; ".join(lacking))
