@@ -19,7 +19,10 @@ does the wall time. Questions are split once into a working half (even positions
 locked half (odd), each reported on its own.
 
 Run: ``make bench-ocr`` (needs the extra agent-searchkit[ocr], reportlab, pdftoppm and
-a CJK font such as fonts-wqy-microhei; says what is missing)."""
+a CJK font such as fonts-wqy-microhei; says what is missing). ``--sweep PAGES`` compares
+RapidOCR settings on the same page images instead (CPU seconds, as ratios to the kb's
+settings in the same run, and CER); ``--columns`` reads a page set in two columns;
+``--data DIR`` names the folder of the data sets."""
 
 from __future__ import annotations
 
