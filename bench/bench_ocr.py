@@ -354,8 +354,8 @@ def sweep(langs: list[Lang], tmp: Path, dpis: list[int], per_file: int, pages: i
                   f"{rate:.4f} |", flush=True)
 
 
-def columns(lang: Lang, dpi: int) -> None:
-    """A page set in two columns (Liberation Serif 10 pt on 12, a quarter-inch gutter, the
+def columns(lang: Lang, dpi: int, leading: float = 12) -> None:
+    """A page set in two columns (Liberation Serif 10 pt on ``leading``, a quarter-inch gutter, the
     lines of both columns on one grid, as journals set them), drawn by Pillow at ``dpi``
     from the language's passages: its character error rate read in columns (the kb's
     reading order) and read by rows across the page (every box a line, the order before
@@ -369,7 +369,7 @@ def columns(lang: Lang, dpi: int) -> None:
     font = ImageFont.truetype(font_file, round(10 * dpi / 72),
                               layout_engine=ImageFont.Layout.BASIC)
     width, height, margin = int(8.27 * dpi), int(11.69 * dpi), int(0.75 * dpi)
-    gutter, lead = dpi // 4, round(12 * dpi / 72)
+    gutter, lead = dpi // 4, round(leading * dpi / 72)
     column = (width - 2 * margin - gutter) // 2
     page = Image.new("L", (width, height), 255)
     draw = ImageDraw.Draw(page)
