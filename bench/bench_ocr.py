@@ -19,7 +19,10 @@ does the wall time. Questions are split once into a working half (even positions
 locked half (odd), each reported on its own.
 
 Run: ``make bench-ocr`` (needs the extra agent-searchkit[ocr], reportlab, pdftoppm and
-a CJK font such as fonts-wqy-microhei; says what is missing)."""
+a CJK font such as fonts-wqy-microhei; says what is missing). ``--sweep PAGES`` compares
+RapidOCR settings on the same page images instead (CPU seconds, as ratios to the kb's
+settings in the same run, and CER); ``--columns`` reads a page set in two columns;
+``--data DIR`` names the folder of the data sets."""
 
 from __future__ import annotations
 
@@ -33,6 +36,7 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -288,15 +292,150 @@ def missing() -> list[str]:
     return out
 
 
+SETTINGS: list[tuple[str, dict[str, object]]] = [
+    ("chosen (the kb's)", {}),
+    ("before: det 1280, batch 6", {"Det.limit_side_len": 1280, "Rec.rec_batch_num": 6}),
+    ("det 1280", {"Det.limit_side_len": 1280}),
+    ("det 960", {"Det.limit_side_len": 960}),
+    ("det 640", {"Det.limit_side_len": 640}),
+    ("rec batch 6", {"Rec.rec_batch_num": 6}),
+    ("boxes padded more (unclip 2.0)", {"Det.unclip_ratio": 2.0}),
+    ("onnxruntime arena on", {"EngineConfig.onnxruntime.enable_cpu_mem_arena": True}),
+    ("angle model on", {"Global.use_cls": True}),
+    ("two threads", {"EngineConfig.onnxruntime.intra_op_num_threads": 2}),
+]
+"""RapidOCR settings the sweep compares: each the kb's own with some changed."""
+
+
+def sweep(langs: list[Lang], tmp: Path, dpis: list[int], per_file: int, pages: int) -> None:
+    """Each setting of :data:`SETTINGS` on the same page images (the first ``pages`` of
+    each language, rasterised as above), read in this process by the ingest's own
+    ``page_blocks``: CPU seconds a page (``time.process_time``: the process's CPU, which
+    the machine's other load inflates far less than wall time) and its ratio to the
+    kb's settings measured in the same run, wall seconds, character error rate."""
+    import numpy as np
+    from PIL import Image
+    from rapidocr import RapidOCR
+
+    from agent_search.kb._ingest import _ocr
+
+    images: dict[tuple[str, int], list[tuple[Path, str]]] = {}
+    for lang in langs:
+        folder = tmp / f"sweep-{lang.name}"
+        folder.mkdir()
+        files = typeset(lang, folder, per_file)
+        texts = [t for f in files for t in page_texts(f)][:pages]
+        for dpi in dpis:
+            subprocess.run(["pdftoppm", "-r", str(dpi), "-gray", "-png", "-l", str(pages),
+                            str(files[0]), str(folder / f"p{dpi}")], check=True)
+            found = sorted(folder.glob(f"p{dpi}-*.png"))
+            images[lang.name, dpi] = list(zip(found, texts, strict=False))
+    base: dict[tuple[str, int], float] = {}
+    print("| setting | language | dpi | pages | CPU s/page | × chosen | wall s/page | CER |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|")
+    for name, changed in SETTINGS:
+        _ocr._engine = RapidOCR(params={**_ocr.ENGINE_PARAMS, **changed})
+        _ocr._engine(np.full((64, 256, 3), 255, np.uint8))  # its models loaded first
+        for (lang_name, dpi), pairs in images.items():
+            cpu = wall = 0.0
+            hypothesis = []
+            for path, _ in pairs:
+                started, clock = time.process_time(), time.perf_counter()
+                with Image.open(path) as image:
+                    blocks = _ocr.page_blocks(image, 1)
+                cpu += time.process_time() - started
+                wall += time.perf_counter() - clock
+                hypothesis.append("\n".join(b.text for b in blocks))
+            rate = cer([t for _, t in pairs], hypothesis, lang_name == "Chinese")
+            per_page = cpu / len(pairs)
+            base.setdefault((lang_name, dpi), per_page)
+            print(f"| {name} | {lang_name} | {dpi} | {len(pairs)} | {per_page:.2f} | "
+                  f"{per_page / base[lang_name, dpi]:.2f} | {wall / len(pairs):.2f} | "
+                  f"{rate:.4f} |", flush=True)
+
+
+def columns(lang: Lang, dpi: int, leading: float = 12) -> None:
+    """A page set in two columns (Liberation Serif 10 pt on ``leading``, a quarter-inch gutter, the
+    lines of both columns on one grid, as journals set them), drawn by Pillow at ``dpi``
+    from the language's passages: its character error rate read in columns (the kb's
+    reading order) and read by rows across the page (every box a line, the order before
+    columns were found), against the text as set, column after column."""
+    import numpy as np
+    from PIL import Image, ImageDraw, ImageFont
+
+    from agent_search.kb._ingest import _layout, _ocr
+
+    font_file = "/usr/share/fonts/truetype/liberation/LiberationSerif-Regular.ttf"
+    font = ImageFont.truetype(font_file, round(10 * dpi / 72),
+                              layout_engine=ImageFont.Layout.BASIC)
+    width, height, margin = int(8.27 * dpi), int(11.69 * dpi), int(0.75 * dpi)
+    gutter, lead = dpi // 4, round(leading * dpi / 72)
+    column = (width - 2 * margin - gutter) // 2
+    page = Image.new("L", (width, height), 255)
+    draw = ImageDraw.Draw(page)
+    lines: list[str] = []
+    lefts, y = [margin, margin + column + gutter], margin
+    for _, passage in lang.passages:
+        for line in _wrap(passage, font, column, draw):
+            if y + lead > height - margin:
+                lefts, y = lefts[1:], margin  # the next column
+            if not lefts:
+                break
+            draw.text((lefts[0], y), line, font=font, fill=0)
+            lines.append(line)
+            y += lead
+        y += lead // 2
+    out = _ocr._ocr_engine()(np.asarray(page.convert("RGB"))[:, :, ::-1])
+    found = [(_layout.Box.of(box), str(text)) for box, text, score
+             in zip(out.boxes, out.txts, out.scores, strict=False) if score >= _ocr.MIN_SCORE]
+    truth = " ".join(lines)
+    for name, texts in (("in columns (the kb's)", _layout.reading_order(found)),
+                        ("by rows across the page", _layout._blocks(found))):
+        print(f"| two columns, {dpi} dpi | {len(lines)} lines | {name} | "
+              f"{cer([truth], [' '.join(texts)], False):.4f} |")
+
+
+def _wrap(text: str, font: Any, width: int, draw: Any) -> list[str]:
+    """``text``'s words in lines no wider than ``width`` pixels."""
+    lines, line = [], ""
+    for word in text.split():
+        wider = f"{line} {word}".strip()
+        if line and draw.textlength(wider, font=font) > width:
+            lines.append(line)
+            wider = word
+        line = wider
+    return [*lines, line] if line else lines
+
+
 def main() -> None:
+    global DATA
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--questions", type=int, default=12, help="per language")
     parser.add_argument("--per-file", type=int, default=8, help="passages per PDF")
     parser.add_argument("--dpi", type=int, nargs="+", default=[150, 300])
+    parser.add_argument("--sweep", type=int, metavar="PAGES", default=0,
+                        help="compare RapidOCR settings on PAGES pages a language instead")
+    parser.add_argument("--data", type=Path, default=DATA,
+                        help="the folder holding beir-scifact and zh-rgb (a git worktree's "
+                             "../shared is not the project's)")
+    parser.add_argument("--columns", action="store_true",
+                        help="the reading order of a two-column page instead")
     args = parser.parse_args()
+    DATA = args.data
+    if args.columns:
+        print("| page | lines | read | CER |\n|---|---:|---|---:|")
+        for dpi in args.dpi:
+            columns(english(args.questions), dpi)
+        return
     lacking = missing()
     if lacking:
         print("bench-ocr skipped; missing: " + "; ".join(lacking))
+        return
+    if args.sweep:
+        tmp = Path(tempfile.mkdtemp(prefix="bench-ocr-sweep-"))
+        sweep([english(args.questions), chinese(args.questions)], tmp, args.dpi,
+              args.per_file, args.sweep)
+        shutil.rmtree(tmp, ignore_errors=True)
         return
     import anyio
 

@@ -11,17 +11,18 @@ import pytest
 from agent_search import Context, Request, SearchConfig
 from agent_search.kb import create_handler, ingest_paths
 from agent_search.kb._ingest import Limits, _ocr, load_file
-from agent_search.kb._ingest._ocr import _Box, needs_ocr, reading_order
+from agent_search.kb._ingest._layout import Box, reading_order
+from agent_search.kb._ingest._ocr import needs_ocr
 
-from ..support.scans import image_bytes, pdf_of_images, text_page
+from ..support.scans import columns_page, image_bytes, pdf_form_image, pdf_of_images, text_page
 
 REFUNDS = [["Refunds are paid back within fourteen", "business days of the request."],
            ["The billing office keeps a signed copy", "of every contract in its archive."]]
 BIKES = [["Lubricate the bicycle chain every", "three hundred kilometres."]]
 
 
-def _box(left: float, top: float, right: float, bottom: float) -> _Box:
-    return _Box(left, top, right, bottom)
+def _box(left: float, top: float, right: float, bottom: float) -> Box:
+    return Box(left, top, right, bottom)
 
 
 def test_boxes_are_read_as_lines_then_blocks() -> None:
@@ -39,6 +40,34 @@ def test_boxes_are_read_as_lines_then_blocks() -> None:
         "A new paragraph. 中文第一行第二行。",
     ]
     assert reading_order([]) == []
+
+
+def test_columns_are_read_one_after_the_other() -> None:
+    # a title across the page, then two columns whose lines share one baseline grid
+    # (every row is a band with a gutter at x 500-540), the right column's last
+    # paragraph a line short; then a full-width paragraph and a table of narrow cells
+    left = ["Tidal power stations turn the", "rise and fall of the sea into", "electricity.",
+            None, "Their turbines sit in a", "barrage across an estuary."]
+    right = ["Bees find flowers by their", "colour and scent, and tell", "the hive where.",
+             None, "A strong colony keeps its", None]
+    found = [(_box(10, 10, 900, 40), "Notes on energy and insects")]
+    for row, (one, two) in enumerate(zip(left, right, strict=True)):
+        top = 70 + 40 * row
+        found += [(_box(10, top, 480, top + 30), one)] if one else []
+        found += [(_box(540, top, 1000, top + 30), two)] if two else []
+    found += [(_box(10, 400, 990, 430), "A closing note runs across the whole page.")]
+    for row, cells in enumerate([("Name", "Price", "Stock"), ("Pump", "12", "4")]):
+        found += [(_box(10 + 200 * i, 480 + 40 * row, 90 + 200 * i, 510 + 40 * row), cell)
+                  for i, cell in enumerate(cells)]
+    assert reading_order(found[::-1]) == [
+        "Notes on energy and insects",
+        "Tidal power stations turn the rise and fall of the sea into electricity.",
+        "Their turbines sit in a barrage across an estuary.",
+        "Bees find flowers by their colour and scent, and tell the hive where.",
+        "A strong colony keeps its",
+        "A closing note runs across the whole page.",
+        "Name Price Stock Pump 12 4",
+    ]
 
 
 @pytest.mark.parametrize(("text", "scan"), [
@@ -80,6 +109,46 @@ def test_image_paragraphs_are_blocks_of_page_one(tmp_path: Path) -> None:
     assert "fourteen business days" in texts[0] and "signed copy" in texts[1]
     assert [b.page for b in getattr(doc, "blocks", [])] == [1, 1]
     assert getattr(doc, "ocr_pages", None) == [1]
+
+
+@needs_extra
+def test_a_two_column_page_is_read_column_by_column(tmp_path: Path) -> None:
+    left = [["Tidal power stations turn the rise", "and fall of the sea into electricity",
+             "twice a day, every day."],
+            ["Their turbines sit in a barrage", "across the mouth of an estuary."]]
+    right = [["Bees find flowers by their colour", "and scent, and tell the hive where",
+              "they are with a waggle dance."],
+             ["A strong colony keeps its queen", "warm through the whole winter."]]
+    path = tmp_path / "journal.png"
+    path.write_bytes(image_bytes(columns_page("Notes on energy and insects", [left, right]),
+                                 "PNG"))
+    (doc,) = load_file(path)
+    texts = [b.text for b in getattr(doc, "blocks", [])]
+    assert texts == ["Notes on energy and insects"] + [" ".join(p) for p in left + right], texts
+
+
+@needs_extra
+def test_a_scan_wrapped_in_a_form_xobject_is_read(tmp_path: Path) -> None:
+    path = tmp_path / "wrapped.pdf"
+    path.write_bytes(pdf_form_image(text_page(BIKES)))
+    (doc,) = load_file(path)
+    assert "Lubricate the bicycle chain every three hundred kilometres." in [
+        b.text for b in getattr(doc, "blocks", [])]
+    assert getattr(doc, "ocr_pages", None) == [1]
+
+
+@needs_extra
+def test_one_files_pixel_cap_does_not_hold_for_the_next(tmp_path: Path) -> None:
+    # Pillow's pixel check is a global: a small cap set for one file must not refuse
+    # the pages of the next file read in the same process
+    big = tmp_path / "big.png"
+    big.write_bytes(image_bytes(text_page(REFUNDS, width=2000), "PNG"))
+    (skipped,) = load_file(big, limits=Limits(max_pixels=100_000))
+    assert "kb.max_image_megapixels" in getattr(skipped, "reason", ""), skipped
+    scan = tmp_path / "scan.pdf"
+    scan.write_bytes(pdf_of_images([text_page(BIKES)]))
+    (doc,) = load_file(scan)
+    assert getattr(doc, "ocr_pages", None) == [1], doc
 
 
 @needs_extra

@@ -36,6 +36,7 @@ def home(tmp_path: Path, model_home: Path, monkeypatch: pytest.MonkeyPatch) -> I
 
 def test_the_bombs_are_small() -> None:
     assert len(png_bomb()) < 4_000 and len(pdf_image_bomb()) < 4_000
+    assert len(pdf_image_bomb(in_form=True)) < 4_000
     assert png_bomb()[16:24] == (50_000).to_bytes(4, "big") * 2  # the IHDR's size
 
 
@@ -46,12 +47,13 @@ async def test_image_bombs_are_refused_from_their_header_in_the_sandbox(
     folder.mkdir()
     (folder / "bomb.png").write_bytes(png_bomb())
     (folder / "bomb.pdf").write_bytes(pdf_image_bomb())
+    (folder / "form-bomb.pdf").write_bytes(pdf_image_bomb(in_form=True))  # the scan in a form
     (folder / "notes.txt").write_text("Wasps do not make honey.\n")
     # a small memory cap: decoding 2.5 GB of pixels would end in "out of memory"
     config = SearchConfig(home=home).merged({"kb": {"max_parse_memory_mb": 1024}})
     report = await ingest_paths(config, [folder], "bombs")
     reasons = {Path(s.source).name: s.reason for s in report.skipped}
-    assert set(reasons) == {"bomb.png", "bomb.pdf"}, reasons
+    assert set(reasons) == {"bomb.png", "bomb.pdf", "form-bomb.pdf"}, reasons
     for reason in reasons.values():
         assert "kb.max_image_megapixels" in reason and "50,000" in reason, reason
     assert report.documents == 1

@@ -1,6 +1,7 @@
 """Scans the tests make: pages of printed text as images (Pillow's own font, so no system
-font is needed), image-only PDFs of them, and the hostile ones (an image whose header
-declares 50,000 × 50,000 pixels in a few KB, as a PNG and inside a PDF)."""
+font is needed), in one column or two, image-only PDFs of them, and the hostile ones (an
+image whose header declares 50,000 × 50,000 pixels in a few KB, as a PNG and inside a
+PDF)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,8 @@ from collections.abc import Sequence
 
 from PIL import Image, ImageDraw, ImageFont
 
-__all__ = ["image_bytes", "pdf_image_bomb", "pdf_of_images", "png_bomb", "text_page"]
+__all__ = ["columns_page", "image_bytes", "pdf_form_image", "pdf_image_bomb", "pdf_of_images",
+           "png_bomb", "text_page"]
 
 
 def text_page(paragraphs: Sequence[Sequence[str]], *, width: int = 1100,
@@ -29,6 +31,32 @@ def text_page(paragraphs: Sequence[Sequence[str]], *, width: int = 1100,
             draw.text((size, y), line, font=font, fill=0)
             y += step
         y += step
+    return page
+
+
+def columns_page(title: str, columns: Sequence[Sequence[Sequence[str]]], *,
+                 gutter: int = 56, size: int = 28) -> Image.Image:
+    """A page with ``title`` across the top, then ``columns`` side by side (each a list of
+    paragraphs, each a list of lines), their lines on one baseline grid, as a journal
+    sets them, ``gutter`` pixels apart (two ems by default): read by rows, a line of the
+    left column runs into the right one's."""
+    font = ImageFont.load_default(size=size)
+    column_width = int(max(font.getlength(line) for column in columns
+                           for paragraph in column for line in paragraph))
+    step = int(size * 1.5)
+    rows = max(sum(len(p) + 1 for p in column) for column in columns)
+    width = 2 * size + len(columns) * column_width + (len(columns) - 1) * gutter
+    page = Image.new("L", (width, 4 * size + (rows + 2) * step), 255)
+    draw = ImageDraw.Draw(page)
+    draw.text((size, size), title, font=font, fill=0)
+    for index, column in enumerate(columns):
+        x = size + index * (column_width + gutter)
+        y = size + 2 * step
+        for paragraph in column:
+            for line in paragraph:
+                draw.text((x, y), line, font=font, fill=0)
+                y += step
+            y += step
     return page
 
 
@@ -60,21 +88,47 @@ def png_bomb(width: int = 50_000, height: int = 50_000) -> bytes:
             + _chunk(b"IEND", b""))
 
 
-def pdf_image_bomb(width: int = 50_000, height: int = 50_000) -> bytes:
+def pdf_image_bomb(width: int = 50_000, height: int = 50_000, *,
+                   in_form: bool = False) -> bytes:
     """A one-page PDF with no text that draws one image declaring ``width`` × ``height``
-    grey pixels, its stream a few KB of compressed zeros."""
-    data = zlib.compress(b"\x00" * (width * 20), 9)
-    content = b"q 500 0 0 500 0 0 cm /Im0 Do Q"
-    objects = [
+    grey pixels, its stream a few KB of compressed zeros (drawn by a form XObject the
+    page draws, with ``in_form``)."""
+    return _image_pdf(width, height, zlib.compress(b"\x00" * (width * 20), 9), in_form)
+
+
+def pdf_form_image(image: Image.Image) -> bytes:
+    """A one-page PDF with no text whose page draws a form XObject that draws ``image``
+    (grey): the scan wrapped in a form, as some scanners and PDF tools write it."""
+    grey = image.convert("L")
+    return _image_pdf(*grey.size, zlib.compress(grey.tobytes(), 6), in_form=True)
+
+
+def _image_pdf(width: int, height: int, data: bytes, in_form: bool) -> bytes:
+    """A page of ``width`` × ``height`` points that draws one grey image (its pixels
+    ``data``, Flate-compressed), directly or through a form XObject."""
+    draw = b"q %d 0 0 %d 0 0 cm /Im0 Do Q" % (width, height)
+    image = (b"<< /Type /XObject /Subtype /Image /Width %d /Height %d /ColorSpace "
+             b"/DeviceGray /BitsPerComponent 8 /Filter /FlateDecode /Length %d >>\nstream\n"
+             % (width, height, len(data)) + data + b"\nendstream")
+    content, resources, extra = draw, b"/Im0 5 0 R", [image]
+    if in_form:
+        content, resources = b"q 1 0 0 1 0 0 cm /Fm0 Do Q", b"/Fm0 5 0 R"
+        extra = [b"<< /Type /XObject /Subtype /Form /BBox [0 0 %d %d] /Resources "
+                 b"<< /XObject << /Im0 6 0 R >> >> /Length %d >>\nstream\n"
+                 % (width, height, len(draw)) + draw + b"\nendstream", image]
+    return _pdf([
         b"<< /Type /Catalog /Pages 2 0 R >>",
         b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
-        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 600 800] "
-        b"/Resources << /XObject << /Im0 5 0 R >> >> /Contents 4 0 R >>",
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 %d %d] /Resources << /XObject << "
+        % (min(width, 14_400), min(height, 14_400)) + resources
+        + b" >> >> /Contents 4 0 R >>",
         b"<< /Length %d >>\nstream\n" % len(content) + content + b"\nendstream",
-        b"<< /Type /XObject /Subtype /Image /Width %d /Height %d /ColorSpace /DeviceGray "
-        b"/BitsPerComponent 8 /Filter /FlateDecode /Length %d >>\nstream\n"
-        % (width, height, len(data)) + data + b"\nendstream",
-    ]
+        *extra,
+    ])
+
+
+def _pdf(objects: Sequence[bytes]) -> bytes:
+    """A PDF file of ``objects`` (numbered from 1), with its cross-reference table."""
     out = bytearray(b"%PDF-1.4\n")
     offsets = []
     for number, body in enumerate(objects, start=1):

@@ -10,24 +10,24 @@ OCR stops once ``Limits.max_ocr_seconds`` are spent (the pages read so far are k
 rest named in a warning). The parse child (:mod:`agent_search.kb._ingest._sandbox`) runs
 it, with its memory cap, and kills a page that takes over its own deadline.
 
-Reading order: the engine's text boxes are grouped into lines (boxes that share most of
-their height), a line's boxes left to right, and lines into blocks (a vertical gap wider
-than a line's height starts a new block), so a chunk holds a paragraph as printed.
+Reading order (:mod:`agent_search.kb._ingest._layout`): the page's boxes are cut into
+columns and bands by the gaps between them, then grouped into lines and paragraphs, so a
+chunk holds a paragraph as printed, and two columns are read one after the other.
 """
 
 from __future__ import annotations
 
-import itertools
-import statistics
+import contextlib
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from agent_search.errors import InputError
 from agent_search.kb._ingest._document import Block, Document, Limits, ParseLimit
-from agent_search.kb._ingest._loaders import file_doc_id, glue
+from agent_search.kb._ingest._layout import Box, reading_order
+from agent_search.kb._ingest._loaders import file_doc_id
 
 OCR_EXTRA = "agent-searchkit[ocr]"
 MAX_SIDE = 2000
@@ -76,9 +76,31 @@ def available() -> bool:
     return importlib.util.find_spec("rapidocr") is not None
 
 
+ENGINE_PARAMS: dict[str, object] = {
+    "Global.log_level": "error",
+    # pages are scanned upright: no orientation model run on every line
+    "Global.use_cls": False,
+    "Global.max_side_len": MAX_SIDE,
+    # one thread: a tenant's scan takes one core of the machine, not all of them
+    "EngineConfig.onnxruntime.intra_op_num_threads": 1,
+    "EngineConfig.onnxruntime.inter_op_num_threads": 1,
+    # detection on the page scaled to 736 px at most (RapidOCR's own size): a quarter
+    # less CPU a page than at 1,280 px, the same text read; 640 px saved a tenth more
+    # on the bench's 11 pt pages, untried on small print (9 pt is ~7 px high there)
+    "Det.limit_type": "max",
+    "Det.limit_side_len": 736,
+    # recognition one line at a time: a batch pads each line to the widest of the
+    # batch, and the model's cost grows with the padded width (~70 µs of CPU per
+    # column of the line scaled to 48 px high): an eighth less CPU a page than six
+    "Rec.rec_batch_num": 1,
+}
+"""RapidOCR's settings, chosen by CPU seconds against character error rate
+(``bench/bench_ocr.py --sweep``)."""
+
+
 def _ocr_engine() -> Any:
-    """The engine, made on first use: one thread (a tenant's scan takes one core, not the
-    machine), the models the wheel ships."""
+    """The engine, made on first use with :data:`ENGINE_PARAMS` and the models the wheel
+    ships."""
     global _engine
     if _engine is None:
         if not available():
@@ -87,17 +109,7 @@ def _ocr_engine() -> Any:
 
         from rapidocr import RapidOCR
 
-        _engine = RapidOCR(params={
-            "Global.log_level": "error",
-            "Global.use_cls": False,  # pages are scanned upright; saves a model per line
-            "Global.max_side_len": MAX_SIDE,
-            "EngineConfig.onnxruntime.intra_op_num_threads": 1,
-            "EngineConfig.onnxruntime.inter_op_num_threads": 1,
-            # detection on the page scaled to 1280 px at most (a third of the cost of
-            # the full page at 150 dpi; the same lines found)
-            "Det.limit_type": "max",
-            "Det.limit_side_len": 1280,
-        })
+        _engine = RapidOCR(params=dict(ENGINE_PARAMS))
         logging.getLogger("RapidOCR").propagate = False
     return _engine
 
@@ -144,11 +156,10 @@ def read_image(path: Path, source: str, limits: Limits) -> Document:
         raise OcrUnavailable()
     from PIL import Image
 
-    Image.MAX_IMAGE_PIXELS = limits.max_pixels  # Pillow's own check, at open, too
     blocks: list[Block] = []
     budget = Budget(limits)
     try:
-        with Image.open(path) as image:  # reads the header only
+        with _pillow_cap(limits), Image.open(path) as image:  # reads the header only
             frames = int(getattr(image, "n_frames", 1))
             for index in range(frames):
                 image.seek(index)
@@ -165,6 +176,21 @@ def read_image(path: Path, source: str, limits: Limits) -> Document:
                     ocr_pages=list(range(1, budget.pages + 1)))
 
 
+@contextlib.contextmanager
+def _pillow_cap(limits: Limits) -> Iterator[None]:
+    """Pillow's own pixel check (at open and decode, in pypdf's decoding too) set to
+    ``limits.max_pixels`` while a file is read, and put back after: it is a global, and
+    one file's cap must not refuse the next file's pages."""
+    from PIL import Image
+
+    before = Image.MAX_IMAGE_PIXELS
+    Image.MAX_IMAGE_PIXELS = limits.max_pixels
+    try:
+        yield
+    finally:
+        Image.MAX_IMAGE_PIXELS = before
+
+
 def page_blocks(image: Any, page: int) -> list[Block]:
     """The blocks of one page image (a Pillow image, not yet decoded), in reading order."""
     import numpy as np
@@ -176,78 +202,10 @@ def page_blocks(image: Any, page: int) -> list[Block]:
     pixels = np.asarray(rgb)[:, :, ::-1]  # the engine takes OpenCV's BGR order
     out = _ocr_engine()(pixels)
     boxes = out.boxes if out.boxes is not None else []
-    found = [(_Box.of(box), str(text)) for box, text, score
+    found = [(Box.of(box), str(text)) for box, text, score
              in zip(boxes, out.txts or (), out.scores or (), strict=False)
              if score >= MIN_SCORE and str(text).strip()]
     return [Block(text, (), page) for text in reading_order(found)]
-
-
-@dataclass(frozen=True, slots=True)
-class _Box:
-    left: float
-    top: float
-    right: float
-    bottom: float
-
-    @classmethod
-    def of(cls, points: Any) -> _Box:
-        xs = [float(p[0]) for p in points]
-        ys = [float(p[1]) for p in points]
-        return cls(min(xs), min(ys), max(xs), max(ys))
-
-    @property
-    def height(self) -> float:
-        return max(1.0, self.bottom - self.top)
-
-
-def reading_order(found: Sequence[tuple[_Box, str]]) -> list[str]:
-    """Paragraph texts of recognised boxes: lines (boxes sharing most of their height,
-    left to right), then blocks (a gap over a line's height between two lines)."""
-    lines = _lines(sorted(found, key=lambda f: (f[0].top + f[0].bottom) / 2))
-    if not lines:
-        return []
-    heights = statistics.median(box.height for box, _ in lines)
-    blocks: list[list[str]] = [[lines[0][1]]]
-    for (above, _), (box, text) in itertools.pairwise(lines):
-        if box.top - above.bottom > heights:
-            blocks.append([])
-        blocks[-1].append(text)
-    return [_join_lines(block) for block in blocks]
-
-
-def _lines(found: Sequence[tuple[_Box, str]]) -> list[tuple[_Box, str]]:
-    """Boxes (sorted by their middle) grouped into lines: a box joins the line when it
-    overlaps it by over half its height."""
-    rows: list[list[tuple[_Box, str]]] = []
-    for box, text in found:
-        if rows:
-            last = rows[-1]
-            top = min(b.top for b, _ in last)
-            bottom = max(b.bottom for b, _ in last)
-            if min(bottom, box.bottom) - max(top, box.top) > box.height / 2:
-                last.append((box, text))
-                continue
-        rows.append([(box, text)])
-    out: list[tuple[_Box, str]] = []
-    for row in rows:
-        row.sort(key=lambda f: f[0].left)
-        merged = _Box(min(b.left for b, _ in row), min(b.top for b, _ in row),
-                      max(b.right for b, _ in row), max(b.bottom for b, _ in row))
-        out.append((merged, glue(t.strip() for _, t in row)))
-    return out
-
-
-def _join_lines(lines: list[str]) -> str:
-    """A block's lines as one paragraph: a word hyphenated at a line's end is joined."""
-    parts: list[str] = []
-    for line in lines:
-        if parts and parts[-1].endswith("-") and line[:1].islower() \
-                and parts[-1][-2:-1].isalpha():
-            parts[-1] = parts[-1][:-1] + line
-        else:
-            parts.append(line)
-    return glue(parts)
-
 
 
 MIN_PAGE_CHARS = 16
@@ -279,7 +237,12 @@ def pdf_page_blocks(page: Any, number: int, pages: int, limits: Limits,
     """The text of a scanned PDF page, read by OCR from the images it draws (each image's
     size checked from its dictionary before it is decoded); None when the page has no
     image to read, [] when the budget is spent. Raises :class:`OcrUnavailable` without
-    the extra."""
+    the extra.
+
+    Each image is read on its own, in the order the page's resources name them, not
+    where the page places it: a page drawn as several tiles is read tile by tile (a line
+    cut by a tile's edge is lost). Not read: inline images (small by the PDF rules) and
+    text drawn as vector outlines (no image, no text layer: the page reads as empty)."""
     found = _page_images(page, limits, number)
     if not found:
         return None
@@ -288,26 +251,49 @@ def pdf_page_blocks(page: Any, number: int, pages: int, limits: Limits,
     if not budget.take(number, pages):
         return []
     blocks: list[Block] = []
-    for name in found:
-        blocks.extend(page_blocks(page.images[name].image, number))
+    with _pillow_cap(limits):
+        for name in found:
+            image = page.images[name].image
+            if image is None:
+                raise ValueError(f"an image on page {number} could not be decoded")
+            blocks.extend(page_blocks(image, number))
     return blocks
 
 
-def _page_images(page: Any, limits: Limits, number: int) -> list[str]:
-    """Names of the page's image XObjects worth reading, each within the pixel cap."""
-    resources = page.get("/Resources")
-    xobjects = resources.get("/XObject") if resources is not None else None
-    if xobjects is None:
-        return []
-    names: list[str] = []
-    for name, ref in xobjects.get_object().items():
-        obj = ref.get_object()
-        if obj.get("/Subtype") != "/Image":
-            continue
-        width, height = int(obj.get("/Width", 0)), int(obj.get("/Height", 0))
-        check_pixels(width, height, limits, f"an image on page {number}")
-        if width * height >= MIN_IMAGE_PIXELS:
-            names.append(str(name))
+MAX_FORM_DEPTH = 4
+"""Form XObjects (a drawing reused on the page) are searched for images this deep: a
+scanner or a PDF tool may wrap a page's scan in one."""
+ImageId = str | list[str]
+"""pypdf's name of an image on a page: ``/Im0``, or the path through forms to it."""
+
+
+def _page_images(page: Any, limits: Limits, number: int) -> list[ImageId]:
+    """Names of the page's image XObjects worth reading (those inside form XObjects too,
+    as pypdf names them), each within the pixel cap, checked from its dictionary before
+    anything is decoded."""
+    names: list[ImageId] = []
+    seen: set[int] = set()
+
+    def walk(holder: Any, path: list[str]) -> None:
+        resources: Any = holder.get("/Resources")
+        resources = resources.get_object() if resources is not None else None
+        xobjects = resources.get("/XObject") if hasattr(resources, "get") else None
+        if xobjects is None or len(path) > MAX_FORM_DEPTH:
+            return
+        for name, ref in xobjects.get_object().items():
+            obj = ref.get_object()
+            if id(obj) in seen or not hasattr(obj, "get"):
+                continue
+            seen.add(id(obj))
+            if obj.get("/Subtype") == "/Form":
+                walk(obj, [*path, str(name)])
+            elif obj.get("/Subtype") == "/Image":
+                width, height = int(obj.get("/Width", 0)), int(obj.get("/Height", 0))
+                check_pixels(width, height, limits, f"an image on page {number}")
+                if width * height >= MIN_IMAGE_PIXELS:
+                    names.append([*path, str(name)] if path else str(name))
+
+    walk(page, [])
     return names
 
 
