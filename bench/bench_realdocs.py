@@ -219,7 +219,8 @@ def main() -> int:
     parser.add_argument("--json", type=Path, help="write every question's hits here")
     parser.add_argument("--folds", action="store_true", help=(
         "leave one project out: each project's figures under the configuration chosen "
-        "on the other projects' working questions (needs --split all)"))
+        "on the other projects' working questions (needs --split all or tune; with tune "
+        "only the working part is printed)"))
     args = parser.parse_args()
     if args.docs is None or not Path(args.docs).is_dir():
         print("bench_realdocs: skipped, no docs folder (--docs DIR or $AGENT_SEARCH_REALDOCS; "
@@ -275,13 +276,14 @@ def _print_folds(names: list[str]) -> None:
         label.split(" (")[0] for label, _, _ in Tally().measures()) + " |")
     print("|---|---|---|" + "---:|" * len(Tally().measures()))
     choice = {left: _choose(names, left) for left in projects}
+    splits = [s for s in ("tune", "held-out") if any(q["split"] == s for q, _, _ in RAW[names[0]])]
     for left in projects:
         chosen = choice[left]
-        for split in ("tune", "held-out"):
+        for split in splits:
             t = _tally(chosen, lambda q, s=split, p=left: q["split"] == s and _project(q) == p)
             print(f"| {left} | {chosen} | {split} | "
                   + " | ".join(v for _, v, _ in t.measures()) + " |")
-    for split in ("tune", "held-out"):
+    for split in splits:
         # each project's questions answered by its own fold's choice, summed
         total = Tally()
         for left in projects:

@@ -158,6 +158,14 @@ class KBHandler:
                             for c, h in hits]
 
         hits.sort(key=lambda ch: -ch[1].score)
+        if settings.judge_url and settings.judge_model and hits:
+            from agent_search.kb._judge import judge
+
+            with span("answerability_judge"):
+                hits, warning = await judge(settings, request.query, hits)
+            if warning:
+                result.warnings.append(warning)
+            hits.sort(key=lambda ch: -ch[1].score)  # stable: the judge's verdict first
         if threshold is not None:
             hits = [(c, h) for c, h in hits if h.score >= threshold]
         result.items = [_item(c, h) for c, h in hits[:limit]]

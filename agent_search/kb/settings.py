@@ -144,6 +144,16 @@ class KBSettings(KBConfig):
         "weigh each hit's score by the meaning the question keeps without the rare words "
         "the passage lacks (a question about a neighbouring tool gets no confident "
         "answer; collections with statistics only, see docs/kb-scores.md)"))
+    judge_url: str | None = Field(default=None, description=(
+        "base URL of an OpenAI-compatible chat endpoint that judges which of the top "
+        "passages answer the question (with kb.judge_model); unset = no judge"))
+    judge_model: str | None = Field(default=None, description="the judge's model name")
+    judge_api_key_env: str | None = Field(default=None, description=(
+        "env var holding the judge endpoint's key"))
+    judge_timeout: float = Field(default=5.0, gt=0, le=120, description=(
+        "seconds the judge may take; past it the hits are kept unjudged, with a warning"))
+    judge_passages: int = Field(default=3, ge=1, le=10, description=(
+        "top passages the judge reads; those below are capped by the ones it keeps"))
     bm25_k1: float = Field(default=1.2, ge=0)
     bm25_b: float = Field(default=0.75, ge=0, le=1)
     language: str = Field(default="english", description="stemmer and stop words of BM25")

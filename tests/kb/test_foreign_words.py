@@ -132,3 +132,41 @@ async def test_a_question_in_a_users_own_words_keeps_its_answer(
     assert await _kept(config, "kv", NEIGHBOUR) == []  # the neighbouring tool still vetoed
     monkeypatch.setattr(_foreign, "FOREIGN", replace(_foreign.FOREIGN, each=False))
     assert await _kept(config, "kv", USER_WORDS) == []
+
+
+# a note that speaks of a neighbouring tool in passing, as real docs do
+STREAMS = (
+    "# Streams\n\nA stream is an append-only log of entries. A consumer group splits the "
+    "entries among its consumers, much like Kafka's consumer groups: each consumer reads "
+    "the entries the group gives it and acknowledges them with XACK, and a pending list "
+    "keeps the entries read but not yet acknowledged.")
+MENTIONED = "How do I reset a Kafka consumer group's offsets to the earliest message?"
+ASKED = "How does a consumer group acknowledge the stream entries it has read?"
+
+
+async def test_a_name_the_passage_mentions_in_passing_is_not_an_answer(
+        config: SearchConfig, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The streams note holds "Kafka", so the lacked-word rule cannot see it; the question
+    asks about Kafka (the shared rare name carries it) and the rest of it — resetting
+    offsets to the earliest message — is nowhere in the note: no confident answer. The
+    question the note answers shares no rare name it lacks the rest of, and keeps it."""
+    from dataclasses import replace
+
+    from agent_search.kb._retrieval import _foreign
+
+    # Kafka rare in the collection: two streams notes among eighty others
+    folder = tmp_path / "notes"
+    _notes(folder, copies=20)
+    for i in range(2):
+        (folder / f"{i}-streams.md").write_text(STREAMS, encoding="utf-8")
+    await ingest_paths(config, [folder], "kv")
+    assert (await _kept(config, "kv", ASKED))[:1] == ["streams.md"]
+    assert await _kept(config, "kv", MENTIONED) == []
+    # only the scores moved: the ranking is the one without the rule
+    off = config.merged({"kb": {"foreign_veto": False}})
+    assert await _kept(config, "kv", MENTIONED, floor=0.0) == \
+        await _kept(off, "kv", MENTIONED, floor=0.0)
+    # the shared-name part is what abstains: without it the note is kept
+    monkeypatch.setattr(_foreign, "FOREIGN", replace(_foreign.FOREIGN, named=0.0))
+    assert (await _kept(config, "kv", MENTIONED))[:1] == ["streams.md"]
+    assert (await _kept(config, "kv", USER_WORDS))[:1] == ["lists.md"]
