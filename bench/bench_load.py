@@ -162,6 +162,48 @@ class Load:
     errors: list[str] = field(default_factory=list)
     requests: int = 0
     seconds: float = 0.0
+    server: Usage | None = None  # what the server process spent over the phase
+
+
+@dataclass
+class Usage:
+    """The server process over one phase: CPU seconds per wall second, and how late its
+    event loop woke (``agent_search_event_loop_lag_seconds`` of /metrics, sampled every
+    50 ms): the mean, and the share of samples later than 25 ms. A load that costs the
+    other tenant on the loop (blocking work, the interpreter lock held by a thread) shows
+    in the lag; one that costs only CPU shows in the CPU column alone."""
+
+    cpu_per_s: float
+    lag_mean_ms: float
+    lag_over_25ms: float
+
+
+LAG = "agent_search_event_loop_lag_seconds"
+
+
+async def server_counters(server: Server) -> tuple[float, float, float, float, float]:
+    """(wall clock, CPU seconds, lag samples, lag sum, lag samples ≤ 25 ms) now."""
+    assert server.proc is not None
+    cpu = psutil.Process(server.proc.pid).cpu_times()
+    got = {"count": 0.0, "sum": 0.0, "le25": 0.0}
+    async with client(server, "a") as http:
+        text = (await http.get("/metrics")).text
+    for line in text.splitlines():
+        if line.startswith(LAG + "_count"):
+            got["count"] = float(line.split()[-1])
+        elif line.startswith(LAG + "_sum"):
+            got["sum"] = float(line.split()[-1])
+        elif line.startswith(LAG + '_bucket{le="0.025"}'):
+            got["le25"] = float(line.split()[-1])
+    return (time.perf_counter(), cpu.user + cpu.system + cpu.children_user
+            + cpu.children_system, got["count"], got["sum"], got["le25"])
+
+
+def usage(before: tuple[float, ...], after: tuple[float, ...]) -> Usage:
+    wall, cpu, count, total, le25 = (b - a for a, b in zip(before, after, strict=True))
+    return Usage(cpu_per_s=cpu / wall if wall else 0.0,
+                 lag_mean_ms=1000 * total / count if count else 0.0,
+                 lag_over_25ms=(count - le25) / count if count else 0.0)
 
 
 async def one_chat(http: httpx.AsyncClient, question: str) -> None:
@@ -323,8 +365,10 @@ async def flooded(server: Server, args: argparse.Namespace, clients: int, rss: R
     rss.phase = f"flood {clients}"
     task = asyncio.create_task(b_flood(server, flood, stop))
     await asyncio.sleep(1.0)
+    before = await server_counters(server)
     for round_ in range(args.flood_passes):
         await a_load(server, args, load, seed + round_)
+    load.server = usage(before, await server_counters(server))
     stop.set()
     await task
     return load, flood
@@ -362,7 +406,10 @@ def row(name: str, load: Load, base: Load | None) -> list[str]:
             b50, b99 = pct(base.times[kind], 0.5), pct(base.times[kind], 0.99)
             out += [f"{p50:.0f} ({p50 / b50:.2f}×)", f"{p99:.0f} ({p99 / b99:.2f}×)"]
     rate = load.requests / load.seconds if load.seconds else 0.0
-    return [*out, str(load.requests), str(len(load.errors)), f"{rate:.1f}"]
+    u = load.server
+    spent = [f"{u.cpu_per_s:.2f}", f"{u.lag_mean_ms:.1f} / {100 * u.lag_over_25ms:.0f}%"] \
+        if u is not None else ["", ""]
+    return [*out, str(load.requests), str(len(load.errors)), f"{rate:.1f}", *spent]
 
 
 async def seed_a(server: Server) -> None:
@@ -442,8 +489,10 @@ async def run(args: argparse.Namespace) -> int:
             await asyncio.sleep(6)  # the warm-up's tokens back in A's bucket
             rss.phase = "A alone"
             alone = Load()
+            before = await server_counters(server)
             for round_ in range(args.flood_passes):
                 await a_load(server, args, alone, round_)
+            alone.server = usage(before, await server_counters(server))
             for clients in args.flood_clients:
                 await asyncio.sleep(7)  # A's and B's buckets full again: each phase alike
                 floods.append(await flooded(server, args, clients, rss, 10 * clients))
@@ -457,8 +506,10 @@ async def run(args: argparse.Namespace) -> int:
               "each posting 5 documents of ~4 KB in a loop (POST /v1/kb/b-flood/documents), "
               "default rate limit (600/min, burst 60, per key)\n")
         print("| phase | chat p50 ms | chat p99 ms | search p50 ms | search p99 ms | "
-              "requests | errors | req/s | B posts/s | B admitted | B refused |\n"
-              "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+              "requests | errors | req/s | server CPU s/s | loop lag mean ms / > 25 ms | "
+              "B posts/s | B admitted | B refused |\n"
+              "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- "
+              "| --- |")
         print("| " + " | ".join(row("A alone", alone, None)) + " | | | |")
         worst50 = worst99 = 0.0
         for load, flood in floods:

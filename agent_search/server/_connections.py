@@ -9,7 +9,13 @@ was refused until they closed.
   a connection that has not sent a complete request head within ``header_timeout``
   seconds of connecting (or of starting its next request) is closed; and one client
   address holds at most ``max_per_client`` connections at once (more are answered 503
-  and closed at once). ``agent-search serve`` names it as uvicorn's ``http`` protocol.
+  and closed at once).
+* :class:`GuardedH11Protocol` — the same guards on uvicorn's pure-Python h11 protocol,
+  for an installation without httptools (uvicorn's own "auto" choice falls back to h11
+  there, and would have no guard at all).
+
+``agent-search serve`` names :data:`PROTOCOL` as uvicorn's ``http`` protocol: the httptools
+one when httptools is installed, the h11 one otherwise — as uvicorn's "auto" chooses.
 
 A reverse proxy in front (docs/http-service.md) is still what an operator exposed to the
 internet should run: it bounds clients before they reach this process. Behind one, every
@@ -25,12 +31,20 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
-from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+import h11
+from uvicorn.protocols.http.h11_impl import H11Protocol
 
 log = logging.getLogger("agent_search.server")
-PROTOCOL = "agent_search.server._connections:GuardedHttpToolsProtocol"
+try:
+    from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+except ImportError:  # httptools is optional for uvicorn: its h11 protocol is then used
+    HttpToolsProtocol = None  # type: ignore[assignment,misc]
+
+H11_PROTOCOL = "agent_search.server._connections:GuardedH11Protocol"
+HTTPTOOLS_PROTOCOL = "agent_search.server._connections:GuardedHttpToolsProtocol"
+PROTOCOL = HTTPTOOLS_PROTOCOL if HttpToolsProtocol is not None else H11_PROTOCOL
 """How uvicorn's ``http`` option names the protocol (a string: worker processes import
-it themselves)."""
+it themselves): the httptools one when httptools is installed, else the h11 one."""
 _MAX_RAISED = 1 << 20
 _BUSY = (b"HTTP/1.1 503 Service Unavailable\r\ncontent-type: text/plain\r\n"
          b"connection: close\r\ncontent-length: 47\r\n\r\n"
@@ -70,22 +84,27 @@ def raise_open_file_limit() -> int:
     return resource.getrlimit(resource.RLIMIT_NOFILE)[0]
 
 
-class GuardedHttpToolsProtocol(HttpToolsProtocol):
-    """uvicorn's protocol, with a request-head deadline and a per-address bound (see the
-    module docstring). The per-address counts live on uvicorn's server state, shared by
-    every connection of this server."""
+class _Guards:
+    """What both guarded protocols share: the per-address count at connect and close, and
+    the request-head deadline (armed, disarmed, fired). The per-address counts live on
+    uvicorn's server state, shared by every connection of this server. Mixed in before
+    uvicorn's protocol class, whose ``connection_made`` sets ``client`` and ``transport``."""
 
     _head_timer: asyncio.TimerHandle | None = None
     _counted: str | None = None
+    client: tuple[str, int] | None
+    server_state: Any
+    loop: asyncio.AbstractEventLoop
+    transport: asyncio.Transport
 
-    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
-        super().connection_made(transport)
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        super().connection_made(transport)  # type: ignore[misc]  # sets self.transport
         host = self.client[0] if self.client else None
         if host is not None:
             counts = _per_client(self.server_state)
             if counts[host] >= LIMITS.max_per_client:
-                transport.write(_BUSY)
-                transport.close()
+                self.transport.write(_BUSY)
+                self.transport.close()
                 return
             counts[host] += 1
             self._counted = host
@@ -99,15 +118,7 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
             if counts[self._counted] <= 0:
                 del counts[self._counted]
             self._counted = None
-        super().connection_lost(exc)
-
-    def on_message_begin(self) -> None:
-        super().on_message_begin()
-        self._arm()  # the next request on a kept-alive connection: its head has a deadline too
-
-    def on_headers_complete(self) -> None:
-        self._disarm()
-        super().on_headers_complete()
+        super().connection_lost(exc)  # type: ignore[misc]
 
     def _arm(self) -> None:
         if self._head_timer is None:
@@ -124,6 +135,37 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
             self.transport.close()
 
 
+class GuardedH11Protocol(_Guards, H11Protocol):
+    """uvicorn's h11 protocol with the guards. h11 has no "message begun" callback: after
+    each piece of data, a connection whose peer is still ``IDLE`` in h11's terms (no
+    complete request head yet) has the deadline armed; once the head is complete it is
+    disarmed. An idle kept-alive connection sends nothing, so it stays under uvicorn's
+    keep-alive timeout alone, as with httptools."""
+
+    def data_received(self, data: bytes) -> None:
+        super().data_received(data)
+        if self.conn.their_state is h11.IDLE and not self.transport.is_closing():
+            self._arm()  # bytes of a head that is not complete yet
+        else:
+            self._disarm()
+
+
+if HttpToolsProtocol is not None:
+
+    class GuardedHttpToolsProtocol(_Guards, HttpToolsProtocol):
+        """uvicorn's httptools protocol with the guards: the deadline is armed at connect
+        and when a kept-alive connection begins its next request, and disarmed once the
+        head is complete."""
+
+        def on_message_begin(self) -> None:
+            super().on_message_begin()
+            self._arm()  # the next request on a kept-alive connection: a deadline too
+
+        def on_headers_complete(self) -> None:
+            self._disarm()
+            super().on_headers_complete()
+
+
 def _per_client(state: Any) -> Counter[str]:
     counts: Counter[str] | None = getattr(state, "agent_search_per_client", None)
     if counts is None:
@@ -132,5 +174,5 @@ def _per_client(state: Any) -> Counter[str]:
     return counts
 
 
-__all__ = ["LIMITS", "PROTOCOL", "ConnectionLimits", "GuardedHttpToolsProtocol", "configure",
-           "raise_open_file_limit"]
+__all__ = ["H11_PROTOCOL", "HTTPTOOLS_PROTOCOL", "LIMITS", "PROTOCOL", "ConnectionLimits",
+           "GuardedH11Protocol", "configure", "raise_open_file_limit"]

@@ -8,9 +8,11 @@ bounds that cache too."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterable
 from typing import Any
 
+import anyio
 from prometheus_client import CONTENT_TYPE_LATEST as CONTENT_TYPE
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 from prometheus_client.core import CounterMetricFamily, Metric
@@ -19,6 +21,9 @@ from prometheus_client.registry import Collector
 from agent_search.cache import ResultCache
 from agent_search.grounding import summary
 
+_LAG_SECONDS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5)
+LAG_TICK_S = 0.05
+"""How often the event loop's lag is sampled (:meth:`Metrics.watch_loop`)."""
 _SECONDS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120)
 
 
@@ -44,6 +49,11 @@ class Metrics:
         self.grounded_sentences = Counter(
             "agent_search_grounded_sentences", "Answer sentences by grounding status "
             "(supported, unsupported, no_claim)", ["status"], registry=self.registry)
+        self.loop_lag_seconds = Histogram(
+            "agent_search_event_loop_lag_seconds",
+            "How late the event loop woke for a timer, sampled every 50 ms: time the loop "
+            "spent on other work or waiting for the interpreter lock a thread held",
+            buckets=_LAG_SECONDS, registry=self.registry)
         self._search_children: dict[tuple[str, bool], tuple[Any, Any]] = {}
 
     def search_type(self, search_type: str) -> str:
@@ -70,6 +80,18 @@ class Metrics:
     def watch_caches(self, caches: Iterable[ResultCache]) -> None:
         """Report the hits and misses of these result caches (read when scraped)."""
         self.registry.register(_CacheCollector(list(caches)))
+
+    async def watch_loop(self, tick: float = LAG_TICK_S) -> None:
+        """Observe the event loop's lag until cancelled: a sleep of ``tick`` seconds that
+        wakes later than asked was held up by callbacks on the loop (a blocking call) or
+        by a worker thread holding the interpreter lock (CPU work in Python, or a thread
+        of low OS priority preempted while holding it). Every request served by this
+        process waits as long, so the histogram says whether a load on the service costs
+        the other clients on the loop or only in their own threads."""
+        while True:
+            began = time.perf_counter()
+            await anyio.sleep(tick)
+            self.loop_lag_seconds.observe(max(0.0, time.perf_counter() - began - tick))
 
     def render(self) -> bytes:
         return generate_latest(self.registry)

@@ -18,6 +18,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
+import anyio
 import fastapi_offline
 from fastapi import FastAPI
 from fastapi.openapi.docs import get_swagger_ui_html
@@ -82,7 +83,12 @@ def create_app(service: Service, *, own_process: bool = False) -> FastAPI:
             sys.setswitchinterval(SWITCH_INTERVAL_S)
         undo = lifecycle.watch_signals([service])
         try:
-            yield
+            async with anyio.create_task_group() as watchers:
+                watchers.start_soon(service.metrics.watch_loop)  # /metrics: the loop's lag
+                try:
+                    yield
+                finally:
+                    watchers.cancel_scope.cancel()
         finally:
             undo()
             await service.aclose()

@@ -5,6 +5,9 @@ files. Now the soft limit is raised to the hard one at start, a connection witho
 complete request head within ``server.header_timeout_seconds`` is closed, and one
 client address holds at most ``server.max_connections_per_client`` connections.
 
+Both of uvicorn's HTTP protocols are guarded: httptools (what ``serve`` takes when it is
+installed) and h11 (its pure-Python fallback, taken where httptools is not installed).
+
 The "attacker" connects from 127.0.0.2 (all of 127/8 is loopback on Linux), the other
 client from 127.0.0.1: two addresses, as two machines would be."""
 
@@ -25,7 +28,11 @@ import yaml
 
 from agent_search.cli.serve import uvicorn_options
 from agent_search.server import Service, ServiceOptions, create_app
-from agent_search.server._connections import raise_open_file_limit
+from agent_search.server._connections import (
+    H11_PROTOCOL,
+    HTTPTOOLS_PROTOCOL,
+    raise_open_file_limit,
+)
 from agent_search.server.settings import ServerSettings
 
 from ..support.http_service import ThreadedServer, write_project
@@ -56,14 +63,19 @@ def _closed_by_server(s: socket.socket, within: float) -> bool:
         return False
 
 
-def _served(root: Path, server: dict[str, object]) -> Iterator[tuple[str, int]]:
+PROTOCOLS = pytest.mark.parametrize("protocol", [HTTPTOOLS_PROTOCOL, H11_PROTOCOL],
+                                    ids=["httptools", "h11"])
+
+
+def _served(root: Path, server: dict[str, object],
+            protocol: str) -> Iterator[tuple[str, int]]:
     cdir, adir = write_project(root, server=server)
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("AGENT_SEARCH_HOME", str(root / "home"))
         service = Service.load(ServiceOptions(config_dir=cdir, assistants_dir=adir,
                                               builtin_handlers=False))
-    running = ThreadedServer(create_app(service),
-                             **uvicorn_options(ServerSettings.load(cdir))).start()
+    options = {**uvicorn_options(ServerSettings.load(cdir)), "http": protocol}
+    running = ThreadedServer(create_app(service), **options).start()
     try:
         yield running.url, int(running.url.rsplit(":", 1)[1])
     finally:
@@ -71,16 +83,17 @@ def _served(root: Path, server: dict[str, object]) -> Iterator[tuple[str, int]]:
 
 
 @pytest.fixture
-def quick_timeout(tmp_path: Path) -> Iterator[tuple[str, int]]:
-    yield from _served(tmp_path, {"header_timeout_seconds": 1.0})
+def quick_timeout(tmp_path: Path, protocol: str) -> Iterator[tuple[str, int]]:
+    yield from _served(tmp_path, {"header_timeout_seconds": 1.0}, protocol)
 
 
 @pytest.fixture
-def few_per_client(tmp_path: Path) -> Iterator[tuple[str, int]]:
+def few_per_client(tmp_path: Path, protocol: str) -> Iterator[tuple[str, int]]:
     yield from _served(tmp_path, {"header_timeout_seconds": 60.0,
-                                  "max_connections_per_client": 10})
+                                  "max_connections_per_client": 10}, protocol)
 
 
+@PROTOCOLS
 def test_a_connection_without_a_request_head_is_closed(
         quick_timeout: tuple[str, int]) -> None:
     url, port = quick_timeout
@@ -100,6 +113,33 @@ def test_a_connection_without_a_request_head_is_closed(
             s.close()
 
 
+@PROTOCOLS
+def test_a_kept_alive_connection_starting_a_request_has_a_head_deadline_too(
+        quick_timeout: tuple[str, int]) -> None:
+    """A first request answered, then a second one begun and never finished: closed."""
+    _, port = quick_timeout
+    s = _idle(port, 1)[0]
+    try:
+        s.sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        s.settimeout(5)
+        assert s.recv(4096).startswith(b"HTTP/1.1 200")
+        s.sendall(b"GET /healthz HTTP/1.1\r\n")  # a head that never completes
+        assert _closed_by_server(s, 3.0)
+    finally:
+        s.close()
+
+
+def test_serve_guards_h11_where_httptools_is_not_installed() -> None:
+    code = ("import sys\n"
+            "sys.modules['httptools'] = None  # as if not installed\n"
+            "from agent_search.server import _connections as c\n"
+            "print(c.PROTOCOL)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, timeout=60).stdout.split()
+    assert out == [H11_PROTOCOL]
+
+
+@PROTOCOLS
 def test_one_address_holds_a_bounded_number_of_connections(
         few_per_client: tuple[str, int]) -> None:
     url, port = few_per_client

@@ -162,3 +162,60 @@ async def test_a_rate_limited_request_is_answered_after_a_pause(
     await guard({"type": "http", "path": "/v1/search", "headers": []}, receive, send)
     assert sent[0]["status"] == 429
     assert pauses == [_middleware.REFUSAL_PAUSE_S / 2]  # at least half a second
+
+
+async def test_a_refused_upload_reads_no_body_and_touches_no_store(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The refusal's whole cost, at the app's door: tenant B's write share is full, and
+    its next post is answered 429 without a byte of its body read (the ASGI ``receive``
+    is never called), without an ingest started and without a file of the data home
+    created or changed (no store opened, no statistics written)."""
+    from agent_search.kb import Access
+    from agent_search.kb._ingest._admission import reserve_write
+    from agent_search.kb.settings import KBSettings
+    from agent_search.server import _kb_routes
+
+    from ..support.http_service import in_process_app
+
+    app, _ = in_process_app(tmp_path)
+    config = app.state.service.searcher.config
+    settings = KBSettings.from_config(config)
+    held = [reserve_write(settings, config.home, "flood", Access.of("bob", "t2"),
+                          bounded=True) for _ in range(settings.ingest_per_tenant)]
+
+    def no_ingest(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("a refused upload started an ingest")
+
+    monkeypatch.setattr(_uploads, "_ingest_texts_sync", no_ingest)
+    monkeypatch.setattr(_kb_routes, "REFUSAL_PAUSE_S", 0.0)
+    before = sorted((str(p), p.stat().st_mtime_ns) for p in config.home.rglob("*"))
+    body = json.dumps({"documents": [{"name": "a.md", "text": "x" * 4000}] * 5}).encode()
+    reads: list[int] = []
+
+    async def receive() -> dict[str, Any]:
+        reads.append(1)
+        return {"type": "http.request", "body": body, "more_body": False}
+
+    sent: list[dict[str, Any]] = []
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message)
+
+    scope = {"type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1",
+             "method": "POST", "scheme": "http", "path": "/v1/kb/flood/documents",
+             "raw_path": b"/v1/kb/flood/documents", "root_path": "", "query_string": b"",
+             "headers": [(b"host", b"127.0.0.1"), (b"content-type", b"application/json"),
+                         (b"content-length", str(len(body)).encode()),
+                         (b"authorization", f"Bearer {KEYS['bob']}".encode())],
+             "client": ("127.0.0.1", 50000), "server": ("127.0.0.1", 80)}
+    try:
+        await app(scope, receive, send)
+    finally:
+        for ticket in held:
+            ticket.release()
+    start = next(m for m in sent if m["type"] == "http.response.start")
+    answer = b"".join(m.get("body", b"") for m in sent if m["type"] == "http.response.body")
+    assert start["status"] == 429, answer
+    assert b"kb.ingest_per_tenant" in answer
+    assert reads == []  # the body was never read
+    assert sorted((str(p), p.stat().st_mtime_ns) for p in config.home.rglob("*")) == before

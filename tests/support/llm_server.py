@@ -114,6 +114,8 @@ class ChatServer:
     def __init__(self) -> None:
         self.requests: list[dict[str, Any]] = []
         self.replies: dict[str, str] = {}
+        self.piece_delay = 0.0
+        """Seconds between the ``long`` model's pieces (0: all at once)."""
         self.port = 0
         self._server: asyncio.base_events.Server | None = None
 
@@ -190,6 +192,8 @@ class ChatServer:
             size = -(-len(text) // 600)
             for i in range(0, len(text), size):
                 await send(sse_chunk(text[i:i + size]))
+                if self.piece_delay:
+                    await asyncio.sleep(self.piece_delay)
         elif model == "stall":
             await send(sse_chunk("Thinking"))
             await asyncio.sleep(30)

@@ -448,6 +448,23 @@ function newTurn(question) {
            stream: null };
 }
 
+function list(values) {
+  return (Array.isArray(values) ? values : []).map((v) => `“${v}”`).join(", ");
+}
+
+const RESEARCH_EVENTS = {
+  research_plan: (e) => `Research plan (${e.planner || "builtin"}): ${list(e.parts) || "the question as a whole"}`,
+  research_round: (e) => {
+    const searches = Array.isArray(e.searches) ? e.searches.length : 0;
+    const gaps = Array.isArray(e.gaps) && e.gaps.length ? `; still open: ${list(e.gaps)}` : "";
+    return `Round ${e.round}: ${searches} search${searches === 1 ? "" : "es"}, ` +
+      `${e.new_references} new reference${e.new_references === 1 ? "" : "s"}; ` +
+      `covered: ${list(e.covered) || "nothing yet"}${gaps}`;
+  },
+  research_gap: (e) => `Gap in round ${e.round}: “${e.part}” → searching ${list(e.queries)}`,
+  research_done: (e) => `Research done (${String(e.stopped).replace(/_/g, " ")}): ${e.covered} of ${e.parts} parts covered`,
+};
+
 function onEvent(view, name, event, pattern) {
   if (name === "search_start") {
     const row = el("li", "search running", `Searching ${event.type}: “${event.query}”…`);
@@ -471,6 +488,9 @@ function onEvent(view, name, event, pattern) {
       row.className = "search done";
       row.textContent = `${event.type}: ${event.count} result${event.count === 1 ? "" : "s"} (${seconds} s)`;
     }
+  } else if (Object.hasOwn(RESEARCH_EVENTS, name)) {
+    // research mode: its plan, each round, each gap it searches, why it stopped
+    view.searches.append(el("li", "search research", RESEARCH_EVENTS[name](event)));
   } else if (name === "notice") {
     // set-up news ("web search is off: set …"), not a failure: said once per page
     if (!state.notices.has(event.kind)) {
@@ -501,14 +521,16 @@ async function ask(question) {
   if (!assistant) { setStatus("Pick an assistant first."); return; }
   const model = state.assistants.get(assistant) || {};
   const pattern = markerPattern(model.citation_format);
+  const research = $("research").checked;
   const view = newTurn(question);
   state.busy = true;
   $("send").disabled = true;
-  setStatus("Searching…");
+  setStatus(research ? "Researching…" : "Searching…");
   try {
     const response = await fetch(`/v1/assistants/${encodeURIComponent(assistant)}/stream`, {
       method: "POST", headers: headers(),
-      body: JSON.stringify({ messages: [...state.history, { role: "user", content: question }] }),
+      body: JSON.stringify({ messages: [...state.history, { role: "user", content: question }],
+                             ...(research ? { research: true } : {}) }),
     });
     if (response.status === 401) { askForKey("This server needs an API key."); return; }
     if (!response.ok || !response.body) {
