@@ -34,6 +34,7 @@ from agent_search.grounding._claims import Claims, extract, load_chinese, number
 from agent_search.grounding._polarity import opposite, unreadable
 from agent_search.grounding._quantities import miscounted
 from agent_search.grounding._references import MAX_REFERENCE_CHARS, PreparedReference, prepare
+from agent_search.grounding._related import load as load_related
 from agent_search.grounding._segment import Span, has_cjk, segment
 
 Status = Literal["supported", "unsupported", "no_claim", "unchecked"]
@@ -137,26 +138,70 @@ class _Check:
         return self.claims_held and self.close(t)
 
 
-def _coverage(claims: Claims, refs: Sequence[PreparedReference]) -> tuple[float, str]:
+def _coverage(claims: Claims, refs: Sequence[PreparedReference], *, exact: bool = False
+              ) -> tuple[float, str]:
     """The best share of the sentence's content units one window holds, and that window.
     Its units are its content words and its numbers: a rewording keeps the numbers of
     its source where it changes its words ("grew thicker" for "thickened"), so a number
-    the window states counts as a word it shares."""
+    the window states counts as a word it shares; a word counts as held where the window
+    holds one WordNet relates to it ("stays" for "remains"); and a common word weighs
+    less than a rare one (a rewording adds and drops "became", "brought" freely).
+    ``exact``: the sentence's own words only (no related words, no part of a Chinese
+    word)."""
+    if exact:  # the same words, weights and numbers; no related words
+        claims = Claims(claims.numbers, claims.entities, claims.words, weights=claims.weights)
     words = frozenset(claims.words)
     nums = claims.numbers
-    total = len(words) + len(nums)
+    total = sum(claims.weights.get(w, 1.0) for w in words) + len(nums)
     if not total:
         return 1.0, ""
-    best, window = 0.0, ""
+    best, most_same, window = 0.0, 0.0, ""
     for ref in refs:
-        if (len(words & ref.words) + len(nums)) / total <= best:
+        if (_held(claims, words, ref.words, "" if exact else ref.text)[0] + len(nums)
+                ) / total < best:
             continue  # no window of this reference can do better
         for text, held, values in zip(ref.windows, ref.window_words, ref.window_numbers,
                                       strict=True):
-            share = (len(words & held) + sum(number_found(n, values) for n in nums)) / total
-            if share > best:
-                best, window = share, text
+            found = sum(number_found(n, values) for n in nums)
+            related, same = _held(claims, words, held, "" if exact else text)
+            share = (related + found) / total
+            if (share, same) > (best, most_same):
+                best, most_same, window = share, same, text
     return best, window
+
+
+_NONE: frozenset[str] = frozenset()
+
+
+def _held(claims: Claims, words: frozenset[str], held: frozenset[str], text: str
+          ) -> tuple[float, float]:
+    """The weight of the ``words`` (stems) of ``claims`` that ``held`` (the words of the
+    window ``text``) holds, itself or a word related to it; and of those it holds
+    themselves (``text`` empty: no part of a Chinese word counts). Of two windows that
+    hold as much, the one with the sentence's own words is the one it was drawn from:
+    the one whose assertions are compared with it."""
+    weight = claims.weights
+    same = sum(weight.get(w, 1.0) for w in words if w in held)
+    related = 0.0
+    for w in words:
+        if w in held:
+            continue
+        if not claims.related.get(w, _NONE).isdisjoint(held):
+            related += weight.get(w, 1.0)
+        elif text and len(w) > 1 and has_cjk(w):
+            related += _chinese_share(w, text)
+    return same + related, same
+
+
+def _chinese_share(word: str, text: str) -> float:
+    """How much of a Chinese word ``text`` holds where jieba cut the two differently:
+    all of it when the word is inside one of the text's words (平均 in 平均水平), else
+    the share of its two-character runs the text holds (粮食产量 against 粮食总产量:
+    粮食 and 产量 of 粮食, 食产, 产量)."""
+    if word in text:
+        return 1.0
+    pairs = [word[i:i + 2] for i in range(len(word) - 1)]
+    return sum(p in text for p in pairs) / len(pairs)
 
 
 def _check(claims: Claims, refs: Sequence[PreparedReference]) -> _Check:
@@ -246,14 +291,21 @@ class _Judge:
         return ""
 
     def by_others(self, out: GroundedSentence, sentence: _Sentence,
-                  cited_refs: list[PreparedReference]) -> str:
+                  cited_refs: list[PreparedReference], opposed: str = "") -> str:
         """The other references, closest first: ``out`` supported with the citation added
         (or unchecked) by the first that holds the sentence and says what it asserts; else
-        why one that holds its words says the opposite, if one does."""
+        why one that holds its words says the opposite, if one does. When the cited
+        references hold the sentence and say the opposite (``opposed``), another one
+        overrides them only if it holds the sentence's own words at least as closely:
+        a neighbour on the same topic that holds fewer of them, some only through
+        related words, is not the sentence's source."""
         others = [_check(sentence.claims, [r]) for r in self.refs.values()
                   if r not in cited_refs]
-        held = sorted((c for c in others if c.claims_held), key=lambda c: c.coverage,
-                      reverse=True)
+        floor = _coverage(sentence.claims, cited_refs, exact=True)[0] if opposed else 0.0
+        held = sorted((c for c in others if c.claims_held and (
+            not opposed or _coverage(sentence.claims, [self.refs[c.ids[0]]],
+                                     exact=True)[0] >= floor)),
+                      key=lambda c: c.coverage, reverse=True)
         opposed = ""
         for candidate in held[:3]:
             outcome = self._attempt(sentence, [self.refs[candidate.ids[0]]], candidate)
@@ -287,7 +339,7 @@ def _verdict(sentence: _Sentence, judge: _Judge) -> GroundedSentence:
     opposed = judge.by_cited(out, sentence, cited_refs) if cited_refs else ""
     if out.status != "unsupported":
         return out
-    opposed = judge.by_others(out, sentence, cited_refs) or opposed
+    opposed = judge.by_others(out, sentence, cited_refs, opposed) or opposed
     if out.status == "unsupported":
         out.reason = opposed or _why_not(sentence, judge.refs, cited_refs, judge.fmt)
     return out
@@ -403,6 +455,7 @@ def ground(answer: str, references: Sequence[Any], *, citation_format: str = "#r
     try:
         if has_cjk(answer[:MAX_ANSWER_CHARS]) or any(has_cjk(_content(r)) for r in references):
             load_chinese()
+        load_related()  # WordNet's tables, once per process: not the answer's cost
         budget = budget if budget is not None else Budget()
         budget.start()
         refs = _prepare_refs(references, budget)
