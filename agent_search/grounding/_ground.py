@@ -148,49 +148,55 @@ def _coverage(claims: Claims, refs: Sequence[PreparedReference], *, exact: bool 
     less than a rare one (a rewording adds and drops "became", "brought" freely).
     ``exact``: the sentence's own words only (no related words, no part of a Chinese
     word)."""
-    if exact:  # the same words, weights and numbers; no related words
-        claims = Claims(claims.numbers, claims.entities, claims.words, weights=claims.weights)
-    words = frozenset(claims.words)
+    units = _Units(claims, exact)
     nums = claims.numbers
-    total = sum(claims.weights.get(w, 1.0) for w in words) + len(nums)
+    total = units.total + len(nums)
     if not total:
         return 1.0, ""
     best, most_same, window = 0.0, 0.0, ""
     for ref in refs:
-        if (_held(claims, words, ref.words, "" if exact else ref.text)[0] + len(nums)
-                ) / total < best:
+        if (units.held(ref.words, ref.text)[0] + len(nums)) / total < best:
             continue  # no window of this reference can do better
         for text, held, values in zip(ref.windows, ref.window_words, ref.window_numbers,
                                       strict=True):
             found = sum(number_found(n, values) for n in nums)
-            related, same = _held(claims, words, held, "" if exact else text)
-            share = (related + found) / total
+            aligned, same = units.held(held, text)
+            share = round((aligned + found) / total, 9)  # sums of weights: equal when equal
+            same = round(same, 9)
             if (share, same) > (best, most_same):
                 best, most_same, window = share, same, text
     return best, window
 
 
-_NONE: frozenset[str] = frozenset()
+class _Units:
+    """A sentence's content words ready to be aligned with window after window: each
+    with its weight, and what else may stand for it (WordNet's related words; for a
+    Chinese word, its parts)."""
 
+    __slots__ = ("chinese", "related", "total", "weights")
 
-def _held(claims: Claims, words: frozenset[str], held: frozenset[str], text: str
-          ) -> tuple[float, float]:
-    """The weight of the ``words`` (stems) of ``claims`` that ``held`` (the words of the
-    window ``text``) holds, itself or a word related to it; and of those it holds
-    themselves (``text`` empty: no part of a Chinese word counts). Of two windows that
-    hold as much, the one with the sentence's own words is the one it was drawn from:
-    the one whose assertions are compared with it."""
-    weight = claims.weights
-    same = sum(weight.get(w, 1.0) for w in words if w in held)
-    related = 0.0
-    for w in words:
-        if w in held:
-            continue
-        if not claims.related.get(w, _NONE).isdisjoint(held):
-            related += weight.get(w, 1.0)
-        elif text and len(w) > 1 and has_cjk(w):
-            related += _chinese_share(w, text)
-    return same + related, same
+    def __init__(self, claims: Claims, exact: bool) -> None:
+        words = frozenset(claims.words)
+        self.weights = {w: claims.weights.get(w, 1.0) for w in words}
+        self.total = sum(self.weights.values())
+        self.related = {} if exact else {w: r for w, r in claims.related.items() if w in words}
+        self.chinese = () if exact else tuple(w for w in words if len(w) > 1 and has_cjk(w))
+
+    def held(self, held: frozenset[str], text: str) -> tuple[float, float]:
+        """The weight of the words that window ``held`` (its words; ``text``, as
+        written) holds, themselves or a word aligned with them; and of those it holds
+        themselves. Of two windows that hold as much, the one with the sentence's own
+        words is the one it was drawn from: whose assertions are compared with it."""
+        weights = self.weights
+        same = sum(weights[w] for w in weights.keys() & held)
+        aligned = same
+        for w, related in self.related.items():
+            if w not in held and not related.isdisjoint(held):
+                aligned += weights[w]
+        for w in self.chinese:
+            if w not in held:
+                aligned += _chinese_share(w, text) * weights[w]
+        return aligned, same
 
 
 def _chinese_share(word: str, text: str) -> float:
