@@ -81,6 +81,9 @@ class Claims:
     weights: dict[str, float] = field(default_factory=dict)
     """Per content word (its stem), its weight in the overlap (1 when not listed): a
     common word says less than a rare one."""
+    memo: dict[Any, Any] = field(default_factory=dict, repr=False, compare=False)
+    """What the check has worked out about these claims against references (the
+    grounding's cache for one verdict)."""
 
     @property
     def checkable(self) -> bool:

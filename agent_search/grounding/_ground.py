@@ -147,7 +147,16 @@ def _coverage(claims: Claims, refs: Sequence[PreparedReference], *, exact: bool 
     holds one WordNet relates to it ("stays" for "remains"); and a common word weighs
     less than a rare one (a rewording adds and drops "became", "brought" freely).
     ``exact``: the sentence's own words only (no related words, no part of a Chinese
-    word)."""
+    word). Kept on ``claims``: one verdict asks for the same references more than once."""
+    key = (tuple(id(r) for r in refs), exact)
+    found: tuple[float, str] | None = claims.memo.get(key)
+    if found is None:
+        found = claims.memo[key] = _best_window(claims, refs, exact)
+    return found
+
+
+def _best_window(claims: Claims, refs: Sequence[PreparedReference], exact: bool
+                 ) -> tuple[float, str]:
     units = _Units(claims, exact)
     nums = claims.numbers
     total = units.total + len(nums)
@@ -161,8 +170,7 @@ def _coverage(claims: Claims, refs: Sequence[PreparedReference], *, exact: bool 
                                       strict=True):
             found = sum(number_found(n, values) for n in nums)
             aligned, same = units.held(held, text)
-            share = round((aligned + found) / total, 9)  # sums of weights: equal when equal
-            same = round(same, 9)
+            share = (aligned + found) / total
             if (share, same) > (best, most_same):
                 best, most_same, window = share, same, text
     return best, window
@@ -170,33 +178,35 @@ def _coverage(claims: Claims, refs: Sequence[PreparedReference], *, exact: bool 
 
 class _Units:
     """A sentence's content words ready to be aligned with window after window: each
-    with its weight, and what else may stand for it (WordNet's related words; for a
-    Chinese word, its parts)."""
+    with its weight and what else may stand for it (WordNet's related words; for a
+    Chinese word, its parts), in one fixed order, so two windows that hold the same
+    words sum the same weights to the same float."""
 
-    __slots__ = ("chinese", "related", "total", "weights")
+    __slots__ = ("chinese", "entries", "total")
 
     def __init__(self, claims: Claims, exact: bool) -> None:
-        words = frozenset(claims.words)
-        self.weights = {w: claims.weights.get(w, 1.0) for w in words}
-        self.total = sum(self.weights.values())
-        self.related = {} if exact else {w: r for w, r in claims.related.items() if w in words}
-        self.chinese = () if exact else tuple(w for w in words if len(w) > 1 and has_cjk(w))
+        words = sorted(set(claims.words))
+        self.entries = tuple((w, claims.weights.get(w, 1.0),
+                              None if exact else claims.related.get(w)) for w in words)
+        self.total = sum(weight for _, weight, _ in self.entries)
+        self.chinese = () if exact else tuple(
+            (w, weight) for w, weight, _ in self.entries if len(w) > 1 and has_cjk(w))
 
     def held(self, held: frozenset[str], text: str) -> tuple[float, float]:
         """The weight of the words that window ``held`` (its words; ``text``, as
         written) holds, themselves or a word aligned with them; and of those it holds
         themselves. Of two windows that hold as much, the one with the sentence's own
         words is the one it was drawn from: whose assertions are compared with it."""
-        weights = self.weights
-        same = sum(weights[w] for w in weights.keys() & held)
-        aligned = same
-        for w, related in self.related.items():
-            if w not in held and not related.isdisjoint(held):
-                aligned += weights[w]
-        for w in self.chinese:
+        same = aligned = 0.0
+        for w, weight, related in self.entries:
+            if w in held:
+                same += weight
+            elif related is not None and not related.isdisjoint(held):
+                aligned += weight
+        for w, weight in self.chinese:
             if w not in held:
-                aligned += _chinese_share(w, text) * weights[w]
-        return aligned, same
+                aligned += _chinese_share(w, text) * weight
+        return same + aligned, same
 
 
 def _chinese_share(word: str, text: str) -> float:
