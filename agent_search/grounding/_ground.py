@@ -164,7 +164,7 @@ def _best_window(claims: Claims, refs: Sequence[PreparedReference], exact: bool
         return 1.0, ""
     best, most_same, window = 0.0, 0.0, ""
     for ref in refs:
-        if (units.held(ref.words, ref.text)[0] + len(nums)) / total < best:
+        if (units.held(ref.words, ref.text)[0] + len(nums)) / total <= best:
             continue  # no window of this reference can do better
         for text, held, values in zip(ref.windows, ref.window_words, ref.window_numbers,
                                       strict=True):
