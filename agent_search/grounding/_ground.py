@@ -164,12 +164,13 @@ def _best_window(claims: Claims, refs: Sequence[PreparedReference], exact: bool
         return 1.0, ""
     best, most_same, window = 0.0, 0.0, ""
     for ref in refs:
-        if (units.held(ref.words, ref.text)[0] + len(nums)) / total <= best:
+        parts = units.parts_in(ref.text)  # the Chinese words some part of which it holds
+        if (units.held(ref.words, ref.text, parts)[0] + len(nums)) / total <= best:
             continue  # no window of this reference can do better
         for text, held, values in zip(ref.windows, ref.window_words, ref.window_numbers,
                                       strict=True):
             found = sum(number_found(n, values) for n in nums)
-            aligned, same = units.held(held, text)
+            aligned, same = units.held(held, text, parts)
             share = (aligned + found) / total
             if (share, same) > (best, most_same):
                 best, most_same, window = share, same, text
@@ -182,28 +183,41 @@ class _Units:
     Chinese word, its parts), in one fixed order, so two windows that hold the same
     words sum the same weights to the same float."""
 
-    __slots__ = ("chinese", "entries", "total")
+    __slots__ = ("chinese", "entries", "plain", "total")
 
     def __init__(self, claims: Claims, exact: bool) -> None:
         words = sorted(set(claims.words))
-        self.entries = tuple((w, claims.weights.get(w, 1.0),
-                              None if exact else claims.related.get(w)) for w in words)
-        self.total = sum(weight for _, weight, _ in self.entries)
+        entries = [(w, claims.weights.get(w, 1.0), None if exact else claims.related.get(w))
+                   for w in words]
+        self.total = sum(weight for _, weight, _ in entries)
+        # words of weight 1 with nothing related (all of a Chinese sentence's): counted
+        # at once, as a set
+        self.plain = frozenset(w for w, weight, related in entries
+                               if weight == 1.0 and related is None)
+        self.entries = tuple(e for e in entries if e[0] not in self.plain)
         self.chinese = () if exact else tuple(
-            (w, weight) for w, weight, _ in self.entries if len(w) > 1 and has_cjk(w))
+            (w, weight) for w, weight, _ in entries if len(w) > 1 and has_cjk(w))
 
-    def held(self, held: frozenset[str], text: str) -> tuple[float, float]:
+    def parts_in(self, text: str) -> tuple[tuple[str, float], ...]:
+        """The Chinese words of which ``text`` holds a part (only they can be held in
+        part by a window of it)."""
+        return tuple((w, weight) for w, weight in self.chinese if _chinese_share(w, text))
+
+    def held(self, held: frozenset[str], text: str, parts: tuple[tuple[str, float], ...]
+             ) -> tuple[float, float]:
         """The weight of the words that window ``held`` (its words; ``text``, as
-        written) holds, themselves or a word aligned with them; and of those it holds
-        themselves. Of two windows that hold as much, the one with the sentence's own
-        words is the one it was drawn from: whose assertions are compared with it."""
-        same = aligned = 0.0
+        written) holds, themselves or a word aligned with them (``parts``: the Chinese
+        words that may be held in part); and of those it holds themselves. Of two
+        windows that hold as much, the one with the sentence's own words is the one it
+        was drawn from: whose assertions are compared with it."""
+        same = float(len(self.plain & held))
+        aligned = 0.0
         for w, weight, related in self.entries:
             if w in held:
                 same += weight
             elif related is not None and not related.isdisjoint(held):
                 aligned += weight
-        for w, weight in self.chinese:
+        for w, weight in parts:
             if w not in held:
                 aligned += _chinese_share(w, text) * weight
         return same + aligned, same
