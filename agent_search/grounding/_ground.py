@@ -165,16 +165,21 @@ def _best_window(claims: Claims, refs: Sequence[PreparedReference], exact: bool
     best, most_same, window = 0.0, 0.0, ""
     for ref in refs:
         parts = units.parts_in(ref.text)  # the Chinese words some part of which it holds
-        if (units.held(ref.words, ref.text, parts)[0] + len(nums)) / total <= best:
+        entries = units.within(ref.words)  # the words it holds, or a word related to
+        if (units.held(ref.words, ref.text, parts, entries)[0] + len(nums)) / total <= best:
             continue  # no window of this reference can do better
         for text, held, values in zip(ref.windows, ref.window_words, ref.window_numbers,
                                       strict=True):
             found = sum(number_found(n, values) for n in nums)
-            aligned, same = units.held(held, text, parts)
+            aligned, same = units.held(held, text, parts, entries)
             share = (aligned + found) / total
             if (share, same) > (best, most_same):
                 best, most_same, window = share, same, text
     return best, window
+
+
+_Entry = tuple[str, float, frozenset[str] | None]
+"""A content word (its stem), its weight, the stems related to it."""
 
 
 class _Units:
@@ -194,7 +199,7 @@ class _Units:
         # at once, as a set
         self.plain = frozenset(w for w, weight, related in entries
                                if weight == 1.0 and related is None)
-        self.entries = tuple(e for e in entries if e[0] not in self.plain)
+        self.entries: tuple[_Entry, ...] = tuple(e for e in entries if e[0] not in self.plain)
         self.chinese = () if exact else tuple(
             (w, weight) for w, weight, _ in entries if len(w) > 1 and has_cjk(w))
 
@@ -203,8 +208,14 @@ class _Units:
         part by a window of it)."""
         return tuple((w, weight) for w, weight in self.chinese if _chinese_share(w, text))
 
-    def held(self, held: frozenset[str], text: str, parts: tuple[tuple[str, float], ...]
-             ) -> tuple[float, float]:
+    def within(self, words: frozenset[str]) -> tuple[_Entry, ...]:
+        """The weighed words (not :attr:`plain`) that ``words`` holds, themselves or a
+        word related to them: the only ones a window of that text can hold."""
+        return tuple(e for e in self.entries if e[0] in words
+                     or (e[2] is not None and not e[2].isdisjoint(words)))
+
+    def held(self, held: frozenset[str], text: str, parts: tuple[tuple[str, float], ...],
+             entries: tuple[_Entry, ...]) -> tuple[float, float]:
         """The weight of the words that window ``held`` (its words; ``text``, as
         written) holds, themselves or a word aligned with them (``parts``: the Chinese
         words that may be held in part); and of those it holds themselves. Of two
@@ -212,7 +223,7 @@ class _Units:
         was drawn from: whose assertions are compared with it."""
         same = float(len(self.plain & held))
         aligned = 0.0
-        for w, weight, related in self.entries:
+        for w, weight, related in entries:
             if w in held:
                 same += weight
             elif related is not None and not related.isdisjoint(held):
