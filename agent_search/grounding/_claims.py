@@ -256,12 +256,12 @@ def _english_words(text: str) -> list[str]:
             if w and w not in _STOP and not w[0].isdigit() and len(w) > 1]
 
 
-def _related(text: str) -> tuple[dict[str, frozenset[str]], dict[str, float]]:
-    """Each content word's stem → the stems WordNet relates to its word, and its weight
-    (English; the least weight of the words of one stem)."""
+def _related(words: list[str]) -> tuple[dict[str, frozenset[str]], dict[str, float]]:
+    """Each content word's stem → the stems WordNet relates to its word (of ``words``,
+    English, whole), and its weight (the least weight of the words of one stem)."""
     related: dict[str, frozenset[str]] = {}
     weights: dict[str, float] = {}
-    for word in _english_words(text):
+    for word in words:
         found, weight = related_stems(word)
         key = stem(word)
         if found:
@@ -287,9 +287,13 @@ def extract(text: str, budget: Budget | None = None) -> Claims:
     tagged = _tagged(text, budget) if has_cjk(text) else None
     nums = [n for n in numbers(text, tagged=tagged) if n.text.lower() not in _WEAK_NUMBER_WORDS]
     entities = _english_entities(text) if tagged is None else _chinese_entities(text, tagged)
-    related, weights = _related(text) if tagged is None else ({}, {})
+    if tagged is not None:
+        return Claims(numbers=nums, entities=list(dict.fromkeys(entities)),
+                      words=_chinese_words(text))
+    whole = _english_words(text)
+    related, weights = _related(whole)
     return Claims(numbers=nums, entities=list(dict.fromkeys(entities)),
-                  words=content_words(text), related=related, weights=weights)
+                  words=[stem(w) for w in whole], related=related, weights=weights)
 
 
 def normalise_entity(word: str) -> str:
