@@ -13,7 +13,7 @@ from __future__ import annotations
 import functools
 from importlib import resources
 
-_ENDINGS = (("ies", "y"), ("es", "e"), ("es", ""), ("s", ""), ("ed", "e"), ("ed", ""),
+ENDINGS = (("ies", "y"), ("es", "e"), ("es", ""), ("s", ""), ("ed", "e"), ("ed", ""),
             ("ing", "e"), ("ing", ""), ("er", ""), ("er", "e"), ("est", ""), ("est", "e"),
             ("ier", "y"), ("iest", "y"), ("ied", "y"))
 """WordNet's detachment rules (nouns, verbs, adjectives together)."""
@@ -39,14 +39,14 @@ def lemmas(word: str) -> frozenset[str]:
     found = {word} if word in pairs else set()
     if word in forms:
         found.add(forms[word])
-    for ending, replacement in _ENDINGS:
+    for ending, replacement in ENDINGS:
         if word.endswith(ending) and len(word) > len(ending) + 2:
             base = word[: -len(ending)] + replacement
-            found.update(b for b in (base, _undoubled(base)) if b in pairs)
+            found.update(b for b in (base, undoubled(base)) if b in pairs)
     return frozenset(found)
 
 
-def _undoubled(base: str) -> str:
+def undoubled(base: str) -> str:
     """"thinn" (of "thinned", "thinner") → "thin"."""
     return base[:-1] if len(base) > 3 and base[-1] == base[-2] else base
 

@@ -26,6 +26,7 @@ from agent_search.grounding._numbers_zh import (
     numeral_runs,
     starts_with_number,
 )
+from agent_search.grounding._related import related_stems
 from agent_search.grounding._segment import has_cjk
 from agent_search.query.stopwords import CHINESE, ENGLISH_FUNCTION_WORDS
 
@@ -74,6 +75,15 @@ class Claims:
     numbers: list[Number] = field(default_factory=list)
     entities: list[str] = field(default_factory=list)
     words: list[str] = field(default_factory=list)
+    related: dict[str, frozenset[str]] = field(default_factory=dict)
+    """Per content word (its stem), the stems WordNet relates to it (English only): what
+    a rewording may write in its place (:mod:`agent_search.grounding._related`)."""
+    weights: dict[str, float] = field(default_factory=dict)
+    """Per content word (its stem), its weight in the overlap (1 when not listed): a
+    common word says less than a rare one."""
+    memo: dict[Any, Any] = field(default_factory=dict, repr=False, compare=False)
+    """What the check has worked out about these claims against references (the
+    grounding's cache for one verdict)."""
 
     @property
     def checkable(self) -> bool:
@@ -237,8 +247,27 @@ def content_words(text: str) -> list[str]:
     """Stemmed, lower-cased content words (Chinese: jieba words and latin words)."""
     if has_cjk(text):
         return _chinese_words(text)
-    return [stem(w) for w in (m.group(0).lower().rstrip("'’-") for m in _WORD.finditer(text))
+    return [stem(w) for w in _english_words(text)]
+
+
+def _english_words(text: str) -> list[str]:
+    """The lower-cased content words of English ``text``, whole."""
+    return [w for w in (m.group(0).lower().rstrip("'’-") for m in _WORD.finditer(text))
             if w and w not in _STOP and not w[0].isdigit() and len(w) > 1]
+
+
+def _related(words: list[str]) -> tuple[dict[str, frozenset[str]], dict[str, float]]:
+    """Each content word's stem → the stems WordNet relates to its word (of ``words``,
+    English, whole), and its weight (the least weight of the words of one stem)."""
+    related: dict[str, frozenset[str]] = {}
+    weights: dict[str, float] = {}
+    for word in words:
+        found, weight = related_stems(word)
+        key = stem(word)
+        if found:
+            related[key] = related.get(key, frozenset()) | found
+        weights[key] = min(weights.get(key, 1.0), weight)
+    return related, weights
 
 
 def _chinese_words(text: str) -> list[str]:
@@ -258,8 +287,13 @@ def extract(text: str, budget: Budget | None = None) -> Claims:
     tagged = _tagged(text, budget) if has_cjk(text) else None
     nums = [n for n in numbers(text, tagged=tagged) if n.text.lower() not in _WEAK_NUMBER_WORDS]
     entities = _english_entities(text) if tagged is None else _chinese_entities(text, tagged)
+    if tagged is not None:
+        return Claims(numbers=nums, entities=list(dict.fromkeys(entities)),
+                      words=_chinese_words(text))
+    whole = _english_words(text)
+    related, weights = _related(whole)
     return Claims(numbers=nums, entities=list(dict.fromkeys(entities)),
-                  words=content_words(text))
+                  words=[stem(w) for w in whole], related=related, weights=weights)
 
 
 def normalise_entity(word: str) -> str:

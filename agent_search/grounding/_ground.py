@@ -34,6 +34,7 @@ from agent_search.grounding._claims import Claims, extract, load_chinese, number
 from agent_search.grounding._polarity import opposite, unreadable
 from agent_search.grounding._quantities import miscounted
 from agent_search.grounding._references import MAX_REFERENCE_CHARS, PreparedReference, prepare
+from agent_search.grounding._related import load as load_related
 from agent_search.grounding._segment import Span, has_cjk, segment
 
 Status = Literal["supported", "unsupported", "no_claim", "unchecked"]
@@ -137,26 +138,111 @@ class _Check:
         return self.claims_held and self.close(t)
 
 
-def _coverage(claims: Claims, refs: Sequence[PreparedReference]) -> tuple[float, str]:
+def _coverage(claims: Claims, refs: Sequence[PreparedReference], *, exact: bool = False
+              ) -> tuple[float, str]:
     """The best share of the sentence's content units one window holds, and that window.
     Its units are its content words and its numbers: a rewording keeps the numbers of
     its source where it changes its words ("grew thicker" for "thickened"), so a number
-    the window states counts as a word it shares."""
-    words = frozenset(claims.words)
+    the window states counts as a word it shares; a word counts as held where the window
+    holds one WordNet relates to it ("stays" for "remains"); and a common word weighs
+    less than a rare one (a rewording adds and drops "became", "brought" freely).
+    ``exact``: the sentence's own words only (no related words, no part of a Chinese
+    word). Kept on ``claims``: one verdict asks for the same references more than once."""
+    key = (tuple(id(r) for r in refs), exact)
+    found: tuple[float, str] | None = claims.memo.get(key)
+    if found is None:
+        found = claims.memo[key] = _best_window(claims, refs, exact)
+    return found
+
+
+def _best_window(claims: Claims, refs: Sequence[PreparedReference], exact: bool
+                 ) -> tuple[float, str]:
+    units = _Units(claims, exact)
     nums = claims.numbers
-    total = len(words) + len(nums)
+    total = units.total + len(nums)
     if not total:
         return 1.0, ""
-    best, window = 0.0, ""
+    best, most_same, window = 0.0, 0.0, ""
     for ref in refs:
-        if (len(words & ref.words) + len(nums)) / total <= best:
+        parts = units.parts_in(ref.text)  # the Chinese words some part of which it holds
+        entries = units.within(ref.words)  # the words it holds, or a word related to
+        if (units.held(ref.words, ref.text, parts, entries)[0] + len(nums)) / total <= best:
             continue  # no window of this reference can do better
         for text, held, values in zip(ref.windows, ref.window_words, ref.window_numbers,
                                       strict=True):
-            share = (len(words & held) + sum(number_found(n, values) for n in nums)) / total
-            if share > best:
-                best, window = share, text
+            found = sum(number_found(n, values) for n in nums)
+            aligned, same = units.held(held, text, parts, entries)
+            share = (aligned + found) / total
+            if (share, same) > (best, most_same):
+                best, most_same, window = share, same, text
     return best, window
+
+
+_Entry = tuple[str, float, frozenset[str] | None]
+"""A content word (its stem), its weight, the stems related to it."""
+
+
+class _Units:
+    """A sentence's content words ready to be aligned with window after window: each
+    with its weight and what else may stand for it (WordNet's related words; for a
+    Chinese word, its parts), in one fixed order, so two windows that hold the same
+    words sum the same weights to the same float."""
+
+    __slots__ = ("chinese", "entries", "plain", "total")
+
+    def __init__(self, claims: Claims, exact: bool) -> None:
+        words = sorted(set(claims.words))
+        entries = [(w, claims.weights.get(w, 1.0), None if exact else claims.related.get(w))
+                   for w in words]
+        self.total = sum(weight for _, weight, _ in entries)
+        # words of weight 1 with nothing related (all of a Chinese sentence's): counted
+        # at once, as a set
+        self.plain = frozenset(w for w, weight, related in entries
+                               if weight == 1.0 and related is None)
+        self.entries: tuple[_Entry, ...] = tuple(e for e in entries if e[0] not in self.plain)
+        self.chinese = () if exact else tuple(
+            (w, weight) for w, weight, _ in entries if len(w) > 1 and has_cjk(w))
+
+    def parts_in(self, text: str) -> tuple[tuple[str, float], ...]:
+        """The Chinese words of which ``text`` holds a part (only they can be held in
+        part by a window of it)."""
+        return tuple((w, weight) for w, weight in self.chinese if _chinese_share(w, text))
+
+    def within(self, words: frozenset[str]) -> tuple[_Entry, ...]:
+        """The weighed words (not :attr:`plain`) that ``words`` holds, themselves or a
+        word related to them: the only ones a window of that text can hold."""
+        return tuple(e for e in self.entries if e[0] in words
+                     or (e[2] is not None and not e[2].isdisjoint(words)))
+
+    def held(self, held: frozenset[str], text: str, parts: tuple[tuple[str, float], ...],
+             entries: tuple[_Entry, ...]) -> tuple[float, float]:
+        """The weight of the words that window ``held`` (its words; ``text``, as
+        written) holds, themselves or a word aligned with them (``parts``: the Chinese
+        words that may be held in part); and of those it holds themselves. Of two
+        windows that hold as much, the one with the sentence's own words is the one it
+        was drawn from: whose assertions are compared with it."""
+        same = float(len(self.plain & held))
+        aligned = 0.0
+        for w, weight, related in entries:
+            if w in held:
+                same += weight
+            elif related is not None and not related.isdisjoint(held):
+                aligned += weight
+        for w, weight in parts:
+            if w not in held:
+                aligned += _chinese_share(w, text) * weight
+        return same + aligned, same
+
+
+def _chinese_share(word: str, text: str) -> float:
+    """How much of a Chinese word ``text`` holds where jieba cut the two differently:
+    all of it when the word is inside one of the text's words (平均 in 平均水平), else
+    the share of its two-character runs the text holds (粮食产量 against 粮食总产量:
+    粮食 and 产量 of 粮食, 食产, 产量)."""
+    if word in text:
+        return 1.0
+    pairs = [word[i:i + 2] for i in range(len(word) - 1)]
+    return sum(p in text for p in pairs) / len(pairs)
 
 
 def _check(claims: Claims, refs: Sequence[PreparedReference]) -> _Check:
@@ -246,14 +332,21 @@ class _Judge:
         return ""
 
     def by_others(self, out: GroundedSentence, sentence: _Sentence,
-                  cited_refs: list[PreparedReference]) -> str:
+                  cited_refs: list[PreparedReference], opposed: str = "") -> str:
         """The other references, closest first: ``out`` supported with the citation added
         (or unchecked) by the first that holds the sentence and says what it asserts; else
-        why one that holds its words says the opposite, if one does."""
+        why one that holds its words says the opposite, if one does. When the cited
+        references hold the sentence and say the opposite (``opposed``), another one
+        overrides them only if it holds the sentence's own words at least as closely:
+        a neighbour on the same topic that holds fewer of them, some only through
+        related words, is not the sentence's source."""
         others = [_check(sentence.claims, [r]) for r in self.refs.values()
                   if r not in cited_refs]
-        held = sorted((c for c in others if c.claims_held), key=lambda c: c.coverage,
-                      reverse=True)
+        floor = _coverage(sentence.claims, cited_refs, exact=True)[0] if opposed else 0.0
+        held = sorted((c for c in others if c.claims_held and (
+            not opposed or _coverage(sentence.claims, [self.refs[c.ids[0]]],
+                                     exact=True)[0] >= floor)),
+                      key=lambda c: c.coverage, reverse=True)
         opposed = ""
         for candidate in held[:3]:
             outcome = self._attempt(sentence, [self.refs[candidate.ids[0]]], candidate)
@@ -287,7 +380,7 @@ def _verdict(sentence: _Sentence, judge: _Judge) -> GroundedSentence:
     opposed = judge.by_cited(out, sentence, cited_refs) if cited_refs else ""
     if out.status != "unsupported":
         return out
-    opposed = judge.by_others(out, sentence, cited_refs) or opposed
+    opposed = judge.by_others(out, sentence, cited_refs, opposed) or opposed
     if out.status == "unsupported":
         out.reason = opposed or _why_not(sentence, judge.refs, cited_refs, judge.fmt)
     return out
@@ -403,6 +496,7 @@ def ground(answer: str, references: Sequence[Any], *, citation_format: str = "#r
     try:
         if has_cjk(answer[:MAX_ANSWER_CHARS]) or any(has_cjk(_content(r)) for r in references):
             load_chinese()
+        load_related()  # WordNet's tables, once per process: not the answer's cost
         budget = budget if budget is not None else Budget()
         budget.start()
         refs = _prepare_refs(references, budget)
