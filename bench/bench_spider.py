@@ -84,7 +84,10 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-DATA = ROOT.parent / "shared" / "data" / "spider-dev-public"
+DATA = Path(os.environ.get("BENCH_SPIDER_DATA",
+                           str(ROOT.parent / "shared" / "data" / "spider-dev-public")))
+"""The public Spider dev databases (``BENCH_SPIDER_DATA`` when the checkout has no
+``../shared`` beside it)."""
 UNSEEN = Path(os.environ.get("BENCH_DB_UNSEEN", str(ROOT.parent / "dbdata")))
 """The held-out databases (``bench/build_db_unseen.py``): a working part and a locked
 part (``split.json``); absent, those parts are skipped with a line saying so."""

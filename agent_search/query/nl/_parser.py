@@ -196,6 +196,10 @@ def finish(q: Question, plan: Plan, strict: bool) -> dict[str, Any]:
         return {"queries": [], "explanation": "not sure what is asked; nothing searched",
                 "confidence": NOTHING_CONFIDENCE, "warnings": [*plan.warnings, reason]}
     found_terms, relax = _leftover(q, plan, words)
+    unplaced = None if found_terms else _unused_name(q, words)
+    if unplaced is not None:  # right or silent: a stated name left out of the reading
+        return {"queries": [], "explanation": "not sure what is asked; nothing searched",
+                "confidence": NOTHING_CONFIDENCE, "warnings": [*plan.warnings, unplaced]}
     model, wheres = _answer_rows(q, plan)
     out = retarget(q, plan, {
             "model": model, "wheres": wheres, **_shape(plan),
@@ -324,6 +328,32 @@ def _unmet_extreme(words: list[str], plan: Plan, grouped: bool) -> str | None:
     return None if word is None else (f"could not tell what {word!r} is measured by; no "
                                       "records are shown (they would not be the one asked "
                                       "for)")
+
+
+def _unused_name(q: Question, words: list[str]) -> str | None:
+    """A name the question states (written capitalised mid-sentence, or a number) among
+    the words the reading ignored ("students taught by MARROTTE KIRK" read as the
+    teachers called Marrotte): the rows shown would meet a condition the question did
+    not state and miss the one it did, so none are shown."""
+    name = next((w for w in words if _stated_name(q, w)), None)
+    return None if name is None else (
+        f"the question names {name!r} and the reading found no place for it; no records "
+        "are shown (they would not be the ones asked for)")
+
+
+_SENTENCE_START = re.compile(r"(?:^|[.!?:;]\s*|[\"'“(]\s*)$")
+
+
+def _stated_name(q: Question, word: str) -> bool:
+    """``word`` written as a name where it stands: capitalised or a number, not the
+    first word of a sentence or of a quotation, and not one of the question's own
+    words written in capitals (a question all in capitals states no name)."""
+    if not (word[:1].isupper() or word[:1].isdigit()) or q.text.upper() == q.text:
+        return False
+    for m in re.finditer(r"(?<!\w)" + re.escape(word) + r"(?!\w)", q.text):
+        if not _SENTENCE_START.search(q.text[:m.start()]):
+            return True
+    return False
 
 
 def _written_as_name(q: Question, word: str) -> bool:
