@@ -183,3 +183,24 @@ def test_a_verb_linking_to_something_understood_is_no_leftover() -> None:
     out = parse("artists who play with the banjo", music(), now=NOW)
     assert any("banjo" in w for w in out["warnings"])
     assert any("play" in w for w in out["warnings"])
+
+
+@pytest.mark.parametrize(("text", "word"), [("Jazz tracks with greater length", "greater"),
+                                            ("invoices larger than the Queen ones", "larger"),
+                                            ("tracks by Queen with five stars", "five")])
+def test_a_comparison_or_number_left_unplaced_answers_nothing(text: str, word: str) -> None:
+    """A word stating a comparison, an aggregate or a number that no extractor placed:
+    the rows shown would not meet it."""
+    out = parse(text, music(), now=NOW)
+    assert out["queries"] == [] and out["confidence"] == parser.NOTHING_CONFIDENCE
+    assert any(f"{word!r} states a comparison" in w for w in out["warnings"])
+
+
+def test_one_as_a_pronoun_is_no_number() -> None:
+    out = parse("the one artist called Queen", music(), now=NOW)
+    assert out["model"] == "Artist" and out["wheres"]
+
+
+def test_only_before_a_count_is_exactly() -> None:
+    out = parse("artists with only one album", music(), now=NOW)
+    assert out["wheres"] == [{"field": "count(albums)", "op": "=", "value": 1}]

@@ -192,7 +192,8 @@ def finish(q: Question, plan: Plan, strict: bool) -> dict[str, Any]:
         plan.notes.append("a count is asked for: Result.total is the number of matches")
     _warn_unused_fields(q, plan)
     words = leftover_words(q, plan)
-    reason = _unmet_extreme(words, plan, grouped) or unsure(q, plan, grouped)
+    reason = (_unmet_extreme(words, plan, grouped) or unsure(q, plan, grouped)
+              or _unplaced_quantity(q, words))
     if reason is not None:  # right or silent: a part of the question found no place
         return {"queries": [], "explanation": "not sure what is asked; nothing searched",
                 "confidence": NOTHING_CONFIDENCE, "warnings": [*plan.warnings, reason]}
@@ -355,6 +356,30 @@ def _stated_name(q: Question, word: str) -> bool:
         if not _SENTENCE_START.search(q.text[:m.start()]):
             return True
     return False
+
+
+_QUANTITY = re.compile(
+    r"(?:less|fewer|lower|smaller|younger|earlier|more|greater|higher|bigger|larger|longer|"
+    r"older|later|taller|heavier|lighter|richer|poorer|cheaper)|"
+    r"min(?:imum)?|max(?:imum)?|average|avg|mean|median|sum|"
+    r"once|twice|single|one|two|three|four|five|six|seven|eight|nine|ten", re.I)
+"""Words that state a comparison, an aggregate or a number (grammar, not a schema)."""
+
+
+_PRONOUN_ONE = re.compile(r"\b(?:the|which|each|every|any|no|this|that)\s+one\b|"
+                          r"\bone\s+(?:of|another)\b", re.I)
+
+
+def _unplaced_quantity(q: Question, words: list[str]) -> str | None:
+    """A comparison, aggregate or number word no extractor placed ("revenue *larger*
+    than some companies'", "the *minimum* and maximum" with only the maximum computed,
+    "only *one* plant"; not "one" as a pronoun, "the one with"): the rows or numbers
+    shown do not meet what it states."""
+    word = next((w for w in words if _QUANTITY.fullmatch(w) and not (
+        w.lower() == "one" and _PRONOUN_ONE.search(q.low))), None)
+    return None if word is None else (
+        f"{word!r} states a comparison or a quantity that the reading did not place; no "
+        "records are shown (they would not meet it)")
 
 
 def _written_as_name(q: Question, word: str) -> bool:
