@@ -188,7 +188,8 @@ def finish(q: Question, plan: Plan, strict: bool) -> dict[str, Any]:
     grouped = bool(plan.aggregates or plan.group_by)
     if not plan.wheres and not plan.orders and not q.target_spans and not grouped:
         return fallback(q, plan, [q.target], strict)
-    if _COUNT.search(q.low):
+    count_asked = bool(_COUNT.search(q.low)) and not grouped
+    if count_asked:
         plan.notes.append("a count is asked for: Result.total is the number of matches")
     _warn_unused_fields(q, plan)
     words = leftover_words(q, plan)
@@ -207,6 +208,7 @@ def finish(q: Question, plan: Plan, strict: bool) -> dict[str, Any]:
             "model": model, "wheres": wheres, **_shape(plan),
             **({"limit": plan.limit} if plan.limit else {}),
             **({"terms": found_terms} if found_terms else {}),
+            **({"total_asked": True} if count_asked else {}),
             **_relax(plan, relax),
             "explanation": f"{q.target.id}: " + ("; ".join(plan.notes) or "all records"),
             "warnings": plan.warnings, "confidence": round(plan.confidence, 4)})
