@@ -137,6 +137,7 @@ def model_mentions(low: str, schemas: Sequence[ModelSchema]) -> dict[str, list[S
         if spans:
             found[schema.id] = sorted(set(spans))
     _head_word_mentions(low, schemas, found)
+    _link_tables_as_their_head(schemas, found)
     for sid, spans in list(found.items()):
         keep = [s for s in spans if not _inside_a_longer_name(s, sid, found)]
         if keep:
@@ -144,6 +145,31 @@ def model_mentions(low: str, schemas: Sequence[ModelSchema]) -> dict[str, list[S
         else:
             del found[sid]
     return found
+
+
+def _link_tables_as_their_head(schemas: Sequence[ModelSchema],
+                               found: dict[str, list[Span]]) -> None:
+    """A link table of a many-to-many relation (every column a key pointing at another
+    table) named as a compound whose last word is one of the tables it links
+    ("train stations" for ``train_station``) names that table: its rows are the
+    pairs, not the things asked about ("how many train stations" counts stations)."""
+    by_id = {schema.id.lower(): schema for schema in schemas}
+    for schema in schemas:
+        if schema.id not in found or not is_link_table(schema):
+            continue
+        head = words_of(schema.table).rpartition(" ")[2]
+        heads = [r.model for r in schema.relations if r.type == "hasOne"
+                 and (other := by_id.get(r.model.lower())) is not None
+                 and plural_forms(head) & plural_forms(words_of(other.table))]
+        if len(heads) == 1 and len(words_of(schema.table).split()) > 1:
+            model = by_id[heads[0].lower()].id
+            found[model] = sorted({*found.get(model, []), *found.pop(schema.id)})
+
+
+def is_link_table(schema: ModelSchema) -> bool:
+    """Every column is the own column of a relation to another table, two or more."""
+    own = {r.foreign.lower() for r in schema.relations if r.type == "hasOne"}
+    return len(own) >= 2 and all(f.name.lower() in own for f in schema.fields)
 
 
 def _head_word_mentions(low: str, schemas: Sequence[ModelSchema],
