@@ -4,6 +4,7 @@ number or date is about."""
 from __future__ import annotations
 
 from agent_search.query.dsl import FieldSchema, ModelSchema, RelationSchema
+from agent_search.query.nl._parser import parse
 from agent_search.query.nl._schema import (
     candidates,
     content_field,
@@ -16,7 +17,7 @@ from agent_search.query.nl._schema import (
     model_phrases,
     text_field_named,
 )
-from tests.support.query_schemas import f, model, music, read, shop
+from tests.support.query_schemas import NOW, f, model, music, read, shop
 
 
 def test_candidates_reach_two_hops_through_has_one_only_for_known_values() -> None:
@@ -145,3 +146,16 @@ def test_a_link_table_named_as_a_compound_names_its_head_table() -> None:
     assert list(found) == ["station"]
     assert is_link_table(_rail()[2]) and not is_link_table(_rail()[1])
     assert list(model_mentions("how many trains are there", _rail())) == ["train"]
+
+
+def test_a_count_column_is_said_as_the_number_of_what_it_counts() -> None:
+    """``bedroom_count``, ``num_rooms``: "the average number of bedrooms"."""
+    flats = [ModelSchema(id="flat", table="flat", primary_key="id",
+                         fields=[FieldSchema(name="id", kind="integer", primary=True),
+                                 FieldSchema(name="bedroom_count", kind="integer"),
+                                 FieldSchema(name="num_rooms", kind="integer")])]
+    out = parse("the average number of bedrooms of all flats", flats, now=NOW)
+    assert out["aggregates"] == ["avg(bedroom_count)"]
+    out = parse("flats with the largest number of rooms", flats, now=NOW)
+    assert out["orders"] == [{"field": "num_rooms", "order": "desc"}]
+    assert "aggregates" not in out  # "number of" names the field: no count of values

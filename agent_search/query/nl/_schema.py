@@ -26,6 +26,7 @@ from agent_search.query.nl._lexicon import (
     STOPWORDS,
     WORD,
     find_phrase,
+    is_plural,
     overlaps,
     plural_forms,
     words_of,
@@ -268,11 +269,27 @@ def _field_phrases(name: str, label: str | None,
     who does what a "<verb>ed by" field records, or a part of a longer name (weak)."""
     full = words_of(name)
     strong = [full, *_squashed(full), *([normal_form(label)] if label else []),
-              *_agent_nouns(full)]
+              *_agent_nouns(full), *_counted_nouns(full)]
     phrases = {(p, True) for n in strong for p in plural_forms(n)}
     if temporal:
         phrases |= {(verb, True) for verb in _event_verbs(full, label)}
     return frozenset(phrases | {(p, False) for p in _partial_names(full)})
+
+
+_COUNT_NAME = re.compile(r"^(?:(?P<noun>[a-z ]+?)\s+(?:count|cnt|num|number|no)|"
+                         r"(?:num|number|no|n|count|cnt)(?:\s+of)?\s+(?P<noun2>[a-z ]+))$")
+
+
+def _counted_nouns(full: str) -> list[str]:
+    """"number of bedrooms" for ``bedroom_count``, ``num_bedrooms``, ``no_of_rooms``: a
+    count column is said as the number of what it counts."""
+    m = _COUNT_NAME.match(full)
+    noun = (m.group("noun") or m.group("noun2")) if m else None
+    if not noun or noun in STOPWORDS:
+        return []
+    plural = noun if is_plural(noun) else next(
+        (p for p in sorted(plural_forms(noun)) if p != noun and is_plural(p)), noun)
+    return [f"number of {plural}"]
 
 
 def _squashed(full: str) -> list[str]:
