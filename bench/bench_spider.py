@@ -5,7 +5,8 @@ Run: ``make bench-db-unseen`` (or its old name ``make bench-spider``) or
 [--db DB_ID] [--show N] [--no-meaning] [--llm-url URL --llm-model NAME]``
 
 Three parts, side by side: ``public`` (the nine Spider dev databases of
-``../shared/data/spider-dev-public``), and the two halves of the held-out set built once by
+``../shared/data/spider-dev-public``, or ``$BENCH_SPIDER_DATA``), and the two halves of
+the held-out set built once by
 ``bench/build_db_unseen.py`` (Spider *train* databases and KaggleDBQA, 33 databases, at
 ``$BENCH_DB_UNSEEN``, default ``../dbdata`` beside the worktree; skipped with a line when
 absent): ``working``, whose questions and failures one reads while writing rules, and
