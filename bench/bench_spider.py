@@ -5,7 +5,8 @@ Run: ``make bench-db-unseen`` (or its old name ``make bench-spider``) or
 [--db DB_ID] [--show N] [--no-meaning] [--llm-url URL --llm-model NAME]``
 
 Three parts, side by side: ``public`` (the nine Spider dev databases of
-``../shared/data/spider-dev-public``), and the two halves of the held-out set built once by
+``../shared/data/spider-dev-public``, or ``$BENCH_SPIDER_DATA``), and the two halves of
+the held-out set built once by
 ``bench/build_db_unseen.py`` (Spider *train* databases and KaggleDBQA, 33 databases, at
 ``$BENCH_DB_UNSEEN``, default ``../dbdata`` beside the worktree; skipped with a line when
 absent): ``working``, whose questions and failures one reads while writing rules, and
@@ -84,7 +85,10 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-DATA = ROOT.parent / "shared" / "data" / "spider-dev-public"
+DATA = Path(os.environ.get("BENCH_SPIDER_DATA",
+                           str(ROOT.parent / "shared" / "data" / "spider-dev-public")))
+"""The public Spider dev databases (``BENCH_SPIDER_DATA`` when the checkout has no
+``../shared`` beside it)."""
 UNSEEN = Path(os.environ.get("BENCH_DB_UNSEEN", str(ROOT.parent / "dbdata")))
 """The held-out databases (``bench/build_db_unseen.py``): a working part and a locked
 part (``split.json``); absent, those parts are skipped with a line saying so."""

@@ -69,6 +69,8 @@ class ModelEntry:
     numeric_text: dict[str, str] = field(default_factory=dict)
     """Text columns every value of which is a number (column → integer/number): compared,
     ordered and computed on as numbers (see :func:`~agent_search.db._values.numeric_kind`)."""
+    untyped_text: set[str] = field(default_factory=set)
+    """Columns declared with no type whose values are all text: strings."""
     text_dates: dict[str, Form] = field(default_factory=dict)
     """Text columns whose values are dates written in one form (column → the form):
     compared and ordered as dates (see :mod:`agent_search.db._text_dates`)."""
@@ -84,6 +86,8 @@ class ModelEntry:
         """A field's kind as its data says: numbers or dates held as text, else as
         declared."""
         date = self.text_dates.get(name)
+        if name in self.untyped_text:
+            return "string"
         return self.numeric_text.get(name) or (date.kind if date is not None else declared)
 
     @property

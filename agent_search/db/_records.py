@@ -50,6 +50,7 @@ class Scope:
     select: Sequence[str] = ()
     limit: int = 20
     count_max: int = 0
+    count_asked_max: int = 0
     warnings: list[str] = field(default_factory=list)
 
 
@@ -65,7 +66,9 @@ class _Plan:
     terms: list[str]
     data_fields: list[str]
     fetch: list[str]
-    counted: bool
+    cap: int
+    """Matches counted up to this many (``count_max``, or ``count_asked_max`` when the
+    question asks how many); 0 when not counted."""
 
 
 async def run_records(conn: Any, scope: Scope, entry: ModelEntry, query: QueryDSL,
@@ -103,7 +106,16 @@ def _plan(scope: Scope, entry: ModelEntry, query: QueryDSL) -> _Plan:
     return _Plan(wheres=[*scope.caller.presets, *query.wheres],
                  orders=[*scope.preset_orders, *query.orders], limit=limit,
                  window=max(window, limit), terms=terms, data_fields=data_fields,
-                 fetch=fetch, counted=scope.count_max > limit)
+                 fetch=fetch, cap=_cap(scope, query, limit))
+
+
+def _cap(scope: Scope, query: QueryDSL, limit: int) -> int:
+    """How far matches are counted: 0 (not counted) when counting is off (``count_max``
+    0) or the cap is no more than the rows shown; a question asking how many counts up to
+    ``count_asked_max``."""
+    cap = max(scope.count_max, scope.count_asked_max) \
+        if query.total_asked and scope.count_max else scope.count_max
+    return cap if cap > limit else 0
 
 
 def _statement(scope: Scope, entry: ModelEntry, plan: _Plan) -> sa.Select[Any]:
@@ -113,9 +125,9 @@ def _statement(scope: Scope, entry: ModelEntry, plan: _Plan) -> sa.Select[Any]:
     stmt = build_select(scope.catalog, entry, select=plan.fetch, wheres=plan.wheres,
                         orders=plan.orders, limit=plan.window + 1, caller=scope.caller)
     stmt = _with_related_titles(scope.catalog, stmt, entry, scope.caller)
-    if plan.counted:
+    if plan.cap:
         count = build_count(scope.catalog, entry, wheres=plan.wheres, caller=scope.caller,
-                            cap=scope.count_max)
+                            cap=plan.cap)
         stmt = stmt.add_columns(count.scalar_subquery().label("__total__"))
     return stmt
 
@@ -139,13 +151,14 @@ def _relaxed(scope: Scope, entry: ModelEntry, query: QueryDSL,
 def _total(scope: Scope, entry: ModelEntry, plan: _Plan, rows: list[dict[str, Any]]) -> int:
     """The count that rode along (capped at ``count_max``, with a warning), else the rows
     read."""
-    if not (plan.counted and rows):
+    if not (plan.cap and rows):
         return len(rows)
     total = int(rows[0]["__total__"])
-    if total > scope.count_max:
-        scope.warnings.append(f"model {entry.id}: more than {scope.count_max} matches; "
-                              f"total shows {scope.count_max} (db.count_max)")
-        return scope.count_max
+    if total > plan.cap:
+        key = "count_asked_max" if plan.cap != scope.count_max else "count_max"
+        scope.warnings.append(f"model {entry.id}: more than {plan.cap} matches; "
+                              f"total shows {plan.cap} (db.{key})")
+        return plan.cap
     return total
 
 
@@ -158,7 +171,7 @@ def _ranked(plan: _Plan, rows: list[dict[str, Any]],
         rows, shares, total = _by_terms(plan, rows, total)
     if len(rows) > plan.limit:
         rows, shares = rows[:plan.limit], shares[:plan.limit]
-        if not plan.counted:
+        if not plan.cap:
             total = plan.limit + 1  # "more than shown" when counting is off
     return rows, shares, total
 
@@ -185,6 +198,8 @@ def _executed(scope: Scope, entry: ModelEntry, query: QueryDSL, plan: _Plan) -> 
         "orders": [o.model_dump() for o in plan.orders], "limit": plan.limit}
     if query.terms:
         executed["terms"] = list(query.terms)
+    if query.total_asked:
+        executed["total_asked"] = True
     if entry.permission is not None:
         executed["permission"] = entry.permission.describe(scope.caller.user_id,
                                                            scope.caller.team_id)

@@ -89,6 +89,12 @@ async def _read_columns(conn: AsyncConnection, entry: ModelEntry,
     return many
 
 
+def untyped(col: sa.Column[Any]) -> bool:
+    """A column declared with no type (SQLite allows it: ``CREATE TABLE t(Country, ...)``):
+    what it holds is read from its values, as for a text column."""
+    return isinstance(col.type, sa.types.NullType)
+
+
 def _indexable(entry: ModelEntry, col: sa.Column[Any], definition: ColumnDef | None) -> bool:
     """A column whose values may be categories: text, not a key, no column deciding who
     sees a row."""
@@ -100,7 +106,7 @@ def _indexable(entry: ModelEntry, col: sa.Column[Any], definition: ColumnDef | N
     if definition is not None:
         return definition.kind == "string"
     kind = sa_kind(col.type)
-    if kind not in ("string", "text"):  # TEXT columns hold categories too (SQLite)
+    if kind not in ("string", "text") and not untyped(col):  # TEXT: categories too (SQLite)
         return False
     length = getattr(col.type, "length", None)
     return length is None or length <= 255
@@ -130,6 +136,8 @@ class _Sample:
     date: Form | None
     many: bool = False
     """More distinct values than the cap: none indexed, looked up instead."""
+    text: bool = False
+    """Every value read is text."""
 
     def learn_kind(self, entry: ModelEntry, name: str) -> None:
         """Record the kind the values show (numbers first), when every row was read."""
@@ -137,6 +145,8 @@ class _Sample:
             entry.numeric_text[name] = self.numeric
         elif self.date is not None:
             entry.text_dates[name] = self.date
+        elif self.text and untyped(entry.table.c[name]):
+            entry.untyped_text.add(name)
 
 
 async def _distinct_values(conn: AsyncConnection, col: sa.Column[Any],
@@ -146,10 +156,12 @@ async def _distinct_values(conn: AsyncConnection, col: sa.Column[Any],
     stmt = sa.select(col).where(col.is_not(None), *conds).distinct().limit(cap + 1)
     rows = (await conn.execute(stmt)).scalars().all()
     form = text_date(rows)
+    text = bool(rows) and all(isinstance(v, str) for v in rows)
     if len(rows) > cap:
-        return _Sample([], None, form, many=True)
+        return _Sample([], None, form, many=True, text=text)
     return _Sample(sorted(v for v in rows if isinstance(v, str) and v.strip()
-                          and len(v) <= MAX_INDEXED_VALUE_CHARS), numeric_kind(rows), form)
+                          and len(v) <= MAX_INDEXED_VALUE_CHARS), numeric_kind(rows), form,
+                   text=text)
 
 
 def phrases(question: str) -> list[str]:

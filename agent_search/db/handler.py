@@ -248,6 +248,7 @@ class DBHandler:
                       caller=Caller(ctx.user_id, ctx.team_id, presets=preset_wheres),
                       preset_orders=preset_orders,
                       select=request.select, limit=limit, count_max=self.settings.count_max,
+                      count_asked_max=self.settings.count_asked_max,
                       warnings=warnings)
         items: list[ResultItem] = []
         executed: list[dict[str, Any]] = []

@@ -16,7 +16,9 @@ The core :class:`~agent_search.config.DBConfig` knows ``enabled``, ``models``, `
 - ``statement_timeout_ms``: PostgreSQL statement timeout of search connections;
 - ``count_max``: ``Result.total`` counts matches up to this many (a capped count stays
   cheap on big tables; beyond it ``total`` is ``count_max`` and a warning says so; 0 turns
-  counting off: ``total`` is then the rows returned, plus one when more exist).
+  counting off: ``total`` is then the rows returned, plus one when more exist);
+- ``count_asked_max``: the cap instead when the question asks how many (the DSL's
+  ``total_asked``): the number is then the answer, so it is counted further.
 """
 
 from __future__ import annotations
@@ -44,6 +46,7 @@ class DBSettings(DBConfig):
     read_only: bool = True
     statement_timeout_ms: Count = Field(default=10_000, ge=0)
     count_max: Count = Field(default=1_000, ge=0)
+    count_asked_max: Count = Field(default=10_000_000, ge=0)
     match_by_meaning: bool = Field(
         default=True, description="Read leftover phrases as model/field names by meaning "
         "('cost' -> price; the offline MiniLM, loaded in the background from the first "

@@ -158,6 +158,10 @@ class QueryDSL(_Model):
         default=None, ge=0.0, le=1.0,
         description="The confidence of the answer when the relaxed where is dropped "
                     "(default: half the generator's)")
+    total_asked: bool = Field(
+        default=False,
+        description="The question asks how many: Result.total is counted past db.count_max "
+                    "(up to db.count_asked_max), since the number is the answer")
     group_by: list[str] = Field(default_factory=list, max_length=MAX_GROUP_BY)
     aggregates: list[Aggregate] = Field(default_factory=list, max_length=MAX_AGGREGATES)
     having: list[Having] = Field(default_factory=list, max_length=MAX_HAVING)
@@ -183,7 +187,9 @@ class QueryDSL(_Model):
             "model": self.model, "select": list(self.select),
             "wheres": [w.to_json() for w in self.wheres],
             "orders": [o.model_dump() for o in self.orders], "limit": self.limit,
-            "terms": list(self.terms), **relax, "group_by": list(self.group_by),
+            "terms": list(self.terms), **relax,
+            **({"total_asked": True} if self.total_asked else {}),
+            "group_by": list(self.group_by),
             "aggregates": [a.name for a in self.aggregates],
             "having": [h.to_json() for h in self.having]}
         return {k: v for k, v in parts.items()
@@ -278,7 +284,7 @@ def _validate_query(raw: Any, by_id: Mapping[str, ModelSchema]) -> QueryDSL:
         raise DSLValidationError(f"model {schema.id}: 'having' needs aggregates or group_by")
     return QueryDSL(model=schema.id, select=select, wheres=wheres, orders=orders,
                     limit=dsl.limit, terms=dsl.terms, relax=dsl.relax,
-                    relax_confidence=dsl.relax_confidence)
+                    relax_confidence=dsl.relax_confidence, total_asked=dsl.total_asked)
 
 
 def _validate_aggregate(dsl: QueryDSL, resolve: _FieldResolver, wheres: list[QueryWhere],

@@ -268,6 +268,29 @@ async def test_total_is_a_capped_count(chinook_url: str, tmp_path: Path) -> None
         await handler.aclose()
 
 
+async def test_a_count_asked_is_counted_past_the_cap(chinook_url: str, tmp_path: Path) -> None:
+    """"How many tracks": the number is the answer, so it is counted up to
+    ``count_asked_max``, not cut at ``count_max``."""
+    handler = make_handler(chinook_url, tmp_path, count_max=100)
+    try:
+        r = await handler.search(ctx_for(handler), req("how many tracks are there",
+                                                       models=["Track"], limit=5))
+        assert r.error is None and r.total == 3503
+        assert r.dsl is not None and r.dsl["queries"][0]["total_asked"] is True
+        assert not any("matches" in w for w in r.warnings)
+    finally:
+        await handler.aclose()
+    handler = make_handler(chinook_url, tmp_path, count_max=100, count_asked_max=1000)
+    try:
+        r = await handler.search(ctx_for(handler), req("how many tracks are there",
+                                                       models=["Track"], limit=5))
+        assert r.total == 1000
+        assert any("more than 1000 matches" in w and "count_asked_max" in w
+                   for w in r.warnings)
+    finally:
+        await handler.aclose()
+
+
 async def test_sqlite_paths_with_uri_characters(tmp_path: Path,
                                                 shop_sqlite_master: Path) -> None:
     odd = tmp_path / "odd dir #1 %20 ?" / "shop db.sqlite"

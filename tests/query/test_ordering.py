@@ -13,7 +13,8 @@ from agent_search.query.nl._ordering import (
     superlatives,
     top_n,
 )
-from tests.support.query_schemas import fresh_plan, people, read, shop
+from agent_search.query.nl._parser import parse
+from tests.support.query_schemas import NOW, fresh_plan, music, people, read, shop
 
 
 def run(extractors: list[Any], text: str, target: str = "Track", schemas: Any = None) -> Any:
@@ -72,3 +73,9 @@ def test_top_n_and_one_asked_for() -> None:
     plan = run([superlatives, top_n], "the cheapest track")
     assert plan.limit == 1 and plan.notes[-1] == "limit 1 (one asked for)"
     assert run([superlatives, top_n], "the cheapest tracks").limit is None
+
+
+def test_most_recently_orders_by_the_date_latest_first() -> None:
+    """The adverb is the superlative too: "the invoice issued most recently"."""
+    out = parse("the invoice issued most recently", music(), now=NOW)
+    assert out["orders"] == [{"field": "InvoiceDate", "order": "desc"}] and out["limit"] == 1

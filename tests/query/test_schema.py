@@ -3,19 +3,21 @@ number or date is about."""
 
 from __future__ import annotations
 
-from agent_search.query.dsl import ModelSchema
+from agent_search.query.dsl import FieldSchema, ModelSchema, RelationSchema
+from agent_search.query.nl._parser import parse
 from agent_search.query.nl._schema import (
     candidates,
     content_field,
     dimension,
     field_for,
     free_text_fields,
+    is_link_table,
     is_plain,
     model_mentions,
     model_phrases,
     text_field_named,
 )
-from tests.support.query_schemas import f, model, music, read, shop
+from tests.support.query_schemas import NOW, f, model, music, read, shop
 
 
 def test_candidates_reach_two_hops_through_has_one_only_for_known_values() -> None:
@@ -117,3 +119,43 @@ def test_text_fields() -> None:
     assert named is not None and named.path == "name"  # "title" means the title field
     assert content_field(product) == "description"
     assert free_text_fields(product) == ["name", "description", "category"]  # valued last
+
+
+def _rail() -> list[ModelSchema]:
+    """train ← train_station → station: a link table of a many-to-many relation."""
+    return [
+        ModelSchema(id="train", table="train", primary_key="Train_ID",
+                    fields=[FieldSchema(name="Train_ID", kind="integer", primary=True),
+                            FieldSchema(name="Name")]),
+        ModelSchema(id="station", table="station", primary_key="Station_ID",
+                    fields=[FieldSchema(name="Station_ID", kind="integer", primary=True),
+                            FieldSchema(name="Location")]),
+        ModelSchema(id="train_station", table="train_station",
+                    fields=[FieldSchema(name="Train_ID", kind="integer"),
+                            FieldSchema(name="Station_ID", kind="integer")],
+                    relations=[RelationSchema(name="train", type="hasOne", model="train",
+                                              key="Train_ID", foreign="Train_ID"),
+                               RelationSchema(name="station", type="hasOne", model="station",
+                                              key="Station_ID", foreign="Station_ID")]),
+    ]
+
+
+def test_a_link_table_named_as_a_compound_names_its_head_table() -> None:
+    """"train stations" are stations: the link table's rows are pairs."""
+    found = model_mentions("how many train stations are there", _rail())
+    assert list(found) == ["station"]
+    assert is_link_table(_rail()[2]) and not is_link_table(_rail()[1])
+    assert list(model_mentions("how many trains are there", _rail())) == ["train"]
+
+
+def test_a_count_column_is_said_as_the_number_of_what_it_counts() -> None:
+    """``bedroom_count``, ``num_rooms``: "the average number of bedrooms"."""
+    flats = [ModelSchema(id="flat", table="flat", primary_key="id",
+                         fields=[FieldSchema(name="id", kind="integer", primary=True),
+                                 FieldSchema(name="bedroom_count", kind="integer"),
+                                 FieldSchema(name="num_rooms", kind="integer")])]
+    out = parse("the average number of bedrooms of all flats", flats, now=NOW)
+    assert out["aggregates"] == ["avg(bedroom_count)"]
+    out = parse("flats with the largest number of rooms", flats, now=NOW)
+    assert out["orders"] == [{"field": "num_rooms", "order": "desc"}]
+    assert "aggregates" not in out  # "number of" names the field: no count of values

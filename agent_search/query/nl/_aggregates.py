@@ -82,6 +82,8 @@ def _distinct_count(q: Question, plan: Plan) -> None:
         target = _next_field(q, m.end(), None)
         if target is None or target.span[0] - m.end() > 1:
             continue
+        if any(f.span[0] <= m.start() and m.end() < f.span[1] for f in q.fields):
+            continue  # "number of rooms" is the name of a field (num_rooms), no count
         if not (m.group("distinct") or is_plural(q.low[target.span[0]:target.span[1]])):
             continue
         plan.used.append(m.span())

@@ -15,7 +15,7 @@ from agent_search.query.nl._schema import model_phrases
 
 COUNT_OPS = {"more than": ">", "over": ">", "greater than": ">", "at least": ">=",
              "less than": "<", "fewer than": "<", "under": "<", "at most": "<=",
-             "no more than": "<=", "exactly": "="}
+             "no more than": "<=", "exactly": "=", "only": "=", "just": "="}
 _NUMBER_WORDS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6,
                  "seven": 7, "eight": 8, "nine": 9, "ten": 10}
 _OPS = "|".join(sorted(COUNT_OPS, key=len, reverse=True))

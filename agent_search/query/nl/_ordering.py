@@ -23,7 +23,7 @@ SUPERLATIVES: tuple[tuple[str, str, str], ...] = (
     (r"least expensive|cheapest|lowest[- ]priced|most affordable", "money", "asc"),
     (r"longest", "duration", "desc"),
     (r"shortest", "duration", "asc"),
-    (r"latest|newest|most recent|recent|last", "date", "desc"),
+    (r"latest|newest|most recent(?:ly)?|recent(?:ly)?|last", "date", "desc"),
     (r"oldest|earliest", "date", "asc"),
     (r"largest|biggest", "size", "desc"),
     (r"smallest", "size", "asc"),

@@ -49,6 +49,7 @@ from agent_search.query.nl._lexicon import (
     word_spans,
 )
 from agent_search.query.nl._plan import NOTHING_CONFIDENCE, Extractor, Plan, Question
+from agent_search.query.nl._readings import unnamed_relation
 from agent_search.query.nl._retarget import named_unused, on_child, retarget
 from agent_search.query.nl._schema import (
     Span,
@@ -187,24 +188,31 @@ def finish(q: Question, plan: Plan, strict: bool) -> dict[str, Any]:
     grouped = bool(plan.aggregates or plan.group_by)
     if not plan.wheres and not plan.orders and not q.target_spans and not grouped:
         return fallback(q, plan, [q.target], strict)
-    if _COUNT.search(q.low):
+    count_asked = bool(_COUNT.search(q.low)) and not grouped
+    if count_asked:
         plan.notes.append("a count is asked for: Result.total is the number of matches")
     _warn_unused_fields(q, plan)
     words = leftover_words(q, plan)
-    reason = _unmet_extreme(words, plan, grouped) or unsure(q, plan, grouped)
+    reason = (_unmet_extreme(words, plan, grouped) or unsure(q, plan, grouped)
+              or _unplaced_quantity(q, words))
     if reason is not None:  # right or silent: a part of the question found no place
         return {"queries": [], "explanation": "not sure what is asked; nothing searched",
                 "confidence": NOTHING_CONFIDENCE, "warnings": [*plan.warnings, reason]}
     found_terms, relax = _leftover(q, plan, words)
+    unplaced = None if found_terms else _unused_name(q, words)
+    if unplaced is not None:  # right or silent: a stated name left out of the reading
+        return {"queries": [], "explanation": "not sure what is asked; nothing searched",
+                "confidence": NOTHING_CONFIDENCE, "warnings": [*plan.warnings, unplaced]}
     model, wheres = _answer_rows(q, plan)
     out = retarget(q, plan, {
             "model": model, "wheres": wheres, **_shape(plan),
             **({"limit": plan.limit} if plan.limit else {}),
             **({"terms": found_terms} if found_terms else {}),
+            **({"total_asked": True} if count_asked else {}),
             **_relax(plan, relax),
             "explanation": f"{q.target.id}: " + ("; ".join(plan.notes) or "all records"),
             "warnings": plan.warnings, "confidence": round(plan.confidence, 4)})
-    unused = named_unused(q, out) if "model" in out else None
+    unused = (named_unused(q, out) or unnamed_relation(q, out)) if "model" in out else None
     if unused is not None:  # right or silent: a table named and not accounted for
         return {"queries": [], "explanation": "not sure what is asked; nothing searched",
                 "confidence": NOTHING_CONFIDENCE, "warnings": [*plan.warnings, unused]}
@@ -324,6 +332,56 @@ def _unmet_extreme(words: list[str], plan: Plan, grouped: bool) -> str | None:
     return None if word is None else (f"could not tell what {word!r} is measured by; no "
                                       "records are shown (they would not be the one asked "
                                       "for)")
+
+
+def _unused_name(q: Question, words: list[str]) -> str | None:
+    """A name the question states (written capitalised mid-sentence, or a number) among
+    the words the reading ignored ("students taught by MARROTTE KIRK" read as the
+    teachers called Marrotte): the rows shown would meet a condition the question did
+    not state and miss the one it did, so none are shown."""
+    name = next((w for w in words if _stated_name(q, w)), None)
+    return None if name is None else (
+        f"the question names {name!r} and the reading found no place for it; no records "
+        "are shown (they would not be the ones asked for)")
+
+
+_SENTENCE_START = re.compile(r"(?:^|[.!?:;]\s*|[\"'“(]\s*)$")
+
+
+def _stated_name(q: Question, word: str) -> bool:
+    """``word`` written as a name where it stands: capitalised or a number, not the
+    first word of a sentence or of a quotation, and not one of the question's own
+    words written in capitals (a question all in capitals states no name)."""
+    if not (word[:1].isupper() or word[:1].isdigit()) or q.text.upper() == q.text:
+        return False
+    for m in re.finditer(r"(?<!\w)" + re.escape(word) + r"(?!\w)", q.text):
+        if not _SENTENCE_START.search(q.text[:m.start()]):
+            return True
+    return False
+
+
+_QUANTITY = re.compile(
+    r"(?:less|fewer|lower|smaller|younger|earlier|more|greater|higher|bigger|larger|longer|"
+    r"older|later|taller|heavier|lighter|richer|poorer|cheaper)|"
+    r"min(?:imum)?|max(?:imum)?|average|avg|mean|median|sum|"
+    r"once|twice|single|one|two|three|four|five|six|seven|eight|nine|ten", re.I)
+"""Words that state a comparison, an aggregate or a number (grammar, not a schema)."""
+
+
+_PRONOUN_ONE = re.compile(r"\b(?:the|which|each|every|any|no|this|that)\s+one\b|"
+                          r"\bone\s+(?:of|another)\b", re.I)
+
+
+def _unplaced_quantity(q: Question, words: list[str]) -> str | None:
+    """A comparison, aggregate or number word no extractor placed ("revenue *larger*
+    than some companies'", "the *minimum* and maximum" with only the maximum computed,
+    "only *one* plant"; not "one" as a pronoun, "the one with"): the rows or numbers
+    shown do not meet what it states."""
+    word = next((w for w in words if _QUANTITY.fullmatch(w) and not (
+        w.lower() == "one" and _PRONOUN_ONE.search(q.low))), None)
+    return None if word is None else (
+        f"{word!r} states a comparison or a quantity that the reading did not place; no "
+        "records are shown (they would not meet it)")
 
 
 def _written_as_name(q: Question, word: str) -> bool:

@@ -26,6 +26,7 @@ from agent_search.query.nl._lexicon import (
     STOPWORDS,
     WORD,
     find_phrase,
+    is_plural,
     overlaps,
     plural_forms,
     words_of,
@@ -137,6 +138,7 @@ def model_mentions(low: str, schemas: Sequence[ModelSchema]) -> dict[str, list[S
         if spans:
             found[schema.id] = sorted(set(spans))
     _head_word_mentions(low, schemas, found)
+    _link_tables_as_their_head(schemas, found)
     for sid, spans in list(found.items()):
         keep = [s for s in spans if not _inside_a_longer_name(s, sid, found)]
         if keep:
@@ -144,6 +146,31 @@ def model_mentions(low: str, schemas: Sequence[ModelSchema]) -> dict[str, list[S
         else:
             del found[sid]
     return found
+
+
+def _link_tables_as_their_head(schemas: Sequence[ModelSchema],
+                               found: dict[str, list[Span]]) -> None:
+    """A link table of a many-to-many relation (every column a key pointing at another
+    table) named as a compound whose last word is one of the tables it links
+    ("train stations" for ``train_station``) names that table: its rows are the
+    pairs, not the things asked about ("how many train stations" counts stations)."""
+    by_id = {schema.id.lower(): schema for schema in schemas}
+    for schema in schemas:
+        if schema.id not in found or not is_link_table(schema):
+            continue
+        head = words_of(schema.table).rpartition(" ")[2]
+        heads = [r.model for r in schema.relations if r.type == "hasOne"
+                 and (other := by_id.get(r.model.lower())) is not None
+                 and plural_forms(head) & plural_forms(words_of(other.table))]
+        if len(heads) == 1 and len(words_of(schema.table).split()) > 1:
+            model = by_id[heads[0].lower()].id
+            found[model] = sorted({*found.get(model, []), *found.pop(schema.id)})
+
+
+def is_link_table(schema: ModelSchema) -> bool:
+    """Every column is the own column of a relation to another table, two or more."""
+    own = {r.foreign.lower() for r in schema.relations if r.type == "hasOne"}
+    return len(own) >= 2 and all(f.name.lower() in own for f in schema.fields)
 
 
 def _head_word_mentions(low: str, schemas: Sequence[ModelSchema],
@@ -242,11 +269,27 @@ def _field_phrases(name: str, label: str | None,
     who does what a "<verb>ed by" field records, or a part of a longer name (weak)."""
     full = words_of(name)
     strong = [full, *_squashed(full), *([normal_form(label)] if label else []),
-              *_agent_nouns(full)]
+              *_agent_nouns(full), *_counted_nouns(full)]
     phrases = {(p, True) for n in strong for p in plural_forms(n)}
     if temporal:
         phrases |= {(verb, True) for verb in _event_verbs(full, label)}
     return frozenset(phrases | {(p, False) for p in _partial_names(full)})
+
+
+_COUNT_NAME = re.compile(r"^(?:(?P<noun>[a-z ]+?)\s+(?:count|cnt|num|number|no)|"
+                         r"(?:num|number|no|n|count|cnt)(?:\s+of)?\s+(?P<noun2>[a-z ]+))$")
+
+
+def _counted_nouns(full: str) -> list[str]:
+    """"number of bedrooms" for ``bedroom_count``, ``num_bedrooms``, ``no_of_rooms``: a
+    count column is said as the number of what it counts."""
+    m = _COUNT_NAME.match(full)
+    noun = (m.group("noun") or m.group("noun2")) if m else None
+    if not noun or noun in STOPWORDS:
+        return []
+    plural = noun if is_plural(noun) else next(
+        (p for p in sorted(plural_forms(noun)) if p != noun and is_plural(p)), noun)
+    return [f"number of {plural}"]
 
 
 def _squashed(full: str) -> list[str]:
