@@ -39,7 +39,10 @@ from ..support.tenants import (
 pytestmark = pytest.mark.anyio
 
 TIMEOUT = 2.0
-SLACK = 0.5
+# What is checked is "never a hang": a search past its 2 s timeout returns. The slack is
+# wide because a loaded 2-core CI machine can stretch one example's wall time several-fold;
+# a hang is unbounded and still fails.
+SLACK = 8.0
 SECRETS = {r["id"]: r["body"] for r in NOTE_ROWS}
 
 IDENTITIES = [("u1", "t1"), ("u2", "t1"), ("u3", "t2"), (None, None), ("u1", None),
