@@ -94,7 +94,7 @@ def test_markdown_grounding_marks_and_no_script(running: Running) -> None:
                 "tags": page.evaluate("[...document.querySelectorAll('.log img, .log script,"
                                       " .log iframe')].length"),
             }
-            answer.locator("button.cite.added").click()
+            answer.locator('button.cite.added[data-citation="2"]').click()
             shown["panel"] = page.locator("#ref-title").inner_text()
             page.locator("#panel-close").click()
             answer.locator("button.cite:not(.added)").first.click()
@@ -104,7 +104,8 @@ def test_markdown_grounding_marks_and_no_script(running: Running) -> None:
             browser.close()
     assert shown["pwned"] and shown["tags"] == 0 and not errors
     assert shown["heading"].startswith("Findings") and shown["strong"] == "50%"
-    assert shown["cells"] == ["aspirin", "lower risk"]
+    # a cell the grounding check supports gets its added citation like any sentence
+    assert shown["cells"] == ["aspirin", "lower risk[+1]"]
     # each unsupported sentence underlined (the first across its bold part), its reason as
     # the tooltip
     expected = [g for g in ground(ANSWER, REFS) if g.status == "unsupported"]
@@ -113,7 +114,10 @@ def test_markdown_grounding_marks_and_no_script(running: Running) -> None:
     assert "50%" in (shown["tooltip"] or "")
     # the model's own citation, then the added one; none from the code block or the
     # answer's own <button>
-    assert shown["cites"] == [("1", "cite"), ("2", "cite added")]
+    added = [(cid, "cite added") for g in ground(ANSWER, REFS) if g.status == "supported"
+             and not g.cited for cid in g.support]
+    assert ("2", "cite added") in added  # the diet sentence, which cites nothing
+    assert shown["cites"] == [("1", "cite"), *added]
     assert "#ref:1" in shown["code"]
     assert all(h is None or h.startswith("https:") for h in shown["hrefs"])
     assert shown["panel"] == "Diet"
