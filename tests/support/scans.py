@@ -1,7 +1,8 @@
 """Scans the tests make: pages of printed text as images (Pillow's own font, so no system
-font is needed), in one column or two, image-only PDFs of them, and the hostile ones (an
-image whose header declares 50,000 × 50,000 pixels in a few KB, as a PNG and inside a
-PDF)."""
+font is needed), in one column or two, image-only PDFs of them (one image a page, or
+tiles), pages of text drawn as vector outlines, and the hostile ones (an image whose
+header declares 50,000 × 50,000 pixels in a few KB, as a PNG and inside a PDF; forms
+drawing forms a hundredfold)."""
 
 from __future__ import annotations
 
@@ -12,8 +13,8 @@ from collections.abc import Sequence
 
 from PIL import Image, ImageDraw, ImageFont
 
-__all__ = ["columns_page", "image_bytes", "pdf_form_image", "pdf_image_bomb", "pdf_of_images",
-           "pdf_outlines", "pdf_tiles", "png_bomb", "text_page"]
+__all__ = ["columns_page", "image_bytes", "pdf_form_fanout", "pdf_form_image", "pdf_image_bomb",
+           "pdf_of_images", "pdf_outlines", "pdf_tiles", "png_bomb", "text_page"]
 
 
 def text_page(paragraphs: Sequence[Sequence[str]], *, width: int = 1100,
@@ -182,6 +183,27 @@ def pdf_outlines(image: Image.Image, scale: float = 1.0) -> bytes:
         % (repr(width * scale).encode(), repr(height * scale).encode()),
         b"<< /Filter /FlateDecode /Length %d >>\nstream\n" % len(data) + data
         + b"\nendstream",
+    ])
+
+
+def pdf_form_fanout(fanout: int = 50, depth: int = 3) -> bytes:
+    """A one-page PDF of a few hundred bytes whose page draws a form ``fanout`` times,
+    that form another ``fanout`` times, ``depth`` forms deep, the last a small square:
+    ``fanout ** depth`` squares drawn."""
+    draws = b" ".join([b"/Fm Do"] * fanout)
+    forms = [b"<< /Type /XObject /Subtype /Form /BBox [0 0 100 100] /Resources << /XObject "
+             b"<< /Fm %d 0 R >> >> /Length %d >>\nstream\n" % (6 + level, len(draws))
+             + draws + b"\nendstream" for level in range(depth - 1)]
+    square = b"0 g 10 10 20 20 re f"
+    forms.append(b"<< /Type /XObject /Subtype /Form /BBox [0 0 100 100] /Length %d >>\n"
+                 b"stream\n" % len(square) + square + b"\nendstream")
+    return _pdf([
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 100 100] /Resources << /XObject "
+        b"<< /Fm 5 0 R >> >> /Contents 4 0 R >>",
+        b"<< /Length %d >>\nstream\n" % len(draws) + draws + b"\nendstream",
+        *forms,
     ])
 
 
