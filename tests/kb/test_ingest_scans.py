@@ -14,7 +14,15 @@ from agent_search.kb._ingest import Limits, _ocr, load_file
 from agent_search.kb._ingest._layout import Box, reading_order
 from agent_search.kb._ingest._ocr import needs_ocr
 
-from ..support.scans import columns_page, image_bytes, pdf_form_image, pdf_of_images, text_page
+from ..support.scans import (
+    columns_page,
+    image_bytes,
+    pdf_form_image,
+    pdf_of_images,
+    pdf_outlines,
+    pdf_tiles,
+    text_page,
+)
 
 REFUNDS = [["Refunds are paid back within fourteen", "business days of the request."],
            ["The billing office keeps a signed copy", "of every contract in its archive."]]
@@ -128,7 +136,12 @@ def test_a_two_column_page_is_read_column_by_column(tmp_path: Path) -> None:
 
 
 @needs_extra
-def test_a_scan_wrapped_in_a_form_xobject_is_read(tmp_path: Path) -> None:
+@pytest.mark.parametrize("pdfium", [True, False], ids=["rendered", "images-fallback"])
+def test_a_scan_wrapped_in_a_form_xobject_is_read(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, pdfium: bool) -> None:
+    # rendered by PDFium, or (without pypdfium2) its images read through the form
+    real = _ocr.renders
+    monkeypatch.setattr(_ocr, "renders", lambda: pdfium and real())
     path = tmp_path / "wrapped.pdf"
     path.write_bytes(pdf_form_image(text_page(BIKES)))
     (doc,) = load_file(path)
@@ -185,3 +198,38 @@ async def test_a_scanned_pdf_and_a_photo_are_found_by_a_question(
     notes = await handler.search(Context(config=config), Request(
         type="kb", query="what do plants need", collections=["scans"], limit=1))
     assert "extraction" not in notes.items[0].metadata
+
+
+TILE_CUT = 97
+"""The row of :data:`REFUNDS`' page that cuts its second line ("business days of the
+request.") through the middle of its letters."""
+
+
+@needs_extra
+@pytest.mark.anyio
+async def test_a_tiled_scan_and_outlined_text_are_read_and_found(
+        config: SearchConfig, tmp_path: Path) -> None:
+    # a page drawn as two image tiles that split a line, and a page whose text is drawn
+    # as vector paths: PDFium renders each whole, so the line is read across the cut
+    # (read tile by tile it came out as "busiress days or tre Tequest.") and the
+    # outlines are read at all (no image, no text layer: they read as nothing)
+    folder = tmp_path / "scans"
+    folder.mkdir()
+    (folder / "tiles.pdf").write_bytes(pdf_tiles(text_page(REFUNDS), TILE_CUT))
+    (folder / "outlines.pdf").write_bytes(pdf_outlines(text_page(BIKES)))
+    (tiles,) = load_file(folder / "tiles.pdf")
+    assert next(b.text for b in getattr(tiles, "blocks", [])) == (
+        "Refunds are paid back within fourteen business days of the request.")
+    report = await ingest_paths(config, [folder], "tiles")
+    assert report.skipped == [] and report.documents == 2, report.to_json()
+    handler = create_handler(config)
+    for question, source, text in [
+            ("how many business days until a refund is paid", "tiles.pdf",
+             "fourteen business days of the request"),
+            ("how often should I oil my bike chain", "outlines.pdf",
+             "three hundred kilometres")]:
+        result = await handler.search(Context(config=config), Request(
+            type="kb", query=question, collections=["tiles"], limit=3))
+        top = result.items[0]
+        assert str(top.metadata["source"]).endswith(source), result.items
+        assert text in top.content and top.metadata["extraction"] == "ocr", top

@@ -1,7 +1,8 @@
 """Scans the tests make: pages of printed text as images (Pillow's own font, so no system
-font is needed), in one column or two, image-only PDFs of them, and the hostile ones (an
-image whose header declares 50,000 × 50,000 pixels in a few KB, as a PNG and inside a
-PDF)."""
+font is needed), in one column or two, image-only PDFs of them (one image a page, or
+tiles), pages of text drawn as vector outlines, and the hostile ones (an image whose
+header declares 50,000 × 50,000 pixels in a few KB, as a PNG and inside a PDF; forms
+drawing forms a hundredfold)."""
 
 from __future__ import annotations
 
@@ -12,8 +13,8 @@ from collections.abc import Sequence
 
 from PIL import Image, ImageDraw, ImageFont
 
-__all__ = ["columns_page", "image_bytes", "pdf_form_image", "pdf_image_bomb", "pdf_of_images",
-           "png_bomb", "text_page"]
+__all__ = ["columns_page", "image_bytes", "pdf_form_fanout", "pdf_form_image", "pdf_image_bomb",
+           "pdf_of_images", "pdf_outlines", "pdf_tiles", "png_bomb", "text_page"]
 
 
 def text_page(paragraphs: Sequence[Sequence[str]], *, width: int = 1100,
@@ -124,6 +125,85 @@ def _image_pdf(width: int, height: int, data: bytes, in_form: bool) -> bytes:
         + b" >> >> /Contents 4 0 R >>",
         b"<< /Length %d >>\nstream\n" % len(content) + content + b"\nendstream",
         *extra,
+    ])
+
+
+def pdf_tiles(image: Image.Image, cut: int) -> bytes:
+    """A one-page PDF with no text whose page draws ``image`` (grey) as two image tiles,
+    the rows above ``cut`` and those below, one point a pixel, as some scanners write a
+    page: a line printed across ``cut`` is half in each tile."""
+    grey = image.convert("L")
+    width, height = grey.size
+    top, bottom = grey.crop((0, 0, width, cut)), grey.crop((0, cut, width, height))
+    draw = (b"q %d 0 0 %d 0 %d cm /Im0 Do Q q %d 0 0 %d 0 0 cm /Im1 Do Q"
+            % (width, cut, height - cut, width, height - cut))
+    tiles = [_image_object(tile) for tile in (top, bottom)]
+    return _pdf([
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 %d %d] /Resources << /XObject << "
+        b"/Im0 5 0 R /Im1 6 0 R >> >> /Contents 4 0 R >>" % (width, height),
+        b"<< /Length %d >>\nstream\n" % len(draw) + draw + b"\nendstream",
+        *tiles,
+    ])
+
+
+def _image_object(grey: Image.Image) -> bytes:
+    data = zlib.compress(grey.tobytes(), 6)
+    return (b"<< /Type /XObject /Subtype /Image /Width %d /Height %d /ColorSpace "
+            b"/DeviceGray /BitsPerComponent 8 /Filter /FlateDecode /Length %d >>\nstream\n"
+            % (*grey.size, len(data)) + data + b"\nendstream")
+
+
+def pdf_outlines(image: Image.Image, scale: float = 1.0) -> bytes:
+    """A one-page PDF with no text and no image whose page draws the dark pixels of
+    ``image`` as filled vector rectangles (each run of a row one rectangle), ``scale``
+    points a pixel: text drawn as outlines, as a PDF tool's "convert text to paths"
+    writes it. The page is ``scale`` times the image's size in points."""
+    grey = image.convert("L")
+    width, height = grey.size
+    pixels = grey.load()
+    runs: list[bytes] = []
+    for y in range(height):
+        x = 0
+        while x < width:
+            if pixels[x, y] < 128:
+                start = x
+                while x < width and pixels[x, y] < 128:
+                    x += 1
+                runs.append(b"%d %d %d 1 re" % (start, height - 1 - y, x - start))
+            x += 1
+    content = (b"q %s 0 0 %s 0 0 cm 0 g\n" % (repr(scale).encode(), repr(scale).encode())
+               + b"\n".join(runs) + b"\nf Q")
+    data = zlib.compress(content, 6)
+    return _pdf([
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 %s %s] /Contents 4 0 R >>"
+        % (repr(width * scale).encode(), repr(height * scale).encode()),
+        b"<< /Filter /FlateDecode /Length %d >>\nstream\n" % len(data) + data
+        + b"\nendstream",
+    ])
+
+
+def pdf_form_fanout(fanout: int = 50, depth: int = 3) -> bytes:
+    """A one-page PDF of a few hundred bytes whose page draws a form ``fanout`` times,
+    that form another ``fanout`` times, ``depth`` forms deep, the last a small square:
+    ``fanout ** depth`` squares drawn."""
+    draws = b" ".join([b"/Fm Do"] * fanout)
+    forms = [b"<< /Type /XObject /Subtype /Form /BBox [0 0 100 100] /Resources << /XObject "
+             b"<< /Fm %d 0 R >> >> /Length %d >>\nstream\n" % (6 + level, len(draws))
+             + draws + b"\nendstream" for level in range(depth - 1)]
+    square = b"0 g 10 10 20 20 re f"
+    forms.append(b"<< /Type /XObject /Subtype /Form /BBox [0 0 100 100] /Length %d >>\n"
+                 b"stream\n" % len(square) + square + b"\nendstream")
+    return _pdf([
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 100 100] /Resources << /XObject "
+        b"<< /Fm 5 0 R >> >> /Contents 4 0 R >>",
+        b"<< /Length %d >>\nstream\n" % len(draws) + draws + b"\nendstream",
+        *forms,
     ])
 
 

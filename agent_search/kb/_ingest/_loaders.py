@@ -343,7 +343,7 @@ def _parser_logs() -> Iterator[list[str]]:
 
 
 def parse_pdf(path: Path, source: str, limits: Limits, *,
-              scans: Callable[[list[Block], Limits], ScanReader] | None = None) -> Document:
+              scans: Callable[[list[Block], Limits, Path], ScanReader] | None = None) -> Document:
     """A PDF's text layer (pypdf), page by page, within ``limits``; pages that are scans
     read by ``scans`` (OCR), if given."""
     from pypdf import PdfReader
@@ -355,7 +355,7 @@ def parse_pdf(path: Path, source: str, limits: Limits, *,
 
 
 def _read_pdf(reader_type: type, path: Path, source: str, limits: Limits,
-              scan_reader: Callable[[list[Block], Limits], ScanReader] | None = None
+              scan_reader: Callable[[list[Block], Limits, Path], ScanReader] | None = None
               ) -> Document:
     """The text layer, page by page. Before a page's text is extracted its content streams
     are decompressed and counted against ``limits.max_decompressed`` (pages may share one
@@ -375,7 +375,7 @@ def _read_pdf(reader_type: type, path: Path, source: str, limits: Limits,
         raise ParseLimit(f"{pages:,} pages, over the cap of {limits.max_pages:,} "
                          "(kb.max_pages)")
     blocks: list[Block] = []
-    scans = (scan_reader or _NoScans)(blocks, limits)
+    scans = (scan_reader or _NoScans)(blocks, limits, path)
     chars = 0
     unpacked = 0
     seen: dict[tuple[object, ...], tuple[int, str]] = {}  # content + resources → text
@@ -420,7 +420,7 @@ class ScanReader(Protocol):
 
 
 class _NoScans:
-    def __init__(self, blocks: list[Block], limits: Limits) -> None:
+    def __init__(self, blocks: list[Block], limits: Limits, path: Path) -> None:
         pass
 
     def read(self, page: Any, text: str, number: int, pages: int) -> bool:

@@ -1,7 +1,9 @@
 """Text of scans: images (PNG, JPEG, TIFF, WebP) and the PDF pages whose text layer is
-empty or garbage, read by OCR (RapidOCR's PP-OCR models, Chinese and English, which its
-wheel ships: no download). Installed with the extra ``agent-searchkit[ocr]``; without it
-a scan is skipped with a reason that names the extra.
+empty or garbage, rendered by PDFium (pypdfium2) and read by OCR (RapidOCR's PP-OCR
+models, Chinese and English, which its wheel ships: no download). Installed with the
+extra ``agent-searchkit[ocr]``; without it a scan is skipped with a reason that names
+the extra. A PDF page is rendered within the pixel cap, its size computed from the page
+before anything is drawn (:func:`render_scale`).
 
 Bounded before anything is decoded: an image's size is read from its header
 (:func:`check_pixels`), so a 50,000 × 50,000 PNG of a few KB is refused, never
@@ -18,6 +20,7 @@ chunk holds a paragraph as printed, and two columns are read one after the other
 from __future__ import annotations
 
 import contextlib
+import math
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -239,10 +242,11 @@ def pdf_page_blocks(page: Any, number: int, pages: int, limits: Limits,
     image to read, [] when the budget is spent. Raises :class:`OcrUnavailable` without
     the extra.
 
-    Each image is read on its own, in the order the page's resources name them, not
-    where the page places it: a page drawn as several tiles is read tile by tile (a line
-    cut by a tile's edge is lost). Not read: inline images (small by the PDF rules) and
-    text drawn as vector outlines (no image, no text layer: the page reads as empty)."""
+    The fallback of :func:`render_page` when pypdfium2 is not installed. Each image is
+    read on its own, in the order the page's resources name them, not where the page
+    places it: a page drawn as several tiles is read tile by tile (a line cut by a
+    tile's edge is lost). Not read: inline images (small by the PDF rules) and text
+    drawn as vector outlines (no image, no text layer: the page reads as empty)."""
     found = _page_images(page, limits, number)
     if not found:
         return None
@@ -300,22 +304,34 @@ def _page_images(page: Any, limits: Limits, number: int) -> list[ImageId]:
 class Scans:
     """The pages of a PDF whose text layer is empty or garbage, read by OCR
     (:mod:`agent_search.kb._ingest._ocr`) into the document's blocks; without the OCR
-    extra, counted and reported."""
+    extra, counted and reported.
 
-    def __init__(self, blocks: list[Block], limits: Limits) -> None:
+    Each such page is rendered by PDFium (:func:`render_page`), so whatever the page
+    draws is read: a scan cut into tiles, inline images, text drawn as vector outlines.
+    Without pypdfium2 (an older install of the extra) the page's images are read one by
+    one instead (:func:`pdf_page_blocks`)."""
+
+    def __init__(self, blocks: list[Block], limits: Limits, path: Path | None = None) -> None:
         self.blocks = blocks
         self.budget = Budget(limits)
         self.limits = limits
+        self.path = path
         self.ocr_pages: list[int] = []
         self.missing = 0
         """Scanned pages left unread: the OCR extra is not installed."""
+        self._pdf: Any = None
 
     def read(self, page: Any, text: str, number: int, pages: int) -> bool:
         """True when the page was a scan (its OCR text, if any, is in the blocks)."""
         if not needs_ocr(text):
             return False
         try:
-            found = pdf_page_blocks(page, number, pages, self.limits, self.budget)
+            if self.path is not None and renders():
+                if self._pdf is None:
+                    self._pdf = open_pdf(self.path)
+                found = render_page(self._pdf, number, pages, self.limits, self.budget)
+            else:
+                found = pdf_page_blocks(page, number, pages, self.limits, self.budget)
         except OcrUnavailable:
             self.missing += 1
             return False
@@ -327,6 +343,9 @@ class Scans:
         return True
 
     def finish(self, doc: Document) -> Document:
+        if self._pdf is not None:
+            self._pdf.close()
+            self._pdf = None
         if self.missing and not any(b.text.strip() for b in self.blocks):
             raise OcrUnavailable()
         if self.missing:
@@ -336,3 +355,86 @@ class Scans:
             doc.warnings.append(self.budget.stopped)
         doc.ocr_pages = self.ocr_pages
         return doc
+
+
+RENDER_DPI = 300
+"""Most dots per inch a page is rendered at (a small page is not blown up further);
+a letter or A4 page is held to :data:`MAX_SIDE` first, ~180 dpi."""
+MAX_PAGE_OBJECTS = 100_000
+"""A page drawing more objects than this (counted through its forms, each time a form is
+drawn) is refused before it is rendered: forms drawing forms a hundred times each would
+otherwise make one small page take hours."""
+
+
+def renders() -> bool:
+    """True when PDFium (pypdfium2, in the OCR extra) is installed (without importing it)."""
+    import importlib.util
+
+    return importlib.util.find_spec("pypdfium2") is not None
+
+
+def open_pdf(path: Path) -> Any:
+    """The PDF opened by PDFium (imported here: only when a scanned page arrives)."""
+    import pypdfium2  # type: ignore[import-untyped]
+
+    return pypdfium2.PdfDocument(str(path))
+
+
+def render_scale(width: float, height: float, limits: Limits, where: str) -> float:
+    """Pixels per PDF unit to render a page of ``width`` × ``height`` units at, computed
+    from its size before anything is drawn: at most :data:`RENDER_DPI`, the longest side
+    at most :data:`MAX_SIDE`, and the bitmap within ``limits.max_pixels``
+    (``kb.max_image_megapixels``). A page of absurd size is drawn small, never into a
+    huge bitmap; one too narrow to give a pixel at that scale is refused."""
+    if not (math.isfinite(width) and math.isfinite(height)) or width <= 0 or height <= 0:
+        raise ParseLimit(f"{where} has no usable size ({width:g} × {height:g} units)")
+    scale = min(RENDER_DPI / 72, MAX_SIDE / max(width, height),
+                math.sqrt(limits.max_pixels / (width * height)))
+    while scale > 0 and math.ceil(width * scale) * math.ceil(height * scale) > limits.max_pixels:
+        scale *= 0.99  # the renderer rounds each side up
+    if min(width, height) * scale < 1:
+        raise ParseLimit(f"{where} is {width:g} × {height:g} units: under a pixel wide "
+                         f"when drawn within the cap of {limits.max_pixels:,} pixels "
+                         "(kb.max_image_megapixels)")
+    return scale
+
+
+def render_page(pdf: Any, number: int, pages: int, limits: Limits,
+                budget: Budget) -> list[Block] | None:
+    """The text of page ``number`` of a PDFium document, rendered within the pixel cap
+    (:func:`render_scale`) and read by OCR; None when the page draws nothing to read (no
+    image, path or shading: a blank page, or text only), [] when the budget is spent.
+    Each image the page draws is checked from its dictionary before anything is decoded.
+    Raises :class:`OcrUnavailable` without the OCR engine."""
+    page = pdf[number - 1]
+    try:
+        if not _draws(page, limits, number):
+            return None
+        if not available():
+            raise OcrUnavailable()
+        if not budget.take(number, pages):
+            return []
+        width, height = page.get_size()
+        scale = render_scale(float(width), float(height), limits, f"page {number}")
+        bitmap = page.render(scale=scale, may_draw_forms=False)
+        return page_blocks(bitmap.to_pil(), number)
+    finally:
+        page.close()
+
+
+def _draws(page: Any, limits: Limits, number: int) -> bool:
+    """True when the page draws an image, a path or a shading (through its forms too);
+    every image's size checked against the pixel cap, the objects counted."""
+    import pypdfium2.raw as pdfium_c  # type: ignore[import-untyped]
+
+    kinds = (pdfium_c.FPDF_PAGEOBJ_IMAGE, pdfium_c.FPDF_PAGEOBJ_PATH,
+             pdfium_c.FPDF_PAGEOBJ_SHADING)
+    drawn = False
+    for count, obj in enumerate(page.get_objects(max_depth=MAX_FORM_DEPTH * 4), start=1):
+        if count > MAX_PAGE_OBJECTS:
+            raise ParseLimit(f"page {number} draws over {MAX_PAGE_OBJECTS:,} objects")
+        if obj.type == pdfium_c.FPDF_PAGEOBJ_IMAGE:
+            width, height = obj.get_px_size()
+            check_pixels(int(width), int(height), limits, f"an image on page {number}")
+        drawn = drawn or obj.type in kinds
+    return drawn
