@@ -31,7 +31,9 @@ interpreter lock for the whole call (tens to hundreds of milliseconds on a busy 
 a flush per ingest stalled every other thread and the server's event loop once per
 upload. A background thread therefore flushes each collection written since its last
 flush at most once per ``flush_interval`` seconds, and :meth:`EdgeStore.close` flushes
-whatever is left; on a power loss at most the last interval's writes are at risk.
+whatever is left. On a power loss or an OS crash at most the last interval's writes are at
+risk (the statistics saved for them may then count points the shard lost: ``agent-search
+kb repair`` rebuilds them).
 """
 
 from __future__ import annotations
