@@ -219,3 +219,63 @@ async def test_a_refused_upload_reads_no_body_and_touches_no_store(
     assert b"kb.ingest_per_tenant" in answer
     assert reads == []  # the body was never read
     assert sorted((str(p), p.stat().st_mtime_ns) for p in config.home.rglob("*")) == before
+
+
+class _FlushSpy:
+    """A shard that records the thread of each ``flush()`` (and passes every call on)."""
+
+    def __init__(self, shard: Any) -> None:
+        self._shard = shard
+        self.flushes: list[str] = []
+
+    def flush(self) -> None:
+        self.flushes.append(threading.current_thread().name)
+        self._shard.flush()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._shard, name)
+
+
+@pytest.fixture(scope="module")
+def served_unlimited(
+        tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Service]]:
+    """The project served with a rate limit the uploads below stay under (the module's
+    other server's is spent by the tests of refusals)."""
+    root = tmp_path_factory.mktemp("upload-burst")
+    cdir, adir = write_project(root, server={
+        "api_keys": two_tenant_keys(), "rate_limit": {"per_minute": 600, "burst": 60}})
+    (cdir / "search.yao").write_text(json.dumps({"kb": {"enabled": True},
+                                                 "options": {"timeout": 30}}))
+    yield from serve_with_kb(root, cdir, adir)
+
+
+def test_admitted_uploads_do_not_flush_the_store_each(
+        served_unlimited: tuple[str, Service]) -> None:
+    """An admitted upload's write is not followed by a flush in its own thread: the
+    binding's flush holds the interpreter lock for tens to hundreds of milliseconds,
+    so one per upload stalled the event loop and every other tenant's search once per
+    upload. Before, each ingest's settle flushed the shard inline; now a burst is
+    flushed later, once, by the store's own flush thread."""
+    from agent_search.kb._store import get_store
+    from agent_search.kb.settings import KBSettings
+
+    url, service = served_unlimited
+    config = service.searcher.config
+    first = httpx.post(f"{url}/v1/kb/flush-burst/documents", headers=auth("alice"),
+                       timeout=120, json={"documents": [{"name": "a0.md", "text": "bees"}]})
+    assert first.status_code == 200, first.text
+    store: Any = get_store(KBSettings.from_config(config), config.home)
+    spy = _FlushSpy(store._shards["flush-burst"])
+    store._shards["flush-burst"] = spy
+    try:
+        for i in range(1, 5):
+            before = store.count("flush-burst")
+            r = httpx.post(f"{url}/v1/kb/flush-burst/documents", headers=auth("alice"),
+                           timeout=120, json={"documents": [
+                               {"name": f"a{i}.md", "text": f"wasps number {i}"}]})
+            assert r.status_code == 200, r.text
+            assert store.count("flush-burst") > before  # read as soon as acknowledged
+        inline = [name for name in spy.flushes if name != "edge-flush"]
+        assert inline == [], f"uploads flushed in their own threads: {inline}"
+    finally:
+        store._shards["flush-burst"] = spy._shard

@@ -20,6 +20,20 @@ the name is created again.
 
 Calls block and are serialised by one lock per store; the kb calls them from worker
 threads.
+
+Flushing (the shard's ``flush()``: sync its write-ahead log and segments to disk) is
+coalesced, not done per write. ``update()`` appends each operation to the write-ahead log
+before applying it, and a shard replays that log when it is loaded, so a process killed
+after an acknowledged write but before any flush reopens with the write
+(``tests/kb/test_store_durability.py`` kills one to hold this). What a flush adds is
+surviving an operating-system crash or power loss, and qdrant-edge-py 0.9 holds the
+interpreter lock for the whole call (tens to hundreds of milliseconds on a busy disk), so
+a flush per ingest stalled every other thread and the server's event loop once per
+upload. A background thread therefore flushes each collection written since its last
+flush at most once per ``flush_interval`` seconds, and :meth:`EdgeStore.close` flushes
+whatever is left. On a power loss or an OS crash at most the last interval's writes are at
+risk (the statistics saved for them may then count points the shard lost: ``agent-search
+kb repair`` rebuilds them).
 """
 
 from __future__ import annotations
@@ -98,7 +112,7 @@ def _first_line(exc: BaseException) -> str:
 class EdgeStore:
     """Collections as Qdrant Edge shards under one folder (see the module docstring)."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, *, flush_interval: float = 2.0) -> None:
         self.root = root
         self.location = str(root)
         self.lock = threading.RLock()
@@ -116,6 +130,12 @@ class EdgeStore:
                              f"{_first_line(exc)}") from exc
         self._lock_file = self._take_lock()
         self._keeper = StatsKeeper(self, lambda name: FileVault(self._dir(name)))
+        self._flusher = _Flusher(self._flush_dirty, flush_interval)
+
+    @property
+    def flushes(self) -> int:
+        """How many times a shard has been flushed since this store was opened."""
+        return self._flusher.count
 
     def _take_lock(self) -> IO[str] | None:
         try:
@@ -337,13 +357,24 @@ class EdgeStore:
             return self._keeper.stats(name)
 
     def settle(self, name: str) -> None:
-        """After an ingest: make the writes durable, let the engine optimise its segments,
-        and save the statistics the writes updated."""
+        """After an ingest: let the engine optimise its segments, save the statistics the
+        writes updated, and have the shard flushed in the background within
+        ``flush_interval`` (the writes are durable against a killed process already, by
+        the write-ahead log: see the module docstring)."""
         with self.lock:
             shard = self._shard(name)
-            shard.flush()
             shard.optimize()
             self._keeper.settle(name)
+        self._flusher.mark(name)
+
+    def _flush_dirty(self, names: set[str]) -> None:
+        """Flush the named collections' shards that are still open (the flusher's work)."""
+        with self.lock:
+            for name in sorted(names):
+                shard = self._shards.get(name)
+                if shard is not None:
+                    shard.flush()
+                    self._flusher.count += 1
 
     def repair(self, name: str) -> Repaired:
         """Rebuild the collection's statistics from every point."""
@@ -352,15 +383,71 @@ class EdgeStore:
             return self._keeper.repair(name)
 
     def close(self) -> None:
+        """Stop the background flusher, flush every open shard and release the lock."""
+        self._flusher.stop()  # before taking the lock: its last pass may be waiting for it
         with self.lock:
             for shard in self._shards.values():
                 with contextlib.suppress(Exception):
                     shard.flush()
+                    self._flusher.count += 1
                 shard.close()
             self._shards.clear()
             if self._lock_file is not None:
                 self._lock_file.close()
                 self._lock_file = None
+
+
+class _Flusher:
+    """Runs ``flush(names)`` in a daemon thread for the collections marked since the last
+    run, at most once per ``interval`` seconds: a burst of writes costs one flush, not one
+    each. The thread starts at the first mark and ends at :meth:`stop`."""
+
+    def __init__(self, flush: Callable[[set[str]], None], interval: float) -> None:
+        self._flush = flush
+        self._interval = max(0.0, interval)
+        self._dirty: set[str] = set()
+        self._cond = threading.Condition()
+        self._stopped = False
+        self._thread: threading.Thread | None = None
+        self.count = 0
+
+    def mark(self, name: str) -> None:
+        with self._cond:
+            if self._stopped:
+                return
+            self._dirty.add(name)
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name="edge-flush",
+                                                daemon=True)
+                self._thread.start()
+            self._cond.notify()
+
+    def _run(self) -> None:
+        while True:
+            with self._cond:
+                self._cond.wait_for(lambda: bool(self._dirty) or self._stopped)
+                if self._stopped:
+                    return
+                # the coalescing window: writes marked meanwhile share this flush
+                self._cond.wait_for(lambda: self._stopped, timeout=self._interval)
+                if self._stopped:
+                    return  # close() flushes everything
+                names, self._dirty = self._dirty, set()
+            try:
+                self._flush(names)
+            except Exception:  # a failed flush is tried again next pass
+                with self._cond:
+                    if not self._stopped:
+                        self._dirty |= names
+
+    def stop(self) -> None:
+        with self._cond:
+            self._stopped = True
+            self._dirty.clear()
+            self._cond.notify_all()
+            thread = self._thread
+        if thread is not None:
+            thread.join()
 
 
 # -- translation to Edge's models ---------------------------------------------------------
