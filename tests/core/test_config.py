@@ -182,6 +182,12 @@ TYPOS = [
      "timeout"),
     ("config/search.yao", '"max_results"', '"max_resluts"',
      "web.max_resluts: unknown key (line 3)", "max_results"),
+    ("config/search.yao", '"max_results": 5', '"provider": "google", "googel": {"cx": "a"}',
+     "web.googel: unknown key (line 3)", "google"),
+    ("config/search.yao", '"max_results": 5', '"provider": "google", "google": {"cxx": "a"}',
+     "web.google.cxx: unknown key (line 3)", "cx"),
+    ("config/search.yao", '"max_results": 5', '"provider": "googel"',
+     "web.provider: unknown provider 'googel'; one of", "google"),
     ("config/models/item.mod.yao", '"validations"', '"validation"',
      "columns.0.validation: unknown key (line 3)", "validations"),
 ]
