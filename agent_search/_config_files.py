@@ -31,9 +31,16 @@ def config_error(exc: ValidationError, *, file: str | None = None,
     ``file``), "unknown key" for a key the settings do not have — with the closest key
     ``model`` has there, when one is close — without pydantic's "Value error, " prefix.
     The error finds the key's line in ``file`` itself. An unknown key is reported before
-    any other error: a misspelt key is often why a required one seems missing."""
+    any other error: a misspelt key is often why a required one seems missing. A
+    validator that raises a :class:`ConfigError` naming a key inside the settings (a
+    provider's section, ``google.cxx``) has it named in full, with its hint."""
     errors = exc.errors()
     err = next((e for e in errors if e["type"] == "extra_forbidden"), errors[0])
+    cause = (err.get("ctx") or {}).get("error")
+    if isinstance(cause, ConfigError) and cause.key and cause.file is None:
+        # a validator's own error naming a key inside the settings (``google.cxx``)
+        return ConfigError(cause.message, file=file, hint=cause.hint, key=prefix + ".".join(
+            [*([section] if section else []), *(str(p) for p in err["loc"]), cause.key]))
     loc = tuple(err["loc"])
     key = prefix + ".".join([*([section] if section else []), *(str(p) for p in loc)])
     if err["type"] == "extra_forbidden":

@@ -22,6 +22,7 @@ import typer
 
 from agent_search.cli.app import app, console, err_console, fail, plural, print_json
 from agent_search.errors import ConfigError
+from agent_search.kb.formats import describe
 
 if TYPE_CHECKING:
     from agent_search.config import SearchConfig
@@ -145,9 +146,7 @@ def _config(config_dir: Path | None) -> SearchConfig:
 
 @kb_app.command("ingest")
 def ingest(
-    paths: Annotated[list[Path], typer.Argument(help=(
-        "Files or folders (.txt .md .html .pdf .docx .pptx .xlsx .csv, BEIR "
-        "corpus.jsonl)."))],
+    paths: Annotated[list[Path], typer.Argument(help=f"Files or folders ({describe()}).")],
     collection: Annotated[str, typer.Option("--collection", "-c", help="Target collection.")],
     graph: Annotated[bool | None, typer.Option("--graph/--no-graph",
                                                help="Build the entity graph too.")] = None,

@@ -6,6 +6,7 @@ defaults and one-line errors naming the key (``kb.chunk_tokens: ...``).
 
 from __future__ import annotations
 
+from importlib.metadata import entry_points
 from typing import Literal, get_args
 
 from pydantic import AliasChoices, ConfigDict, Field, field_validator, model_validator
@@ -14,6 +15,7 @@ from agent_search.config import KBConfig, SearchConfig
 from agent_search.embedding import DEFAULT_MODEL as DEFAULT_MODEL
 from agent_search.embedding import E5_MODEL as E5_MODEL
 from agent_search.embedding import OFFLINE_MODELS
+from agent_search.errors import did_you_mean
 
 SearchMode = Literal["hybrid", "dense", "sparse"]
 MODES: tuple[SearchMode, ...] = get_args(SearchMode)
@@ -24,6 +26,19 @@ EmbeddingProvider = Literal["fastembed", "openai"]
 Int8Mode = Literal["dynamic", "weights"]
 ScoreScale = Literal["background", "reference"]
 CJKTerms = Literal["words", "bigrams"]
+
+BUILTIN_STORES: tuple[str, ...] = ("edge", "qdrant")
+"""The ``kb.store`` names the package ships (the store package's table holds them too;
+a test keeps the two equal)."""
+STORE_ENTRY_POINT_GROUP = "agent_search.kb_stores"
+"""The entry-point group plug-in stores register under, by ``kb.store`` name."""
+
+
+def store_names() -> tuple[str, ...]:
+    """Every ``kb.store`` name: the builtin ones, then the plug-ins' entry-point names
+    (read from the installed packages' metadata, without loading a store)."""
+    plugins = sorted({point.name for point in entry_points(group=STORE_ENTRY_POINT_GROUP)})
+    return (*BUILTIN_STORES, *(name for name in plugins if name not in BUILTIN_STORES))
 
 
 
@@ -43,11 +58,20 @@ class KBSettings(KBConfig):
 
     @field_validator("store")
     @classmethod
-    def _lower(cls, value: str | None) -> str | None:
-        """The name as the table spells it; the table is read when the store is opened
-        (an unknown name is a StoreError naming ``kb.store`` and the names there are):
-        the store package sits below these settings and is not imported by them."""
-        return value.strip().lower() if value is not None else None
+    def _known_store(cls, value: str | None) -> str | None:
+        """The name as the table spells it, one of :func:`store_names`: a misspelt store
+        is an error at load, with the name it is likely a typo of, not when the store is
+        first opened. The names come from the entry points' metadata: the store package
+        sits below these settings and is not imported by them."""
+        if value is None:
+            return None
+        value = value.strip().lower()
+        if value not in BUILTIN_STORES:
+            names = store_names()
+            if value not in names:
+                raise ValueError(f"unknown store {value!r}; one of {', '.join(names)}"
+                                 f"{did_you_mean(value, names)}")
+        return value
 
     # embeddings (recorded per collection at creation; later ingests must agree)
     embedding_provider: EmbeddingProvider = "fastembed"

@@ -5,11 +5,12 @@ command of another process is refused ("open in another process"); these routes 
 work in the service's own process instead (the CLI sends it with ``--server URL``).
 
 * ``POST /v1/kb/{collection}/documents`` — ``{"documents": [{"name": "notes.md",
-  "text": "..."}]}``: text documents (``.txt``, ``.md``, ``.csv``, ``.html``; see
-  :mod:`agent_search.kb._uploads`), ingested as ``upload:<name>``; a name may be a
+  "text": "..."}]}``: text documents (the text suffixes of the ingest's format table,
+  listed in the route's OpenAPI description; see :mod:`agent_search.kb._uploads`),
+  ingested as ``upload:<name>``; a name may be a
   relative path (``notes/sub/a.md``). The answer is the ingest report.
 * ``POST /v1/kb/{collection}/files`` — ``multipart/form-data`` parts named ``file``
-  (``.txt .md .csv .html .pdf .docx .pptx .xlsx``), checked and parsed as
+  (text and the parsed types of the format table, listed likewise), checked and parsed as
   :mod:`agent_search.server._kb_files` says, ingested as ``upload:<name>``, or
   ``upload:<folder>/<name>`` with ``?folder=notes/sub``; the answer is the ingest report.
 * ``POST /v1/kb/{collection}/mirror`` — ``{"folder": "notes", "present": ["a.md",
@@ -55,13 +56,19 @@ from agent_search._paging import (
     make_cursor,
     read_cursor,
 )
-from agent_search.kb import Access
+from agent_search.kb import BINARY_SUFFIXES, TEXT_SUFFIXES, Access
+from agent_search.kb.formats import describe
 from agent_search.server._errors import ApiError
 from agent_search.server._middleware import REFUSAL_PAUSE_S, identity_of
 from agent_search.server._routes import _json_body, _validate, service_of
 
 kb_router = APIRouter()
 _SECURED: dict[str, Any] = {"security": [{"HTTPBearer": []}]}
+
+TEXT_TYPES = describe(TEXT_SUFFIXES)
+"""The text documents the add route takes, from the ingest's format table."""
+FILE_TYPES = describe(TEXT_SUFFIXES + BINARY_SUFFIXES)
+"""The files the upload route takes, from the ingest's format table."""
 
 
 class TextDocument(BaseModel):
@@ -122,10 +129,14 @@ async def _reserve(config: Any, collection: str, access: Access) -> Any:
             raise
 
 
-@kb_router.post("/v1/kb/{collection}/documents", tags=["kb"], openapi_extra=_SECURED)
+@kb_router.post("/v1/kb/{collection}/documents", tags=["kb"], openapi_extra=_SECURED,
+                description=(
+                    "Ingest text documents into a collection (created on first use), owned "
+                    "by the caller; the ingest report (added, updated, unchanged, skipped "
+                    f"with reasons). Names end in: {TEXT_TYPES} (or no suffix: text)."))
 async def add_documents(request: Request, collection: str) -> dict[str, Any]:
-    """Ingest text documents into a collection (created on first use), owned by the
-    caller; the ingest report (added, updated, unchanged, skipped with reasons)."""
+    """Ingest text documents (:data:`TEXT_TYPES`) into a collection; the OpenAPI
+    description says the rest."""
     from agent_search.kb import ingest_texts
     from agent_search.server._kb_files import check_target
 
@@ -151,11 +162,15 @@ async def add_documents(request: Request, collection: str) -> dict[str, Any]:
     return report.to_json()
 
 
-@kb_router.post("/v1/kb/{collection}/files", tags=["kb"], openapi_extra=_SECURED)
+@kb_router.post("/v1/kb/{collection}/files", tags=["kb"], openapi_extra=_SECURED,
+                description=(
+                    "Ingest uploaded files (multipart/form-data parts named file) into a "
+                    "collection (created on first use), owned by the caller; the ingest "
+                    "report. With ?progress=true: server-sent progress events, then report "
+                    f"(or error). Files of: {FILE_TYPES}."))
 async def add_files(request: Request, collection: str) -> Any:
-    """Ingest uploaded files (``multipart/form-data`` parts named ``file``) into a
-    collection (created on first use), owned by the caller; the ingest report. With
-    ``?progress=true``: server-sent ``progress`` events, then ``report`` (or ``error``)."""
+    """Ingest uploaded files (:data:`FILE_TYPES`) into a collection, or stream the
+    progress; the OpenAPI description says the rest."""
     from agent_search.kb import check_folder
     from agent_search.kb.settings import KBSettings
     from agent_search.server._kb_files import check_target, ingest_files, read_files

@@ -33,8 +33,9 @@ from pydantic import (
     model_validator,
 )
 
+from agent_search._config_keys import known_keys
 from agent_search.config import WebConfig, config_error
-from agent_search.errors import validation_summary
+from agent_search.errors import ConfigError, closest, did_you_mean, validation_summary
 from agent_search.types import Count, Number
 from agent_search.web._limits import (
     BreakerSettings,
@@ -119,7 +120,12 @@ class WebSettings(WebConfig):
 
         data = dict(data)
         options = dict(data.get("provider_options") or {})
-        for name in provider_names():
+        names = provider_names()
+        for key in data:  # a misspelt section: named with the provider it is a typo of
+            hint = closest(str(key), [*cls.model_fields, *names])
+            if key not in cls.model_fields and key not in names and hint in names:
+                raise ConfigError("unknown key", key=str(key), hint=hint)
+        for name in names:
             if name in cls.model_fields:
                 raise ValueError(f"the web provider {name!r} takes the name of a web key; "
                                  "a provider's name is its section's key")
@@ -161,21 +167,33 @@ class WebSettings(WebConfig):
             settings = model.model_validate(
                 {**legacy, **self.provider_options.get(provider.name, {})})
         except ValidationError as exc:
-            err = exc.errors()[0]
+            # a ConfigError keyed in the section: the section's error names web.google.cxx
+            errors = exc.errors()  # an unknown key first: often why another seems wrong
+            err = next((e for e in errors if e["type"] == "extra_forbidden"), errors[0])
+            key = ".".join([provider.name, *(str(p) for p in err["loc"])])
             if err["type"] == "extra_forbidden":  # worded as the config's own unknown keys
-                where = ".".join(str(p) for p in err["loc"])
-                raise ValueError(f"{provider.name}.{where}: unknown key") from None
-            raise ValueError(f"{provider.name}.{validation_summary(exc, '')}") from None
+                hint = closest(str(err["loc"][-1]), known_keys(model, err["loc"][:-1]))
+                raise ConfigError("unknown key", key=key, hint=hint) from None
+            raise ConfigError(str(err["msg"]).removeprefix("Value error, "), key=key) from None
         self._sections[provider.name] = settings
         return settings
 
     @field_validator("provider")
     @classmethod
     def _known_provider(cls, v: str) -> str:
-        from agent_search.web.providers import provider_class  # the classes import this module
+        from agent_search.web.providers import (
+            provider_class,  # the classes import this module
+            provider_names,
+        )
 
         v = v.strip().lower()
-        provider_class(v)
+        try:
+            provider_class(v)
+        except ValueError as exc:
+            base = v.partition(":")[0]
+            names = provider_names()
+            hint = did_you_mean(base, names) if base not in names else ""
+            raise ValueError(f"{exc}{hint}") from None
         return v
 
     @field_validator("allow_private_hosts", mode="before")

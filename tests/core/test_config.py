@@ -182,6 +182,14 @@ TYPOS = [
      "timeout"),
     ("config/search.yao", '"max_results"', '"max_resluts"',
      "web.max_resluts: unknown key (line 3)", "max_results"),
+    ("config/search.yao", '"max_results": 5', '"provider": "google", "googel": {"cx": "a"}',
+     "web.googel: unknown key (line 3)", "google"),
+    ("config/search.yao", '"max_results": 5', '"provider": "google", "google": {"cxx": "a"}',
+     "web.google.cxx: unknown key (line 3)", "cx"),
+    ("config/search.yao", '"max_results": 5', '"provider": "googel"',
+     "web.provider: unknown provider 'googel'; one of", "google"),
+    ("config/search.yao", '"web": {"max_results": 5}', '"kb": {"store": "egde"}',
+     "kb.store: unknown store 'egde'; one of edge, qdrant", "edge"),
     ("config/models/item.mod.yao", '"validations"', '"validation"',
      "columns.0.validation: unknown key (line 3)", "validations"),
 ]
@@ -329,3 +337,16 @@ def test_serve_with_workers_checks_every_assistant_before_forking(
     err = capsys.readouterr().err.strip()
     assert info.value.code == 2 and len(err.splitlines()) == 1, err
     assert err.endswith("package.yao: promts: unknown key (line 4) — did you mean 'prompts'?")
+
+
+def test_kb_store_names_at_load_are_the_store_tables() -> None:
+    """The names ``kb.store`` is checked against at load (without importing the store
+    package) are the builtin ones of the store package's table, then its plug-ins'."""
+    from agent_search.kb._store import _open
+    from agent_search.kb.settings import BUILTIN_STORES, STORE_ENTRY_POINT_GROUP, store_names
+
+    assert STORE_ENTRY_POINT_GROUP == _open.ENTRY_POINT_GROUP
+    _open.load_plugins()
+    assert set(BUILTIN_STORES) <= set(_open.STORES)
+    assert set(store_names()) == set(_open.STORES)
+

@@ -13,6 +13,7 @@ import pytest
 from agent_search import SearchConfig
 from agent_search.errors import ConfigError
 from agent_search.kb import KBSettings
+from agent_search.kb import settings as kb_settings
 from agent_search.kb._store import _open, get_store, store_absent
 from agent_search.kb._store._edge import EdgeStore
 from agent_search.kb._store._filters import FilterError
@@ -68,7 +69,13 @@ def test_kb_store_picks_the_store_and_kb_url_alone_still_means_a_server(
 
 
 def test_a_bad_kb_store_is_named(tmp_path: Path) -> None:
-    mongo = _settings(store="mongo")
+    with pytest.raises(ConfigError, match=r"^kb\.store: unknown store 'mongo'; one of "
+                                          r"edge, qdrant$"):
+        _settings(store="mongo")  # at load: the settings check the names there are
+    with pytest.raises(ConfigError, match=r"^kb\.store: unknown store 'egde'; one of edge, "
+                                          r"qdrant — did you mean 'edge'\?$"):
+        _settings(store="egde")
+    mongo = _settings().model_copy(update={"store": "mongo"})  # settings never checked
     for call in (store_absent, get_store):
         with pytest.raises(StoreError, match=r"^kb\.store: unknown store 'mongo'; one of "
                                              r"edge, qdrant$"):
@@ -88,8 +95,11 @@ class _Points:
 
 
 def _plugins(monkeypatch: pytest.MonkeyPatch, *points: _Points) -> None:
-    monkeypatch.setattr(_open, "entry_points", lambda group: points
-                        if group == _open.ENTRY_POINT_GROUP else ())
+    def found(group: str) -> tuple[_Points, ...]:
+        return points if group == _open.ENTRY_POINT_GROUP else ()
+
+    monkeypatch.setattr(_open, "entry_points", found)
+    monkeypatch.setattr(kb_settings, "entry_points", found)  # kb.store is checked at load
     monkeypatch.setattr(_open, "_plugins_read", False)
     monkeypatch.setattr(_open, "STORES", dict(STORES))
 
@@ -102,7 +112,7 @@ def test_an_entry_point_adds_a_store(monkeypatch: pytest.MonkeyPatch, tmp_path: 
         return EdgeStore(home / "mine")
 
     _plugins(monkeypatch, _Points("mine", StoreType(open_edge, lambda s, home: "mine")))
-    settings = _settings(store="mine")
+    settings = _settings(store="mine")  # known at load by its entry point's name alone
     store = get_store(settings, tmp_path)
     try:
         assert opened == [tmp_path] and store.collections() == []

@@ -87,6 +87,23 @@ def test_a_bad_key_of_a_providers_section_is_named() -> None:
         WebSettings.from_section({"provider": "google", "googel": {"cx": "1"}})
 
 
+@pytest.mark.parametrize(("section", "message"), [
+    ({"provider": "google", "google": {"cxx": "1"}},
+     "web.google.cxx: unknown key — did you mean 'cx'?"),
+    ({"provider": "google", "google": {"cx": 3}}, "web.google.cx: Input should be a valid string"),
+    ({"provider": "google", "googel": {"cx": "1"}},
+     "web.googel: unknown key — did you mean 'google'?"),
+    ({"provder": "google"}, "web.provder: unknown key — did you mean 'provider'?"),
+    ({"provider": "googel"}, "web.provider: unknown provider 'googel'; one of tavily, serper, "
+     "serpapi, brave, google, bing, searxng or mcp:<server> — did you mean 'google'?"),
+])
+def test_a_misspelt_provider_section_key_or_name_gets_did_you_mean(
+        section: dict[str, object], message: str) -> None:
+    with pytest.raises(ConfigError) as refused:
+        WebSettings.from_section(section)
+    assert str(refused.value) == message
+
+
 def test_names_are_checked_against_the_registry() -> None:
     assert provider_class("mcp:local") is MCPProvider
     for bad in ("mcp:", "duckduckgo", "mcp"):
