@@ -27,6 +27,7 @@ events instead (:func:`progress_events`), for uploads that take a while to index
 
 from __future__ import annotations
 
+import collections
 import functools
 import logging
 import re
@@ -68,6 +69,8 @@ FILE_SUFFIXES = TEXT_SUFFIXES + BINARY_SUFFIXES
 MAX_FILES = 20
 MAX_NAME_CHARS = 200
 _MB = 1 << 20
+_PROGRESS_BATCH = 64
+"""The most progress events one batch of an upload's stream writes (the newest)."""
 _FORM_OVERHEAD = 64 * 1024
 """Bytes of multipart framing allowed on top of the files themselves."""
 _NAME = re.compile(r"[^/\\\x00-\x1f\x7f]+")
@@ -205,7 +208,9 @@ def progress_events(config: SearchConfig, collection: str, uploads: list[_Upload
                     access: Access, *, every: float = 0.5, folder: str | None = None,
                     ticket: WriteTicket | None = None) -> Callable[[Write], Awaitable[None]]:
     """An SSE producer for ``?progress=true``: ``progress`` events ``{"done", "total"}``
-    (bytes of input ingested) at most every ``every`` seconds while the ingest runs,
+    (bytes of input ingested), one per step the ingest reports (each file, each page a
+    scan reads by OCR), written in batches every ``every`` seconds while the ingest runs
+    (the newest ``_PROGRESS_BATCH`` of a batch, so a fast ingest cannot flood the stream),
     then one ``report`` event (the ingest report) or one ``error`` event
     ``{"error": {"message", "status"}}``. The ingest itself is not cancelled when the
     client leaves (a worker thread cannot be): it finishes, so the collection stays
@@ -214,13 +219,12 @@ def progress_events(config: SearchConfig, collection: str, uploads: list[_Upload
     from agent_search.server._sse import sse
 
     async def produce(write: Write) -> None:
-        latest = (0, 0)
+        steps: collections.deque[tuple[int, int]] = collections.deque(maxlen=_PROGRESS_BATCH)
         outcome: dict[str, Any] = {}
         finished = anyio.Event()
 
         def progress(done: int, total: int) -> None:
-            nonlocal latest
-            latest = (done, total)
+            steps.append((done, total))  # from the ingest's thread: deque appends are atomic
 
         async def work() -> None:
             try:
@@ -233,14 +237,21 @@ def progress_events(config: SearchConfig, collection: str, uploads: list[_Upload
                 finished.set()
 
         sent: tuple[int, int] | None = None
+
+        async def drain() -> None:
+            nonlocal sent
+            while steps:
+                step = steps.popleft()
+                if step != sent and step[1] > 0:
+                    sent = step
+                    await write(sse({"done": sent[0], "total": sent[1]}, "progress"))
+
         async with anyio.create_task_group() as tg:
             tg.start_soon(work)
             while not finished.is_set():
                 with anyio.move_on_after(every):
                     await finished.wait()
-                if latest != sent and latest[1] > 0:
-                    sent = latest
-                    await write(sse({"done": sent[0], "total": sent[1]}, "progress"))
+                await drain()
         if "report" in outcome:
             await write(sse(outcome["report"], "report"))
         else:

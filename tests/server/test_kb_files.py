@@ -5,7 +5,7 @@ in the ingest's sandbox, and the caller's key owns what it adds."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import anyio
@@ -137,3 +137,36 @@ def test_progress_is_streamed_then_the_report(served: tuple[str, Service],
     assert events[-1][1]["documents"] == 2
     assert set(_docs(service, "progress")) == {"upload:bees.docx@alice",
                                                "upload:long.md@alice"}
+
+
+def test_every_progress_step_is_an_event_however_fast_the_ingest(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """A page read by OCR is one progress step: steps that come faster than the stream's
+    batches are all written, in order (sampling only the newest lost pages)."""
+    from agent_search.config import SearchConfig
+    from agent_search.server import _kb_files
+
+    class Report:
+        def to_json(self) -> dict[str, int]:
+            return {"documents": 1}
+
+    async def ingest(config: object, collection: str, uploads: object, access: object,
+                     progress: Callable[[int, int], None], *rest: object) -> Report:
+        for page in range(5):
+            progress(page * 10, 50)
+        progress(50, 50)
+        return Report()
+
+    monkeypatch.setattr(_kb_files, "ingest_files", ingest)
+    written: list[bytes] = []
+
+    async def write(data: bytes) -> None:
+        written.append(data)
+
+    produce = _kb_files.progress_events(SearchConfig(home=tmp_path), "c", [], None,  # type: ignore[arg-type]
+                                        every=10.0)
+    anyio.run(produce, write)
+    events = _events(b"".join(written).decode())
+    assert [data["done"] for name, data in events if name == "progress"] == [0, 10, 20, 30, 40,
+                                                                           50]
+    assert events[-1] == ("report", {"documents": 1})
