@@ -18,11 +18,11 @@ so nothing here imports back into it.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from importlib.metadata import entry_points
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from agent_search.errors import ConfigError
+from agent_search.registry import entry_point_plugins
 
 if TYPE_CHECKING:
     from agent_search.config import SearchConfig
@@ -76,17 +76,8 @@ def register_builtin_handlers(
 def plugin_handlers(config: SearchConfig) -> list[Handler]:
     """The handlers of the ``agent_search.handlers`` entry points, built for ``config``,
     in name order. One that cannot be loaded or built is a ConfigError naming it."""
-    handlers: list[Handler] = []
-    for point in sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda p: p.name):
-        try:
-            handlers.append(point.load()(config))
-        except ConfigError:
-            raise
-        except Exception as exc:
-            raise ConfigError(f"handler plug-in {point.value!r} failed to load: "
-                              f"{type(exc).__name__}: {exc}",
-                              key=f"{ENTRY_POINT_GROUP}.{point.name}") from exc
-    return handlers
+    return [handler for _, handler, _ in
+            entry_point_plugins(ENTRY_POINT_GROUP, "handler", lambda make: make(config))]
 
 
 def check_builtin_sections(config: SearchConfig) -> None:

@@ -9,12 +9,13 @@ entry point, see :mod:`agent_search._builtins`) is reachable from every interfac
 from __future__ import annotations
 
 import typing
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping
+from importlib.metadata import entry_points
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
 
 from pydantic import BaseModel, Field, ValidationError
 
-from agent_search.errors import InputError
+from agent_search.errors import ConfigError, InputError
 
 if TYPE_CHECKING:
     from agent_search.context import Context
@@ -134,6 +135,28 @@ class Registry:
             if handler.can_handle(ctx, request):
                 return handler
         return None
+
+
+_T = TypeVar("_T")
+
+
+def entry_point_plugins(group: str, what: str,
+                        make: Callable[[Any], _T]) -> Iterator[tuple[str, _T, str]]:
+    """``(name, make(loaded object), key)`` for each entry point of ``group``, in name
+    order: the one door every extension point (handlers, web providers, kb stores) reads
+    plug-ins through. A plug-in that cannot be imported, or that ``make`` refuses, is a
+    ConfigError naming its entry point (``key`` is ``group.name``), never a traceback or a
+    plug-in silently left out."""
+    for point in sorted(entry_points(group=group), key=lambda p: p.name):
+        where = f"{group}.{point.name}"
+        try:
+            made = make(point.load())
+        except ConfigError:
+            raise
+        except Exception as exc:
+            raise ConfigError(f"{what} plug-in {point.value!r} failed to load: "
+                              f"{type(exc).__name__}: {exc}", key=where) from exc
+        yield point.name, made, where
 
 
 _M = TypeVar("_M", bound=BaseModel)

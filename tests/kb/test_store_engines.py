@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+import agent_search.registry as plugin_door
 from agent_search import SearchConfig
 from agent_search.errors import ConfigError
 from agent_search.kb import KBSettings
@@ -98,7 +99,7 @@ def _plugins(monkeypatch: pytest.MonkeyPatch, *points: _Points) -> None:
     def found(group: str) -> tuple[_Points, ...]:
         return points if group == _open.ENTRY_POINT_GROUP else ()
 
-    monkeypatch.setattr(_open, "entry_points", found)
+    monkeypatch.setattr(plugin_door, "entry_points", found)
     monkeypatch.setattr(kb_settings, "entry_points", found)  # kb.store is checked at load
     monkeypatch.setattr(_open, "_plugins_read", False)
     monkeypatch.setattr(_open, "STORES", dict(STORES))

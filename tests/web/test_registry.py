@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+import agent_search.registry as plugin_door
 import agent_search.web.providers as providers_face
 from agent_search import SearchConfig, Searcher
 from agent_search.errors import ConfigError
@@ -180,7 +181,7 @@ def _plugins(monkeypatch: pytest.MonkeyPatch, *points: EntryPoint) -> None:
     def found(group: str) -> tuple[EntryPoint, ...]:
         return points if group == providers_face.ENTRY_POINT_GROUP else ()
 
-    monkeypatch.setattr(providers_face, "entry_points", found)
+    monkeypatch.setattr(plugin_door, "entry_points", found)
     monkeypatch.setattr(providers_face, "_plugins_read", False)
     monkeypatch.setattr(providers_face, "PROVIDER_CLASSES", dict(PROVIDER_CLASSES))
 

@@ -33,12 +33,12 @@ import atexit
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
-from importlib.metadata import entry_points
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from agent_search.errors import ConfigError
 from agent_search.kb._store._base import KBStore, StoreError, edge_root
+from agent_search.registry import entry_point_plugins
 
 if TYPE_CHECKING:
     from agent_search.kb.settings import KBSettings
@@ -111,17 +111,12 @@ def load_plugins() -> None:
     if _plugins_read:
         return
     _plugins_read = True
-    for point in sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda p: p.name):
-        where = f"{ENTRY_POINT_GROUP}.{point.name}"
-        try:
-            kind = point.load()
-        except Exception as exc:
-            raise ConfigError(f"kb store plug-in {point.value!r} failed to load: "
-                              f"{type(exc).__name__}: {exc}", key=where) from exc
-        if not isinstance(kind, StoreType) or point.name in STORES:
-            raise ConfigError(f"kb store plug-in {point.value!r}: expected a StoreType under "
+    for name, kind, where in entry_point_plugins(ENTRY_POINT_GROUP, "kb store",
+                                                 lambda loaded: loaded):
+        if not isinstance(kind, StoreType) or name in STORES:
+            raise ConfigError(f"kb store plug-in {where}: expected a StoreType under "
                               "a name not already in use", key=where)
-        STORES[point.name] = kind
+        STORES[name] = kind
 
 
 def store_name(settings: KBSettings) -> str:

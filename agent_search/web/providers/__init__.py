@@ -18,10 +18,10 @@ from __future__ import annotations
 
 import importlib
 import os
-from importlib.metadata import entry_points
 from typing import TYPE_CHECKING
 
 from agent_search.errors import ConfigError
+from agent_search.registry import entry_point_plugins
 from agent_search.web._resilience import CircuitBreaker
 from agent_search.web.providers._base import (
     HttpProvider,
@@ -62,12 +62,15 @@ ENTRY_POINT_GROUP = "agent_search.web_providers"
 """The entry-point group plug-in provider classes are registered under."""
 
 
+def _provider_class(cls: object) -> type[WebProvider]:
+    if not (isinstance(cls, type) and issubclass(cls, WebProvider)):
+        raise TypeError(f"{cls!r} is not a WebProvider class")
+    return cls
+
+
 def _load(ref: str) -> type[WebProvider]:
     module, _, name = ref.partition(":")
-    cls = getattr(importlib.import_module(module), name)
-    if not (isinstance(cls, type) and issubclass(cls, WebProvider)):
-        raise TypeError(f"{ref} is not a WebProvider class")
-    return cls
+    return _provider_class(getattr(importlib.import_module(module), name))
 
 
 PROVIDER_CLASSES: dict[str, type[WebProvider]] = {
@@ -97,15 +100,10 @@ def load_plugins() -> None:
     if _plugins_read:
         return
     _plugins_read = True
-    for point in sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda p: p.name):
-        where = f"{ENTRY_POINT_GROUP}.{point.name}"
-        try:
-            cls = _load(point.value)
-        except Exception as exc:
-            raise ConfigError(f"web provider plug-in {point.value!r} failed to load: "
-                              f"{type(exc).__name__}: {exc}", key=where) from exc
-        _check_name(point.name, cls, where)
-        PROVIDER_CLASSES[point.name] = cls
+    for name, cls, where in entry_point_plugins(ENTRY_POINT_GROUP, "web provider",
+                                                _provider_class):
+        _check_name(name, cls, where)
+        PROVIDER_CLASSES[name] = cls
 
 
 def provider_class(name: str) -> type[WebProvider]:
