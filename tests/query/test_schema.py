@@ -3,7 +3,15 @@ number or date is about."""
 
 from __future__ import annotations
 
-from agent_search.query.dsl import FieldSchema, ModelSchema, RelationSchema
+import pytest
+
+from agent_search.query.dsl import (
+    DSLValidationError,
+    FieldSchema,
+    ModelSchema,
+    RelationSchema,
+    validate_dsl,
+)
 from agent_search.query.nl._parser import parse
 from agent_search.query.nl._schema import (
     candidates,
@@ -15,6 +23,7 @@ from agent_search.query.nl._schema import (
     is_plain,
     model_mentions,
     model_phrases,
+    relation_field,
     text_field_named,
 )
 from tests.support.query_schemas import NOW, f, model, music, read, shop
@@ -29,6 +38,19 @@ def test_candidates_reach_two_hops_through_has_one_only_for_known_values() -> No
     assert {"album.Title", "genre.Name", "album.artist.Name"} <= set(paths)
     assert "album.artist.ArtistId" not in paths  # two hops: fields with values only
     assert not any(p.startswith("album.tracks.") for p in paths)  # hasMany: one hop only
+
+
+def test_a_relation_field_is_what_the_dsl_reads_as_a_field_of_the_related_model() -> None:
+    title = relation_field("album", "Title")
+    artist = relation_field("album", relation_field("artist", "Name"))
+    assert (title, artist) == ("album.Title", "album.artist.Name")
+    out = validate_dsl({"model": "Track", "group_by": [title], "aggregates": ["count"],
+                        "wheres": [{"field": artist, "op": "=", "value": "Queen"}]}, music())
+    assert out.queries[0].group_by == ["album.Title"]
+    validate_dsl({"model": "Track", "orders": [{"field": title, "order": "asc"}]}, music())
+    with pytest.raises(DSLValidationError, match=r"relation\.field"):  # orders: one hop only
+        validate_dsl({"model": "Track", "orders": [{"field": artist, "order": "asc"}]},
+                     music())
 
 
 def test_a_longer_model_name_wins_over_the_shorter_inside_it() -> None:

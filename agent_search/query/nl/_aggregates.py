@@ -42,7 +42,13 @@ from agent_search.query.nl._children import (
 )
 from agent_search.query.nl._lexicon import find_phrase, is_plural, overlaps, plural_forms, words_of
 from agent_search.query.nl._plan import Plan, Question
-from agent_search.query.nl._schema import Candidate, FieldMention, is_plain, title_field
+from agent_search.query.nl._schema import (
+    Candidate,
+    FieldMention,
+    is_plain,
+    relation_field,
+    title_field,
+)
 
 
 def aggregates(q: Question, plan: Plan) -> None:
@@ -187,7 +193,7 @@ def _related_group(q: Question, pos: int) -> Group | None:
             s for form in plural_forms(words_of(rel.name)) for s in find_phrase(q.low, form)]
         span = next((s for s in sorted(spans) if 0 <= s[0] - pos <= 2), None)
         if span is not None:
-            return [rel.foreign, f"{rel.name}.{title}"], span
+            return [rel.foreign, relation_field(rel.name, title)], span
     return None
 
 

@@ -24,6 +24,7 @@ from agent_search.query.nl._schema import (
     FieldMention,
     Span,
     of_many,
+    relation_field,
     reverse_relation,
     title_field,
 )
@@ -125,7 +126,7 @@ def child_function(q: Question, plan: Plan) -> None:
         child, back = found
         name = f"{FN_NAME[m.group('fn').lower()]}({mention.candidate.field.name})"
         _answer_on(plan, found)
-        plan.group_by[:] = [back.foreign, f"{back.name}.{title}"]
+        plan.group_by[:] = [back.foreign, relation_field(back.name, title)]
         plan.aggregates[:] = [name]
         plan.notes.append(f"{name} of {child.id} per {q.target.id} (\"{m.group(0)}\")")
         plan.evidence += 1.0
@@ -200,7 +201,7 @@ def per_target(q: Question, plan: Plan) -> None:
             _answer_on(plan, found)
             # per target row: by its key (two people of one name are two rows), shown
             # with its title
-            plan.group_by.extend([found[1].foreign, f"{found[1].name}.{title}"])
+            plan.group_by.extend([found[1].foreign, relation_field(found[1].name, title)])
             plan.aggregates.append(counted)
             if most is not None:
                 plan.aggregate_orders.append(

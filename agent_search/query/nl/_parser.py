@@ -56,6 +56,7 @@ from agent_search.query.nl._schema import (
     content_field,
     free_text_fields,
     model_mentions,
+    relation_field,
     title_field,
 )
 from agent_search.query.nl._unsure import unsure
@@ -462,7 +463,7 @@ def _related_title(q: Question) -> list[str]:
         other = q.by_id.get(rel.model.lower())
         title = title_field(other) if other is not None else None
         if rel.type == "hasOne" and title:
-            return [f"{rel.name}.{title}"]
+            return [relation_field(rel.name, title)]
     return []
 
 

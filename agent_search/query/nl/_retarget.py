@@ -23,7 +23,12 @@ from typing import Any
 
 from agent_search.query.dsl import MAX_HOPS, ModelSchema, RelationSchema
 from agent_search.query.nl._plan import NOTHING_CONFIDENCE, Plan, Question
-from agent_search.query.nl._schema import Candidate, is_plain, reverse_relation
+from agent_search.query.nl._schema import (
+    Candidate,
+    is_plain,
+    relation_field,
+    reverse_relation,
+)
 
 Out = dict[str, Any]
 """The parser's DSL dict for one question."""
@@ -79,7 +84,7 @@ def _to_one(q: Question, out: Out, rel: RelationSchema, other: ModelSchema) -> O
     if back is None:
         return None
     wheres = [on_child(w, rel.name, back.name) for w in out.get("wheres", [])]
-    orders = [{**o, "field": _own(o["field"], rel.name) or f"{back.name}.{o['field']}"}
+    orders = [{**o, "field": _own(o["field"], rel.name) or relation_field(back.name, o["field"])}
               for o in out.get("orders", [])]
     kept = [w for w in wheres if w is not None]
     if len(kept) < len(wheres) or any(o["field"].count(".") > 1 for o in orders):
@@ -130,7 +135,7 @@ def through_relation(where: dict[str, Any], relation: str) -> dict[str, Any] | N
     field = str(where.get("field", ""))
     if "(" in field or field.count(".") + 1 > MAX_HOPS:
         return None
-    return {**where, "field": f"{relation}.{field}"}
+    return {**where, "field": relation_field(relation, field)}
 
 
 

@@ -37,6 +37,17 @@ Span = tuple[int, int]
 """Start and end of a piece of the question (character offsets)."""
 
 
+def relation_field(relation: str, field: str) -> str:
+    """``field`` of the model ``relation`` points at, said from the model that has the
+    relation: ``relation.field`` ("album.Title"), the one spelling the DSL reads for a
+    condition, order or group on a related model (it splits at the first dot, resolves
+    ``relation`` among the model's own relations, by name, not by the related model's
+    id, and the rest on the model it points at). ``field`` may itself be such a path from
+    the related model ("artist.Name" → "album.artist.Name"); how many hops a clause
+    accepts is the DSL's to check (conditions two, orders and groups one)."""
+    return f"{relation}.{field}"
+
+
 @dataclass(slots=True)
 class Candidate:
     """A field a condition may be on, and the path that reaches it from the target."""
@@ -64,7 +75,8 @@ def candidates(target: ModelSchema, by_id: Mapping[str, ModelSchema]) -> list[Ca
     for rel in target.relations:
         other = by_id.get(rel.model.lower())
         if other is not None:
-            out.extend(Candidate(f"{rel.name}.{f.name}", other, f, rel) for f in other.fields)
+            out.extend(Candidate(relation_field(rel.name, f.name), other, f, rel)
+                       for f in other.fields)
     for rel in target.relations:
         other = by_id.get(rel.model.lower())
         if rel.type == "hasOne" and other is not None:
@@ -79,7 +91,8 @@ def _second_hop(target: ModelSchema, rel: RelationSchema, other: ModelSchema,
         third = by_id.get(rel2.model.lower())
         if rel2.type != "hasOne" or third is None or third.id == target.id:
             continue
-        out.extend(Candidate(f"{rel.name}.{rel2.name}.{f.name}", third, f, rel, rel2)
+        out.extend(Candidate(relation_field(rel.name, relation_field(rel2.name, f.name)),
+                             third, f, rel, rel2)
                    for f in third.fields if f.values)
     return out
 
