@@ -14,10 +14,13 @@ numpy operations, which keeps a short query's embedding near the model's own run
 
 from __future__ import annotations
 
+import contextlib
 import os
 import queue
+import shutil
+import tempfile
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -195,3 +198,22 @@ class LocalEmbedder:
             for done in [pool.submit(run, idx) for idx in reversed(batches)]:
                 done.result()
         return out
+
+
+@contextlib.contextmanager
+def model_folder_build(target: Path, marker: str) -> Iterator[Path]:
+    """A temporary folder beside ``target`` to build a model folder in, renamed into
+    place when the block ends, removed whatever happens. Processes that build the same
+    folder at once do not see each other's half-built files: the first rename wins, and a
+    later one that fails is fine when ``target/marker`` (the file written last) is there."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=".tmp-", dir=target.parent))
+    try:
+        yield tmp
+        try:
+            os.rename(tmp, target)
+        except OSError:  # another process finished first
+            if not (target / marker).is_file():
+                raise
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)

@@ -26,13 +26,17 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from agent_search.embedding._local import EmbeddingError, LocalEmbedder, Vectors
+from agent_search.embedding._local import (
+    EmbeddingError,
+    LocalEmbedder,
+    Vectors,
+    model_folder_build,
+)
 from agent_search.embedding._models import DEFAULT_MODEL
 
 __all__ = ["MINILM_DIMENSIONS", "MODEL_FOLDER", "FastEmbedder", "build_dynamic_int8",
@@ -87,9 +91,7 @@ def prepare_model_dir(home: Path, max_tokens: int, int8: str = "dynamic") -> Pat
                if not p.is_file()]
     if missing:
         raise EmbeddingError(f"embedding model files missing: {', '.join(missing)}")
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=".tmp-", dir=target.parent))
-    try:
+    with model_folder_build(target, "model.onnx") as tmp:
         for name in _TOKENIZER_FILES:
             shutil.copyfile(tok_dir / name, tmp / name)
         tok_config: dict[str, Any] = json.loads(
@@ -102,13 +104,6 @@ def prepare_model_dir(home: Path, max_tokens: int, int8: str = "dynamic") -> Pat
             _build_in_child(onnx_file, tmp / "model.onnx", tmp)
         else:
             _link_or_copy(onnx_file, tmp / "model.onnx")
-        try:
-            os.rename(tmp, target)
-        except OSError:  # another process finished first
-            if not (target / "model.onnx").is_file():
-                raise
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
     return target
 
 

@@ -29,12 +29,9 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import os
-import shutil
 import struct
 import subprocess
 import sys
-import tempfile
 import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -44,7 +41,12 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from agent_search.embedding._local import EmbeddingError, LocalEmbedder, Vectors
+from agent_search.embedding._local import (
+    EmbeddingError,
+    LocalEmbedder,
+    Vectors,
+    model_folder_build,
+)
 from agent_search.embedding._models import E5_MODEL
 
 E5_DIMENSIONS = 384
@@ -297,9 +299,7 @@ def prepare_e5_dir(home: Path, max_tokens: int) -> Path:
     source = Path(next(iter(spec.submodule_search_locations))) / _FILE
     if not source.is_file():
         raise EmbeddingError(f"embedding model file missing: {source}")
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=".tmp-", dir=target.parent))
-    try:
+    with model_folder_build(target, "encoder.onnx") as tmp:
         code = ("import sys; from pathlib import Path; "
                 "from agent_search.embedding._multilingual_e5 import build_e5_dir as b; "
                 "b(Path(sys.argv[1]), Path(sys.argv[2]), int(sys.argv[3]))")
@@ -309,13 +309,6 @@ def prepare_e5_dir(home: Path, max_tokens: int) -> Path:
             lines = [ln for ln in (done.stderr or "").splitlines() if ln.strip()]
             raise EmbeddingError("building the e5 embedding model failed: "
                                  + (lines[-1] if lines else f"exit code {done.returncode}"))
-        try:
-            os.rename(tmp, target)
-        except OSError:  # another process finished first
-            if not (target / "encoder.onnx").is_file():
-                raise
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
     return target
 
 

@@ -11,6 +11,7 @@ lemma as WordNet's morphy does: its irregular form, or a regular ending taken of
 from __future__ import annotations
 
 import functools
+from collections.abc import Container, Mapping
 from importlib import resources
 
 ENDINGS = (("ies", "y"), ("es", "e"), ("es", ""), ("s", ""), ("ed", "e"), ("ed", ""),
@@ -36,14 +37,22 @@ def _tables() -> tuple[dict[str, frozenset[str]], dict[str, str]]:
 def lemmas(word: str) -> frozenset[str]:
     """The lemmas of lower-cased ``word`` that have an antonym (none for most words)."""
     pairs, forms = _tables()
-    found = {word} if word in pairs else set()
+    return frozenset(lemmas_in(word, pairs, forms))
+
+
+def lemmas_in(word: str, known: Container[str], forms: Mapping[str, str]) -> set[str]:
+    """The lemmas of lower-cased ``word`` that ``known`` holds: the word itself, its
+    irregular form's lemma (``forms``: "went" → "go"), and what WordNet's detachment
+    rules leave of it (with a doubled last consonant undone). Both WordNet tables, the
+    antonyms and the related words, look a word up this one way."""
+    found = {word} if word in known else set()
     if word in forms:
         found.add(forms[word])
     for ending, replacement in ENDINGS:
         if word.endswith(ending) and len(word) > len(ending) + 2:
             base = word[: -len(ending)] + replacement
-            found.update(b for b in (base, undoubled(base)) if b in pairs)
-    return frozenset(found)
+            found.update(b for b in (base, undoubled(base)) if b in known)
+    return found
 
 
 def undoubled(base: str) -> str:

@@ -20,7 +20,7 @@ import functools
 import math
 from importlib import resources
 
-from agent_search.grounding._antonyms import ENDINGS, undoubled
+from agent_search.grounding._antonyms import lemmas_in
 
 STEM = 5
 """The stem length of the overlap (agent_search/grounding/_claims.py)."""
@@ -50,13 +50,7 @@ def related_stems(word: str) -> tuple[frozenset[str], float]:
     ``1 / (1 + log10(1 + n))`` for a lemma SemCor tags ``n`` times — 1 for a rare word,
     about 0.3 for "become" or "bring", which a rewording adds or drops freely."""
     related, forms = _tables()
-    lemmas = {word} if word in related else set()
-    if word in forms:
-        lemmas.add(forms[word])
-    for ending, replacement in ENDINGS:
-        if word.endswith(ending) and len(word) > len(ending) + 2:
-            base = word[: -len(ending)] + replacement
-            lemmas.update(b for b in (base, undoubled(base)) if b in related)
+    lemmas = lemmas_in(word, related, forms)
     out: set[str] = set()
     count = 0
     for lemma in lemmas:
