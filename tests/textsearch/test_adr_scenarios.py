@@ -362,8 +362,10 @@ async def test_each_recorded_provider_gives_native_text_and_site_filtered_result
     monkeypatch.setenv("GOOGLE_CSE_ID", "cse-1")
     server.route(method, path, lambda seen: Reply(
         200, recorded(site) if has_site(seen) else recorded(general)))
+    # no answer box as a first item: a key of the providers that have one, in their section
+    own = {provider: {"include_answer": False}} if provider == "tavily" else {}
     config = SearchConfig(home=tmp_path, web={"provider": provider, "base_url": server.url,
-                                              "include_answer": False})
+                                              **own})
     text_search = WebProviderTextSearch.from_config(config)
     try:
         records = await text_search.get_search_results(QUERY, {"top": 3})
