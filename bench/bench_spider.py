@@ -95,6 +95,9 @@ part (``split.json``); absent, those parts are skipped with a line saying so."""
 PARTS = ("locked", "working", "public")
 CURVE = (0.0, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
 """The relevance floors of the precision / answered curve."""
+GATES = (0.0, 0.3, 0.4, 0.5, 0.6, 0.7, 0.75, 0.8, 0.85, 0.9)
+"""The calibrated-confidence floors of the second curve (the relevance floor at its
+default)."""
 MAX_RESULTS = 100
 FLOOR = os.environ.get("BENCH_SPIDER_FLOOR", "1") != "0"
 SHOW_ALL = os.environ.get("BENCH_SPIDER_SHOW_ALL") == "1"
@@ -328,65 +331,14 @@ async def _run(questions: list[dict[str, Any]], show: int, llm: Any,
                breaker: Any = None, *, meaning: bool = False,
                folds: bool = True) -> dict[str, Any]:
     from agent_search.config import SearchConfig
-    from agent_search.context import Context
-    from agent_search.db import create_handler
-    from agent_search.types import Request, Result
 
-    tmp = Path(tempfile.mkdtemp(prefix="bench-spider-"))
-    asked: list[dict[str, Any]] = []
-    times: list[float] = []
-    try:
-        for db_id in sorted({q["db_id"] for q in questions}):
-            path = tmp / f"{db_id}.sqlite"
-            home = next(q["dir"] for q in questions if q["db_id"] == db_id)
-            shutil.copyfile(home / "db" / f"{db_id}.sqlite", path)
-            conn = sqlite3.connect(path)
-            conn.text_factory = lambda b: b.decode(errors="replace")
-            db = {"url": f"sqlite:///{path}", "max_results": MAX_RESULTS,
-                  **({} if meaning else {"match_by_meaning": False})}
-            if llm is None:
-                # one home: the embedding model is copied once for every database
-                config = SearchConfig(home=tmp, db=db)
-                handler = create_handler(config)
-            else:  # the LLM alone: a failed generation is the question's error
-                config = SearchConfig(home=tmp / db_id, db=db, uses={"query": llm.name},
-                                      query={"strict": True})
-                handler = create_handler(config, generators={llm.name: llm})
-            ctx = Context(config=config)
-            mine = [q for q in questions if q["db_id"] == db_id]
-            try:
-                if llm is None:
-                    for q in mine:  # warm-up: reflection, value index, caches
-                        await handler.search(ctx, Request(type="db", query=q["question"]))
-                elif not breaker.open:  # reflection and value index, no LLM asked
-                    await handler.search(ctx, Request(type="db", query="warm-up",
-                                                      options={"generate": False}))
-                for q in mine:
-                    gold = classify(q["query"], q["result"], q["n_rows"], conn)
-                    t0 = time.perf_counter()
-                    if breaker is not None and breaker.open:
-                        r = Result(type="db", query=q["question"], error=breaker.skipped())
-                    else:
-                        r = await handler.search(ctx, Request(type="db", query=q["question"]))
-                        times.append((time.perf_counter() - t0) * 1000)
-                        if breaker is not None:
-                            breaker.record(r.error)
-                    entry = {"gold": gold, "db": db_id, "question": q["question"],
-                             "items": [i.model_dump() for i in r.items], "total": r.total,
-                             "error": r.error, "warnings": r.warnings[-3:],
-                             "strict_errors": breaker is not None}
-                    if show:  # what was asked and what was run, for reading the misses
-                        entry.update(sql=q["query"], dsl=_brief(r.dsl))
-                    asked.append(entry)
-            finally:
-                await handler.aclose()
-                conn.close()
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+    asked, times = await ask(questions, show, llm, breaker, meaning=meaning)
     floor = SearchConfig().min_score_for("db") if FLOOR else 0.0  # as the searcher
     scored = [rescore(e, floor) for e in asked]
     out = summarise(scored, times, show)
     out["curve"] = [curve_point(f, [rescore(e, f) for e in asked]) for f in CURVE]
+    out["calibrated curve"] = [curve_point(t, [rescore(e, floor, t) for e in asked])
+                               for t in GATES]
     if llm is not None:
         out["errors"] = _llm_module().error_lines(scored)
     elif folds:
@@ -395,12 +347,138 @@ async def _run(questions: list[dict[str, Any]], show: int, llm: Any,
     return out
 
 
-def rescore(entry: dict[str, Any], floor: float) -> dict[str, Any]:
+class Calibrated:
+    """Records the builtin reading's calibrated confidence of each question (by its text,
+    the last asked) with the gate off, so that every floor of the curve is scored on one
+    run; the product's own floor is applied when scoring (:func:`rescore`). On a package
+    without the calibration (``--baseline`` of an older ref) nothing is recorded and
+    nothing is gated."""
+
+    def __init__(self) -> None:
+        self.last: dict[str, float] = {}
+        self.floor: dict[str, float] = {}
+        self.features: dict[str, dict[str, float]] = {}
+        self.module: Any = None
+        self.saved: tuple[Any, dict[str, float]] | None = None
+
+    def __enter__(self) -> Calibrated:
+        try:
+            from agent_search.query.nl import _calibration as module
+        except ImportError:
+            return self
+        original = module.assess
+
+        def assess(query: str, *args: Any) -> Any:
+            found = original(query, *args)
+            self.last[query] = found.probability
+            self.floor[query] = saved[module.kind_of(found.features)]
+            self.features[query] = dict(found.features)
+            return found
+
+        saved = dict(module.THRESHOLDS)
+        self.module, self.saved = module, (original, module.THRESHOLDS)
+        module.assess = assess
+        module.THRESHOLDS = dict.fromkeys(module.THRESHOLDS, 0.0)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.module is not None and self.saved is not None:
+            self.module.assess, self.module.THRESHOLDS = self.saved
+
+
+def product_thresholds() -> str:
+    """The calibrated-confidence floors of the package measured, by kind of reading."""
+    try:
+        from agent_search.query.nl import _calibration as module
+    except ImportError:
+        return "none"
+    return ", ".join(f"{k} {v:.2f}" for k, v in module.THRESHOLDS.items())
+
+
+async def ask(questions: list[dict[str, Any]], show: int, llm: Any,
+              breaker: Any = None, *, meaning: bool = False
+              ) -> tuple[list[dict[str, Any]], list[float]]:
+    """Every question asked of the db handler: one entry each (gold, items, total, the
+    calibrated confidence and features of its reading), and the times in ms."""
+    from agent_search.config import SearchConfig
+    from agent_search.context import Context
+    from agent_search.db import create_handler
+    from agent_search.types import Request, Result
+
+    tmp = Path(tempfile.mkdtemp(prefix="bench-spider-"))
+    asked: list[dict[str, Any]] = []
+    times: list[float] = []
+    try:
+        with Calibrated() as calibrated:
+            for db_id in sorted({q["db_id"] for q in questions}):
+                path = tmp / f"{db_id}.sqlite"
+                home = next(q["dir"] for q in questions if q["db_id"] == db_id)
+                shutil.copyfile(home / "db" / f"{db_id}.sqlite", path)
+                conn = sqlite3.connect(path)
+                conn.text_factory = lambda b: b.decode(errors="replace")
+                db = {"url": f"sqlite:///{path}", "max_results": MAX_RESULTS,
+                      **({} if meaning else {"match_by_meaning": False})}
+                if llm is None:
+                    # one home: the embedding model is copied once for every database
+                    config = SearchConfig(home=tmp, db=db)
+                    handler = create_handler(config)
+                else:  # the LLM alone: a failed generation is the question's error
+                    config = SearchConfig(home=tmp / db_id, db=db, uses={"query": llm.name},
+                                          query={"strict": True})
+                    handler = create_handler(config, generators={llm.name: llm})
+                ctx = Context(config=config)
+                mine = [q for q in questions if q["db_id"] == db_id]
+                try:
+                    if llm is None:
+                        for q in mine:  # warm-up: reflection, value index, caches
+                            await handler.search(ctx, Request(type="db", query=q["question"]))
+                    elif not breaker.open:  # reflection and value index, no LLM asked
+                        await handler.search(ctx, Request(type="db", query="warm-up",
+                                                          options={"generate": False}))
+                    for q in mine:
+                        gold = classify(q["query"], q["result"], q["n_rows"], conn)
+                        calibrated.last.pop(q["question"], None)
+                        t0 = time.perf_counter()
+                        if breaker is not None and breaker.open:
+                            r = Result(type="db", query=q["question"],
+                                       error=breaker.skipped())
+                        else:
+                            r = await handler.search(ctx, Request(type="db",
+                                                                  query=q["question"]))
+                            times.append((time.perf_counter() - t0) * 1000)
+                            if breaker is not None:
+                                breaker.record(r.error)
+                        entry = {"gold": gold, "db": db_id, "question": q["question"],
+                                 "items": [i.model_dump() for i in r.items],
+                                 "total": r.total, "error": r.error,
+                                 "warnings": r.warnings[-3:],
+                                 "strict_errors": breaker is not None,
+                                 "calibrated": calibrated.last.get(q["question"]),
+                                 "gate": calibrated.floor.get(q["question"], 0.0),
+                                 "features": calibrated.features.get(q["question"])}
+                        if show:  # what was asked and what was run, for reading the misses
+                            entry.update(sql=q["query"], dsl=_brief(r.dsl))
+                        asked.append(entry)
+                finally:
+                    await handler.aclose()
+                    conn.close()
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return asked, times
+
+
+def rescore(entry: dict[str, Any], floor: float, gate: float | None = None
+            ) -> dict[str, Any]:
     """One asked question scored with the items at or over ``floor`` (what a searcher with
-    that relevance floor shows)."""
+    that relevance floor shows), nothing at all when the calibrated confidence of its
+    reading is under ``gate`` (default: the parser's own floor for its kind of reading)."""
     gold: Gold = entry["gold"]
     items = [i for i in entry["items"] if i["score"] >= floor]
-    s = score(gold, {"items": items, "total": entry["total"]})
+    total = entry["total"]
+    gate = entry.get("gate", 0.0) if gate is None else gate
+    if entry.get("calibrated") is not None and entry["calibrated"] < gate:
+        items, total = [], 0
+    s = score(gold, {"items": items, "total": total})
     if entry["strict_errors"] and entry["error"]:  # no DSL: wrong, whatever the gold
         s.update({k: v for k, v in (("right", False), ("f1", 0.0)) if k in s}, score=0.0)
     s.update(kind=gold.kind, db=entry["db"], question=entry["question"],
@@ -483,7 +561,7 @@ def table(columns: list[tuple[str, dict[str, Any]]]) -> str:
     head = "| measure | " + " | ".join(label for label, _ in columns) + " | goal |"
     lines = [head, "|---|" + "---:|" * len(columns) + "---|"]
     for key, value in columns[-1][1].items():
-        if key in ("misses", "errors", "curve"):
+        if key in ("misses", "errors", "curve", "calibrated curve"):
             continue
         fmt = (lambda v: f"{v:.3f}") if isinstance(value, float) else str
         cells = [fmt(col[key]) if key in col else "" for _, col in columns]
@@ -540,6 +618,7 @@ def main() -> None:
         return
     columns: list[tuple[str, dict[str, Any]]] = []
     curves: list[tuple[str, list[str]]] = []
+    gated: list[tuple[str, list[str]]] = []
     folds = None
     for part in parts:
         if args.db and not any(q["db_id"] == args.db for q in loaded[part] or []):
@@ -553,6 +632,7 @@ def main() -> None:
                     if not args.db or q["db_id"] == args.db})
         columns.append((f"builtin, {part} ({n_db} db)", now))
         curves.append((part, now.pop("curve")))
+        gated.append((part, now.pop("calibrated curve")))
         if part == "locked":
             print(note_locked())
     if folds is not None and not args.db:
@@ -562,11 +642,13 @@ def main() -> None:
     if by_meaning is not None:
         by_meaning.pop("leave_out", None)
         by_meaning.pop("curve", None)
+        by_meaning.pop("calibrated curve", None)
         columns.append((f"{parts[-1]}, names by spelling only", by_meaning))
     with_llm = anyio.run(run, args.db, args.show, llm, True, parts[-1]) \
         if llm is not None else None
     if with_llm is not None:
         with_llm.pop("curve", None)
+        with_llm.pop("calibrated curve", None)
         columns.append((f"LLM ({llm.model}), {parts[-1]}", with_llm))
     print(f"Databases nobody tuned for: parts {', '.join(parts)}"
           + (f" (database {args.db})" if args.db else "")
@@ -579,6 +661,13 @@ def main() -> None:
     print("|---:|" + "---|" * len(curves))
     for i, floor in enumerate(CURVE):
         print(f"| {floor:.1f} | " + " | ".join(c[i] for _, c in curves) + " |")
+    print(f"\nThe same, by one floor on the reading's calibrated confidence for every kind "
+          f"of reading (the parser's: {product_thresholds()}; relevance floor at its "
+          "default):\n")
+    print("| floor | " + " | ".join(p for p, _ in gated) + " |")
+    print("|---:|" + "---|" * len(gated))
+    for i, gate in enumerate(GATES):
+        print(f"| {gate:.2f} | " + " | ".join(c[i] for _, c in gated) + " |")
     if folds is not None and not args.db:
         print("\nLeave-databases-out (public): each fold's relevance floor fitted on the other "
               "folds (precision of answered >= 0.90 first), then its databases scored with it.")

@@ -12,6 +12,7 @@ import anyio
 
 from agent_search.query._chinese import has_cjk, tokenizer_ready
 from agent_search.query.dsl import DSLGenerationError, ModelSchema
+from agent_search.query.nl import _calibration as calibration
 from agent_search.query.nl._meaning import NameMeanings, Reading, doubted, name_text, rewrite
 from agent_search.query.nl._parser import parse
 from agent_search.query.nl._values import FUZZY_CUTOFF
@@ -50,8 +51,13 @@ class BuiltinDSLGenerator:
         now = self.now()
         leftover: list[str] = []
         out = await self._parse(query, schemas, now, leftover)
+        similarity: float | None = None
         if leftover and self.meanings is not None:
-            out = await self._by_meaning(query, schemas, now, out, leftover)
+            out, leftover, similarity = await self._by_meaning(query, schemas, now, out,
+                                                               leftover)
+        # right or silent: a reading that accounts for too little of the question
+        out = calibration.gated(out, calibration.assess(query, out, leftover, similarity,
+                                                        schemas))
         if truncated:
             out["warnings"] = [*out.get("warnings", []),
                                f"only the first {MAX_ANALYSED_CHARS} characters of the query "
@@ -70,9 +76,11 @@ class BuiltinDSLGenerator:
 
     async def _by_meaning(self, query: str, schemas: Sequence[ModelSchema],
                           now: dt.datetime, out: dict[str, Any],
-                          leftover: list[str]) -> dict[str, Any]:
+                          leftover: list[str]) -> tuple[dict[str, Any], list[str], float | None]:
         """A second reading with the leftover phrases replaced by the names they mean
-        (:mod:`~agent_search.query.nl._meaning`), kept when fewer words are left over."""
+        (:mod:`~agent_search.query.nl._meaning`), kept when fewer words are left over.
+        Returns the reading kept, its leftover words and the lowest similarity of the
+        names it read by meaning (None: the first reading, no name read by meaning)."""
         assert self.meanings is not None
         try:
             readings = await self.meanings.readings(query, leftover, schemas)
@@ -80,20 +88,21 @@ class BuiltinDSLGenerator:
             out["warnings"] = [*out.get("warnings", []),
                                f"phrases not matched by meaning: {type(exc).__name__}: "
                                f"{str(exc)[:120]}"]
-            return out
-        if not readings:
-            return doubted(out, readings)  # a phrase that may name a table: nothing
+            return out, leftover, None
+        if not readings:  # a phrase that may name a table: nothing
+            return doubted(out, readings), leftover, None
         again: list[str] = []
         try:
             second = await self._parse(rewrite(query, readings), schemas, now, again)
         except DSLGenerationError:
-            return out
+            return out, leftover, None
         if len(again) >= len(leftover) or not _uses_a_reading(second, readings):
-            return out  # a name read but not used (no condition, order, answer on it)
+            return out, leftover, None  # a name read but not used (no condition, order,
+            # answer on it)
         said = "; ".join(f"{r.phrase!r} read as {r.name!r} (by meaning, {r.similarity:.2f})"
                          for r in readings)
         second["warnings"] = [*second.get("warnings", []), said]
-        return second
+        return second, again, min(r.similarity for r in readings)
 
 
 _FIELDS_OF = ("wheres", "orders", "group_by", "aggregates", "having")
