@@ -327,28 +327,59 @@ class FollowUpGenerator:
         new = _structured(own)
         if not new:  # "and over 70?": a new value for a compared field of the previous query
             raw, own, new = await self._compared(previous, text, only, raw)
-        shaped = bool(own and (own.get("orders") or own.get("limit")
-                               or own.get("aggregates") or own.get("group_by")))
-        other = _single(alone)
-        if not back and not new and not shaped and other is not None and _structured(other) \
-                and str(other["model"]).lower() != str(previous["model"]).lower() \
-                and stands_alone(text):
-            return _Read(other, "alone", alone)  # it says something of another table
-        swapped = {f for w in new for f in _fields(w)}
-        text_match = [w for w in previous.get("wheres") or [] if w not in _structured(previous)]
-        kept = [w for w in previous.get("wheres") or []
-                if w in text_match or not (_fields(w) & swapped)]
-        query = {**previous, "wheres": [*kept, *new]}
-        if own and shaped:
-            for key in ("orders", "limit", "aggregates", "group_by", "having"):
-                if own.get(key):
-                    query[key] = own[key]
-        if kept != list(previous.get("wheres") or []) or new:
-            query.pop("relax", None)
-            query.pop("relax_confidence", None)
-        replaced = sorted({str(w.get("field") or "a condition")
-                           for w in previous.get("wheres") or [] if w not in kept})
-        how = ("swapping " + ", ".join(replaced) if replaced
-               else f"narrowing the previous query with {len(new)} condition(s)" if new
-               else "as the previous query")
-        return _Read(query, how, raw if own else {**alone, "confidence": 1.0})
+        shaped = _shaped(own)
+        if not back and not new and not shaped and _of_another_table(previous, alone, text):
+            return _Read(_single(alone), "alone", alone)  # it says something of another table
+        query, kept = _merged(previous, own if shaped else None, new)
+        return _Read(query, _how(previous, kept, new),
+                     raw if own else {**alone, "confidence": 1.0})
+
+
+_SHAPE_KEYS = ("orders", "limit", "aggregates", "group_by", "having")
+"""What a follow-up may say of the answer's shape ("the top 3", "per country") that
+replaces the previous query's."""
+
+
+def _shaped(own: dict[str, Any] | None) -> bool:
+    """The follow-up's own reading says something of the answer's shape (order, limit,
+    aggregates, groups)."""
+    return own is not None and any(own.get(k) for k in _SHAPE_KEYS if k != "having")
+
+
+def _of_another_table(previous: dict[str, Any], alone: dict[str, Any], text: str) -> bool:
+    """Read alone, the follow-up states conditions on another table than the previous
+    query's, and stands as a question of its own."""
+    other = _single(alone)
+    return other is not None and bool(_structured(other)) \
+        and str(other["model"]).lower() != str(previous["model"]).lower() \
+        and stands_alone(text)
+
+
+def _merged(previous: dict[str, Any], shape: dict[str, Any] | None,
+            new: list[dict[str, Any]]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The previous query with its conditions on the fields of ``new`` swapped for
+    ``new`` (its text matches kept), the shape of ``shape`` (a reading that states one)
+    over its own; a changed query is no longer relaxed. Returns it and the previous
+    conditions kept."""
+    before = list(previous.get("wheres") or [])
+    swapped = {f for w in new for f in _fields(w)}
+    structured = _structured(previous)
+    kept = [w for w in before if w not in structured or not (_fields(w) & swapped)]
+    query = {**previous, "wheres": [*kept, *new]}
+    query.update({k: shape[k] for k in _SHAPE_KEYS if shape and shape.get(k)})
+    if kept != before or new:
+        query.pop("relax", None)
+        query.pop("relax_confidence", None)
+    return query, kept
+
+
+def _how(previous: dict[str, Any], kept: list[dict[str, Any]],
+         new: list[dict[str, Any]]) -> str:
+    """How the follow-up was read against the previous query, in words."""
+    replaced = sorted({str(w.get("field") or "a condition")
+                       for w in previous.get("wheres") or [] if w not in kept})
+    if replaced:
+        return "swapping " + ", ".join(replaced)
+    if new:
+        return f"narrowing the previous query with {len(new)} condition(s)"
+    return "as the previous query"

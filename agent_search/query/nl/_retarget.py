@@ -25,6 +25,7 @@ from agent_search.query.dsl import MAX_HOPS, ModelSchema, RelationSchema
 from agent_search.query.nl._plan import NOTHING_CONFIDENCE, Plan, Question
 from agent_search.query.nl._schema import (
     Candidate,
+    Span,
     is_plain,
     relation_field,
     reverse_relation,
@@ -154,7 +155,22 @@ def named_unused(q: Question, out: Out) -> str | None:
     start = q.by_id.get(str(out.get("model", "")).lower())
     if start is None:
         return None
-    used = {start.id.lower(), q.target.id.lower()}
+    used = _reached(q, start, out) | {start.id.lower(), q.target.id.lower()}
+    # the rows used point at their hasOne models (a song's singer, a link row's course):
+    # those are in the answer as the rows' keys
+    used |= _related(q, used, "hasOne")
+    children = _related(q, used, "hasMany")
+    for model_id, spans in q.models.items():
+        free = _free_mentions(q, model_id, spans, children)
+        if free and model_id.lower() not in used:
+            return (f"{q.quote(free[0])!r} names the table {model_id}, which the answer does "
+                    "not use; no records are shown (they would not account for it)")
+    return None
+
+
+def _reached(q: Question, start: ModelSchema, out: Out) -> set[str]:
+    """The models (lower-cased ids) the DSL's field paths walk through from ``start``."""
+    reached: set[str] = set()
     for path in _paths(out):
         model: ModelSchema | None = start
         for part in path.split("."):
@@ -162,21 +178,23 @@ def named_unused(q: Question, out: Out) -> str | None:
             model = q.by_id.get(rel.model.lower()) if rel is not None else None
             if model is None:
                 break
-            used.add(model.id.lower())
-    # the rows used point at their hasOne models (a song's singer, a link row's course):
-    # those are in the answer as the rows' keys
-    used |= {r.model.lower() for m in list(used) if (schema := q.by_id.get(m)) is not None
-             for r in schema.relations if r.type == "hasOne"}
-    children = {r.model.lower() for m in list(used) if (schema := q.by_id.get(m)) is not None
-                for r in schema.relations if r.type == "hasMany"}
+            reached.add(model.id.lower())
+    return reached
+
+
+def _related(q: Question, models: set[str], kind: str) -> set[str]:
+    """The models (lower-cased ids) that ``models`` have a relation of ``kind`` to."""
+    return {r.model.lower() for m in models if (schema := q.by_id.get(m)) is not None
+            for r in schema.relations if r.type == kind}
+
+
+def _free_mentions(q: Question, model_id: str, spans: list[Span],
+                   children: set[str]) -> list[Span]:
+    """Where the question names ``model_id`` outside a field's name, and not as rows the
+    answer's rows have ("albums *with tracks*": a condition of having them)."""
     fields = [m.span for m in q.fields]
-    for model_id, spans in q.models.items():
-        free = [s for s in spans if not any(a <= s[0] and s[1] <= b for a, b in fields)
-                and not (model_id.lower() in children and _WITH.search(q.low[:s[0]]))]
-        if free and model_id.lower() not in used:
-            return (f"{q.quote(free[0])!r} names the table {model_id}, which the answer does "
-                    "not use; no records are shown (they would not account for it)")
-    return None
+    return [s for s in spans if not any(a <= s[0] and s[1] <= b for a, b in fields)
+            and not (model_id.lower() in children and _WITH.search(q.low[:s[0]]))]
 
 
 def _paths(out: Out) -> list[str]:
