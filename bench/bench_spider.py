@@ -13,7 +13,11 @@ absent): ``working``, whose questions and failures one reads while writing rules
 ``locked``, whose aggregate figures only are printed (never ``--show``), and each print is
 logged in ``locked-runs.log`` beside the data, the count said on screen: read it once per
 working session. Below the table, the precision / answered curve of each part by relevance
-floor (the item score a searcher's ``db.min_score`` cuts at).
+floor (the item score a searcher's ``db.min_score`` cuts at), then by the floor on the
+reading's calibrated confidence (:mod:`agent_search.query.nl._calibration`, refitted by
+``bench/fit_db_confidence.py`` on the working part): the questions are asked once with
+that gate off, its value recorded per question, and each floor (the parser's own, per kind
+of reading, in the table) scored from the same answers.
 
 Every question of a part is asked of the
 ``db`` handler on a copy of its SQLite database, with no model hints (every table is
