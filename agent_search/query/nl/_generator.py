@@ -97,8 +97,8 @@ class BuiltinDSLGenerator:
         except DSLGenerationError:
             return out, leftover, None
         if len(again) >= len(leftover) or not _uses_a_reading(second, readings):
-            return out, leftover, None  # a name read but not used (no condition, order,
-            # answer on it)
+            # a name read but not used (no condition, order, answer on it)
+            return out, leftover, None
         said = "; ".join(f"{r.phrase!r} read as {r.name!r} (by meaning, {r.similarity:.2f})"
                          for r in readings)
         second["warnings"] = [*second.get("warnings", []), said]
