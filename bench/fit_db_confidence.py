@@ -9,7 +9,8 @@ default 0: readings the db floor hides teach too) takes the features of its read
 the precision of its rows for a record question, right or not for a "how many" or an
 aggregate. It fits a logistic regression to them (numpy: full-batch gradient descent on the
 cross-entropy with soft labels, L2 0.01, features as they are: every one is in 0..1) and
-chooses a floor per kind of reading (records, a count, grouped numbers): the one that
+chooses a floor per kind of reading (records — chosen on record and text-match answers
+together —, a count, grouped numbers): the one that
 maximises the sum, over the answers it keeps, of how right each is minus 0.90 — an answer
 less likely right than the precision asked of all is worth less than silence. The floors
 are chosen on out-of-fold probabilities (each database's from a fit on the others), so
@@ -40,6 +41,11 @@ from agent_search.query.nl._calibration import FEATURES, kind_of  # noqa: E402
 
 L2 = 0.01
 GOAL = 0.90
+FITTED = {"records": ("records", "text"), "count": ("count",), "grouped": ("grouped",)}
+"""The floor of each kind of reading is chosen on the answers of these kinds: rows that
+meet conditions and rows ranked by a text match are both "records answered" (the measure
+the records floor protects); text matches themselves are not gated (see
+``_calibration.THRESHOLDS``)."""
 
 
 def fit(x: np.ndarray, y: np.ndarray, steps: int = 4000, rate: float = 0.5) -> np.ndarray:
@@ -126,8 +132,8 @@ def main() -> None:
     # floor, scored as the benchmark scores them
     chosen: dict[str, float] = {}
     lines = []
-    for kind in ("records", "count", "grouped", "text"):
-        mine = np.array([r["kind"] == kind and r["shown"] is not None for r in rows])
+    for kind, kinds in FITTED.items():
+        mine = np.array([r["kind"] in kinds and r["shown"] is not None for r in rows])
         y_shown = np.array([r["shown"] or 0.0 for r in rows])[mine]
         chosen[kind] = choose(oof[mine], y_shown, floors) if mine.any() else 0.0
         lines.append(f"{kind} readings ({int(mine.sum())} answered), out of fold: "
