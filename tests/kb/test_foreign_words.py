@@ -194,7 +194,8 @@ THROUGHOUT = "\n\n".join([
 async def test_a_name_its_document_mentions_once_is_not_its_subject(
         config: SearchConfig, tmp_path: Path) -> None:
     """The page that explains a thing names it throughout; a page that lists it beside
-    others names it in one chunk. Only the first speaks of it (``_Spoken``)."""
+    others names it in one chunk. Only the first speaks of it (``_Spoken``); a short
+    page that names it in half of its chunks does too."""
     from agent_search.kb._retrieval._foreign import FOREIGN, _Spoken
     from agent_search.kb._retrieval._hits import Hit
     from agent_search.kb._store import get_store, scroll_all
@@ -206,6 +207,11 @@ async def test_a_name_its_document_mentions_once_is_not_its_subject(
     (folder / "zorblax.md").write_text(THROUGHOUT, encoding="utf-8")
     (folder / "note.md").write_text("# Zorblax\n\nZorblax is a port system.",
                                     encoding="utf-8")
+    # a short page: one of its two chunks names it
+    (folder / "short.md").write_text(
+        "# Build\n\n" + "Build the server from source with make and a C compiler. " * 14
+        + "\n\n## Elsewhere\n\nOn a Mac the server is in Zorblax too. "
+        + "Package managers keep the server up to date for you. " * 14, encoding="utf-8")
     await ingest_paths(config, [folder], "docs")
     store = get_store(KBSettings.from_config(config), config.home)
     docs: dict[str, Hit] = {}
@@ -220,6 +226,8 @@ async def test_a_name_its_document_mentions_once_is_not_its_subject(
     assert not spoken(docs["install.md"], word.terms)  # one chunk of three
     assert spoken(docs["zorblax.md"], word.terms)  # every chunk
     assert spoken(docs["note.md"], word.terms)  # a one-chunk document that holds it
+    assert chunks["short.md"] == 2
+    assert spoken(docs["short.md"], word.terms)  # half of a short page
     (other,) = [w for w in _words("compiler", BM25())]
     assert not spoken(docs["note.md"], other.terms)
 

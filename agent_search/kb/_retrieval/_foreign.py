@@ -43,7 +43,7 @@ thing names it throughout (hive partitioning: every chunk of its page; a signal:
 eight), a page that lists it beside others names it once or twice (MacPorts among the
 ways to install; Dask in one section of a comparison). A held rare word that carries the
 question (kept at most :attr:`Foreign.named`) and that the hit's document holds in fewer
-than :attr:`Foreign.subject` of its chunks (and not in all of them) counts as lacked: the
+than :attr:`Foreign.subject` of its chunks (and in fewer than half) counts as lacked: the
 passage does not speak of what the question asks about. One engine call per such word
 and document (the document's chunks holding it, at most ``subject``), and one count of
 the document's chunks when fewer are found.
@@ -102,7 +102,7 @@ class Foreign:
     rest: tuple[float, float] = (0.75, 0.85)  # then: the question without every word the
     # passage lacks, kept meaning: score x 0 at the first, x 1 at the second
     # such a name is the passage's own only when its document holds it in at least this
-    # many chunks (or in all of them); else it is named in passing and counts as lacked
+    # many chunks (or half of them); else it is named in passing and counts as lacked
     # (see "Named in passing" above); 0 = off
     subject: int = 3
 
@@ -229,8 +229,9 @@ class _Kept:
 
 class _Spoken:
     """Whether a hit's document speaks of a word: holds it in at least
-    :attr:`Foreign.subject` of its chunks, or in all of them (remembered per document and
-    word for the hits of one search)."""
+    :attr:`Foreign.subject` of its chunks, or in at least half of them (a short page:
+    an abstract in two chunks names its gene in one), remembered per document and word
+    for the hits of one search."""
 
     def __init__(self, store: KBStore, collection: str) -> None:
         self.store, self.collection = store, collection
@@ -252,7 +253,7 @@ class _Spoken:
             SPARSE, query, FOREIGN.subject, same)])[0]
         holding = sum(1 for p in found if p.score > 0.0)
         return holding >= FOREIGN.subject or (
-            holding > 0 and holding >= self.store.count(self.collection, same))
+            holding > 0 and 2 * holding >= self.store.count(self.collection, same))
 
 
 def _factor(kept: _Kept, rare: set[int], have: set[int],
