@@ -192,11 +192,14 @@ THROUGHOUT = "\n\n".join([
 
 
 async def test_a_name_its_document_mentions_once_is_not_its_subject(
-        config: SearchConfig, tmp_path: Path) -> None:
+        config: SearchConfig, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The page that explains a thing names it throughout; a page that lists it beside
     others names it in one chunk. Only the first speaks of it (``_Spoken``); a short
     page that names it in half of its chunks does too."""
-    from agent_search.kb._retrieval._foreign import FOREIGN, _Spoken
+    from dataclasses import replace
+
+    from agent_search.kb._retrieval import _foreign
+    from agent_search.kb._retrieval._foreign import _Spoken
     from agent_search.kb._retrieval._hits import Hit
     from agent_search.kb._store import get_store, scroll_all
     from agent_search.kb.settings import KBSettings
@@ -220,8 +223,11 @@ async def test_a_name_its_document_mentions_once_is_not_its_subject(
         name = Path(str(rec.payload["source"])).name
         docs[name] = Hit(rec.id, 1.0, rec.payload)
         chunks[name] = chunks.get(name, 0) + 1
-    assert chunks["install.md"] >= FOREIGN.subject and chunks["zorblax.md"] >= FOREIGN.subject
     (word,) = [w for w in _words("Zorblax", BM25())]
+    # off (the default): every name the passage holds is its own
+    assert _Spoken(store, "docs")(docs["install.md"], word.terms)
+    monkeypatch.setattr(_foreign, "FOREIGN", replace(_foreign.FOREIGN, subject=3))
+    assert chunks["install.md"] >= 3 and chunks["zorblax.md"] >= 3
     spoken = _Spoken(store, "docs")
     assert not spoken(docs["install.md"], word.terms)  # one chunk of three
     assert spoken(docs["zorblax.md"], word.terms)  # every chunk
