@@ -168,7 +168,10 @@ def search(store: KBStore, collection: str, plan: QueryPlan,
            dense: NDArray[np.float32] | None, sparse: SparseVec | None,
            flt: Group | None, points: int, null: Null | None = None) -> list[Hit]:
     """Search one collection (``flt``: the request's filter AND the caller's visibility);
-    with pseudo-relevance feedback, a second round with the moved query vector.
+    with pseudo-relevance feedback, a second round with the moved query vector; with
+    ``plan.diversity``, each document's best chunk before further chunks of documents
+    already listed, from the top :data:`~._feedback.DEPTH` candidates
+    (:func:`~agent_search.kb._retrieval._hits.diversified`).
 
     ``null``: the query's similarity to unrelated text
     (:mod:`agent_search.kb._retrieval._background`);
