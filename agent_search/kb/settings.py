@@ -164,6 +164,11 @@ class KBSettings(KBConfig):
         "mean of the top N (collections of at least 20 N chunks); 0 = off"))
     # 3 on zh-rgb's tuning half; 2 keeps SciFact test >= 0.74 with MiniLM's second build
     feedback_weight: float = Field(default=2.0, ge=0, le=10)
+    # 0.7: kept by four of five leave-one-project-out folds of bench/bench_realdocs.py
+    diversity: float = Field(default=0.7, ge=0, le=1, description=(
+        "bring each document's best chunk before further chunks of documents already "
+        "listed, when it scores at least 1 - diversity of the chunk it passes (0 = the "
+        "ranking as it is, 1 = every document's best chunk first; see docs/kb-scores.md)"))
     foreign_veto: bool = Field(default=True, description=(
         "weigh each hit's score by the meaning the question keeps without the rare words "
         "the passage lacks (a question about a neighbouring tool gets no confident "

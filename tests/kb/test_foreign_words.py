@@ -170,3 +170,90 @@ async def test_a_name_the_passage_mentions_in_passing_is_not_an_answer(
     monkeypatch.setattr(_foreign, "FOREIGN", replace(_foreign.FOREIGN, named=0.0))
     assert (await _kept(config, "kv", MENTIONED))[:1] == ["streams.md"]
     assert (await _kept(config, "kv", USER_WORDS))[:1] == ["lists.md"]
+
+
+# written for this test: a name one page explains throughout, another names once
+PASSING = "\n\n".join([
+    "# Install\n\nBuild the server from source with make. " + "The build needs a C "
+    "compiler and takes a few minutes on a laptop. " * 8,
+    "## Package managers\n\nOn a Mac the server is in Zorblax as well as in the usual "
+    "package managers. " + "Package managers keep the server up to date for you. " * 8,
+    "## Containers\n\nRun the server in a container from the published image. "
+    + "The image keeps its data in a volume you mount. " * 8,
+])
+THROUGHOUT = "\n\n".join([
+    "# Zorblax\n\nZorblax builds ports from their recipes. " + "A port is a recipe "
+    "Zorblax compiles for your Mac. " * 8,
+    "## Variants\n\nZorblax variants switch a port's options on. " + "Zorblax lists a "
+    "port's variants before it builds it. " * 8,
+    "## Upgrades\n\nZorblax upgrades outdated ports in one step. " + "Zorblax keeps "
+    "the old version until the new one is built. " * 8,
+])
+
+
+async def test_a_name_its_document_mentions_once_is_not_its_subject(
+        config: SearchConfig, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The page that explains a thing names it throughout; a page that lists it beside
+    others names it in one chunk. Only the first speaks of it (``_Spoken``); a short
+    page that names it in half of its chunks does too."""
+    from dataclasses import replace
+
+    from agent_search.kb._retrieval import _foreign
+    from agent_search.kb._retrieval._foreign import _Spoken
+    from agent_search.kb._retrieval._hits import Hit
+    from agent_search.kb._store import get_store, scroll_all
+    from agent_search.kb.settings import KBSettings
+
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "install.md").write_text(PASSING, encoding="utf-8")
+    (folder / "zorblax.md").write_text(THROUGHOUT, encoding="utf-8")
+    (folder / "note.md").write_text("# Zorblax\n\nZorblax is a port system.",
+                                    encoding="utf-8")
+    # a short page: one of its two chunks names it
+    (folder / "short.md").write_text(
+        "# Build\n\n" + "Build the server from source with make and a C compiler. " * 14
+        + "\n\n## Elsewhere\n\nOn a Mac the server is in Zorblax too. "
+        + "Package managers keep the server up to date for you. " * 14, encoding="utf-8")
+    await ingest_paths(config, [folder], "docs")
+    store = get_store(KBSettings.from_config(config), config.home)
+    docs: dict[str, Hit] = {}
+    chunks: dict[str, int] = {}
+    for rec in scroll_all(store, "docs"):
+        name = Path(str(rec.payload["source"])).name
+        docs[name] = Hit(rec.id, 1.0, rec.payload)
+        chunks[name] = chunks.get(name, 0) + 1
+    (word,) = [w for w in _words("Zorblax", BM25())]
+    # off (the default): every name the passage holds is its own
+    assert _Spoken(store, "docs")(docs["install.md"], word.terms)
+    monkeypatch.setattr(_foreign, "FOREIGN", replace(_foreign.FOREIGN, subject=3))
+    assert chunks["install.md"] >= 3 and chunks["zorblax.md"] >= 3
+    spoken = _Spoken(store, "docs")
+    assert not spoken(docs["install.md"], word.terms)  # one chunk of three
+    assert spoken(docs["zorblax.md"], word.terms)  # every chunk
+    assert spoken(docs["note.md"], word.terms)  # a one-chunk document that holds it
+    assert chunks["short.md"] == 2
+    assert spoken(docs["short.md"], word.terms)  # half of a short page
+    (other,) = [w for w in _words("compiler", BM25())]
+    assert not spoken(docs["note.md"], other.terms)
+
+
+def test_a_carrying_name_named_in_passing_counts_as_lacked() -> None:
+    """A rare name the passage holds that carries the question vetoes the hit when its
+    document only names it in passing, and is the passage's own when it speaks of it."""
+    from agent_search.kb._retrieval._foreign import _factor, _Kept
+
+    query = "How do I install Zorblax"
+    words = _words(query, BM25())
+    name = next(i for i, w in enumerate(words) if query[w.start:w.end] == "Zorblax")
+    full = np.asarray([1.0, 0.0])
+
+    def embed(text: str) -> np.ndarray:
+        # the question without its name keeps half of its meaning; with it, all
+        return full if "Zorblax" in text else np.asarray([0.5, np.sqrt(0.75)])
+
+    held = set(words[name].terms)
+    kept = _Kept(query, words, full, None, embed)
+    assert _factor(kept, {name}, held, lambda terms: True) == 1.0
+    assert _factor(kept, {name}, held, lambda terms: False) == 0.0
+    assert _factor(kept, {name}, held) == 1.0  # nothing to tell by: the passage's own

@@ -37,6 +37,17 @@ message?" keeps too little without "reset", "offsets" and "earliest"; "How do I 
 breakpoint while debugging a Lua script?" lacks nothing on the debugger's page. A question
 in a user's own words rarely names a rare thing the passage holds, so it is not touched.
 
+**Named in passing is not spoken of.** Whether the passage's document speaks *of* such a
+name, or only names it, the collection's own chunks tell: the page that explains a
+thing names it throughout (hive partitioning: every chunk of its page; a signal: five of
+eight), a page that lists it beside others names it once or twice (MacPorts among the
+ways to install; Dask in one section of a comparison). A held rare word that carries the
+question (kept at most :attr:`Foreign.named`) and that the hit's document holds in fewer
+than :attr:`Foreign.subject` of its chunks (and in fewer than half) counts as lacked: the
+passage does not speak of what the question asks about. One engine call per such word
+and document (the document's chunks holding it, at most ``subject``), and one count of
+the document's chunks when fewer are found.
+
 **Only where the collection's statistics can say a word is foreign.** In five notes most
 words of any question are absent; in thousands of pages a word that is absent or rare is
 news. The collection's Good–Turing unseen mass — the share of its term occurrences that
@@ -54,13 +65,26 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from functools import partial
 from typing import Any
 
 import numpy as np
 
 from agent_search.kb._retrieval._background import Null
 from agent_search.kb._retrieval._hits import Hit
-from agent_search.kb._store import BM25, SPARSE, WORD, CollectionStats, KBStore, analyze, term_id
+from agent_search.kb._store import (
+    BM25,
+    SPARSE,
+    WORD,
+    CollectionStats,
+    Group,
+    KBStore,
+    Match,
+    SparseVec,
+    VectorQuery,
+    analyze,
+    term_id,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,6 +101,11 @@ class Foreign:
     named: float = 0.84
     rest: tuple[float, float] = (0.75, 0.85)  # then: the question without every word the
     # passage lacks, kept meaning: score x 0 at the first, x 1 at the second
+    # such a name is the passage's own only when its document holds it in at least this
+    # many chunks (or half of them); else it is named in passing and counts as lacked
+    # (see "Named in passing" above); 0 = off, the default (it did not carry over to the
+    # locked questions: see FOREIGN)
+    subject: int = 0
 
 
 FOREIGN = Foreign(rare=0.6, unseen=0.04, kept=(0.85, 0.95), depth=10)
@@ -90,7 +119,12 @@ best on the other four projects' working questions, ``bench/bench_realdocs.py
 --folds``): each word weighed alone with the ramp 0.85-0.95 was kept by four of the five
 folds (the fifth kept the first form, all lacked words at once, 0.80-0.90);
 ``docs/kb-scores.md``. Its cost on scientific claims
-is measured by the trust bench (SciFact abstracts, unseen mass 0.034: the rule is on)."""
+is measured by the trust bench (SciFact abstracts, unseen mass 0.034: the rule is on).
+
+"Named in passing" (:attr:`Foreign.subject` 3) took the working part's near-topic
+abstention from 0.71 to 0.83 with no answer lost, and was kept by four of five folds; on
+the locked part (printed once) it changed nothing (0.50) and lost two answers (0.00 ->
+0.04), so it is off by default."""
 
 
 def unseen_mass(stats: CollectionStats) -> float:
@@ -169,10 +203,11 @@ def weigh(store: KBStore, collection: str, hits: list[Hit], query: str, bm25: BM
         return hits
     held = _held_terms(store, collection, hits[:FOREIGN.depth])
     kept = _Kept(query, words, dense, null, embed)
+    spoken = _Spoken(store, collection)
     out: list[Hit] = []
     ceiling = 1.0
     for rank, hit in enumerate(hits):
-        factor = (_factor(kept, rare, held.get(hit.point_id, set()))
+        factor = (_factor(kept, rare, held.get(hit.point_id, set()), partial(spoken, hit))
                   if rank < FOREIGN.depth else 1.0)  # below: only capped by those above
         own = (hit.own if hit.own is not None else hit.score) * factor
         ceiling = min(ceiling, own)
@@ -198,12 +233,49 @@ class _Kept:
         return self.known[cut]
 
 
-def _factor(kept: _Kept, rare: set[int], have: set[int]) -> float:
+class _Spoken:
+    """Whether a hit's document speaks of a word: holds it in at least
+    :attr:`Foreign.subject` of its chunks, or in at least half of them (a short page:
+    an abstract in two chunks names its gene in one), remembered per document and word
+    for the hits of one search."""
+
+    def __init__(self, store: KBStore, collection: str) -> None:
+        self.store, self.collection = store, collection
+        self.known: dict[tuple[str, tuple[int, ...]], bool] = {}
+
+    def __call__(self, hit: Hit, terms: tuple[int, ...]) -> bool:
+        doc = hit.payload.get("document_id")
+        if FOREIGN.subject <= 0 or not doc or not terms:
+            return True  # nothing to tell by: the passage's own word
+        key = (str(doc), terms)
+        if key not in self.known:
+            self.known[key] = self._spoken(str(doc), terms)
+        return self.known[key]
+
+    def _spoken(self, doc: str, terms: tuple[int, ...]) -> bool:
+        same = Group(must=(Match("document_id", doc),))
+        query = SparseVec(sorted(set(terms)), [1.0] * len(set(terms)))
+        found = self.store.query_batch(self.collection, [VectorQuery(
+            SPARSE, query, FOREIGN.subject, same)])[0]
+        holding = sum(1 for p in found if p.score > 0.0)
+        return holding >= FOREIGN.subject or (
+            holding > 0 and 2 * holding >= self.store.count(self.collection, same))
+
+
+def _factor(kept: _Kept, rare: set[int], have: set[int],
+            spoken: Callable[[tuple[int, ...]], bool] | None = None) -> float:
     """What one hit's score is multiplied by: the ramp of the meaning kept without its
     lacked rare words (each alone, or all at once), and, when it holds a rare name that
-    carries the question, the ramp of the meaning kept without every word it lacks."""
+    carries the question, the ramp of the meaning kept without every word it lacks. A
+    carrying name its document only names in passing (``spoken`` false) counts as
+    lacked."""
     words = kept.words
     holds = [bool(w.terms) and any(t in have for t in w.terms) for w in words]
+    if spoken is not None:
+        for i in rare:
+            if holds[i] and kept(frozenset({i})) <= FOREIGN.named \
+                    and not spoken(words[i].terms):
+                holds[i] = False
     lacked = frozenset(i for i in rare if not holds[i])
     sets = [frozenset({i}) for i in lacked] if FOREIGN.each else [lacked]
     factor = min((_ramp(kept(cut), FOREIGN.kept) for cut in sets), default=1.0)

@@ -1,5 +1,6 @@
 """A chunk found by :func:`agent_search.kb._retrieval._search.search`, and ranking hits again
-(:mod:`agent_search.kb._retrieval._feedback`) with scores that still follow the ranking."""
+(:mod:`agent_search.kb._retrieval._feedback`, :func:`diversified`) with scores that still
+follow the ranking."""
 
 from __future__ import annotations
 
@@ -33,6 +34,45 @@ def reranked(hits: list[Hit], keys: list[float] | None, limit: int) -> list[Hit]
         hit = hits[i]
         ceiling = min(ceiling, hit.own if hit.own is not None else hit.score)
         out.append(replace(hit, score=ceiling, key=keys[i]))
+    return out
+
+
+def document_of(hit: Hit) -> str:
+    """The document a hit's chunk comes from: its ``document_id`` (one per ingested file),
+    else its source, else the chunk itself (a chunk of nothing known is its own document)."""
+    p = hit.payload
+    return str(p.get("document_id") or p.get("source") or hit.point_id)
+
+
+def diversified(hits: list[Hit], diversity: float, limit: int) -> list[Hit]:
+    """The first ``limit`` of ``hits`` (ranked, with payloads) with each document's best
+    chunk brought before the further chunks of documents already listed.
+
+    Three chunks of one long page often fill the first three places, and the page that
+    answers, ranked fourth, is not read. Going down the list, when the next chunk's
+    document is already listed, the first chunk below it of a document not yet listed
+    takes its place if its score is at least ``1 − diversity`` of that chunk's:
+    ``diversity`` 0 keeps the ranking, 1 lists every document's best chunk first.
+
+    The first hit never moves, so whether anything clears a floor is unchanged. Scores
+    stay each hit's own evidence, capped by the hit now ranked above it (the handler sorts
+    by score): a chunk that gave way keeps at least ``1 − diversity`` of the score it had,
+    since whatever now goes before it scored at least that share of it."""
+    if diversity <= 0.0 or len(hits) <= 1:
+        return hits[:limit]
+    pending, listed = list(hits), set()
+    out: list[Hit] = []
+    ceiling = 1.0
+    while pending and len(out) < limit:
+        pick = 0
+        if document_of(pending[0]) in listed:
+            bar = (1.0 - diversity) * pending[0].score
+            pick = next((j for j, h in enumerate(pending)
+                         if document_of(h) not in listed and h.score >= bar), 0)
+        hit = pending.pop(pick)
+        listed.add(document_of(hit))
+        ceiling = min(ceiling, hit.own if hit.own is not None else hit.score)
+        out.append(replace(hit, score=ceiling))
     return out
 
 

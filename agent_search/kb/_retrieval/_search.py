@@ -72,7 +72,7 @@ from agent_search.kb._retrieval._evidence import (
 )
 from agent_search.kb._retrieval._foreign import FOREIGN
 from agent_search.kb._retrieval._hits import Hit as Hit  # re-exported: the handler and tests use it
-from agent_search.kb._retrieval._hits import reranked, with_payloads
+from agent_search.kb._retrieval._hits import diversified, reranked, with_payloads
 from agent_search.kb._store import (
     DENSE,
     SPARSE,
@@ -153,6 +153,7 @@ class QueryPlan:
     prf_weight: float = 0.5
     feedback_docs: int = 0
     feedback_weight: float = 0.0
+    diversity: float = 0.0
 
     @classmethod
     def of(cls, settings: KBSettings, mode: str, limit: int, k1: float) -> QueryPlan:
@@ -160,14 +161,17 @@ class QueryPlan:
                    settings.dense_weight, settings.sparse_weight, settings.rrf_k, k1,
                    settings.prf_docs if mode != "sparse" else 0, settings.prf_weight,
                    settings.feedback_docs if mode == "hybrid" else 0,
-                   settings.feedback_weight)
+                   settings.feedback_weight, settings.diversity)
 
 
 def search(store: KBStore, collection: str, plan: QueryPlan,
            dense: NDArray[np.float32] | None, sparse: SparseVec | None,
            flt: Group | None, points: int, null: Null | None = None) -> list[Hit]:
     """Search one collection (``flt``: the request's filter AND the caller's visibility);
-    with pseudo-relevance feedback, a second round with the moved query vector.
+    with pseudo-relevance feedback, a second round with the moved query vector; with
+    ``plan.diversity``, each document's best chunk before further chunks of documents
+    already listed, from the top :data:`~._feedback.DEPTH` candidates
+    (:func:`~agent_search.kb._retrieval._hits.diversified`).
 
     ``null``: the query's similarity to unrelated text
     (:mod:`agent_search.kb._retrieval._background`);
@@ -180,20 +184,24 @@ def search(store: KBStore, collection: str, plan: QueryPlan,
     stats = store.stats(collection) if needs_stats and plan.mode != "dense" else None
     neighbours = (dense is not None and plan.fusion in ("calibrated", "zscore")
                   and _feedback.applies(points, plan.feedback_docs))
-    if neighbours:  # rank the branches' candidates, then again with the top ones' centre
-        limit = plan.limit
-        plan = replace(plan, limit=max(limit, min(plan.prefetch, _feedback.DEPTH)))
+    limit = plan.limit
+    # feedback ranks the branches' top candidates again with the top ones' centre, and
+    # the documents' best chunks come first from among them: both need more than limit
+    deep = max(limit, min(plan.prefetch, _feedback.DEPTH))
+    pool = deep if plan.diversity > 0.0 else limit
+    plan = replace(plan, limit=deep if neighbours else pool)
     hits = _search(store, collection, plan, dense, sparse, flt, points, stats, null)
     if neighbours:
         hits = reranked(hits, _feedback.keys_with_feedback(
             store, collection, [h.point_id for h in hits], [h.key for h in hits],
-            plan.feedback_docs, plan.feedback_weight, flt, stats), limit)
-        plan = replace(plan, limit=limit)
+            plan.feedback_docs, plan.feedback_weight, flt, stats), pool)
+        plan = replace(plan, limit=pool)
     if plan.prf_docs and dense is not None and hits:
         moved = _moved_query(store, collection, plan, dense, hits)
         if moved is not None:
             hits = _search(store, collection, plan, moved, sparse, flt, points, stats, null)
-    return with_payloads(store, collection, hits)  # one exit: every path's hits get them
+    hits = with_payloads(store, collection, hits)  # one exit: every path's hits get them
+    return diversified(hits, plan.diversity, limit)
 
 
 def _moved_query(store: KBStore, collection: str, plan: QueryPlan,
