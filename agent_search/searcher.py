@@ -36,7 +36,7 @@ from agent_search.cache import ResultCache
 from agent_search.config import SearchConfig
 from agent_search.context import Context
 from agent_search.deps import Deps
-from agent_search.errors import InputError, validation_summary
+from agent_search.errors import ConfigError, InputError, validation_summary
 from agent_search.events import EventSink, SearchComplete, SearchResultEvent, SearchStart
 from agent_search.registry import Handler, Registry
 from agent_search.rerank import Reranker, ScoreReranker, apply_rerank, resolve_reranker
@@ -419,13 +419,17 @@ class Searcher:
             return failed_result(
                 request, search_id, f"invalid request: limit {limit} is outside 1..{opts.max_limit}"
             )
-        request = with_defaults(request, section, limit)
         try:
             handler = self.registry.resolve(ctx, request)
         except Exception as exc:  # a handler's can_handle is its code too: its Result
             return _handler_failed(request, search_id, first_line(exc))
         if handler is None:
             return failed_result(request, search_id, f"unsupported search type: {request.type}")
+        try:  # limit and options filled once, checked before the search costs anything
+            request = with_defaults(request, section, limit, handler, config)
+        except (InputError, ConfigError, ValueError) as exc:
+            return failed_result(request, search_id,
+                                 search_error(request.type, " ".join(str(exc).split())))
 
         deadline = min(cutoff, now + (request.timeout or opts.timeout))
         # a shared scope enforces this limit unless this search's own is shorter
