@@ -41,6 +41,7 @@ widen a search.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -138,7 +139,13 @@ class DBHandler:
             from agent_search.db._catalog import check_distinct_tables
 
             check_distinct_tables(self.definitions)
+        if generators:
+            warnings.warn("DBHandler(generators=...) is deprecated: give them to the "
+                          "Searcher (Searcher(generators=...) or from_config), which hands "
+                          "them to every search in ctx.deps", DeprecationWarning,
+                          stacklevel=2)
         self.generators = dict(generators or {})
+        """Deprecated (one release): generators reach a search in ``ctx.deps``."""
         self._engine = engine
         self._given_engine = engine is not None
         self._catalog: Catalog | None = None
@@ -444,9 +451,9 @@ class DBHandler:
 
     def _generator(self, ctx: Context, builtin: DSLGenerator,
                    warnings: list[str]) -> DSLGenerator:
-        """The generator ``uses.query`` names, from one table: ``builtin``, then the
-        handler's own (``create_handler(generators=...)``), then the run's
-        (``ctx.deps.generators``: an assistant's delegate), a later one winning. A name
+        """The generator ``uses.query`` names, from one table: ``builtin``, then the run's
+        (``ctx.deps.generators``: the searcher's, an assistant's delegate), a later one
+        winning (and, for one release, the handler's deprecated own between them). A name
         in none of them is an error in strict mode, else the builtin with a warning."""
         name = ctx.config.uses.query
         table: dict[str, DSLGenerator] = {"builtin": builtin, **self.generators,
@@ -455,7 +462,7 @@ class DBHandler:
         if found is not None:
             return found
         message = (f"query generator {name!r} (uses.query) is not available; "
-                   "register it with create_handler(generators=...)")
+                   "give it to the Searcher (Searcher(generators=...))")
         if ctx.config.query.strict:
             raise DSLGenerationError(message)
         warnings.append(message + "; used the builtin generator")
@@ -517,7 +524,8 @@ def create_handler(config: SearchConfig, *, config_dir: Path | None = None,
     """The ``db`` handler for ``config``: global models from ``<config_dir>/models``,
     assistant models from ``<assistant_dir>/models`` (``agents.<id>.<name>``), every other
     table of ``db.url`` (default: SQLite at ``<home>/agent.db``) by reflection.
-    ``generators`` adds NL → DSL generators selectable by ``uses.query``."""
+    ``generators`` (deprecated: give them to the Searcher, which hands them to every
+    search in ``ctx.deps``) adds NL → DSL generators selectable by ``uses.query``."""
     definitions = load_definitions(Path(config_dir) if config_dir else None,
                                    Path(assistant_dir) if assistant_dir else None)
     return DBHandler(config, definitions=definitions, generators=generators)

@@ -141,3 +141,25 @@ async def test_a_handler_without_an_options_model_gets_its_section_defaults() ->
     await searcher.search({"type": "kb", "query": "q"})
     await searcher.search({"type": "kb", "query": "q", "options": {"collections": ["faq"]}})
     assert seen == [{"collections": ["docs"]}, {"collections": ["faq"]}]
+
+
+def test_generators_reach_a_search_only_in_ctx_deps() -> None:
+    from agent_search.deps import Deps
+
+    mine, theirs = object(), object()
+    searcher = Searcher(generators={"mine": mine, "both": mine})  # type: ignore[dict-item]
+    assert dict(searcher.context().deps.generators) == {"mine": mine, "both": mine}
+    # a run's own deps (an assistant's delegates) come first, the searcher's after
+    run = searcher.context(deps=Deps(generators={"both": theirs}))  # type: ignore[dict-item]
+    assert run.deps.generators["both"] is theirs and run.deps.generators["mine"] is mine
+    assert "nothing" not in run.deps.generators
+
+
+def test_a_db_handler_given_generators_is_deprecated(tmp_path: Any) -> None:
+    from agent_search.db.handler import DBHandler
+
+    config = SearchConfig(home=tmp_path)
+    _, said = _warned(lambda: DBHandler(config, generators={"x": object()}))  # type: ignore[dict-item]
+    assert any("ctx.deps" in m for m in said)
+    _, said = _warned(lambda: DBHandler(config))
+    assert said == []
