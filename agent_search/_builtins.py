@@ -48,7 +48,9 @@ def register_builtin_handlers(
 
     Nothing is contacted yet: handlers connect lazily on their first search. A bad
     section of the configuration raises :class:`~agent_search.errors.ConfigError`
-    naming the key. ``generators`` are the db handler's NL → DSL generators by name.
+    naming the key. ``generators`` (deprecated: give them to the
+    :class:`~agent_search.Searcher`, which hands them to every search in ``ctx.deps``)
+    are kept by the db handler for one release.
     """
     from agent_search.db import create_handler as create_db_handler
     from agent_search.kb import create_handler as create_kb_handler

@@ -7,7 +7,7 @@ boundary's bookkeeping, kept apart from the control flow in :mod:`agent_search.s
 - :func:`search_error` words every failure of a search as ``"<type>: <message>"`` — the
   handler's error Result, its exception, its overrun, its wrong return type — so a
   handler (builtin or custom) says only what went wrong and never prefixes its type;
-- :func:`with_defaults` fills a request from its section of the configuration;
+- :func:`with_defaults` fills a request's limit and its handler's options, once;
 - :func:`stamp` applies the relevance floor and the limit, then gives the items their
   source, weight and request-unique citation ids.
 """
@@ -24,10 +24,11 @@ from pydantic import BaseModel
 from agent_search._links import safe_url
 from agent_search._text import scrub
 from agent_search.config import floor_of
-from agent_search.types import Request, Result
+from agent_search.registry import parse_options
+from agent_search.types import Request, Result, SearchOptions
 
 if TYPE_CHECKING:
-    from agent_search.config import TypeConfig
+    from agent_search.config import SearchConfig, TypeConfig
     from agent_search.context import Context
 
 RequestLike = Request | Mapping[str, Any]
@@ -96,22 +97,49 @@ def not_started(raw: RequestLike) -> Result:
                   error=search_error(rtype, "deadline exceeded before it started"))
 
 
-def with_defaults(request: Request, section: TypeConfig | None, limit: int) -> Request:
-    """``request`` with its limit and the section's ``request_defaults`` filled in where
-    it leaves them empty: a shallow copy (the caller's request is not changed), cheaper
-    than ``model_copy`` on the hot path, and no copy when nothing is missing."""
-    values: dict[str, Any] = {} if request.limit is not None else {"limit": limit}
-    if section is not None:
-        for name in section.request_defaults:
-            if not getattr(request, name):
-                default = getattr(section, name)
-                if default:
-                    values[name] = list(default) if isinstance(default, list) else default
-    if not values:
+def with_defaults(request: Request, section: TypeConfig | None, limit: int,
+                  handler: object, config: SearchConfig) -> Request:
+    """``request`` with everything it leaves unset filled, in the one place defaults are
+    filled, before the search costs anything: its ``limit``, and its options parsed by
+    ``handler``'s options model (a :class:`SearchOptions`) and filled from ``config``
+    (:meth:`SearchOptions.filled`); a bad option raises
+    :class:`~agent_search.errors.InputError` naming it. A handler without such a model
+    gets the ``request_defaults`` of its ``section`` in its options dict instead.
+
+    A shallow copy (the caller's request is not changed), cheaper than ``model_copy`` on
+    the hot path, and no copy when nothing is missing."""
+    model = getattr(handler, "options_model", None)
+    parsed: SearchOptions | None = None
+    options: dict[str, Any] | None = None
+    if isinstance(model, type) and issubclass(model, SearchOptions):
+        parsed = parse_options(model, request.options).filled(config)
+    elif section is not None and section.request_defaults:
+        options = _section_defaults(request.options, section)
+    if request.limit is not None and parsed is None and options is None:
         return request
     copy = request.__copy__()
-    store(copy, **values)
+    values: dict[str, Any] = {} if request.limit is not None else {"limit": limit}
+    if options is not None:
+        values["options"] = options
+    if values:
+        store(copy, **values)
+    if parsed is not None:
+        private = copy.__pydantic_private__
+        assert private is not None  # Request declares a private attribute
+        private["_parsed_options"] = parsed
     return copy
+
+
+def _section_defaults(given: dict[str, Any], section: TypeConfig) -> dict[str, Any] | None:
+    """``given`` options with the section's ``request_defaults`` where they are unset
+    (None when none is missing)."""
+    missing: dict[str, Any] = {}
+    for name in section.request_defaults:
+        if not given.get(name):
+            default = getattr(section, name, None)
+            if default:
+                missing[name] = list(default) if isinstance(default, list) else default
+    return {**given, **missing} if missing else None
 
 
 _STAMPED_FIELDS = ("source", "weight", "citation_id", "type")

@@ -19,11 +19,19 @@ switches it on).
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, ClassVar, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    ValidationError,
+    model_validator,
+)
 
 from agent_search._config_files import (
     BUILTIN_TYPES,
@@ -80,8 +88,9 @@ class TypeConfig(_OpenSection):
     validates, which names the keys in its errors."""
 
     request_defaults: ClassVar[tuple[str, ...]] = ()
-    """Request fields this section gives a default to: the searcher fills each one a
-    request leaves empty, so every handler (the built-in one or yours) gets the same
+    """Options this section gives a default to, for a handler whose ``options_model`` is
+    not a :class:`~agent_search.types.SearchOptions` (which fills its own): the searcher
+    fills each one a request's ``options`` leave empty, so every handler gets the same
     complete request on every path."""
 
     _validated: dict[type[Any], Any] = PrivateAttr(default_factory=dict)
@@ -115,13 +124,27 @@ class WebConfig(TypeConfig):
 
 
 class KBConfig(TypeConfig):
-    request_defaults = ("collections", "threshold", "graph")
+    request_defaults = ("collections", "graph")
 
     min_score: Number = _floor(DEFAULT_MIN_SCORE["kb"])
     collections: list[str] = Field(default_factory=list)
-    threshold: Number | None = Field(default=None, ge=0, le=1)
+    threshold: Number | None = Field(default=None, ge=0, le=1, description=(
+        "Deprecated: min_score, the one relevance floor (the higher of the two is kept)"))
     graph: bool = False
     url: str | None = Field(default=None, description="Qdrant server URL; embedded when unset")
+
+    @model_validator(mode="after")
+    def _threshold_is_min_score(self) -> KBConfig:
+        """``kb.threshold`` was a second floor, cut silently in the handler before
+        ``min_score`` was cut and counted; both floors held, so the higher one is now
+        ``min_score``, the one cut (never lower: no search finds more than it did)."""
+        threshold = self.__dict__.get("threshold")
+        if threshold is not None:
+            warnings.warn("kb.threshold is deprecated: it is kb.min_score, the one "
+                          "relevance floor", DeprecationWarning, stacklevel=2)
+            self.__dict__["min_score"] = max(float(self.min_score), float(threshold))
+            self.__dict__["threshold"] = None
+        return self
 
 
 class DBConfig(TypeConfig):

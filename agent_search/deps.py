@@ -17,9 +17,9 @@ so no shared handler has to be changed to pass anything in:
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from agent_search.trace import first_line
 
@@ -59,6 +59,31 @@ async def builtin_keywords(processor: str | None, text: str, *, max_keywords: in
         warnings.append(f"keyword extraction failed, searched the message as is: "
                         f"{first_line(exc)}")
         return []
+
+
+_V = TypeVar("_V")
+
+
+class Layered(Mapping[str, _V]):
+    """``first`` over ``then``: a name is looked up in ``first``, then in ``then``,
+    without copying either (``first`` may build what a name stands for on its lookup,
+    as a stream's delegated generators do)."""
+
+    def __init__(self, first: Mapping[str, _V], then: Mapping[str, _V]) -> None:
+        self._first, self._then = first, then
+
+    def __getitem__(self, name: str) -> _V:
+        try:
+            return self._first[name]
+        except KeyError:
+            return self._then[name]
+
+    def __iter__(self) -> Iterator[str]:
+        yield from self._first
+        yield from (k for k in self._then if k not in self._first)
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
 
 
 @dataclass(slots=True)

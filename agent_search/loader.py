@@ -62,7 +62,7 @@ def searcher_from_config(
         from agent_search._builtins import register_builtin_handlers
 
         register_builtin_handlers(searcher.registry, config, config_dir=config_dir,
-                                  assistant_dir=assistant_dir, generators=generators)
+                                  assistant_dir=assistant_dir)  # generators: ctx.deps
     return searcher
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -35,8 +36,8 @@ from agent_search._results import (
 from agent_search.cache import ResultCache
 from agent_search.config import SearchConfig
 from agent_search.context import Context
-from agent_search.deps import Deps
-from agent_search.errors import InputError, validation_summary
+from agent_search.deps import Deps, Layered
+from agent_search.errors import ConfigError, InputError, validation_summary
 from agent_search.events import EventSink, SearchComplete, SearchResultEvent, SearchStart
 from agent_search.registry import Handler, Registry
 from agent_search.rerank import Reranker, ScoreReranker, apply_rerank, resolve_reranker
@@ -134,10 +135,15 @@ class Searcher:
             deps: what the run hands to handlers (:class:`~agent_search.deps.Deps`:
                 generators, keyword extractor, reranker resolver); filled once, here.
                 Default: the builtin extractor, and the generators ``from_config`` was
-                given.
+                given; given deps keep their generators over those. Generators reach
+                handlers only this way.
         """
+        if deps is None:
+            deps = Deps(generators=dict(self.generators))
+        elif self.generators:  # the run's own first, then the searcher's
+            deps = replace(deps, generators=Layered(deps.generators, self.generators))
         ctx = Context(user_id=user_id, team_id=team_id, config=config or self.config,
-                      deps=deps or Deps(generators=dict(self.generators)))
+                      deps=deps)
         if request_id:
             ctx.request_id = request_id
         if events is not None:
@@ -419,13 +425,17 @@ class Searcher:
             return failed_result(
                 request, search_id, f"invalid request: limit {limit} is outside 1..{opts.max_limit}"
             )
-        request = with_defaults(request, section, limit)
         try:
             handler = self.registry.resolve(ctx, request)
         except Exception as exc:  # a handler's can_handle is its code too: its Result
             return _handler_failed(request, search_id, first_line(exc))
         if handler is None:
             return failed_result(request, search_id, f"unsupported search type: {request.type}")
+        try:  # limit and options filled once, checked before the search costs anything
+            request = with_defaults(request, section, limit, handler, config)
+        except (InputError, ConfigError, ValueError) as exc:
+            return failed_result(request, search_id,
+                                 search_error(request.type, " ".join(str(exc).split())))
 
         deadline = min(cutoff, now + (request.timeout or opts.timeout))
         # a shared scope enforces this limit unless this search's own is shorter

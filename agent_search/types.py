@@ -7,19 +7,26 @@ All models are pydantic v2. Field names are the JSON names of the wire contract
 from __future__ import annotations
 
 import unicodedata
-from typing import Annotated, Any, Literal
+import warnings
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import (
     BaseModel,
     BeforeValidator,
     ConfigDict,
     Field,
+    PrivateAttr,
     ValidationInfo,
     field_validator,
     model_validator,
 )
+from typing_extensions import Self
 
 from agent_search._text import surrogate_message
+
+if TYPE_CHECKING:
+    from agent_search.config import SearchConfig
 
 Source = Literal["user", "hook", "auto"]
 """Who asked for a search. Priority when deduplicating: user > hook > auto."""
@@ -230,38 +237,141 @@ def is_marker_char(c: str) -> bool:
     return not (c.isspace() or (c.isascii() and (c.isalnum() or c in "_-")))
 
 
+class SearchOptions(BaseModel):
+    """The base of every handler's options model (``request.options``), as pydantic-ai's
+    ``ModelSettings`` is the base of each model's ``…ModelSettings``: the common request
+    (:class:`Request`) carries what every search has, and each handler declares the
+    parameters only it reads in its subclass (the kb's ``collections``, the db's
+    ``models``, the web's ``sites``).
+
+    Keys another handler reads are ignored (one options object can go to several types);
+    a bad value of a declared key is an :class:`~agent_search.errors.InputError` naming
+    it. The searcher parses a request's options once, before the search costs anything,
+    and fills the handler's defaults once (:meth:`filled`); the handler reads the result
+    with :meth:`of`."""
+
+    model_config = ConfigDict(extra="ignore", populate_by_name=True)
+
+    @classmethod
+    def of(cls, request: Request) -> Self:
+        """``request``'s options as this model: the ones the searcher parsed and filled,
+        else (a handler called directly) parsed now, defaults left unset."""
+        parsed = request._parsed_options
+        if isinstance(parsed, cls):
+            return parsed
+        from agent_search.registry import parse_options
+
+        return parse_options(cls, request.options)
+
+    def filled(self, config: SearchConfig) -> Self:
+        """These options with what the request left unset taken from ``config`` (the
+        search's own: an assistant's overrides included). Called once per search, by the
+        searcher; the base fills nothing."""
+        return self
+
+
+LEGACY_OPTIONS: tuple[str, ...] = (
+    "collections", "graph", "wheres", "models", "orders", "select", "sites", "time_range")
+"""Request fields that moved into the options of the handler that reads them (kb:
+``collections``, ``graph``, ``wheres``; db: ``models``, ``wheres``, ``orders``, ``select``;
+web: ``sites``, ``time_range``). Given at the top level they are still accepted, moved
+into ``options`` with a :class:`DeprecationWarning`; ``threshold`` is ``min_score``."""
+
+
+def _as_json(value: Any) -> Any:
+    """A where or order model as the plain data the options hold."""
+    if isinstance(value, list | tuple):
+        return [_as_json(v) for v in value]
+    if isinstance(value, QueryWhere):
+        return value.to_json()
+    if isinstance(value, BaseModel):
+        return value.model_dump()
+    return value
+
+
+def move_legacy_fields(data: Mapping[str, Any]) -> dict[str, Any]:
+    """``data`` with its deprecated top-level fields moved where they live now, each
+    named in a :class:`DeprecationWarning`. An empty or false value was "not given" and
+    is dropped; one given both ways with two values is refused (which one was meant?)."""
+    data = dict(data)
+    raw_options = data.get("options")
+    options = dict(raw_options) if isinstance(raw_options, Mapping) else {}
+    for name in LEGACY_OPTIONS:
+        if name not in data:
+            continue
+        value = _LEGACY_CHECKS.get(name, _as_json)(data.pop(name))
+        warnings.warn(f"Request field {name!r} is deprecated: pass it as "
+                      f"options.{name}", DeprecationWarning, stacklevel=4)
+        if value is None or value is False or value == [] or value == ():
+            continue
+        if name in options and options[name] != value:
+            raise ValueError(f"{name} is given twice, as a field and as options.{name}, "
+                             "with different values")
+        options[name] = value
+    if "threshold" in data:
+        threshold = data.pop("threshold")
+        warnings.warn("Request field 'threshold' is deprecated: it is min_score, the one "
+                      "relevance floor", DeprecationWarning, stacklevel=4)
+        if threshold is not None:
+            if isinstance(threshold, bool):
+                raise ValueError("threshold: expected a number, not true/false")
+            if isinstance(threshold, int | float) and not 0.0 <= threshold <= 1.0:
+                raise ValueError(f"threshold {threshold} is outside 0..1")
+            if data.get("min_score") not in (None, threshold):
+                raise ValueError("threshold and min_score are the same floor; give one")
+            data["min_score"] = threshold
+    if raw_options is None or isinstance(raw_options, Mapping):
+        data["options"] = options  # else the bad value stays, for the field's error
+    return data
+
+
+def _checked(model: type[QueryWhere] | type[QueryOrder]) -> Any:
+    """A check of a legacy ``wheres``/``orders`` list: as the field did, a bad clause is
+    an invalid request (not a search that fails later)."""
+    def check(value: Any) -> Any:
+        if not isinstance(value, list | tuple):
+            return value  # the options model names what is wrong
+        return _as_json([model.model_validate(v) if isinstance(v, dict) else v
+                         for v in value])
+    return check
+
+
+_LEGACY_CHECKS: dict[str, Any] = {"wheres": _checked(QueryWhere),
+                                  "orders": _checked(QueryOrder)}
+
+
 class Request(_Model):
-    """One search. Type-specific fields are ignored by handlers of other types."""
+    """One search: what every search type has. A handler's own parameters (the kb's
+    ``collections``, the db's ``models``, the web's ``sites``...) are ``options``, read
+    through its :class:`SearchOptions` model."""
 
     type: str
     query: str
     limit: Count | None = Field(default=None,
                                 description="Max items; config default when unset")
     source: Source = "user"
-
-    # web
-    sites: list[str] = Field(default_factory=list)
-    time_range: TimeRange | None = None
-    # kb
-    collections: list[str] = Field(default_factory=list)
-    threshold: Number | None = None
-    graph: bool = False
-    # all
     min_score: Number | None = Field(
         default=None, description="Relevance floor 0..1; config <type>.min_score when unset")
-    # db
-    models: list[str] = Field(default_factory=list)
-    wheres: list[QueryWhere] = Field(default_factory=list)
-    orders: list[QueryOrder] = Field(default_factory=list)
-    select: list[str] = Field(default_factory=list)
-    # all
     rerank: RerankOptions | None = None
     timeout: Number | None = Field(
         default=None, gt=0, description="Seconds; config default when unset"
     )
     options: dict[str, Any] = Field(
-        default_factory=dict, description="Handler-specific extras, e.g. kb mode, web fetch_pages"
-    )
+        default_factory=dict, description=(
+            "The handler's own parameters (its options model), e.g. kb collections and "
+            "mode, db models and wheres, web sites and fetch_pages"))
+
+    _parsed_options: SearchOptions | None = PrivateAttr(default=None)
+    """The options as the handler's model, parsed and filled once by the searcher."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _legacy_fields(cls, data: Any) -> Any:
+        """Fields that moved into ``options`` (see :data:`LEGACY_OPTIONS`), still
+        accepted for a release."""
+        if isinstance(data, dict) and not _LEGACY_KEYS.isdisjoint(data):
+            return move_legacy_fields(data)
+        return data
 
     @field_validator("type")
     @classmethod
@@ -296,12 +406,74 @@ class Request(_Model):
             raise ValueError(f"limit {v} is outside 1..{ABSOLUTE_MAX_LIMIT}")
         return v
 
-    @field_validator("threshold", "min_score")
+    @field_validator("min_score")
     @classmethod
     def _check_unit_interval(cls, v: float | None, info: ValidationInfo) -> float | None:
         if v is not None and not 0.0 <= v <= 1.0:
             raise ValueError(f"{info.field_name} {v} is outside 0..1")
         return v
+
+    def _legacy(self, name: str, empty: Any) -> Any:
+        warnings.warn(f"Request.{name} is deprecated: read it from the handler's options "
+                      f"(options.{name})", DeprecationWarning, stacklevel=3)
+        parsed = self._parsed_options
+        value = getattr(parsed, name, None) if parsed is not None else None
+        if value is None:
+            value = self.options.get(name)
+        return empty if value is None else value
+
+    @property
+    def collections(self) -> list[str]:
+        """Deprecated: ``options.collections`` (the kb handler's)."""
+        return list(self._legacy("collections", []))
+
+    @property
+    def threshold(self) -> float | None:
+        """Deprecated: ``min_score``, the one relevance floor."""
+        warnings.warn("Request.threshold is deprecated: it is min_score",
+                      DeprecationWarning, stacklevel=2)
+        return self.min_score
+
+    @property
+    def graph(self) -> bool:
+        """Deprecated: ``options.graph`` (the kb handler's)."""
+        return bool(self._legacy("graph", False))
+
+    @property
+    def models(self) -> list[str]:
+        """Deprecated: ``options.models`` (the db handler's)."""
+        return list(self._legacy("models", []))
+
+    @property
+    def wheres(self) -> list[QueryWhere]:
+        """Deprecated: ``options.wheres`` (the kb and db handlers')."""
+        return [w if isinstance(w, QueryWhere) else QueryWhere.model_validate(w)
+                for w in self._legacy("wheres", [])]
+
+    @property
+    def orders(self) -> list[QueryOrder]:
+        """Deprecated: ``options.orders`` (the db handler's)."""
+        return [o if isinstance(o, QueryOrder) else QueryOrder.model_validate(o)
+                for o in self._legacy("orders", [])]
+
+    @property
+    def select(self) -> list[str]:
+        """Deprecated: ``options.select`` (the db handler's)."""
+        return list(self._legacy("select", []))
+
+    @property
+    def sites(self) -> list[str]:
+        """Deprecated: ``options.sites`` (the web handler's)."""
+        return list(self._legacy("sites", []))
+
+    @property
+    def time_range(self) -> TimeRange | None:
+        """Deprecated: ``options.time_range`` (the web handler's)."""
+        value: TimeRange | None = self._legacy("time_range", None)
+        return value
+
+
+_LEGACY_KEYS = frozenset({*LEGACY_OPTIONS, "threshold"})
 
 
 class ResultItem(BaseModel):

@@ -125,9 +125,11 @@ def data_source_requests(messages: Sequence[Message], fallback_query: str,
 def _out_of_scope(request: dict[str, Any], scope: DataScope) -> str | None:
     """Why ``request`` reaches beyond the assistant's scope (None: it does not)."""
     if request["type"] == "db":
-        return next(filter(None, map(scope.refuse_model, request["models"])), None)
+        return next(filter(None, map(scope.refuse_model, request["options"]["models"])),
+                    None)
     if request["type"] == "kb":
-        return next(filter(None, map(scope.refuse_collection, request["collections"])), None)
+        return next(filter(None, map(scope.refuse_collection,
+                                     request["options"]["collections"])), None)
     return None
 
 
@@ -144,14 +146,16 @@ def _request_for(source: Any, query: str) -> tuple[dict[str, Any] | None, str | 
     if isinstance(source.get("limit"), int):
         extra["limit"] = source["limit"]
     if kind == "model":
-        return {"type": "db", "query": query, "models": [name], **extra}, None
+        return {"type": "db", "query": query, "options": {"models": [name]}, **extra}, None
     if kind == "kb_collection":
-        return {"type": "kb", "query": query, "collections": [name], **extra}, None
+        return {"type": "kb", "query": query, "options": {"collections": [name]},
+                **extra}, None
     if kind == "kb_document":
         collection = source.get("collection")
-        return {"type": "kb", "query": query,
-                "collections": [collection] if isinstance(collection, str) else [],
-                "wheres": [{"field": "document_id", "op": "=", "value": name}], **extra}, None
+        return {"type": "kb", "query": query, "options": {
+                    "collections": [collection] if isinstance(collection, str) else [],
+                    "wheres": [{"field": "document_id", "op": "=", "value": name}]},
+                **extra}, None
     if kind == "mcp_resource":
         server = source.get("server")
         return {"type": "mcp_resource", "query": query,

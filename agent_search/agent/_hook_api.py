@@ -33,17 +33,18 @@ class HookSearch:
                   sites: Sequence[str] | None = None, time_range: str | None = None,
                   rerank: dict[str, Any] | None = None, **options: Any) -> Result:
         return await self._one({"type": "web", "query": query, "limit": limit,
-                                "sites": list(sites) if sites else None,
-                                "time_range": time_range, "rerank": rerank}, options)
+                                "rerank": rerank},
+                               {"sites": list(sites) if sites else None,
+                                "time_range": time_range, **options})
 
     async def kb(self, query: str, *, collections: Sequence[str] | None = None,
                  threshold: float | None = None, limit: int | None = None,
                  graph: bool | None = None, rerank: dict[str, Any] | None = None,
                  **options: Any) -> Result:
         return await self._one({"type": "kb", "query": query, "limit": limit,
-                                "collections": list(collections) if collections else None,
-                                "threshold": threshold, "graph": graph, "rerank": rerank},
-                               options)
+                                "min_score": threshold, "rerank": rerank},
+                               {"collections": list(collections) if collections else None,
+                                "graph": graph, **options})
 
     async def db(self, query: str, *, models: Sequence[str] | None = None,
                  wheres: Sequence[dict[str, Any]] | None = None,
@@ -51,11 +52,11 @@ class HookSearch:
                  select: Sequence[str] | None = None, limit: int | None = None,
                  rerank: dict[str, Any] | None = None, **options: Any) -> Result:
         return await self._one({"type": "db", "query": query, "limit": limit,
-                                "models": list(models) if models else None,
+                                "rerank": rerank},
+                               {"models": list(models) if models else None,
                                 "wheres": list(wheres) if wheres else None,
                                 "orders": list(orders) if orders else None,
-                                "select": list(select) if select else None,
-                                "rerank": rerank}, options)
+                                "select": list(select) if select else None, **options})
 
     async def parallel(self, requests: Sequence[dict[str, Any] | Request]) -> list[Result]:
         """All requests at once; results in request order."""
@@ -79,6 +80,7 @@ class HookSearch:
         return [build_request(r, "hook") for r in requests]
 
     async def _one(self, fields: dict[str, Any], options: dict[str, Any]) -> Result:
+        options = {k: v for k, v in options.items() if v is not None}  # None: not given
         if options:
             fields["options"] = options
         request = build_request(fields, "hook")

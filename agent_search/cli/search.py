@@ -235,7 +235,7 @@ def search_command(
         list[str] | None, typer.Option("--collection", "-c", help="KB collection")
     ] = None,
     threshold: Annotated[
-        float | None, typer.Option("--threshold", help="KB score threshold 0..1")
+        float | None, typer.Option("--threshold", help="Deprecated: --min-score")
     ] = None,
     graph: Annotated[bool, typer.Option("--graph", help="KB graph association")] = False,
     min_score: Annotated[float | None, typer.Option(
@@ -272,7 +272,6 @@ def search_command(
 ) -> None:
     """Run one search and print its Result (exit 1 if the search failed)."""
     from agent_search.registry import option_choices
-    from agent_search.types import Request
 
     user, team = check_identity(user, "--user"), check_identity(team, "--team")
     searcher = build_searcher(config, assistant, {"db": {"url": db_url}} if db_url else None)
@@ -280,13 +279,15 @@ def search_command(
     if search_type not in types:
         fail(f"TYPE {search_type!r}: expected one of {', '.join(types)}"
              + did_you_mean(search_type, types))
-    check_choice("--time-range", time_range, option_choices(Request, "time_range"))
+    check_choice("--time-range", time_range,
+                 option_choices(searcher.registry.options_model("web"), "time_range"))
     check_choice("--mode", mode, option_choices(searcher.registry.options_model("kb"), "mode"))
     check_limit(limit, searcher.config.options.max_limit)
+    given = {"collections": collection, "graph": graph or None, "models": model,
+             "sites": site, "time_range": time_range, "mode": mode}
     request = _request(where or [], order or [], type=search_type, query=query, limit=limit,
-                       collections=collection or [], threshold=threshold, graph=graph,
-                       min_score=min_score, models=model or [], sites=site or [],
-                       time_range=time_range, options={"mode": mode} if mode else {})
+                       min_score=_floor(min_score, threshold),
+                       options={k: v for k, v in given.items() if v})
     result = anyio.run(_search, searcher, request, user, team)
     if as_json:
         print_json(result.to_json())
@@ -304,12 +305,25 @@ def _request(where: list[str], order: list[str], **fields: Any) -> Request:
     from agent_search.types import Request
 
     try:
-        return Request(wheres=[parse_where(w) for w in where],
-                       orders=[parse_order(o) for o in order], **fields)
+        options = fields.pop("options")
+        if where:
+            options["wheres"] = [parse_where(w).to_json() for w in where]
+        if order:
+            options["orders"] = [parse_order(o).model_dump() for o in order]
+        return Request(options=options, **fields)
     except ValidationError as exc:
         fail(validation_summary(exc))
     except ValueError as exc:
         fail(str(exc))
+
+
+def _floor(min_score: float | None, threshold: float | None) -> float | None:
+    """``--min-score``, or ``--threshold`` (its older name); both given must agree."""
+    if threshold is not None and not 0.0 <= threshold <= 1.0:
+        fail(f"threshold {threshold} is outside 0..1")
+    if threshold is None or min_score in (None, threshold):
+        return threshold if min_score is None else min_score
+    fail("--threshold is --min-score (the one relevance floor): give one")
 
 
 async def _search(searcher: Searcher, request: Request, user: str | None,

@@ -1,15 +1,16 @@
 """The ``db`` search handler: natural language → QueryDSL → SQL on the requested models.
 
 Steps of one search (each a trace span): load the catalog (``schema``, once), pick the
-models (``request.models``, else ``db.models``, else every model with a warning), generate
+models (``options.models``, else ``db.models``, else every model with a warning), generate
 the DSL (``dsl_build``: the generator named by ``uses.query``, builtin by default, or an
 explicit DSL from ``request.options["dsl"]``), then run one SELECT per model
 (``db_query``). Preset wheres/orders (``db.wheres``/``db.orders`` from config, then
-``request.wheres``/``request.orders`` from the hook or caller) come first and generated
+``options.wheres``/``options.orders`` from the hook or caller) come first and generated
 ones are ANDed/appended after them; the permission filter of
 :mod:`agent_search.db._permissions` is added by the builder outside the DSL.
 
-``request.options`` keys this handler reads:
+``request.options`` keys this handler reads (:class:`DBOptions`), besides ``models``,
+``wheres``, ``orders`` and ``select``:
 
 - ``dsl`` (object): a QueryDSL (or ``{"queries": [...]}``) to run instead of generating
   one; validated like a generator's answer.
@@ -40,12 +41,13 @@ widen a search.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import anyio
-from pydantic import BaseModel, ConfigDict, Field, StrictBool
+from pydantic import Field, StrictBool
 
 from agent_search.config import SearchConfig
 from agent_search.context import Context
@@ -62,9 +64,17 @@ from agent_search.query.dsl import (
     generate_dsl,
     validate_dsl,
 )
-from agent_search.registry import parse_options
+from agent_search.registry import config_option
 from agent_search.trace import span
-from agent_search.types import QueryOrder, QueryWhere, Request, Result, ResultItem
+from agent_search.types import (
+    MAX_WHERE_CLAUSES,
+    QueryOrder,
+    QueryWhere,
+    Request,
+    Result,
+    ResultItem,
+    SearchOptions,
+)
 
 if TYPE_CHECKING:  # imported where used: SQLAlchemy and the parser load on the first search
     from sqlalchemy.ext.asyncio import AsyncEngine
@@ -78,16 +88,28 @@ MAX_HISTORY_TURNS = 100
 """Most earlier turns ``options.history`` may hold (the last few are read)."""
 
 
-class DBOptions(BaseModel):
-    """The ``request.options`` keys the db handler reads (others are ignored), checked
-    before the catalog is read or a connection opened."""
+class DBOptions(SearchOptions):
+    """The db handler's parameters (``request.options``; keys of other handlers are
+    ignored), checked before the catalog is read or a connection opened; ``models``
+    unset takes ``db.models``, filled once by the searcher (:meth:`filled`)."""
 
-    model_config = ConfigDict(extra="ignore")
-
+    models: list[str] | None = config_option(DBSettings, "models", "db.models")
+    wheres: list[QueryWhere] | None = Field(default=None, max_length=MAX_WHERE_CLAUSES,
+                                            description=(
+        "preset filters, ANDed after db.wheres and before the generated ones"))
+    orders: list[QueryOrder] | None = Field(default=None, max_length=MAX_WHERE_CLAUSES,
+                                            description="preset orders, after db.orders")
+    select: list[str] | None = Field(default=None, max_length=MAX_WHERE_CLAUSES,
+                                     description="the fields each record shows")
     dsl: dict[str, Any] | None = Field(default=None, description=(
         "a QueryDSL (or {'queries': [...]}) to run instead of generating one"))
     generate: StrictBool | None = Field(default=None, description=(
         "false runs only the preset wheres/orders"))
+
+    def filled(self, config: SearchConfig) -> DBOptions:
+        if self.models is not None:
+            return self
+        return self.model_copy(update={"models": list(config.db.settings(DBSettings).models)})
 
 
 class DBHandler:
@@ -117,7 +139,13 @@ class DBHandler:
             from agent_search.db._catalog import check_distinct_tables
 
             check_distinct_tables(self.definitions)
+        if generators:
+            warnings.warn("DBHandler(generators=...) is deprecated: give them to the "
+                          "Searcher (Searcher(generators=...) or from_config), which hands "
+                          "them to every search in ctx.deps", DeprecationWarning,
+                          stacklevel=2)
         self.generators = dict(generators or {})
+        """Deprecated (one release): generators reach a search in ``ctx.deps``."""
         self._engine = engine
         self._given_engine = engine is not None
         self._catalog: Catalog | None = None
@@ -224,30 +252,31 @@ class DBHandler:
         from agent_search.db._builder import Caller
         from agent_search.db._records import Scope
 
-        parse_options(DBOptions, request.options)  # before anything costs
+        options = DBOptions.of(request).filled(ctx.config)  # before anything costs
         settings = ctx.config.db.settings(DBSettings)
         warnings: list[str] = []
         with span("schema"):
             await self._start()
-        preset_wheres = [*settings.wheres, *request.wheres]
-        preset_orders = [*settings.orders, *request.orders]
-        entries = [e for e in self._pick_models(request, settings, warnings)
+        preset_wheres = [*settings.wheres, *(options.wheres or ())]
+        preset_orders = [*settings.orders, *(options.orders or ())]
+        entries = [e for e in self._pick_models(options.models or [], warnings)
                    if self._fits_preset(e, preset_wheres, preset_orders, warnings)]
         if not entries:
             return _error(request, "no model can be searched: " + "; ".join(warnings),
                           warnings)
-        limit = request.limit or settings.max_results
+        limit = request.limit or settings.max_results  # filled by the searcher
         if limit > settings.max_results:
             warnings.append(f"limit {limit} capped at {settings.max_results} (db.max_results)")
             limit = settings.max_results
         with span("dsl_build") as node:
-            generated = await self._generate(ctx, request, entries, warnings)
+            generated = await self._generate(ctx, request, options, entries, warnings)
             node.attributes["generator"] = generated.generator
         warnings.extend(generated.warnings)
         scope = Scope(catalog=self.catalog,
                       caller=Caller(ctx.user_id, ctx.team_id, presets=preset_wheres),
                       preset_orders=preset_orders,
-                      select=request.select, limit=limit, count_max=self.settings.count_max,
+                      select=list(options.select or ()), limit=limit,
+                      count_max=self.settings.count_max,
                       count_asked_max=self.settings.count_asked_max,
                       warnings=warnings)
         items: list[ResultItem] = []
@@ -275,12 +304,11 @@ class DBHandler:
 
     # -- models ----------------------------------------------------------------------
 
-    def _pick_models(self, request: Request, settings: DBSettings,
-                     warnings: list[str]) -> list[ModelEntry]:
-        """``request.models``, else ``db.models``, else every model (with a warning);
-        a missing table or an unknown name is skipped with a warning, and an error when
-        nothing is left."""
-        wanted = list(request.models or settings.models) or self._every_model(warnings)
+    def _pick_models(self, models: list[str], warnings: list[str]) -> list[ModelEntry]:
+        """``models`` (``options.models``, else ``db.models``), else every model (with a
+        warning); a missing table or an unknown name is skipped with a warning, and an
+        error when nothing is left."""
+        wanted = list(models) or self._every_model(warnings)
         entries: list[ModelEntry] = []
         unknown: list[str] = []
         for model_id in wanted:
@@ -359,12 +387,11 @@ class DBHandler:
 
     # -- generation ------------------------------------------------------------------
 
-    async def _generate(self, ctx: Context, request: Request, entries: list[ModelEntry],
-                        warnings: list[str]) -> GeneratedDSL:
+    async def _generate(self, ctx: Context, request: Request, options: DBOptions,
+                        entries: list[ModelEntry], warnings: list[str]) -> GeneratedDSL:
         from agent_search.query.nl import BuiltinDSLGenerator
 
         schemas = await self._schemas_with_values(entries)
-        options = parse_options(DBOptions, request.options)
         if options.dsl is not None:
             return validate_dsl(options.dsl, schemas, generator="explicit")
         if options.generate is False:
@@ -424,9 +451,9 @@ class DBHandler:
 
     def _generator(self, ctx: Context, builtin: DSLGenerator,
                    warnings: list[str]) -> DSLGenerator:
-        """The generator ``uses.query`` names, from one table: ``builtin``, then the
-        handler's own (``create_handler(generators=...)``), then the run's
-        (``ctx.deps.generators``: an assistant's delegate), a later one winning. A name
+        """The generator ``uses.query`` names, from one table: ``builtin``, then the run's
+        (``ctx.deps.generators``: the searcher's, an assistant's delegate), a later one
+        winning (and, for one release, the handler's deprecated own between them). A name
         in none of them is an error in strict mode, else the builtin with a warning."""
         name = ctx.config.uses.query
         table: dict[str, DSLGenerator] = {"builtin": builtin, **self.generators,
@@ -435,7 +462,7 @@ class DBHandler:
         if found is not None:
             return found
         message = (f"query generator {name!r} (uses.query) is not available; "
-                   "register it with create_handler(generators=...)")
+                   "give it to the Searcher (Searcher(generators=...))")
         if ctx.config.query.strict:
             raise DSLGenerationError(message)
         warnings.append(message + "; used the builtin generator")
@@ -497,7 +524,8 @@ def create_handler(config: SearchConfig, *, config_dir: Path | None = None,
     """The ``db`` handler for ``config``: global models from ``<config_dir>/models``,
     assistant models from ``<assistant_dir>/models`` (``agents.<id>.<name>``), every other
     table of ``db.url`` (default: SQLite at ``<home>/agent.db``) by reflection.
-    ``generators`` adds NL → DSL generators selectable by ``uses.query``."""
+    ``generators`` (deprecated: give them to the Searcher, which hands them to every
+    search in ``ctx.deps``) adds NL → DSL generators selectable by ``uses.query``."""
     definitions = load_definitions(Path(config_dir) if config_dir else None,
                                    Path(assistant_dir) if assistant_dir else None)
     return DBHandler(config, definitions=definitions, generators=generators)

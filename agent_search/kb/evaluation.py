@@ -250,8 +250,8 @@ async def evaluate(config: SearchConfig, folder: Path, *, split: str = "test",
     for done, qid in enumerate(qids):
         if query_progress is not None:
             query_progress(done, len(qids))
-        request = Request(type="kb", query=dataset.queries[qid], collections=[name],
-                          limit=RANKED_CHUNKS, options={**(options or {}), "mode": mode})
+        request = Request(type="kb", query=dataset.queries[qid], limit=RANKED_CHUNKS,
+                          options={**(options or {}), "mode": mode, "collections": [name]})
         t0 = time.perf_counter()
         result = await handler.search(ctx, request)
         latencies.append((time.perf_counter() - t0) * 1000.0)

@@ -1,13 +1,14 @@
 """The ``kb`` search handler: hybrid dense + BM25 retrieval over Qdrant collections, with
 optional entity-graph association.
 
-Request fields read: ``query``, ``collections`` (empty → ``kb.collections``, and when that
-is empty too, every collection in the store except those of ``eval retrieval``, which are
-never searched, named or not, unless the handler was built with ``evaluation=True``),
-``threshold`` (empty → ``kb.threshold``; see :mod:`agent_search.kb._retrieval._search` for what the
-score means per mode), ``graph`` (or ``kb.graph``), ``limit``, ``wheres`` (metadata
-filters, run by the engine; a payload index is created for a filtered field the first time
-it is filtered on).
+Parameters read (:class:`KBOptions`, ``request.options``): ``collections`` (unset →
+``kb.collections``, and when that is empty too, every collection in the store except
+those of ``eval retrieval``, which are never searched, named or not, unless the handler
+was built with ``evaluation=True``), ``graph`` (or ``kb.graph``), ``wheres`` (metadata
+filters, run by the engine; a payload index is created for a filtered field the first
+time it is filtered on); and ``query`` and ``limit`` of the request. The relevance floor
+is the request's ``min_score`` (``kb.min_score`` when unset), cut once and counted by the
+searcher; see :mod:`agent_search.kb._retrieval._search` for what the score means per mode.
 
 Every query this handler sends is ANDed with the visibility of the context's identity
 (:func:`agent_search.kb._store._tenancy.visibility`): the chunks the caller may read. It is added
@@ -15,8 +16,8 @@ here, below the request's filter, so no request field, hook, tool or MCP argumen
 widen it; graph nodes are limited to entities of the chunks returned.
 
 Every default comes from the ``kb`` section of the search's own config (``ctx.config``:
-an assistant's merged config, as a create hook may have changed it), filled once
-(:class:`_SearchPlan`). ``request.options`` keys:
+an assistant's merged config, as a create hook may have changed it), filled once, by the
+searcher (:meth:`KBOptions.filled`). The other ``request.options`` keys:
 
 * ``mode``: ``"hybrid"`` (default, ``kb.mode``), ``"dense"`` or ``"sparse"``;
 * ``fusion``: ``"calibrated"`` (default, ``kb.fusion``: absolute scores), or the relative
@@ -34,16 +35,24 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import anyio
-from pydantic import BaseModel, ConfigDict, StrictInt, field_validator
+from pydantic import Field, StrictInt, field_validator
 
 from agent_search.config import SearchConfig
 from agent_search.context import Context
 from agent_search.errors import FilterError
 from agent_search.kb._store import Group, HasId, all_of, indexed_fields, to_filter, visibility
 from agent_search.kb.settings import FusionMethod, KBSettings, SearchMode
-from agent_search.registry import config_option, parse_options
+from agent_search.registry import config_option
 from agent_search.trace import first_line, span
-from agent_search.types import ABSOLUTE_MAX_LIMIT, Request, Result, ResultItem
+from agent_search.types import (
+    ABSOLUTE_MAX_LIMIT,
+    MAX_WHERE_CLAUSES,
+    QueryWhere,
+    Request,
+    Result,
+    ResultItem,
+    SearchOptions,
+)
 
 if TYPE_CHECKING:  # imported where used: numpy, the store and the model load on the first search
     import numpy as np
@@ -52,13 +61,17 @@ if TYPE_CHECKING:  # imported where used: numpy, the store and the model load on
     from agent_search.kb._retrieval import Hit
     from agent_search.kb._store import CollectionInfo, KBStore
 
-class KBOptions(BaseModel):
-    """The ``request.options`` keys the kb handler reads (others are ignored); unset keys
-    take the ``kb`` section's values. The CLI and the MCP server offer ``mode``'s
-    choices from here."""
+class KBOptions(SearchOptions):
+    """The kb handler's parameters (``request.options``; keys of other handlers are
+    ignored); unset keys take the ``kb`` section's values, filled once by the searcher
+    (:meth:`filled`). The CLI and the MCP server offer ``mode``'s choices from here."""
 
-    model_config = ConfigDict(extra="ignore")
-
+    collections: list[str] | None = config_option(KBSettings, "collections",
+                                                  "kb.collections")
+    graph: bool | None = config_option(KBSettings, "graph", "kb.graph")
+    wheres: list[QueryWhere] | None = Field(
+        default=None, max_length=MAX_WHERE_CLAUSES,
+        description="metadata filters, ANDed (run by the engine)")
     mode: SearchMode | None = config_option(KBSettings, "mode", "kb.mode")
     fusion: FusionMethod | None = config_option(KBSettings, "fusion", "kb.fusion")
     prefetch: StrictInt | None = config_option(KBSettings, "prefetch", "kb.prefetch")
@@ -68,6 +81,18 @@ class KBOptions(BaseModel):
     @classmethod
     def _lower(cls, v: Any) -> Any:
         return v.lower() if isinstance(v, str) else v
+
+    def filled(self, config: SearchConfig) -> KBOptions:
+        kb = config.kb.settings(KBSettings)  # validated once per config, then cached
+        unset = {name: getattr(kb, name) for name in _FROM_CONFIG
+                 if getattr(self, name) is None}
+        return self.model_copy(update=unset) if unset else self
+
+
+_FROM_CONFIG = ("collections", "graph", "mode", "fusion", "prefetch", "prf_docs")
+"""The options a ``kb`` section key gives a default to (the key of the same name)."""
+_SETTINGS = ("mode", "fusion", "prefetch", "prf_docs")
+"""The options that override a setting of the search (:class:`KBSettings`)."""
 
 
 class KBHandler:
@@ -124,9 +149,9 @@ class KBHandler:
     async def _search(self, ctx: Context, request: Request, result: Result) -> None:
         plan = _SearchPlan.of(ctx.config if ctx.config is not None else self.config,
                               request)
-        settings, mode, threshold, limit = plan.settings, plan.mode, plan.threshold, plan.limit
+        settings, mode, limit = plan.settings, plan.mode, plan.limit
         use_graph = plan.graph
-        request_filter = to_filter(request.wheres)
+        request_filter = to_filter(plan.wheres)
         # the caller's identity, from the context the entry point built: never from the
         # request, and never left out
         allowed = visibility(ctx.user_id, ctx.team_id)
@@ -166,38 +191,35 @@ class KBHandler:
             if warning:
                 result.warnings.append(warning)
             hits.sort(key=lambda ch: -ch[1].score)  # stable: the judge's verdict first
-        if threshold is not None:
-            hits = [(c, h) for c, h in hits if h.score >= threshold]
         result.items = [_item(c, h) for c, h in hits[:limit]]
 
 
 @dataclass(frozen=True, slots=True)
 class _SearchPlan:
-    """Every kb setting of one search, filled once from one place: ``request.options``
-    over the request's fields over the ``kb`` section of the *search's* config
-    (``ctx.config``: the assistant's merged config, as a create hook or a per-request
-    layer left it), never the config the handler was built with — which a hook's
-    ``kb.mode`` would otherwise not reach while its ``kb.threshold`` did."""
+    """Every kb setting of one search: the request's options (filled by the searcher
+    from the ``kb`` section of the *search's* config, ``ctx.config``: the assistant's
+    merged config, as a create hook or a per-request layer left it), over that section.
+    The relevance floor is not here: ``min_score`` is cut and counted by the searcher."""
 
     settings: KBSettings
     mode: str
-    threshold: float | None
     graph: bool
     collections: list[str]
     limit: int
+    wheres: list[QueryWhere]
 
     @classmethod
     def of(cls, config: SearchConfig, request: Request) -> _SearchPlan:
         kb = config.kb.settings(KBSettings)  # validated once per config, then cached
-        options = parse_options(KBOptions, request.options)
-        given = {k: v for k, v in options.model_dump().items() if v is not None}
+        options = KBOptions.of(request).filled(config)  # filled already: itself
+        given = {name: getattr(options, name) for name in _SETTINGS
+                 if getattr(options, name) != getattr(kb, name)}
         settings = kb.model_copy(update=given) if given else kb
         return cls(
-            settings=settings, mode=settings.mode,
-            threshold=request.threshold if request.threshold is not None else kb.threshold,
-            graph=bool(request.graph) or kb.graph,
-            collections=list(request.collections or kb.collections),
-            limit=request.limit or config.limit_for("kb"))  # the searcher's rule
+            settings=settings, mode=settings.mode, graph=bool(options.graph),
+            collections=list(options.collections or ()),
+            limit=request.limit or config.limit_for("kb"),  # filled by the searcher
+            wheres=list(options.wheres or ()))
 
 
 def _collections_state(home: Path, wanted: list[str]) -> str:

@@ -19,7 +19,7 @@ from agent_search.textsearch.base import OptionsLike, ResultMapper, StringMapper
 from agent_search.textsearch.filters import FilterSupport
 from agent_search.textsearch.results import KernelSearchResults, TextSearchResult
 from agent_search.textsearch.searcher_search import SearcherTextSearch, item_link
-from agent_search.types import ResultItem
+from agent_search.types import ResultItem, move_legacy_fields
 
 
 class DBTextSearch(TextSearch[ResultItem]):
@@ -30,9 +30,9 @@ class DBTextSearch(TextSearch[ResultItem]):
                  string_mapper: StringMapper | None = None,
                  result_mapper: ResultMapper | None = None) -> None:
         super().__init__(string_mapper=string_mapper, result_mapper=result_mapper)
-        defaults: dict[str, Any] = dict(request or {})
+        defaults = move_legacy_fields(request or {})
         if models:
-            defaults["models"] = list(models)
+            defaults["options"] = {**defaults.get("options", {}), "models": list(models)}
         self._inner = SearcherTextSearch(searcher, "db", request=defaults)
         self.name = "database search"
 

@@ -46,7 +46,7 @@ from agent_search.textsearch.filters import FilterSupport
 from agent_search.textsearch.request_filters import RequestFilter
 from agent_search.textsearch.results import KernelSearchResults, TextSearchResult
 from agent_search.textsearch.searcher_search import SearcherTextSearch, item_link
-from agent_search.types import ResultItem
+from agent_search.types import ResultItem, move_legacy_fields
 
 R = TypeVar("R")
 
@@ -79,7 +79,8 @@ def _as_text(value: Any) -> str | None:
 class KBTextSearch(TextSearch[R], Generic[R]):
     """Text search over knowledge-base collections; see the module docstring.
 
-    ``collections`` default to the ``kb.collections`` configured; ``threshold`` and
+    ``collections`` default to the ``kb.collections`` configured; ``threshold`` (the
+    relevance floor, the request's ``min_score``) and
     ``mode`` (``hybrid``/``dense``/``sparse``, passed as ``request.options["mode"]``) tune
     retrieval. The filter field ``collection`` (``=``/``in``) narrows the collections.
     ``name_field``/``value_field``/``link_field`` default to ``title``/``content``/``url``;
@@ -104,16 +105,17 @@ class KBTextSearch(TextSearch[R], Generic[R]):
         self.name_field = name_field or "title"
         self.value_field = value_field or "content"
         self.link_field = link_field or "url"
-        defaults: dict[str, Any] = dict(request or {})
+        defaults = move_legacy_fields(request or {})
+        options = defaults["options"] = dict(defaults.get("options", {}))
         if collections:
-            defaults["collections"] = list(collections)
+            options["collections"] = list(collections)
         if threshold is not None:
-            defaults["threshold"] = threshold
+            defaults["min_score"] = threshold
         if mode is not None:
             if mode not in MODES:
                 raise TextSearchError(f"mode {mode!r}: expected {', '.join(MODES[:-1])} or "
                                       f"{MODES[-1]}")
-            defaults["options"] = {**defaults.get("options", {}), "mode": mode}
+            options["mode"] = mode
         self._inner = SearcherTextSearch(searcher, "kb", request=defaults,
                                          filters={"kb": filters} if filters else None)
         self.name = "knowledge-base search"

@@ -6,13 +6,13 @@ One :class:`RequestFilter` per search type says which fields it accepts (its
 ==========  ====================================  ==========================================
 type        field (operators)                     becomes
 ==========  ====================================  ==========================================
-``web``     ``site`` (=, in; OR of sites)         ``request.sites``
-            ``time_range`` (=)                    ``request.time_range``
-``kb``      ``collection`` (=, in; OR)            ``request.collections``
-            any other field (any operator)        ``request.wheres`` (metadata filters the
+``web``     ``site`` (=, in; OR of sites)         ``options.sites``
+            ``time_range`` (=)                    ``options.time_range``
+``kb``      ``collection`` (=, in; OR)            ``options.collections``
+            any other field (any operator)        ``options.wheres`` (metadata filters the
                                                   kb handler turns into Qdrant filters)
-``db``      ``model`` (=, in; OR)                 ``request.models``
-            any other field (any operator)        ``request.wheres`` (checked against the
+``db``      ``model`` (=, in; OR)                 ``options.models``
+            any other field (any operator)        ``options.wheres`` (checked against the
                                                   model's columns by the db handler)
 ==========  ====================================  ==========================================
 
@@ -36,7 +36,9 @@ from agent_search.textsearch.filters import (
 from agent_search.types import OPERATORS, QueryWhere
 
 RequestFields = dict[str, Any]
-"""Keyword arguments of :class:`~agent_search.types.Request` (``sites``, ``models``...)."""
+"""Keyword arguments of :class:`~agent_search.types.Request`; a handler's own parameters
+go into its ``options`` (a dict of their own, there from the start: ``sites``,
+``models``...)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,19 +120,19 @@ def _apply_web(text_filter: TextSearchFilter, fields: RequestFields) -> None:
     _check_groups_single_field(text_filter, {"site"})
     sites = _list_field(text_filter.clauses, "site")
     if sites is not None:
-        fields["sites"] = [_check_site(s) for s in sites]
+        fields.setdefault("options", {})["sites"] = [_check_site(s) for s in sites]
     for w in text_filter.clauses:
         if w.field == "time_range":
             if w.value not in ("day", "week", "month", "year"):
                 raise FilterError(f"filter 'time_range': {w.value!r} is not one of day, week, "
                                   "month, year")
-            fields["time_range"] = w.value
+            fields.setdefault("options", {})["time_range"] = w.value
 
 
 def _selector_and_wheres(selector: str, request_field: str
                          ) -> Callable[[TextSearchFilter, RequestFields], None]:
     """``selector`` clauses (``=``/``in``, or an OR of them) pick ``request_field``
-    (collections, models); every other clause becomes a request ``where``."""
+    (collections, models); every other clause becomes one of the options' ``wheres``."""
 
     def apply(text_filter: TextSearchFilter, fields: RequestFields) -> None:
         wheres: list[QueryWhere] = []
@@ -142,11 +144,12 @@ def _selector_and_wheres(selector: str, request_field: str
                 raise FilterError(f"filter {selector!r} may not be mixed with other fields "
                                   "in a group")
             wheres.append(w)
+        options = fields.setdefault("options", {})
         picked = _list_field(text_filter.clauses, selector)
         if picked is not None:
-            fields[request_field] = picked
+            options[request_field] = picked
         if wheres:
-            fields["wheres"] = [*fields.get("wheres", []), *wheres]
+            options["wheres"] = [*options.get("wheres", []), *(w.to_json() for w in wheres)]
 
     return apply
 

@@ -32,7 +32,7 @@ from agent_search.textsearch.base import (
 from agent_search.textsearch.filters import FilterSupport, TextSearchFilter
 from agent_search.textsearch.request_filters import RequestFilter, request_filter_for
 from agent_search.textsearch.results import KernelSearchResults, SearchOptions, TextSearchResult
-from agent_search.types import QueryWhere, Request, Result, ResultItem
+from agent_search.types import QueryWhere, Request, Result, ResultItem, move_legacy_fields
 
 _RESERVED = frozenset({"type", "query", "limit"})
 
@@ -60,7 +60,8 @@ class SearcherTextSearch(TextSearch[ResultItem]):
     ``types``: one type, several (searched concurrently, then merged: deduplicated,
     weighted and reranked with ``reranker``), or ``None`` for every type registered at
     the time of the search. ``request`` holds default :class:`Request` fields (e.g.
-    ``{"collections": ["docs"], "source": "hook"}``); ``filters`` adds or replaces the
+    ``{"source": "hook", "options": {"collections": ["docs"]}}``); ``filters`` adds or
+    replaces the
     filter translation of a type (see :mod:`agent_search.textsearch.request_filters`).
 
     With several types the filter field ``type`` (``=``/``in``) picks which of them to
@@ -81,7 +82,7 @@ class SearcherTextSearch(TextSearch[ResultItem]):
         bad = _RESERVED & set(request or {})
         if bad:
             raise TextSearchError(f"request defaults may not set {', '.join(sorted(bad))}")
-        self.request_defaults = dict(request or {})
+        self.request_defaults = move_legacy_fields(request or {})
         self.filters = dict(filters or {})
         self.reranker = reranker
         label = "+".join(self._types) if self._types else "multi-source"
@@ -184,7 +185,8 @@ class SearcherTextSearch(TextSearch[ResultItem]):
     def _request(self, search_type: str, query: str, opts: SearchOptions,
                  text_filter: TextSearchFilter) -> Request:
         fields: dict[str, Any] = {**self.request_defaults, "type": search_type,
-                                  "query": query, "limit": opts.fetch_count}
+                                  "query": query, "limit": opts.fetch_count,
+                                  "options": dict(self.request_defaults.get("options", {}))}
         translator = self.request_filter(search_type)
         try:
             translator.support.check(text_filter)

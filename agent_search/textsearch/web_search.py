@@ -168,7 +168,7 @@ class WebProviderTextSearch(TextSearch[Any]):
         from agent_search.web.errors import ProviderError
 
         text, opts = self.prepare(query, options)
-        fields: dict[str, Any] = {}
+        fields: dict[str, Any] = {"options": {}}
         if opts.filter:
             try:
                 WEB_FILTER.apply(opts.filter, fields)
@@ -177,8 +177,8 @@ class WebProviderTextSearch(TextSearch[Any]):
         try:
             with _traced(ctx, "web_search", provider=self.provider.name):
                 response = await self.provider.search_response(
-                    text, limit=opts.fetch_count, sites=fields.get("sites", ()),
-                    time_range=fields.get("time_range"))
+                    text, limit=opts.fetch_count, sites=fields["options"].get("sites", ()),
+                    time_range=fields["options"].get("time_range"))
         except ProviderError as exc:
             raise TextSearchError(str(exc)) from exc
         return opts, response

@@ -1,7 +1,9 @@
 """The ``web`` search handler: configuration → provider → items (→ full pages).
 
-Request options (``request.options``) it reads:
+Request options (``request.options``, :class:`WebOptions`) it reads:
 
+- ``sites`` (list of domains), ``time_range`` (``day``/``week``/``month``/``year``):
+  passed to the provider.
 - ``keywords`` (bool, default ``web.keywords``): turn a conversational query into
   keywords with the builtin extractor before searching (``uses.keyword``,
   ``keyword.max_keywords`` and ``keyword.language`` apply).
@@ -33,14 +35,14 @@ import time
 from typing import TYPE_CHECKING
 
 import anyio
-from pydantic import BaseModel, ConfigDict
+from pydantic import Field
 
 from agent_search.config import KeywordConfig, SearchConfig
 from agent_search.context import Context
 from agent_search.errors import ConfigError, InputError
-from agent_search.registry import config_option, parse_options
+from agent_search.registry import config_option
 from agent_search.trace import span
-from agent_search.types import Count, Request, Result, ResultItem
+from agent_search.types import Count, Request, Result, ResultItem, SearchOptions, TimeRange
 from agent_search.web.errors import CircuitOpenError, MissingAPIKeyError, ProviderError
 from agent_search.web.settings import LEGACY_KEYS, FetchSettings, WebSettings
 
@@ -49,17 +51,35 @@ if TYPE_CHECKING:  # imported where used: the providers' HTTP clients load on th
     from agent_search.web.providers import ProviderResponse, WebProvider
 
 
-class WebOptions(BaseModel):
-    """The ``request.options`` keys the web handler accepts (others are ignored)."""
+MAX_SITES = 100
+"""Most sites one search may name."""
 
-    model_config = ConfigDict(extra="ignore")
 
+class WebOptions(SearchOptions):
+    """The web handler's parameters (``request.options``; keys of other handlers are
+    ignored); the searcher fills unset ones from the ``web`` and ``keyword`` sections
+    once (:meth:`filled`)."""
+
+    sites: list[str] | None = Field(default=None, max_length=MAX_SITES, description=(
+        "search only these sites (domains)"))
+    time_range: TimeRange | None = Field(default=None, description=(
+        "only pages from the last day, week, month or year"))
     keywords: bool | None = config_option(WebSettings, "keywords", "web.keywords")
     fetch_pages: bool | None = config_option(WebSettings, "fetch_pages", "web.fetch_pages")
     max_pages: Count | None = config_option(FetchSettings, "max_pages", "web.fetch.max_pages")
     max_keywords: Count | None = config_option(KeywordConfig, "max_keywords",
                                                "keyword.max_keywords")
     language: str | None = config_option(KeywordConfig, "language", "keyword.language")
+
+    def filled(self, config: SearchConfig) -> WebOptions:
+        if None not in (self.keywords, self.fetch_pages, self.max_keywords, self.language):
+            return self
+        web, kw = config.web.settings(WebSettings), config.keyword
+        return self.model_copy(update={
+            "keywords": web.keywords if self.keywords is None else self.keywords,
+            "fetch_pages": web.fetch_pages if self.fetch_pages is None else self.fetch_pages,
+            "max_keywords": self.max_keywords or kw.max_keywords,
+            "language": self.language or kw.language})
 
 
 class WebHandler:
@@ -98,17 +118,16 @@ class WebHandler:
         except (ConfigError, ValueError) as exc:
             return fail(str(exc))  # names its key: "web.provider: ..."
         try:
-            options = parse_options(WebOptions, request.options)
-        except InputError as exc:
+            options = WebOptions.of(request).filled(ctx.config)  # the searcher's, filled
+        except (ConfigError, InputError, ValueError) as exc:
             return fail(str(exc))
         query = request.query
         warnings: list[str] = []
-        use_keywords = settings.keywords if options.keywords is None else options.keywords
-        if use_keywords:
+        if options.keywords:
             query = await self._keyword_query(ctx, query, options, warnings)
 
         limit = min(request.limit or settings.max_results, settings.max_results)
-        response, tried = await self._ask(settings.chain(), query, limit, request)
+        response, tried = await self._ask(settings.chain(), query, limit, options)
         if response is None:
             message = tried[0] if len(tried) == 1 else \
                 f"all {len(tried)} providers failed: {'; '.join(tried)}"
@@ -122,8 +141,8 @@ class WebHandler:
         return Result(type="web", query=request.query, items=items, total=len(items),
                       warnings=warnings, provider=response.provider, fallback=tried or None)
 
-    async def _ask(self, chain: list[WebSettings], query: str, limit: int, request: Request
-                   ) -> tuple[ProviderResponse | None, list[str]]:
+    async def _ask(self, chain: list[WebSettings], query: str, limit: int,
+                   options: WebOptions) -> tuple[ProviderResponse | None, list[str]]:
         """The first provider of ``chain`` that answers, and why each one before it did
         not (``"<provider>: <reason>"``). A failure that the next provider would meet
         too (a bad query) ends the search; see :func:`falls_back`. A provider that has a
@@ -135,7 +154,7 @@ class WebHandler:
             try:
                 provider = self.provider_for(settings)
                 self._spend(settings, provider)
-                response = await _call(provider, query, limit, request, left)
+                response = await _call(provider, query, limit, options, left)
             except ProviderError as exc:
                 tried.append(str(exc))
                 if not falls_back(exc):
@@ -254,7 +273,7 @@ def falls_back(exc: ProviderError) -> bool:
     return exc.status in FALLBACK_STATUSES or exc.status >= 500
 
 
-async def _call(provider: WebProvider, query: str, limit: int, request: Request,
+async def _call(provider: WebProvider, query: str, limit: int, options: WebOptions,
                 left: int) -> ProviderResponse:
     """One provider's answer, traced; with ``left`` > 1 providers to go, bounded to its
     share of the time left."""
@@ -263,7 +282,8 @@ async def _call(provider: WebProvider, query: str, limit: int, request: Request,
         try:
             with anyio.CancelScope(deadline=share) as scope:
                 response = await provider.search_response(
-                    query, limit=limit, sites=request.sites, time_range=request.time_range)
+                    query, limit=limit, sites=list(options.sites or ()),
+                    time_range=options.time_range)
             if scope.cancelled_caught:
                 raise ProviderError(provider.name, "no answer within its share of the "
                                     "deadline", retryable=True)

@@ -106,7 +106,8 @@ def test_from_config_builds_the_searcher_with_what_it_uses(tmp_path, home) -> No
     searcher = Searcher.from_config(tmp_path, handlers=[mine], rerankers={"mine": reranker},
                                     generators={"mine": generator})  # type: ignore[dict-item]
     (db,) = searcher.registry.handlers("db")
-    assert db.generators == {"mine": generator}
+    assert db.generators == {}  # generators reach a search only in ctx.deps
+    assert dict(searcher.context().deps.generators) == {"mine": generator}
     assert searcher.rerankers["mine"] is reranker and "score" in searcher.rerankers
     assert searcher.registry.handlers("custom") == [mine]
 

@@ -35,7 +35,7 @@ def test_jsonc_with_comments_and_trailing_commas_loads(tmp_path: Path, home: Pat
     assert a.package.prompts[0].role == "system"
     cfg = a.searcher.config
     assert cfg.enabled_types() == ["web", "kb"]
-    assert cfg.kb.collections == ["docs"] and cfg.kb.threshold == 0.5
+    assert cfg.kb.collections == ["docs"] and cfg.kb.min_score == 0.5  # threshold is min_score
     assert cfg.db.models == ["product", "order"]
 
 

@@ -57,11 +57,15 @@ async def test_a_request_keeps_what_it_says() -> None:
                                            "max_results": 4}})
     searcher = Searcher(config, handlers=[kb])
     await searcher.search(Request(type="kb", query="q"))
-    await searcher.search(Request(type="kb", query="q", collections=["faq"], threshold=0.1,
-                                  limit=2))
+    await searcher.search(Request(type="kb", query="q", options={"collections": ["faq"]},
+                                  min_score=0.1, limit=2))
     first, second = kb.requests
-    assert (first.collections, first.threshold, first.limit) == (["docs"], 0.4, 4)
-    assert (second.collections, second.threshold, second.limit) == (["faq"], 0.1, 2)
+    # kb.threshold is kb.min_score: the floor the searcher cuts, not a request field
+    assert config.kb.min_score == 0.4
+    assert (first.options, first.min_score, first.limit) == ({"collections": ["docs"]},
+                                                             None, 4)
+    assert (second.options, second.min_score, second.limit) == ({"collections": ["faq"]},
+                                                                0.1, 2)
 
 
 async def test_a_section_limit_over_max_limit_is_capped() -> None:
@@ -89,8 +93,8 @@ def test_each_key_is_declared_once() -> None:
 def test_section_settings_follow_changes_and_name_bad_keys() -> None:
     config = SearchConfig()
     assert config.kb.settings(KBSettings) is config.kb.settings(KBSettings)  # validated once
-    config.kb.threshold = 0.3
-    assert config.kb.settings(KBSettings).threshold == 0.3
+    config.kb.graph = True
+    assert config.kb.settings(KBSettings).graph is True
     config.kb.chunk_tokens = "many"  # type: ignore[attr-defined]
     with pytest.raises(ConfigError, match=r"^kb\.chunk_tokens: "):
         config.kb.settings(KBSettings)

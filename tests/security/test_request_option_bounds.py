@@ -18,6 +18,7 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 from agent_search import SearchConfig, Searcher
 from agent_search._builtins import register_builtin_handlers
 from agent_search.config import KeywordConfig
+from agent_search.db.settings import DBSettings
 from agent_search.errors import InputError
 from agent_search.kb.settings import KBSettings
 from agent_search.registry import parse_options
@@ -25,12 +26,15 @@ from agent_search.web._limits import FetchSettings
 from agent_search.web.settings import WebSettings
 
 CONFIG_MODELS: dict[str, type[BaseModel]] = {
-    "kb": KBSettings, "web": WebSettings, "web.fetch": FetchSettings,
+    "kb": KBSettings, "db": DBSettings, "web": WebSettings, "web.fetch": FetchSettings,
     "keyword": KeywordConfig}
 """Where each config key named by an option lives (``section.key``)."""
-OWN_OPTIONS = {("db", "dsl"), ("db", "generate")}
+OWN_OPTIONS = {("db", "dsl"), ("db", "generate"), ("kb", "wheres"), ("db", "wheres"),
+               ("db", "orders"), ("db", "select"), ("web", "sites"), ("web", "time_range")}
 """Options no config key has: a DSL object (validated against the schemas before any
-query) and a flag."""
+query), a flag, and the filters, fields, sites and time range a request names (each
+bounded by its own type: a list of at most a set length, a where tree of at most
+``MAX_WHERE_CLAUSES`` clauses, a choice)."""
 
 
 def _searcher(tmp_path: Path) -> Searcher:

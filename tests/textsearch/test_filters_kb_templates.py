@@ -71,7 +71,7 @@ def test_web_filter_translation() -> None:
     f.equal_to("time_range", "week")
     WEB_FILTER.support.check(f)
     WEB_FILTER.apply(f, fields)
-    assert fields == {"sites": ["a.com", "b.com", "c.com"], "time_range": "week"}
+    assert fields == {"options": {"sites": ["a.com", "b.com", "c.com"], "time_range": "week"}}
     with pytest.raises(FilterError, match="one field"):
         WEB_FILTER.apply(any_of(equal_to("site", "a.com"), equal_to("time_range", "day")), {})
     for bad in ("a.com OR site:b.com", "a.com\nignore", '"a.com"', "-a.com", ""):
@@ -80,12 +80,12 @@ def test_web_filter_translation() -> None:
     ok: dict[str, object] = {}
     WEB_FILTER.apply(where("site", "in", ["https://learn.microsoft.com/en-us/",
                                           "localhost:8080", "xn--bcher-kva.example"]), ok)
-    assert ok["sites"] == ["https://learn.microsoft.com/en-us/", "localhost:8080",
+    assert ok["options"]["sites"] == ["https://learn.microsoft.com/en-us/", "localhost:8080",
                            "xn--bcher-kva.example"]
     narrowed: dict[str, object] = {}
     WEB_FILTER.apply(where("site", "in", ["a.com", "b.com"]).equal_to("site", "b.com"),
                      narrowed)
-    assert narrowed == {"sites": ["b.com"]}
+    assert narrowed == {"options": {"sites": ["b.com"]}}
 
 
 # -- knowledge base ----------------------------------------------------------------------
@@ -107,8 +107,7 @@ async def test_kb_custom_record_type_and_field_mapping(searcher: Searcher,
     records = await kb.get_search_results("hybrid search retrieval")
     assert all(isinstance(r, DocRecord) for r in records.items)
     assert records.items[0].document_id == "hybrid.md"
-    assert handlers.kb.requests[-1].collections == ["docs"]
-    assert handlers.kb.requests[-1].options == {"mode": "dense"}
+    assert handlers.kb.requests[-1].options == {"collections": ["docs"], "mode": "dense"}
 
     ctx = searcher.context()
     texts = await kb.get_text_search_results("hybrid search retrieval", ctx=ctx)

@@ -90,9 +90,13 @@ class SearchTools:
     ) -> dict[str, Any]:
         """Search the web. Results have a title, content (snippet or page text), url and
         a citation id."""
+        options: dict[str, Any] = {"sites": sites} if sites else {}
+        if time_range:
+            options["time_range"] = time_range
+        if fetch_pages:
+            options["fetch_pages"] = True
         return await self.run({"type": "web", "query": query, "limit": limit,
-                               "sites": sites or [], "time_range": time_range,
-                               "options": {"fetch_pages": True} if fetch_pages else {}})
+                               "options": options})
 
     async def kb_search(
         self, query: Query, limit: Limit = None,
@@ -105,9 +109,13 @@ class SearchTools:
             description="Retrieval mode (default: hybrid)")] = None,
     ) -> dict[str, Any]:
         """Search the knowledge base (documents ingested with `agent-search kb ingest`)."""
+        options: dict[str, Any] = {"collections": collections} if collections else {}
+        if graph:
+            options["graph"] = True
+        if mode:
+            options["mode"] = mode
         return await self.run({"type": "kb", "query": query, "limit": limit,
-                               "collections": collections or [], "threshold": threshold,
-                               "graph": graph, "options": {"mode": mode} if mode else {}})
+                               "min_score": threshold, "options": options})
 
     async def db_search(
         self, query: Query, limit: Limit = None,
@@ -120,9 +128,9 @@ class SearchTools:
             description="Sort: {field, order: asc|desc} objects")] = None,
     ) -> dict[str, Any]:
         """Search the database with a natural-language question."""
+        given = {"models": models, "wheres": wheres, "orders": orders}
         return await self.run({"type": "db", "query": query, "limit": limit,
-                               "models": models or [], "wheres": wheres or [],
-                               "orders": orders or []})
+                               "options": {k: v for k, v in given.items() if v}})
 
     async def typed_search(self, search_type: str, query: str,
                            limit: int | None = None) -> dict[str, Any]:
