@@ -316,19 +316,22 @@ def _coverage(parts: list[str], refs: list[dict[str, Any]], found: list[bool]
     """Per part: whether a reference says what it asks about (the grounding's check on
     the part as a sentence), and which. A part with no claim to check (too few words)
     is covered when its own searches found something."""
+    return [_part_verdict(text, refs, any_found)
+            for text, any_found in zip(parts, found, strict=True)]
+
+
+def _part_verdict(text: str, refs: list[dict[str, Any]], any_found: bool
+                  ) -> tuple[bool, list[str]]:
+    """Whether the references cover one part, and the citations that do."""
     from agent_search.grounding import ground
 
-    out: list[tuple[bool, list[str]]] = []
-    for text, any_found in zip(parts, found, strict=True):
-        sentences = ground(text.rstrip("?？") + ".", refs, thresholds=PART_THRESHOLDS)
-        claims = [s for s in sentences if s.status != "no_claim"]
-        if not claims:
-            out.append((any_found, []))
-            continue
-        covered = all(s.status == "supported" for s in claims)
-        cites = list(dict.fromkeys(c for s in claims for c in s.support + s.cited))
-        out.append((covered, cites if covered else []))
-    return out
+    sentences = ground(text.rstrip("?？") + ".", refs, thresholds=PART_THRESHOLDS)
+    claims = [s for s in sentences if s.status != "no_claim"]
+    if not claims:
+        return any_found, []
+    covered = all(s.status == "supported" for s in claims)
+    cites = list(dict.fromkeys(c for s in claims for c in s.support + s.cited))
+    return covered, cites if covered else []
 
 
 async def _gap_queries(state: _State, planner: Planner, question: str, rounds: int,
