@@ -91,8 +91,8 @@ def _peak_mb() -> float:
 
 
 def _child(*args: str) -> dict[str, Any]:
-    out = subprocess.run([sys.executable, "-m", "bench.bench_kb", *args], capture_output=True, text=True,
-                         check=False)
+    out = subprocess.run([sys.executable, "-m", "bench.bench_kb", *args], capture_output=True,
+                         text=True, check=False)
     if out.returncode != 0:
         raise RuntimeError(f"{args}: {out.stderr.strip()[-2000:]}")
     result: dict[str, Any] = json.loads(out.stdout.strip().splitlines()[-1])

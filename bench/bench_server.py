@@ -272,10 +272,9 @@ async def main() -> None:
     port = 18000 + os.getpid() % 1000
     floor_port = port + 1
     uv = [args.http, args.loop]
-    server = subprocess.Popen([sys.executable, "-m", "bench.bench_server", "--serve", str(root), str(port), *uv],
-                              env=env)
-    floor = subprocess.Popen([sys.executable, "-m", "bench.bench_server", "--floor", str(floor_port), *uv],
-                             env=env)
+    this = [sys.executable, "-m", "bench.bench_server"]
+    server = subprocess.Popen([*this, "--serve", str(root), str(port), *uv], env=env)
+    floor = subprocess.Popen([*this, "--floor", str(floor_port), *uv], env=env)
     os.environ["AGENT_SEARCH_HOME"] = str(root / "local-home")
     assistants = {name: Assistant.load(root / "assistants" / name, config_dir=root / "config",
                                        builtin_handlers=False) for name in ("offline", "llm")}

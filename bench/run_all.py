@@ -1,7 +1,8 @@
 """Run every benchmark in bench/ (``bench_*.py``) and print their tables in turn.
 
-``make bench`` runs this (``.venv/bin/python -m bench.run_all [name …]``). Each script is its own process so their memory figures are
-their own; a failing script is reported and the others still run.
+``make bench`` runs this (``.venv/bin/python -m bench.run_all [name …]``). Each script is
+its own process so their memory figures are their own; a failing script is reported and
+the others still run.
 """
 
 from __future__ import annotations
