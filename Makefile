@@ -49,56 +49,56 @@ docs: install
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet --site-dir site
 
 bench: install
-	$(PY) bench/run_all.py
+	$(PY) -m bench.run_all
 
 bench-grounding: install
-	$(PY) bench/bench_grounding.py
+	$(PY) -m bench.bench_grounding
 
 bench-spider: bench-db-unseen
 
 bench-db-unseen: install  ## database search on databases nobody tuned for: locked, working and public parts
-	$(PY) bench/bench_spider.py --baseline aa80536
+	$(PY) -m bench.bench_spider --baseline aa80536
 
 bench-floors: install
-	$(PY) bench/bench_floors.py
+	$(PY) -m bench.bench_floors
 
 bench-kb: install  ## the knowledge base on SciFact: ingest, quality, latency, memory
-	$(PY) bench/bench_kb.py
+	$(PY) -m bench.bench_kb
 
 bench-kb-speed: install  ## kb query p50 and ingest docs/s beside fastembed's, same run (issue 24)
-	$(PY) bench/bench_kb_speed.py
+	$(PY) -m bench.bench_kb_speed
 
 bench-load: install  ## one tenant's chats and searches while another floods uploads (N = 1, 2, 6 clients), then a crash mid-upload
-	$(PY) bench/bench_load.py
+	$(PY) -m bench.bench_load
 
 # the kb on three public projects' Markdown docs, read from $$AGENT_SEARCH_REALDOCS (or
 # DOCS=DIR); skipped when absent. How to build that folder: bench/bench_realdocs.py
 bench-realdocs: install  ## real docs: near-topic / far-off abstention, top-3, user-worded questions, each project left out
-	$(PY) bench/bench_realdocs.py --folds $(if $(DOCS),--docs $(DOCS))
+	$(PY) -m bench.bench_realdocs --folds $(if $(DOCS),--docs $(DOCS))
 
 bench-startup: install  ## CLI and import start-up, CPU and wall, beside `python -c pass` (issue 31)
-	$(PY) bench/bench_startup.py
+	$(PY) -m bench.bench_startup
 
 # scans: text-layer PDFs beside the same pages as images at 150 and 300 dpi, read by OCR
 # (needs reportlab, pdftoppm from poppler-utils and a CJK font; says what is missing)
 bench-ocr: install  ## OCR hit@3 against the text layer, character error rate, s/page (issue 47)
-	$(PY) bench/bench_ocr.py
+	$(PY) -m bench.bench_ocr
 
 bench-kb-server: install  ## the Qdrant-server path beside the embedded store: SciFact nDCG@10, floors (issue 33)
-	$(PY) bench/bench_kb_server.py
+	$(PY) -m bench.bench_kb_server
 
 bench-research: install  ## research mode vs single-shot on multi-part questions (issue 46)
-	$(PY) bench/bench_research.py
+	$(PY) -m bench.bench_research
 
 bench-fallback: install  ## web provider fallback: 1,000 searches per way the first provider fails (issue 46)
-	$(PY) bench/bench_fallback.py
+	$(PY) -m bench.bench_fallback
 
 bench-kb-stats: install  ## CPU of ingesting one note into 100 / 5,183 / 17,000 documents, both stores (issue 33)
-	$(PY) bench/bench_kb_stats.py --store edge
-	$(PY) bench/bench_kb_stats.py --store server
+	$(PY) -m bench.bench_kb_stats --store edge
+	$(PY) -m bench.bench_kb_stats --store server
 
 bench-conversations: install  ## follow-ups read in context: 50 chat threads on Spider databases and the docs
-	$(PY) bench/bench_conversations.py --split all
+	$(PY) -m bench.bench_conversations --split all
 
 clean:
 	rm -rf $(VENV) .agent_search .mypy_cache .ruff_cache .pytest_cache site

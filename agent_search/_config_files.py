@@ -36,17 +36,22 @@ def config_error(exc: ValidationError, *, file: str | None = None,
     provider's section, ``google.cxx``) has it named in full, with its hint."""
     errors = exc.errors()
     err = next((e for e in errors if e["type"] == "extra_forbidden"), errors[0])
+    loc = tuple(err["loc"])
     cause = (err.get("ctx") or {}).get("error")
     if isinstance(cause, ConfigError) and cause.key and cause.file is None:
         # a validator's own error naming a key inside the settings (``google.cxx``)
-        return ConfigError(cause.message, file=file, hint=cause.hint, key=prefix + ".".join(
-            [*([section] if section else []), *(str(p) for p in err["loc"]), cause.key]))
-    loc = tuple(err["loc"])
-    key = prefix + ".".join([*([section] if section else []), *(str(p) for p in loc)])
+        return ConfigError(cause.message, file=file, hint=cause.hint,
+                           key=_dotted(prefix, section, (*loc, cause.key)))
+    key = _dotted(prefix, section, loc)
     if err["type"] == "extra_forbidden":
         hint = did_you_mean(str(loc[-1]), known_keys(model, loc[:-1])) if model else None
         return ConfigError("unknown key", file=file, key=key, hint=hint)
     return ConfigError(str(err["msg"]).removeprefix("Value error, "), file=file, key=key)
+
+
+def _dotted(prefix: str, section: str | None, parts: tuple[Any, ...]) -> str:
+    """``prefix`` then the dotted key of ``parts`` under ``section``."""
+    return prefix + ".".join([*([section] if section else []), *(str(p) for p in parts)])
 
 
 MAX_CONFIG_BYTES = 1_000_000
@@ -74,17 +79,14 @@ def check_nesting(text: str, file: str) -> None:
     """Refuse text nested deeper than :data:`MAX_CONFIG_DEPTH` before a recursive parser
     sees it (deep nesting otherwise ends in a RecursionError traceback). Brackets inside
     strings count too, which only errs on the safe side for absurd files."""
-    depth = deepest = 0
-    for char in text:
-        if char in "[{":
-            depth += 1
-            if depth > deepest:
-                deepest = depth
-                if deepest > MAX_CONFIG_DEPTH:
-                    raise ConfigError(f"nested deeper than {MAX_CONFIG_DEPTH} levels", file=file)
-        elif char in "]}" and depth:
-            depth -= 1
+    depth = 0
+    for bracket in _BRACKETS.findall(text):
+        depth = depth + 1 if bracket in "[{" else max(depth - 1, 0)
+        if depth > MAX_CONFIG_DEPTH:
+            raise ConfigError(f"nested deeper than {MAX_CONFIG_DEPTH} levels", file=file)
 
+
+_BRACKETS = re.compile(r"[\[\]{}]")
 
 _JSON5_LOCATION = re.compile(r"^<string>:(?P<line>\d+)\s*(?P<msg>.*)$")
 

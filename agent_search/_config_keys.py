@@ -57,20 +57,25 @@ def known_keys(model: type[BaseModel], loc: Sequence[str | int]) -> list[str]:
     error without its last part); empty when ``loc`` leads out of declared models."""
     current: list[Any] = [model]
     for part in loc:
-        following: list[Any] = []
-        for candidate in current:
-            if isinstance(candidate, type) and issubclass(candidate, BaseModel):
-                field = candidate.model_fields.get(str(part))
-                if field is not None:
-                    following.extend(_unwrap(field.annotation))
-            elif get_origin(candidate) in (dict, list, tuple) and get_args(candidate):
-                following.extend(_unwrap(get_args(candidate)[-1]))  # value / item type
-        current = following
-    keys: list[str] = []
-    for candidate in current:
-        if isinstance(candidate, type) and issubclass(candidate, BaseModel):
-            keys.extend(candidate.model_fields)
-    return keys
+        current = [following for candidate in current
+                   for following in _inside(candidate, str(part))]
+    return [key for candidate in current if _is_model(candidate)
+            for key in candidate.model_fields]
+
+
+def _is_model(candidate: Any) -> bool:
+    return isinstance(candidate, type) and issubclass(candidate, BaseModel)
+
+
+def _inside(candidate: Any, part: str) -> list[Any]:
+    """The types found at ``part`` inside ``candidate``: a model's field, or the value
+    or item type of a mapping, list or tuple."""
+    if _is_model(candidate):
+        field = candidate.model_fields.get(part)
+        return [] if field is None else _unwrap(field.annotation)
+    if get_origin(candidate) in (dict, list, tuple) and get_args(candidate):
+        return _unwrap(get_args(candidate)[-1])
+    return []
 
 
 def key_line(file: str | Path, key: str) -> int | None:
@@ -93,56 +98,45 @@ def key_line(file: str | Path, key: str) -> int | None:
 
 def _yaml_line(text: str, parts: list[str]) -> int | None:
     try:
-        node = yaml.compose(text)
+        node: Any = yaml.compose(text)
     except (yaml.YAMLError, RecursionError):
         return None
     line: int | None = None
     for part in parts:
-        if isinstance(node, yaml.MappingNode):
-            match = next(((k, v) for k, v in node.value if getattr(k, "value", None) == part),
-                         None)
-            if match is None:
-                return line
-            line, node = match[0].start_mark.line + 1, match[1]
-        elif isinstance(node, yaml.SequenceNode) and part.isdigit():
-            if int(part) >= len(node.value):
-                return line
-            node = node.value[int(part)]
-            line = node.start_mark.line + 1
-        else:
+        found = _yaml_child(node, part)
+        if found is None:
             return line
+        line, node = found
     return line
+
+
+def _yaml_child(node: Any, part: str) -> tuple[int, Any] | None:
+    """The 1-based line and the node of key (or list index) ``part`` under ``node``."""
+    if isinstance(node, yaml.MappingNode):
+        return next(((k.start_mark.line + 1, v) for k, v in node.value
+                     if getattr(k, "value", None) == part), None)
+    if isinstance(node, yaml.SequenceNode) and part.isdigit() and int(part) < len(node.value):
+        child = node.value[int(part)]
+        return child.start_mark.line + 1, child
+    return None
+
+
+_STRING_OR_COMMENT = re.compile(
+    r""""(?:\\.?|[^"\\])*(?:"|\Z)|'(?:\\.?|[^'\\])*(?:'|\Z)|//[^\n]*|/\*.*?(?:\*/|\Z)""",
+    re.DOTALL)
+"""A string (to its closing quote, or the end of an unclosed one) or a comment: one
+pass left to right finds each where it starts, so a ``//`` in a string stays text."""
 
 
 def _blank_comments(text: str) -> str:
     """``text`` with its ``//`` and ``/* */`` comments (outside strings) blanked, same
     length and line breaks, so positions still count lines."""
-    out = list(text)
-    i, n, quote = 0, len(text), ""
-    while i < n:
-        ch = text[i]
-        if quote:
-            if ch == "\\":
-                i += 2
-                continue
-            if ch == quote:
-                quote = ""
-        elif ch in "\"'":
-            quote = ch
-        elif text.startswith("//", i):
-            end = text.find("\n", i)
-            end = n if end < 0 else end
-            out[i:end] = " " * (end - i)
-            i = end
-            continue
-        elif text.startswith("/*", i):
-            end = text.find("*/", i + 2)
-            end = n if end < 0 else end + 2
-            out[i:end] = [c if c == "\n" else " " for c in text[i:end]]
-            i = end
-            continue
-        i += 1
-    return "".join(out)
+    return _STRING_OR_COMMENT.sub(_blank_comment, text)
+
+
+def _blank_comment(match: re.Match[str]) -> str:
+    found = match.group()
+    return found if found[0] in "\"'" else re.sub(r"[^\n]", " ", found)
 
 
 def _jsonc_line(text: str, parts: list[str]) -> int | None:

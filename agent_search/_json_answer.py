@@ -42,21 +42,32 @@ def parse_json_answer(text: str, kinds: tuple[type, ...] = (dict, list)) -> Any:
     array by default), found at an opening bracket; :class:`NoJSONAnswer` when there is
     none (see the module for the bounds)."""
     openers = ("[" if list in kinds else "") + ("{" if dict in kinds else "")
-    starts, skip_to = 0, 0
-    for i, ch in enumerate(text):
-        if i < skip_to or ch not in openers:
-            continue
-        starts += 1
-        if starts > MAX_STARTS:
+    at = _next_opener(text, openers, 0)
+    for _ in range(MAX_STARTS):
+        if at < 0:
             break
-        try:
-            value, end = _DECODER.raw_decode(text, i)
-        except (ValueError, RecursionError):
-            continue
-        if too_deep(value, MAX_JSON_DEPTH):
-            skip_to = end  # not the values nested inside it either
-            continue
-        return value
+        decoded = _value_at(text, at)
+        if decoded is None:
+            at = _next_opener(text, openers, at + 1)
+        elif too_deep(decoded[0], MAX_JSON_DEPTH):
+            at = _next_opener(text, openers, decoded[1])  # nor the values nested inside it
+        else:
+            return decoded[0]
     shown = text[:SHOWN_CHARS]
     more = f" (+{len(text) - len(shown)} more characters)" if len(text) > len(shown) else ""
     raise NoJSONAnswer(f"answer contains no JSON: {shown!r}{more}")
+
+
+def _next_opener(text: str, openers: str, start: int) -> int:
+    """Where the first of ``openers`` at or after ``start`` is, or -1: one ``str.find``
+    per opener, so prose between brackets costs no Python loop."""
+    return min((i for i in (text.find(o, start) for o in openers) if i >= 0), default=-1)
+
+
+def _value_at(text: str, start: int) -> tuple[Any, int] | None:
+    """The JSON value that starts at ``start`` and where it ends, or None when none
+    decodes there (a value too deep for the decoder included)."""
+    try:
+        return _DECODER.raw_decode(text, start)
+    except (ValueError, RecursionError):
+        return None

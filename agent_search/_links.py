@@ -39,11 +39,24 @@ def url_problem(value: Any) -> str | None:
     if len(value) > MAX_URL_CHARS:
         return f"longer than {MAX_URL_CHARS} characters"
     s = value.strip()
-    bad = _ASCII_FORBIDDEN.search(s) if s.isascii() else next(
-        (c for c in s if unicodedata.category(c) in _FORBIDDEN_CATEGORIES or c.isspace()), None)
-    if bad is not None:
-        char = bad if isinstance(bad, str) else bad.group()
-        return f"contains the character U+{ord(char):04X}"
+    if (bad := _forbidden_character(s)) is not None:
+        return f"contains the character U+{ord(bad):04X}"
+    return _parts_problem(s)
+
+
+def _forbidden_character(s: str) -> str | None:
+    """The first control, format or space character of ``s`` (a pattern when it is ASCII,
+    the Unicode categories otherwise), or None."""
+    if s.isascii():
+        found = _ASCII_FORBIDDEN.search(s)
+        return found.group() if found else None
+    return next((c for c in s if unicodedata.category(c) in _FORBIDDEN_CATEGORIES
+                 or c.isspace()), None)
+
+
+def _parts_problem(s: str) -> str | None:
+    """Why ``s``, read as a URL, is not an absolute http(s) link to a host without
+    credentials (None when it is one)."""
     try:
         parts = urlsplit(s)
         _ = parts.port
@@ -54,9 +67,7 @@ def url_problem(value: Any) -> str | None:
         return f"scheme {scheme[:20]!r} is not http or https" if scheme else "no scheme"
     if "@" in parts.netloc or "\\" in parts.netloc:
         return "credentials in the URL"
-    if not parts.hostname:
-        return "no host"
-    return None
+    return None if parts.hostname else "no host"
 
 
 def safe_url(value: Any) -> str | None:

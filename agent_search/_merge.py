@@ -39,37 +39,36 @@ def normalize_url(url: str) -> str:
 
 @functools.lru_cache(maxsize=8192)
 def _normalize_url(url: str) -> str:
-    text = url.strip()
-    cut = text.find("://")
-    if cut < 0:
-        scheme, rest = "http", text
-    else:
-        scheme, rest = text[:cut].lower(), text[cut + 3 :]
-        if scheme == "https":
-            scheme = "http"  # the same page over either scheme is the same record
-    if "#" in rest:
-        rest = rest[: rest.index("#")]
-    query = ""
-    if "?" in rest:
-        rest, _, query = rest.partition("?")
+    scheme, rest = _scheme_and_rest(url.strip())
+    rest, _, query = rest.partition("#")[0].partition("?")
     slash = rest.find("/")
     host, path = (rest, "") if slash < 0 else (rest[:slash], rest[slash:].rstrip("/"))
-    host = host.lower()
-    if "@" in host:
-        host = host.rpartition("@")[2]
+    pairs = _kept_query(query)
+    return f"{scheme}://{_bare_host(host)}{path}" + (f"?{urlencode(pairs)}" if pairs else "")
+
+
+def _scheme_and_rest(text: str) -> tuple[str, str]:
+    """The scheme (``http`` when there is none, and for ``https``: the same page over
+    either scheme is the same record) and what follows ``://``."""
+    scheme, sep, rest = text.partition("://")
+    if not sep:
+        return "http", text
+    scheme = scheme.lower()
+    return ("http" if scheme == "https" else scheme), rest
+
+
+def _bare_host(host: str) -> str:
+    """``host`` lower-cased, without credentials, a default port or ``www.``."""
+    host = host.lower().rpartition("@")[2]
     if host.endswith((":80", ":443")):
         host = host.rpartition(":")[0]
-    if host.startswith("www."):
-        host = host[4:]
-    if query:
-        pairs = sorted(
-            (k, v)
-            for k, v in parse_qsl(query, keep_blank_values=True)
-            if not k.lower().startswith(_TRACKING_PREFIXES)
-        )
-        if pairs:
-            return f"{scheme}://{host}{path}?{urlencode(pairs)}"
-    return f"{scheme}://{host}{path}"
+    return host.removeprefix("www.")
+
+
+def _kept_query(query: str) -> list[tuple[str, str]]:
+    """The query's parameters but the tracking ones, sorted."""
+    return sorted((k, v) for k, v in parse_qsl(query, keep_blank_values=True)
+                  if not k.lower().startswith(_TRACKING_PREFIXES))
 
 
 def identity_keys(item: ResultItem) -> list[tuple[str, ...]]:
@@ -101,34 +100,32 @@ def dedupe(items: Iterable[ResultItem]) -> list[ResultItem]:
     index: dict[tuple[str, ...], int] = {}
     for item in items:
         if item.model or item.collection:
-            keys = identity_keys(item)
+            _keep(kept, index, item, identity_keys(item))
         elif item.url:
             # the usual web item: its url is its only identity (what identity_keys would
             # return, without building a list for it)
-            key: tuple[str, ...] = ("url", normalize_url(item.url))
-            slot = index.get(key, -1)
-            if slot < 0:
-                index[key] = len(kept)
-                kept.append(item)
-            elif _stronger(item, kept[slot]):
-                kept[slot] = item
-            continue
+            _keep(kept, index, item, (("url", normalize_url(item.url)),))
         else:
             kept.append(item)  # no identity at all: never a duplicate of anything
-            continue
-        slot = -1
-        for key in keys:
-            slot = index.get(key, -1)
-            if slot >= 0:
-                break
-        if slot < 0:
-            slot = len(kept)
-            kept.append(item)
-        elif _stronger(item, kept[slot]):
-            kept[slot] = item
-        for key in keys:
-            index.setdefault(key, slot)
     return kept
+
+
+def _keep(kept: list[ResultItem], index: dict[tuple[str, ...], int], item: ResultItem,
+          keys: Sequence[tuple[str, ...]]) -> None:
+    """``item`` into ``kept``: a new record, or in place of the copy of its record it is
+    stronger than (found under any of its ``keys``); every key then points at its slot."""
+    slot = -1
+    for key in keys:
+        slot = index.get(key, -1)
+        if slot >= 0:
+            break
+    if slot < 0:
+        slot = len(kept)
+        kept.append(item)
+    elif _stronger(item, kept[slot]):
+        kept[slot] = item
+    for key in keys:
+        index.setdefault(key, slot)
 
 
 def merge_items(results: Iterable[Result]) -> list[ResultItem]:
@@ -152,15 +149,22 @@ def keep_each_best(ranked: list[ResultItem], top_n: int,
     head = ranked[:top_n]
     if _each_search_in(head, results):
         return head  # nothing to reserve: the plain cut already keeps each search's best
+    reserved = _best_places(ranked, results, top_n)
+    rest = (n for n in range(len(ranked)) if n not in reserved)
+    kept = reserved | {n for _, n in zip(range(top_n - len(reserved)), rest, strict=False)}
+    return [ranked[n] for n in sorted(kept)]
+
+
+def _best_places(ranked: list[ResultItem], results: Sequence[Result], top_n: int) -> set[int]:
+    """The place in ``ranked`` of each search's best-ranked item, for at most ``top_n``
+    searches in the order of ``results``."""
     position = {id(item): n for n, item in enumerate(ranked)}
     reserved: set[int] = set()
     for result in results:
         found = [position[id(i)] for i in result.items if id(i) in position]
         if found and len(reserved) < top_n:
             reserved.add(min(found))
-    rest = (n for n in range(len(ranked)) if n not in reserved)
-    kept = reserved | {n for _, n in zip(range(top_n - len(reserved)), rest, strict=False)}
-    return [ranked[n] for n in sorted(kept)]
+    return reserved
 
 
 def _each_search_in(head: list[ResultItem], results: Sequence[Result]) -> bool:

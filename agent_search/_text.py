@@ -93,22 +93,31 @@ def check_tree(value: Any, *, max_depth: int = MAX_JSON_DEPTH,
     stack: list[tuple[Any, str]] = [(value, root)]
     while stack:
         node, where = stack.pop()
+        problem = None
         if isinstance(node, str):
             problem = surrogate_message(node, where)
-            if problem:
-                return problem
-        elif isinstance(node, dict):
-            for key, item in node.items():
-                if isinstance(key, str):
-                    problem = surrogate_message(key, f"{where} (a key)")
-                    if problem:
-                        return problem
-                if isinstance(item, str | dict | list):
-                    stack.append((item, scrub(f"{where}.{str(key)[:40]}")))
-        elif isinstance(node, list):
-            stack.extend((item, f"{where}.{i}") for i, item in enumerate(node)
-                         if isinstance(item, str | dict | list))
+        elif isinstance(node, dict | list):
+            problem = _key_problem(node, where)
+            stack.extend(_children(node, where))
+        if problem:
+            return problem
     return None
+
+
+def _key_problem(node: dict[Any, Any] | list[Any], where: str) -> str | None:
+    """The first lone surrogate in the keys of ``node`` (a list has none)."""
+    keys = node if isinstance(node, dict) else ()
+    return next((problem for key in keys if isinstance(key, str)
+                 if (problem := surrogate_message(key, f"{where} (a key)"))), None)
+
+
+def _children(node: dict[Any, Any] | list[Any], where: str) -> list[tuple[Any, str]]:
+    """The strings, objects and arrays inside ``node``, each with its place."""
+    if isinstance(node, dict):
+        return [(item, scrub(f"{where}.{str(key)[:40]}")) for key, item in node.items()
+                if isinstance(item, str | dict | list)]
+    return [(item, f"{where}.{i}") for i, item in enumerate(node)
+            if isinstance(item, str | dict | list)]
 
 
 def shown_number(value: object) -> str:

@@ -1,7 +1,7 @@
 """The cost part of bench/bench_grounding.py: what grounding one answer costs in CPU, and
 what it costs the other requests of the same server while it runs.
 
-Run alone: ``.venv/bin/python bench/_grounding_cost.py`` (``make bench-grounding`` prints
+Run alone: ``.venv/bin/python -m bench._grounding_cost`` (``make bench-grounding`` prints
 it too). No data needed: the answers are made here.
 
 - CPU seconds (the grounding thread's own time) for answers of 2,000 and 20,000 random
@@ -20,14 +20,9 @@ from __future__ import annotations
 import random
 import statistics
 import string
-import sys
 import time
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
-
-if __name__ == "__main__":
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import anyio
 

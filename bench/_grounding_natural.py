@@ -1,7 +1,7 @@
 """The natural-wording part of bench/bench_grounding.py: answers reworded by hand, the
 way a language model rewords its source, rather than by template.
 
-Run alone: ``.venv/bin/python bench/_grounding_natural.py [--half tune|held-out|both]``
+Run alone: ``.venv/bin/python -m bench._grounding_natural [--half tune|held-out|both]``
 (``make bench-grounding`` prints both halves). No shared data: the set is
 ``bench/grounding_natural.json`` (42 short references written for this bench from facts
 in public-domain texts, 168 answer sentences, each labelled by its kind before any run):
@@ -25,14 +25,10 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
-import sys
 import time
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
-
-if __name__ == "__main__":
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from agent_search.grounding import ground
 

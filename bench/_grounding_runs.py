@@ -47,9 +47,9 @@ def grounded_at(root: Path, ref: str, cases: list[Any]
         (tmp / "cases.json").write_text(json.dumps(
             [{"answer": c.answer, "references": c.references} for c in cases]),
             encoding="utf-8")
-        env = {**os.environ, "BENCH_GROUNDING_PACKAGE": str(tmp),
-               "PYTHONPATH": str(root)}
-        done = subprocess.run([sys.executable, str(root / "bench" / "bench_grounding.py"),
+        # the ref's package first, then the checkout for the bench package itself
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp), str(root)])}
+        done = subprocess.run([sys.executable, "-m", "bench.bench_grounding",
                                "--ground-only", str(tmp / "cases.json")], env=env,
                               check=True, capture_output=True, text=True, cwd=tmp)
         out = json.loads(done.stdout.splitlines()[-1])

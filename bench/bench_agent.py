@@ -1,7 +1,7 @@
 """Benchmark of the agent runtime: what auto search costs the time to first token, and
 how many concurrent streams one process serves.
 
-Run: ``.venv/bin/python bench/bench_agent.py [--rounds 40] [--streams 200]``
+Run: ``.venv/bin/python -m bench.bench_agent [--rounds 40] [--streams 200]``
 
 1. **TTFT overhead.** The same assistant answers the same question with auto search off
    and on (alternating, ``--rounds`` each). Search handlers of our own sleep a fixed time
@@ -33,7 +33,6 @@ from typing import Any
 import psutil
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 
 from agent_search.agent import Assistant, Options  # noqa: E402
 from agent_search.events import TextDelta  # noqa: E402

@@ -1,7 +1,7 @@
 """Follow-up questions read in context: chat threads on databases and docs nobody tuned for.
 
 Run: ``make bench-conversations`` or
-``.venv/bin/python bench/bench_conversations.py [--split working|locked|all] [--show]``
+``.venv/bin/python -m bench.bench_conversations [--split working|locked|all] [--show]``
 
 The threads are ``bench/conversation_threads.json`` (written as users speak, labelled
 before any run, split once into ``working`` and ``locked``): follow-ups on five Spider dev
@@ -41,7 +41,6 @@ from typing import Any
 import anyio
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
 
 from agent_search import Request, Searcher  # noqa: E402
 from agent_search._builtins import register_builtin_handlers  # noqa: E402

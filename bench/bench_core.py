@@ -11,7 +11,7 @@ same (sleep 50 ms, 10 ``Document``s each) is a column of its own when ``langchai
 and ``langchain-classic`` are installed (``pip install -e '.[bench]'``), "not installed"
 otherwise. Each scenario runs in its own process so peak RSS is its own.
 
-Run: ``.venv/bin/python bench/bench_core.py`` (or ``make bench``).
+Run: ``.venv/bin/python -m bench.bench_core`` (or ``make bench``).
 
 ``--baseline REF [--runs N]``: agent-search's (b) CPU per call at this checkout against
 the package at git ref ``REF`` (exported with ``git archive`` into a temporary folder),

@@ -1,6 +1,6 @@
 """Database search latency: natural language → QueryDSL (builtin generator) + SQL.
 
-Run: ``.venv/bin/python bench/bench_db.py [--rounds 30] [--rows 1000000]``
+Run: ``.venv/bin/python -m bench.bench_db [--rounds 30] [--rows 1000000]``
 
 1. **Chinook** (``../shared/data/chinook``, copied to a temp dir; all 11 tables offered to
    the generator): p50/p95 over ``--rounds`` passes of 8 natural-language queries.
@@ -23,14 +23,12 @@ import random
 import shutil
 import sqlite3
 import statistics
-import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 
 from agent_search.config import SearchConfig  # noqa: E402
 from agent_search.context import Context  # noqa: E402

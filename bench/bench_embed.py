@@ -19,7 +19,7 @@ zh-rgb (public half, split by query id into two halves): the corpus is embedded 
 simple fusions of the two rankings (RRF k=60; z-scores of each top 100, 0.75 : 0.25) —
 the model's own figures, not the kb's fusion (``agent-search eval retrieval`` gives those).
 
-Run: ``.venv/bin/python bench/bench_embed.py [--passages 200] [--queries 200]
+Run: ``.venv/bin/python -m bench.bench_embed [--passages 200] [--queries 200]
 [--zh-quality [--zh-docs N]]``.
 Data home: ``$AGENT_SEARCH_HOME`` or ``bench/results/kb_home`` (the models are built there
 on first use).
@@ -34,14 +34,12 @@ import json
 import math
 import os
 import statistics
-import sys
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 
 from agent_search.embedding import (  # noqa: E402
     FastEmbedder,

@@ -13,7 +13,7 @@ of an open circuit: p50 of a search whose first provider's circuit is open minus
 a search configured with the second provider alone, interleaved call by call in the
 same run (the goal: ≤ 50 ms).
 
-Run: ``.venv/bin/python bench/bench_fallback.py`` (or ``make bench-fallback``).
+Run: ``.venv/bin/python -m bench.bench_fallback`` (or ``make bench-fallback``).
 """
 
 from __future__ import annotations
@@ -23,14 +23,12 @@ import json
 import multiprocessing
 import os
 import statistics
-import sys
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 
 from agent_search import SearchConfig, Searcher  # noqa: E402
 from agent_search.web import create_handler  # noqa: E402

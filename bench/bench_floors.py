@@ -1,6 +1,6 @@
 """Floors and fusion at any collection size, in English and Chinese (issues 24 and 26).
 
-Run: ``.venv/bin/python bench/bench_floors.py`` (or ``make bench-floors``). Prints one
+Run: ``.venv/bin/python -m bench.bench_floors`` (or ``make bench-floors``). Prints one
 table, each row measured with the earlier scale (``kb.score_scale: reference``, fitted on
 SciFact) and with the background-evidence scale (the default), in the same run:
 
@@ -41,7 +41,6 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 
 import anyio  # noqa: E402
 

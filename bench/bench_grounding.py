@@ -1,7 +1,7 @@
 """Benchmark of grounding: are invented numbers, dates and names caught, and supported
 sentences left alone?
 
-Run: ``.venv/bin/python bench/bench_grounding.py [--docs 120] [--questions 60] [--embed]
+Run: ``.venv/bin/python -m bench.bench_grounding [--docs 120] [--questions 60] [--embed]
 [--baseline REF]`` (``make bench-grounding``).
 
 An English labelled set is built from ``../shared/data/beir-scifact`` and ``beir-arguana``
@@ -36,7 +36,6 @@ import argparse
 import hashlib
 import json
 import math
-import os
 import random
 import re
 import sys
@@ -48,7 +47,6 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, os.environ.get("BENCH_GROUNDING_PACKAGE") or str(ROOT))
 
 from agent_search.grounding import GroundedSentence, Thresholds, ground  # noqa: E402
 from agent_search.grounding._claims import content_words, numbers  # noqa: E402

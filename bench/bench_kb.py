@@ -20,7 +20,7 @@ latency, and the memory of a process serving a 100k-chunk collection.
    tenants and a metadata field) built once, then served by a fresh process: its RSS
    after opening and after 300 queries, and store-only p50 unfiltered / filtered / tenant.
 
-Run: ``.venv/bin/python bench/bench_kb.py`` (or ``make bench``). Data home:
+Run: ``.venv/bin/python -m bench.bench_kb`` (or ``make bench``). Data home:
 ``$AGENT_SEARCH_HOME`` or ``bench/results/kb_home``. ``BENCH_KB_SYNTH`` (default 100000)
 sets the synthetic collection's size.
 """
@@ -37,7 +37,6 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 
 import anyio  # noqa: E402
 
@@ -92,8 +91,8 @@ def _peak_mb() -> float:
 
 
 def _child(*args: str) -> dict[str, Any]:
-    out = subprocess.run([sys.executable, __file__, *args], capture_output=True, text=True,
-                         check=False)
+    out = subprocess.run([sys.executable, "-m", "bench.bench_kb", *args], capture_output=True,
+                         text=True, check=False)
     if out.returncode != 0:
         raise RuntimeError(f"{args}: {out.stderr.strip()[-2000:]}")
     result: dict[str, Any] = json.loads(out.stdout.strip().splitlines()[-1])

@@ -12,7 +12,7 @@ qdrant-client's local mode stands in for the server (``kb.url: file://…``).
    ArguAna, zh-rgb, mixed zh + en; the default floor), ingested by the real ingest into
    each store. Goal at 5 documents: hit@3 ≥ 0.90 and off-topic abstention ≥ 0.90 on both.
 
-Run: ``.venv/bin/python bench/bench_kb_server.py`` (or ``make bench-kb-server``);
+Run: ``.venv/bin/python -m bench.bench_kb_server`` (or ``make bench-kb-server``);
 ``--skip-corpus`` / ``--skip-floors`` leave a part out, ``--sizes 5`` the floors' sizes.
 Data home: ``bench/results/kb_server_home`` (the SciFact collection is reused).
 """
@@ -28,11 +28,8 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "bench"))
 
 import anyio  # noqa: E402
-from bench_floors import mixed, small_collections, tally_collection  # noqa: E402
 
 from agent_search import SearchConfig, Searcher  # noqa: E402
 from agent_search.kb import close_stores, create_handler, ingest_paths  # noqa: E402
@@ -43,6 +40,7 @@ from agent_search.kb._store import (  # noqa: E402
 )
 from agent_search.kb.evaluation import collection_for, evaluate, passage_config  # noqa: E402
 from agent_search.kb.settings import KBSettings  # noqa: E402
+from bench.bench_floors import mixed, small_collections, tally_collection  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "data"
 HOME = ROOT / "bench" / "results" / "kb_server_home"

@@ -20,7 +20,7 @@ figure the other jobs move least). Each round:
 A second fastembed row runs the kb's own int8 model folder, to tell the model's part of
 the speed-up from the runtime's (batching, pooling, sessions).
 
-Run: ``.venv/bin/python bench/bench_kb_speed.py [--docs 600] [--rounds 2]`` (or ``make
+Run: ``.venv/bin/python -m bench.bench_kb_speed [--docs 600] [--rounds 2]`` (or ``make
 bench-kb-speed``). Data home: ``$AGENT_SEARCH_HOME`` or ``bench/results/kb_home``.
 """
 
@@ -38,7 +38,6 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 
 import anyio  # noqa: E402
 
@@ -148,7 +147,7 @@ def page_chunks(pages: Path, embedder: Any) -> list[str]:
 
 def _ingest(docs: int | Path) -> dict[str, Any]:
     flag = "--pages-child" if isinstance(docs, Path) else "--ingest-child"
-    out = subprocess.run([sys.executable, __file__, flag, str(docs)],
+    out = subprocess.run([sys.executable, "-m", "bench.bench_kb_speed", flag, str(docs)],
                          capture_output=True, text=True, check=False)
     if out.returncode != 0:
         raise RuntimeError(out.stderr.strip()[-2000:])

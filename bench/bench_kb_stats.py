@@ -14,7 +14,7 @@ the 100-document collection's (the goal: ≤ 0.3 s at 5,000 and flat from there)
 the baseline of the same run, the CPU of a full rebuild of the statistics from every
 point (``kb repair``: what every ingest paid before).
 
-Run: ``.venv/bin/python bench/bench_kb_stats.py`` (or ``make bench-kb-stats``);
+Run: ``.venv/bin/python -m bench.bench_kb_stats`` (or ``make bench-kb-stats``);
 ``--store server`` measures the Qdrant-server path (qdrant-client's local mode as the
 server, ``kb.url: file://…``); ``--sizes 100,5183`` and ``--rounds 3`` for a shorter run.
 """
@@ -32,7 +32,6 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 
 import anyio  # noqa: E402
 import numpy as np  # noqa: E402

@@ -1,7 +1,7 @@
 """Load benchmark of the whole service: one tenant's chats and searches while another
 floods uploads, then a crash in the middle of uploads.
 
-Run: ``make bench-load`` or ``.venv/bin/python bench/bench_load.py [--chats 3]
+Run: ``make bench-load`` or ``.venv/bin/python -m bench.bench_load [--chats 3]
 [--searches 3] [--rounds 5] [--flood-passes 3] [--flood-clients 1 2 6] [--crash-files 16]
 [--upload-concurrency 2]``
 
@@ -55,7 +55,6 @@ import httpx
 import psutil
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 
 from agent_search.kb import prepare_model_dir  # noqa: E402
 

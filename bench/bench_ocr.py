@@ -39,7 +39,6 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 DATA = ROOT.parent / "shared" / "data"
 CJK_FONTS = ["/usr/share/fonts/truetype/wqy/wqy-microhei.ttc",
              "/usr/share/fonts/opentype/noto/NotoSansCJK-Regular.ttc",
@@ -439,7 +438,7 @@ def main() -> None:
         return
     import anyio
 
-    from tests.support.kb import prepare_model_dir
+    from agent_search.kb import prepare_model_dir
 
     tmp = Path(tempfile.mkdtemp(prefix="bench-ocr-"))
     home = tmp / "home"

@@ -4,25 +4,21 @@ parser process of an ingest, in the same run, after both are warm; and the child
 start-up (paid once per ingest that meets such a file). Also the hostile PDF of issue 21
 (pages sharing one compressed content stream): how long until it is refused.
 
-Run: ``.venv/bin/python bench/bench_parse.py``. Figures: print a table; compare the
+Run: ``.venv/bin/python -m bench.bench_parse``. Figures: print a table; compare the
 ratio column, not the seconds (the machine is shared)."""
 
 from __future__ import annotations
 
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))  # as every bench script: the repository, for tests.support
-
-from agent_search.kb._ingest import (  # noqa: E402
+from agent_search.kb._ingest import (
     Limits,
     ParseSandbox,
     load_file,
 )
-from tests.support.documents import make_docx, make_pptx, make_xlsx, shared_stream_pdf  # noqa: E402
+from bench.documents import make_docx, make_pptx, make_xlsx, shared_stream_pdf
 
 ROUNDS = 10
 

@@ -18,7 +18,7 @@ Printed per split: the share of questions whose every part has a gold reference
 (all-parts recall), the ratio research ÷ single-shot, searches and rounds per question.
 The goal: research ≥ 0.80 and ≥ 1.5× single-shot at ≤ 3 rounds.
 
-Run: ``.venv/bin/python bench/bench_research.py [--split working|locked|all]`` (or
+Run: ``.venv/bin/python -m bench.bench_research [--split working|locked|all]`` (or
 ``make bench-research``). The data home is ``bench/results/research_home`` (the kb is
 ingested once and kept; an unchanged document is not embedded again).
 """
@@ -31,12 +31,10 @@ import json
 import os
 import shutil
 import statistics
-import sys
 from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 
 from agent_search import ResultItem, SearchConfig, Searcher  # noqa: E402
 from agent_search.kb import ingest_paths  # noqa: E402

@@ -1,6 +1,6 @@
 """Benchmark of the HTTP service against calling the library in-process, in the same run.
 
-Run: ``.venv/bin/python bench/bench_server.py [--streams 200] [--rounds 40]
+Run: ``.venv/bin/python -m bench.bench_server [--streams 200] [--rounds 40]
 [--http auto|h11|httptools] [--loop auto|asyncio|uvloop]``
 
 The server is ``agent-search serve``'s app in its own process (uvicorn, one worker) on
@@ -50,15 +50,13 @@ import httpx
 import psutil
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from bench_agent import pct, sleep_handler  # noqa: E402  (bench/ is the script's folder)
-from lean_http import LeanClient  # noqa: E402
 
 from agent_search.agent import Assistant, Options  # noqa: E402
 from agent_search.events import TextDelta  # noqa: E402
 from agent_search.searcher import Searcher  # noqa: E402
 from agent_search.types import Request  # noqa: E402
+from bench.bench_agent import pct, sleep_handler  # noqa: E402
+from bench.lean_http import LeanClient  # noqa: E402
 
 CHAT_DELAYS = {"web": 0.030, "kb": 0.020, "db": 0.010}
 SEARCH_DELAY = 0.050
@@ -274,10 +272,9 @@ async def main() -> None:
     port = 18000 + os.getpid() % 1000
     floor_port = port + 1
     uv = [args.http, args.loop]
-    server = subprocess.Popen([sys.executable, __file__, "--serve", str(root), str(port), *uv],
-                              env=env)
-    floor = subprocess.Popen([sys.executable, __file__, "--floor", str(floor_port), *uv],
-                             env=env)
+    this = [sys.executable, "-m", "bench.bench_server"]
+    server = subprocess.Popen([*this, "--serve", str(root), str(port), *uv], env=env)
+    floor = subprocess.Popen([*this, "--floor", str(floor_port), *uv], env=env)
     os.environ["AGENT_SEARCH_HOME"] = str(root / "local-home")
     assistants = {name: Assistant.load(root / "assistants" / name, config_dir=root / "config",
                                        builtin_handlers=False) for name in ("offline", "llm")}

@@ -1,7 +1,7 @@
 """Database search on schemas nobody tuned for: held-out databases and the public Spider dev.
 
 Run: ``make bench-db-unseen`` (or its old name ``make bench-spider``) or
-``.venv/bin/python bench/bench_spider.py [--parts locked,working,public] [--baseline REF]
+``.venv/bin/python -m bench.bench_spider [--parts locked,working,public] [--baseline REF]
 [--db DB_ID] [--show N] [--no-meaning] [--llm-url URL --llm-model NAME]``
 
 Three parts, side by side: ``public`` (the nine Spider dev databases of
@@ -73,6 +73,7 @@ the builtin parser), same measures; a failing endpoint is one line per question 
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import os
 import re
@@ -274,11 +275,8 @@ def _rows_match(got: list[Counter[Any]], want: list[Counter[Any]], ordered: bool
 
 
 def _bench_module(name: str) -> Any:
-    """``bench/<name>.py`` (beside this script, whatever the working directory)."""
-    here = str(Path(__file__).resolve().parent)
-    if here not in sys.path:
-        sys.path.insert(0, here)
-    return __import__(name)
+    """``bench/<name>.py``, a module of this package."""
+    return importlib.import_module(f"bench.{name}")
 
 
 def _llm_module() -> Any:
@@ -546,8 +544,9 @@ def baseline(ref: str, db_filter: str | None, part: str = "public") -> dict[str,
         archive = subprocess.run(["git", "-C", str(ROOT), "archive", ref, "agent_search"],
                                  check=True, capture_output=True).stdout
         subprocess.run(["tar", "-x", "-C", str(tmp)], input=archive, check=True)
-        env = {**os.environ, "PYTHONPATH": str(tmp)}
-        args = [sys.executable, __file__, "--json", "--parts", part] + (
+        # the ref's package first, then this checkout for the bench package itself
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp), str(ROOT)])}
+        args = [sys.executable, "-m", "bench.bench_spider", "--json", "--parts", part] + (
             ["--db", db_filter] if db_filter else [])
         done = subprocess.run(args, env=env, check=True, capture_output=True, text=True,
                               cwd=tmp)
@@ -594,10 +593,6 @@ def main() -> None:
                         help="add a column with db.match_by_meaning off")
     parser.add_argument("--json", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
-    if args.json:
-        sys.path.insert(0, os.environ.get("PYTHONPATH", str(ROOT)))
-    else:
-        sys.path.insert(0, str(ROOT))
     parts = [p.strip() for p in args.parts.split(",") if p.strip()]
     if bad := [p for p in parts if p not in PARTS]:
         parser.error(f"--parts {','.join(bad)}: no such part; known: {', '.join(PARTS)}")

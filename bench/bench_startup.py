@@ -1,6 +1,6 @@
 """How long the CLI and the package take to start (issue 31 item 3).
 
-Run: ``.venv/bin/python bench/bench_startup.py`` (or ``make bench-startup``). Each row is
+Run: ``.venv/bin/python -m bench.bench_startup`` (or ``make bench-startup``). Each row is
 a fresh process, run ``--runs`` times (median), measured in CPU seconds (user + sys of the
 child, from ``resource.getrusage(RUSAGE_CHILDREN)``) and wall seconds, beside
 ``python -c pass`` in the same run (the machine is shared and noisy: compare the rows with

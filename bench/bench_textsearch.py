@@ -9,13 +9,12 @@
     text results and native records.
 
 Median of N calls after warm-up; ratio = median ÷ baseline median (same run).
-Run: ``.venv/bin/python bench/bench_textsearch.py``.
+Run: ``.venv/bin/python -m bench.bench_textsearch``.
 """
 
 from __future__ import annotations
 
 import statistics
-import sys
 import threading
 import time
 from collections.abc import Awaitable, Callable
@@ -26,7 +25,6 @@ from typing import Any
 import anyio
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 
 from agent_search import Context, Request, Result, ResultItem, SearchConfig, Searcher  # noqa: E402
 from agent_search.textsearch import (  # noqa: E402

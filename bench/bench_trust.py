@@ -1,6 +1,6 @@
 """Benchmark of trust: does the agent cite what is relevant, and nothing when nothing is?
 
-Run: ``.venv/bin/python bench/bench_trust.py [--distractors 1500]``
+Run: ``.venv/bin/python -m bench.bench_trust [--distractors 1500]``
 
 One assistant searches a knowledge base (a SciFact collection: the gold abstracts of the
 claims asked plus ``--distractors`` other abstracts) and the Chinook database (reflected),

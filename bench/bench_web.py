@@ -12,7 +12,7 @@ call so drift hits all alike:
 Overhead = p50(handler) − p50(bare httpx); the goal is ≤ 2 ms. Keyword extraction cost
 per message is reported too.
 
-Run: ``.venv/bin/python bench/bench_web.py`` (or ``make bench``).
+Run: ``.venv/bin/python -m bench.bench_web`` (or ``make bench``).
 """
 
 from __future__ import annotations
@@ -23,7 +23,6 @@ import multiprocessing
 import os
 import random
 import statistics
-import sys
 import time
 from collections.abc import Awaitable, Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -31,7 +30,6 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 
 from agent_search import Request, SearchConfig, Searcher  # noqa: E402
 from agent_search.query.keyword import extract_keywords  # noqa: E402

@@ -2,7 +2,7 @@
 
 Run once, from read-only git snapshots of three public repositories (never committed here):
 
-    .venv/bin/python bench/build_db_unseen.py OUT \\
+    .venv/bin/python -m bench.build_db_unseen OUT \\
         --spider-dbs  /path/to/hyukkyukang+text2SQL/repo   (Spider and KaggleDBQA SQLite files)
         --spider-train /path/to/tjhalanigrid+Text2Sql/repo  (Spider's train questions)
         --kaggle      /path/to/Chia-Hsuan-Lee+KaggleDBQA/repo

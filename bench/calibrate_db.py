@@ -1,6 +1,6 @@
 """Where the database's relevance floor comes from: dev questions, in scope and not.
 
-Run: ``.venv/bin/python bench/calibrate_db.py``
+Run: ``.venv/bin/python -m bench.calibrate_db``
 
 The builtin NL → SQL search scores a row ``confidence × match`` (README "What scores
 mean"). The default floor ``db.min_score`` must sit under every question the database can

@@ -1,7 +1,8 @@
 """Run every benchmark in bench/ (``bench_*.py``) and print their tables in turn.
 
-``make bench`` runs this. Each script is its own process so their memory figures are
-their own; a failing script is reported and the others still run.
+``make bench`` runs this (``.venv/bin/python -m bench.run_all [name …]``). Each script is
+its own process so their memory figures are their own; a failing script is reported and
+the others still run.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ def main() -> int:
             continue
         print(f"\n## {name}\n", flush=True)
         started = time.perf_counter()
-        proc = subprocess.run([sys.executable, str(script)], cwd=HERE.parent)
+        proc = subprocess.run([sys.executable, "-m", f"bench.{script.stem}"], cwd=HERE.parent)
         print(
             f"\n_{script.name}: {time.perf_counter() - started:.0f} s, exit {proc.returncode}_",
             flush=True,

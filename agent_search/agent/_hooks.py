@@ -68,13 +68,19 @@ def _hook(module: types.ModuleType, name: str, arity: int, file: str) -> Any:
     where = f"line {line}: " if line else ""
     if not inspect.iscoroutinefunction(fn):
         raise ConfigError(f"{where}hook {name!r} must be an 'async def' function", file=file)
-    params = inspect.signature(fn).parameters
-    positional = [p for p in params.values()
-                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-    if len(positional) != arity and not any(p.kind == p.VAR_POSITIONAL for p in params.values()):
+    takes = _positional_count(fn)
+    if takes is not None and takes != arity:
         raise ConfigError(f"{where}hook {name!r} must take {arity} arguments, "
-                          f"it takes {len(positional)}", file=file)
+                          f"it takes {takes}", file=file)
     return fn
+
+
+def _positional_count(fn: Any) -> int | None:
+    """How many positional parameters ``fn`` takes; None when it takes any number."""
+    params = inspect.signature(fn).parameters.values()
+    if any(p.kind == p.VAR_POSITIONAL for p in params):
+        return None
+    return sum(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in params)
 
 
 def _line_in(exc: BaseException, file: str) -> int | None:
@@ -106,20 +112,23 @@ class HookResponse:
     def parse(cls, raw: Any) -> HookResponse:
         if raw is None:
             return cls()
-        if not isinstance(raw, dict):
-            raise ValueError(f"create hook must return a dict or None, not {type(raw).__name__}")
-        unknown = set(raw) - {"messages", "search", "citation", "uses"}
-        if unknown:
-            raise ValueError(f"create hook returned unknown keys: {', '.join(sorted(unknown))}")
-        messages = raw.get("messages") or []
-        search = raw.get("search")
-        if search is not None and not isinstance(search, bool):
-            raise ValueError("create hook 'search' must be true, false or None")
-        citation = raw.get("citation") or {}
-        uses = raw.get("uses") or {}
-        if not isinstance(citation, dict) or not isinstance(uses, dict):
-            raise ValueError("create hook 'citation' and 'uses' must be objects")
-        return cls(validate_messages(messages), search, _snake_keys(citation), dict(uses))
+        _check_response(raw)
+        return cls(validate_messages(raw.get("messages") or []), raw.get("search"),
+                   _snake_keys(raw.get("citation") or {}), dict(raw.get("uses") or {}))
+
+
+def _check_response(raw: Any) -> None:
+    """Raise :class:`ValueError` naming what a create hook's reply gets wrong."""
+    if not isinstance(raw, dict):
+        raise ValueError(f"create hook must return a dict or None, not {type(raw).__name__}")
+    unknown = set(raw) - {"messages", "search", "citation", "uses"}
+    if unknown:
+        raise ValueError(f"create hook returned unknown keys: {', '.join(sorted(unknown))}")
+    search = raw.get("search")
+    if search is not None and not isinstance(search, bool):
+        raise ValueError("create hook 'search' must be true, false or None")
+    if not all(isinstance(raw.get(key) or {}, dict) for key in ("citation", "uses")):
+        raise ValueError("create hook 'citation' and 'uses' must be objects")
 
 
 def _snake_keys(d: dict[str, Any]) -> dict[str, Any]:

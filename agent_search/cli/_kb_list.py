@@ -11,7 +11,7 @@ collection and API key (:mod:`agent_search._paging`).
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import anyio
@@ -32,19 +32,36 @@ def list_documents(config: SearchConfig | None, collection: str, *, server: str 
         fail(f"--limit: a page holds 1 to {MAX_LIMIT} documents")
     pages = _remote(server, collection, api_key_env, limit, cursor) if server is not None \
         else _local(config, collection, limit, cursor)
-    docs: list[dict[str, Any]] = []  # kept for --json only; printed page by page else
-    nxt: str | None = None
-    listed = 0
-    for page, after in pages:
-        nxt = after
-        listed += len(page)
-        if json_out:
-            docs.extend(page)
-        else:
-            _print(page)
     if json_out:
-        print_json({"documents": docs, "next_cursor": nxt} if limit is not None else docs)
-        return
+        _print_json(pages, limit)
+    else:
+        _print_pages(pages, collection, limit, cursor)
+
+
+Pages = Iterator[tuple[list[dict[str, Any]], str | None]]
+"""Each page of documents with the cursor of the next (None after the last)."""
+
+
+def _print_json(pages: Pages, limit: int | None) -> None:
+    """Every document as one JSON array; with ``--limit``, the page and its next cursor."""
+    docs: list[dict[str, Any]] = []
+    nxt: str | None = None
+    for page, after in pages:
+        docs.extend(page)
+        nxt = after
+    print_json({"documents": docs, "next_cursor": nxt} if limit is not None else docs)
+
+
+def _print_pages(pages: Pages, collection: str, limit: int | None,
+                 cursor: str | None) -> None:
+    """Each page as it comes; after a ``--limit`` page, the cursor of the next on
+    stderr."""
+    listed = 0
+    nxt: str | None = None
+    for page, after in pages:
+        listed += len(page)
+        nxt = after
+        _print(page)
     if not listed and cursor is None:
         console.print(f"{collection}: no documents", highlight=False, markup=False)
     if limit is not None and nxt is not None:
@@ -58,12 +75,7 @@ def _local(config: SearchConfig | None, collection: str, limit: int | None,
 
     assert config is not None
     scope = ("kb-local", collection)
-    offset = None
-    try:
-        if cursor is not None:
-            offset = check_offset(str(read_cursor(cursor, scope).get("offset")))
-    except (CursorError, ValueError) as exc:
-        fail(f"--cursor: {exc}".replace("--cursor: cursor: ", "--cursor: "))
+    offset = None if cursor is None else _offset_of(cursor, scope, check_offset)
     while True:
         try:
             page, offset = anyio.run(functools.partial(
@@ -73,6 +85,15 @@ def _local(config: SearchConfig | None, collection: str, limit: int | None,
         yield page, (make_cursor(scope, {"offset": offset}) if offset is not None else None)
         if offset is None or limit is not None:
             return
+
+
+def _offset_of(cursor: str, scope: tuple[str, str], check: Callable[[str], str]) -> str:
+    """The store offset ``--cursor`` carries (``check`` validates it); a clear error for
+    a cursor of another collection, a tampered or a malformed one."""
+    try:
+        return check(str(read_cursor(cursor, scope).get("offset")))
+    except (CursorError, ValueError) as exc:
+        fail(f"--cursor: {exc}".replace("--cursor: cursor: ", "--cursor: "))
 
 
 def _remote(server: str, collection: str, api_key_env: str, limit: int | None,

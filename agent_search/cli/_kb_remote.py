@@ -170,34 +170,47 @@ def documents_of(paths: list[Path], root: Path) -> Outgoing:
         label = folder_name(path, root) if path.is_dir() else None
         present: list[str] = []
         for item in iter_files([path]):
-            if isinstance(item, Skipped):
-                out.skipped.append(item)
+            found = item if isinstance(item, Skipped) else _named(item, path, label)
+            if isinstance(found, Skipped):
+                out.skipped.append(found)
                 continue
-            suffix = item.suffix.lower()
-            if suffix not in TEXT_SUFFIXES + FILE_SUFFIXES:
-                out.skipped.append(Skipped(str(item), (
-                    f"--server takes {' '.join(TEXT_SUFFIXES + FILE_SUFFIXES)}; ingest "
-                    f"{item.suffix} files with the server stopped")))
-                continue
-            rel = item.relative_to(path).as_posix() if label is not None else item.name
-            name = path_text(f"{label}/{rel}" if label is not None else rel)
-            try:  # a name the server refuses (not UTF-8, too long) never was a document
-                check_name(name, text=suffix in TEXT_SUFFIXES)
-            except ValueError as exc:
-                out.skipped.append(Skipped(path_text(str(item)), str(exc)))
-                continue
+            name, rel, file = found
             if label is not None:
                 present.append(rel)
-            if name in names:
-                if names[name].resolve() == item.resolve():
-                    continue  # the same file named twice (a folder and one inside it)
-                raise RemoteError(f"{item} and {names[name]} would have the same name "
-                                  f"{name!r} on the server")
-            names[name] = item
-            out.docs.append((name, item))
+            if not _named_before(names, name, file):
+                names[name] = file
+                out.docs.append((name, file))
         if label is not None:
             out.folders.append((label, present))
     return out
+
+
+def _named(item: Path, path: Path, label: str | None) -> tuple[str, str, Path] | Skipped:
+    """The name ``item`` (found under ``path``, a folder named ``label`` on the server or
+    a file) has on the server, its path inside the folder, and itself; why it is not sent
+    when it is not (a format the server does not take, a name it refuses)."""
+    suffix = item.suffix.lower()
+    if suffix not in TEXT_SUFFIXES + FILE_SUFFIXES:
+        return Skipped(str(item), (f"--server takes {' '.join(TEXT_SUFFIXES + FILE_SUFFIXES)}; "
+                                   f"ingest {item.suffix} files with the server stopped"))
+    rel = item.relative_to(path).as_posix() if label is not None else item.name
+    name = path_text(f"{label}/{rel}" if label is not None else rel)
+    try:  # a name the server refuses (not UTF-8, too long) never was a document
+        check_name(name, text=suffix in TEXT_SUFFIXES)
+    except ValueError as exc:
+        return Skipped(path_text(str(item)), str(exc))
+    return name, rel, item
+
+
+def _named_before(names: dict[str, Path], name: str, item: Path) -> bool:
+    """Is ``name`` taken already by the same file (a folder and one inside it)? A
+    :class:`RemoteError` when another file has it."""
+    if name not in names:
+        return False
+    if names[name].resolve() == item.resolve():
+        return True
+    raise RemoteError(f"{item} and {names[name]} would have the same name {name!r} on the "
+                      "server")
 
 
 def send_documents(url: str, collection: str, docs: list[tuple[str, Path]],

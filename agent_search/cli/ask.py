@@ -222,6 +222,22 @@ def _finish(error: str | None, text: bool) -> int:
     return 0
 
 
+def _load_checked(assistant: str | None, db_url: str | None, collections: list[str],
+                  config: Path | None, connector: str | None) -> Assistant:
+    """The assistant ``ask`` loads, its ``--connector`` checked: a clear error (and the
+    assistant closed) for a connector it does not have."""
+    try:
+        loaded = _load(assistant, db_url, collections, resolve_config_dir(config))
+    except (ValueError, AgentSearchError) as exc:
+        fail(str(exc))
+    problem = loaded.settings.connector_problem(connector) if connector is not None else None
+    if problem is not None:
+        hint = f" — did you mean {problem[1]!r}?" if problem[1] else ""
+        anyio.run(loaded.aclose)
+        fail(f"--connector: {problem[0]}{hint}")
+    return loaded
+
+
 def _load(assistant: str | None, db_url: str | None, collections: list[str],
           cdir: Path | None) -> Assistant:
     """The assistant to ask: the one named (its database and collections replaced by the
@@ -291,7 +307,7 @@ def ask(
     if not question.strip():
         fail("QUESTION must not be empty")
     if server is not None:
-        if db_url or collection or config or connector or user or team:
+        if any((db_url, collection, config, connector, user, team)):
             fail("--server: the server's assistant answers, as the API key's identity; "
                  "leave out --db-url/--collection/--config/--connector/--user/--team")
         code = _ask_remote(server, assistant or "demo", question, api_key_env, search,
@@ -299,15 +315,7 @@ def ask(
         if code:
             raise typer.Exit(code)
         return
-    try:
-        loaded = _load(assistant, db_url, collection or [], resolve_config_dir(config))
-    except (ValueError, AgentSearchError) as exc:
-        fail(str(exc))
-    problem = loaded.settings.connector_problem(connector) if connector is not None else None
-    if problem is not None:
-        hint = f" — did you mean {problem[1]!r}?" if problem[1] else ""
-        anyio.run(loaded.aclose)
-        fail(f"--connector: {problem[0]}{hint}")
+    loaded = _load_checked(assistant, db_url, collection or [], config, connector)
     try:
         code = anyio.run(_ask, loaded, question, Options(search=search, connector=connector,
                                                     user_id=user, team_id=team,

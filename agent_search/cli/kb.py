@@ -177,8 +177,7 @@ def ingest(
     A file is one document however its path is written; re-ingesting adds, updates and
     removes chunks as the files changed and never duplicates. Files over kb.max_file_mb
     (default 20 MB) or beyond kb.max_run_mb (default 1000 MB) are skipped and reported."""
-    from agent_search.embedding import EmbeddingError
-    from agent_search.kb import Access, CollectionMismatchError, StoreError, ingest_paths
+    from agent_search.kb import Access
 
     _check_ingest_options(paths, server, user or team or share or public)
     if server is not None:
@@ -193,22 +192,33 @@ def ingest(
                            share=share)  # type: ignore[arg-type]  # checked by Access.of
     except ValueError as exc:
         fail(f"--user/--team/--share: {exc}")
-    try:
-        _prepare_model(config)
-        with work_progress("ingesting") as on_progress:
-            report = anyio.run(lambda: ingest_paths(config, paths, collection, graph=graph,
-                                                    progress=on_progress, access=access,
-                                                    mirror=not keep_missing))
-    except (ValueError, CollectionMismatchError) as exc:
-        fail(str(exc))
-    except (StoreError, EmbeddingError) as exc:
-        _store_failed(exc)
+    report = _ingest_local(config, paths, collection, graph=graph, access=access,
+                           mirror=not keep_missing)
     if json_out:
         print_json(report.to_json())
     else:
         _print_report(report)
     if report.documents == 0 and report.skipped:
         raise typer.Exit(1)
+
+
+def _ingest_local(config: SearchConfig, paths: list[Path], collection: str, *,
+                  graph: bool | None, access: Any, mirror: bool) -> Any:
+    """A local ingest's report, with the model prepared first and progress shown; a
+    clear error (no traceback) when the input, the store or the embedder fails."""
+    from agent_search.embedding import EmbeddingError
+    from agent_search.kb import CollectionMismatchError, StoreError, ingest_paths
+
+    try:
+        _prepare_model(config)
+        with work_progress("ingesting") as on_progress:
+            return anyio.run(lambda: ingest_paths(config, paths, collection, graph=graph,
+                                                  progress=on_progress, access=access,
+                                                  mirror=mirror))
+    except (ValueError, CollectionMismatchError) as exc:
+        fail(str(exc))
+    except (StoreError, EmbeddingError) as exc:
+        _store_failed(exc)
 
 
 def _prepare_model(config: SearchConfig) -> None:
@@ -280,7 +290,7 @@ def list_(collection: Annotated[str | None, typer.Argument(
     who may read them, document id), page by page; with --server, those the API key may
     read."""
     from agent_search.cli._kb_list import list_documents
-    from agent_search.kb import StoreError, list_collections
+    from agent_search.kb import StoreError
 
     if collection is None and (limit is not None or cursor):
         fail("--limit and --cursor list the documents of one collection: give COLLECTION")
@@ -296,6 +306,13 @@ def list_(collection: Annotated[str | None, typer.Argument(
             _store_failed(exc)
         return
     assert config is not None
+    _collections_local(config, json_out)
+
+
+def _collections_local(config: SearchConfig, json_out: bool) -> None:
+    """``kb list``: the collections of the data home."""
+    from agent_search.kb import StoreError, list_collections
+
     try:
         rows = anyio.run(lambda: list_collections(config))
     except StoreError as exc:
@@ -374,21 +391,34 @@ def rm(
     json_out: JsonOpt = False,
 ) -> None:
     """Remove one document (all its chunks, and its entity-graph links) from a collection."""
-    from agent_search.cli._kb_remote import RemoteError, client_root, remove_remote
-    from agent_search.kb import Access, StoreError, remove_document
-
     if server is not None:
         if user or team:
             fail("--server: the API key decides whose documents are removed; leave out "
                  "--user/--team")
-        try:
-            removed = remove_remote(server, collection, document, api_key_env,
-                                    client_root(config_dir))
-        except RemoteError as exc:
-            fail(str(exc), 1)
-        _print_removed(collection, removed, json_out)
-        return
-    config = _config(config_dir)
+        removed = _remove_remote(server, collection, document, api_key_env, config_dir)
+    else:
+        removed = _remove_local(_config(config_dir), collection, document, user, team)
+    _print_removed(collection, removed, json_out)
+
+
+def _remove_remote(server: str, collection: str, document: str, api_key_env: str,
+                   config_dir: Path | None) -> list[dict[str, Any]]:
+    """``kb rm --server``: what the server removed."""
+    from agent_search.cli._kb_remote import RemoteError, client_root, remove_remote
+
+    try:
+        return remove_remote(server, collection, document, api_key_env,
+                             client_root(config_dir))
+    except RemoteError as exc:
+        fail(str(exc), 1)
+
+
+def _remove_local(config: SearchConfig, collection: str, document: str, user: str | None,
+                  team: str | None) -> list[dict[str, Any]]:
+    """``kb rm``: what was removed of the data home's collection (only documents of
+    ``user`` / ``team`` when given); an error naming the document when nothing was."""
+    from agent_search.kb import Access, StoreError, remove_document
+
     try:
         access = Access.of(user, team) if user or team else None
     except ValueError as exc:
@@ -403,7 +433,7 @@ def rm(
     if not removed:
         fail(f"no document {document!r} in collection {collection!r} "
              f"('agent-search kb list {collection}' lists them)")
-    _print_removed(collection, removed, json_out)
+    return removed
 
 
 def _print_removed(collection: str, removed: list[dict[str, Any]], json_out: bool) -> None:
@@ -419,20 +449,11 @@ def _ingest_remote(server: str, paths: list[Path], collection: str, api_key_env:
                    json_out: bool, *, mirror: bool, root: Path) -> None:
     """``kb ingest --server``: the files sent, then each folder mirrored (unless
     ``mirror`` is false); printed as a local ingest prints its report."""
-    from agent_search.cli._kb_remote import (
-        RemoteError,
-        documents_of,
-        mirror_remote,
-        send_documents,
-    )
+    from agent_search.cli._kb_remote import RemoteError, documents_of, mirror_remote
 
     try:
         outgoing = documents_of(paths, root)
-        out: dict[str, Any]
-        with work_progress("sending") as on_progress:
-            out = send_documents(server, collection, outgoing.docs, api_key_env,
-                                 on_progress) if outgoing.docs else \
-                {"collection": collection, "documents": 0, "skipped": [], "missing": []}
+        out = _send(server, collection, outgoing.docs, api_key_env)
         gone = mirror_remote(server, collection, outgoing.folders, api_key_env) \
             if mirror and outgoing.folders else []
     except ValueError as exc:
@@ -446,16 +467,32 @@ def _ingest_remote(server: str, paths: list[Path], collection: str, api_key_env:
     if json_out:
         print_json(out)
     else:
-        console.print(f"{collection} at {server}: {plural(out.get('documents', 0), 'document')}, "
-                      f"{plural(out.get('chunks', 0), 'chunk')} from "
-                      f"{plural(out.get('files', 0), 'file')}: "
-                      f"chunks added {out.get('added', 0)}, "
-                      f"updated {out.get('updated', 0)}, "
-                      f"unchanged {out.get('unchanged', 0)}, removed {out['removed']}",
-                      highlight=False, markup=False)
-        _print_file_notes(out)
+        _print_remote_report(out, collection, server)
     if not out.get("documents") and out["skipped"]:
         raise typer.Exit(1)
+
+
+def _send(server: str, collection: str, docs: list[Any], api_key_env: str) -> dict[str, Any]:
+    """The server's report of ingesting ``docs``, sent with progress shown (an empty
+    report when there is nothing to send)."""
+    from agent_search.cli._kb_remote import send_documents
+
+    with work_progress("sending") as on_progress:
+        if not docs:
+            return {"collection": collection, "documents": 0, "skipped": [], "missing": []}
+        return send_documents(server, collection, docs, api_key_env, on_progress)
+
+
+def _print_remote_report(out: dict[str, Any], collection: str, server: str) -> None:
+    """A server ingest's report, as a local ingest prints its own."""
+    console.print(f"{collection} at {server}: {plural(out.get('documents', 0), 'document')}, "
+                  f"{plural(out.get('chunks', 0), 'chunk')} from "
+                  f"{plural(out.get('files', 0), 'file')}: "
+                  f"chunks added {out.get('added', 0)}, "
+                  f"updated {out.get('updated', 0)}, "
+                  f"unchanged {out.get('unchanged', 0)}, removed {out['removed']}",
+                  highlight=False, markup=False)
+    _print_file_notes(out)
 
 
 @kb_app.command("drop")

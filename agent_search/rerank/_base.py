@@ -64,21 +64,32 @@ async def apply_rerank(
         why = missing
     else:
         before = list(items)
-        with span("rerank", reranker=name, count=len(items)) as node:
-            try:
-                with anyio.fail_after(timeout):
-                    ranked = await reranker.rerank(ctx, query, list(items), top_n)
-            except TimeoutError:
-                why = f"timed out after {timeout:g}s"
-            except Exception as exc:  # a reranker's failure must not lose results
-                why = first_line(exc)
-            else:
-                known = {id(i) for i in before}
-                if isinstance(ranked, list) and all(id(i) in known for i in ranked):
-                    return ranked, None
-                why = "returned items it was not given"
-            node.status, node.error = "failed", why
-        items = before
+        outcome = await _attempt(reranker, ctx, query, before, top_n, name, timeout)
+        if not isinstance(outcome, str):
+            return outcome, None
+        why, items = outcome, before
         for item in items:
             item.rerank_score = None
     return rank_by_score(items, top_n), f"rerank {name} failed, used builtin: {why}"
+
+
+async def _attempt(reranker: Reranker, ctx: Context, query: str, items: list[ResultItem],
+                   top_n: int, name: str, timeout: float | None) -> list[ResultItem] | str:
+    """The reranker's ranking of (a copy of) ``items``, or why it is not one to use:
+    it raised, took longer than ``timeout``, or returned items it was not given (the
+    reason is also the trace span's error)."""
+    with span("rerank", reranker=name, count=len(items)) as node:
+        try:
+            with anyio.fail_after(timeout):
+                ranked = await reranker.rerank(ctx, query, list(items), top_n)
+        except TimeoutError:
+            why = f"timed out after {timeout:g}s"
+        except Exception as exc:  # a reranker's failure must not lose results
+            why = first_line(exc)
+        else:
+            known = {id(i) for i in items}
+            if isinstance(ranked, list) and all(id(i) in known for i in ranked):
+                return ranked
+            why = "returned items it was not given"
+        node.status, node.error = "failed", why
+    return why

@@ -53,23 +53,28 @@ def parse_scores(payload: Any, count: int) -> dict[int, float]:
         raise RerankError("rerank answer has no list of results")
     scores: dict[int, float] = {}
     for pos, entry in enumerate(payload):
-        if isinstance(entry, int | float) and not isinstance(entry, bool):
-            index, score = pos, float(entry)
-        elif isinstance(entry, dict):
-            raw_index = entry.get("index")
-            raw_score = entry.get("relevance_score", entry.get("score"))
-            if not isinstance(raw_index, int) or not isinstance(raw_score, int | float):
-                raise RerankError(f"rerank result {entry!r} lacks an integer 'index' and a "
-                                  "numeric 'relevance_score' or 'score'")
-            index, score = raw_index, float(raw_score)
-        else:
-            raise RerankError(f"unexpected rerank result {entry!r}")
+        index, score = _entry_score(pos, entry)
         if not 0 <= index < count:
             raise RerankError(f"rerank result index {index} is outside 0..{count - 1}")
         scores[index] = score
     if not scores:
         raise RerankError("rerank answer is empty")
     return scores
+
+
+def _entry_score(pos: int, entry: Any) -> tuple[int, float]:
+    """The document index and score of one result: a number is the score of the
+    document at its position; an object names its ``index`` and score."""
+    if isinstance(entry, int | float) and not isinstance(entry, bool):
+        return pos, float(entry)
+    if not isinstance(entry, dict):
+        raise RerankError(f"unexpected rerank result {entry!r}")
+    raw_index = entry.get("index")
+    raw_score = entry.get("relevance_score", entry.get("score"))
+    if not isinstance(raw_index, int) or not isinstance(raw_score, int | float):
+        raise RerankError(f"rerank result {entry!r} lacks an integer 'index' and a "
+                          "numeric 'relevance_score' or 'score'")
+    return raw_index, float(raw_score)
 
 
 def apply_scores(items: list[ResultItem], scores: dict[int, float], top_n: int

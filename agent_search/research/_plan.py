@@ -114,16 +114,22 @@ def _segments(tokens: list[str]) -> list[list[str]]:
     """The tokens between top-level coordinators; list commas count when the list ends
     in a coordinator and the pieces between them are short (a list of names), never a
     comma after a clause ("In the docs, what ...")."""
-    cuts: list[tuple[int, int]] = []
-    for i in range(len(tokens)):
-        n = _coordinator_at(tokens, i)
-        if n and 0 < i < len(tokens) - n:
-            cuts.append((i, n))
+    cuts = _coordinator_cuts(tokens)
     if not cuts:
         return [tokens]
     last = cuts[-1][0]
     commas = [(i, 1) for i, t in enumerate(tokens[:last]) if t in LIST_MARKS]
-    marks = sorted(_list_commas(commas, cuts) + cuts)
+    return _cut(tokens, sorted(_list_commas(commas, cuts) + cuts))
+
+
+def _coordinator_cuts(tokens: list[str]) -> list[tuple[int, int]]:
+    """(position, length in tokens) of each coordinator with tokens on both sides."""
+    return [(i, n) for i in range(len(tokens))
+            if (n := _coordinator_at(tokens, i)) and 0 < i < len(tokens) - n]
+
+
+def _cut(tokens: list[str], marks: list[tuple[int, int]]) -> list[list[str]]:
+    """The non-empty pieces of ``tokens`` between ``marks`` (position, length)."""
     out, start = [], 0
     for i, n in marks:
         out.append(tokens[start:i])

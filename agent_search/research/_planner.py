@@ -127,14 +127,9 @@ def _names(found: Sequence[ResultItem], words: Sequence[str], question: str) -> 
     for item in found:
         text = f"{item.title or ''}. {item.content}"[:4000]
         tokens = _tokens(text)
-        if not lowered & {t.lower() for t in tokens}:
-            continue
-        plain.update(t for t in tokens if t.islower())
-        for match in _NAME.finditer(text):
-            name = _without_leading_stops(match.group(0))
-            if not name or name.casefold() in asked or len(name) < 3:
-                continue
-            counts[name] += 1
+        if lowered & {t.lower() for t in tokens}:
+            plain.update(t for t in tokens if t.islower())
+            counts.update(_names_in(text, asked))
     for name in [n for n in counts if " " not in n and n.lower() in plain]:
         del counts[name]
 
@@ -143,6 +138,13 @@ def _names(found: Sequence[ResultItem], words: Sequence[str], question: str) -> 
 
     ranked = sorted(counts, key=lambda n: (-new_words(n), -counts[n]))
     return ranked[:4]
+
+
+def _names_in(text: str, asked: str) -> list[str]:
+    """The capitalised runs of ``text`` without their leading function words, of three
+    characters or more, that the (case-folded) question ``asked`` does not hold."""
+    names = (_without_leading_stops(m.group(0)) for m in _NAME.finditer(text))
+    return [n for n in names if len(n) >= 3 and n.casefold() not in asked]
 
 
 def _without_leading_stops(name: str) -> str:

@@ -129,20 +129,13 @@ async def run_research(searcher: Searcher, question: str, *, ctx: Context,
     rid = ctx.request_id
     emit(ResearchPlan(rid, [p.text for p in state.parts], planner_name,
                       {k: v["limit"] for k, v in state.budget(0).items()}))
-    if not state.parts or not types:
+    if problem := _nothing_to_search(state, types):
         out.stopped = "nothing_understood"
-        out.warnings.append("no part of the question to search" if types else
-                            "no search type to research on")
+        out.warnings.append(problem)
         return _done(out, state, 0, emit, rid)
-    queries = {i: [p.text] for i, p in enumerate(state.parts)}
-    if len(state.parts) > 1:
-        queries[WHOLE] = [question]  # what a single search finds, research finds too
+    queries = _first_queries(state, question)
     rounds = 0
-    while True:
-        stop = _budget_stop(state, rounds)
-        if stop:
-            out.stopped = stop
-            break
+    while not (stop := _budget_stop(state, rounds)):
         rounds += 1
         report = await _round(searcher, ctx, state, queries, types, limit, rounds, out)
         out.rounds.append(report)
@@ -151,17 +144,40 @@ async def run_research(searcher: Searcher, question: str, *, ctx: Context,
         emit(ResearchRound(rid, rounds, [s.model_dump() for s in report.searches],
                            report.new_references,
                            [p.text for p in state.parts if p.covered], report.gaps))
-        if not report.gaps:
-            out.stopped = "covered"
-            break
-        if report.new_references == 0 and rounds > 1:
-            out.stopped = "nothing_new"
+        if stop := _round_stop(report, rounds):
             break
         queries = await _gap_queries(state, planner, question, rounds, emit, rid)
         if not any(queries.values()):
-            out.stopped = "nothing_new"
+            stop = "nothing_new"
             break
+    out.stopped = stop
     return _done(out, state, rounds, emit, rid)
+
+
+def _nothing_to_search(state: _State, types: Sequence[str]) -> str | None:
+    """Why research cannot start: no part understood, or no type to search on."""
+    if not types:
+        return "no search type to research on"
+    return None if state.parts else "no part of the question to search"
+
+
+def _first_queries(state: _State, question: str) -> dict[int, list[str]]:
+    """The first round's queries: each part's text, and the whole question when there
+    are several parts (what a single search finds, research finds too)."""
+    queries = {i: [p.text] for i, p in enumerate(state.parts)}
+    if len(state.parts) > 1:
+        queries[WHOLE] = [question]
+    return queries
+
+
+def _round_stop(report: RoundReport, rounds: int) -> str | None:
+    """Why research stops after this round: every part covered, or a round after the
+    first that found no reference not seen before; None to go on."""
+    if not report.gaps:
+        return "covered"
+    if report.new_references == 0 and rounds > 1:
+        return "nothing_new"
+    return None
 
 
 def state_calls(state: _State) -> _LLMBudget:
@@ -209,19 +225,7 @@ async def _round(searcher: Searcher, ctx: Context, state: _State,
                  queries: dict[int, list[str]], types: Sequence[str], limit: int | None,
                  number: int, out: ResearchResult) -> RoundReport:
     """One round: every query of every part on every type, at once, within budget."""
-    planned: list[tuple[int, Request]] = []
-    for index, texts in queries.items():
-        for text in texts:
-            for search_type in types:
-                key = (search_type, " ".join(text.casefold().split()))
-                if key in state.seen_queries or \
-                        state.searches + len(planned) >= state.settings.max_searches:
-                    continue
-                state.seen_queries.add(key)
-                planned.append((index, Request(type=search_type, query=text, limit=limit,
-                                               source="auto")))
-                if index != WHOLE and text not in state.parts[index].queries:
-                    state.parts[index].queries.append(text)
+    planned = _plan_round(state, queries, types, limit)
     state.searches += len(planned)
     report = RoundReport(round=number)
     if not planned:
@@ -235,13 +239,41 @@ async def _round(searcher: Searcher, ctx: Context, state: _State,
                                             error=result.error))
         if result.error:
             out.warnings.append(f"round {number}: {result.error}")
-        for item in result.items:
-            ident = _identity(item)
-            if ident not in state.seen_items:
-                state.seen_items[ident] = item
-                report.new_references += 1
-            state.part_items.setdefault(index, []).append(state.seen_items[ident])
+        report.new_references += _keep_found(state, index, result.items)
     return report
+
+
+def _plan_round(state: _State, queries: dict[int, list[str]], types: Sequence[str],
+                limit: int | None) -> list[tuple[int, Request]]:
+    """The searches of a round, each with the key of its part: every query on every type
+    but the ones already searched, while the search budget lasts. A part's new queries
+    are added to its report."""
+    planned: list[tuple[int, Request]] = []
+    for index, texts in queries.items():
+        for text, search_type in ((t, st) for t in texts for st in types):
+            key = (search_type, " ".join(text.casefold().split()))
+            if key in state.seen_queries or \
+                    state.searches + len(planned) >= state.settings.max_searches:
+                continue
+            state.seen_queries.add(key)
+            planned.append((index, Request(type=search_type, query=text, limit=limit,
+                                           source="auto")))
+            if index != WHOLE and text not in state.parts[index].queries:
+                state.parts[index].queries.append(text)
+    return planned
+
+
+def _keep_found(state: _State, index: int, items: Sequence[ResultItem]) -> int:
+    """The references of one search kept for part ``index`` (a reference seen before as
+    its first copy); how many were new."""
+    new = 0
+    for item in items:
+        ident = _identity(item)
+        if ident not in state.seen_items:
+            state.seen_items[ident] = item
+            new += 1
+        state.part_items.setdefault(index, []).append(state.seen_items[ident])
+    return new
 
 
 def _identity(item: ResultItem) -> str:
@@ -284,19 +316,22 @@ def _coverage(parts: list[str], refs: list[dict[str, Any]], found: list[bool]
     """Per part: whether a reference says what it asks about (the grounding's check on
     the part as a sentence), and which. A part with no claim to check (too few words)
     is covered when its own searches found something."""
+    return [_part_verdict(text, refs, any_found)
+            for text, any_found in zip(parts, found, strict=True)]
+
+
+def _part_verdict(text: str, refs: list[dict[str, Any]], any_found: bool
+                  ) -> tuple[bool, list[str]]:
+    """Whether the references cover one part, and the citations that do."""
     from agent_search.grounding import ground
 
-    out: list[tuple[bool, list[str]]] = []
-    for text, any_found in zip(parts, found, strict=True):
-        sentences = ground(text.rstrip("?？") + ".", refs, thresholds=PART_THRESHOLDS)
-        claims = [s for s in sentences if s.status != "no_claim"]
-        if not claims:
-            out.append((any_found, []))
-            continue
-        covered = all(s.status == "supported" for s in claims)
-        cites = list(dict.fromkeys(c for s in claims for c in s.support + s.cited))
-        out.append((covered, cites if covered else []))
-    return out
+    sentences = ground(text.rstrip("?？") + ".", refs, thresholds=PART_THRESHOLDS)
+    claims = [s for s in sentences if s.status != "no_claim"]
+    if not claims:
+        return any_found, []
+    covered = all(s.status == "supported" for s in claims)
+    cites = list(dict.fromkeys(c for s in claims for c in s.support + s.cited))
+    return covered, cites if covered else []
 
 
 async def _gap_queries(state: _State, planner: Planner, question: str, rounds: int,

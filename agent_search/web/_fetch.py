@@ -129,32 +129,52 @@ async def _follow(client: httpx.AsyncClient, policy: HostPolicy, settings: Fetch
                 url = urljoin(url, response.headers["location"])
                 continue
             page.final_url = url
-            page.status = response.status_code
-            if response.status_code >= 400:
-                page.error = f"HTTP {response.status_code}"
+            if not _readable(page, response):
                 return
-            content_type = response.headers.get("content-type", "").split(";")[0].strip().lower()
-            page.content_type = content_type or None
-            if content_type and not content_type.startswith(_HTML_TYPES + _TEXT_TYPES):
-                page.error = f"unsupported content type {content_type}"
-                return
+            content_type = page.content_type or ""
             body, page.truncated = await _read_capped(response, settings.max_bytes)
             encoding = response.charset_encoding or "utf-8"
-        try:
-            markup = body.decode(encoding, errors="replace")
-        except LookupError:
-            markup = body.decode("utf-8", errors="replace")
-        if content_type.startswith(_TEXT_TYPES):
-            text, title = markup, None
-        else:
-            text, title = await anyio.to_thread.run_sync(_html_to_text, markup, url)
-        if len(text) > settings.max_chars:
-            text, page.truncated = text[: settings.max_chars], True
-        page.text, page.title = text, title
-        if not text.strip():
-            page.error = "no text content"
+        await _fill_text(page, _decoded(body, encoding), content_type, url, settings)
         return
     raise UnsafeURLError(f"more than {settings.max_redirects} redirects")
+
+
+def _readable(page: Page, response: httpx.Response) -> bool:
+    """Is the body of ``response`` one to read (not an HTTP error, text or HTML)? Its
+    status and content type go on ``page``, and the reason when it is not."""
+    page.status = response.status_code
+    if response.status_code >= 400:
+        page.error = f"HTTP {response.status_code}"
+        return False
+    content_type = response.headers.get("content-type", "").split(";")[0].strip().lower()
+    page.content_type = content_type or None
+    if content_type and not content_type.startswith(_HTML_TYPES + _TEXT_TYPES):
+        page.error = f"unsupported content type {content_type}"
+        return False
+    return True
+
+
+def _decoded(body: bytes, encoding: str) -> str:
+    """``body`` in its declared encoding, UTF-8 when Python does not know that one."""
+    try:
+        return body.decode(encoding, errors="replace")
+    except LookupError:
+        return body.decode("utf-8", errors="replace")
+
+
+async def _fill_text(page: Page, markup: str, content_type: str, url: str,
+                     settings: FetchSettings) -> None:
+    """The page's text and title (HTML read off the event loop), cut at
+    ``settings.max_chars``; "no text content" when there is none."""
+    if content_type.startswith(_TEXT_TYPES):
+        text, title = markup, None
+    else:
+        text, title = await anyio.to_thread.run_sync(_html_to_text, markup, url)
+    if len(text) > settings.max_chars:
+        text, page.truncated = text[: settings.max_chars], True
+    page.text, page.title = text, title
+    if not text.strip():
+        page.error = "no text content"
 
 
 async def _read_capped(response: httpx.Response, max_bytes: int) -> tuple[bytes, bool]:

@@ -92,26 +92,43 @@ def parse_ipv4_literal(host: str) -> ipaddress.IPv4Address | None:
     As in the WHATWG URL standard, a host whose last label is a number is an address:
     one that does not parse (``256.1.1.1``, ``08.1.1.1``, ``1.2.3.4.5``) raises
     :class:`UnsafeURLError` (no DNS name ends in a number, so it is never a name)."""
+    labels = _numeric_labels(host)
+    if labels is None:
+        return None
+    value = _ipv4_value(labels)
+    if value is None:
+        raise UnsafeURLError(f"refused host {host[:80]}: invalid IPv4 address")
+    return ipaddress.IPv4Address(value)
+
+
+def _numeric_labels(host: str) -> list[str] | None:
+    """The labels of ``host`` (NFKC, lower case, a trailing dot dropped) when the last is
+    a number; None for a name, or a host too long to be either."""
     h = unicodedata.normalize("NFKC", host[: _MAX_HOST_CHARS + 1]).lower()
     labels = h.split(".")
     if len(labels) > 1 and not labels[-1]:
         labels.pop()
     if len(h) > _MAX_HOST_CHARS or not _NUMBER.fullmatch(labels[-1]):
         return None
-    invalid = UnsafeURLError(f"refused host {host[:80]}: invalid IPv4 address")
+    return labels
+
+
+def _ipv4_value(labels: list[str]) -> int | None:
+    """The 32-bit address 1–4 numeric labels spell as ``inet_aton`` reads them, or None
+    when they spell none."""
     if len(labels) > 4 or not all(_NUMBER.fullmatch(label) for label in labels):
-        raise invalid
+        return None
     try:
         numbers = [_legacy_ipv4_part(label) for label in labels]
-    except ValueError as exc:
-        raise invalid from exc
+    except ValueError:
+        return None
     *head, last = numbers
     if any(n > 0xFF for n in head) or last >= 1 << (8 * (5 - len(numbers))):
-        raise invalid
+        return None
     value = last
     for i, n in enumerate(head):
         value |= n << (8 * (3 - i))
-    return ipaddress.IPv4Address(value)
+    return value
 
 
 def literal_address(host: str) -> IPAddress | None:
@@ -157,17 +174,7 @@ class HostPolicy:
     def check_url(self, url: str) -> tuple[str, int]:
         """The checks that need no DNS (scheme, host, literal addresses in any spelling);
         returns (host, port)."""
-        try:
-            parts = urlsplit(url)
-            port = parts.port
-        except ValueError as exc:
-            raise UnsafeURLError(f"invalid URL: {url[:200]}") from exc
-        scheme = (parts.scheme or "").lower()
-        if scheme not in ALLOWED_SCHEMES:
-            raise UnsafeURLError(f"refused scheme {scheme or '(none)'!r}: only http and https")
-        host = (parts.hostname or "").lower().rstrip(".")
-        if not host:
-            raise UnsafeURLError("refused URL without a host")
+        scheme, host, port = _scheme_host_port(url)
         if host in METADATA_HOSTS and host not in self.allowed_hosts:
             raise UnsafeURLError(f"refused host {host}: cloud metadata service")
         literal = literal_address(host)
@@ -195,19 +202,21 @@ class HostPolicy:
             self._check_one(host, ip, via=None if spelling_only else address)
 
     def _check_one(self, host: str, ip: IPAddress, via: IPAddress | None = None) -> None:
-        explicitly_allowed = any(ip in net for net in self.allowed_networks
-                                 if net.version == ip.version)
         shown = f"{ip} (in {via})" if via is not None else str(ip)
         if ip in METADATA_ADDRESSES:
-            if explicitly_allowed and any(net.num_addresses == 1 for net in self.allowed_networks
-                                          if ip in net):
-                return
-            raise UnsafeURLError(f"refused host {host}: {shown} is a cloud metadata address")
-        if explicitly_allowed:
+            # allowed only when named itself, not for being inside an allowed network
+            if not self._allowed(ip, single=True):
+                raise UnsafeURLError(f"refused host {host}: {shown} is a cloud metadata address")
             return
-        kind = _refusal(ip)
+        kind = None if self._allowed(ip) else _refusal(ip)
         if kind is not None:
             raise UnsafeURLError(f"refused host {host}: {shown} is {kind}")
+
+    def _allowed(self, ip: IPAddress, *, single: bool = False) -> bool:
+        """Does ``web.allow_private_hosts`` name a network holding ``ip`` (with
+        ``single``: a network of that one address)?"""
+        return any(ip in net and (not single or net.num_addresses == 1)
+                   for net in self.allowed_networks if net.version == ip.version)
 
     async def resolve(self, host: str, port: int) -> list[IPAddress]:
         """The host's addresses, each checked; raises if any is refused."""
@@ -227,6 +236,23 @@ class HostPolicy:
         for address in addresses:
             self.check_address(host, address)
         return addresses
+
+
+def _scheme_host_port(url: str) -> tuple[str, str, int | None]:
+    """The scheme (http or https), lower-case host and port of ``url``;
+    :class:`UnsafeURLError` for a URL that is not one, another scheme or no host."""
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError as exc:
+        raise UnsafeURLError(f"invalid URL: {url[:200]}") from exc
+    scheme = (parts.scheme or "").lower()
+    if scheme not in ALLOWED_SCHEMES:
+        raise UnsafeURLError(f"refused scheme {scheme or '(none)'!r}: only http and https")
+    host = (parts.hostname or "").lower().rstrip(".")
+    if not host:
+        raise UnsafeURLError("refused URL without a host")
+    return scheme, host, port
 
 
 def _refusal(ip: IPAddress) -> str | None:

@@ -20,7 +20,6 @@ from tests.support.data import BENCH_DATA
 from tests.support.llm_server import ChatServer, ThreadedChatServer, sse_chunk
 
 ROOT = Path(__file__).parents[2]
-BENCH = ROOT / "bench" / "bench_spider.py"
 DATA = BENCH_DATA / "spider-dev-public"
 FIXED = {"model": "singer"}  # every singer: right for "how many singers", some records
 
@@ -50,7 +49,7 @@ def fixed_llm() -> Iterator[ThreadedChatServer]:
 
 
 def _bench(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, str(BENCH), "--db", "singer", *args],
+    return subprocess.run([sys.executable, "-m", "bench.bench_spider", "--db", "singer", *args],
                           capture_output=True, text=True, timeout=120, cwd=ROOT)
 
 

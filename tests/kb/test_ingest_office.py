@@ -13,8 +13,7 @@ from agent_search import SearchConfig
 from agent_search.kb import Skipped, ingest_paths
 from agent_search.kb._ingest import Document, Limits, approx_tokens, load_file
 from agent_search.kb._ingest._chunking import chunk_document
-
-from ..support.documents import make_docx, make_pptx, make_xlsx
+from bench.documents import make_docx, make_pptx, make_xlsx
 
 
 def _one(path: Path, limits: Limits | None = None) -> Document:

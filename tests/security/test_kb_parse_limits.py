@@ -23,8 +23,8 @@ from agent_search.kb import Access, KBSettings, Skipped, ingest_paths
 from agent_search.kb._ingest import Limits, ParseSandbox, parse_seconds, run_parse_seconds
 from agent_search.kb._ingest._office import csv_blocks, csv_delimiter
 from agent_search.kb._store import get_store, scroll_all
+from bench.documents import shared_stream_pdf
 
-from ..support.documents import shared_stream_pdf
 from ..support.kb import linked_home, prepared_model_home
 
 MB = 1_000_000

@@ -20,7 +20,7 @@ budget of characters; a sentence is never cut but for one that alone is far past
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -55,29 +55,58 @@ class Unit:
 
 def units(text: str) -> list[Unit]:
     """The quotable units of ``text`` in order."""
-    tokens = block_parser().parse(text)
-    out: list[Unit] = []
-    header: list[str] = []
-    row: list[str] | None = None
-    in_header = False
-    for n, token in enumerate(tokens):
-        if token.type in ("fence", "code_block"):
-            _attach(out, Code(token.info.strip().split(" ")[0], token.content.rstrip("\n")))
-        elif token.type == "thead_open":
-            in_header, header = True, []
-        elif token.type == "thead_close":
-            in_header = False
-        elif token.type == "tr_open":
-            row = []
-        elif token.type == "tr_close" and row is not None:
-            if not in_header:
-                out.append(Unit(_row_text(header, row), values=" ".join(row)))
-            row = None
-        elif token.type == "inline" and row is not None:
-            (header if in_header else row).append(_plain(token))
-        elif token.type == "inline" and _prose(tokens, n):
-            out += [Unit(" ".join(s.split())) for s in split_sentences(_plain(token))]
-    return [u for u in out if u.text or u.code]
+    reader = _Reader(block_parser().parse(text))
+    for n, token in enumerate(reader.tokens):
+        step = _STEPS.get(token.type)
+        if step is not None:
+            step(reader, token, n)
+    return [u for u in reader.out if u.text or u.code]
+
+
+class _Reader:
+    """One pass over a text's block tokens: the units so far, and the table row (or
+    header) being read. Each step reads one kind of token (:data:`_STEPS`)."""
+
+    def __init__(self, tokens: Sequence[Token]) -> None:
+        self.tokens = tokens
+        self.out: list[Unit] = []
+        self.header: list[str] = []
+        self.row: list[str] | None = None
+        self.in_header = False
+
+    def code(self, token: Token, n: int) -> None:
+        _attach(self.out, Code(token.info.strip().split(" ")[0], token.content.rstrip("\n")))
+
+    def header_open(self, token: Token, n: int) -> None:
+        self.in_header, self.header = True, []
+
+    def header_close(self, token: Token, n: int) -> None:
+        self.in_header = False
+
+    def row_open(self, token: Token, n: int) -> None:
+        self.row = []
+
+    def row_close(self, token: Token, n: int) -> None:
+        if self.row is not None and not self.in_header:
+            self.out.append(Unit(_row_text(self.header, self.row), values=" ".join(self.row)))
+        self.row = None
+
+    def inline(self, token: Token, n: int) -> None:
+        """A table cell's text, or a paragraph's sentences (a heading's text is neither)."""
+        if self.row is not None:
+            (self.header if self.in_header else self.row).append(_plain(token))
+        elif _prose(self.tokens, n):
+            self.out += [Unit(" ".join(s.split())) for s in split_sentences(_plain(token))]
+
+
+_STEPS: dict[str, Callable[[_Reader, Token, int], None]] = {
+    "fence": _Reader.code, "code_block": _Reader.code,
+    "thead_open": _Reader.header_open, "thead_close": _Reader.header_close,
+    "tr_open": _Reader.row_open, "tr_close": _Reader.row_close,
+    "inline": _Reader.inline,
+}
+"""Token type → the step that reads it; other tokens (openings and closings of
+paragraphs, lists, headings) carry nothing of their own."""
 
 
 def _prose(tokens: Sequence[Token], n: int) -> bool:
@@ -124,15 +153,21 @@ def best_units(question: str, text: str, max_chars: int, stop: frozenset[str]
     overlap = {i: len(q & words(_said(found[i]), stop)) for i in candidates}
     ranked = sorted((i for i in candidates if overlap[i] > 0),
                     key=lambda i: (-overlap[i], i)) or candidates[:1]
+    chosen = _within_budget([(i, _size(found[i])) for i in ranked], max_chars)
+    return [_fitted(found[i], 2 * max_chars) for i in sorted(chosen)]
+
+
+def _within_budget(sized: list[tuple[int, int]], max_chars: int) -> list[int]:
+    """The leading units of ``sized`` (index, characters) whose sizes sum within
+    ``max_chars``; the first one always, however long."""
     chosen: list[int] = []
     length = 0
-    for i in ranked:
-        size = _size(found[i])
+    for i, size in sized:
         if chosen and length + size > max_chars:
             break
         chosen.append(i)
         length += size
-    return [_fitted(found[i], 2 * max_chars) for i in sorted(chosen)]
+    return chosen
 
 
 def _said(unit: Unit) -> str:

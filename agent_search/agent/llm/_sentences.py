@@ -49,16 +49,20 @@ def _ends_sentence(text: str, match: re.Match[str]) -> bool:
     after = text[match.end():match.end() + 1]
     if after.islower():
         return False
-    if match.group("end") != ".":
-        return True
-    words = text[max(0, match.start("end") - 40):match.start("end")].split()
+    return match.group("end") != "." or not _abbreviation(text, match.start("end"), after)
+
+
+def _abbreviation(text: str, stop: int, after: str) -> bool:
+    """Does the full stop at ``stop`` end an abbreviation rather than the sentence:
+    initials, a title before a name, one never at a sentence's end, or one before a
+    number when a digit (``after``) follows?"""
+    words = text[max(0, stop - 40):stop].split()
     token = (words[-1] if words else "").lstrip("([\"'“‘") + "."
     if _INITIALS.fullmatch(token):
-        return False
+        return True
     word = token[:-1].lower()
-    if word in _BEFORE_NAMES or word in _ALWAYS:
-        return False
-    return not (word in _BEFORE_NUMBERS and after.isdigit())
+    return word in _BEFORE_NAMES or word in _ALWAYS or (
+        word in _BEFORE_NUMBERS and after.isdigit())
 
 
 def split_sentences(text: str) -> list[str]:

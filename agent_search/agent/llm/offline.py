@@ -10,7 +10,7 @@ count its database search reported. No model, no network, deterministic.
 from __future__ import annotations
 
 import re
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 
 import anyio
 
@@ -85,15 +85,20 @@ def _quote(question: str, item: ResultItem) -> tuple[str, list[Unit]]:
     title = _one_line(item.title or item.url or item.model or item.type or "reference",
                       _MAX_TITLE_CHARS) or "reference"
     if item.data:
-        facts = _record_facts(question, item)
-        if is_aggregate(item):
-            return "", [Unit(facts or title)]
-        prose = _best_sentences(question, record_prose(item)[:_MAX_SCANNED_CHARS])
-        return title, [Unit(f"{prose} ({facts})" if prose and facts else
-                            prose or facts or title)]
+        return _record_quote(question, item, title)
     quoted = best_units(question, item.content[:_MAX_SCANNED_CHARS], _MAX_SNIPPET_CHARS,
                         ENGLISH)
     return title, quoted or [Unit(title)]
+
+
+def _record_quote(question: str, item: ResultItem, title: str) -> tuple[str, list[Unit]]:
+    """A record's quote: its prose's best sentences with the fields the question names
+    (an aggregate's figures alone, without a title)."""
+    facts = _record_facts(question, item)
+    if is_aggregate(item):
+        return "", [Unit(facts or title)]
+    prose = _best_sentences(question, record_prose(item)[:_MAX_SCANNED_CHARS])
+    return title, [Unit(f"{prose} ({facts})" if prose and facts else prose or facts or title)]
 
 
 def _bullet(title: str, quoted: Sequence[Unit]) -> str:
@@ -126,23 +131,28 @@ def _count_parts(question: str, references: Sequence[ResultItem], counts: Mappin
         return []
     counting = asks_count(question)
     parts: list[tuple[str, bool]] = []
-    said: set[tuple[str | None, int]] = set()
-    for item in references:
-        total = counts.get(item.citation_id or "")
-        key = (item.model, total or 0)
-        if total is None or key in said:
-            continue
-        if len(said) == _MAX_COUNTS:
+    for item, total in _first_of_each_count(references, counts):
+        if len(parts) == 2 * _MAX_COUNTS:  # two parts per count said
             break
         shown = sum(q.model == item.model and counts.get(q.citation_id or "") == total
                     for q in quoted)
-        if not counting and not 0 < shown < total:
-            continue
-        said.add(key)
-        sentence = count_sentence(item, total) if counting else list_sentence(item, total)
-        parts += [(f"\n\n{sentence} ", False),
-                  (format_marker(item.citation_id or "", fmt), True)]
+        if counting or 0 < shown < total:
+            sentence = count_sentence(item, total) if counting else list_sentence(item, total)
+            parts += [(f"\n\n{sentence} ", False),
+                      (format_marker(item.citation_id or "", fmt), True)]
     return parts
+
+
+def _first_of_each_count(references: Sequence[ResultItem], counts: Mapping[str, int]
+                         ) -> Iterator[tuple[ResultItem, int]]:
+    """Each reference with a count (its database search's), and the count; once per
+    model and count, the first such reference."""
+    seen: set[tuple[str | None, int]] = set()
+    for item in references:
+        total = counts.get(item.citation_id or "")
+        if total is not None and (item.model, total) not in seen:
+            seen.add((item.model, total))
+            yield item, total
 
 
 def offline_answer(question: str, references: Sequence[ResultItem], *, reason: str,

@@ -170,16 +170,21 @@ class _StreamReader:
         its tool-call fragments and finish reason are kept."""
         texts: list[str] = []
         for choice in chunk.get("choices") or []:
-            if not isinstance(choice, dict) or choice.get("index", 0) != 0:
-                continue
-            delta = choice.get("delta") or {}
-            if isinstance(delta, dict):
-                text = delta.get("content")
-                if isinstance(text, str) and text:
-                    texts.append(text)
-                _accumulate_tool_calls(self.calls, delta.get("tool_calls"))
-            if choice.get("finish_reason"):
-                self.finish = str(choice["finish_reason"])
+            if isinstance(choice, dict) and choice.get("index", 0) == 0:
+                texts += self._read_choice(choice)
+        return texts
+
+    def _read_choice(self, choice: dict[str, Any]) -> list[str]:
+        """The text of one choice's delta; its tool-call fragments and finish reason kept."""
+        delta = choice.get("delta") or {}
+        texts: list[str] = []
+        if isinstance(delta, dict):
+            text = delta.get("content")
+            if isinstance(text, str) and text:
+                texts.append(text)
+            _accumulate_tool_calls(self.calls, delta.get("tool_calls"))
+        if choice.get("finish_reason"):
+            self.finish = str(choice["finish_reason"])
         return texts
 
     def _warning(self, text: str) -> ChatEvent:
@@ -212,20 +217,20 @@ def _accumulate_tool_calls(calls: dict[int, dict[str, str]], deltas: Any) -> Non
     if not isinstance(deltas, list):
         return
     for d in deltas:
-        if not isinstance(d, dict):
-            continue
-        index = d.get("index", 0)
-        if not isinstance(index, int):
-            continue
-        call = calls.setdefault(index, {})
-        if d.get("id"):
-            call["id"] = str(d["id"])
-        fn = d.get("function") or {}
-        if isinstance(fn, dict):
-            if fn.get("name"):
-                call["name"] = call.get("name", "") + str(fn["name"])
-            if fn.get("arguments"):
-                call["arguments"] = call.get("arguments", "") + str(fn["arguments"])
+        if isinstance(d, dict) and isinstance(d.get("index", 0), int):
+            _add_fragment(calls.setdefault(d.get("index", 0), {}), d)
+
+
+def _add_fragment(call: dict[str, str], fragment: dict[str, Any]) -> None:
+    """One fragment into its call: the id when it has one, name and arguments appended."""
+    if fragment.get("id"):
+        call["id"] = str(fragment["id"])
+    fn = fragment.get("function") or {}
+    if not isinstance(fn, dict):
+        return
+    for key in ("name", "arguments"):
+        if fn.get(key):
+            call[key] = call.get(key, "") + str(fn[key])
 
 
 def _error_message(body: str) -> str:

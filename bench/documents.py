@@ -1,7 +1,8 @@
-"""Files the tests build: office documents with known headings, tables, slides and
-sheets (what the kb's readers must find in them), and the hostile PDF of issue 21 (pages
-sharing one compressed content stream: megabytes to parse, no text). Shared by the kb
-and security tests and by bench/bench_parse.py."""
+"""Files the tests and the benchmarks build: office documents with known headings, tables,
+slides and sheets (what the kb's readers must find in them), and the hostile PDF of issue 21
+(pages sharing one compressed content stream: megabytes to parse, no text). Used by the kb
+and security tests and by :mod:`bench.bench_parse`; here rather than in ``tests/support``
+so that the benchmarks import nothing from the tests."""
 
 from __future__ import annotations
 
