@@ -1,6 +1,6 @@
 """Refit the calibrated confidence of the builtin database reading on the WORKING part.
 
-Run: ``BENCH_DB_UNSEEN=../dbdata .venv/bin/python bench/fit_db_confidence.py [--floor F]``
+Run: ``BENCH_DB_UNSEEN=../dbdata .venv/bin/python -m bench.fit_db_confidence [--floor F]``
 
 Asks every question of the working part of the held-out databases (``bench/bench_spider.py``,
 the gate off), and for each question answered (with the relevance floor ``--floor``,
@@ -23,21 +23,14 @@ precision / answered curve of the out-of-fold probabilities. Never reads the loc
 from __future__ import annotations
 
 import argparse
-import sys
-from pathlib import Path
 from typing import Any
 
 import anyio
 import numpy as np
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent))
-sys.path.insert(0, str(HERE))
-
-import bench_spider  # noqa: E402
-
-from agent_search.config import SearchConfig  # noqa: E402
-from agent_search.query.nl._calibration import FEATURES, kind_of  # noqa: E402
+from agent_search.config import SearchConfig
+from agent_search.query.nl._calibration import FEATURES, kind_of
+from bench import bench_spider
 
 L2 = 0.01
 GOAL = 0.90
