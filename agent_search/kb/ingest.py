@@ -371,8 +371,9 @@ class _Reader:
                              max_ocr_pages=settings.max_ocr_pages,
                              max_pixels=int(settings.max_image_megapixels * 1e6),
                              max_ocr_seconds=settings.max_ocr_seconds,
-                             ocr_workers=ocr_workers(settings.ocr_workers, uploaded=any(
-                                 p.key.startswith(UPLOAD_PREFIX) for p in planned)))
+                             ocr_workers=ocr_workers(settings.ocr_workers, any(
+                                 p.key.startswith(UPLOAD_PREFIX) for p in planned),
+                                 settings.max_parse_memory_mb))
         self.sandbox: ParseSandbox | None = None
 
     def load(self, path: Path, key: str, size: int,

@@ -180,9 +180,12 @@ def test_tiff_frames_are_pages_within_the_page_cap(tmp_path: Path) -> None:
 def test_pages_read_at_once_are_every_core_locally_and_one_for_an_upload() -> None:
     from agent_search.embedding._local import default_workers
 
-    assert _ocr.ocr_workers(None, uploaded=False) == default_workers()
+    assert _ocr.ocr_workers(None, uploaded=False, memory_mb=100_000) == default_workers()
     assert _ocr.ocr_workers(None, uploaded=True) == 1
     assert _ocr.ocr_workers(3, uploaded=True) == 3  # kb.ocr_workers, when set, holds
+    # as many as fit in the parser's address space (kb.max_parse_memory_mb)
+    assert _ocr.ocr_workers(None, uploaded=False, memory_mb=512) == 1
+    assert _ocr.ocr_workers(None, uploaded=False, memory_mb=2_048) == min(default_workers(), 3)
 
 
 @needs_extra

@@ -199,18 +199,29 @@ def _merged(outs: list[Any], groups: list[list[int]], crops: list[Any]) -> Any:
                          word_results=tuple(words), elapse=max(o.elapse or 0.0 for o in outs))
 
 
-def ocr_workers(setting: int | None, uploaded: bool) -> int:
+PAGE_MEMORY_MB = 250
+"""Address space one more page read at once takes in the parser process (the models'
+buffers of a page, a thread's stack and allocator arena): 1.28 GB for one page at a
+time, 1.94 GB for four, measured."""
+BASE_MEMORY_MB = 1_500
+"""Address space of the parser process reading one page at a time, with a margin."""
+
+
+def ocr_workers(setting: int | None, uploaded: bool, memory_mb: int = 2_048) -> int:
     """Pages of one file read by OCR at once (``kb.ocr_workers``): the setting when set;
     else 1 for files uploaded (over HTTP, where one tenant's scan must leave the other
-    cores to the others' searches), and the CPUs this process may use, at most 8, for a
-    local ingest (the CLI, Python), where OCR is most of an ingest's time."""
+    cores to the others' searches), and for a local ingest (the CLI, Python), where OCR
+    is most of an ingest's time, the CPUs this process may use, as many as fit in the
+    parser's address space (``memory_mb``, ``kb.max_parse_memory_mb``: three in the
+    default 2,048 MB)."""
     if setting is not None:
         return setting
     if uploaded:
         return 1
     from agent_search.embedding._local import default_workers
 
-    return default_workers()
+    fit = 1 + max(0, memory_mb - BASE_MEMORY_MB) // PAGE_MEMORY_MB
+    return max(1, min(default_workers(), fit))
 
 
 def check_pixels(width: int, height: int, limits: Limits, where: str) -> None:
