@@ -19,10 +19,13 @@ does the wall time. Questions are split once into a working half (even positions
 locked half (odd), each reported on its own.
 
 Run: ``make bench-ocr`` (needs the extra agent-searchkit[ocr], reportlab, pdftoppm and
-a CJK font such as fonts-wqy-microhei; says what is missing). ``--sweep PAGES`` compares
-RapidOCR settings on the same page images instead (CPU seconds, as ratios to the kb's
-settings in the same run, and CER); ``--columns`` reads a page set in two columns;
-``--data DIR`` names the folder of the data sets."""
+a CJK font such as fonts-wqy-microhei; says what is missing). ``--ocr-workers N`` sets
+the pages of a file read at once (default the kb's: every core for a local ingest).
+``--sweep PAGES`` compares RapidOCR settings on the same page images instead (CPU
+seconds, as ratios to the kb's settings in the same run, and CER), then reads each page
+set one and two pages at once; without reportlab or pdftoppm it draws its pages with
+Pillow. ``--columns`` reads a page set in two columns; ``--data DIR`` names the folder
+of the data sets."""
 
 from __future__ import annotations
 
@@ -247,7 +250,8 @@ async def ingest_and_ask(home: Path, lang: Lang, folder: Path, name: str
     config = SearchConfig(home=home)
     if lang.model is not None:
         config = config.merged({"kb": {"embedding_model": lang.model}})
-    config = config.merged({"kb": {"max_ocr_seconds": 3600, "max_parse_seconds": 3600}})
+    config = config.merged({"kb": {"max_ocr_seconds": 3600, "max_parse_seconds": 3600,
+                                   "ocr_workers": OCR_WORKERS}})
     import resource
 
     SEEN.clear()  # the same file names in each version's folder
@@ -270,11 +274,15 @@ async def ingest_and_ask(home: Path, lang: Lang, folder: Path, name: str
     return {k: sum(v) / max(len(v), 1) for k, v in hits.items()}, seconds, pages
 
 
+OCR_WORKERS: int | None = None
+"""``kb.ocr_workers`` of the ingests (``--ocr-workers``; default the kb's: every core)."""
 CHILD_CPU: list[float] = []
 """CPU seconds of the parse child (where OCR runs) of each ingest."""
 
 
-def missing() -> list[str]:
+def missing(sweep: bool = False) -> list[str]:
+    """What the bench needs and does not find (the sweep draws its pages without
+    reportlab and pdftoppm)."""
     import importlib.util
 
     out = []
@@ -282,9 +290,10 @@ def missing() -> list[str]:
         out.append(f"the data sets beir-scifact and zh-rgb under {DATA}")
     if importlib.util.find_spec("rapidocr") is None:
         out.append("the OCR extra: pip install 'agent-searchkit[ocr]'")
-    if importlib.util.find_spec("reportlab") is None:
-        out.append("reportlab: pip install reportlab")
-    if shutil.which("pdftoppm") is None:
+    if importlib.util.find_spec("reportlab") is None and not sweep:
+        out.append("reportlab: pip install reportlab (or run --sweep, which draws its "
+                   "pages with Pillow)")
+    if shutil.which("pdftoppm") is None and not sweep:
         out.append("pdftoppm: apt-get install poppler-utils")
     if not any(Path(f).exists() for f in CJK_FONTS):
         out.append("a CJK font: apt-get install fonts-wqy-microhei")
@@ -293,7 +302,10 @@ def missing() -> list[str]:
 
 SETTINGS: list[tuple[str, dict[str, object]]] = [
     ("chosen (the kb's)", {}),
-    ("before: det 1280, batch 6", {"Det.limit_side_len": 1280, "Rec.rec_batch_num": 6}),
+    ("crops not padded", {"pad": 0.0}),
+    ("crops padded 0.3", {"pad": 0.3}),
+    ("before: det 1280, batch 6", {"Det.limit_side_len": 1280, "Rec.rec_batch_num": 6,
+                                   "pad": 0.0}),
     ("det 1280", {"Det.limit_side_len": 1280}),
     ("det 960", {"Det.limit_side_len": 960}),
     ("det 640", {"Det.limit_side_len": 640}),
@@ -303,7 +315,8 @@ SETTINGS: list[tuple[str, dict[str, object]]] = [
     ("angle model on", {"Global.use_cls": True}),
     ("two threads", {"EngineConfig.onnxruntime.intra_op_num_threads": 2}),
 ]
-"""RapidOCR settings the sweep compares: each the kb's own with some changed."""
+"""RapidOCR settings the sweep compares: each the kb's own with some changed (``pad``:
+the share of a line's height its crop is padded by, ``_ocr.REC_PAD``)."""
 
 
 def sweep(langs: list[Lang], tmp: Path, dpis: list[int], per_file: int, pages: int) -> None:
@@ -312,28 +325,32 @@ def sweep(langs: list[Lang], tmp: Path, dpis: list[int], per_file: int, pages: i
     ``page_blocks``: CPU seconds a page (``time.process_time``: the process's CPU, which
     the machine's other load inflates far less than wall time) and its ratio to the
     kb's settings measured in the same run, wall seconds, character error rate."""
+    import importlib.util
+
     import numpy as np
     from PIL import Image
-    from rapidocr import RapidOCR
 
     from agent_search.kb._ingest import _ocr
 
     images: dict[tuple[str, int], list[tuple[Path, str]]] = {}
+    drawn = importlib.util.find_spec("reportlab") is None
+    if drawn:
+        print("(reportlab is not installed: pages drawn by Pillow, Liberation Serif and "
+              "WenQuanYi Micro Hei 11 pt, instead of typeset PDFs rasterised by pdftoppm)")
     for lang in langs:
         folder = tmp / f"sweep-{lang.name}"
         folder.mkdir()
-        files = typeset(lang, folder, per_file)
-        texts = [t for f in files for t in page_texts(f)][:pages]
         for dpi in dpis:
-            subprocess.run(["pdftoppm", "-r", str(dpi), "-gray", "-png", "-l", str(pages),
-                            str(files[0]), str(folder / f"p{dpi}")], check=True)
-            found = sorted(folder.glob(f"p{dpi}-*.png"))
-            images[lang.name, dpi] = list(zip(found, texts, strict=False))
+            images[lang.name, dpi] = (draw_pages(lang, folder, dpi, pages) if drawn
+                                      else _rasterised(lang, folder, dpi, per_file, pages))
     base: dict[tuple[str, int], float] = {}
     print("| setting | language | dpi | pages | CPU s/page | × chosen | wall s/page | CER |")
     print("|---|---|---:|---:|---:|---:|---:|---:|")
+    chosen_pad = _ocr.REC_PAD
     for name, changed in SETTINGS:
-        _ocr._engine = RapidOCR(params={**_ocr.ENGINE_PARAMS, **changed})
+        params = {**_ocr.ENGINE_PARAMS, **changed}
+        _ocr.REC_PAD = float(params.pop("pad", chosen_pad))  # type: ignore[arg-type]
+        _ocr._engine = _ocr.make_engine(params)
         _ocr._engine(np.full((64, 256, 3), 255, np.uint8))  # its models loaded first
         for (lang_name, dpi), pairs in images.items():
             cpu = wall = 0.0
@@ -351,6 +368,96 @@ def sweep(langs: list[Lang], tmp: Path, dpis: list[int], per_file: int, pages: i
             print(f"| {name} | {lang_name} | {dpi} | {len(pairs)} | {per_page:.2f} | "
                   f"{per_page / base[lang_name, dpi]:.2f} | {wall / len(pairs):.2f} | "
                   f"{rate:.4f} |", flush=True)
+    _ocr.REC_PAD = chosen_pad
+    _ocr._engine = _ocr.make_engine(_ocr.ENGINE_PARAMS)
+    _parallel(images)
+
+
+def _parallel(images: dict[tuple[str, int], list[tuple[Path, str]]]) -> None:
+    """The kb's settings reading each page set as one file's pages, one and two at once
+    (``kb.ocr_workers``): wall seconds a page, and its ratio to one at a time in the same
+    run (a shared machine's load inflates both)."""
+    from PIL import Image
+
+    from agent_search.kb._ingest import _ocr
+
+    print("\n| pages read at once | language | dpi | pages | CPU s/page | wall s/page "
+          "| wall × one at a time |\n|---:|---|---:|---:|---:|---:|---:|")
+    for (lang_name, dpi), pairs in images.items():
+        one = 0.0
+        for workers in (1, 2):
+            started, clock = time.process_time(), time.perf_counter()
+            pages = _ocr.Pages([], workers, len(pairs))
+            for number, (path, _) in enumerate(pairs, start=1):
+                with Image.open(path) as image:
+                    pages.add(image, number)
+            pages.finish()
+            wall = (time.perf_counter() - clock) / len(pairs)
+            one = one or wall
+            print(f"| {workers} | {lang_name} | {dpi} | {len(pairs)} | "
+                  f"{(time.process_time() - started) / len(pairs):.2f} | {wall:.2f} | "
+                  f"{wall / one:.2f} |", flush=True)
+
+
+def _rasterised(lang: Lang, folder: Path, dpi: int, per_file: int,
+                pages: int) -> list[tuple[Path, str]]:
+    """The first ``pages`` pages typeset (:func:`typeset`) and rasterised by pdftoppm,
+    each with its text layer."""
+    files = sorted(folder.glob("*.pdf")) or typeset(lang, folder, per_file)
+    texts = [t for f in files for t in page_texts(f)][:pages]
+    subprocess.run(["pdftoppm", "-r", str(dpi), "-gray", "-png", "-l", str(pages),
+                    str(files[0]), str(folder / f"p{dpi}")], check=True)
+    return list(zip(sorted(folder.glob(f"p{dpi}-*.png")), texts, strict=False))
+
+
+SERIF = "/usr/share/fonts/truetype/liberation/LiberationSerif-Regular.ttf"
+
+
+def draw_pages(lang: Lang, folder: Path, dpi: int, pages: int) -> list[tuple[Path, str]]:
+    """The first ``pages`` A4 pages of the language's passages drawn by Pillow (11 pt on
+    16, one-inch margins: the typeset PDFs' measure) at ``dpi``, each with the text it
+    prints: the sweep's pages where reportlab is not installed."""
+    from PIL import Image, ImageDraw, ImageFont
+
+    chinese = lang.name == "Chinese"
+    font_file = next(f for f in CJK_FONTS if Path(f).exists()) if chinese else SERIF
+    font = ImageFont.truetype(font_file, round(11 * dpi / 72),
+                              layout_engine=ImageFont.Layout.BASIC)
+    width, height, margin, lead = int(8.27 * dpi), int(11.69 * dpi), dpi, round(16 * dpi / 72)
+    out: list[tuple[Path, str]] = []
+    lines: list[str] = []
+    page, y = Image.new("L", (width, height), 255), margin
+    for title, passage in lang.passages:
+        wrap = _wrap_chars if chinese else _wrap
+        for line in (wrap(title, font, width - 2 * margin, ImageDraw.Draw(page)) if title
+                     else []) + wrap(passage, font, width - 2 * margin, ImageDraw.Draw(page)):
+            if y + lead > height - margin:
+                out.append(_save(page, folder / f"d{dpi}-{len(out) + 1:02d}.png", lines))
+                if len(out) == pages:
+                    return out
+                page, lines, y = Image.new("L", (width, height), 255), [], margin
+            ImageDraw.Draw(page).text((margin, y), line, font=font, fill=0)
+            lines.append(line)
+            y += lead
+        y += lead
+    return [*out, _save(page, folder / f"d{dpi}-{len(out) + 1:02d}.png", lines)][:pages]
+
+
+def _save(page: Any, path: Path, lines: list[str]) -> tuple[Path, str]:
+    page.save(path)
+    return path, "\n".join(lines)
+
+
+def _wrap_chars(text: str, font: Any, width: int, draw: Any) -> list[str]:
+    """``text`` in lines no wider than ``width`` pixels, cut between any two characters
+    (Chinese)."""
+    lines, line = [], ""
+    for char in text:
+        if line and draw.textlength(line + char, font=font) > width:
+            lines.append(line)
+            line = ""
+        line += char
+    return [*lines, line] if line else lines
 
 
 def columns(lang: Lang, dpi: int, leading: float = 12) -> None:
@@ -407,11 +514,14 @@ def _wrap(text: str, font: Any, width: int, draw: Any) -> list[str]:
 
 
 def main() -> None:
-    global DATA
+    global DATA, OCR_WORKERS
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--questions", type=int, default=12, help="per language")
     parser.add_argument("--per-file", type=int, default=8, help="passages per PDF")
     parser.add_argument("--dpi", type=int, nargs="+", default=[150, 300])
+    parser.add_argument("--ocr-workers", type=int, default=None,
+                        help="pages of a file read at once (kb.ocr_workers; default: the "
+                             "kb's, every core for a local ingest)")
     parser.add_argument("--sweep", type=int, metavar="PAGES", default=0,
                         help="compare RapidOCR settings on PAGES pages a language instead")
     parser.add_argument("--data", type=Path, default=DATA,
@@ -421,12 +531,13 @@ def main() -> None:
                         help="the reading order of a two-column page instead")
     args = parser.parse_args()
     DATA = args.data
+    OCR_WORKERS = args.ocr_workers
     if args.columns:
         print("| page | lines | read | CER |\n|---|---:|---|---:|")
         for dpi in args.dpi:
             columns(english(args.questions), dpi)
         return
-    lacking = missing()
+    lacking = missing(sweep=bool(args.sweep))
     if lacking:
         print("bench-ocr skipped; missing: " + "; ".join(lacking))
         return

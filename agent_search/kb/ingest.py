@@ -62,6 +62,7 @@ from agent_search.kb._ingest import (
     iter_files,
     legacy_file_doc_id,
     load_file,
+    ocr_workers,
     source_key,
     write_turn,
 )
@@ -369,7 +370,10 @@ class _Reader:
                              max_decompressed=int(settings.max_decompressed_mb * MB),
                              max_ocr_pages=settings.max_ocr_pages,
                              max_pixels=int(settings.max_image_megapixels * 1e6),
-                             max_ocr_seconds=settings.max_ocr_seconds)
+                             max_ocr_seconds=settings.max_ocr_seconds,
+                             ocr_workers=ocr_workers(settings.ocr_workers, any(
+                                 p.key.startswith(UPLOAD_PREFIX) for p in planned),
+                                 settings.max_parse_memory_mb))
         self.sandbox: ParseSandbox | None = None
 
     def load(self, path: Path, key: str, size: int,

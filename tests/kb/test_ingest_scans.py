@@ -4,6 +4,7 @@ skipped with a reason that names it."""
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 
 import pytest
@@ -20,6 +21,7 @@ from ..support.scans import (
     pdf_form_image,
     pdf_of_images,
     pdf_outlines,
+    pdf_text_page,
     pdf_tiles,
     text_page,
 )
@@ -173,6 +175,50 @@ def test_tiff_frames_are_pages_within_the_page_cap(tmp_path: Path) -> None:
     assert getattr(doc, "ocr_pages", None) == [1]
     assert any("kb.max_ocr_pages" in w for w in getattr(doc, "warnings", []))
     assert "Lubricate" not in " ".join(b.text for b in getattr(doc, "blocks", []))
+
+
+def test_pages_read_at_once_are_every_core_locally_and_one_for_an_upload() -> None:
+    from agent_search.embedding._local import default_workers
+
+    assert _ocr.ocr_workers(None, uploaded=False, memory_mb=100_000) == default_workers()
+    assert _ocr.ocr_workers(None, uploaded=True) == 1
+    assert _ocr.ocr_workers(3, uploaded=True) == 3  # kb.ocr_workers, when set, holds
+    # as many as fit in the parser's address space (kb.max_parse_memory_mb)
+    assert _ocr.ocr_workers(None, uploaded=False, memory_mb=512) == 1
+    assert _ocr.ocr_workers(None, uploaded=False, memory_mb=2_048) == min(default_workers(), 3)
+
+
+@needs_extra
+def test_scans_read_two_at_a_time_keep_the_page_order(tmp_path: Path) -> None:
+    # pages 1, 3 and 4 are scans, read two at once; page 2 has a text layer: each page's
+    # text stays where the page is
+    from pypdf import PdfReader, PdfWriter
+
+    writer = PdfWriter()
+    for part in (pdf_of_images([text_page(REFUNDS)]),
+                 pdf_text_page("The second page has a text layer of its own."),
+                 pdf_of_images([text_page(BIKES), text_page(REFUNDS[1:])])):
+        writer.append(PdfReader(io.BytesIO(part)))
+    path = tmp_path / "mixed.pdf"
+    with path.open("wb") as out:
+        writer.write(out)
+    read = {}
+    for workers in (1, 2):
+        (doc,) = load_file(path, limits=Limits(ocr_workers=workers))
+        read[workers] = [(b.page, b.text) for b in getattr(doc, "blocks", [])]
+        assert getattr(doc, "ocr_pages", None) == [1, 3, 4]
+    assert read[2] == read[1]
+    assert [page for page, _ in read[2]] == [1, 1, 2, 3, 4], read[2]
+    assert "fourteen business days" in read[2][0][1] and "bicycle chain" in read[2][3][1]
+
+
+@needs_extra
+def test_a_photos_lines_shared_by_two_threads_read_the_same(tmp_path: Path) -> None:
+    path = tmp_path / "refunds.png"
+    path.write_bytes(image_bytes(text_page(REFUNDS + BIKES), "PNG"))
+    texts = {workers: [b.text for b in getattr(doc, "blocks", [])]
+             for workers in (1, 2) for doc in load_file(path, limits=Limits(ocr_workers=workers))}
+    assert texts[2] == texts[1] and len(texts[2]) == 3, texts
 
 
 @needs_extra

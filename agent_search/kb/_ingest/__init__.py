@@ -52,6 +52,7 @@ if TYPE_CHECKING:
         legacy_file_doc_id,
         source_key,
     )
+    from agent_search.kb._ingest._ocr import ocr_workers
     from agent_search.kb._ingest._sandbox import (
         ParseSandbox,
         parse_seconds,
@@ -95,6 +96,7 @@ _HOME = {
     "iter_files": "_formats",
     "legacy_file_doc_id": "_loaders",
     "load_file": "_formats",
+    "ocr_workers": "_ocr",
     "parse_seconds": "_sandbox",
     "reserve_write": "_admission",
     "run_parse_seconds": "_sandbox",
@@ -136,6 +138,7 @@ __all__ = [
     "iter_files",
     "legacy_file_doc_id",
     "load_file",
+    "ocr_workers",
     "parse_seconds",
     "reserve_write",
     "run_parse_seconds",

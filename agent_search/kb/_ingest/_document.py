@@ -62,8 +62,9 @@ class Limits:
     """What parsing one file may cost: characters of text out, pages (or slides), and
     bytes decompressed (PDF content streams, each time a page uses one; the parts of an
     office file); for scans, pages read by OCR, pixels of one page image (checked from
-    its header, before it is decoded) and seconds of OCR. Time and memory are bounded by
-    the child process that parses (:mod:`agent_search.kb._ingest._sandbox`)."""
+    its header, before it is decoded), seconds of OCR, and the pages read at once. Time
+    and memory are bounded by the child process that parses
+    (:mod:`agent_search.kb._ingest._sandbox`)."""
 
     max_chars: int = 20_000_000
     max_pages: int = 5_000
@@ -71,3 +72,5 @@ class Limits:
     max_ocr_pages: int = 100
     max_pixels: int = 50_000_000
     max_ocr_seconds: float = 300.0
+    ocr_workers: int = 1
+    """Pages of one file read by OCR at once, each on a thread (``kb.ocr_workers``)."""

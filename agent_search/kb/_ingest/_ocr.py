@@ -21,8 +21,10 @@ from __future__ import annotations
 
 import contextlib
 import math
+import threading
 import time
 from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -99,6 +101,12 @@ ENGINE_PARAMS: dict[str, object] = {
 }
 """RapidOCR's settings, chosen by CPU seconds against character error rate
 (``bench/bench_ocr.py --sweep``)."""
+REC_PAD = 0.15
+"""Each line's crop is padded above and below by this share of its height before it is
+recognised. The model reads a line scaled to 48 px high, and its cost grows with the
+width that scaling gives it: a taller crop is a narrower one, a fifth less CPU a page
+for the same text read (the bench's sweep: character error rate ~0.001 either way;
+padding 0.3 lost English letters)."""
 
 
 def _ocr_engine() -> Any:
@@ -108,13 +116,112 @@ def _ocr_engine() -> Any:
     if _engine is None:
         if not available():
             raise OcrUnavailable()
-        import logging
-
-        from rapidocr import RapidOCR
-
-        _engine = RapidOCR(params=dict(ENGINE_PARAMS))
-        logging.getLogger("RapidOCR").propagate = False
+        _engine = make_engine(ENGINE_PARAMS)
     return _engine
+
+
+def make_engine(params: dict[str, object]) -> Any:
+    """A RapidOCR engine with these settings whose recognition pads each crop and shares
+    a page's lines between threads (:class:`_Recognizer`)."""
+    import logging
+
+    from rapidocr import RapidOCR
+
+    engine: Any = RapidOCR(params=dict(params))
+    # its own method, wrapped on the instance (the class is RapidOCR's)
+    engine.recognize_txt = _Recognizer(engine.recognize_txt)
+    logging.getLogger("RapidOCR").propagate = False
+    return engine
+
+
+_local = threading.local()
+"""``threads``: how many threads the page read on this thread may share its lines with."""
+_pools: dict[str, ThreadPoolExecutor] = {}
+
+
+def _pool(kind: str, workers: int) -> ThreadPoolExecutor:
+    """A pool of ``workers`` threads for pages or lines (two pools: a page waits on its
+    lines, which must not wait for a page's thread). Kept for the parse child's life."""
+    pool = _pools.get(f"{kind}{workers}")
+    if pool is None:
+        pool = _pools[f"{kind}{workers}"] = ThreadPoolExecutor(workers,
+                                                               thread_name_prefix=f"ocr-{kind}")
+    return pool
+
+
+class _Recognizer:
+    """RapidOCR's recognition of a page's line crops, each padded (:data:`REC_PAD`), and
+    shared between threads when the page is read alone with ``ocr_workers`` > 1: the
+    model releases the GIL, and one session runs on several threads at once."""
+
+    def __init__(self, recognize: Callable[[list[Any]], Any]) -> None:
+        self.recognize = recognize
+
+    def __call__(self, crops: list[Any]) -> Any:
+        padded = [_padded(crop) for crop in crops]
+        threads = min(getattr(_local, "threads", 1), len(padded))
+        if threads < 2:
+            return self.recognize(padded)
+        # the widest lines first, dealt in turn: each thread gets about the same width
+        order = sorted(range(len(padded)), key=lambda i: -padded[i].shape[1] / padded[i].shape[0])
+        groups = [order[k::threads] for k in range(threads)]
+        outs = list(_pool("lines", threads).map(
+            lambda group: self.recognize([padded[i] for i in group]), groups))
+        return _merged(outs, groups, padded)
+
+
+def _padded(crop: Any) -> Any:
+    """A line's crop padded above and below (:data:`REC_PAD`) with its background: the
+    median of its pixels, as a line's ink covers well under half of them (its edge rows
+    may hold the ink of the lines above and below, which must not be smeared)."""
+    import cv2
+    import numpy as np
+
+    pad = round(crop.shape[0] * REC_PAD)
+    if pad < 1:
+        return crop
+    sample = crop[::3, ::3].reshape(-1, crop.shape[2])  # a ninth of the pixels is plenty
+    background = [float(v) for v in np.median(sample, axis=0)]
+    return cv2.copyMakeBorder(crop, pad, pad, 0, 0, cv2.BORDER_CONSTANT, value=background)
+
+
+def _merged(outs: list[Any], groups: list[list[int]], crops: list[Any]) -> Any:
+    """One recognition result of the lines read in ``groups``, in the crops' order."""
+    from rapidocr.ch_ppocr_rec import TextRecOutput
+
+    txts: list[str] = [""] * len(crops)
+    scores: list[float] = [0.0] * len(crops)
+    words: list[Any] = [None] * len(crops)
+    for out, group in zip(outs, groups, strict=True):
+        for j, i in enumerate(group):
+            txts[i], scores[i], words[i] = out.txts[j], out.scores[j], out.word_results[j]
+    return TextRecOutput(imgs=crops, txts=tuple(txts), scores=tuple(scores),  # type: ignore[arg-type]
+                         word_results=tuple(words), elapse=max(o.elapse or 0.0 for o in outs))
+
+
+PAGE_MEMORY_MB = 250
+"""Address space one more page read at once takes in the parser process (the models'
+buffers of a page, a thread's stack and allocator arena): 1.28 GB for one page at a
+time, 1.94 GB for four, measured."""
+BASE_MEMORY_MB = 1_500
+"""Address space of the parser process reading one page at a time, with a margin."""
+
+
+def ocr_workers(setting: int | None, uploaded: bool, memory_mb: int = 2_048) -> int:
+    """Pages of one file read by OCR at once (``kb.ocr_workers``): the setting when set;
+    else 1 for files uploaded (over HTTP, where one tenant's scan must leave the other
+    cores to the others' searches), and for a local ingest (the CLI, Python), where OCR
+    is most of an ingest's time, the CPUs this process may use, as many as fit in the
+    parser's address space (``memory_mb``, ``kb.max_parse_memory_mb``: three in the
+    default 2,048 MB)."""
+    if setting is not None:
+        return setting
+    if uploaded:
+        return 1
+    from agent_search.embedding._local import default_workers
+
+    fit = 1 + max(0, memory_mb - BASE_MEMORY_MB) // PAGE_MEMORY_MB
+    return max(1, min(default_workers(), fit))
 
 
 def check_pixels(width: int, height: int, limits: Limits, where: str) -> None:
@@ -164,13 +271,15 @@ def read_image(path: Path, source: str, limits: Limits) -> Document:
     try:
         with _pillow_cap(limits), Image.open(path) as image:  # reads the header only
             frames = int(getattr(image, "n_frames", 1))
+            pages = Pages(blocks, limits.ocr_workers, frames)
             for index in range(frames):
                 image.seek(index)
                 check_pixels(*image.size, limits, f"page {index + 1}" if frames > 1
                              else "the image")
                 if not budget.take(index + 1, frames):
                     break
-                blocks.extend(page_blocks(image, index + 1))
+                pages.add(image, index + 1)
+            pages.finish()
     except Image.DecompressionBombError as exc:
         raise ParseLimit(f"the image is over the cap of {limits.max_pixels:,} pixels "
                          f"(kb.max_image_megapixels), refused before decoding: {exc}") from None
@@ -194,21 +303,75 @@ def _pillow_cap(limits: Limits) -> Iterator[None]:
         Image.MAX_IMAGE_PIXELS = before
 
 
-def page_blocks(image: Any, page: int) -> list[Block]:
-    """The blocks of one page image (a Pillow image, not yet decoded), in reading order."""
+def page_blocks(image: Any, page: int, threads: int = 1) -> list[Block]:
+    """The blocks of one page image (a Pillow image, not yet decoded), in reading order;
+    its lines recognised on ``threads`` threads."""
+    return read_pixels(page_pixels(image), page, threads)
+
+
+def page_pixels(image: Any) -> Any:
+    """A page image (Pillow, not yet decoded) as the engine's array: within
+    :data:`MAX_SIDE`, in OpenCV's BGR order."""
     import numpy as np
 
     image.draft("RGB", (MAX_SIDE, MAX_SIDE))  # a JPEG decodes at a fraction of its size
     rgb = image.convert("RGB")
     if max(rgb.size) > MAX_SIDE:
         rgb.thumbnail((MAX_SIDE, MAX_SIDE))
-    pixels = np.asarray(rgb)[:, :, ::-1]  # the engine takes OpenCV's BGR order
+    return np.asarray(rgb)[:, :, ::-1]
+
+
+def read_pixels(pixels: Any, page: int, threads: int = 1) -> list[Block]:
+    """The blocks of one page's array (:func:`page_pixels`), in reading order."""
+    _local.threads = threads
     out = _ocr_engine()(pixels)
     boxes = out.boxes if out.boxes is not None else []
     found = [(Box.of(box), str(text)) for box, text, score
              in zip(boxes, out.txts or (), out.scores or (), strict=False)
              if score >= MIN_SCORE and str(text).strip()]
     return [Block(text, (), page) for text in reading_order(found)]
+
+
+class Pages:
+    """The pages of one file read by OCR, up to ``workers`` at once (each on a core; one
+    session of the models serves them all), their blocks put into ``blocks`` where each
+    page was met, so the document keeps its page order. A file of one page shares its
+    lines between the threads instead. At most ``workers`` page images wait in memory."""
+
+    def __init__(self, blocks: list[Block], workers: int, pages: int) -> None:
+        self.blocks = blocks
+        self.workers = max(1, workers)
+        self.pages = pages
+        self.read: list[int] = []
+        """The pages whose OCR found text, once :meth:`finish` has run."""
+        self._pending: list[tuple[int, int, Future[list[Block]]]] = []
+
+    def add(self, image: Any, page: int) -> None:
+        """Read page ``page`` (a Pillow image, not yet decoded) into the blocks."""
+        pixels = page_pixels(image)
+        if self.workers < 2 or self.pages < 2:
+            self._put(len(self.blocks), page, read_pixels(pixels, page, self.workers))
+            return
+        from concurrent.futures import FIRST_COMPLETED, wait
+
+        _ocr_engine()  # made once, before the threads share it
+        running = {f for _, _, f in self._pending if not f.done()}
+        while len(running) >= self.workers:
+            running = wait(running, return_when=FIRST_COMPLETED).not_done
+        future = _pool("pages", self.workers).submit(read_pixels, pixels, page)
+        self._pending.append((len(self.blocks), page, future))
+
+    def finish(self) -> list[int]:
+        """Wait for the pages still read; the pages that gave text, in order."""
+        pending, self._pending = self._pending, []
+        for index, page, future in reversed(pending):  # from the end: indexes stay true
+            self._put(index, page, future.result())
+        return sorted(self.read)
+
+    def _put(self, index: int, page: int, found: list[Block]) -> None:
+        self.blocks[index:index] = found
+        if found:
+            self.read.append(page)
 
 
 MIN_PAGE_CHARS = 16
@@ -317,6 +480,8 @@ class Scans:
         self.limits = limits
         self.path = path
         self.ocr_pages: list[int] = []
+        self.pages: Pages | None = None
+        """Pages read by OCR on ``limits.ocr_workers`` threads (made on the first scan)."""
         self.missing = 0
         """Scanned pages left unread: the OCR extra is not installed."""
         self._pdf: Any = None
@@ -329,7 +494,9 @@ class Scans:
             if self.path is not None and renders():
                 if self._pdf is None:
                     self._pdf = open_pdf(self.path)
-                found = render_page(self._pdf, number, pages, self.limits, self.budget)
+                    self.pages = Pages(self.blocks, self.limits.ocr_workers, pages)
+                found = render_page(self._pdf, number, pages, self.limits, self.budget,
+                                    self._read)
             else:
                 found = pdf_page_blocks(page, number, pages, self.limits, self.budget)
         except OcrUnavailable:
@@ -342,7 +509,16 @@ class Scans:
             self.blocks.extend(found)
         return True
 
+    def _read(self, image: Any, number: int) -> list[Block]:
+        """Page ``number``'s image given to the pages read in parallel: its blocks go in
+        where the page is, once read (:meth:`finish`)."""
+        assert self.pages is not None
+        self.pages.add(image, number)
+        return []
+
     def finish(self, doc: Document) -> Document:
+        if self.pages is not None:
+            self.ocr_pages = sorted(self.ocr_pages + self.pages.finish())
         if self._pdf is not None:
             self._pdf.close()
             self._pdf = None
@@ -399,13 +575,14 @@ def render_scale(width: float, height: float, limits: Limits, where: str) -> flo
     return scale
 
 
-def render_page(pdf: Any, number: int, pages: int, limits: Limits,
-                budget: Budget) -> list[Block] | None:
+def render_page(pdf: Any, number: int, pages: int, limits: Limits, budget: Budget,
+                read: Callable[[Any, int], list[Block]] = page_blocks) -> list[Block] | None:
     """The text of page ``number`` of a PDFium document, rendered within the pixel cap
     (:func:`render_scale`) and read by OCR; None when the page draws nothing to read (no
     image, path or shading: a blank page, or text only), [] when the budget is spent.
     Each image the page draws is checked from its dictionary before anything is decoded.
-    Raises :class:`OcrUnavailable` without the OCR engine."""
+    ``read(image, number)`` reads the rendered page (a Pillow image). Raises
+    :class:`OcrUnavailable` without the OCR engine."""
     page = pdf[number - 1]
     try:
         if not _draws(page, limits, number):
@@ -417,7 +594,7 @@ def render_page(pdf: Any, number: int, pages: int, limits: Limits,
         width, height = page.get_size()
         scale = render_scale(float(width), float(height), limits, f"page {number}")
         bitmap = page.render(scale=scale, may_draw_forms=False)
-        return page_blocks(bitmap.to_pil(), number)
+        return read(bitmap.to_pil(), number)
     finally:
         page.close()
 

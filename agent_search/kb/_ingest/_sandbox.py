@@ -288,7 +288,8 @@ def _serve(memory_mb: int) -> None:
         request = json.loads(raw)
         limits = Limits(int(request["max_chars"]), int(request["max_pages"]),
                         int(request["max_decompressed"]), int(request["max_ocr_pages"]),
-                        int(request["max_pixels"]), float(request["max_ocr_seconds"]))
+                        int(request["max_pixels"]), float(request["max_ocr_seconds"]),
+                        int(request["ocr_workers"]))
         try:
             items = [_to_json(d) for d in load_file(Path(request["path"]), request["key"],
                                                     limits=limits)]
