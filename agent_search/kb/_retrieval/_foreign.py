@@ -266,16 +266,9 @@ def _factor(kept: _Kept, rare: set[int], have: set[int],
             spoken: Callable[[tuple[int, ...]], bool] | None = None) -> float:
     """What one hit's score is multiplied by: the ramp of the meaning kept without its
     lacked rare words (each alone, or all at once), and, when it holds a rare name that
-    carries the question, the ramp of the meaning kept without every word it lacks. A
-    carrying name its document only names in passing (``spoken`` false) counts as
-    lacked."""
+    carries the question, the ramp of the meaning kept without every word it lacks."""
     words = kept.words
-    holds = [bool(w.terms) and any(t in have for t in w.terms) for w in words]
-    if spoken is not None:
-        for i in rare:
-            if holds[i] and kept(frozenset({i})) <= FOREIGN.named \
-                    and not spoken(words[i].terms):
-                holds[i] = False
+    holds = _held_words(kept, rare, have, spoken)
     lacked = frozenset(i for i in rare if not holds[i])
     sets = [frozenset({i}) for i in lacked] if FOREIGN.each else [lacked]
     factor = min((_ramp(kept(cut), FOREIGN.kept) for cut in sets), default=1.0)
@@ -285,6 +278,21 @@ def _factor(kept: _Kept, rare: set[int], have: set[int],
         rest = frozenset(i for i, w in enumerate(words) if w.terms and not holds[i])
         factor = min(factor, _ramp(kept(rest), FOREIGN.rest))
     return factor
+
+
+def _held_words(kept: _Kept, rare: set[int], have: set[int],
+                spoken: Callable[[tuple[int, ...]], bool] | None) -> list[bool]:
+    """Which of the question's words the passage holds. A rare name that carries the
+    question and that its document only names in passing (``spoken`` false) counts as
+    lacked."""
+    words = kept.words
+    holds = [bool(w.terms) and any(t in have for t in w.terms) for w in words]
+    if spoken is not None:
+        for i in rare:
+            if holds[i] and kept(frozenset({i})) <= FOREIGN.named \
+                    and not spoken(words[i].terms):
+                holds[i] = False
+    return holds
 
 
 def _held_terms(store: KBStore, collection: str, hits: list[Hit]) -> dict[str, set[int]]:
