@@ -484,14 +484,19 @@ class _Flusher:
             if self._stopped:
                 return None  # close() flushes everything
             written, self._dirty = self._dirty, set()
-            now = time.monotonic()
-            for name in written:
-                self._unflushed.setdefault(name, now)
-            due = {name for name, since in self._unflushed.items()
-                   if name not in written or now - since >= self._full_interval}
-            for name in due:
-                del self._unflushed[name]
-            return written, due
+            return written, self.due(written, time.monotonic())
+
+    def due(self, written: set[str], now: float) -> set[str]:
+        """The collections due a whole flush at a pass at ``now`` that saw writes to
+        ``written``: those written before but not in this pass (their writes paused), and
+        those unflushed for ``full_interval`` seconds; taken off the unflushed ones."""
+        for name in written:
+            self._unflushed.setdefault(name, now)
+        due = {name for name, since in self._unflushed.items()
+               if name not in written or now - since >= self._full_interval}
+        for name in due:
+            del self._unflushed[name]
+        return due
 
     def _run(self) -> None:
         while (work := self._next()) is not None:
