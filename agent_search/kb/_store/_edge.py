@@ -377,7 +377,8 @@ class EdgeStore:
         with self.lock:
             shard = self._shard(name)
             shard.optimize()
-            self._keeper.settle(name)
+            finish = self._keeper.settle(name)
+        finish()  # the statistics' files, written and synced without the store's lock
         self._flusher.mark(name)
 
     def _sync_logs(self, names: set[str]) -> None:
