@@ -502,15 +502,14 @@ class _Flusher:
     def _run(self) -> None:
         while (work := self._next()) is not None:
             written, due = work
-            try:
-                if written:
-                    self._sync(written)
-                if due:
-                    self._flush(due)
-            except Exception:  # a failed pass is tried again next time
-                with self._cond:
-                    if not self._stopped:
-                        self._dirty |= written | due
+            for step, names in ((self._sync, written), (self._flush, due)):
+                try:
+                    if names:
+                        step(names)
+                except Exception:  # tried again next pass (a failed sync stops no flush)
+                    with self._cond:
+                        if not self._stopped:
+                            self._dirty |= names
 
     def stop(self) -> None:
         with self._cond:
