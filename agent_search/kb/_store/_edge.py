@@ -23,17 +23,27 @@ threads.
 
 Flushing (the shard's ``flush()``: sync its write-ahead log and segments to disk) is
 coalesced, not done per write. ``update()`` appends each operation to the write-ahead log
-before applying it, and a shard replays that log when it is loaded, so a process killed
-after an acknowledged write but before any flush reopens with the write
-(``tests/kb/test_store_durability.py`` kills one to hold this). What a flush adds is
-surviving an operating-system crash or power loss, and qdrant-edge-py 0.9 holds the
-interpreter lock for the whole call (tens to hundreds of milliseconds on a busy disk), so
-a flush per ingest stalled every other thread and the server's event loop once per
-upload. A background thread therefore flushes each collection written since its last
-flush at most once per ``flush_interval`` seconds, and :meth:`EdgeStore.close` flushes
-whatever is left. On a power loss or an OS crash at most the last interval's writes are at
-risk (the statistics saved for them may then count points the shard lost: ``agent-search
-kb repair`` rebuilds them).
+(a memory-mapped file) before applying it, and a shard replays that log when it is
+loaded, so a process killed after an acknowledged write but before any flush reopens
+with the write (``tests/kb/test_store_durability.py`` kills one to hold this). What a
+flush adds is surviving an operating-system crash or power loss, and qdrant-edge-py 0.9
+holds the interpreter lock for the whole call (it syncs every file of every segment:
+50-350 ms on a busy shared disk), so the server's event loop and every other thread stop
+for it. A background thread therefore:
+
+* every ``flush_interval`` seconds in which a collection was written, syncs that shard's
+  write-ahead log files with ``os.fsync`` — which releases the interpreter lock — so an
+  OS crash or a power loss loses at most the last interval's acknowledged writes, as
+  before (the segments' own files need no sync for that: loading replays the log over
+  them);
+* calls the shard's ``flush()`` (which also lets the log be truncated, keeping a reload
+  short) once the collection has had an interval without writes, or after
+  ``full_flush_interval`` seconds of writes without a pause: a flood of uploads stalls
+  the process once a minute, not once every two seconds;
+* and :meth:`EdgeStore.close` flushes whatever is left.
+
+The statistics saved for writes an OS crash lost may count points the shard lost:
+``agent-search kb repair`` rebuilds them.
 """
 
 from __future__ import annotations
@@ -44,6 +54,7 @@ import json
 import os
 import shutil
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any, cast
@@ -112,7 +123,8 @@ def _first_line(exc: BaseException) -> str:
 class EdgeStore:
     """Collections as Qdrant Edge shards under one folder (see the module docstring)."""
 
-    def __init__(self, root: Path, *, flush_interval: float = 2.0) -> None:
+    def __init__(self, root: Path, *, flush_interval: float = 2.0,
+                 full_flush_interval: float = 60.0) -> None:
         self.root = root
         self.location = str(root)
         self.lock = threading.RLock()
@@ -130,7 +142,8 @@ class EdgeStore:
                              f"{_first_line(exc)}") from exc
         self._lock_file = self._take_lock()
         self._keeper = StatsKeeper(self, lambda name: FileVault(self._dir(name)))
-        self._flusher = _Flusher(self._flush_dirty, flush_interval)
+        self._flusher = _Flusher(self._sync_logs, self._flush_dirty, flush_interval,
+                                 full_flush_interval)
 
     @property
     def flushes(self) -> int:
@@ -364,8 +377,27 @@ class EdgeStore:
         with self.lock:
             shard = self._shard(name)
             shard.optimize()
-            self._keeper.settle(name)
+            finish = self._keeper.settle(name)
+        finish()  # the statistics' files, written and synced without the store's lock
         self._flusher.mark(name)
+
+    def _sync_logs(self, names: set[str]) -> None:
+        """``fsync`` the write-ahead log files (and their folder) of the named collections
+        whose shards are open: what makes their acknowledged writes survive an OS crash.
+        Without the store's lock and with the interpreter lock released (``os.fsync``):
+        searches and writes go on meanwhile. A log file the shard removed meanwhile (it
+        truncates its log after a flush) is skipped."""
+        for name in sorted(names):
+            if name not in self._shards:
+                continue
+            wal = self._dir(name) / "shard" / "wal"
+            try:
+                files = [wal, *wal.iterdir()]
+            except FileNotFoundError:
+                continue
+            for path in files:
+                _fsync(path)
+            self._flusher.syncs += 1
 
     def _flush_dirty(self, names: set[str]) -> None:
         """Flush the named collections' shards that are still open (the flusher's work)."""
@@ -397,19 +429,39 @@ class EdgeStore:
                 self._lock_file = None
 
 
-class _Flusher:
-    """Runs ``flush(names)`` in a daemon thread for the collections marked since the last
-    run, at most once per ``interval`` seconds: a burst of writes costs one flush, not one
-    each. The thread starts at the first mark and ends at :meth:`stop`."""
+def _fsync(path: Path) -> None:
+    """``os.fsync`` of a file or folder; one that is gone is skipped."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except FileNotFoundError:
+        return
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
-    def __init__(self, flush: Callable[[set[str]], None], interval: float) -> None:
+
+class _Flusher:
+    """A daemon thread that, for the collections marked since its last pass and at most
+    once per ``interval`` seconds, calls ``sync(names)`` (cheap: the write-ahead logs),
+    and ``flush(names)`` (the shard's whole flush, which holds the interpreter lock) for
+    each written collection once it has had a pass without writes or has gone
+    ``full_interval`` seconds unflushed. A burst of writes costs one sync a pass and one
+    flush at its end. The thread starts at the first mark and ends at :meth:`stop`."""
+
+    def __init__(self, sync: Callable[[set[str]], None], flush: Callable[[set[str]], None],
+                 interval: float, full_interval: float) -> None:
+        self._sync = sync
         self._flush = flush
         self._interval = max(0.0, interval)
+        self._full_interval = max(0.0, full_interval)
         self._dirty: set[str] = set()
+        self._unflushed: dict[str, float] = {}  # name -> when its first unflushed write was synced
         self._cond = threading.Condition()
         self._stopped = False
         self._thread: threading.Thread | None = None
-        self.count = 0
+        self.count = 0  # whole flushes
+        self.syncs = 0  # log syncs
 
     def mark(self, name: str) -> None:
         with self._cond:
@@ -422,28 +474,48 @@ class _Flusher:
                 self._thread.start()
             self._cond.notify()
 
-    def _run(self) -> None:
-        while True:
-            with self._cond:
-                self._cond.wait_for(lambda: bool(self._dirty) or self._stopped)
-                if self._stopped:
-                    return
-                # the coalescing window: writes marked meanwhile share this flush
+    def _next(self) -> tuple[set[str], set[str]] | None:
+        """After the coalescing window: the collections written in it (to sync) and
+        those due a whole flush; ``None`` once stopped."""
+        with self._cond:
+            self._cond.wait_for(lambda: bool(self._dirty or self._unflushed) or self._stopped)
+            if not self._stopped:
+                # the coalescing window: writes marked meanwhile share this pass
                 self._cond.wait_for(lambda: self._stopped, timeout=self._interval)
-                if self._stopped:
-                    return  # close() flushes everything
-                names, self._dirty = self._dirty, set()
-            try:
-                self._flush(names)
-            except Exception:  # a failed flush is tried again next pass
-                with self._cond:
-                    if not self._stopped:
-                        self._dirty |= names
+            if self._stopped:
+                return None  # close() flushes everything
+            written, self._dirty = self._dirty, set()
+            return written, self.due(written, time.monotonic())
+
+    def due(self, written: set[str], now: float) -> set[str]:
+        """The collections due a whole flush at a pass at ``now`` that saw writes to
+        ``written``: those written before but not in this pass (their writes paused), and
+        those unflushed for ``full_interval`` seconds; taken off the unflushed ones."""
+        for name in written:
+            self._unflushed.setdefault(name, now)
+        due = {name for name, since in self._unflushed.items()
+               if name not in written or now - since >= self._full_interval}
+        for name in due:
+            del self._unflushed[name]
+        return due
+
+    def _run(self) -> None:
+        while (work := self._next()) is not None:
+            written, due = work
+            for step, names in ((self._sync, written), (self._flush, due)):
+                try:
+                    if names:
+                        step(names)
+                except Exception:  # tried again next pass (a failed sync stops no flush)
+                    with self._cond:
+                        if not self._stopped:
+                            self._dirty |= names
 
     def stop(self) -> None:
         with self._cond:
             self._stopped = True
             self._dirty.clear()
+            self._unflushed.clear()
             self._cond.notify_all()
             thread = self._thread
         if thread is not None:

@@ -239,7 +239,8 @@ class ServerStore:
 
     def settle(self, name: str) -> None:
         with self.lock:
-            self._keeper.settle(name)
+            finish = self._keeper.settle(name)
+        finish()  # the statistics' records, written without the store's lock
 
     def repair(self, name: str) -> Repaired:
         """Rebuild the collection's statistics from every point."""

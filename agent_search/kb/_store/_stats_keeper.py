@@ -21,6 +21,8 @@ ingest did before) and saves it. ``agent-search kb repair NAME`` does the same o
 
 from __future__ import annotations
 
+import functools
+import threading
 import time
 import uuid
 from collections.abc import Callable
@@ -48,14 +50,34 @@ class _Entry:
     checked_at: float = 0.0
 
 
+def _nothing() -> None:
+    pass
+
+
 class StatsKeeper:
-    """The statistics of one store's collections (called with the store's lock held)."""
+    """The statistics of one store's collections (called with the store's lock held).
+
+    The one exception: the records a plain :meth:`settle` saves are written by the
+    function it returns, which the store calls after releasing its lock (their fsyncs
+    took 30-60 ms a write on a busy disk, with every search waiting for the lock). Until
+    that write has finished, whatever else reads or writes that collection's vault waits
+    for it (:meth:`_saved`)."""
 
     def __init__(self, store: KBStore, vault: Callable[[str], StatsVault]) -> None:
         self.store = store
         self._vault = vault
         self._vaults: dict[str, StatsVault] = {}
         self._entries: dict[str, _Entry] = {}
+        self._saving: dict[str, threading.Lock] = {}  # held while a save is written
+        self._unsaved: set[str] = set()  # a save that failed: rebuild at the next session
+
+    def _saved(self, name: str) -> None:
+        """Wait until the save :meth:`settle` left to be written for ``name`` is (the
+        caller holds the store's lock, so no new one can start meanwhile)."""
+        lock = self._saving.get(name)
+        if lock is not None:
+            with lock:
+                pass
 
     def vault(self, name: str) -> StatsVault:
         v = self._vaults.get(name)
@@ -98,26 +120,45 @@ class StatsKeeper:
         except StateError:
             entry.state = None
 
-    def settle(self, name: str) -> None:
-        """After a session's last write: save what changed (or rebuild), unmark."""
+    def settle(self, name: str) -> Callable[[], None]:
+        """After a session's last write: save what changed (or rebuild), unmark. Returns
+        the rest of a plain save — writing the changed records, then taking the marker
+        away — for the caller to run once it has released the store's lock (a rebuild or
+        a repair is done here, whole)."""
+        self._saved(name)
         entry = self._entries.get(name)
         vault = self.vault(name)
         if entry is None or entry.token is None:
             if any(not vault.live(m) for m in vault.markers()):
                 self.repair(name)
-            return
+            return _nothing
         others = [m for m in vault.markers() if m.token != entry.token]
-        if entry.state is not None and not others \
-                and vault.generation() == entry.generation:
-            self._save(name, entry, full=False)
-        else:
-            self._rebuild(name, entry)
-        vault.unmark([entry.token, *(m.token for m in others if not vault.live(m))])
+        tokens = [entry.token, *(m.token for m in others if not vault.live(m))]
         entry.token = None
+        if entry.state is None or others or vault.generation() != entry.generation:
+            self._rebuild(name, entry)
+            vault.unmark(tokens)
+            return _nothing
+        write = self._save(name, entry, full=False, later=True)
+        lock = self._saving.setdefault(name, threading.Lock())
+        lock.acquire()
+
+        def finish() -> None:
+            try:
+                write()
+                vault.unmark(tokens)
+            except BaseException:
+                self._unsaved.add(name)  # the saved state is behind the points
+                raise
+            finally:
+                lock.release()
+
+        return finish
 
     def repair(self, name: str) -> Repaired:
         """Rebuild the statistics from every point, save them, clear every marker."""
         t0 = time.perf_counter()
+        self._saved(name)
         entry = self._entries.setdefault(name, _Entry())
         self._rebuild(name, entry)
         vault = self.vault(name)
@@ -129,6 +170,7 @@ class StatsKeeper:
 
     def forget(self, name: str) -> None:
         """The collection is gone (dropped): forget its state and its vault's."""
+        self._saved(name)
         self._entries.pop(name, None)
         vault = self._vaults.pop(name, None)
         (vault or self._vault(name)).drop()
@@ -144,6 +186,7 @@ class StatsKeeper:
         if entry is not None and entry.state is not None and (
                 not vault.shared or now - entry.checked_at < RECHECK):
             return self._view(entry)
+        self._saved(name)
         entry = self._entries.setdefault(name, _Entry())
         entry.checked_at = now
         generation = vault.generation()
@@ -166,6 +209,7 @@ class StatsKeeper:
         entry = self._entries.setdefault(name, _Entry())
         vault = self.vault(name)
         if entry.token is None:
+            self._saved(name)
             token = uuid.uuid4().hex
             vault.mark(token)  # before the first point of the session is written
             entry.token, entry.marked_at = token, time.monotonic()
@@ -174,6 +218,9 @@ class StatsKeeper:
                 entry.state = None
             if any(m.token != token and not vault.live(m) for m in vault.markers()):
                 entry.state = None  # a writer died since the last save
+            if name in self._unsaved:
+                self._unsaved.discard(name)
+                entry.state = None  # this process's last save failed
         elif vault.shared and time.monotonic() - entry.marked_at > HEARTBEAT:
             vault.mark(entry.token)
             entry.marked_at = time.monotonic()
@@ -203,17 +250,26 @@ class StatsKeeper:
         entry.generation = max(entry.generation, self.vault(name).generation() or 0)
         self._save(name, entry, full=True)
 
-    def _save(self, name: str, entry: _Entry, *, full: bool) -> None:
+    def _save(self, name: str, entry: _Entry, *, full: bool,
+              later: bool = False) -> Callable[[], None]:
+        """Save the state's changed records (all with ``full``); with ``later`` the
+        records are serialised now and written by the function returned."""
         state = entry.state
         assert state is not None
         generation = entry.generation + 1
         blocks = set(state.blocks) if full else set(state.touched)
         for b in blocks:
             entry.block_gens[b] = generation
-        self.vault(name).save(generation, state.head_bytes(generation, entry.block_gens),
-                              {b: state.block_bytes(b, generation) for b in blocks})
+        vault = self.vault(name)
+        write = functools.partial(vault.save, generation,
+                                  state.head_bytes(generation, entry.block_gens),
+                                  {b: state.block_bytes(b, generation) for b in blocks})
         state.touched.clear()
         entry.generation = generation
+        if later:
+            return write
+        write()
+        return _nothing
 
     def _vectors(self, name: str, ids: list[str]) -> list[Vectors]:
         if not ids:
