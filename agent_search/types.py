@@ -413,6 +413,29 @@ class Request(_Model):
             raise ValueError(f"{info.field_name} {v} is outside 0..1")
         return v
 
+    def model_copy(self, *, update: Mapping[str, Any] | None = None,
+                   deep: bool = False) -> Self:
+        """A copy, with ``update``'s deprecated fields moved into ``options`` as validation
+        moves them: pydantic's update skips validation, so ``collections=[...]`` would be
+        dropped silently and the copy would search every collection."""
+        if update and ("options" in update or not _LEGACY_KEYS.isdisjoint(update)):
+            update = self._moved_update(update)
+        copy = super().model_copy(update=update, deep=deep)
+        if update and "options" in update:
+            copy._parsed_options = None  # parsed from the options this copy replaced
+        return copy
+
+    def _moved_update(self, update: Mapping[str, Any]) -> dict[str, Any]:
+        update = dict(update)
+        legacy = {k: update.pop(k) for k in list(update) if k in _LEGACY_KEYS}
+        moved = move_legacy_fields(legacy)
+        options = {**self.options, **dict(update.get("options") or {})}
+        for name in LEGACY_OPTIONS:
+            if name in legacy:
+                options.pop(name, None)  # an empty value clears it
+        options.update(moved.pop("options", {}))
+        return {**update, **moved, "options": options}
+
     def _legacy(self, name: str, empty: Any) -> Any:
         warnings.warn(f"Request.{name} is deprecated: read it from the handler's options "
                       f"(options.{name})", DeprecationWarning, stacklevel=3)

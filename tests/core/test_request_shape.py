@@ -163,3 +163,18 @@ def test_a_db_handler_given_generators_is_deprecated(tmp_path: Any) -> None:
     assert any("ctx.deps" in m for m in said)
     _, said = _warned(lambda: DBHandler(config))
     assert said == []
+
+
+def test_a_copy_updated_with_a_moved_field_keeps_it_in_options() -> None:
+    # pydantic's model_copy(update=...) skips validation: the old field name would be
+    # dropped silently and the copy would search every collection
+    request = Request(type="kb", query="q", options={"collections": ["docs"], "graph": True})
+    copy, said = _warned(lambda: request.model_copy(update={"collections": ["eval-1"]}))
+    assert copy.options == {"collections": ["eval-1"], "graph": True}
+    assert any("options.collections" in m for m in said)
+    cleared, _ = _warned(lambda: request.model_copy(update={"collections": []}))
+    assert cleared.options == {"graph": True}
+    floor, _ = _warned(lambda: request.model_copy(update={"threshold": 0.4}))
+    assert floor.min_score == 0.4 and floor.options == request.options
+    plain = request.model_copy(update={"limit": 3})
+    assert plain.limit == 3 and plain.options == request.options
