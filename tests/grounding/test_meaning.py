@@ -118,3 +118,12 @@ def test_a_reference_stating_a_word_negated_and_not_does_not_contradict_it() -> 
 def test_little_before_a_plural_is_a_size_not_a_negation(answer: str, status: str) -> None:
     reference = "The tax places a roadblock to the success of businesses."
     assert verdict(answer, reference) == status
+
+
+@pytest.mark.parametrize(("answer", "status"), [
+    ("The CPI rose 2.1% in October #ref:1.", "supported"),
+    ("The CDC reported 2.1% more cases in October #ref:1.", "unsupported"),
+])
+def test_an_acronym_of_a_name_the_reference_spells_out(answer: str, status: str) -> None:
+    reference = "The consumer price index rose 2.1% in October."
+    assert verdict(answer, reference) == status
