@@ -127,3 +127,19 @@ def test_little_before_a_plural_is_a_size_not_a_negation(answer: str, status: st
 def test_an_acronym_of_a_name_the_reference_spells_out(answer: str, status: str) -> None:
     reference = "The consumer price index rose 2.1% in October."
     assert verdict(answer, reference) == status
+
+
+def test_one_answer_embeds_a_bounded_number_of_words() -> None:
+    embedded: list[str] = []
+
+    def counting(texts: Sequence[str]) -> NDArray[np.float32]:
+        embedded.extend(texts)
+        return scripted(texts)
+
+    answer = " ".join(ANSWER.replace("coastal", f"coastal{i:02d}") for i in range(10))
+    reference = " ".join(REFERENCE.replace("coastal", f"coastal{i:02d}") for i in range(10))
+    out = ground(answer, [{"citation_id": "1", "title": "", "content": reference}],
+                 meanings=Meanings(counting), budget=Budget(meaning_words=30))
+    assert len(out) == 10
+    assert 0 < len(embedded) <= 30
+    assert [g.status for g in out].count("supported") < 10  # past the bound: lexical
