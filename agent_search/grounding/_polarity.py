@@ -87,6 +87,8 @@ class _Cue:
     end: int
     head: str = ""
     """The first word of the scope: what the cue negates (the verb of "did not exist")."""
+    nominal: bool = False
+    """A cue that negates the thing named next ("lacking X", "without X")."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -355,7 +357,7 @@ def _negations(tokens: list[_Token], language: _Language) -> tuple[list[_Cue], s
         nominal = tokens[i].text in language.nominal
         scope, end = _scope(tokens, i, 1 if nominal else SCOPE)
         if scope:
-            cues.append(_Cue(frozenset(scope), tokens[i].start, end, scope[0]))
+            cues.append(_Cue(frozenset(scope), tokens[i].start, end, scope[0], nominal))
             negated_at.update(range(i, i + 1 + SCOPE + 1))
     return cues, negated_at
 
@@ -449,13 +451,16 @@ def _negation(a: _Reading, b: _Reading, *, head: bool = False) -> tuple[int, int
     that rewords a reference's negation ("less than fifty years old" for "did not exist
     fifty years ago", "works without X" for "does not depend on X") shares the words
     around it, not the negated verb, and does not contradict it; nor does one where ``a``
-    also states that word outside any negation ("the condition used to deplete X …
-    cells lacking X": the sentence's "deplete X" is the other mention). English only: a
+    negates a thing ("lacking X", a nominal cue) it also names outside any negation ("the
+    condition used to deplete X … cells lacking X": the sentence's "deplete X" is the
+    other mention). Not a verb's negation: a five-letter stem of a verb ("do not
+    express") is often a noun of the same text ("expression"). English only: a
     Chinese 非/不 before a noun makes a class set against that noun in the same clause
     (非食品价格 beside 食品价格), and the sentence's number tells which it speaks of."""
     for cue in a.cues:
         shared = cue.scope & b.words | _inside(cue.scope, b.text)
-        if head and (cue.head not in b.words or (cue.head in a.plain and cue.head.isascii())):
+        if head and (cue.head not in b.words
+                     or (cue.nominal and cue.head in a.plain and cue.head.isascii())):
             continue
         if len(shared) >= min(2, len(cue.scope)) and not shared & b.negated:
             return cue.start, cue.end

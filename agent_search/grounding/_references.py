@@ -51,7 +51,7 @@ class PreparedReference:
             return True
         if has_cjk(entity):
             return entity in self.text
-        return norm in self.names or spelled_out(entity, self.text)
+        return norm in self.names
 
 
 def prepare(citation_id: str, title: str, content: str) -> PreparedReference:
@@ -66,34 +66,6 @@ def prepare(citation_id: str, title: str, content: str) -> PreparedReference:
     window_numbers = numbers + [a | b for a, b in itertools.pairwise(numbers)]
     return PreparedReference(citation_id, text, reference_numbers(text), _names(text),
                              words, windows, window_words, window_numbers)
-
-
-_ACRONYM = re.compile(r"[A-Z]{3,6}s?")
-_JOINING = frozenset({"of", "and", "for", "the", "on", "in", "to", "&"})
-"""Words an acronym's letters skip ("Centers for Disease Control": CDC)."""
-
-
-def spelled_out(entity: str, text: str) -> bool:
-    """Whether ``entity``, an acronym of three to six capitals ("CPI", "NOAA"), is the
-    initials of a run of words of ``text`` ("consumer price index"): a rewording writes
-    the short form of a name its source spells out, and the reverse."""
-    if not _ACRONYM.fullmatch(entity):
-        return False
-    letters = entity.rstrip("s").lower()
-    words = [w.lower() for w in _LATIN.findall(text)]
-    for i, word in enumerate(words):
-        if word[0] != letters[0]:
-            continue
-        k, j = 1, i + 1
-        while k < len(letters) and j < len(words):
-            if words[j][0] == letters[k]:
-                k += 1
-            elif words[j] not in _JOINING:
-                break
-            j += 1
-        if k == len(letters):
-            return True
-    return False
 
 
 def _names(text: str) -> frozenset[str]:
