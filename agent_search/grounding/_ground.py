@@ -553,6 +553,8 @@ def ground(answer: str, references: Sequence[Any], *, citation_format: str = "#r
         if has_cjk(answer[:MAX_ANSWER_CHARS]) or any(has_cjk(_content(r)) for r in references):
             load_chinese()
         load_related()  # WordNet's tables, once per process: not the answer's cost
+        if meanings == "shipped":
+            shipped()  # the model too (or None, remembered, when it is not installed)
         budget = budget if budget is not None else Budget()
         budget.start()
         refs = _prepare_refs(references, budget)
