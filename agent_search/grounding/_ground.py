@@ -72,7 +72,7 @@ class Thresholds:
     it changes the words around them."""
 
 
-MAX_MEANING_WINDOW_WORDS = 30
+MAX_MEANING_WINDOW_WORDS = 12
 """A window's words (those the sentence does not hold) compared by meaning, at most."""
 MEANING_FROM = 0.45
 """The share of its words a cited window must hold before the rest of a sentence's words
