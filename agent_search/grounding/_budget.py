@@ -10,6 +10,10 @@ bounds, whichever comes first:
   random Han text). Past :data:`MAX_HMM_CHARS` characters per answer, such characters are
   tagged by the dictionary alone (a person's name not in it is then not recognised as a
   name; its words are still checked). This bound is a count, the same on every machine;
+- a count of words embedded to align a sentence's words by meaning
+  (:data:`MAX_MEANING_WORDS`, :mod:`agent_search.grounding._meaning`): the model runs in
+  its own threads, which the CPU bound below does not see. Past it, the overlap is
+  lexical;
 - the answer's CPU time in its thread (:data:`MAX_CPU_SECONDS`): past it, the sentences
   not yet checked are ``unchecked`` with :data:`OVER_BUDGET` as the reason.
 """
@@ -25,6 +29,9 @@ MAX_HMM_CHARS = 200
 dictionary): a few dozen names' worth, ~1 s at worst on this machine's random Han text."""
 MAX_HMM_RUN = 8
 """A run of unknown characters longer than this is no name: tagged by the dictionary."""
+MAX_MEANING_WORDS = 240
+"""Words of one answer embedded to align words by meaning: six borderline sentences'
+worth (~0.1 s of the model on a quiet core, whatever the answer)."""
 MAX_CPU_SECONDS = 0.7
 """CPU seconds one answer's check may take (its thread's time, not the wall clock),
 checked between two references and two sentences: one more of either (~0.2 s at most for
@@ -46,6 +53,7 @@ class Budget:
     """What is left of one answer's bounds; not shared between threads (one per call)."""
 
     hmm_chars: int = MAX_HMM_CHARS
+    meaning_words: int = MAX_MEANING_WORDS
     cpu_seconds: float = MAX_CPU_SECONDS
     clock: Callable[[], float] = time.thread_time
     pause: float = 0.0
@@ -62,6 +70,13 @@ class Budget:
         if chars > MAX_HMM_RUN or chars > self.hmm_chars:
             return False
         self.hmm_chars -= chars
+        return True
+
+    def take_meaning(self, words: int) -> bool:
+        """Whether ``words`` more words may be embedded (and take them)."""
+        if words > self.meaning_words:
+            return False
+        self.meaning_words -= words
         return True
 
     def rest(self) -> None:

@@ -30,7 +30,16 @@ from agent_search.grounding._budget import (
     TOO_LONG,
     Budget,
 )
-from agent_search.grounding._claims import Claims, extract, load_chinese, number_found
+from agent_search.grounding._claims import (
+    Claims,
+    _english_words,
+    content_words,
+    extract,
+    load_chinese,
+    number_found,
+    stem,
+)
+from agent_search.grounding._meaning import Meanings, shipped
 from agent_search.grounding._polarity import opposite, unreadable
 from agent_search.grounding._quantities import miscounted
 from agent_search.grounding._references import MAX_REFERENCE_CHARS, PreparedReference, prepare
@@ -63,6 +72,13 @@ class Thresholds:
     it changes the words around them."""
 
 
+MAX_MEANING_WINDOW_WORDS = 12
+"""A window's words (those the sentence does not hold) compared by meaning, at most."""
+MEANING_FROM = 0.45
+"""The share of its words a cited window must hold before the rest of a sentence's words
+are aligned with it by meaning (:mod:`agent_search.grounding._meaning`): nearer the
+coverage threshold than a sentence of a neighbouring text on the same topic tends to be,
+and it bounds how many sentences pay for the model."""
 MIN_WORDS = 2
 """A sentence with fewer content words and no number or name has nothing to check."""
 MAX_SENTENCES = 200
@@ -124,6 +140,9 @@ class _Check:
     anchored: bool = False
     """The sentence states numbers (one of two digits or more: "two" or "5" anchors
     nothing), and one window states them all."""
+    meaning: float = 0.0
+    """The share of the sentence's weight its closest window holds when words aligned
+    by meaning count too (:mod:`agent_search.grounding._meaning`; 0 when not read)."""
 
     @property
     def claims_held(self) -> bool:
@@ -132,7 +151,8 @@ class _Check:
     def close(self, t: Thresholds) -> bool:
         return self.coverage >= t.coverage or (
             self.similarity >= t.similarity and self.coverage >= t.coverage_with_similarity
-        ) or (self.anchored and self.coverage >= t.coverage_with_numbers)
+        ) or (self.anchored and self.coverage >= t.coverage_with_numbers
+              ) or self.meaning >= t.coverage
 
     def supports(self, t: Thresholds) -> bool:
         return self.claims_held and self.close(t)
@@ -302,14 +322,18 @@ class _Judge:
     similarity: Callable[[_Sentence, PreparedReference], float]
     fmt: str
     t: Thresholds
+    meanings: Callable[[], Meanings | None]
+    budget: Budget
 
-    def _attempt(self, sentence: _Sentence, group: list[PreparedReference], check: _Check
-                 ) -> tuple[Status, str] | None:
+    def _attempt(self, sentence: _Sentence, group: list[PreparedReference], check: _Check,
+                 cited: bool = False) -> tuple[Status, str] | None:
         """What ``group`` (``check`` its words, numbers and names against the sentence)
         says of the sentence: None when it does not hold it; else ``supported``, or
         ``unsupported`` (it says the opposite) or ``unchecked`` with why."""
         if check.claims_held and not check.close(self.t):
             check.similarity = max(self.similarity(sentence, r) for r in group)
+            if cited and not check.close(self.t) and check.coverage >= MEANING_FROM:
+                check.meaning = _by_meaning(sentence, group, check.coverage, self)
         if not check.supports(self.t):
             return None
         return _asserts(sentence, group, self.fmt) or ("supported", "")
@@ -319,7 +343,7 @@ class _Judge:
         """The cited references together: ``out`` supported (or unchecked) when they hold
         the sentence and say what it asserts; else why they say the opposite, if they do."""
         together = _check(sentence.claims, cited_refs)
-        outcome = self._attempt(sentence, cited_refs, together)
+        outcome = self._attempt(sentence, cited_refs, together, cited=True)
         if outcome is None:
             return ""
         if outcome[0] == "unsupported":
@@ -366,6 +390,34 @@ class _Judge:
             return _verdict(sentence, self)
         except Exception as exc:  # the sentence says the check failed
             return _unchecked(sentence.span, marker, _failed(exc))
+
+
+def _by_meaning(sentence: _Sentence, group: list[PreparedReference], coverage: float,
+                judge: _Judge) -> float:
+    """The share of an English sentence's weight that the window of ``group`` closest to
+    it holds (``coverage``) once its words the window does not hold are aligned by
+    meaning with the window's (:mod:`agent_search.grounding._meaning`); 0.0 when the
+    sentence or window is Chinese, the model is not at hand or the answer's bound of
+    embedded words is spent."""
+    claims = sentence.claims
+    _, window = _coverage(claims, group)
+    if not window or has_cjk(window) or has_cjk(sentence.bare):
+        return 0.0
+    held = frozenset(content_words(window))
+    own: dict[str, str] = {}  # stem → the word as written, for the words not held
+    for word in _english_words(sentence.bare):
+        key, related = stem(word), claims.related.get(stem(word))
+        if key not in held and (related is None or related.isdisjoint(held)):
+            own.setdefault(key, word)
+    theirs = list(dict.fromkeys(w for w in _english_words(window)
+                                if stem(w) not in claims.words))[:MAX_MEANING_WINDOW_WORDS]
+    meanings = judge.meanings() if own and theirs else None
+    if meanings is None or not judge.budget.take_meaning(len(own) + len(theirs)):
+        return 0.0
+    total = sum(claims.weights.get(k, 1.0) for k in set(claims.words)) + len(claims.numbers)
+    aligned = meanings.aligned(list(own.values()), theirs)
+    gained = sum(claims.weights.get(k, 1.0) for k, ok in zip(own, aligned, strict=True) if ok)
+    return coverage + gained / total if total else 0.0
 
 
 def _verdict(sentence: _Sentence, judge: _Judge) -> GroundedSentence:
@@ -480,12 +532,16 @@ def _row_text(data: dict[Any, Any]) -> str:
 
 def ground(answer: str, references: Sequence[Any], *, citation_format: str = "#ref:{id}",
            embed: Embed | None = None, thresholds: Thresholds | None = None,
-           budget: Budget | None = None) -> list[GroundedSentence]:
+           budget: Budget | None = None, meanings: Meanings | Literal["shipped"] | None
+           = "shipped") -> list[GroundedSentence]:
     """Check each sentence of ``answer`` against ``references`` (items or dicts with
     ``citation_id``, ``title``, ``content``). ``embed`` (texts → unit vectors) lets a close
     rewording count as support; without it the decision is lexical. Blocking CPU work:
     call it in a worker thread from async code. ``budget`` (by default a fresh
     :class:`Budget`) bounds its cost: past it, the sentences left are ``unchecked``.
+    ``meanings`` aligns an English sentence's words with a reference's by meaning where
+    the words alone hold too little of it (:mod:`agent_search.grounding._meaning`): by
+    default the offline MiniLM as shipped, loaded on first use; None: words alone.
 
     Fails closed: should the check fail on a sentence, that sentence is ``unchecked`` with
     the reason; should it fail as a whole (the references cannot be read), every sentence
@@ -497,6 +553,8 @@ def ground(answer: str, references: Sequence[Any], *, citation_format: str = "#r
         if has_cjk(answer[:MAX_ANSWER_CHARS]) or any(has_cjk(_content(r)) for r in references):
             load_chinese()
         load_related()  # WordNet's tables, once per process: not the answer's cost
+        if meanings == "shipped":
+            shipped()  # the model too (or None, remembered, when it is not installed)
         budget = budget if budget is not None else Budget()
         budget.start()
         refs = _prepare_refs(references, budget)
@@ -509,7 +567,8 @@ def ground(answer: str, references: Sequence[Any], *, citation_format: str = "#r
         spans = segment(answer[:cut], marker)
     except Exception as exc:
         return unchecked(answer, _failed(exc), citation_format=citation_format)
-    judge = _Judge(refs, _similarity(embed), citation_format, thresholds or Thresholds())
+    judge = _Judge(refs, _similarity(embed), citation_format, thresholds or Thresholds(),
+                   _meanings(meanings), budget)
     out: list[GroundedSentence] = []
     for i, span in enumerate(spans):
         if i >= MAX_SENTENCES:
@@ -522,6 +581,15 @@ def ground(answer: str, references: Sequence[Any], *, citation_format: str = "#r
                        if isinstance(sentence, _Sentence) else sentence)
             budget.rest()
     return out + _rest(answer, cut)
+
+
+def _meanings(meanings: Meanings | Literal["shipped"] | None
+              ) -> Callable[[], Meanings | None]:
+    """What gives the word vectors, asked for only when a sentence needs them (the
+    shipped model loads then, once per process)."""
+    if meanings == "shipped":
+        return shipped
+    return lambda: meanings if isinstance(meanings, Meanings) else None
 
 
 def _cut(answer: str) -> int:

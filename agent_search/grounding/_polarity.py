@@ -39,6 +39,7 @@ from agent_search.grounding._claims import _STOP, _jieba, stem
 from agent_search.grounding._polarity_words import (
     CLAUSE_BREAKS_EN,
     CLAUSE_BREAKS_ZH,
+    COUNT_ADJECTIVES_EN,
     DIRECTIONS_EN,
     DIRECTIONS_ZH,
     NEGATING_HEADS_ZH,
@@ -86,6 +87,8 @@ class _Cue:
     end: int
     head: str = ""
     """The first word of the scope: what the cue negates (the verb of "did not exist")."""
+    nominal: bool = False
+    """A cue that negates the thing named next ("lacking X", "without X")."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,6 +126,8 @@ class _Reading:
     """Its words that have antonyms, not under a negation (English)."""
     lemmas: frozenset[str] = frozenset()
     """The lemmas of all of them."""
+    plain: frozenset[str] = frozenset()
+    """Its content words stated outside any negation's reach."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -176,7 +181,15 @@ def _is_cue_en(tokens: list[_Token], i: int) -> bool:
         return True
     if (t, following) in NOT_NEGATION_EN or (i and (tokens[i - 1].text, t) in NOT_NEGATION_EN):
         return False
+    if t in COUNT_ADJECTIVES_EN and _plural(following):
+        return False
     return t in NEGATION_EN or t.endswith("n't")
+
+
+def _plural(word: str) -> bool:
+    """Whether an English word reads as a plural noun ("businesses", "cells"; not
+    "progress", "success", "analysis")."""
+    return len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "is", "us"))
 
 
 def _scope(tokens: list[_Token], i: int, size: int) -> tuple[list[str], int]:
@@ -244,7 +257,7 @@ def _pole_en(word: str) -> tuple[str, int] | None:
     return found
 
 
-def _pole_en_word(word: str) -> tuple[str, int] | None:
+def pole_en_word(word: str) -> tuple[str, int] | None:
     """The pole of an English token: a hyphenated word not listed whole by its first part
     ("up-regulated" is listed, "lower-than-expected" is "lower")."""
     found = _pole_en(word)
@@ -329,7 +342,7 @@ class _Language:
     pole: Callable[[str], tuple[str, int] | None]
 
 
-_ENGLISH = _Language(_tokens_en, _is_cue_en, NOMINAL_NEGATION_EN, _prefixed_en, _pole_en_word)
+_ENGLISH = _Language(_tokens_en, _is_cue_en, NOMINAL_NEGATION_EN, _prefixed_en, pole_en_word)
 _CHINESE = _Language(_tokens_zh, _is_cue_zh, frozenset(), _prefixed_zh, _pole_zh)
 
 
@@ -344,7 +357,7 @@ def _negations(tokens: list[_Token], language: _Language) -> tuple[list[_Cue], s
         nominal = tokens[i].text in language.nominal
         scope, end = _scope(tokens, i, 1 if nominal else SCOPE)
         if scope:
-            cues.append(_Cue(frozenset(scope), tokens[i].start, end, scope[0]))
+            cues.append(_Cue(frozenset(scope), tokens[i].start, end, scope[0], nominal))
             negated_at.update(range(i, i + 1 + SCOPE + 1))
     return cues, negated_at
 
@@ -364,7 +377,9 @@ def _read(text: str) -> _Reading:
     return _Reading(text, frozenset(t.key for t in content), frozenset(t.text for t in content),
                     negated, tuple(cues), tuple(prefixed),
                     tuple(_directions(tokens, language, negated_at)), tuple(opposable),
-                    frozenset().union(*(o.lemmas for o in opposable)))
+                    frozenset().union(*(o.lemmas for o in opposable)),
+                    frozenset(t.key for i, t in enumerate(tokens)
+                              if t.key and i not in negated_at))
 
 
 def _opposable(tokens: list[_Token], negated_at: set[int]) -> list[_Opposable]:
@@ -435,10 +450,17 @@ def _negation(a: _Reading, b: _Reading, *, head: bool = False) -> tuple[int, int
     ``head``, ``b`` must state what the cue negates (its scope's first word): a sentence
     that rewords a reference's negation ("less than fifty years old" for "did not exist
     fifty years ago", "works without X" for "does not depend on X") shares the words
-    around it, not the negated verb, and does not contradict it."""
+    around it, not the negated verb, and does not contradict it; nor does one where ``a``
+    negates a thing ("lacking X", a nominal cue) it also names outside any negation ("the
+    condition used to deplete X … cells lacking X": the sentence's "deplete X" is the
+    other mention). Not a verb's negation: a five-letter stem of a verb ("do not
+    express") is often a noun of the same text ("expression"). English only: a
+    Chinese 非/不 before a noun makes a class set against that noun in the same clause
+    (非食品价格 beside 食品价格), and the sentence's number tells which it speaks of."""
     for cue in a.cues:
         shared = cue.scope & b.words | _inside(cue.scope, b.text)
-        if head and cue.head not in b.words:
+        if head and (cue.head not in b.words
+                     or (cue.nominal and cue.head in a.plain and cue.head.isascii())):
             continue
         if len(shared) >= min(2, len(cue.scope)) and not shared & b.negated:
             return cue.start, cue.end

@@ -24,6 +24,11 @@ NEGATION_EN = frozenset({
 quantifiers of English grammar ("hardly any", "few of", "little flooding"), a closed
 class like "not" itself ("a few", "a little" are no negation: see below)."""
 
+COUNT_ADJECTIVES_EN = frozenset({"little"})
+"""Negating quantifiers of a mass noun ("little flooding", "little evidence") that are
+adjectives of size before a plural ("little businesses" are small ones): no cue there.
+("few" quantifies plurals: it negates before one.)"""
+
 NOMINAL_NEGATION_EN = frozenset({"without", "lack", "lacks", "lacked", "lacking", "absence",
                                  "absent", "devoid", "no", "none"})
 """Cues that negate the thing named next ("mice lacking SecD", "without diabetes"), not

@@ -1,0 +1,125 @@
+"""English words aligned by meaning with the embedding model, where neither their stems
+nor WordNet align them.
+
+A model that rewords its source writes words WordNet does not relate to the source's in
+any of its senses ("ashore" for "landfall", "physician" in a text on "doctors" is
+related, "inland flooding" for "rivers crested" is not): the overlap of
+:mod:`agent_search.grounding._ground` then holds too little of the sentence's weight and
+flags a faithful sentence. Here the sentence's words that the window it is closest to
+does not hold (themselves or a related word) are embedded one by one with the offline
+MiniLM the project ships (:func:`agent_search.embedding.shipped_embedder`, as the query
+parser reads a question's words against a schema's names), and so are the window's words
+the sentence does not hold; a sentence word whose nearest window word is at a cosine of
+:data:`MEANING` or more counts as held, at its weight.
+
+Only a borderline sentence is read this way — its numbers and names held, and a window
+holding a share of its words between ``coverage_with_similarity`` and ``coverage`` — so a
+sentence whose words match costs nothing more; the vectors of words are kept for the
+process. A word is never aligned with one that says its opposite (a WordNet antonym, a
+direction word of the other pole, the same word with a negating prefix): MiniLM puts
+"safe" and "unsafe" at 0.81, and such a pair is a contradiction to flag, not a rewording.
+Without the model (not installed, failed to load) the check is lexical, as before.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
+
+import numpy as np
+from numpy.typing import NDArray
+
+from agent_search.grounding._antonyms import antonyms, lemmas
+from agent_search.grounding._polarity import pole_en_word
+from agent_search.grounding._polarity_words import NEGATING_PREFIXES_EN
+
+Embed = Callable[[Sequence[str]], NDArray[np.float32]]
+
+MEANING = 0.58
+"""Cosine (all-MiniLM-L6-v2, one word each side) at which a word counts as aligned:
+chosen on the tune half of bench/grounding_natural.json and of the templated set
+(docs/grounding.md). Unrelated words sit near 0.4 ("car" / "banana" 0.39), a close word
+above 0.6 ("rain" / "rainfall" 0.80, "hurricane" / "storm" 0.69)."""
+MAX_WORDS = 40
+"""Words embedded for one sentence at most (its own and its window's): a bound on cost."""
+_CACHE = 8192
+
+
+class Meanings:
+    """Word vectors from ``embed`` (texts → unit rows), kept per process (LRU)."""
+
+    def __init__(self, embed: Embed) -> None:
+        self._embed = embed
+        self._vectors: OrderedDict[str, NDArray[np.float32]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def vectors(self, words: Sequence[str]) -> NDArray[np.float32]:
+        """One unit row per word, in order."""
+        with self._lock:
+            missing = list(dict.fromkeys(w for w in words if w not in self._vectors))
+        if missing:
+            found = np.asarray(self._embed(missing), dtype=np.float32)
+            with self._lock:
+                for word, row in zip(missing, found, strict=True):
+                    self._vectors[word] = row
+                    self._vectors.move_to_end(word)
+                while len(self._vectors) > _CACHE:
+                    self._vectors.popitem(last=False)
+        with self._lock:
+            rows = [self._vectors.get(w) for w in words]
+        if any(r is None for r in rows):  # evicted meanwhile by another thread: embed again
+            return np.asarray(self._embed(list(words)), dtype=np.float32)
+        return np.stack([r for r in rows if r is not None])
+
+    def aligned(self, own: Sequence[str], others: Sequence[str]) -> list[bool]:
+        """For each word of ``own``, whether a word of ``others`` means about the same
+        (:data:`MEANING`) and not its opposite."""
+        if not own or not others:
+            return [False] * len(own)
+        vectors = self.vectors([*own, *others])
+        similarity = vectors[: len(own)] @ vectors[len(own):].T
+        out = []
+        for i, word in enumerate(own):
+            order = np.argsort(-similarity[i])
+            out.append(any(similarity[i, j] >= MEANING and not opposed(word, others[j])
+                           for j in order[:3]))
+        return out
+
+
+def opposed(a: str, b: str) -> bool:
+    """Whether lower-cased words ``a`` and ``b`` say opposite things: WordNet antonyms,
+    direction words of opposite poles of one axis ("shrinks" / "enlarges"), or one is the
+    other with a negating prefix ("unsafe" / "safe")."""
+    if lemmas(a) & antonyms(lemmas(b)):
+        return True
+    pa, pb = pole_en_word(a), pole_en_word(b)
+    if pa is not None and pb is not None and pa[0] == pb[0] and pa[1] != pb[1]:
+        return True
+    return any(long.startswith(p) and long[len(p):] in (short, short.rstrip("s"))
+               for long, short in ((a, b), (b, a)) for p in NEGATING_PREFIXES_EN)
+
+
+_SHIPPED: list[Meanings | None] = []
+_SHIPPED_LOCK = threading.Lock()
+
+
+def shipped() -> Meanings | None:
+    """The offline MiniLM as shipped, loaded on first use (None when it cannot be: the
+    check is then lexical)."""
+    with _SHIPPED_LOCK:
+        if not _SHIPPED:
+            _SHIPPED.append(_load())
+        return _SHIPPED[0]
+
+
+def _load() -> Meanings | None:
+    try:
+        from agent_search._locations import default_home
+        from agent_search.embedding import shipped_embedder
+
+        embedder = shipped_embedder(default_home())
+        embedder.embed(["warm"])
+    except Exception:  # no model installed, or it failed to load: lexical only
+        return None
+    return Meanings(embedder.embed)

@@ -1,0 +1,136 @@
+"""Words aligned by meaning (grounding._meaning) where neither stems nor WordNet align
+them, and the polarity readings made for faithful rewordings: a reference that states a
+word both negated and not, "little" before a plural. The embedder here is scripted (a
+vector per word), so what is asserted is the check's rule, not the model's judgement."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pytest
+from numpy.typing import NDArray
+
+from agent_search.grounding import Budget, ground
+from agent_search.grounding._meaning import MEANING, Meanings, opposed
+
+REFERENCE = ("The hurricane weakened to a tropical storm after landfall, and its rainfall "
+             "caused record flooding across the coastal valleys.")
+ANSWER = "Once ashore, the storm brought unprecedented flooding to the coastal valleys #ref:1."
+"""56% of its weight in the reference's words; with "ashore" and "unprecedented" aligned
+(landfall, record), all but "brought"."""
+
+CLOSE = {("ashore", "landfall"), ("unprecedented", "record"), ("safe", "unsafe"),
+         ("unsafe", "safe")}
+"""Word pairs the scripted model puts close together (cosine 0.9); all others at 0."""
+
+
+_PAIRS: dict[str, int] = {}
+for _a, _b in sorted(CLOSE):
+    _PAIRS.setdefault(_a, len(_PAIRS))
+    _PAIRS.setdefault(_b, _PAIRS[_a])
+_OWN: dict[str, int] = {}
+"""Each word its own axis, past the pairs' (given in the order words are first seen)."""
+
+
+def scripted(texts: Sequence[str]) -> NDArray[np.float32]:
+    """One unit vector per word: a word of a close pair shares its partner's axis."""
+    axes = _PAIRS
+    out = np.zeros((len(texts), 1024), dtype=np.float32)
+    for i, text in enumerate(texts):
+        own = _OWN.setdefault(text, 16 + len(_OWN))
+        if text in axes:  # 0.9 along the pair's axis, the rest its own
+            out[i, axes[text]] = 0.9
+            out[i, own] = np.sqrt(1 - 0.81)
+        else:
+            out[i, own] = 1.0
+    return out
+
+
+def verdict(answer: str, reference: str, **kwargs: object) -> str:
+    (g,) = ground(answer, [{"citation_id": "1", "title": "", "content": reference}],
+                  **kwargs)  # type: ignore[arg-type]
+    return g.status
+
+
+def test_words_aligned_by_meaning_support_a_rewording() -> None:
+    meanings = Meanings(scripted)
+    assert verdict(ANSWER, REFERENCE, meanings=None) == "unsupported"  # words alone
+    assert verdict(ANSWER, REFERENCE, meanings=meanings) == "supported"
+
+
+def test_no_model_or_spent_budget_leaves_the_overlap_lexical() -> None:
+    budget = Budget(meaning_words=0)
+    assert verdict(ANSWER, REFERENCE, meanings=Meanings(scripted),
+                   budget=budget) == "unsupported"
+
+
+def test_a_sentence_far_from_the_window_is_not_read_by_meaning() -> None:
+    calls: list[Sequence[str]] = []
+
+    def counting(texts: Sequence[str]) -> NDArray[np.float32]:
+        calls.append(texts)
+        return scripted(texts)
+
+    far = "Ashore, the hurricane brought unprecedented flooding #ref:1."  # 42% of its weight
+    assert verdict(far, REFERENCE, meanings=Meanings(counting)) == "unsupported"
+    assert calls == []
+
+
+def test_a_word_is_never_aligned_with_its_opposite() -> None:
+    meanings = Meanings(scripted)
+    assert meanings.aligned(["ashore"], ["landfall"]) == [True]
+    assert meanings.aligned(["unsafe"], ["safe"]) == [False]  # close, but opposite
+    assert opposed("unsafe", "safe") and opposed("increase", "decrease")
+    assert opposed("thin", "thick") and not opposed("ashore", "landfall")
+    assert MEANING < 0.9
+
+
+def test_word_vectors_are_kept() -> None:
+    calls: list[Sequence[str]] = []
+
+    def counting(texts: Sequence[str]) -> NDArray[np.float32]:
+        calls.append(list(texts))
+        return scripted(texts)
+
+    meanings = Meanings(counting)
+    meanings.aligned(["ashore"], ["landfall", "rain"])
+    meanings.aligned(["ashore"], ["landfall"])
+    assert calls == [["ashore", "landfall", "rain"]]
+
+
+def test_a_reference_stating_a_word_negated_and_not_does_not_contradict_it() -> None:
+    reference = ("Growth on glucose is the condition used to deplete SecDFyajC. "
+                 "Cells lacking SecDFyajC grow slowly.")
+    assert verdict("Cells grow slowly on glucose, the condition used to deplete "
+                   "SecDFyajC #ref:1.", reference) == "supported"
+    # the negation alone still contradicts a sentence that states the word
+    assert verdict("Cells with SecDFyajC grow slowly #ref:1.",
+                   "Cells lacking SecDFyajC grow slowly.") == "unsupported"
+
+
+@pytest.mark.parametrize(("answer", "status"), [
+    ("The tax places a roadblock to the success of little businesses #ref:1.",
+     "supported"),
+    ("The tax places little roadblock to the success of businesses #ref:1.",
+     "unsupported"),
+])
+def test_little_before_a_plural_is_a_size_not_a_negation(answer: str, status: str) -> None:
+    reference = "The tax places a roadblock to the success of businesses."
+    assert verdict(answer, reference) == status
+
+
+def test_one_answer_embeds_a_bounded_number_of_words() -> None:
+    embedded: list[str] = []
+
+    def counting(texts: Sequence[str]) -> NDArray[np.float32]:
+        embedded.extend(texts)
+        return scripted(texts)
+
+    answer = " ".join(ANSWER.replace("coastal", f"coastal{i:02d}") for i in range(10))
+    reference = " ".join(REFERENCE.replace("coastal", f"coastal{i:02d}") for i in range(10))
+    out = ground(answer, [{"citation_id": "1", "title": "", "content": reference}],
+                 meanings=Meanings(counting), budget=Budget(meaning_words=30))
+    assert len(out) == 10
+    assert 0 < len(embedded) <= 30
+    assert [g.status for g in out].count("supported") < 10  # past the bound: lexical
