@@ -218,7 +218,7 @@ def ocr_workers(setting: int | None, uploaded: bool, memory_mb: int = 2_048) -> 
         return setting
     if uploaded:
         return 1
-    from agent_search.embedding._local import default_workers
+    from agent_search.embedding import default_workers
 
     fit = 1 + max(0, memory_mb - BASE_MEMORY_MB) // PAGE_MEMORY_MB
     return max(1, min(default_workers(), fit))
