@@ -7,6 +7,7 @@ so that the benchmarks import nothing from the tests."""
 from __future__ import annotations
 
 import zlib
+from collections.abc import Sequence
 from pathlib import Path
 
 import docx
@@ -71,14 +72,19 @@ def shared_stream_pdf(pages: int, content: bytes) -> bytes:
     bodies += [b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 3 0 R "
                b"/Resources << /Font << /F1 << /Type /Font /Subtype /Type1 "
                b"/BaseFont /Helvetica >> >> >> >>"] * pages
-    out = b"%PDF-1.4\n"
+    return pdf_file(bodies)
+
+
+def pdf_file(objects: Sequence[bytes]) -> bytes:
+    """A PDF file of ``objects`` (numbered from 1), with its cross-reference table."""
+    out = bytearray(b"%PDF-1.4\n")
     offsets = []
-    for number, body in enumerate(bodies, start=1):
+    for number, body in enumerate(objects, start=1):
         offsets.append(len(out))
         out += b"%d 0 obj\n" % number + body + b"\nendobj\n"
     xref = len(out)
-    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(bodies) + 1)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
     out += b"".join(b"%010d 00000 n \n" % offset for offset in offsets)
     out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (
-        len(bodies) + 1, xref)
-    return out
+        len(objects) + 1, xref)
+    return bytes(out)

@@ -13,6 +13,8 @@ from collections.abc import Sequence
 
 from PIL import Image, ImageDraw, ImageFont
 
+from bench.documents import pdf_file
+
 __all__ = ["columns_page", "image_bytes", "pdf_form_fanout", "pdf_form_image", "pdf_image_bomb",
            "pdf_of_images", "pdf_outlines", "pdf_tiles", "png_bomb", "text_page"]
 
@@ -78,7 +80,7 @@ def pdf_of_images(images: Sequence[Image.Image], dpi: int = 150) -> bytes:
 def pdf_text_page(text: str) -> bytes:
     """A one-page PDF whose text layer prints ``text`` (Helvetica, one line): no scan."""
     content = b"BT /F1 12 Tf 72 720 Td (%s) Tj ET" % text.encode("latin-1")
-    return _pdf([
+    return pdf_file([
         b"<< /Type /Catalog /Pages 2 0 R >>",
         b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
         b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << "
@@ -107,17 +109,17 @@ def pdf_image_bomb(width: int = 50_000, height: int = 50_000, *,
     """A one-page PDF with no text that draws one image declaring ``width`` × ``height``
     grey pixels, its stream a few KB of compressed zeros (drawn by a form XObject the
     page draws, with ``in_form``)."""
-    return _image_pdf(width, height, zlib.compress(b"\x00" * (width * 20), 9), in_form)
+    return _imagepdf_file(width, height, zlib.compress(b"\x00" * (width * 20), 9), in_form)
 
 
 def pdf_form_image(image: Image.Image) -> bytes:
     """A one-page PDF with no text whose page draws a form XObject that draws ``image``
     (grey): the scan wrapped in a form, as some scanners and PDF tools write it."""
     grey = image.convert("L")
-    return _image_pdf(*grey.size, zlib.compress(grey.tobytes(), 6), in_form=True)
+    return _imagepdf_file(*grey.size, zlib.compress(grey.tobytes(), 6), in_form=True)
 
 
-def _image_pdf(width: int, height: int, data: bytes, in_form: bool) -> bytes:
+def _imagepdf_file(width: int, height: int, data: bytes, in_form: bool) -> bytes:
     """A page of ``width`` × ``height`` points that draws one grey image (its pixels
     ``data``, Flate-compressed), directly or through a form XObject."""
     draw = b"q %d 0 0 %d 0 0 cm /Im0 Do Q" % (width, height)
@@ -130,7 +132,7 @@ def _image_pdf(width: int, height: int, data: bytes, in_form: bool) -> bytes:
         extra = [b"<< /Type /XObject /Subtype /Form /BBox [0 0 %d %d] /Resources "
                  b"<< /XObject << /Im0 6 0 R >> >> /Length %d >>\nstream\n"
                  % (width, height, len(draw)) + draw + b"\nendstream", image]
-    return _pdf([
+    return pdf_file([
         b"<< /Type /Catalog /Pages 2 0 R >>",
         b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
         b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 %d %d] /Resources << /XObject << "
@@ -151,7 +153,7 @@ def pdf_tiles(image: Image.Image, cut: int) -> bytes:
     draw = (b"q %d 0 0 %d 0 %d cm /Im0 Do Q q %d 0 0 %d 0 0 cm /Im1 Do Q"
             % (width, cut, height - cut, width, height - cut))
     tiles = [_image_object(tile) for tile in (top, bottom)]
-    return _pdf([
+    return pdf_file([
         b"<< /Type /Catalog /Pages 2 0 R >>",
         b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
         b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 %d %d] /Resources << /XObject << "
@@ -189,7 +191,7 @@ def pdf_outlines(image: Image.Image, scale: float = 1.0) -> bytes:
     content = (b"q %s 0 0 %s 0 0 cm 0 g\n" % (repr(scale).encode(), repr(scale).encode())
                + b"\n".join(runs) + b"\nf Q")
     data = zlib.compress(content, 6)
-    return _pdf([
+    return pdf_file([
         b"<< /Type /Catalog /Pages 2 0 R >>",
         b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
         b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 %s %s] /Contents 4 0 R >>"
@@ -210,7 +212,7 @@ def pdf_form_fanout(fanout: int = 50, depth: int = 3) -> bytes:
     square = b"0 g 10 10 20 20 re f"
     forms.append(b"<< /Type /XObject /Subtype /Form /BBox [0 0 100 100] /Length %d >>\n"
                  b"stream\n" % len(square) + square + b"\nendstream")
-    return _pdf([
+    return pdf_file([
         b"<< /Type /Catalog /Pages 2 0 R >>",
         b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
         b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 100 100] /Resources << /XObject "
@@ -218,18 +220,3 @@ def pdf_form_fanout(fanout: int = 50, depth: int = 3) -> bytes:
         b"<< /Length %d >>\nstream\n" % len(draws) + draws + b"\nendstream",
         *forms,
     ])
-
-
-def _pdf(objects: Sequence[bytes]) -> bytes:
-    """A PDF file of ``objects`` (numbered from 1), with its cross-reference table."""
-    out = bytearray(b"%PDF-1.4\n")
-    offsets = []
-    for number, body in enumerate(objects, start=1):
-        offsets.append(len(out))
-        out += b"%d 0 obj\n" % number + body + b"\nendobj\n"
-    xref = len(out)
-    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
-    out += b"".join(b"%010d 00000 n \n" % offset for offset in offsets)
-    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (
-        len(objects) + 1, xref)
-    return bytes(out)
