@@ -6,7 +6,7 @@ import re
 from pathlib import Path
 
 import agent_search
-from agent_search._cjk import CJK_CHAR, HAN_CHAR, KANA, KANA_LETTERS
+from agent_search.language import CJK_CHAR, HAN_CHAR, KANA, KANA_LETTERS
 
 
 def test_han_is_the_three_blocks_and_nothing_else() -> None:
@@ -31,9 +31,10 @@ _RANGE = re.compile(r"\\u(?:3400|4e00|3040|ac00)-|[\u3400\u4e00\u3040\uac00]-")
 
 
 def test_no_module_keeps_its_own_copy_of_the_ranges() -> None:
-    """The ranges are written in agent_search/_cjk.py only (they had drifted apart in six
-    copies: a character was Chinese in one reader and not the next)."""
+    """The ranges are written in agent_search/language/_scripts.py only (they had drifted
+    apart in six copies: a character was Chinese in one reader and not the next)."""
     root = Path(agent_search.__file__).parent
+    home = root / "language" / "_scripts.py"
     copies = [str(p.relative_to(root)) for p in root.rglob("*.py")
-              if p.name != "_cjk.py" and _RANGE.search(p.read_text(encoding="utf-8"))]
+              if p != home and _RANGE.search(p.read_text(encoding="utf-8"))]
     assert copies == []

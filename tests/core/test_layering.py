@@ -23,7 +23,7 @@ ABOVE_CORE = {"agent_search", "agent_search.__main__", "agent_search.loader",
               "agent_search._builtins", "agent_search.demo", "agent_search.testing"}
 """Top-level modules that assemble the pieces; every other top-level module is core."""
 
-CORE_PACKAGES = ("rerank", "embedding", "query", "grounding")
+CORE_PACKAGES = ("rerank", "embedding", "query", "grounding", "language")
 """Sub-packages that belong to the core (libraries every handler may use)."""
 
 INTERFACES = ("agent", "server", "cli", "mcp.server")

@@ -34,6 +34,13 @@ EXPORTED: dict[str, list[str]] = {
         "embedder_for_collection", "get_embedder", "model_builds", "model_prepared",
         "prepare_e5_dir", "prepare_model_dir", "shipped_embedder",
     ],
+    "agent_search.language": [
+        "CHINESE", "CJK", "CJK_CHAR", "ENGLISH", "HALF_WIDTH", "HAN", "HANGUL", "HANGUL_JAMO",
+        "HAN_CHAR", "KANA", "KANA_LETTERS", "Language", "MAX_RUN", "MAX_VALUE", "classify",
+        "fallback", "fold_width", "jieba_tokenizer", "language_named", "languages",
+        "normal_form", "numeral_value", "register_language", "segments", "sentence_breaks",
+        "to_simplified", "tokenizer_ready", "unregister_language", "word_share",
+    ],
     "agent_search.loader": ["assistant_overrides", "load_config", "searcher_from_config"],
     "agent_search.kb": [
         "Access", "CollectionMismatchError", "CollectionNotFound", "EmbeddingError",
@@ -89,14 +96,15 @@ EXPORTED: dict[str, list[str]] = {
 # textsearch keeps one public module per Semantic Kernel concept it mirrors
 PUBLIC_MODULES: dict[str, list[str]] = {
     "agent_search": ["agent", "cache", "citation", "cli", "config", "context", "db", "demo",
-                     "deps", "embedding", "errors", "events", "grounding", "kb", "loader", "mcp",
-                     "query", "registry", "rerank", "research", "searcher",
+                     "deps", "embedding", "errors", "events", "grounding", "kb", "language",
+                     "loader", "mcp", "query", "registry", "rerank", "research", "searcher",
                      "server", "testing", "textsearch", "trace", "types", "web"],
     "agent_search.agent": ["assistant", "delegation", "llm", "options", "package", "records",
                            "settings"],
     "agent_search.db": ["handler", "models", "sample", "settings"],
     "agent_search.embedding": [],
     "agent_search.grounding": [],
+    "agent_search.language": [],
     "agent_search.kb": ["calibrate", "evaluation", "formats", "handler", "ingest", "settings",
                         "store"],
     "agent_search.mcp": ["client", "server"],
