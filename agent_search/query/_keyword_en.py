@@ -55,7 +55,10 @@ def _comparator_at(tokens: list[tuple[str, str]], i: int) -> int:
     return 0
 
 
-def extract_en(text: str) -> KeywordParts:
+def extract_en(text: str, stopwords: frozenset[str] = EN_STOPWORDS) -> KeywordParts:
+    """Subject phrases, constraints and qualifiers of a space-separated query (see
+    module); ``stopwords``: the words dropped (English's; another spaced language's and
+    English's for a language with no rules of its own)."""
     parts = KeywordParts()
     tokens = _tokens(text)
     run: list[str] = []
@@ -90,7 +93,7 @@ def extract_en(text: str) -> KeywordParts:
         elif kind == "word" and low in EN_QUALIFIERS:
             flush()
             parts.qualifiers.append(tok)
-        elif kind == "word" and low not in EN_STOPWORDS and (len(low) > 1 or tok.isupper()):
+        elif kind == "word" and low not in stopwords and (len(low) > 1 or tok.isupper()):
             run.append(tok.rstrip("."))
         else:
             flush()

@@ -1,10 +1,10 @@
-"""Word lists for the builtin keyword extractor: stop words (dropped; the package's one
-list per language, :mod:`agent_search.query.stopwords`), comparators (kept with the number
+"""Word lists for the builtin keyword extractor: stop words (dropped; each language
+record's :attr:`~agent_search.language.Language.stopwords`), comparators (kept with the number
 that follows), and qualifiers (kept as keywords of their own)."""
 
 from __future__ import annotations
 
-from agent_search.query.stopwords import CHINESE, ENGLISH
+from agent_search.language import CHINESE, ENGLISH
 
 
 def _words(text: str) -> frozenset[str]:
@@ -12,8 +12,8 @@ def _words(text: str) -> frozenset[str]:
     return frozenset(text.split())
 
 
-EN_STOPWORDS = ENGLISH
-"""Dropped words: :data:`agent_search.query.stopwords.ENGLISH`."""
+EN_STOPWORDS = ENGLISH.stopwords
+"""Dropped words: the English record's stop words."""
 
 EN_COMPARATORS: tuple[str, ...] = (
     "cheaper than", "less than", "more than", "greater than", "fewer than", "lower than",
@@ -30,8 +30,8 @@ premium top-rated highest lowest
 """)
 """Ranking adjectives: worth searching for, but not part of the thing searched."""
 
-ZH_STOPWORDS = CHINESE
-"""Dropped words: :data:`agent_search.query.stopwords.CHINESE`."""
+ZH_STOPWORDS = CHINESE.stopwords
+"""Dropped words: the Chinese record's stop words."""
 
 ZH_PREFIX_COMPARATORS: frozenset[str] = _words("""
 低于 少于 小于 不到 不超过 不高于 不多于 高于 大于 多于 超过 至少 最多 最少 大约 约 大概

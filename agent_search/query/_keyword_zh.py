@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from agent_search.query._chinese import CJK, jieba_tokenizer
+from agent_search.language import CHINESE, HAN_CHAR
 from agent_search.query._keyword_parts import KeywordParts
 from agent_search.query._keyword_stopwords import (
     EN_QUALIFIERS,
@@ -25,17 +25,17 @@ from agent_search.query._keyword_stopwords import (
 )
 
 MAX_PHRASE_TOKENS = 4
-_NUMBER = re.compile(rf"^[{PRICE_SYMBOLS}]?\d[\d,]*(?:\.\d+)?$|^[零一二两三四五六七八九十百千万]+$")
+_NUMERALS = CHINESE.numerals
+_NUMBER = re.compile(rf"^[{PRICE_SYMBOLS}]?\d[\d,]*(?:\.\d+)?$|^[{_NUMERALS}]+$")
 _LATIN = re.compile(r"^[^\W\d_][\w+#.\-']*$")
 _QUALIFIER_SUFFIXES = frozenset({"高", "好"})
-_NUMERALS = "零一二两三四五六七八九十百千万"
 _NUMERAL_WITH_UNIT = re.compile(rf"^([{_NUMERALS}]+)(\D+)$")
 
 
 def _join(tokens: list[str]) -> str:
     out = ""
     for tok in tokens:
-        if out and not (CJK.search(out[-1]) and CJK.search(tok[0])):
+        if out and not (HAN_CHAR.search(out[-1]) and HAN_CHAR.search(tok[0])):
             out += " "
         out += tok
     return out
@@ -86,7 +86,7 @@ def _quantity(tokens: list[str], i: int) -> tuple[str, bool, int] | None:
 
 def _in_subject(tok: str) -> bool:
     """A word of a subject phrase: Chinese or Latin, no stopword (nor punctuation)."""
-    if CJK.search(tok):
+    if HAN_CHAR.search(tok):
         return tok not in ZH_STOPWORDS
     return _LATIN.match(tok) is not None and tok.lower() not in EN_STOPWORDS
 
@@ -95,7 +95,7 @@ def extract_zh(text: str) -> KeywordParts:
     """Subject phrases, constraints and qualifiers of a Chinese query (see module)."""
     parts = KeywordParts()
     tokens = _merge_negated_comparators(
-        _split_numeral_units([t for t in jieba_tokenizer().lcut(text) if t.strip()]))
+        _split_numeral_units(CHINESE.tokenize(text)))
     run: list[str] = []
 
     def flush() -> None:

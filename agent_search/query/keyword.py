@@ -5,43 +5,80 @@ a short list of search keywords, with no model call.
 ['wireless headphones', 'under $100', 'best']
 
 Rules: quoted phrases are kept verbatim; function words and conversational fillers are
-dropped (English list, Chinese list on jieba's segmentation); runs of remaining words are
-kept together as phrases; numbers and prices stay, with a comparator before them
+dropped (each language record's stop words; Chinese on jieba's segmentation); runs of
+remaining words are kept together as phrases; numbers and prices stay, with a comparator before them
 ("under $100", "100元以下"); ranking words ("best", "最新") are kept on their own.
 Order: quoted, subjects, constraints, qualifiers; at most ``max_keywords``.
+
+The text is classified once (:func:`agent_search.language.classify`) and read with its
+language's rules from :data:`RULES`. A registered language without rules of its own is
+read with the generic rules: the English ones with its stop words added for a language
+written with spaces, else runs of its tokenizer's words outside its stop words.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 import anyio
 
-from agent_search.query._chinese import fold_width, has_cjk
+from agent_search.language import Language, classify, fallback, fold_width, language_named
 from agent_search.query._keyword_en import extract_en
 from agent_search.query._keyword_parts import KeywordParts
+from agent_search.query._keyword_stopwords import EN_STOPWORDS
 from agent_search.query._keyword_zh import extract_zh
 
 LANGUAGES = ("auto", "en", "zh")
+"""The languages with rules of their own (and ``auto``); a registered language is named
+by its code too."""
+RULES: dict[str, Callable[[str], KeywordParts]] = {"en": extract_en, "zh": extract_zh}
+"""Each language's keyword rules, by :attr:`~agent_search.language.Language.name`."""
 INLINE_CHARS = 1000
 """Longer texts are read in a worker thread by :func:`extract_keywords_async`."""
 _QUOTED = re.compile(r'"([^"]{1,200})"|“([^”]{1,200})”|「([^」]{1,200})」|『([^』]{1,200})』')
 
 
-def _resolve_language(text: str, language: str) -> str:
-    lang = (language or "auto").strip().lower()
-    if lang.startswith("zh"):
-        return "zh"
-    if lang == "auto":
-        return "zh" if has_cjk(text) else "en"
-    return "en"  # other space-separated languages use the generic (English) rules
+def _resolve_language(text: str, language: str) -> Language:
+    """The language ``text`` is read in: its own (``auto``) or the one named (a code no
+    language is registered under reads with the fallback's, English, rules)."""
+    code = (language or "auto").strip().lower()
+    if code == "auto":
+        return classify(text)
+    return language_named(code) or fallback()
+
+
+def _rules(language: Language) -> Callable[[str], KeywordParts]:
+    """``language``'s rules from :data:`RULES`, else the generic rules (see module)."""
+    own = RULES.get(language.name)
+    if own is not None:
+        return own
+    stopwords = language.stopwords | EN_STOPWORDS
+    if language.spaced:
+        return lambda text: extract_en(text, stopwords)
+    return lambda text: _extract_words(text, language, stopwords)
+
+
+def _extract_words(text: str, language: Language, stopwords: frozenset[str]) -> KeywordParts:
+    """Generic rules for a language written without spaces: runs of the tokenizer's words
+    (letters or digits) outside the stop words, each run one phrase."""
+    parts = KeywordParts()
+    run: list[str] = []
+    for token in [*language.tokenize(text), ""]:
+        if token[:1].isalnum() and token.lower() not in stopwords:
+            run.append(token)
+        elif run:
+            parts.phrases.append(language.join(run))
+            run = []
+    return parts
 
 
 def extract_keywords(text: str, max_keywords: int = 10, language: str = "auto") -> list[str]:
     """Keywords of ``text``, most telling first.
 
-    ``language``: ``auto`` (Chinese if the text contains CJK characters, else English),
-    ``en``, ``zh`` (or ``zh-CN``...); other codes use the English rules. The first call
+    ``language``: ``auto`` (the text's own, :func:`agent_search.language.classify`:
+    Chinese if it holds a Han character, else English), ``en``, ``zh`` (or ``zh-CN``...)
+    or a registered language's code; other codes use the English rules. The first call
     on Chinese text loads jieba's dictionary (about a second): from async code use
     :func:`extract_keywords_async`.
     """
@@ -61,7 +98,7 @@ def extract_keywords(text: str, max_keywords: int = 10, language: str = "auto") 
         rest.append(text[last:m.start()])
         last = m.end()
     rest.append(text[last:])
-    extract = extract_zh if lang == "zh" else extract_en
+    extract = _rules(lang)
     for chunk in rest:
         if chunk.strip():
             parts.extend(extract(chunk))
@@ -74,7 +111,7 @@ async def extract_keywords_async(text: str, max_keywords: int = 10,
     code. A short ASCII text (well under a millisecond) is read directly; long text, and
     Chinese (jieba loads its dictionary on first use), in a worker thread."""
     if len(text) <= INLINE_CHARS and text.isascii() and \
-            _resolve_language(text, language) != "zh":
+            _resolve_language(text, language).ready():
         return extract_keywords(text, max_keywords, language)
     return await anyio.to_thread.run_sync(extract_keywords, text, max_keywords, language)
 
