@@ -8,8 +8,12 @@ when the last turn cannot stand alone: it points back (a third-person or demonst
 pronoun: "does *that* work over MCP", "can *it* change the messages") or it is an
 ellipsis with fewer than two words of its own that say what it is about ("and
 asynchronously?"). The pronouns are a closed class of the grammar, and "words of its own"
-are the words outside the package's stop word lists (:mod:`agent_search.query.stopwords`),
-so no word of any topic is listed here.
+are the words outside the language's stop words
+(:attr:`agent_search.language.Language.stopwords`), so no word of any topic is listed
+here. The text is classified once and each rule is a table by language: a Chinese
+question points back by a pronoun too, and is never an ellipsis (its words are not
+counted); a language without rules of its own neither points back nor is an ellipsis
+(it stands alone: nothing is carried that the rules cannot see).
 
 Database: :class:`FollowUpGenerator` wraps the DSL generator. The previous turn's query
 (the generator's reading of it, itself read in its own context) is the state:
@@ -33,18 +37,17 @@ says it.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from agent_search.query._chinese import has_cjk
+from agent_search.language import ENGLISH, Language, classify
 from agent_search.query.dsl import (
     DSLGenerator,
     DSLValidationError,
     ModelSchema,
     validate_dsl,
 )
-from agent_search.query.stopwords import ENGLISH_FUNCTION_WORDS, ENGLISH_REQUEST_WORDS
 
 MAX_EARLIER_TURNS = 3
 """Earlier user turns re-read (the most recent ones): the state of a conversation is its
@@ -60,7 +63,7 @@ _DEMONSTRATIVES = frozenset({"that", "this"})
 back only where no word of content comes before them to be relativised ("does that
 work", "is this safe", "that one")."""
 _POINTING_ZH = re.compile("他们|她们|它们|这些|那些|其中|它的|他们的|这个|那个")
-_STOP = ENGLISH_FUNCTION_WORDS | ENGLISH_REQUEST_WORDS
+_STOP = ENGLISH.stopwords
 _WORD = re.compile(r"[a-z0-9][a-z0-9'\-./]*")
 MIN_OWN_WORDS = 2
 """A question with fewer words of its own (outside the stop word lists) is an ellipsis."""
@@ -73,15 +76,37 @@ def _words(text: str) -> list[str]:
     return _WORD.findall(text.lower())
 
 
-def points_back(text: str) -> bool:
-    """Whether ``text`` refers to something said before by a pronoun."""
-    if has_cjk(text):
-        return bool(_POINTING_ZH.search(text))
+def _points_back_en(text: str) -> bool:
     words = _words(text)
     if any(w in _POINTING for w in words):
         return True
     return any(w in _DEMONSTRATIVES and (i == 0 or words[i - 1] in _STOP)
                for i, w in enumerate(words))
+
+
+def _points_back_zh(text: str) -> bool:
+    return bool(_POINTING_ZH.search(text))
+
+
+def _ellipsis_en(text: str) -> bool:
+    return len(own_words(text)) < MIN_OWN_WORDS
+
+
+def _never(text: str) -> bool:
+    return False
+
+
+POINTS_BACK: dict[str, Callable[[str], bool]] = {"en": _points_back_en, "zh": _points_back_zh}
+"""Whether a question refers to something said before, by language."""
+ELLIPSIS: dict[str, Callable[[str], bool]] = {"en": _ellipsis_en, "zh": _never}
+"""Whether a question is too short to stand alone, by language."""
+
+
+def points_back(text: str, language: Language | None = None) -> bool:
+    """Whether ``text`` (in ``language``, classified when not given) refers to something
+    said before by a pronoun."""
+    language = language or classify(text)
+    return POINTS_BACK.get(language.name, _never)(text)
 
 
 def partitive(text: str) -> bool:
@@ -100,11 +125,10 @@ def own_words(text: str) -> list[str]:
 def stands_alone(text: str) -> bool:
     """A question that neither points back nor is an ellipsis (see the module
     docstring); a Chinese one stands alone unless it points back."""
-    if points_back(text):
+    language = classify(text)
+    if points_back(text, language):
         return False
-    if has_cjk(text):
-        return True
-    return len(own_words(text)) >= MIN_OWN_WORDS
+    return not ELLIPSIS.get(language.name, _never)(text)
 
 
 @dataclass(frozen=True, slots=True)
