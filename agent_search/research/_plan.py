@@ -23,11 +23,9 @@ are dropped from the frame. A question with none of this is one part: itself.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
-from agent_search._cjk import CJK_CHAR
-from agent_search.query.stopwords import CHINESE, ENGLISH
+from agent_search.language import CHINESE, ENGLISH, classify, sentence_breaks
 
 MAX_PARTS = 8
 """Parts of one question at most (the rest are left to the whole question's search)."""
@@ -47,9 +45,8 @@ CORRELATIVES: frozenset[str] = frozenset({"both", "either", "neither", "whether"
 
 LIST_MARKS = frozenset({",", "、", "，"})
 SEPARATORS = frozenset({";", "；"})
-_TOKEN = re.compile(r"[\w][\w'’./+#-]*[\w+#]|[\w]|[^\w\s]")
-_SENTENCE = re.compile(r"(?<=[.?!。？！])\s+|(?<=[。？！])")
-_STOP = ENGLISH | CHINESE
+_STOP = ENGLISH.stopwords | CHINESE.stopwords
+"""English words inside a Chinese question are read too (and the other way round)."""
 _MAX_CONJUNCT = 4
 
 
@@ -75,7 +72,7 @@ def plan_question(question: str, max_parts: int = MAX_PARTS) -> list[Part]:
 
 
 def _sentences(text: str) -> list[str]:
-    return [s for s in (s.strip() for s in _SENTENCE.split(text)) if s]
+    return [s for s in (s.strip() for s in sentence_breaks().split(text)) if s]
 
 
 def _split_separators(sentence: str) -> list[list[str]]:
@@ -91,11 +88,8 @@ def _split_separators(sentence: str) -> list[list[str]]:
 
 
 def _tokens(text: str) -> list[str]:
-    if CJK_CHAR.search(text):
-        import jieba
-
-        return [w for w in jieba.lcut(text) if w.strip()]
-    return _TOKEN.findall(text)
+    """The tokens of ``text`` by its language's tokenizer (classified once)."""
+    return classify(text).tokenize(text)
 
 
 def _coordinator_at(tokens: list[str], i: int) -> int:
@@ -194,10 +188,19 @@ def _is_stop(token: str) -> bool:
 def _join(tokens: list[str]) -> str:
     out = ""
     for token in tokens:
-        glue = "" if not out or (CJK_CHAR.match(token) and CJK_CHAR.search(out[-1])) \
+        glue = "" if not out or _unspaced(out[-1], token) \
             or (not token[0].isalnum() and token not in "&(") else " "
         out += glue + token
     return out
+
+
+def _unspaced(before: str, token: str) -> bool:
+    """Whether ``token`` is written straight after ``before``: both in one language
+    written without spaces (two Chinese words)."""
+    language = classify(token)
+    return not language.spaced and language.script is not None \
+        and language.script.match(token) is not None \
+        and language.script.search(before[-1]) is not None
 
 
 def _tidy(text: str) -> str:

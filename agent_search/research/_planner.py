@@ -22,6 +22,7 @@ import anyio
 
 from agent_search._json_answer import NoJSONAnswer, parse_json_answer
 from agent_search.config import ResearchConfig
+from agent_search.language import classify
 from agent_search.research._plan import _STOP, Part, _tokens, plan_question
 from agent_search.types import ResultItem
 
@@ -102,17 +103,12 @@ def phrases(text: str) -> list[list[str]]:
 
 
 def _glue(words: Sequence[str]) -> str:
-    sep = "" if all(_is_cjk(w) for w in words) else " "
+    sep = "" if all(not classify(w).spaced for w in words) else " "
     return sep.join(words)
 
 
 def _norm(query: str) -> str:
     return " ".join(query.casefold().split())
-def _is_cjk(word: str) -> bool:
-    from agent_search._cjk import CJK_CHAR
-
-    return bool(CJK_CHAR.search(word))
-
 
 def _names(found: Sequence[ResultItem], words: Sequence[str], question: str) -> list[str]:
     """Names (capitalised runs) in the references that mention one of ``words``, those
