@@ -39,7 +39,7 @@ from agent_search.db._catalog import GUARD_COLUMNS, ModelEntry, deleted_at_colum
 from agent_search.db._text_dates import Form, text_date
 from agent_search.db._values import numeric_kind
 from agent_search.db.models import ColumnDef
-from agent_search.query.stopwords import ENGLISH
+from agent_search.language import ENGLISH
 
 MAX_INDEXED_VALUE_CHARS = 80
 """Longer values are prose, not categories: they are left out of the value index."""
@@ -174,7 +174,7 @@ def phrases(question: str) -> list[str]:
         for i in range(len(tokens) - n + 1):
             run = tokens[i:i + n]
             words = [t.group(0).lower() for t in run]
-            if all(w in ENGLISH or w.isdigit() for w in words) or len(words[0]) < 2:
+            if all(w in ENGLISH.stopwords or w.isdigit() for w in words) or len(words[0]) < 2:
                 continue
             out.setdefault(text[run[0].start():run[-1].end()])
             if len(out) >= MAX_PHRASES:

@@ -14,8 +14,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from agent_search._cjk import CJK_CHAR
 from agent_search.embedding._models import E5_MODEL, Settings
+from agent_search.language import CJK_CHAR
 
 SAMPLE_FILES = 32
 """Files read for the sample (the first ones of the ingest, in its order)."""

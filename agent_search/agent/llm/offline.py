@@ -24,7 +24,7 @@ from agent_search.agent._record_text import (
 )
 from agent_search.agent.llm._quotes import Unit, best_units, fence, words
 from agent_search.citation import format_marker, join_with_markers
-from agent_search.query.stopwords import ENGLISH
+from agent_search.language import ENGLISH
 from agent_search.types import ResultItem
 
 _MAX_TITLE_CHARS = 120
@@ -48,13 +48,13 @@ def asks_count(question: str) -> bool:
 
 
 def _words(text: str) -> set[str]:
-    return words(text, ENGLISH)
+    return words(text, ENGLISH.stopwords)
 
 
 def _best_sentences(question: str, content: str, max_chars: int = _MAX_SNIPPET_CHARS) -> str:
     """The whole sentences sharing words with the question (best first, shown in text
     order), as one line of prose; the opening sentence when none does."""
-    return " ".join(u.text for u in best_units(question, content, max_chars, ENGLISH)
+    return " ".join(u.text for u in best_units(question, content, max_chars, ENGLISH.stopwords)
                     if u.text)
 
 
@@ -87,7 +87,7 @@ def _quote(question: str, item: ResultItem) -> tuple[str, list[Unit]]:
     if item.data:
         return _record_quote(question, item, title)
     quoted = best_units(question, item.content[:_MAX_SCANNED_CHARS], _MAX_SNIPPET_CHARS,
-                        ENGLISH)
+                        ENGLISH.stopwords)
     return title, quoted or [Unit(title)]
 
 
