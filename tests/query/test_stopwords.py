@@ -1,5 +1,6 @@
-"""One stop-word list per language, shared by the keyword extractor and the parser; the
-keyword extractor's async entry point."""
+"""One stop-word list per language (its record's), shared by the keyword extractor and
+the parser, and still importable from the old module; the keyword extractor's async
+entry point."""
 
 from __future__ import annotations
 
@@ -8,20 +9,23 @@ from typing import Any
 import anyio
 import pytest
 
+from agent_search import language
 from agent_search.query import _keyword_stopwords as keyword_stopwords
+from agent_search.query import stopwords as old_module
 from agent_search.query.keyword import extract_keywords, extract_keywords_async
 from agent_search.query.nl import _lexicon as lexicon
-from agent_search.query.stopwords import (
-    CHINESE,
-    ENGLISH,
-    ENGLISH_FUNCTION_WORDS,
-    ENGLISH_REQUEST_WORDS,
-)
+
+ENGLISH = language.ENGLISH.stopwords
+CHINESE = language.CHINESE.stopwords
+ENGLISH_FUNCTION_WORDS = language.ENGLISH.function_words
+ENGLISH_REQUEST_WORDS = language.ENGLISH.request_words
 
 
 def test_the_keyword_extractor_and_the_parser_use_the_same_lists() -> None:
     assert keyword_stopwords.EN_STOPWORDS is ENGLISH
     assert keyword_stopwords.ZH_STOPWORDS is CHINESE
+    assert (old_module.ENGLISH, old_module.CHINESE) == (ENGLISH, CHINESE)
+    assert old_module.ENGLISH_FUNCTION_WORDS is ENGLISH_FUNCTION_WORDS
     assert lexicon.STOPWORDS == ENGLISH | lexicon.DATA_WORDS | CHINESE | lexicon.ZH_DATA_WORDS
     assert ENGLISH == ENGLISH_FUNCTION_WORDS | ENGLISH_REQUEST_WORDS
 

@@ -16,15 +16,15 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from agent_search._numerals_zh import MAX_VALUE, NUMERALS, numeral_value
 from agent_search.agent import Assistant
 from agent_search.grounding import STATUSES, ground, unchecked
+from agent_search.language import CHINESE, MAX_VALUE, numeral_value
 
 from ..support.agents import StaticHandler, run, text_of
 
 REFS = [{"citation_id": "1", "title": "人口", "content": "2022年，北京市常住人口为2184.3万人。"}]
 
-numeral_runs = st.text(alphabet=NUMERALS + "点", min_size=1, max_size=6000)
+numeral_runs = st.text(alphabet=CHINESE.numerals + "点", min_size=1, max_size=6000)
 
 
 @given(run_=numeral_runs)
