@@ -6,8 +6,9 @@ a short list of search keywords, with no model call.
 
 Rules: quoted phrases are kept verbatim; function words and conversational fillers are
 dropped (each language record's stop words; Chinese on jieba's segmentation); runs of
-remaining words are kept together as phrases; numbers and prices stay, with a comparator before them
-("under $100", "100元以下"); ranking words ("best", "最新") are kept on their own.
+remaining words are kept together as phrases; numbers and prices stay, with a comparator
+before them ("under $100", "100元以下"); ranking words ("best", "最新") are kept on their
+own.
 Order: quoted, subjects, constraints, qualifiers; at most ``max_keywords``.
 
 The text is classified once (:func:`agent_search.language.classify`) and read with its

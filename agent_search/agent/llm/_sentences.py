@@ -17,12 +17,15 @@ from __future__ import annotations
 
 import re
 
-_BOUNDARY = re.compile(r"(?P<end>[.!?])[\"'”’)\]]*(?P<gap>\s+)|[。！？]+[”’」』）]*\s*"
+from agent_search.language import CHINESE, ENGLISH
+
+_BOUNDARY = re.compile(rf"(?P<end>[{re.escape(ENGLISH.sentence_ends)}])[\"'”’)\]]*(?P<gap>\s+)"
+                       rf"|[{re.escape(CHINESE.sentence_ends)}]+[”’」』）]*\s*"
                        r"|\n[ \t]*\n\s*|\n(?=[ \t]*(?:[-*+•]\s|\d{1,3}[.)]\s|#|\||>))")
-"""Where a sentence may end: after ``.!?`` and a space or line break, after a Chinese full
-stop, at a blank line, or before a line that starts a list item, a heading, a table row
-or a quote. A single line break inside a paragraph (a wrapped .txt note: "Ms.⏎Okafor")
-is a space."""
+"""Where a sentence may end (the ends on the English and Chinese records): after ``.!?``
+and a space or line break, after a Chinese full stop, at a blank line, or before a line
+that starts a list item, a heading, a table row or a quote. A single line break inside a
+paragraph (a wrapped .txt note: "Ms.⏎Okafor") is a space."""
 _PARAGRAPH = re.compile(r"\n[ \t]*\n")
 _BLOCK_START = re.compile(r"[-*+•]\s|\d{1,3}[.)]\s|#|\||>")
 _INITIALS = re.compile(r"(?:[A-Za-z]\.)+")
