@@ -1,6 +1,7 @@
-"""Chinese text for query processing: which characters are Chinese, one width for Latin
-letters and digits, one script (simplified) for Chinese, and jieba's segmentation (shared
-by keyword extraction and the database question parser).
+"""Chinese text, behind the Chinese record: which characters are Chinese, one width for
+Latin letters and digits, one script (simplified) for Chinese, and jieba's segmentation
+(the record's tokenizer; shared by keyword extraction, the research planner and the
+database question parser).
 
 Chinese writes no spaces between words, so both readers ask jieba where words end. The
 tokenizer is built once per process on first use (its dictionary loads in about a second):
