@@ -18,6 +18,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
@@ -322,7 +323,7 @@ class _Judge:
     similarity: Callable[[_Sentence, PreparedReference], float]
     fmt: str
     t: Thresholds
-    meanings: Callable[[], Meanings | None]
+    meanings: Meanings | None
     budget: Budget
 
     def _attempt(self, sentence: _Sentence, group: list[PreparedReference], check: _Check,
@@ -411,7 +412,7 @@ def _by_meaning(sentence: _Sentence, group: list[PreparedReference], coverage: f
             own.setdefault(key, word)
     theirs = list(dict.fromkeys(w for w in _english_words(window)
                                 if stem(w) not in claims.words))[:MAX_MEANING_WINDOW_WORDS]
-    meanings = judge.meanings() if own and theirs else None
+    meanings = judge.meanings if own and theirs else None
     if meanings is None or not judge.budget.take_meaning(len(own) + len(theirs)):
         return 0.0
     total = sum(claims.weights.get(k, 1.0) for k in set(claims.words)) + len(claims.numbers)
@@ -533,7 +534,7 @@ def _row_text(data: dict[Any, Any]) -> str:
 def ground(answer: str, references: Sequence[Any], *, citation_format: str = "#ref:{id}",
            embed: Embed | None = None, thresholds: Thresholds | None = None,
            budget: Budget | None = None, meanings: Meanings | Literal["shipped"] | None
-           = "shipped") -> list[GroundedSentence]:
+           = "shipped", home: Path | str | None = None) -> list[GroundedSentence]:
     """Check each sentence of ``answer`` against ``references`` (items or dicts with
     ``citation_id``, ``title``, ``content``). ``embed`` (texts → unit vectors) lets a close
     rewording count as support; without it the decision is lexical. Blocking CPU work:
@@ -541,7 +542,9 @@ def ground(answer: str, references: Sequence[Any], *, citation_format: str = "#r
     :class:`Budget`) bounds its cost: past it, the sentences left are ``unchecked``.
     ``meanings`` aligns an English sentence's words with a reference's by meaning where
     the words alone hold too little of it (:mod:`agent_search.grounding._meaning`): by
-    default the offline MiniLM as shipped, loaded on first use; None: words alone.
+    default the offline MiniLM as shipped, read from data home ``home`` (the default
+    home when None: pass the configuration's ``home``), loaded on first use; None: words
+    alone.
 
     Fails closed: should the check fail on a sentence, that sentence is ``unchecked`` with
     the reason; should it fail as a whole (the references cannot be read), every sentence
@@ -553,8 +556,9 @@ def ground(answer: str, references: Sequence[Any], *, citation_format: str = "#r
         if has_cjk(answer[:MAX_ANSWER_CHARS]) or any(has_cjk(_content(r)) for r in references):
             load_chinese()
         load_related()  # WordNet's tables, once per process: not the answer's cost
-        if meanings == "shipped":
-            shipped()  # the model too (or None, remembered, when it is not installed)
+        # the model too, loaded once per process and home (None, remembered, when it
+        # cannot be): not the answer's cost either
+        by_meaning = shipped(home) if meanings == "shipped" else meanings
         budget = budget if budget is not None else Budget()
         budget.start()
         refs = _prepare_refs(references, budget)
@@ -568,7 +572,7 @@ def ground(answer: str, references: Sequence[Any], *, citation_format: str = "#r
     except Exception as exc:
         return unchecked(answer, _failed(exc), citation_format=citation_format)
     judge = _Judge(refs, _similarity(embed), citation_format, thresholds or Thresholds(),
-                   _meanings(meanings), budget)
+                   by_meaning, budget)
     out: list[GroundedSentence] = []
     for i, span in enumerate(spans):
         if i >= MAX_SENTENCES:
@@ -581,15 +585,6 @@ def ground(answer: str, references: Sequence[Any], *, citation_format: str = "#r
                        if isinstance(sentence, _Sentence) else sentence)
             budget.rest()
     return out + _rest(answer, cut)
-
-
-def _meanings(meanings: Meanings | Literal["shipped"] | None
-              ) -> Callable[[], Meanings | None]:
-    """What gives the word vectors, asked for only when a sentence needs them (the
-    shipped model loads then, once per process)."""
-    if meanings == "shipped":
-        return shipped
-    return lambda: meanings if isinstance(meanings, Meanings) else None
 
 
 def _cut(answer: str) -> int:
