@@ -12,10 +12,13 @@ parser reads a question's words against a schema's names), and so are the window
 the sentence does not hold; a sentence word whose nearest window word is at a cosine of
 :data:`MEANING` or more counts as held, at its weight.
 
-Only a borderline sentence is read this way — its numbers and names held, and a window
-holding a share of its words between ``coverage_with_similarity`` and ``coverage`` — so a
-sentence whose words match costs nothing more; the vectors of words are kept for the
-process. A word is never aligned with one that says its opposite (a WordNet antonym, a
+Only a borderline sentence is read this way — its numbers and names held, and a cited
+window holding a share of its words between ``MEANING_FROM`` and ``coverage`` — so a
+sentence whose words match costs nothing more. The model is read from the data home
+given (:func:`shipped`) and looked up per call, never held here: the embedding package
+keeps a bounded number loaded, and a process that grounds for many homes (a test suite)
+must not keep one per home. The vectors of words are kept in one bounded cache for the
+process (:data:`_SHIPPED_VECTORS`). A word is never aligned with one that says its opposite (a WordNet antonym, a
 direction word of the other pole, the same word with a negating prefix): MiniLM puts
 "safe" and "unsafe" at 0.81, and such a pair is a contradiction to flag, not a rewording.
 Without the model (not installed, failed to load) the check is lexical, as before.
