@@ -562,8 +562,11 @@ def ground(answer: str, references: Sequence[Any], *, citation_format: str = "#r
             load_chinese()
         load_related()  # WordNet's tables, once per process: not the answer's cost
         # the model too, loaded once per process and home (None, remembered, when it
-        # cannot be): not the answer's cost either
-        by_meaning = shipped(home) if meanings == "shipped" else meanings
+        # cannot be): not the answer's cost either. Only the cited references are read
+        # by meaning: an answer with no marker (a research run's parts) never loads it
+        cites = marker.search(answer, 0, MAX_ANSWER_CHARS) is not None
+        by_meaning = (shipped(home) if cites else None) if meanings == "shipped" \
+            else meanings
         budget = budget if budget is not None else Budget()
         budget.start()
         refs = _prepare_refs(references, budget)

@@ -18,9 +18,10 @@ sentence whose words match costs nothing more. The model is read from the data h
 given (:func:`shipped`) and looked up per call, never held here: the embedding package
 keeps a bounded number loaded, and a process that grounds for many homes (a test suite)
 must not keep one per home. The vectors of words are kept in one bounded cache for the
-process (:data:`_SHIPPED_VECTORS`). A word is never aligned with one that says its opposite (a WordNet antonym, a
-direction word of the other pole, the same word with a negating prefix): MiniLM puts
-"safe" and "unsafe" at 0.81, and such a pair is a contradiction to flag, not a rewording.
+process (:data:`_SHIPPED_VECTORS`). A word is never aligned with one that says its
+opposite (a WordNet antonym, a direction word of the other pole, the same word with a
+negating prefix): MiniLM puts "safe" and "unsafe" at 0.81, and such a pair is a
+contradiction to flag, not a rewording.
 Without the model (not installed, failed to load) the check is lexical, as before.
 """
 

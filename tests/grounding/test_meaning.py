@@ -208,3 +208,13 @@ def test_many_homes_keep_no_model_and_one_cache_of_vectors(
     # the words were embedded once, in the first home; the others only warmed up
     assert sorted(set(words) - {"warm"}) == sorted(_meaning._SHIPPED_VECTORS.words())
     assert len(words) - words.count("warm") == len(set(words) - {"warm"})
+
+
+def test_an_answer_citing_nothing_does_not_load_the_model(
+        homes: list[Path], tmp_path: Path) -> None:
+    uncited = ANSWER.replace(" #ref:1", "")
+    ground(uncited, [{"citation_id": "1", "title": "", "content": REFERENCE}],
+           home=tmp_path)
+    assert homes == []  # only the cited references are read by meaning
+    verdict(ANSWER, REFERENCE, home=tmp_path)
+    assert homes
