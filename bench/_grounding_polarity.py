@@ -212,18 +212,21 @@ def main(halves: dict[str, list[Any]], bench: Any, seed: int, ref: str | None) -
 def _cost(bench: Any, ref: str, cases: list[Any], rounds: int = 3) -> None:
     """Milliseconds per sentence of git ``ref``'s grounding and of this commit's (HEAD),
     each in a fresh subprocess on the same answers (the report half and the held-out
-    polarity set), alternately; the fastest round of each (the machine is shared)."""
-    from bench._grounding_runs import grounded_at
+    polarity set), alternately; the fastest round of each (the machine is shared), by
+    the wall clock and by the process's CPU time (all its threads)."""
+    from bench._grounding_runs import cost_at
 
-    times: dict[str, list[float]] = {ref: [], "HEAD": []}
+    times: dict[str, list[tuple[float, float]]] = {ref: [], "HEAD": []}
     for _ in range(rounds):
         for which in times:
-            times[which].append(grounded_at(bench.ROOT, which, cases)[1])
-    base, now = min(times[ref]), min(times["HEAD"])
-    print(f"\ncost per sentence ({len(cases)} answers, fastest of {rounds} alternate runs): "
-          f"{ref} {base:.2f} ms, HEAD {now:.2f} ms, × {now / base:.2f} (all rounds: "
-          + ", ".join(f"{k} " + "/".join(f"{v:.2f}" for v in vs) for k, vs in times.items())
-          + ")")
+            times[which].append(cost_at(bench.ROOT, which, cases))
+    for i, clock in enumerate(("wall", "CPU")):
+        base = min(t[i] for t in times[ref])
+        now = min(t[i] for t in times["HEAD"])
+        print(f"\ncost per sentence, {clock} ({len(cases)} answers, fastest of {rounds} "
+              f"alternate runs): {ref} {base:.2f} ms, HEAD {now:.2f} ms, × {now / base:.2f} "
+              "(all rounds: " + ", ".join(f"{k} " + "/".join(f"{v[i]:.2f}" for v in vs)
+                                          for k, vs in times.items()) + ")")
 
 
 def report(cases: dict[str, list[Any]], run: Any, baseline: Any, ref: str | None) -> None:

@@ -49,7 +49,7 @@ async def ground_answer(ctx: Context, text: str, references: Sequence[ResultItem
         passages = grounding_passages(list(references), counts or {})
         work = functools.partial(ground, text, passages,
                                  citation_format=ctx.config.citation.format,
-                                 budget=Budget(pause=SHARED_PAUSE))
+                                 budget=Budget(pause=SHARED_PAUSE), home=ctx.config.home)
         done = await anyio.to_thread.run_sync(work, limiter=_limiter())
         return [_own_notice(g.to_dict()) for g in done]
     except Exception as exc:

@@ -12,20 +12,27 @@ parser reads a question's words against a schema's names), and so are the window
 the sentence does not hold; a sentence word whose nearest window word is at a cosine of
 :data:`MEANING` or more counts as held, at its weight.
 
-Only a borderline sentence is read this way — its numbers and names held, and a window
-holding a share of its words between ``coverage_with_similarity`` and ``coverage`` — so a
-sentence whose words match costs nothing more; the vectors of words are kept for the
-process. A word is never aligned with one that says its opposite (a WordNet antonym, a
-direction word of the other pole, the same word with a negating prefix): MiniLM puts
-"safe" and "unsafe" at 0.81, and such a pair is a contradiction to flag, not a rewording.
+Only a borderline sentence is read this way — its numbers and names held, and a cited
+window holding a share of its words between ``MEANING_FROM`` and ``coverage`` — so a
+sentence whose words match costs nothing more. The model is read from the data home
+given (:func:`shipped`) and looked up per call, never held here: the embedding package
+keeps a bounded number loaded, and a process that grounds for many homes (a test suite)
+must not keep one per home. The vectors of words are kept in one bounded cache for the
+process (:data:`_SHIPPED_VECTORS`). A word is never aligned with one that says its
+opposite (a WordNet antonym, a direction word of the other pole, the same word with a
+negating prefix): MiniLM puts "safe" and "unsafe" at 0.81, and such a pair is a
+contradiction to flag, not a rewording.
 Without the model (not installed, failed to load) the check is lexical, as before.
 """
 
 from __future__ import annotations
 
 import threading
+import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -46,31 +53,52 @@ MAX_WORDS = 40
 _CACHE = 8192
 
 
-class Meanings:
-    """Word vectors from ``embed`` (texts → unit rows), kept per process (LRU)."""
+class WordVectors:
+    """Word → unit row, least recently used dropped past :data:`_CACHE` words: one per
+    process for the shipped model (:data:`_SHIPPED_VECTORS`), whatever data home it is
+    loaded from — the same model file gives the same vectors."""
 
-    def __init__(self, embed: Embed) -> None:
-        self._embed = embed
-        self._vectors: OrderedDict[str, NDArray[np.float32]] = OrderedDict()
+    def __init__(self, size: int = _CACHE) -> None:
+        self._size = size
+        self._rows: OrderedDict[str, NDArray[np.float32]] = OrderedDict()
         self._lock = threading.Lock()
+
+    def words(self) -> list[str]:
+        """The words kept, least recently used first."""
+        with self._lock:
+            return list(self._rows)
+
+    def get(self, embed: Embed, words: Sequence[str]) -> NDArray[np.float32]:
+        """One unit row per word, in order; the words not kept embedded by ``embed``, in
+        one call."""
+        with self._lock:
+            missing = list(dict.fromkeys(w for w in words if w not in self._rows))
+        if missing:
+            found = np.asarray(embed(missing), dtype=np.float32)
+            with self._lock:
+                for word, row in zip(missing, found, strict=True):
+                    self._rows[word] = row
+                    self._rows.move_to_end(word)
+                while len(self._rows) > self._size:
+                    self._rows.popitem(last=False)
+        with self._lock:
+            rows = [self._rows.get(w) for w in words]
+        if any(r is None for r in rows):  # evicted meanwhile by another thread: embed again
+            return np.asarray(embed(list(words)), dtype=np.float32)
+        return np.stack([r for r in rows if r is not None])
+
+
+class Meanings:
+    """Word vectors from ``embed`` (texts → unit rows), kept in ``vectors`` (by default a
+    cache of its own)."""
+
+    def __init__(self, embed: Embed, vectors: WordVectors | None = None) -> None:
+        self._embed = embed
+        self._vectors = vectors if vectors is not None else WordVectors()
 
     def vectors(self, words: Sequence[str]) -> NDArray[np.float32]:
         """One unit row per word, in order."""
-        with self._lock:
-            missing = list(dict.fromkeys(w for w in words if w not in self._vectors))
-        if missing:
-            found = np.asarray(self._embed(missing), dtype=np.float32)
-            with self._lock:
-                for word, row in zip(missing, found, strict=True):
-                    self._vectors[word] = row
-                    self._vectors.move_to_end(word)
-                while len(self._vectors) > _CACHE:
-                    self._vectors.popitem(last=False)
-        with self._lock:
-            rows = [self._vectors.get(w) for w in words]
-        if any(r is None for r in rows):  # evicted meanwhile by another thread: embed again
-            return np.asarray(self._embed(list(words)), dtype=np.float32)
-        return np.stack([r for r in rows if r is not None])
+        return self._vectors.get(self._embed, words)
 
     def aligned(self, own: Sequence[str], others: Sequence[str]) -> list[bool]:
         """For each word of ``own``, whether a word of ``others`` means about the same
@@ -100,26 +128,46 @@ def opposed(a: str, b: str) -> bool:
                for long, short in ((a, b), (b, a)) for p in NEGATING_PREFIXES_EN)
 
 
-_SHIPPED: list[Meanings | None] = []
-_SHIPPED_LOCK = threading.Lock()
+_SHIPPED_VECTORS = WordVectors()
+"""The shipped model's word vectors, one cache for the process."""
+_HOMES: OrderedDict[str, weakref.ref[Any] | None] = OrderedDict()
+"""Per data home, the embedder warmed there (a weak reference: the embedding package
+keeps a bounded number of models loaded, and this must not keep more), or None when the
+model could not be loaded there (not tried again)."""
+_MAX_HOMES = 64
+_HOMES_LOCK = threading.Lock()
 
 
-def shipped() -> Meanings | None:
-    """The offline MiniLM as shipped, loaded on first use (None when it cannot be: the
-    check is then lexical)."""
-    with _SHIPPED_LOCK:
-        if not _SHIPPED:
-            _SHIPPED.append(_load())
-        return _SHIPPED[0]
+def shipped(home: Path | str | None = None) -> Meanings | None:
+    """The offline MiniLM as shipped, read from data home ``home`` (the default home
+    when None), loaded now if it is not yet; None when it cannot be (the check is then
+    lexical). Its embedder is looked up per call
+    (:func:`agent_search.embedding.shipped_embedder`), not held: only the word vectors
+    are kept, in one cache for the process."""
+    from agent_search._locations import default_home
+    from agent_search.embedding import shipped_embedder
 
-
-def _load() -> Meanings | None:
-    try:
-        from agent_search._locations import default_home
-        from agent_search.embedding import shipped_embedder
-
-        embedder = shipped_embedder(default_home())
-        embedder.embed(["warm"])
-    except Exception:  # no model installed, or it failed to load: lexical only
+    where = Path(home) if home is not None else default_home()
+    key = str(where)
+    with _HOMES_LOCK:
+        known = key in _HOMES
+        warmed = _HOMES.get(key)
+        if known:
+            _HOMES.move_to_end(key)
+    if known and warmed is None:
         return None
-    return Meanings(embedder.embed)
+    try:
+        embedder = shipped_embedder(where)
+        if warmed is None or warmed() is not embedder:  # not loaded yet, or dropped since
+            embedder.embed(["warm"])
+        found: weakref.ref[Any] | None = weakref.ref(embedder)
+    except Exception:  # no model installed, or it failed to load: lexical only
+        found = None
+    with _HOMES_LOCK:
+        _HOMES[key] = found
+        _HOMES.move_to_end(key)
+        while len(_HOMES) > _MAX_HOMES:
+            _HOMES.popitem(last=False)
+    if found is None:
+        return None
+    return Meanings(lambda texts: shipped_embedder(where).embed(texts), _SHIPPED_VECTORS)

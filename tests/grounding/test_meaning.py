@@ -5,7 +5,10 @@ vector per word), so what is asserted is the check's rule, not the model's judge
 
 from __future__ import annotations
 
+import gc
+import weakref
 from collections.abc import Sequence
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -13,6 +16,7 @@ from numpy.typing import NDArray
 
 from agent_search.grounding import Budget, ground
 from agent_search.grounding._meaning import MEANING, Meanings, opposed
+from agent_search.types import ResultItem
 
 REFERENCE = ("The hurricane weakened to a tropical storm after landfall, and its rainfall "
              "caused record flooding across the coastal valleys.")
@@ -134,3 +138,83 @@ def test_one_answer_embeds_a_bounded_number_of_words() -> None:
     assert len(out) == 10
     assert 0 < len(embedded) <= 30
     assert [g.status for g in out].count("supported") < 10  # past the bound: lexical
+
+
+class _Scripted:
+    """An embedder with the scripted vectors, standing for the shipped model."""
+
+    def embed(self, texts: Sequence[str]) -> NDArray[np.float32]:
+        return scripted(texts)
+
+
+@pytest.fixture
+def homes(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
+    """The homes the shipped model is looked up in (a scripted one each time, as if
+    each lookup loaded a model), with a word-vector cache of the test's own."""
+    import agent_search.embedding as embedding
+    from agent_search.grounding import _meaning
+
+    asked: list[Path] = []
+
+    def shipped_embedder(home: Path) -> _Scripted:
+        asked.append(Path(home))
+        return _Scripted()
+
+    monkeypatch.setattr(embedding, "shipped_embedder", shipped_embedder)
+    monkeypatch.setattr(_meaning, "_SHIPPED_VECTORS", _meaning.WordVectors())
+    return asked
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_the_model_is_read_from_the_configured_home(
+        homes: list[Path], tmp_path: Path) -> None:
+    from agent_search import Searcher
+    from agent_search.agent._grounding import ground_answer
+    from agent_search.config import SearchConfig
+
+    own = tmp_path / "own-home"
+    ctx = Searcher().context(config=SearchConfig(home=own))
+    (entry,) = await ground_answer(ctx, ANSWER, [ResultItem(
+        citation_id="1", type="kb", title="", content=REFERENCE)])
+    assert entry["status"] == "supported"  # aligned by meaning with the scripted model
+    assert homes and set(homes) == {own}
+
+
+def test_many_homes_keep_no_model_and_one_cache_of_vectors(
+        homes: list[Path], tmp_path: Path) -> None:
+    from agent_search.grounding import _meaning
+
+    made: list[weakref.ref[_Scripted]] = []
+    words: list[str] = []
+
+    class Counting(_Scripted):
+        def embed(self, texts: Sequence[str]) -> NDArray[np.float32]:
+            words.extend(texts)
+            return super().embed(texts)
+
+    def shipped_embedder(home: Path) -> _Scripted:
+        homes.append(Path(home))
+        made.append(weakref.ref(found := Counting()))
+        return found
+
+    import agent_search.embedding as embedding
+    embedding.shipped_embedder = shipped_embedder  # restored by the fixture
+    for i in range(12):
+        assert verdict(ANSWER, REFERENCE, home=tmp_path / f"home-{i}") == "supported"
+    gc.collect()
+    assert len(set(homes)) == 12
+    assert not [ref for ref in made if ref() is not None]  # no model kept by grounding
+    # the words were embedded once, in the first home; the others only warmed up
+    assert sorted(set(words) - {"warm"}) == sorted(_meaning._SHIPPED_VECTORS.words())
+    assert len(words) - words.count("warm") == len(set(words) - {"warm"})
+
+
+def test_an_answer_citing_nothing_does_not_load_the_model(
+        homes: list[Path], tmp_path: Path) -> None:
+    uncited = ANSWER.replace(" #ref:1", "")
+    ground(uncited, [{"citation_id": "1", "title": "", "content": REFERENCE}],
+           home=tmp_path)
+    assert homes == []  # only the cited references are read by meaning
+    verdict(ANSWER, REFERENCE, home=tmp_path)
+    assert homes
