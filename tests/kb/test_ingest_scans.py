@@ -302,3 +302,11 @@ def test_a_page_is_given_to_the_engine_as_contiguous_bgr_within_the_side_cap(mod
     else:
         blue, green, red = pixels[100, 100].tolist()
         assert blue == green == red < 255  # grey: three equal channels
+
+
+def test_thread_pools_are_one_per_kind_and_size() -> None:
+    pages = _ocr._pool("pages", 2)
+    assert _ocr._pool("pages", 2) is pages  # kept for the parse child's life
+    others = [_ocr._pool("lines", 2), _ocr._pool("pages", 3)]
+    assert all(pool is not pages for pool in others) and others[0] is not others[1]
+    assert ("pages", 2) in _ocr._pools

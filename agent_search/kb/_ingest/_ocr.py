@@ -136,16 +136,17 @@ def make_engine(params: dict[str, object]) -> Any:
 
 _local = threading.local()
 """``threads``: how many threads the page read on this thread may share its lines with."""
-_pools: dict[str, ThreadPoolExecutor] = {}
+_pools: dict[tuple[str, int], ThreadPoolExecutor] = {}
+"""The parse child's thread pools, by kind (``pages``, ``lines``) and size."""
 
 
 def _pool(kind: str, workers: int) -> ThreadPoolExecutor:
     """A pool of ``workers`` threads for pages or lines (two pools: a page waits on its
     lines, which must not wait for a page's thread). Kept for the parse child's life."""
-    pool = _pools.get(f"{kind}{workers}")
+    pool = _pools.get((kind, workers))
     if pool is None:
-        pool = _pools[f"{kind}{workers}"] = ThreadPoolExecutor(workers,
-                                                               thread_name_prefix=f"ocr-{kind}")
+        pool = _pools[kind, workers] = ThreadPoolExecutor(workers,
+                                                          thread_name_prefix=f"ocr-{kind}")
     return pool
 
 
