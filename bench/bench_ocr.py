@@ -291,8 +291,8 @@ def missing(sweep: bool = False) -> list[str]:
     if importlib.util.find_spec("rapidocr") is None:
         out.append("the OCR extra: pip install 'agent-searchkit[ocr]'")
     if importlib.util.find_spec("reportlab") is None and not sweep:
-        out.append("reportlab: pip install reportlab (or run --sweep, which draws its "
-                   "pages with Pillow)")
+        out.append("reportlab: pip install -e '.[bench]' (make bench-ocr does; or run "
+                   "--sweep, which draws its pages with Pillow)")
     if shutil.which("pdftoppm") is None and not sweep:
         out.append("pdftoppm: apt-get install poppler-utils")
     if not any(Path(f).exists() for f in CJK_FONTS):
