@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -261,6 +262,7 @@ async def ingest_and_ask(home: Path, lang: Lang, folder: Path, name: str
     seconds = time.perf_counter() - started
     after = resource.getrusage(resource.RUSAGE_CHILDREN)  # the parse child, ended
     CHILD_CPU.append(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
+    LOADS.append(os.getloadavg()[0])
     assert not report.skipped, report.to_json()
     pages = sum(len(page_texts(p)) for p in folder.glob("*.pdf"))
     handler = create_handler(config)
@@ -277,6 +279,8 @@ async def ingest_and_ask(home: Path, lang: Lang, folder: Path, name: str
 OCR_WORKERS: int | None = None
 """``kb.ocr_workers`` of the ingests (``--ocr-workers``; default the kb's: every core)."""
 CHILD_CPU: list[float] = []
+LOADS: list[float] = []
+"""The machine's load average (one minute) after each ingest: how far to trust the wall."""
 """CPU seconds of the parse child (where OCR runs) of each ingest."""
 
 
@@ -585,6 +589,8 @@ def main() -> None:
             _print(rows[-1:], header=False)
     print("\nall rows:")
     _print(rows)
+    print(f"load average after each ingest: {min(LOADS):.1f}–{max(LOADS):.1f} on "
+          f"{os.cpu_count()} CPUs (wall seconds stretch with it; CPU seconds far less)")
     shutil.rmtree(tmp, ignore_errors=True)
 
 
