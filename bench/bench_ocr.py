@@ -18,8 +18,8 @@ per page (its start-up included), which a shared machine's load does not inflate
 does the wall time. Questions are split once into a working half (even positions) and a
 locked half (odd), each reported on its own.
 
-Run: ``make bench-ocr`` (needs the extra agent-searchkit[ocr], reportlab, pdftoppm and
-a CJK font such as fonts-wqy-microhei; says what is missing). ``--ocr-workers N`` sets
+Run: ``make bench-ocr`` (installs the extras ``ocr`` and ``bench``, for reportlab; needs
+pdftoppm and a CJK font such as fonts-wqy-microhei; says what is missing). ``--ocr-workers N`` sets
 the pages of a file read at once (default the kb's: every core for a local ingest).
 ``--sweep PAGES`` compares RapidOCR settings on the same page images instead (CPU
 seconds, as ratios to the kb's settings in the same run, and CER), then reads each page
