@@ -80,8 +80,10 @@ bench-startup: install  ## CLI and import start-up, CPU and wall, beside `python
 	$(PY) -m bench.bench_startup
 
 # scans: text-layer PDFs beside the same pages as images at 150 and 300 dpi, read by OCR
-# (needs reportlab, pdftoppm from poppler-utils and a CJK font; says what is missing)
+# (installs the bench extra for reportlab; needs pdftoppm from poppler-utils and a CJK
+# font, and says so when they are missing)
 bench-ocr: install  ## OCR hit@3 against the text layer, character error rate, s/page (issue 47)
+	@$(PY) -c "import reportlab" 2>/dev/null || $(PY) -m pip install --quiet --disable-pip-version-check --no-compile -e '.[ocr,bench]'
 	$(PY) -m bench.bench_ocr
 
 bench-kb-server: install  ## the Qdrant-server path beside the embedded store: SciFact nDCG@10, floors (issue 33)

@@ -18,8 +18,8 @@ per page (its start-up included), which a shared machine's load does not inflate
 does the wall time. Questions are split once into a working half (even positions) and a
 locked half (odd), each reported on its own.
 
-Run: ``make bench-ocr`` (needs the extra agent-searchkit[ocr], reportlab, pdftoppm and
-a CJK font such as fonts-wqy-microhei; says what is missing). ``--ocr-workers N`` sets
+Run: ``make bench-ocr`` (installs the extras ``ocr`` and ``bench``, for reportlab; needs
+pdftoppm and a CJK font such as fonts-wqy-microhei; says what is missing). ``--ocr-workers N`` sets
 the pages of a file read at once (default the kb's: every core for a local ingest).
 ``--sweep PAGES`` compares RapidOCR settings on the same page images instead (CPU
 seconds, as ratios to the kb's settings in the same run, and CER), then reads each page
@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -261,6 +262,7 @@ async def ingest_and_ask(home: Path, lang: Lang, folder: Path, name: str
     seconds = time.perf_counter() - started
     after = resource.getrusage(resource.RUSAGE_CHILDREN)  # the parse child, ended
     CHILD_CPU.append(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
+    LOADS.append(os.getloadavg()[0])
     assert not report.skipped, report.to_json()
     pages = sum(len(page_texts(p)) for p in folder.glob("*.pdf"))
     handler = create_handler(config)
@@ -277,6 +279,8 @@ async def ingest_and_ask(home: Path, lang: Lang, folder: Path, name: str
 OCR_WORKERS: int | None = None
 """``kb.ocr_workers`` of the ingests (``--ocr-workers``; default the kb's: every core)."""
 CHILD_CPU: list[float] = []
+LOADS: list[float] = []
+"""The machine's load average (one minute) after each ingest: how far to trust the wall."""
 """CPU seconds of the parse child (where OCR runs) of each ingest."""
 
 
@@ -291,8 +295,8 @@ def missing(sweep: bool = False) -> list[str]:
     if importlib.util.find_spec("rapidocr") is None:
         out.append("the OCR extra: pip install 'agent-searchkit[ocr]'")
     if importlib.util.find_spec("reportlab") is None and not sweep:
-        out.append("reportlab: pip install reportlab (or run --sweep, which draws its "
-                   "pages with Pillow)")
+        out.append("reportlab: pip install -e '.[bench]' (make bench-ocr does; or run "
+                   "--sweep, which draws its pages with Pillow)")
     if shutil.which("pdftoppm") is None and not sweep:
         out.append("pdftoppm: apt-get install poppler-utils")
     if not any(Path(f).exists() for f in CJK_FONTS):
@@ -585,6 +589,8 @@ def main() -> None:
             _print(rows[-1:], header=False)
     print("\nall rows:")
     _print(rows)
+    print(f"load average after each ingest: {min(LOADS):.1f}–{max(LOADS):.1f} on "
+          f"{os.cpu_count()} CPUs (wall seconds stretch with it; CPU seconds far less)")
     shutil.rmtree(tmp, ignore_errors=True)
 
 

@@ -279,3 +279,34 @@ async def test_a_tiled_scan_and_outlined_text_are_read_and_found(
         top = result.items[0]
         assert str(top.metadata["source"]).endswith(source), result.items
         assert text in top.content and top.metadata["extraction"] == "ocr", top
+
+
+@needs_extra
+@pytest.mark.parametrize("mode", ["RGB", "L", "1"])
+def test_a_page_is_given_to_the_engine_as_contiguous_bgr_within_the_side_cap(mode: str) -> None:
+    # OpenCV copies a strided array whole each time it is handed one (every line's crop
+    # would copy the page again): the page must arrive contiguous, in BGR order
+    from PIL import Image, ImageDraw
+
+    page = Image.new("RGB", (_ocr.MAX_SIDE * 2, 400), "white")
+    ImageDraw.Draw(page).rectangle((0, 0, 399, 399), fill=(255, 0, 0))
+    image = page.convert(mode)
+    pixels = _ocr.page_pixels(image)
+    assert pixels.flags["C_CONTIGUOUS"]
+    assert pixels.shape == (200, _ocr.MAX_SIDE, 3)
+    assert image.size == (_ocr.MAX_SIDE * 2, 400)  # the caller's image is not scaled
+    white = [255, 255, 255]
+    assert pixels[100, 1500].tolist() == white
+    if mode == "RGB":
+        assert pixels[100, 100].tolist() == [0, 0, 255]  # red, in OpenCV's order
+    else:
+        blue, green, red = pixels[100, 100].tolist()
+        assert blue == green == red < 255  # grey: three equal channels
+
+
+def test_thread_pools_are_one_per_kind_and_size() -> None:
+    pages = _ocr._pool("pages", 2)
+    assert _ocr._pool("pages", 2) is pages  # kept for the parse child's life
+    others = [_ocr._pool("lines", 2), _ocr._pool("pages", 3)]
+    assert all(pool is not pages for pool in others) and others[0] is not others[1]
+    assert ("pages", 2) in _ocr._pools

@@ -136,16 +136,17 @@ def make_engine(params: dict[str, object]) -> Any:
 
 _local = threading.local()
 """``threads``: how many threads the page read on this thread may share its lines with."""
-_pools: dict[str, ThreadPoolExecutor] = {}
+_pools: dict[tuple[str, int], ThreadPoolExecutor] = {}
+"""The parse child's thread pools, by kind (``pages``, ``lines``) and size."""
 
 
 def _pool(kind: str, workers: int) -> ThreadPoolExecutor:
     """A pool of ``workers`` threads for pages or lines (two pools: a page waits on its
     lines, which must not wait for a page's thread). Kept for the parse child's life."""
-    pool = _pools.get(f"{kind}{workers}")
+    pool = _pools.get((kind, workers))
     if pool is None:
-        pool = _pools[f"{kind}{workers}"] = ThreadPoolExecutor(workers,
-                                                               thread_name_prefix=f"ocr-{kind}")
+        pool = _pools[kind, workers] = ThreadPoolExecutor(workers,
+                                                          thread_name_prefix=f"ocr-{kind}")
     return pool
 
 
@@ -311,14 +312,24 @@ def page_blocks(image: Any, page: int, threads: int = 1) -> list[Block]:
 
 def page_pixels(image: Any) -> Any:
     """A page image (Pillow, not yet decoded) as the engine's array: within
-    :data:`MAX_SIDE`, in OpenCV's BGR order."""
+    :data:`MAX_SIDE`, in OpenCV's BGR order, contiguous in memory. A grey or black and
+    white scan is scaled down while grey (a third of the pixels to resample), and only
+    then made three channels. Contiguous, because OpenCV copies a strided array whole
+    each time it is given one: every line's crop cut from a reversed view copied the
+    page again, a tenth of a page's CPU (``bench/bench_ocr.py``)."""
+    import cv2
     import numpy as np
 
     image.draft("RGB", (MAX_SIDE, MAX_SIDE))  # a JPEG decodes at a fraction of its size
-    rgb = image.convert("RGB")
-    if max(rgb.size) > MAX_SIDE:
-        rgb.thumbnail((MAX_SIDE, MAX_SIDE))
-    return np.asarray(rgb)[:, :, ::-1]
+    grey = image.mode in GREY_MODES
+    page = image.convert("L" if grey else "RGB")  # a copy: the caller's image is kept
+    if max(page.size) > MAX_SIDE:
+        page.thumbnail((MAX_SIDE, MAX_SIDE))
+    return cv2.cvtColor(np.asarray(page), cv2.COLOR_GRAY2BGR if grey else cv2.COLOR_RGB2BGR)
+
+
+GREY_MODES = frozenset({"1", "L"})
+"""Pillow modes of pages without colour (bilevel fax scans, grey scans)."""
 
 
 def read_pixels(pixels: Any, page: int, threads: int = 1) -> list[Block]:
