@@ -49,7 +49,7 @@ from agent_search.query.nl._lexicon import (
     word_spans,
 )
 from agent_search.query.nl._plan import NOTHING_CONFIDENCE, Extractor, Plan, Question
-from agent_search.query.nl._readings import unnamed_relation
+from agent_search.query.nl._readings import asked_elsewhere, unnamed_relation
 from agent_search.query.nl._retarget import named_unused, on_child, retarget
 from agent_search.query.nl._schema import (
     Span,
@@ -213,7 +213,8 @@ def finish(q: Question, plan: Plan, strict: bool) -> dict[str, Any]:
             **_relax(plan, relax),
             "explanation": f"{q.target.id}: " + ("; ".join(plan.notes) or "all records"),
             "warnings": plan.warnings, "confidence": round(plan.confidence, 4)})
-    unused = (named_unused(q, out) or unnamed_relation(q, out)) if "model" in out else None
+    unused = (named_unused(q, out) or unnamed_relation(q, out)
+              or asked_elsewhere(q, plan.used, out)) if "model" in out else None
     if unused is not None:  # right or silent: a table named and not accounted for
         return {"queries": [], "explanation": "not sure what is asked; nothing searched",
                 "confidence": NOTHING_CONFIDENCE, "warnings": [*plan.warnings, unused]}
