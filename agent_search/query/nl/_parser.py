@@ -115,7 +115,8 @@ def parse(query: str, schemas: Sequence[ModelSchema], *, now: dt.datetime,
     if not queryable:
         raise DSLGenerationError("no model to query")
     low = normal_form(query)
-    mentions = names_outside_values(low, schemas, model_mentions(low, schemas))
+    mentions = values.names_outside_phrases(
+        low, schemas, names_outside_values(low, schemas, model_mentions(low, schemas)))
     read = partial(Question.about, text=query, now=now, schemas=schemas, models=mentions,
                    fuzzy_cutoff=fuzzy_cutoff, serials=value_serials(schemas))
     named = _named_models(low, queryable, mentions)
