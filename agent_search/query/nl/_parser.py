@@ -193,10 +193,10 @@ def finish(q: Question, plan: Plan, strict: bool) -> dict[str, Any]:
     count_asked = bool(_COUNT.search(q.low)) and not grouped
     if count_asked:
         plan.notes.append("a count is asked for: Result.total is the number of matches")
-    _warn_unused_fields(q, plan)
+    unused_field = _warn_unused_fields(q, plan)
     words = leftover_words(q, plan)
-    reason = (_unmet_extreme(words, plan, grouped) or unsure(q, plan, grouped)
-              or _unplaced_quantity(q, words))
+    reason = (unused_field or _unmet_extreme(words, plan, grouped)
+              or unsure(q, plan, grouped) or _unplaced_quantity(q, words))
     if reason is not None:  # right or silent: a part of the question found no place
         return {"queries": [], "explanation": "not sure what is asked; nothing searched",
                 "confidence": NOTHING_CONFIDENCE, "warnings": [*plan.warnings, reason]}
@@ -264,19 +264,40 @@ def _on_answer(q: Question, plan: Plan, where: dict[str, Any]) -> dict[str, Any]
     return on_child(where, forward, plan.answer_relation)
 
 
-def _warn_unused_fields(q: Question, plan: Plan) -> None:
+def _warn_unused_fields(q: Question, plan: Plan) -> str | None:
     """A numeric, date or boolean field named in full with no condition on it ("the
-    average unit price") is a warning: something was asked that was not understood."""
+    average unit price") is a warning: something was asked that was not understood.
+    Beside numbers computed it is a reason to answer nothing (returned): "the total
+    number of platforms per location" counted per location, or "the maximum number of
+    total passengers" taken of another field, are not the numbers asked for."""
     constrained = " ".join(str(w) for w in plan.wheres) + " ".join(
-        o["field"] for o in plan.orders) + " " + " ".join(plan.aggregates)
+        o["field"] for o in plan.orders) + " " + " ".join(plan.aggregates) + " " + \
+        " ".join(plan.group_by) + " " + str(plan.having)
+    grouped = bool(plan.aggregates or plan.group_by)
     for span, cand, strong in q.fields:
         named = cand.field
         if not strong or cand.relation is not None or named.primary:
             continue
         if named.kind in NUMERIC_KINDS | TEMPORAL_KINDS | {"boolean"} and plan.free(span) \
                 and named.name not in constrained:
-            plan.warn(f"{q.quote(span)!r} names the field {named.name} but no condition on "
-                      "it was understood")
+            said = f"{q.quote(span)!r} names the field {named.name}"
+            if grouped and named.kind in NUMERIC_KINDS and _computed_on(q, plan, span):
+                return (f"{said}, and the numbers computed are not of it; none are "
+                        "shown (they are not the ones asked for)")
+            plan.warn(f"{said} but no condition on it was understood")
+    return None
+
+
+_FUNCTION_BEFORE = re.compile(r"\b(?:total|sum|average|avg|mean|maximum|minimum|max|min|"
+                              r"number\s+of|count\s+of)\b[\w\s]{0,24}$")
+
+
+def _computed_on(q: Question, plan: Plan, span: Span) -> bool:
+    """Numbers are asked of the field named at ``span``: a function other than a count
+    is computed, or an aggregate word comes right before it ("the total number of
+    platforms")."""
+    return any(a != "count" for a in plan.aggregates) or \
+        _FUNCTION_BEFORE.search(q.low[:span[0]]) is not None
 
 
 def _leftover(q: Question, plan: Plan, words: list[str]) -> tuple[list[str], bool]:
