@@ -186,7 +186,8 @@ def understand(q: Question) -> Plan:
 
 def finish(q: Question, plan: Plan, strict: bool) -> dict[str, Any]:
     """The plan as a DSL dict, with the notes and warnings about what was not computed
-    and what was not understood."""
+    and what was not understood — or nothing searched (:func:`_silent`) when a part of
+    the question found no place in the reading (right or silent)."""
     grouped = bool(plan.aggregates or plan.group_by)
     if not plan.wheres and not plan.orders and not q.target_spans and not grouped:
         return fallback(q, plan, [q.target], strict)
@@ -197,14 +198,12 @@ def finish(q: Question, plan: Plan, strict: bool) -> dict[str, Any]:
     words = leftover_words(q, plan)
     reason = (unused_field or _unmet_extreme(words, plan, grouped)
               or unsure(q, plan, grouped) or _unplaced_quantity(q, words))
-    if reason is not None:  # right or silent: a part of the question found no place
-        return {"queries": [], "explanation": "not sure what is asked; nothing searched",
-                "confidence": NOTHING_CONFIDENCE, "warnings": [*plan.warnings, reason]}
+    if reason is not None:  # a part of the question found no place
+        return _silent(plan, reason)
     found_terms, relax = _leftover(q, plan, words)
     unplaced = None if found_terms else _unused_name(q, words)
-    if unplaced is not None:  # right or silent: a stated name left out of the reading
-        return {"queries": [], "explanation": "not sure what is asked; nothing searched",
-                "confidence": NOTHING_CONFIDENCE, "warnings": [*plan.warnings, unplaced]}
+    if unplaced is not None:  # a stated name left out of the reading
+        return _silent(plan, unplaced)
     model, wheres = _answer_rows(q, plan)
     out = retarget(q, plan, {
             "model": model, "wheres": wheres, **_shape(plan),
@@ -214,12 +213,24 @@ def finish(q: Question, plan: Plan, strict: bool) -> dict[str, Any]:
             **_relax(plan, relax),
             "explanation": f"{q.target.id}: " + ("; ".join(plan.notes) or "all records"),
             "warnings": plan.warnings, "confidence": round(plan.confidence, 4)})
-    unused = (named_unused(q, out) or unnamed_relation(q, out)
-              or asked_elsewhere(q, plan.used, out)) if "model" in out else None
-    if unused is not None:  # right or silent: a table named and not accounted for
-        return {"queries": [], "explanation": "not sure what is asked; nothing searched",
-                "confidence": NOTHING_CONFIDENCE, "warnings": [*plan.warnings, unused]}
-    return out
+    unused = _unaccounted(q, plan, out)
+    return out if unused is None else _silent(plan, unused)
+
+
+def _silent(plan: Plan, reason: str) -> dict[str, Any]:
+    """Nothing searched, and why: rows that do not answer the question are worse than
+    none (an agent cites them)."""
+    return {"queries": [], "explanation": "not sure what is asked; nothing searched",
+            "confidence": NOTHING_CONFIDENCE, "warnings": [*plan.warnings, reason]}
+
+
+def _unaccounted(q: Question, plan: Plan, out: dict[str, Any]) -> str | None:
+    """A table named and not accounted for by the reading ``out``, a relation it picked
+    among two the question does not tell apart, or a field asked that its rows lack."""
+    if "model" not in out:
+        return None
+    return (named_unused(q, out) or unnamed_relation(q, out)
+            or asked_elsewhere(q, plan.used, out))
 
 
 def _answer_rows(q: Question, plan: Plan) -> tuple[str, list[dict[str, Any]]]:
