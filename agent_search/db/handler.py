@@ -497,7 +497,10 @@ def _with_values(schema: ModelSchema, found: Mapping[str, list[str]]) -> ModelSc
 async def _run_query(conn: Any, scope: Scope, entry: ModelEntry, query: QueryDSL,
                      confidence: float) -> tuple[list[ResultItem], int, dict[str, Any]]:
     """One generated query: an aggregate's answer rows first, then (for any query) a
-    sample of the records it covers; ``(items, total, the query as executed)``."""
+    sample of the records it covers; ``(items, total, the query as executed)``. Groups
+    under a condition (``having``) none of which meets it cover no record: nothing is
+    shown ("hometowns shared by at least two teachers" when none is shared), not every
+    record under the other conditions."""
     from agent_search.db._aggregate import run_aggregate
     from agent_search.db._records import run_records
 
@@ -508,7 +511,9 @@ async def _run_query(conn: Any, scope: Scope, entry: ModelEntry, query: QueryDSL
         query = query.model_copy(update={"group_by": [], "aggregates": [], "having": [],
                                          "orders": [], "limit": None})
     items, total, executed = await run_records(conn, scope, entry, query, confidence)
-    if answers:
+    if a_json.get("having") and not answers:  # no group meets it: no record does either
+        items, total = [], 0
+    if answers or a_json.get("having"):
         executed.update(a_json)
     return [*answers, *items], total, executed
 

@@ -63,6 +63,17 @@ async def test_having_and_a_related_group(shop: DBHandler) -> None:
         p: n for p, n in per_product.items() if n >= 2}
 
 
+async def test_groups_none_of_which_meets_the_having_show_no_records(shop: DBHandler) -> None:
+    """"products ordered at least 1000 times" when none is: no answer rows, and no
+    record stands in for them (they would not meet the condition)."""
+    r = await ask(shop, "orders", [ORDER], dsl={
+        "model": ORDER, "group_by": ["product_id"], "aggregates": ["count"],
+        "having": [{"aggregate": "count", "op": ">=", "value": 1000}]})
+    assert r.error is None
+    assert r.items == [] and r.total == 0
+    assert r.dsl is not None and r.dsl["queries"][0]["having"]
+
+
 async def test_a_bad_aggregate_is_a_clear_error(shop: DBHandler) -> None:
     for dsl, words in (
             ({"model": ORDER, "aggregates": ["avg(customer)"]}, "numeric"),

@@ -208,3 +208,21 @@ def test_the_most_values_of_the_rows_the_target_has_many_of() -> None:
     assert out["aggregates"] == ["count(distinct Composer)"]
     assert out["orders"] == [{"field": "count(distinct Composer)", "order": "desc"}]
     validate_dsl(out, music())
+
+
+def test_the_number_of_a_numeric_field_is_no_count_of_its_values() -> None:
+    """"how many prices": an amount, not how many different amounts (unless said)."""
+    assert parse("how many different prices are there", shop(), now=NOW)["aggregates"] == [
+        "count(distinct price)"]
+    assert "count(distinct price)" not in str(
+        parse("how many prices are there", shop(), now=NOW))
+
+
+def test_numbers_computed_beside_a_numeric_field_asked_and_unused_answer_nothing() -> None:
+    """"the total number of stock for each category" counted per category is not it."""
+    out = parse("the total number of stock for each category", shop(), now=NOW)
+    assert out.get("queries") == [], out
+    assert "'stock' names the field stock, and the numbers computed are not of it" in \
+        out["warnings"][-1]
+    assert parse("the total stock for each category", shop(), now=NOW)["aggregates"] == [
+        "sum(stock)"]

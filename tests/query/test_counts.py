@@ -85,3 +85,13 @@ def test_none_of_some_related_rows_is_not_said_as_none_of_all() -> None:
     plan = run("artists with no albums released in 1999", "Artist")
     assert plan.wheres == [] and plan.unsayable
     assert "albums" in plan.unsayable[0]
+
+
+@pytest.mark.parametrize("text", ["artists who did not release any album",
+                                  "artists that never released an album"])
+def test_none_of_the_related_rows_said_with_another_verb(text: str) -> None:
+    from agent_search.query.nl._parser import parse
+    from tests.support.query_schemas import NOW, music
+    out = parse(text, music(), now=NOW)
+    assert out["model"] == "Artist"
+    assert out["wheres"] == [{"field": "count(albums)", "op": "=", "value": 0}]

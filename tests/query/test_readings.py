@@ -59,3 +59,25 @@ def test_abbreviations_keep_the_first_letter_and_the_order() -> None:
     assert _abbreviates("dst", "destination") and _abbreviates("src", "source")
     assert not _abbreviates("dst", "start") and not _abbreviates("src", "cars")
     assert not _abbreviates("destination", "dst")
+
+
+def test_a_field_only_a_related_table_holds_asked_and_not_used_answers_nothing() -> None:
+    """"the composers of albums": the albums shown hold no composer (their tracks do)."""
+    from tests.support.query_schemas import music
+    out = parse("the composers of albums", music(), now=NOW)
+    assert out.get("queries") == [], out
+    assert any("'composers' names Track.Composer" in w for w in out["warnings"])
+
+
+def test_a_related_field_beside_one_of_the_rows_own_is_theirs_to_point_at() -> None:
+    """"titles of albums and names of their artists": each album points at its artist."""
+    from tests.support.query_schemas import music
+    out = parse("the titles of albums and the names of their artists", music(), now=NOW)
+    assert out["model"] == "Album", out
+
+
+def test_a_related_field_the_reading_uses_is_accounted_for() -> None:
+    from tests.support.query_schemas import music
+    out = parse("the unit price of tracks on the album Big Ones", music(), now=NOW)
+    assert out["model"] == "Track"
+    assert out["wheres"] == [{"field": "album.Title", "op": "=", "value": "Big Ones"}]

@@ -181,3 +181,21 @@ def test_a_count_column_is_said_as_the_number_of_what_it_counts() -> None:
     out = parse("flats with the largest number of rooms", flats, now=NOW)
     assert out["orders"] == [{"field": "num_rooms", "order": "desc"}]
     assert "aggregates" not in out  # "number of" names the field: no count of values
+
+
+@pytest.mark.parametrize(("name", "head"), [
+    ("useracct", "user"), ("deptmgr", "dept"),
+    ("drivers", None), ("custinfo", None), ("employee", None), ("qualifying", None),
+])
+def test_a_word_and_an_abbreviation_written_together(name: str, head: str | None) -> None:
+    from agent_search.query.nl._schema import _abbreviated_tail
+    assert _abbreviated_tail(name) == head
+
+
+def test_a_model_named_by_the_word_before_its_abbreviated_tail() -> None:
+    """"How many users are there?" of a table ``useracct`` (users' accounts)."""
+    schemas = [ModelSchema(id="useracct", table="useracct", primary_key="u_id",
+                           fields=[f("u_id", "integer", primary=True), f("name")]),
+               ModelSchema(id="item", table="item", primary_key="i_id",
+                           fields=[f("i_id", "integer", primary=True), f("title")])]
+    assert model_mentions("how many users are there?", schemas) == {"useracct": [(9, 14)]}

@@ -140,3 +140,27 @@ def test_values_joined_by_and_on_rows_the_target_has_many_of_are_each_required()
                             "value": ["Big Ones", "Greatest Hits"]}]
     plan = run("tracks in the Latin and Pop genres", "Track")  # one genre each: either
     assert plan.wheres == [{"field": "genre.Name", "op": "in", "value": ["Latin", "Pop"]}]
+
+
+def airlines() -> list[ModelSchema]:
+    """routes point at airlines, whose names hold the table's own name."""
+    return [
+        ModelSchema(id="airlines", table="airlines", primary_key="alid", title_field="name",
+                    fields=[f("alid", "integer", primary=True),
+                            f("name", values=["American Airlines", "Air China"]),
+                            f("country", values=["United States", "China"])]),
+        ModelSchema(id="routes", table="routes", primary_key="rid",
+                    fields=[f("rid", "integer", primary=True), f("alid", "integer")],
+                    relations=[RelationSchema(name="al", type="hasOne", model="airlines",
+                                              key="alid", foreign="alid")]),
+    ]
+
+
+def test_a_value_holding_a_table_name_is_read_whole() -> None:
+    """"American Airlines" is an airline's name: not "American" (United States) beside
+    the table airlines."""
+    from agent_search.query.nl._parser import parse
+    from tests.support.query_schemas import NOW
+    out = parse("How many routes does American Airlines operate?", airlines(), now=NOW)
+    assert out["model"] == "routes", out
+    assert out["wheres"] == [{"field": "al.name", "op": "=", "value": "American Airlines"}]

@@ -83,7 +83,8 @@ def _next_field(q: Question, pos: int, accept: set[str] | None) -> FieldMention 
 
 def _distinct_count(q: Question, plan: Plan) -> None:
     """"how many different nationalities": ``count(distinct Nationality)`` — a field of the
-    target counted, not its records."""
+    target counted, not its records; a numeric field only when "different" is said (the
+    number of *passengers* is an amount, not how many amounts there are)."""
     for m in HOW_MANY.finditer(q.low):
         target = _next_field(q, m.end(), None)
         if target is None or target.span[0] - m.end() > 1:
@@ -92,6 +93,8 @@ def _distinct_count(q: Question, plan: Plan) -> None:
             continue  # "number of rooms" is the name of a field (num_rooms), no count
         if not (m.group("distinct") or is_plural(q.low[target.span[0]:target.span[1]])):
             continue
+        if target.candidate.field.kind in NUMERIC_KINDS and not m.group("distinct"):
+            continue  # "the number of total passengers" is an amount, not its values
         plan.used.append(m.span())
         while target is not None:  # "different series names and contents": each one
             name = f"count(distinct {target.candidate.field.name})"

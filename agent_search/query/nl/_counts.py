@@ -31,6 +31,13 @@ _NONE = re.compile(r"\b(?:with\s+no|without(?:\s+any)?|having\s+no|" + _HAVE + r
                    r"(?:(?:do|does|did)\s+not|(?:don|doesn|didn)['’]t)\s+" + _HAVE
                    + r"(?:\s+any)?)\s+(?P<rest>[^,.;?!]{1,60})", re.I)
 """None of the related rows: "who have no", "that do not have any", "without"."""
+_NONE_VERB = re.compile(r"\b(?:(?:do|does|did)\s+not|(?:don|doesn|didn)['’]t|never)\s+"
+                        r"(?!have\b|has\b|had\b)[a-z]{3,}(?:\s+(?:in|on|at|to|for|with|from))?"
+                        r"\s+(?:any|a|an|the)\s+(?P<rest>[^,.;?!]{1,60})", re.I)
+"""The same said with another verb ("users who did not write any review", "schools that
+do not participate in the match"): none of the related rows, when they are named
+directly (the target's own relation, not one through a link table: "drivers who did not
+win any race" is not "drivers with no results")."""
 
 
 def _stated_count(m: re.Match[str]) -> tuple[str, int]:
@@ -42,14 +49,17 @@ def _stated_count(m: re.Match[str]) -> tuple[str, int]:
     return op, int(raw) if raw.isdigit() else _NUMBER_WORDS[raw]
 
 
-_RULES: tuple[tuple[re.Pattern[str], Callable[[re.Match[str]], tuple[str, int]], bool], ...] = (
-    (_COUNT_CMP, _stated_count, False),
-    (_COUNT_CMP_VERB, _stated_count, False),
-    (_NONE, lambda m: ("=", 0), True),
+_Stated = Callable[[re.Match[str]], tuple[str, int]]
+_RULES: tuple[tuple[re.Pattern[str], _Stated, bool, bool], ...] = (
+    (_COUNT_CMP, _stated_count, False, True),
+    (_COUNT_CMP_VERB, _stated_count, False, True),
+    (_NONE, lambda m: ("=", 0), True, True),
+    (_NONE_VERB, lambda m: ("=", 0), True, False),
 )
-"""How a count of related rows is said, the comparison it states, and whether the rows
-must be named unqualified: "no cartoons directed by Ben Jones" is none *of those*, which
-a count of every related row does not say (silent, see :meth:`Plan.cannot_say`)."""
+"""How a count of related rows is said, the comparison it states, whether the rows
+must be named unqualified ("no cartoons directed by Ben Jones" is none *of those*, which
+a count of every related row does not say: silent, see :meth:`Plan.cannot_say`), and
+whether they may be named through a link table."""
 _CLAUSE_END = re.compile(r"\s*(?:$|(?:and|or|but)\b)", re.I)
 
 
@@ -58,9 +68,9 @@ def counts(q: Question, plan: Plan) -> None:
     ten), "who <verb> <comparator> N <relation>" and "who have no <relation>" on a hasMany
     relation of the target."""
     relations = [r for r in q.target.relations if r.type == "hasMany"]
-    for pattern, stated, unqualified in _RULES if relations else ():
+    for pattern, stated, unqualified, through in _RULES if relations else ():
         for m in pattern.finditer(q.low):
-            found = _relation_at(q, relations, m.group("rest"))
+            found = _relation_at(q, relations, m.group("rest"), through)
             if found is None or not plan.free((m.start(), m.start("rest"))):
                 continue  # else the model name is "used"
             rel, phrase = found
@@ -75,12 +85,13 @@ def counts(q: Question, plan: Plan) -> None:
             plan.value_conditions += 1
 
 
-def _relation_at(q: Question, relations: list[RelationSchema],
-                 rest: str) -> tuple[RelationSchema, str] | None:
-    """The first of ``relations`` whose rows ``rest`` starts by naming, and the words."""
+def _relation_at(q: Question, relations: list[RelationSchema], rest: str,
+                 through: bool = True) -> tuple[RelationSchema, str] | None:
+    """The first of ``relations`` whose rows ``rest`` starts by naming (``through``: or
+    the model they link to), and the words."""
     for rel in relations:
         phrase = _named_relation(rest, rel, q.by_id.get(rel.model.lower())) or \
-            _named_through(rest, q, rel)
+            (_named_through(rest, q, rel) if through else None)
         if phrase is not None:
             return rel, phrase
     return None

@@ -49,7 +49,7 @@ from agent_search.query.nl._lexicon import (
     word_spans,
 )
 from agent_search.query.nl._plan import NOTHING_CONFIDENCE, Extractor, Plan, Question
-from agent_search.query.nl._readings import unnamed_relation
+from agent_search.query.nl._readings import asked_elsewhere, unnamed_relation
 from agent_search.query.nl._retarget import named_unused, on_child, retarget
 from agent_search.query.nl._schema import (
     Span,
@@ -115,7 +115,8 @@ def parse(query: str, schemas: Sequence[ModelSchema], *, now: dt.datetime,
     if not queryable:
         raise DSLGenerationError("no model to query")
     low = normal_form(query)
-    mentions = names_outside_values(low, schemas, model_mentions(low, schemas))
+    mentions = values.names_outside_phrases(
+        low, schemas, names_outside_values(low, schemas, model_mentions(low, schemas)))
     read = partial(Question.about, text=query, now=now, schemas=schemas, models=mentions,
                    fuzzy_cutoff=fuzzy_cutoff, serials=value_serials(schemas))
     named = _named_models(low, queryable, mentions)
@@ -185,25 +186,24 @@ def understand(q: Question) -> Plan:
 
 def finish(q: Question, plan: Plan, strict: bool) -> dict[str, Any]:
     """The plan as a DSL dict, with the notes and warnings about what was not computed
-    and what was not understood."""
+    and what was not understood — or nothing searched (:func:`_silent`) when a part of
+    the question found no place in the reading (right or silent)."""
     grouped = bool(plan.aggregates or plan.group_by)
     if not plan.wheres and not plan.orders and not q.target_spans and not grouped:
         return fallback(q, plan, [q.target], strict)
     count_asked = bool(_COUNT.search(q.low)) and not grouped
     if count_asked:
         plan.notes.append("a count is asked for: Result.total is the number of matches")
-    _warn_unused_fields(q, plan)
+    unused_field = _warn_unused_fields(q, plan)
     words = leftover_words(q, plan)
-    reason = (_unmet_extreme(words, plan, grouped) or unsure(q, plan, grouped)
-              or _unplaced_quantity(q, words))
-    if reason is not None:  # right or silent: a part of the question found no place
-        return {"queries": [], "explanation": "not sure what is asked; nothing searched",
-                "confidence": NOTHING_CONFIDENCE, "warnings": [*plan.warnings, reason]}
+    reason = (unused_field or _unmet_extreme(words, plan, grouped)
+              or unsure(q, plan, grouped) or _unplaced_quantity(q, words))
+    if reason is not None:  # a part of the question found no place
+        return _silent(plan, reason)
     found_terms, relax = _leftover(q, plan, words)
     unplaced = None if found_terms else _unused_name(q, words)
-    if unplaced is not None:  # right or silent: a stated name left out of the reading
-        return {"queries": [], "explanation": "not sure what is asked; nothing searched",
-                "confidence": NOTHING_CONFIDENCE, "warnings": [*plan.warnings, unplaced]}
+    if unplaced is not None:  # a stated name left out of the reading
+        return _silent(plan, unplaced)
     model, wheres = _answer_rows(q, plan)
     out = retarget(q, plan, {
             "model": model, "wheres": wheres, **_shape(plan),
@@ -213,11 +213,24 @@ def finish(q: Question, plan: Plan, strict: bool) -> dict[str, Any]:
             **_relax(plan, relax),
             "explanation": f"{q.target.id}: " + ("; ".join(plan.notes) or "all records"),
             "warnings": plan.warnings, "confidence": round(plan.confidence, 4)})
-    unused = (named_unused(q, out) or unnamed_relation(q, out)) if "model" in out else None
-    if unused is not None:  # right or silent: a table named and not accounted for
-        return {"queries": [], "explanation": "not sure what is asked; nothing searched",
-                "confidence": NOTHING_CONFIDENCE, "warnings": [*plan.warnings, unused]}
-    return out
+    unused = _unaccounted(q, plan, out)
+    return out if unused is None else _silent(plan, unused)
+
+
+def _silent(plan: Plan, reason: str) -> dict[str, Any]:
+    """Nothing searched, and why: rows that do not answer the question are worse than
+    none (an agent cites them)."""
+    return {"queries": [], "explanation": "not sure what is asked; nothing searched",
+            "confidence": NOTHING_CONFIDENCE, "warnings": [*plan.warnings, reason]}
+
+
+def _unaccounted(q: Question, plan: Plan, out: dict[str, Any]) -> str | None:
+    """A table named and not accounted for by the reading ``out``, a relation it picked
+    among two the question does not tell apart, or a field asked that its rows lack."""
+    if "model" not in out:
+        return None
+    return (named_unused(q, out) or unnamed_relation(q, out)
+            or asked_elsewhere(q, plan.used, out))
 
 
 def _answer_rows(q: Question, plan: Plan) -> tuple[str, list[dict[str, Any]]]:
@@ -262,19 +275,40 @@ def _on_answer(q: Question, plan: Plan, where: dict[str, Any]) -> dict[str, Any]
     return on_child(where, forward, plan.answer_relation)
 
 
-def _warn_unused_fields(q: Question, plan: Plan) -> None:
+def _warn_unused_fields(q: Question, plan: Plan) -> str | None:
     """A numeric, date or boolean field named in full with no condition on it ("the
-    average unit price") is a warning: something was asked that was not understood."""
+    average unit price") is a warning: something was asked that was not understood.
+    Beside numbers computed it is a reason to answer nothing (returned): "the total
+    number of platforms per location" counted per location, or "the maximum number of
+    total passengers" taken of another field, are not the numbers asked for."""
     constrained = " ".join(str(w) for w in plan.wheres) + " ".join(
-        o["field"] for o in plan.orders) + " " + " ".join(plan.aggregates)
+        o["field"] for o in plan.orders) + " " + " ".join(plan.aggregates) + " " + \
+        " ".join(plan.group_by) + " " + str(plan.having)
+    grouped = bool(plan.aggregates or plan.group_by)
     for span, cand, strong in q.fields:
         named = cand.field
         if not strong or cand.relation is not None or named.primary:
             continue
         if named.kind in NUMERIC_KINDS | TEMPORAL_KINDS | {"boolean"} and plan.free(span) \
                 and named.name not in constrained:
-            plan.warn(f"{q.quote(span)!r} names the field {named.name} but no condition on "
-                      "it was understood")
+            said = f"{q.quote(span)!r} names the field {named.name}"
+            if grouped and named.kind in NUMERIC_KINDS and _computed_on(q, plan, span):
+                return (f"{said}, and the numbers computed are not of it; none are "
+                        "shown (they are not the ones asked for)")
+            plan.warn(f"{said} but no condition on it was understood")
+    return None
+
+
+_FUNCTION_BEFORE = re.compile(r"\b(?:total|sum|average|avg|mean|maximum|minimum|max|min|"
+                              r"number\s+of|count\s+of)\b[\w\s]{0,24}$")
+
+
+def _computed_on(q: Question, plan: Plan, span: Span) -> bool:
+    """Numbers are asked of the field named at ``span``: a function other than a count
+    is computed, or an aggregate word comes right before it ("the total number of
+    platforms")."""
+    return any(a != "count" for a in plan.aggregates) or \
+        _FUNCTION_BEFORE.search(q.low[:span[0]]) is not None
 
 
 def _leftover(q: Question, plan: Plan, words: list[str]) -> tuple[list[str], bool]:

@@ -21,11 +21,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from typing import Any
 
 from agent_search.query.dsl import ModelSchema, RelationSchema
 from agent_search.query.nl._lexicon import stem, word_spans, words_of
 from agent_search.query.nl._plan import Question
+from agent_search.query.nl._schema import Candidate
 
 _NAME = re.compile(r"[A-Za-z_][\w.]*")
 _GENERIC = frozenset({"id", "ids", "no", "num", "code", "key", "ref", "fk"})
@@ -159,3 +161,56 @@ def _abbreviates(short: str, word: str) -> bool:
         return False
     rest = iter(word[1:])
     return all(ch in rest for ch in short[1:])
+
+
+def asked_elsewhere(q: Question, used: list[tuple[int, int]],
+                    out: dict[str, Any]) -> str | None:
+    """A reason to answer nothing when the question names (in full) a field that only a
+    related table has, and the reading neither shows that table's rows nor uses the
+    field ("the host *year* of city X" answered with the city; "the *weights* of
+    entrepreneurs" with the entrepreneurs; "what *region* is Kabul in" with the city):
+    the rows shown do not hold what is asked. A field is used when a condition, order,
+    group or aggregate states it, or an extractor took its words; a table's name is not
+    a field's, nor a column that joins ("channels" for ``Cartoon.Channel``); and beside
+    a field of the rows' own ("titles of songs and names of singers") the rows point at
+    the row that holds the other. A phrase that names several fields is asked elsewhere
+    only when each of them is."""
+    model = q.by_id.get(str(out.get("model", "")).lower())
+    if model is None:
+        return None
+    taken = [*used, *(s for spans in q.models.values() for s in spans)]
+    shown = _Shown(model, {s.rsplit(".", 1)[-1].lower() for s in _strings(out)},
+                   any(m.strong and m.candidate.schema.id == model.id for m in q.fields))
+    by_span: dict[tuple[int, int], list[Candidate]] = {}
+    for span, cand, strong in q.fields:
+        if strong and not any(_overlap(span, t) for t in taken):
+            by_span.setdefault(span, []).append(cand)
+    for span, cands in by_span.items():
+        if all(not shown.holds(q, c) for c in cands):
+            c = cands[0]
+            return (f"{q.quote(span)!r} names {c.schema.id}.{c.field.name}, which the rows "
+                    f"of {model.id} shown do not hold and the reading does not use; no "
+                    "records are shown (they would not be what is asked)")
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class _Shown:
+    """What the answer shows: its model's rows, the fields the reading states, and
+    whether a field of the rows' own is asked too."""
+
+    model: ModelSchema
+    stated: set[str]
+    own_asked: bool
+
+    def holds(self, q: Question, cand: Candidate) -> bool:
+        """The answer shows or uses ``cand``'s field (see :func:`asked_elsewhere`)."""
+        name, rel = cand.field.name, cand.relation
+        return rel is None or cand.schema.id == self.model.id or \
+            self.model.field(name) is not None or q.target.field(name) is not None or \
+            name.lower() in self.stated or name == rel.key or \
+            (self.own_asked and rel.type == "hasOne" and cand.second is None)
+
+
+def _overlap(a: tuple[int, int], b: tuple[int, int]) -> bool:
+    return a[0] < b[1] and b[0] < a[1]

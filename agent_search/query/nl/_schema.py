@@ -228,7 +228,32 @@ def _short_names(name: str, field_words: set[str], full_fields: set[str]) -> lis
     words = name.split()
     if len(words) >= 3 and not plural_forms(" ".join(words[-2:])) & full_fields:
         out.append(" ".join(words[-2:]))
+    stem = _abbreviated_tail(name)
+    if stem is not None and not plural_forms(stem) & field_words:
+        out.append(stem)
     return out
+
+
+_VOWELS = frozenset("aeiouy")
+_ENDINGS = re.compile(r"(?:e|o)(?:rs?|st|ds?|ns?)|ists?|ings?|ies|es|s|ts")
+"""English word endings (grammar): a name ending so is one word, not a word and an
+abbreviation ("drivers", "pitstops")."""
+
+
+def _abbreviated_tail(name: str) -> str | None:
+    """A name of one word that is a word of four letters or more and an abbreviation of
+    three or four letters written together ("useracct": "user" + "acct"; not
+    "custinfo": "info" has two vowels; not "drivers": an English ending): the word names
+    the model ("users"). An abbreviation is told by its letters — consonants but for its
+    first letter — not by a list of abbreviations."""
+    if " " in name or not name.isalpha():
+        return None
+    for cut in (len(name) - 4, len(name) - 3):
+        head, tail = name[:cut], name[cut:]
+        if len(head) >= 4 and not any(ch in _VOWELS for ch in tail[1:]) and \
+                not _ENDINGS.fullmatch(tail) and head[-1] not in _VOWELS:
+            return head
+    return None
 
 
 def _squashed_runs(low: str) -> dict[str, list[Span]]:

@@ -10,7 +10,8 @@ returns a reason when a part of the question found no place in the plan:
 - a superlative **of an aggregate** ("the category with the highest average price")
   without groups ordered by that aggregate: the answer is not per group;
 - an **aggregate word** ("average", "sum") computing nothing, and not a field's name: the
-  records shown are not the number asked for;
+  records shown are not the number asked for; or, beside other numbers computed, not
+  its own function ("the average person for each job" counted per job);
 - a **condition** stated and placed on no field ("more than 2" where no field counts):
   the rows shown would not meet it;
 - an **order** asked ("ordered by", "in descending order") with nothing to order by;
@@ -168,6 +169,33 @@ def aggregate_not_computed(q: Question, plan: Plan, grouped: bool) -> str | None
     return None
 
 
+_FUNCTION_WORDS: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(r"\b(?:average|avg|mean)\b", re.I), "avg("),
+    (re.compile(r"\bsum\b", re.I), "sum("),
+)
+"""An aggregate word and the function it asks for (grammar, not a schema)."""
+
+
+def function_not_computed(q: Question, plan: Plan, grouped: bool) -> str | None:
+    """"How old is the *average* person for each job" answered with a count per job:
+    numbers are computed, and not the function a word asks for (the same word naming a
+    field, "Average_Price", asks for nothing): the numbers shown are not the ones asked
+    for."""
+    if not grouped:
+        return None  # aggregate_not_computed reads these words then
+    computed = repr([plan.aggregates, plan.aggregate_orders, plan.having, plan.wheres,
+                     plan.orders]).lower()
+    names = [m.span for m in q.fields]
+    for pattern, function in _FUNCTION_WORDS:
+        if function in computed:
+            continue
+        for m in _said(pattern, q, plan):
+            if not any(overlaps(m.span(), s) for s in names):
+                return (f"{m.group(0).lower()!r} asks for {function[:-1]}(), which is not "
+                        "computed; no numbers are shown (they are not the ones asked for)")
+    return None
+
+
 _PER_GROUP = re.compile(r"\b(?:for|in|of|by)\s+(?:each|every|different|various|all\s+the\s+"
                         r"different)\b|\bper\b|\beach\s+of\b|\bgrouped\s+by\b", re.I)
 
@@ -301,6 +329,7 @@ CHECKS: tuple[Check, ...] = (
     superlative_without_order,
     order_not_placed,
     aggregate_not_computed,
+    function_not_computed,
     group_not_made,
     distinct_not_counted,
     possessed_not_answered,

@@ -12,11 +12,13 @@ an ``or`` of both readings.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from rapidfuzz import fuzz, process
 
 from agent_search.query._chinese import fold_width, has_cjk, to_simplified
+from agent_search.query.dsl import ModelSchema
 from agent_search.query.nl._demonyms import derived_values
 from agent_search.query.nl._lexicon import (
     STOPWORDS,
@@ -98,6 +100,26 @@ def _value_matches(q: Question, plan: Plan) -> list[Match]:
     return [m for m in found if not any(
         n[0] <= m.span[0] and m.span[1] <= n[1] and n[1] - n[0] > m.span[1] - m.span[0]
         for n in names)]
+
+
+def names_outside_phrases(low: str, schemas: Sequence[ModelSchema],
+                          mentions: Mapping[str, list[Span]]) -> dict[str, list[Span]]:
+    """``mentions`` without the model names written inside a known value of several words
+    ("airlines" inside the airline "American Airlines": the question names an airline,
+    not the table, and the value, read whole, is not read as "American" → United States
+    with the rest a table's name)."""
+    phrases = {v for schema in schemas for fld in schema.fields for value in fld.values
+               if " " in (v := value.lower()) and v in low}
+    if not phrases:
+        return dict(mentions)
+    inside = [span for v in phrases for span in find_phrase(low, v)]
+    out: dict[str, list[Span]] = {}
+    for model_id, spans in mentions.items():
+        kept = [s for s in spans if not any(
+            v[0] <= s[0] and s[1] <= v[1] and v[1] - v[0] > s[1] - s[0] for v in inside)]
+        if kept:
+            out[model_id] = kept
+    return out
 
 
 def _negated(q: Question, plan: Plan, match: Match) -> bool:
