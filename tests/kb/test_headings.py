@@ -32,6 +32,20 @@ def test_nothing_moves_without_weight_or_without_differing_headings() -> None:
     assert heading_keys([1.0], [0.9], 0.5) == [1.0]
 
 
+def test_headings_that_barely_differ_count_in_the_backgrounds_spread() -> None:
+    # twenty copies of one page and one other heading a hair closer to the question:
+    # among the candidates alone that hair is a standard deviation of evidence
+    keys = [5.0] * 20 + [4.0]
+    cosines = [0.100] * 20 + [0.104]
+    alone = heading_keys(keys, cosines, 0.5)
+    assert alone[-1] > alone[0]  # the standard score of a hair jumps the other page
+    floored = heading_keys(keys, cosines, 0.5, spread=0.05)  # unrelated text's spread
+    assert floored[-1] < floored[0]
+    assert max(abs(o - k) for o, k in zip(floored, keys, strict=True)) < 0.05
+    # a spread below the candidates' own changes nothing
+    assert heading_keys(keys, cosines, 0.5, spread=1e-6) == alone
+
+
 def test_the_heading_path_is_title_then_headings() -> None:
     hit = Hit("1", 0.5, {"title": "FAQ", "headings": ["Install", "How do I uninstall?"]})
     assert heading_path(hit) == "FAQ › Install › How do I uninstall?"

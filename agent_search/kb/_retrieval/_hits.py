@@ -53,9 +53,13 @@ def heading_path(hit: Hit) -> str:
     return " › ".join(x for x in parts if x)
 
 
-def heading_keys(keys: list[float], cosines: list[float], weight: float) -> list[float]:
+def heading_keys(keys: list[float], cosines: list[float], weight: float,
+                 spread: float = 0.0) -> list[float]:
     """``keys`` plus ``weight`` × each candidate's standard score, among the candidates, of
-    its heading path's cosine to the question (``cosines``).
+    its heading path's cosine to the question (``cosines``), its deviation at least
+    ``spread`` (the spread of the question's cosine to unrelated text: where the
+    candidates' headings barely differ — copies of one page, one heading repeated — their
+    differences are noise, not a standard deviation's worth of evidence).
 
     A chunk's text is embedded with its title and headings, but in a long section the
     heading is a few words of 256 tokens: "How do I uninstall Homebrew?" over a section
@@ -66,7 +70,7 @@ def heading_keys(keys: list[float], cosines: list[float], weight: float) -> list
     if weight <= 0.0 or len(cosines) < 2:
         return list(keys)
     c = np.asarray(cosines, dtype=np.float64)
-    std = float(c.std())
+    std = max(float(c.std()), spread)
     if std <= 1e-9:
         return list(keys)
     z = (c - float(c.mean())) / std

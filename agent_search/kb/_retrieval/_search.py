@@ -220,12 +220,14 @@ def search(store: KBStore, collection: str, plan: QueryPlan,
             hits = _search(store, collection, plan, moved, sparse, flt, points, stats, null)
     hits = with_payloads(store, collection, hits)  # one exit: every path's hits get them
     if headed and headings is not None and dense is not None:
-        hits = _heading_ranked(hits, plan.heading_weight, dense, headings)
+        hits = _heading_ranked(hits, plan.heading_weight, dense, headings,
+                               null.dense_std if null is not None else 0.0)
     return diversified(hits, plan.diversity, limit)
 
 
 def _heading_ranked(hits: list[Hit], weight: float, dense: NDArray[np.float32],
-                    headings: Callable[[list[str]], NDArray[np.float32]]) -> list[Hit]:
+                    headings: Callable[[list[str]], NDArray[np.float32]],
+                    spread: float = 0.0) -> list[Hit]:
     """The candidates ranked again by their keys plus their heading's evidence
     (:func:`~agent_search.kb._retrieval._hits.heading_keys`); scores stay their own,
     capped by the hit ranked above."""
@@ -235,7 +237,7 @@ def _heading_ranked(hits: list[Hit], weight: float, dense: NDArray[np.float32],
     rows /= np.maximum(np.linalg.norm(rows, axis=1, keepdims=True), 1e-12)
     q = np.asarray(dense, dtype=np.float64)
     q /= max(float(np.linalg.norm(q)), 1e-12)
-    keys = heading_keys([h.key for h in hits], (rows @ q).tolist(), weight)
+    keys = heading_keys([h.key for h in hits], (rows @ q).tolist(), weight, spread)
     return reranked(hits, keys, len(hits))
 
 
