@@ -71,13 +71,28 @@ def test_candidates_are_ranked_again_and_scores_follow_the_order() -> None:
 
     question = np.asarray(_unit(1, 0), dtype=np.float32)  # "how do I uninstall it?"
     out = _heading_ranked(hits, 0.5, question, embed)
-    assert out[0].point_id == "b"
+    assert [h.point_id for h in out] == ["a", "b", "c"]  # b's heading passes c
     scores = [h.score for h in out]
     assert scores == sorted(scores, reverse=True)
-    assert out[0].score == 0.85  # its own evidence, nothing above it
+    assert out[1].score == 0.85  # its own evidence, under a's 0.9
     assert all(h.score <= (h.own or 1.0) for h in out)
     # weight 0: the hybrid's order
     assert [h.point_id for h in _heading_ranked(hits, 0.0, question, embed)] == ["a", "c", "b"]
+
+
+def test_the_first_hit_never_moves_so_the_floor_decides_as_before() -> None:
+    # the uninstall section's heading is the question's, but its chunk's evidence is
+    # weak (0.01, under a 0.02 floor): first, it would drop the whole answer
+    vectors = {"A › Overview": _unit(0, 1), "B › How to uninstall": _unit(1, 0)}
+    hits = [Hit("a", 0.6, {"title": "A", "headings": ["Overview"]}, key=6.0, own=0.6),
+            Hit("b", 0.01, {"title": "B", "headings": ["How to uninstall"]}, key=5.99,
+                own=0.01)]
+
+    def embed(texts: list[str]) -> np.ndarray:
+        return np.asarray([vectors[t] for t in texts], dtype=np.float32)
+
+    out = _heading_ranked(hits, 5.0, np.asarray(_unit(1, 0), dtype=np.float32), embed)
+    assert [(h.point_id, h.score) for h in out] == [("a", 0.6), ("b", 0.01)]
 
 
 class _Counting:

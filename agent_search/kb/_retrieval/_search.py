@@ -228,9 +228,11 @@ def search(store: KBStore, collection: str, plan: QueryPlan,
 def _heading_ranked(hits: list[Hit], weight: float, dense: NDArray[np.float32],
                     headings: Callable[[list[str]], NDArray[np.float32]],
                     spread: float = 0.0) -> list[Hit]:
-    """The candidates ranked again by their keys plus their heading's evidence
-    (:func:`~agent_search.kb._retrieval._hits.heading_keys`); scores stay their own,
-    capped by the hit ranked above."""
+    """The candidates after the first ranked again by their keys plus their heading's
+    evidence (:func:`~agent_search.kb._retrieval._hits.heading_keys`); scores stay their
+    own, capped by the hit ranked above. The first hit never moves: a heading that put a
+    weaker chunk first would lower the first score, and a floor could then drop an
+    answer the hybrid had kept."""
     if len(hits) <= 1:
         return hits
     rows = np.asarray(headings([heading_path(h) for h in hits]), dtype=np.float64)
@@ -238,6 +240,9 @@ def _heading_ranked(hits: list[Hit], weight: float, dense: NDArray[np.float32],
     q = np.asarray(dense, dtype=np.float64)
     q /= max(float(np.linalg.norm(q)), 1e-12)
     keys = heading_keys([h.key for h in hits], (rows @ q).tolist(), weight, spread)
+    # the first hit stays (as with each document's best chunk first): whether anything
+    # clears a floor is the hybrid's evidence, not the heading's
+    keys[0] = max(keys) + 1.0
     return reranked(hits, keys, len(hits))
 
 
