@@ -31,6 +31,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -274,6 +275,25 @@ def _suggestion(store: KBStore, name: str, existing: list[str], allowed: Group |
     return did_you_mean(name, [near])
 
 
+_HEADINGS: dict[tuple[str, str], np.ndarray[Any, Any]] = {}
+"""Heading paths embedded, by model and text: a collection's headings repeat across
+searches (cleared past :data:`_HEADINGS_MAX`)."""
+_HEADINGS_MAX = 50_000
+
+
+def _embed_headings(embedder: Embedder, texts: list[str]) -> np.ndarray[Any, Any]:
+    """The heading paths' vectors (as passages), those not embedded yet in one batch."""
+    import numpy as np
+
+    missing = sorted({t for t in texts if (embedder.model_id, t) not in _HEADINGS})
+    if missing:
+        if len(_HEADINGS) + len(missing) > _HEADINGS_MAX:
+            _HEADINGS.clear()
+        for text, row in zip(missing, np.asarray(embedder.embed(missing)), strict=True):
+            _HEADINGS[(embedder.model_id, text)] = row
+    return np.asarray([_HEADINGS[(embedder.model_id, t)] for t in texts])
+
+
 def _embed_query(embedder: Embedder, query: str) -> np.ndarray[Any, Any]:
     vector: np.ndarray[Any, Any] = embedder.embed_query(query)
     return vector
@@ -340,7 +360,7 @@ def _retrieve(settings: KBSettings, home: Path, wanted: list[str], mode: str, li
             found = _search_one(store, info, settings, mode, limit,
                                 vectors.get(embedder.model_id), query,
                                 all_of(request_filter, allowed), background,
-                                settings.score_scale == "background", home)
+                                settings.score_scale == "background", home, embedder)
             if settings.foreign_veto and mode != "sparse":
                 found = _weigh_foreign(store, info, settings, found, query,
                                        vectors.get(embedder.model_id), background, embedder,
@@ -353,7 +373,8 @@ def _retrieve(settings: KBSettings, home: Path, wanted: list[str], mode: str, li
 def _search_one(store: KBStore, info: CollectionInfo, settings: KBSettings, mode: str,
                 limit: int, dense: Any, query: str, flt: Group | None,
                 background: Any = None, evidence: bool = True,
-                home: Path | None = None) -> list[tuple[str, Hit]]:
+                home: Path | None = None,
+                embedder: Embedder | None = None) -> list[tuple[str, Hit]]:
     """One collection's hits, scored as evidence over the query's background (its
     similarity to unrelated text for this model and these BM25 settings) unless
     ``evidence`` is off (``kb.score_scale: reference``)."""
@@ -364,7 +385,9 @@ def _search_one(store: KBStore, info: CollectionInfo, settings: KBSettings, mode
     sparse = bm25.query_vector(query) if mode != "dense" else None
     plan = QueryPlan.of(settings, mode, limit, bm25.k1)
     null = null_of(background, bm25, dense, sparse, query, home) if evidence else None
-    found = search(store, info.name, plan, dense, sparse, flt, info.points, null)
+    headings = (partial(_embed_headings, embedder) if embedder is not None
+                and settings.heading_weight > 0.0 else None)
+    found = search(store, info.name, plan, dense, sparse, flt, info.points, null, headings)
     return [(info.name, h) for h in found]
 
 

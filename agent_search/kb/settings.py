@@ -174,6 +174,11 @@ class KBSettings(KBConfig):
         "bring each document's best chunk before further chunks of documents already "
         "listed, when it scores at least 1 - diversity of the chunk it passes (0 = the "
         "ranking as it is, 1 = every document's best chunk first; see docs/kb-scores.md)"))
+    # 0.5: kept by four of five leave-one-project-out folds of bench/bench_realdocs.py
+    heading_weight: float = Field(default=0.5, ge=0, le=5, description=(
+        "rank the hybrid's top candidates again with their heading path's similarity to "
+        "the question (standard score among them, times this; 0 = off; see "
+        "docs/kb-scores.md)"))
     foreign_veto: bool = Field(default=True, description=(
         "weigh each hit's score by the meaning the question keeps without the rare words "
         "the passage lacks (a question about a neighbouring tool gets no confident "

@@ -7,6 +7,8 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 if TYPE_CHECKING:
     from agent_search.kb._store import KBStore
 
@@ -42,6 +44,37 @@ def document_of(hit: Hit) -> str:
     else its source, else the chunk itself (a chunk of nothing known is its own document)."""
     p = hit.payload
     return str(p.get("document_id") or p.get("source") or hit.point_id)
+
+
+def heading_path(hit: Hit) -> str:
+    """The chunk's place in its page as a reader sees it: "title › heading › …"."""
+    p = hit.payload
+    parts = [str(p.get("title") or ""), *(str(h) for h in p.get("headings") or [])]
+    return " › ".join(x for x in parts if x)
+
+
+def heading_keys(keys: list[float], cosines: list[float], weight: float,
+                 spread: float = 0.0) -> list[float]:
+    """``keys`` plus ``weight`` × each candidate's standard score, among the candidates, of
+    its heading path's cosine to the question (``cosines``), its deviation at least
+    ``spread`` (the spread of the question's cosine to unrelated text: where the
+    candidates' headings barely differ — copies of one page, one heading repeated — their
+    differences are noise, not a standard deviation's worth of evidence).
+
+    A chunk's text is embedded with its title and headings, but in a long section the
+    heading is a few words of 256 tokens: "How do I uninstall Homebrew?" over a section
+    on the uninstall script says what the section answers better than its shell lines
+    do. The heading's own similarity, compared among the candidates (all of them are on
+    the question's topic; what counts is which section is *about* it), is that evidence.
+    Unchanged when the candidates' headings do not differ."""
+    if weight <= 0.0 or len(cosines) < 2:
+        return list(keys)
+    c = np.asarray(cosines, dtype=np.float64)
+    std = max(float(c.std()), spread)
+    if std <= 1e-9:
+        return list(keys)
+    z = (c - float(c.mean())) / std
+    return [k + weight * float(zi) for k, zi in zip(keys, z.tolist(), strict=True)]
 
 
 def diversified(hits: list[Hit], diversity: float, limit: int) -> list[Hit]:

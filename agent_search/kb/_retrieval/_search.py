@@ -72,7 +72,13 @@ from agent_search.kb._retrieval._evidence import (
 )
 from agent_search.kb._retrieval._foreign import FOREIGN
 from agent_search.kb._retrieval._hits import Hit as Hit  # re-exported: the handler and tests use it
-from agent_search.kb._retrieval._hits import diversified, reranked, with_payloads
+from agent_search.kb._retrieval._hits import (
+    diversified,
+    heading_keys,
+    heading_path,
+    reranked,
+    with_payloads,
+)
 from agent_search.kb._store import (
     DENSE,
     SPARSE,
@@ -154,6 +160,7 @@ class QueryPlan:
     feedback_docs: int = 0
     feedback_weight: float = 0.0
     diversity: float = 0.0
+    heading_weight: float = 0.0
 
     @classmethod
     def of(cls, settings: KBSettings, mode: str, limit: int, k1: float) -> QueryPlan:
@@ -161,12 +168,13 @@ class QueryPlan:
                    settings.dense_weight, settings.sparse_weight, settings.rrf_k, k1,
                    settings.prf_docs if mode != "sparse" else 0, settings.prf_weight,
                    settings.feedback_docs if mode == "hybrid" else 0,
-                   settings.feedback_weight, settings.diversity)
+                   settings.feedback_weight, settings.diversity, settings.heading_weight)
 
 
 def search(store: KBStore, collection: str, plan: QueryPlan,
            dense: NDArray[np.float32] | None, sparse: SparseVec | None,
-           flt: Group | None, points: int, null: Null | None = None) -> list[Hit]:
+           flt: Group | None, points: int, null: Null | None = None,
+           headings: Callable[[list[str]], NDArray[np.float32]] | None = None) -> list[Hit]:
     """Search one collection (``flt``: the request's filter AND the caller's visibility);
     with pseudo-relevance feedback, a second round with the moved query vector; with
     ``plan.diversity``, each document's best chunk before further chunks of documents
@@ -177,7 +185,12 @@ def search(store: KBStore, collection: str, plan: QueryPlan,
     (:mod:`agent_search.kb._retrieval._background`);
     with it, scores are evidence over that background and the hybrid weighs each branch by
     how far its best candidate stands out (see :data:`EVIDENCE`); without it (a caller
-    that has no background), the SciFact calibration's constants."""
+    that has no background), the SciFact calibration's constants.
+
+    ``headings``: embeds heading paths (one row each); with it and
+    ``plan.heading_weight``, the candidates are ranked again with their heading's
+    similarity to the question (:func:`_heading_ranked`), before each document's best
+    chunk is brought first."""
     sparse = sparse if sparse is not None and sparse.indices else None
     needs_stats = sparse is not None or (plan.mode == "hybrid"
                                          and plan.fusion in ("calibrated", "zscore"))
@@ -188,7 +201,12 @@ def search(store: KBStore, collection: str, plan: QueryPlan,
     # feedback ranks the branches' top candidates again with the top ones' centre, and
     # the documents' best chunks come first from among them: both need more than limit
     deep = max(limit, min(plan.prefetch, _feedback.DEPTH))
-    pool = deep if plan.diversity > 0.0 else limit
+    # the candidates are a small part of the collection (as for feedback): in five notes
+    # every note's chunks are candidates, and their standing among them says nothing
+    headed = (plan.mode == "hybrid" and plan.fusion == "calibrated" and dense is not None
+              and points >= _feedback.MIN_SHARE * limit
+              and plan.heading_weight > 0.0 and headings is not None)
+    pool = deep if plan.diversity > 0.0 or headed else limit
     plan = replace(plan, limit=deep if neighbours else pool)
     hits = _search(store, collection, plan, dense, sparse, flt, points, stats, null)
     if neighbours:
@@ -201,7 +219,31 @@ def search(store: KBStore, collection: str, plan: QueryPlan,
         if moved is not None:
             hits = _search(store, collection, plan, moved, sparse, flt, points, stats, null)
     hits = with_payloads(store, collection, hits)  # one exit: every path's hits get them
+    if headed and headings is not None and dense is not None:
+        hits = _heading_ranked(hits, plan.heading_weight, dense, headings,
+                               null.dense_std if null is not None else 0.0)
     return diversified(hits, plan.diversity, limit)
+
+
+def _heading_ranked(hits: list[Hit], weight: float, dense: NDArray[np.float32],
+                    headings: Callable[[list[str]], NDArray[np.float32]],
+                    spread: float = 0.0) -> list[Hit]:
+    """The candidates after the first ranked again by their keys plus their heading's
+    evidence (:func:`~agent_search.kb._retrieval._hits.heading_keys`); scores stay their
+    own, capped by the hit ranked above. The first hit never moves: a heading that put a
+    weaker chunk first would lower the first score, and a floor could then drop an
+    answer the hybrid had kept."""
+    if len(hits) <= 1:
+        return hits
+    rows = np.asarray(headings([heading_path(h) for h in hits]), dtype=np.float64)
+    rows /= np.maximum(np.linalg.norm(rows, axis=1, keepdims=True), 1e-12)
+    q = np.asarray(dense, dtype=np.float64)
+    q /= max(float(np.linalg.norm(q)), 1e-12)
+    keys = heading_keys([h.key for h in hits], (rows @ q).tolist(), weight, spread)
+    # the first hit stays (as with each document's best chunk first): whether anything
+    # clears a floor is the hybrid's evidence, not the heading's
+    keys[0] = max(keys) + 1.0
+    return reranked(hits, keys, len(hits))
 
 
 def _moved_query(store: KBStore, collection: str, plan: QueryPlan,
