@@ -289,6 +289,22 @@ def _as_json(value: Any) -> Any:
     return value
 
 
+def legacy_note(name: str) -> str:
+    """What a deprecated top-level field ``name`` of a request is now, in one line: the
+    text of its :class:`DeprecationWarning`, and of the HTTP service's ``Warning``
+    header."""
+    if name == "threshold":
+        return "Request field 'threshold' is deprecated: it is min_score, the one " \
+            "relevance floor"
+    return f"Request field {name!r} is deprecated: pass it as options.{name}"
+
+
+def legacy_fields(data: Mapping[str, Any]) -> list[str]:
+    """The deprecated top-level fields ``data`` (one request, as sent) gives, in the
+    order their warnings are issued."""
+    return [name for name in (*LEGACY_OPTIONS, "threshold") if name in data]
+
+
 def move_legacy_fields(data: Mapping[str, Any]) -> dict[str, Any]:
     """``data`` with its deprecated top-level fields moved where they live now, each
     named in a :class:`DeprecationWarning`. An empty or false value was "not given" and
@@ -300,8 +316,7 @@ def move_legacy_fields(data: Mapping[str, Any]) -> dict[str, Any]:
         if name not in data:
             continue
         value = _LEGACY_CHECKS.get(name, _as_json)(data.pop(name))
-        warnings.warn(f"Request field {name!r} is deprecated: pass it as "
-                      f"options.{name}", DeprecationWarning, stacklevel=4)
+        warnings.warn(legacy_note(name), DeprecationWarning, stacklevel=4)
         if value is None or value is False or value == [] or value == ():
             continue
         if name in options and options[name] != value:
@@ -310,8 +325,7 @@ def move_legacy_fields(data: Mapping[str, Any]) -> dict[str, Any]:
         options[name] = value
     if "threshold" in data:
         threshold = data.pop("threshold")
-        warnings.warn("Request field 'threshold' is deprecated: it is min_score, the one "
-                      "relevance floor", DeprecationWarning, stacklevel=4)
+        warnings.warn(legacy_note("threshold"), DeprecationWarning, stacklevel=4)
         if threshold is not None:
             if isinstance(threshold, bool):
                 raise ValueError("threshold: expected a number, not true/false")

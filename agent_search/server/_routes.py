@@ -54,7 +54,7 @@ from agent_search.server._streams import (
 from agent_search.server.service import Service
 from agent_search.trace import first_line
 from agent_search.types import Request as RequestModel
-from agent_search.types import Result
+from agent_search.types import Result, legacy_fields, legacy_note
 
 T = TypeVar("T")
 B = TypeVar("B", bound=BaseModel)
@@ -234,6 +234,7 @@ async def search(request: Request) -> Response:
             raise ApiError(422, f"requests: {len(raw['requests'])} searches; the limit is "
                            f"{cap}", param="requests", code="too_many_searches")
     body = _validate(SearchBody, raw, single_request=single)
+    notes = deprecation_notes(raw, single=single)
     searcher = service.searcher
     _check_types(body.requests, [*BUILTIN_TYPES, *searcher.registry.types], single=single)
     ctx = searcher.context(user_id=identity.user_id, team_id=identity.team_id)
@@ -241,6 +242,8 @@ async def search(request: Request) -> Response:
     for result in results:
         service.metrics.observe_search(result.type, result.error, result.duration_ms)
     headers = {"X-Request-Id": ctx.request_id}
+    if notes:
+        headers["Warning"] = ", ".join(f'299 agent-search "{note}"' for note in notes)
     if body.merge:
         content = _dump(_RESULT, await searcher.merge(results, ctx=ctx))
     elif single:
@@ -248,6 +251,18 @@ async def search(request: Request) -> Response:
     else:
         content = _dump(_RESULTS, results)
     return Response(content, media_type="application/json", headers=headers)
+
+
+def deprecation_notes(raw: dict[str, Any], *, single: bool) -> list[str]:
+    """One line per deprecated field of the requests in ``raw`` (the body as validated),
+    naming where it is (``requests[1]: ...`` in a list): the response's ``Warning``
+    header (code 299, as Kubernetes' API server warns of deprecated use), since an HTTP
+    client sees no Python warning."""
+    notes = []
+    for n, req in enumerate(raw["requests"]):
+        where = "" if single else f"requests[{n}]: "
+        notes += [where + legacy_note(name) for name in legacy_fields(req)]
+    return notes
 
 
 def _check_types(requests: Sequence[RequestModel], known: Sequence[str], *,
