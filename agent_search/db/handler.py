@@ -13,7 +13,8 @@ ones are ANDed/appended after them; the permission filter of
 ``wheres``, ``orders`` and ``select``:
 
 - ``dsl`` (object): a QueryDSL (or ``{"queries": [...]}``) to run instead of generating
-  one; validated like a generator's answer.
+  one; bounded with the other options (queries, depth, size as JSON), then validated
+  like a generator's answer.
 - ``generate`` (bool, default true): false runs only the preset wheres/orders.
 - ``history`` (list of strings): the earlier user turns of a conversation, oldest first;
   the query is then read as their follow-up (:mod:`agent_search.query.followup`).
@@ -41,14 +42,16 @@ widen a search.
 
 from __future__ import annotations
 
+import json
 import warnings
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import anyio
-from pydantic import Field, StrictBool
+from pydantic import AfterValidator, Field, StrictBool
 
+from agent_search._text import too_deep
 from agent_search.config import SearchConfig
 from agent_search.context import Context
 from agent_search.db.models import ModelDef, load_definitions
@@ -68,6 +71,7 @@ from agent_search.registry import config_option
 from agent_search.trace import span
 from agent_search.types import (
     MAX_WHERE_CLAUSES,
+    MAX_WHERE_DEPTH,
     QueryOrder,
     QueryWhere,
     Request,
@@ -86,6 +90,28 @@ if TYPE_CHECKING:  # imported where used: SQLAlchemy and the parser load on the 
 MAX_MODEL_NAMES_IN_ERROR = 20
 MAX_HISTORY_TURNS = 100
 """Most earlier turns ``options.history`` may hold (the last few are read)."""
+MAX_DSL_QUERIES = 16
+"""Most queries an explicit ``options.dsl`` may run (each one is a SELECT)."""
+MAX_DSL_DEPTH = 2 * MAX_WHERE_DEPTH + 8
+"""Deepest nesting of an explicit DSL: its where trees and the few levels around them."""
+MAX_DSL_CHARS = 65_536
+"""Largest explicit DSL, as JSON text (its clauses, terms and names are capped too)."""
+
+
+def _check_dsl(dsl: dict[str, Any] | None) -> dict[str, Any] | None:
+    """Bound an explicit DSL's size before the catalog is read or a query runs; its
+    meaning is checked against the schemas later (:func:`validate_dsl`)."""
+    if dsl is None:
+        return None
+    if too_deep(dsl, MAX_DSL_DEPTH):
+        raise ValueError(f"nested deeper than {MAX_DSL_DEPTH} levels")
+    queries = dsl.get("queries")
+    if isinstance(queries, list) and len(queries) > MAX_DSL_QUERIES:
+        raise ValueError(f"{len(queries)} queries; the limit is {MAX_DSL_QUERIES}")
+    size = len(json.dumps(dsl, default=str))
+    if size > MAX_DSL_CHARS:
+        raise ValueError(f"{size} characters as JSON; the limit is {MAX_DSL_CHARS}")
+    return dsl
 
 
 class DBOptions(SearchOptions):
@@ -101,8 +127,10 @@ class DBOptions(SearchOptions):
                                             description="preset orders, after db.orders")
     select: list[str] | None = Field(default=None, max_length=MAX_WHERE_CLAUSES,
                                      description="the fields each record shows")
-    dsl: dict[str, Any] | None = Field(default=None, description=(
-        "a QueryDSL (or {'queries': [...]}) to run instead of generating one"))
+    dsl: Annotated[dict[str, Any] | None, AfterValidator(_check_dsl)] = Field(
+        default=None, description=(
+            f"a QueryDSL (or {{'queries': [...]}}, at most {MAX_DSL_QUERIES}) to run instead "
+            f"of generating one; at most {MAX_DSL_CHARS} characters as JSON"))
     generate: StrictBool | None = Field(default=None, description=(
         "false runs only the preset wheres/orders"))
 
