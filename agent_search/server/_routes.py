@@ -42,6 +42,7 @@ from agent_search.server._schemas import (
     SearchBody,
     StreamRequest,
 )
+from agent_search.server._search_doc import REF_TEMPLATE, SEARCH_PATH, search_operation
 from agent_search.server._sse import EventStreamResponse, Write
 from agent_search.server._streams import (
     ChatFormat,
@@ -320,36 +321,24 @@ def _dump(adapter: TypeAdapter[Any], value: Any) -> bytes:
 # (the bound on the number of searches comes before validation), so FastAPI's request
 # handling (dependency solving, body reading, response checks) would only add ~60 µs a
 # call — ~0.3 ms on a machine whose caches other work keeps cold, against a 3 ms budget.
-# The OpenAPI document gets the operation from :func:`document_search`.
+# The OpenAPI document gets the operation from :mod:`agent_search.server._search_doc`.
 router.add_route("/v1/search", search, methods=["POST"], include_in_schema=False)
-_SEARCH_BODY = TypeAdapter(RequestModel | list[RequestModel] | SearchBody)
-_SEARCH_RESULT = TypeAdapter(Result | list[Result])
 
 
-def document_routes(schema: dict[str, Any]) -> None:
+def document_routes(schema: dict[str, Any], registry: Registry) -> None:
     """Add to an OpenAPI document made by FastAPI what it cannot see: the schemas of the
-    bodies routes parse themselves, and ``POST /v1/search`` (a plain route: body and
-    response schemas, bearer security)."""
-    template = "#/components/schemas/{model}"
+    bodies routes parse themselves, and ``POST /v1/search`` (a plain route), generated
+    for the handlers of ``registry`` (each type's options model)."""
     schemas = schema.setdefault("components", {}).setdefault("schemas", {})
     for model in _DOCUMENTED_BODIES:
-        definition = model.model_json_schema(ref_template=template)
+        definition = model.model_json_schema(ref_template=REF_TEMPLATE)
         for name, nested in definition.pop("$defs", {}).items():
             schemas.setdefault(name, nested)
         schemas[model.__name__] = definition
-    body = _SEARCH_BODY.json_schema(ref_template=template)
-    result = _SEARCH_RESULT.json_schema(mode="serialization", ref_template=template)
-    for defs in (body.pop("$defs", {}), result.pop("$defs", {})):
-        for name, definition in defs.items():
-            schemas.setdefault(name, definition)
-    error = {"description": "An error in the OpenAI shape ({\"error\": {...}})"}
-    schema.setdefault("paths", {})["/v1/search"] = {"post": {
-        "tags": ["search"], "summary": "Search", "operationId": "search_v1_search_post",
-        "description": (search.__doc__ or "").strip(), **_SECURED,
-        "requestBody": {"required": True, "content": {"application/json": {"schema": body}}},
-        "responses": {"200": {"description": "The Result, or the list of Results",
-                              "content": {"application/json": {"schema": result}}},
-                      **{code: error for code in ("400", "401", "413", "422", "429")}}}}
+    operation, defined = search_operation(registry, search, _SECURED)
+    for name, definition in defined.items():
+        schemas.setdefault(name, definition)
+    schema.setdefault("paths", {})[SEARCH_PATH] = operation
 
 
 @router.get("/v1/models", tags=["chat"], openapi_extra=_SECURED)

@@ -18,7 +18,7 @@ def test_health_ready_models(running: Running) -> None:
     ids = [m.id for m in client(running).models.list()]
     assert ids == ["broken", "cite", "offline", "stall", "tools"]
     schema = httpx.get(f"{running.url}/openapi.json").json()
-    search = schema["paths"]["/v1/search"]["post"]  # a plain route, documented by hand
+    search = schema["paths"]["/v1/search"]["post"]  # a plain route, documented from models
     body = search["requestBody"]["content"]["application/json"]["schema"]
     assert {"$ref": "#/components/schemas/Request"} in body["anyOf"]
     assert "query" in schema["components"]["schemas"]["Request"]["properties"]
