@@ -313,30 +313,41 @@ def move_legacy_fields(data: Mapping[str, Any]) -> dict[str, Any]:
     raw_options = data.get("options")
     options = dict(raw_options) if isinstance(raw_options, Mapping) else {}
     for name in LEGACY_OPTIONS:
-        if name not in data:
-            continue
-        value = _LEGACY_CHECKS.get(name, _as_json)(data.pop(name))
-        warnings.warn(legacy_note(name), DeprecationWarning, stacklevel=4)
-        if value is None or value is False or value == [] or value == ():
-            continue
-        if name in options and options[name] != value:
-            raise ValueError(f"{name} is given twice, as a field and as options.{name}, "
-                             "with different values")
-        options[name] = value
+        if name in data:
+            _move_option(name, data.pop(name), options)
     if "threshold" in data:
-        threshold = data.pop("threshold")
-        warnings.warn(legacy_note("threshold"), DeprecationWarning, stacklevel=4)
-        if threshold is not None:
-            if isinstance(threshold, bool):
-                raise ValueError("threshold: expected a number, not true/false")
-            if isinstance(threshold, int | float) and not 0.0 <= threshold <= 1.0:
-                raise ValueError(f"threshold {threshold} is outside 0..1")
-            if data.get("min_score") not in (None, threshold):
-                raise ValueError("threshold and min_score are the same floor; give one")
-            data["min_score"] = threshold
+        _move_threshold(data)
     if raw_options is None or isinstance(raw_options, Mapping):
         data["options"] = options  # else the bad value stays, for the field's error
     return data
+
+
+def _move_option(name: str, given: Any, options: dict[str, Any]) -> None:
+    """The legacy field ``name``'s value into ``options`` (warned; an empty value
+    dropped; a different value there already refused)."""
+    value = _LEGACY_CHECKS.get(name, _as_json)(given)
+    warnings.warn(legacy_note(name), DeprecationWarning, stacklevel=5)
+    if value is None or value is False or value == [] or value == ():
+        return
+    if name in options and options[name] != value:
+        raise ValueError(f"{name} is given twice, as a field and as options.{name}, "
+                         "with different values")
+    options[name] = value
+
+
+def _move_threshold(data: dict[str, Any]) -> None:
+    """``threshold`` into ``min_score`` (warned; checked as the floor it is)."""
+    threshold = data.pop("threshold")
+    warnings.warn(legacy_note("threshold"), DeprecationWarning, stacklevel=5)
+    if threshold is None:
+        return
+    if isinstance(threshold, bool):
+        raise ValueError("threshold: expected a number, not true/false")
+    if isinstance(threshold, int | float) and not 0.0 <= threshold <= 1.0:
+        raise ValueError(f"threshold {threshold} is outside 0..1")
+    if data.get("min_score") not in (None, threshold):
+        raise ValueError("threshold and min_score are the same floor; give one")
+    data["min_score"] = threshold
 
 
 def _checked(model: type[QueryWhere] | type[QueryOrder]) -> Any:
