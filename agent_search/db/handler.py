@@ -104,7 +104,8 @@ def _check_dsl(dsl: dict[str, Any] | None) -> dict[str, Any] | None:
     if dsl is None:
         return None
     if too_deep(dsl, MAX_DSL_DEPTH):
-        raise ValueError(f"nested deeper than {MAX_DSL_DEPTH} levels")
+        raise ValueError(f"nested deeper than {MAX_DSL_DEPTH} levels (where groups nest "
+                         f"at most {MAX_WHERE_DEPTH} deep)")
     queries = dsl.get("queries")
     if isinstance(queries, list) and len(queries) > MAX_DSL_QUERIES:
         raise ValueError(f"{len(queries)} queries; the limit is {MAX_DSL_QUERIES}")
@@ -292,10 +293,7 @@ class DBHandler:
         if not entries:
             return _error(request, "no model can be searched: " + "; ".join(warnings),
                           warnings)
-        limit = request.limit or settings.max_results  # filled by the searcher
-        if limit > settings.max_results:
-            warnings.append(f"limit {limit} capped at {settings.max_results} (db.max_results)")
-            limit = settings.max_results
+        limit = _capped_limit(request.limit, settings.max_results, warnings)
         with span("dsl_build") as node:
             generated = await self._generate(ctx, request, options, entries, warnings)
             node.attributes["generator"] = generated.generator
@@ -307,28 +305,35 @@ class DBHandler:
                       count_max=self.settings.count_max,
                       count_asked_max=self.settings.count_asked_max,
                       warnings=warnings)
-        items: list[ResultItem] = []
-        executed: list[dict[str, Any]] = []
-        total = 0
-        by_id = {e.id.lower(): e for e in entries}
         with span("db_query") as node:
-            async with self.engine.connect() as conn:
-                for query in generated.queries:
-                    q_items, q_total, q_json = await _run_query(
-                        conn, scope, by_id[query.model.lower()], query, generated.confidence)
-                    items.extend(q_items)
-                    total += q_total
-                    executed.append(q_json)
+            items, total, executed = await self._run_queries(scope, entries, generated)
             node.attributes["rows"] = len(items)
         if len(items) > limit:  # several models: the best scores of all, not the first
             # model's (answer rows of an aggregate before records of the same score)
-            items = sorted(items, key=lambda i: (-i.score, i.metadata.get("kind") !=
-                                                 "aggregate"))[:limit]
+            items = sorted(items, key=_best_first)[:limit]
         dsl = {"queries": executed, "explanation": generated.explanation,
                "generator": generated.generator, "confidence": generated.confidence,
                "fallback": generated.fallback, "warnings": list(warnings)}
         return Result(type=self.type, query=request.query, items=items, total=total,
                       warnings=warnings, dsl=dsl)
+
+    async def _run_queries(self, scope: Scope, entries: list[ModelEntry],
+                           generated: GeneratedDSL
+                           ) -> tuple[list[ResultItem], int, list[dict[str, Any]]]:
+        """Each generated query on one connection: the items, the total of matching
+        records, and the queries as executed."""
+        items: list[ResultItem] = []
+        executed: list[dict[str, Any]] = []
+        total = 0
+        by_id = {e.id.lower(): e for e in entries}
+        async with self.engine.connect() as conn:
+            for query in generated.queries:
+                q_items, q_total, q_json = await _run_query(
+                    conn, scope, by_id[query.model.lower()], query, generated.confidence)
+                items.extend(q_items)
+                total += q_total
+                executed.append(q_json)
+        return items, total, executed
 
     # -- models ----------------------------------------------------------------------
 
@@ -495,6 +500,21 @@ class DBHandler:
             raise DSLGenerationError(message)
         warnings.append(message + "; used the builtin generator")
         return builtin
+
+
+def _capped_limit(asked: int | None, most: int, warnings: list[str]) -> int:
+    """The search's limit (filled by the searcher), capped at ``db.max_results`` with a
+    warning."""
+    limit = asked or most
+    if limit > most:
+        warnings.append(f"limit {limit} capped at {most} (db.max_results)")
+        return most
+    return limit
+
+
+def _best_first(item: ResultItem) -> tuple[float, bool]:
+    """Sort key: higher score first; an aggregate's answer row before a record."""
+    return -item.score, item.metadata.get("kind") != "aggregate"
 
 
 def _earlier_turns(raw: Any) -> list[str]:
