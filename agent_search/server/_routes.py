@@ -223,17 +223,7 @@ async def search(request: Request) -> Response:
     "merge": bool}`` → the list of Results (run in parallel), or one merged Result."""
     identity = identity_of(request.scope)
     service = service_of(request)
-    raw = await _json_body(request)
-    single = isinstance(raw, dict) and "requests" not in raw
-    if isinstance(raw, list):
-        raw = {"requests": raw}
-    elif single:
-        raw = {"requests": [raw]}
-    if isinstance(raw, dict) and isinstance(raw.get("requests"), list):
-        cap = service.settings.max_searches
-        if len(raw["requests"]) > cap:
-            raise ApiError(422, f"requests: {len(raw['requests'])} searches; the limit is "
-                           f"{cap}", param="requests", code="too_many_searches")
+    raw, single = _search_body(await _json_body(request), service.settings.max_searches)
     body = _validate(SearchBody, raw, single_request=single)
     notes = deprecation_notes(raw, single=single)
     searcher = service.searcher
@@ -247,11 +237,24 @@ async def search(request: Request) -> Response:
         headers["Warning"] = ", ".join(f'299 agent-search "{note}"' for note in notes)
     if body.merge:
         content = _dump(_RESULT, await searcher.merge(results, ctx=ctx))
-    elif single:
-        content = _dump(_RESULT, results[0])
     else:
-        content = _dump(_RESULTS, results)
+        content = _dump(_RESULT, results[0]) if single else _dump(_RESULTS, results)
     return Response(content, media_type="application/json", headers=headers)
+
+
+def _search_body(raw: Any, cap: int) -> tuple[Any, bool]:
+    """The body of ``POST /v1/search`` in the ``{"requests": [...]}`` shape, and whether
+    it was one request; more than ``cap`` searches is a 422 before validation."""
+    single = isinstance(raw, dict) and "requests" not in raw
+    if isinstance(raw, list):
+        raw = {"requests": raw}
+    elif single:
+        raw = {"requests": [raw]}
+    requests = raw.get("requests") if isinstance(raw, dict) else None
+    if isinstance(requests, list) and len(requests) > cap:
+        raise ApiError(422, f"requests: {len(requests)} searches; the limit is {cap}",
+                       param="requests", code="too_many_searches")
+    return raw, single
 
 
 def deprecation_notes(raw: dict[str, Any], *, single: bool) -> list[str]:
