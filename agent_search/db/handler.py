@@ -406,16 +406,26 @@ class DBHandler:
         for _hop in range(2):
             reached: list[tuple[ModelEntry, bool]] = []
             for entry, any_kind in frontier:
-                for rel in entry.schema.relations:
-                    target = self.catalog.find(rel.model)
-                    if not (any_kind or rel.type == "hasOne") or target is None \
-                            or target.missing or target.id.lower() in ids:
+                for target, has_one in self._new_targets(entry, any_kind, ids):
+                    if target.id.lower() in ids:  # two relations to one model
                         continue
                     ids.add(target.id.lower())
                     out.append(self._schema(target, queryable=False))
-                    if rel.type == "hasOne":
+                    if has_one:
                         reached.append((target, False))
             frontier = reached
+        return out
+
+    def _new_targets(self, entry: ModelEntry, any_kind: bool, ids: set[str]
+                     ) -> list[tuple[ModelEntry, bool]]:
+        """The models ``entry``'s relations point at (hasOne only unless ``any_kind``)
+        that exist and are not among ``ids`` yet, each with whether it is a hasOne."""
+        out = []
+        for rel in entry.schema.relations:
+            has_one = rel.type == "hasOne"
+            target = self.catalog.find(rel.model) if any_kind or has_one else None
+            if target is not None and not target.missing and target.id.lower() not in ids:
+                out.append((target, has_one))
         return out
 
     # -- generation ------------------------------------------------------------------
