@@ -34,7 +34,7 @@ from agent_search._results import (
     with_defaults,
 )
 from agent_search.cache import ResultCache
-from agent_search.config import SearchConfig
+from agent_search.config import SearchConfig, TypeConfig
 from agent_search.context import Context
 from agent_search.deps import Deps, Layered
 from agent_search.errors import ConfigError, InputError, validation_summary
@@ -417,59 +417,61 @@ class Searcher:
         node: TraceNode,
         shared: anyio.CancelScope | None,
     ) -> Result:
+        prepared = self._prepare(ctx, request, search_id)
+        if isinstance(prepared, Result):
+            return prepared
+        request, handler, limit, section = prepared
+        deadline = min(cutoff, now + (request.timeout or ctx.config.options.timeout))
+        scope = _own_scope(deadline, shared)
+        with activate(node):
+            try:
+                result = await self._call(ctx, request, handler, scope)
+            except Exception as exc:  # a handler's failure stays in its Result
+                return _handler_failed(request, search_id, first_line(exc))
+        if _timed_out(scope, deadline):
+            return failed_result(request, search_id, timeout_error(request, deadline, now, cutoff))
+        if not isinstance(result, Result):
+            return _handler_failed(request, search_id,
+                                   f"handler returned {type(result).__name__}, not a Result")
+        stamp(ctx, request, _own_words(request, result), search_id, limit, section)
+        if request.rerank is not None and result.items:
+            with activate(node):
+                result.items, result.rerank_error = await self._rerank(
+                    ctx, request.rerank.type, request.query, result.items,
+                    request.rerank.top_k)
+        return result
+
+    def _prepare(self, ctx: Context, request: Request, search_id: str
+                 ) -> tuple[Request, Handler, int, TypeConfig | None] | Result:
+        """The request with its limit and options filled once, its handler, limit and
+        section — or the Result saying why it cannot run, before the search costs
+        anything."""
         config = ctx.config
-        opts = config.options
         section = config.section(request.type)  # once: limit, defaults and floor
         limit = request.limit or config.limit_in(section)
-        if limit > opts.max_limit:
-            return failed_result(
-                request, search_id, f"invalid request: limit {limit} is outside 1..{opts.max_limit}"
-            )
+        if limit > config.options.max_limit:
+            return failed_result(request, search_id, "invalid request: limit "
+                                 f"{limit} is outside 1..{config.options.max_limit}")
         try:
             handler = self.registry.resolve(ctx, request)
         except Exception as exc:  # a handler's can_handle is its code too: its Result
             return _handler_failed(request, search_id, first_line(exc))
         if handler is None:
             return failed_result(request, search_id, f"unsupported search type: {request.type}")
-        try:  # limit and options filled once, checked before the search costs anything
-            request = with_defaults(request, section, limit, handler, config)
+        try:
+            filled = with_defaults(request, section, limit, handler, config)
         except (InputError, ConfigError, ValueError) as exc:
             return failed_result(request, search_id,
                                  search_error(request.type, " ".join(str(exc).split())))
+        return filled, handler, limit, section
 
-        deadline = min(cutoff, now + (request.timeout or opts.timeout))
-        # a shared scope enforces this limit unless this search's own is shorter
-        scope = (anyio.CancelScope(deadline=deadline)
-                 if shared is None or deadline < shared.deadline else None)
-        result: Any = None
-        with activate(node):
-            try:
-                if config.cache.enabled and config.cache.caches(request.type):
-                    result = await self._cached(ctx, request, handler, scope)
-                elif scope is None:
-                    result = await handler.search(ctx, request)
-                else:
-                    with scope:
-                        result = await handler.search(ctx, request)
-            except Exception as exc:  # a handler's failure stays in its Result
-                return _handler_failed(request, search_id, first_line(exc))
-        if (scope is not None and scope.cancelled_caught) or anyio.current_time() > deadline:
-            # also when the handler blocked the event loop past its limit, so no scope
-            # could fire: a late answer is reported as the timeout it is
-            return failed_result(request, search_id, timeout_error(request, deadline, now, cutoff))
-        if not isinstance(result, Result):
-            return _handler_failed(request, search_id,
-                                   f"handler returned {type(result).__name__}, not a Result")
-
-        if result.error is not None:  # the handler's own words, on the one boundary
-            store(result, error=search_error(request.type, result.error))
-        stamp(ctx, request, result, search_id, limit, section)
-        items = result.items
-        if request.rerank is not None and items:
-            with activate(node):
-                result.items, result.rerank_error = await self._rerank(
-                    ctx, request.rerank.type, request.query, items, request.rerank.top_k)
-        return result
+    async def _call(self, ctx: Context, request: Request, handler: Handler,
+                    scope: anyio.CancelScope | None) -> Any:
+        """The handler's answer, through the result cache when it keeps this type."""
+        cache = ctx.config.cache
+        if cache.enabled and cache.caches(request.type):
+            return await self._cached(ctx, request, handler, scope)
+        return await _search_under(scope, handler, ctx, request)
 
     async def _cached(self, ctx: Context, request: Request, handler: Handler,
                       scope: anyio.CancelScope | None) -> Any:
@@ -477,11 +479,7 @@ class Searcher:
         kept, shared with an identical search under way, or searched (under ``scope``)."""
 
         async def call() -> Any:
-            if scope is None:
-                return await handler.search(ctx, request)
-            with scope:
-                return await handler.search(ctx, request)
-            return None  # the scope fired: the caller reports the timeout
+            return await _search_under(scope, handler, ctx, request)
 
         key = await self.cache.key(ctx, request, handler)
         if key is None:
@@ -523,6 +521,39 @@ class Searcher:
         emit(SearchComplete(rid, sid, result.type, len(items), duration, result.error,
                             result.dropped_below_floor))
         return result
+
+
+def _own_scope(deadline: float, shared: anyio.CancelScope | None) -> anyio.CancelScope | None:
+    """The scope enforcing a search's ``deadline``: none when the ``shared`` one (the
+    fan-out's) does, i.e. unless this search's own limit is shorter."""
+    if shared is None or deadline < shared.deadline:
+        return anyio.CancelScope(deadline=deadline)
+    return None
+
+
+def _timed_out(scope: anyio.CancelScope | None, deadline: float) -> bool:
+    """Did the search run out of time? Also when the handler blocked the event loop past
+    its limit, so no scope could fire: a late answer is reported as the timeout it is."""
+    return (scope is not None and scope.cancelled_caught) or anyio.current_time() > deadline
+
+
+def _own_words(request: Request, result: Result) -> Result:
+    """``result`` with the handler's error, if any, prefixed with its type: the
+    handler's own words, on the one boundary."""
+    if result.error is not None:
+        store(result, error=search_error(request.type, result.error))
+    return result
+
+
+async def _search_under(scope: anyio.CancelScope | None, handler: Handler, ctx: Context,
+                        request: Request) -> Any:
+    """The handler's search, under ``scope`` when there is one (``None`` when the scope
+    fired: the caller reports the timeout)."""
+    if scope is None:
+        return await handler.search(ctx, request)
+    with scope:
+        return await handler.search(ctx, request)
+    return None
 
 
 def _handler_failed(request: Request, search_id: str, message: str) -> Result:

@@ -289,6 +289,22 @@ def _as_json(value: Any) -> Any:
     return value
 
 
+def legacy_note(name: str) -> str:
+    """What a deprecated top-level field ``name`` of a request is now, in one line: the
+    text of its :class:`DeprecationWarning`, and of the HTTP service's ``Warning``
+    header."""
+    if name == "threshold":
+        return "Request field 'threshold' is deprecated: it is min_score, the one " \
+            "relevance floor"
+    return f"Request field {name!r} is deprecated: pass it as options.{name}"
+
+
+def legacy_fields(data: Mapping[str, Any]) -> list[str]:
+    """The deprecated top-level fields ``data`` (one request, as sent) gives, in the
+    order their warnings are issued."""
+    return [name for name in (*LEGACY_OPTIONS, "threshold") if name in data]
+
+
 def move_legacy_fields(data: Mapping[str, Any]) -> dict[str, Any]:
     """``data`` with its deprecated top-level fields moved where they live now, each
     named in a :class:`DeprecationWarning`. An empty or false value was "not given" and
@@ -297,32 +313,41 @@ def move_legacy_fields(data: Mapping[str, Any]) -> dict[str, Any]:
     raw_options = data.get("options")
     options = dict(raw_options) if isinstance(raw_options, Mapping) else {}
     for name in LEGACY_OPTIONS:
-        if name not in data:
-            continue
-        value = _LEGACY_CHECKS.get(name, _as_json)(data.pop(name))
-        warnings.warn(f"Request field {name!r} is deprecated: pass it as "
-                      f"options.{name}", DeprecationWarning, stacklevel=4)
-        if value is None or value is False or value == [] or value == ():
-            continue
-        if name in options and options[name] != value:
-            raise ValueError(f"{name} is given twice, as a field and as options.{name}, "
-                             "with different values")
-        options[name] = value
+        if name in data:
+            _move_option(name, data.pop(name), options)
     if "threshold" in data:
-        threshold = data.pop("threshold")
-        warnings.warn("Request field 'threshold' is deprecated: it is min_score, the one "
-                      "relevance floor", DeprecationWarning, stacklevel=4)
-        if threshold is not None:
-            if isinstance(threshold, bool):
-                raise ValueError("threshold: expected a number, not true/false")
-            if isinstance(threshold, int | float) and not 0.0 <= threshold <= 1.0:
-                raise ValueError(f"threshold {threshold} is outside 0..1")
-            if data.get("min_score") not in (None, threshold):
-                raise ValueError("threshold and min_score are the same floor; give one")
-            data["min_score"] = threshold
+        _move_threshold(data)
     if raw_options is None or isinstance(raw_options, Mapping):
         data["options"] = options  # else the bad value stays, for the field's error
     return data
+
+
+def _move_option(name: str, given: Any, options: dict[str, Any]) -> None:
+    """The legacy field ``name``'s value into ``options`` (warned; an empty value
+    dropped; a different value there already refused)."""
+    value = _LEGACY_CHECKS.get(name, _as_json)(given)
+    warnings.warn(legacy_note(name), DeprecationWarning, stacklevel=5)
+    if value is None or value is False or value == [] or value == ():
+        return
+    if name in options and options[name] != value:
+        raise ValueError(f"{name} is given twice, as a field and as options.{name}, "
+                         "with different values")
+    options[name] = value
+
+
+def _move_threshold(data: dict[str, Any]) -> None:
+    """``threshold`` into ``min_score`` (warned; checked as the floor it is)."""
+    threshold = data.pop("threshold")
+    warnings.warn(legacy_note("threshold"), DeprecationWarning, stacklevel=5)
+    if threshold is None:
+        return
+    if isinstance(threshold, bool):
+        raise ValueError("threshold: expected a number, not true/false")
+    if isinstance(threshold, int | float) and not 0.0 <= threshold <= 1.0:
+        raise ValueError(f"threshold {threshold} is outside 0..1")
+    if data.get("min_score") not in (None, threshold):
+        raise ValueError("threshold and min_score are the same floor; give one")
+    data["min_score"] = threshold
 
 
 def _checked(model: type[QueryWhere] | type[QueryOrder]) -> Any:

@@ -6,10 +6,11 @@ Run: ``.venv/bin/python -m bench.bench_agent [--rounds 40] [--streams 200]``
 1. **TTFT overhead.** The same assistant answers the same question with auto search off
    and on (alternating, ``--rounds`` each). Search handlers of our own sleep a fixed time
    (web 30 ms, kb 20 ms, db 10 ms: they run in parallel, so the slowest, 30 ms, is the
-   floor). The LLM is the local OpenAI-compatible SSE server (``tests/support/
-   llm_server.py``) in a separate process. Overhead = TTFT(search) − TTFT(no
-   search) − slowest search; goal ≤ +5 ms. It covers the searcher, events, keyword
-   extraction, merge, rerank, citation prompt and the larger request to the LLM.
+   floor). The LLM is the scripted OpenAI-compatible SSE server
+   (``agent_search.testing.chat_server``) in a separate process. Overhead =
+   TTFT(search) − TTFT(no search) − slowest search; goal ≤ +5 ms. It covers the
+   searcher, events, keyword extraction, merge, rerank, citation prompt and the larger
+   request to the LLM.
 2. **Concurrency.** ``--streams`` streams at once, with auto search on, each streaming
    20 tokens from the local server: wall time, streams/s, tokens/s, peak RSS.
 
@@ -51,7 +52,7 @@ def sleep_handler(search_type: str, delay: float) -> StaticHandler:
 
 
 def start_llm_server() -> tuple[subprocess.Popen[str], str]:
-    proc = subprocess.Popen([sys.executable, str(ROOT / "tests/support/llm_server.py"), "0"],
+    proc = subprocess.Popen([sys.executable, "-m", "agent_search.testing.chat_server", "0"],
                             stdout=subprocess.PIPE, text=True)
     assert proc.stdout is not None
     line = proc.stdout.readline().split()

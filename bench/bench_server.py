@@ -21,7 +21,7 @@ to the times, because they do not grow when other programs share the machine.
 1. **Chat TTFT, one at a time** (``--rounds``): a streaming chat completion over HTTP
    (first content chunk) against ``assistant.stream()`` in-process (first ``text``
    event); the offline responder, then the local OpenAI-compatible LLM server
-   (``tests/support/llm_server.py``, 20 tokens). Goal: HTTP adds ≤ 5 ms at p50.
+   (``agent_search.testing.chat_server``, 20 tokens). Goal: HTTP adds ≤ 5 ms at p50.
 2. **POST /v1/search** with three 50 ms handlers (one request of three searches) against
    ``search_many`` in-process: p50/p95. Goal: ≤ +3 ms at p50.
 3. **The floor** (above).
@@ -259,7 +259,7 @@ async def main() -> None:
     print(f"server: {resolved(args.http, args.loop)}; load average "
           f"{os.getloadavg()[0]:.1f} at the start\n")
 
-    llm = start([sys.executable, str(ROOT / "tests/support/llm_server.py"), "0"],
+    llm = start([sys.executable, "-m", "agent_search.testing.chat_server", "0"],
                 dict(os.environ))
     assert llm.stdout is not None
     ready = llm.stdout.readline().split()

@@ -66,27 +66,35 @@ class CitationTracker:
     def _holdback_start(self, buf: str) -> int:
         """Index where the possibly-incomplete marker at the end of ``buf`` starts
         (``len(buf)`` when nothing needs holding)."""
-        prefix, suffix = self._prefix, self._suffix
-        # 1. the end of buf is a proper beginning of the prefix ("#", "#re")
-        for k in range(min(len(prefix) - 1, len(buf)), 0, -1):
-            if prefix.startswith(buf[-k:]):
-                candidate = len(buf) - k
-                break
-        else:
-            candidate = len(buf)
-        # 2. a whole prefix followed only by id characters (the id may go on, or the
-        #    suffix has not arrived yet)
-        start = buf.rfind(prefix) if prefix else -1
-        if start >= 0:
-            tail = buf[start + len(prefix):]
-            m = _ID_CHARS.match(tail)
-            id_len = m.end() if m else 0
-            rest = tail[id_len:]
-            pending_suffix = bool(suffix) and suffix.startswith(rest) and rest != suffix
-            if id_len <= _MAX_ID_CHARS and (rest == "" or pending_suffix):
-                candidate = min(candidate, start)
+        candidate = min(_partial_prefix_start(buf, self._prefix),
+                        self._open_marker_start(buf))
         if self.remove_unknown:
             # keep the spaces before a possible marker with it, so removal can take them
             while candidate > 0 and buf[candidate - 1] in " \t":
                 candidate -= 1
         return candidate
+
+    def _open_marker_start(self, buf: str) -> int:
+        """Where the last whole prefix of ``buf`` starts when only id characters follow
+        it (the id may go on, or the suffix has not arrived yet); else ``len(buf)``."""
+        prefix, suffix = self._prefix, self._suffix
+        start = buf.rfind(prefix) if prefix else -1
+        if start < 0:
+            return len(buf)
+        tail = buf[start + len(prefix):]
+        m = _ID_CHARS.match(tail)
+        id_len = m.end() if m else 0
+        rest = tail[id_len:]
+        pending_suffix = bool(suffix) and suffix.startswith(rest) and rest != suffix
+        if id_len <= _MAX_ID_CHARS and (rest == "" or pending_suffix):
+            return start
+        return len(buf)
+
+
+def _partial_prefix_start(buf: str, prefix: str) -> int:
+    """Where the end of ``buf`` is a proper beginning of ``prefix`` ("#", "#re"), the
+    longest such; ``len(buf)`` when it is none."""
+    for k in range(min(len(prefix) - 1, len(buf)), 0, -1):
+        if prefix.startswith(buf[-k:]):
+            return len(buf) - k
+    return len(buf)

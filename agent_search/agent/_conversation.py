@@ -45,17 +45,20 @@ def insert_after_system(messages: Sequence[Message], new: Sequence[Message]) -> 
 def to_llm_messages(messages: Sequence[Message]) -> list[Message]:
     """Messages as an OpenAI-compatible endpoint accepts them: ``type: "data"`` parts
     (consumed by the runtime) are dropped and text-only part lists become strings."""
-    out: list[Message] = []
-    for m in messages:
-        content = m.get("content")
-        if isinstance(content, list):
-            parts = [p for p in content if not (isinstance(p, dict) and p.get("type") == "data")]
-            if all(isinstance(p, dict) and p.get("type") == "text" for p in parts):
-                m = {**m, "content": "\n".join(str(p.get("text", "")) for p in parts)}
-            else:
-                m = {**m, "content": parts}
-        out.append(m)
-    return out
+    return [{**m, "content": _llm_content(m["content"])}
+            if isinstance(m.get("content"), list) else m for m in messages]
+
+
+def _part_of(part: Any, kind: str) -> bool:
+    return isinstance(part, dict) and part.get("type") == kind
+
+
+def _llm_content(content: list[Any]) -> str | list[Any]:
+    """A part list without its ``data`` parts; the text joined when only text is left."""
+    parts = [p for p in content if not _part_of(p, "data")]
+    if all(_part_of(p, "text") for p in parts):
+        return "\n".join(str(p.get("text", "")) for p in parts)
+    return parts
 
 
 def validate_messages(messages: Any) -> list[Message]:

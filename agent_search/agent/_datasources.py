@@ -29,7 +29,7 @@ the stream's context, so the caller's identity filters them like any other.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -100,26 +100,34 @@ def data_source_requests(messages: Sequence[Message], fallback_query: str,
     requests: list[dict[str, Any]] = []
     refused: list[Refusal] = []
     warnings: list[str] = []
-    for part in message["content"]:
+    for source in _sources(message["content"], warnings):
+        request, warning = _request_for(source, query)
+        if warning:
+            warnings.append(warning)
+        if request is None:
+            continue
+        error = _out_of_scope(request, scope)
+        if error:
+            refused.append(Refusal(type=request["type"], query=query, error=error))
+        else:
+            requests.append(request)
+    return requests, refused, warnings
+
+
+def _sources(parts: list[Any], warnings: list[str]) -> list[Any]:
+    """The ``data.sources`` entries of the message's data parts, in order; a data part
+    without that list is a warning."""
+    found: list[Any] = []
+    for part in parts:
         if not isinstance(part, dict) or part.get("type") != "data":
             continue
         data = part.get("data")
         sources = data.get("sources") if isinstance(data, dict) else None
-        if not isinstance(sources, list):
+        if isinstance(sources, list):
+            found += sources
+        else:
             warnings.append("data part without a 'data.sources' list was ignored")
-            continue
-        for source in sources:
-            request, warning = _request_for(source, query)
-            if warning:
-                warnings.append(warning)
-            if request is None:
-                continue
-            error = _out_of_scope(request, scope)
-            if error:
-                refused.append(Refusal(type=request["type"], query=query, error=error))
-            else:
-                requests.append(request)
-    return requests, refused, warnings
+    return found
 
 
 def _out_of_scope(request: dict[str, Any], scope: DataScope) -> str | None:
@@ -142,23 +150,37 @@ def _request_for(source: Any, query: str) -> tuple[dict[str, Any] | None, str | 
     if not query:
         return None, (f"data source {_quoted(str(kind))}:{_quoted(name)} ignored: the message "
                       "has no text to search for")
-    extra: dict[str, Any] = {}
+    build = _BUILDERS.get(str(kind))
+    if build is None:
+        return None, (f"data source type {_quoted(str(kind))} is not supported "
+                      f"(supported: {', '.join(SUPPORTED)})")
+    request = {**build(source, name, query)}
     if isinstance(source.get("limit"), int):
-        extra["limit"] = source["limit"]
-    if kind == "model":
-        return {"type": "db", "query": query, "options": {"models": [name]}, **extra}, None
-    if kind == "kb_collection":
-        return {"type": "kb", "query": query, "options": {"collections": [name]},
-                **extra}, None
-    if kind == "kb_document":
-        collection = source.get("collection")
-        return {"type": "kb", "query": query, "options": {
-                    "collections": [collection] if isinstance(collection, str) else [],
-                    "wheres": [{"field": "document_id", "op": "=", "value": name}]},
-                **extra}, None
-    if kind == "mcp_resource":
-        server = source.get("server")
-        return {"type": "mcp_resource", "query": query,
-                "options": {"uri": name, "server": server}, **extra}, None
-    return None, (f"data source type {_quoted(str(kind))} is not supported "
-                  f"(supported: {', '.join(SUPPORTED)})")
+        request["limit"] = source["limit"]
+    return request, None
+
+
+def _model_request(source: dict[str, Any], name: str, query: str) -> dict[str, Any]:
+    return {"type": "db", "query": query, "options": {"models": [name]}}
+
+
+def _collection_request(source: dict[str, Any], name: str, query: str) -> dict[str, Any]:
+    return {"type": "kb", "query": query, "options": {"collections": [name]}}
+
+
+def _document_request(source: dict[str, Any], name: str, query: str) -> dict[str, Any]:
+    collection = source.get("collection")
+    return {"type": "kb", "query": query, "options": {
+        "collections": [collection] if isinstance(collection, str) else [],
+        "wheres": [{"field": "document_id", "op": "=", "value": name}]}}
+
+
+def _resource_request(source: dict[str, Any], name: str, query: str) -> dict[str, Any]:
+    return {"type": "mcp_resource", "query": query,
+            "options": {"uri": name, "server": source.get("server")}}
+
+
+_BUILDERS: dict[str, Callable[[dict[str, Any], str, str], dict[str, Any]]] = {
+    "model": _model_request, "kb_collection": _collection_request,
+    "kb_document": _document_request, "mcp_resource": _resource_request}
+"""The request each data source type becomes (``SUPPORTED`` lists the same types)."""

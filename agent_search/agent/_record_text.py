@@ -65,18 +65,24 @@ def record_fields(item: ResultItem) -> list[tuple[str, str]]:
     said = {(item.title or "").strip(), record_prose(item)}
     related = _related(item)
     keys = {_key_of(str(k)) for k in related}
-    out: list[tuple[str, str]] = []
-    pairs = [*related.items(), *(item.data or {}).items()]
-    for key, value in pairs:
+    out: dict[str, str] = {}
+    for key, value in [*related.items(), *(item.data or {}).items()]:
         name = str(key)
-        if name.startswith("__") or value is None or isinstance(value, dict | list):
+        # left out: internal or empty, or the foreign key ("product_id") of a related
+        # title shown ("product")
+        if not _shown(name, value) or (name not in related and _key_of(name) in keys):
             continue
-        if name not in related and _key_of(name) in keys:
-            continue  # the foreign key ("product_id") of a related title shown ("product")
         text = " ".join(shown_number(value).split())
-        if text and text not in said and name not in {n for n, _ in out}:
-            out.append((name, text))
-    return out
+        if text and text not in said:
+            out.setdefault(name, text)
+    return list(out.items())
+
+
+def _shown(name: str, value: Any) -> bool:
+    """Whether a field is for the reader: not internal (``__*``), not empty, not a
+    nested object or list."""
+    return not name.startswith("__") and value is not None \
+        and not isinstance(value, dict | list)
 
 
 def _key_of(name: str) -> str:
@@ -131,15 +137,18 @@ def record_counts(results: list[Result]) -> dict[str, int]:
     """Citation id → the count of matching records of the db search that found it, for
     searches that returned records (an aggregate's rows carry their own numbers)."""
     out: dict[str, int] = {}
-    for result in results:
-        if result.type != "db" or result.error or not result.items:
-            continue
-        if any(is_aggregate(i) for i in result.items):
-            continue
+    for result in filter(_lists_records, results):
         for item in result.items:
             if item.citation_id and is_record(item):
                 out.setdefault(item.citation_id, result.total)
     return out
+
+
+def _lists_records(result: Result) -> bool:
+    """A db search that returned records (not an error, nothing, or aggregate rows)."""
+    if result.type != "db" or result.error or not result.items:
+        return False
+    return not any(is_aggregate(i) for i in result.items)
 
 
 def grounding_passages(references: list[ResultItem], counts: Mapping[str, int]

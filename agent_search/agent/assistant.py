@@ -441,10 +441,7 @@ class Assistant:
         """All results merged, deduplicated, weighted and reranked (``uses.rerank``)."""
         references: list[ResultItem] = []
         with stage(ctx, "merge") as node:
-            node.attributes["errors"] = [search_error(r.type, r.error) for r in results if r.error]
-            warnings = stage_warnings(node)
-            warnings.extend(f"{r.type}: {w}" for r in results for w in r.warnings)
-            node.attributes["dsl"] = next((r.dsl for r in results if r.dsl), None)
+            warnings = _note_results(node, results)
             if any(r.items for r in results):
                 merged = await self.searcher.merge(
                     results, ctx=ctx, query=query, reranker=ctx.config.uses.rerank or "builtin")
@@ -526,3 +523,13 @@ class Assistant:
         else:
             return out  # no search ran: nothing to say about references
         return insert_after_system(out, [{"role": "system", "content": content}])
+
+
+def _note_results(node: TraceNode, results: list[Result]) -> list[str]:
+    """The merge stage's record of the searches: their errors, their warnings (each
+    named by its type) and the first DSL run; returns the stage's warnings list."""
+    node.attributes["errors"] = [search_error(r.type, r.error) for r in results if r.error]
+    warnings = stage_warnings(node)
+    warnings.extend(f"{r.type}: {w}" for r in results for w in r.warnings)
+    node.attributes["dsl"] = next((r.dsl for r in results if r.dsl), None)
+    return warnings

@@ -258,14 +258,7 @@ class Delegates:
                 answer = await self.delegate(use, {"task": "keywords", "text": text,
                                                     "max_keywords": max_keywords,
                                                     "language": language})
-                if isinstance(answer, dict):
-                    answer = answer.get("keywords")
-                if not isinstance(answer, list) or not all(isinstance(k, str) for k in answer):
-                    raise DelegationError("answer is not a list of keyword strings")
-                keywords = [k.strip() for k in answer if k.strip()][:max_keywords]
-                if keywords:
-                    return keywords
-                raise DelegationError("answer has no keywords")
+                return _keywords_in(answer, max_keywords)
             except TimeoutError:
                 warnings.append(f"keyword {use} timed out after {self.timeout:g}s, "
                                 "used builtin")
@@ -339,3 +332,16 @@ class Delegates:
         looked up), the ``uses.keyword`` extractor and the delegated-reranker resolver."""
         return Deps(generators=DelegatedGenerators(self, uses_query),
                     keywords=self.keywords, rerankers=self.resolve_reranker)
+
+
+def _keywords_in(answer: Any, max_keywords: int) -> list[str]:
+    """The keywords of a delegate's answer (a list of strings, or ``{"keywords": [...]}``),
+    at most ``max_keywords``; a DelegationError when it holds none."""
+    if isinstance(answer, dict):
+        answer = answer.get("keywords")
+    if not isinstance(answer, list) or not all(isinstance(k, str) for k in answer):
+        raise DelegationError("answer is not a list of keyword strings")
+    keywords = [k.strip() for k in answer if k.strip()][:max_keywords]
+    if not keywords:
+        raise DelegationError("answer has no keywords")
+    return keywords

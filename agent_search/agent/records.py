@@ -132,16 +132,8 @@ class RecordSink:
                         for s in self._searches.values()]
         durations: dict[str, float] = {}
         for node in trace.children:
-            if not node.attributes.get(STAGE):
-                continue
-            durations[node.name] = _ms((node.end or time.perf_counter()) - node.start)
-            if node.name == "llm":
-                durations["llm_start"] = _ms(node.start - self._started)
-            rec.keywords = node.attributes.get("keywords", rec.keywords)
-            rec.dsl = rec.dsl or node.attributes.get("dsl")
-            rec.warnings.extend(node.attributes.get("warnings", ()))
-            rec.errors.extend(node.attributes.get("errors", ()))
-            rec.searches.extend(node.attributes.get("tool_calls", ()))
+            if node.attributes.get(STAGE):
+                self._add_stage(rec, node, durations)
         if self._first_text is not None:
             durations["first_text"] = _ms(self._first_text - self._started)
         durations["total"] = _ms(time.perf_counter() - self._started)
@@ -149,6 +141,21 @@ class RecordSink:
         if done.error:
             rec.errors.append(done.error)
         return rec
+
+
+    def _add_stage(self, rec: SearchRecord, node: TraceNode,
+                   durations: dict[str, float]) -> None:
+        """One stage of the stream into the record: its duration (and the LLM's start),
+        keywords, DSL, warnings, errors and tool calls."""
+        durations[node.name] = _ms((node.end or time.perf_counter()) - node.start)
+        if node.name == "llm":
+            durations["llm_start"] = _ms(node.start - self._started)
+        attrs = node.attributes
+        rec.keywords = attrs.get("keywords", rec.keywords)
+        rec.dsl = rec.dsl or attrs.get("dsl")
+        rec.warnings.extend(attrs.get("warnings", ()))
+        rec.errors.extend(attrs.get("errors", ()))
+        rec.searches.extend(attrs.get("tool_calls", ()))
 
 
 class RecordStore:

@@ -120,13 +120,18 @@ async def run_aggregate(conn: Any, scope: Scope, entry: ModelEntry, query: Query
                               f"first {q_limit} are shown")
     names = [*query.group_by, *(a.name for a in query.aggregates)]
     items = [_answer(entry, {n: _plain(row[n]) for n in names}, confidence) for row in rows]
+    return items, _executed(query, q_limit)
+
+
+def _executed(query: QueryDSL, limit: int) -> dict[str, Any]:
+    """The aggregate part of the DSL as it ran (``having`` only when given)."""
     executed: dict[str, Any] = {"group_by": list(query.group_by),
                                 "aggregates": [a.name for a in query.aggregates],
                                 "aggregate_orders": [o.model_dump() for o in query.orders],
-                                "aggregate_limit": q_limit}
+                                "aggregate_limit": limit}
     if query.having:
         executed["having"] = [h.to_json() for h in query.having]
-    return items, executed
+    return executed
 
 
 def _answer(entry: ModelEntry, data: dict[str, Any], confidence: float) -> ResultItem:

@@ -144,28 +144,38 @@ def _order_keys(catalog: Catalog, entry: ModelEntry, orders: Sequence[QueryOrder
     direction = "asc"
     for o in orders:
         if "." in o.field:  # a related model's field: not the table's, no index to walk
-            if o.field.lower() not in seen:
-                seen.add(o.field.lower())
-                key = _related_order(catalog, entry, o.field, o.order, caller)
-                direction = o.order  # rows without related rows last, on every database
-                order_by.append((key.desc() if o.order == "desc" else key.asc()).nulls_last())
+            name, col = o.field.lower(), None
+        else:
+            col = caller_column(entry, o.field, "ordered by")
+            name = col.name
+        if name in seen:
             continue
-        col = caller_column(entry, o.field, "ordered by")
-        if col.name in seen:
-            continue
-        seen.add(col.name)
+        seen.add(name)
         direction = o.order
-        key = numeric(entry, col)
-        order_by.append(key.desc() if o.order == "desc" else key.asc())
+        order_by.append(_order_key(catalog, entry, o, caller, col))
     if order_by:
-        # ties broken by the primary key in the same direction, so an index on the order
-        # column (which ends with the row id) can still be walked instead of sorting
-        table = entry.table
-        for name in entry.primary_key:
-            if name not in seen:
-                order_by.append(table.c[name].desc() if direction == "desc"
-                                else table.c[name].asc())
+        order_by += _tie_breakers(entry, seen, direction)
     return order_by
+
+
+def _order_key(catalog: Catalog, entry: ModelEntry, order: QueryOrder, caller: Caller,
+               col: sa.ColumnElement[Any] | None) -> sa.ColumnElement[Any]:
+    """One ORDER BY key: the column's (numbers as numbers), or a related model's field
+    (``col`` None) with the rows that have no related row last, on every database."""
+    if col is None:
+        key = _related_order(catalog, entry, order.field, order.order, caller)
+        return (key.desc() if order.order == "desc" else key.asc()).nulls_last()
+    key = numeric(entry, col)
+    return key.desc() if order.order == "desc" else key.asc()
+
+
+def _tie_breakers(entry: ModelEntry, seen: set[str], direction: str
+                  ) -> list[sa.ColumnElement[Any]]:
+    """Ties broken by the primary key in the same direction, so an index on the order
+    column (which ends with the row id) can still be walked instead of sorting."""
+    table = entry.table
+    return [table.c[name].desc() if direction == "desc" else table.c[name].asc()
+            for name in entry.primary_key if name not in seen]
 
 
 def _related_order(catalog: Catalog, entry: ModelEntry, field: str, direction: str,
@@ -217,14 +227,23 @@ def build_where(catalog: Catalog, entry: ModelEntry, where: QueryWhere,
         return _count_where(catalog, entry, counted.group(1), where, caller)
     if "." in where.field:
         return _relation_where(catalog, entry, where, caller)
+    return _field_where(catalog, entry, where, caller)
+
+
+def _field_where(catalog: Catalog, entry: ModelEntry, where: QueryWhere,
+                 caller: Caller) -> sa.ColumnElement[bool]:
+    """A clause on one of the model's own columns (against a value, or one the database
+    computes); on an owner column, limited to the caller's own rows."""
+    assert where.field is not None
     col = _column(entry, where.field)
     typed = col if where.op in _UNTYPED_OPS else numeric(entry, col)
     if is_computed(where.value):
         cond = _against_computed(catalog, entry, typed, where, caller)
     else:
         cond = _comparison(typed, where.op, where.value, f"{entry.id}.{col.name}")
-    return _owned_only(entry, caller, entry.table, cond) if is_owner_column(col.name, entry) \
-        else cond
+    if is_owner_column(col.name, entry):
+        return _owned_only(entry, caller, entry.table, cond)
+    return cond
 
 
 def is_computed(value: Any) -> bool:

@@ -348,11 +348,7 @@ def _schema_from_definition(model_id: str, definition: ModelDef,
     the definition left out are added as the table has them."""
     cols = [c for c in definition.all_columns() if c.name in table.c]
     names = [c.name for c in cols]
-    fields = [FieldSchema(name=c.name, kind=c.kind,
-                          label=c.label, description=c.description or c.comment,
-                          unit=c.unit or infer_unit(c.name, c.kind),
-                          primary=c.is_primary)
-              for c in cols]
+    fields = [_declared_field(c) for c in cols]
     fields += [FieldSchema(name=c.name, kind=sa_kind(c.type)) for c in table.columns
                if c.name not in names]
     relations = [RelationSchema(name=name, type=r.type,
@@ -364,6 +360,15 @@ def _schema_from_definition(model_id: str, definition: ModelDef,
                        label=definition.name, description=definition.description,
                        fields=fields, relations=relations, primary_key=pk,
                        title_field=_first_named(names, TITLE_FIELDS))
+
+
+def _declared_field(column: ColumnDef) -> FieldSchema:
+    """A declared column as a field: its label, description (or comment) and unit (or
+    the one its name implies)."""
+    return FieldSchema(name=column.name, kind=column.kind, label=column.label,
+                       description=column.description or column.comment,
+                       unit=column.unit or infer_unit(column.name, column.kind),
+                       primary=column.is_primary)
 
 
 # -- schemas of reflected tables -----------------------------------------------------

@@ -61,23 +61,35 @@ def permission_clause(perm: PermissionColumns, user_id: str | None, team_id: str
                       include_public: bool = True) -> sa.ColumnElement[bool]:
     """The visibility condition for a caller (``false`` when nothing is visible);
     without ``include_public``, the rows visible to the caller as owner or team member."""
-    allowed: list[sa.ColumnElement[bool]] = []
-    if perm.public is not None and include_public:
-        allowed.append(perm.public == sa.true())
-    if perm.created_by is not None and user_id:
-        owner = identity_value(perm.created_by, user_id)
-        if owner is not None:
-            allowed.append(perm.created_by == owner)
-    if perm.team_id is not None and team_id:
-        team = identity_value(perm.team_id, team_id)
-        if team is not None:
-            same_team = perm.team_id == team
-            if perm.share is not None:
-                same_team = sa.and_(same_team, perm.share == SHARE_TEAM)
-            allowed.append(same_team)
+    ways = (perm.public == sa.true() if perm.public is not None and include_public else None,
+            _as_owner(perm, user_id), _as_team_member(perm, team_id))
+    allowed = [way for way in ways if way is not None]
     if not allowed:
         return sa.false()
     return sa.or_(*allowed)
+
+
+def _as_owner(perm: PermissionColumns, user_id: str | None) -> sa.ColumnElement[bool] | None:
+    """The rows ``user_id`` created (None: no such column, no caller, or an id that is
+    not one in the column's type)."""
+    if perm.created_by is None or not user_id:
+        return None
+    owner = identity_value(perm.created_by, user_id)
+    return None if owner is None else perm.created_by == owner
+
+
+def _as_team_member(perm: PermissionColumns, team_id: str | None
+                    ) -> sa.ColumnElement[bool] | None:
+    """The rows of team ``team_id`` shared with the team (when a share column says)."""
+    if perm.team_id is None or not team_id:
+        return None
+    team = identity_value(perm.team_id, team_id)
+    if team is None:
+        return None
+    same_team: sa.ColumnElement[bool] = perm.team_id == team
+    if perm.share is None:
+        return same_team
+    return sa.and_(same_team, perm.share == SHARE_TEAM)
 
 
 _CANONICAL_INT = re.compile(r"0|-?[1-9][0-9]{0,18}", re.ASCII)

@@ -56,9 +56,8 @@ async def index_values(engine: AsyncEngine, entry: ModelEntry, cap: int) -> dict
     columns among the rows *everyone* may see: on a permission-aware table only its
     ``public`` rows (none without a ``public`` column), never soft-deleted ones; the
     columns with more values than ``cap`` are left to be looked up."""
-    declared = {c.name: c for c in entry.definition.all_columns()} if entry.definition else {}
-    out = {name: list(col.option) for name, col in declared.items()
-           if col.option and name in entry.table.c}
+    declared = _declared(entry)
+    out = _declared_options(entry, declared)
     conds = visibility_for_everyone(entry)
     if entry.missing or cap == 0 or conds is None:
         return out
@@ -69,6 +68,18 @@ async def index_values(engine: AsyncEngine, entry: ModelEntry, cap: int) -> dict
             many = await _read_columns(conn, entry, columns, conds, cap, out)
             entry.looked_up = await _lookup_columns(conn, entry, many, conds)
     return out
+
+
+def _declared(entry: ModelEntry) -> dict[str, ColumnDef]:
+    """The model definition's columns by name (none without a definition)."""
+    return {c.name: c for c in entry.definition.all_columns()} if entry.definition else {}
+
+
+def _declared_options(entry: ModelEntry, declared: dict[str, ColumnDef]
+                      ) -> dict[str, list[str]]:
+    """The declared ``option`` values of the columns the table has."""
+    return {name: list(col.option) for name, col in declared.items()
+            if col.option and name in entry.table.c}
 
 
 async def _read_columns(conn: AsyncConnection, entry: ModelEntry,
@@ -98,10 +109,7 @@ def untyped(col: sa.Column[Any]) -> bool:
 def _indexable(entry: ModelEntry, col: sa.Column[Any], definition: ColumnDef | None) -> bool:
     """A column whose values may be categories: text, not a key, no column deciding who
     sees a row."""
-    if entry.permission is not None and col.name.lower() in GUARD_COLUMNS:
-        return False
-    if col.name.startswith("__yao_") or (  # a part of a composite key is an attribute
-            col.primary_key and len(col.table.primary_key.columns) == 1):
+    if _guard_or_key(entry, col):
         return False
     if definition is not None:
         return definition.kind == "string"
@@ -110,6 +118,15 @@ def _indexable(entry: ModelEntry, col: sa.Column[Any], definition: ColumnDef | N
         return False
     length = getattr(col.type, "length", None)
     return length is None or length <= 255
+
+
+def _guard_or_key(entry: ModelEntry, col: sa.Column[Any]) -> bool:
+    """A column deciding who sees a row, an internal one, or the table's single-column
+    key (a part of a composite key is an attribute)."""
+    if entry.permission is not None and col.name.lower() in GUARD_COLUMNS:
+        return True
+    return col.name.startswith("__yao_") or (
+        col.primary_key and len(col.table.primary_key.columns) == 1)
 
 
 def visibility_for_everyone(entry: ModelEntry) -> list[sa.ColumnElement[bool]] | None:
@@ -196,12 +213,18 @@ async def named_values(conn: AsyncConnection, entry: ModelEntry, question: str,
     stmt = (sa.select(*columns).where(sa.or_(*(c.in_(names) for c in columns)), *conds)
             .limit(MAX_FOUND))
     rows = (await conn.execute(stmt, {"names": wanted})).all()
-    said = set(wanted)
+    return _said_values([c.name for c in columns], rows, set(wanted))
+
+
+def _said_values(names: list[str], rows: Sequence[Sequence[Any]], said: set[str]
+                 ) -> dict[str, list[str]]:
+    """Column name → the values of ``rows`` in that column that are among ``said``,
+    sorted (a row matched in one column: its other columns may hold anything)."""
     found: dict[str, set[str]] = {}
-    for row in rows:  # a row matched in one column: its other columns may hold anything
-        for col, value in zip(columns, row, strict=True):
+    for row in rows:
+        for name, value in zip(names, row, strict=True):
             if value in said:
-                found.setdefault(col.name, set()).add(value)
+                found.setdefault(name, set()).add(value)
     return {name: sorted(values) for name, values in found.items()}
 
 

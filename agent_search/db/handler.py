@@ -13,7 +13,8 @@ ones are ANDed/appended after them; the permission filter of
 ``wheres``, ``orders`` and ``select``:
 
 - ``dsl`` (object): a QueryDSL (or ``{"queries": [...]}``) to run instead of generating
-  one; validated like a generator's answer.
+  one; bounded with the other options (queries, depth, size as JSON), then validated
+  like a generator's answer.
 - ``generate`` (bool, default true): false runs only the preset wheres/orders.
 - ``history`` (list of strings): the earlier user turns of a conversation, oldest first;
   the query is then read as their follow-up (:mod:`agent_search.query.followup`).
@@ -41,14 +42,16 @@ widen a search.
 
 from __future__ import annotations
 
+import json
 import warnings
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import anyio
-from pydantic import Field, StrictBool
+from pydantic import AfterValidator, Field, StrictBool
 
+from agent_search._text import too_deep
 from agent_search.config import SearchConfig
 from agent_search.context import Context
 from agent_search.db.models import ModelDef, load_definitions
@@ -68,6 +71,7 @@ from agent_search.registry import config_option
 from agent_search.trace import span
 from agent_search.types import (
     MAX_WHERE_CLAUSES,
+    MAX_WHERE_DEPTH,
     QueryOrder,
     QueryWhere,
     Request,
@@ -86,6 +90,29 @@ if TYPE_CHECKING:  # imported where used: SQLAlchemy and the parser load on the 
 MAX_MODEL_NAMES_IN_ERROR = 20
 MAX_HISTORY_TURNS = 100
 """Most earlier turns ``options.history`` may hold (the last few are read)."""
+MAX_DSL_QUERIES = 16
+"""Most queries an explicit ``options.dsl`` may run (each one is a SELECT)."""
+MAX_DSL_DEPTH = 2 * MAX_WHERE_DEPTH + 8
+"""Deepest nesting of an explicit DSL: its where trees and the few levels around them."""
+MAX_DSL_CHARS = 65_536
+"""Largest explicit DSL, as JSON text (its clauses, terms and names are capped too)."""
+
+
+def _check_dsl(dsl: dict[str, Any] | None) -> dict[str, Any] | None:
+    """Bound an explicit DSL's size before the catalog is read or a query runs; its
+    meaning is checked against the schemas later (:func:`validate_dsl`)."""
+    if dsl is None:
+        return None
+    if too_deep(dsl, MAX_DSL_DEPTH):
+        raise ValueError(f"nested deeper than {MAX_DSL_DEPTH} levels (where groups nest "
+                         f"at most {MAX_WHERE_DEPTH} deep)")
+    queries = dsl.get("queries")
+    if isinstance(queries, list) and len(queries) > MAX_DSL_QUERIES:
+        raise ValueError(f"{len(queries)} queries; the limit is {MAX_DSL_QUERIES}")
+    size = len(json.dumps(dsl, default=str))
+    if size > MAX_DSL_CHARS:
+        raise ValueError(f"{size} characters as JSON; the limit is {MAX_DSL_CHARS}")
+    return dsl
 
 
 class DBOptions(SearchOptions):
@@ -101,8 +128,10 @@ class DBOptions(SearchOptions):
                                             description="preset orders, after db.orders")
     select: list[str] | None = Field(default=None, max_length=MAX_WHERE_CLAUSES,
                                      description="the fields each record shows")
-    dsl: dict[str, Any] | None = Field(default=None, description=(
-        "a QueryDSL (or {'queries': [...]}) to run instead of generating one"))
+    dsl: Annotated[dict[str, Any] | None, AfterValidator(_check_dsl)] = Field(
+        default=None, description=(
+            f"a QueryDSL (or {{'queries': [...]}}, at most {MAX_DSL_QUERIES}) to run instead "
+            f"of generating one; at most {MAX_DSL_CHARS} characters as JSON"))
     generate: StrictBool | None = Field(default=None, description=(
         "false runs only the preset wheres/orders"))
 
@@ -264,10 +293,7 @@ class DBHandler:
         if not entries:
             return _error(request, "no model can be searched: " + "; ".join(warnings),
                           warnings)
-        limit = request.limit or settings.max_results  # filled by the searcher
-        if limit > settings.max_results:
-            warnings.append(f"limit {limit} capped at {settings.max_results} (db.max_results)")
-            limit = settings.max_results
+        limit = _capped_limit(request.limit, settings.max_results, warnings)
         with span("dsl_build") as node:
             generated = await self._generate(ctx, request, options, entries, warnings)
             node.attributes["generator"] = generated.generator
@@ -279,28 +305,35 @@ class DBHandler:
                       count_max=self.settings.count_max,
                       count_asked_max=self.settings.count_asked_max,
                       warnings=warnings)
-        items: list[ResultItem] = []
-        executed: list[dict[str, Any]] = []
-        total = 0
-        by_id = {e.id.lower(): e for e in entries}
         with span("db_query") as node:
-            async with self.engine.connect() as conn:
-                for query in generated.queries:
-                    q_items, q_total, q_json = await _run_query(
-                        conn, scope, by_id[query.model.lower()], query, generated.confidence)
-                    items.extend(q_items)
-                    total += q_total
-                    executed.append(q_json)
+            items, total, executed = await self._run_queries(scope, entries, generated)
             node.attributes["rows"] = len(items)
         if len(items) > limit:  # several models: the best scores of all, not the first
             # model's (answer rows of an aggregate before records of the same score)
-            items = sorted(items, key=lambda i: (-i.score, i.metadata.get("kind") !=
-                                                 "aggregate"))[:limit]
+            items = sorted(items, key=_best_first)[:limit]
         dsl = {"queries": executed, "explanation": generated.explanation,
                "generator": generated.generator, "confidence": generated.confidence,
                "fallback": generated.fallback, "warnings": list(warnings)}
         return Result(type=self.type, query=request.query, items=items, total=total,
                       warnings=warnings, dsl=dsl)
+
+    async def _run_queries(self, scope: Scope, entries: list[ModelEntry],
+                           generated: GeneratedDSL
+                           ) -> tuple[list[ResultItem], int, list[dict[str, Any]]]:
+        """Each generated query on one connection: the items, the total of matching
+        records, and the queries as executed."""
+        items: list[ResultItem] = []
+        executed: list[dict[str, Any]] = []
+        total = 0
+        by_id = {e.id.lower(): e for e in entries}
+        async with self.engine.connect() as conn:
+            for query in generated.queries:
+                q_items, q_total, q_json = await _run_query(
+                    conn, scope, by_id[query.model.lower()], query, generated.confidence)
+                items.extend(q_items)
+                total += q_total
+                executed.append(q_json)
+        return items, total, executed
 
     # -- models ----------------------------------------------------------------------
 
@@ -373,16 +406,26 @@ class DBHandler:
         for _hop in range(2):
             reached: list[tuple[ModelEntry, bool]] = []
             for entry, any_kind in frontier:
-                for rel in entry.schema.relations:
-                    target = self.catalog.find(rel.model)
-                    if not (any_kind or rel.type == "hasOne") or target is None \
-                            or target.missing or target.id.lower() in ids:
+                for target, has_one in self._new_targets(entry, any_kind, ids):
+                    if target.id.lower() in ids:  # two relations to one model
                         continue
                     ids.add(target.id.lower())
                     out.append(self._schema(target, queryable=False))
-                    if rel.type == "hasOne":
+                    if has_one:
                         reached.append((target, False))
             frontier = reached
+        return out
+
+    def _new_targets(self, entry: ModelEntry, any_kind: bool, ids: set[str]
+                     ) -> list[tuple[ModelEntry, bool]]:
+        """The models ``entry``'s relations point at (hasOne only unless ``any_kind``)
+        that exist and are not among ``ids`` yet, each with whether it is a hasOne."""
+        out = []
+        for rel in entry.schema.relations:
+            has_one = rel.type == "hasOne"
+            target = self.catalog.find(rel.model) if any_kind or has_one else None
+            if target is not None and not target.missing and target.id.lower() not in ids:
+                out.append((target, has_one))
         return out
 
     # -- generation ------------------------------------------------------------------
@@ -467,6 +510,21 @@ class DBHandler:
             raise DSLGenerationError(message)
         warnings.append(message + "; used the builtin generator")
         return builtin
+
+
+def _capped_limit(asked: int | None, most: int, warnings: list[str]) -> int:
+    """The search's limit (filled by the searcher), capped at ``db.max_results`` with a
+    warning."""
+    limit = asked or most
+    if limit > most:
+        warnings.append(f"limit {limit} capped at {most} (db.max_results)")
+        return most
+    return limit
+
+
+def _best_first(item: ResultItem) -> tuple[float, bool]:
+    """Sort key: higher score first; an aggregate's answer row before a record."""
+    return -item.score, item.metadata.get("kind") != "aggregate"
 
 
 def _earlier_turns(raw: Any) -> list[str]:

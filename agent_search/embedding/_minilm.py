@@ -211,18 +211,28 @@ def _drop_nan_guards(graph: Any) -> int:
     graph_outputs = {o.name for o in graph.output}
     dropped = [node for node in graph.node if _is_nan_guard(node, producers)
                and node.output[0] not in graph_outputs]
-    replaced = {n.output[0]: n.input[2] for n in dropped}
+    _rewire(graph, {n.output[0]: n.input[2] for n in dropped})
+    _remove_guards(graph, dropped, producers)
+    return len(dropped)
+
+
+def _rewire(graph: Any, replaced: dict[str, str]) -> None:
+    """Point every input named in ``replaced`` at its replacement."""
     for node in graph.node:
         for i, name in enumerate(node.input):
             if name in replaced:
                 node.input[i] = replaced[name]
+
+
+def _remove_guards(graph: Any, dropped: list[Any], producers: dict[str, Any]) -> None:
+    """Remove the ``dropped`` guards, and each one's ``IsNaN`` test when nothing else
+    reads it."""
     used = {name for node in graph.node if node not in dropped for name in node.input}
     for node in dropped:
         graph.node.remove(node)
         test = producers[node.input[0]]
         if test.output[0] not in used and test in graph.node:
             graph.node.remove(test)
-    return len(dropped)
 
 
 def _is_nan_guard(node: Any, producers: dict[str, Any]) -> bool:

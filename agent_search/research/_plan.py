@@ -170,15 +170,20 @@ def _parts_of(tokens: list[str]) -> list[str]:
     first, last = segments[0], segments[-1]
     left = _content_run_end(first)
     right = min(left, _content_run_start(last))
-    middle_ok = all(len(s) <= _MAX_CONJUNCT and _content_run_start(s) == len(s)
-                    for s in segments[1:-1])
-    if left == 0 or right == 0 or not middle_ok:
+    if left == 0 or right == 0 or not _middle_names(segments):
         # clauses (or a list we cannot read as names): each segment as it stands
         return [_join(s) for s in segments]
     head = [t for t in first[:len(first) - left] if t.lower() not in CORRELATIVES]
     tail = last[right:]
     conjuncts = [first[len(first) - left:], *segments[1:-1], last[:right]]
     return [_join(head + c + tail) for c in conjuncts]
+
+
+def _middle_names(segments: list[list[str]]) -> bool:
+    """Whether every segment between the first and the last is a short run of content
+    words (a name of a list "A, B and C"), not a clause."""
+    return all(len(s) <= _MAX_CONJUNCT and _content_run_start(s) == len(s)
+               for s in segments[1:-1])
 
 
 def _is_stop(token: str) -> bool:

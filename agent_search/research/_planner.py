@@ -117,7 +117,19 @@ def _names(found: Sequence[ResultItem], words: Sequence[str], question: str) -> 
     "Result"), and a one-word run that the same references also write in lower case is
     an ordinary word that began a sentence, not a name."""
     lowered = {w.lower() for w in words}
-    asked = question.casefold()
+    counts = _name_counts(found, lowered, question.casefold())
+
+    def new_words(name: str) -> int:  # what the name adds to the part's own words
+        return sum(w.lower() not in lowered for w in name.split())
+
+    ranked = sorted(counts, key=lambda n: (-new_words(n), -counts[n]))
+    return ranked[:4]
+
+
+def _name_counts(found: Sequence[ResultItem], lowered: set[str], asked: str
+                 ) -> Counter[str]:
+    """How often each name occurs in the references that mention one of the ``lowered``
+    words, but for a one-word name those references also write in lower case."""
     counts: Counter[str] = Counter()
     plain: set[str] = set()  # words the references write in lower case
     for item in found:
@@ -128,12 +140,7 @@ def _names(found: Sequence[ResultItem], words: Sequence[str], question: str) -> 
             counts.update(_names_in(text, asked))
     for name in [n for n in counts if " " not in n and n.lower() in plain]:
         del counts[name]
-
-    def new_words(name: str) -> int:  # what the name adds to the part's own words
-        return sum(w.lower() not in lowered for w in name.split())
-
-    ranked = sorted(counts, key=lambda n: (-new_words(n), -counts[n]))
-    return ranked[:4]
+    return counts
 
 
 def _names_in(text: str, asked: str) -> list[str]:

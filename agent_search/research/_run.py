@@ -140,10 +140,7 @@ async def run_research(searcher: Searcher, question: str, *, ctx: Context,
         report = await _round(searcher, ctx, state, queries, types, limit, rounds, out)
         out.rounds.append(report)
         await _check_coverage(state)
-        report.gaps = [p.text for p in state.parts if not p.covered]
-        emit(ResearchRound(rid, rounds, [s.model_dump() for s in report.searches],
-                           report.new_references,
-                           [p.text for p in state.parts if p.covered], report.gaps))
+        _report_coverage(ctx, state, report, rounds)
         if stop := _round_stop(report, rounds):
             break
         queries = await _gap_queries(state, planner, question, rounds, emit, rid)
@@ -152,6 +149,15 @@ async def run_research(searcher: Searcher, question: str, *, ctx: Context,
             break
     out.stopped = stop
     return _done(out, state, rounds, emit, rid)
+
+
+def _report_coverage(ctx: Context, state: _State, report: RoundReport, rounds: int) -> None:
+    """The round's gaps (the parts still uncovered) into its report and its event."""
+    report.gaps = [p.text for p in state.parts if not p.covered]
+    ctx.events.emit(ResearchRound(ctx.request_id, rounds,
+                                  [s.model_dump() for s in report.searches],
+                                  report.new_references,
+                                  [p.text for p in state.parts if p.covered], report.gaps))
 
 
 def _nothing_to_search(state: _State, types: Sequence[str]) -> str | None:

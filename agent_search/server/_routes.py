@@ -42,6 +42,7 @@ from agent_search.server._schemas import (
     SearchBody,
     StreamRequest,
 )
+from agent_search.server._search_doc import REF_TEMPLATE, SEARCH_PATH, search_operation
 from agent_search.server._sse import EventStreamResponse, Write
 from agent_search.server._streams import (
     ChatFormat,
@@ -54,7 +55,7 @@ from agent_search.server._streams import (
 from agent_search.server.service import Service
 from agent_search.trace import first_line
 from agent_search.types import Request as RequestModel
-from agent_search.types import Result
+from agent_search.types import Result, legacy_fields, legacy_note
 
 T = TypeVar("T")
 B = TypeVar("B", bound=BaseModel)
@@ -222,18 +223,9 @@ async def search(request: Request) -> Response:
     "merge": bool}`` → the list of Results (run in parallel), or one merged Result."""
     identity = identity_of(request.scope)
     service = service_of(request)
-    raw = await _json_body(request)
-    single = isinstance(raw, dict) and "requests" not in raw
-    if isinstance(raw, list):
-        raw = {"requests": raw}
-    elif single:
-        raw = {"requests": [raw]}
-    if isinstance(raw, dict) and isinstance(raw.get("requests"), list):
-        cap = service.settings.max_searches
-        if len(raw["requests"]) > cap:
-            raise ApiError(422, f"requests: {len(raw['requests'])} searches; the limit is "
-                           f"{cap}", param="requests", code="too_many_searches")
+    raw, single = _search_body(await _json_body(request), service.settings.max_searches)
     body = _validate(SearchBody, raw, single_request=single)
+    notes = deprecation_notes(raw, single=single)
     searcher = service.searcher
     _check_types(body.requests, [*BUILTIN_TYPES, *searcher.registry.types], single=single)
     ctx = searcher.context(user_id=identity.user_id, team_id=identity.team_id)
@@ -241,13 +233,40 @@ async def search(request: Request) -> Response:
     for result in results:
         service.metrics.observe_search(result.type, result.error, result.duration_ms)
     headers = {"X-Request-Id": ctx.request_id}
+    if notes:
+        headers["Warning"] = ", ".join(f'299 agent-search "{note}"' for note in notes)
     if body.merge:
         content = _dump(_RESULT, await searcher.merge(results, ctx=ctx))
-    elif single:
-        content = _dump(_RESULT, results[0])
     else:
-        content = _dump(_RESULTS, results)
+        content = _dump(_RESULT, results[0]) if single else _dump(_RESULTS, results)
     return Response(content, media_type="application/json", headers=headers)
+
+
+def _search_body(raw: Any, cap: int) -> tuple[Any, bool]:
+    """The body of ``POST /v1/search`` in the ``{"requests": [...]}`` shape, and whether
+    it was one request; more than ``cap`` searches is a 422 before validation."""
+    single = isinstance(raw, dict) and "requests" not in raw
+    if isinstance(raw, list):
+        raw = {"requests": raw}
+    elif single:
+        raw = {"requests": [raw]}
+    requests = raw.get("requests") if isinstance(raw, dict) else None
+    if isinstance(requests, list) and len(requests) > cap:
+        raise ApiError(422, f"requests: {len(requests)} searches; the limit is {cap}",
+                       param="requests", code="too_many_searches")
+    return raw, single
+
+
+def deprecation_notes(raw: dict[str, Any], *, single: bool) -> list[str]:
+    """One line per deprecated field of the requests in ``raw`` (the body as validated),
+    naming where it is (``requests[1]: ...`` in a list): the response's ``Warning``
+    header (code 299, as Kubernetes' API server warns of deprecated use), since an HTTP
+    client sees no Python warning."""
+    notes = []
+    for n, req in enumerate(raw["requests"]):
+        where = "" if single else f"requests[{n}]: "
+        notes += [where + legacy_note(name) for name in legacy_fields(req)]
+    return notes
 
 
 def _check_types(requests: Sequence[RequestModel], known: Sequence[str], *,
@@ -305,36 +324,24 @@ def _dump(adapter: TypeAdapter[Any], value: Any) -> bytes:
 # (the bound on the number of searches comes before validation), so FastAPI's request
 # handling (dependency solving, body reading, response checks) would only add ~60 µs a
 # call — ~0.3 ms on a machine whose caches other work keeps cold, against a 3 ms budget.
-# The OpenAPI document gets the operation from :func:`document_search`.
+# The OpenAPI document gets the operation from :mod:`agent_search.server._search_doc`.
 router.add_route("/v1/search", search, methods=["POST"], include_in_schema=False)
-_SEARCH_BODY = TypeAdapter(RequestModel | list[RequestModel] | SearchBody)
-_SEARCH_RESULT = TypeAdapter(Result | list[Result])
 
 
-def document_routes(schema: dict[str, Any]) -> None:
+def document_routes(schema: dict[str, Any], registry: Registry) -> None:
     """Add to an OpenAPI document made by FastAPI what it cannot see: the schemas of the
-    bodies routes parse themselves, and ``POST /v1/search`` (a plain route: body and
-    response schemas, bearer security)."""
-    template = "#/components/schemas/{model}"
+    bodies routes parse themselves, and ``POST /v1/search`` (a plain route), generated
+    for the handlers of ``registry`` (each type's options model)."""
     schemas = schema.setdefault("components", {}).setdefault("schemas", {})
     for model in _DOCUMENTED_BODIES:
-        definition = model.model_json_schema(ref_template=template)
+        definition = model.model_json_schema(ref_template=REF_TEMPLATE)
         for name, nested in definition.pop("$defs", {}).items():
             schemas.setdefault(name, nested)
         schemas[model.__name__] = definition
-    body = _SEARCH_BODY.json_schema(ref_template=template)
-    result = _SEARCH_RESULT.json_schema(mode="serialization", ref_template=template)
-    for defs in (body.pop("$defs", {}), result.pop("$defs", {})):
-        for name, definition in defs.items():
-            schemas.setdefault(name, definition)
-    error = {"description": "An error in the OpenAI shape ({\"error\": {...}})"}
-    schema.setdefault("paths", {})["/v1/search"] = {"post": {
-        "tags": ["search"], "summary": "Search", "operationId": "search_v1_search_post",
-        "description": (search.__doc__ or "").strip(), **_SECURED,
-        "requestBody": {"required": True, "content": {"application/json": {"schema": body}}},
-        "responses": {"200": {"description": "The Result, or the list of Results",
-                              "content": {"application/json": {"schema": result}}},
-                      **{code: error for code in ("400", "401", "413", "422", "429")}}}}
+    operation, defined = search_operation(registry, search, _SECURED)
+    for name, definition in defined.items():
+        schemas.setdefault(name, definition)
+    schema.setdefault("paths", {})[SEARCH_PATH] = operation
 
 
 @router.get("/v1/models", tags=["chat"], openapi_extra=_SECURED)

@@ -57,7 +57,7 @@ class _App(FastAPI):
             schema = super().openapi()
             schema.setdefault("components", {}).setdefault(
                 "securitySchemes", {})["HTTPBearer"] = BEARER_SCHEME
-            document_routes(schema)
+            document_routes(schema, self.state.service.searcher.registry)
         return super().openapi()
 
 

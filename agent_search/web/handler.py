@@ -110,17 +110,11 @@ class WebHandler:
         return request.type == "web"
 
     async def search(self, ctx: Context, request: Request) -> Result:
-        def fail(message: str) -> Result:
-            return Result(type="web", query=request.query, error=message)
-
         try:
-            settings = self.settings_for(ctx.config)
-        except (ConfigError, ValueError) as exc:
-            return fail(str(exc))  # names its key: "web.provider: ..."
-        try:
+            settings = self.settings_for(ctx.config)  # an error names its key: web.provider
             options = WebOptions.of(request).filled(ctx.config)  # the searcher's, filled
         except (ConfigError, InputError, ValueError) as exc:
-            return fail(str(exc))
+            return Result(type="web", query=request.query, error=str(exc))
         query = request.query
         warnings: list[str] = []
         if options.keywords:
@@ -129,9 +123,8 @@ class WebHandler:
         limit = min(request.limit or settings.max_results, settings.max_results)
         response, tried = await self._ask(settings.chain(), query, limit, options)
         if response is None:
-            message = tried[0] if len(tried) == 1 else \
-                f"all {len(tried)} providers failed: {'; '.join(tried)}"
-            return Result(type="web", query=request.query, error=message, fallback=tried or None)
+            return Result(type="web", query=request.query, error=_all_failed(tried),
+                          fallback=tried or None)
         items = response.items
         warnings.extend(_refused(response.provider, items))
         if query != request.query:
@@ -302,6 +295,13 @@ def remaining_share(left: int) -> float:
         return math.inf
     now = anyio.current_time()
     return now + (deadline - now) / left
+
+
+def _all_failed(tried: list[str]) -> str:
+    """The error of a search no provider answered: the one reason, or all of them."""
+    if len(tried) == 1:
+        return tried[0]
+    return f"all {len(tried)} providers failed: {'; '.join(tried)}"
 
 
 def _refused(provider: str, items: list[ResultItem]) -> list[str]:

@@ -21,6 +21,7 @@ that key, as before, and a provider's own section wins over it.
 from __future__ import annotations
 
 import warnings
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from pydantic import (
@@ -119,16 +120,10 @@ class WebSettings(WebConfig):
         from agent_search.web.providers import provider_names
 
         data = dict(data)
-        options = dict(data.get("provider_options") or {})
         names = provider_names()
-        for key in data:  # a misspelt section: named with the provider it is a typo of
-            hint = closest(str(key), [*cls.model_fields, *names])
-            if key not in cls.model_fields and key not in names and hint in names:
-                raise ConfigError("unknown key", key=str(key), hint=hint)
+        _check_section_names(data, names, set(cls.model_fields))
+        options = dict(data.get("provider_options") or {})
         for name in names:
-            if name in cls.model_fields:
-                raise ValueError(f"the web provider {name!r} takes the name of a web key; "
-                                 "a provider's name is its section's key")
             if name in data:
                 section = data.pop(name)
                 options[name] = {**options.get(name, {}), **section} \
@@ -252,6 +247,19 @@ class WebSettings(WebConfig):
 
 _EXAMPLES = {"cx": "google", "cx_env": "google", "engine": "serpapi", "search_depth": "tavily",
              "include_answer": "tavily", "country": "tavily", "language": "google"}
+
+
+def _check_section_names(data: dict[str, Any], names: Sequence[str], fields: set[str]) -> None:
+    """A misspelt provider section is an error naming the provider it is a typo of; a
+    provider named like a web key is refused (a provider's name is its section's key)."""
+    for key in data:
+        hint = closest(str(key), [*fields, *names])
+        if key not in fields and key not in names and hint in names:
+            raise ConfigError("unknown key", key=str(key), hint=hint)
+    clash = next((name for name in names if name in fields), None)
+    if clash is not None:
+        raise ValueError(f"the web provider {clash!r} takes the name of a web key; "
+                         "a provider's name is its section's key")
 
 
 def _example(key: str) -> str:

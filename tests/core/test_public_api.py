@@ -113,6 +113,7 @@ PUBLIC_MODULES: dict[str, list[str]] = {
     "agent_search.mcp.server": [],
     "agent_search.query": ["dsl", "followup", "keyword", "nl", "stopwords"],
     "agent_search.rerank": [],
+    "agent_search.testing": ["chat_server"],
     "agent_search.server": ["app", "service", "settings"],
     "agent_search.web": ["errors", "handler", "providers", "settings"],
     "agent_search.web.providers": [],

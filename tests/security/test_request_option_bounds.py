@@ -31,10 +31,10 @@ CONFIG_MODELS: dict[str, type[BaseModel]] = {
 """Where each config key named by an option lives (``section.key``)."""
 OWN_OPTIONS = {("db", "dsl"), ("db", "generate"), ("kb", "wheres"), ("db", "wheres"),
                ("db", "orders"), ("db", "select"), ("web", "sites"), ("web", "time_range")}
-"""Options no config key has: a DSL object (validated against the schemas before any
-query), a flag, and the filters, fields, sites and time range a request names (each
-bounded by its own type: a list of at most a set length, a where tree of at most
-``MAX_WHERE_CLAUSES`` clauses, a choice)."""
+"""Options no config key has: a DSL object (bounded in queries, depth and size, then
+validated against the schemas before any query), a flag, and the filters, fields, sites
+and time range a request names (each bounded by its own type: a list of at most a set
+length, a where tree of at most ``MAX_WHERE_CLAUSES`` clauses, a choice)."""
 
 
 def _searcher(tmp_path: Path) -> Searcher:
@@ -122,8 +122,8 @@ async def test_a_kb_search_refuses_an_unbounded_prefetch_before_it_runs(
         tmp_path: Path, prefetch: int) -> None:
     searcher = _searcher(tmp_path)
     try:
-        result = await searcher.search({"type": "kb", "query": "bees", "collections": ["d"],
-                                        "options": {"prefetch": prefetch}})
+        result = await searcher.search({"type": "kb", "query": "bees", "options": {
+            "collections": ["d"], "prefetch": prefetch}})
     finally:
         await searcher.aclose()
     assert result.error is not None and result.error.startswith("kb: invalid option prefetch")
@@ -139,3 +139,26 @@ async def test_a_db_option_is_checked_before_the_database(tmp_path: Path) -> Non
         await searcher.aclose()
     # the database file does not exist: an option error means it was never opened
     assert result.error is not None and "invalid option generate" in result.error
+
+
+_WHERE = {"field": "price", "op": "<", "value": 100}
+_DEEP: dict[str, Any] = _WHERE
+for _ in range(40):
+    _DEEP = {"or": [_DEEP]}
+
+
+@pytest.mark.parametrize(("dsl", "said"), [
+    ({"queries": [{"model": "product", "wheres": [_WHERE]}] * 10_000}, "10000 queries"),
+    ({"model": "product", "wheres": [_DEEP]}, "nested deeper than"),
+    ({"model": "product", "wheres": [{**_WHERE, "value": "x" * 100_000}]}, "characters as JSON"),
+], ids=["queries", "depth", "size"])
+async def test_an_explicit_dsl_is_bounded_before_the_database(
+        tmp_path: Path, dsl: dict[str, Any], said: str) -> None:
+    searcher = _searcher(tmp_path)
+    try:
+        result = await searcher.search({"type": "db", "query": "x", "options": {"dsl": dsl}})
+    finally:
+        await searcher.aclose()
+    # the database file does not exist: an option error means it was never opened
+    assert result.error is not None and result.error.startswith("db: invalid option dsl: ")
+    assert said in result.error and len(result.error) < 200

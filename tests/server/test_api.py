@@ -18,7 +18,7 @@ def test_health_ready_models(running: Running) -> None:
     ids = [m.id for m in client(running).models.list()]
     assert ids == ["broken", "cite", "offline", "stall", "tools"]
     schema = httpx.get(f"{running.url}/openapi.json").json()
-    search = schema["paths"]["/v1/search"]["post"]  # a plain route, documented by hand
+    search = schema["paths"]["/v1/search"]["post"]  # a plain route, documented from models
     body = search["requestBody"]["content"]["application/json"]["schema"]
     assert {"$ref": "#/components/schemas/Request"} in body["anyOf"]
     assert "query" in schema["components"]["schemas"]["Request"]["properties"]
@@ -129,6 +129,26 @@ def test_search_single_list_merge_and_validation(running: Running) -> None:
     assert bad.status_code == 422 and "limit is 20" in bad.json()["error"]["message"]
     bad = httpx.post(url, headers={**h, "content-type": "application/json"}, content=b"{nope")
     assert bad.status_code == 400 and bad.json()["error"]["code"] == "json_invalid"
+
+
+def test_deprecated_request_fields_are_named_in_a_warning_header(running: Running) -> None:
+    url, h = f"{running.url}/v1/search", running.headers()
+    current = httpx.post(url, headers=h, json={"type": "kb", "query": "alpha",
+                                               "options": {"graph": False}})
+    assert current.status_code == 200 and "warning" not in current.headers
+    one = httpx.post(url, headers=h, json={"type": "kb", "query": "alpha", "graph": False,
+                                           "threshold": 0.1})
+    assert one.status_code == 200 and one.json()["error"] is None
+    assert one.headers["warning"] == (
+        '299 agent-search "Request field \'graph\' is deprecated: pass it as options.graph", '
+        '299 agent-search "Request field \'threshold\' is deprecated: it is min_score, the '
+        'one relevance floor"')
+    many = httpx.post(url, headers=h, json=[{"type": "kb", "query": "a"},
+                                            {"type": "kb", "query": "b", "collections": []}])
+    assert many.status_code == 200
+    assert many.headers["warning"] == ('299 agent-search "requests[1]: Request field '
+                                       '\'collections\' is deprecated: pass it as '
+                                       'options.collections"')
 
 
 def test_records_only_for_their_owner(running: Running) -> None:

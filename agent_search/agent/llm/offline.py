@@ -134,13 +134,19 @@ def _count_parts(question: str, references: Sequence[ResultItem], counts: Mappin
     for item, total in _first_of_each_count(references, counts):
         if len(parts) == 2 * _MAX_COUNTS:  # two parts per count said
             break
-        shown = sum(q.model == item.model and counts.get(q.citation_id or "") == total
-                    for q in quoted)
-        if counting or 0 < shown < total:
+        if counting or 0 < _quoted_of(item, total, quoted, counts) < total:
             sentence = count_sentence(item, total) if counting else list_sentence(item, total)
             parts += [(f"\n\n{sentence} ", False),
                       (format_marker(item.citation_id or "", fmt), True)]
     return parts
+
+
+def _quoted_of(item: ResultItem, total: int, quoted: Sequence[ResultItem],
+               counts: Mapping[str, int]) -> int:
+    """How many of the records quoted below come from ``item``'s search (its model,
+    its count)."""
+    return sum(q.model == item.model and counts.get(q.citation_id or "") == total
+               for q in quoted)
 
 
 def _first_of_each_count(references: Sequence[ResultItem], counts: Mapping[str, int]

@@ -3,7 +3,8 @@
 Tools (each returns the Result JSON of ``agent-search search --json``):
 
 - ``web_search(query, limit, sites, time_range, fetch_pages)``
-- ``kb_search(query, limit, collections, threshold, graph, mode)``
+- ``kb_search(query, limit, collections, min_score, graph, mode)`` (``threshold``, the
+  earlier name of ``min_score``, still accepted for a release)
 - ``db_search(query, limit, models, wheres, orders)``
 - ``search(query, types, limit)`` — several types at once, merged (deduplicated,
   weighted, reranked) into one result;
@@ -102,11 +103,13 @@ class SearchTools:
         self, query: Query, limit: Limit = None,
         collections: Annotated[list[str] | None, Field(
             description="Knowledge-base collections (default: configured)")] = None,
-        threshold: Annotated[float | None, Field(
+        min_score: Annotated[float | None, Field(
             ge=0, le=1, description="Minimum relevance score 0..1")] = None,
         graph: Annotated[bool, Field(description="Add related graph entities")] = False,
         mode: Annotated[SearchMode | None, Field(
             description="Retrieval mode (default: hybrid)")] = None,
+        threshold: Annotated[float | None, Field(
+            ge=0, le=1, description="Deprecated: min_score")] = None,
     ) -> dict[str, Any]:
         """Search the knowledge base (documents ingested with `agent-search kb ingest`)."""
         options: dict[str, Any] = {"collections": collections} if collections else {}
@@ -114,8 +117,11 @@ class SearchTools:
             options["graph"] = True
         if mode:
             options["mode"] = mode
+        # ``threshold`` goes as the request's deprecated field: the request moves it to
+        # min_score with a DeprecationWarning, and refuses two different floors
         return await self.run({"type": "kb", "query": query, "limit": limit,
-                               "min_score": threshold, "options": options})
+                               "min_score": min_score, "threshold": threshold,
+                               "options": options})
 
     async def db_search(
         self, query: Query, limit: Limit = None,

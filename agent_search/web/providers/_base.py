@@ -283,14 +283,19 @@ class WebProvider(ABC):
         if time_range is not None and time_range not in TIME_RANGES:
             raise ProviderError(self.name, f"time_range {time_range!r} is not one of "
                                            f"{', '.join(TIME_RANGES)}")
+        return SearchParams(query.strip(), max(1, int(limit)), self._sites(sites), time_range)
+
+    def _sites(self, sites: Sequence[str]) -> tuple[str, ...]:
+        """``sites`` cleaned (a bare string is one site; blanks dropped); a site that is
+        not a host name is a ProviderError naming it."""
         if isinstance(sites, str):
             sites = [sites]
         cleaned = tuple(clean_site(s) for s in sites if s and s.strip())
-        for site in cleaned:
-            if any(c.isspace() or c in "\"()" for c in site) or not site:
-                raise ProviderError(self.name, f"invalid site {site[:80]!r}: expected a host "
-                                               "name such as example.com (optionally /path)")
-        return SearchParams(query.strip(), max(1, int(limit)), cleaned, time_range)
+        bad = next((site for site in cleaned if not _is_site(site)), None)
+        if bad is not None:
+            raise ProviderError(self.name, f"invalid site {bad[:80]!r}: expected a host "
+                                           "name such as example.com (optionally /path)")
+        return cleaned
 
     async def _search_raw(self, params: SearchParams) -> Any:
         self.breaker.before_call()
@@ -400,12 +405,26 @@ def _error_detail(response: httpx.Response) -> str:
         body = json.loads(response.content.decode("utf-8-sig"))
     except (UnicodeDecodeError, ValueError):
         return one_line(response.text, 120) if response.text else ""
+    if not isinstance(body, dict):
+        return ""
     for key in ("error", "message", "detail", "errors"):
-        value = body.get(key) if isinstance(body, dict) else None
-        if isinstance(value, dict):
-            value = value.get("message") or value.get("error") or value
-        if isinstance(value, list) and value:
-            value = value[0].get("message") if isinstance(value[0], dict) else value[0]
+        value = _reason(body.get(key))
         if value:
             return one_line(str(value), 120)
     return ""
+
+
+def _reason(value: Any) -> Any:
+    """The message inside one error field: an object's ``message`` (or ``error``), a
+    list's first entry (its ``message`` when an object), else the value itself."""
+    if isinstance(value, dict):
+        return value.get("message") or value.get("error") or value
+    if isinstance(value, list) and value:
+        return value[0].get("message") if isinstance(value[0], dict) else value[0]
+    return value
+
+
+def _is_site(site: str) -> bool:
+    """A cleaned site is a host name (optionally with a path): not empty, no space,
+    quote or parenthesis (search operators)."""
+    return bool(site) and not any(c.isspace() or c in "\"()" for c in site)
