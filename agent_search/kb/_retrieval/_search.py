@@ -192,20 +192,14 @@ def search(store: KBStore, collection: str, plan: QueryPlan,
     similarity to the question (:func:`_heading_ranked`), before each document's best
     chunk is brought first."""
     sparse = sparse if sparse is not None and sparse.indices else None
-    needs_stats = sparse is not None or (plan.mode == "hybrid"
-                                         and plan.fusion in ("calibrated", "zscore"))
-    stats = store.stats(collection) if needs_stats and plan.mode != "dense" else None
+    stats = _stats_for(store, collection, plan, sparse)
     neighbours = (dense is not None and plan.fusion in ("calibrated", "zscore")
                   and _feedback.applies(points, plan.feedback_docs))
     limit = plan.limit
     # feedback ranks the branches' top candidates again with the top ones' centre, and
     # the documents' best chunks come first from among them: both need more than limit
     deep = max(limit, min(plan.prefetch, _feedback.DEPTH))
-    # the candidates are a small part of the collection (as for feedback): in five notes
-    # every note's chunks are candidates, and their standing among them says nothing
-    headed = (plan.mode == "hybrid" and plan.fusion == "calibrated" and dense is not None
-              and points >= _feedback.MIN_SHARE * limit
-              and plan.heading_weight > 0.0 and headings is not None)
+    headed = _headed(plan, dense, points, headings)
     pool = deep if plan.diversity > 0.0 or headed else limit
     plan = replace(plan, limit=deep if neighbours else pool)
     hits = _search(store, collection, plan, dense, sparse, flt, points, stats, null)
@@ -215,14 +209,45 @@ def search(store: KBStore, collection: str, plan: QueryPlan,
             plan.feedback_docs, plan.feedback_weight, flt, stats), pool)
         plan = replace(plan, limit=pool)
     if plan.prf_docs and dense is not None and hits:
-        moved = _moved_query(store, collection, plan, dense, hits)
-        if moved is not None:
-            hits = _search(store, collection, plan, moved, sparse, flt, points, stats, null)
+        hits = _second_round(store, collection, plan, dense, sparse, flt, points, stats,
+                             null, hits)
     hits = with_payloads(store, collection, hits)  # one exit: every path's hits get them
     if headed and headings is not None and dense is not None:
         hits = _heading_ranked(hits, plan.heading_weight, dense, headings,
                                null.dense_std if null is not None else 0.0)
     return diversified(hits, plan.diversity, limit)
+
+
+def _stats_for(store: KBStore, collection: str, plan: QueryPlan,
+               sparse: SparseVec | None) -> CollectionStats | None:
+    """The collection's statistics when a sparse branch or the standardised hybrid reads
+    them (never for the dense branch alone)."""
+    needs = sparse is not None or (plan.mode == "hybrid"
+                                   and plan.fusion in ("calibrated", "zscore"))
+    return store.stats(collection) if needs and plan.mode != "dense" else None
+
+
+def _headed(plan: QueryPlan, dense: NDArray[np.float32] | None, points: int,
+            headings: Callable[[list[str]], NDArray[np.float32]] | None) -> bool:
+    """Whether the heading's evidence ranks the candidates again: only the calibrated
+    hybrid, and only when the candidates are a small part of the collection (as for
+    feedback): in five notes every note's chunks are candidates, and their standing among
+    them says nothing."""
+    return (plan.mode == "hybrid" and plan.fusion == "calibrated" and dense is not None
+            and points >= _feedback.MIN_SHARE * plan.limit
+            and plan.heading_weight > 0.0 and headings is not None)
+
+
+def _second_round(store: KBStore, collection: str, plan: QueryPlan,
+                  dense: NDArray[np.float32], sparse: SparseVec | None, flt: Group | None,
+                  points: int, stats: CollectionStats | None, null: Null | None,
+                  hits: list[Hit]) -> list[Hit]:
+    """Pseudo-relevance feedback's round with the moved query; the first round's hits
+    when the top ones have no vectors."""
+    moved = _moved_query(store, collection, plan, dense, hits)
+    if moved is None:
+        return hits
+    return _search(store, collection, plan, moved, sparse, flt, points, stats, null)
 
 
 def _heading_ranked(hits: list[Hit], weight: float, dense: NDArray[np.float32],
