@@ -21,7 +21,7 @@ from agent_search.searcher import Searcher
 from agent_search.server._auth import KeyRing
 from agent_search.server._errors import ApiError
 from agent_search.server._metrics import Metrics
-from agent_search.server._ratelimit import SharedRateLimiter
+from agent_search.server._ratelimit import KeyedRateLimiter, SharedRateLimiter
 from agent_search.server._records import SharedRecordStore, records_url
 from agent_search.server.settings import ServerSettings
 
@@ -57,8 +57,16 @@ class Service:
         limit = settings.rate_limit
         shared = limit.shared if limit.shared != "auto" else \
             workers > 1 or records.url.get_backend_name() != "sqlite"
-        self.limiter = SharedRateLimiter(limit.per_minute, limit.burst, records.url,
-                                         shared=shared)
+        limiters = {(limit.per_minute, limit.burst): SharedRateLimiter(
+            limit.per_minute, limit.burst, records.url, shared=shared)}
+        own: dict[str, SharedRateLimiter] = {}
+        for key_id, entry in self.keys.entries():
+            if entry.rate_limit is not None:
+                rate = (entry.rate_limit.per_minute, entry.rate_limit.burst)
+                if rate not in limiters:
+                    limiters[rate] = SharedRateLimiter(*rate, records.url, shared=shared)
+                own[key_id] = limiters[rate]
+        self.limiter = KeyedRateLimiter(limiters[(limit.per_minute, limit.burst)], own)
         self.searcher = searcher
         self.assistants = assistants
         self.records = records
