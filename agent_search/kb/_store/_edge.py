@@ -18,8 +18,11 @@ save, makes the next reader rebuild them if the process died in between. A colle
 folder without ``collection.json`` is a creation that did not finish and is cleared when
 the name is created again.
 
-Calls block and are serialised by one lock per store; the kb calls them from worker
-threads.
+Calls block; the kb calls them from worker threads. Calls on one collection are
+serialised by that collection's lock; the store's own lock guards only the list of
+collections, creating and dropping one, and closing (taken first when both are held). So
+one tenant's write — its statistics update reads the written points back and sums them,
+tens of milliseconds on a busy machine — never holds another collection's search.
 
 Flushing (the shard's ``flush()``: sync its write-ahead log and segments to disk) is
 coalesced, not done per write. ``update()`` appends each operation to the write-ahead log
@@ -127,7 +130,9 @@ class EdgeStore:
                  full_flush_interval: float = 60.0) -> None:
         self.root = root
         self.location = str(root)
-        self.lock = threading.RLock()
+        self.lock = threading.RLock()  # the store's: the list, create, drop, close
+        self._locks: dict[str, threading.RLock] = {}  # each collection's own
+        self._locks_guard = threading.Lock()
         self._shards: dict[str, qe.EdgeShard] = {}
         self._meta: dict[str, dict[str, Any]] = {}
         self._indexed: dict[str, set[str]] = {}  # payload keys known to be indexed
@@ -177,6 +182,15 @@ class EdgeStore:
     def _dir(self, name: str) -> Path:
         return self.root / check_collection_name(name)
 
+    def lock_of(self, name: str) -> threading.RLock:
+        """The lock that serialises the calls on collection ``name`` (made on first use;
+        never removed: one per name this process has touched)."""
+        lock = self._locks.get(name)
+        if lock is None:
+            with self._locks_guard:
+                lock = self._locks.setdefault(name, threading.RLock())
+        return lock
+
     def collections(self) -> list[str]:
         with self.lock:
             if self._names is None:
@@ -185,7 +199,7 @@ class EdgeStore:
             return list(self._names)
 
     def exists(self, name: str) -> bool:
-        with self.lock:
+        with self.lock_of(name):
             return (self._dir(name) / _META).is_file()
 
     def _read_meta(self, name: str) -> dict[str, Any]:
@@ -236,7 +250,7 @@ class EdgeStore:
         return shard
 
     def info(self, name: str) -> CollectionInfo:
-        with self.lock:
+        with self.lock_of(name):
             meta = self._read_meta(name)
             points = self._points.get(name)
             if points is None:
@@ -246,7 +260,7 @@ class EdgeStore:
 
     def create(self, name: str, dimensions: int, meta: dict[str, Any],
                indexes: dict[str, IndexKind]) -> None:
-        with self.lock:
+        with self.lock, self.lock_of(name):
             folder = self._dir(name)
             if (folder / _META).is_file():
                 raise StoreError(f"collection {name!r} already exists")
@@ -266,12 +280,12 @@ class EdgeStore:
             self._keeper.created(name, dimensions)
 
     def update_meta(self, name: str, meta: dict[str, Any]) -> None:
-        with self.lock:
+        with self.lock_of(name):
             self._read_meta(name)
             self._write_meta(name, meta)
 
     def drop(self, name: str) -> bool:
-        with self.lock:
+        with self.lock, self.lock_of(name):
             folder = self._dir(name)
             if not folder.exists():
                 return False
@@ -291,7 +305,7 @@ class EdgeStore:
         known = self._indexed.get(name)
         if not fields or (known is not None and known.issuperset(fields)):
             return
-        with self.lock:
+        with self.lock_of(name):
             shard = self._shard(name)
             have = set(shard.info().payload_schema)
             for key, kind in fields.items():
@@ -309,7 +323,7 @@ class EdgeStore:
                                        SPARSE: qe.SparseVector(p.sparse.indices,
                                                                p.sparse.values)}, p.payload)
                        for p in points]
-        with self.lock:
+        with self.lock_of(name):
             shard = self._shard(name)
             self._points.pop(name, None)
             self._keeper.write(name, [p.id for p in points], lambda: shard.update(
@@ -318,7 +332,7 @@ class EdgeStore:
     def delete(self, name: str, ids: list[str]) -> None:
         if not ids:
             return
-        with self.lock:
+        with self.lock_of(name):
             shard = self._shard(name)
             self._points.pop(name, None)
             self._keeper.write(name, ids, lambda: shard.update(
@@ -329,7 +343,7 @@ class EdgeStore:
         request = qe.ScrollRequest(offset=engine_id(offset) if offset is not None else None,
                                    limit=limit, filter=_filter(flt),
                                    with_payload=_with_payload(payload), with_vector=vectors)
-        with self.lock:
+        with self.lock_of(name):
             records, nxt = self._shard(name).scroll(request)
         return [_record(r) for r in records], (str(nxt) if nxt is not None else None)
 
@@ -337,7 +351,7 @@ class EdgeStore:
         if not queries:
             return []
         requests = [_request(q) for q in queries]
-        with self.lock:
+        with self.lock_of(name):
             shard = self._shard(name)
             found = (shard.query_batch(qe.QueryBatchRequest(requests)) if len(requests) > 1
                      else [shard.query(requests[0])])
@@ -352,21 +366,21 @@ class EdgeStore:
                  vectors: bool | list[str]) -> list[Record]:
         if not ids:
             return []
-        with self.lock:
+        with self.lock_of(name):
             records = self._shard(name).retrieve([engine_id(i) for i in ids],
                                                  with_payload=payload,
                                                  with_vector=vectors)
         return [_record(r) for r in records]
 
     def count(self, name: str, flt: Condition | None = None) -> int:
-        with self.lock:
+        with self.lock_of(name):
             return int(self._shard(name).count(qe.CountRequest(exact=True,
                                                                filter=_filter(flt))))
 
     # -- statistics -----------------------------------------------------------------------
 
     def stats(self, name: str) -> CollectionStats | None:
-        with self.lock:
+        with self.lock_of(name):
             return self._keeper.stats(name)
 
     def settle(self, name: str) -> None:
@@ -374,17 +388,17 @@ class EdgeStore:
         writes updated, and have the shard flushed in the background within
         ``flush_interval`` (the writes are durable against a killed process already, by
         the write-ahead log: see the module docstring)."""
-        with self.lock:
+        with self.lock_of(name):
             shard = self._shard(name)
             shard.optimize()
             finish = self._keeper.settle(name)
-        finish()  # the statistics' files, written and synced without the store's lock
+        finish()  # the statistics' files, written and synced without the collection's lock
         self._flusher.mark(name)
 
     def _sync_logs(self, names: set[str]) -> None:
         """``fsync`` the write-ahead log files (and their folder) of the named collections
         whose shards are open: what makes their acknowledged writes survive an OS crash.
-        Without the store's lock and with the interpreter lock released (``os.fsync``):
+        Without any lock of the store and with the interpreter lock released (``os.fsync``):
         searches and writes go on meanwhile. A log file the shard removed meanwhile (it
         truncates its log after a flush) is skipped."""
         for name in sorted(names):
@@ -401,8 +415,8 @@ class EdgeStore:
 
     def _flush_dirty(self, names: set[str]) -> None:
         """Flush the named collections' shards that are still open (the flusher's work)."""
-        with self.lock:
-            for name in sorted(names):
+        for name in sorted(names):
+            with self.lock_of(name):
                 shard = self._shards.get(name)
                 if shard is not None:
                     shard.flush()
@@ -410,7 +424,7 @@ class EdgeStore:
 
     def repair(self, name: str) -> Repaired:
         """Rebuild the collection's statistics from every point."""
-        with self.lock:
+        with self.lock_of(name):
             self._read_meta(name)
             return self._keeper.repair(name)
 
@@ -418,11 +432,12 @@ class EdgeStore:
         """Stop the background flusher, flush every open shard and release the lock."""
         self._flusher.stop()  # before taking the lock: its last pass may be waiting for it
         with self.lock:
-            for shard in self._shards.values():
-                with contextlib.suppress(Exception):
-                    shard.flush()
-                    self._flusher.count += 1
-                shard.close()
+            for name, shard in list(self._shards.items()):
+                with self.lock_of(name):
+                    with contextlib.suppress(Exception):
+                        shard.flush()
+                        self._flusher.count += 1
+                    shard.close()
             self._shards.clear()
             if self._lock_file is not None:
                 self._lock_file.close()
