@@ -15,13 +15,17 @@ default pool (connections kept 5 s idle), as the openai client is.
 1. A uploads the 60 passages of ``tests/data/kb-sample`` (its own collection).
 2. **A alone:** ``--chats`` workers stream chat completions (the offline responder,
    which searches A's kb) and ``--searches`` workers post kb searches, ``--rounds``
-   requests each, ``--flood-passes`` times: latency p50/p99 per kind (a chat: the whole
-   stream, to ``[DONE]``), errors, requests/s.
-3. **A while B floods**, once for each N of ``--flood-clients``: B runs N clients, each
+   requests each a pass: latency p50/p99 per kind (a chat: the whole stream, to
+   ``[DONE]``), errors, requests/s.
+3. **A while B floods**, for each N of ``--flood-clients``: B runs N clients, each
    posting five documents of ~4 KB (``POST /v1/kb/b-flood/documents``) in a loop with no
    pause and no back-off, admitted or refused (429 past the rate limit or its write
-   share, 503 past the collection's queue), while A runs the same passes: A's p50/p99
-   against step 2 (goals ≤ 1.5× and ≤ 3× at every N), B's posts/s, admitted, refused.
+   share, 503 past the collection's queue), while A runs one pass: A's p50/p99 against
+   step 2 (goals ≤ 1.5× and ≤ 3× at every N), B's posts/s, admitted, refused.
+   Steps 2 and 3 are interleaved, ``--flood-passes`` rounds of one quiet pass and one
+   pass per N: the machine is shared and its load drifts within a run, so each phase
+   gets its share of every stretch of it (before, the quiet phase ran first, and a
+   minute later the flood phases met another machine).
 4. **Crash** (unless ``--crash-files 0``): B uploads ``--crash-files`` files; after half
    of them are acknowledged the server is killed (SIGKILL) and started again on the same
    data. Every acknowledged file must be listed with all its chunks and found by a
@@ -167,7 +171,18 @@ class Load:
     errors: list[str] = field(default_factory=list)
     requests: int = 0
     seconds: float = 0.0
-    server: Usage | None = None  # what the server process spent over the phase
+    # the server's counters (server_counters) before and after each pass of the phase
+    counters: list[tuple[tuple[float, ...], tuple[float, ...]]] = field(default_factory=list)
+
+    @property
+    def server(self) -> Usage | None:
+        """What the server process spent over the phase's passes."""
+        if not self.counters:
+            return None
+        deltas = [tuple(b - a for a, b in zip(before, after, strict=True))
+                  for before, after in self.counters]
+        total = tuple(sum(column) for column in zip(*deltas, strict=True))
+        return usage(tuple(0.0 for _ in total), total)
 
 
 @dataclass
@@ -318,10 +333,20 @@ class Flood:
     refused: dict[int, int] = field(default_factory=dict)  # status -> count
     errors: list[str] = field(default_factory=list)
     seconds: float = 0.0
+    last_posts: int = 0  # in its last pass
 
     @property
     def posts(self) -> int:
         return self.admitted + sum(self.refused.values())
+
+    def add(self, other: Flood) -> None:
+        """Count ``other``'s pass in this phase."""
+        self.admitted += other.admitted
+        for code, n in other.refused.items():
+            self.refused[code] = self.refused.get(code, 0) + n
+        self.errors += other.errors
+        self.seconds += other.seconds
+        self.last_posts = other.posts
 
 
 def flood_documents(client_no: int, n: int) -> list[dict[str, str]]:
@@ -362,21 +387,30 @@ async def b_flood(server: Server, flood: Flood, stop: asyncio.Event) -> None:
     flood.seconds = time.perf_counter() - started
 
 
-async def flooded(server: Server, args: argparse.Namespace, clients: int, rss: RssLog,
-                  seed: int) -> tuple[Load, Flood]:
-    """One pass of A's load while B floods with ``clients`` clients (started a second
-    before A, stopped when A's pass ends)."""
-    load, flood, stop = Load(), Flood(clients), asyncio.Event()
-    rss.phase = f"flood {clients}"
-    task = asyncio.create_task(b_flood(server, flood, stop))
+async def flooded(server: Server, args: argparse.Namespace, load: Load, flood: Flood,
+                  rss: RssLog, seed: int) -> None:
+    """One pass of A's load while B floods with ``flood.clients`` clients (started a
+    second before A, stopped when A's pass ends), added to ``load`` and ``flood``."""
+    stop = asyncio.Event()
+    rss.phase = f"flood {flood.clients}"
+    this = Flood(flood.clients)
+    task = asyncio.create_task(b_flood(server, this, stop))
     await asyncio.sleep(1.0)
     before = await server_counters(server)
-    for round_ in range(args.flood_passes):
-        await a_load(server, args, load, seed + round_)
-    load.server = usage(before, await server_counters(server))
+    await a_load(server, args, load, seed)
+    load.counters.append((before, await server_counters(server)))
     stop.set()
     await task
-    return load, flood
+    flood.add(this)
+
+
+async def quiet(server: Server, args: argparse.Namespace, load: Load, rss: RssLog,
+                seed: int) -> None:
+    """One pass of A's load alone, added to ``load``."""
+    rss.phase = "A alone"
+    before = await server_counters(server)
+    await a_load(server, args, load, seed)
+    load.counters.append((before, await server_counters(server)))
 
 
 # -- RSS ---------------------------------------------------------------------------------
@@ -484,30 +518,31 @@ async def run(args: argparse.Namespace) -> int:
         server = Server(root, free_port())
         rss = RssLog()
         sampler = asyncio.create_task(rss.run())
-        floods: list[tuple[Load, Flood]] = []
         try:
             rss.proc = server.start()
             rss.phase = "seed"
             await seed_a(server)
             rss.phase = "warm-up"
             await a_load(server, args, Load(), 0)  # warm-up: models, caches, connections
-            await asyncio.sleep(6)  # the warm-up's tokens back in A's bucket
-            rss.phase = "A alone"
+            await asyncio.sleep(2)  # the warm-up's last answers out of the way
             alone = Load()
-            before = await server_counters(server)
+            floods = [(Load(), Flood(n)) for n in args.flood_clients]
             for round_ in range(args.flood_passes):
-                await a_load(server, args, alone, round_)
-            alone.server = usage(before, await server_counters(server))
-            for clients in args.flood_clients:
-                await asyncio.sleep(7)  # A's and B's buckets full again: each phase alike
-                floods.append(await flooded(server, args, clients, rss, 10 * clients))
+                await quiet(server, args, alone, rss, round_)
+                for load, flood in floods:
+                    # B's bucket full again (it refills at 10 tokens a second): each
+                    # flood pass starts alike
+                    await asyncio.sleep(min(6.0, 1.0 + flood.last_posts / 10))
+                    await flooded(server, args, load, flood, rss,
+                                  1000 * flood.clients + round_)
             report = await crash(server, args, rss) if args.crash_files else None
         finally:
             sampler.cancel()
             server.stop()
         print(f"load average {os.getloadavg()[0]:.1f} (2 cores shared); "
               f"A: {args.chats} streaming chats + {args.searches} kb searches at once, "
-              f"{args.rounds} each per pass, {args.flood_passes} passes a phase; B: N clients "
+              f"{args.rounds} each per pass, {args.flood_passes} passes a phase, the "
+              "phases' passes interleaved; B: N clients "
               "each posting 5 documents of ~4 KB in a loop (POST /v1/kb/b-flood/documents), "
               "B's rate limit the default (600/min, burst 60), A's its own (60,000/min, "
               "burst 6,000)\n")
