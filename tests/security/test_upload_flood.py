@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import os
 import socket
+import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -490,3 +491,83 @@ def test_a_write_still_holds_its_own_collection(tmp_path: Path) -> None:
         assert store.count("b") == 1
     finally:
         store.close()
+
+
+def _nice_of(native_id: int) -> int:
+    return os.getpriority(os.PRIO_PROCESS, native_id)
+
+
+linux_threads = pytest.mark.skipif(
+    not sys.platform.startswith("linux"),
+    reason="a thread's own OS priority (setpriority on a thread id) is Linux's")
+
+
+@linux_threads
+def test_the_store_flusher_runs_at_the_openers_priority_not_the_first_writers(
+        tmp_path: Path) -> None:
+    """The flusher's whole flush holds the interpreter lock. Before, its thread was
+    started by the first write's settle — in the service an upload's thread of lower
+    priority — and so ran niced: on a busy machine the OS stopped it mid-flush while
+    every other thread of the server waited for the lock. Now it starts with the store."""
+    from agent_search.kb._store._edge import EdgeStore
+
+    store = EdgeStore(tmp_path / "edge", flush_interval=3600.0)
+    try:
+        store.create("c", 4, {"dimensions": 4}, {})
+
+        def niced_writer() -> None:
+            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(),
+                           _nice_of(threading.get_native_id()) + 10)
+            store.upsert("c", [_edge_point(0)])
+            store.settle("c")
+
+        writer = threading.Thread(target=niced_writer)
+        writer.start()
+        writer.join()
+        flusher = store._flusher._thread
+        assert flusher is not None and flusher.native_id is not None
+        assert _nice_of(flusher.native_id) == _nice_of(threading.get_native_id())
+    finally:
+        store.close()
+
+
+@linux_threads
+def test_an_upload_opens_the_store_at_the_servers_priority_before_it_is_niced(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    opened: list[int] = []
+    monkeypatch.setattr(_uploads, "get_store",
+                        lambda *_: opened.append(_nice_of(threading.get_native_id())))
+    niced = _uploads.in_background(lambda _: _nice_of(threading.get_native_id()),
+                                   store=(object(), Path("home")))  # type: ignore[arg-type]
+    mine = _nice_of(threading.get_native_id())
+    assert opened == [mine] and niced == mine + _uploads.BACKGROUND_NICE
+
+
+@linux_threads
+def test_the_service_tokenizes_each_query_in_the_asking_thread(tmp_path: Path) -> None:
+    """The embedding tokenizer's thread pool is one per process: a query waited there
+    behind an upload's batch, on threads that kept the priority of the (niced) upload
+    that started them. The service turns the pool off (unless the operator set
+    TOKENIZERS_PARALLELISM): a batch makes no thread."""
+    import subprocess
+
+    cdir, adir = write_project(tmp_path)
+    code = f"""
+import os
+from pathlib import Path
+from tokenizers import Tokenizer, models, pre_tokenizers
+from agent_search.server import Service, ServiceOptions
+Service.load(ServiceOptions(config_dir=Path({str(cdir)!r}), assistants_dir=Path({str(adir)!r}),
+                            builtin_handlers=False))
+tok = Tokenizer(models.WordLevel({{"a": 0, "[UNK]": 1}}, unk_token="[UNK]"))
+tok.pre_tokenizer = pre_tokenizers.Whitespace()
+before = set(os.listdir("/proc/self/task"))
+tok.encode_batch(["a b a " * 50] * 2000)
+print(len(set(os.listdir("/proc/self/task")) - before))
+"""
+    env = {k: v for k, v in os.environ.items() if k != "TOKENIZERS_PARALLELISM"}
+    env["AGENT_SEARCH_HOME"] = str(tmp_path / "home")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                         text=True, timeout=120, cwd=Path(__file__).resolve().parents[2])
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.split()[-1] == "0"

@@ -149,6 +149,7 @@ class EdgeStore:
         self._keeper = StatsKeeper(self, lambda name: FileVault(self._dir(name)))
         self._flusher = _Flusher(self._sync_logs, self._flush_dirty, flush_interval,
                                  full_flush_interval)
+        self._flusher.start()  # now, at the opener's priority (see _Flusher)
 
     @property
     def flushes(self) -> int:
@@ -462,7 +463,12 @@ class _Flusher:
     and ``flush(names)`` (the shard's whole flush, which holds the interpreter lock) for
     each written collection once it has had a pass without writes or has gone
     ``full_interval`` seconds unflushed. A burst of writes costs one sync a pass and one
-    flush at its end. The thread starts at the first mark and ends at :meth:`stop`."""
+    flush at its end. The thread is started with the store (:meth:`start`), so it runs at
+    the OS priority of the thread that opened the store — not at that of the first writer,
+    which in the HTTP service is an upload's ingest thread of lower priority: a whole flush
+    holds the interpreter lock, and a low-priority thread that the OS stops while it holds
+    it stops every other thread of the process until the OS lets it go on. It ends at
+    :meth:`stop`."""
 
     def __init__(self, sync: Callable[[set[str]], None], flush: Callable[[set[str]], None],
                  interval: float, full_interval: float) -> None:
@@ -483,11 +489,14 @@ class _Flusher:
             if self._stopped:
                 return
             self._dirty.add(name)
-            if self._thread is None:
+            self._cond.notify()
+
+    def start(self) -> None:
+        with self._cond:
+            if self._thread is None and not self._stopped:
                 self._thread = threading.Thread(target=self._run, name="edge-flush",
                                                 daemon=True)
                 self._thread.start()
-            self._cond.notify()
 
     def _next(self) -> tuple[set[str], set[str]] | None:
         """After the coalescing window: the collections written in it (to sync) and
