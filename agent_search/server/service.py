@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import os
 from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -48,6 +49,22 @@ def find_assistants(root: Path | None) -> list[Path]:
     return sorted(p for p in root.iterdir() if (p / "package.yao").is_file())
 
 
+TOKENIZERS_PARALLELISM = "TOKENIZERS_PARALLELISM"
+
+
+def tokenize_in_callers_thread() -> None:
+    """Have the embedding tokenizer (``tokenizers``) tokenize in the thread that asks,
+    not in its process-wide pool, unless the operator set ``TOKENIZERS_PARALLELISM``.
+
+    The pool is one for the whole process: a tenant's query waited there behind another
+    tenant's upload batch, and the pool's threads keep the OS priority of the thread that
+    first used it — in the service often an upload's lowered one, so every query's
+    tokens were then made by low-priority threads. A query is a few dozen tokens and an
+    upload's batch a few thousand; in the asking thread each goes at its own priority.
+    The library reads the variable at every call, so this holds from now on."""
+    os.environ.setdefault(TOKENIZERS_PARALLELISM, "false")
+
+
 class Service:
     def __init__(self, *, settings: ServerSettings, searcher: Searcher,
                  assistants: dict[str, Assistant], records: SharedRecordStore,
@@ -85,6 +102,7 @@ class Service:
         """Load the settings, the shared searcher and every assistant; a bad file raises
         :class:`ConfigError` naming it."""
         settings = ServerSettings.load(options.config_dir)
+        tokenize_in_callers_thread()
         searcher = Searcher.from_config(options.config_dir,
                                         builtin_handlers=options.builtin_handlers)
         assistants: dict[str, Assistant] = {}
