@@ -571,3 +571,46 @@ print(len(set(os.listdir("/proc/self/task")) - before))
                          text=True, timeout=120, cwd=Path(__file__).resolve().parents[2])
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.split()[-1] == "0"
+
+
+@linux_threads
+def test_a_niced_writer_holds_the_interpreter_lock_at_the_stores_priority(
+        tmp_path: Path) -> None:
+    """A write holds the interpreter lock through the engine's update and the statistics
+    update. Before, an upload's write ran in its own niced thread, which the OS could
+    stop while holding that lock, every tenant's request waiting meanwhile; now the
+    store's own thread, at the opener's priority, runs it while the niced thread waits
+    (its errors still raised to it)."""
+    from agent_search.kb._store._edge import EdgeStore
+
+    store = EdgeStore(tmp_path / "edge", flush_interval=3600.0)
+    ran_at: list[int] = []
+    write = store._keeper.write
+
+    def spy(name: str, *args: Any, **kwargs: Any) -> None:
+        ran_at.append(_nice_of(threading.get_native_id()))
+        write(name, *args, **kwargs)
+
+    errors: list[BaseException] = []
+    try:
+        store.create("c", 4, {"dimensions": 4}, {})
+        store._keeper.write = spy  # type: ignore[method-assign]
+
+        def niced_writer() -> None:
+            me = threading.get_native_id()
+            os.setpriority(os.PRIO_PROCESS, me, _nice_of(me) + 10)
+            store.upsert("c", [_edge_point(0)])
+            store.settle("c")
+            try:
+                store.upsert("missing", [_edge_point(1)])
+            except Exception as exc:
+                errors.append(exc)
+
+        writer = threading.Thread(target=niced_writer)
+        writer.start()
+        writer.join()
+        assert ran_at == [_nice_of(threading.get_native_id())]
+        assert store.count("c") == 1
+        assert [type(e).__name__ for e in errors] == ["CollectionNotFound"]
+    finally:
+        store.close()
