@@ -161,16 +161,19 @@ async def ingest_texts(config: SearchConfig, collection: str,
     texts = [text for _, text in documents]
     work = functools.partial(_ingest_texts_sync, config.home, settings, collection, names,
                              texts, access)
+    opened = (settings, config.home)
     if ticket is not None:
         try:
             async with ticket.turn() as limiter:
-                return await anyio.to_thread.run_sync(in_background, work, limiter=limiter)
+                return await anyio.to_thread.run_sync(
+                    functools.partial(in_background, work, store=opened), limiter=limiter)
         finally:
             ticket.release()
     async with write_turn(settings, config.home, collection, access,
                           bounded=bounded) as limiter:
-        return await anyio.to_thread.run_sync(in_background if bounded else _now, work,
-                                              limiter=limiter)
+        run = functools.partial(in_background, work, store=opened) if bounded else \
+            functools.partial(_now, work)
+        return await anyio.to_thread.run_sync(run, limiter=limiter)
 
 
 BACKGROUND_NICE = 10
@@ -186,13 +189,24 @@ def _now(work: Callable[[ProgressCallback | None], _T]) -> _T:
 
 
 def in_background(work: Callable[[ProgressCallback | None], _T],
-                  progress: ProgressCallback | None = None) -> _T:
+                  progress: ProgressCallback | None = None, *,
+                  store: tuple[KBSettings, Path] | None = None) -> _T:
     """Run ``work(progress)`` — an ingest requested from outside — so that it does not
     starve the service's other requests: in a new thread of lower OS priority
     (:data:`BACKGROUND_NICE`; a niced thread of the shared pool could not be made normal
     again), pausing after each file so it works at most :data:`BACKGROUND_SHARE` of its
     time (the pause releases the interpreter lock the event loop needs). Blocks the
-    calling worker thread until done; ``progress`` still gets every call."""
+    calling worker thread until done; ``progress`` still gets every call.
+
+    ``store`` (the kb settings and data home the ingest writes to) is opened first, in
+    the calling thread at the server's priority, as the store starts a thread of its own
+    that serves every tenant (its flusher, which holds the interpreter lock while it
+    flushes). A thread inherits the OS
+    priority of the thread that starts it and cannot get it back, so such a thread
+    started from the ingest's would stay niced: the OS would then stop it, holding the
+    interpreter lock, while every other thread waits."""
+    if store is not None:
+        get_store(*store)
     outcome: dict[str, Any] = {}
     pace = _Pacer(BACKGROUND_SHARE, progress)
 

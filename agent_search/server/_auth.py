@@ -12,7 +12,7 @@ import hashlib
 import hmac
 from dataclasses import dataclass
 
-from agent_search.server.settings import ServerSettings
+from agent_search.server.settings import ApiKeyEntry, ServerSettings
 
 MAX_KEY_CHARS = 512
 """Longer Authorization values are rejected before hashing (bound input before cost)."""
@@ -44,9 +44,19 @@ class KeyRing:
     """The configured keys as digests, each with its identity."""
 
     def __init__(self, settings: ServerSettings) -> None:
+        self._entries = list(settings.api_keys)
         self._keys: list[tuple[bytes, Identity]] = [
-            (entry.digest(), Identity(f"key{i}", entry.user_id, entry.team_id))
-            for i, entry in enumerate(settings.api_keys)]
+            (entry.digest(), Identity(self.key_id(i), entry.user_id, entry.team_id))
+            for i, entry in enumerate(self._entries)]
+
+    @staticmethod
+    def key_id(position: int) -> str:
+        """The bucket name of the configured key at ``position``."""
+        return f"key{position}"
+
+    def entries(self) -> list[tuple[str, ApiKeyEntry]]:
+        """Each configured key's bucket name and entry, in order."""
+        return [(self.key_id(i), entry) for i, entry in enumerate(self._entries)]
 
     @property
     def enabled(self) -> bool:

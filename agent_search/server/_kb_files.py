@@ -198,8 +198,9 @@ async def ingest_files(config: SearchConfig, collection: str, uploads: list[_Upl
         async with ticket.turn() as limiter:
             work = functools.partial(_ingest_files_sync, config.home, settings, collection,
                                      uploads, access, prefix=prefix)
-            return await anyio.to_thread.run_sync(in_background, work, progress,
-                                                  limiter=limiter)
+            return await anyio.to_thread.run_sync(functools.partial(
+                in_background, work, progress, store=(settings, config.home)),
+                limiter=limiter)
     finally:
         ticket.release()
 

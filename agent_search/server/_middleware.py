@@ -34,7 +34,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from agent_search.server._auth import AuthError, Identity, KeyRing
 from agent_search.server._errors import ApiError, error_body
 from agent_search.server._metrics import Metrics
-from agent_search.server._ratelimit import SharedRateLimiter, retry_after_header
+from agent_search.server._ratelimit import KeyedRateLimiter, retry_after_header
 
 log = logging.getLogger("agent_search.server")
 PAGE_CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; "
@@ -210,7 +210,7 @@ class Authenticate:
     """Identify every ``/v1/`` request and take a rate-limit token for it (see the module
     docstring); other paths (health, metrics, the page, the docs) pass untouched."""
 
-    def __init__(self, app: ASGIApp, *, keys: KeyRing, limiter: SharedRateLimiter,
+    def __init__(self, app: ASGIApp, *, keys: KeyRing, limiter: KeyedRateLimiter,
                  metrics: Metrics) -> None:
         self.app = app
         self.keys = keys

@@ -243,6 +243,29 @@ class SharedRateLimiter:
             self._created = True
 
 
+class KeyedRateLimiter:
+    """The service's limiter: each key's bucket under the default settings
+    (``server.rate_limit``), or under its own where the key sets them
+    (``api_keys[].rate_limit``). Keys of the same settings share one limiter (and its
+    connection to the shared store); every bucket keeps its own row either way."""
+
+    def __init__(self, default: SharedRateLimiter,
+                 own: dict[str, SharedRateLimiter] | None = None) -> None:
+        self.default = default
+        self.own = dict(own or {})
+
+    def for_key(self, key: str) -> SharedRateLimiter:
+        return self.own.get(key, self.default)
+
+    async def take(self, key: str, *, now: float | None = None) -> float:
+        """0 when ``key`` may go on, else the seconds until its bucket has a token."""
+        return await self.for_key(key).take(key, now=now)
+
+    async def aclose(self) -> None:
+        for limiter in {id(x): x for x in [self.default, *self.own.values()]}.values():
+            await limiter.aclose()
+
+
 def _sqlite_fast_commits(dbapi_connection: Any, _: Any) -> None:
     cursor = dbapi_connection.cursor()
     cursor.execute("PRAGMA journal_mode=WAL")

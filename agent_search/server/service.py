@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import os
 from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,7 +22,7 @@ from agent_search.searcher import Searcher
 from agent_search.server._auth import KeyRing
 from agent_search.server._errors import ApiError
 from agent_search.server._metrics import Metrics
-from agent_search.server._ratelimit import SharedRateLimiter
+from agent_search.server._ratelimit import KeyedRateLimiter, SharedRateLimiter
 from agent_search.server._records import SharedRecordStore, records_url
 from agent_search.server.settings import ServerSettings
 
@@ -48,6 +49,22 @@ def find_assistants(root: Path | None) -> list[Path]:
     return sorted(p for p in root.iterdir() if (p / "package.yao").is_file())
 
 
+TOKENIZERS_PARALLELISM = "TOKENIZERS_PARALLELISM"
+
+
+def tokenize_in_callers_thread() -> None:
+    """Have the embedding tokenizer (``tokenizers``) tokenize in the thread that asks,
+    not in its process-wide pool, unless the operator set ``TOKENIZERS_PARALLELISM``.
+
+    The pool is one for the whole process: a tenant's query waited there behind another
+    tenant's upload batch, and the pool's threads keep the OS priority of the thread that
+    first used it — in the service often an upload's lowered one, so every query's
+    tokens were then made by low-priority threads. A query is a few dozen tokens and an
+    upload's batch a few thousand; in the asking thread each goes at its own priority.
+    The library reads the variable at every call, so this holds from now on."""
+    os.environ.setdefault(TOKENIZERS_PARALLELISM, "false")
+
+
 class Service:
     def __init__(self, *, settings: ServerSettings, searcher: Searcher,
                  assistants: dict[str, Assistant], records: SharedRecordStore,
@@ -57,8 +74,16 @@ class Service:
         limit = settings.rate_limit
         shared = limit.shared if limit.shared != "auto" else \
             workers > 1 or records.url.get_backend_name() != "sqlite"
-        self.limiter = SharedRateLimiter(limit.per_minute, limit.burst, records.url,
-                                         shared=shared)
+        limiters = {(limit.per_minute, limit.burst): SharedRateLimiter(
+            limit.per_minute, limit.burst, records.url, shared=shared)}
+        own: dict[str, SharedRateLimiter] = {}
+        for key_id, entry in self.keys.entries():
+            if entry.rate_limit is not None:
+                rate = (entry.rate_limit.per_minute, entry.rate_limit.burst)
+                if rate not in limiters:
+                    limiters[rate] = SharedRateLimiter(*rate, records.url, shared=shared)
+                own[key_id] = limiters[rate]
+        self.limiter = KeyedRateLimiter(limiters[(limit.per_minute, limit.burst)], own)
         self.searcher = searcher
         self.assistants = assistants
         self.records = records
@@ -77,6 +102,7 @@ class Service:
         """Load the settings, the shared searcher and every assistant; a bad file raises
         :class:`ConfigError` naming it."""
         settings = ServerSettings.load(options.config_dir)
+        tokenize_in_callers_thread()
         searcher = Searcher.from_config(options.config_dir,
                                         builtin_handlers=options.builtin_handlers)
         assistants: dict[str, Assistant] = {}

@@ -8,6 +8,7 @@ server:
       team_id: t1
     - sha256: 9f86d08...             # or the SHA-256 (hex) of the key
       user_id: bob
+      rate_limit: {per_minute: 6000, burst: 600}   # this key's own bucket (optional)
   rate_limit: {per_minute: 600, burst: 60, shared: auto}   # shared: across workers
   max_body_bytes: 1048576
   max_messages: 100
@@ -39,13 +40,24 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
+class KeyRateLimit(_Strict):
+    """One key's own bucket, in place of ``server.rate_limit``'s (whose ``shared`` it
+    follows): a trusted internal caller, or a tenant that pays for more, gets a larger
+    bucket without raising every other key's."""
+
+    per_minute: Number = Field(gt=0, le=1_000_000)
+    burst: Count = Field(ge=1, le=100_000)
+
+
 class ApiKeyEntry(_Strict):
-    """One key: where to find it (``env`` or ``sha256``) and the identity it stands for."""
+    """One key: where to find it (``env`` or ``sha256``), the identity it stands for, and
+    optionally its own rate limit."""
 
     env: str | None = Field(default=None, min_length=1, max_length=200)
     sha256: str | None = None
     user_id: str = Field(min_length=1, max_length=200)
     team_id: str | None = Field(default=None, max_length=200)
+    rate_limit: KeyRateLimit | None = None
 
     @model_validator(mode="after")
     def _one_source(self) -> ApiKeyEntry:

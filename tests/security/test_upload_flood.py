@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import os
 import socket
+import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -352,8 +353,8 @@ def test_the_statistics_are_saved_without_the_store_lock(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """An ingest's settle saves the statistics it changed: two files, each synced to disk
     (30-60 ms a settle on a busy disk). Before, that was done holding the store's lock,
-    and every other tenant's search waited for it; now a search can take the lock while
-    the files are written."""
+    and every other tenant's search waited for it; now a search of the same collection
+    can take its lock while the files are written."""
     from agent_search.kb._store._edge import EdgeStore
     from agent_search.kb._store._stats_vault import FileVault
 
@@ -363,9 +364,9 @@ def test_the_statistics_are_saved_without_the_store_lock(
 
     def spy(self: FileVault, *args: Any) -> None:
         def search_takes_the_lock() -> None:
-            took = store.lock.acquire(timeout=5)
+            took = store.lock_of("c").acquire(timeout=5)
             if took:
-                store.lock.release()
+                store.lock_of("c").release()
             free_during_save.append(took)
 
         other = threading.Thread(target=search_takes_the_lock)
@@ -415,3 +416,201 @@ def test_a_statistics_save_that_failed_is_rebuilt_at_the_next_write(
         assert stats is not None and stats.points == 2
     finally:
         reopened.close()
+
+
+def test_a_write_to_one_collection_does_not_hold_a_search_of_another(
+        tmp_path: Path) -> None:
+    """A write holds its collection's lock through the statistics update (the written
+    points read back and summed: ~50 ms at load 10) and the marker's fsync at a write
+    session's start. Before, the store had one lock, and tenant A's search of its own
+    collection waited for tenant B's write; now each collection has its own."""
+    from agent_search.kb._store._base import DENSE, VectorQuery
+    from agent_search.kb._store._edge import EdgeStore
+
+    store = EdgeStore(tmp_path / "edge", flush_interval=3600.0)
+    inside, release = threading.Event(), threading.Event()
+    write = store._keeper.write
+
+    def held_write(name: str, *args: Any, **kwargs: Any) -> None:
+        if name == "b":
+            inside.set()
+            assert release.wait(30), "the test never released the write"
+        write(name, *args, **kwargs)
+
+    read: dict[str, Any] = {}
+
+    def a_searches(name: str) -> None:
+        read["info"] = store.info(name).points
+        read["count"] = store.count(name)
+        stats = store.stats(name)
+        read["stats"] = stats.points if stats is not None else None
+        read["query"] = [p.id for p in store.query_batch(name, [VectorQuery(
+            DENSE, [1.0, 0.0, 0.2, 0.3], 1)])[0]]
+
+    try:
+        for name in ("a", "b"):
+            store.create(name, 4, {"dimensions": 4}, {})
+        store.upsert("a", [_edge_point(0)])
+        store.settle("a")
+        store._keeper.write = held_write  # type: ignore[method-assign]
+        writer = threading.Thread(target=store.upsert, args=("b", [_edge_point(1)]))
+        writer.start()
+        assert inside.wait(30), "the write never started"
+        searcher = threading.Thread(target=a_searches, args=("a",))
+        searcher.start()
+        searcher.join(30)  # a guard against a hang, not a timing: it ends or it hangs
+        held = searcher.is_alive()
+        release.set()
+        writer.join(30)
+        searcher.join(30)
+        assert not held, "A's search waited for B's write to another collection"
+        assert read == {"info": 1, "count": 1, "stats": 1, "query": ["1000"]}
+        assert store.count("b") == 1  # and B's write went through
+    finally:
+        release.set()
+        store.close()
+
+
+def test_a_write_still_holds_its_own_collection(tmp_path: Path) -> None:
+    """Calls on one collection stay serialised: a count of B's collection waits for the
+    write in progress on it (the engine's shard is not called from two threads)."""
+    from agent_search.kb._store._edge import EdgeStore
+
+    store = EdgeStore(tmp_path / "edge", flush_interval=3600.0)
+    try:
+        store.create("b", 4, {"dimensions": 4}, {})
+        with store.lock_of("b"):  # what a write holds
+            took = []
+            other = threading.Thread(target=lambda: took.append(
+                store.lock_of("b").acquire(blocking=False)))
+            other.start()
+            other.join()
+            assert took == [False]
+            assert store.lock_of("a") is not store.lock_of("b")
+        store.upsert("b", [_edge_point(0)])
+        assert store.count("b") == 1
+    finally:
+        store.close()
+
+
+def _nice_of(native_id: int) -> int:
+    return os.getpriority(os.PRIO_PROCESS, native_id)
+
+
+linux_threads = pytest.mark.skipif(
+    not sys.platform.startswith("linux"),
+    reason="a thread's own OS priority (setpriority on a thread id) is Linux's")
+
+
+@linux_threads
+def test_the_store_flusher_runs_at_the_openers_priority_not_the_first_writers(
+        tmp_path: Path) -> None:
+    """The flusher's whole flush holds the interpreter lock. Before, its thread was
+    started by the first write's settle — in the service an upload's thread of lower
+    priority — and so ran niced: on a busy machine the OS stopped it mid-flush while
+    every other thread of the server waited for the lock. Now it starts with the store."""
+    from agent_search.kb._store._edge import EdgeStore
+
+    store = EdgeStore(tmp_path / "edge", flush_interval=3600.0)
+    try:
+        store.create("c", 4, {"dimensions": 4}, {})
+
+        def niced_writer() -> None:
+            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(),
+                           _nice_of(threading.get_native_id()) + 10)
+            store.upsert("c", [_edge_point(0)])
+            store.settle("c")
+
+        writer = threading.Thread(target=niced_writer)
+        writer.start()
+        writer.join()
+        flusher = store._flusher._thread
+        assert flusher is not None and flusher.native_id is not None
+        assert _nice_of(flusher.native_id) == _nice_of(threading.get_native_id())
+    finally:
+        store.close()
+
+
+@linux_threads
+def test_an_upload_opens_the_store_at_the_servers_priority_before_it_is_niced(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    opened: list[int] = []
+    monkeypatch.setattr(_uploads, "get_store",
+                        lambda *_: opened.append(_nice_of(threading.get_native_id())))
+    niced = _uploads.in_background(lambda _: _nice_of(threading.get_native_id()),
+                                   store=(object(), Path("home")))  # type: ignore[arg-type]
+    mine = _nice_of(threading.get_native_id())
+    assert opened == [mine] and niced == mine + _uploads.BACKGROUND_NICE
+
+
+@linux_threads
+def test_the_service_tokenizes_each_query_in_the_asking_thread(tmp_path: Path) -> None:
+    """The embedding tokenizer's thread pool is one per process: a query waited there
+    behind an upload's batch, on threads that kept the priority of the (niced) upload
+    that started them. The service turns the pool off (unless the operator set
+    TOKENIZERS_PARALLELISM): a batch makes no thread."""
+    import subprocess
+
+    cdir, adir = write_project(tmp_path)
+    code = f"""
+import os
+from pathlib import Path
+from tokenizers import Tokenizer, models, pre_tokenizers
+from agent_search.server import Service, ServiceOptions
+Service.load(ServiceOptions(config_dir=Path({str(cdir)!r}), assistants_dir=Path({str(adir)!r}),
+                            builtin_handlers=False))
+tok = Tokenizer(models.WordLevel({{"a": 0, "[UNK]": 1}}, unk_token="[UNK]"))
+tok.pre_tokenizer = pre_tokenizers.Whitespace()
+before = set(os.listdir("/proc/self/task"))
+tok.encode_batch(["a b a " * 50] * 2000)
+print(len(set(os.listdir("/proc/self/task")) - before))
+"""
+    env = {k: v for k, v in os.environ.items() if k != "TOKENIZERS_PARALLELISM"}
+    env["AGENT_SEARCH_HOME"] = str(tmp_path / "home")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                         text=True, timeout=120, cwd=Path(__file__).resolve().parents[2])
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.split()[-1] == "0"
+
+
+@linux_threads
+def test_a_niced_writer_holds_the_interpreter_lock_at_the_stores_priority(
+        tmp_path: Path) -> None:
+    """A write holds the interpreter lock through the engine's update and the statistics
+    update. Before, an upload's write ran in its own niced thread, which the OS could
+    stop while holding that lock, every tenant's request waiting meanwhile; now the
+    store's own thread, at the opener's priority, runs it while the niced thread waits
+    (its errors still raised to it)."""
+    from agent_search.kb._store._edge import EdgeStore
+
+    store = EdgeStore(tmp_path / "edge", flush_interval=3600.0)
+    ran_at: list[int] = []
+    write = store._keeper.write
+
+    def spy(name: str, *args: Any, **kwargs: Any) -> None:
+        ran_at.append(_nice_of(threading.get_native_id()))
+        write(name, *args, **kwargs)
+
+    errors: list[BaseException] = []
+    try:
+        store.create("c", 4, {"dimensions": 4}, {})
+        store._keeper.write = spy  # type: ignore[method-assign]
+
+        def niced_writer() -> None:
+            me = threading.get_native_id()
+            os.setpriority(os.PRIO_PROCESS, me, _nice_of(me) + 10)
+            store.upsert("c", [_edge_point(0)])
+            store.settle("c")
+            try:
+                store.upsert("missing", [_edge_point(1)])
+            except Exception as exc:
+                errors.append(exc)
+
+        writer = threading.Thread(target=niced_writer)
+        writer.start()
+        writer.join()
+        assert ran_at == [_nice_of(threading.get_native_id())]
+        assert store.count("c") == 1
+        assert [type(e).__name__ for e in errors] == ["CollectionNotFound"]
+    finally:
+        store.close()

@@ -16,6 +16,7 @@ import httpx
 import pytest
 
 from agent_search.cli import main as cli_main
+from agent_search.errors import ConfigError
 from agent_search.server import Service, ServiceOptions, create_app
 from tests.support.http_service import (
     KEYS,
@@ -100,6 +101,35 @@ def test_rate_limit(tmp_path: Path) -> None:
         assert "agent_search_rate_limited_requests_total 2.0" in metrics
     finally:
         server.stop()
+
+
+def test_a_key_with_its_own_rate_limit_has_its_own_bucket(tmp_path: Path) -> None:
+    """alice's key sets a bucket of 4; bob's keeps the default of 2."""
+    cdir, adir = write_project(tmp_path, server={
+        "api_keys": [{"sha256": sha256(KEYS["alice"]), "user_id": "alice",
+                      "rate_limit": {"per_minute": 6, "burst": 4}},
+                     {"sha256": sha256(KEYS["bob"]), "user_id": "bob"}],
+        "rate_limit": {"per_minute": 6, "burst": 2}})
+    service = Service.load(ServiceOptions(config_dir=cdir, assistants_dir=adir,
+                                          builtin_handlers=False))
+    server = ThreadedServer(create_app(service)).start()
+    try:
+        codes = {who: [httpx.get(f"{server.url}/v1/models", headers={
+            "Authorization": f"Bearer {KEYS[who]}"}).status_code for _ in range(5)]
+            for who in ("alice", "bob")}
+        assert codes == {"alice": [200, 200, 200, 200, 429],
+                         "bob": [200, 200, 429, 429, 429]}
+    finally:
+        server.stop()
+
+
+def test_a_key_rate_limit_needs_both_numbers(tmp_path: Path) -> None:
+    cdir, adir = write_project(tmp_path, server={"api_keys": [
+        {"sha256": sha256(KEYS["alice"]), "user_id": "alice",
+         "rate_limit": {"per_minute": 6}}]})
+    with pytest.raises(ConfigError, match="burst"):
+        Service.load(ServiceOptions(config_dir=cdir, assistants_dir=adir,
+                                    builtin_handlers=False))
 
 
 def test_a_quiet_stream_gets_keep_alive_comments(tmp_path: Path, llm: object) -> None:

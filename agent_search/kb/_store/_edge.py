@@ -18,8 +18,11 @@ save, makes the next reader rebuild them if the process died in between. A colle
 folder without ``collection.json`` is a creation that did not finish and is cleared when
 the name is created again.
 
-Calls block and are serialised by one lock per store; the kb calls them from worker
-threads.
+Calls block; the kb calls them from worker threads. Calls on one collection are
+serialised by that collection's lock; the store's own lock guards only the list of
+collections, creating and dropping one, and closing (taken first when both are held). So
+one tenant's write — its statistics update reads the written points back and sums them,
+tens of milliseconds on a busy machine — never holds another collection's search.
 
 Flushing (the shard's ``flush()``: sync its write-ahead log and segments to disk) is
 coalesced, not done per write. ``update()`` appends each operation to the write-ahead log
@@ -52,10 +55,12 @@ import contextlib
 import functools
 import json
 import os
+import queue
 import shutil
 import threading
 import time
 from collections.abc import Callable
+from concurrent.futures import Future
 from pathlib import Path
 from typing import IO, Any, cast
 
@@ -127,7 +132,9 @@ class EdgeStore:
                  full_flush_interval: float = 60.0) -> None:
         self.root = root
         self.location = str(root)
-        self.lock = threading.RLock()
+        self.lock = threading.RLock()  # the store's: the list, create, drop, close
+        self._locks: dict[str, threading.RLock] = {}  # each collection's own
+        self._locks_guard = threading.Lock()
         self._shards: dict[str, qe.EdgeShard] = {}
         self._meta: dict[str, dict[str, Any]] = {}
         self._indexed: dict[str, set[str]] = {}  # payload keys known to be indexed
@@ -144,6 +151,8 @@ class EdgeStore:
         self._keeper = StatsKeeper(self, lambda name: FileVault(self._dir(name)))
         self._flusher = _Flusher(self._sync_logs, self._flush_dirty, flush_interval,
                                  full_flush_interval)
+        self._flusher.start()  # now, at the opener's priority (see _Flusher)
+        self._writer = _WriteThread()
 
     @property
     def flushes(self) -> int:
@@ -177,6 +186,15 @@ class EdgeStore:
     def _dir(self, name: str) -> Path:
         return self.root / check_collection_name(name)
 
+    def lock_of(self, name: str) -> threading.RLock:
+        """The lock that serialises the calls on collection ``name`` (made on first use;
+        never removed: one per name this process has touched)."""
+        lock = self._locks.get(name)
+        if lock is None:
+            with self._locks_guard:
+                lock = self._locks.setdefault(name, threading.RLock())
+        return lock
+
     def collections(self) -> list[str]:
         with self.lock:
             if self._names is None:
@@ -185,7 +203,7 @@ class EdgeStore:
             return list(self._names)
 
     def exists(self, name: str) -> bool:
-        with self.lock:
+        with self.lock_of(name):
             return (self._dir(name) / _META).is_file()
 
     def _read_meta(self, name: str) -> dict[str, Any]:
@@ -236,7 +254,7 @@ class EdgeStore:
         return shard
 
     def info(self, name: str) -> CollectionInfo:
-        with self.lock:
+        with self.lock_of(name):
             meta = self._read_meta(name)
             points = self._points.get(name)
             if points is None:
@@ -246,7 +264,7 @@ class EdgeStore:
 
     def create(self, name: str, dimensions: int, meta: dict[str, Any],
                indexes: dict[str, IndexKind]) -> None:
-        with self.lock:
+        with self.lock, self.lock_of(name):
             folder = self._dir(name)
             if (folder / _META).is_file():
                 raise StoreError(f"collection {name!r} already exists")
@@ -266,12 +284,12 @@ class EdgeStore:
             self._keeper.created(name, dimensions)
 
     def update_meta(self, name: str, meta: dict[str, Any]) -> None:
-        with self.lock:
+        with self.lock_of(name):
             self._read_meta(name)
             self._write_meta(name, meta)
 
     def drop(self, name: str) -> bool:
-        with self.lock:
+        with self.lock, self.lock_of(name):
             folder = self._dir(name)
             if not folder.exists():
                 return False
@@ -291,7 +309,7 @@ class EdgeStore:
         known = self._indexed.get(name)
         if not fields or (known is not None and known.issuperset(fields)):
             return
-        with self.lock:
+        with self.lock_of(name):
             shard = self._shard(name)
             have = set(shard.info().payload_schema)
             for key, kind in fields.items():
@@ -305,11 +323,14 @@ class EdgeStore:
     def upsert(self, name: str, points: list[PointData]) -> None:
         if not points:
             return
+        self._writer.call(self._upsert, name, points)
+
+    def _upsert(self, name: str, points: list[PointData]) -> None:
         edge_points = [qe.Point(engine_id(p.id), {DENSE: p.dense,
                                        SPARSE: qe.SparseVector(p.sparse.indices,
                                                                p.sparse.values)}, p.payload)
                        for p in points]
-        with self.lock:
+        with self.lock_of(name):
             shard = self._shard(name)
             self._points.pop(name, None)
             self._keeper.write(name, [p.id for p in points], lambda: shard.update(
@@ -318,7 +339,10 @@ class EdgeStore:
     def delete(self, name: str, ids: list[str]) -> None:
         if not ids:
             return
-        with self.lock:
+        self._writer.call(self._delete, name, ids)
+
+    def _delete(self, name: str, ids: list[str]) -> None:
+        with self.lock_of(name):
             shard = self._shard(name)
             self._points.pop(name, None)
             self._keeper.write(name, ids, lambda: shard.update(
@@ -329,7 +353,7 @@ class EdgeStore:
         request = qe.ScrollRequest(offset=engine_id(offset) if offset is not None else None,
                                    limit=limit, filter=_filter(flt),
                                    with_payload=_with_payload(payload), with_vector=vectors)
-        with self.lock:
+        with self.lock_of(name):
             records, nxt = self._shard(name).scroll(request)
         return [_record(r) for r in records], (str(nxt) if nxt is not None else None)
 
@@ -337,7 +361,7 @@ class EdgeStore:
         if not queries:
             return []
         requests = [_request(q) for q in queries]
-        with self.lock:
+        with self.lock_of(name):
             shard = self._shard(name)
             found = (shard.query_batch(qe.QueryBatchRequest(requests)) if len(requests) > 1
                      else [shard.query(requests[0])])
@@ -352,21 +376,21 @@ class EdgeStore:
                  vectors: bool | list[str]) -> list[Record]:
         if not ids:
             return []
-        with self.lock:
+        with self.lock_of(name):
             records = self._shard(name).retrieve([engine_id(i) for i in ids],
                                                  with_payload=payload,
                                                  with_vector=vectors)
         return [_record(r) for r in records]
 
     def count(self, name: str, flt: Condition | None = None) -> int:
-        with self.lock:
+        with self.lock_of(name):
             return int(self._shard(name).count(qe.CountRequest(exact=True,
                                                                filter=_filter(flt))))
 
     # -- statistics -----------------------------------------------------------------------
 
     def stats(self, name: str) -> CollectionStats | None:
-        with self.lock:
+        with self.lock_of(name):
             return self._keeper.stats(name)
 
     def settle(self, name: str) -> None:
@@ -374,17 +398,20 @@ class EdgeStore:
         writes updated, and have the shard flushed in the background within
         ``flush_interval`` (the writes are durable against a killed process already, by
         the write-ahead log: see the module docstring)."""
-        with self.lock:
+        self._writer.call(self._settle, name)
+
+    def _settle(self, name: str) -> None:
+        with self.lock_of(name):
             shard = self._shard(name)
             shard.optimize()
             finish = self._keeper.settle(name)
-        finish()  # the statistics' files, written and synced without the store's lock
+        finish()  # the statistics' files, written and synced without the collection's lock
         self._flusher.mark(name)
 
     def _sync_logs(self, names: set[str]) -> None:
         """``fsync`` the write-ahead log files (and their folder) of the named collections
         whose shards are open: what makes their acknowledged writes survive an OS crash.
-        Without the store's lock and with the interpreter lock released (``os.fsync``):
+        Without any lock of the store and with the interpreter lock released (``os.fsync``):
         searches and writes go on meanwhile. A log file the shard removed meanwhile (it
         truncates its log after a flush) is skipped."""
         for name in sorted(names):
@@ -401,8 +428,8 @@ class EdgeStore:
 
     def _flush_dirty(self, names: set[str]) -> None:
         """Flush the named collections' shards that are still open (the flusher's work)."""
-        with self.lock:
-            for name in sorted(names):
+        for name in sorted(names):
+            with self.lock_of(name):
                 shard = self._shards.get(name)
                 if shard is not None:
                     shard.flush()
@@ -410,19 +437,21 @@ class EdgeStore:
 
     def repair(self, name: str) -> Repaired:
         """Rebuild the collection's statistics from every point."""
-        with self.lock:
+        with self.lock_of(name):
             self._read_meta(name)
             return self._keeper.repair(name)
 
     def close(self) -> None:
         """Stop the background flusher, flush every open shard and release the lock."""
         self._flusher.stop()  # before taking the lock: its last pass may be waiting for it
+        self._writer.stop()  # after the writes in progress
         with self.lock:
-            for shard in self._shards.values():
-                with contextlib.suppress(Exception):
-                    shard.flush()
-                    self._flusher.count += 1
-                shard.close()
+            for name, shard in list(self._shards.items()):
+                with self.lock_of(name):
+                    with contextlib.suppress(Exception):
+                        shard.flush()
+                        self._flusher.count += 1
+                    shard.close()
             self._shards.clear()
             if self._lock_file is not None:
                 self._lock_file.close()
@@ -447,7 +476,12 @@ class _Flusher:
     and ``flush(names)`` (the shard's whole flush, which holds the interpreter lock) for
     each written collection once it has had a pass without writes or has gone
     ``full_interval`` seconds unflushed. A burst of writes costs one sync a pass and one
-    flush at its end. The thread starts at the first mark and ends at :meth:`stop`."""
+    flush at its end. The thread is started with the store (:meth:`start`), so it runs at
+    the OS priority of the thread that opened the store — not at that of the first writer,
+    which in the HTTP service is an upload's ingest thread of lower priority: a whole flush
+    holds the interpreter lock, and a low-priority thread that the OS stops while it holds
+    it stops every other thread of the process until the OS lets it go on. It ends at
+    :meth:`stop`."""
 
     def __init__(self, sync: Callable[[set[str]], None], flush: Callable[[set[str]], None],
                  interval: float, full_interval: float) -> None:
@@ -468,11 +502,14 @@ class _Flusher:
             if self._stopped:
                 return
             self._dirty.add(name)
-            if self._thread is None:
+            self._cond.notify()
+
+    def start(self) -> None:
+        with self._cond:
+            if self._thread is None and not self._stopped:
                 self._thread = threading.Thread(target=self._run, name="edge-flush",
                                                 daemon=True)
                 self._thread.start()
-            self._cond.notify()
 
     def _next(self) -> tuple[set[str], set[str]] | None:
         """After the coalescing window: the collections written in it (to sync) and
@@ -520,6 +557,55 @@ class _Flusher:
             thread = self._thread
         if thread is not None:
             thread.join()
+
+
+class _WriteThread:
+    """A thread of the store's own that runs its writes (upsert, delete, settle), started
+    with the store, so at the OS priority of the thread that opened it; the caller waits
+    for the result (or the exception) as if it had made the call itself.
+
+    Why: a write holds the interpreter lock through the engine's update and the
+    statistics update (the written points read back and summed, ~50 ms at load 10). In
+    the service the writer is an upload's ingest thread, niced so that the other tenants'
+    requests win the CPU; a niced thread that the OS stops while it holds the interpreter
+    lock stops every thread of the process until the OS lets it go on (a priority
+    inversion: on a busy machine that can be tens of milliseconds and more). Here the
+    lock is held at the server's priority; the upload's own thread waits without it."""
+
+    def __init__(self) -> None:
+        self._jobs: queue.SimpleQueue[tuple[Callable[..., Any], tuple[Any, ...],
+                                            Future[Any]] | None] = queue.SimpleQueue()
+        self._stopped = False
+        self._guard = threading.Lock()  # a job is queued before the end, or run here
+        self._thread = threading.Thread(target=self._run, name="edge-write", daemon=True)
+        self._thread.start()
+
+    def call(self, fn: Callable[..., Any], *args: Any) -> Any:
+        if threading.current_thread() is self._thread:
+            return fn(*args)
+        done: Future[Any] = Future()
+        with self._guard:
+            queued = not self._stopped
+            if queued:
+                self._jobs.put((fn, args, done))
+        return done.result() if queued else fn(*args)
+
+    def _run(self) -> None:
+        while (job := self._jobs.get()) is not None:
+            fn, args, done = job
+            if done.set_running_or_notify_cancel():
+                try:
+                    done.set_result(fn(*args))
+                except BaseException as exc:  # the caller's: raised in its thread
+                    done.set_exception(exc)
+
+    def stop(self) -> None:
+        """Run what is queued, then end the thread; later calls run in the caller's."""
+        with self._guard:
+            self._stopped = True
+            self._jobs.put(None)
+        if self._thread is not threading.current_thread():
+            self._thread.join()
 
 
 # -- translation to Edge's models ---------------------------------------------------------

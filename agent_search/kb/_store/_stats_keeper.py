@@ -55,7 +55,9 @@ def _nothing() -> None:
 
 
 class StatsKeeper:
-    """The statistics of one store's collections (called with the store's lock held).
+    """The statistics of one store's collections (each call on a collection is made with
+    that collection's lock held: calls on two collections may run at once, and touch
+    only their own entries).
 
     The one exception: the records a plain :meth:`settle` saves are written by the
     function it returns, which the store calls after releasing its lock (their fsyncs
@@ -73,7 +75,7 @@ class StatsKeeper:
 
     def _saved(self, name: str) -> None:
         """Wait until the save :meth:`settle` left to be written for ``name`` is (the
-        caller holds the store's lock, so no new one can start meanwhile)."""
+        caller holds the collection's lock, so no new one can start meanwhile)."""
         lock = self._saving.get(name)
         if lock is not None:
             with lock:
