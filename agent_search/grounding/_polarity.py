@@ -71,7 +71,9 @@ MAX_TOKENS = 80
 a reading by clause to say what the sentence asserts."""
 
 _TOKEN_EN = re.compile(r"[A-Za-z][A-Za-z'’\-]*|\d+(?:\.\d+)?|[.,;:!?()\[\]]")
-_BREAK = frozenset(".,;:!?()[]，；。！？、：（）")
+_BREAK = frozenset("".join(lang.sentence_ends + lang.clause_ends for lang in (ENGLISH, CHINESE))
+                   + "()[]（）")
+"""Where a clause ends: the sentence and clause ends of both languages, and brackets."""
 _BREAK_ZH = _BREAK - {".", ","}
 """In Chinese text an ASCII point or comma is inside a number (4.3万, 1,200)."""
 _OTHER_SCRIPT = re.compile(r"[\u0370-\u03ff\u0400-\u04ff\u0590-\u06ff\u0900-\u0dff"
