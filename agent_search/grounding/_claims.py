@@ -15,10 +15,10 @@ from __future__ import annotations
 import functools
 import math
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from agent_search._cjk import HAN_CHAR
 from agent_search.grounding._budget import Budget
 from agent_search.grounding._numbers_zh import (
     chinese_numbers,
@@ -27,8 +27,7 @@ from agent_search.grounding._numbers_zh import (
     starts_with_number,
 )
 from agent_search.grounding._related import related_stems
-from agent_search.grounding._segment import has_cjk
-from agent_search.query.stopwords import CHINESE, ENGLISH_FUNCTION_WORDS
+from agent_search.language import CHINESE, ENGLISH, HAN_CHAR, classify
 
 # bounded: a longer run of digits is an identifier, not a number (and 309 digits would
 # read as infinity, equal to any other such run)
@@ -54,7 +53,7 @@ _WEAK_NUMBER_WORDS = frozenset({"one", "half", "double", "zero", "一", "零"})
 _WORD = re.compile(r"[^\W_][\w'’\-]*", re.UNICODE)
 _LETTERS_AND_DIGITS = re.compile(r"(?=.*[A-Za-z])(?=.*\d)")
 _ZH_NAME_TAGS = ("nr", "ns", "nt", "nz")
-_STOP = ENGLISH_FUNCTION_WORDS | frozenset(
+_STOP = ENGLISH.function_words | frozenset(
     ["also", "both", "however", "thus", "therefore", "moreover", "furthermore", "although",
      "though", "whereas", "may", "might", "can", "could", "would", "should", "will", "shall",
      "one", "ones"])
@@ -114,7 +113,7 @@ def numbers(text: str, *, words: bool = True,
         found.append(Number(m.group(0).strip(), values, decimals))
     if not words:
         return found
-    if has_cjk(text):
+    if HAN_CHAR.search(text):
         found.extend(Number(written, (value,), decimals)
                      for written, value, decimals in chinese_numbers(text, tagged))
     for m in _WORD.finditer(text):  # number words, in mixed text too
@@ -151,14 +150,6 @@ def _posseg() -> Any:
 
     jieba.setLogLevel(60)
     return jieba.posseg
-
-
-@functools.lru_cache(maxsize=1)
-def _jieba() -> Any:
-    import jieba
-
-    jieba.setLogLevel(60)
-    return jieba
 
 
 def load_chinese() -> None:
@@ -244,9 +235,13 @@ def without_numbers(text: str) -> str:
 
 
 def content_words(text: str) -> list[str]:
-    """Stemmed, lower-cased content words (Chinese: jieba words and latin words)."""
-    if has_cjk(text):
-        return _chinese_words(text)
+    """Stemmed, lower-cased content words (Chinese: jieba words and latin words), by
+    the text's language (:data:`CONTENT_WORDS`; the English rule for a language without
+    one of its own)."""
+    return CONTENT_WORDS.get(classify(text).name, _english_content)(text)
+
+
+def _english_content(text: str) -> list[str]:
     return [stem(w) for w in _english_words(text)]
 
 
@@ -273,18 +268,23 @@ def _related(words: list[str]) -> tuple[dict[str, frozenset[str]], dict[str, flo
 def _chinese_words(text: str) -> list[str]:
     """jieba's words of Chinese ``text`` (its numbers blanked), Latin ones stemmed."""
     out = []
-    for w in _jieba().lcut(without_numbers(half_width(text))):
+    for w in CHINESE.tokenize(without_numbers(half_width(text))):
         w = w.strip().lower()
-        if w and w not in CHINESE and _WORD.fullmatch(w) and not _NUMBER.fullmatch(w):
+        if w and w not in CHINESE.stopwords and _WORD.fullmatch(w) and not _NUMBER.fullmatch(w):
             out.append(stem(w) if w.isascii() else w)
     return out
 
+
+
+CONTENT_WORDS: dict[str, Callable[[str], list[str]]] = {
+    "en": _english_content, "zh": _chinese_words}
+"""How the content words of a text are read, by its language's name."""
 
 def extract(text: str, budget: Budget | None = None) -> Claims:
     """The claims of one sentence (its citation markers already removed); ``budget``
     bounds the costly part of reading Chinese (:mod:`agent_search.grounding._budget`)."""
     text = half_width(text)
-    tagged = _tagged(text, budget) if has_cjk(text) else None
+    tagged = _tagged(text, budget) if classify(text).name == "zh" else None
     nums = [n for n in numbers(text, tagged=tagged) if n.text.lower() not in _WEAK_NUMBER_WORDS]
     entities = _english_entities(text) if tagged is None else _chinese_entities(text, tagged)
     if tagged is not None:

@@ -45,7 +45,8 @@ from agent_search.grounding._polarity import opposite, unreadable
 from agent_search.grounding._quantities import miscounted
 from agent_search.grounding._references import MAX_REFERENCE_CHARS, PreparedReference, prepare
 from agent_search.grounding._related import load as load_related
-from agent_search.grounding._segment import Span, has_cjk, segment
+from agent_search.grounding._segment import Span, segment
+from agent_search.language import HAN_CHAR
 
 Status = Literal["supported", "unsupported", "no_claim", "unchecked"]
 """``unchecked``: the sentence may hold a claim and the check could not decide (it failed,
@@ -224,7 +225,7 @@ class _Units:
                                if weight == 1.0 and related is None)
         self.entries: tuple[_Entry, ...] = tuple(e for e in entries if e[0] not in self.plain)
         self.chinese = () if exact else tuple(
-            (w, weight) for w, weight, _ in entries if len(w) > 1 and has_cjk(w))
+            (w, weight) for w, weight, _ in entries if len(w) > 1 and HAN_CHAR.search(w))
 
     def parts_in(self, text: str) -> tuple[tuple[str, float], ...]:
         """The Chinese words of which ``text`` holds a part (only they can be held in
@@ -404,7 +405,7 @@ def _by_meaning(sentence: _Sentence, group: list[PreparedReference], coverage: f
     embedded words is spent."""
     claims = sentence.claims
     _, window = _coverage(claims, group)
-    if not window or has_cjk(window) or has_cjk(sentence.bare):
+    if not window or HAN_CHAR.search(window) or HAN_CHAR.search(sentence.bare):
         return 0.0
     held = frozenset(content_words(window))
     own: dict[str, str] = {}  # stem → the word as written, for the words not held
@@ -558,7 +559,8 @@ def ground(answer: str, references: Sequence[Any], *, citation_format: str = "#r
 
     marker = marker_regex(citation_format)
     try:
-        if has_cjk(answer[:MAX_ANSWER_CHARS]) or any(has_cjk(_content(r)) for r in references):
+        if HAN_CHAR.search(answer[:MAX_ANSWER_CHARS]) or any(HAN_CHAR.search(_content(r))
+                                                          for r in references):
             load_chinese()
         load_related()  # WordNet's tables, once per process: not the answer's cost
         # the model too, loaded once per process and home (None, remembered, when it

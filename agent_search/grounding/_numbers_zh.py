@@ -22,10 +22,10 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Sequence
 
-from agent_search._numerals_zh import BIG as _BIG
-from agent_search._numerals_zh import DIGIT as _DIGIT
-from agent_search._numerals_zh import NUMERALS as _NUMERALS
-from agent_search._numerals_zh import numeral_value as _integer
+from agent_search.language import BIG as _BIG
+from agent_search.language import DIGIT as _DIGIT
+from agent_search.language import NUMERALS as _NUMERALS
+from agent_search.language import numeral_value as _integer
 
 _WIDTH = str.maketrans(
     {**{chr(0xFF10 + i): str(i) for i in range(10)},

@@ -21,7 +21,8 @@ window supports a sentence in words, numbers and names, both are read once more:
   word after it), and a direction word under a negation is not compared ("did not
   increase" is no "decrease").
 
-It reads English and Chinese. :func:`unreadable` says when a sentence cannot be read
+It reads English and Chinese, each by its rules (:data:`RULES`, by the language the
+text is classified as). :func:`unreadable` says when a sentence cannot be read
 (another language, or too long for a clause-level reading to mean anything): a check
 that cannot decide must not pass the sentence as supported.
 """
@@ -31,11 +32,10 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-from agent_search._cjk import HANGUL, HANGUL_JAMO, KANA_LETTERS
 from agent_search.grounding._antonyms import antonyms, lemmas
-from agent_search.grounding._claims import _STOP, _jieba, stem
+from agent_search.grounding._claims import _STOP, stem
 from agent_search.grounding._polarity_words import (
     CLAUSE_BREAKS_EN,
     CLAUSE_BREAKS_ZH,
@@ -51,8 +51,16 @@ from agent_search.grounding._polarity_words import (
     NOT_NEGATION_ZH,
     SHORT_STEM_PREFIXES_EN,
 )
-from agent_search.grounding._segment import has_cjk
-from agent_search.query.stopwords import CHINESE, ENGLISH_FUNCTION_WORDS
+from agent_search.language import (
+    CHINESE,
+    ENGLISH,
+    HAN_CHAR,
+    HANGUL,
+    HANGUL_JAMO,
+    KANA_LETTERS,
+    classify,
+    jieba_tokenizer,
+)
 
 SCOPE = 3
 """Content words after a negation cue that it negates (within its clause)."""
@@ -63,7 +71,9 @@ MAX_TOKENS = 80
 a reading by clause to say what the sentence asserts."""
 
 _TOKEN_EN = re.compile(r"[A-Za-z][A-Za-z'’\-]*|\d+(?:\.\d+)?|[.,;:!?()\[\]]")
-_BREAK = frozenset(".,;:!?()[]，；。！？、：（）")
+_BREAK = frozenset("".join(lang.sentence_ends + lang.clause_ends for lang in (ENGLISH, CHINESE))
+                   + "()[]（）")
+"""Where a clause ends: the sentence and clause ends of both languages, and brackets."""
 _BREAK_ZH = _BREAK - {".", ","}
 """In Chinese text an ASCII point or comma is inside a number (4.3万, 1,200)."""
 _OTHER_SCRIPT = re.compile(r"[\u0370-\u03ff\u0400-\u04ff\u0590-\u06ff\u0900-\u0dff"
@@ -112,6 +122,8 @@ class _Opposable:
 
 @dataclass(frozen=True, slots=True)
 class _Reading:
+    rules: _Rules = field(compare=False)
+    """The rules it was read by."""
     text: str
     words: frozenset[str]
     full: frozenset[str]
@@ -153,13 +165,13 @@ def _tokens_zh(text: str) -> list[_Token]:
     out, pos = [], 0
     # without the HMM for words not in the dictionary: cues and direction words are in
     # it, and the HMM is most of jieba's time
-    for word in _jieba().lcut(text, HMM=False):
+    for word in jieba_tokenizer().lcut(text, HMM=False):
         start, pos = pos, pos + len(word)
         w = word.strip().lower()
         if not w:
             continue
         brk = w in _BREAK_ZH or w in CLAUSE_BREAKS_ZH
-        content = not brk and w not in CHINESE and any(c.isalnum() for c in w)
+        content = not brk and w not in CHINESE.stopwords and any(c.isalnum() for c in w)
         out.append(_Token(w, (stem(w) if w.isascii() else w) if content else "", start, pos,
                           brk))
     return out
@@ -311,7 +323,7 @@ _DETERMINERS = frozenset({"the", "a", "an", "their", "its", "his", "her", "our",
                           "this", "that", "these", "those", "my"})
 
 
-def _directions(tokens: list[_Token], language: _Language, negated_at: set[int]
+def _directions(tokens: list[_Token], language: _Rules, negated_at: set[int]
                 ) -> list[_Direction]:
     poles = [language.pole(t.text) for t in tokens]
     out = []
@@ -330,9 +342,10 @@ def _directions(tokens: list[_Token], language: _Language, negated_at: set[int]
 
 
 @dataclass(frozen=True, slots=True)
-class _Language:
-    """How one language is read: one entry per language rather than a branch on it in
-    every step."""
+class _Rules:
+    """How the check reads one language: one entry per language (:data:`RULES`, keyed by
+    the :class:`~agent_search.language.Language` record's name) rather than a branch on
+    it in every step."""
 
     tokens: Callable[[str], list[_Token]]
     is_cue: Callable[[list[_Token], int], bool]
@@ -340,13 +353,48 @@ class _Language:
     """Cues whose scope is the one content word after them."""
     prefixed: Callable[[_Token], str | None]
     pole: Callable[[str], tuple[str, int] | None]
+    unreadable: Callable[[str], str | None]
+    """Why a sentence in the language cannot be read (too long, another language
+    written in its letters), or None."""
+    antonyms: bool = False
+    """Words with antonyms (WordNet's, English) are compared (:func:`_antonym`)."""
+    aligns: bool = False
+    """A contradiction of direction words needs the two aligned to each other
+    (:func:`_agreed`)."""
+    finds_words: bool = False
+    """Words of a reading are found again in its text as written (:func:`_in_other`)."""
 
 
-_ENGLISH = _Language(_tokens_en, _is_cue_en, NOMINAL_NEGATION_EN, _prefixed_en, pole_en_word)
-_CHINESE = _Language(_tokens_zh, _is_cue_zh, frozenset(), _prefixed_zh, _pole_zh)
+def _too_long(tokens: int) -> str | None:
+    return "too long to check what it asserts" if tokens > MAX_TOKENS else None
 
 
-def _negations(tokens: list[_Token], language: _Language) -> tuple[list[_Cue], set[int]]:
+def _unreadable_en(sentence: str) -> str | None:
+    words = [w.lower() for w in re.findall(r"[A-Za-z][A-Za-z'’]*", sentence)]
+    if _foreign_latin(words):
+        return _FOREIGN
+    return _too_long(len(words))
+
+
+def _unreadable_zh(sentence: str) -> str | None:
+    return _too_long(len(sentence) // 2)  # a Chinese word is about two characters
+
+
+_ENGLISH = _Rules(_tokens_en, _is_cue_en, NOMINAL_NEGATION_EN, _prefixed_en, pole_en_word,
+                  _unreadable_en, antonyms=True, aligns=True, finds_words=True)
+_CHINESE = _Rules(_tokens_zh, _is_cue_zh, frozenset(), _prefixed_zh, _pole_zh,
+                  _unreadable_zh)
+RULES: dict[str, _Rules] = {"en": _ENGLISH, "zh": _CHINESE}
+"""The check's rules by language name; a language without rules here is read by
+English's (its sentences are mostly caught first as another script, :func:`unreadable`)."""
+
+
+def _rules(text: str) -> _Rules:
+    """The rules ``text`` is read by: its language's (:func:`agent_search.language.classify`)."""
+    return RULES.get(classify(text).name, _ENGLISH)
+
+
+def _negations(tokens: list[_Token], language: _Rules) -> tuple[list[_Cue], set[int]]:
     """The negation cues of ``tokens`` with their scopes, and the token positions under
     one (a direction word there is not compared)."""
     cues: list[_Cue] = []
@@ -366,15 +414,16 @@ def _negations(tokens: list[_Token], language: _Language) -> tuple[list[_Cue], s
 def _read(text: str) -> _Reading:
     """What ``text`` asserts; cached, as a reference window supports many sentences (a
     window is at most two sentences of a reference's first 20,000 characters)."""
-    language = _CHINESE if has_cjk(text) else _ENGLISH
+    language = _rules(text)
     tokens = language.tokens(text)
     cues, negated_at = _negations(tokens, language)
     prefixed = [(rest, t.text, t.start, t.end) for t in tokens
                 if (rest := language.prefixed(t))]
     negated = frozenset().union(*(c.scope for c in cues))
     content = [t for t in tokens if t.key]
-    opposable = _opposable(tokens, negated_at) if language is _ENGLISH else []
-    return _Reading(text, frozenset(t.key for t in content), frozenset(t.text for t in content),
+    opposable = _opposable(tokens, negated_at) if language.antonyms else []
+    return _Reading(language, text, frozenset(t.key for t in content),
+                    frozenset(t.text for t in content),
                     negated, tuple(cues), tuple(prefixed),
                     tuple(_directions(tokens, language, negated_at)), tuple(opposable),
                     frozenset().union(*(o.lemmas for o in opposable)),
@@ -414,7 +463,7 @@ _FOREIGN = "a language the check does not read"
 def _foreign_latin(words: list[str]) -> bool:
     """Whether lower-cased Latin ``words`` are another language's: a dozen words and no
     English function word, or more of another language's function words than English's."""
-    english = sum(w in ENGLISH_FUNCTION_WORDS for w in words)
+    english = sum(w in ENGLISH.function_words for w in words)
     foreign = sum(w in _FOREIGN_LATIN for w in words)
     return (len(words) >= 12 and not english) or (foreign >= 2 and foreign > english)
 
@@ -425,14 +474,7 @@ def unreadable(sentence: str) -> str | None:
     other = len(_OTHER_SCRIPT.findall(sentence))
     if other >= 3 and other * 5 >= sum(c.isalpha() for c in sentence):
         return _FOREIGN
-    if has_cjk(sentence):
-        tokens = len(sentence) // 2  # a Chinese word is about two characters
-    else:
-        words = [w.lower() for w in re.findall(r"[A-Za-z][A-Za-z'’]*", sentence)]
-        if _foreign_latin(words):
-            return _FOREIGN
-        tokens = len(words)
-    return "too long to check what it asserts" if tokens > MAX_TOKENS else None
+    return _rules(sentence).unreadable(sentence)
 
 
 def _quote(reading: _Reading, start: int, end: int) -> str:
@@ -442,7 +484,7 @@ def _quote(reading: _Reading, start: int, end: int) -> str:
 def _inside(words: frozenset[str], text: str) -> frozenset[str]:
     """The Chinese words (two characters or more) of ``words`` written inside ``text``:
     jieba cuts a compound whole (贡献率), and the word it holds (贡献) is stated there."""
-    return frozenset(w for w in words if len(w) >= 2 and has_cjk(w) and w in text)
+    return frozenset(w for w in words if len(w) >= 2 and HAN_CHAR.search(w) and w in text)
 
 
 def _negation(a: _Reading, b: _Reading, *, head: bool = False) -> tuple[int, int] | None:
@@ -473,7 +515,7 @@ def _negation(a: _Reading, b: _Reading, *, head: bool = False) -> tuple[int, int
 def _in_other(reading: _Reading, words: frozenset[str]) -> str:
     """A few words of ``reading`` that are among ``words``, as written."""
     found = [t for t in _TOKEN_EN.finditer(reading.text)
-             if stem(t.group(0).lower()) in words][:3] if not has_cjk(reading.text) else []
+             if stem(t.group(0).lower()) in words][:3] if reading.rules.finds_words else []
     if found:
         return _quote(reading, found[0].start(), found[-1].end())
     return next((w for w in words if w in reading.text), "")
@@ -483,7 +525,7 @@ def opposite(sentence: str, window: str) -> str | None:
     """Why ``window`` (the reference text that supports ``sentence`` in words) says the
     opposite of it, or None."""
     s, w = _read(sentence), _read(window)
-    english = not has_cjk(sentence)
+    aligns = s.rules.aligns
     span = _negation(s, w)
     if span is not None:
         said = _in_other(w, _scope_at(s, span) & w.words)
@@ -493,7 +535,7 @@ def opposite(sentence: str, window: str) -> str | None:
         return f"it says “{_quote(w, *span)}”"
     for d in s.directions:
         near = _nearest(d, w.directions)
-        if near and all(e.pole != d.pole and not (english and _agreed(e, s.directions))
+        if near and all(e.pole != d.pole and not (aligns and _agreed(e, s.directions))
                         for e in near):
             said = _quote(w, near[0].start, near[0].end)
             return f"“{_quote(s, d.start, d.end)}”, where it says “{said}”"

@@ -20,7 +20,7 @@ from collections import defaultdict
 from importlib import resources
 
 from agent_search.grounding._claims import _NUMBER_WORDS, _STOP, _WEAK_NUMBER_WORDS, stem
-from agent_search.grounding._segment import has_cjk
+from agent_search.language import HAN_CHAR
 
 _COUNT = re.compile(
     r"(?<![\w.])(?P<num>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?|[A-Za-z]+)"
@@ -60,7 +60,7 @@ def miscounted(sentence: str, window: str) -> str | None:
     number, or the sentence's thing is a unit of measure or time (WordNet's) the window
     never names ("six months" where it says "six weeks"). A word after a number that is
     no unit ("40 cuts the risk") only counts when the window counts it too."""
-    if has_cjk(sentence) or has_cjk(window):
+    if HAN_CHAR.search(sentence) or HAN_CHAR.search(window):
         return None
     said, there = counts(sentence), counts(window)
     units_there = {u for units in there.values() for u in units}

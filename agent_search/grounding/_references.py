@@ -8,6 +8,7 @@ they only bound the overlap, so an odd boundary costs nothing.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import re
 from dataclasses import dataclass
@@ -19,15 +20,31 @@ from agent_search.grounding._claims import (
     reference_numbers,
 )
 from agent_search.grounding._numbers_zh import half_width
-from agent_search.grounding._segment import has_cjk
+from agent_search.language import HAN_CHAR, Language, languages
 
-_SENTENCE_END = re.compile(r"(?<=[.!?;。！？；])\s+|(?<=[。！？；])|\n[ \t]*\n\s*"
-                           r"|\n(?=[ \t]*(?:[-*+][ \t]|\d{1,9}[.)][ \t]|#|>|\||```|~~~))")
-"""Where a reference's sentences end: after sentence punctuation, at a blank line, or
-before a line that starts a Markdown block (a list item, a heading, a quote, a table
-row, a fence). A single line break inside a paragraph is a soft break, as Markdown reads
-it: kb chunks keep their documents' lines, and a sentence wrapped over two lines is one
-sentence."""
+CLAIM_ENDS = {"en": ";", "zh": "；"}
+"""Clause ends that also end a claim in a reference, by language, beside its sentence
+ends (:attr:`~agent_search.language.Language.sentence_ends`)."""
+_BLOCK_BREAKS = (r"|\n[ \t]*\n\s*"
+                 r"|\n(?=[ \t]*(?:[-*+][ \t]|\d{1,9}[.)][ \t]|#|>|\||```|~~~))")
+
+
+@functools.lru_cache(maxsize=4)
+def _sentence_end(known: tuple[Language, ...]) -> re.Pattern[str]:
+    """Where a reference's sentences end: after a sentence end (or a claim end,
+    :data:`CLAIM_ENDS`) of any of the ``known`` languages and the whitespace after it,
+    straight after one of an unspaced language's, at a blank line, or before a line that
+    starts a Markdown block (a list item, a heading, a quote, a table row, a fence). A
+    single line break inside a paragraph is a soft break, as Markdown reads it: kb chunks
+    keep their documents' lines, and a sentence wrapped over two lines is one sentence."""
+    ends = {lang.name: lang.sentence_ends + CLAIM_ENDS.get(lang.name, "") for lang in known}
+    every = "".join(dict.fromkeys("".join(ends.values())))
+    unspaced = "".join(dict.fromkeys("".join(ends[lang.name] for lang in known
+                                             if not lang.spaced)))
+    pattern = rf"(?<=[{re.escape(every)}])\s+"
+    if unspaced:
+        pattern += rf"|(?<=[{re.escape(unspaced)}])"
+    return re.compile(pattern + _BLOCK_BREAKS)
 _PARTS = re.compile(r"[-'’/]")
 _LATIN = re.compile(r"[A-Za-z0-9][A-Za-z0-9'’\-]*")
 MAX_REFERENCE_CHARS = 20_000
@@ -49,7 +66,7 @@ class PreparedReference:
         norm = normalise_entity(entity)
         if not norm:
             return True
-        if has_cjk(entity):
+        if HAN_CHAR.search(entity):
             return entity in self.text
         return norm in self.names
 
@@ -57,7 +74,8 @@ class PreparedReference:
 def prepare(citation_id: str, title: str, content: str) -> PreparedReference:
     text = f"{title}\n\n{content}"[:MAX_REFERENCE_CHARS] if title else content[
         :MAX_REFERENCE_CHARS]
-    sentences = [s.strip() for s in _SENTENCE_END.split(text) if s and s.strip()]
+    sentences = [s.strip() for s in _sentence_end(languages()).split(text)
+                 if s and s.strip()]
     windows = sentences + [f"{a} {b}" for a, b in itertools.pairwise(sentences)]
     single = [frozenset(content_words(s)) for s in sentences]
     window_words = single + [a | b for a, b in itertools.pairwise(single)]

@@ -24,10 +24,9 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from agent_search._cjk import HAN, HAN_CHAR
 from agent_search._markdown import block_parser
+from agent_search.language import HAN, classify
 
-_CJK = HAN_CHAR
 _BLOCK_PREFIX = re.compile(
     r"^\s*(?:>\s*)*(?:#{1,6}\s+|[-*+•·]\s+(?:\[[ xX]\]\s+)?|\d{1,9}[.)]\s+"
     # Chinese enumerations: 1、 一、 (1) （一） ① 第一， — a list mark, not a claimed number
@@ -56,8 +55,14 @@ class Span:
     kind: str = "prose"
 
 
-def has_cjk(text: str) -> bool:
-    return _CJK.search(text) is not None
+PYSBD_RULES = {"en": "en", "zh": "zh"}
+"""pySBD's rules by the language's name (its codes are ISO 639-1, as the names are): a
+language it has no rules for here is split by the English ones."""
+
+
+def _rules(text: str) -> str:
+    """The pySBD rules ``text`` is split by: its language's (:data:`PYSBD_RULES`)."""
+    return PYSBD_RULES.get(classify(text).name, "en")
 
 
 @functools.lru_cache(maxsize=4)
@@ -236,17 +241,17 @@ def _pieces(text: str, language: str) -> list[list[int]]:
 
 
 def _mixed_pieces(text: str) -> list[list[int]]:
-    """A line with CJK in it, cut first where the language changes at a sentence end
-    (``…生效。Mr. Biden …`` and ``… president. 他…``), each part then split by pySBD's
-    rules for its language: the Chinese rules cut at every ``.``, which would split
-    "Mr." and "U.S." of an English sentence in a Chinese answer."""
+    """A line in a language with pySBD rules of its own (Chinese), cut first where the
+    language changes at a sentence end (``…生效。Mr. Biden …`` and ``… president. 他…``),
+    each part then split by pySBD's rules for its language: the Chinese rules cut at
+    every ``.``, which would split "Mr." and "U.S." of an English sentence in a Chinese
+    answer."""
     spans: list[list[int]] = []
     start = 0
     for cut in [m.end() for m in _LANGUAGE_CHANGE.finditer(text)] + [len(text)]:
         part = text[start:cut]
         if part.strip():
-            language = "zh" if has_cjk(part) else "en"
-            spans.extend([a + start, b + start] for a, b in _pieces(part, language))
+            spans.extend([a + start, b + start] for a, b in _pieces(part, _rules(part)))
         start = cut
     return spans
 
@@ -256,7 +261,8 @@ def _split_prose(text: str, offset: int, marker: re.Pattern[str]) -> list[Span]:
         core = text.strip()
         at = text.find(core) if core else 0
         return [Span(core, offset + at, offset + at + len(core))] if core else []
-    spans = _mixed_pieces(text) if has_cjk(text) else _pieces(text, "en")
+    rules = _rules(text)
+    spans = _mixed_pieces(text) if rules != "en" else _pieces(text, rules)
     # markers and closing quotes at the start of a sentence go back to the one before
     for i in range(1, len(spans)):
         start, end = spans[i]

@@ -13,10 +13,11 @@ rules, one line in that reader's table. English is the fallback, read for text i
 script no language claims.
 
 The script classes (``HAN``, ``CJK_CHAR``...), the Chinese text helpers (width folding,
-traditional to simplified, jieba's segmentation) and the Chinese numeral reader are
-exported here too: they are the data the records are built from, and a few readers (the
-choice of embedding model, the knowledge base's sparse terms) ask about scripts rather
-than languages.
+traditional to simplified, jieba's segmentation) and the Chinese numeral reader (with its
+characters: ``DIGIT``, ``UNIT``, ``BIG``, ``NUMERALS``) are exported here too: they are the
+data the records are built from, and a few readers (the choice of embedding model, the
+knowledge base's sparse terms, the number checks) ask about scripts and numeral
+characters rather than languages.
 """
 
 from __future__ import annotations
@@ -32,7 +33,15 @@ from agent_search.language._chinese import (
     word_share,
 )
 from agent_search.language._languages import CHINESE, ENGLISH
-from agent_search.language._numerals_zh import MAX_RUN, MAX_VALUE, numeral_value
+from agent_search.language._numerals_zh import (
+    BIG,
+    DIGIT,
+    MAX_RUN,
+    MAX_VALUE,
+    NUMERALS,
+    UNIT,
+    numeral_value,
+)
 from agent_search.language._record import (
     Language,
     classify,
@@ -55,9 +64,11 @@ from agent_search.language._scripts import (
 )
 
 __all__ = [
+    "BIG",
     "CHINESE",
     "CJK",
     "CJK_CHAR",
+    "DIGIT",
     "ENGLISH",
     "HALF_WIDTH",
     "HAN",
@@ -68,6 +79,8 @@ __all__ = [
     "KANA_LETTERS",
     "MAX_RUN",
     "MAX_VALUE",
+    "NUMERALS",
+    "UNIT",
     "Language",
     "classify",
     "fallback",

@@ -35,8 +35,9 @@ EXPORTED: dict[str, list[str]] = {
         "prepare_e5_dir", "prepare_model_dir", "shipped_embedder",
     ],
     "agent_search.language": [
-        "CHINESE", "CJK", "CJK_CHAR", "ENGLISH", "HALF_WIDTH", "HAN", "HANGUL", "HANGUL_JAMO",
-        "HAN_CHAR", "KANA", "KANA_LETTERS", "Language", "MAX_RUN", "MAX_VALUE", "classify",
+        "BIG", "CHINESE", "CJK", "CJK_CHAR", "DIGIT", "ENGLISH", "HALF_WIDTH", "HAN", "HANGUL",
+        "HANGUL_JAMO", "HAN_CHAR", "KANA", "KANA_LETTERS", "Language", "MAX_RUN", "MAX_VALUE",
+        "NUMERALS", "UNIT", "classify",
         "fallback", "fold_width", "jieba_tokenizer", "language_named", "languages",
         "normal_form", "numeral_value", "register_language", "segments", "sentence_breaks",
         "to_simplified", "tokenizer_ready", "unregister_language", "word_share",

@@ -1,6 +1,7 @@
 """Languages as records: what the English and Chinese records say, how a text is
 classified, and a third language registered here read by classify, the tokenizer, keyword
-extraction, follow-ups and the research planner with no edit anywhere else."""
+extraction, follow-ups, the research planner and the answer check's reference sentences
+with no edit anywhere else."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from collections.abc import Iterator
 
 import pytest
 
+from agent_search.grounding._references import prepare
 from agent_search.language import (
     CHINESE,
     ENGLISH,
@@ -132,6 +134,11 @@ def test_a_registered_language_flows_through_the_readers() -> None:
     assert stands_alone("και το;") and not points_back("και το;")
     # research: sentences end at the toy's own mark, runes glued without spaces
     assert [p.text for p in plan_question("ᚠᚢᚦ᛫ᚱᚲ᛭ᚷᚹ")] == ["ᚠᚢᚦ᛫ᚱᚲ᛭", "ᚷᚹ"]
+    # the answer check: a reference's sentences end at the toy's mark too (its windows
+    # are each sentence and each pair), and English and Chinese ones as before
+    assert prepare("1", "", "ᚠᚢᚦ᛭ᚱᚲ").windows == ["ᚠᚢᚦ᛭", "ᚱᚲ", "ᚠᚢᚦ᛭ ᚱᚲ"]
+    assert prepare("1", "", "A b. C d").windows == ["A b.", "C d", "A b. C d"]
+    assert prepare("1", "", "甲乙。丙丁").windows == ["甲乙。", "丙丁", "甲乙。 丙丁"]
 
 
 @pytest.mark.usefixtures("toys")
@@ -143,6 +150,9 @@ def test_english_and_chinese_read_the_same_with_other_languages_registered() -> 
 
 
 def test_removing_a_language_returns_its_text_to_the_fallback() -> None:
+    register_language(TOY_UNSPACED)
+    unregister_language("rune")
+    assert prepare("1", "", "ᚠᚢᚦ᛭ᚱᚲ").windows == ["ᚠᚢᚦ᛭ᚱᚲ"]
     register_language(TOY_SPACED)
     unregister_language("toy")
     assert classify("το σπίτι") is ENGLISH

@@ -30,7 +30,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from agent_search.query._chinese import normal_form
+from agent_search.language import normal_form
 from agent_search.query.dsl import ModelSchema
 from agent_search.query.nl._plan import NOTHING_CONFIDENCE
 from agent_search.query.nl._schema import model_mentions

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 
-from agent_search.query._chinese import has_cjk
+from agent_search.language import HAN_CHAR
 from agent_search.query.dsl import RelationSchema
 from agent_search.query.nl._numbers_zh import AFTER_OPS, BEFORE_OPS, chinese_number
 from agent_search.query.nl._plan import Plan, Question
@@ -33,7 +33,8 @@ def chinese_counts(q: Question, plan: Plan) -> None:
         other = q.by_id.get(rel.model.lower())
         if rel.type != "hasMany" or other is None:
             continue
-        names = sorted((p for p in model_phrases(other) if has_cjk(p)), key=len, reverse=True)
+        names = sorted((p for p in model_phrases(other) if HAN_CHAR.search(p)), key=len,
+                       reverse=True)
         for name in names:
             said = re.escape(name)
             first = re.compile(said + r"(?:的?(?:数量|数目|个数|数))?\s*(?:有)?\s*" + _BEFORE

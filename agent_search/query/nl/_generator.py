@@ -10,7 +10,7 @@ from typing import Any
 
 import anyio
 
-from agent_search.query._chinese import has_cjk, tokenizer_ready
+from agent_search.language import classify
 from agent_search.query.dsl import DSLGenerationError, ModelSchema
 from agent_search.query.nl import _calibration as calibration
 from agent_search.query.nl._meaning import NameMeanings, Reading, doubted, name_text, rewrite
@@ -69,8 +69,8 @@ class BuiltinDSLGenerator:
         run = partial(parse, query, list(schemas), now=now, strict=self.strict,
                       fuzzy_cutoff=self.fuzzy_cutoff, leftover=leftover)
         values = sum(len(f.values) for s in schemas for f in s.fields)
-        first_chinese = has_cjk(query) and not tokenizer_ready()  # jieba loads (~1 s)
-        if len(query) > INLINE_CHARS or values > INLINE_VALUES or first_chinese:
+        first_of_language = not classify(query).ready()  # Chinese: jieba loads (~1 s)
+        if len(query) > INLINE_CHARS or values > INLINE_VALUES or first_of_language:
             return await anyio.to_thread.run_sync(run)
         return run()
 

@@ -13,7 +13,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from agent_search.query._chinese import has_cjk
+from agent_search.language import HAN_CHAR
 from agent_search.query.nl import _ordering as ordering
 from agent_search.query.nl._lexicon import STOPWORDS, overlaps, word_spans
 from agent_search.query.nl._plan import Plan, Question
@@ -89,7 +89,7 @@ def _pieces(low: str, spans: list[Span]) -> list[tuple[str, int, int]]:
     out = []
     for word, start, end in word_spans(low):
         inside = sorted(s for s in spans if overlaps((start, end), s))
-        if not inside or not has_cjk(word) or all(
+        if not inside or not HAN_CHAR.search(word) or all(
                 s[0] <= start and end <= s[1] for s in inside):
             out.append((word, start, end))
             continue

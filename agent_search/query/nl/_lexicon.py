@@ -11,8 +11,7 @@ import threading
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
-from agent_search.query._chinese import CJK_CHARS, has_cjk, is_cjk, segments
-from agent_search.query.stopwords import CHINESE, ENGLISH
+from agent_search.language import CHINESE, ENGLISH, HAN, HAN_CHAR, segments
 
 if TYPE_CHECKING:
     import inflect
@@ -37,26 +36,26 @@ ZH_DATA_WORDS = frozenset("""
 分别 各个 各自 对应 按照 按 排序 排列 哪位 哪家 谁 位 名 家 笔 里 中 其中 当中 现在 目前
 """.split())  # noqa: SIM905
 """The same words in Chinese ("列出所有记录", "一共多少条"), on jieba's segmentation."""
-STOPWORDS = ENGLISH | DATA_WORDS | CHINESE | ZH_DATA_WORDS
+STOPWORDS = ENGLISH.stopwords | DATA_WORDS | CHINESE.stopwords | ZH_DATA_WORDS
 """What the parser never reads as a value or as text: the English and Chinese stop words
 and the words about records (:data:`DATA_WORDS`, :data:`ZH_DATA_WORDS`)."""
 
-_LATIN = rf"[^\W{CJK_CHARS}]"
-WORD = re.compile(rf"[{CJK_CHARS}]+|{_LATIN}(?:{_LATIN}|['’./@&+-])*{_LATIN}|{_LATIN}")
+_LATIN = rf"[^\W{HAN}]"
+WORD = re.compile(rf"[{HAN}]+|{_LATIN}(?:{_LATIN}|['’./@&+-])*{_LATIN}|{_LATIN}")
 """A word of a question (keeps "AC/DC", "e-mail", "luisg@embraer.com.br" whole); a run
 of Chinese characters is one word apart from the Latin letters and digits it touches
 ("iphone15手机": "iphone15", "手机"), cut into words where needed by
-:func:`agent_search.query._chinese.segments`."""
+:func:`agent_search.language.segments`."""
 
 
 def word_spans(low: str) -> list[tuple[str, int, int]]:
     """The words of ``low`` with where they start and end: :data:`WORD`'s, each run of
     Chinese characters cut into jieba's words ("北京的客户": 北京, 的, 客户)."""
-    if not has_cjk(low):  # the common case: no word to cut
+    if not HAN_CHAR.search(low):  # the common case: no word to cut
         return [(m.group(0), m.start(), m.end()) for m in WORD.finditer(low)]
     out = []
     for m in WORD.finditer(low):
-        if not is_cjk(m.group(0)[0]):
+        if not HAN_CHAR.match(m.group(0)):
             out.append((m.group(0), m.start(), m.end()))
             continue
         for start, end in segments(low):  # cached: the question is segmented once
@@ -171,7 +170,7 @@ def find_phrase(low: str, phrase: str, start: int = 0) -> list[tuple[int, int]]:
 
 
 def _boundary(outside: str, inside: str) -> bool:
-    return not outside.isalnum() or is_cjk(outside) or is_cjk(inside)
+    return not outside.isalnum() or bool(HAN_CHAR.match(outside) or HAN_CHAR.match(inside))
 
 
 def overlaps(a: tuple[int, int], b: tuple[int, int]) -> bool:

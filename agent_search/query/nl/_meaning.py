@@ -43,7 +43,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import numpy as np
 
-from agent_search.query._chinese import normal_form
+from agent_search.language import normal_form
 from agent_search.query.dsl import ModelSchema
 from agent_search.query.nl._aggregate_words import NUMBER_WORDS
 from agent_search.query.nl._lexicon import is_plural, plural_forms

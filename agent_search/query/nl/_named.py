@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from agent_search.query._chinese import normal_form
+from agent_search.language import normal_form
 from agent_search.query.dsl import ModelSchema
 from agent_search.query.nl._schema import model_mentions
 from agent_search.query.nl._values_zh import names_outside_values

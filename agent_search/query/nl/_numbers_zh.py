@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 
-from agent_search._numerals_zh import DIGIT, NUMERALS, numeral_value
+from agent_search.language import DIGIT, NUMERALS, numeral_value
 from agent_search.query.dsl import TEMPORAL_KINDS
 from agent_search.query.nl._plan import Plan, Question
 from agent_search.query.nl._schema import Candidate, field_for
@@ -53,7 +53,7 @@ _RANGE = re.compile(r"(?:在\s*)?" + _amount_re("a_") + r"\s*(?:到|至|-|~|～|
 
 def chinese_number(text: str) -> float | None:
     """"3,000" → 3000, "三千" → 3000, "十五" → 15, "两百" → 200, "三万五" → 35000; None
-    for no number (:func:`agent_search._numerals_zh.numeral_value`)."""
+    for no number (:func:`agent_search.language.numeral_value`)."""
     if text[:1].isdigit():
         return float(text.replace(",", ""))
     if not any(c in DIGIT or c == "十" for c in text):

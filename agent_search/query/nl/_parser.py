@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 from functools import partial
 from typing import Any
 
-from agent_search.query._chinese import has_cjk, normal_form
+from agent_search.language import HAN_CHAR, normal_form
 from agent_search.query.dsl import (
     NUMERIC_KINDS,
     TEMPORAL_KINDS,
@@ -170,7 +170,7 @@ def _asked_about(low: str, named: list[tuple[int, ModelSchema]],
     modifies ("北京客户的订单" are orders, "订单超过3个的客户" customers), so when every
     name is written in Chinese, the last named."""
     spans = [s for _, schema in named for s in mentions.get(schema.id, [])]
-    if has_cjk(low) and spans and all(has_cjk(low[a:b]) for a, b in spans):
+    if HAN_CHAR.search(low) and spans and all(HAN_CHAR.search(low[a:b]) for a, b in spans):
         return max(((mentions[schema.id][-1][0], schema) for _, schema in named),
                    key=lambda p: p[0])[1]
     return min(named, key=lambda p: p[0])[1]

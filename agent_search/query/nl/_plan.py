@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from agent_search.query._chinese import has_cjk, normal_form
+from agent_search.language import HAN_CHAR, normal_form
 from agent_search.query.dsl import ModelSchema
 from agent_search.query.nl._lexicon import overlaps
 from agent_search.query.nl._schema import (
@@ -65,7 +65,8 @@ class Question:
         cands = candidates(target, by_id)
         return cls(text=text, low=low, now=now, by_id=by_id, models=models,
                    target=target, candidates=cands, fields=field_mentions(low, cands),
-                   fuzzy_cutoff=fuzzy_cutoff, serials=serials, chinese=has_cjk(low))
+                   fuzzy_cutoff=fuzzy_cutoff, serials=serials,
+                   chinese=HAN_CHAR.search(low) is not None)
 
     def quote(self, span: Span) -> str:
         """The words at ``span`` as asked."""

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import NamedTuple
 
-from agent_search.query._chinese import has_cjk, normal_form
+from agent_search.language import HAN_CHAR, normal_form
 from agent_search.query.dsl import (
     NUMERIC_KINDS,
     TEMPORAL_KINDS,
@@ -110,7 +110,7 @@ def chinese_name(description: str | None) -> str | None:
     None for a sentence, for anything longer than :data:`MAX_COMMENT_NAME_CHARS` or
     without Chinese."""
     text = normal_form((description or "").strip())
-    if 2 <= len(text) <= MAX_COMMENT_NAME_CHARS and has_cjk(text) and \
+    if 2 <= len(text) <= MAX_COMMENT_NAME_CHARS and HAN_CHAR.search(text) and \
             re.fullmatch(r"\w+", text):
         return text
     return None

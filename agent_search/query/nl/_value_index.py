@@ -16,7 +16,7 @@ from collections import OrderedDict
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from agent_search.query._chinese import has_cjk, normal_form
+from agent_search.language import HAN_CHAR, normal_form
 from agent_search.query.dsl import ModelSchema
 from agent_search.query.nl._lexicon import STOPWORDS, WORD
 from agent_search.query.nl._schema import Candidate, is_plain
@@ -130,7 +130,7 @@ def _add_value(index: ValueIndex, i: int, value: str) -> None:
     vlow = normal_form(value)  # "ＡＢＣ耳机" is found as "abc耳机", "訂單" as "订单"
     if vlow in STOPWORDS or not vlow.strip():
         return
-    if has_cjk(vlow):
+    if HAN_CHAR.search(vlow):
         if len(vlow) >= 2 or i in index.code_fields:
             index.cjk.setdefault(vlow, []).append((i, value))
             index.cjk_chars = max(index.cjk_chars, len(vlow))

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from rapidfuzz import fuzz, process
 
-from agent_search.query._chinese import fold_width, has_cjk, to_simplified
+from agent_search.language import HAN_CHAR, fold_width, to_simplified
 from agent_search.query.dsl import ModelSchema
 from agent_search.query.nl._demonyms import derived_values
 from agent_search.query.nl._lexicon import (
@@ -126,7 +126,7 @@ def _negated(q: Question, plan: Plan, match: Match) -> bool:
     """The value is negated ("not Jazz"); a Chinese negation ("除了", "以外") is used up:
     understood, no text to match."""
     said = _negation(q.low, match.span)
-    if said is not None and has_cjk(q.low[match.span[0]:match.span[1]]):
+    if said is not None and HAN_CHAR.search(q.low[match.span[0]:match.span[1]]):
         plan.used.append(said)
     return said is not None
 
@@ -140,7 +140,7 @@ def _negation(low: str, span: Span) -> Span | None:
     """Where the negation of the value at ``span`` is said, if it is."""
     start = max(0, span[0] - 25)
     m = _NEGATION.search(low[start:span[0]])
-    if m is None and has_cjk(low[span[0]:span[1]]):
+    if m is None and HAN_CHAR.search(low[span[0]:span[1]]):
         m = _ZH_NEGATION.search(low[start:span[0]])
         if m is None:
             after = _ZH_EXCEPT_AFTER.match(low, span[1])
@@ -223,7 +223,7 @@ def fuzzy_matches(q: Question, index: ValueIndex, taken: list[Span]) -> list[Mat
 def _worth_fuzzy(text: str, words: list[str], span: Span, taken: list[Span]) -> bool:
     if len(text) < MIN_FUZZY_CHARS or any(overlaps(span, t) for t in taken):
         return False
-    if has_cjk(text):  # Chinese values are found inside the question, exactly
+    if HAN_CHAR.search(text):  # Chinese values are found inside the question, exactly
         return False
     if all(w in STOPWORDS or w.isdigit() for w in words):
         return False

@@ -1,7 +1,7 @@
 """Known values written in Chinese, found inside a question that has no spaces.
 
 "北京的客户有多少" is one run of characters, so values cannot be looked up word by word.
-Instead the question is cut into words by jieba (:func:`~agent_search.query._chinese.
+Instead the question is cut into words by jieba (:func:`~agent_search.language.
 segments`) and every stretch of whole words (at most as long as the longest Chinese value)
 is looked up in the index: a value must start where a word starts and end where one ends,
 so "京东" is not read in "北京东路" (北京 | 东路). One cut is allowed: a value that is a
@@ -25,7 +25,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 
-from agent_search.query._chinese import has_cjk, normal_form, segments, word_share
+from agent_search.language import HAN_CHAR, normal_form, segments, word_share
 from agent_search.query.dsl import ModelSchema
 from agent_search.query.nl._plan import Question
 from agent_search.query.nl._schema import Span
@@ -75,7 +75,7 @@ def names_outside_values(low: str, schemas: Sequence[ModelSchema],
                          mentions: Mapping[str, list[Span]]) -> dict[str, list[Span]]:
     """``mentions`` without the model names written inside a longer Chinese value
     ("产品" inside the category "电子产品" names no model: it is part of the value)."""
-    if not has_cjk(low):
+    if not HAN_CHAR.search(low):
         return dict(mentions)
     inside = _chinese_values_at(low, schemas)
     out: dict[str, list[Span]] = {}
@@ -90,6 +90,6 @@ def names_outside_values(low: str, schemas: Sequence[ModelSchema],
 def _chinese_values_at(low: str, schemas: Sequence[ModelSchema]) -> list[Span]:
     """Where known values of two or more characters, written in Chinese, stand."""
     values = {v for schema in schemas for fld in schema.fields
-              for value in fld.values if len(v := normal_form(value)) >= 2 and has_cjk(v)}
+              for value in fld.values if len(v := normal_form(value)) >= 2 and HAN_CHAR.search(v)}
     return [(m.start(), m.start() + len(v)) for v in values
             for m in re.finditer(f"(?={re.escape(v)})", low)]
