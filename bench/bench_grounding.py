@@ -51,7 +51,7 @@ ROOT = Path(__file__).resolve().parent.parent
 from agent_search.grounding import GroundedSentence, Thresholds, ground  # noqa: E402
 from agent_search.grounding._claims import content_words, numbers  # noqa: E402
 from agent_search.grounding._references import prepare  # noqa: E402
-from agent_search.grounding._segment import has_cjk  # noqa: E402
+from agent_search.language import CJK_CHAR  # noqa: E402
 from bench._grounding_runs import Memo, embedder, segmentation_ms  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "data"
@@ -149,7 +149,7 @@ def _sentences(text: str, zh: bool = False) -> list[str]:
     for s in _segmenter("zh" if zh else "en").segment(text):
         s = " ".join(s.split())
         if zh:
-            if 12 <= len(s) <= 90 and s[-1] in "。！？" and has_cjk(s[:4]):
+            if 12 <= len(s) <= 90 and s[-1] in "。！？" and CJK_CHAR.search(s[:4]) is not None:
                 out.append(s)
         elif 8 <= len(s.split()) <= 45 and s[-1] in ".!?" and s[0].isupper():
             out.append(s)
@@ -202,7 +202,7 @@ def _zh_names(text: str) -> list[str]:
 
 def _changed_name(sentence: str, names: list[str], ref_text: str,
                   rng: random.Random) -> str | None:
-    if has_cjk(sentence):
+    if CJK_CHAR.search(sentence):
         found = _zh_names(sentence)
         if not found:
             return None

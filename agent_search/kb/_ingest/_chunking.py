@@ -32,9 +32,9 @@ import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
-from agent_search._cjk import CJK_CHAR, HAN
 from agent_search.kb._ingest._loaders import PARAGRAPH_CHARS, Block, Document, _cut, glue
 from agent_search.kb._ingest._markdown import Fence, code_block
+from agent_search.language import CJK_CHAR, HAN
 
 TokenCounter = Callable[[Sequence[str]], list[int]]
 

@@ -30,7 +30,7 @@ from typing import Any, Literal
 import numpy as np
 from numpy.typing import NDArray
 
-from agent_search._cjk import CJK, HAN, KANA
+from agent_search.language import CJK, HAN, KANA
 
 WORD = re.compile(r"[^\W_]+", re.UNICODE)
 """A run of letters or digits: what BM25 splits text into (before stemming), and what
