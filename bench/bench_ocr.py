@@ -269,7 +269,7 @@ async def ingest_and_ask(home: Path, lang: Lang, folder: Path, name: str
     hits: dict[str, list[int]] = {"working": [], "locked": []}
     for i, q in enumerate(lang.questions):
         result = await handler.search(Context(config=config), Request(
-            type="kb", query=q.text, collections=[name], limit=3))
+            type="kb", query=q.text, options={"collections": [name]}, limit=3))
         hit = any(str(item.metadata.get("source", "")).endswith(q.file)
                   and item.metadata.get("page") in q.pages for item in result.items[:3])
         hits["working" if i % 2 == 0 else "locked"].append(int(hit))
