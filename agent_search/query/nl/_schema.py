@@ -37,6 +37,20 @@ Span = tuple[int, int]
 """Start and end of a piece of the question (character offsets)."""
 
 
+def spans_outside(mentions: Mapping[str, list[Span]], inside: Sequence[Span]
+                  ) -> dict[str, list[Span]]:
+    """``mentions`` (spans by model) without the spans that lie within a longer span of
+    ``inside`` (a value written there: its words are the value's, not a model's name);
+    a model left with no span is dropped."""
+    out: dict[str, list[Span]] = {}
+    for model_id, spans in mentions.items():
+        kept = [s for s in spans if not any(
+            v[0] <= s[0] and s[1] <= v[1] and v[1] - v[0] > s[1] - s[0] for v in inside)]
+        if kept:
+            out[model_id] = kept
+    return out
+
+
 def relation_field(relation: str, field: str) -> str:
     """``field`` of the model ``relation`` points at, said from the model that has the
     relation: ``relation.field`` ("album.Title"), the one spelling the DSL reads for a

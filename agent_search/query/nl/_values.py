@@ -29,7 +29,7 @@ from agent_search.query.nl._lexicon import (
     words_of,
 )
 from agent_search.query.nl._plan import EXACT_CONFIDENCE, Plan, Question
-from agent_search.query.nl._schema import Candidate, Span, near_field
+from agent_search.query.nl._schema import Candidate, Span, near_field, spans_outside
 from agent_search.query.nl._value_index import ValueIndex, value_index
 from agent_search.query.nl._values_zh import chinese_matches
 
@@ -113,13 +113,7 @@ def names_outside_phrases(low: str, schemas: Sequence[ModelSchema],
     if not phrases:
         return dict(mentions)
     inside = [span for v in phrases for span in find_phrase(low, v)]
-    out: dict[str, list[Span]] = {}
-    for model_id, spans in mentions.items():
-        kept = [s for s in spans if not any(
-            v[0] <= s[0] and s[1] <= v[1] and v[1] - v[0] > s[1] - s[0] for v in inside)]
-        if kept:
-            out[model_id] = kept
-    return out
+    return spans_outside(mentions, inside)
 
 
 def _negated(q: Question, plan: Plan, match: Match) -> bool:

@@ -28,7 +28,7 @@ from collections.abc import Mapping, Sequence
 from agent_search.language import HAN_CHAR, normal_form, segments, word_share
 from agent_search.query.dsl import ModelSchema
 from agent_search.query.nl._plan import Question
-from agent_search.query.nl._schema import Span
+from agent_search.query.nl._schema import Span, spans_outside
 from agent_search.query.nl._value_index import ValueIndex
 
 MAX_CHAR_SHARE = 1e-3
@@ -78,13 +78,7 @@ def names_outside_values(low: str, schemas: Sequence[ModelSchema],
     if not HAN_CHAR.search(low):
         return dict(mentions)
     inside = _chinese_values_at(low, schemas)
-    out: dict[str, list[Span]] = {}
-    for model_id, spans in mentions.items():
-        kept = [s for s in spans if not any(
-            v[0] <= s[0] and s[1] <= v[1] and v[1] - v[0] > s[1] - s[0] for v in inside)]
-        if kept:
-            out[model_id] = kept
-    return out
+    return spans_outside(mentions, inside)
 
 
 def _chinese_values_at(low: str, schemas: Sequence[ModelSchema]) -> list[Span]:
