@@ -40,6 +40,7 @@ if TYPE_CHECKING:
         EmbeddingSettings,
     )
     from agent_search.embedding._multilingual_e5 import E5Embedder, prepare_e5_dir
+    from agent_search.embedding._vector_cache import VectorCache
 
 _HOME = {
     "CJK_SHARE": "_model_choice", "DEFAULT_MODEL": "_models", "E5Embedder": "_multilingual_e5",
@@ -51,7 +52,7 @@ _HOME = {
     "default_workers": "_local", "embedder_for_collection": "_factory",
     "get_embedder": "_factory", "model_builds": "_factory", "model_prepared": "_factory",
     "prepare_e5_dir": "_multilingual_e5", "prepare_model_dir": "_minilm",
-    "shipped_embedder": "_factory",
+    "shipped_embedder": "_factory", "VectorCache": "_vector_cache",
 }
 """Where each public name lives."""
 
@@ -70,6 +71,7 @@ __all__ = [
     "FastEmbedder",
     "LocalEmbedder",
     "OpenAIEmbedder",
+    "VectorCache",
     "Vectors",
     "choose_model",
     "cjk_share",

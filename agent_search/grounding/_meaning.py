@@ -37,6 +37,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from agent_search.embedding import VectorCache
 from agent_search.grounding._antonyms import antonyms, lemmas
 from agent_search.grounding._polarity import pole_en_word
 from agent_search.grounding._polarity_words import NEGATING_PREFIXES_EN
@@ -53,48 +54,13 @@ MAX_WORDS = 40
 _CACHE = 8192
 
 
-class WordVectors:
-    """Word → unit row, least recently used dropped past :data:`_CACHE` words: one per
-    process for the shipped model (:data:`_SHIPPED_VECTORS`), whatever data home it is
-    loaded from — the same model file gives the same vectors."""
-
-    def __init__(self, size: int = _CACHE) -> None:
-        self._size = size
-        self._rows: OrderedDict[str, NDArray[np.float32]] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def words(self) -> list[str]:
-        """The words kept, least recently used first."""
-        with self._lock:
-            return list(self._rows)
-
-    def get(self, embed: Embed, words: Sequence[str]) -> NDArray[np.float32]:
-        """One unit row per word, in order; the words not kept embedded by ``embed``, in
-        one call."""
-        with self._lock:
-            missing = list(dict.fromkeys(w for w in words if w not in self._rows))
-        if missing:
-            found = np.asarray(embed(missing), dtype=np.float32)
-            with self._lock:
-                for word, row in zip(missing, found, strict=True):
-                    self._rows[word] = row
-                    self._rows.move_to_end(word)
-                while len(self._rows) > self._size:
-                    self._rows.popitem(last=False)
-        with self._lock:
-            rows = [self._rows.get(w) for w in words]
-        if any(r is None for r in rows):  # evicted meanwhile by another thread: embed again
-            return np.asarray(embed(list(words)), dtype=np.float32)
-        return np.stack([r for r in rows if r is not None])
-
-
 class Meanings:
     """Word vectors from ``embed`` (texts → unit rows), kept in ``vectors`` (by default a
     cache of its own)."""
 
-    def __init__(self, embed: Embed, vectors: WordVectors | None = None) -> None:
+    def __init__(self, embed: Embed, vectors: VectorCache | None = None) -> None:
         self._embed = embed
-        self._vectors = vectors if vectors is not None else WordVectors()
+        self._vectors = vectors if vectors is not None else VectorCache(_CACHE)
 
     def vectors(self, words: Sequence[str]) -> NDArray[np.float32]:
         """One unit row per word, in order."""
@@ -128,8 +94,9 @@ def opposed(a: str, b: str) -> bool:
                for long, short in ((a, b), (b, a)) for p in NEGATING_PREFIXES_EN)
 
 
-_SHIPPED_VECTORS = WordVectors()
-"""The shipped model's word vectors, one cache for the process."""
+_SHIPPED_VECTORS = VectorCache(_CACHE)
+"""The shipped model's word vectors, one cache for the process, whatever data home the
+model is loaded from (the same model file gives the same vectors)."""
 _HOMES: OrderedDict[str, weakref.ref[Any] | None] = OrderedDict()
 """Per data home, the embedder warmed there (a weak reference: the embedding package
 keeps a bounded number of models loaded, and this must not keep more), or None when the

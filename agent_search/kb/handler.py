@@ -28,10 +28,10 @@ searcher (:meth:`KBOptions.filled`). The other ``request.options`` keys:
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -58,7 +58,7 @@ from agent_search.types import (
 if TYPE_CHECKING:  # imported where used: numpy, the store and the model load on the first search
     import numpy as np
 
-    from agent_search.embedding import Embedder
+    from agent_search.embedding import Embedder, VectorCache
     from agent_search.kb._retrieval import Hit
     from agent_search.kb._store import CollectionInfo, KBStore
 
@@ -275,23 +275,22 @@ def _suggestion(store: KBStore, name: str, existing: list[str], allowed: Group |
     return did_you_mean(name, [near])
 
 
-_HEADINGS: dict[tuple[str, str], np.ndarray[Any, Any]] = {}
-"""Heading paths embedded, by model and text: a collection's headings repeat across
-searches (cleared past :data:`_HEADINGS_MAX`)."""
 _HEADINGS_MAX = 50_000
+"""Heading paths kept embedded (all models together)."""
+
+
+@functools.cache
+def _headings() -> VectorCache:
+    """Heading paths embedded, by model: a collection's headings repeat across searches
+    (made on first use: numpy loads with the first search, not with the handler)."""
+    from agent_search.embedding import VectorCache
+
+    return VectorCache(_HEADINGS_MAX)
 
 
 def _embed_headings(embedder: Embedder, texts: list[str]) -> np.ndarray[Any, Any]:
     """The heading paths' vectors (as passages), those not embedded yet in one batch."""
-    import numpy as np
-
-    missing = sorted({t for t in texts if (embedder.model_id, t) not in _HEADINGS})
-    if missing:
-        if len(_HEADINGS) + len(missing) > _HEADINGS_MAX:
-            _HEADINGS.clear()
-        for text, row in zip(missing, np.asarray(embedder.embed(missing)), strict=True):
-            _HEADINGS[(embedder.model_id, text)] = row
-    return np.asarray([_HEADINGS[(embedder.model_id, t)] for t in texts])
+    return _headings().get(embedder.embed, texts, scope=embedder.model_id)
 
 
 def _embed_query(embedder: Embedder, query: str) -> np.ndarray[Any, Any]:
@@ -385,7 +384,7 @@ def _search_one(store: KBStore, info: CollectionInfo, settings: KBSettings, mode
     sparse = bm25.query_vector(query) if mode != "dense" else None
     plan = QueryPlan.of(settings, mode, limit, bm25.k1)
     null = null_of(background, bm25, dense, sparse, query, home) if evidence else None
-    headings = (partial(_embed_headings, embedder) if embedder is not None
+    headings = (functools.partial(_embed_headings, embedder) if embedder is not None
                 and settings.heading_weight > 0.0 else None)
     found = search(store, info.name, plan, dense, sparse, flt, info.points, null, headings)
     return [(info.name, h) for h in found]

@@ -30,7 +30,7 @@ EXPORTED: dict[str, list[str]] = {
     "agent_search.embedding": [
         "CJK_SHARE", "DEFAULT_MODEL", "E5Embedder", "E5_MODEL", "Embedder", "EmbeddingError",
         "EmbeddingSettings", "FastEmbedder", "LocalEmbedder", "MAX_EMBEDDERS", "OFFLINE_MODELS",
-        "OpenAIEmbedder", "Vectors", "choose_model", "cjk_share", "default_workers",
+        "OpenAIEmbedder", "VectorCache", "Vectors", "choose_model", "cjk_share", "default_workers",
         "embedder_for_collection", "get_embedder", "model_builds", "model_prepared",
         "prepare_e5_dir", "prepare_model_dir", "shipped_embedder",
     ],

@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 from numpy.typing import NDArray
 
+from agent_search.embedding import VectorCache
 from agent_search.grounding import Budget, ground
 from agent_search.grounding._meaning import MEANING, Meanings, opposed
 from agent_search.types import ResultItem
@@ -161,7 +162,7 @@ def homes(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
         return _Scripted()
 
     monkeypatch.setattr(embedding, "shipped_embedder", shipped_embedder)
-    monkeypatch.setattr(_meaning, "_SHIPPED_VECTORS", _meaning.WordVectors())
+    monkeypatch.setattr(_meaning, "_SHIPPED_VECTORS", VectorCache(_meaning._CACHE))
     return asked
 
 
@@ -206,7 +207,7 @@ def test_many_homes_keep_no_model_and_one_cache_of_vectors(
     assert len(set(homes)) == 12
     assert not [ref for ref in made if ref() is not None]  # no model kept by grounding
     # the words were embedded once, in the first home; the others only warmed up
-    assert sorted(set(words) - {"warm"}) == sorted(_meaning._SHIPPED_VECTORS.words())
+    assert sorted(set(words) - {"warm"}) == sorted(_meaning._SHIPPED_VECTORS.texts())
     assert len(words) - words.count("warm") == len(set(words) - {"warm"})
 
 

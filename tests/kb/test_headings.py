@@ -12,7 +12,7 @@ import pytest
 
 from agent_search.kb._retrieval._hits import Hit, heading_keys, heading_path
 from agent_search.kb._retrieval._search import _heading_ranked
-from agent_search.kb.handler import _HEADINGS, _embed_headings
+from agent_search.kb.handler import _embed_headings, _headings
 from agent_search.kb.settings import KBSettings
 
 
@@ -107,14 +107,14 @@ class _Counting:
 
 
 def test_heading_paths_are_embedded_once_per_model_and_text() -> None:
-    _HEADINGS.clear()
+    _headings.cache_clear()
     model = _Counting()
     first = _embed_headings(model, ["A › x", "B", "A › x"])  # type: ignore[arg-type]
     again = _embed_headings(model, ["B", "A › x", "C"])  # type: ignore[arg-type]
     assert model.calls == [["A › x", "B"], ["C"]]
     assert first.shape == (3, 2) and again.shape == (3, 2)
     assert np.allclose(first[0], again[1]) and np.allclose(first[1], again[0])
-    _HEADINGS.clear()
+    _headings.cache_clear()
 
 
 def test_the_setting_is_on_by_default_and_bounded() -> None:
