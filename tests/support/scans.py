@@ -80,13 +80,26 @@ def pdf_of_images(images: Sequence[Image.Image], dpi: int = 150) -> bytes:
 def pdf_text_page(text: str) -> bytes:
     """A one-page PDF whose text layer prints ``text`` (Helvetica, one line): no scan."""
     content = b"BT /F1 12 Tf 72 720 Td (%s) Tj ET" % text.encode("latin-1")
+    return _one_page(b"612 792", content,
+                     [b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>"],
+                     resources=b"/Font << /F1 5 0 R >>")
+
+
+def _one_page(box: bytes, content: bytes, objects: Sequence[bytes] = (), *,
+              resources: bytes | None = None, compressed: bool = False) -> bytes:
+    """A one-page PDF: the page ``box`` ("width height", points) with ``resources``,
+    drawn by ``content`` (object 4, Flate-compressed already when ``compressed``), then
+    ``objects`` numbered from 5."""
+    page = b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 %s]" % box
+    if resources is not None:
+        page += b" /Resources << %s >>" % resources
+    stream = b"<< /Filter /FlateDecode /Length %d >>" if compressed else b"<< /Length %d >>"
     return pdf_file([
         b"<< /Type /Catalog /Pages 2 0 R >>",
         b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
-        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << "
-        b"/F1 5 0 R >> >> /Contents 4 0 R >>",
-        b"<< /Length %d >>\nstream\n" % len(content) + content + b"\nendstream",
-        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+        page + b" /Contents 4 0 R >>",
+        stream % len(content) + b"\nstream\n" + content + b"\nendstream",
+        *objects,
     ])
 
 
@@ -132,15 +145,8 @@ def _imagepdf_file(width: int, height: int, data: bytes, in_form: bool) -> bytes
         extra = [b"<< /Type /XObject /Subtype /Form /BBox [0 0 %d %d] /Resources "
                  b"<< /XObject << /Im0 6 0 R >> >> /Length %d >>\nstream\n"
                  % (width, height, len(draw)) + draw + b"\nendstream", image]
-    return pdf_file([
-        b"<< /Type /Catalog /Pages 2 0 R >>",
-        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
-        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 %d %d] /Resources << /XObject << "
-        % (min(width, 14_400), min(height, 14_400)) + resources
-        + b" >> >> /Contents 4 0 R >>",
-        b"<< /Length %d >>\nstream\n" % len(content) + content + b"\nendstream",
-        *extra,
-    ])
+    return _one_page(b"%d %d" % (min(width, 14_400), min(height, 14_400)), content, extra,
+                     resources=b"/XObject << %s >>" % resources)
 
 
 def pdf_tiles(image: Image.Image, cut: int) -> bytes:
@@ -153,14 +159,8 @@ def pdf_tiles(image: Image.Image, cut: int) -> bytes:
     draw = (b"q %d 0 0 %d 0 %d cm /Im0 Do Q q %d 0 0 %d 0 0 cm /Im1 Do Q"
             % (width, cut, height - cut, width, height - cut))
     tiles = [_image_object(tile) for tile in (top, bottom)]
-    return pdf_file([
-        b"<< /Type /Catalog /Pages 2 0 R >>",
-        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
-        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 %d %d] /Resources << /XObject << "
-        b"/Im0 5 0 R /Im1 6 0 R >> >> /Contents 4 0 R >>" % (width, height),
-        b"<< /Length %d >>\nstream\n" % len(draw) + draw + b"\nendstream",
-        *tiles,
-    ])
+    return _one_page(b"%d %d" % (width, height), draw, tiles,
+                     resources=b"/XObject << /Im0 5 0 R /Im1 6 0 R >>")
 
 
 def _image_object(grey: Image.Image) -> bytes:
@@ -191,14 +191,8 @@ def pdf_outlines(image: Image.Image, scale: float = 1.0) -> bytes:
     content = (b"q %s 0 0 %s 0 0 cm 0 g\n" % (repr(scale).encode(), repr(scale).encode())
                + b"\n".join(runs) + b"\nf Q")
     data = zlib.compress(content, 6)
-    return pdf_file([
-        b"<< /Type /Catalog /Pages 2 0 R >>",
-        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
-        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 %s %s] /Contents 4 0 R >>"
-        % (repr(width * scale).encode(), repr(height * scale).encode()),
-        b"<< /Filter /FlateDecode /Length %d >>\nstream\n" % len(data) + data
-        + b"\nendstream",
-    ])
+    return _one_page(b"%s %s" % (repr(width * scale).encode(), repr(height * scale).encode()),
+                     data, compressed=True)
 
 
 def pdf_form_fanout(fanout: int = 50, depth: int = 3) -> bytes:
@@ -212,11 +206,4 @@ def pdf_form_fanout(fanout: int = 50, depth: int = 3) -> bytes:
     square = b"0 g 10 10 20 20 re f"
     forms.append(b"<< /Type /XObject /Subtype /Form /BBox [0 0 100 100] /Length %d >>\n"
                  b"stream\n" % len(square) + square + b"\nendstream")
-    return pdf_file([
-        b"<< /Type /Catalog /Pages 2 0 R >>",
-        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
-        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 100 100] /Resources << /XObject "
-        b"<< /Fm 5 0 R >> >> /Contents 4 0 R >>",
-        b"<< /Length %d >>\nstream\n" % len(draws) + draws + b"\nendstream",
-        *forms,
-    ])
+    return _one_page(b"100 100", draws, forms, resources=b"/XObject << /Fm 5 0 R >>")
