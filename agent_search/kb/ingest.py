@@ -253,10 +253,11 @@ def _ingest_sync(home: Path, settings: KBSettings, paths: list[Path], collection
     total = sum(p.size for p in planned)
     if progress is not None:
         progress(0, total)
-    with collection_lock(store, collection):
+    with collection_lock(store, collection), _Reader(settings, planned) as reader:
+        reader.start()  # the parser child's start-up overlaps the model's
         run = _Run.start(home, store, collection, settings, planned, report,
                          home if use_graph else None, access, progress, total)
-        run.read(planned)
+        run.read(planned, reader)
         folders = [p for p in paths if p.is_dir()] if mirror and run.exists else []
         if folders:
             _remove_missing(store, collection, folders, root, run.writer, report)
@@ -321,10 +322,9 @@ class _Run:
         (an embedding endpoint's texts are counted by estimate and bounded by size)."""
         return self.settings.max_tokens if isinstance(self.embedder, LocalEmbedder) else None
 
-    def read(self, planned: list[_Planned]) -> None:
+    def read(self, planned: list[_Planned], reader: _Reader) -> None:
         """Every planned file into the writer, progress after each; on any error the
         writer's pending rounds are dropped."""
-        reader = _Reader(self.settings, planned)
         try:
             for planned_file in planned:
                 _ingest_file(planned_file, self, reader)
@@ -335,8 +335,6 @@ class _Run:
         except BaseException:
             self.writer.abort()
             raise
-        finally:
-            reader.close()
 
     def settle(self) -> None:
         """Let the store make the writes searchable, and record the current id scheme
@@ -376,12 +374,20 @@ class _Reader:
                                  settings.max_parse_memory_mb))
         self.sandbox: ParseSandbox | None = None
 
-    def load(self, path: Path, key: str, size: int,
-             on_page: Callable[[int, int], None] | None = None) -> Iterator[Document | Skipped]:
-        """The file's documents; ``on_page(page, pages)`` before each page read by OCR."""
-        if path.suffix.lower() not in PARSED_SUFFIXES:
-            return load_file(path, key, limits=self.limits)
-        from agent_search.kb._ingest import ParseSandbox, parse_seconds, run_parse_seconds
+    def __enter__(self) -> _Reader:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def start(self) -> None:
+        """Start the parser child now when a planned file needs it, without waiting for
+        it (its imports then overlap the caller's next steps)."""
+        if self.parsed_sizes:
+            self._sandbox().spawn()
+
+    def _sandbox(self) -> ParseSandbox:
+        from agent_search.kb._ingest import ParseSandbox, run_parse_seconds
 
         if self.sandbox is None:
             most = self.settings.max_parse_seconds
@@ -389,8 +395,18 @@ class _Reader:
                 self.limits, seconds=most, memory_mb=self.settings.max_parse_memory_mb,
                 run_seconds=run_parse_seconds(self.parsed_sizes, most),
                 page_seconds=self.settings.max_ocr_page_seconds)
-        return self.sandbox.load(path, key,
-                                 parse_seconds(size, self.settings.max_parse_seconds), on_page)
+        return self.sandbox
+
+    def load(self, path: Path, key: str, size: int,
+             on_page: Callable[[int, int], None] | None = None) -> Iterator[Document | Skipped]:
+        """The file's documents; ``on_page(page, pages)`` before each page read by OCR."""
+        if path.suffix.lower() not in PARSED_SUFFIXES:
+            return load_file(path, key, limits=self.limits)
+        from agent_search.kb._ingest import parse_seconds
+
+        return self._sandbox().load(path, key,
+                                    parse_seconds(size, self.settings.max_parse_seconds),
+                                    on_page)
 
     def close(self) -> None:
         if self.sandbox is not None:
@@ -410,7 +426,7 @@ def _ingest_file(planned: _Planned, run: _Run, reader: _Reader) -> None:
         known.update(source_hashes(store, collection, twin_source(key), writer.access))
     report.store_seconds += time.perf_counter() - t0
     fresh: set[str] = set()
-    produced = False
+    produced = scanned = False
     skipped_before = len(report.skipped)
     count = _token_counter(embedder)
     report.files += 1
@@ -453,6 +469,9 @@ def _ingest_file(planned: _Planned, run: _Run, reader: _Reader) -> None:
                                 done_before + min(consumed, planned.size),
                                 ocr=chunk.page in doc.ocr_pages))
         report.warnings.extend(Skipped(str(path), w) for w in _warnings(doc))
+        scanned = scanned or bool(doc.ocr_pages)
+    if scanned:
+        writer.send()
     if not produced and len(report.skipped) == skipped_before:
         report.skipped.append(Skipped(str(path), "no text"))
     stale = [pid for pid in known if pid not in fresh]

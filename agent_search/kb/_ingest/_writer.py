@@ -151,6 +151,15 @@ class Writer:
             self._ensure_collection()
         self._hand_over(wait=False)
 
+    def send(self) -> None:
+        """Hand the chunks waiting for a full round to embedding now. After a file read by
+        OCR: the next file's pages take the parser child seconds each, so this file's
+        chunks are embedded meanwhile instead of all at the end."""
+        if self.pending:
+            batch, self.pending = self.pending, []
+            self._embed(batch)
+            self._hand_over(wait=False)
+
     def remove(self, ids: list[str]) -> None:
         """Delete points (the collection exists: only known points are removed)."""
         self.store.delete(self.collection, ids)
@@ -167,9 +176,7 @@ class Writer:
 
     def finish(self) -> None:
         try:
-            if self.pending:
-                batch, self.pending = self.pending, []
-                self._embed(batch)
+            self.send()
             if self.rounds:
                 self._ensure_collection()
             self._hand_over(wait=True)
