@@ -46,7 +46,7 @@ from agent_search.kb._ingest._document import (
 from agent_search.kb._ingest._markdown import markdown_blocks_of_lines, markdown_title
 
 __all__ = ["PARAGRAPH_CHARS", "Block", "Document", "Limits", "ParseLimit", "Skipped",
-           "TextTooLarge", "blocks_of_lines", "file_doc_id", "finished", "glue", "is_cjk",
+           "TextTooLarge", "blocks_of_lines", "file_doc_id", "finished", "glue", "joins_unspaced",
            "legacy_file_doc_id", "markdown_blocks", "parse_html", "parse_pdf", "read_csv",
            "read_jsonl", "read_text", "source_key"]
 
@@ -167,15 +167,17 @@ def glue(parts: Iterable[str]) -> str:
     Japanese write no space between words or sentences)."""
     out: list[str] = []
     for part in parts:
-        if out and not (is_cjk(out[-1].rstrip(_NEUTRAL)[-1:])
-                        and is_cjk(part.lstrip(_NEUTRAL)[:1])):
+        if out and not (joins_unspaced(out[-1].rstrip(_NEUTRAL)[-1:])
+                        and joins_unspaced(part.lstrip(_NEUTRAL)[:1])):
             out.append(" ")
         out.append(part)
     return "".join(out)
 
 
-def is_cjk(char: str) -> bool:
-    """True for one Han, kana or full-width character (CJK punctuation included)."""
+def joins_unspaced(char: str) -> bool:
+    """True for one Han, kana or full-width character (CJK punctuation included): two
+    such characters are glued without a space. Wider than the language package's
+    script test, which counts letters only."""
     if not char:
         return False
     code = ord(char)
