@@ -86,3 +86,17 @@ async def test_a_reading_that_selects_nothing_is_no_second_reading(world: DBHand
     region selects nothing, so the continent is the only reading with rows."""
     r = await ask(world, "countries in North America called Mexico")
     assert [i.data["Name"] for i in r.items if i.data] == ["Mexico"], r.dsl
+
+
+def test_the_bench_tells_which_gate_silenced_an_answer() -> None:
+    """``bench/bench_spider.py`` counts silent answers by gate from their warnings (an
+    aggregate figure, printed for the locked part too)."""
+    from bench.bench_spider import silenced_by
+
+    assert silenced_by(["x", "'North America' is read in two fields that select other "
+                             "rows (…)"]) == "a second reading"
+    assert silenced_by(["'in different' asks for a number per group, and no group is "
+                        "formed"]) == "shape"
+    assert silenced_by(["calibrated confidence 0.41 is under 0.80 (…)"]) == \
+        "the calibrated floor"
+    assert silenced_by(["could not tell which field 'x' is about"]) is None
