@@ -43,7 +43,9 @@ too). The gold is Spider's SQL; a question is scored by its kind (issue 23):
   only when the gold orders them; when the gold projects no aggregate (GROUP BY / HAVING
   as a filter: "names of singers with more than one song") and no aggregate item is
   returned, the records returned stand for the answer rows, on the same terms;
-- p50 / p95 ms per question, in process (after one warm-up pass per database).
+- p50 / p95 ms per question, in process (after one warm-up pass per database);
+- ``silent by …``: questions the gate answered with nothing, by the gate (the reading's
+  shape, a second reading that gives other rows, the calibrated floor; :data:`SILENCED_BY`).
 
 A question may be of two kinds ("how many singers are from France": a record question and
 a "how many"). ``overall`` is the mean over every question of the score of its own kind
@@ -478,9 +480,12 @@ def rescore(entry: dict[str, Any], floor: float, gate: float | None = None
     items = [i for i in entry["items"] if i["score"] >= floor]
     total = entry["total"]
     gate = entry.get("gate", 0.0) if gate is None else gate
+    silenced = None if entry["items"] else silenced_by(entry["warnings"])
     if entry.get("calibrated") is not None and entry["calibrated"] < gate:
+        silenced = "the calibrated floor" if items or total else silenced
         items, total = [], 0
     s = score(gold, {"items": items, "total": total})
+    s["silenced"] = silenced
     if entry["strict_errors"] and entry["error"]:  # no DSL: wrong, whatever the gold
         s.update({k: v for k, v in (("right", False), ("f1", 0.0)) if k in s}, score=0.0)
     s.update(kind=gold.kind, db=entry["db"], question=entry["question"],
@@ -489,6 +494,27 @@ def rescore(entry: dict[str, Any], floor: float, gate: float | None = None
     if "sql" in entry:
         s.update(sql=entry["sql"], dsl=entry["dsl"], n=len(items))
     return s
+
+
+SILENCED_BY: tuple[tuple[str, str], ...] = (
+    ("shape", "asks for a number per group"), ("shape", "nothing is counted"),
+    ("shape", "asks for the highest or lowest"),
+    ("a second reading", "read in two fields that select other rows"),
+    ("a second reading", "relations of"),
+    ("the calibrated floor", "calibrated confidence"),
+)
+"""Why a question answered nothing, by the words of its last warnings: the gate's shape
+checks (``query/nl/_consistency.py``), a second reading that gives other rows
+(``db/_readings.py``, ``query/nl/_readings.py``) or the calibrated floor. Counted per
+part (aggregate figures: the locked part's too)."""
+
+
+def silenced_by(warnings: list[str]) -> str | None:
+    """The gate that silenced an answer, from its warnings (None: another reason)."""
+    for cause, words in SILENCED_BY:
+        if any(words in w for w in warnings):
+            return cause
+    return None
 
 
 def curve_point(floor: float, scored: list[dict[str, Any]]) -> str:
@@ -527,6 +553,8 @@ def summarise(scored: list[dict[str, Any]], times: list[float], show: int) -> di
         "aggregate precision of answered": mean([float(s["right"]) for s in agg
                                                  if s.get("agg_answered")]),
         "other questions": sum(1 for s in scored if s["kind"] == "other"),
+        **{f"silent by {cause}": sum(1 for s in scored if s.get("silenced") == cause)
+           for cause in dict(SILENCED_BY)},
         "overall": mean([s["score"] for s in scored]),
         "p50 ms": statistics.median(times) if times else 0.0,
         "p95 ms": ordered[min(len(ordered) - 1, int(0.95 * len(ordered)))] if times else 0.0,

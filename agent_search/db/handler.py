@@ -328,8 +328,12 @@ class DBHandler:
         by_id = {e.id.lower(): e for e in entries}
         async with self.engine.connect() as conn:
             for query in generated.queries:
+                entry = by_id[query.model.lower()]
                 q_items, q_total, q_json = await _run_query(
-                    conn, scope, by_id[query.model.lower()], query, generated.confidence)
+                    conn, scope, entry, query, generated.confidence)
+                if generated.generator == "builtin" and q_items:  # right or silent
+                    q_items, q_total = await _one_reading(conn, scope, entry, query,
+                                                          q_items, q_total)
                 items.extend(q_items)
                 total += q_total
                 executed.append(q_json)
@@ -574,6 +578,21 @@ async def _run_query(conn: Any, scope: Scope, entry: ModelEntry, query: QueryDSL
     if answers or a_json.get("having"):
         executed.update(a_json)
     return [*answers, *items], total, executed
+
+
+async def _one_reading(conn: Any, scope: Scope, entry: ModelEntry, query: QueryDSL,
+                       items: list[ResultItem], total: int) -> tuple[list[ResultItem], int]:
+    """``items`` and ``total``, or none when the builtin reading of a value in two fields
+    gives other rows in each (:mod:`agent_search.db._readings`): a guess between two
+    answers is worse than none."""
+    from agent_search.db._readings import either_differs
+
+    reason = await either_differs(conn, scope.catalog, entry, scope.caller,
+                                  [*scope.caller.presets, *query.wheres])
+    if reason is None:
+        return items, total
+    scope.warnings.append(f"model {entry.id}: {reason}")
+    return [], 0
 
 
 def _error(request: Request, message: str, warnings: list[str] | None = None) -> Result:

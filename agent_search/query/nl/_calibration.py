@@ -32,6 +32,7 @@ from typing import Any
 
 from agent_search.language import normal_form
 from agent_search.query.dsl import ModelSchema
+from agent_search.query.nl._consistency import unaccounted
 from agent_search.query.nl._plan import NOTHING_CONFIDENCE
 from agent_search.query.nl._schema import model_mentions
 
@@ -73,10 +74,12 @@ _AGGREGATE_WORDS = re.compile(
 
 @dataclass(frozen=True, slots=True)
 class Assessment:
-    """A reading's features, its calibrated confidence, and what lowered it most."""
+    """A reading's features, its calibrated confidence, and what lowered it most; and a
+    reason its shape is not the one the words ask for (:mod:`._consistency`), if any."""
 
     features: Mapping[str, float]
     probability: float
+    unaccounted: str | None = None
 
     def reasons(self) -> list[str]:
         """The features that cost the most, worst first, said in words."""
@@ -176,20 +179,29 @@ def assess(query: str, out: Mapping[str, Any], leftover: Sequence[str],
            similarity: float | None, schemas: Sequence[ModelSchema]) -> Assessment:
     """The calibrated confidence of the reading ``out`` (see :func:`features`)."""
     x = features(query, out, leftover, similarity, schemas)
-    return Assessment(features=x, probability=probability(x))
+    return Assessment(features=x, probability=probability(x),
+                      unaccounted=unaccounted(query, out, schemas))
 
 
 def gated(out: dict[str, Any], assessment: Assessment,
           threshold: float | None = None) -> dict[str, Any]:
     """``out`` as read, or — its calibrated confidence under ``threshold`` (default: the
-    floor of its kind in :data:`THRESHOLDS`) — nothing searched and a warning saying why:
-    rows of a reading that does not account for the question are worse than none."""
+    floor of its kind in :data:`THRESHOLDS`) or its shape not the one the words ask for
+    (whatever the floor) — nothing searched and a warning saying why: rows of a reading
+    that does not account for the question are worse than none."""
+    if not _queries(out):
+        return out
+    if assessment.unaccounted is not None:
+        return _silent(out, assessment.unaccounted)
     floor = THRESHOLDS[kind_of(assessment.features)] if threshold is None else threshold
-    if not _queries(out) or assessment.probability >= floor:
+    if assessment.probability >= floor:
         return out
     why = "; ".join(assessment.reasons()) or "no single cause"
+    return _silent(out, f"calibrated confidence {assessment.probability:.2f} is under "
+                        f"{floor:.2f} ({why}); no records are shown")
+
+
+def _silent(out: Mapping[str, Any], warning: str) -> dict[str, Any]:
     return {"queries": [], "explanation": "not sure the reading accounts for the question; "
             "nothing searched", "confidence": NOTHING_CONFIDENCE,
-            "warnings": [*out.get("warnings", []),
-                         f"calibrated confidence {assessment.probability:.2f} is under "
-                         f"{floor:.2f} ({why}); no records are shown"]}
+            "warnings": [*out.get("warnings", []), warning]}
