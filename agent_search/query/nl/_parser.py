@@ -48,7 +48,14 @@ from agent_search.query.nl._lexicon import (
     terms,
     word_spans,
 )
-from agent_search.query.nl._plan import NOTHING_CONFIDENCE, Extractor, Plan, Question
+from agent_search.query.nl._plan import (
+    NOTHING_CONFIDENCE,
+    Draft,
+    Extractor,
+    Plan,
+    Question,
+    silent,
+)
 from agent_search.query.nl._readings import asked_elsewhere, unnamed_relation
 from agent_search.query.nl._retarget import named_unused, on_child, retarget
 from agent_search.query.nl._schema import (
@@ -205,32 +212,25 @@ def finish(q: Question, plan: Plan, strict: bool) -> dict[str, Any]:
     if unplaced is not None:  # a stated name left out of the reading
         return _silent(plan, unplaced)
     model, wheres = _answer_rows(q, plan)
-    out = retarget(q, plan, {
-            "model": model, "wheres": wheres, **_shape(plan),
-            **({"limit": plan.limit} if plan.limit else {}),
-            **({"terms": found_terms} if found_terms else {}),
-            **({"total_asked": True} if count_asked else {}),
-            **_relax(plan, relax),
-            "explanation": f"{q.target.id}: " + ("; ".join(plan.notes) or "all records"),
-            "warnings": plan.warnings, "confidence": round(plan.confidence, 4)})
-    unused = _unaccounted(q, plan, out)
+    draft = retarget(q, plan, Draft(
+        model=model, wheres=wheres,
+        orders=plan.aggregate_orders if plan.aggregates or plan.group_by else plan.orders,
+        group_by=plan.group_by, aggregates=plan.aggregates, having=plan.having,
+        limit=plan.limit, terms=found_terms, total_asked=count_asked, relax=relax,
+        relax_confidence=plan.relax_confidence if relax else None,
+        explanation=f"{q.target.id}: " + ("; ".join(plan.notes) or "all records"),
+        warnings=plan.warnings, confidence=plan.confidence))
+    if not isinstance(draft, Draft):  # the rows asked for could not be reached
+        return draft
+    unused = named_unused(q, draft)
+    out = draft.to_json()
+    unused = unused or unnamed_relation(q, out) or asked_elsewhere(q, plan.used, out)
     return out if unused is None else _silent(plan, unused)
 
 
 def _silent(plan: Plan, reason: str) -> dict[str, Any]:
-    """Nothing searched, and why: rows that do not answer the question are worse than
-    none (an agent cites them)."""
-    return {"queries": [], "explanation": "not sure what is asked; nothing searched",
-            "confidence": NOTHING_CONFIDENCE, "warnings": [*plan.warnings, reason]}
-
-
-def _unaccounted(q: Question, plan: Plan, out: dict[str, Any]) -> str | None:
-    """A table named and not accounted for by the reading ``out``, a relation it picked
-    among two the question does not tell apart, or a field asked that its rows lack."""
-    if "model" not in out:
-        return None
-    return (named_unused(q, out) or unnamed_relation(q, out)
-            or asked_elsewhere(q, plan.used, out))
+    """Nothing searched, and why (see :func:`~._plan.silent`)."""
+    return silent(plan.warnings, reason)
 
 
 def _answer_rows(q: Question, plan: Plan) -> tuple[str, list[dict[str, Any]]]:
@@ -245,24 +245,6 @@ def _answer_rows(q: Question, plan: Plan) -> tuple[str, list[dict[str, Any]]]:
         return plan.answer_model, kept
     plan.group_by, plan.aggregates, plan.aggregate_orders = [], [], []
     return q.target.id, plan.wheres
-
-
-def _shape(plan: Plan) -> dict[str, Any]:
-    """Orders of records, or groups, aggregates, their orders and conditions."""
-    if not (plan.aggregates or plan.group_by):
-        return {"orders": plan.orders}
-    return {"group_by": plan.group_by, "aggregates": plan.aggregates,
-            "orders": plan.aggregate_orders,
-            **({"having": plan.having} if plan.having else {})}
-
-
-def _relax(plan: Plan, relax: bool) -> dict[str, Any]:
-    """``relax`` and the confidence left when the text match is dropped."""
-    if not relax:
-        return {}
-    if plan.relax_confidence is None:
-        return {"relax": True}
-    return {"relax": True, "relax_confidence": round(plan.relax_confidence, 4)}
 
 
 def _on_answer(q: Question, plan: Plan, where: dict[str, Any]) -> dict[str, Any] | None:

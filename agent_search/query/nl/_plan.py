@@ -195,5 +195,58 @@ class Plan:
         self.used.append(span)
 
 
+@dataclass(slots=True)
+class Draft:
+    """The parser's answer to one question, typed until it is written as a DSL dict
+    (:meth:`to_json`): the model the rows are taken from and what is said about them.
+    The answer rules (retarget, the unused names) read and rewrite it by field, not by
+    key."""
+
+    model: str
+    wheres: list[dict[str, Any]]
+    orders: list[dict[str, str]]
+    """Orders of records, or of the groups' rows when grouped."""
+    explanation: str
+    warnings: list[str]
+    confidence: float
+    group_by: list[str] = field(default_factory=list)
+    aggregates: list[str] = field(default_factory=list)
+    having: list[dict[str, Any]] = field(default_factory=list)
+    limit: int | None = None
+    terms: list[str] = field(default_factory=list)
+    """Ranking terms of a text match of leftover words (none: no text match)."""
+    total_asked: bool = False
+    relax: bool = False
+    relax_confidence: float | None = None
+
+    @property
+    def grouped(self) -> bool:
+        """The database computes answer rows (groups or aggregates)."""
+        return bool(self.group_by or self.aggregates)
+
+    def to_json(self) -> dict[str, Any]:
+        """The DSL dict of one query: a part only when it says something (``relax``'s
+        confidence only beside ``relax``), groups and aggregates only when grouped."""
+        grouped = {"group_by": self.group_by, "aggregates": self.aggregates,
+                   **({"having": self.having} if self.having else {})}
+        relax = {"relax": True, **({} if self.relax_confidence is None else
+                                   {"relax_confidence": round(self.relax_confidence, 4)})}
+        return {"model": self.model, "wheres": self.wheres,
+                **(grouped if self.grouped else {}), "orders": self.orders,
+                **({"limit": self.limit} if self.limit else {}),
+                **({"terms": self.terms} if self.terms else {}),
+                **({"total_asked": True} if self.total_asked else {}),
+                **(relax if self.relax else {}),
+                "explanation": self.explanation, "warnings": self.warnings,
+                "confidence": round(self.confidence, 4)}
+
+
+def silent(warnings: list[str], reason: str) -> dict[str, Any]:
+    """Nothing searched, and why (after ``warnings``): rows that do not answer the
+    question are worse than none (an agent cites them)."""
+    return {"queries": [], "explanation": "not sure what is asked; nothing searched",
+            "confidence": NOTHING_CONFIDENCE, "warnings": [*warnings, reason]}
+
+
 Extractor = Callable[[Question, Plan], None]
 """One rule of the parser: reads the question, adds what it understood to the plan."""
