@@ -25,22 +25,8 @@ from agent_search.query.dsl import (
     DSLGenerationError,
     ModelSchema,
 )
-from agent_search.query.nl import _aggregates as aggregates
-from agent_search.query.nl import _aggregates_zh as aggregates_zh
-from agent_search.query.nl import _computed as computed
-from agent_search.query.nl import _counts as counts
-from agent_search.query.nl import _counts_zh as counts_zh
-from agent_search.query.nl import _dates as dates
-from agent_search.query.nl import _dates_zh as dates_zh
-from agent_search.query.nl import _flags as flags
-from agent_search.query.nl import _measures as measures
-from agent_search.query.nl import _numbers as numbers
-from agent_search.query.nl import _numbers_zh as numbers_zh
-from agent_search.query.nl import _ordering as ordering
-from agent_search.query.nl import _ordering_zh as ordering_zh
-from agent_search.query.nl import _text as text
-from agent_search.query.nl import _values as values
-from agent_search.query.nl._leftover import leftover_words
+from agent_search.query.nl._answer._leftover import leftover_words
+from agent_search.query.nl._answer._retarget import named_unused, on_child, retarget
 from agent_search.query.nl._lexicon import (
     STOPWORDS,
     adjacent,
@@ -56,8 +42,24 @@ from agent_search.query.nl._plan import (
     Question,
     silent,
 )
+from agent_search.query.nl._reading._value_index import value_serials
 from agent_search.query.nl._readings import asked_elsewhere, unnamed_relation
-from agent_search.query.nl._retarget import named_unused, on_child, retarget
+from agent_search.query.nl._rules import _aggregates as aggregates
+from agent_search.query.nl._rules import _aggregates_zh as aggregates_zh
+from agent_search.query.nl._rules import _computed as computed
+from agent_search.query.nl._rules import _counts as counts
+from agent_search.query.nl._rules import _counts_zh as counts_zh
+from agent_search.query.nl._rules import _dates as dates
+from agent_search.query.nl._rules import _dates_zh as dates_zh
+from agent_search.query.nl._rules import _flags as flags
+from agent_search.query.nl._rules import _measures as measures
+from agent_search.query.nl._rules import _numbers as numbers
+from agent_search.query.nl._rules import _numbers_zh as numbers_zh
+from agent_search.query.nl._rules import _ordering as ordering
+from agent_search.query.nl._rules import _ordering_zh as ordering_zh
+from agent_search.query.nl._rules import _text as text
+from agent_search.query.nl._rules import _values as values
+from agent_search.query.nl._rules._values_zh import names_outside_values
 from agent_search.query.nl._schema import (
     Span,
     content_field,
@@ -67,8 +69,6 @@ from agent_search.query.nl._schema import (
     title_field,
 )
 from agent_search.query.nl._unsure import unsure
-from agent_search.query.nl._value_index import value_serials
-from agent_search.query.nl._values_zh import names_outside_values
 
 FALLBACK_CONFIDENCE = 0.5
 RELAXED = 0.5

@@ -31,7 +31,7 @@ from agent_search.query.nl._lexicon import (
     plural_forms,
     words_of,
 )
-from agent_search.query.nl._units import CURRENCY_UNITS, FIELD_UNITS, MONEY_NAME, SIZE_NAME
+from agent_search.query.nl._reading._units import CURRENCY_UNITS, FIELD_UNITS, MONEY_NAME, SIZE_NAME
 
 Span = tuple[int, int]
 """Start and end of a piece of the question (character offsets)."""

@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import re
 
-from agent_search.query.nl._dates import date_bounds, period_start, shift
-from agent_search.query.nl._numbers_zh import chinese_number
 from agent_search.query.nl._plan import Plan, Question
+from agent_search.query.nl._rules._dates import date_bounds, period_start, shift
+from agent_search.query.nl._rules._numbers_zh import chinese_number
 from agent_search.query.nl._schema import Span, field_for
 
 _DAY = (r"(?P<{p}y>(?:19|20)\d{{2}})\s*年"

@@ -16,9 +16,9 @@ from __future__ import annotations
 import re
 
 from agent_search.query.dsl import NUMERIC_KINDS
-from agent_search.query.nl._aggregate_words import add_group
-from agent_search.query.nl._aggregates import group_field
 from agent_search.query.nl._plan import Plan, Question
+from agent_search.query.nl._rules._aggregate_words import add_group
+from agent_search.query.nl._rules._aggregates import group_field
 from agent_search.query.nl._schema import is_plain
 
 _EACH = re.compile(r"每一?个|每|各个|各|按照|按|根据")

@@ -9,7 +9,9 @@ from __future__ import annotations
 import re
 
 from agent_search.query.dsl import NUMERIC_KINDS, TEXT_KINDS, ModelSchema, RelationSchema
-from agent_search.query.nl._aggregate_words import (
+from agent_search.query.nl._lexicon import is_plural, overlaps
+from agent_search.query.nl._plan import Plan, Question
+from agent_search.query.nl._rules._aggregate_words import (
     FN,
     FN_NAME,
     GLUE,
@@ -18,8 +20,6 @@ from agent_search.query.nl._aggregate_words import (
     WEAK_FN,
     add_group,
 )
-from agent_search.query.nl._lexicon import is_plural, overlaps
-from agent_search.query.nl._plan import Plan, Question
 from agent_search.query.nl._schema import (
     FieldMention,
     Span,
