@@ -195,7 +195,7 @@ def finish(q: Question, plan: Plan, strict: bool) -> dict[str, Any]:
     """The plan as a DSL dict, with the notes and warnings about what was not computed
     and what was not understood — or nothing searched (:func:`_silent`) when a part of
     the question found no place in the reading (right or silent)."""
-    grouped = bool(plan.aggregates or plan.group_by)
+    grouped = plan.grouped
     if not plan.wheres and not plan.orders and not q.target_spans and not grouped:
         return fallback(q, plan, [q.target], strict)
     count_asked = bool(_COUNT.search(q.low)) and not grouped
@@ -212,16 +212,15 @@ def finish(q: Question, plan: Plan, strict: bool) -> dict[str, Any]:
     if unplaced is not None:  # a stated name left out of the reading
         return _silent(plan, unplaced)
     model, wheres = _answer_rows(q, plan)
-    draft = retarget(q, plan, Draft(
-        model=model, wheres=wheres,
-        orders=plan.aggregate_orders if plan.aggregates or plan.group_by else plan.orders,
-        group_by=plan.group_by, aggregates=plan.aggregates, having=plan.having,
-        limit=plan.limit, terms=found_terms, total_asked=count_asked, relax=relax,
-        relax_confidence=plan.relax_confidence if relax else None,
-        explanation=f"{q.target.id}: " + ("; ".join(plan.notes) or "all records"),
-        warnings=plan.warnings, confidence=plan.confidence))
-    if not isinstance(draft, Draft):  # the rows asked for could not be reached
-        return draft
+    draft = retarget(q, plan, plan.draft(model, wheres, terms=found_terms, relax=relax,
+                                         total_asked=count_asked))
+    return _accounted(q, plan, draft) if isinstance(draft, Draft) else draft
+
+
+def _accounted(q: Question, plan: Plan, draft: Draft) -> dict[str, Any]:
+    """The draft as a DSL dict — or nothing searched when a table named is not accounted
+    for by it, it picked a relation among two the question does not tell apart, or a
+    field asked is one its rows lack."""
     unused = named_unused(q, draft)
     out = draft.to_json()
     unused = unused or unnamed_relation(q, out) or asked_elsewhere(q, plan.used, out)
@@ -266,7 +265,7 @@ def _warn_unused_fields(q: Question, plan: Plan) -> str | None:
     constrained = " ".join(str(w) for w in plan.wheres) + " ".join(
         o["field"] for o in plan.orders) + " " + " ".join(plan.aggregates) + " " + \
         " ".join(plan.group_by) + " " + str(plan.having)
-    grouped = bool(plan.aggregates or plan.group_by)
+    grouped = plan.grouped
     for span, cand, strong in q.fields:
         named = cand.field
         if not strong or cand.relation is not None or named.primary:
@@ -299,7 +298,7 @@ def _leftover(q: Question, plan: Plan, words: list[str]) -> tuple[list[str], boo
     a lower confidence. Returns the text match's terms and ``relax``."""
     if not words:
         return [], False
-    if plan.aggregates or plan.group_by:  # a text match would change the numbers asked for
+    if plan.grouped:  # a text match would change the numbers asked for
         _ignored(q, plan, words)
         return [], False
     # beside a known value, leftover words are ignored — unless the question names no

@@ -122,6 +122,25 @@ class Plan:
     """Conditions on values (known values, text matches, counts): leftover words are then
     not matched as text."""
 
+    @property
+    def grouped(self) -> bool:
+        """Answer rows are computed (groups or aggregates), not records shown."""
+        return bool(self.aggregates or self.group_by)
+
+    def draft(self, model: str, wheres: list[dict[str, Any]], *, terms: list[str],
+              relax: bool, total_asked: bool) -> Draft:
+        """What is understood, as the answer's draft on ``model``'s rows under ``wheres``
+        (the target's, or the rows the answer is computed on): ``terms`` of a text match
+        of leftover words, dropped when it finds nothing (``relax``)."""
+        return Draft(
+            model=model, wheres=wheres,
+            orders=self.aggregate_orders if self.grouped else self.orders,
+            group_by=self.group_by, aggregates=self.aggregates, having=self.having,
+            limit=self.limit, terms=terms, total_asked=total_asked, relax=relax,
+            relax_confidence=self.relax_confidence if relax else None,
+            explanation=f"{self.target.id}: " + ("; ".join(self.notes) or "all records"),
+            warnings=self.warnings, confidence=self.confidence)
+
     def free(self, span: Span) -> bool:
         """Nothing understood overlaps ``span`` yet."""
         return not any(overlaps(span, u) for u in self.used)

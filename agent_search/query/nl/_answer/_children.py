@@ -186,7 +186,7 @@ def per_target(q: Question, plan: Plan) -> None:
     target row — answered on that model, grouped by the target's title through its
     relation back."""
     title = title_field(q.target)
-    if plan.group_by or plan.aggregates or not q.target_spans or title is None:
+    if plan.grouped or not q.target_spans or title is None:
         return
     first = q.target_spans[0][0]
     for rel in q.target.relations:

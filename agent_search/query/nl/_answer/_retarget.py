@@ -40,7 +40,7 @@ def _asked_elsewhere(q: Question, plan: Plan, draft: Draft) -> Candidate | None:
     """The field asked for, when it is one of another model's: named (strongly) before
     the subject, the subject's own fields not asked, no part of a composite key, and the
     answer not already computed, grouped or matched as text."""
-    if plan.group_by or plan.aggregates or draft.terms or not q.target_spans or \
+    if plan.grouped or draft.terms or not q.target_spans or \
             plan.answer_model is not None:  # already answered on other rows
         return None
     first = q.target_spans[0][0]
