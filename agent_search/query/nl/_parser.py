@@ -337,14 +337,19 @@ _EXTREME_WORDS = re.compile(r"highest|lowest|fewest|largest|smallest|biggest|gre
                             r"max(?:imum)?|min(?:imum)?", re.I)
 
 
+_EXTREMES: tuple[Callable[[str], object], ...] = (
+    _EXTREME_WORDS.fullmatch, ordering_zh.EXTREMES.__contains__,
+    ordering.SUPERLATIVE.fullmatch, measures.ADJECTIVE.fullmatch)
+"""How a word says an extreme: the words above, a Chinese extreme, a superlative
+("tallest") or a measuring adjective."""
+
+
 def _unmet_extreme(words: list[str], plan: Plan, grouped: bool) -> str | None:
     """A superlative left over ("the player with the greatest height" with no height to
     order by): the records found are not the one asked for, so none are shown."""
     if plan.orders or grouped:
         return None
-    word = next((w for w in words if _EXTREME_WORDS.fullmatch(w) or w in ordering_zh.EXTREMES
-                 or ordering.SUPERLATIVE.fullmatch(w) or measures.ADJECTIVE.fullmatch(w)),
-                None)
+    word = next((w for w in words if any(said(w) for said in _EXTREMES)), None)
     return None if word is None else (f"could not tell what {word!r} is measured by; no "
                                       "records are shown (they would not be the one asked "
                                       "for)")
