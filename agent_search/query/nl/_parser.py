@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from functools import partial
 from typing import Any
 
-from agent_search.language import HAN_CHAR, normal_form
+from agent_search.language import CHINESE, ENGLISH, HAN_CHAR, normal_form
 from agent_search.query.dsl import (
     NUMERIC_KINDS,
     TEMPORAL_KINDS,
@@ -109,6 +109,17 @@ EXTRACTORS: tuple[Extractor, ...] = (
 )
 """The rules, in the order they claim words of the question."""
 
+READS: Mapping[Extractor, str] = {
+    dates_zh.chinese_dates: CHINESE.name,
+    computed.computed_values: ENGLISH.name,
+    aggregates_zh.chinese_aggregates: CHINESE.name,
+    counts_zh.chinese_counts: CHINESE.name,
+    numbers_zh.chinese_comparisons: CHINESE.name,
+    ordering_zh.chinese_superlatives: CHINESE.name,
+}
+"""The rules that read questions of one language only (by its record's name); the
+others read every question."""
+
 _COUNT = re.compile(r"\b(?:how many|number of|count(?:s|ing)?)\b|多少|几个|几位|几家|几条|"
                     r"数量|总数|个数", re.I)
 
@@ -187,7 +198,8 @@ def understand(q: Question) -> Plan:
     """Every condition, order and limit the question states about its target."""
     plan = Plan(target=q.target, used=[s for spans in q.models.values() for s in spans])
     for extract in EXTRACTORS:
-        extract(q, plan)
+        if READS.get(extract, q.language) == q.language:
+            extract(q, plan)
     return plan
 
 

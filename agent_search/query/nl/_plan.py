@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from agent_search.language import HAN_CHAR, normal_form
+from agent_search.language import CHINESE, ENGLISH, HAN_CHAR, normal_form
 from agent_search.query.dsl import ModelSchema
 from agent_search.query.nl._lexicon import overlaps
 from agent_search.query.nl._schema import (
@@ -67,6 +67,12 @@ class Question:
                    target=target, candidates=cands, fields=field_mentions(low, cands),
                    fuzzy_cutoff=fuzzy_cutoff, serials=serials,
                    chinese=HAN_CHAR.search(low) is not None)
+
+    @property
+    def language(self) -> str:
+        """The name of the language record the question is read with: Chinese when it
+        holds a Chinese character, else English (the rules of :data:`~._parser.READS`)."""
+        return CHINESE.name if self.chinese else ENGLISH.name
 
     def quote(self, span: Span) -> str:
         """The words at ``span`` as asked."""

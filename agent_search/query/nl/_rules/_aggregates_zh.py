@@ -37,8 +37,6 @@ _BESIDE = ((_FN_BEFORE, True), (_FN_AFTER, False))
 
 def chinese_aggregates(q: Question, plan: Plan) -> None:
     """Groups and functions said in Chinese (see module)."""
-    if not q.chinese:
-        return
     _functions(q, plan)
     _groups(q, plan)
     if plan.group_by and "count" not in plan.aggregates:

@@ -47,8 +47,6 @@ _VERB = re.compile(r"\b(?:costs?|costing|priced|paid|earns?|earning|weighs?|weig
 
 def computed_values(q: Question, plan: Plan) -> None:
     """Each "<comparison> the average [field]" on a field of the target (see module)."""
-    if q.chinese:
-        return
     for m in _COMPUTED.finditer(q.low):
         if not plan.free(m.span()):
             continue

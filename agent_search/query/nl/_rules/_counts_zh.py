@@ -27,8 +27,6 @@ _AFTER = r"(?P<after>" + "|".join(AFTER_OPS.values()) + ")"
 
 def chinese_counts(q: Question, plan: Plan) -> None:
     """``count(relation) <op> N`` for each count of related rows said in Chinese."""
-    if not q.chinese:
-        return
     for rel in q.target.relations:
         other = q.by_id.get(rel.model.lower())
         if rel.type != "hasMany" or other is None:

@@ -43,9 +43,8 @@ _AROUND: dict[str | None, tuple[str, int] | None] = {
 
 def chinese_dates(q: Question, plan: Plan) -> None:
     """Each date said in Chinese as a condition on the date field it is about."""
-    if q.chinese:
-        for read in (_ranges, _stated, _rolling, _named_periods):
-            read(q, plan)
+    for read in (_ranges, _stated, _rolling, _named_periods):
+        read(q, plan)
 
 
 def _ranges(q: Question, plan: Plan) -> None:

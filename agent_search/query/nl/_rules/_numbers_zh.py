@@ -75,9 +75,8 @@ def _amount(m: re.Match[str], p: str = "") -> tuple[float, str | None, bool] | N
 
 def chinese_comparisons(q: Question, plan: Plan) -> None:
     """"三千元以下" → ``price <= 3000`` (see module)."""
-    if q.chinese:
-        _ranges(q, plan)
-        _comparisons(q, plan)
+    _ranges(q, plan)
+    _comparisons(q, plan)
 
 
 def _ranges(q: Question, plan: Plan) -> None:

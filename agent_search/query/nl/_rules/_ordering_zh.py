@@ -39,8 +39,6 @@ FIELD_WINDOW = 6
 
 def chinese_superlatives(q: Question, plan: Plan) -> None:
     """Orders from "最贵", "价格最高" … (see module); a limit when one or N are asked for."""
-    if not q.chinese:
-        return
     ordered = False
     for m in _SUPERLATIVE.finditer(q.low):
         if not plan.free(m.span()):
