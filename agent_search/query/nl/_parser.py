@@ -172,9 +172,7 @@ def _most_said(queryable: list[ModelSchema],
         candidate = read(schema)
         found = understand(candidate)
         if found.evidence > 0:
-            found.evidence += FIELD_EVIDENCE * sum(
-                1 for m in candidate.fields
-                if m.strong and m.candidate.relation is None and not m.candidate.field.primary)
+            found.evidence += FIELD_EVIDENCE * len(candidate.own_fields_named)
         if best is None or found.evidence > best[1].evidence:
             best = (candidate, found)
     assert best is not None
@@ -268,6 +266,10 @@ def _on_answer(q: Question, plan: Plan, where: dict[str, Any]) -> dict[str, Any]
     return on_child(where, forward, plan.answer_relation)
 
 
+_CONDITION_KINDS = NUMERIC_KINDS | TEMPORAL_KINDS | {"boolean"}
+"""Kinds of field a question names to state a condition on (numbers, dates, flags)."""
+
+
 def _warn_unused_fields(q: Question, plan: Plan) -> str | None:
     """A numeric, date or boolean field named in full with no condition on it ("the
     average unit price") is a warning: something was asked that was not understood.
@@ -277,19 +279,16 @@ def _warn_unused_fields(q: Question, plan: Plan) -> str | None:
     constrained = " ".join(str(w) for w in plan.wheres) + " ".join(
         o["field"] for o in plan.orders) + " " + " ".join(plan.aggregates) + " " + \
         " ".join(plan.group_by) + " " + str(plan.having)
-    grouped = plan.grouped
-    for span, cand, strong in q.fields:
+    for span, cand, _ in q.own_fields_named:
         named = cand.field
-        if not strong or cand.relation is not None or named.primary:
-            continue
-        if named.kind in NUMERIC_KINDS | TEMPORAL_KINDS | {"boolean"} and plan.free(span) \
-                and named.name not in constrained:
+        if named.kind in _CONDITION_KINDS and plan.free(span) and named.name not in constrained:
             said = f"{q.quote(span)!r} names the field {named.name}"
-            if grouped and named.kind in NUMERIC_KINDS and _computed_on(q, plan, span):
+            if plan.grouped and named.kind in NUMERIC_KINDS and _computed_on(q, plan, span):
                 return (f"{said}, and the numbers computed are not of it; none are "
                         "shown (they are not the ones asked for)")
             plan.warn(f"{said} but no condition on it was understood")
     return None
+
 
 
 _FUNCTION_BEFORE = re.compile(r"\b(?:total|sum|average|avg|mean|maximum|minimum|max|min|"

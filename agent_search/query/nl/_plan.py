@@ -84,6 +84,13 @@ class Question:
         return [m.span for m in self.fields if m.candidate.relation is None]
 
     @property
+    def own_fields_named(self) -> list[FieldMention]:
+        """The target's own fields named in full (not keys): what the question says of
+        the target's rows."""
+        return [m for m in self.fields if m.strong and m.candidate.relation is None
+                and not m.candidate.field.primary]
+
+    @property
     def target_spans(self) -> list[Span]:
         """Where the target model is named."""
         return self.models.get(self.target.id, [])
