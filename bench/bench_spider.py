@@ -14,7 +14,7 @@ absent): ``working``, whose questions and failures one reads while writing rules
 logged in ``locked-runs.log`` beside the data, the count said on screen: read it once per
 working session. Below the table, the precision / answered curve of each part by relevance
 floor (the item score a searcher's ``db.min_score`` cuts at), then by the floor on the
-reading's calibrated confidence (:mod:`agent_search.query.nl._calibration`, refitted by
+reading's calibrated confidence (:mod:`agent_search.query.nl._answer._calibration`, refitted by
 ``bench/fit_db_confidence.py`` on the working part): the questions are asked once with
 that gate off, its value recorded per question, and each floor (the parser's own, per kind
 of reading, in the table) scored from the same answers.
@@ -368,7 +368,7 @@ class Calibrated:
 
     def __enter__(self) -> Calibrated:
         try:
-            from agent_search.query.nl import _calibration as module
+            from agent_search.query.nl._answer import _calibration as module
         except ImportError:
             return self
         original = module.assess
@@ -394,7 +394,7 @@ class Calibrated:
 def product_thresholds() -> str:
     """The calibrated-confidence floors of the package measured, by kind of reading."""
     try:
-        from agent_search.query.nl import _calibration as module
+        from agent_search.query.nl._answer import _calibration as module
     except ImportError:
         return "none"
     return ", ".join(f"{k} {v:.2f}" for k, v in module.THRESHOLDS.items())

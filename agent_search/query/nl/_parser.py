@@ -26,7 +26,9 @@ from agent_search.query.dsl import (
     ModelSchema,
 )
 from agent_search.query.nl._answer._leftover import leftover_words
+from agent_search.query.nl._answer._readings import asked_elsewhere, unnamed_relation
 from agent_search.query.nl._answer._retarget import named_unused, on_child, retarget
+from agent_search.query.nl._answer._unsure import unsure
 from agent_search.query.nl._lexicon import (
     STOPWORDS,
     adjacent,
@@ -42,8 +44,15 @@ from agent_search.query.nl._plan import (
     Question,
     silent,
 )
+from agent_search.query.nl._reading._schema import (
+    Span,
+    content_field,
+    free_text_fields,
+    model_mentions,
+    relation_field,
+    title_field,
+)
 from agent_search.query.nl._reading._value_index import value_serials
-from agent_search.query.nl._readings import asked_elsewhere, unnamed_relation
 from agent_search.query.nl._rules import _aggregates as aggregates
 from agent_search.query.nl._rules import _aggregates_zh as aggregates_zh
 from agent_search.query.nl._rules import _computed as computed
@@ -60,15 +69,6 @@ from agent_search.query.nl._rules import _ordering_zh as ordering_zh
 from agent_search.query.nl._rules import _text as text
 from agent_search.query.nl._rules import _values as values
 from agent_search.query.nl._rules._values_zh import names_outside_values
-from agent_search.query.nl._schema import (
-    Span,
-    content_field,
-    free_text_fields,
-    model_mentions,
-    relation_field,
-    title_field,
-)
-from agent_search.query.nl._unsure import unsure
 
 FALLBACK_CONFIDENCE = 0.5
 RELAXED = 0.5

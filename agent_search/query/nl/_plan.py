@@ -17,7 +17,7 @@ from typing import Any
 from agent_search.language import CHINESE, ENGLISH, HAN_CHAR, normal_form
 from agent_search.query.dsl import ModelSchema
 from agent_search.query.nl._lexicon import overlaps
-from agent_search.query.nl._schema import (
+from agent_search.query.nl._reading._schema import (
     Candidate,
     FieldMention,
     Span,

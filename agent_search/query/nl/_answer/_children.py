@@ -11,6 +11,14 @@ import re
 from agent_search.query.dsl import NUMERIC_KINDS, TEXT_KINDS, ModelSchema, RelationSchema
 from agent_search.query.nl._lexicon import is_plural, overlaps
 from agent_search.query.nl._plan import Plan, Question
+from agent_search.query.nl._reading._schema import (
+    FieldMention,
+    Span,
+    of_many,
+    relation_field,
+    reverse_relation,
+    title_field,
+)
 from agent_search.query.nl._rules._aggregate_words import (
     FN,
     FN_NAME,
@@ -19,14 +27,6 @@ from agent_search.query.nl._rules._aggregate_words import (
     MOST_OF,
     WEAK_FN,
     add_group,
-)
-from agent_search.query.nl._schema import (
-    FieldMention,
-    Span,
-    of_many,
-    relation_field,
-    reverse_relation,
-    title_field,
 )
 
 _COUNT_OF = re.compile(r"\b(?:(?:the\s+)?(?:total\s+)?numbers?\s+of|how\s+many)\s+$", re.I)

@@ -12,7 +12,7 @@ import anyio
 
 from agent_search.language import classify
 from agent_search.query.dsl import DSLGenerationError, ModelSchema
-from agent_search.query.nl import _calibration as calibration
+from agent_search.query.nl._answer import _calibration as calibration
 from agent_search.query.nl._parser import parse
 from agent_search.query.nl._reading._meaning import (
     NameMeanings,

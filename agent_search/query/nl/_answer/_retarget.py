@@ -24,7 +24,7 @@ from typing import Any
 
 from agent_search.query.dsl import MAX_HOPS, ModelSchema, RelationSchema
 from agent_search.query.nl._plan import Draft, Plan, Question, silent
-from agent_search.query.nl._schema import (
+from agent_search.query.nl._reading._schema import (
     Candidate,
     Span,
     is_plain,

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from agent_search.language import HAN_CHAR, normal_form
 from agent_search.query.dsl import ModelSchema
 from agent_search.query.nl._lexicon import STOPWORDS, WORD
-from agent_search.query.nl._schema import Candidate, is_plain
+from agent_search.query.nl._reading._schema import Candidate, is_plain
 
 MAX_VALUE_WORDS = 12
 """Longest value (in words) looked up exactly; longer ones only match as odd phrases."""

@@ -27,6 +27,13 @@ from agent_search.query.nl._answer._children import (
 )
 from agent_search.query.nl._lexicon import find_phrase, is_plural, overlaps, plural_forms, words_of
 from agent_search.query.nl._plan import Plan, Question
+from agent_search.query.nl._reading._schema import (
+    Candidate,
+    FieldMention,
+    is_plain,
+    relation_field,
+    title_field,
+)
 from agent_search.query.nl._rules._aggregate_words import (
     COMMON,
     EACH,
@@ -41,13 +48,6 @@ from agent_search.query.nl._rules._aggregate_words import (
     NUMBER_WORDS,
     WEAK_FN,
     add_group,
-)
-from agent_search.query.nl._schema import (
-    Candidate,
-    FieldMention,
-    is_plain,
-    relation_field,
-    title_field,
 )
 
 

@@ -19,9 +19,9 @@ import re
 
 from agent_search.query.dsl import NUMERIC_KINDS
 from agent_search.query.nl._plan import Plan, Question
+from agent_search.query.nl._reading._schema import Candidate, FieldMention, dimension, is_plain
 from agent_search.query.nl._rules._aggregate_words import GLUE
 from agent_search.query.nl._rules._measures import measured_by
-from agent_search.query.nl._schema import Candidate, FieldMention, dimension, is_plain
 
 _ABOVE = (r"(?:more|greater|higher|larger|bigger|longer|older|taller|heavier|richer|"
           r"wealthier|pricier|costlier|more\s+expensive)\s+than|above|over|exceeding|"

@@ -16,8 +16,8 @@ import re
 from agent_search.language import HAN_CHAR
 from agent_search.query.dsl import RelationSchema
 from agent_search.query.nl._plan import Plan, Question
+from agent_search.query.nl._reading._schema import model_phrases
 from agent_search.query.nl._rules._numbers_zh import AFTER_OPS, BEFORE_OPS, chinese_number
-from agent_search.query.nl._schema import model_phrases
 
 _NUMERAL = "零〇一二两三四五六七八九十百千"
 _N = rf"(?P<n>\d{{1,6}}|[{_NUMERAL}]+)\s*(?:个|条|笔|件|位|家|次|本|张)?"

@@ -15,9 +15,9 @@ from __future__ import annotations
 import re
 
 from agent_search.query.nl._plan import Plan, Question
+from agent_search.query.nl._reading._schema import Span, field_for
 from agent_search.query.nl._rules._dates import date_bounds, period_start, shift
 from agent_search.query.nl._rules._numbers_zh import chinese_number
-from agent_search.query.nl._schema import Span, field_for
 
 _DAY = (r"(?P<{p}y>(?:19|20)\d{{2}})\s*年"
         r"(?:\s*(?P<{p}m>\d{{1,2}})\s*月(?:\s*(?P<{p}d>\d{{1,2}})\s*[日号])?)?")

@@ -20,8 +20,8 @@ import re
 from agent_search.language import DIGIT, NUMERALS, numeral_value
 from agent_search.query.dsl import TEMPORAL_KINDS
 from agent_search.query.nl._plan import Plan, Question
+from agent_search.query.nl._reading._schema import Candidate, field_for
 from agent_search.query.nl._reading._units import convert, stated_dimension, typed
-from agent_search.query.nl._schema import Candidate, field_for
 
 
 def _amount_re(p: str = "") -> str:

@@ -18,8 +18,8 @@ import re
 
 from agent_search.query.dsl import NUMERIC_KINDS, TEMPORAL_KINDS
 from agent_search.query.nl._plan import Plan, Question
+from agent_search.query.nl._reading._schema import Candidate, field_for, is_plain, near_field
 from agent_search.query.nl._rules._numbers_zh import chinese_number
-from agent_search.query.nl._schema import Candidate, field_for, is_plain, near_field
 
 _BY_KIND = {"最贵": ("money", "desc"), "最昂贵": ("money", "desc"),
             "最便宜": ("money", "asc"), "最新": ("date", "desc"), "最早": ("date", "asc")}

@@ -29,9 +29,9 @@ from agent_search.query.nl._lexicon import (
 )
 from agent_search.query.nl._plan import EXACT_CONFIDENCE, Plan, Question
 from agent_search.query.nl._reading._demonyms import derived_values
+from agent_search.query.nl._reading._schema import Candidate, Span, near_field, spans_outside
 from agent_search.query.nl._reading._value_index import ValueIndex, value_index
 from agent_search.query.nl._rules._values_zh import chinese_matches
-from agent_search.query.nl._schema import Candidate, Span, near_field, spans_outside
 
 FUZZY_CUTOFF = 88.0
 """Minimum rapidfuzz ratio (0..100) for a misspelt query word to stand for a known value."""

@@ -28,8 +28,8 @@ from collections.abc import Mapping, Sequence
 from agent_search.language import HAN_CHAR, normal_form, segments, word_share
 from agent_search.query.dsl import ModelSchema
 from agent_search.query.nl._plan import Question
+from agent_search.query.nl._reading._schema import Span, spans_outside
 from agent_search.query.nl._reading._value_index import ValueIndex
-from agent_search.query.nl._schema import Span, spans_outside
 
 MAX_CHAR_SHARE = 1e-3
 """A single character that is more than one word in a thousand of the text jieba's
