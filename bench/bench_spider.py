@@ -14,7 +14,7 @@ absent): ``working``, whose questions and failures one reads while writing rules
 logged in ``locked-runs.log`` beside the data, the count said on screen: read it once per
 working session. Below the table, the precision / answered curve of each part by relevance
 floor (the item score a searcher's ``db.min_score`` cuts at), then by the floor on the
-reading's calibrated confidence (:mod:`agent_search.query.nl._calibration`, refitted by
+reading's calibrated confidence (:mod:`agent_search.query.nl._answer._calibration`, refitted by
 ``bench/fit_db_confidence.py`` on the working part): the questions are asked once with
 that gate off, its value recorded per question, and each floor (the parser's own, per kind
 of reading, in the table) scored from the same answers.
@@ -108,6 +108,9 @@ default)."""
 MAX_RESULTS = 100
 FLOOR = os.environ.get("BENCH_SPIDER_FLOOR", "1") != "0"
 SHOW_ALL = os.environ.get("BENCH_SPIDER_SHOW_ALL") == "1"
+DUMP: Path | None = None
+"""``--dump FILE``: every question's answer (DSL, items, total, error, warnings) appended
+to FILE as one JSON line, to check that a refactor changes no answer."""
 _AGG = re.compile(r"\b(count|avg|min|max|sum)\s*\(", re.I)
 _CLAUSE = re.compile(r"\b(WHERE|GROUP BY|HAVING|ORDER BY|LIMIT)\b", re.I)
 
@@ -367,7 +370,7 @@ class Calibrated:
 
     def __enter__(self) -> Calibrated:
         try:
-            from agent_search.query.nl import _calibration as module
+            from agent_search.query.nl._answer import _calibration as module
         except ImportError:
             return self
         original = module.assess
@@ -393,7 +396,7 @@ class Calibrated:
 def product_thresholds() -> str:
     """The calibrated-confidence floors of the package measured, by kind of reading."""
     try:
-        from agent_search.query.nl import _calibration as module
+        from agent_search.query.nl._answer import _calibration as module
     except ImportError:
         return "none"
     return ", ".join(f"{k} {v:.2f}" for k, v in module.THRESHOLDS.items())
@@ -462,6 +465,8 @@ async def ask(questions: list[dict[str, Any]], show: int, llm: Any,
                                  "features": calibrated.features.get(q["question"])}
                         if show:  # what was asked and what was run, for reading the misses
                             entry.update(sql=q["query"], dsl=_brief(r.dsl))
+                        if DUMP is not None:
+                            _dump({**entry, "dsl": r.dsl})
                         asked.append(entry)
                 finally:
                     await handler.aclose()
@@ -469,6 +474,14 @@ async def ask(questions: list[dict[str, Any]], show: int, llm: Any,
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return asked, times
+
+
+def _dump(entry: dict[str, Any]) -> None:
+    """One question's answer appended to ``DUMP`` as a JSON line (gold left out)."""
+    assert DUMP is not None
+    entry = {k: v for k, v in entry.items() if k != "gold"}
+    with DUMP.open("a", encoding="utf-8") as f:
+        f.write(json.dumps(entry, ensure_ascii=False, sort_keys=True, default=str) + "\n")
 
 
 def rescore(entry: dict[str, Any], floor: float, gate: float | None = None
@@ -620,10 +633,17 @@ def main() -> None:
     parser.add_argument("--no-meaning", action="store_true",
                         help="add a column with db.match_by_meaning off")
     parser.add_argument("--json", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--dump", metavar="FILE", type=Path,
+                        help="append every question's answer (DSL, items, total) to FILE as "
+                             "JSON lines, to compare two runs answer by answer")
     args = parser.parse_args()
+    global DUMP
+    DUMP = args.dump
     parts = [p.strip() for p in args.parts.split(",") if p.strip()]
     if bad := [p for p in parts if p not in PARTS]:
         parser.error(f"--parts {','.join(bad)}: no such part; known: {', '.join(PARTS)}")
+    if DUMP is not None and "locked" in parts:
+        parser.error("--dump prints answers question by question: not with the locked part")
     llm = None
     if args.llm_url:  # options are checked before any data is read or any line printed
         llm = _llm_module().LLMSpec(args.llm_url, args.llm_model, args.llm_key_env,

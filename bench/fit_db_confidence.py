@@ -5,7 +5,7 @@ Run: ``BENCH_DB_UNSEEN=../dbdata .venv/bin/python -m bench.fit_db_confidence [--
 Asks every question of the working part of the held-out databases (``bench/bench_spider.py``,
 the gate off), and for each question answered (with the relevance floor ``--floor``,
 default 0: readings the db floor hides teach too) takes the features of its reading
-(:mod:`agent_search.query.nl._calibration`) and, as its label, how right the answer is:
+(:mod:`agent_search.query.nl._answer._calibration`) and, as its label, how right the answer is:
 the precision of its rows for a record question, right or not for a "how many" or an
 aggregate. It fits a logistic regression to them (numpy: full-batch gradient descent on the
 cross-entropy with soft labels, L2 0.01, features as they are: every one is in 0..1) and
@@ -29,7 +29,7 @@ import anyio
 import numpy as np
 
 from agent_search.config import SearchConfig
-from agent_search.query.nl._calibration import FEATURES, kind_of
+from agent_search.query.nl._answer._calibration import FEATURES, kind_of
 from bench import bench_spider
 
 L2 = 0.01

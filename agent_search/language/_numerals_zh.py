@@ -1,7 +1,7 @@
 """The value of a run of Chinese numeral characters (三千 3000, 三万五 35,000, 二〇二二
 2022), for the readers that find such runs: the grounding's number check
 (:mod:`agent_search.grounding._numbers_zh`, which decides which runs are numbers at all)
-and the database question parser's amounts (:mod:`agent_search.query.nl._numbers_zh`).
+and the database question parser's amounts (:mod:`agent_search.query.nl._rules._numbers_zh`).
 
 The grammar: digits, 十百千 within a section, 万/亿 sections; a run without 十百千万亿
 is read digit by digit (a year); a last digit after a unit is one tenth of it (一千二 is

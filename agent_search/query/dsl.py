@@ -340,30 +340,25 @@ class _FieldResolver:
     def order(self, name: str) -> str:
         """An order field: own, or ``relation.Field`` through one relation (a hasMany one
         orders by the largest related value going down, the smallest going up)."""
-        if "." not in name:
-            return self.own(name, "order")
-        rel_name, _, rest = name.partition(".")
-        rel = self.schema.relation(rel_name)
-        target = self.by_id.get(rel.model.lower()) if rel is not None else None
-        if rel is None or target is None or "." in rest:
-            raise DSLValidationError(f"model {self.schema.id}: order {name!r} must be a "
-                                     "field or relation.field")
-        f = target.field(rest)
-        if f is None:
-            raise DSLValidationError(
-                f"model {self.schema.id}: unknown field {rest!r} of relation {rel.name!r}")
-        return f"{rel.name}.{f.name}"
+        return self.relation_field(name, "order", to_one=False)
 
     def group(self, name: str) -> str:
         """A group field: own, or ``relation.Field`` through one hasOne relation."""
+        return self.relation_field(name, "group_by", to_one=True)
+
+    def relation_field(self, name: str, what: str, *, to_one: bool) -> str:
+        """``name`` as an own field or ``relation.Field`` one relation away (``to_one``:
+        through a hasOne relation only), written canonically; ``what`` names the part of
+        the DSL in the error."""
         if "." not in name:
-            return self.own(name, "group_by")
+            return self.own(name, what)
         rel_name, _, rest = name.partition(".")
         rel = self.schema.relation(rel_name)
         target = self.by_id.get(rel.model.lower()) if rel is not None else None
-        if rel is None or rel.type != "hasOne" or target is None or "." in rest:
-            raise DSLValidationError(f"model {self.schema.id}: group_by {name!r} must be a "
-                                     "field or relation.field of a hasOne relation")
+        if rel is None or target is None or "." in rest or (to_one and rel.type != "hasOne"):
+            kind = " of a hasOne relation" if to_one else ""
+            raise DSLValidationError(f"model {self.schema.id}: {what} {name!r} must be a "
+                                     f"field or relation.field{kind}")
         f = target.field(rest)
         if f is None:
             raise DSLValidationError(

@@ -1,4 +1,4 @@
-"""The parser's aggregate rules (:mod:`agent_search.query.nl._aggregates`): what is computed,
+"""The parser's aggregate rules (:mod:`agent_search.query.nl._rules._aggregates`): what is computed,
 per what, and the answers the DSL validator accepts or refuses."""
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The calibrated confidence of a reading: features that mean the same on any schema, a
 probability from them, and a reading under its kind's floor answers nothing and says
-why (:mod:`agent_search.query.nl._calibration`)."""
+why (:mod:`agent_search.query.nl._answer._calibration`)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import anyio
 import pytest
 
 from agent_search.query.nl import BuiltinDSLGenerator
-from agent_search.query.nl import _calibration as calibration
+from agent_search.query.nl._answer import _calibration as calibration
 from agent_search.query.nl._parser import parse
 from tests.support.query_schemas import NOW, music, shop
 

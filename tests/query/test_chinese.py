@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 
 from agent_search.query.dsl import ModelSchema, RelationSchema
-from agent_search.query.nl._numbers_zh import chinese_number
 from agent_search.query.nl._parser import parse
-from agent_search.query.nl._schema import chinese_name
+from agent_search.query.nl._reading._schema import chinese_name
+from agent_search.query.nl._rules._numbers_zh import chinese_number
 from tests.support.query_schemas import NOW, f
 
 

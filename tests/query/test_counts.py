@@ -1,4 +1,4 @@
-"""agent_search.query.nl._counts: counts over hasMany relations."""
+"""agent_search.query.nl._rules._counts: counts over hasMany relations."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from agent_search.query.nl._counts import counts
+from agent_search.query.nl._rules._counts import counts
 from tests.support.query_schemas import fresh_plan, read
 
 

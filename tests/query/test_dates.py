@@ -1,4 +1,4 @@
-"""agent_search.query.nl._dates: relative periods and stated dates, on the date field."""
+"""agent_search.query.nl._rules._dates: relative periods and stated dates, on the date field."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from agent_search.query.nl._dates import dates, relative_dates, stated_dates
+from agent_search.query.nl._rules._dates import dates, relative_dates, stated_dates
 from tests.support.query_schemas import NOW, fresh_plan, read
 
 

@@ -1,10 +1,10 @@
-"""Derived forms of values (:mod:`agent_search.query.nl._demonyms`)."""
+"""Derived forms of values (:mod:`agent_search.query.nl._reading._demonyms`)."""
 
 from __future__ import annotations
 
 from agent_search.query.dsl import FieldSchema, ModelSchema
-from agent_search.query.nl._demonyms import derived_values
 from agent_search.query.nl._parser import parse
+from agent_search.query.nl._reading._demonyms import derived_values
 from tests.support.query_schemas import NOW
 
 

@@ -1,10 +1,10 @@
-"""agent_search.query.nl._flags: yes/no fields named as what they say."""
+"""agent_search.query.nl._rules._flags: yes/no fields named as what they say."""
 
 from __future__ import annotations
 
 from agent_search.query.dsl import FieldSchema, ModelSchema, RelationSchema, validate_dsl
-from agent_search.query.nl._flags import flag_values
 from agent_search.query.nl._parser import parse
+from agent_search.query.nl._rules._flags import flag_values
 from tests.support.query_schemas import NOW
 
 

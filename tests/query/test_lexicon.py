@@ -1,5 +1,5 @@
 """Unit tests of the parser's pure pieces: words and phrases (agent_search.query.nl._lexicon)
-and calendar arithmetic (agent_search.query.nl._dates). No schema, no database."""
+and calendar arithmetic (agent_search.query.nl._rules._dates). No schema, no database."""
 
 from __future__ import annotations
 
@@ -7,7 +7,6 @@ import datetime as dt
 
 import pytest
 
-from agent_search.query.nl._dates import date_bounds, is_year, period_start, shift
 from agent_search.query.nl._lexicon import (
     STOPWORDS,
     WORD,
@@ -20,6 +19,7 @@ from agent_search.query.nl._lexicon import (
     terms,
     words_of,
 )
+from agent_search.query.nl._rules._dates import date_bounds, is_year, period_start, shift
 
 
 @pytest.mark.parametrize(("name", "words"), [

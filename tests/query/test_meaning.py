@@ -13,7 +13,7 @@ import pytest
 from agent_search.embedding import FastEmbedder, prepare_model_dir
 from agent_search.query.dsl import ModelSchema, RelationSchema
 from agent_search.query.nl import BuiltinDSLGenerator
-from agent_search.query.nl._meaning import NameMeanings, Reading, name_text, rewrite
+from agent_search.query.nl._reading._meaning import NameMeanings, Reading, name_text, rewrite
 from tests.support.query_schemas import NOW, f
 
 pytestmark = pytest.mark.anyio

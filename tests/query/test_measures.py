@@ -1,4 +1,4 @@
-"""Numeric fields named by what they measure (:mod:`agent_search.query.nl._measures`)."""
+"""Numeric fields named by what they measure (:mod:`agent_search.query.nl._rules._measures`)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""agent_search.query.nl._numbers: comparisons, ranges and stock on the field meant."""
+"""agent_search.query.nl._rules._numbers: comparisons, ranges and stock on the field meant."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from agent_search.query.nl._numbers import NUMBER, amount, between, comparisons, stock
+from agent_search.query.nl._rules._numbers import NUMBER, amount, between, comparisons, stock
 from tests.support.query_schemas import fresh_plan, read, shop
 
 

@@ -1,4 +1,4 @@
-"""agent_search.query.nl._ordering: orders and top-N."""
+"""agent_search.query.nl._rules._ordering: orders and top-N."""
 
 from __future__ import annotations
 
@@ -6,14 +6,14 @@ from typing import Any
 
 import pytest
 
-from agent_search.query.nl._ordering import (
+from agent_search.query.nl._parser import parse
+from agent_search.query.nl._rules._ordering import (
     alphabetical,
     field_superlative,
     sort_by,
     superlatives,
     top_n,
 )
-from agent_search.query.nl._parser import parse
 from tests.support.query_schemas import NOW, fresh_plan, music, people, read, shop
 
 

@@ -1,4 +1,4 @@
-"""agent_search.query.nl._readings: two relations to one model that the question does not
+"""agent_search.query.nl._answer._readings: two relations to one model that the question does not
 tell apart answer nothing; one it names, or a plain one, answers."""
 
 from __future__ import annotations
@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from agent_search.query.dsl import ModelSchema, RelationSchema
+from agent_search.query.nl._answer._readings import _abbreviates
 from agent_search.query.nl._parser import parse
-from agent_search.query.nl._readings import _abbreviates
 from tests.support.query_schemas import NOW, f
 
 

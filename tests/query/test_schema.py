@@ -1,4 +1,4 @@
-"""agent_search.query.nl._schema: candidate fields, model and field mentions, which field a
+"""agent_search.query.nl._reading._schema: candidate fields, model and field mentions, which field a
 number or date is about."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from agent_search.query.dsl import (
     validate_dsl,
 )
 from agent_search.query.nl._parser import parse
-from agent_search.query.nl._schema import (
+from agent_search.query.nl._reading._schema import (
     candidates,
     content_field,
     dimension,
@@ -188,7 +188,7 @@ def test_a_count_column_is_said_as_the_number_of_what_it_counts() -> None:
     ("drivers", None), ("custinfo", None), ("employee", None), ("qualifying", None),
 ])
 def test_a_word_and_an_abbreviation_written_together(name: str, head: str | None) -> None:
-    from agent_search.query.nl._schema import _abbreviated_tail
+    from agent_search.query.nl._reading._schema import _abbreviated_tail
     assert _abbreviated_tail(name) == head
 
 

@@ -1,4 +1,4 @@
-"""agent_search.query.nl._text: contains matches for stated text."""
+"""agent_search.query.nl._rules._text: contains matches for stated text."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from agent_search.query.nl._text import stated_texts, text_conditions
+from agent_search.query.nl._rules._text import stated_texts, text_conditions
 from tests.support.query_schemas import fresh_plan, people, read, staff
 
 

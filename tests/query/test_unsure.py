@@ -96,7 +96,7 @@ def test_conditions_on_two_fields_of_many_rows_are_not_said_of_one_row() -> None
     fields ("English and French as official languages": Language and IsOfficial) they
     would not be met by the same row, as asked: silent. Values of one field ("both Big
     Ones and Greatest Hits") are each required of some row: said."""
-    from agent_search.query.nl._unsure import one_row_not_said
+    from agent_search.query.nl._answer._unsure import one_row_not_said
     from tests.support.query_schemas import fresh_plan, read
     q = read("genres with long cheap tracks", "Genre")
     plan = fresh_plan(q)

@@ -1,8 +1,8 @@
-"""agent_search.query.nl._value_index: the known values, and their cache keyed by content."""
+"""The value index (query.nl._reading._value_index): known values, cached by content."""
 
 from __future__ import annotations
 
-from agent_search.query.nl._value_index import build_index, value_index, value_serials
+from agent_search.query.nl._reading._value_index import build_index, value_index, value_serials
 from tests.support.query_schemas import music, read
 
 

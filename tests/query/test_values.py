@@ -1,4 +1,4 @@
-"""agent_search.query.nl._values: equality on the known values a question names."""
+"""agent_search.query.nl._rules._values: equality on the known values a question names."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from typing import Any
 import pytest
 
 from agent_search.query.dsl import ModelSchema, RelationSchema
-from agent_search.query.nl._value_index import value_index
-from agent_search.query.nl._values import (
+from agent_search.query.nl._reading._value_index import value_index
+from agent_search.query.nl._rules._values import (
     VARIANT_CONFIDENCE,
     exact_matches,
     fuzzy_matches,

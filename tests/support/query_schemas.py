@@ -8,8 +8,8 @@ from collections.abc import Sequence
 
 from agent_search.query.dsl import FieldSchema, ModelSchema, RelationSchema
 from agent_search.query.nl._plan import Plan, Question
-from agent_search.query.nl._schema import model_mentions
-from agent_search.query.nl._value_index import value_serials
+from agent_search.query.nl._reading._schema import model_mentions
+from agent_search.query.nl._reading._value_index import value_serials
 
 NOW = dt.datetime(2025, 6, 15, 15, 30)  # a Sunday
 

@@ -41,23 +41,24 @@ words beside a field; numbers after a numeric field ("grade 10"); and the record
 model holding an asked field ("the names of poker players" → people).
 
 The modules are private (``_name``); the names above are the package's public ones.
-The modules are private (``_name``); the names above are the package's public ones.
-Modules: :mod:`._lexicon` (words, stopwords, ``inflect`` forms), :mod:`._schema` (the models
-as the parser sees them), :mod:`._plan` (the parser's explicit state), one module per kind
-of rule (:mod:`._dates`, :mod:`._numbers`, :mod:`._counts`, :mod:`._ordering`,
-:mod:`._measures`, :mod:`._aggregates`, :mod:`._text`, :mod:`._values` with
-:mod:`._value_index`), :mod:`._retarget`, :mod:`._leftover` (which words no rule
-understood), :mod:`._parser` (the ordered extractors) and
-:mod:`._generator` (the :class:`~agent_search.query.dsl.DSLGenerator`).
+At its ground: :mod:`._lexicon` (words, stopwords, ``inflect`` forms), :mod:`._plan` (the
+parser's explicit state: :class:`Question`, :class:`Plan` and the typed ``Draft`` of its
+answer) and :mod:`._parser` (the ordered extractors and what becomes of their plan). Three
+wings: ``_reading`` (the schema and the values: the models as the parser sees them, the
+value index, units, demonyms, names by meaning), ``_rules`` (one module per kind of rule:
+dates, numbers, counts, orders, measures, aggregates, text, values, flags, computed
+values; a ``_zh`` twin where Chinese says it otherwise) and ``_answer`` (retarget,
+children, leftover words, the right-or-silent checks, the calibrated confidence, and the
+:class:`~agent_search.query.dsl.DSLGenerator`).
 """
 
-from agent_search.query.nl._generator import BuiltinDSLGenerator
+from agent_search.query.nl._answer._generator import BuiltinDSLGenerator
 from agent_search.query.nl._lexicon import words_of
-from agent_search.query.nl._meaning import NameMeanings
-from agent_search.query.nl._named import named_models
 from agent_search.query.nl._parser import EXTRACTORS, parse, understand
 from agent_search.query.nl._plan import Extractor, Plan, Question
-from agent_search.query.nl._values import FUZZY_CUTOFF
+from agent_search.query.nl._reading._meaning import NameMeanings
+from agent_search.query.nl._reading._named import named_models
+from agent_search.query.nl._rules._values import FUZZY_CUTOFF
 
 __all__ = ["EXTRACTORS", "FUZZY_CUTOFF", "BuiltinDSLGenerator", "Extractor", "NameMeanings",
            "Plan", "Question", "named_models", "parse", "understand", "words_of"]

@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from functools import partial
 from typing import Any
 
-from agent_search.language import HAN_CHAR, normal_form
+from agent_search.language import CHINESE, ENGLISH, HAN_CHAR, normal_form
 from agent_search.query.dsl import (
     NUMERIC_KINDS,
     TEMPORAL_KINDS,
@@ -25,22 +25,10 @@ from agent_search.query.dsl import (
     DSLGenerationError,
     ModelSchema,
 )
-from agent_search.query.nl import _aggregates as aggregates
-from agent_search.query.nl import _aggregates_zh as aggregates_zh
-from agent_search.query.nl import _computed as computed
-from agent_search.query.nl import _counts as counts
-from agent_search.query.nl import _counts_zh as counts_zh
-from agent_search.query.nl import _dates as dates
-from agent_search.query.nl import _dates_zh as dates_zh
-from agent_search.query.nl import _flags as flags
-from agent_search.query.nl import _measures as measures
-from agent_search.query.nl import _numbers as numbers
-from agent_search.query.nl import _numbers_zh as numbers_zh
-from agent_search.query.nl import _ordering as ordering
-from agent_search.query.nl import _ordering_zh as ordering_zh
-from agent_search.query.nl import _text as text
-from agent_search.query.nl import _values as values
-from agent_search.query.nl._leftover import leftover_words
+from agent_search.query.nl._answer._leftover import leftover_words
+from agent_search.query.nl._answer._readings import asked_elsewhere, unnamed_relation
+from agent_search.query.nl._answer._retarget import named_unused, on_child, retarget
+from agent_search.query.nl._answer._unsure import unsure
 from agent_search.query.nl._lexicon import (
     STOPWORDS,
     adjacent,
@@ -48,10 +36,15 @@ from agent_search.query.nl._lexicon import (
     terms,
     word_spans,
 )
-from agent_search.query.nl._plan import NOTHING_CONFIDENCE, Extractor, Plan, Question
-from agent_search.query.nl._readings import asked_elsewhere, unnamed_relation
-from agent_search.query.nl._retarget import named_unused, on_child, retarget
-from agent_search.query.nl._schema import (
+from agent_search.query.nl._plan import (
+    NOTHING_CONFIDENCE,
+    Draft,
+    Extractor,
+    Plan,
+    Question,
+    silent,
+)
+from agent_search.query.nl._reading._schema import (
     Span,
     content_field,
     free_text_fields,
@@ -59,9 +52,23 @@ from agent_search.query.nl._schema import (
     relation_field,
     title_field,
 )
-from agent_search.query.nl._unsure import unsure
-from agent_search.query.nl._value_index import value_serials
-from agent_search.query.nl._values_zh import names_outside_values
+from agent_search.query.nl._reading._value_index import value_serials
+from agent_search.query.nl._rules import _aggregates as aggregates
+from agent_search.query.nl._rules import _aggregates_zh as aggregates_zh
+from agent_search.query.nl._rules import _computed as computed
+from agent_search.query.nl._rules import _counts as counts
+from agent_search.query.nl._rules import _counts_zh as counts_zh
+from agent_search.query.nl._rules import _dates as dates
+from agent_search.query.nl._rules import _dates_zh as dates_zh
+from agent_search.query.nl._rules import _flags as flags
+from agent_search.query.nl._rules import _measures as measures
+from agent_search.query.nl._rules import _numbers as numbers
+from agent_search.query.nl._rules import _numbers_zh as numbers_zh
+from agent_search.query.nl._rules import _ordering as ordering
+from agent_search.query.nl._rules import _ordering_zh as ordering_zh
+from agent_search.query.nl._rules import _text as text
+from agent_search.query.nl._rules import _values as values
+from agent_search.query.nl._rules._values_zh import names_outside_values
 
 FALLBACK_CONFIDENCE = 0.5
 RELAXED = 0.5
@@ -101,6 +108,17 @@ EXTRACTORS: tuple[Extractor, ...] = (
     ordering.top_n,
 )
 """The rules, in the order they claim words of the question."""
+
+READS: Mapping[Extractor, str] = {
+    dates_zh.chinese_dates: CHINESE.name,
+    computed.computed_values: ENGLISH.name,
+    aggregates_zh.chinese_aggregates: CHINESE.name,
+    counts_zh.chinese_counts: CHINESE.name,
+    numbers_zh.chinese_comparisons: CHINESE.name,
+    ordering_zh.chinese_superlatives: CHINESE.name,
+}
+"""The rules that read questions of one language only (by its record's name); the
+others read every question."""
 
 _COUNT = re.compile(r"\b(?:how many|number of|count(?:s|ing)?)\b|多少|几个|几位|几家|几条|"
                     r"数量|总数|个数", re.I)
@@ -154,9 +172,7 @@ def _most_said(queryable: list[ModelSchema],
         candidate = read(schema)
         found = understand(candidate)
         if found.evidence > 0:
-            found.evidence += FIELD_EVIDENCE * sum(
-                1 for m in candidate.fields
-                if m.strong and m.candidate.relation is None and not m.candidate.field.primary)
+            found.evidence += FIELD_EVIDENCE * len(candidate.own_fields_named)
         if best is None or found.evidence > best[1].evidence:
             best = (candidate, found)
     assert best is not None
@@ -180,7 +196,8 @@ def understand(q: Question) -> Plan:
     """Every condition, order and limit the question states about its target."""
     plan = Plan(target=q.target, used=[s for spans in q.models.values() for s in spans])
     for extract in EXTRACTORS:
-        extract(q, plan)
+        if READS.get(extract, q.language) == q.language:
+            extract(q, plan)
     return plan
 
 
@@ -188,7 +205,7 @@ def finish(q: Question, plan: Plan, strict: bool) -> dict[str, Any]:
     """The plan as a DSL dict, with the notes and warnings about what was not computed
     and what was not understood — or nothing searched (:func:`_silent`) when a part of
     the question found no place in the reading (right or silent)."""
-    grouped = bool(plan.aggregates or plan.group_by)
+    grouped = plan.grouped
     if not plan.wheres and not plan.orders and not q.target_spans and not grouped:
         return fallback(q, plan, [q.target], strict)
     count_asked = bool(_COUNT.search(q.low)) and not grouped
@@ -205,32 +222,24 @@ def finish(q: Question, plan: Plan, strict: bool) -> dict[str, Any]:
     if unplaced is not None:  # a stated name left out of the reading
         return _silent(plan, unplaced)
     model, wheres = _answer_rows(q, plan)
-    out = retarget(q, plan, {
-            "model": model, "wheres": wheres, **_shape(plan),
-            **({"limit": plan.limit} if plan.limit else {}),
-            **({"terms": found_terms} if found_terms else {}),
-            **({"total_asked": True} if count_asked else {}),
-            **_relax(plan, relax),
-            "explanation": f"{q.target.id}: " + ("; ".join(plan.notes) or "all records"),
-            "warnings": plan.warnings, "confidence": round(plan.confidence, 4)})
-    unused = _unaccounted(q, plan, out)
+    draft = retarget(q, plan, plan.draft(model, wheres, terms=found_terms, relax=relax,
+                                         total_asked=count_asked))
+    return _accounted(q, plan, draft) if isinstance(draft, Draft) else draft
+
+
+def _accounted(q: Question, plan: Plan, draft: Draft) -> dict[str, Any]:
+    """The draft as a DSL dict — or nothing searched when a table named is not accounted
+    for by it, it picked a relation among two the question does not tell apart, or a
+    field asked is one its rows lack."""
+    unused = named_unused(q, draft)
+    out = draft.to_json()
+    unused = unused or unnamed_relation(q, out) or asked_elsewhere(q, plan.used, out)
     return out if unused is None else _silent(plan, unused)
 
 
 def _silent(plan: Plan, reason: str) -> dict[str, Any]:
-    """Nothing searched, and why: rows that do not answer the question are worse than
-    none (an agent cites them)."""
-    return {"queries": [], "explanation": "not sure what is asked; nothing searched",
-            "confidence": NOTHING_CONFIDENCE, "warnings": [*plan.warnings, reason]}
-
-
-def _unaccounted(q: Question, plan: Plan, out: dict[str, Any]) -> str | None:
-    """A table named and not accounted for by the reading ``out``, a relation it picked
-    among two the question does not tell apart, or a field asked that its rows lack."""
-    if "model" not in out:
-        return None
-    return (named_unused(q, out) or unnamed_relation(q, out)
-            or asked_elsewhere(q, plan.used, out))
+    """Nothing searched, and why (see :func:`~._plan.silent`)."""
+    return silent(plan.warnings, reason)
 
 
 def _answer_rows(q: Question, plan: Plan) -> tuple[str, list[dict[str, Any]]]:
@@ -247,24 +256,6 @@ def _answer_rows(q: Question, plan: Plan) -> tuple[str, list[dict[str, Any]]]:
     return q.target.id, plan.wheres
 
 
-def _shape(plan: Plan) -> dict[str, Any]:
-    """Orders of records, or groups, aggregates, their orders and conditions."""
-    if not (plan.aggregates or plan.group_by):
-        return {"orders": plan.orders}
-    return {"group_by": plan.group_by, "aggregates": plan.aggregates,
-            "orders": plan.aggregate_orders,
-            **({"having": plan.having} if plan.having else {})}
-
-
-def _relax(plan: Plan, relax: bool) -> dict[str, Any]:
-    """``relax`` and the confidence left when the text match is dropped."""
-    if not relax:
-        return {}
-    if plan.relax_confidence is None:
-        return {"relax": True}
-    return {"relax": True, "relax_confidence": round(plan.relax_confidence, 4)}
-
-
 def _on_answer(q: Question, plan: Plan, where: dict[str, Any]) -> dict[str, Any] | None:
     """A condition as said of the rows the answer is computed on: one on their own field
     (said through the target's relation to them: "official" languages) is theirs, any
@@ -273,6 +264,10 @@ def _on_answer(q: Question, plan: Plan, where: dict[str, Any]) -> dict[str, Any]
     forward = next((r.name for r in q.target.relations if r.type == "hasMany"
                     and r.model.lower() == plan.answer_model.lower()), None)
     return on_child(where, forward, plan.answer_relation)
+
+
+_CONDITION_KINDS = NUMERIC_KINDS | TEMPORAL_KINDS | {"boolean"}
+"""Kinds of field a question names to state a condition on (numbers, dates, flags)."""
 
 
 def _warn_unused_fields(q: Question, plan: Plan) -> str | None:
@@ -284,19 +279,16 @@ def _warn_unused_fields(q: Question, plan: Plan) -> str | None:
     constrained = " ".join(str(w) for w in plan.wheres) + " ".join(
         o["field"] for o in plan.orders) + " " + " ".join(plan.aggregates) + " " + \
         " ".join(plan.group_by) + " " + str(plan.having)
-    grouped = bool(plan.aggregates or plan.group_by)
-    for span, cand, strong in q.fields:
+    for span, cand, _ in q.own_fields_named:
         named = cand.field
-        if not strong or cand.relation is not None or named.primary:
-            continue
-        if named.kind in NUMERIC_KINDS | TEMPORAL_KINDS | {"boolean"} and plan.free(span) \
-                and named.name not in constrained:
+        if named.kind in _CONDITION_KINDS and plan.free(span) and named.name not in constrained:
             said = f"{q.quote(span)!r} names the field {named.name}"
-            if grouped and named.kind in NUMERIC_KINDS and _computed_on(q, plan, span):
+            if plan.grouped and named.kind in NUMERIC_KINDS and _computed_on(q, plan, span):
                 return (f"{said}, and the numbers computed are not of it; none are "
                         "shown (they are not the ones asked for)")
             plan.warn(f"{said} but no condition on it was understood")
     return None
+
 
 
 _FUNCTION_BEFORE = re.compile(r"\b(?:total|sum|average|avg|mean|maximum|minimum|max|min|"
@@ -317,7 +309,7 @@ def _leftover(q: Question, plan: Plan, words: list[str]) -> tuple[list[str], boo
     a lower confidence. Returns the text match's terms and ``relax``."""
     if not words:
         return [], False
-    if plan.aggregates or plan.group_by:  # a text match would change the numbers asked for
+    if plan.grouped:  # a text match would change the numbers asked for
         _ignored(q, plan, words)
         return [], False
     # beside a known value, leftover words are ignored — unless the question names no
@@ -356,14 +348,19 @@ _EXTREME_WORDS = re.compile(r"highest|lowest|fewest|largest|smallest|biggest|gre
                             r"max(?:imum)?|min(?:imum)?", re.I)
 
 
+_EXTREMES: tuple[Callable[[str], object], ...] = (
+    _EXTREME_WORDS.fullmatch, ordering_zh.EXTREMES.__contains__,
+    ordering.SUPERLATIVE.fullmatch, measures.ADJECTIVE.fullmatch)
+"""How a word says an extreme: the words above, a Chinese extreme, a superlative
+("tallest") or a measuring adjective."""
+
+
 def _unmet_extreme(words: list[str], plan: Plan, grouped: bool) -> str | None:
     """A superlative left over ("the player with the greatest height" with no height to
     order by): the records found are not the one asked for, so none are shown."""
     if plan.orders or grouped:
         return None
-    word = next((w for w in words if _EXTREME_WORDS.fullmatch(w) or w in ordering_zh.EXTREMES
-                 or ordering.SUPERLATIVE.fullmatch(w) or measures.ADJECTIVE.fullmatch(w)),
-                None)
+    word = next((w for w in words if any(said(w) for said in _EXTREMES)), None)
     return None if word is None else (f"could not tell what {word!r} is measured by; no "
                                       "records are shown (they would not be the one asked "
                                       "for)")

@@ -14,10 +14,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from agent_search.language import HAN_CHAR, normal_form
+from agent_search.language import CHINESE, ENGLISH, HAN_CHAR, normal_form
 from agent_search.query.dsl import ModelSchema
 from agent_search.query.nl._lexicon import overlaps
-from agent_search.query.nl._schema import (
+from agent_search.query.nl._reading._schema import (
     Candidate,
     FieldMention,
     Span,
@@ -68,6 +68,12 @@ class Question:
                    fuzzy_cutoff=fuzzy_cutoff, serials=serials,
                    chinese=HAN_CHAR.search(low) is not None)
 
+    @property
+    def language(self) -> str:
+        """The name of the language record the question is read with: Chinese when it
+        holds a Chinese character, else English (the rules of :data:`~._parser.READS`)."""
+        return CHINESE.name if self.chinese else ENGLISH.name
+
     def quote(self, span: Span) -> str:
         """The words at ``span`` as asked."""
         return self.text[span[0]:span[1]]
@@ -76,6 +82,13 @@ class Question:
     def own_field_spans(self) -> list[Span]:
         """Where the target's own fields are named."""
         return [m.span for m in self.fields if m.candidate.relation is None]
+
+    @property
+    def own_fields_named(self) -> list[FieldMention]:
+        """The target's own fields named in full (not keys): what the question says of
+        the target's rows."""
+        return [m for m in self.fields if m.strong and m.candidate.relation is None
+                and not m.candidate.field.primary]
 
     @property
     def target_spans(self) -> list[Span]:
@@ -121,6 +134,25 @@ class Plan:
     value_conditions: int = 0
     """Conditions on values (known values, text matches, counts): leftover words are then
     not matched as text."""
+
+    @property
+    def grouped(self) -> bool:
+        """Answer rows are computed (groups or aggregates), not records shown."""
+        return bool(self.aggregates or self.group_by)
+
+    def draft(self, model: str, wheres: list[dict[str, Any]], *, terms: list[str],
+              relax: bool, total_asked: bool) -> Draft:
+        """What is understood, as the answer's draft on ``model``'s rows under ``wheres``
+        (the target's, or the rows the answer is computed on): ``terms`` of a text match
+        of leftover words, dropped when it finds nothing (``relax``)."""
+        return Draft(
+            model=model, wheres=wheres,
+            orders=self.aggregate_orders if self.grouped else self.orders,
+            group_by=self.group_by, aggregates=self.aggregates, having=self.having,
+            limit=self.limit, terms=terms, total_asked=total_asked, relax=relax,
+            relax_confidence=self.relax_confidence if relax else None,
+            explanation=f"{self.target.id}: " + ("; ".join(self.notes) or "all records"),
+            warnings=self.warnings, confidence=self.confidence)
 
     def free(self, span: Span) -> bool:
         """Nothing understood overlaps ``span`` yet."""
@@ -193,6 +225,59 @@ class Plan:
         self.notes.append(f"order by {field_name} {direction} ({why})")
         self.evidence += 1.0
         self.used.append(span)
+
+
+@dataclass(slots=True)
+class Draft:
+    """The parser's answer to one question, typed until it is written as a DSL dict
+    (:meth:`to_json`): the model the rows are taken from and what is said about them.
+    The answer rules (retarget, the unused names) read and rewrite it by field, not by
+    key."""
+
+    model: str
+    wheres: list[dict[str, Any]]
+    orders: list[dict[str, str]]
+    """Orders of records, or of the groups' rows when grouped."""
+    explanation: str
+    warnings: list[str]
+    confidence: float
+    group_by: list[str] = field(default_factory=list)
+    aggregates: list[str] = field(default_factory=list)
+    having: list[dict[str, Any]] = field(default_factory=list)
+    limit: int | None = None
+    terms: list[str] = field(default_factory=list)
+    """Ranking terms of a text match of leftover words (none: no text match)."""
+    total_asked: bool = False
+    relax: bool = False
+    relax_confidence: float | None = None
+
+    @property
+    def grouped(self) -> bool:
+        """The database computes answer rows (groups or aggregates)."""
+        return bool(self.group_by or self.aggregates)
+
+    def to_json(self) -> dict[str, Any]:
+        """The DSL dict of one query: a part only when it says something (``relax``'s
+        confidence only beside ``relax``), groups and aggregates only when grouped."""
+        grouped = {"group_by": self.group_by, "aggregates": self.aggregates,
+                   **({"having": self.having} if self.having else {})}
+        relax = {"relax": True, **({} if self.relax_confidence is None else
+                                   {"relax_confidence": round(self.relax_confidence, 4)})}
+        return {"model": self.model, "wheres": self.wheres,
+                **(grouped if self.grouped else {}), "orders": self.orders,
+                **({"limit": self.limit} if self.limit else {}),
+                **({"terms": self.terms} if self.terms else {}),
+                **({"total_asked": True} if self.total_asked else {}),
+                **(relax if self.relax else {}),
+                "explanation": self.explanation, "warnings": self.warnings,
+                "confidence": round(self.confidence, 4)}
+
+
+def silent(warnings: list[str], reason: str) -> dict[str, Any]:
+    """Nothing searched, and why (after ``warnings``): rows that do not answer the
+    question are worse than none (an agent cites them)."""
+    return {"queries": [], "explanation": "not sure what is asked; nothing searched",
+            "confidence": NOTHING_CONFIDENCE, "warnings": [*warnings, reason]}
 
 
 Extractor = Callable[[Question, Plan], None]

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from agent_search.language import HAN_CHAR, normal_form
 from agent_search.query.dsl import ModelSchema
 from agent_search.query.nl._lexicon import STOPWORDS, WORD
-from agent_search.query.nl._schema import Candidate, is_plain
+from agent_search.query.nl._reading._schema import Candidate, is_plain
 
 MAX_VALUE_WORDS = 12
 """Longest value (in words) looked up exactly; longer ones only match as odd phrases."""
@@ -43,7 +43,7 @@ class ValueIndex:
     owners: list[tuple[int, str]] = field(default_factory=list)
     cjk: dict[str, list[tuple[int, str]]] = field(default_factory=dict)
     """Lower-cased values holding Chinese characters (found inside a question by
-    :func:`~agent_search.query.nl._values_zh.chinese_matches`, not word by word)."""
+    :func:`~agent_search.query.nl._rules._values_zh.chinese_matches`, not word by word)."""
     cjk_chars: int = 0
     """The longest of them, in characters."""
     code_fields: set[int] = field(default_factory=set)

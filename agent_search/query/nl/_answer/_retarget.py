@@ -19,11 +19,12 @@ no order is already on a related model's field, and the people are queryable.
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from typing import Any
 
 from agent_search.query.dsl import MAX_HOPS, ModelSchema, RelationSchema
-from agent_search.query.nl._plan import NOTHING_CONFIDENCE, Plan, Question
-from agent_search.query.nl._schema import (
+from agent_search.query.nl._plan import Draft, Plan, Question, silent
+from agent_search.query.nl._reading._schema import (
     Candidate,
     Span,
     is_plain,
@@ -31,15 +32,15 @@ from agent_search.query.nl._schema import (
     reverse_relation,
 )
 
-Out = dict[str, Any]
-"""The parser's DSL dict for one question."""
+Rows = tuple[list[dict[str, Any]], list[dict[str, str]]]
+"""The conditions and orders of a draft, said of other rows."""
 
 
-def _asked_elsewhere(q: Question, plan: Plan, out: Out) -> Candidate | None:
+def _asked_elsewhere(q: Question, plan: Plan, draft: Draft) -> Candidate | None:
     """The field asked for, when it is one of another model's: named (strongly) before
     the subject, the subject's own fields not asked, no part of a composite key, and the
     answer not already computed, grouped or matched as text."""
-    if plan.group_by or plan.aggregates or out.get("terms") or not q.target_spans or \
+    if plan.grouped or draft.terms or not q.target_spans or \
             plan.answer_model is not None:  # already answered on other rows
         return None
     first = q.target_spans[0][0]
@@ -53,30 +54,30 @@ def _asked_elsewhere(q: Question, plan: Plan, out: Out) -> Candidate | None:
     return asked
 
 
-def retarget(q: Question, plan: Plan, out: Out) -> Out:
-    """``out`` (the parser's DSL dict) about the model holding the asked field, or as is."""
-    asked = _asked_elsewhere(q, plan, out)
+def retarget(q: Question, plan: Plan, draft: Draft) -> Draft | dict[str, Any]:
+    """``draft`` about the model holding the asked field, or as is; the DSL dict that
+    searches nothing when the question can't be said of that model."""
+    asked = _asked_elsewhere(q, plan, draft)
     if asked is None or asked.relation is None:
-        return out
+        return draft
     rel = asked.relation
     other = q.by_id.get(rel.model.lower())
     moved = None if other is None or not other.queryable else \
-        (_to_many if rel.type == "hasMany" else _to_one)(q, out, rel, other)
+        (_to_many if rel.type == "hasMany" else _to_one)(q, draft, rel, other)
     if moved is None and rel.type == "hasMany":
-        return out  # "the composers of albums": the albums, each with its many tracks
+        return draft  # "the composers of albums": the albums, each with its many tracks
     if other is None or moved is None:  # right or silent: the rows shown lack what is asked
-        return {"queries": [], "explanation": "not sure what is asked; nothing searched",
-                "confidence": NOTHING_CONFIDENCE, "warnings": [
-                    *out.get("warnings", []),
-                    f"'{asked.field.name}' is asked, a field of {rel.model}, not of "
-                    f"{q.target.id}, and the question could not be said of {rel.model}; "
-                    "no records are shown (they would not hold what is asked)"]}
-    return {**out, **moved, "model": other.id,
-            "explanation": f"{other.id} of the {q.target.id} asked about ("
-                           f"{asked.field.name} is theirs): " + out.get("explanation", "")}
+        return silent(draft.warnings,
+                      f"'{asked.field.name}' is asked, a field of {rel.model}, not of "
+                      f"{q.target.id}, and the question could not be said of {rel.model}; "
+                      "no records are shown (they would not hold what is asked)")
+    wheres, orders = moved
+    return replace(draft, model=other.id, wheres=wheres, orders=orders,
+                   explanation=f"{other.id} of the {q.target.id} asked about ("
+                               f"{asked.field.name} is theirs): " + draft.explanation)
 
 
-def _to_one(q: Question, out: Out, rel: RelationSchema, other: ModelSchema) -> Out | None:
+def _to_one(q: Question, draft: Draft, rel: RelationSchema, other: ModelSchema) -> Rows | None:
     """"the names of poker players whose earnings are over 300000": the people the
     subject points at, under its conditions and orders said through their relation back
     (only people who are poker players when nothing else requires one); None when a
@@ -84,15 +85,15 @@ def _to_one(q: Question, out: Out, rel: RelationSchema, other: ModelSchema) -> O
     back = reverse_relation(rel, q.target, other)
     if back is None:
         return None
-    wheres = [on_child(w, rel.name, back.name) for w in out.get("wheres", [])]
+    wheres = [on_child(w, rel.name, back.name) for w in draft.wheres]
     orders = [{**o, "field": _own(o["field"], rel.name) or relation_field(back.name, o["field"])}
-              for o in out.get("orders", [])]
+              for o in draft.orders]
     kept = [w for w in wheres if w is not None]
     if len(kept) < len(wheres) or any(o["field"].count(".") > 1 for o in orders):
         return None  # two relations away: not ordered
     if not kept or orders:
         kept.append({"field": f"count({back.name})", "op": ">", "value": 0})
-    return {"wheres": kept, "orders": orders}
+    return kept, orders
 
 
 def _own(field: str, forward: str) -> str | None:
@@ -102,17 +103,17 @@ def _own(field: str, forward: str) -> str | None:
     return rest if head == forward and rest and "." not in rest else None
 
 
-def _to_many(q: Question, out: Out, rel: RelationSchema, child: ModelSchema) -> Out | None:
+def _to_many(q: Question, draft: Draft, rel: RelationSchema,
+             child: ModelSchema) -> Rows | None:
     """"the official language spoken in the country whose head of state is Beatrix": the
     rows the target has many of (its languages) under the conditions said of the target
     (through their relation back) and of them (their own fields)."""
     back = reverse_relation(rel, q.target, child)
-    if back is None or not out.get("wheres") or out.get("orders"):
+    if back is None or not draft.wheres or draft.orders:
         return None
-    wheres = [on_child(w, rel.name, back.name) for w in out["wheres"]]
-    if any(w is None for w in wheres):
-        return None
-    return {"wheres": wheres}
+    wheres = [on_child(w, rel.name, back.name) for w in draft.wheres]
+    kept = [w for w in wheres if w is not None]
+    return None if len(kept) < len(wheres) else (kept, draft.orders)
 
 
 def on_child(where: dict[str, Any], forward: str | None,
@@ -146,16 +147,16 @@ Queen"): a condition of having them, met by the rows shown."""
 _INNER = re.compile(r"^\w+\((?:distinct\s+)?([\w.]+)\)$", re.I)
 
 
-def named_unused(q: Question, out: Out) -> str | None:
+def named_unused(q: Question, draft: Draft) -> str | None:
     """A model the question names (outside any field's name) that the answer neither is,
     nor reaches through a condition, order, group or aggregate, nor points at ("the
     titles of books in descending order of publication price" ordered by the books'
     titles; "the start dates of all the apartment bookings" answered on apartments): the
     reading does not account for the question, and nothing is answered."""
-    start = q.by_id.get(str(out.get("model", "")).lower())
+    start = q.by_id.get(draft.model.lower())
     if start is None:
         return None
-    used = _reached(q, start, out) | {start.id.lower(), q.target.id.lower()}
+    used = _reached(q, start, draft) | {start.id.lower(), q.target.id.lower()}
     # the rows used point at their hasOne models (a song's singer, a link row's course):
     # those are in the answer as the rows' keys
     used |= _related(q, used, "hasOne")
@@ -168,10 +169,10 @@ def named_unused(q: Question, out: Out) -> str | None:
     return None
 
 
-def _reached(q: Question, start: ModelSchema, out: Out) -> set[str]:
+def _reached(q: Question, start: ModelSchema, draft: Draft) -> set[str]:
     """The models (lower-cased ids) the DSL's field paths walk through from ``start``."""
     reached: set[str] = set()
-    for path in _paths(out):
+    for path in _paths(draft):
         model: ModelSchema | None = start
         for part in path.split("."):
             rel = model.relation(part) if model is not None else None
@@ -197,8 +198,8 @@ def _free_mentions(q: Question, model_id: str, spans: list[Span],
             and not (model_id.lower() in children and _WITH.search(q.low[:s[0]]))]
 
 
-def _paths(out: Out) -> list[str]:
-    """Every field path the DSL dict uses: conditions (nested too), orders, groups,
+def _paths(draft: Draft) -> list[str]:
+    """Every field path the draft uses: conditions (nested too), orders, groups,
     aggregates and what they compute on (``count(dogs)`` → ``dogs``)."""
     found: list[str] = []
 
@@ -209,10 +210,10 @@ def _paths(out: Out) -> list[str]:
         if "field" in where:
             found.append(str(where["field"]))
 
-    for w in out.get("wheres", []):
+    for w in draft.wheres:
         walk(w)
-    found += [str(o.get("field", "")) for o in out.get("orders", [])]
-    found += [str(g) for g in out.get("group_by", [])]
-    found += [str(a) for a in out.get("aggregates", [])]
-    found += [str(h.get("aggregate", "")) for h in out.get("having", [])]
+    found += [o["field"] for o in draft.orders]
+    if draft.grouped:
+        found += [*draft.group_by, *draft.aggregates]
+        found += [str(h.get("aggregate", "")) for h in draft.having]
     return [m.group(1) if (m := _INNER.match(p)) else p for p in found]

@@ -13,7 +13,7 @@ import re
 from typing import Any
 
 from agent_search.query.nl._plan import Plan, Question
-from agent_search.query.nl._schema import FieldMention
+from agent_search.query.nl._reading._schema import FieldMention
 
 _TRUE = frozenset({"t", "true", "y", "yes", "1"})
 _FALSE = frozenset({"f", "false", "n", "no", "0"})

@@ -12,7 +12,7 @@ A value of one character stands for too little to be found by substring; it is r
 when all of these hold:
 
 - its field holds nothing but such short codes (every value one or two characters:
-  男/女, 大/中/小; see :attr:`~agent_search.query.nl._value_index.ValueIndex.code_fields`);
+  男/女, 大/中/小; see :attr:`~agent_search.query.nl._reading._value_index.ValueIndex.code_fields`);
 - jieba reads it as a word of its own there ("男客户": 男 | 客户, but not 大 in "最大");
 - it is not a common word of the language: jieba's dictionary counts it as less than
   :data:`MAX_CHAR_SHARE` of all words (是, 有, 中, 上, 大 are more).
@@ -28,8 +28,8 @@ from collections.abc import Mapping, Sequence
 from agent_search.language import HAN_CHAR, normal_form, segments, word_share
 from agent_search.query.dsl import ModelSchema
 from agent_search.query.nl._plan import Question
-from agent_search.query.nl._schema import Span, spans_outside
-from agent_search.query.nl._value_index import ValueIndex
+from agent_search.query.nl._reading._schema import Span, spans_outside
+from agent_search.query.nl._reading._value_index import ValueIndex
 
 MAX_CHAR_SHARE = 1e-3
 """A single character that is more than one word in a thousand of the text jieba's

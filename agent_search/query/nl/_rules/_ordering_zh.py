@@ -17,9 +17,9 @@ from __future__ import annotations
 import re
 
 from agent_search.query.dsl import NUMERIC_KINDS, TEMPORAL_KINDS
-from agent_search.query.nl._numbers_zh import chinese_number
 from agent_search.query.nl._plan import Plan, Question
-from agent_search.query.nl._schema import Candidate, field_for, is_plain, near_field
+from agent_search.query.nl._reading._schema import Candidate, field_for, is_plain, near_field
+from agent_search.query.nl._rules._numbers_zh import chinese_number
 
 _BY_KIND = {"最贵": ("money", "desc"), "最昂贵": ("money", "desc"),
             "最便宜": ("money", "asc"), "最新": ("date", "desc"), "最早": ("date", "asc")}
@@ -39,8 +39,6 @@ FIELD_WINDOW = 6
 
 def chinese_superlatives(q: Question, plan: Plan) -> None:
     """Orders from "最贵", "价格最高" … (see module); a limit when one or N are asked for."""
-    if not q.chinese:
-        return
     ordered = False
     for m in _SUPERLATIVE.finditer(q.low):
         if not plan.free(m.span()):

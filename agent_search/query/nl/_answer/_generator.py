@@ -12,10 +12,16 @@ import anyio
 
 from agent_search.language import classify
 from agent_search.query.dsl import DSLGenerationError, ModelSchema
-from agent_search.query.nl import _calibration as calibration
-from agent_search.query.nl._meaning import NameMeanings, Reading, doubted, name_text, rewrite
+from agent_search.query.nl._answer import _calibration as calibration
 from agent_search.query.nl._parser import parse
-from agent_search.query.nl._values import FUZZY_CUTOFF
+from agent_search.query.nl._reading._meaning import (
+    NameMeanings,
+    Reading,
+    doubted,
+    name_text,
+    rewrite,
+)
+from agent_search.query.nl._rules._values import FUZZY_CUTOFF
 
 MAX_ANALYSED_CHARS = 500
 """Longer queries are analysed on their first 500 characters (bounded work per search)."""
@@ -78,7 +84,7 @@ class BuiltinDSLGenerator:
                           now: dt.datetime, out: dict[str, Any],
                           leftover: list[str]) -> tuple[dict[str, Any], list[str], float | None]:
         """A second reading with the leftover phrases replaced by the names they mean
-        (:mod:`~agent_search.query.nl._meaning`), kept when fewer words are left over.
+        (:mod:`~agent_search.query.nl._reading._meaning`), kept when fewer words are left over.
         Returns the reading kept, its leftover words and the lowest similarity of the
         names it read by meaning (None: the first reading, no name read by meaning)."""
         assert self.meanings is not None

@@ -34,7 +34,7 @@ from agent_search.language import normal_form
 from agent_search.query.dsl import ModelSchema
 from agent_search.query.nl._consistency import unaccounted
 from agent_search.query.nl._plan import NOTHING_CONFIDENCE
-from agent_search.query.nl._schema import model_mentions
+from agent_search.query.nl._reading._schema import model_mentions
 
 FEATURES: tuple[str, ...] = ("bias", "confidence", "left_over", "by_meaning", "text_match",
                              "fallback", "grouped", "counted", "conditions", "across",

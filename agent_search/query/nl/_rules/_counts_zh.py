@@ -15,9 +15,9 @@ import re
 
 from agent_search.language import HAN_CHAR
 from agent_search.query.dsl import RelationSchema
-from agent_search.query.nl._numbers_zh import AFTER_OPS, BEFORE_OPS, chinese_number
 from agent_search.query.nl._plan import Plan, Question
-from agent_search.query.nl._schema import model_phrases
+from agent_search.query.nl._reading._schema import model_phrases
+from agent_search.query.nl._rules._numbers_zh import AFTER_OPS, BEFORE_OPS, chinese_number
 
 _NUMERAL = "零〇一二两三四五六七八九十百千"
 _N = rf"(?P<n>\d{{1,6}}|[{_NUMERAL}]+)\s*(?:个|条|笔|件|位|家|次|本|张)?"
@@ -27,8 +27,6 @@ _AFTER = r"(?P<after>" + "|".join(AFTER_OPS.values()) + ")"
 
 def chinese_counts(q: Question, plan: Plan) -> None:
     """``count(relation) <op> N`` for each count of related rows said in Chinese."""
-    if not q.chinese:
-        return
     for rel in q.target.relations:
         other = q.by_id.get(rel.model.lower())
         if rel.type != "hasMany" or other is None:

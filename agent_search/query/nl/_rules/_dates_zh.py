@@ -14,10 +14,10 @@ from __future__ import annotations
 
 import re
 
-from agent_search.query.nl._dates import date_bounds, period_start, shift
-from agent_search.query.nl._numbers_zh import chinese_number
 from agent_search.query.nl._plan import Plan, Question
-from agent_search.query.nl._schema import Span, field_for
+from agent_search.query.nl._reading._schema import Span, field_for
+from agent_search.query.nl._rules._dates import date_bounds, period_start, shift
+from agent_search.query.nl._rules._numbers_zh import chinese_number
 
 _DAY = (r"(?P<{p}y>(?:19|20)\d{{2}})\s*年"
         r"(?:\s*(?P<{p}m>\d{{1,2}})\s*月(?:\s*(?P<{p}d>\d{{1,2}})\s*[日号])?)?")
@@ -43,9 +43,8 @@ _AROUND: dict[str | None, tuple[str, int] | None] = {
 
 def chinese_dates(q: Question, plan: Plan) -> None:
     """Each date said in Chinese as a condition on the date field it is about."""
-    if q.chinese:
-        for read in (_ranges, _stated, _rolling, _named_periods):
-            read(q, plan)
+    for read in (_ranges, _stated, _rolling, _named_periods):
+        read(q, plan)
 
 
 def _ranges(q: Question, plan: Plan) -> None:

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from agent_search.query.nl._lexicon import overlaps
 from agent_search.query.nl._plan import Plan, Question
-from agent_search.query.nl._schema import Span, field_for
+from agent_search.query.nl._reading._schema import Span, field_for
 
 
 def is_year(value: float) -> bool:

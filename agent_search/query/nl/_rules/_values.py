@@ -19,7 +19,6 @@ from rapidfuzz import fuzz, process
 
 from agent_search.language import HAN_CHAR, fold_width, to_simplified
 from agent_search.query.dsl import ModelSchema
-from agent_search.query.nl._demonyms import derived_values
 from agent_search.query.nl._lexicon import (
     STOPWORDS,
     WORD,
@@ -29,9 +28,10 @@ from agent_search.query.nl._lexicon import (
     words_of,
 )
 from agent_search.query.nl._plan import EXACT_CONFIDENCE, Plan, Question
-from agent_search.query.nl._schema import Candidate, Span, near_field, spans_outside
-from agent_search.query.nl._value_index import ValueIndex, value_index
-from agent_search.query.nl._values_zh import chinese_matches
+from agent_search.query.nl._reading._demonyms import derived_values
+from agent_search.query.nl._reading._schema import Candidate, Span, near_field, spans_outside
+from agent_search.query.nl._reading._value_index import ValueIndex, value_index
+from agent_search.query.nl._rules._values_zh import chinese_matches
 
 FUZZY_CUTOFF = 88.0
 """Minimum rapidfuzz ratio (0..100) for a misspelt query word to stand for a known value."""

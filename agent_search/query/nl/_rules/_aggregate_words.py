@@ -1,6 +1,6 @@
 """The words of aggregate questions, shared by the rules on the target's own fields
-(:mod:`~agent_search.query.nl._aggregates`) and on the rows it has many of
-(:mod:`~agent_search.query.nl._children`): aggregate functions, "how many", "each", "the
+(:mod:`~agent_search.query.nl._rules._aggregates`) and on the rows it has many of
+(:mod:`~agent_search.query.nl._answer._children`): aggregate functions, "how many", "each", "the
 most", count comparators; and how a group is added to a plan."""
 
 from __future__ import annotations

@@ -9,7 +9,17 @@ from __future__ import annotations
 import re
 
 from agent_search.query.dsl import NUMERIC_KINDS, TEXT_KINDS, ModelSchema, RelationSchema
-from agent_search.query.nl._aggregate_words import (
+from agent_search.query.nl._lexicon import is_plural, overlaps
+from agent_search.query.nl._plan import Plan, Question
+from agent_search.query.nl._reading._schema import (
+    FieldMention,
+    Span,
+    of_many,
+    relation_field,
+    reverse_relation,
+    title_field,
+)
+from agent_search.query.nl._rules._aggregate_words import (
     FN,
     FN_NAME,
     GLUE,
@@ -17,16 +27,6 @@ from agent_search.query.nl._aggregate_words import (
     MOST_OF,
     WEAK_FN,
     add_group,
-)
-from agent_search.query.nl._lexicon import is_plural, overlaps
-from agent_search.query.nl._plan import Plan, Question
-from agent_search.query.nl._schema import (
-    FieldMention,
-    Span,
-    of_many,
-    relation_field,
-    reverse_relation,
-    title_field,
 )
 
 _COUNT_OF = re.compile(r"\b(?:(?:the\s+)?(?:total\s+)?numbers?\s+of|how\s+many)\s+$", re.I)
@@ -186,7 +186,7 @@ def per_target(q: Question, plan: Plan) -> None:
     target row — answered on that model, grouped by the target's title through its
     relation back."""
     title = title_field(q.target)
-    if plan.group_by or plan.aggregates or not q.target_spans or title is None:
+    if plan.grouped or not q.target_spans or title is None:
         return
     first = q.target_spans[0][0]
     for rel in q.target.relations:

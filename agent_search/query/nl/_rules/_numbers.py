@@ -7,12 +7,9 @@ from __future__ import annotations
 import re
 
 from agent_search.query.dsl import NUMERIC_KINDS, TEMPORAL_KINDS
-from agent_search.query.nl._aggregates import stated_aggregate
-from agent_search.query.nl._dates import is_year
-from agent_search.query.nl._measures import measured_by
 from agent_search.query.nl._plan import Plan, Question
-from agent_search.query.nl._schema import Candidate, field_for, is_plain
-from agent_search.query.nl._units import (
+from agent_search.query.nl._reading._schema import Candidate, field_for, is_plain
+from agent_search.query.nl._reading._units import (
     CURRENCY_UNITS,
     MONEY_WORDS,
     MULTIPLIERS,
@@ -20,6 +17,9 @@ from agent_search.query.nl._units import (
     stated_dimension,
     typed,
 )
+from agent_search.query.nl._rules._aggregates import stated_aggregate
+from agent_search.query.nl._rules._dates import is_year
+from agent_search.query.nl._rules._measures import measured_by
 
 NUMBER = (r"(?P<cur>[$€£¥])?\s*(?P<num>-?\d{1,3}(?:,\d{3})+(?:\.\d{1,15})?(?!\d)|"
           r"-?\d{1,15}(?:[.,]\d{1,15})?)\s*"

@@ -18,10 +18,10 @@ from __future__ import annotations
 import re
 
 from agent_search.query.dsl import NUMERIC_KINDS
-from agent_search.query.nl._aggregate_words import GLUE
-from agent_search.query.nl._measures import measured_by
 from agent_search.query.nl._plan import Plan, Question
-from agent_search.query.nl._schema import Candidate, FieldMention, dimension, is_plain
+from agent_search.query.nl._reading._schema import Candidate, FieldMention, dimension, is_plain
+from agent_search.query.nl._rules._aggregate_words import GLUE
+from agent_search.query.nl._rules._measures import measured_by
 
 _ABOVE = (r"(?:more|greater|higher|larger|bigger|longer|older|taller|heavier|richer|"
           r"wealthier|pricier|costlier|more\s+expensive)\s+than|above|over|exceeding|"
@@ -47,8 +47,6 @@ _VERB = re.compile(r"\b(?:costs?|costing|priced|paid|earns?|earning|weighs?|weig
 
 def computed_values(q: Question, plan: Plan) -> None:
     """Each "<comparison> the average [field]" on a field of the target (see module)."""
-    if q.chinese:
-        return
     for m in _COMPUTED.finditer(q.low):
         if not plan.free(m.span()):
             continue

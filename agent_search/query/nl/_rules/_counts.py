@@ -11,7 +11,7 @@ from collections.abc import Callable
 from agent_search.query.dsl import ModelSchema, RelationSchema
 from agent_search.query.nl._lexicon import plural_forms, words_of
 from agent_search.query.nl._plan import Plan, Question
-from agent_search.query.nl._schema import model_phrases
+from agent_search.query.nl._reading._schema import model_phrases
 
 COUNT_OPS = {"more than": ">", "over": ">", "greater than": ">", "at least": ">=",
              "less than": "<", "fewer than": "<", "under": "<", "at most": "<=",

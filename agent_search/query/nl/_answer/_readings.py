@@ -27,7 +27,7 @@ from typing import Any
 from agent_search.query.dsl import ModelSchema, RelationSchema
 from agent_search.query.nl._lexicon import stem, word_spans, words_of
 from agent_search.query.nl._plan import Question
-from agent_search.query.nl._schema import Candidate
+from agent_search.query.nl._reading._schema import Candidate
 
 _NAME = re.compile(r"[A-Za-z_][\w.]*")
 _GENERIC = frozenset({"id", "ids", "no", "num", "code", "key", "ref", "fk"})

@@ -8,8 +8,8 @@ from collections.abc import Sequence
 
 from agent_search.language import normal_form
 from agent_search.query.dsl import ModelSchema
-from agent_search.query.nl._schema import model_mentions
-from agent_search.query.nl._values_zh import names_outside_values
+from agent_search.query.nl._reading._schema import model_mentions
+from agent_search.query.nl._rules._values_zh import names_outside_values
 
 
 def named_models(query: str, schemas: Sequence[ModelSchema]) -> list[str]:

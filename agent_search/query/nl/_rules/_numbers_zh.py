@@ -20,8 +20,8 @@ import re
 from agent_search.language import DIGIT, NUMERALS, numeral_value
 from agent_search.query.dsl import TEMPORAL_KINDS
 from agent_search.query.nl._plan import Plan, Question
-from agent_search.query.nl._schema import Candidate, field_for
-from agent_search.query.nl._units import convert, stated_dimension, typed
+from agent_search.query.nl._reading._schema import Candidate, field_for
+from agent_search.query.nl._reading._units import convert, stated_dimension, typed
 
 
 def _amount_re(p: str = "") -> str:
@@ -75,9 +75,8 @@ def _amount(m: re.Match[str], p: str = "") -> tuple[float, str | None, bool] | N
 
 def chinese_comparisons(q: Question, plan: Plan) -> None:
     """"三千元以下" → ``price <= 3000`` (see module)."""
-    if q.chinese:
-        _ranges(q, plan)
-        _comparisons(q, plan)
+    _ranges(q, plan)
+    _comparisons(q, plan)
 
 
 def _ranges(q: Question, plan: Plan) -> None:

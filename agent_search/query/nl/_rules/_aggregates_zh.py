@@ -16,10 +16,10 @@ from __future__ import annotations
 import re
 
 from agent_search.query.dsl import NUMERIC_KINDS
-from agent_search.query.nl._aggregate_words import add_group
-from agent_search.query.nl._aggregates import group_field
 from agent_search.query.nl._plan import Plan, Question
-from agent_search.query.nl._schema import is_plain
+from agent_search.query.nl._reading._schema import is_plain
+from agent_search.query.nl._rules._aggregate_words import add_group
+from agent_search.query.nl._rules._aggregates import group_field
 
 _EACH = re.compile(r"每一?个|每|各个|各|按照|按|根据")
 _COUNT = re.compile(r"多少|几个|几位|几家|几条|数量|个数|总数|计数")
@@ -37,8 +37,6 @@ _BESIDE = ((_FN_BEFORE, True), (_FN_AFTER, False))
 
 def chinese_aggregates(q: Question, plan: Plan) -> None:
     """Groups and functions said in Chinese (see module)."""
-    if not q.chinese:
-        return
     _functions(q, plan)
     _groups(q, plan)
     if plan.group_by and "count" not in plan.aggregates:

@@ -20,7 +20,7 @@ import re
 from agent_search.query.dsl import NUMERIC_KINDS, TEMPORAL_KINDS, TEXT_KINDS
 from agent_search.query.nl._lexicon import words_of
 from agent_search.query.nl._plan import Plan, Question
-from agent_search.query.nl._schema import Candidate, FieldMention, is_plain
+from agent_search.query.nl._reading._schema import Candidate, FieldMention, is_plain
 
 # adjective (superlative forms) → (nouns it measures, direction on them, direction on a
 # birth date); general English, shared by every schema

@@ -45,10 +45,10 @@ import numpy as np
 
 from agent_search.language import normal_form
 from agent_search.query.dsl import ModelSchema
-from agent_search.query.nl._aggregate_words import NUMBER_WORDS
 from agent_search.query.nl._lexicon import is_plural, plural_forms
 from agent_search.query.nl._plan import NOTHING_CONFIDENCE
-from agent_search.query.nl._schema import model_mentions
+from agent_search.query.nl._reading._schema import model_mentions
+from agent_search.query.nl._rules._aggregate_words import NUMBER_WORDS
 
 if TYPE_CHECKING:
     from agent_search.config import SearchConfig

@@ -19,7 +19,22 @@ from __future__ import annotations
 import re
 
 from agent_search.query.dsl import NUMERIC_KINDS, TEXT_KINDS
-from agent_search.query.nl._aggregate_words import (
+from agent_search.query.nl._answer._children import (
+    child_function,
+    child_group,
+    count_of_children,
+    per_target,
+)
+from agent_search.query.nl._lexicon import find_phrase, is_plural, overlaps, plural_forms, words_of
+from agent_search.query.nl._plan import Plan, Question
+from agent_search.query.nl._reading._schema import (
+    Candidate,
+    FieldMention,
+    is_plain,
+    relation_field,
+    title_field,
+)
+from agent_search.query.nl._rules._aggregate_words import (
     COMMON,
     EACH,
     FN,
@@ -33,21 +48,6 @@ from agent_search.query.nl._aggregate_words import (
     NUMBER_WORDS,
     WEAK_FN,
     add_group,
-)
-from agent_search.query.nl._children import (
-    child_function,
-    child_group,
-    count_of_children,
-    per_target,
-)
-from agent_search.query.nl._lexicon import find_phrase, is_plural, overlaps, plural_forms, words_of
-from agent_search.query.nl._plan import Plan, Question
-from agent_search.query.nl._schema import (
-    Candidate,
-    FieldMention,
-    is_plain,
-    relation_field,
-    title_field,
 )
 
 

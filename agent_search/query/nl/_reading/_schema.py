@@ -31,7 +31,7 @@ from agent_search.query.nl._lexicon import (
     plural_forms,
     words_of,
 )
-from agent_search.query.nl._units import CURRENCY_UNITS, FIELD_UNITS, MONEY_NAME, SIZE_NAME
+from agent_search.query.nl._reading._units import CURRENCY_UNITS, FIELD_UNITS, MONEY_NAME, SIZE_NAME
 
 Span = tuple[int, int]
 """Start and end of a piece of the question (character offsets)."""
@@ -425,56 +425,57 @@ def reverse_relation(rel: RelationSchema, source: ModelSchema,
                  and r.key.lower() == rel.foreign.lower()), None)
 
 
+_DIMENSIONS: tuple[tuple[str, Callable[[FieldSchema, str], object]], ...] = (
+    ("duration", lambda field, unit: unit in FIELD_UNITS),
+    ("money", lambda field, unit: unit in CURRENCY_UNITS or MONEY_NAME.search(field.name)),
+    ("size", lambda field, unit: unit == "bytes" or SIZE_NAME.search(field.name)),
+)
+"""What a number field measures, by its unit (lower-cased) or its name, first found
+first; a number field none of them takes is a plain ``number``."""
+
+
 def dimension(field: FieldSchema) -> str | None:
     """What a field measures: date, duration, money, size or a plain number (None for
     anything else)."""
-    unit = (field.unit or "").lower()
     if field.kind in TEMPORAL_KINDS:
         return "date"
     if field.kind not in NUMERIC_KINDS:
         return None
-    if unit in FIELD_UNITS:
-        return "duration"
-    if unit in CURRENCY_UNITS or MONEY_NAME.search(field.name):
-        return "money"
-    if unit == "bytes" or SIZE_NAME.search(field.name):
-        return "size"
-    return "number"
+    unit = (field.unit or "").lower()
+    return next((name for name, said in _DIMENSIONS if said(field, unit)), "number")
+
+
+_TAKES = {"number": frozenset({"money", "duration", "size", "number"})}
+"""The dimensions a field wanted for a dimension may have (any number for a plain
+number; else the dimension itself)."""
+
+
+def _distance(span: Span, pos: int) -> float:
+    """How far a field named at ``span`` is from ``pos``: after it counts half again,
+    and 5 more."""
+    if span[1] <= pos:
+        return pos - span[1]
+    return (span[0] - pos) * 1.5 + 5 if span[0] >= pos else 0
 
 
 def near_field(pos: int, mentions: list[FieldMention], accept: Callable[[Candidate], bool],
                *, window: int = 40) -> Candidate | None:
     """The accepted field mentioned closest before ``pos`` (or just after it); strong
     mentions and own fields first."""
-    best: tuple[float, Candidate] | None = None
-    for span, cand, strong in mentions:
-        if not accept(cand):
-            continue
-        dist: float
-        if span[1] <= pos:
-            dist = pos - span[1]
-        elif span[0] >= pos:
-            dist = (span[0] - pos) * 1.5 + 5
-        else:
-            dist = 0
-        if dist > window:
-            continue
-        rank = dist + (0 if strong else 8) + (0 if cand.relation is None else 4)
-        if best is None or rank < best[0]:
-            best = (rank, cand)
-    return best[1] if best else None
+    ranked = [(rank, cand) for span, cand, strong in mentions if accept(cand)
+              and (dist := _distance(span, pos)) <= window
+              for rank in [dist + (0 if strong else 8) + (0 if cand.relation is None else 4)]]
+    return min(ranked, key=lambda r: r[0])[1] if ranked else None
 
 
 def field_for(cands: list[Candidate], wanted: str, mentions: list[FieldMention],
               pos: int) -> Candidate | None:
     """A field of dimension ``wanted`` (money/duration/size/date/number): the mentioned one
     nearest to ``pos``, else the target's first such field, else a related one."""
+    takes = _TAKES.get(wanted, frozenset({wanted}))
+
     def ok(c: Candidate) -> bool:
-        d = dimension(c.field)
-        if d is None or not is_plain(c):
-            return False
-        return d == wanted or (wanted == "number" and d in ("money", "duration", "size",
-                                                            "number"))
+        return dimension(c.field) in takes and is_plain(c)
     near = near_field(pos, mentions, ok)
     if near is not None:
         return near

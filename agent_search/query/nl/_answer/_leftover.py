@@ -14,10 +14,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from agent_search.language import HAN_CHAR
-from agent_search.query.nl import _ordering as ordering
 from agent_search.query.nl._lexicon import STOPWORDS, overlaps, word_spans
 from agent_search.query.nl._plan import Plan, Question
-from agent_search.query.nl._schema import Span
+from agent_search.query.nl._reading._schema import Span
+from agent_search.query.nl._rules import _ordering as ordering
 
 _WHOLE = re.compile(r"\b(?:in|around|across|throughout)\s+the\s+(?:world|globe)\b|"
                     r"\bin\s+total\b|\baltogether\b|\boverall\b", re.I)

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from agent_search.query.dsl import TEXT_KINDS
 from agent_search.query.nl._lexicon import STOPWORDS, escape_like, overlaps
 from agent_search.query.nl._plan import Plan, Question
-from agent_search.query.nl._schema import (
+from agent_search.query.nl._reading._schema import (
     Candidate,
     Span,
     is_plain,

@@ -7,15 +7,15 @@ import re
 
 from agent_search.query.dsl import NUMERIC_KINDS, TEMPORAL_KINDS
 from agent_search.query.nl._lexicon import is_plural, overlaps, plural_forms, words_of
-from agent_search.query.nl._measures import ADJECTIVE
 from agent_search.query.nl._plan import Plan, Question
-from agent_search.query.nl._schema import (
+from agent_search.query.nl._reading._schema import (
     Candidate,
     FieldMention,
     field_for,
     is_plain,
     title_field,
 )
+from agent_search.query.nl._rules._measures import ADJECTIVE
 
 # superlatives: words → (dimension, direction)
 SUPERLATIVES: tuple[tuple[str, str, str], ...] = (
