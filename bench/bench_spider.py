@@ -517,7 +517,7 @@ SILENCED_BY: tuple[tuple[str, str], ...] = (
     ("the calibrated floor", "calibrated confidence"),
 )
 """Why a question answered nothing, by the words of its last warnings: the gate's shape
-checks (``query/nl/_consistency.py``), a second reading that gives other rows
+checks (``query/nl/_answer/_consistency.py``), a second reading that gives other rows
 (``db/_readings.py``, ``query/nl/_readings.py``) or the calibrated floor. Counted per
 part (aggregate figures: the locked part's too)."""
 

@@ -1,13 +1,13 @@
 """The finished reading's shape against the words: a superlative with nothing ordered, a
 count with nothing counted, a number per group with no group formed answer nothing
-(:mod:`agent_search.query.nl._consistency`), whatever the calibrated floor."""
+(:mod:`agent_search.query.nl._answer._consistency`), whatever the calibrated floor."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from agent_search.query.nl import _calibration as calibration
-from agent_search.query.nl._consistency import unaccounted
+from agent_search.query.nl._answer._consistency import unaccounted
 from agent_search.query.nl._parser import parse
 from tests.support.query_schemas import NOW, f, music
 

@@ -32,7 +32,7 @@ from typing import Any
 
 from agent_search.language import normal_form
 from agent_search.query.dsl import ModelSchema
-from agent_search.query.nl._consistency import unaccounted
+from agent_search.query.nl._answer._consistency import unaccounted
 from agent_search.query.nl._plan import NOTHING_CONFIDENCE
 from agent_search.query.nl._reading._schema import model_mentions
 

@@ -30,9 +30,9 @@ from typing import Any
 
 from agent_search.language import HAN_CHAR, normal_form
 from agent_search.query.dsl import ModelSchema
+from agent_search.query.nl._answer._unsure import DISTINCT_COUNT, EXTREME
 from agent_search.query.nl._lexicon import words_of
-from agent_search.query.nl._schema import model_mentions
-from agent_search.query.nl._unsure import DISTINCT_COUNT, EXTREME
+from agent_search.query.nl._reading._schema import model_mentions
 
 _AMOUNT = (r"(?<!maximum )(?<!minimum )(?<!average )(?<!total )(?<!highest )(?<!lowest )"
            r"(?<!largest )(?<!smallest )(?<!greatest )(?<!max )(?<!min )")
