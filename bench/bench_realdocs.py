@@ -173,9 +173,9 @@ async def run(docs: Path, work: Path, configs: dict[str, dict[str, Any]],
     shipped = _foreign.FOREIGN
     for name, raw in configs.items():
         overrides = {k: v for k, v in raw.items() if k != "_foreign"}
-        _foreign.FOREIGN = replace(shipped, **{
-            k: tuple(v) if isinstance(v, list) else v
-            for k, v in raw.get("_foreign", {}).items()})
+        fields: dict[str, Any] = {k: tuple(v) if isinstance(v, list) else v
+                                   for k, v in raw.get("_foreign", {}).items()}
+        _foreign.FOREIGN = replace(shipped, **fields)
         config = base.merged(overrides) if overrides else base
         floor = config.min_score_for("kb")
         searcher = Searcher(config, handlers=[create_handler(config)])
@@ -183,9 +183,9 @@ async def run(docs: Path, work: Path, configs: dict[str, dict[str, Any]],
         started = time.perf_counter()
         try:
             for q in questions:
-                result = await searcher.search(Request(type="kb", query=q["question"], limit=5,
-                                                       collections=[COLLECTION],
-                                                       min_score=0.0))
+                result = await searcher.search(Request(
+                    type="kb", query=q["question"], limit=5, min_score=0.0,
+                    options={"collections": [COLLECTION]}))
                 if result.error:
                     raise RuntimeError(f"{q['id']}: {result.error}")
                 pages = [(_page(i, docs), i.score) for i in result.items]

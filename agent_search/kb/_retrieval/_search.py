@@ -193,8 +193,7 @@ def search(store: KBStore, collection: str, plan: QueryPlan,
     chunk is brought first."""
     sparse = sparse if sparse is not None and sparse.indices else None
     stats = _stats_for(store, collection, plan, sparse)
-    neighbours = (dense is not None and plan.fusion in ("calibrated", "zscore")
-                  and _feedback.applies(points, plan.feedback_docs))
+    neighbours = _neighbours(plan, dense, points)
     limit = plan.limit
     # feedback ranks the branches' top candidates again with the top ones' centre, and
     # the documents' best chunks come first from among them: both need more than limit
@@ -216,6 +215,13 @@ def search(store: KBStore, collection: str, plan: QueryPlan,
         hits = _heading_ranked(hits, plan.heading_weight, dense, headings,
                                null.dense_std if null is not None else 0.0)
     return diversified(hits, plan.diversity, limit)
+
+
+def _neighbours(plan: QueryPlan, dense: NDArray[np.float32] | None, points: int) -> bool:
+    """Whether the top candidates' centre ranks them again (:mod:`._feedback`): the
+    standardised hybrid with a dense query, in a collection large enough to tell."""
+    return (dense is not None and plan.fusion in ("calibrated", "zscore")
+            and _feedback.applies(points, plan.feedback_docs))
 
 
 def _stats_for(store: KBStore, collection: str, plan: QueryPlan,
@@ -537,31 +543,39 @@ def _calibrate(pool: _Pool, ids: list[str], plan: QueryPlan,
     cov = [pool.coverages.get(i, 0.0) for i in ids]
     fused = fused_of(cos, cov)
     order = np.argsort(-fused, kind="stable")[:plan.limit].tolist()
-    hits: list[Hit] = []
+    ranked = [ids[i] for i in order]
     if plan.fusion == "zscore":
         hits = [Hit(ids[i], z_to_unit(float(fused[i])), {}) for i in order]
     elif null is not None:
-        shares = singles([ids[i] for i in order]) if singles and pool.coverages else {}
-        ceiling = 1.0
-        for i in order:
-            own = evidence_score(
-                null, pool.cosines.get(ids[i]) if pool.cosines else None,
-                pool.coverages.get(ids[i], 0.0) if pool.coverages else None,
-                shares.get(ids[i], 0.0))
-            ceiling = min(ceiling, own)
-            hits.append(Hit(ids[i], ceiling, {}, own=own))
+        hits = _capped(ranked, _evidence_owns(pool, ranked, null, singles))
     else:
         # rank with the collection's moments (quality), score with the reference's only
         # (absolute: a topical collection's own moments would call its best match
-        # ordinary); a running minimum keeps the scores in ranking order
+        # ordinary)
         absolute = fuse(np.asarray([cos[i] for i in order], dtype=np.float32),
                         np.asarray([cov[i] for i in order], dtype=np.float32), None,
                         plan.dense_weight, plan.sparse_weight)
-        ceiling = 1.0
-        for i, z in zip(order, absolute.tolist(), strict=True):
-            own = calibrated_fused(z)
-            ceiling = min(ceiling, own)
-            hits.append(Hit(ids[i], ceiling, {}, own=own))
+        hits = _capped(ranked, [calibrated_fused(z) for z in absolute.tolist()])
     for hit, i in zip(hits, order, strict=True):
         hit.key = float(fused[i])
     return [h for h in hits if h.point_id in pool.found]
+
+
+def _capped(ids: list[str], owns: list[float]) -> list[Hit]:
+    """Hits in ranking order, each scored by its own evidence capped by the hit ranked
+    above it: a running minimum keeps the scores in ranking order."""
+    hits, ceiling = [], 1.0
+    for point_id, own in zip(ids, owns, strict=True):
+        ceiling = min(ceiling, own)
+        hits.append(Hit(point_id, ceiling, {}, own=own))
+    return hits
+
+
+def _evidence_owns(pool: _Pool, ranked: list[str], null: Null,
+                   singles: Callable[[list[str]], dict[str, float]] | None) -> list[float]:
+    """Each ranked candidate's :func:`evidence_score` over the query's background (a
+    branch the query lacks counts as absent, not as 0)."""
+    shares = singles(ranked) if singles and pool.coverages else {}
+    return [evidence_score(null, pool.cosines.get(i) if pool.cosines else None,
+                           pool.coverages.get(i, 0.0) if pool.coverages else None,
+                           shares.get(i, 0.0)) for i in ranked]
