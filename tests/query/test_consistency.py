@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from agent_search.query.nl import _calibration as calibration
+from agent_search.query.nl._answer import _calibration as calibration
 from agent_search.query.nl._answer._consistency import unaccounted
 from agent_search.query.nl._parser import parse
 from tests.support.query_schemas import NOW, f, music
