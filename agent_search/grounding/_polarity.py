@@ -15,11 +15,13 @@ window supports a sentence in words, numbers and names, both are read once more:
 - **direction** — a word on an axis (amount: increase / decrease, higher / lower, more /
   less; time: before / after; sign: positive / negative; valence: risk / protection;
   升高 / 降低, 增加 / 减少, 之前 / 之后…, :mod:`agent_search.grounding._polarity_words`)
-  with the content words around it. A sentence whose direction word has only
-  opposite-pole words of the same axis around the same content words in the reference
-  says the opposite. "reduced the risk" is a benefit (an amount word turns the valence
-  word after it), and a direction word under a negation is not compared ("did not
-  increase" is no "decrease").
+  with the content words around it (and the words WordNet relates to them: "quitting"
+  and "quit"). A sentence whose direction word has only opposite-pole words of the same
+  axis around the same content words in the reference (most of all, said of the same
+  word) says the opposite. "reduced the risk" is a benefit (an amount word turns the
+  valence word after it, or said of it: "the benefit is smaller"), a direction word
+  under a negation is not compared ("did not increase" is no "decrease"), nor "high" or
+  "low" naming a kind ("high blood pressure": WordNet's antonyms still set them apart).
 
 It reads English and Chinese, each by its rules (:data:`RULES`, by the language the
 text is classified as). :func:`unreadable` says when a sentence cannot be read
@@ -114,10 +116,9 @@ class _Direction:
     end: int
     wide: frozenset[str] = frozenset()
     """``context`` with the stems WordNet relates to its words (:func:`_widened`)."""
-    word: str = ""
-    """The direction word itself (its key)..."""
-    text: str = ""
-    """... and as written, lower-cased."""
+    heads: frozenset[str] = frozenset()
+    """The content words next to it, one each side in its clause: what it is said of
+    ("a bigger effect", "blood pressure drop")."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -310,6 +311,18 @@ def _clause_context(tokens: list[_Token], i: int) -> tuple[frozenset[str], froze
     return context, context.union(*(_widened(t) for t in near if t.key))
 
 
+def _heads(tokens: list[_Token], i: int) -> frozenset[str]:
+    """The first content word each side of ``i`` in its clause."""
+    out: set[str] = set()
+    for step in (-1, 1):
+        j = i + step
+        while 0 <= j < len(tokens) and not tokens[j].brk and not tokens[j].key:
+            j += step
+        if 0 <= j < len(tokens) and not tokens[j].brk:
+            out.add(tokens[j].key)
+    return frozenset(out)
+
+
 def _widened(token: _Token) -> frozenset[str]:
     """The stems WordNet relates to an English word (its lemma's among them): a
     rewording puts "quitting" for "quit", "gain" for "benefit" around the same direction
@@ -382,7 +395,7 @@ def _directions(tokens: list[_Token], language: _Rules, negated_at: set[int]
             pole = turned
         context, wide = _clause_context(tokens, i)
         out.append(_Direction(axis, pole, context, tokens[i].start, tokens[i].end, wide,
-                              tokens[i].key or tokens[i].text, tokens[i].text))
+                              _heads(tokens, i)))
     return out
 
 
@@ -514,17 +527,29 @@ def _opposable(tokens: list[_Token], negated_at: set[int]) -> list[_Opposable]:
 
 def _antonym(s: _Reading, w: _Reading) -> str | None:
     """A word of ``s`` whose antonym (WordNet) ``w`` states about the same words (one
-    word around both in common), where ``w`` does not state the word itself nor ``s``
-    the antonym: "thinned" against "grew thicker", "agonist" against "antagonist"."""
+    word around both in common), where ``w`` does not state the word itself about them
+    nor ``s`` the antonym: "thinned" against "grew thicker", "agonist" against
+    "antagonist". About them: a "lower risk" elsewhere in the window does not make
+    "a low economic burden" the window's own words for "a high economic burden"."""
     for a in s.opposable:
-        if a.lemmas & w.lemmas:
+        if _states(w, a.lemmas, a):
             continue
         opposite_words = antonyms(a.lemmas)
         for b in w.opposable:
-            if b.lemmas & opposite_words and not b.lemmas & s.lemmas \
-                    and _shared(a.context, a.wide, b.context, b.wide):
+            if b.lemmas & opposite_words and not _states(s, b.lemmas, b) and _near(a, b):
                 return f"“{_quote(s, a.start, a.end)}”, where it says “{_quote(w, b.start, b.end)}”"
     return None
+
+
+def _near(a: _Opposable, b: _Opposable) -> bool:
+    return _shared(a.context, a.wide, b.context, b.wide) > 0
+
+
+def _states(reading: _Reading, lemma_set: frozenset[str], about: _Opposable) -> bool:
+    """Whether ``reading`` states a word of ``lemma_set`` around one of the words
+    around ``about`` themselves (or with no words around it: then anywhere)."""
+    return any(o.lemmas & lemma_set and (o.context & about.context or not o.context)
+               for o in reading.opposable)
 
 
 _FOREIGN = "a language the check does not read"
@@ -624,24 +649,21 @@ def opposite(sentence: str, window: str) -> str | None:
 
 def _nearest(d: _Direction, others: tuple[_Direction, ...]) -> list[_Direction]:
     """The direction words of ``others`` on ``d``'s axis that share the most content words
-    around them with ``d`` (none when none shares any), the same direction word counting
-    as one more: a rewording keeps the word ("later") where it changes those around it."""
+    around them with ``d`` (none when none shares any), two more when the two are said of
+    the same word (:attr:`_Direction.heads`): "a bigger effect" is the counterpart of "the
+    effect was larger", not of "blood pressure drop" a few words off. (The same direction
+    word counted as one word more made ties with a window that states the word
+    elsewhere: "higher" swapped for "lower" passed where the window says "higher" of
+    other things.)"""
     best, out = 0, []
     for e in others:
-        shared = _shared(d.context, d.wide, e.context, e.wide) + _same_word(d, e) \
+        shared = _shared(d.context, d.wide, e.context, e.wide) + 2 * bool(d.heads & e.heads) \
             if e.axis == d.axis else 0
         if shared > best:
             best, out = shared, [e]
         elif shared == best and shared:
             out.append(e)
     return out
-
-
-def _same_word(d: _Direction, e: _Direction) -> bool:
-    """Whether two direction words are one word, or words WordNet relates ("bigger" and
-    "larger")."""
-    return d.word == e.word or (d.word.isascii() and e.word.isascii() and d.pole == e.pole
-                                and e.word in related_stems(d.text)[0])
 
 
 def _agreed(e: _Direction, ours: tuple[_Direction, ...]) -> bool:
