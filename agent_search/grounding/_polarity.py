@@ -114,8 +114,8 @@ class _Direction:
     context: frozenset[str]
     start: int
     end: int
-    wide: frozenset[str] = frozenset()
-    """``context`` with the stems WordNet relates to its words (:func:`_widened`)."""
+    near: tuple[str, ...] = ()
+    """The words of ``context`` as written, lower-cased (:func:`_widened`)."""
     heads: frozenset[str] = frozenset()
     """The content words next to it, one each side in its clause: what it is said of
     ("a bigger effect", "blood pressure drop")."""
@@ -129,7 +129,7 @@ class _Opposable:
     context: frozenset[str]
     start: int
     end: int
-    wide: frozenset[str] = frozenset()
+    near: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -298,9 +298,10 @@ def _pole_zh(word: str) -> tuple[str, int] | None:
     return None
 
 
-def _clause_context(tokens: list[_Token], i: int) -> tuple[frozenset[str], frozenset[str]]:
+def _clause_context(tokens: list[_Token], i: int) -> tuple[frozenset[str], tuple[str, ...]]:
     """Content words within :data:`CONTEXT` tokens of ``i``, in its clause, but the
-    word at ``i``; and the same widened (:func:`_widened`)."""
+    word at ``i``; and the same as written (to be widened only when compared:
+    :func:`_widened`)."""
     near: list[_Token] = []
     for step in (-1, 1):
         j = i + step
@@ -308,7 +309,7 @@ def _clause_context(tokens: list[_Token], i: int) -> tuple[frozenset[str], froze
             near.append(tokens[j])
             j += step
     context = frozenset(t.key for t in near if t.key) - {tokens[i].key}
-    return context, context.union(*(_widened(t) for t in near if t.key))
+    return context, tuple(sorted({t.text for t in near if t.key and t.text.isascii()}))
 
 
 def _heads(tokens: list[_Token], i: int) -> frozenset[str]:
@@ -323,18 +324,21 @@ def _heads(tokens: list[_Token], i: int) -> frozenset[str]:
     return frozenset(out)
 
 
-def _widened(token: _Token) -> frozenset[str]:
-    """The stems WordNet relates to an English word (its lemma's among them): a
+@functools.lru_cache(maxsize=4096)
+def _widened(near: tuple[str, ...]) -> frozenset[str]:
+    """The stems WordNet relates to English words (their lemmas' among them): a
     rewording puts "quitting" for "quit", "gain" for "benefit" around the same direction
-    word, and the two must still be seen to speak of the same thing."""
-    return related_stems(token.text)[0] if token.text.isascii() else frozenset()
+    word, and the two must still be seen to speak of the same thing. Read only when two
+    contexts are compared: most words read never are."""
+    return frozenset().union(*(related_stems(word)[0] for word in near))
 
 
-def _shared(a_context: frozenset[str], a_wide: frozenset[str], b_context: frozenset[str],
-            b_wide: frozenset[str]) -> int:
+def _shared(a_context: frozenset[str], a_near: tuple[str, ...], b_context: frozenset[str],
+            b_near: tuple[str, ...]) -> int:
     """How many words two contexts share, a word counting where one side's related
     words hold the other's."""
-    return max(len(a_context & b_wide), len(b_context & a_wide))
+    return max(len(a_context & (b_context | _widened(b_near))),
+               len(b_context & (a_context | _widened(a_near))))
 
 
 def _valence(poles: list[tuple[str, int] | None], tokens: list[_Token], i: int, pole: int
@@ -393,8 +397,8 @@ def _directions(tokens: list[_Token], language: _Rules, negated_at: set[int]
             if turned is None:
                 continue
             pole = turned
-        context, wide = _clause_context(tokens, i)
-        out.append(_Direction(axis, pole, context, tokens[i].start, tokens[i].end, wide,
+        context, near = _clause_context(tokens, i)
+        out.append(_Direction(axis, pole, context, tokens[i].start, tokens[i].end, near,
                               _heads(tokens, i)))
     return out
 
@@ -520,8 +524,8 @@ def _opposable(tokens: list[_Token], negated_at: set[int]) -> list[_Opposable]:
             continue
         found = lemmas(t.text)
         if found:
-            context, wide = _clause_context(tokens, i)
-            out.append(_Opposable(found, context, t.start, t.end, wide))
+            context, near = _clause_context(tokens, i)
+            out.append(_Opposable(found, context, t.start, t.end, near))
     return out
 
 
@@ -542,7 +546,7 @@ def _antonym(s: _Reading, w: _Reading) -> str | None:
 
 
 def _near(a: _Opposable, b: _Opposable) -> bool:
-    return _shared(a.context, a.wide, b.context, b.wide) > 0
+    return _shared(a.context, a.near, b.context, b.near) > 0
 
 
 def _states(reading: _Reading, lemma_set: frozenset[str], about: _Opposable) -> bool:
@@ -657,7 +661,7 @@ def _nearest(d: _Direction, others: tuple[_Direction, ...]) -> list[_Direction]:
     other things.)"""
     best, out = 0, []
     for e in others:
-        shared = _shared(d.context, d.wide, e.context, e.wide) + 2 * bool(d.heads & e.heads) \
+        shared = _shared(d.context, d.near, e.context, e.near) + 2 * bool(d.heads & e.heads) \
             if e.axis == d.axis else 0
         if shared > best:
             best, out = shared, [e]
