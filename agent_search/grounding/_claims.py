@@ -218,9 +218,21 @@ def _tagged(text: str, budget: Budget | None = None) -> list[tuple[str, str]]:
 def _chinese_entities(text: str, tagged: list[tuple[str, str]]) -> list[str]:
     # a "name" that starts with a numeral is the tagger misreading a number (三万人)
     out = [word for word, flag in tagged if len(word) >= 2 and flag.startswith(_ZH_NAME_TAGS)
-           and not starts_with_number(word)]
+           and not starts_with_number(word) and not _phrase(word, flag)]
     # the Latin words of a mixed sentence (RCEP, GDP, COVID-19), not the Han text after them
     return out + _english_entities(" ".join(re.findall(r"[A-Za-z0-9][A-Za-z0-9\-]*", text)))
+
+
+def _phrase(word: str, flag: str) -> bool:
+    """Whether a word jieba's dictionary tags a person's name (``nr``) is two common
+    two-character words ("同比增加", "严格执法", "今天上午": about a thousand such entries,
+    none a name): a Chinese name is a surname and a given name, not two words of the
+    dictionary that are no names themselves."""
+    if flag != "nr" or len(word) != 4:
+        return False
+    tags = _posseg().dt.word_tag_tab
+    return all(tags.get(part, "x") != "x" and not tags[part].startswith(_ZH_NAME_TAGS)
+               for part in (word[:2], word[2:]))
 
 
 def stem(word: str) -> str:

@@ -15,11 +15,13 @@ window supports a sentence in words, numbers and names, both are read once more:
 - **direction** — a word on an axis (amount: increase / decrease, higher / lower, more /
   less; time: before / after; sign: positive / negative; valence: risk / protection;
   升高 / 降低, 增加 / 减少, 之前 / 之后…, :mod:`agent_search.grounding._polarity_words`)
-  with the content words around it. A sentence whose direction word has only
-  opposite-pole words of the same axis around the same content words in the reference
-  says the opposite. "reduced the risk" is a benefit (an amount word turns the valence
-  word after it), and a direction word under a negation is not compared ("did not
-  increase" is no "decrease").
+  with the content words around it (and the words WordNet relates to them: "quitting"
+  and "quit"). A sentence whose direction word has only opposite-pole words of the same
+  axis around the same content words in the reference (most of all, said of the same
+  word) says the opposite. "reduced the risk" is a benefit (an amount word turns the
+  valence word after it, or said of it: "the benefit is smaller"), a direction word
+  under a negation is not compared ("did not increase" is no "decrease"), nor "high" or
+  "low" naming a kind ("high blood pressure": WordNet's antonyms still set them apart).
 
 It reads English and Chinese, each by its rules (:data:`RULES`, by the language the
 text is classified as). :func:`unreadable` says when a sentence cannot be read
@@ -37,6 +39,7 @@ from dataclasses import dataclass, field
 from agent_search.grounding._antonyms import antonyms, lemmas
 from agent_search.grounding._claims import _STOP, stem
 from agent_search.grounding._polarity_words import (
+    ATTRIBUTIVE_EN,
     CLAUSE_BREAKS_EN,
     CLAUSE_BREAKS_ZH,
     COUNT_ADJECTIVES_EN,
@@ -51,6 +54,7 @@ from agent_search.grounding._polarity_words import (
     NOT_NEGATION_ZH,
     SHORT_STEM_PREFIXES_EN,
 )
+from agent_search.grounding._related import related_stems
 from agent_search.language import (
     CHINESE,
     ENGLISH,
@@ -99,6 +103,8 @@ class _Cue:
     """The first word of the scope: what the cue negates (the verb of "did not exist")."""
     nominal: bool = False
     """A cue that negates the thing named next ("lacking X", "without X")."""
+    numbers: frozenset[str] = frozenset()
+    """The numbers its clause states, as written (:func:`_clause_numbers`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,6 +114,11 @@ class _Direction:
     context: frozenset[str]
     start: int
     end: int
+    near: tuple[str, ...] = ()
+    """The words of ``context`` as written, lower-cased (:func:`_widened`)."""
+    heads: frozenset[str] = frozenset()
+    """The content words next to it, one each side in its clause: what it is said of
+    ("a bigger effect", "blood pressure drop")."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,6 +129,7 @@ class _Opposable:
     context: frozenset[str]
     start: int
     end: int
+    near: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -286,16 +298,47 @@ def _pole_zh(word: str) -> tuple[str, int] | None:
     return None
 
 
-def _clause_context(tokens: list[_Token], i: int) -> frozenset[str]:
-    """Content words within :data:`CONTEXT` tokens of ``i``, in its clause."""
-    out: set[str] = set()
+def _clause_context(tokens: list[_Token], i: int) -> tuple[frozenset[str], tuple[str, ...]]:
+    """Content words within :data:`CONTEXT` tokens of ``i``, in its clause, but the
+    word at ``i``; and the same as written (to be widened only when compared:
+    :func:`_widened`)."""
+    near: list[_Token] = []
     for step in (-1, 1):
         j = i + step
         while 0 <= j < len(tokens) and abs(j - i) <= CONTEXT and not tokens[j].brk:
-            out.add(tokens[j].key)
+            near.append(tokens[j])
             j += step
-    out.discard("")
+    context = frozenset(t.key for t in near if t.key) - {tokens[i].key}
+    return context, tuple(sorted({t.text for t in near if t.key and t.text.isascii()}))
+
+
+def _heads(tokens: list[_Token], i: int) -> frozenset[str]:
+    """The first content word each side of ``i`` in its clause."""
+    out: set[str] = set()
+    for step in (-1, 1):
+        j = i + step
+        while 0 <= j < len(tokens) and not tokens[j].brk and not tokens[j].key:
+            j += step
+        if 0 <= j < len(tokens) and not tokens[j].brk:
+            out.add(tokens[j].key)
     return frozenset(out)
+
+
+@functools.lru_cache(maxsize=4096)
+def _widened(near: tuple[str, ...]) -> frozenset[str]:
+    """The stems WordNet relates to English words (their lemmas' among them): a
+    rewording puts "quitting" for "quit", "gain" for "benefit" around the same direction
+    word, and the two must still be seen to speak of the same thing. Read only when two
+    contexts are compared: most words read never are."""
+    return frozenset().union(*(related_stems(word)[0] for word in near))
+
+
+def _shared(a_context: frozenset[str], a_near: tuple[str, ...], b_context: frozenset[str],
+            b_near: tuple[str, ...]) -> int:
+    """How many words two contexts share, a word counting where one side's related
+    words hold the other's."""
+    return max(len(a_context & (b_context | _widened(b_near))),
+               len(b_context & (a_context | _widened(a_near))))
 
 
 def _valence(poles: list[tuple[str, int] | None], tokens: list[_Token], i: int, pole: int
@@ -305,7 +348,8 @@ def _valence(poles: list[tuple[str, int] | None], tokens: list[_Token], i: int, 
     a benefit (a valence word before it decides). None when it is the object of a word
     with no direction the check knows ("cuts the risk", "curbs their risk": a content
     word, then a determiner): what that does to the risk is unknown, so it is not
-    compared."""
+    compared. With nothing before it, an amount word it is the subject of turns it the
+    same way (:func:`_predicate`): "the benefit is smaller" is "a smaller benefit"."""
     for j in range(i - 1, max(-1, i - 4), -1):
         if tokens[j].brk:
             break
@@ -316,7 +360,24 @@ def _valence(poles: list[tuple[str, int] | None], tokens: list[_Token], i: int, 
             return before[1]
         if tokens[j].key and j == i - 2 and tokens[i - 1].text in _DETERMINERS:
             return None  # the object of a verb the check does not know
-    return pole
+    after = _predicate(poles, tokens, i)
+    return pole if after is None else pole ^ after
+
+
+def _predicate(poles: list[tuple[str, int] | None], tokens: list[_Token], i: int
+               ) -> int | None:
+    """The pole of an amount word said of the word at ``i`` ("risk was lower", "benefit
+    is smaller"): the next content word of its clause, with only function words (a
+    copula, an adverb of the stop list) between."""
+    for j in range(i + 1, min(len(tokens), i + 4)):
+        if tokens[j].brk:
+            return None
+        after = poles[j]
+        if after is not None and after[0] == "amount":
+            return after[1]
+        if tokens[j].key:
+            return None
+    return None
 
 
 _DETERMINERS = frozenset({"the", "a", "an", "their", "its", "his", "her", "our", "your",
@@ -328,7 +389,7 @@ def _directions(tokens: list[_Token], language: _Rules, negated_at: set[int]
     poles = [language.pole(t.text) for t in tokens]
     out = []
     for i, found in enumerate(poles):
-        if found is None or i in negated_at:
+        if found is None or i in negated_at or _attributive(tokens, poles, i):
             continue
         axis, pole = found
         if axis == "valence":
@@ -336,9 +397,21 @@ def _directions(tokens: list[_Token], language: _Rules, negated_at: set[int]
             if turned is None:
                 continue
             pole = turned
-        context = _clause_context(tokens, i) - {tokens[i].key}
-        out.append(_Direction(axis, pole, context, tokens[i].start, tokens[i].end))
+        context, near = _clause_context(tokens, i)
+        out.append(_Direction(axis, pole, context, tokens[i].start, tokens[i].end, near,
+                              _heads(tokens, i)))
     return out
+
+
+def _attributive(tokens: list[_Token], poles: list[tuple[str, int] | None], i: int) -> bool:
+    """Whether the word at ``i`` is a scale adjective in its positive degree before a
+    noun with no direction of its own ("high blood pressure", "low-lying land"): it names
+    a kind of thing, not a way things went, and is compared as an antonym only ("high"
+    against "low" before the same words). Before a valence word it still turns it ("a
+    high risk")."""
+    following = tokens[i + 1] if i + 1 < len(tokens) else None
+    return tokens[i].text in ATTRIBUTIVE_EN and following is not None \
+        and bool(following.key) and poles[i + 1] is None
 
 
 @dataclass(frozen=True, slots=True)
@@ -394,9 +467,10 @@ def _rules(text: str) -> _Rules:
     return RULES.get(classify(text).name, _ENGLISH)
 
 
-def _negations(tokens: list[_Token], language: _Rules) -> tuple[list[_Cue], set[int]]:
-    """The negation cues of ``tokens`` with their scopes, and the token positions under
-    one (a direction word there is not compared)."""
+def _negations(tokens: list[_Token], language: _Rules, text: str
+               ) -> tuple[list[_Cue], set[int]]:
+    """The negation cues of ``tokens`` (of ``text``) with their scopes, and the token
+    positions under one (a direction word there is not compared)."""
     cues: list[_Cue] = []
     negated_at: set[int] = set()
     for i in range(len(tokens)):
@@ -405,9 +479,21 @@ def _negations(tokens: list[_Token], language: _Rules) -> tuple[list[_Cue], set[
         nominal = tokens[i].text in language.nominal
         scope, end = _scope(tokens, i, 1 if nominal else SCOPE)
         if scope:
-            cues.append(_Cue(frozenset(scope), tokens[i].start, end, scope[0], nominal))
+            cues.append(_Cue(frozenset(scope), tokens[i].start, end, scope[0], nominal,
+                             _clause_numbers(tokens, i, text)))
             negated_at.update(range(i, i + 1 + SCOPE + 1))
     return cues, negated_at
+
+
+_NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
+
+
+def _clause_numbers(tokens: list[_Token], i: int, text: str) -> frozenset[str]:
+    """The numbers written in the clause of the token at ``i``: what that clause counts
+    (非食品价格上涨0.9% speaks of the 0.9%, not of the 7.0% of the clause before it)."""
+    start = next((t.end for t in reversed(tokens[:i]) if t.brk), 0)
+    end = next((t.start for t in tokens[i + 1:] if t.brk), len(text))
+    return frozenset(_NUMBER.findall(text, start, end))
 
 
 @functools.lru_cache(maxsize=1024)
@@ -416,7 +502,7 @@ def _read(text: str) -> _Reading:
     window is at most two sentences of a reference's first 20,000 characters)."""
     language = _rules(text)
     tokens = language.tokens(text)
-    cues, negated_at = _negations(tokens, language)
+    cues, negated_at = _negations(tokens, language, text)
     prefixed = [(rest, t.text, t.start, t.end) for t in tokens
                 if (rest := language.prefixed(t))]
     negated = frozenset().union(*(c.scope for c in cues))
@@ -438,23 +524,36 @@ def _opposable(tokens: list[_Token], negated_at: set[int]) -> list[_Opposable]:
             continue
         found = lemmas(t.text)
         if found:
-            out.append(_Opposable(found, _clause_context(tokens, i) - {t.key}, t.start, t.end))
+            context, near = _clause_context(tokens, i)
+            out.append(_Opposable(found, context, t.start, t.end, near))
     return out
 
 
 def _antonym(s: _Reading, w: _Reading) -> str | None:
     """A word of ``s`` whose antonym (WordNet) ``w`` states about the same words (one
-    word around both in common), where ``w`` does not state the word itself nor ``s``
-    the antonym: "thinned" against "grew thicker", "agonist" against "antagonist"."""
+    word around both in common), where ``w`` does not state the word itself about them
+    nor ``s`` the antonym: "thinned" against "grew thicker", "agonist" against
+    "antagonist". About them: a "lower risk" elsewhere in the window does not make
+    "a low economic burden" the window's own words for "a high economic burden"."""
     for a in s.opposable:
-        if a.lemmas & w.lemmas:
+        if _states(w, a.lemmas, a):
             continue
         opposite_words = antonyms(a.lemmas)
         for b in w.opposable:
-            if b.lemmas & opposite_words and not b.lemmas & s.lemmas \
-                    and a.context & b.context:
+            if b.lemmas & opposite_words and not _states(s, b.lemmas, b) and _near(a, b):
                 return f"“{_quote(s, a.start, a.end)}”, where it says “{_quote(w, b.start, b.end)}”"
     return None
+
+
+def _near(a: _Opposable, b: _Opposable) -> bool:
+    return _shared(a.context, a.near, b.context, b.near) > 0
+
+
+def _states(reading: _Reading, lemma_set: frozenset[str], about: _Opposable) -> bool:
+    """Whether ``reading`` states a word of ``lemma_set`` around one of the words
+    around ``about`` themselves (or with no words around it: then anywhere)."""
+    return any(o.lemmas & lemma_set and (o.context & about.context or not o.context)
+               for o in reading.opposable)
 
 
 _FOREIGN = "a language the check does not read"
@@ -501,8 +600,7 @@ def _negation(a: _Reading, b: _Reading, *, head: bool = False) -> tuple[int, int
     (非食品价格 beside 食品价格), and the sentence's number tells which it speaks of."""
     for cue in a.cues:
         shared = cue.scope & b.words | _inside(cue.scope, b.text)
-        if head and (cue.head not in b.words
-                     or (cue.nominal and cue.head in a.plain and cue.head.isascii())):
+        if head and _aside(cue, a, b):
             continue
         if len(shared) >= min(2, len(cue.scope)) and not shared & b.negated:
             return cue.start, cue.end
@@ -510,6 +608,17 @@ def _negation(a: _Reading, b: _Reading, *, head: bool = False) -> tuple[int, int
         if rest in b.full and whole not in b.full and _key(rest) not in b.negated:
             return start, end
     return None
+
+
+def _aside(cue: _Cue, a: _Reading, b: _Reading) -> bool:
+    """Whether a cue of the reference ``a`` negates something other than what sentence
+    ``b`` states: ``b`` does not state its head; or ``a`` names the thing it negates
+    outside any negation too (English); or its clause counts with numbers ``b`` does not
+    state while ``b`` states some (the numbers say which clause ``b`` rewords)."""
+    if cue.head not in b.words or (cue.nominal and cue.head in a.plain and cue.head.isascii()):
+        return True
+    said = frozenset(_NUMBER.findall(b.text))
+    return bool(cue.numbers and said and cue.numbers.isdisjoint(said))
 
 
 def _in_other(reading: _Reading, words: frozenset[str]) -> str:
@@ -544,10 +653,16 @@ def opposite(sentence: str, window: str) -> str | None:
 
 def _nearest(d: _Direction, others: tuple[_Direction, ...]) -> list[_Direction]:
     """The direction words of ``others`` on ``d``'s axis that share the most content words
-    around them with ``d`` (none when none shares any)."""
+    around them with ``d`` (none when none shares any), two more when the two are said of
+    the same word (:attr:`_Direction.heads`): "a bigger effect" is the counterpart of "the
+    effect was larger", not of "blood pressure drop" a few words off. (The same direction
+    word counted as one word more made ties with a window that states the word
+    elsewhere: "higher" swapped for "lower" passed where the window says "higher" of
+    other things.)"""
     best, out = 0, []
     for e in others:
-        shared = len(e.context & d.context) if e.axis == d.axis else 0
+        shared = _shared(d.context, d.near, e.context, e.near) + 2 * bool(d.heads & e.heads) \
+            if e.axis == d.axis else 0
         if shared > best:
             best, out = shared, [e]
         elif shared == best and shared:

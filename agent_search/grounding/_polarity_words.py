@@ -119,6 +119,11 @@ DIRECTIONS_ZH: dict[str, tuple[frozenset[str], frozenset[str]]] = {
 }
 """Chinese direction words by axis and pole, as jieba cuts them."""
 
+ATTRIBUTIVE_EN = frozenset({"high", "low"})
+"""The scale adjectives of the amount axis in their positive degree (not "higher",
+"rose"): before a noun they name a kind ("high blood pressure", "low income"), not a
+change; WordNet's antonyms still set one against the other."""
+
 CLAUSE_BREAKS_EN = frozenset({"but", "whereas", "while", "although", "though", "however",
                               "yet", "unlike", "except", "despite"})
 """Words that start a clause whose polarity is its own."""
