@@ -67,6 +67,9 @@ KEYS = {"a": "sk-load-tenant-a-0123456789", "b": "sk-load-tenant-b-9876543210"}
 A_RATE_LIMIT = {"per_minute": 60_000, "burst": 6_000}
 SAMPLE = ROOT / "tests" / "data" / "kb-sample" / "corpus.jsonl"
 MODELS = ROOT / "bench" / "results" / "load_home"
+QUIET_FLUSH_S = 13.0
+"""The pause before each pass of A alone: the store's whole flush of B's collection (after
+four flusher passes of 2 s without writes, one more to notice) falls within it."""
 WORDS = ["river", "stone", "garden", "window", "paper", "orange", "signal", "market",
          "winter", "lantern", "harbor", "copper", "meadow", "engine", "ribbon", "valley",
          "thunder", "pocket", "silver", "mirror", "candle", "forest", "bridge", "rocket",
@@ -530,10 +533,10 @@ async def run(args: argparse.Namespace) -> int:
             for round_ in range(args.flood_passes):
                 if round_:
                     # the store's flusher syncs the log at its next pass (within 2 s) and
-                    # flushes the shard whole at the pass after (a pass without writes):
+                    # flushes the shard whole after four passes without writes (8 s):
                     # past both, that flush (~100 ms holding the interpreter lock) is not
                     # counted as A alone's
-                    await asyncio.sleep(5.0)
+                    await asyncio.sleep(QUIET_FLUSH_S)
                 await quiet(server, args, alone, rss, round_)
                 for load, flood in floods:
                     # B's bucket full again (it refills at 10 tokens a second): each

@@ -301,7 +301,7 @@ def test_a_flood_of_writes_flushes_the_shard_whole_once_a_minute_not_every_pass(
     synced: list[str] = []
     monkeypatch.setattr(_edge, "_fsync", lambda path: synced.append(path.name))
     store = _edge.EdgeStore(tmp_path / "edge", flush_interval=3600.0,
-                            full_flush_interval=60.0)
+                            full_flush_interval=60.0, quiet_flush_interval=8.0)
     try:
         store.create("c", 4, {"dimensions": 4}, {})
         store.upsert("c", [_edge_point(0)])
@@ -311,8 +311,9 @@ def test_a_flood_of_writes_flushes_the_shard_whole_once_a_minute_not_every_pass(
             assert flusher.due({"c"}, 1000.0 + t) == set()
         assert flusher.due({"c"}, 1060.0) == {"c"}  # a minute without a pause
         assert flusher.due({"c"}, 1062.0) == set()  # written again: a new minute
-        assert flusher.due(set(), 1064.0) == {"c"}  # the writes paused
-        assert flusher.due(set(), 1066.0) == set()  # flushed: nothing left
+        assert flusher.due(set(), 1064.0) == set()  # a pause of a pass: not yet
+        assert flusher.due(set(), 1070.0) == {"c"}  # the writes paused 8 s
+        assert flusher.due(set(), 1072.0) == set()  # flushed: nothing left
         store._sync_logs({"c"})  # what a pass with writes does
         assert "wal" in synced and any(name.startswith("open-") for name in synced)
     finally:
@@ -614,3 +615,33 @@ def test_a_niced_writer_holds_the_interpreter_lock_at_the_stores_priority(
         assert [type(e).__name__ for e in errors] == ["CollectionNotFound"]
     finally:
         store.close()
+
+
+def test_writes_every_few_seconds_do_not_flush_the_shard_whole_after_each(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A tenant uploading every few seconds (each upload slowed by its pacing and its
+    lower priority) left a pass of the flusher without writes between any two of them,
+    and each such pass flushed the shard whole (~120 ms holding the interpreter lock,
+    every other tenant's search stopped): the worst phase of ``make bench-load`` was one
+    flooding client. Now the whole flush waits for a pause of ``QUIET_PASSES``
+    intervals (or a minute of writes)."""
+    from agent_search.kb._store import _edge
+
+    monkeypatch.setattr(_edge, "_fsync", lambda path: None)
+    store = _edge.EdgeStore(tmp_path / "edge", flush_interval=3600.0,
+                            full_flush_interval=60.0)
+    try:
+        flusher = store._flusher  # its passes driven by hand, every 2 s
+        flushed = [t for t in range(0, 40, 2)
+                   if flusher.due({"c"} if t % 4 == 0 else set(), 1000.0 + t)]
+        assert flushed == []  # one upload every 4 s for 40 s: no whole flush between
+    finally:
+        store.close()
+    quiet = _edge.EdgeStore(tmp_path / "edge2", flush_interval=2.0)
+    try:
+        flusher = quiet._flusher
+        assert flusher.due({"c"}, 0.0) == set()
+        assert flusher.due(set(), 2.0) == set() and flusher.due(set(), 6.0) == set()
+        assert flusher.due(set(), 8.0) == {"c"}  # four passes without writes
+    finally:
+        quiet.close()

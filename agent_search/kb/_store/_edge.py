@@ -40,9 +40,11 @@ for it. A background thread therefore:
   before (the segments' own files need no sync for that: loading replays the log over
   them);
 * calls the shard's ``flush()`` (which also lets the log be truncated, keeping a reload
-  short) once the collection has had an interval without writes, or after
-  ``full_flush_interval`` seconds of writes without a pause: a flood of uploads stalls
-  the process once a minute, not once every two seconds;
+  short) once the collection has had ``quiet_flush_interval`` seconds without writes
+  (default four intervals), or after ``full_flush_interval`` seconds of writes without
+  such a pause: a flood of uploads stalls the process once a minute, not once every two
+  seconds, and a tenant writing now and then (an upload every few seconds, each a pause
+  of a pass or two) not once per upload;
 * and :meth:`EdgeStore.close` flushes whatever is left.
 
 The statistics saved for writes an OS crash lost may count points the shard lost:
@@ -129,7 +131,8 @@ class EdgeStore:
     """Collections as Qdrant Edge shards under one folder (see the module docstring)."""
 
     def __init__(self, root: Path, *, flush_interval: float = 2.0,
-                 full_flush_interval: float = 60.0) -> None:
+                 full_flush_interval: float = 60.0,
+                 quiet_flush_interval: float | None = None) -> None:
         self.root = root
         self.location = str(root)
         self.lock = threading.RLock()  # the store's: the list, create, drop, close
@@ -150,7 +153,7 @@ class EdgeStore:
         self._lock_file = self._take_lock()
         self._keeper = StatsKeeper(self, lambda name: FileVault(self._dir(name)))
         self._flusher = _Flusher(self._sync_logs, self._flush_dirty, flush_interval,
-                                 full_flush_interval)
+                                 full_flush_interval, quiet_flush_interval)
         self._flusher.start()  # now, at the opener's priority (see _Flusher)
         self._writer = _WriteThread()
 
@@ -474,23 +477,32 @@ class _Flusher:
     """A daemon thread that, for the collections marked since its last pass and at most
     once per ``interval`` seconds, calls ``sync(names)`` (cheap: the write-ahead logs),
     and ``flush(names)`` (the shard's whole flush, which holds the interpreter lock) for
-    each written collection once it has had a pass without writes or has gone
-    ``full_interval`` seconds unflushed. A burst of writes costs one sync a pass and one
-    flush at its end. The thread is started with the store (:meth:`start`), so it runs at
-    the OS priority of the thread that opened the store — not at that of the first writer,
-    which in the HTTP service is an upload's ingest thread of lower priority: a whole flush
-    holds the interpreter lock, and a low-priority thread that the OS stops while it holds
-    it stops every other thread of the process until the OS lets it go on. It ends at
-    :meth:`stop`."""
+    each written collection once it has gone ``quiet_interval`` seconds without writes
+    (default ``QUIET_PASSES`` intervals) or ``full_interval`` seconds unflushed. A burst
+    of writes costs one sync a pass and one flush after it. The thread is started with
+    the store (:meth:`start`), so it runs at the OS priority of the thread that opened the
+    store — not at that of the first writer, which in the HTTP service is an upload's
+    ingest thread of lower priority: a whole flush holds the interpreter lock, and a
+    low-priority thread that the OS stops while it holds it stops every other thread of
+    the process until the OS lets it go on. It ends at :meth:`stop`."""
+
+    QUIET_PASSES = 4
+    """Intervals without writes before a whole flush, by default: one pass without writes
+    (what it was) came between any two uploads of a tenant posting every few seconds, so
+    each of them stalled the process once more."""
 
     def __init__(self, sync: Callable[[set[str]], None], flush: Callable[[set[str]], None],
-                 interval: float, full_interval: float) -> None:
+                 interval: float, full_interval: float,
+                 quiet_interval: float | None = None) -> None:
         self._sync = sync
         self._flush = flush
         self._interval = max(0.0, interval)
         self._full_interval = max(0.0, full_interval)
+        self._quiet_interval = max(0.0, self.QUIET_PASSES * self._interval
+                                   if quiet_interval is None else quiet_interval)
         self._dirty: set[str] = set()
         self._unflushed: dict[str, float] = {}  # name -> when its first unflushed write was synced
+        self._written: dict[str, float] = {}  # name -> the last pass that saw it written
         self._cond = threading.Condition()
         self._stopped = False
         self._thread: threading.Thread | None = None
@@ -526,14 +538,19 @@ class _Flusher:
 
     def due(self, written: set[str], now: float) -> set[str]:
         """The collections due a whole flush at a pass at ``now`` that saw writes to
-        ``written``: those written before but not in this pass (their writes paused), and
-        those unflushed for ``full_interval`` seconds; taken off the unflushed ones."""
+        ``written``: those not written for ``quiet_interval`` seconds (their writes
+        paused), and those unflushed for ``full_interval`` seconds; taken off the
+        unflushed ones."""
         for name in written:
             self._unflushed.setdefault(name, now)
+            self._written[name] = now
         due = {name for name, since in self._unflushed.items()
-               if name not in written or now - since >= self._full_interval}
+               if now - since >= self._full_interval or (
+                   name not in written
+                   and now - self._written.get(name, since) >= self._quiet_interval)}
         for name in due:
             del self._unflushed[name]
+            self._written.pop(name, None)
         return due
 
     def _run(self) -> None:
@@ -553,6 +570,7 @@ class _Flusher:
             self._stopped = True
             self._dirty.clear()
             self._unflushed.clear()
+            self._written.clear()
             self._cond.notify_all()
             thread = self._thread
         if thread is not None:
