@@ -426,7 +426,7 @@ def _ingest_file(planned: _Planned, run: _Run, reader: _Reader) -> None:
         known.update(source_hashes(store, collection, twin_source(key), writer.access))
     report.store_seconds += time.perf_counter() - t0
     fresh: set[str] = set()
-    produced = scanned = False
+    produced = False
     skipped_before = len(report.skipped)
     count = _token_counter(embedder)
     report.files += 1
@@ -469,9 +469,6 @@ def _ingest_file(planned: _Planned, run: _Run, reader: _Reader) -> None:
                                 done_before + min(consumed, planned.size),
                                 ocr=chunk.page in doc.ocr_pages))
         report.warnings.extend(Skipped(str(path), w) for w in _warnings(doc))
-        scanned = scanned or bool(doc.ocr_pages)
-    if scanned:
-        writer.send()
     if not produced and len(report.skipped) == skipped_before:
         report.skipped.append(Skipped(str(path), "no text"))
     stale = [pid for pid in known if pid not in fresh]

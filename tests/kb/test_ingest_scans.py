@@ -312,36 +312,6 @@ def test_thread_pools_are_one_per_kind_and_size() -> None:
     assert ("pages", 2) in _ocr._pools
 
 
-@needs_extra
-@pytest.mark.anyio
-async def test_a_scanned_files_chunks_are_embedded_before_the_next_file_is_read(
-        config: SearchConfig, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Each file read by OCR hands its chunks to embedding when it ends, so the embedding
-    runs while the parser child reads the next scan (not all of it after the last)."""
-    from agent_search.kb._ingest import ParseSandbox, _writer
-
-    events: list[str] = []
-    load, embed = ParseSandbox.load, _writer.Writer._embed
-
-    def loading(self: ParseSandbox, path: Path, *args: object, **kwargs: object) -> object:
-        events.append(f"read {path.name}")
-        return load(self, path, *args, **kwargs)  # type: ignore[arg-type]
-
-    def embedding(self: _writer.Writer, batch: list[_writer.Pending]) -> None:
-        events.append("embed " + ",".join(sorted({Path(p.source).name for p in batch})))
-        embed(self, batch)
-
-    monkeypatch.setattr(ParseSandbox, "load", loading)
-    monkeypatch.setattr(_writer.Writer, "_embed", embedding)
-    folder = tmp_path / "scans"
-    folder.mkdir()
-    (folder / "a.pdf").write_bytes(pdf_of_images([text_page(REFUNDS)]))
-    (folder / "b.pdf").write_bytes(pdf_of_images([text_page(BIKES)]))
-    report = await ingest_paths(config, [folder], "two-scans")
-    assert report.skipped == [] and report.documents == 2, report.to_json()
-    assert events == ["read a.pdf", "embed a.pdf", "read b.pdf", "embed b.pdf"]
-
-
 def test_the_parser_child_started_early_serves_the_first_file(tmp_path: Path) -> None:
     """``spawn`` starts the child without waiting for its imports; the first file waits
     for it, and no second child is started."""
