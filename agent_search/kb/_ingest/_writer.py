@@ -151,15 +151,6 @@ class Writer:
             self._ensure_collection()
         self._hand_over(wait=False)
 
-    def send(self) -> None:
-        """Hand the chunks waiting for a full round to embedding now (the last round).
-        Not done at the end of each scanned file: on two cores the embedding then runs
-        beside the parser child's OCR, and the Chinese scans took ~30 % longer (measured
-        by ``make bench-ocr``)."""
-        if self.pending:
-            batch, self.pending = self.pending, []
-            self._embed(batch)
-
     def remove(self, ids: list[str]) -> None:
         """Delete points (the collection exists: only known points are removed)."""
         self.store.delete(self.collection, ids)
@@ -176,7 +167,12 @@ class Writer:
 
     def finish(self) -> None:
         try:
-            self.send()
+            # the last round, whatever its size (a round is not sent at each scanned
+            # file's end: on two cores its embedding then ran beside the parser child's
+            # OCR, and the Chinese scans of make bench-ocr took ~30 % longer)
+            if self.pending:
+                batch, self.pending = self.pending, []
+                self._embed(batch)
             if self.rounds:
                 self._ensure_collection()
             self._hand_over(wait=True)
