@@ -29,8 +29,10 @@ from agent_search.query.nl._lexicon import (
     is_plural,
     overlaps,
     plural_forms,
+    word_spans,
     words_of,
 )
+from agent_search.query.nl._reading._abbreviations import abbreviated_spans
 from agent_search.query.nl._reading._units import CURRENCY_UNITS, FIELD_UNITS, MONEY_NAME, SIZE_NAME
 
 Span = tuple[int, int]
@@ -297,6 +299,7 @@ def field_mentions(low: str, cands: list[Candidate]) -> list[FieldMention]:
     """Each field named in the question (fields two hops away are reached through their
     values only; a relation's key is not a field to name)."""
     out: list[FieldMention] = []
+    words = word_spans(low)
     for cand in cands:
         if cand.second is not None:
             continue
@@ -310,6 +313,8 @@ def field_mentions(low: str, cands: list[Candidate]) -> list[FieldMention]:
                 continue
             for span in find_phrase(low, phrase):
                 out.append(FieldMention(span, cand, strong))
+        out.extend(FieldMention(span, cand, True)
+                   for span in abbreviated_spans(words, words_of(cand.field.name)))
     return out
 
 

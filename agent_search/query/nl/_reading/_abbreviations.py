@@ -1,0 +1,68 @@
+"""Column names written in abbreviations ("acc_bal", "cust_name", "apt_type_code",
+"dst_ap") said in full in the question ("account balance", "customer name", "apartment
+type code", "destination airport").
+
+No list of abbreviations: a word of the name abbreviates a word of the question when its
+letters say so — the start of the word ("acc" of "account", "cust" of "customer"), or its
+consonants in order after the same first letter ("dst" of "destination", "apt" of
+"apartment"). A single short word guesses too much ("age" is the start of "agent",
+"car" of "career"), so only a name of two words or more is read, and only as a whole: every
+word of the name in order, one question word each, the others said as they are.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from agent_search.query.nl._lexicon import STOPWORDS, stem
+
+Span = tuple[int, int]
+
+_VOWELS = frozenset("aeiou")
+MAX_PREFIX = 4
+"""A start of a word this long or shorter is an abbreviation ("cust"); a longer one is
+a word of its own ("count" of "country")."""
+MIN_GAIN = 2
+"""The question's word is this many letters longer than the abbreviation or more (not a
+plural or a past tense: "type" / "typed")."""
+
+
+def abbreviates(short: str, word: str) -> bool:
+    """``short`` is an abbreviation of ``word``: its start ("acc" → "account"), or the
+    same first letter and consonants only after it, in order ("dst" → "destination")."""
+    if not (len(short) >= 2 and len(word) >= len(short) + MIN_GAIN) or short[0] != word[0]:
+        return False
+    if 3 <= len(short) <= MAX_PREFIX and word.startswith(short):
+        return True
+    if any(ch in _VOWELS for ch in short[1:]) or not short.isalpha():
+        return False
+    rest = iter(word[1:])
+    return all(ch in rest for ch in short[1:])
+
+
+def _same(name_word: str, word: str) -> bool:
+    return name_word == word or stem(name_word) == stem(word)
+
+
+def abbreviated_spans(words: Sequence[tuple[str, int, int]], name: str) -> list[Span]:
+    """Where the question says the name ``name`` (its words, lower-cased, space
+    separated) with one or more of its words in full: runs of as many question words,
+    each the name's word itself or written out (:func:`abbreviates`), at least one written
+    out. Empty for a name of one word or one with a stopword abbreviated."""
+    parts = name.split()
+    if len(parts) < 2:
+        return []
+    out: list[Span] = []
+    for i in range(len(words) - len(parts) + 1):
+        run = words[i:i + len(parts)]
+        spelled = 0
+        for part, (word, _, _) in zip(parts, run, strict=True):
+            if _same(part, word):
+                continue
+            if part in STOPWORDS or word in STOPWORDS or not abbreviates(part, word):
+                break
+            spelled += 1
+        else:
+            if spelled:
+                out.append((run[0][1], run[-1][2]))
+    return out

@@ -1,0 +1,62 @@
+"""Column names written in abbreviations, said in full in the question: read from the
+letters of the name and the question's words, not from a list of abbreviations."""
+
+from __future__ import annotations
+
+from agent_search.query.dsl import ModelSchema, validate_dsl
+from agent_search.query.nl._lexicon import word_spans
+from agent_search.query.nl._parser import parse
+from agent_search.query.nl._reading._abbreviations import abbreviated_spans, abbreviates
+from tests.support.query_schemas import NOW, f
+
+
+def _bank() -> list[ModelSchema]:
+    return [ModelSchema(id="customer", table="customer", primary_key="cust_id",
+                        title_field="cust_name",
+                        fields=[f("cust_id", "integer", primary=True), f("cust_name"),
+                                f("acc_type", values=["saving", "checking"]),
+                                f("acc_bal", "integer"), f("credit_score", "integer"),
+                                f("state", values=["Utah", "Texas"])])]
+
+
+def _spans(question: str, name: str) -> list[str]:
+    low = question.lower()
+    return [low[a:b] for a, b in abbreviated_spans(word_spans(low), name)]
+
+
+def test_a_start_or_the_consonants_of_a_word_abbreviate_it() -> None:
+    assert abbreviates("acc", "account")
+    assert abbreviates("cust", "customer")
+    assert abbreviates("dst", "destination")
+    assert abbreviates("apt", "apartment")
+    # a plural or a past tense is the word itself, not an abbreviation
+    assert not abbreviates("type", "typed")
+    # a longer start is a word of its own, and vowels after the first letter are not
+    # an abbreviation's consonants
+    assert not abbreviates("count", "country")
+    assert not abbreviates("age", "agreement")
+    assert not abbreviates("x", "xylophone")
+
+
+def test_a_name_is_found_only_as_a_whole_with_a_word_written_out() -> None:
+    assert _spans("What is the account balance of Mary?", "acc bal") == ["account balance"]
+    assert _spans("the destination airport of a route", "dst ap") == ["destination airport"]
+    assert _spans("apartment type codes", "apt type code") == ["apartment type codes"]
+    assert _spans("the account of Mary", "acc bal") == []  # not the whole name
+    assert _spans("the account balance", "acc") == []  # one word guesses too much
+    assert _spans("the bedroom country", "bedroom count") == []
+    assert _spans("bedroom count", "bedroom count") == []  # said as it is: found already
+
+
+def test_an_abbreviated_field_said_in_full_is_compared_ordered_and_computed() -> None:
+    out = parse("Which customers have an account balance above 1500?", _bank(), now=NOW)
+    validate_dsl(out, _bank())
+    assert out["wheres"] == [{"field": "acc_bal", "op": ">", "value": 1500}]
+    out = parse("What is the name of the customer with the highest account balance?",
+                _bank(), now=NOW)
+    assert out["orders"] == [{"field": "acc_bal", "order": "desc"}]
+    assert out["limit"] == 1
+    out = parse("What is the average account balance of customers in Texas?", _bank(),
+                now=NOW)
+    assert out["aggregates"] == ["avg(acc_bal)"]
+    assert out["wheres"] == [{"field": "state", "op": "=", "value": "Texas"}]
