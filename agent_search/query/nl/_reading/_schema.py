@@ -95,9 +95,20 @@ def candidates(target: ModelSchema, by_id: Mapping[str, ModelSchema]) -> list[Ca
                        for f in other.fields)
     for rel in target.relations:
         other = by_id.get(rel.model.lower())
-        if rel.type == "hasOne" and other is not None:
+        if other is not None and (rel.type == "hasOne" or is_link_of(other, target)):
             out.extend(_second_hop(target, rel, other, by_id))
     return out
+
+
+def is_link_of(link: ModelSchema, target: ModelSchema) -> bool:
+    """``link`` is a table of pairs of a many-to-many relation, one side ``target``
+    (every row of ``Customer_Addresses`` is a customer and an address, with maybe a date
+    or type beside them): its own columns point at two tables or more, one of them
+    ``target``. Through it the target reaches the other side's fields with known values
+    ("customers who live in Colorado": the address's state)."""
+    ends = [r for r in link.relations if r.type == "hasOne"]
+    return len(ends) >= 2 and any(r.model.lower() == target.id.lower() for r in ends) and \
+        len({r.foreign.lower() for r in ends}) >= 2
 
 
 def _second_hop(target: ModelSchema, rel: RelationSchema, other: ModelSchema,
