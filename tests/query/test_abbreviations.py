@@ -7,6 +7,7 @@ from agent_search.query.dsl import ModelSchema, validate_dsl
 from agent_search.query.nl._lexicon import word_spans
 from agent_search.query.nl._parser import parse
 from agent_search.query.nl._reading._abbreviations import abbreviated_spans, abbreviates
+from agent_search.query.nl._reading._schema import comment_name
 from tests.support.query_schemas import NOW, f
 
 
@@ -60,3 +61,27 @@ def test_an_abbreviated_field_said_in_full_is_compared_ordered_and_computed() ->
                 now=NOW)
     assert out["aggregates"] == ["avg(acc_bal)"]
     assert out["wheres"] == [{"field": "state", "op": "=", "value": "Texas"}]
+
+
+def _loans() -> list[ModelSchema]:
+    """Names no letters expand ("bname", "amt" of one word), written out by the schema's
+    own comments."""
+    return [ModelSchema(id="loan", table="loan", primary_key="loan_id",
+                        fields=[f("loan_id", "integer", primary=True),
+                                f("bname", values=["morningside", "downtown"],
+                                  description="Bank name"),
+                                f("amt", "integer", description="Loan amount"),
+                                f("note", description="Written by the clerk at signing.")])]
+
+
+def test_a_comment_that_is_a_name_names_the_field() -> None:
+    assert comment_name("Loan amount") == "loan amount"
+    assert comment_name("Written by the clerk at signing.") is None  # a sentence
+    assert comment_name("the amount of the loan in dollars") is None  # too long a name
+    out = parse("Which loans have a loan amount above 1000?", _loans(), now=NOW)
+    validate_dsl(out, _loans())
+    assert out["wheres"] == [{"field": "amt", "op": ">", "value": 1000}]
+    out = parse("What is the total loan amount of the bank named downtown?", _loans(),
+                now=NOW)
+    assert out["aggregates"] == ["sum(amt)"]
+    assert out["wheres"] == [{"field": "bname", "op": "=", "value": "downtown"}]

@@ -143,12 +143,32 @@ def chinese_name(description: str | None) -> str | None:
     return None
 
 
+MAX_COMMENT_NAME_WORDS = 4
+"""An English description of this many words or fewer, with no sentence in it, is a
+name ("account balance" for ``acc_bal``)."""
+_COMMENT_NAME = re.compile(r"[a-z][a-z'-]*(?: [a-z][a-z'-]*)*")
+
+
+def comment_name(description: str | None) -> str | None:
+    """A table's or column's comment that is just its name written out, lower-cased: a
+    Chinese one (:func:`chinese_name`) or a few English words (``COMMENT ON COLUMN
+    customer.acc_bal IS 'Account balance'``, the schema's own expansion of an
+    abbreviated name); None for a sentence or anything longer."""
+    chinese = chinese_name(description)
+    if chinese is not None:
+        return chinese
+    text = " ".join((description or "").lower().split())
+    if text and _COMMENT_NAME.fullmatch(text) and len(text.split()) <= MAX_COMMENT_NAME_WORDS:
+        return text
+    return None
+
+
 def model_phrases(schema: ModelSchema) -> frozenset[str]:
-    """What the question may call a model: its id, table and label (or a Chinese comment,
-    :func:`chinese_name`), singular or plural, with or without spaces ("invoice lines",
+    """What the question may call a model: its id, table and label (or a comment that is a
+    name, :func:`comment_name`), singular or plural, with or without spaces ("invoice lines",
     "invoicelines")."""
     return _model_phrases(schema.id, schema.table,
-                          schema.label or chinese_name(schema.description))
+                          schema.label or comment_name(schema.description))
 
 
 @lru_cache(maxsize=1024)
@@ -317,7 +337,7 @@ def field_mentions(low: str, cands: list[Candidate]) -> list[FieldMention]:
         if cand.relation is not None and cand.relation.type == "hasOne" and \
                 cand.field.name == cand.relation.key:
             continue
-        label = cand.field.label or chinese_name(cand.field.description)
+        label = cand.field.label or comment_name(cand.field.description)
         for phrase, strong in sorted(_field_phrases(cand.field.name, label,
                                                     cand.field.kind in TEMPORAL_KINDS)):
             if phrase not in low:  # most are not: skip the call
