@@ -6,7 +6,11 @@ from __future__ import annotations
 from agent_search.query.dsl import ModelSchema, validate_dsl
 from agent_search.query.nl._lexicon import word_spans
 from agent_search.query.nl._parser import parse
-from agent_search.query.nl._reading._abbreviations import abbreviated_spans, abbreviates
+from agent_search.query.nl._reading._abbreviations import (
+    abbreviated_spans,
+    abbreviates,
+    initials_spans,
+)
 from agent_search.query.nl._reading._schema import comment_name
 from tests.support.query_schemas import NOW, f
 
@@ -85,3 +89,28 @@ def test_a_comment_that_is_a_name_names_the_field() -> None:
                 now=NOW)
     assert out["aggregates"] == ["sum(amt)"]
     assert out["wheres"] == [{"field": "bname", "op": "=", "value": "downtown"}]
+
+
+def _initials(question: str, name: str) -> list[str]:
+    low = question.lower()
+    return [low[a:b] for a, b in initials_spans(word_spans(low), name)]
+
+
+def test_a_name_of_initials_is_found_written_out() -> None:
+    assert _initials("What is the date of birth of Lewis?", "dob") == ["date of birth"]
+    assert _initials("cities by gross domestic product", "gdp") == ["gross domestic product"]
+    assert _initials("the online mendelian inheritance in man value", "omim") == [
+        "online mendelian inheritance in man"]
+    assert _initials("the dob of Lewis", "dob") == []  # said as it is: found already
+    assert _initials("the gross product", "gp") == []  # two letters match too much
+    assert _initials("date of the birth", "dob") == []
+
+
+def test_a_field_named_by_its_initials_is_computed() -> None:
+    enzymes = [ModelSchema(id="enzyme", table="enzyme", primary_key="id", title_field="name",
+                           fields=[f("id", "integer", primary=True), f("name"),
+                                   f("OMIM", "integer"), f("Chromosome")])]
+    out = parse("What is the maximum online Mendelian inheritance in man value of the "
+                "enzymes?", enzymes, now=NOW)
+    validate_dsl(out, enzymes)
+    assert out["aggregates"] == ["max(OMIM)"]

@@ -7,7 +7,9 @@ letters say so — the start of the word ("acc" of "account", "cust" of "custome
 consonants in order after the same first letter ("dst" of "destination", "apt" of
 "apartment"). A single short word guesses too much ("age" is the start of "agent",
 "car" of "career"), so only a name of two words or more is read, and only as a whole: every
-word of the name in order, one question word each, the others said as they are.
+word of the name in order, one question word each, the others said as they are. A name
+of one word is read as initials only ("dob": "date of birth", "gdp": "gross domestic
+product"), three letters or more, one a word.
 """
 
 from __future__ import annotations
@@ -54,6 +56,8 @@ def abbreviated_spans(words: Sequence[tuple[str, int, int]], name: str) -> list[
         return []
     out: list[Span] = []
     for i in range(len(words) - len(parts) + 1):
+        if words[i][0][:1] != parts[0][:1]:
+            continue  # every reading starts with the same letter
         run = words[i:i + len(parts)]
         spelled = 0
         for part, (word, _, _) in zip(parts, run, strict=True):
@@ -66,3 +70,40 @@ def abbreviated_spans(words: Sequence[tuple[str, int, int]], name: str) -> list[
             if spelled:
                 out.append((run[0][1], run[-1][2]))
     return out
+
+
+MIN_INITIALS = 3
+"""Initials this many or more: two letters match too many pairs of words."""
+MAX_INITIALS = 6
+
+
+def initials_spans(words: Sequence[tuple[str, int, int]], name: str) -> list[Span]:
+    """Where the question writes out a name of one word that is initials ("dob" → "date
+    of birth", "omim" → "online mendelian inheritance in man"): a run of words whose first
+    letters spell it, with or without its function words ("gdp" → "gross domestic
+    product"), starting and ending on a word that is not one."""
+    if " " in name or not (MIN_INITIALS <= len(name) <= MAX_INITIALS) or not name.isalpha():
+        return []
+    if not set(name) <= {w[0] for w, _, _ in words}:
+        return []
+    out: list[Span] = []
+    for i, (first, start, _) in enumerate(words):
+        if first[0] != name[0] or first in STOPWORDS:
+            continue
+        for j in range(i + MIN_INITIALS - 1, min(len(words), i + 2 * len(name))):
+            run = [w for w, _, _ in words[i:j + 1]]
+            if run[-1] in STOPWORDS:
+                continue
+            every = "".join(w[0] for w in run)
+            content = "".join(w[0] for w in run if w not in STOPWORDS)
+            if name in (every, content) and name not in run:
+                out.append((start, words[j][2]))
+    return out
+
+
+
+def written_out(words: Sequence[tuple[str, int, int]], name: str) -> list[Span]:
+    """Where the question (its :func:`~agent_search.query.nl._lexicon.word_spans`) writes
+    out the field name ``name`` (its words, space separated): :func:`abbreviated_spans`
+    and :func:`initials_spans`."""
+    return [*abbreviated_spans(words, name), *initials_spans(words, name)]

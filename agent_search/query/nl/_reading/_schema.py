@@ -32,7 +32,7 @@ from agent_search.query.nl._lexicon import (
     word_spans,
     words_of,
 )
-from agent_search.query.nl._reading._abbreviations import abbreviated_spans
+from agent_search.query.nl._reading._abbreviations import written_out
 from agent_search.query.nl._reading._units import CURRENCY_UNITS, FIELD_UNITS, MONEY_NAME, SIZE_NAME
 
 Span = tuple[int, int]
@@ -345,7 +345,7 @@ def field_mentions(low: str, cands: list[Candidate]) -> list[FieldMention]:
             for span in find_phrase(low, phrase):
                 out.append(FieldMention(span, cand, strong))
         out.extend(FieldMention(span, cand, True)
-                   for span in abbreviated_spans(words, words_of(cand.field.name)))
+                   for span in written_out(words, words_of(cand.field.name)))
     return out
 
 
