@@ -257,3 +257,57 @@ def test_a_carrying_name_named_in_passing_counts_as_lacked() -> None:
     assert _factor(kept, {name}, held, lambda terms: True) == 1.0
     assert _factor(kept, {name}, held, lambda terms: False) == 0.0
     assert _factor(kept, {name}, held) == 1.0  # nothing to tell by: the passage's own
+
+
+def test_a_rare_word_the_page_speaks_of_elsewhere_is_held() -> None:
+    """The chunk that best matches a question need not be the one that names what it
+    asks about: a rare word the passage lacks that its page speaks of in other chunks is
+    the page's own, and the hit is not vetoed; one the page does not speak of still is."""
+    from agent_search.kb._retrieval._foreign import _factor, _Kept
+
+    query = "How do I write a recipe for an app shipped as a zorbfile"
+    words = _words(query, BM25())
+    name = next(i for i, w in enumerate(words) if query[w.start:w.end] == "zorbfile")
+    full = np.asarray([1.0, 0.0])
+
+    def embed(text: str) -> np.ndarray:
+        # without its rare word the question keeps half of its meaning
+        return full if "zorbfile" in text else np.asarray([0.5, np.sqrt(0.75)])
+
+    held = {t for i, w in enumerate(words) if i != name for t in w.terms}  # all but it
+    kept = _Kept(query, words, full, None, embed)
+    assert _factor(kept, {name}, held) == 0.0  # lacked: vetoed
+    assert _factor(kept, {name}, held, None, lambda terms: True) == 1.0  # page speaks of it
+    assert _factor(kept, {name}, held, None, lambda terms: False) == 0.0
+
+
+async def test_a_page_speaks_of_a_word_it_holds_in_several_chunks(
+        config: SearchConfig, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``_Spoken.elsewhere``: the page that explains a thing holds it in several chunks,
+    the page that lists it in one; a word no page holds is nobody's. Off at 0."""
+    from dataclasses import replace
+
+    from agent_search.kb._retrieval import _foreign
+    from agent_search.kb._retrieval._foreign import FOREIGN, _Spoken
+    from agent_search.kb._retrieval._hits import Hit
+    from agent_search.kb._store import get_store, scroll_all
+    from agent_search.kb.settings import KBSettings
+
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "install.md").write_text(PASSING, encoding="utf-8")
+    (folder / "zorblax.md").write_text(THROUGHOUT, encoding="utf-8")
+    await ingest_paths(config, [folder], "docs")
+    store = get_store(KBSettings.from_config(config), config.home)
+    docs: dict[str, Hit] = {}
+    for rec in scroll_all(store, "docs"):
+        docs[Path(str(rec.payload["source"])).name] = Hit(rec.id, 1.0, rec.payload)
+    (word,) = _words("Zorblax", BM25())
+    (none,) = _words("Quuxmorph", BM25())
+    assert FOREIGN.page == 3  # the default: at least three chunks
+    spoken = _Spoken(store, "docs")
+    assert spoken.elsewhere(docs["zorblax.md"], word.terms)  # named in all three
+    assert not spoken.elsewhere(docs["install.md"], word.terms)  # named in one
+    assert not spoken.elsewhere(docs["zorblax.md"], none.terms)
+    monkeypatch.setattr(_foreign, "FOREIGN", replace(FOREIGN, page=0))
+    assert not _Spoken(store, "docs").elsewhere(docs["zorblax.md"], word.terms)
