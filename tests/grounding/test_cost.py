@@ -47,3 +47,18 @@ def test_a_sentences_words_are_weighed_once_for_all_its_references() -> None:
     units = claims.memo["units", False]
     grounding._coverage(claims, refs[1:])
     assert claims.memo["units", False] is units
+
+
+def test_a_references_names_are_read_only_when_a_sentence_has_one() -> None:
+    ref = grounding.prepare("1", "", SOURCE + " It was run by Bayer in Leverkusen.")
+    assert ref._names is None  # prepared: nothing asked yet
+    assert ref.has_name("Bayer") and not ref.has_name("Pfizer")
+    assert ref._names is not None and "leverkusen" in ref.names
+
+
+def test_a_references_numbers_are_those_of_its_sentences() -> None:
+    from agent_search.grounding._claims import reference_numbers
+
+    text = ("Of 2,000 adults, 30% took aspirin. 三十五人退出。 Risk fell 1.5 percent.\n\n"
+            "A second arm had 12 people")
+    assert grounding.prepare("1", "", text).numbers == reference_numbers(text)
