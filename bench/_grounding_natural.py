@@ -3,8 +3,8 @@ way a language model rewords its source, rather than by template.
 
 Run alone: ``.venv/bin/python -m bench._grounding_natural [--half tune|held-out|both]``
 (``make bench-grounding`` prints both halves). No shared data: the set is
-``bench/grounding_natural.json`` (42 short references written for this bench from facts
-in public-domain texts, 168 answer sentences, each labelled by its kind before any run):
+``bench/grounding_natural.json`` (52 short references written for this bench from facts
+in public-domain texts, 206 answer sentences, each labelled by its kind before any run):
 
 - ``paraphrase`` — says what the reference says in other words (synonyms, passive and
   active, clauses reordered, numbers written another way): must not be flagged;

@@ -24,6 +24,7 @@ from agent_search.grounding._numbers_zh import (
     chinese_numbers,
     half_width,
     numeral_runs,
+    period_values,
     starts_with_number,
 )
 from agent_search.grounding._related import related_stems
@@ -136,10 +137,13 @@ def number_found(number: Number, values: frozenset[float]) -> bool:
 
 
 def reference_numbers(text: str) -> frozenset[float]:
-    """Every value a reference states, number words included, signs dropped."""
+    """Every value a reference states, number words included, signs dropped, and the
+    bounds of the calendar periods it names in Chinese (:func:`period_values`)."""
     out: set[float] = set()
     for n in numbers(text):
         out.update(abs(v) for v in n.values)
+    if HAN_CHAR.search(text):
+        out.update(period_values(text))
     return frozenset(out)
 
 

@@ -183,7 +183,9 @@ def _coverage(claims: Claims, refs: Sequence[PreparedReference], *, exact: bool 
 
 def _best_window(claims: Claims, refs: Sequence[PreparedReference], exact: bool
                  ) -> tuple[float, str]:
-    units = _Units(claims, exact)
+    units: _Units | None = claims.memo.get(("units", exact))
+    if units is None:  # the same for every reference the sentence is held against
+        units = claims.memo["units", exact] = _Units(claims, exact)
     nums = claims.numbers
     total = units.total + len(nums)
     if not total:
@@ -271,12 +273,19 @@ def _chinese_share(word: str, text: str) -> float:
     return sum(p in text for p in pairs) / len(pairs)
 
 
-def _check(claims: Claims, refs: Sequence[PreparedReference]) -> _Check:
+def _check(claims: Claims, refs: Sequence[PreparedReference], *, held_only: bool = False
+           ) -> _Check:
+    """How ``refs`` fare against the sentence. ``held_only``: the overlap is measured only
+    when they state its numbers and names (else 0.0) — a caller that sets aside what
+    lacks them does not pay for the windows it would never read."""
     numbers = frozenset().union(*(r.numbers for r in refs))
     missing_numbers = [n.text for n in claims.numbers if not number_found(n, numbers)]
     missing_names = [e for e in claims.entities if not _named(e, refs)]
+    ids = [r.citation_id for r in refs]
+    if held_only and (missing_numbers or missing_names):
+        return _Check(ids, missing_numbers, missing_names, 0.0)
     coverage, _ = _coverage(claims, refs)
-    return _Check([r.citation_id for r in refs], missing_numbers, missing_names, coverage,
+    return _Check(ids, missing_numbers, missing_names, coverage,
                   anchored=_anchored(claims, refs))
 
 
@@ -392,7 +401,7 @@ class _Judge:
         overrides them only if it holds the sentence's own words at least as closely:
         a neighbour on the same topic that holds fewer of them, some only through
         related words, is not the sentence's source."""
-        others = [_check(sentence.claims, [r]) for r in self.refs.values()
+        others = [_check(sentence.claims, [r], held_only=True) for r in self.refs.values()
                   if r not in cited_refs]
         floor = _coverage(sentence.claims, cited_refs, exact=True)[0] if opposed else 0.0
         held = sorted((c for c in others if c.claims_held and (

@@ -126,3 +126,29 @@ def chinese_numbers(text: str, tagged: Sequence[tuple[str, str]] | None = None
             yield m.group(0), number * 10, 0
         else:
             yield m.group(0)[:len(m.group(0)) - len(tail)], number, len(frac or "")
+
+
+_QUARTERS = re.compile(r"(?P<first>前)?(?:第)?(?P<n>[一二两三四1-4])个?季度")
+_HALVES = {"上半年": (1.0, 6.0), "下半年": (7.0, 12.0)}
+_MONTH_RANGE = re.compile(r"(?<!\d)(?P<a>1[0-2]|[1-9])\s*(?:至|到|-|－|~|～|—)\s*"
+                          r"(?P<b>1[0-2]|[1-9])\s*月")
+
+
+def period_values(text: str) -> set[float]:
+    """The months a reference's periods of the calendar bound, and the quarters a month
+    range is: a reworded sentence names the same period the other way (1至9月 for
+    前三季度, 1-6月 for 上半年, 前三季度 for 1至9月). 前三季度 → 1 and 9; 三季度 (the
+    third quarter) → 7 and 9; 上半年 → 1 and 6; 1至9月 → 3 (three quarters from
+    January). Values a reference gains can only spare a sentence, never flag one."""
+    out: set[float] = set()
+    for m in _QUARTERS.finditer(text):
+        n = _integer(m.group("n")) if not m.group("n").isdigit() else int(m.group("n"))
+        if n is None or not 1 <= n <= 4:
+            continue
+        out.update((1.0, 3.0 * n) if m.group("first") else (3.0 * n - 2, 3.0 * n))
+    out.update(v for half, months in _HALVES.items() if half in text for v in months)
+    for m in _MONTH_RANGE.finditer(text):
+        a, b = int(m.group("a")), int(m.group("b"))
+        if a == 1 and b % 3 == 0:
+            out.add(b / 3)
+    return out

@@ -56,11 +56,20 @@ class PreparedReference:
     citation_id: str
     text: str
     numbers: frozenset[float]
-    names: frozenset[str]
     words: frozenset[str]
     windows: list[str]
     window_words: list[frozenset[str]]
     window_numbers: list[frozenset[float]]
+    _names: frozenset[str] | None = None
+
+    @property
+    def names(self) -> frozenset[str]:
+        """Every word of the text as a name (:func:`_names`), read on first use: most
+        references of a request are never asked for a name (a sentence with none, a
+        Chinese name looked for as written)."""
+        if self._names is None:
+            self._names = _names(self.text)
+        return self._names
 
     def has_name(self, entity: str) -> bool:
         norm = normalise_entity(entity)
@@ -82,8 +91,9 @@ def prepare(citation_id: str, title: str, content: str) -> PreparedReference:
     words = frozenset().union(*window_words) if window_words else frozenset()
     numbers = [reference_numbers(s) for s in sentences]
     window_numbers = numbers + [a | b for a, b in itertools.pairwise(numbers)]
-    return PreparedReference(citation_id, text, reference_numbers(text), _names(text),
-                             words, windows, window_words, window_numbers)
+    # a number does not span a sentence end, so the text's are its sentences' together
+    return PreparedReference(citation_id, text, frozenset().union(*numbers), words, windows,
+                             window_words, window_numbers)
 
 
 def _names(text: str) -> frozenset[str]:
