@@ -10,7 +10,8 @@
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Callable, Mapping, Sequence
+import re
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -157,6 +158,12 @@ class Plan:
     def free(self, span: Span) -> bool:
         """Nothing understood overlaps ``span`` yet."""
         return not any(overlaps(span, u) for u in self.used)
+
+    def unclaimed(self, pattern: re.Pattern[str], text: str) -> Iterator[re.Match[str]]:
+        """Each match of ``pattern`` in ``text`` whose words nothing understood has used
+        yet, checked as it is reached (what the rule makes of one match counts for the
+        next): the walk every rule makes over its own words."""
+        return (m for m in pattern.finditer(text) if self.free(m.span()))
 
     def full(self) -> bool:
         """At :data:`MAX_CONDITIONS` (warned once): further conditions are ignored."""

@@ -113,7 +113,7 @@ def _distinct_count(q: Question, plan: Plan) -> None:
 def _functions(q: Question, plan: Plan) -> None:
     """"the average age", "the average, minimum and maximum age": functions of numeric
     fields of the target, when at least one word is a real aggregate word."""
-    found = [m for m in FN.finditer(q.low) if plan.free(m.span())]
+    found = list(plan.unclaimed(FN, q.low))
     if all(m.group("fn").lower() in WEAK_FN for m in found):
         return
     for m in found:
@@ -205,9 +205,7 @@ _GROUP_READINGS = (_own_group, _key_group, _related_group)
 
 
 def _groups(q: Question, plan: Plan) -> None:
-    for m in EACH.finditer(q.low):
-        if not plan.free(m.span()):
-            continue
+    for m in plan.unclaimed(EACH, q.low):
         found = group_field(q, m.end()) or _group_named_before(q, plan, m)
         if found is None:
             continue

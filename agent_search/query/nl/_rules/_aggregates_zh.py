@@ -48,11 +48,11 @@ def _functions(q: Question, plan: Plan) -> None:
     numeric = [m for m in q.fields if m.candidate.relation is None and is_plain(m.candidate)
                and m.candidate.field.kind in NUMERIC_KINDS and plan.free(m.span)]
     for pattern, before in _BESIDE:
-        for m in pattern.finditer(q.low):
+        for m in plan.unclaimed(pattern, q.low):
             field = next((f for f in numeric
                           if (f.span[0] == m.end() if before else f.span[1] == m.start())),
                          None)
-            if field is not None and plan.free(m.span()):
+            if field is not None:
                 fn = _FN[m.group("fn")]
                 plan.compute(f"{fn}({field.candidate.field.name})", fn,
                              (min(m.start(), field.span[0]), max(m.end(), field.span[1])))
@@ -60,8 +60,8 @@ def _functions(q: Question, plan: Plan) -> None:
 
 def _groups(q: Question, plan: Plan) -> None:
     """"每个城市", "按城市": grouped by the field (or the model pointed at) named next."""
-    for m in _EACH.finditer(q.low):
-        found = group_field(q, m.end()) if plan.free(m.span()) else None
+    for m in plan.unclaimed(_EACH, q.low):
+        found = group_field(q, m.end())
         names, (_, end) = found if found is not None else ([], (0, 0))
         for name in names:
             add_group(q, plan, name, (m.start(), end), m.group(0))

@@ -47,9 +47,7 @@ _VERB = re.compile(r"\b(?:costs?|costing|priced|paid|earns?|earning|weighs?|weig
 
 def computed_values(q: Question, plan: Plan) -> None:
     """Each "<comparison> the average [field]" on a field of the target (see module)."""
-    for m in _COMPUTED.finditer(q.low):
-        if not plan.free(m.span()):
-            continue
+    for m in plan.unclaimed(_COMPUTED, q.low):
         op = next(o for pattern, o in _OPS if pattern.fullmatch(m.group("cmp")))
         named = _named_after(q, m.end())
         cand, end = (named.candidate, named.span[1]) if named is not None else (

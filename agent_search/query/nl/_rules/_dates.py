@@ -131,30 +131,51 @@ def _one_period(now: dt.datetime, which: str, unit: str) -> tuple[dt.datetime,
 def relative_dates(q: Question, plan: Plan) -> None:
     """A relative period on the date field it is about (``>= start``, or a range)."""
     for period in relative_periods(q.low, q.now, plan):
-        if not plan.free(period.span):
-            continue
-        cand = field_for(q.candidates, "date", q.fields, period.span[0])
-        if cand is None:
-            continue
-        start = period.start.isoformat()
-        if period.end is None:
-            plan.add(cand.path, ">=", start, period.span,
-                     f"{cand.path} >= {start} (\"{period.text}\")")
-        else:
-            plan.add_period(cand.path, start, period.end.isoformat(), period.span,
-                            period.text)
+        place_date(q, plan, StatedDate.of_period(period))
 
 
 @dataclass(frozen=True, slots=True)
 class StatedDate:
-    """A date the question states: ``word`` ("after", "in", "range"...) and the bounds
-    ``start``/``end`` (ISO) of the period it names."""
+    """A date the question states, in any language: ``word`` ("after", "in", "range"...;
+    a word of :data:`BOUNDS` makes one side of it a condition, any other the period) and
+    the bounds ``start``/``end`` (ISO) of the period it names."""
 
     span: Span
     word: str
     start: str
     end: str
     text: str
+
+    @classmethod
+    def of_period(cls, period: Period) -> StatedDate:
+        """A relative period: from its start on when open-ended, else the period."""
+        if period.end is None:
+            return cls(period.span, "since", period.start.isoformat(), "", period.text)
+        return cls(period.span, "in", period.start.isoformat(), period.end.isoformat(),
+                   period.text)
+
+
+BOUNDS: dict[str, tuple[str, int]] = {
+    "after": (">=", 1), "since": (">=", 0), "before": ("<", 0),
+    "until": ("<", 1), "till": ("<", 1), "by": ("<", 1)}
+"""The words that make a stated date one-sided → the comparison and which of its bounds
+(0: start, 1: end) it is against ("after 2024": from its end; "before": below its
+start); the other words ("in", "during", "range") state the period itself."""
+
+
+def place_date(q: Question, plan: Plan, d: StatedDate) -> None:
+    """A stated date as a condition on the date field it is about: one side of it
+    (:data:`BOUNDS`), or ``start <= x < end``; nothing when no date field is named or
+    near, or its words are used up."""
+    cand = field_for(q.candidates, "date", q.fields, d.span[0])
+    if cand is None or not plan.free(d.span):
+        return
+    bound = BOUNDS.get(d.word)
+    if bound is None:
+        plan.add_period(cand.path, d.start, d.end, d.span, d.text)
+        return
+    op, value = bound[0], (d.start, d.end)[bound[1]]
+    plan.add(cand.path, op, value, d.span, f"{cand.path} {op} {value} (\"{d.text}\")")
 
 
 def stated_dates(low: str, now: dt.datetime, plan: Plan) -> list[StatedDate]:
@@ -188,8 +209,10 @@ def stated_dates(low: str, now: dt.datetime, plan: Plan) -> list[StatedDate]:
         if text:
             add(m.span(), (m.group("cmp") or "in").lower(), text, text, m.group(0).strip())
     for m in _DATE_CMP.finditer(low):
-        date = m.group("date")
-        add(m.span(), m.group("cmp").lower(), date, date, m.group(0).strip())
+        date, word, text = m.group("date"), m.group("cmp").lower(), m.group(0).strip()
+        if word == "from" and len(text.split()[-1]) >= 10:
+            word = "since"  # "from 2024-03-01": that day onwards
+        add(m.span(), word, date, date, text)
     return sorted(found, key=lambda f: f.span)
 
 
@@ -214,27 +237,4 @@ def dates(q: Question, plan: Plan) -> None:
     from <day>" → ``>= start``, "before" → ``< start``, "until / by" → ``< end``; "in /
     during / from <period>", a bare month or a range → ``start <= x < end``."""
     for d in stated_dates(q.low, q.now, plan):
-        if not plan.free(d.span):
-            continue
-        cand = field_for(q.candidates, "date", q.fields, d.span[0])
-        if cand is None:
-            continue
-        bound = _bound(d)
-        if bound is None:
-            plan.add_period(cand.path, d.start, d.end, d.span, d.text)
-            continue
-        op, value = bound
-        plan.add(cand.path, op, value, d.span, f"{cand.path} {op} {value} (\"{d.text}\")")
-
-
-def _bound(d: StatedDate) -> tuple[str, str] | None:
-    """The one-sided condition a stated date makes, or None for a period."""
-    if d.word == "after":
-        return ">=", d.end
-    if d.word == "since" or (d.word == "from" and len(d.text.split()[-1]) >= 10):
-        return ">=", d.start  # "from 2024-03-01": that day onwards
-    if d.word == "before":
-        return "<", d.start
-    if d.word in ("until", "till", "by"):
-        return "<", d.end
-    return None
+        place_date(q, plan, d)

@@ -103,8 +103,8 @@ def adjectives(q: Question, plan: Plan) -> None:
     """"the youngest teacher" → order by age asc (or birth date desc), limit 1 when the
     model is named in the singular (see :func:`ordering.top_n`)."""
     cands = _own_numeric(q)
-    for m in ADJECTIVE.finditer(q.low):
-        if not plan.free(m.span()) or _named_after(q, m.end()) is not None or \
+    for m in plan.unclaimed(ADJECTIVE, q.low):
+        if _named_after(q, m.end()) is not None or \
                 re.match(r"\s+(?:number|amount|count|total)\b", q.low[m.end():]):
             continue  # "the highest earnings": the field says itself; "the largest number
             # of languages" counts, it measures nothing

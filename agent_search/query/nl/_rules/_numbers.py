@@ -136,9 +136,7 @@ def _years_of_a_date(q: Question, at: int, a: float, b: float) -> bool:
 def stock(q: Question, plan: Plan) -> None:
     """"in stock" → ``stock > 0``, "out of stock" → ``stock <= 0`` on the target's
     numeric stock/inventory field; said with no such field it is a warning."""
-    for m in _STOCK.finditer(q.low):
-        if not plan.free(m.span()):
-            continue
+    for m in plan.unclaimed(_STOCK, q.low):
         cand = next((c for c in q.candidates if _is_stock_field(c)), None)
         if cand is None:
             plan.warnings.append(f"{m.group(0).strip()!r}: no stock field to check; ignored")

@@ -81,9 +81,9 @@ def chinese_comparisons(q: Question, plan: Plan) -> None:
 
 def _ranges(q: Question, plan: Plan) -> None:
     """"100到200元": ``between``, in the unit either end states."""
-    for m in _RANGE.finditer(q.low):
+    for m in plan.unclaimed(_RANGE, q.low):
         a, b = _amount(m, "a_"), _amount(m, "b_")
-        if a is None or b is None or not plan.free(m.span()):
+        if a is None or b is None:
             continue
         unit, money = a[1] or b[1], a[2] or b[2]
         cand = _field(q, plan, m, stated_dimension("", unit, money))

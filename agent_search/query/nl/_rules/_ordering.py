@@ -107,8 +107,8 @@ def superlatives(q: Question, plan: Plan) -> None:
     dimension (money, date, duration, size); none to order by is a warning (except for
     "last" and "recent", which are often just words)."""
     named = [x.span for x in q.fields]
-    for m in SUPERLATIVE.finditer(q.low):
-        if not plan.free(m.span()) or any(overlaps(m.span(), n) for n in named):
+    for m in plan.unclaimed(SUPERLATIVE, q.low):
+        if any(overlaps(m.span(), n) for n in named):
             continue  # "last name" is a field, not "latest"
         word = m.group("s").lower()
         dim, direction = next((d, o) for w, d, o in SUPERLATIVES if re.fullmatch(w, word))
@@ -146,9 +146,7 @@ def _one_with(low: str) -> str:
 def top_n(q: Question, plan: Plan) -> None:
     """"top 5", "the 3": a limit; a superlative with the model named in the singular
     ("the cheapest track") asks for one."""
-    for m in _TOP.finditer(q.low):
-        if not plan.free(m.span()):
-            continue
+    for m in plan.unclaimed(_TOP, q.low):
         n = int(m.group("n") or m.group("m"))
         if n >= 1:
             plan.limit = n
