@@ -72,24 +72,35 @@ def words_of(name: str) -> str:
     return " ".join(re.split(r"[\s_\-]+", name.lower())).strip()
 
 
+_Endings = tuple[tuple[re.Pattern[str], str], ...]
+_ENDING: _Endings = tuple((re.compile(pattern, re.S), ending) for pattern, ending in (
+    (r"(.+[^aeiou])y", r"\1ies"),     # country → countries (not day → daies)
+    (r"(.*(?:s|x|ch|sh))", r"\1es"),  # box → boxes
+    (r"(.*)", r"\1s"),                # track → tracks
+))
+"""The regular plural of a word: the first ending that fits."""
+_UNENDING: _Endings = tuple((re.compile(pattern, re.S), ending) for pattern, ending in (
+    (r"(.*)ies", r"\1y"),             # countries → country
+    (r"(.{3,})s", r"\1"),             # tracks → track (not "bus" → "bu")
+))
+"""The regular singular of a word: the first ending that fits (none: no plural)."""
+
+
+def _regular(word: str, endings: _Endings) -> str | None:
+    """``word`` with the first of ``endings`` that fits it applied; None when none fits."""
+    return next((m.expand(ending) for p, ending in endings if (m := p.fullmatch(word))),
+                None)
+
+
 @lru_cache(maxsize=4096)
 def plural_forms(phrase: str) -> frozenset[str]:
     """The phrase with its last word in the singular and the plural: ``inflect``'s forms
     ("person" ↔ "people", "country" ↔ "countries") and the regular endings (a set that may
     hold a wrong form too: "genres" → "genreses")."""
-    forms = {phrase}
     head, _, last = phrase.rpartition(" ")
     prefix = head + " " if head else ""
-    if last.endswith("y") and len(last) > 2 and last[-2] not in "aeiou":
-        forms.add(prefix + last[:-1] + "ies")
-    elif last.endswith(("s", "x", "ch", "sh")):
-        forms.add(prefix + last + "es")
-    else:
-        forms.add(prefix + last + "s")
-    if last.endswith("ies"):
-        forms.add(prefix + last[:-3] + "y")
-    elif last.endswith("s") and len(last) > 3:
-        forms.add(prefix + last[:-1])
+    forms = {phrase, *(prefix + form for form in (_regular(last, _ENDING),
+                                                 _regular(last, _UNENDING)) if form is not None)}
     if last.isalpha() and len(last) > 2:
         forms |= {prefix + f for f in _inflected(last)}
     noun, of, rest = phrase.partition(" of ")
@@ -193,13 +204,15 @@ def stem(word: str) -> str:
     """A crude singular stem for ``like`` matching: "monitors" → "monitor", "batteries"
     → "batter" (matches battery and batteries), "boxes" → "box"."""
     w = word.lower()
-    if len(w) > 4 and w.endswith("ies"):
-        return w[:-3]
-    if len(w) > 4 and w.endswith(("ses", "xes", "ches", "shes")):
-        return w[:-2]
-    if len(w) > 3 and w.endswith("s") and not w.endswith("ss"):
-        return w[:-1]
-    return w
+    return _regular(w, _STEM) or w
+
+
+_STEM: _Endings = tuple((re.compile(pattern, re.S), ending) for pattern, ending in (
+    (r"(?=.{5})(.*)ies", r"\1"),                 # batteries → batter
+    (r"(?=.{5})(.*(?:s|x|ch|sh))es", r"\1"),     # boxes → box
+    (r"(?=.{4})(.*[^s])s", r"\1"),               # monitors → monitor (not "glass")
+))
+"""The endings :func:`stem` takes off (words long enough): the first that fits."""
 
 
 def escape_like(text: str) -> str:

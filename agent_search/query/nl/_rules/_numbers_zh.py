@@ -43,6 +43,9 @@ BEFORE_OPS = {
     "=": "等于",
 }
 AFTER_OPS = {"<=": "以下|以内|之内|或以下|及以下", ">=": "以上|或以上|及以上|起"}
+OP_OF = {word: op for ops in (BEFORE_OPS, AFTER_OPS) for op, words in ops.items()
+         for word in words.split("|")}
+"""Each comparator word, before or after the amount, → its operator ("以下" → ``<=``)."""
 _CMP_BEFORE = re.compile(
     r"(?P<cmp>" + "|".join(BEFORE_OPS.values()) + r")\s*" + _amount_re())
 _CMP_AFTER = re.compile(_amount_re() + r"\s*(?P<cmp>" + "|".join(AFTER_OPS.values())
@@ -94,19 +97,20 @@ def _ranges(q: Question, plan: Plan) -> None:
                      f"{cand.path} between {pair[0]} and {pair[1]} (\"{m.group(0)}\")")
 
 
-_SIDES = ((_CMP_BEFORE, BEFORE_OPS), (_CMP_AFTER, AFTER_OPS))
+_SIDES = (_CMP_BEFORE, _CMP_AFTER)
 """Comparators written before the amount ("超过500元") and after it ("500元以上")."""
 
 
 def _comparisons(q: Question, plan: Plan) -> None:
     """Each amount with its comparator, in question order."""
-    found = [(m, op) for pattern, ops in _SIDES for m in pattern.finditer(q.low)
-             for op, words in ops.items() if re.fullmatch(words, m.group("cmp"))]
-    for m, op in sorted(found, key=lambda f: f[0].start()):
+    found = sorted((m for pattern in _SIDES for m in pattern.finditer(q.low)),
+                   key=lambda m: m.start())
+    for m in found:
         amount = _amount(m) if plan.free(m.span()) else None
         if amount is None:
             continue
         value, unit, money = amount
+        op = OP_OF[m.group("cmp")]
         cand = _field(q, plan, m, stated_dimension("", unit, money))
         if cand is not None:
             v = typed(convert(value, unit, cand.field), cand.field)
