@@ -8,13 +8,16 @@ from __future__ import annotations
 
 import re
 import threading
+from collections.abc import Sequence
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from agent_search.language import CHINESE, ENGLISH, HAN, HAN_CHAR, segments
 
 if TYPE_CHECKING:
     import inflect
+
+T = TypeVar("T")
 
 MAX_TERM_CHARS = 64
 """Longer words are not used as text-match terms."""
@@ -182,6 +185,25 @@ def find_phrase(low: str, phrase: str, start: int = 0) -> list[tuple[int, int]]:
 
 def _boundary(outside: str, inside: str) -> bool:
     return not outside.isalnum() or bool(HAN_CHAR.match(outside) or HAN_CHAR.match(inside))
+
+
+class WordTable(Generic[T]):
+    """Ways of saying something, each a regular expression of alternatives with what it
+    says ("cheapest|lowest[- ]priced" → money, up): a rule finds any of them with one
+    pattern (:attr:`alternatives`) and reads what the words it found say (``table[word]``,
+    the first row they are)."""
+
+    def __init__(self, rows: Sequence[tuple[str, T]]) -> None:
+        self.rows = tuple((re.compile(words, re.I), said) for words, said in rows)
+        self.alternatives = "|".join(f"(?:{words})" for words, _ in rows)
+        """Every row's words, as one alternation (to be put in a rule's pattern)."""
+
+    def __getitem__(self, word: str) -> T:
+        """What ``word`` (words one of the rows matches whole) says; KeyError if none."""
+        for pattern, said in self.rows:
+            if pattern.fullmatch(word):
+                return said
+        raise KeyError(word)
 
 
 def overlaps(a: tuple[int, int], b: tuple[int, int]) -> bool:

@@ -18,31 +18,30 @@ from __future__ import annotations
 import re
 
 from agent_search.query.dsl import NUMERIC_KINDS, TEMPORAL_KINDS, TEXT_KINDS
-from agent_search.query.nl._lexicon import words_of
+from agent_search.query.nl._lexicon import WordTable, words_of
 from agent_search.query.nl._plan import Plan, Question
 from agent_search.query.nl._reading._schema import Candidate, FieldMention, is_plain
 
-# adjective (superlative forms) → (nouns it measures, direction on them, direction on a
-# birth date); general English, shared by every schema
-_ADJECTIVES: tuple[tuple[str, tuple[str, ...], str], ...] = (
-    (r"youngest", ("age",), "asc"),
-    (r"oldest|eldest", ("age",), "desc"),
-    (r"tallest|highest", ("height", "elevation", "altitude"), "desc"),
-    (r"shortest|lowest", ("height",), "asc"),
-    (r"heaviest", ("weight", "mass"), "desc"),
-    (r"lightest", ("weight", "mass"), "asc"),
-    (r"richest|wealthiest", ("worth", "wealth", "income", "earning", "salary"), "desc"),
-    (r"poorest", ("worth", "wealth", "income", "earning", "salary"), "asc"),
-    (r"most populous|most populated|most populace", ("population",), "desc"),
-    (r"least populous|least populated", ("population",), "asc"),
-    (r"largest|biggest", ("area", "size", "capacity", "volume", "population"), "desc"),
-    (r"smallest", ("area", "size", "capacity", "volume", "population"), "asc"),
-    (r"most highly rated|highest rated|best rated|top rated", ("rating", "rate", "score"),
-     "desc"),
-    (r"lowest rated|worst rated", ("rating", "rate", "score"), "asc"),
-)
-ADJECTIVE = re.compile(r"\b(?P<a>" + "|".join(f"(?:{w})" for w, _, _ in _ADJECTIVES)
-                        + r")\b", re.I)
+# adjective (superlative forms) → (nouns it measures, direction on them); general
+# English, shared by every schema
+_ADJECTIVES: WordTable[tuple[tuple[str, ...], str]] = WordTable((
+    (r"youngest", (("age",), "asc")),
+    (r"oldest|eldest", (("age",), "desc")),
+    (r"tallest|highest", (("height", "elevation", "altitude"), "desc")),
+    (r"shortest|lowest", (("height",), "asc")),
+    (r"heaviest", (("weight", "mass"), "desc")),
+    (r"lightest", (("weight", "mass"), "asc")),
+    (r"richest|wealthiest", (("worth", "wealth", "income", "earning", "salary"), "desc")),
+    (r"poorest", (("worth", "wealth", "income", "earning", "salary"), "asc")),
+    (r"most populous|most populated|most populace", (("population",), "desc")),
+    (r"least populous|least populated", (("population",), "asc")),
+    (r"largest|biggest", (("area", "size", "capacity", "volume", "population"), "desc")),
+    (r"smallest", (("area", "size", "capacity", "volume", "population"), "asc")),
+    (r"most highly rated|highest rated|best rated|top rated",
+     (("rating", "rate", "score"), "desc")),
+    (r"lowest rated|worst rated", (("rating", "rate", "score"), "asc")),
+))
+ADJECTIVE = re.compile(r"\b(?P<a>" + _ADJECTIVES.alternatives + r")\b", re.I)
 _BIRTH = re.compile(r"\bbirth|\bborn\b|\bdob\b", re.I)
 _DIRECTION = re.compile(r"\b(?P<d>ascending|descending|increasing|decreasing|asc|desc|"
                         r"alphabetical)\b", re.I)
@@ -109,7 +108,7 @@ def adjectives(q: Question, plan: Plan) -> None:
             continue  # "the highest earnings": the field says itself; "the largest number
             # of languages" counts, it measures nothing
         word = m.group("a").lower()
-        nouns, direction = next((n, d) for w, n, d in _ADJECTIVES if re.fullmatch(w, word))
+        nouns, direction = _ADJECTIVES[word]
         found = _measured(q, cands, nouns, direction)
         if found is not None:
             plan.order(found[0].path, found[1], m.span(), f"\"{word}\"")

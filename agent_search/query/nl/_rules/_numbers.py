@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 
 from agent_search.query.dsl import NUMERIC_KINDS, TEMPORAL_KINDS
+from agent_search.query.nl._lexicon import WordTable
 from agent_search.query.nl._plan import Plan, Question
 from agent_search.query.nl._reading._schema import Candidate, field_for, is_plain
 from agent_search.query.nl._reading._units import (
@@ -27,7 +28,7 @@ NUMBER = (r"(?P<cur>[$€£¥])?\s*(?P<num>-?\d{1,3}(?:,\d{3})+(?:\.\d{1,15})?(?
           r"(?:\s*(?P<unit>milliseconds?|ms|seconds?|secs?|s|minutes?|mins?|hours?|hrs?|h|"
           r"bytes|kb|mb|gb|usd|dollars?|eur|euros?|gbp|pounds?|percent|%))?\b")
 """An amount: currency, number, multiplier and unit ("$1.5k", "5 minutes")."""
-CMP_WORDS: tuple[tuple[str, str], ...] = (
+CMP_WORDS = WordTable((
     (r"between", "between"),
     (r"(?:less|fewer|lower|cheaper|shorter|smaller|younger|earlier|lighter|poorer) than|"
      r"under|below|"
@@ -38,8 +39,9 @@ CMP_WORDS: tuple[tuple[str, str], ...] = (
      r"exceeding|exceeds|over|above|>", ">"),
     (r"at least|no less than|not less than|a minimum of|minimum|>=", ">="),
     (r"equal to|exactly|costing|priced at|=", "="),
-)
-_CMP = re.compile(r"\b(?P<cmp>" + "|".join(f"(?:{w})" for w, _ in CMP_WORDS) + r")\s*"
+))
+"""The comparators said before an amount, and their operators."""
+_CMP = re.compile(r"\b(?P<cmp>" + CMP_WORDS.alternatives + r")\s*"
                   + NUMBER, re.I)
 _BETWEEN = re.compile(r"\bbetween\s+" + NUMBER.replace("?P<", "?P<a_") + r"\s+and\s+"
                       + NUMBER.replace("?P<", "?P<b_"), re.I)
@@ -68,8 +70,7 @@ def _comparison_matches(low: str) -> list[tuple[re.Match[str], str]]:
     """Each "<comparator> <amount>" and "<amount> or more/less" with its operator."""
     matches: list[tuple[re.Match[str], str]] = []
     for m in _CMP.finditer(low):
-        word = m.group("cmp").lower()
-        op = next(o for w, o in CMP_WORDS if re.fullmatch(w, word))
+        op = CMP_WORDS[m.group("cmp").lower()]
         if op != "between":
             matches.append((m, op))
     for m in _OR_MORE.finditer(low):

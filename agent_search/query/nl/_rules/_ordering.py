@@ -6,7 +6,13 @@ from __future__ import annotations
 import re
 
 from agent_search.query.dsl import NUMERIC_KINDS, TEMPORAL_KINDS
-from agent_search.query.nl._lexicon import is_plural, overlaps, plural_forms, words_of
+from agent_search.query.nl._lexicon import (
+    WordTable,
+    is_plural,
+    overlaps,
+    plural_forms,
+    words_of,
+)
 from agent_search.query.nl._plan import Plan, Question
 from agent_search.query.nl._reading._schema import (
     Candidate,
@@ -17,21 +23,20 @@ from agent_search.query.nl._reading._schema import (
 )
 from agent_search.query.nl._rules._measures import ADJECTIVE
 
-# superlatives: words → (dimension, direction)
-SUPERLATIVES: tuple[tuple[str, str, str], ...] = (
-    (r"most expensive|priciest|costliest|highest[- ]priced|dearest", "money", "desc"),
-    (r"least expensive|cheapest|lowest[- ]priced|most affordable", "money", "asc"),
-    (r"longest", "duration", "desc"),
-    (r"shortest", "duration", "asc"),
-    (r"latest|newest|most recent(?:ly)?|recent(?:ly)?|last", "date", "desc"),
-    (r"oldest|earliest", "date", "asc"),
-    (r"largest|biggest", "size", "desc"),
-    (r"smallest", "size", "asc"),
-    (r"cheap|inexpensive|affordable|budget", "money", "asc"),
-    (r"expensive|pricey|premium", "money", "desc"),
-)
-SUPERLATIVE = re.compile(r"\b(?P<s>" + "|".join(f"(?:{w})" for w, _, _ in SUPERLATIVES)
-                         + r")\b", re.I)
+SUPERLATIVES: WordTable[tuple[str, str]] = WordTable((
+    (r"most expensive|priciest|costliest|highest[- ]priced|dearest", ("money", "desc")),
+    (r"least expensive|cheapest|lowest[- ]priced|most affordable", ("money", "asc")),
+    (r"longest", ("duration", "desc")),
+    (r"shortest", ("duration", "asc")),
+    (r"latest|newest|most recent(?:ly)?|recent(?:ly)?|last", ("date", "desc")),
+    (r"oldest|earliest", ("date", "asc")),
+    (r"largest|biggest", ("size", "desc")),
+    (r"smallest", ("size", "asc")),
+    (r"cheap|inexpensive|affordable|budget", ("money", "asc")),
+    (r"expensive|pricey|premium", ("money", "desc")),
+))
+"""Superlatives → the dimension of the field they order by, and the direction."""
+SUPERLATIVE = re.compile(r"\b(?P<s>" + SUPERLATIVES.alternatives + r")\b", re.I)
 _FIELD_SUPERLATIVE = re.compile(r"\b(?P<dir>highest|lowest|most|fewest|least|largest|"
                                 r"smallest|biggest|greatest|max(?:imum)?|min(?:imum)?)\s+",
                                 re.I)
@@ -111,7 +116,7 @@ def superlatives(q: Question, plan: Plan) -> None:
         if any(overlaps(m.span(), n) for n in named):
             continue  # "last name" is a field, not "latest"
         word = m.group("s").lower()
-        dim, direction = next((d, o) for w, d, o in SUPERLATIVES if re.fullmatch(w, word))
+        dim, direction = SUPERLATIVES[word]
         cand = _measured_by(q, dim, m.end())
         if cand is not None:
             plan.order(cand.field.name, direction, m.span(), f"\"{word}\"")
