@@ -17,6 +17,7 @@ warning of the parser.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 
 from agent_search.query.dsl import NUMERIC_KINDS, TEXT_KINDS
 from agent_search.query.nl._answer._children import (
@@ -30,6 +31,7 @@ from agent_search.query.nl._plan import Plan, Question
 from agent_search.query.nl._reading._schema import (
     Candidate,
     FieldMention,
+    Span,
     is_plain,
     relation_field,
     title_field,
@@ -86,28 +88,39 @@ def _distinct_count(q: Question, plan: Plan) -> None:
     target counted, not its records; a numeric field only when "different" is said (the
     number of *passengers* is an amount, not how many amounts there are)."""
     for m in HOW_MANY.finditer(q.low):
-        target = _next_field(q, m.end(), None)
-        if target is None or target.span[0] - m.end() > 1:
+        first = _next_field(q, m.end(), None)
+        if first is None or not _counts_values(q, m, first):
             continue
-        if any(f.span[0] <= m.start() and m.end() < f.span[1] for f in q.fields):
-            continue  # "number of rooms" is the name of a field (num_rooms), no count
-        if not (m.group("distinct") or is_plural(q.low[target.span[0]:target.span[1]])):
-            continue
-        if target.candidate.field.kind in NUMERIC_KINDS and not m.group("distinct"):
-            continue  # "the number of total passengers" is an amount, not its values
         plan.used.append(m.span())
-        while target is not None:  # "different series names and contents": each one
-            name = f"count(distinct {target.candidate.field.name})"
-            if name not in plan.aggregates:
-                plan.aggregates.append(name)
-                plan.notes.append(f"{name} (\"{m.group(0).strip()}\")")
-                plan.evidence += 1.0
-            plan.used.append(target.span)
-            target = _next_field(q, target.span[1], None)
-            if target is not None and not re.match(r"\s*(?:,|and)", q.low[
-                    plan.used[-1][1]:target.span[0]]):
-                target = None
+        for listed in _listed(q, first):  # "different series names and contents": each
+            plan.compute(f"count(distinct {listed.candidate.field.name})",
+                         m.group(0).strip(), listed.span)
         return
+
+
+def _counts_values(q: Question, m: re.Match[str], named: FieldMention) -> bool:
+    """"how many" at ``m`` counts the values of the field ``named`` right after it: not
+    when the words are part of a field's name ("number of rooms" for ``num_rooms``), and
+    said of a plural or with "different" — of a number only with "different" (the number
+    of *passengers* is an amount, not how many amounts there are)."""
+    if named.span[0] - m.end() > 1 or any(
+            f.span[0] <= m.start() and m.end() < f.span[1] for f in q.fields):
+        return False
+    if named.candidate.field.kind in NUMERIC_KINDS:
+        return bool(m.group("distinct"))
+    return bool(m.group("distinct")) or is_plural(q.low[named.span[0]:named.span[1]])
+
+
+def _listed(q: Question, first: FieldMention) -> Iterator[FieldMention]:
+    """The target's field named at ``first`` and each listed right after it ("names and
+    contents", "name, age")."""
+    named: FieldMention | None = first
+    while named is not None:
+        yield named
+        after = _next_field(q, named.span[1], None)
+        joined = after is not None and re.match(r"\s*(?:,|and)",
+                                                q.low[named.span[1]:after.span[0]])
+        named = after if joined else None
 
 
 def _functions(q: Question, plan: Plan) -> None:
@@ -285,16 +298,23 @@ def _free_group_field(q: Question, plan: Plan, before: int) -> FieldMention | No
     return cands[-1] if cands else None
 
 
+def _before_target(q: Question, pattern: re.Pattern[str]) -> Iterator[
+        tuple[re.Match[str], int, Span]]:
+    """Each naming of the target with ``pattern`` said in the 40 characters before it
+    ("with the most *TV channels*"): the match, where it starts in the question, and where
+    the target is named."""
+    for span in q.target_spans:
+        head = q.low[max(0, span[0] - 40):span[0]]
+        m = pattern.search(head)
+        if m is not None:
+            yield m, span[0] - len(head) + m.start(), span
+
+
 def _most_of_target(q: Question, plan: Plan) -> None:
     """"the country with the most TV channels": group the field by count of the target."""
     if plan.aggregate_orders:
         return
-    for span in q.target_spans:
-        head = q.low[max(0, span[0] - 40):span[0]]
-        m = MOST_OF.search(head)
-        if m is None:
-            continue
-        start = span[0] - len(head) + m.start()
+    for m, start, span in _before_target(q, MOST_OF):
         direction = "desc" if m.group("most") else "asc"
         group = _free_group_field(q, plan, start)
         if group is None:
@@ -309,12 +329,7 @@ def _most_of_target(q: Question, plan: Plan) -> None:
 def _having(q: Question, plan: Plan) -> None:
     """"nationalities shared by at least two people": group by the named field, keep the
     groups whose count of target rows meets the number."""
-    for span in q.target_spans:
-        head = q.low[max(0, span[0] - 40):span[0]]
-        m = HAVING.search(head)
-        if m is None:
-            continue
-        start = span[0] - len(head) + m.start()
+    for m, start, span in _before_target(q, HAVING):
         if any(overlaps((start, span[1]), u) for u in plan.used if u != span):
             continue
         group = _free_group_field(q, plan, start)
