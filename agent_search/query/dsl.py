@@ -359,10 +359,14 @@ class _FieldResolver:
             kind = " of a hasOne relation" if to_one else ""
             raise DSLValidationError(f"model {self.schema.id}: {what} {name!r} must be a "
                                      f"field or relation.field{kind}")
-        f = target.field(rest)
+        return self._related(rel, target, rest)
+
+    def _related(self, rel: RelationSchema, target: ModelSchema, name: str) -> str:
+        """``relation.Field`` for the field ``name`` of the model ``rel`` points at."""
+        f = target.field(name)
         if f is None:
             raise DSLValidationError(
-                f"model {self.schema.id}: unknown field {rest!r} of relation {rel.name!r}")
+                f"model {self.schema.id}: unknown field {name!r} of relation {rel.name!r}")
         return f"{rel.name}.{f.name}"
 
     def where(self, name: str) -> str:
@@ -390,11 +394,7 @@ class _FieldResolver:
                 f"{rel.model!r}, which is not available")
         if "." in rest:
             return f"{rel.name}." + _FieldResolver(target, self.by_id).where(rest)
-        f = target.field(rest)
-        if f is None:
-            raise DSLValidationError(
-                f"model {self.schema.id}: unknown field {rest!r} of relation {rel.name!r}")
-        return f"{rel.name}.{f.name}"
+        return self._related(rel, target, rest)
 
 
 def _canonical_where(w: QueryWhere, resolve: _FieldResolver, count: list[int]) -> QueryWhere:

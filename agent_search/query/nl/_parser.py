@@ -490,12 +490,7 @@ def _any_like(fields: list[str], found_terms: list[str]) -> dict[str, Any]:
 
 def _related_title(q: Question) -> list[str]:
     """The title of the first model the target points at (hasOne) that has one."""
-    for rel in q.target.relations:
-        other = q.by_id.get(rel.model.lower())
-        title = title_field(other) if other is not None else None
-        if rel.type == "hasOne" and title:
-            return [relation_field(rel.name, title)]
-    return []
+    return next(([relation_field(rel.name, title)] for rel, _, title in q.titled_links()), [])
 
 
 def fallback(q: Question, plan: Plan, models: list[ModelSchema],

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agent_search.language import CHINESE, ENGLISH, HAN_CHAR, normal_form
-from agent_search.query.dsl import ModelSchema
+from agent_search.query.dsl import ModelSchema, RelationSchema
 from agent_search.query.nl._lexicon import overlaps
 from agent_search.query.nl._reading._schema import (
     Candidate,
@@ -24,6 +24,7 @@ from agent_search.query.nl._reading._schema import (
     Span,
     candidates,
     field_mentions,
+    title_field,
 )
 
 MAX_CONDITIONS = 16
@@ -90,6 +91,15 @@ class Question:
         the target's rows."""
         return [m for m in self.fields if m.strong and m.candidate.relation is None
                 and not m.candidate.field.primary]
+
+    def titled_links(self) -> Iterator[tuple[RelationSchema, ModelSchema, str]]:
+        """Each hasOne relation of the target to a model with a title field, that model
+        and its title field: what the target's rows are named by through a link."""
+        for rel in self.target.relations:
+            other = self.by_id.get(rel.model.lower())
+            title = title_field(other) if other is not None else None
+            if rel.type == "hasOne" and other is not None and title is not None:
+                yield rel, other, title
 
     @property
     def target_spans(self) -> list[Span]:

@@ -34,7 +34,6 @@ from agent_search.query.nl._reading._schema import (
     Span,
     is_plain,
     relation_field,
-    title_field,
 )
 from agent_search.query.nl._rules._aggregate_words import (
     COMMON,
@@ -199,11 +198,8 @@ def _key_group(q: Question, pos: int) -> Group | None:
 def _related_group(q: Question, pos: int) -> Group | None:
     """A model the target points at, named at ``pos`` or called by the relation's name
     ("each student" of a link table's ``student``): grouped by its key and title."""
-    for rel in q.target.relations:
-        other = q.by_id.get(rel.model.lower())
-        title = title_field(other) if other is not None else None
-        if rel.type != "hasOne" or rel.model.lower() == q.target.id.lower() or \
-                other is None or title is None:
+    for rel, other, title in q.titled_links():
+        if other.id.lower() == q.target.id.lower():
             continue  # "the phone number of each employee" groups nothing
         spans = q.models.get(other.id, []) + [
             s for form in plural_forms(words_of(rel.name)) for s in find_phrase(q.low, form)]
