@@ -276,9 +276,7 @@ def _warn_unused_fields(q: Question, plan: Plan) -> str | None:
     Beside numbers computed it is a reason to answer nothing (returned): "the total
     number of platforms per location" counted per location, or "the maximum number of
     total passengers" taken of another field, are not the numbers asked for."""
-    constrained = " ".join(str(w) for w in plan.wheres) + " ".join(
-        o["field"] for o in plan.orders) + " " + " ".join(plan.aggregates) + " " + \
-        " ".join(plan.group_by) + " " + str(plan.having)
+    constrained = plan.stated()
     for span, cand, _ in q.own_fields_named:
         named = cand.field
         if named.kind in _CONDITION_KINDS and plan.free(span) and named.name not in constrained:

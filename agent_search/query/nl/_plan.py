@@ -165,6 +165,14 @@ class Plan:
             explanation=f"{self.target.id}: " + ("; ".join(self.notes) or "all records"),
             warnings=self.warnings, confidence=self.confidence)
 
+    def stated(self) -> str:
+        """Everything the plan states (conditions, orders, aggregates, groups, group
+        conditions) as one text: where a field's name shows whether anything is said of
+        it."""
+        return " ".join(str(w) for w in self.wheres) + " ".join(
+            o["field"] for o in self.orders) + " " + " ".join(self.aggregates) + " " + \
+            " ".join(self.group_by) + " " + str(self.having)
+
     def free(self, span: Span) -> bool:
         """Nothing understood overlaps ``span`` yet."""
         return not any(overlaps(span, u) for u in self.used)

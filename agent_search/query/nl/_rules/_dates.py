@@ -178,41 +178,55 @@ def place_date(q: Question, plan: Plan, d: StatedDate) -> None:
     plan.add(cand.path, op, value, d.span, f"{cand.path} {op} {value} (\"{d.text}\")")
 
 
+Said = tuple[str, str, str]
+"""A date as stated: its word (see :data:`BOUNDS`) and the texts of its first and last
+periods (``2024``, ``2024-03``, ``2024-03-05``)."""
+
+
+def _range(m: re.Match[str], now: dt.datetime) -> Said | None:
+    """"from 2010 to 2012", "between March 2024 and May 2024"."""
+    a, b = month_text(m, "a_", now), month_text(m, "b_", now)
+    return ("range", a, b) if a and b else None
+
+
+def _month(m: re.Match[str], now: dt.datetime) -> Said | None:
+    """"in March 2025", "during May" (the latest May up to now); "may", "march" alone
+    are words, not dates."""
+    text = month_text(m, "", now) if m.group("year") or m.group("cmp") else None
+    return ((m.group("cmp") or "in").lower(), text, text) if text else None
+
+
+def _day(m: re.Match[str], now: dt.datetime) -> Said | None:
+    """"after 2024-03-05", "in 2024"; "from 2024-03-01" is that day onwards."""
+    word, date = m.group("cmp").lower(), m.group("date")
+    if word == "from" and len(m.group(0).split()[-1]) >= 10:
+        word = "since"
+    return word, date, date
+
+
+_DATE_READINGS = ((_DATE_RANGE, _range), (_MONTH_DATE, _month), (_DATE_CMP, _day))
+"""How dates are stated, longest reading first: a date in a reading already taken is
+part of it."""
+
+
 def stated_dates(low: str, now: dt.datetime, plan: Plan) -> list[StatedDate]:
-    """Ranges ("from 2010 to 2012", "between March 2024 and May 2024"), month names ("in
-    March 2025", "during May": the latest May up to now), then ISO dates and years. A date
-    that does not exist is a warning (its words are used up)."""
+    """The dates of :data:`_DATE_READINGS`, in question order. A date that does not
+    exist is a warning (its words are used up)."""
     found: list[StatedDate] = []
     taken: list[Span] = []
-
-    def add(span: Span, word: str, a: str, b: str, text: str) -> None:
-        if any(overlaps(span, t) for t in taken):
-            return
-        taken.append(span)
-        try:
-            start, _ = date_bounds(a)
-            _, end = date_bounds(b)
-        except (ValueError, OverflowError):
-            plan.warnings.append(f"{text!r} is not a valid date; ignored")
-            plan.used.append(span)
-            return
-        found.append(StatedDate(span, word, start, end, text))
-
-    for m in _DATE_RANGE.finditer(low):
-        a, b = month_text(m, "a_", now), month_text(m, "b_", now)
-        if a and b:
-            add(m.span(), "range", a, b, m.group(0).strip())
-    for m in _MONTH_DATE.finditer(low):
-        if m.group("year") is None and m.group("cmp") is None:
-            continue  # "may", "march" alone are words, not dates
-        text = month_text(m, "", now)
-        if text:
-            add(m.span(), (m.group("cmp") or "in").lower(), text, text, m.group(0).strip())
-    for m in _DATE_CMP.finditer(low):
-        date, word, text = m.group("date"), m.group("cmp").lower(), m.group(0).strip()
-        if word == "from" and len(text.split()[-1]) >= 10:
-            word = "since"  # "from 2024-03-01": that day onwards
-        add(m.span(), word, date, date, text)
+    for pattern, read in _DATE_READINGS:
+        for m in pattern.finditer(low):
+            said = read(m, now)
+            if said is None or any(overlaps(m.span(), t) for t in taken):
+                continue
+            taken.append(m.span())
+            try:
+                start, end = date_bounds(said[1])[0], date_bounds(said[2])[1]
+            except (ValueError, OverflowError):
+                plan.warnings.append(f"{m.group(0).strip()!r} is not a valid date; ignored")
+                plan.used.append(m.span())
+                continue
+            found.append(StatedDate(m.span(), said[0], start, end, m.group(0).strip()))
     return sorted(found, key=lambda f: f.span)
 
 

@@ -90,9 +90,7 @@ def comparisons(q: Question, plan: Plan) -> None:
         value, unit, money = amount(m)
         dim = stated_dimension(m.groupdict().get("cmp") or "", unit, money)
         cand = measured_by(q, (m.groupdict().get("cmp") or "").split(" ")[0]) \
-            or field_for(q.candidates, dim, q.fields, span[0])
-        if cand is None and dim != "number":
-            cand = field_for(q.candidates, "number", q.fields, span[0])
+            or field_of_amount(q, dim, span[0])
         if cand is None:
             plan.cannot_place(span, m.group(0).strip())
             continue
@@ -106,6 +104,15 @@ def comparisons(q: Question, plan: Plan) -> None:
             plan.used.append(span)
             continue
         plan.add(cand.path, op, v, span, f"{cand.path} {op} {v} (\"{m.group(0).strip()}\")")
+
+
+def field_of_amount(q: Question, dim: str, at: int) -> Candidate | None:
+    """The field an amount of dimension ``dim`` (money, duration, size... or a plain
+    number) stated at ``at`` is about, in any language: the one named nearest of that
+    dimension, else the target's only one (:func:`~._reading._schema.field_for`); for a
+    dimension no field has, the same among the plain numbers."""
+    return field_for(q.candidates, dim, q.fields, at) or (
+        field_for(q.candidates, "number", q.fields, at) if dim != "number" else None)
 
 
 def between(q: Question, plan: Plan) -> None:

@@ -20,8 +20,9 @@ import re
 from agent_search.language import DIGIT, NUMERALS, numeral_value
 from agent_search.query.dsl import TEMPORAL_KINDS
 from agent_search.query.nl._plan import Plan, Question
-from agent_search.query.nl._reading._schema import Candidate, field_for
+from agent_search.query.nl._reading._schema import Candidate
 from agent_search.query.nl._reading._units import convert, stated_dimension, typed
+from agent_search.query.nl._rules._numbers import field_of_amount
 
 
 def _amount_re(p: str = "") -> str:
@@ -119,9 +120,7 @@ def _comparisons(q: Question, plan: Plan) -> None:
 
 def _field(q: Question, plan: Plan, m: re.Match[str], dim: str) -> Candidate | None:
     """The field the amount at ``m`` is about, or None (and a warning)."""
-    cand = field_for(q.candidates, dim, q.fields, m.start())
-    if cand is None and dim != "number":
-        cand = field_for(q.candidates, "number", q.fields, m.start())
+    cand = field_of_amount(q, dim, m.start())
     if cand is None or cand.field.kind in TEMPORAL_KINDS:
         plan.cannot_place(m.span(), m.group(0).strip())
         return None
