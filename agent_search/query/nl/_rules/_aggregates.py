@@ -255,22 +255,34 @@ def _most_common(q: Question, plan: Plan) -> None:
     """"the most common X", "the most common <target> X" and "the X that is (the) most
     common": group by X, the largest group first."""
     for m in COMMON.finditer(q.low):
-        pos = m.end()
-        named = _target_named_at(q, pos)  # "the most common singer citizenship"
-        if named is not None:
-            pos = named[1] + (1 if q.low[named[1]:named[1] + 1] == " " else 0)
-        target = _next_field(q, pos, None)
-        if target is not None and target.span[0] == pos and _categorical(target):
-            span = (m.start(), target.span[1])
-        else:  # "the nationality that is most common"
-            before = q.low[:m.start()]
-            target = next((x for x in reversed(_own_mentions(q)) if x.span[1] <= m.start()
-                           and _IS_THE.fullmatch(" " + before[x.span[1]:])), None)
-            if target is None or not _categorical(target):
-                continue
-            span = (target.span[0], m.end())
-        _order_by_count(q, plan, target.candidate.field.name, span,
-                        "asc" if m.group("dir").lower() == "least" else "desc", m.group(0))
+        found = _common_after(q, m) or _common_before(q, m)
+        if found is not None:
+            _order_by_count(q, plan, found[0].candidate.field.name, found[1],
+                            "asc" if m.group("dir").lower() == "least" else "desc", m.group(0))
+
+
+def _common_after(q: Question, m: re.Match[str]) -> tuple[FieldMention, Span] | None:
+    """"the most common X", "the most common <target> X": a categorical field of the
+    target named right after, and the words read."""
+    pos = m.end()
+    named = _target_named_at(q, pos)  # "the most common singer citizenship"
+    if named is not None:
+        pos = named[1] + (1 if q.low[named[1]:named[1] + 1] == " " else 0)
+    target = _next_field(q, pos, None)
+    if target is None or target.span[0] != pos or not _categorical(target):
+        return None
+    return target, (m.start(), target.span[1])
+
+
+def _common_before(q: Question, m: re.Match[str]) -> tuple[FieldMention, Span] | None:
+    """"the nationality that is (the) most common": a categorical field of the target
+    named before, and the words read."""
+    before = q.low[:m.start()]
+    target = next((x for x in reversed(_own_mentions(q)) if x.span[1] <= m.start()
+                   and _IS_THE.fullmatch(" " + before[x.span[1]:])), None)
+    if target is None or not _categorical(target):
+        return None
+    return target, (target.span[0], m.end())
 
 
 def _order_by_count(q: Question, plan: Plan, field: str, span: tuple[int, int],

@@ -60,9 +60,7 @@ def sort_by(q: Question, plan: Plan) -> None:
     """"sorted by total desc": an order on the target's field of that name or label."""
     own = _own(q)
     for m in _SORT.finditer(q.low):
-        phrase = m.group("f").strip()
-        cand = next((c for c in own if phrase in plural_forms(words_of(c.field.name))
-                     or (c.field.label and phrase == c.field.label.lower())), None)
+        cand = _field_named(own, m.group("f").strip())
         if cand is None:
             continue
         said, end = m.group("dir"), m.end()
@@ -72,6 +70,12 @@ def sort_by(q: Question, plan: Plan) -> None:
         direction = "desc" if (said or "").lower().startswith(("desc", "decr")) else "asc"
         plan.order(cand.field.name, direction, (m.start(), end),
                    f"\"{q.low[m.start():end].strip()}\"")
+
+
+def _field_named(cands: list[Candidate], phrase: str) -> Candidate | None:
+    """The first of ``cands`` whose name (in either number) or label is ``phrase``."""
+    return next((c for c in cands if phrase in plural_forms(words_of(c.field.name))
+                 or (c.field.label and phrase == c.field.label.lower())), None)
 
 
 def alphabetical(q: Question, plan: Plan) -> None:
