@@ -157,12 +157,18 @@ def exact_matches(q: Question, index: ValueIndex) -> list[Match]:
             if not exact and len(text) >= 4:
                 variants.extend((span, pos, value) for form in _other_forms(text, n)
                                 for pos, value in index.exact.get(form, ()))
-    for pos, value, vlow in index.odd:
-        if vlow in q.low:  # most are not: skip the call
-            hits.extend((span, pos, value) for span in find_phrase(q.low, vlow))
+    hits.extend(_punctuated(q, index))
     hits.extend(chinese_matches(q, index))
     return [*_as_matches(q, hits, EXACT_CONFIDENCE), *_as_matches(q, variants,
                                                                   VARIANT_CONFIDENCE)]
+
+
+def _punctuated(q: Question, index: ValueIndex) -> list[tuple[Span, int, str]]:
+    """Values starting or ending with other than a letter or digit ("Co.", "C++"),
+    which no run of words is: found as phrases."""
+    return [(span, pos, value) for pos, value, vlow in index.odd
+            if vlow in q.low  # most are not: skip the call
+            for span in find_phrase(q.low, vlow)]
 
 
 def _other_forms(text: str, n: int) -> list[str]:
