@@ -59,13 +59,19 @@ def _own_numeric(q: Question, temporal: bool = True) -> list[Candidate]:
             and is_plain(c)]
 
 
+def linked(c: Candidate) -> bool:
+    """A plain field of a model the target points at (hasOne, one hop): one value per
+    row of the target, as its own fields have."""
+    return c.relation is not None and c.relation.type == "hasOne" and c.second is None \
+        and is_plain(c)
+
+
 def _related_numeric(q: Question) -> list[Candidate]:
     """Numeric and date fields of the models the target points at (hasOne): what a
     superlative measures when the target has no such field ("the tallest poker player"
     by the height of the person it is)."""
     kinds = NUMERIC_KINDS | TEMPORAL_KINDS
-    return [c for c in q.candidates if c.relation is not None and c.second is None
-            and c.relation.type == "hasOne" and c.field.kind in kinds and is_plain(c)]
+    return [c for c in q.candidates if linked(c) and c.field.kind in kinds]
 
 
 _COMPARATIVES: dict[str, tuple[str, ...]] = {
@@ -83,7 +89,7 @@ def measured_by(q: Question, word: str) -> Candidate | None:
     nouns = _COMPARATIVES.get(word.lower())
     if nouns is None:
         return None
-    own = [c for c in _own_numeric(q, temporal=False)]
+    own = _own_numeric(q, temporal=False)
     related = [c for c in _related_numeric(q) if c.field.kind in NUMERIC_KINDS]
     return _measuring(own, nouns) or _measuring(related, nouns)
 
@@ -93,7 +99,7 @@ def _measuring(cands: list[Candidate], nouns: tuple[str, ...]) -> Candidate | No
     for noun in nouns:
         for c in cands:
             words = words_of(c.field.name).split()
-            if any(w == noun or w.startswith(noun) for w in words):
+            if any(w.startswith(noun) for w in words):  # "age", "ages", "aged"
                 return c
     return None
 

@@ -18,10 +18,9 @@ from agent_search.query.nl._reading._schema import (
     Candidate,
     FieldMention,
     field_for,
-    is_plain,
     title_field,
 )
-from agent_search.query.nl._rules._measures import ADJECTIVE
+from agent_search.query.nl._rules._measures import ADJECTIVE, linked
 
 SUPERLATIVES: WordTable[tuple[str, str]] = WordTable((
     (r"most expensive|priciest|costliest|highest[- ]priced|dearest", ("money", "desc")),
@@ -107,8 +106,7 @@ def _measure_at(mentions: list[FieldMention], at: int) -> Candidate | None:
     near = [c for span, c, _ in mentions if 0 <= span[0] - at <= 1
             and c.field.kind in NUMERIC_KINDS | TEMPORAL_KINDS and c.second is None]
     return next((c for c in near if c.relation is None), None) or next(
-        (c for c in near if c.relation is not None and c.relation.type == "hasOne"
-         and is_plain(c)), None)
+        (c for c in near if linked(c)), None)
 
 
 def superlatives(q: Question, plan: Plan) -> None:
