@@ -174,14 +174,13 @@ class _Read:
 def _single(raw: dict[str, Any]) -> dict[str, Any] | None:
     """The one structured query of a generator's answer: None for a fallback (a text
     match on every model), an abstention or several queries."""
-    if raw.get("fallback") or not raw.get("model"):
-        if raw.get("fallback") or len(raw.get("queries") or []) != 1:
-            return None
-        query = dict(raw["queries"][0])
-    else:
-        query = {k: v for k, v in raw.items()
-                 if k not in ("explanation", "warnings", "confidence", "fallback")}
-    return query
+    if raw.get("fallback"):
+        return None
+    if raw.get("model"):  # one query, written as the answer itself
+        return {k: v for k, v in raw.items()
+                if k not in ("explanation", "warnings", "confidence", "fallback")}
+    queries = raw.get("queries") or []
+    return dict(queries[0]) if len(queries) == 1 else None
 
 
 def _structured(query: dict[str, Any] | None) -> list[dict[str, Any]]:

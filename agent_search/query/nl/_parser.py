@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from functools import partial
 from typing import Any
 
@@ -382,12 +382,19 @@ def _stated_name(q: Question, word: str) -> bool:
     """``word`` written as a name where it stands: capitalised or a number, not the
     first word of a sentence or of a quotation, and not one of the question's own
     words written in capitals (a question all in capitals states no name)."""
-    if not (word[:1].isupper() or word[:1].isdigit()) or q.text.upper() == q.text:
+    if not _name_like(word) or q.text.upper() == q.text:
         return False
-    for m in re.finditer(r"(?<!\w)" + re.escape(word) + r"(?!\w)", q.text):
-        if not _SENTENCE_START.search(q.text[:m.start()]):
-            return True
-    return False
+    return any(not _SENTENCE_START.search(q.text[:m.start()]) for m in _places(word, q.text))
+
+
+def _name_like(word: str) -> bool:
+    """Written as a name is: capitalised, or a number."""
+    return word[:1].isupper() or word[:1].isdigit()
+
+
+def _places(word: str, text: str) -> Iterator[re.Match[str]]:
+    """Where ``word`` stands whole in ``text``."""
+    return re.finditer(r"(?<!\w)" + re.escape(word) + r"(?!\w)", text)
 
 
 _QUANTITY = re.compile(
@@ -416,11 +423,7 @@ def _unplaced_quantity(q: Question, words: list[str]) -> str | None:
 
 def _written_as_name(q: Question, word: str) -> bool:
     """Capitalised (or a number) where it stands, other than as the question's first word."""
-    for m in re.finditer(r"(?<!\w)" + re.escape(word) + r"(?!\w)", q.text):
-        if m.start() > 0 and q.text[:m.start()].strip() and (
-                word[:1].isupper() or word[:1].isdigit()):
-            return True
-    return False
+    return _name_like(word) and any(q.text[:m.start()].strip() for m in _places(word, q.text))
 
 
 def _ignored(q: Question, plan: Plan, words: list[str]) -> None:
@@ -452,8 +455,7 @@ def modifies_a_name(low: str, words: list[str], names: list[Span]) -> bool:
     ("music genres", "phone numbers"): read together they may just be that name, so a
     text match on them may be dropped when no row has them."""
     for word in words:
-        pattern = re.compile(r"(?<!\w)" + re.escape(word.lower()) + r"(?!\w)")
-        spans = [m.span() for m in pattern.finditer(low)]
+        spans = [m.span() for m in _places(word.lower(), low)]
         if not spans or not all(any(adjacent(w, n, low) for n in names) for w in spans):
             return False
     return True

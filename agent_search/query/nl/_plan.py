@@ -151,6 +151,13 @@ class Plan:
         """Answer rows are computed (groups or aggregates), not records shown."""
         return bool(self.aggregates or self.group_by)
 
+    @property
+    def only_counted(self) -> bool:
+        """Groups with nothing computed but the count added for them (not asked for), and
+        no condition on them or order of them yet."""
+        return bool(self.group_by) and self.aggregates == ["count"] and self.count_implied \
+            and not self.having and not self.aggregate_orders
+
     def draft(self, model: str, wheres: list[dict[str, Any]], *, terms: list[str],
               relax: bool, total_asked: bool) -> Draft:
         """What is understood, as the answer's draft on ``model``'s rows under ``wheres``
@@ -238,8 +245,7 @@ class Plan:
         """Order by ``field_name`` (the first order stated on a field wins). Asked of each
         group ("the youngest person for each job") with nothing but the groups' count
         computed, it is the groups' extreme instead: ``min(age)`` per job."""
-        if self.group_by and self.aggregates == ["count"] and self.count_implied and \
-                "." not in field_name and not self.having and not self.aggregate_orders:
+        if self.only_counted and "." not in field_name:
             self.aggregates = [f"{'min' if direction == 'asc' else 'max'}({field_name})"]
             self.notes.append(f"{self.aggregates[0]} of each group ({why})")
             self.used.append(span)

@@ -374,15 +374,29 @@ def _unsayable(q: Question, path: str, negated: bool, matches: list[Match]) -> s
     and French" of a field each row holds once (the rows are not the ones holding
     both)."""
     rel = _to_many(q, path)
-    first = min(c.span[0] for c in matches)
-    said = _negation(q.low, min(c.span for c in matches)) if negated else None
-    if said is not None and rel is not None and _NONE_OF.search(q.low[max(0, said[0] - 8):said[1]]):
-        return (f"a condition through {rel} is met by any one of them, not by none; "
-                "'none of them' can't be said here")
-    if rel is None and len({c.value for c in matches}) > 1 and not negated and \
-            _BOTH.search(q.low[max(0, first - 40):first]):
-        return f"each row holds one {path}, so 'both' is not said of these rows"
+    if negated and rel is not None:
+        return _none_of(q, rel, matches)
+    if not negated and rel is None:
+        return _both(q, path, matches)
     return None
+
+
+def _none_of(q: Question, rel: str, matches: list[Match]) -> str | None:
+    """Values of the rows the target has many of (through ``rel``) under a negated verb:
+    "none of them has it", which a condition through the relation does not say."""
+    said = _negation(q.low, min(c.span for c in matches))
+    if said is None or not _NONE_OF.search(q.low[max(0, said[0] - 8):said[1]]):
+        return None
+    return (f"a condition through {rel} is met by any one of them, not by none; "
+            "'none of them' can't be said here")
+
+
+def _both(q: Question, path: str, matches: list[Match]) -> str | None:
+    """"both X and Y" of a field each row of the target holds once."""
+    first = min(c.span[0] for c in matches)
+    if len({c.value for c in matches}) < 2 or not _BOTH.search(q.low[max(0, first - 40):first]):
+        return None
+    return f"each row holds one {path}, so 'both' is not said of these rows"
 
 
 def _to_many(q: Question, path: str) -> str | None:
