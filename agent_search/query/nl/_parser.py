@@ -213,8 +213,7 @@ def finish(q: Question, plan: Plan, strict: bool) -> dict[str, Any]:
         plan.notes.append("a count is asked for: Result.total is the number of matches")
     unused_field = _warn_unused_fields(q, plan)
     words = leftover_words(q, plan)
-    reason = (unused_field or _unmet_extreme(words, plan, grouped)
-              or unsure(q, plan, grouped) or _unplaced_quantity(q, words))
+    reason = unused_field or _unplaced(q, plan, words)
     if reason is not None:  # a part of the question found no place
         return _silent(plan, reason)
     found_terms, relax = _leftover(q, plan, words)
@@ -225,6 +224,15 @@ def finish(q: Question, plan: Plan, strict: bool) -> dict[str, Any]:
     draft = retarget(q, plan, plan.draft(model, wheres, terms=found_terms, relax=relax,
                                          total_asked=count_asked))
     return _accounted(q, plan, draft) if isinstance(draft, Draft) else draft
+
+
+def _unplaced(q: Question, plan: Plan, words: list[str]) -> str | None:
+    """Why a part of the question found no place in the reading, if one did not: an
+    extreme nothing is ordered by, a reading the parser is unsure of
+    (:func:`~._answer._unsure.unsure`), a quantity no rule placed."""
+    grouped = plan.grouped
+    return _unmet_extreme(words, plan, grouped) or unsure(q, plan, grouped) or \
+        _unplaced_quantity(q, words)
 
 
 def _accounted(q: Question, plan: Plan, draft: Draft) -> dict[str, Any]:
