@@ -190,7 +190,7 @@ def field_numbers(q: Question, plan: Plan) -> None:
         if m is None or not _takes_numbers(mention) or not plan.free(m.span("nums")):
             continue
         span = m.span("nums")
-        numbers = [float(n) if "." in n else int(n) for n in _NUM.findall(m.group("nums"))]
+        numbers = [_as_written(n) for n in _NUM.findall(m.group("nums"))]
         if cand.field.kind == "integer" and any(isinstance(n, float) for n in numbers):
             continue
         if len(numbers) == 1:
@@ -199,6 +199,11 @@ def field_numbers(q: Question, plan: Plan) -> None:
         else:
             plan.add(cand.path, "in", numbers, span, f"{cand.path} in {numbers}")
         plan.value_conditions += 1
+
+
+def _as_written(number: str) -> int | float:
+    """``"10"`` → 10, ``"1.5"`` → 1.5: an integer unless written with a decimal point."""
+    return float(number) if "." in number else int(number)
 
 
 def _takes_numbers(mention: FieldMention) -> bool:

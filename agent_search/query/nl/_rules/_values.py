@@ -215,19 +215,17 @@ def fuzzy_matches(q: Question, index: ValueIndex, taken: list[Span]) -> list[Mat
                 cand = q.candidates[pos]
                 base = ratio / 100.0 * 0.9
                 out.append(Match(cand.path, value, span, preference(q, cand, span, base), base))
-            if out and any(c.span == span for c in out):
+            if any(c.span == span for c in out):
                 taken.append(span)
     return out
 
 
 def _worth_fuzzy(text: str, words: list[str], span: Span, taken: list[Span]) -> bool:
-    if len(text) < MIN_FUZZY_CHARS or any(overlaps(span, t) for t in taken):
-        return False
-    if HAN_CHAR.search(text):  # Chinese values are found inside the question, exactly
-        return False
-    if all(w in STOPWORDS or w.isdigit() for w in words):
-        return False
-    return not (len(words) == 1 and text in STOPWORDS)
+    """A run of ``words`` worth looking up as a misspelt value: long enough, over no words
+    matched, not Chinese (Chinese values are found inside the question, exactly), and not
+    only stop words and numbers."""
+    return len(text) >= MIN_FUZZY_CHARS and not any(overlaps(span, t) for t in taken) \
+        and not HAN_CHAR.search(text) and not all(w in STOPWORDS or w.isdigit() for w in words)
 
 
 def preference(q: Question, cand: Candidate, span: Span, base: float) -> float:
