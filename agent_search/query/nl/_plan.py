@@ -81,16 +81,20 @@ class Question:
         return self.text[span[0]:span[1]]
 
     @property
+    def own_mentions(self) -> list[FieldMention]:
+        """Where the target's own fields are named (not a related model's)."""
+        return [m for m in self.fields if m.candidate.relation is None]
+
+    @property
     def own_field_spans(self) -> list[Span]:
         """Where the target's own fields are named."""
-        return [m.span for m in self.fields if m.candidate.relation is None]
+        return [m.span for m in self.own_mentions]
 
     @property
     def own_fields_named(self) -> list[FieldMention]:
         """The target's own fields named in full (not keys): what the question says of
         the target's rows."""
-        return [m for m in self.fields if m.strong and m.candidate.relation is None
-                and not m.candidate.field.primary]
+        return [m for m in self.own_mentions if m.strong and not m.candidate.field.primary]
 
     def titled_links(self) -> Iterator[tuple[RelationSchema, ModelSchema, str]]:
         """Each hasOne relation of the target to a model with a title field, that model

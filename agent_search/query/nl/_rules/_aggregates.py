@@ -66,8 +66,8 @@ def aggregates(q: Question, plan: Plan) -> None:
 
 
 def _own_mentions(q: Question) -> list[FieldMention]:
-    return sorted((m for m in q.fields if m.candidate.relation is None
-                   and is_plain(m.candidate)), key=lambda m: m.span[0])
+    return sorted((m for m in q.own_mentions if is_plain(m.candidate)),
+                  key=lambda m: m.span[0])
 
 
 def _next_field(q: Question, pos: int, accept: set[str] | None) -> FieldMention | None:
@@ -189,7 +189,7 @@ def _own_group(q: Question, pos: int) -> Group | None:
 
 def _key_group(q: Question, pos: int) -> Group | None:
     """A key of the target named in full at ``pos`` ("each student id")."""
-    key = next((x for x in q.fields if x.strong and x.candidate.relation is None
+    key = next((x for x in q.own_mentions if x.strong
                 and 0 <= x.span[0] - pos <= 2 and not is_plain(x.candidate)
                 and not x.candidate.field.primary), None)
     return None if key is None else ([key.candidate.field.name], key.span)

@@ -49,7 +49,7 @@ def chinese_aggregates(q: Question, plan: Plan) -> None:
 
 def _functions(q: Question, plan: Plan) -> None:
     """"平均价格", "价格的平均值": a function right beside a numeric field of the target."""
-    numeric = [m for m in q.fields if m.candidate.relation is None and is_plain(m.candidate)
+    numeric = [m for m in q.own_mentions if is_plain(m.candidate)
                and m.candidate.field.kind in NUMERIC_KINDS and plan.free(m.span)]
     for pattern, beside in _BESIDE:
         for m in plan.unclaimed(pattern, q.low):

@@ -63,8 +63,8 @@ def computed_values(q: Question, plan: Plan) -> None:
 
 
 def _numeric_own(q: Question) -> list[FieldMention]:
-    return sorted((f for f in q.fields if f.candidate.relation is None
-                   and f.candidate.field.kind in NUMERIC_KINDS and is_plain(f.candidate)),
+    return sorted((f for f in q.own_mentions
+                   if f.candidate.field.kind in NUMERIC_KINDS and is_plain(f.candidate)),
                   key=lambda f: f.span[0])
 
 

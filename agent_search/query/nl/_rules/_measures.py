@@ -136,8 +136,8 @@ def _measured(q: Question, cands: list[Candidate], nouns: tuple[str, ...],
 
 
 def _named_after(q: Question, pos: int) -> FieldMention | None:
-    return next((m for m in q.fields if m.candidate.relation is None
-                 and 0 <= m.span[0] - pos <= 1 and is_plain(m.candidate)), None)
+    return next((m for m in q.own_mentions
+                 if 0 <= m.span[0] - pos <= 1 and is_plain(m.candidate)), None)
 
 
 def ordered_by(q: Question, plan: Plan) -> None:

@@ -131,7 +131,7 @@ def _measured_by(q: Question, dim: str, at: int) -> Candidate | None:
     the nearest of that dimension (for size, else a price), else the number field named
     right after ("shortest life expectancy")."""
     own = _own(q)
-    own_mentions = [x for x in q.fields if x.candidate.relation is None]
+    own_mentions = q.own_mentions
     cand = field_for(own, dim, own_mentions, at)
     if cand is None and dim == "size":
         cand = field_for(own, "money", q.fields, at)
