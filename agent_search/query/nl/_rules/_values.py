@@ -31,7 +31,7 @@ from agent_search.query.nl._plan import EXACT_CONFIDENCE, Plan, Question
 from agent_search.query.nl._reading._demonyms import derived_values
 from agent_search.query.nl._reading._schema import Candidate, Span, near_field, spans_outside
 from agent_search.query.nl._reading._value_index import ValueIndex, value_index
-from agent_search.query.nl._rules._values_zh import chinese_matches
+from agent_search.query.nl._rules._values_zh import chinese_matches, known_values
 
 FUZZY_CUTOFF = 88.0
 """Minimum rapidfuzz ratio (0..100) for a misspelt query word to stand for a known value."""
@@ -108,8 +108,7 @@ def names_outside_phrases(low: str, schemas: Sequence[ModelSchema],
     ("airlines" inside the airline "American Airlines": the question names an airline,
     not the table, and the value, read whole, is not read as "American" → United States
     with the rest a table's name)."""
-    phrases = {v for schema in schemas for fld in schema.fields for value in fld.values
-               if " " in (v := value.lower()) and v in low}
+    phrases = {v for value in known_values(schemas) if " " in (v := value.lower()) and v in low}
     if not phrases:
         return dict(mentions)
     inside = [span for v in phrases for span in find_phrase(low, v)]
