@@ -97,9 +97,12 @@ def _value_matches(q: Question, plan: Plan) -> list[Match]:
     found = exact_matches(q, index)
     found.extend(fuzzy_matches(q, index, [m.span for m in found] + plan.used))
     names = [m.span for m in q.fields if m.strong]
-    return [m for m in found if not any(
-        n[0] <= m.span[0] and m.span[1] <= n[1] and n[1] - n[0] > m.span[1] - m.span[0]
-        for n in names)]
+    return [m for m in found if not any(_inside_longer(m.span, n) for n in names)]
+
+
+def _inside_longer(span: Span, name: Span) -> bool:
+    """``span`` lies inside ``name``, which is longer."""
+    return name[0] <= span[0] and span[1] <= name[1] and name[1] - name[0] > span[1] - span[0]
 
 
 def names_outside_phrases(low: str, schemas: Sequence[ModelSchema],
