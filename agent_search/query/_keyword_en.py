@@ -10,15 +10,13 @@ from __future__ import annotations
 
 import re
 
-from agent_search.query._keyword_parts import KeywordParts
+from agent_search.query._keyword_parts import KeywordParts, PhraseRun
 from agent_search.query._keyword_stopwords import (
     EN_COMPARATORS,
     EN_QUALIFIERS,
     EN_STOPWORDS,
     PRICE_SYMBOLS,
 )
-
-MAX_PHRASE_WORDS = 4
 
 _NUMBER = r"\d[\d,]*(?:\.\d+)?"
 _TOKEN = re.compile(
@@ -60,43 +58,42 @@ def extract_en(text: str, stopwords: frozenset[str] = EN_STOPWORDS) -> KeywordPa
     module); ``stopwords``: the words dropped (English's; another spaced language's and
     English's for a language with no rules of its own)."""
     parts = KeywordParts()
+    run = PhraseRun(parts)
     tokens = _tokens(text)
-    run: list[str] = []
-
-    def flush() -> None:
-        while run:
-            parts.phrases.append(" ".join(run[:MAX_PHRASE_WORDS]))
-            del run[:MAX_PHRASE_WORDS]
-
     i = 0
     while i < len(tokens):
         kind, tok = tokens[i]
         n = _comparator_at(tokens, i) if kind == "word" else 0
         if n:
-            flush()
-            words = [t for _, t in tokens[i:i + n + 1]]
-            j = i + n + 1
-            # "between $50 and $100", "from 2020 to 2024"
-            if (j + 1 < len(tokens) and tokens[j][1].lower() in ("and", "to", "-")
-                    and tokens[j + 1][0] in ("price", "number")):
-                words += [tokens[j][1], tokens[j + 1][1]]
-                j += 2
-            parts.constraints.append(" ".join(words))
-            i = j
+            run.end()
+            said, i = _constraint(tokens, i, n)
+            parts.constraints.append(said)
             continue
         low = tok.lower().rstrip(".")
         if kind == "price":
-            flush()
+            run.end()
             parts.constraints.append(tok)
         elif kind == "number":
-            run.append(tok)
+            run.add(tok)
         elif kind == "word" and low in EN_QUALIFIERS:
-            flush()
+            run.end()
             parts.qualifiers.append(tok)
         elif kind == "word" and low not in stopwords and (len(low) > 1 or tok.isupper()):
-            run.append(tok.rstrip("."))
+            run.add(tok.rstrip("."))
         else:
-            flush()
+            run.end()
         i += 1
-    flush()
+    run.end()
     return parts
+
+
+def _constraint(tokens: list[tuple[str, str]], i: int, n: int) -> tuple[str, int]:
+    """The comparator of ``n`` tokens at ``i`` with the number after it, and a range's
+    other end ("between $50 and $100", "from 2020 to 2024"); and the index after them."""
+    words = [t for _, t in tokens[i:i + n + 1]]
+    j = i + n + 1
+    if (j + 1 < len(tokens) and tokens[j][1].lower() in ("and", "to", "-")
+            and tokens[j + 1][0] in ("price", "number")):
+        words += [tokens[j][1], tokens[j + 1][1]]
+        j += 2
+    return " ".join(words), j

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
+
+MAX_PHRASE_WORDS = 4
+"""Most words of one subject phrase: a longer run of content words makes several."""
 
 
 @dataclass(slots=True)
@@ -32,3 +36,24 @@ class KeywordParts:
                 seen.add(key)
                 out.append(kw)
         return out
+
+
+@dataclass(slots=True)
+class PhraseRun:
+    """The run of content words being read, in any language: a break (a stop word,
+    punctuation, a constraint, a qualifier) ends it, and it becomes subject phrases of at
+    most :data:`MAX_PHRASE_WORDS` words each, joined by ``join`` (spaces in English; none
+    between Chinese words)."""
+
+    parts: KeywordParts
+    join: Callable[[list[str]], str] = " ".join
+    words: list[str] = field(default_factory=list)
+
+    def add(self, word: str) -> None:
+        self.words.append(word)
+
+    def end(self) -> None:
+        """The run so far as subject phrases; a new run starts."""
+        while self.words:
+            self.parts.phrases.append(self.join(self.words[:MAX_PHRASE_WORDS]))
+            del self.words[:MAX_PHRASE_WORDS]

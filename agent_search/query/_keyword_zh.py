@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 
 from agent_search.language import CHINESE, HAN_CHAR
-from agent_search.query._keyword_parts import KeywordParts
+from agent_search.query._keyword_parts import KeywordParts, PhraseRun
 from agent_search.query._keyword_stopwords import (
     EN_QUALIFIERS,
     EN_STOPWORDS,
@@ -24,7 +24,6 @@ from agent_search.query._keyword_stopwords import (
     ZH_UNITS,
 )
 
-MAX_PHRASE_TOKENS = 4
 _NUMERALS = CHINESE.numerals
 _NUMBER = re.compile(rf"^[{PRICE_SYMBOLS}]?\d[\d,]*(?:\.\d+)?$|^[{_NUMERALS}]+$")
 _LATIN = re.compile(r"^[^\W\d_][\w+#.\-']*$")
@@ -96,35 +95,29 @@ def extract_zh(text: str) -> KeywordParts:
     parts = KeywordParts()
     tokens = _merge_negated_comparators(
         _split_numeral_units(CHINESE.tokenize(text)))
-    run: list[str] = []
-
-    def flush() -> None:
-        while run:
-            parts.phrases.append(_join(run[:MAX_PHRASE_TOKENS]))
-            del run[:MAX_PHRASE_TOKENS]
-
+    run = PhraseRun(parts, _join)
     i = 0
     while i < len(tokens):
         quantity = _quantity(tokens, i)
         if quantity is not None:
             said, constraint, i = quantity
             if constraint:
-                flush()
+                run.end()
                 parts.constraints.append(said)
             else:
-                run.append(said)
+                run.add(said)
             continue
         tok = tokens[i]
         if tok in ZH_QUALIFIERS or tok.lower() in EN_QUALIFIERS:
-            flush()
+            run.end()
             if i + 1 < len(tokens) and tokens[i + 1] in _QUALIFIER_SUFFIXES:
                 tok += tokens[i + 1]
                 i += 1
             parts.qualifiers.append(tok)
         elif _in_subject(tok):
-            run.append(tok)
+            run.add(tok)
         else:  # punctuation, quotes, stopwords
-            flush()
+            run.end()
         i += 1
-    flush()
+    run.end()
     return parts

@@ -237,24 +237,37 @@ def validate_dsl(raw: Mapping[str, Any], schemas: Sequence[ModelSchema], *,
     if not isinstance(raw, Mapping):
         raise DSLValidationError(f"a DSL must be an object, not {type(raw).__name__}")
     by_id = {s.id.lower(): s for s in schemas}
-    if "queries" in raw:
-        items = raw["queries"]
-        if not isinstance(items, list) or not (items or allow_empty):
-            raise DSLValidationError("'queries' must be a non-empty list of DSL objects")
-    else:
-        items = [{k: v for k, v in raw.items()
-                  if k not in ("explanation", "warnings", "confidence", "fallback")}]
-    queries = [_validate_query(q, by_id) for q in items]
+    queries = [_validate_query(q, by_id) for q in _query_objects(raw, allow_empty)]
+    warnings, confidence = _notes(raw)
+    return GeneratedDSL(queries=queries, explanation=str(raw.get("explanation") or ""),
+                        warnings=warnings, confidence=confidence,
+                        fallback=bool(raw.get("fallback", False)), generator=generator)
+
+
+_NOTE_KEYS = ("explanation", "warnings", "confidence", "fallback")
+"""What a generator says about its queries, beside them."""
+
+
+def _query_objects(raw: Mapping[str, Any], allow_empty: bool) -> list[Any]:
+    """The query objects of a generator's dict: its ``queries`` list, or the dict itself
+    (less :data:`_NOTE_KEYS`) as the one query."""
+    if "queries" not in raw:
+        return [{k: v for k, v in raw.items() if k not in _NOTE_KEYS}]
+    items = raw["queries"]
+    if not isinstance(items, list) or not (items or allow_empty):
+        raise DSLValidationError("'queries' must be a non-empty list of DSL objects")
+    return items
+
+
+def _notes(raw: Mapping[str, Any]) -> tuple[list[str], float]:
+    """The warnings and the confidence a generator's dict states, checked."""
     warnings = raw.get("warnings") or []
     if not isinstance(warnings, list) or not all(isinstance(w, str) for w in warnings):
         raise DSLValidationError("'warnings' must be a list of strings")
-    explanation = raw.get("explanation") or ""
     confidence = raw.get("confidence", 1.0)
     if not isinstance(confidence, int | float) or not 0.0 <= float(confidence) <= 1.0:
         raise DSLValidationError("'confidence' must be a number in 0..1")
-    return GeneratedDSL(queries=queries, explanation=str(explanation), warnings=list(warnings),
-                        confidence=float(confidence), fallback=bool(raw.get("fallback", False)),
-                        generator=generator)
+    return list(warnings), float(confidence)
 
 
 def _validate_query(raw: Any, by_id: Mapping[str, ModelSchema]) -> QueryDSL:
@@ -298,19 +311,25 @@ def _validate_aggregate(dsl: QueryDSL, resolve: _FieldResolver, wheres: list[Que
                      value=h.value) for h in dsl.having]
     names = {a.name.lower(): a.name for a in aggregates}
     names.update({g.lower(): g for g in group_by})
-    orders = []
-    for o in dsl.orders:
-        written = o.field.strip()
-        if written.lower() not in names:  # "avg(age)" for avg(Age), "count(*)" for count
-            with contextlib.suppress(ValueError, DSLValidationError):
-                written = _canonical_aggregate(Aggregate.model_validate(written), resolve).name
-        if written.lower() not in names:
-            raise DSLValidationError(
-                f"model {resolve.schema.id}: an aggregate query orders by one of its "
-                f"aggregates or group fields ({', '.join(names.values())}), not {o.field!r}")
-        orders.append(QueryOrder(field=names[written.lower()], order=o.order))
+    orders = [_aggregate_order(o, names, resolve) for o in dsl.orders]
     return QueryDSL(model=resolve.schema.id, select=select, wheres=wheres, orders=orders,
                     limit=dsl.limit, group_by=group_by, aggregates=aggregates, having=having)
+
+
+def _aggregate_order(order: QueryOrder, names: Mapping[str, str],
+                     resolve: _FieldResolver) -> QueryOrder:
+    """An order of an aggregate query: by one of its aggregates or group fields
+    (``names``, lower-cased → as written), however the aggregate is written ("avg(age)"
+    for avg(Age), "count(*)" for count)."""
+    written = order.field.strip()
+    if written.lower() not in names:
+        with contextlib.suppress(ValueError, DSLValidationError):
+            written = _canonical_aggregate(Aggregate.model_validate(written), resolve).name
+    if written.lower() not in names:
+        raise DSLValidationError(
+            f"model {resolve.schema.id}: an aggregate query orders by one of its "
+            f"aggregates or group fields ({', '.join(names.values())}), not {order.field!r}")
+    return QueryOrder(field=names[written.lower()], order=order.order)
 
 
 def _canonical_aggregate(agg: Aggregate, resolve: _FieldResolver) -> Aggregate:
@@ -359,10 +378,14 @@ class _FieldResolver:
             kind = " of a hasOne relation" if to_one else ""
             raise DSLValidationError(f"model {self.schema.id}: {what} {name!r} must be a "
                                      f"field or relation.field{kind}")
-        f = target.field(rest)
+        return self._related(rel, target, rest)
+
+    def _related(self, rel: RelationSchema, target: ModelSchema, name: str) -> str:
+        """``relation.Field`` for the field ``name`` of the model ``rel`` points at."""
+        f = target.field(name)
         if f is None:
             raise DSLValidationError(
-                f"model {self.schema.id}: unknown field {rest!r} of relation {rel.name!r}")
+                f"model {self.schema.id}: unknown field {name!r} of relation {rel.name!r}")
         return f"{rel.name}.{f.name}"
 
     def where(self, name: str) -> str:
@@ -390,11 +413,7 @@ class _FieldResolver:
                 f"{rel.model!r}, which is not available")
         if "." in rest:
             return f"{rel.name}." + _FieldResolver(target, self.by_id).where(rest)
-        f = target.field(rest)
-        if f is None:
-            raise DSLValidationError(
-                f"model {self.schema.id}: unknown field {rest!r} of relation {rel.name!r}")
-        return f"{rel.name}.{f.name}"
+        return self._related(rel, target, rest)
 
 
 def _canonical_where(w: QueryWhere, resolve: _FieldResolver, count: list[int]) -> QueryWhere:

@@ -174,14 +174,13 @@ class _Read:
 def _single(raw: dict[str, Any]) -> dict[str, Any] | None:
     """The one structured query of a generator's answer: None for a fallback (a text
     match on every model), an abstention or several queries."""
-    if raw.get("fallback") or not raw.get("model"):
-        if raw.get("fallback") or len(raw.get("queries") or []) != 1:
-            return None
-        query = dict(raw["queries"][0])
-    else:
-        query = {k: v for k, v in raw.items()
-                 if k not in ("explanation", "warnings", "confidence", "fallback")}
-    return query
+    if raw.get("fallback"):
+        return None
+    if raw.get("model"):  # one query, written as the answer itself
+        return {k: v for k, v in raw.items()
+                if k not in ("explanation", "warnings", "confidence", "fallback")}
+    queries = raw.get("queries") or []
+    return dict(queries[0]) if len(queries) == 1 else None
 
 
 def _structured(query: dict[str, Any] | None) -> list[dict[str, Any]]:
@@ -195,11 +194,11 @@ def _structured(query: dict[str, Any] | None) -> list[dict[str, Any]]:
     return wheres
 
 
-def _settled(query: dict[str, Any] | None) -> dict[str, Any] | None:
+def _settled(query: dict[str, Any]) -> dict[str, Any]:
     """The previous query as the next turn builds on it: without a text match of
     leftover words the generator was unsure of (``relax``), which is dropped when it
     finds nothing and says nothing a follow-up should keep."""
-    if not query or not query.get("relax"):
+    if not query.get("relax"):
         return query
     out = {k: v for k, v in query.items() if k not in ("relax", "relax_confidence", "terms")}
     out["wheres"] = _structured(query)
@@ -222,6 +221,14 @@ def _through(where: dict[str, Any], relation: str) -> dict[str, Any]:
         return {**where, "field": f"{relation}.{field}"}
     key = "or" if "or" in where else "and"
     return {key: [_through(w, relation) for w in where[key]]}
+
+
+def _named_queryable(text: str, schemas: Sequence[ModelSchema]) -> list[str]:
+    """The models ``text`` names that may be asked for, in the order named."""
+    from agent_search.query.nl import named_models
+
+    queryable = {s.id.lower() for s in schemas if s.queryable}
+    return [m for m in named_models(text, schemas) if m.lower() in queryable]
 
 
 def _only(schemas: Sequence[ModelSchema], model: str) -> list[ModelSchema]:
@@ -283,15 +290,13 @@ class FollowUpGenerator:
         """``text`` read after ``state``. The last turn's own reading fails as the
         generator fails (the handler then falls back as for any question); an earlier
         turn that fails is a turn that understood nothing."""
-        from agent_search.query.nl import named_models
-
         alone = await (self.inner.generate(text, schemas) if last else self._gen(text, schemas))
         if state is None or state.query is None:
             return _Read(_single(alone), "alone", alone)
-        state = _Read(_settled(state.query), state.how, state.raw)
-        previous = str(state.query["model"]) if state.query else ""
-        queryable = {s.id.lower() for s in schemas if s.queryable}
-        named = [m for m in named_models(text, schemas) if m.lower() in queryable]
+        settled = _settled(state.query)
+        state = _Read(settled, state.how, state.raw)
+        previous = str(settled["model"]) if settled else ""
+        named = _named_queryable(text, schemas)
         back = points_back(text)
         if named and not back:
             return _Read(_single(alone), "alone", alone)

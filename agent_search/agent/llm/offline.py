@@ -173,12 +173,12 @@ def offline_answer(question: str, references: Sequence[ResultItem], *, reason: s
     the search types that failed) rather than answering from nothing. ``counts``
     (citation id → its database search's count of matching records) answers a question
     asking how many."""
-    top = [r for r in references if r.citation_id][:max_references]
+    cited = [r for r in references if r.citation_id]
+    top = cited[:max_references]
     head = OFFLINE_NOTICE.format(reason=_one_line(reason, 300))
     if not top:
         return join_with_markers([(head + " " + _nothing_found(searched, failed), False)], fmt)
     parts: list[tuple[str, bool]] = [(head + " Here is what the top references say:", False)]
-    cited = [r for r in references if r.citation_id]
     parts += _count_parts(question, cited, counts or {}, fmt, top)
     parts.append(("\n", False))
     for item in top:

@@ -8,13 +8,16 @@ from __future__ import annotations
 
 import re
 import threading
+from collections.abc import Sequence
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from agent_search.language import CHINESE, ENGLISH, HAN, HAN_CHAR, segments
 
 if TYPE_CHECKING:
     import inflect
+
+T = TypeVar("T")
 
 MAX_TERM_CHARS = 64
 """Longer words are not used as text-match terms."""
@@ -72,24 +75,35 @@ def words_of(name: str) -> str:
     return " ".join(re.split(r"[\s_\-]+", name.lower())).strip()
 
 
+_Endings = tuple[tuple[re.Pattern[str], str], ...]
+_ENDING: _Endings = tuple((re.compile(pattern, re.S), ending) for pattern, ending in (
+    (r"(.+[^aeiou])y", r"\1ies"),     # country → countries (not day → daies)
+    (r"(.*(?:s|x|ch|sh))", r"\1es"),  # box → boxes
+    (r"(.*)", r"\1s"),                # track → tracks
+))
+"""The regular plural of a word: the first ending that fits."""
+_UNENDING: _Endings = tuple((re.compile(pattern, re.S), ending) for pattern, ending in (
+    (r"(.*)ies", r"\1y"),             # countries → country
+    (r"(.{3,})s", r"\1"),             # tracks → track (not "bus" → "bu")
+))
+"""The regular singular of a word: the first ending that fits (none: no plural)."""
+
+
+def _regular(word: str, endings: _Endings) -> str | None:
+    """``word`` with the first of ``endings`` that fits it applied; None when none fits."""
+    return next((m.expand(ending) for p, ending in endings if (m := p.fullmatch(word))),
+                None)
+
+
 @lru_cache(maxsize=4096)
 def plural_forms(phrase: str) -> frozenset[str]:
     """The phrase with its last word in the singular and the plural: ``inflect``'s forms
     ("person" ↔ "people", "country" ↔ "countries") and the regular endings (a set that may
     hold a wrong form too: "genres" → "genreses")."""
-    forms = {phrase}
     head, _, last = phrase.rpartition(" ")
     prefix = head + " " if head else ""
-    if last.endswith("y") and len(last) > 2 and last[-2] not in "aeiou":
-        forms.add(prefix + last[:-1] + "ies")
-    elif last.endswith(("s", "x", "ch", "sh")):
-        forms.add(prefix + last + "es")
-    else:
-        forms.add(prefix + last + "s")
-    if last.endswith("ies"):
-        forms.add(prefix + last[:-3] + "y")
-    elif last.endswith("s") and len(last) > 3:
-        forms.add(prefix + last[:-1])
+    forms = {phrase, *(prefix + form for form in (_regular(last, _ENDING),
+                                                 _regular(last, _UNENDING)) if form is not None)}
     if last.isalpha() and len(last) > 2:
         forms |= {prefix + f for f in _inflected(last)}
     noun, of, rest = phrase.partition(" of ")
@@ -173,6 +187,25 @@ def _boundary(outside: str, inside: str) -> bool:
     return not outside.isalnum() or bool(HAN_CHAR.match(outside) or HAN_CHAR.match(inside))
 
 
+class WordTable(Generic[T]):
+    """Ways of saying something, each a regular expression of alternatives with what it
+    says ("cheapest|lowest[- ]priced" → money, up): a rule finds any of them with one
+    pattern (:attr:`alternatives`) and reads what the words it found say (``table[word]``,
+    the first row they are)."""
+
+    def __init__(self, rows: Sequence[tuple[str, T]]) -> None:
+        self.rows = tuple((re.compile(words, re.I), said) for words, said in rows)
+        self.alternatives = "|".join(f"(?:{words})" for words, _ in rows)
+        """Every row's words, as one alternation (to be put in a rule's pattern)."""
+
+    def __getitem__(self, word: str) -> T:
+        """What ``word`` (words one of the rows matches whole) says; KeyError if none."""
+        for pattern, said in self.rows:
+            if pattern.fullmatch(word):
+                return said
+        raise KeyError(word)
+
+
 def overlaps(a: tuple[int, int], b: tuple[int, int]) -> bool:
     return a[0] < b[1] and b[0] < a[1]
 
@@ -193,13 +226,15 @@ def stem(word: str) -> str:
     """A crude singular stem for ``like`` matching: "monitors" → "monitor", "batteries"
     → "batter" (matches battery and batteries), "boxes" → "box"."""
     w = word.lower()
-    if len(w) > 4 and w.endswith("ies"):
-        return w[:-3]
-    if len(w) > 4 and w.endswith(("ses", "xes", "ches", "shes")):
-        return w[:-2]
-    if len(w) > 3 and w.endswith("s") and not w.endswith("ss"):
-        return w[:-1]
-    return w
+    return _regular(w, _STEM) or w
+
+
+_STEM: _Endings = tuple((re.compile(pattern, re.S), ending) for pattern, ending in (
+    (r"(?=.{5})(.*)ies", r"\1"),                 # batteries → batter
+    (r"(?=.{5})(.*(?:s|x|ch|sh))es", r"\1"),     # boxes → box
+    (r"(?=.{4})(.*[^s])s", r"\1"),               # monitors → monitor (not "glass")
+))
+"""The endings :func:`stem` takes off (words long enough): the first that fits."""
 
 
 def escape_like(text: str) -> str:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from functools import partial
 from typing import Any
 
@@ -213,8 +213,7 @@ def finish(q: Question, plan: Plan, strict: bool) -> dict[str, Any]:
         plan.notes.append("a count is asked for: Result.total is the number of matches")
     unused_field = _warn_unused_fields(q, plan)
     words = leftover_words(q, plan)
-    reason = (unused_field or _unmet_extreme(words, plan, grouped)
-              or unsure(q, plan, grouped) or _unplaced_quantity(q, words))
+    reason = unused_field or _unplaced(q, plan, words)
     if reason is not None:  # a part of the question found no place
         return _silent(plan, reason)
     found_terms, relax = _leftover(q, plan, words)
@@ -225,6 +224,15 @@ def finish(q: Question, plan: Plan, strict: bool) -> dict[str, Any]:
     draft = retarget(q, plan, plan.draft(model, wheres, terms=found_terms, relax=relax,
                                          total_asked=count_asked))
     return _accounted(q, plan, draft) if isinstance(draft, Draft) else draft
+
+
+def _unplaced(q: Question, plan: Plan, words: list[str]) -> str | None:
+    """Why a part of the question found no place in the reading, if one did not: an
+    extreme nothing is ordered by, a reading the parser is unsure of
+    (:func:`~._answer._unsure.unsure`), a quantity no rule placed."""
+    grouped = plan.grouped
+    return _unmet_extreme(words, plan, grouped) or unsure(q, plan, grouped) or \
+        _unplaced_quantity(q, words)
 
 
 def _accounted(q: Question, plan: Plan, draft: Draft) -> dict[str, Any]:
@@ -276,9 +284,7 @@ def _warn_unused_fields(q: Question, plan: Plan) -> str | None:
     Beside numbers computed it is a reason to answer nothing (returned): "the total
     number of platforms per location" counted per location, or "the maximum number of
     total passengers" taken of another field, are not the numbers asked for."""
-    constrained = " ".join(str(w) for w in plan.wheres) + " ".join(
-        o["field"] for o in plan.orders) + " " + " ".join(plan.aggregates) + " " + \
-        " ".join(plan.group_by) + " " + str(plan.having)
+    constrained = plan.stated()
     for span, cand, _ in q.own_fields_named:
         named = cand.field
         if named.kind in _CONDITION_KINDS and plan.free(span) and named.name not in constrained:
@@ -384,12 +390,19 @@ def _stated_name(q: Question, word: str) -> bool:
     """``word`` written as a name where it stands: capitalised or a number, not the
     first word of a sentence or of a quotation, and not one of the question's own
     words written in capitals (a question all in capitals states no name)."""
-    if not (word[:1].isupper() or word[:1].isdigit()) or q.text.upper() == q.text:
+    if not _name_like(word) or q.text.upper() == q.text:
         return False
-    for m in re.finditer(r"(?<!\w)" + re.escape(word) + r"(?!\w)", q.text):
-        if not _SENTENCE_START.search(q.text[:m.start()]):
-            return True
-    return False
+    return any(not _SENTENCE_START.search(q.text[:m.start()]) for m in _places(word, q.text))
+
+
+def _name_like(word: str) -> bool:
+    """Written as a name is: capitalised, or a number."""
+    return word[:1].isupper() or word[:1].isdigit()
+
+
+def _places(word: str, text: str) -> Iterator[re.Match[str]]:
+    """Where ``word`` stands whole in ``text``."""
+    return re.finditer(r"(?<!\w)" + re.escape(word) + r"(?!\w)", text)
 
 
 _QUANTITY = re.compile(
@@ -418,11 +431,7 @@ def _unplaced_quantity(q: Question, words: list[str]) -> str | None:
 
 def _written_as_name(q: Question, word: str) -> bool:
     """Capitalised (or a number) where it stands, other than as the question's first word."""
-    for m in re.finditer(r"(?<!\w)" + re.escape(word) + r"(?!\w)", q.text):
-        if m.start() > 0 and q.text[:m.start()].strip() and (
-                word[:1].isupper() or word[:1].isdigit()):
-            return True
-    return False
+    return _name_like(word) and any(q.text[:m.start()].strip() for m in _places(word, q.text))
 
 
 def _ignored(q: Question, plan: Plan, words: list[str]) -> None:
@@ -454,8 +463,7 @@ def modifies_a_name(low: str, words: list[str], names: list[Span]) -> bool:
     ("music genres", "phone numbers"): read together they may just be that name, so a
     text match on them may be dropped when no row has them."""
     for word in words:
-        pattern = re.compile(r"(?<!\w)" + re.escape(word.lower()) + r"(?!\w)")
-        spans = [m.span() for m in pattern.finditer(low)]
+        spans = [m.span() for m in _places(word.lower(), low)]
         if not spans or not all(any(adjacent(w, n, low) for n in names) for w in spans):
             return False
     return True
@@ -490,12 +498,7 @@ def _any_like(fields: list[str], found_terms: list[str]) -> dict[str, Any]:
 
 def _related_title(q: Question) -> list[str]:
     """The title of the first model the target points at (hasOne) that has one."""
-    for rel in q.target.relations:
-        other = q.by_id.get(rel.model.lower())
-        title = title_field(other) if other is not None else None
-        if rel.type == "hasOne" and title:
-            return [relation_field(rel.name, title)]
-    return []
+    return next(([relation_field(rel.name, title)] for rel, _, title in q.titled_links()), [])
 
 
 def fallback(q: Question, plan: Plan, models: list[ModelSchema],

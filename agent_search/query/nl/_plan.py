@@ -10,12 +10,13 @@
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Callable, Mapping, Sequence
+import re
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from agent_search.language import CHINESE, ENGLISH, HAN_CHAR, normal_form
-from agent_search.query.dsl import ModelSchema
+from agent_search.query.dsl import ModelSchema, RelationSchema
 from agent_search.query.nl._lexicon import overlaps
 from agent_search.query.nl._reading._schema import (
     Candidate,
@@ -23,6 +24,7 @@ from agent_search.query.nl._reading._schema import (
     Span,
     candidates,
     field_mentions,
+    title_field,
 )
 
 MAX_CONDITIONS = 16
@@ -79,16 +81,29 @@ class Question:
         return self.text[span[0]:span[1]]
 
     @property
+    def own_mentions(self) -> list[FieldMention]:
+        """Where the target's own fields are named (not a related model's)."""
+        return [m for m in self.fields if m.candidate.relation is None]
+
+    @property
     def own_field_spans(self) -> list[Span]:
         """Where the target's own fields are named."""
-        return [m.span for m in self.fields if m.candidate.relation is None]
+        return [m.span for m in self.own_mentions]
 
     @property
     def own_fields_named(self) -> list[FieldMention]:
         """The target's own fields named in full (not keys): what the question says of
         the target's rows."""
-        return [m for m in self.fields if m.strong and m.candidate.relation is None
-                and not m.candidate.field.primary]
+        return [m for m in self.own_mentions if m.strong and not m.candidate.field.primary]
+
+    def titled_links(self) -> Iterator[tuple[RelationSchema, ModelSchema, str]]:
+        """Each hasOne relation of the target to a model with a title field, that model
+        and its title field: what the target's rows are named by through a link."""
+        for rel in self.target.relations:
+            other = self.by_id.get(rel.model.lower())
+            title = title_field(other) if other is not None else None
+            if rel.type == "hasOne" and other is not None and title is not None:
+                yield rel, other, title
 
     @property
     def target_spans(self) -> list[Span]:
@@ -140,6 +155,13 @@ class Plan:
         """Answer rows are computed (groups or aggregates), not records shown."""
         return bool(self.aggregates or self.group_by)
 
+    @property
+    def only_counted(self) -> bool:
+        """Groups with nothing computed but the count added for them (not asked for), and
+        no condition on them or order of them yet."""
+        return bool(self.group_by) and self.aggregates == ["count"] and self.count_implied \
+            and not self.having and not self.aggregate_orders
+
     def draft(self, model: str, wheres: list[dict[str, Any]], *, terms: list[str],
               relax: bool, total_asked: bool) -> Draft:
         """What is understood, as the answer's draft on ``model``'s rows under ``wheres``
@@ -154,9 +176,23 @@ class Plan:
             explanation=f"{self.target.id}: " + ("; ".join(self.notes) or "all records"),
             warnings=self.warnings, confidence=self.confidence)
 
+    def stated(self) -> str:
+        """Everything the plan states (conditions, orders, aggregates, groups, group
+        conditions) as one text: where a field's name shows whether anything is said of
+        it."""
+        return " ".join(str(w) for w in self.wheres) + " ".join(
+            o["field"] for o in self.orders) + " " + " ".join(self.aggregates) + " " + \
+            " ".join(self.group_by) + " " + str(self.having)
+
     def free(self, span: Span) -> bool:
         """Nothing understood overlaps ``span`` yet."""
         return not any(overlaps(span, u) for u in self.used)
+
+    def unclaimed(self, pattern: re.Pattern[str], text: str) -> Iterator[re.Match[str]]:
+        """Each match of ``pattern`` in ``text`` whose words nothing understood has used
+        yet, checked as it is reached (what the rule makes of one match counts for the
+        next): the walk every rule makes over its own words."""
+        return (m for m in pattern.finditer(text) if self.free(m.span()))
 
     def full(self) -> bool:
         """At :data:`MAX_CONDITIONS` (warned once): further conditions are ignored."""
@@ -213,8 +249,7 @@ class Plan:
         """Order by ``field_name`` (the first order stated on a field wins). Asked of each
         group ("the youngest person for each job") with nothing but the groups' count
         computed, it is the groups' extreme instead: ``min(age)`` per job."""
-        if self.group_by and self.aggregates == ["count"] and self.count_implied and \
-                "." not in field_name and not self.having and not self.aggregate_orders:
+        if self.only_counted and "." not in field_name:
             self.aggregates = [f"{'min' if direction == 'asc' else 'max'}({field_name})"]
             self.notes.append(f"{self.aggregates[0]} of each group ({why})")
             self.used.append(span)

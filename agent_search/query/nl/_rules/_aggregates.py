@@ -17,6 +17,7 @@ warning of the parser.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 
 from agent_search.query.dsl import NUMERIC_KINDS, TEXT_KINDS
 from agent_search.query.nl._answer._children import (
@@ -30,9 +31,9 @@ from agent_search.query.nl._plan import Plan, Question
 from agent_search.query.nl._reading._schema import (
     Candidate,
     FieldMention,
+    Span,
     is_plain,
     relation_field,
-    title_field,
 )
 from agent_search.query.nl._rules._aggregate_words import (
     COMMON,
@@ -65,8 +66,8 @@ def aggregates(q: Question, plan: Plan) -> None:
 
 
 def _own_mentions(q: Question) -> list[FieldMention]:
-    return sorted((m for m in q.fields if m.candidate.relation is None
-                   and is_plain(m.candidate)), key=lambda m: m.span[0])
+    return sorted((m for m in q.own_mentions if is_plain(m.candidate)),
+                  key=lambda m: m.span[0])
 
 
 def _next_field(q: Question, pos: int, accept: set[str] | None) -> FieldMention | None:
@@ -86,34 +87,45 @@ def _distinct_count(q: Question, plan: Plan) -> None:
     target counted, not its records; a numeric field only when "different" is said (the
     number of *passengers* is an amount, not how many amounts there are)."""
     for m in HOW_MANY.finditer(q.low):
-        target = _next_field(q, m.end(), None)
-        if target is None or target.span[0] - m.end() > 1:
+        first = _next_field(q, m.end(), None)
+        if first is None or not _counts_values(q, m, first):
             continue
-        if any(f.span[0] <= m.start() and m.end() < f.span[1] for f in q.fields):
-            continue  # "number of rooms" is the name of a field (num_rooms), no count
-        if not (m.group("distinct") or is_plural(q.low[target.span[0]:target.span[1]])):
-            continue
-        if target.candidate.field.kind in NUMERIC_KINDS and not m.group("distinct"):
-            continue  # "the number of total passengers" is an amount, not its values
         plan.used.append(m.span())
-        while target is not None:  # "different series names and contents": each one
-            name = f"count(distinct {target.candidate.field.name})"
-            if name not in plan.aggregates:
-                plan.aggregates.append(name)
-                plan.notes.append(f"{name} (\"{m.group(0).strip()}\")")
-                plan.evidence += 1.0
-            plan.used.append(target.span)
-            target = _next_field(q, target.span[1], None)
-            if target is not None and not re.match(r"\s*(?:,|and)", q.low[
-                    plan.used[-1][1]:target.span[0]]):
-                target = None
+        for listed in _listed(q, first):  # "different series names and contents": each
+            plan.compute(f"count(distinct {listed.candidate.field.name})",
+                         m.group(0).strip(), listed.span)
         return
+
+
+def _counts_values(q: Question, m: re.Match[str], named: FieldMention) -> bool:
+    """"how many" at ``m`` counts the values of the field ``named`` right after it: not
+    when the words are part of a field's name ("number of rooms" for ``num_rooms``), and
+    said of a plural or with "different" — of a number only with "different" (the number
+    of *passengers* is an amount, not how many amounts there are)."""
+    if named.span[0] - m.end() > 1 or any(
+            f.span[0] <= m.start() and m.end() < f.span[1] for f in q.fields):
+        return False
+    if named.candidate.field.kind in NUMERIC_KINDS:
+        return bool(m.group("distinct"))
+    return bool(m.group("distinct")) or is_plural(q.low[named.span[0]:named.span[1]])
+
+
+def _listed(q: Question, first: FieldMention) -> Iterator[FieldMention]:
+    """The target's field named at ``first`` and each listed right after it ("names and
+    contents", "name, age")."""
+    named: FieldMention | None = first
+    while named is not None:
+        yield named
+        after = _next_field(q, named.span[1], None)
+        joined = after is not None and re.match(r"\s*(?:,|and)",
+                                                q.low[named.span[1]:after.span[0]])
+        named = after if joined else None
 
 
 def _functions(q: Question, plan: Plan) -> None:
     """"the average age", "the average, minimum and maximum age": functions of numeric
     fields of the target, when at least one word is a real aggregate word."""
-    found = [m for m in FN.finditer(q.low) if plan.free(m.span())]
+    found = list(plan.unclaimed(FN, q.low))
     if all(m.group("fn").lower() in WEAK_FN for m in found):
         return
     for m in found:
@@ -177,7 +189,7 @@ def _own_group(q: Question, pos: int) -> Group | None:
 
 def _key_group(q: Question, pos: int) -> Group | None:
     """A key of the target named in full at ``pos`` ("each student id")."""
-    key = next((x for x in q.fields if x.strong and x.candidate.relation is None
+    key = next((x for x in q.own_mentions if x.strong
                 and 0 <= x.span[0] - pos <= 2 and not is_plain(x.candidate)
                 and not x.candidate.field.primary), None)
     return None if key is None else ([key.candidate.field.name], key.span)
@@ -186,11 +198,8 @@ def _key_group(q: Question, pos: int) -> Group | None:
 def _related_group(q: Question, pos: int) -> Group | None:
     """A model the target points at, named at ``pos`` or called by the relation's name
     ("each student" of a link table's ``student``): grouped by its key and title."""
-    for rel in q.target.relations:
-        other = q.by_id.get(rel.model.lower())
-        title = title_field(other) if other is not None else None
-        if rel.type != "hasOne" or rel.model.lower() == q.target.id.lower() or \
-                other is None or title is None:
+    for rel, other, title in q.titled_links():
+        if other.id.lower() == q.target.id.lower():
             continue  # "the phone number of each employee" groups nothing
         spans = q.models.get(other.id, []) + [
             s for form in plural_forms(words_of(rel.name)) for s in find_phrase(q.low, form)]
@@ -205,9 +214,7 @@ _GROUP_READINGS = (_own_group, _key_group, _related_group)
 
 
 def _groups(q: Question, plan: Plan) -> None:
-    for m in EACH.finditer(q.low):
-        if not plan.free(m.span()):
-            continue
+    for m in plan.unclaimed(EACH, q.low):
         found = group_field(q, m.end()) or _group_named_before(q, plan, m)
         if found is None:
             continue
@@ -248,22 +255,34 @@ def _most_common(q: Question, plan: Plan) -> None:
     """"the most common X", "the most common <target> X" and "the X that is (the) most
     common": group by X, the largest group first."""
     for m in COMMON.finditer(q.low):
-        pos = m.end()
-        named = _target_named_at(q, pos)  # "the most common singer citizenship"
-        if named is not None:
-            pos = named[1] + (1 if q.low[named[1]:named[1] + 1] == " " else 0)
-        target = _next_field(q, pos, None)
-        if target is not None and target.span[0] == pos and _categorical(target):
-            span = (m.start(), target.span[1])
-        else:  # "the nationality that is most common"
-            before = q.low[:m.start()]
-            target = next((x for x in reversed(_own_mentions(q)) if x.span[1] <= m.start()
-                           and _IS_THE.fullmatch(" " + before[x.span[1]:])), None)
-            if target is None or not _categorical(target):
-                continue
-            span = (target.span[0], m.end())
-        _order_by_count(q, plan, target.candidate.field.name, span,
-                        "asc" if m.group("dir").lower() == "least" else "desc", m.group(0))
+        found = _common_after(q, m) or _common_before(q, m)
+        if found is not None:
+            _order_by_count(q, plan, found[0].candidate.field.name, found[1],
+                            "asc" if m.group("dir").lower() == "least" else "desc", m.group(0))
+
+
+def _common_after(q: Question, m: re.Match[str]) -> tuple[FieldMention, Span] | None:
+    """"the most common X", "the most common <target> X": a categorical field of the
+    target named right after, and the words read."""
+    pos = m.end()
+    named = _target_named_at(q, pos)  # "the most common singer citizenship"
+    if named is not None:
+        pos = named[1] + (1 if q.low[named[1]:named[1] + 1] == " " else 0)
+    target = _next_field(q, pos, None)
+    if target is None or target.span[0] != pos or not _categorical(target):
+        return None
+    return target, (m.start(), target.span[1])
+
+
+def _common_before(q: Question, m: re.Match[str]) -> tuple[FieldMention, Span] | None:
+    """"the nationality that is (the) most common": a categorical field of the target
+    named before, and the words read."""
+    before = q.low[:m.start()]
+    target = next((x for x in reversed(_own_mentions(q)) if x.span[1] <= m.start()
+                   and _IS_THE.fullmatch(" " + before[x.span[1]:])), None)
+    if target is None or not _categorical(target):
+        return None
+    return target, (target.span[0], m.end())
 
 
 def _order_by_count(q: Question, plan: Plan, field: str, span: tuple[int, int],
@@ -287,16 +306,23 @@ def _free_group_field(q: Question, plan: Plan, before: int) -> FieldMention | No
     return cands[-1] if cands else None
 
 
+def _before_target(q: Question, pattern: re.Pattern[str]) -> Iterator[
+        tuple[re.Match[str], int, Span]]:
+    """Each naming of the target with ``pattern`` said in the 40 characters before it
+    ("with the most *TV channels*"): the match, where it starts in the question, and where
+    the target is named."""
+    for span in q.target_spans:
+        head = q.low[max(0, span[0] - 40):span[0]]
+        m = pattern.search(head)
+        if m is not None:
+            yield m, span[0] - len(head) + m.start(), span
+
+
 def _most_of_target(q: Question, plan: Plan) -> None:
     """"the country with the most TV channels": group the field by count of the target."""
     if plan.aggregate_orders:
         return
-    for span in q.target_spans:
-        head = q.low[max(0, span[0] - 40):span[0]]
-        m = MOST_OF.search(head)
-        if m is None:
-            continue
-        start = span[0] - len(head) + m.start()
+    for m, start, span in _before_target(q, MOST_OF):
         direction = "desc" if m.group("most") else "asc"
         group = _free_group_field(q, plan, start)
         if group is None:
@@ -311,12 +337,7 @@ def _most_of_target(q: Question, plan: Plan) -> None:
 def _having(q: Question, plan: Plan) -> None:
     """"nationalities shared by at least two people": group by the named field, keep the
     groups whose count of target rows meets the number."""
-    for span in q.target_spans:
-        head = q.low[max(0, span[0] - 40):span[0]]
-        m = HAVING.search(head)
-        if m is None:
-            continue
-        start = span[0] - len(head) + m.start()
+    for m, start, span in _before_target(q, HAVING):
         if any(overlaps((start, span[1]), u) for u in plan.used if u != span):
             continue
         group = _free_group_field(q, plan, start)

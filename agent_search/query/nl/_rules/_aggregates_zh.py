@@ -14,10 +14,11 @@ Only questions holding Chinese characters are read here.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from agent_search.query.dsl import NUMERIC_KINDS
 from agent_search.query.nl._plan import Plan, Question
-from agent_search.query.nl._reading._schema import is_plain
+from agent_search.query.nl._reading._schema import Span, is_plain
 from agent_search.query.nl._rules._aggregate_words import add_group
 from agent_search.query.nl._rules._aggregates import group_field
 
@@ -31,8 +32,11 @@ _FN = {"平均": "avg", "平均值": "avg", "平均数": "avg", "总": "sum", "�
        "最高值": "max", "最小值": "min", "最低值": "min"}
 
 
-_BESIDE = ((_FN_BEFORE, True), (_FN_AFTER, False))
-"""The function words and on which side of the field they stand ("平均价格": before)."""
+_BESIDE: tuple[tuple[re.Pattern[str], Callable[[Span, re.Match[str]], bool]], ...] = (
+    (_FN_BEFORE, lambda field, m: field[0] == m.end()),
+    (_FN_AFTER, lambda field, m: field[1] == m.start()))
+"""The function words and where they stand against the field ("平均价格": right before
+it; "价格的平均值": right after)."""
 
 
 def chinese_aggregates(q: Question, plan: Plan) -> None:
@@ -45,14 +49,12 @@ def chinese_aggregates(q: Question, plan: Plan) -> None:
 
 def _functions(q: Question, plan: Plan) -> None:
     """"平均价格", "价格的平均值": a function right beside a numeric field of the target."""
-    numeric = [m for m in q.fields if m.candidate.relation is None and is_plain(m.candidate)
+    numeric = [m for m in q.own_mentions if is_plain(m.candidate)
                and m.candidate.field.kind in NUMERIC_KINDS and plan.free(m.span)]
-    for pattern, before in _BESIDE:
-        for m in pattern.finditer(q.low):
-            field = next((f for f in numeric
-                          if (f.span[0] == m.end() if before else f.span[1] == m.start())),
-                         None)
-            if field is not None and plan.free(m.span()):
+    for pattern, beside in _BESIDE:
+        for m in plan.unclaimed(pattern, q.low):
+            field = next((f for f in numeric if beside(f.span, m)), None)
+            if field is not None:
                 fn = _FN[m.group("fn")]
                 plan.compute(f"{fn}({field.candidate.field.name})", fn,
                              (min(m.start(), field.span[0]), max(m.end(), field.span[1])))
@@ -60,8 +62,8 @@ def _functions(q: Question, plan: Plan) -> None:
 
 def _groups(q: Question, plan: Plan) -> None:
     """"每个城市", "按城市": grouped by the field (or the model pointed at) named next."""
-    for m in _EACH.finditer(q.low):
-        found = group_field(q, m.end()) if plan.free(m.span()) else None
+    for m in plan.unclaimed(_EACH, q.low):
+        found = group_field(q, m.end())
         names, (_, end) = found if found is not None else ([], (0, 0))
         for name in names:
             add_group(q, plan, name, (m.start(), end), m.group(0))

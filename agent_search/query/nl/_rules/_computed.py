@@ -18,6 +18,7 @@ from __future__ import annotations
 import re
 
 from agent_search.query.dsl import NUMERIC_KINDS
+from agent_search.query.nl._lexicon import WordTable
 from agent_search.query.nl._plan import Plan, Question
 from agent_search.query.nl._reading._schema import Candidate, FieldMention, dimension, is_plain
 from agent_search.query.nl._rules._aggregate_words import GLUE
@@ -30,11 +31,9 @@ _BELOW = (r"(?:less|fewer|lower|smaller|shorter|younger|lighter|poorer|cheaper|"
           r"less\s+expensive)\s+than|below|under")
 _AT_LEAST = r"at\s+least|no\s+less\s+than|not\s+less\s+than"
 _AT_MOST = r"at\s+most|no\s+more\s+than|not\s+more\s+than"
-_OPS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
-    (re.compile(words, re.I), op)
-    for words, op in ((_AT_LEAST, ">="), (_AT_MOST, "<="), (_ABOVE, ">"), (_BELOW, "<")))
+_OPS = WordTable(((_AT_LEAST, ">="), (_AT_MOST, "<="), (_ABOVE, ">"), (_BELOW, "<")))
 _COMPUTED = re.compile(
-    r"\b(?P<cmp>" + "|".join((_AT_LEAST, _AT_MOST, _ABOVE, _BELOW)) + r")"
+    r"\b(?P<cmp>" + _OPS.alternatives + r")"
     r"[\s-]+(?:the\s+|their\s+|its\s+)?(?P<fn>average|mean)\b", re.I)
 _MONEY = re.compile(r"\b(?:costs?|costing|cheaper|pricier|costlier|expensive|paid|pays?)\b",
                     re.I)
@@ -47,10 +46,8 @@ _VERB = re.compile(r"\b(?:costs?|costing|priced|paid|earns?|earning|weighs?|weig
 
 def computed_values(q: Question, plan: Plan) -> None:
     """Each "<comparison> the average [field]" on a field of the target (see module)."""
-    for m in _COMPUTED.finditer(q.low):
-        if not plan.free(m.span()):
-            continue
-        op = next(o for pattern, o in _OPS if pattern.fullmatch(m.group("cmp")))
+    for m in plan.unclaimed(_COMPUTED, q.low):
+        op = _OPS[m.group("cmp")]
         named = _named_after(q, m.end())
         cand, end = (named.candidate, named.span[1]) if named is not None else (
             _implied(q, m), m.end())
@@ -66,8 +63,8 @@ def computed_values(q: Question, plan: Plan) -> None:
 
 
 def _numeric_own(q: Question) -> list[FieldMention]:
-    return sorted((f for f in q.fields if f.candidate.relation is None
-                   and f.candidate.field.kind in NUMERIC_KINDS and is_plain(f.candidate)),
+    return sorted((f for f in q.own_mentions
+                   if f.candidate.field.kind in NUMERIC_KINDS and is_plain(f.candidate)),
                   key=lambda f: f.span[0])
 
 

@@ -6,7 +6,7 @@ have no dogs", "singers that do not have any song", "artists without albums" →
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 from agent_search.query.dsl import ModelSchema, RelationSchema
 from agent_search.query.nl._lexicon import plural_forms, words_of
@@ -102,6 +102,11 @@ def _named_relation(rest: str, rel: RelationSchema, other: ModelSchema | None) -
     phrases = plural_forms(words_of(rel.name))
     if other is not None:
         phrases |= model_phrases(other)
+    return _said_first(rest, phrases)
+
+
+def _said_first(rest: str, phrases: Iterable[str]) -> str | None:
+    """The longest of ``phrases`` (ties: in order) that ``rest`` starts with, whole."""
     return next((p for p in sorted(phrases, key=lambda p: (-len(p), p))
                  if re.match(re.escape(p) + r"(?!\w)", rest)), None)
 
@@ -117,8 +122,7 @@ def _named_through(rest: str, q: Question, rel: RelationSchema) -> str | None:
         other = q.by_id.get(link.model.lower())
         if link.type != "hasOne" or other is None or other.id == q.target.id:
             continue
-        phrase = next((p for p in sorted(model_phrases(other), key=lambda p: (-len(p), p))
-                       if re.match(re.escape(p) + r"(?!\w)", rest)), None)
+        phrase = _said_first(rest, model_phrases(other))
         if phrase is not None:
             return phrase
     return None

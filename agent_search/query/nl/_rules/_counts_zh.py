@@ -17,7 +17,12 @@ from agent_search.language import HAN_CHAR
 from agent_search.query.dsl import RelationSchema
 from agent_search.query.nl._plan import Plan, Question
 from agent_search.query.nl._reading._schema import model_phrases
-from agent_search.query.nl._rules._numbers_zh import AFTER_OPS, BEFORE_OPS, chinese_number
+from agent_search.query.nl._rules._numbers_zh import (
+    AFTER_OPS,
+    BEFORE_OPS,
+    OP_OF,
+    chinese_number,
+)
 
 _NUMERAL = "零〇一二两三四五六七八九十百千"
 _N = rf"(?P<n>\d{{1,6}}|[{_NUMERAL}]+)\s*(?:个|条|笔|件|位|家|次|本|张)?"
@@ -40,19 +45,16 @@ def chinese_counts(q: Question, plan: Plan) -> None:
             after = re.compile(r"(?:有)?\s*(?:" + _BEFORE + r"\s*(?:有)?\s*)?" + _N
                                + r"\s*" + _AFTER + r"?\s*的?\s*" + said)
             for m in [*first.finditer(q.low), *after.finditer(q.low)]:
-                if m.group("cmp") or m.groupdict().get("after"):
-                    _add(plan, rel, m)
+                _add(plan, rel, m)
 
 
 def _add(plan: Plan, rel: RelationSchema, m: re.Match[str]) -> None:
+    """The count at ``m``, when it states a comparator (before the number, or after it)."""
     n = chinese_number(m.group("n"))
-    counted = (m.start("n"), m.end("n"))
-    if n is None or not plan.free(counted):
+    said = m.group("cmp") or m.groupdict().get("after")
+    if n is None or not said or not plan.free((m.start("n"), m.end("n"))):
         return
-    if m.group("cmp"):
-        op = next(o for o, words in BEFORE_OPS.items() if re.fullmatch(words, m.group("cmp")))
-    else:
-        op = next(o for o, words in AFTER_OPS.items() if re.fullmatch(words, m.group("after")))
+    op = OP_OF[said]
     path = f"count({rel.name})"
     plan.add(path, op, int(n), (m.start(), m.end()), f"{path} {op} {int(n)} (\"{m.group(0)}\")")
     plan.value_conditions += 1

@@ -131,24 +131,14 @@ def _one_period(now: dt.datetime, which: str, unit: str) -> tuple[dt.datetime,
 def relative_dates(q: Question, plan: Plan) -> None:
     """A relative period on the date field it is about (``>= start``, or a range)."""
     for period in relative_periods(q.low, q.now, plan):
-        if not plan.free(period.span):
-            continue
-        cand = field_for(q.candidates, "date", q.fields, period.span[0])
-        if cand is None:
-            continue
-        start = period.start.isoformat()
-        if period.end is None:
-            plan.add(cand.path, ">=", start, period.span,
-                     f"{cand.path} >= {start} (\"{period.text}\")")
-        else:
-            plan.add_period(cand.path, start, period.end.isoformat(), period.span,
-                            period.text)
+        place_date(q, plan, StatedDate.of_period(period))
 
 
 @dataclass(frozen=True, slots=True)
 class StatedDate:
-    """A date the question states: ``word`` ("after", "in", "range"...) and the bounds
-    ``start``/``end`` (ISO) of the period it names."""
+    """A date the question states, in any language: ``word`` ("after", "in", "range"...;
+    a word of :data:`BOUNDS` makes one side of it a condition, any other the period) and
+    the bounds ``start``/``end`` (ISO) of the period it names."""
 
     span: Span
     word: str
@@ -156,40 +146,87 @@ class StatedDate:
     end: str
     text: str
 
+    @classmethod
+    def of_period(cls, period: Period) -> StatedDate:
+        """A relative period: from its start on when open-ended, else the period."""
+        if period.end is None:
+            return cls(period.span, "since", period.start.isoformat(), "", period.text)
+        return cls(period.span, "in", period.start.isoformat(), period.end.isoformat(),
+                   period.text)
+
+
+BOUNDS: dict[str, tuple[str, int]] = {
+    "after": (">=", 1), "since": (">=", 0), "before": ("<", 0),
+    "until": ("<", 1), "till": ("<", 1), "by": ("<", 1)}
+"""The words that make a stated date one-sided → the comparison and which of its bounds
+(0: start, 1: end) it is against ("after 2024": from its end; "before": below its
+start); the other words ("in", "during", "range") state the period itself."""
+
+
+def place_date(q: Question, plan: Plan, d: StatedDate) -> None:
+    """A stated date as a condition on the date field it is about: one side of it
+    (:data:`BOUNDS`), or ``start <= x < end``; nothing when no date field is named or
+    near, or its words are used up."""
+    cand = field_for(q.candidates, "date", q.fields, d.span[0])
+    if cand is None or not plan.free(d.span):
+        return
+    bound = BOUNDS.get(d.word)
+    if bound is None:
+        plan.add_period(cand.path, d.start, d.end, d.span, d.text)
+        return
+    op, value = bound[0], (d.start, d.end)[bound[1]]
+    plan.add(cand.path, op, value, d.span, f"{cand.path} {op} {value} (\"{d.text}\")")
+
+
+Said = tuple[str, str, str]
+"""A date as stated: its word (see :data:`BOUNDS`) and the texts of its first and last
+periods (``2024``, ``2024-03``, ``2024-03-05``)."""
+
+
+def _range(m: re.Match[str], now: dt.datetime) -> Said | None:
+    """"from 2010 to 2012", "between March 2024 and May 2024"."""
+    a, b = month_text(m, "a_", now), month_text(m, "b_", now)
+    return ("range", a, b) if a and b else None
+
+
+def _month(m: re.Match[str], now: dt.datetime) -> Said | None:
+    """"in March 2025", "during May" (the latest May up to now); "may", "march" alone
+    are words, not dates."""
+    text = month_text(m, "", now) if m.group("year") or m.group("cmp") else None
+    return ((m.group("cmp") or "in").lower(), text, text) if text else None
+
+
+def _day(m: re.Match[str], now: dt.datetime) -> Said | None:
+    """"after 2024-03-05", "in 2024"; "from 2024-03-01" is that day onwards."""
+    word, date = m.group("cmp").lower(), m.group("date")
+    if word == "from" and len(m.group(0).split()[-1]) >= 10:
+        word = "since"
+    return word, date, date
+
+
+_DATE_READINGS = ((_DATE_RANGE, _range), (_MONTH_DATE, _month), (_DATE_CMP, _day))
+"""How dates are stated, longest reading first: a date in a reading already taken is
+part of it."""
+
 
 def stated_dates(low: str, now: dt.datetime, plan: Plan) -> list[StatedDate]:
-    """Ranges ("from 2010 to 2012", "between March 2024 and May 2024"), month names ("in
-    March 2025", "during May": the latest May up to now), then ISO dates and years. A date
-    that does not exist is a warning (its words are used up)."""
+    """The dates of :data:`_DATE_READINGS`, in question order. A date that does not
+    exist is a warning (its words are used up)."""
     found: list[StatedDate] = []
     taken: list[Span] = []
-
-    def add(span: Span, word: str, a: str, b: str, text: str) -> None:
-        if any(overlaps(span, t) for t in taken):
-            return
-        taken.append(span)
-        try:
-            start, _ = date_bounds(a)
-            _, end = date_bounds(b)
-        except (ValueError, OverflowError):
-            plan.warnings.append(f"{text!r} is not a valid date; ignored")
-            plan.used.append(span)
-            return
-        found.append(StatedDate(span, word, start, end, text))
-
-    for m in _DATE_RANGE.finditer(low):
-        a, b = month_text(m, "a_", now), month_text(m, "b_", now)
-        if a and b:
-            add(m.span(), "range", a, b, m.group(0).strip())
-    for m in _MONTH_DATE.finditer(low):
-        if m.group("year") is None and m.group("cmp") is None:
-            continue  # "may", "march" alone are words, not dates
-        text = month_text(m, "", now)
-        if text:
-            add(m.span(), (m.group("cmp") or "in").lower(), text, text, m.group(0).strip())
-    for m in _DATE_CMP.finditer(low):
-        date = m.group("date")
-        add(m.span(), m.group("cmp").lower(), date, date, m.group(0).strip())
+    for pattern, read in _DATE_READINGS:
+        for m in pattern.finditer(low):
+            said = read(m, now)
+            if said is None or any(overlaps(m.span(), t) for t in taken):
+                continue
+            taken.append(m.span())
+            try:
+                start, end = date_bounds(said[1])[0], date_bounds(said[2])[1]
+            except (ValueError, OverflowError):
+                plan.warnings.append(f"{m.group(0).strip()!r} is not a valid date; ignored")
+                plan.used.append(m.span())
+                continue
+            found.append(StatedDate(m.span(), said[0], start, end, m.group(0).strip()))
     return sorted(found, key=lambda f: f.span)
 
 
@@ -214,27 +251,4 @@ def dates(q: Question, plan: Plan) -> None:
     from <day>" → ``>= start``, "before" → ``< start``, "until / by" → ``< end``; "in /
     during / from <period>", a bare month or a range → ``start <= x < end``."""
     for d in stated_dates(q.low, q.now, plan):
-        if not plan.free(d.span):
-            continue
-        cand = field_for(q.candidates, "date", q.fields, d.span[0])
-        if cand is None:
-            continue
-        bound = _bound(d)
-        if bound is None:
-            plan.add_period(cand.path, d.start, d.end, d.span, d.text)
-            continue
-        op, value = bound
-        plan.add(cand.path, op, value, d.span, f"{cand.path} {op} {value} (\"{d.text}\")")
-
-
-def _bound(d: StatedDate) -> tuple[str, str] | None:
-    """The one-sided condition a stated date makes, or None for a period."""
-    if d.word == "after":
-        return ">=", d.end
-    if d.word == "since" or (d.word == "from" and len(d.text.split()[-1]) >= 10):
-        return ">=", d.start  # "from 2024-03-01": that day onwards
-    if d.word == "before":
-        return "<", d.start
-    if d.word in ("until", "till", "by"):
-        return "<", d.end
-    return None
+        place_date(q, plan, d)

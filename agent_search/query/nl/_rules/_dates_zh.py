@@ -13,10 +13,16 @@ Only questions holding Chinese characters are read here; ``now`` is the parser's
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 
 from agent_search.query.nl._plan import Plan, Question
-from agent_search.query.nl._reading._schema import Span, field_for
-from agent_search.query.nl._rules._dates import date_bounds, period_start, shift
+from agent_search.query.nl._rules._dates import (
+    StatedDate,
+    date_bounds,
+    period_start,
+    place_date,
+    shift,
+)
 from agent_search.query.nl._rules._numbers_zh import chinese_number
 
 _DAY = (r"(?P<{p}y>(?:19|20)\d{{2}})\s*年"
@@ -34,63 +40,58 @@ _UNITS = {"天": "day", "日": "day", "周": "week", "星期": "week", "个月":
           "月": "month", "年": "year"}
 
 
-_AROUND: dict[str | None, tuple[str, int] | None] = {
-    None: None, "以后": (">=", 1), "之后": (">=", 1), "以前": ("<", 0), "之前": ("<", 0),
-    "以来": (">=", 0), "起": (">=", 0), "开始": (">=", 0)}
-"""The word after a stated date → the comparison and which of its bounds (0: start,
-1: end) it is against; None: the period itself."""
+_AROUND: dict[str | None, str] = {
+    None: "in", "以后": "after", "之后": "after", "以前": "before", "之前": "before",
+    "以来": "since", "起": "since", "开始": "since"}
+"""The word after a stated date → the English word of :data:`~._dates.BOUNDS` that says
+the same ("2024年以后" is "after 2024"); none: the period itself."""
+
+Reading = Iterator[StatedDate]
 
 
 def chinese_dates(q: Question, plan: Plan) -> None:
-    """Each date said in Chinese as a condition on the date field it is about."""
+    """Each date said in Chinese as a condition on the date field it is about
+    (:func:`~._dates.place_date`, as in English)."""
     for read in (_ranges, _stated, _rolling, _named_periods):
-        read(q, plan)
+        for stated in read(q, plan):
+            place_date(q, plan, stated)
 
 
-def _ranges(q: Question, plan: Plan) -> None:
+def _ranges(q: Question, plan: Plan) -> Reading:
     """"2023年到2024年": from the first's start to the second's end."""
     for m in _RANGE.finditer(q.low):
         first, last = _bounds(m, "a_"), _bounds(m, "b_")
         if first and last:
-            _period(q, plan, m.span(), first[0], last[1], m.group(0))
+            yield StatedDate(m.span(), "range", first[0], last[1], m.group(0))
 
 
-def _stated(q: Question, plan: Plan) -> None:
+def _stated(q: Question, plan: Plan) -> Reading:
     """"2024年3月", "2024年以后": the period, or one side of it (:data:`_AROUND`)."""
-    for m in _STATED.finditer(q.low):
-        bounds = _bounds(m, "") if plan.free(m.span()) else ()
+    for m in plan.unclaimed(_STATED, q.low):
+        bounds = _bounds(m, "")
         if bounds is None:
             plan.warn(f"{m.group(0)!r} is not a valid date; ignored")
             plan.used.append(m.span())
-        elif bounds:
-            side = _AROUND[m.group("word")]
-            if side is None:
-                _period(q, plan, m.span(), bounds[0], bounds[1], m.group(0))
-            else:
-                _one_sided(q, plan, m.span(), side[0], bounds[side[1]], m.group(0))
-
-
-def _rolling(q: Question, plan: Plan) -> None:
-    """"最近30天", "过去3个月": from that long ago on."""
-    for m in _ROLLING.finditer(q.low):
-        n = chinese_number(m.group("n"))
-        if n is not None and plan.free(m.span()):
-            start = shift(q.now, -int(n), _UNITS[m.group("u")])
-            _one_sided(q, plan, m.span(), ">=", start.isoformat(), m.group(0))
-
-
-def _named_periods(q: Question, plan: Plan) -> None:
-    """"今天", "上个月": this one from its start on; a past one, the whole period."""
-    for m in _ONE_RE.finditer(q.low):
-        if not plan.free(m.span()):
-            continue
-        unit, back = _ONE[m.group(0)]
-        start = shift(period_start(q.now, unit), back, unit)
-        if back == 0:
-            _one_sided(q, plan, m.span(), ">=", start.isoformat(), m.group(0))
         else:
-            _period(q, plan, m.span(), start.isoformat(),
-                    period_start(q.now, unit).isoformat(), m.group(0))
+            yield StatedDate(m.span(), _AROUND[m.group("word")], *bounds, m.group(0))
+
+
+def _rolling(q: Question, plan: Plan) -> Reading:
+    """"最近30天", "过去3个月": from that long ago on."""
+    for m in plan.unclaimed(_ROLLING, q.low):
+        n = chinese_number(m.group("n"))
+        if n is not None:
+            start = shift(q.now, -int(n), _UNITS[m.group("u")])
+            yield StatedDate(m.span(), "since", start.isoformat(), "", m.group(0))
+
+
+def _named_periods(q: Question, plan: Plan) -> Reading:
+    """"今天", "上个月": this one from its start on; a past one, the whole period."""
+    for m in plan.unclaimed(_ONE_RE, q.low):
+        unit, back = _ONE[m.group(0)]
+        this = period_start(q.now, unit)
+        word, end = ("since", "") if back == 0 else ("in", this.isoformat())
+        yield StatedDate(m.span(), word, shift(this, back, unit).isoformat(), end, m.group(0))
 
 
 def _bounds(m: re.Match[str], p: str) -> tuple[str, str] | None:
@@ -101,15 +102,3 @@ def _bounds(m: re.Match[str], p: str) -> tuple[str, str] | None:
         return date_bounds(text)
     except (ValueError, OverflowError):
         return None
-
-
-def _period(q: Question, plan: Plan, span: Span, start: str, end: str, text: str) -> None:
-    cand = field_for(q.candidates, "date", q.fields, span[0])
-    if cand is not None and plan.free(span):
-        plan.add_period(cand.path, start, end, span, text)
-
-
-def _one_sided(q: Question, plan: Plan, span: Span, op: str, value: str, text: str) -> None:
-    cand = field_for(q.candidates, "date", q.fields, span[0])
-    if cand is not None:
-        plan.add(cand.path, op, value, span, f"{cand.path} {op} {value} (\"{text}\")")

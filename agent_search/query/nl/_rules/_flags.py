@@ -15,8 +15,9 @@ from typing import Any
 from agent_search.query.nl._plan import Plan, Question
 from agent_search.query.nl._reading._schema import FieldMention
 
-_TRUE = frozenset({"t", "true", "y", "yes", "1"})
-_FALSE = frozenset({"f", "false", "n", "no", "0"})
+_SAYS: dict[str, bool] = {**dict.fromkeys(("t", "true", "y", "yes", "1"), True),
+                          **dict.fromkeys(("f", "false", "n", "no", "0"), False)}
+"""How a flag's stored values write yes and no."""
 _NOT = re.compile(r"(?:\bnot|\bno|\bwithout|\bnon|n[’']t)[\s-]+(?:an?\s+|the\s+)?$", re.I)
 
 
@@ -24,11 +25,9 @@ def flag_values(kind: str, values: list[str]) -> tuple[Any, Any] | None:
     """The stored (yes, no) of a flag field, or None when the field is no flag."""
     if kind == "boolean":
         return True, False
-    if len(values) != 2:
-        return None
-    yes = [v for v in values if v.strip().lower() in _TRUE]
-    no = [v for v in values if v.strip().lower() in _FALSE]
-    return (yes[0], no[0]) if len(yes) == 1 and len(no) == 1 else None
+    says = {_SAYS.get(v.strip().lower()): v for v in values}  # yes / no / None → value
+    return (says[True], says[False]) if len(values) == 2 and set(says) == {True, False} \
+        else None
 
 
 def flags(q: Question, plan: Plan) -> None:

@@ -18,31 +18,30 @@ from __future__ import annotations
 import re
 
 from agent_search.query.dsl import NUMERIC_KINDS, TEMPORAL_KINDS, TEXT_KINDS
-from agent_search.query.nl._lexicon import words_of
+from agent_search.query.nl._lexicon import WordTable, words_of
 from agent_search.query.nl._plan import Plan, Question
 from agent_search.query.nl._reading._schema import Candidate, FieldMention, is_plain
 
-# adjective (superlative forms) → (nouns it measures, direction on them, direction on a
-# birth date); general English, shared by every schema
-_ADJECTIVES: tuple[tuple[str, tuple[str, ...], str], ...] = (
-    (r"youngest", ("age",), "asc"),
-    (r"oldest|eldest", ("age",), "desc"),
-    (r"tallest|highest", ("height", "elevation", "altitude"), "desc"),
-    (r"shortest|lowest", ("height",), "asc"),
-    (r"heaviest", ("weight", "mass"), "desc"),
-    (r"lightest", ("weight", "mass"), "asc"),
-    (r"richest|wealthiest", ("worth", "wealth", "income", "earning", "salary"), "desc"),
-    (r"poorest", ("worth", "wealth", "income", "earning", "salary"), "asc"),
-    (r"most populous|most populated|most populace", ("population",), "desc"),
-    (r"least populous|least populated", ("population",), "asc"),
-    (r"largest|biggest", ("area", "size", "capacity", "volume", "population"), "desc"),
-    (r"smallest", ("area", "size", "capacity", "volume", "population"), "asc"),
-    (r"most highly rated|highest rated|best rated|top rated", ("rating", "rate", "score"),
-     "desc"),
-    (r"lowest rated|worst rated", ("rating", "rate", "score"), "asc"),
-)
-ADJECTIVE = re.compile(r"\b(?P<a>" + "|".join(f"(?:{w})" for w, _, _ in _ADJECTIVES)
-                        + r")\b", re.I)
+# adjective (superlative forms) → (nouns it measures, direction on them); general
+# English, shared by every schema
+_ADJECTIVES: WordTable[tuple[tuple[str, ...], str]] = WordTable((
+    (r"youngest", (("age",), "asc")),
+    (r"oldest|eldest", (("age",), "desc")),
+    (r"tallest|highest", (("height", "elevation", "altitude"), "desc")),
+    (r"shortest|lowest", (("height",), "asc")),
+    (r"heaviest", (("weight", "mass"), "desc")),
+    (r"lightest", (("weight", "mass"), "asc")),
+    (r"richest|wealthiest", (("worth", "wealth", "income", "earning", "salary"), "desc")),
+    (r"poorest", (("worth", "wealth", "income", "earning", "salary"), "asc")),
+    (r"most populous|most populated|most populace", (("population",), "desc")),
+    (r"least populous|least populated", (("population",), "asc")),
+    (r"largest|biggest", (("area", "size", "capacity", "volume", "population"), "desc")),
+    (r"smallest", (("area", "size", "capacity", "volume", "population"), "asc")),
+    (r"most highly rated|highest rated|best rated|top rated",
+     (("rating", "rate", "score"), "desc")),
+    (r"lowest rated|worst rated", (("rating", "rate", "score"), "asc")),
+))
+ADJECTIVE = re.compile(r"\b(?P<a>" + _ADJECTIVES.alternatives + r")\b", re.I)
 _BIRTH = re.compile(r"\bbirth|\bborn\b|\bdob\b", re.I)
 _DIRECTION = re.compile(r"\b(?P<d>ascending|descending|increasing|decreasing|asc|desc|"
                         r"alphabetical)\b", re.I)
@@ -60,13 +59,19 @@ def _own_numeric(q: Question, temporal: bool = True) -> list[Candidate]:
             and is_plain(c)]
 
 
+def linked(c: Candidate) -> bool:
+    """A plain field of a model the target points at (hasOne, one hop): one value per
+    row of the target, as its own fields have."""
+    return c.relation is not None and c.relation.type == "hasOne" and c.second is None \
+        and is_plain(c)
+
+
 def _related_numeric(q: Question) -> list[Candidate]:
     """Numeric and date fields of the models the target points at (hasOne): what a
     superlative measures when the target has no such field ("the tallest poker player"
     by the height of the person it is)."""
     kinds = NUMERIC_KINDS | TEMPORAL_KINDS
-    return [c for c in q.candidates if c.relation is not None and c.second is None
-            and c.relation.type == "hasOne" and c.field.kind in kinds and is_plain(c)]
+    return [c for c in q.candidates if linked(c) and c.field.kind in kinds]
 
 
 _COMPARATIVES: dict[str, tuple[str, ...]] = {
@@ -84,7 +89,7 @@ def measured_by(q: Question, word: str) -> Candidate | None:
     nouns = _COMPARATIVES.get(word.lower())
     if nouns is None:
         return None
-    own = [c for c in _own_numeric(q, temporal=False)]
+    own = _own_numeric(q, temporal=False)
     related = [c for c in _related_numeric(q) if c.field.kind in NUMERIC_KINDS]
     return _measuring(own, nouns) or _measuring(related, nouns)
 
@@ -94,7 +99,7 @@ def _measuring(cands: list[Candidate], nouns: tuple[str, ...]) -> Candidate | No
     for noun in nouns:
         for c in cands:
             words = words_of(c.field.name).split()
-            if any(w == noun or w.startswith(noun) for w in words):
+            if any(w.startswith(noun) for w in words):  # "age", "ages", "aged"
                 return c
     return None
 
@@ -103,13 +108,13 @@ def adjectives(q: Question, plan: Plan) -> None:
     """"the youngest teacher" → order by age asc (or birth date desc), limit 1 when the
     model is named in the singular (see :func:`ordering.top_n`)."""
     cands = _own_numeric(q)
-    for m in ADJECTIVE.finditer(q.low):
-        if not plan.free(m.span()) or _named_after(q, m.end()) is not None or \
+    for m in plan.unclaimed(ADJECTIVE, q.low):
+        if _named_after(q, m.end()) is not None or \
                 re.match(r"\s+(?:number|amount|count|total)\b", q.low[m.end():]):
             continue  # "the highest earnings": the field says itself; "the largest number
             # of languages" counts, it measures nothing
         word = m.group("a").lower()
-        nouns, direction = next((n, d) for w, n, d in _ADJECTIVES if re.fullmatch(w, word))
+        nouns, direction = _ADJECTIVES[word]
         found = _measured(q, cands, nouns, direction)
         if found is not None:
             plan.order(found[0].path, found[1], m.span(), f"\"{word}\"")
@@ -131,8 +136,8 @@ def _measured(q: Question, cands: list[Candidate], nouns: tuple[str, ...],
 
 
 def _named_after(q: Question, pos: int) -> FieldMention | None:
-    return next((m for m in q.fields if m.candidate.relation is None
-                 and 0 <= m.span[0] - pos <= 1 and is_plain(m.candidate)), None)
+    return next((m for m in q.own_mentions
+                 if 0 <= m.span[0] - pos <= 1 and is_plain(m.candidate)), None)
 
 
 def ordered_by(q: Question, plan: Plan) -> None:
@@ -185,7 +190,7 @@ def field_numbers(q: Question, plan: Plan) -> None:
         if m is None or not _takes_numbers(mention) or not plan.free(m.span("nums")):
             continue
         span = m.span("nums")
-        numbers = [float(n) if "." in n else int(n) for n in _NUM.findall(m.group("nums"))]
+        numbers = [_as_written(n) for n in _NUM.findall(m.group("nums"))]
         if cand.field.kind == "integer" and any(isinstance(n, float) for n in numbers):
             continue
         if len(numbers) == 1:
@@ -194,6 +199,11 @@ def field_numbers(q: Question, plan: Plan) -> None:
         else:
             plan.add(cand.path, "in", numbers, span, f"{cand.path} in {numbers}")
         plan.value_conditions += 1
+
+
+def _as_written(number: str) -> int | float:
+    """``"10"`` → 10, ``"1.5"`` → 1.5: an integer unless written with a decimal point."""
+    return float(number) if "." in number else int(number)
 
 
 def _takes_numbers(mention: FieldMention) -> bool:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 
 from agent_search.query.dsl import NUMERIC_KINDS, TEMPORAL_KINDS
+from agent_search.query.nl._lexicon import WordTable
 from agent_search.query.nl._plan import Plan, Question
 from agent_search.query.nl._reading._schema import Candidate, field_for, is_plain
 from agent_search.query.nl._reading._units import (
@@ -27,7 +28,7 @@ NUMBER = (r"(?P<cur>[$€£¥])?\s*(?P<num>-?\d{1,3}(?:,\d{3})+(?:\.\d{1,15})?(?
           r"(?:\s*(?P<unit>milliseconds?|ms|seconds?|secs?|s|minutes?|mins?|hours?|hrs?|h|"
           r"bytes|kb|mb|gb|usd|dollars?|eur|euros?|gbp|pounds?|percent|%))?\b")
 """An amount: currency, number, multiplier and unit ("$1.5k", "5 minutes")."""
-CMP_WORDS: tuple[tuple[str, str], ...] = (
+CMP_WORDS = WordTable((
     (r"between", "between"),
     (r"(?:less|fewer|lower|cheaper|shorter|smaller|younger|earlier|lighter|poorer) than|"
      r"under|below|"
@@ -38,8 +39,9 @@ CMP_WORDS: tuple[tuple[str, str], ...] = (
      r"exceeding|exceeds|over|above|>", ">"),
     (r"at least|no less than|not less than|a minimum of|minimum|>=", ">="),
     (r"equal to|exactly|costing|priced at|=", "="),
-)
-_CMP = re.compile(r"\b(?P<cmp>" + "|".join(f"(?:{w})" for w, _ in CMP_WORDS) + r")\s*"
+))
+"""The comparators said before an amount, and their operators."""
+_CMP = re.compile(r"\b(?P<cmp>" + CMP_WORDS.alternatives + r")\s*"
                   + NUMBER, re.I)
 _BETWEEN = re.compile(r"\bbetween\s+" + NUMBER.replace("?P<", "?P<a_") + r"\s+and\s+"
                       + NUMBER.replace("?P<", "?P<b_"), re.I)
@@ -68,8 +70,7 @@ def _comparison_matches(low: str) -> list[tuple[re.Match[str], str]]:
     """Each "<comparator> <amount>" and "<amount> or more/less" with its operator."""
     matches: list[tuple[re.Match[str], str]] = []
     for m in _CMP.finditer(low):
-        word = m.group("cmp").lower()
-        op = next(o for w, o in CMP_WORDS if re.fullmatch(w, word))
+        op = CMP_WORDS[m.group("cmp").lower()]
         if op != "between":
             matches.append((m, op))
     for m in _OR_MORE.finditer(low):
@@ -89,9 +90,7 @@ def comparisons(q: Question, plan: Plan) -> None:
         value, unit, money = amount(m)
         dim = stated_dimension(m.groupdict().get("cmp") or "", unit, money)
         cand = measured_by(q, (m.groupdict().get("cmp") or "").split(" ")[0]) \
-            or field_for(q.candidates, dim, q.fields, span[0])
-        if cand is None and dim != "number":
-            cand = field_for(q.candidates, "number", q.fields, span[0])
+            or field_of_amount(q, dim, span[0])
         if cand is None:
             plan.cannot_place(span, m.group(0).strip())
             continue
@@ -105,6 +104,15 @@ def comparisons(q: Question, plan: Plan) -> None:
             plan.used.append(span)
             continue
         plan.add(cand.path, op, v, span, f"{cand.path} {op} {v} (\"{m.group(0).strip()}\")")
+
+
+def field_of_amount(q: Question, dim: str, at: int) -> Candidate | None:
+    """The field an amount of dimension ``dim`` (money, duration, size... or a plain
+    number) stated at ``at`` is about, in any language: the one named nearest of that
+    dimension, else the target's only one (:func:`~._reading._schema.field_for`); for a
+    dimension no field has, the same among the plain numbers."""
+    return field_for(q.candidates, dim, q.fields, at) or (
+        field_for(q.candidates, "number", q.fields, at) if dim != "number" else None)
 
 
 def between(q: Question, plan: Plan) -> None:
@@ -136,9 +144,7 @@ def _years_of_a_date(q: Question, at: int, a: float, b: float) -> bool:
 def stock(q: Question, plan: Plan) -> None:
     """"in stock" → ``stock > 0``, "out of stock" → ``stock <= 0`` on the target's
     numeric stock/inventory field; said with no such field it is a warning."""
-    for m in _STOCK.finditer(q.low):
-        if not plan.free(m.span()):
-            continue
+    for m in plan.unclaimed(_STOCK, q.low):
         cand = next((c for c in q.candidates if _is_stock_field(c)), None)
         if cand is None:
             plan.warnings.append(f"{m.group(0).strip()!r}: no stock field to check; ignored")

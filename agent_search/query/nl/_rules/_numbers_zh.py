@@ -20,8 +20,9 @@ import re
 from agent_search.language import DIGIT, NUMERALS, numeral_value
 from agent_search.query.dsl import TEMPORAL_KINDS
 from agent_search.query.nl._plan import Plan, Question
-from agent_search.query.nl._reading._schema import Candidate, field_for
+from agent_search.query.nl._reading._schema import Candidate
 from agent_search.query.nl._reading._units import convert, stated_dimension, typed
+from agent_search.query.nl._rules._numbers import field_of_amount
 
 
 def _amount_re(p: str = "") -> str:
@@ -43,6 +44,9 @@ BEFORE_OPS = {
     "=": "等于",
 }
 AFTER_OPS = {"<=": "以下|以内|之内|或以下|及以下", ">=": "以上|或以上|及以上|起"}
+OP_OF = {word: op for ops in (BEFORE_OPS, AFTER_OPS) for op, words in ops.items()
+         for word in words.split("|")}
+"""Each comparator word, before or after the amount, → its operator ("以下" → ``<=``)."""
 _CMP_BEFORE = re.compile(
     r"(?P<cmp>" + "|".join(BEFORE_OPS.values()) + r")\s*" + _amount_re())
 _CMP_AFTER = re.compile(_amount_re() + r"\s*(?P<cmp>" + "|".join(AFTER_OPS.values())
@@ -81,9 +85,9 @@ def chinese_comparisons(q: Question, plan: Plan) -> None:
 
 def _ranges(q: Question, plan: Plan) -> None:
     """"100到200元": ``between``, in the unit either end states."""
-    for m in _RANGE.finditer(q.low):
+    for m in plan.unclaimed(_RANGE, q.low):
         a, b = _amount(m, "a_"), _amount(m, "b_")
-        if a is None or b is None or not plan.free(m.span()):
+        if a is None or b is None:
             continue
         unit, money = a[1] or b[1], a[2] or b[2]
         cand = _field(q, plan, m, stated_dimension("", unit, money))
@@ -94,19 +98,20 @@ def _ranges(q: Question, plan: Plan) -> None:
                      f"{cand.path} between {pair[0]} and {pair[1]} (\"{m.group(0)}\")")
 
 
-_SIDES = ((_CMP_BEFORE, BEFORE_OPS), (_CMP_AFTER, AFTER_OPS))
+_SIDES = (_CMP_BEFORE, _CMP_AFTER)
 """Comparators written before the amount ("超过500元") and after it ("500元以上")."""
 
 
 def _comparisons(q: Question, plan: Plan) -> None:
     """Each amount with its comparator, in question order."""
-    found = [(m, op) for pattern, ops in _SIDES for m in pattern.finditer(q.low)
-             for op, words in ops.items() if re.fullmatch(words, m.group("cmp"))]
-    for m, op in sorted(found, key=lambda f: f[0].start()):
+    found = sorted((m for pattern in _SIDES for m in pattern.finditer(q.low)),
+                   key=lambda m: m.start())
+    for m in found:
         amount = _amount(m) if plan.free(m.span()) else None
         if amount is None:
             continue
         value, unit, money = amount
+        op = OP_OF[m.group("cmp")]
         cand = _field(q, plan, m, stated_dimension("", unit, money))
         if cand is not None:
             v = typed(convert(value, unit, cand.field), cand.field)
@@ -115,9 +120,7 @@ def _comparisons(q: Question, plan: Plan) -> None:
 
 def _field(q: Question, plan: Plan, m: re.Match[str], dim: str) -> Candidate | None:
     """The field the amount at ``m`` is about, or None (and a warning)."""
-    cand = field_for(q.candidates, dim, q.fields, m.start())
-    if cand is None and dim != "number":
-        cand = field_for(q.candidates, "number", q.fields, m.start())
+    cand = field_of_amount(q, dim, m.start())
     if cand is None or cand.field.kind in TEMPORAL_KINDS:
         plan.cannot_place(m.span(), m.group(0).strip())
         return None

@@ -6,32 +6,36 @@ from __future__ import annotations
 import re
 
 from agent_search.query.dsl import NUMERIC_KINDS, TEMPORAL_KINDS
-from agent_search.query.nl._lexicon import is_plural, overlaps, plural_forms, words_of
+from agent_search.query.nl._lexicon import (
+    WordTable,
+    is_plural,
+    overlaps,
+    plural_forms,
+    words_of,
+)
 from agent_search.query.nl._plan import Plan, Question
 from agent_search.query.nl._reading._schema import (
     Candidate,
     FieldMention,
     field_for,
-    is_plain,
     title_field,
 )
-from agent_search.query.nl._rules._measures import ADJECTIVE
+from agent_search.query.nl._rules._measures import ADJECTIVE, linked
 
-# superlatives: words → (dimension, direction)
-SUPERLATIVES: tuple[tuple[str, str, str], ...] = (
-    (r"most expensive|priciest|costliest|highest[- ]priced|dearest", "money", "desc"),
-    (r"least expensive|cheapest|lowest[- ]priced|most affordable", "money", "asc"),
-    (r"longest", "duration", "desc"),
-    (r"shortest", "duration", "asc"),
-    (r"latest|newest|most recent(?:ly)?|recent(?:ly)?|last", "date", "desc"),
-    (r"oldest|earliest", "date", "asc"),
-    (r"largest|biggest", "size", "desc"),
-    (r"smallest", "size", "asc"),
-    (r"cheap|inexpensive|affordable|budget", "money", "asc"),
-    (r"expensive|pricey|premium", "money", "desc"),
-)
-SUPERLATIVE = re.compile(r"\b(?P<s>" + "|".join(f"(?:{w})" for w, _, _ in SUPERLATIVES)
-                         + r")\b", re.I)
+SUPERLATIVES: WordTable[tuple[str, str]] = WordTable((
+    (r"most expensive|priciest|costliest|highest[- ]priced|dearest", ("money", "desc")),
+    (r"least expensive|cheapest|lowest[- ]priced|most affordable", ("money", "asc")),
+    (r"longest", ("duration", "desc")),
+    (r"shortest", ("duration", "asc")),
+    (r"latest|newest|most recent(?:ly)?|recent(?:ly)?|last", ("date", "desc")),
+    (r"oldest|earliest", ("date", "asc")),
+    (r"largest|biggest", ("size", "desc")),
+    (r"smallest", ("size", "asc")),
+    (r"cheap|inexpensive|affordable|budget", ("money", "asc")),
+    (r"expensive|pricey|premium", ("money", "desc")),
+))
+"""Superlatives → the dimension of the field they order by, and the direction."""
+SUPERLATIVE = re.compile(r"\b(?P<s>" + SUPERLATIVES.alternatives + r")\b", re.I)
 _FIELD_SUPERLATIVE = re.compile(r"\b(?P<dir>highest|lowest|most|fewest|least|largest|"
                                 r"smallest|biggest|greatest|max(?:imum)?|min(?:imum)?)\s+",
                                 re.I)
@@ -55,9 +59,7 @@ def sort_by(q: Question, plan: Plan) -> None:
     """"sorted by total desc": an order on the target's field of that name or label."""
     own = _own(q)
     for m in _SORT.finditer(q.low):
-        phrase = m.group("f").strip()
-        cand = next((c for c in own if phrase in plural_forms(words_of(c.field.name))
-                     or (c.field.label and phrase == c.field.label.lower())), None)
+        cand = _field_named(own, m.group("f").strip())
         if cand is None:
             continue
         said, end = m.group("dir"), m.end()
@@ -67,6 +69,12 @@ def sort_by(q: Question, plan: Plan) -> None:
         direction = "desc" if (said or "").lower().startswith(("desc", "decr")) else "asc"
         plan.order(cand.field.name, direction, (m.start(), end),
                    f"\"{q.low[m.start():end].strip()}\"")
+
+
+def _field_named(cands: list[Candidate], phrase: str) -> Candidate | None:
+    """The first of ``cands`` whose name (in either number) or label is ``phrase``."""
+    return next((c for c in cands if phrase in plural_forms(words_of(c.field.name))
+                 or (c.field.label and phrase == c.field.label.lower())), None)
 
 
 def alphabetical(q: Question, plan: Plan) -> None:
@@ -98,8 +106,7 @@ def _measure_at(mentions: list[FieldMention], at: int) -> Candidate | None:
     near = [c for span, c, _ in mentions if 0 <= span[0] - at <= 1
             and c.field.kind in NUMERIC_KINDS | TEMPORAL_KINDS and c.second is None]
     return next((c for c in near if c.relation is None), None) or next(
-        (c for c in near if c.relation is not None and c.relation.type == "hasOne"
-         and is_plain(c)), None)
+        (c for c in near if linked(c)), None)
 
 
 def superlatives(q: Question, plan: Plan) -> None:
@@ -107,11 +114,11 @@ def superlatives(q: Question, plan: Plan) -> None:
     dimension (money, date, duration, size); none to order by is a warning (except for
     "last" and "recent", which are often just words)."""
     named = [x.span for x in q.fields]
-    for m in SUPERLATIVE.finditer(q.low):
-        if not plan.free(m.span()) or any(overlaps(m.span(), n) for n in named):
+    for m in plan.unclaimed(SUPERLATIVE, q.low):
+        if any(overlaps(m.span(), n) for n in named):
             continue  # "last name" is a field, not "latest"
         word = m.group("s").lower()
-        dim, direction = next((d, o) for w, d, o in SUPERLATIVES if re.fullmatch(w, word))
+        dim, direction = SUPERLATIVES[word]
         cand = _measured_by(q, dim, m.end())
         if cand is not None:
             plan.order(cand.field.name, direction, m.span(), f"\"{word}\"")
@@ -124,7 +131,7 @@ def _measured_by(q: Question, dim: str, at: int) -> Candidate | None:
     the nearest of that dimension (for size, else a price), else the number field named
     right after ("shortest life expectancy")."""
     own = _own(q)
-    own_mentions = [x for x in q.fields if x.candidate.relation is None]
+    own_mentions = q.own_mentions
     cand = field_for(own, dim, own_mentions, at)
     if cand is None and dim == "size":
         cand = field_for(own, "money", q.fields, at)
@@ -146,9 +153,7 @@ def _one_with(low: str) -> str:
 def top_n(q: Question, plan: Plan) -> None:
     """"top 5", "the 3": a limit; a superlative with the model named in the singular
     ("the cheapest track") asks for one."""
-    for m in _TOP.finditer(q.low):
-        if not plan.free(m.span()):
-            continue
+    for m in plan.unclaimed(_TOP, q.low):
         n = int(m.group("n") or m.group("m"))
         if n >= 1:
             plan.limit = n

@@ -40,9 +40,7 @@ FIELD_WINDOW = 6
 def chinese_superlatives(q: Question, plan: Plan) -> None:
     """Orders from "最贵", "价格最高" … (see module); a limit when one or N are asked for."""
     ordered = False
-    for m in _SUPERLATIVE.finditer(q.low):
-        if not plan.free(m.span()):
-            continue
+    for m in plan.unclaimed(_SUPERLATIVE, q.low):
         word = m.group(0)
         if word in _BY_KIND:
             kind, direction = _BY_KIND[word]
@@ -64,9 +62,9 @@ def _orderable(c: Candidate) -> bool:
 
 
 def _limit(q: Question, plan: Plan) -> None:
-    for m in _TOP.finditer(q.low):
+    for m in plan.unclaimed(_TOP, q.low):
         n = chinese_number(m.group("n") or m.group("m") or "")
-        if n is not None and n >= 1 and plan.free(m.span()):
+        if n is not None and n >= 1:
             plan.limit = int(n)
             plan.notes.append(f"limit {plan.limit} (\"{m.group(0)}\")")
             plan.used.append(m.span())

@@ -146,8 +146,7 @@ def text_conditions(q: Question, plan: Plan) -> None:
             continue
         if not t.value.strip() or _is_known_value(q, t):
             continue
-        cand = t.field or near_field(
-            t.span[0], q.fields, lambda c: c.field.kind in TEXT_KINDS and is_plain(c))
+        cand = t.field or near_field(t.span[0], q.fields, _plain_text)
         if cand is None and t.how == "named" and _person_name(q, plan, t):
             continue
         cand = cand or _title_candidate(q)
@@ -156,6 +155,11 @@ def text_conditions(q: Question, plan: Plan) -> None:
             plan.add(cand.path, "like", f"%{escape_like(value)}%", t.span,
                      f"{cand.path} contains {value!r}")
             plan.value_conditions += 1
+
+
+def _plain_text(c: Candidate) -> bool:
+    """A text field a stated text may be matched in (one value per row)."""
+    return c.field.kind in TEXT_KINDS and is_plain(c)
 
 
 def _is_known_value(q: Question, t: StatedText) -> bool:

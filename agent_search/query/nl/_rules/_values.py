@@ -31,7 +31,7 @@ from agent_search.query.nl._plan import EXACT_CONFIDENCE, Plan, Question
 from agent_search.query.nl._reading._demonyms import derived_values
 from agent_search.query.nl._reading._schema import Candidate, Span, near_field, spans_outside
 from agent_search.query.nl._reading._value_index import ValueIndex, value_index
-from agent_search.query.nl._rules._values_zh import chinese_matches
+from agent_search.query.nl._rules._values_zh import chinese_matches, known_values
 
 FUZZY_CUTOFF = 88.0
 """Minimum rapidfuzz ratio (0..100) for a misspelt query word to stand for a known value."""
@@ -97,9 +97,12 @@ def _value_matches(q: Question, plan: Plan) -> list[Match]:
     found = exact_matches(q, index)
     found.extend(fuzzy_matches(q, index, [m.span for m in found] + plan.used))
     names = [m.span for m in q.fields if m.strong]
-    return [m for m in found if not any(
-        n[0] <= m.span[0] and m.span[1] <= n[1] and n[1] - n[0] > m.span[1] - m.span[0]
-        for n in names)]
+    return [m for m in found if not any(_inside_longer(m.span, n) for n in names)]
+
+
+def _inside_longer(span: Span, name: Span) -> bool:
+    """``span`` lies inside ``name``, which is longer."""
+    return name[0] <= span[0] and span[1] <= name[1] and name[1] - name[0] > span[1] - span[0]
 
 
 def names_outside_phrases(low: str, schemas: Sequence[ModelSchema],
@@ -108,8 +111,7 @@ def names_outside_phrases(low: str, schemas: Sequence[ModelSchema],
     ("airlines" inside the airline "American Airlines": the question names an airline,
     not the table, and the value, read whole, is not read as "American" → United States
     with the rest a table's name)."""
-    phrases = {v for schema in schemas for fld in schema.fields for value in fld.values
-               if " " in (v := value.lower()) and v in low}
+    phrases = {v for value in known_values(schemas) if " " in (v := value.lower()) and v in low}
     if not phrases:
         return dict(mentions)
     inside = [span for v in phrases for span in find_phrase(low, v)]
@@ -157,12 +159,18 @@ def exact_matches(q: Question, index: ValueIndex) -> list[Match]:
             if not exact and len(text) >= 4:
                 variants.extend((span, pos, value) for form in _other_forms(text, n)
                                 for pos, value in index.exact.get(form, ()))
-    for pos, value, vlow in index.odd:
-        if vlow in q.low:  # most are not: skip the call
-            hits.extend((span, pos, value) for span in find_phrase(q.low, vlow))
+    hits.extend(_punctuated(q, index))
     hits.extend(chinese_matches(q, index))
     return [*_as_matches(q, hits, EXACT_CONFIDENCE), *_as_matches(q, variants,
                                                                   VARIANT_CONFIDENCE)]
+
+
+def _punctuated(q: Question, index: ValueIndex) -> list[tuple[Span, int, str]]:
+    """Values starting or ending with other than a letter or digit ("Co.", "C++"),
+    which no run of words is: found as phrases."""
+    return [(span, pos, value) for pos, value, vlow in index.odd
+            if vlow in q.low  # most are not: skip the call
+            for span in find_phrase(q.low, vlow)]
 
 
 def _other_forms(text: str, n: int) -> list[str]:
@@ -209,19 +217,17 @@ def fuzzy_matches(q: Question, index: ValueIndex, taken: list[Span]) -> list[Mat
                 cand = q.candidates[pos]
                 base = ratio / 100.0 * 0.9
                 out.append(Match(cand.path, value, span, preference(q, cand, span, base), base))
-            if out and any(c.span == span for c in out):
+            if any(c.span == span for c in out):
                 taken.append(span)
     return out
 
 
 def _worth_fuzzy(text: str, words: list[str], span: Span, taken: list[Span]) -> bool:
-    if len(text) < MIN_FUZZY_CHARS or any(overlaps(span, t) for t in taken):
-        return False
-    if HAN_CHAR.search(text):  # Chinese values are found inside the question, exactly
-        return False
-    if all(w in STOPWORDS or w.isdigit() for w in words):
-        return False
-    return not (len(words) == 1 and text in STOPWORDS)
+    """A run of ``words`` worth looking up as a misspelt value: long enough, over no words
+    matched, not Chinese (Chinese values are found inside the question, exactly), and not
+    only stop words and numbers."""
+    return len(text) >= MIN_FUZZY_CHARS and not any(overlaps(span, t) for t in taken) \
+        and not HAN_CHAR.search(text) and not all(w in STOPWORDS or w.isdigit() for w in words)
 
 
 def preference(q: Question, cand: Candidate, span: Span, base: float) -> float:
@@ -368,15 +374,29 @@ def _unsayable(q: Question, path: str, negated: bool, matches: list[Match]) -> s
     and French" of a field each row holds once (the rows are not the ones holding
     both)."""
     rel = _to_many(q, path)
-    first = min(c.span[0] for c in matches)
-    said = _negation(q.low, min(c.span for c in matches)) if negated else None
-    if said is not None and rel is not None and _NONE_OF.search(q.low[max(0, said[0] - 8):said[1]]):
-        return (f"a condition through {rel} is met by any one of them, not by none; "
-                "'none of them' can't be said here")
-    if rel is None and len({c.value for c in matches}) > 1 and not negated and \
-            _BOTH.search(q.low[max(0, first - 40):first]):
-        return f"each row holds one {path}, so 'both' is not said of these rows"
+    if negated and rel is not None:
+        return _none_of(q, rel, matches)
+    if not negated and rel is None:
+        return _both(q, path, matches)
     return None
+
+
+def _none_of(q: Question, rel: str, matches: list[Match]) -> str | None:
+    """Values of the rows the target has many of (through ``rel``) under a negated verb:
+    "none of them has it", which a condition through the relation does not say."""
+    said = _negation(q.low, min(c.span for c in matches))
+    if said is None or not _NONE_OF.search(q.low[max(0, said[0] - 8):said[1]]):
+        return None
+    return (f"a condition through {rel} is met by any one of them, not by none; "
+            "'none of them' can't be said here")
+
+
+def _both(q: Question, path: str, matches: list[Match]) -> str | None:
+    """"both X and Y" of a field each row of the target holds once."""
+    first = min(c.span[0] for c in matches)
+    if len({c.value for c in matches}) < 2 or not _BOTH.search(q.low[max(0, first - 40):first]):
+        return None
+    return f"each row holds one {path}, so 'both' is not said of these rows"
 
 
 def _to_many(q: Question, path: str) -> str | None:

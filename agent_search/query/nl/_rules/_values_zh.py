@@ -23,7 +23,7 @@ Overlaps are left to the caller, which keeps the longest match ("北京烤鸭" o
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 
 from agent_search.language import HAN_CHAR, normal_form, segments, word_share
 from agent_search.query.dsl import ModelSchema
@@ -83,7 +83,14 @@ def names_outside_values(low: str, schemas: Sequence[ModelSchema],
 
 def _chinese_values_at(low: str, schemas: Sequence[ModelSchema]) -> list[Span]:
     """Where known values of two or more characters, written in Chinese, stand."""
-    values = {v for schema in schemas for fld in schema.fields
-              for value in fld.values if len(v := normal_form(value)) >= 2 and HAN_CHAR.search(v)}
+    values = {v for value in known_values(schemas)
+              if len(v := normal_form(value)) >= 2 and HAN_CHAR.search(v)}
     return [(m.start(), m.start() + len(v)) for v in values
             for m in re.finditer(f"(?={re.escape(v)})", low)]
+
+
+def known_values(schemas: Sequence[ModelSchema]) -> Iterator[str]:
+    """Every known value of every field of ``schemas``, as stored."""
+    for schema in schemas:
+        for fld in schema.fields:
+            yield from fld.values
