@@ -213,6 +213,34 @@ def test_scans_read_two_at_a_time_keep_the_page_order(tmp_path: Path) -> None:
 
 
 @needs_extra
+def test_pages_read_at_once_share_their_lines_between_the_threads(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # each page of a file read two at once hands its lines to the lines pool in several
+    # groups, so a core whose page is done reads the other page's lines instead of
+    # waiting idle for it (the file's last page no longer runs on one core)
+    import threading
+
+    path = tmp_path / "two.pdf"
+    path.write_bytes(pdf_of_images([text_page(REFUNDS + BIKES), text_page(REFUNDS)]))
+    (alone,) = load_file(path, limits=Limits(ocr_workers=1))
+    recognizer = _ocr._ocr_engine().recognize_txt
+    calls: list[tuple[str, int]] = []
+    read = recognizer.recognize
+
+    def spy(crops: list[object]) -> object:
+        calls.append((threading.current_thread().name, len(crops)))
+        return read(crops)
+
+    monkeypatch.setattr(recognizer, "recognize", spy)
+    (shared,) = load_file(path, limits=Limits(ocr_workers=2))
+    texts = [[(b.page, b.text) for b in getattr(doc, "blocks", [])] for doc in (alone, shared)]
+    assert texts[1] == texts[0] and [p for p, _ in texts[1]] == [1, 1, 1, 2, 2], texts
+    assert calls and all(name.startswith("ocr-lines") for name, _ in calls), calls
+    # more groups than pages, each of a few lines (at most 2 × LINE_GROUPS a page)
+    assert len(calls) > 2 and max(n for _, n in calls) < sum(n for _, n in calls), calls
+
+
+@needs_extra
 def test_a_photos_lines_shared_by_two_threads_read_the_same(tmp_path: Path) -> None:
     path = tmp_path / "refunds.png"
     path.write_bytes(image_bytes(text_page(REFUNDS + BIKES), "PNG"))
