@@ -185,7 +185,20 @@ def test_pages_read_at_once_are_every_core_locally_and_one_for_an_upload() -> No
     assert _ocr.ocr_workers(3, uploaded=True) == 3  # kb.ocr_workers, when set, holds
     # as many as fit in the parser's address space (kb.max_parse_memory_mb)
     assert _ocr.ocr_workers(None, uploaded=False, memory_mb=512) == 1
-    assert _ocr.ocr_workers(None, uploaded=False, memory_mb=2_048) == min(default_workers(), 3)
+    assert _ocr.ocr_workers(None, uploaded=False, memory_mb=2_048) == min(default_workers(), 2)
+
+
+def test_pages_read_at_once_fit_the_parsers_address_space(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # on a machine of eight cores: each page read at once takes a page thread and a
+    # thread of the lines pool; three at once measured 2.01 GB, too near the default
+    # cap of 2,048 MB, so two fit there
+    import agent_search.embedding
+
+    monkeypatch.setattr(agent_search.embedding, "default_workers", lambda: 8)
+    assert _ocr.ocr_workers(None, uploaded=False, memory_mb=2_048) == 2
+    assert _ocr.ocr_workers(None, uploaded=False, memory_mb=4_096) == 8
+    assert _ocr.ocr_workers(None, uploaded=False, memory_mb=1_024) == 1
 
 
 @needs_extra

@@ -209,10 +209,12 @@ def _merged(outs: list[Any], groups: list[list[int]], crops: list[Any]) -> Any:
                          word_results=tuple(words), elapse=max(o.elapse or 0.0 for o in outs))
 
 
-PAGE_MEMORY_MB = 250
+PAGE_MEMORY_MB = 300
 """Address space one more page read at once takes in the parser process (the models'
-buffers of a page, a thread's stack and allocator arena): 1.28 GB for one page at a
-time, 1.94 GB for four, measured."""
+buffers of a page, the stacks and allocator arenas of its page thread and of its thread
+in the lines pool): a 300 dpi scan's pages measured 1.81 GB two at a time, 2.01 GB
+three at a time (before the lines pool served every page: 1.28 GB one at a time, 1.62
+GB two, 1.82 GB three, 1.94 GB four)."""
 BASE_MEMORY_MB = 1_500
 """Address space of the parser process reading one page at a time, with a margin."""
 
@@ -222,7 +224,7 @@ def ocr_workers(setting: int | None, uploaded: bool, memory_mb: int = 2_048) -> 
     else 1 for files uploaded (over HTTP, where one tenant's scan must leave the other
     cores to the others' searches), and for a local ingest (the CLI, Python), where OCR
     is most of an ingest's time, the CPUs this process may use, as many as fit in the
-    parser's address space (``memory_mb``, ``kb.max_parse_memory_mb``: three in the
+    parser's address space (``memory_mb``, ``kb.max_parse_memory_mb``: two in the
     default 2,048 MB)."""
     if setting is not None:
         return setting
