@@ -185,7 +185,20 @@ def test_pages_read_at_once_are_every_core_locally_and_one_for_an_upload() -> No
     assert _ocr.ocr_workers(3, uploaded=True) == 3  # kb.ocr_workers, when set, holds
     # as many as fit in the parser's address space (kb.max_parse_memory_mb)
     assert _ocr.ocr_workers(None, uploaded=False, memory_mb=512) == 1
-    assert _ocr.ocr_workers(None, uploaded=False, memory_mb=2_048) == min(default_workers(), 3)
+    assert _ocr.ocr_workers(None, uploaded=False, memory_mb=2_048) == min(default_workers(), 2)
+
+
+def test_pages_read_at_once_fit_the_parsers_address_space(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # on a machine of eight cores: each page read at once takes a page thread and a
+    # thread of the lines pool; three at once measured 2.01 GB, too near the default
+    # cap of 2,048 MB, so two fit there
+    import agent_search.embedding
+
+    monkeypatch.setattr(agent_search.embedding, "default_workers", lambda: 8)
+    assert _ocr.ocr_workers(None, uploaded=False, memory_mb=2_048) == 2
+    assert _ocr.ocr_workers(None, uploaded=False, memory_mb=4_096) == 8
+    assert _ocr.ocr_workers(None, uploaded=False, memory_mb=1_024) == 1
 
 
 @needs_extra
@@ -210,6 +223,34 @@ def test_scans_read_two_at_a_time_keep_the_page_order(tmp_path: Path) -> None:
     assert read[2] == read[1]
     assert [page for page, _ in read[2]] == [1, 1, 2, 3, 4], read[2]
     assert "fourteen business days" in read[2][0][1] and "bicycle chain" in read[2][3][1]
+
+
+@needs_extra
+def test_pages_read_at_once_share_their_lines_between_the_threads(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # each page of a file read two at once hands its lines to the lines pool in several
+    # groups, so a core whose page is done reads the other page's lines instead of
+    # waiting idle for it (the file's last page no longer runs on one core)
+    import threading
+
+    path = tmp_path / "two.pdf"
+    path.write_bytes(pdf_of_images([text_page(REFUNDS + BIKES), text_page(REFUNDS)]))
+    (alone,) = load_file(path, limits=Limits(ocr_workers=1))
+    recognizer = _ocr._ocr_engine().recognize_txt
+    calls: list[tuple[str, int]] = []
+    read = recognizer.recognize
+
+    def spy(crops: list[object]) -> object:
+        calls.append((threading.current_thread().name, len(crops)))
+        return read(crops)
+
+    monkeypatch.setattr(recognizer, "recognize", spy)
+    (shared,) = load_file(path, limits=Limits(ocr_workers=2))
+    texts = [[(b.page, b.text) for b in getattr(doc, "blocks", [])] for doc in (alone, shared)]
+    assert texts[1] == texts[0] and [p for p, _ in texts[1]] == [1, 1, 1, 2, 2], texts
+    assert calls and all(name.startswith("ocr-lines") for name, _ in calls), calls
+    # more groups than pages, each of a few lines (at most 2 × LINE_GROUPS a page)
+    assert len(calls) > 2 and max(n for _, n in calls) < sum(n for _, n in calls), calls
 
 
 @needs_extra

@@ -150,22 +150,31 @@ def _pool(kind: str, workers: int) -> ThreadPoolExecutor:
     return pool
 
 
+LINE_GROUPS = 4
+"""A page's lines go to the lines pool in this many groups per thread when shared: the
+pool takes them in turn, so when one page of a file is done, its thread reads the lines
+left of the others instead of waiting idle for the file's last page."""
+
+
 class _Recognizer:
     """RapidOCR's recognition of a page's line crops, each padded (:data:`REC_PAD`), and
-    shared between threads when the page is read alone with ``ocr_workers`` > 1: the
-    model releases the GIL, and one session runs on several threads at once."""
+    shared between the threads of the lines pool when ``ocr_workers`` > 1 (a page read
+    alone, and the pages of a file read at once: their groups of lines queue in one
+    pool, so both cores read lines until the file's last line): the model releases the
+    GIL, and one session runs on several threads at once."""
 
     def __init__(self, recognize: Callable[[list[Any]], Any]) -> None:
         self.recognize = recognize
 
     def __call__(self, crops: list[Any]) -> Any:
         padded = [_padded(crop) for crop in crops]
-        threads = min(getattr(_local, "threads", 1), len(padded))
-        if threads < 2:
+        threads = getattr(_local, "threads", 1)
+        count = min(threads * LINE_GROUPS, len(padded))
+        if threads < 2 or count < 2:
             return self.recognize(padded)
-        # the widest lines first, dealt in turn: each thread gets about the same width
+        # the widest lines first, dealt in turn: the groups are of about the same width
         order = sorted(range(len(padded)), key=lambda i: -padded[i].shape[1] / padded[i].shape[0])
-        groups = [order[k::threads] for k in range(threads)]
+        groups = [order[k::count] for k in range(count)]
         outs = list(_pool("lines", threads).map(
             lambda group: self.recognize([padded[i] for i in group]), groups))
         return _merged(outs, groups, padded)
@@ -200,10 +209,12 @@ def _merged(outs: list[Any], groups: list[list[int]], crops: list[Any]) -> Any:
                          word_results=tuple(words), elapse=max(o.elapse or 0.0 for o in outs))
 
 
-PAGE_MEMORY_MB = 250
+PAGE_MEMORY_MB = 300
 """Address space one more page read at once takes in the parser process (the models'
-buffers of a page, a thread's stack and allocator arena): 1.28 GB for one page at a
-time, 1.94 GB for four, measured."""
+buffers of a page, the stacks and allocator arenas of its page thread and of its thread
+in the lines pool): a 300 dpi scan's pages measured 1.81 GB two at a time, 2.01 GB
+three at a time (before the lines pool served every page: 1.28 GB one at a time, 1.62
+GB two, 1.82 GB three, 1.94 GB four)."""
 BASE_MEMORY_MB = 1_500
 """Address space of the parser process reading one page at a time, with a margin."""
 
@@ -213,7 +224,7 @@ def ocr_workers(setting: int | None, uploaded: bool, memory_mb: int = 2_048) -> 
     else 1 for files uploaded (over HTTP, where one tenant's scan must leave the other
     cores to the others' searches), and for a local ingest (the CLI, Python), where OCR
     is most of an ingest's time, the CPUs this process may use, as many as fit in the
-    parser's address space (``memory_mb``, ``kb.max_parse_memory_mb``: three in the
+    parser's address space (``memory_mb``, ``kb.max_parse_memory_mb``: two in the
     default 2,048 MB)."""
     if setting is not None:
         return setting
@@ -344,10 +355,13 @@ def read_pixels(pixels: Any, page: int, threads: int = 1) -> list[Block]:
 
 
 class Pages:
-    """The pages of one file read by OCR, up to ``workers`` at once (each on a core; one
-    session of the models serves them all), their blocks put into ``blocks`` where each
-    page was met, so the document keeps its page order. A file of one page shares its
-    lines between the threads instead. At most ``workers`` page images wait in memory."""
+    """The pages of one file read by OCR, up to ``workers`` at once (one session of the
+    models serves them all), their blocks put into ``blocks`` where each page was met, so
+    the document keeps its page order. Each page is detected on a thread of its own and
+    its lines recognised in the lines pool (``workers`` threads) beside the other pages'
+    lines: a short page's core goes on to the long page's lines, where it used to wait
+    idle for the file's last page. A file of one page shares its lines the same way. At
+    most ``workers`` page images wait in memory."""
 
     def __init__(self, blocks: list[Block], workers: int, pages: int) -> None:
         self.blocks = blocks
@@ -369,7 +383,8 @@ class Pages:
         running = {f for _, _, f in self._pending if not f.done()}
         while len(running) >= self.workers:
             running = wait(running, return_when=FIRST_COMPLETED).not_done
-        future = _pool("pages", self.workers).submit(read_pixels, pixels, page)
+        # its lines read in the lines pool, beside the other pages' (:class:`_Recognizer`)
+        future = _pool("pages", self.workers).submit(read_pixels, pixels, page, self.workers)
         self._pending.append((len(self.blocks), page, future))
 
     def finish(self) -> list[int]:
