@@ -122,9 +122,9 @@ class KBSettings(KBConfig):
     max_ocr_page_seconds: float = Field(default=120, gt=0, le=86_400, description=(
         "longest OCR of one page may take; past it the file is skipped and reported"))
     ocr_workers: int | None = Field(default=None, ge=1, le=64, description=(
-        "pages of one file read by OCR at once, each on a core and ~250 MB of the parser's "
+        "pages of one file read by OCR at once, each on a core and ~300 MB of the parser's "
         "address space; default: the CPUs this process may use, as many as fit in "
-        "max_parse_memory_mb (3 in 2,048 MB), for a local ingest (CLI, Python), 1 for "
+        "max_parse_memory_mb (2 in 2,048 MB), for a local ingest (CLI, Python), 1 for "
         "files uploaded (HTTP), so one tenant's scan leaves the other cores to searches"))
     max_parse_memory_mb: int = Field(default=2_048, ge=256, le=1_000_000, description=(
         "address space of the child process that parses files, in MB (Linux, macOS)"))
