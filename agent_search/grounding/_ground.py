@@ -45,7 +45,7 @@ from agent_search.grounding._polarity import opposite, unreadable
 from agent_search.grounding._quantities import miscounted
 from agent_search.grounding._references import MAX_REFERENCE_CHARS, PreparedReference, prepare
 from agent_search.grounding._related import load as load_related
-from agent_search.grounding._segment import Span, segment
+from agent_search.grounding._segment import Span, segment, whole
 from agent_search.language import HAN_CHAR
 
 Status = Literal["supported", "unsupported", "no_claim", "unchecked"]
@@ -745,9 +745,7 @@ def unchecked(answer: str, reason: str, *, citation_format: str = "#ref:{id}"
     try:
         spans = segment(answer[:cut], marker)
     except Exception:
-        core = answer[:cut].strip()
-        start = answer.find(core) if core else 0
-        spans = [Span(core, start, start + len(core))] if core else []
+        spans = whole(answer[:cut])
     return [_unchecked(span, marker, reason) for span in spans] + _rest(answer, cut)
 
 
