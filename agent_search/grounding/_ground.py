@@ -281,12 +281,12 @@ def _check(claims: Claims, refs: Sequence[PreparedReference], *, held_only: bool
     numbers = frozenset().union(*(r.numbers for r in refs))
     missing_numbers = [n.text for n in claims.numbers if not number_found(n, numbers)]
     missing_names = [e for e in claims.entities if not _named(e, refs)]
-    ids = [r.citation_id for r in refs]
-    if held_only and (missing_numbers or missing_names):
-        return _Check(ids, missing_numbers, missing_names, 0.0)
-    coverage, _ = _coverage(claims, refs)
-    return _Check(ids, missing_numbers, missing_names, coverage,
-                  anchored=_anchored(claims, refs))
+    check = _Check([r.citation_id for r in refs], missing_numbers, missing_names, 0.0)
+    if held_only and not check.claims_held:
+        return check
+    check.coverage, _ = _coverage(claims, refs)
+    check.anchored = _anchored(claims, refs)
+    return check
 
 
 def _named(name: str, refs: Sequence[PreparedReference]) -> bool:
