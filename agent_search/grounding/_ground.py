@@ -19,7 +19,7 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 import numpy as np
 from numpy.typing import NDArray
@@ -206,8 +206,24 @@ def _best_window(claims: Claims, refs: Sequence[PreparedReference], exact: bool
     return best, window
 
 
-_Entry = tuple[str, float, frozenset[str] | None]
-"""A content word (its stem), its weight, the stems related to it."""
+class _Entry(NamedTuple):
+    """A content word of the sentence as windows are searched for it."""
+
+    word: str
+    """Its stem."""
+    weight: float
+    related: frozenset[str] | None
+    """The stems related to it (None: none, or only the word itself is looked for)."""
+
+    @property
+    def plain(self) -> bool:
+        """Of weight 1 with nothing related: counted with others like it, as a set."""
+        return self.weight == 1.0 and self.related is None
+
+    @property
+    def chinese(self) -> bool:
+        """A Chinese word of two characters or more: a window may hold part of it."""
+        return len(self.word) > 1 and HAN_CHAR.search(self.word) is not None
 
 
 class _Units:
@@ -219,17 +235,15 @@ class _Units:
     __slots__ = ("chinese", "entries", "plain", "total")
 
     def __init__(self, claims: Claims, exact: bool) -> None:
-        words = sorted(set(claims.words))
-        entries = [(w, claims.weights.get(w, 1.0), None if exact else claims.related.get(w))
-                   for w in words]
-        self.total = sum(weight for _, weight, _ in entries)
+        related = {} if exact else claims.related
+        entries = [_Entry(w, claims.weights.get(w, 1.0), related.get(w))
+                   for w in sorted(set(claims.words))]
+        self.total = sum(e.weight for e in entries)
         # words of weight 1 with nothing related (all of a Chinese sentence's): counted
         # at once, as a set
-        self.plain = frozenset(w for w, weight, related in entries
-                               if weight == 1.0 and related is None)
-        self.entries: tuple[_Entry, ...] = tuple(e for e in entries if e[0] not in self.plain)
-        self.chinese = () if exact else tuple(
-            (w, weight) for w, weight, _ in entries if len(w) > 1 and HAN_CHAR.search(w))
+        self.plain = frozenset(e.word for e in entries if e.plain)
+        self.entries = tuple(e for e in entries if not e.plain)
+        self.chinese = () if exact else tuple((e.word, e.weight) for e in entries if e.chinese)
 
     def parts_in(self, text: str) -> tuple[tuple[str, float], ...]:
         """The Chinese words of which ``text`` holds a part (only they can be held in
