@@ -193,17 +193,19 @@ def _is_cue_zh(tokens: list[_Token], i: int) -> bool:
     return tokens[i].text in NEGATION_ZH
 
 
+_NO_LONGER = ("no", "longer")
+
+
 def _is_cue_en(tokens: list[_Token], i: int) -> bool:
     """Whether the token at ``i`` negates what follows. In "no longer" the cue is
     "longer" (it negates the clause after it, as "not" does), not "no" (which negates
     the one thing named next)."""
     t = tokens[i].text
+    previous = tokens[i - 1].text if i else ""
     following = tokens[i + 1].text if i + 1 < len(tokens) else ""
-    if (t, following) == ("no", "longer"):
-        return False
-    if t == "longer" and i and tokens[i - 1].text == "no":
-        return True
-    if (t, following) in NOT_NEGATION_EN or (i and (tokens[i - 1].text, t) in NOT_NEGATION_EN):
+    if _NO_LONGER in ((t, following), (previous, t)):
+        return t == "longer"
+    if (t, following) in NOT_NEGATION_EN or (previous, t) in NOT_NEGATION_EN:
         return False
     if t in COUNT_ADJECTIVES_EN and _plural(following):
         return False
