@@ -13,6 +13,7 @@ Content words are the sentence's words without stop words, cut to a five-letter 
 from __future__ import annotations
 
 import functools
+import itertools
 import math
 import re
 from collections.abc import Callable
@@ -200,23 +201,20 @@ def _tagged(text: str, budget: Budget | None = None) -> list[tuple[str, str]]:
     budget = budget if budget is not None else Budget(cpu_seconds=float("inf"))
     pairs = [(pair.word, pair.flag) for pair in _posseg().lcut(text, HMM=False)]
     out: list[tuple[str, str]] = []
-    i = 0
-    while i < len(pairs):
-        j = i
-        while j < len(pairs) and len(pairs[j][0]) == 1 and HAN_CHAR.match(pairs[j][0]):
-            j += 1
-        if j - i < 2:
-            out.append(pairs[i])
-            i += 1
-            continue
-        run = "".join(word for word, _ in pairs[i:j])
-        known = _posseg().dt.tokenizer.FREQ.get(run)
-        if not known and budget.take_hmm(len(run)):
+    for single, same in itertools.groupby(pairs, key=_single_han):
+        group = list(same)
+        run = "".join(word for word, _ in group) if single else ""
+        if len(run) >= 2 and not _posseg().dt.tokenizer.FREQ.get(run) \
+                and budget.take_hmm(len(run)):
             out.extend((pair.word, pair.flag) for pair in _posseg().lcut(run))
         else:
-            out.extend(pairs[i:j])
-        i = j
+            out.extend(group)
     return out
+
+
+def _single_han(pair: tuple[str, str]) -> bool:
+    """Whether a tagged word is one Han character (of a run the dictionary may not know)."""
+    return len(pair[0]) == 1 and HAN_CHAR.match(pair[0]) is not None
 
 
 def _chinese_entities(text: str, tagged: list[tuple[str, str]]) -> list[str]:

@@ -19,7 +19,7 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 import numpy as np
 from numpy.typing import NDArray
@@ -45,7 +45,7 @@ from agent_search.grounding._polarity import opposite, unreadable
 from agent_search.grounding._quantities import miscounted
 from agent_search.grounding._references import MAX_REFERENCE_CHARS, PreparedReference, prepare
 from agent_search.grounding._related import load as load_related
-from agent_search.grounding._segment import Span, segment
+from agent_search.grounding._segment import Span, segment, whole
 from agent_search.language import HAN_CHAR
 
 Status = Literal["supported", "unsupported", "no_claim", "unchecked"]
@@ -206,8 +206,24 @@ def _best_window(claims: Claims, refs: Sequence[PreparedReference], exact: bool
     return best, window
 
 
-_Entry = tuple[str, float, frozenset[str] | None]
-"""A content word (its stem), its weight, the stems related to it."""
+class _Entry(NamedTuple):
+    """A content word of the sentence as windows are searched for it."""
+
+    word: str
+    """Its stem."""
+    weight: float
+    related: frozenset[str] | None
+    """The stems related to it (None: none, or only the word itself is looked for)."""
+
+    @property
+    def plain(self) -> bool:
+        """Of weight 1 with nothing related: counted with others like it, as a set."""
+        return self.weight == 1.0 and self.related is None
+
+    @property
+    def chinese(self) -> bool:
+        """A Chinese word of two characters or more: a window may hold part of it."""
+        return len(self.word) > 1 and HAN_CHAR.search(self.word) is not None
 
 
 class _Units:
@@ -219,17 +235,15 @@ class _Units:
     __slots__ = ("chinese", "entries", "plain", "total")
 
     def __init__(self, claims: Claims, exact: bool) -> None:
-        words = sorted(set(claims.words))
-        entries = [(w, claims.weights.get(w, 1.0), None if exact else claims.related.get(w))
-                   for w in words]
-        self.total = sum(weight for _, weight, _ in entries)
+        related = {} if exact else claims.related
+        entries = [_Entry(w, claims.weights.get(w, 1.0), related.get(w))
+                   for w in sorted(set(claims.words))]
+        self.total = sum(e.weight for e in entries)
         # words of weight 1 with nothing related (all of a Chinese sentence's): counted
         # at once, as a set
-        self.plain = frozenset(w for w, weight, related in entries
-                               if weight == 1.0 and related is None)
-        self.entries: tuple[_Entry, ...] = tuple(e for e in entries if e[0] not in self.plain)
-        self.chinese = () if exact else tuple(
-            (w, weight) for w, weight, _ in entries if len(w) > 1 and HAN_CHAR.search(w))
+        self.plain = frozenset(e.word for e in entries if e.plain)
+        self.entries = tuple(e for e in entries if not e.plain)
+        self.chinese = () if exact else tuple((e.word, e.weight) for e in entries if e.chinese)
 
     def parts_in(self, text: str) -> tuple[tuple[str, float], ...]:
         """The Chinese words of which ``text`` holds a part (only they can be held in
@@ -281,12 +295,12 @@ def _check(claims: Claims, refs: Sequence[PreparedReference], *, held_only: bool
     numbers = frozenset().union(*(r.numbers for r in refs))
     missing_numbers = [n.text for n in claims.numbers if not number_found(n, numbers)]
     missing_names = [e for e in claims.entities if not _named(e, refs)]
-    ids = [r.citation_id for r in refs]
-    if held_only and (missing_numbers or missing_names):
-        return _Check(ids, missing_numbers, missing_names, 0.0)
-    coverage, _ = _coverage(claims, refs)
-    return _Check(ids, missing_numbers, missing_names, coverage,
-                  anchored=_anchored(claims, refs))
+    check = _Check([r.citation_id for r in refs], missing_numbers, missing_names, 0.0)
+    if held_only and not check.claims_held:
+        return check
+    check.coverage, _ = _coverage(claims, refs)
+    check.anchored = _anchored(claims, refs)
+    return check
 
 
 def _named(name: str, refs: Sequence[PreparedReference]) -> bool:
@@ -401,13 +415,7 @@ class _Judge:
         overrides them only if it holds the sentence's own words at least as closely:
         a neighbour on the same topic that holds fewer of them, some only through
         related words, is not the sentence's source."""
-        others = [_check(sentence.claims, [r], held_only=True) for r in self.refs.values()
-                  if r not in cited_refs]
-        floor = _coverage(sentence.claims, cited_refs, exact=True)[0] if opposed else 0.0
-        held = sorted((c for c in others if c.claims_held and (
-            not opposed or _coverage(sentence.claims, [self.refs[c.ids[0]]],
-                                     exact=True)[0] >= floor)),
-                      key=lambda c: c.coverage, reverse=True)
+        held = self._others(sentence, cited_refs, bool(opposed))
         opposed = ""
         for candidate in held[:3]:
             outcome = self._attempt(sentence, [self.refs[candidate.ids[0]]], candidate)
@@ -420,6 +428,33 @@ class _Judge:
             out.reason = outcome[1] or _added(sentence, candidate.ids, self.fmt)
             return ""
         return opposed
+
+    def span_verdict(self, i: int, span: Span, marker: re.Pattern[str]) -> GroundedSentence:
+        """The entry of the answer's ``i``-th span: ``unchecked`` past the answer's bounds
+        (sentences, budget), else its ``no_claim`` entry or its verdict."""
+        if i >= MAX_SENTENCES:
+            return _unchecked(span, marker, LONG_ANSWER)
+        if self.budget.exhausted:
+            return _unchecked(span, marker, OVER_BUDGET)
+        sentence = _safe_sentence(span, marker, self.budget)
+        out = self.safe_verdict(sentence, marker) if isinstance(sentence, _Sentence) \
+            else sentence
+        self.budget.rest()
+        return out
+
+    def _others(self, sentence: _Sentence, cited_refs: list[PreparedReference],
+                opposed: bool) -> list[_Check]:
+        """The other references that hold the sentence's numbers and names, closest first;
+        when the cited ones say the opposite (``opposed``), only those that hold its own
+        words at least as closely as the cited ones do."""
+        claims = sentence.claims
+        held = [c for c in (_check(claims, [r], held_only=True) for r in self.refs.values()
+                            if r not in cited_refs) if c.claims_held]
+        if opposed:
+            floor = _coverage(claims, cited_refs, exact=True)[0]
+            held = [c for c in held
+                    if _coverage(claims, [self.refs[c.ids[0]]], exact=True)[0] >= floor]
+        return sorted(held, key=lambda c: c.coverage, reverse=True)
 
     def safe_verdict(self, sentence: _Sentence, marker: re.Pattern[str]) -> GroundedSentence:
         """The verdict, or the sentence ``unchecked`` should the check fail on it."""
@@ -446,14 +481,25 @@ def _by_meaning(sentence: _Sentence, group: list[PreparedReference], coverage: f
     total = sum(claims.weights.get(k, 1.0) for k in set(claims.words)) + len(claims.numbers)
     if not total or coverage + _weight(claims, own) / total < judge.t.coverage:
         return 0.0  # not close enough even were every word aligned: nothing to embed
-    theirs = list(dict.fromkeys(w for w in _english_words(window)
-                                if stem(w) not in claims.words))[:MAX_MEANING_WINDOW_WORDS]
+    aligned = _aligned(own, _foreign(claims, window), judge)
+    return 0.0 if aligned is None else coverage + _weight(claims, aligned) / total
+
+
+def _foreign(claims: Claims, window: str) -> list[str]:
+    """The window's English words that are not the sentence's (bounded in number): what
+    the sentence's unheld words may mean."""
+    return list(dict.fromkeys(w for w in _english_words(window)
+                              if stem(w) not in claims.words))[:MAX_MEANING_WINDOW_WORDS]
+
+
+def _aligned(own: dict[str, str], theirs: list[str], judge: _Judge) -> list[str] | None:
+    """The keys of ``own`` whose word the model aligns with one of ``theirs``; None when
+    there is nothing to align, no model or the answer's bound of embedded words is spent."""
     meanings = judge.meanings if own and theirs else None
     if meanings is None or not judge.budget.take_meaning(len(own) + len(theirs)):
-        return 0.0
+        return None
     aligned = meanings.aligned(list(own.values()), theirs)
-    return coverage + _weight(claims, [k for k, ok in zip(own, aligned, strict=True) if ok]
-                              ) / total
+    return [k for k, ok in zip(own, aligned, strict=True) if ok]
 
 
 def _weight(claims: Claims, keys: Iterable[str]) -> float:
@@ -566,14 +612,18 @@ def _prepare_refs(references: Sequence[Any], budget: Budget) -> dict[str, Prepar
         budget.rest()
         get = _getter(ref)
         cid = get("citation_id")
-        if not cid or cid in out:
-            continue
-        content = str(get("content") or "")
-        data = get("data")
-        if isinstance(data, dict) and data:  # a database row says what its fields hold
-            content += "\n" + _row_text(data)
-        out[str(cid)] = prepare(str(cid), str(get("title") or ""), content)
+        if cid and cid not in out:
+            out[str(cid)] = prepare(str(cid), str(get("title") or ""), _text(get))
     return out
+
+
+def _text(get: Callable[[str], Any]) -> str:
+    """A reference's content, and a database row's fields: what they hold."""
+    content = str(get("content") or "")
+    data = get("data")
+    if isinstance(data, dict) and data:
+        content += "\n" + _row_text(data)
+    return content
 
 
 def _row_text(data: dict[Any, Any]) -> str:
@@ -604,18 +654,9 @@ def ground(answer: str, references: Sequence[Any], *, citation_format: str = "#r
     from agent_search.citation import marker_regex
 
     marker = marker_regex(citation_format)
+    budget = budget if budget is not None else Budget()
     try:
-        if HAN_CHAR.search(answer[:MAX_ANSWER_CHARS]) or any(HAN_CHAR.search(_content(r))
-                                                          for r in references):
-            load_chinese()
-        load_related()  # WordNet's tables, once per process: not the answer's cost
-        # the model too, loaded once per process and home (None, remembered, when it
-        # cannot be): not the answer's cost either. Only the cited references are read
-        # by meaning: an answer with no marker (a research run's parts) never loads it
-        cites = marker.search(answer, 0, MAX_ANSWER_CHARS) is not None
-        by_meaning = (shipped(home) if cites else None) if meanings == "shipped" \
-            else meanings
-        budget = budget if budget is not None else Budget()
+        by_meaning = _load(answer, references, marker, meanings, home)
         budget.start()
         refs = _prepare_refs(references, budget)
     except _OverBudget:
@@ -629,18 +670,25 @@ def ground(answer: str, references: Sequence[Any], *, citation_format: str = "#r
         return unchecked(answer, _failed(exc), citation_format=citation_format)
     judge = _Judge(refs, _similarity(embed), citation_format, thresholds or Thresholds(),
                    by_meaning, budget)
-    out: list[GroundedSentence] = []
-    for i, span in enumerate(spans):
-        if i >= MAX_SENTENCES:
-            out.append(_unchecked(span, marker, LONG_ANSWER))
-        elif budget.exhausted:
-            out.append(_unchecked(span, marker, OVER_BUDGET))
-        else:
-            sentence = _safe_sentence(span, marker, budget)
-            out.append(judge.safe_verdict(sentence, marker)
-                       if isinstance(sentence, _Sentence) else sentence)
-            budget.rest()
-    return out + _rest(answer, cut)
+    return [judge.span_verdict(i, span, marker) for i, span in enumerate(spans)] \
+        + _rest(answer, cut)
+
+
+def _load(answer: str, references: Sequence[Any], marker: re.Pattern[str],
+          meanings: Meanings | Literal["shipped"] | None, home: Path | str | None
+          ) -> Meanings | None:
+    """The resources the answer needs, loaded once per process (not the answer's cost):
+    jieba's when it or a reference is Chinese, WordNet's tables, and the meaning model
+    (None, remembered, when it cannot be) when ``meanings`` is "shipped" and the answer
+    cites: only the cited references are read by meaning, so an answer with no marker
+    (a research run's parts) never loads it."""
+    if HAN_CHAR.search(answer[:MAX_ANSWER_CHARS]) or any(HAN_CHAR.search(_content(r))
+                                                      for r in references):
+        load_chinese()
+    load_related()
+    if meanings != "shipped":
+        return meanings
+    return shipped(home) if marker.search(answer, 0, MAX_ANSWER_CHARS) is not None else None
 
 
 def _cut(answer: str) -> int:
@@ -711,9 +759,7 @@ def unchecked(answer: str, reason: str, *, citation_format: str = "#ref:{id}"
     try:
         spans = segment(answer[:cut], marker)
     except Exception:
-        core = answer[:cut].strip()
-        start = answer.find(core) if core else 0
-        spans = [Span(core, start, start + len(core))] if core else []
+        spans = whole(answer[:cut])
     return [_unchecked(span, marker, reason) for span in spans] + _rest(answer, cut)
 
 

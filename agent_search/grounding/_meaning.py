@@ -116,11 +116,7 @@ def shipped(home: Path | str | None = None) -> Meanings | None:
 
     where = Path(home) if home is not None else default_home()
     key = str(where)
-    with _HOMES_LOCK:
-        known = key in _HOMES
-        warmed = _HOMES.get(key)
-        if known:
-            _HOMES.move_to_end(key)
+    known, warmed = _recall(key)
     if known and warmed is None:
         return None
     try:
@@ -130,11 +126,28 @@ def shipped(home: Path | str | None = None) -> Meanings | None:
         found: weakref.ref[Any] | None = weakref.ref(embedder)
     except Exception:  # no model installed, or it failed to load: lexical only
         found = None
+    _remember(key, found)
+    if found is None:
+        return None
+    return Meanings(lambda texts: shipped_embedder(where).embed(texts), _SHIPPED_VECTORS)
+
+
+def _recall(key: str) -> tuple[bool, weakref.ref[Any] | None]:
+    """Whether data home ``key`` was tried, and its embedder then (None: it failed),
+    marked as the most recently used."""
+    with _HOMES_LOCK:
+        known = key in _HOMES
+        warmed = _HOMES.get(key)
+        if known:
+            _HOMES.move_to_end(key)
+    return known, warmed
+
+
+def _remember(key: str, found: weakref.ref[Any] | None) -> None:
+    """Keep what loading the model at data home ``key`` gave, the least recently used
+    home dropped past :data:`_MAX_HOMES`."""
     with _HOMES_LOCK:
         _HOMES[key] = found
         _HOMES.move_to_end(key)
         while len(_HOMES) > _MAX_HOMES:
             _HOMES.popitem(last=False)
-    if found is None:
-        return None
-    return Meanings(lambda texts: shipped_embedder(where).embed(texts), _SHIPPED_VECTORS)

@@ -129,6 +129,8 @@ def chinese_numbers(text: str, tagged: Sequence[tuple[str, str]] | None = None
 
 
 _QUARTERS = re.compile(r"(?P<first>前)?(?:第)?(?P<n>[一二两三四1-4])个?季度")
+_QUARTER_NUMBER = {"一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "1": 1, "2": 2, "3": 3, "4": 4}
+"""The quarter each numeral :data:`_QUARTERS` admits names (its only ones: 1 to 4)."""
 _HALVES = {"上半年": (1.0, 6.0), "下半年": (7.0, 12.0)}
 _MONTH_RANGE = re.compile(r"(?<!\d)(?P<a>1[0-2]|[1-9])\s*(?:至|到|-|－|~|～|—)\s*"
                           r"(?P<b>1[0-2]|[1-9])\s*月")
@@ -142,9 +144,7 @@ def period_values(text: str) -> set[float]:
     January). Values a reference gains can only spare a sentence, never flag one."""
     out: set[float] = set()
     for m in _QUARTERS.finditer(text):
-        n = _integer(m.group("n")) if not m.group("n").isdigit() else int(m.group("n"))
-        if n is None or not 1 <= n <= 4:
-            continue
+        n = _QUARTER_NUMBER[m.group("n")]
         out.update((1.0, 3.0 * n) if m.group("first") else (3.0 * n - 2, 3.0 * n))
     out.update(v for half, months in _HALVES.items() if half in text for v in months)
     for m in _MONTH_RANGE.finditer(text):

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 from agent_search.grounding._antonyms import antonyms, lemmas
@@ -193,17 +193,19 @@ def _is_cue_zh(tokens: list[_Token], i: int) -> bool:
     return tokens[i].text in NEGATION_ZH
 
 
+_NO_LONGER = ("no", "longer")
+
+
 def _is_cue_en(tokens: list[_Token], i: int) -> bool:
     """Whether the token at ``i`` negates what follows. In "no longer" the cue is
     "longer" (it negates the clause after it, as "not" does), not "no" (which negates
     the one thing named next)."""
     t = tokens[i].text
+    previous = tokens[i - 1].text if i else ""
     following = tokens[i + 1].text if i + 1 < len(tokens) else ""
-    if (t, following) == ("no", "longer"):
-        return False
-    if t == "longer" and i and tokens[i - 1].text == "no":
-        return True
-    if (t, following) in NOT_NEGATION_EN or (i and (tokens[i - 1].text, t) in NOT_NEGATION_EN):
+    if _NO_LONGER in ((t, following), (previous, t)):
+        return t == "longer"
+    if (t, following) in NOT_NEGATION_EN or (previous, t) in NOT_NEGATION_EN:
         return False
     if t in COUNT_ADJECTIVES_EN and _plural(following):
         return False
@@ -302,26 +304,27 @@ def _clause_context(tokens: list[_Token], i: int) -> tuple[frozenset[str], tuple
     """Content words within :data:`CONTEXT` tokens of ``i``, in its clause, but the
     word at ``i``; and the same as written (to be widened only when compared:
     :func:`_widened`)."""
-    near: list[_Token] = []
-    for step in (-1, 1):
-        j = i + step
-        while 0 <= j < len(tokens) and abs(j - i) <= CONTEXT and not tokens[j].brk:
-            near.append(tokens[j])
-            j += step
+    near = [t for step in (-1, 1) for t in _clause_side(tokens, i, step, CONTEXT)]
     context = frozenset(t.key for t in near if t.key) - {tokens[i].key}
     return context, tuple(sorted({t.text for t in near if t.key and t.text.isascii()}))
 
 
 def _heads(tokens: list[_Token], i: int) -> frozenset[str]:
     """The first content word each side of ``i`` in its clause."""
-    out: set[str] = set()
-    for step in (-1, 1):
-        j = i + step
-        while 0 <= j < len(tokens) and not tokens[j].brk and not tokens[j].key:
-            j += step
-        if 0 <= j < len(tokens) and not tokens[j].brk:
-            out.add(tokens[j].key)
-    return frozenset(out)
+    firsts = (next((t.key for t in _clause_side(tokens, i, step) if t.key), "")
+              for step in (-1, 1))
+    return frozenset(key for key in firsts if key)
+
+
+def _clause_side(tokens: list[_Token], i: int, step: int, reach: int | None = None
+                 ) -> Iterator[_Token]:
+    """The tokens of ``i``'s clause on one side of it (``step`` -1: before, 1: after),
+    nearest first, at most ``reach`` away."""
+    j = i + step
+    while 0 <= j < len(tokens) and not tokens[j].brk and (reach is None
+                                                         or abs(j - i) <= reach):
+        yield tokens[j]
+        j += step
 
 
 @functools.lru_cache(maxsize=4096)
@@ -634,22 +637,46 @@ def opposite(sentence: str, window: str) -> str | None:
     """Why ``window`` (the reference text that supports ``sentence`` in words) says the
     opposite of it, or None."""
     s, w = _read(sentence), _read(window)
-    aligns = s.rules.aligns
+    for check in _OPPOSITIONS:
+        why = check(s, w)
+        if why is not None:
+            return why
+    return None
+
+
+def _negated_sentence(s: _Reading, w: _Reading) -> str | None:
+    """The sentence negates words the window states and never negates."""
     span = _negation(s, w)
-    if span is not None:
-        said = _in_other(w, _scope_at(s, span) & w.words)
-        return f"“{_quote(s, *span)}”" + (f", where it says “{said}”" if said else "")
+    if span is None:
+        return None
+    said = _in_other(w, _scope_at(s, span) & w.words)
+    return f"“{_quote(s, *span)}”" + (f", where it says “{said}”" if said else "")
+
+
+def _negated_window(s: _Reading, w: _Reading) -> str | None:
+    """The window negates what the sentence states (:func:`_negation` with ``head``)."""
     span = _negation(w, s, head=True)
-    if span is not None:
-        return f"it says “{_quote(w, *span)}”"
+    return None if span is None else f"it says “{_quote(w, *span)}”"
+
+
+def _turned(s: _Reading, w: _Reading) -> str | None:
+    """A direction word of the sentence whose counterparts in the window all point the
+    other way (aligned to each other where the language's rules ask it)."""
+    aligns = s.rules.aligns
     for d in s.directions:
         near = _nearest(d, w.directions)
         if near and all(e.pole != d.pole and not (aligns and _agreed(e, s.directions))
                         for e in near):
             said = _quote(w, near[0].start, near[0].end)
             return f"“{_quote(s, d.start, d.end)}”, where it says “{said}”"
-    return _antonym(s, w)
+    return None
 
+
+
+_OPPOSITIONS: tuple[Callable[[_Reading, _Reading], str | None], ...] = (
+    _negated_sentence, _negated_window, _turned, _antonym)
+"""The ways a window says the opposite of a sentence, in the order they are looked for:
+the first found is the reason given."""
 
 def _nearest(d: _Direction, others: tuple[_Direction, ...]) -> list[_Direction]:
     """The direction words of ``others`` on ``d``'s axis that share the most content words

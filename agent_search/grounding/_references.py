@@ -10,8 +10,11 @@ from __future__ import annotations
 
 import functools
 import itertools
+import operator
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TypeVar
 
 from agent_search.grounding._claims import (
     _WORD,
@@ -80,20 +83,28 @@ class PreparedReference:
         return norm in self.names
 
 
+_T = TypeVar("_T")
+
+
 def prepare(citation_id: str, title: str, content: str) -> PreparedReference:
     text = f"{title}\n\n{content}"[:MAX_REFERENCE_CHARS] if title else content[
         :MAX_REFERENCE_CHARS]
     sentences = [s.strip() for s in _sentence_end(languages()).split(text)
                  if s and s.strip()]
-    windows = sentences + [f"{a} {b}" for a, b in itertools.pairwise(sentences)]
-    single = [frozenset(content_words(s)) for s in sentences]
-    window_words = single + [a | b for a, b in itertools.pairwise(single)]
-    words = frozenset().union(*window_words) if window_words else frozenset()
+    windows = _paired(sentences, lambda a, b: f"{a} {b}")
+    window_words = _paired([frozenset(content_words(s)) for s in sentences], operator.or_)
+    words = frozenset().union(*window_words)
     numbers = [reference_numbers(s) for s in sentences]
-    window_numbers = numbers + [a | b for a, b in itertools.pairwise(numbers)]
+    window_numbers = _paired(numbers, operator.or_)
     # a number does not span a sentence end, so the text's are its sentences' together
     return PreparedReference(citation_id, text, frozenset().union(*numbers), words, windows,
                              window_words, window_numbers)
+
+
+def _paired(single: list[_T], join: Callable[[_T, _T], _T]) -> list[_T]:
+    """A reference's windows: each sentence's (``single``), then each two neighbours'
+    joined."""
+    return single + [join(a, b) for a, b in itertools.pairwise(single)]
 
 
 def _names(text: str) -> frozenset[str]:

@@ -256,11 +256,17 @@ def _mixed_pieces(text: str) -> list[list[int]]:
     return spans
 
 
+def whole(text: str, offset: int = 0) -> list[Span]:
+    """``text`` (at ``offset``) as one span without its surrounding blanks; none when it
+    is blank."""
+    core = text.strip()
+    at = len(text) - len(text.lstrip())
+    return [Span(core, offset + at, offset + at + len(core))] if core else []
+
+
 def _split_prose(text: str, offset: int, marker: re.Pattern[str]) -> list[Span]:
     if not _INNER_END.search(text):  # no sentence end before the last word: one sentence
-        core = text.strip()
-        at = text.find(core) if core else 0
-        return [Span(core, offset + at, offset + at + len(core))] if core else []
+        return whole(text, offset)
     rules = _rules(text)
     spans = _mixed_pieces(text) if rules != "en" else _pieces(text, rules)
     # markers and closing quotes at the start of a sentence go back to the one before
