@@ -416,6 +416,15 @@ class _Pool:
         sparse-only ones."""
         return [*self.cosines, *(i for i in self.coverages if i not in self.cosines)]
 
+    def caps(self, prefetch: int) -> tuple[float, float]:
+        """The highest cosine and coverage a candidate missing from a list can have: a
+        full list's last score bounds what it left out, a short list left out nothing;
+        without one of the branches its feature is 0 for every chunk."""
+        if not self.both:
+            return 0.0, 0.0
+        return (min(self.cosines.values()) if len(self.cosines) >= prefetch else 1.0,
+                min(self.coverages.values()) if len(self.coverages) >= prefetch else 0.0)
+
 
 def _standardised(store: KBStore, collection: str, plan: QueryPlan,
                   dense: NDArray[np.float32] | None, dense_q: list[float] | None,
@@ -500,12 +509,7 @@ def _prune(pool: _Pool, plan: QueryPlan,
     if len(ids) <= plan.limit:
         return ids
     cosines, coverages, both = pool.cosines, pool.coverages, pool.both
-    # a full list's last score bounds what it left out, a short list left out nothing;
-    # without one of the branches its feature is 0 for every chunk
-    cos_cap = (min(cosines.values()) if len(cosines) >= plan.prefetch else 1.0) \
-        if both else 0.0
-    cov_cap = (min(coverages.values()) if len(coverages) >= plan.prefetch else 0.0) \
-        if both else 0.0
+    cos_cap, cov_cap = pool.caps(plan.prefetch)
     # one call for both bounds: worst cases first, then best cases
     bounds = fused_of([*(cosines.get(i, -1.0 if both else 0.0) for i in ids),
                        *(cosines.get(i, cos_cap) for i in ids)],
