@@ -170,29 +170,46 @@ class KBHandler:
             return
 
         if use_graph:
-            from agent_search.kb._retrieval import Hit, associate
-            from agent_search.kb._store import get_store
-
-            with span("graph_search"):
-                nodes, boosts = await anyio.to_thread.run_sync(
-                    associate, home, [i.name for i in infos], request.query,
-                    settings.graph_hops, _readable(get_store(settings, home), allowed))
-                result.graph_nodes = nodes
-                if boosts:
-                    hits = [(c, Hit(h.point_id, min(1.0, h.score + settings.graph_boost
-                                                     * boosts.get(h.point_id, 0.0)), h.payload))
-                            for c, h in hits]
-
+            hits = await _graph_boosted(settings, home, infos, request.query, allowed, hits,
+                                        result)
         hits.sort(key=lambda ch: -ch[1].score)
         if settings.judge_url and settings.judge_model and hits:
-            from agent_search.kb._judge import judge
-
-            with span("answerability_judge"):
-                hits, warning = await judge(settings, request.query, hits)
-            if warning:
-                result.warnings.append(warning)
-            hits.sort(key=lambda ch: -ch[1].score)  # stable: the judge's verdict first
+            hits = await _judged(settings, request.query, hits, result)
         result.items = [_item(c, h) for c, h in hits[:limit]]
+
+
+async def _graph_boosted(settings: KBSettings, home: Path, infos: list[CollectionInfo],
+                         query: str, allowed: Group, hits: list[tuple[str, Hit]],
+                         result: Result) -> list[tuple[str, Hit]]:
+    """The hits with the entity graph's boosts added (chunks the caller may read only);
+    the graph's nodes go to ``result``."""
+    from agent_search.kb._retrieval import Hit, associate
+    from agent_search.kb._store import get_store
+
+    with span("graph_search"):
+        nodes, boosts = await anyio.to_thread.run_sync(
+            associate, home, [i.name for i in infos], query,
+            settings.graph_hops, _readable(get_store(settings, home), allowed))
+        result.graph_nodes = nodes
+        if boosts:
+            hits = [(c, Hit(h.point_id, min(1.0, h.score + settings.graph_boost
+                                             * boosts.get(h.point_id, 0.0)), h.payload))
+                    for c, h in hits]
+    return hits
+
+
+async def _judged(settings: KBSettings, query: str, hits: list[tuple[str, Hit]],
+                  result: Result) -> list[tuple[str, Hit]]:
+    """The hits after the answerability judge (its warning, if any, to ``result``), ranked
+    by score again (stable: the judge's verdict first)."""
+    from agent_search.kb._judge import judge
+
+    with span("answerability_judge"):
+        hits, warning = await judge(settings, query, hits)
+    if warning:
+        result.warnings.append(warning)
+    hits.sort(key=lambda ch: -ch[1].score)
+    return hits
 
 
 @dataclass(frozen=True, slots=True)
