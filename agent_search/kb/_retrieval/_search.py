@@ -200,8 +200,8 @@ def search(store: KBStore, collection: str, plan: QueryPlan,
     # feedback ranks the branches' top candidates again with the top ones' centre, and
     # the documents' best chunks come first from among them: both need more than limit
     deep = max(limit, min(plan.prefetch, _feedback.DEPTH))
-    headed = _headed(plan, dense, points, headings)
-    pool = deep if plan.diversity > 0.0 or headed else limit
+    by_heading = _heading_step(plan, dense, points, headings, null)
+    pool = deep if plan.diversity > 0.0 or by_heading is not None else limit
     plan = replace(plan, limit=deep if neighbours else pool)
     hits = _search(store, collection, plan, dense, sparse, flt, points, stats, null)
     if neighbours:
@@ -213,9 +213,8 @@ def search(store: KBStore, collection: str, plan: QueryPlan,
         hits = _second_round(store, collection, plan, dense, sparse, flt, points, stats,
                              null, hits)
     hits = with_payloads(store, collection, hits)  # one exit: every path's hits get them
-    if headed and headings is not None and dense is not None:
-        hits = _heading_ranked(hits, plan.heading_weight, dense, headings,
-                               null.dense_std if null is not None else 0.0)
+    if by_heading is not None:
+        hits = by_heading(hits)
     return diversified(hits, plan.diversity, limit)
 
 
@@ -235,15 +234,20 @@ def _stats_for(store: KBStore, collection: str, plan: QueryPlan,
     return store.stats(collection) if needs and plan.mode != "dense" else None
 
 
-def _headed(plan: QueryPlan, dense: NDArray[np.float32] | None, points: int,
-            headings: Callable[[list[str]], NDArray[np.float32]] | None) -> bool:
-    """Whether the heading's evidence ranks the candidates again: only the calibrated
-    hybrid, and only when the candidates are a small part of the collection (as for
-    feedback): in five notes every note's chunks are candidates, and their standing among
-    them says nothing."""
-    return (plan.mode == "hybrid" and plan.fusion == "calibrated" and dense is not None
-            and points >= _feedback.MIN_SHARE * plan.limit
-            and plan.heading_weight > 0.0 and headings is not None)
+def _heading_step(plan: QueryPlan, dense: NDArray[np.float32] | None, points: int,
+                  headings: Callable[[list[str]], NDArray[np.float32]] | None,
+                  null: Null | None) -> Callable[[list[Hit]], list[Hit]] | None:
+    """The step that ranks the candidates again by their heading's evidence
+    (:func:`_heading_ranked`), or ``None`` when it does not apply: only the calibrated
+    hybrid with a dense query and an embedder for headings, and only when the candidates
+    are a small part of the collection (as for feedback): in five notes every note's
+    chunks are candidates, and their standing among them says nothing."""
+    if dense is None or headings is None or not (
+            plan.mode == "hybrid" and plan.fusion == "calibrated"
+            and points >= _feedback.MIN_SHARE * plan.limit and plan.heading_weight > 0.0):
+        return None
+    return partial(_heading_ranked, weight=plan.heading_weight, dense=dense,
+                   headings=headings, spread=null.dense_std if null is not None else 0.0)
 
 
 def _second_round(store: KBStore, collection: str, plan: QueryPlan,
