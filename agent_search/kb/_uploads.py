@@ -142,6 +142,16 @@ async def ingest_texts(config: SearchConfig, collection: str,
     raises :class:`~agent_search.kb._ingest._admission.IngestBusy` instead of waiting, and
     the work runs in the background (:func:`in_background`); ``ticket``: the write's place,
     reserved by the caller before it read the documents (released here)."""
+    names, access = _checked_request(collection, documents, access, ctx)
+    settings = KBSettings.from_config(config)
+    return await _ingest_checked(config, settings, collection, names, documents, access,
+                                 bounded, ticket)
+
+
+def _checked_request(collection: str, documents: Sequence[tuple[str, str]],
+                     access: Access | None, ctx: Context | None) -> tuple[list[str], Access]:
+    """The documents' checked names and the write's access (the caller's, else public);
+    ``ValueError`` naming what is wrong with the request."""
     check_collection_name(collection)
     if is_eval_collection(collection):
         raise ValueError(f"collection names starting with 'eval-' are reserved for "
@@ -157,7 +167,15 @@ async def ingest_texts(config: SearchConfig, collection: str,
         access = Access.of(ctx.user_id, ctx.team_id) if ctx is not None else Access.of()
     if not access.public and access.owner is None and access.team is None:
         raise ValueError("a document that is not public needs an owner or a team")
-    settings = KBSettings.from_config(config)
+    return names, access
+
+
+async def _ingest_checked(config: SearchConfig, settings: KBSettings, collection: str,
+                          names: list[str], documents: Sequence[tuple[str, str]],
+                          access: Access, bounded: bool, ticket: WriteTicket | None
+                          ) -> IngestReport:
+    """:func:`ingest_texts` once the request is checked: in the caller's reserved turn
+    (``ticket``), else in a write turn of its own."""
     texts = [text for _, text in documents]
     work = functools.partial(_ingest_texts_sync, config.home, settings, collection, names,
                              texts, access)

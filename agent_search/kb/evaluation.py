@@ -77,6 +77,8 @@ class EvalReport:
 
 
 def load_dataset(folder: Path, split: str = "test") -> Dataset:
+    """A BEIR folder's ``split``: its corpus file, and the queries that have judgements;
+    a missing file or a bad line is a :class:`DatasetError` naming it."""
     corpus = folder / "corpus.jsonl"
     queries_file = folder / "queries.jsonl"
     qrels_file = folder / "qrels" / f"{split}.tsv"
@@ -84,6 +86,15 @@ def load_dataset(folder: Path, split: str = "test") -> Dataset:
         if not path.is_file():
             raise DatasetError(f"{path} not found (expected a BEIR folder: corpus.jsonl, "
                                f"queries.jsonl, qrels/{split}.tsv)")
+    qrels = _read_qrels(qrels_file)
+    queries = _read_queries(queries_file, qrels)
+    if not queries:
+        raise DatasetError(f"no query of {queries_file} has judgements in {qrels_file}")
+    return Dataset(corpus, queries, {q: r for q, r in qrels.items() if q in queries})
+
+
+def _read_qrels(qrels_file: Path) -> dict[str, dict[str, int]]:
+    """A BEIR qrels TSV (header optional): query id → corpus id → relevance."""
     qrels: dict[str, dict[str, int]] = {}
     with qrels_file.open(encoding="utf-8-sig", newline="") as fh:
         for n, row in enumerate(csv.reader(fh, delimiter="\t"), start=1):
@@ -97,6 +108,11 @@ def load_dataset(folder: Path, split: str = "test") -> Dataset:
                 raise DatasetError(
                     f"{qrels_file}:{n}: score {row[2]!r} is not an integer") from exc
             qrels.setdefault(row[0], {})[row[1]] = rel
+    return qrels
+
+
+def _read_queries(queries_file: Path, qrels: dict[str, dict[str, int]]) -> dict[str, str]:
+    """The queries of a BEIR queries.jsonl that have judgements in ``qrels``."""
     queries: dict[str, str] = {}
     with queries_file.open(encoding="utf-8-sig") as fh:
         for n, line in enumerate(fh, start=1):
@@ -109,9 +125,7 @@ def load_dataset(folder: Path, split: str = "test") -> Dataset:
                 raise DatasetError(f"{queries_file}:{n}: not a BEIR query line") from exc
             if qid in qrels:
                 queries[qid] = text
-    if not queries:
-        raise DatasetError(f"no query of {queries_file} has judgements in {qrels_file}")
-    return Dataset(corpus, queries, {q: r for q, r in qrels.items() if q in queries})
+    return queries
 
 
 def subset(dataset: Dataset, work: Path, *, max_queries: int | None,
@@ -122,12 +136,29 @@ def subset(dataset: Dataset, work: Path, *, max_queries: int | None,
     if max_queries is not None:
         qids = qids[:max_queries]
     if max_docs is None:
-        return Dataset(dataset.corpus, {q: dataset.queries[q] for q in qids},
-                       {q: dataset.qrels[q] for q in qids})
+        return _restricted(dataset, dataset.corpus, qids)
     needed = {d for q in qids for d in dataset.qrels[q]}
+    data = "\n".join(_corpus_lines(dataset.corpus, needed, max_docs)) + "\n"
+    digest = hashlib.sha256(data.encode("utf-8")).hexdigest()[:16]
+    path = work / f"subset-{digest}" / "corpus.jsonl"
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(data, encoding="utf-8")
+    return _restricted(dataset, path, qids)
+
+
+def _restricted(dataset: Dataset, corpus: Path, qids: list[str]) -> Dataset:
+    """``dataset`` with only the queries ``qids`` (and their judgements) over ``corpus``."""
+    return Dataset(corpus, {q: dataset.queries[q] for q in qids},
+                   {q: dataset.qrels[q] for q in qids})
+
+
+def _corpus_lines(corpus: Path, needed: set[str], max_docs: int) -> list[str]:
+    """The corpus lines of the ``needed`` documents and of the first others, up to
+    ``max_docs`` documents in all (in corpus order)."""
     lines: list[str] = []
     others = 0
-    with dataset.corpus.open(encoding="utf-8-sig") as fh:
+    with corpus.open(encoding="utf-8-sig") as fh:
         for line in fh:
             if not line.strip():
                 continue
@@ -137,14 +168,7 @@ def subset(dataset: Dataset, work: Path, *, max_queries: int | None,
             elif others < max(0, max_docs - len(needed)):
                 lines.append(line.rstrip("\n"))
                 others += 1
-    data = "\n".join(lines) + "\n"
-    digest = hashlib.sha256(data.encode("utf-8")).hexdigest()[:16]
-    path = work / f"subset-{digest}" / "corpus.jsonl"
-    if not path.exists():
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(data, encoding="utf-8")
-    return Dataset(path, {q: dataset.queries[q] for q in qids},
-                   {q: dataset.qrels[q] for q in qids})
+    return lines
 
 
 def file_hash(path: Path) -> str:

@@ -170,29 +170,46 @@ class KBHandler:
             return
 
         if use_graph:
-            from agent_search.kb._retrieval import Hit, associate
-            from agent_search.kb._store import get_store
-
-            with span("graph_search"):
-                nodes, boosts = await anyio.to_thread.run_sync(
-                    associate, home, [i.name for i in infos], request.query,
-                    settings.graph_hops, _readable(get_store(settings, home), allowed))
-                result.graph_nodes = nodes
-                if boosts:
-                    hits = [(c, Hit(h.point_id, min(1.0, h.score + settings.graph_boost
-                                                     * boosts.get(h.point_id, 0.0)), h.payload))
-                            for c, h in hits]
-
+            hits = await _graph_boosted(settings, home, infos, request.query, allowed, hits,
+                                        result)
         hits.sort(key=lambda ch: -ch[1].score)
         if settings.judge_url and settings.judge_model and hits:
-            from agent_search.kb._judge import judge
-
-            with span("answerability_judge"):
-                hits, warning = await judge(settings, request.query, hits)
-            if warning:
-                result.warnings.append(warning)
-            hits.sort(key=lambda ch: -ch[1].score)  # stable: the judge's verdict first
+            hits = await _judged(settings, request.query, hits, result)
         result.items = [_item(c, h) for c, h in hits[:limit]]
+
+
+async def _graph_boosted(settings: KBSettings, home: Path, infos: list[CollectionInfo],
+                         query: str, allowed: Group, hits: list[tuple[str, Hit]],
+                         result: Result) -> list[tuple[str, Hit]]:
+    """The hits with the entity graph's boosts added (chunks the caller may read only);
+    the graph's nodes go to ``result``."""
+    from agent_search.kb._retrieval import Hit, associate
+    from agent_search.kb._store import get_store
+
+    with span("graph_search"):
+        nodes, boosts = await anyio.to_thread.run_sync(
+            associate, home, [i.name for i in infos], query,
+            settings.graph_hops, _readable(get_store(settings, home), allowed))
+        result.graph_nodes = nodes
+        if boosts:
+            hits = [(c, Hit(h.point_id, min(1.0, h.score + settings.graph_boost
+                                             * boosts.get(h.point_id, 0.0)), h.payload))
+                    for c, h in hits]
+    return hits
+
+
+async def _judged(settings: KBSettings, query: str, hits: list[tuple[str, Hit]],
+                  result: Result) -> list[tuple[str, Hit]]:
+    """The hits after the answerability judge (its warning, if any, to ``result``), ranked
+    by score again (stable: the judge's verdict first)."""
+    from agent_search.kb._judge import judge
+
+    with span("answerability_judge"):
+        hits, warning = await judge(settings, query, hits)
+    if warning:
+        result.warnings.append(warning)
+    hits.sort(key=lambda ch: -ch[1].score)
+    return hits
 
 
 @dataclass(frozen=True, slots=True)
@@ -310,22 +327,25 @@ def _resolve(settings: KBSettings, home: Path, wanted: list[str], evaluation: bo
     from agent_search.kb._store import get_store, is_eval_collection, store_absent
 
     if store_absent(settings, home):  # nothing ingested in this data home: open nothing
-        names = ", ".join(repr(c) for c in wanted)
-        raise ValueError(f"collection{'s' if len(wanted) > 1 else ''} {names} not found: "
-                         f"{_EMPTY.format(home=home)}")
+        raise ValueError(f"{_not_found(wanted)}: {_EMPTY.format(home=home)}")
     store = get_store(settings, home)
     existing = [c for c in store.collections() if evaluation or not is_eval_collection(c)]
     wanted = list(dict.fromkeys(wanted)) or existing
     missing = [c for c in wanted if c not in existing]
     if missing:
-        names = ", ".join(repr(c) for c in missing)
-        raise ValueError(f"collection{'s' if len(missing) > 1 else ''} {names} not found"
+        raise ValueError(_not_found(missing)
                          + _suggestion(store, missing[0], existing, allowed))
     out: list[tuple[CollectionInfo, Embedder]] = []
     for name in wanted:
         info = store.info(name)
         out.append((info, embedder_for_collection(info.meta, settings, home)))
     return store, out
+
+
+def _not_found(names: list[str]) -> str:
+    """``collection 'a' not found`` / ``collections 'a', 'b' not found``."""
+    listed = ", ".join(repr(c) for c in names)
+    return f"collection{'s' if len(names) > 1 else ''} {listed} not found"
 
 
 def _retrieve(settings: KBSettings, home: Path, wanted: list[str], mode: str, limit: int,
@@ -342,12 +362,8 @@ def _retrieve(settings: KBSettings, home: Path, wanted: list[str], mode: str, li
     if not wanted and store_absent(settings, home):
         return [], []  # nothing ingested here: nothing to search (and no store to open)
     store, targets = _resolve(settings, home, wanted, evaluation, allowed)
-    vectors: dict[str, Any] = {}
-    if mode in ("dense", "hybrid"):
-        for _, embedder in targets:
-            if embedder.model_id not in vectors:
-                with span("embedding", model=embedder.model_id):
-                    vectors[embedder.model_id] = _embed_query(embedder, query)
+    vectors = _query_vectors([e for _, e in targets], query) \
+        if mode in ("dense", "hybrid") else {}
     hits: list[tuple[str, Hit]] = []
     with span("vector_search", mode=mode, collections=len(targets)) as node:
         for info, embedder in targets:
@@ -367,6 +383,16 @@ def _retrieve(settings: KBSettings, home: Path, wanted: list[str], mode: str, li
             hits.extend(found)
         node.attributes["hits"] = len(hits)
     return [info for info, _ in targets], hits
+
+
+def _query_vectors(embedders: list[Embedder], query: str) -> dict[str, Any]:
+    """The query embedded once per model (model id → vector)."""
+    vectors: dict[str, Any] = {}
+    for embedder in embedders:
+        if embedder.model_id not in vectors:
+            with span("embedding", model=embedder.model_id):
+                vectors[embedder.model_id] = _embed_query(embedder, query)
+    return vectors
 
 
 def _search_one(store: KBStore, info: CollectionInfo, settings: KBSettings, mode: str,
@@ -408,7 +434,31 @@ def _weigh_foreign(store: KBStore, info: CollectionInfo, settings: KBSettings,
 
 
 def _item(collection: str, hit: Hit) -> ResultItem:
+    """The result item of one hit: its payload's text, title and metadata."""
     p = hit.payload
+    metadata = _metadata(p)
+    title = _title(p.get("title"), metadata["headings"])
+    # every value is built here with its declared type, and validating 100-200 items per
+    # query showed in the latency; a copy of a blank item with these fields set (the same
+    # item as model_construct's, fields set included) is ~3× quicker than constructing it
+    return _BLANK_ITEM.model_copy(update={
+        "type": "kb",
+        "title": _str_or_none(title),
+        "content": str(p.get("content") or ""),
+        "score": float(min(1.0, max(0.0, hit.score))),
+        "document_id": _str_or_none(p.get("document_id")),
+        "collection": collection,
+        "metadata": metadata,
+    })
+
+
+def _str_or_none(value: Any) -> str | None:
+    return str(value) if value is not None else None
+
+
+def _metadata(p: dict[str, Any]) -> dict[str, Any]:
+    """A hit's metadata: source, chunk index, headings, page, then the document's own
+    metadata where it does not override those."""
     metadata: dict[str, Any] = {
         "source": p.get("source"),
         "chunk_index": p.get("chunk_index"),
@@ -419,25 +469,16 @@ def _item(collection: str, hit: Hit) -> ResultItem:
     extra = p.get("meta")
     if isinstance(extra, dict):
         metadata.update({k: v for k, v in extra.items() if k not in metadata})
-    document_id = p.get("document_id")
-    title = p.get("title")
-    section = metadata["headings"][-1] if metadata["headings"] else None
+    return metadata
+
+
+def _title(title: Any, headings: list[Any]) -> Any:
+    """The document's title with the chunk's innermost heading: "README › Configuration"
+    tells a reader (and the LLM) which part of a long document the chunk comes from."""
+    section = headings[-1] if headings else None
     if section and str(section) != str(title):
-        # "README › Configuration" tells a reader (and the LLM) which part of a long
-        # document the chunk comes from
-        title = f"{title} › {section}" if title else str(section)
-    # every value is built here with its declared type, and validating 100-200 items per
-    # query showed in the latency; a copy of a blank item with these fields set (the same
-    # item as model_construct's, fields set included) is ~3× quicker than constructing it
-    return _BLANK_ITEM.model_copy(update={
-        "type": "kb",
-        "title": str(title) if title is not None else None,
-        "content": str(p.get("content") or ""),
-        "score": float(min(1.0, max(0.0, hit.score))),
-        "document_id": str(document_id) if document_id is not None else None,
-        "collection": collection,
-        "metadata": metadata,
-    })
+        return f"{title} › {section}" if title else str(section)
+    return title
 
 
 _BLANK_ITEM = ResultItem.model_construct()

@@ -120,26 +120,48 @@ def _passage_terms(bm25: BM25, home: Path) -> list[TermCounts]:
     when analysed before, else analysed now and saved there. Cutting the Chinese passages
     into words loads jieba and its dictionary (~1 s of CPU), which a process whose
     questions are all English would otherwise pay on its first search (issue 31)."""
+    path = _terms_path(bm25, home)
+    terms = _load_terms(path)
+    if terms is None:
+        terms = [bm25.doc_counts(t) for t in TEXTS]
+        _save_terms(path, terms)
+    return terms
+
+
+def _terms_path(bm25: BM25, home: Path) -> Path:
+    """Where the passages' terms are kept: keyed by the analysis (language, CJK cutting
+    and the segmenter's version)."""
     import importlib.metadata
-    import os
-    import zipfile
 
     try:
         segmenter = importlib.metadata.version("jieba") if bm25.cjk == "words" else "-"
     except importlib.metadata.PackageNotFoundError:
         segmenter = "?"
     key = _digest(f"terms\0{bm25.language}\0{bm25.cjk}\0{segmenter}")
-    path = home / "background" / f"terms-{key}.npz"
+    return home / "background" / f"terms-{key}.npz"
+
+
+def _load_terms(path: Path) -> list[TermCounts] | None:
+    """The saved terms, one per passage; ``None`` when missing, unreadable or not of
+    these passages."""
+    import zipfile
+
     try:
         with np.load(path) as saved:
             ids, counts, ends = saved["ids"], saved["counts"], saved["ends"]
-        if len(ends) == len(TEXTS) and ids.dtype == np.uint32 and counts.dtype == np.uint32:
-            starts = [0, *ends[:-1].tolist()]
-            return [TermCounts(ids[a:b], counts[a:b], int(counts[a:b].sum()))
-                    for a, b in zip(starts, ends.tolist(), strict=True)]
     except (OSError, ValueError, KeyError, zipfile.BadZipFile):
-        pass
-    terms = [bm25.doc_counts(t) for t in TEXTS]
+        return None
+    if len(ends) != len(TEXTS) or ids.dtype != np.uint32 or counts.dtype != np.uint32:
+        return None
+    starts = [0, *ends[:-1].tolist()]
+    return [TermCounts(ids[a:b], counts[a:b], int(counts[a:b].sum()))
+            for a, b in zip(starts, ends.tolist(), strict=True)]
+
+
+def _save_terms(path: Path, terms: list[TermCounts]) -> None:
+    """Save the terms for the next process (written whole, then renamed)."""
+    import os
+
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_name(f"{path.stem}.{os.getpid()}.tmp.npz")
@@ -149,7 +171,6 @@ def _passage_terms(bm25: BM25, home: Path) -> list[TermCounts]:
         tmp.replace(path)
     except OSError:
         pass  # a read-only home: analysed again by the next process
-    return terms
 
 
 @lru_cache(maxsize=8)

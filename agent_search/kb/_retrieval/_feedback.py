@@ -71,26 +71,13 @@ def keys_with_feedback(store: KBStore, collection: str, ids: list[str], keys: li
     there is nothing to add."""
     if len(ids) <= 1 or weight <= 0.0:
         return None
-    top = list(zip(ids[:docs], keys[:docs], strict=True))
-    records = store.retrieve(collection, [i for i, _ in top], payload=False,
-                             vectors=[DENSE])
-    found_rows = {r.id: r.dense for r in records if r.dense}
-    kept = [(i, k) for i, k in top if i in found_rows]
-    if not kept:
+    top = _top_rows(store, collection, ids[:docs], keys[:docs])
+    if top is None:
         return None
-    rows = np.asarray([found_rows[i] for i, _ in kept], dtype=np.float64)
-    rows /= np.maximum(np.linalg.norm(rows, axis=1, keepdims=True), 1e-12)
-    # each top hit counts by how close it ranks to the best: a group of equally strong
-    # results all count, one standout result stands for itself
-    gaps = np.asarray([kept[0][1] - k for _, k in kept], dtype=np.float64)
-    shares = np.exp(-np.maximum(gaps, 0.0) / GROUP)
-    # and the feedback counts as much as the group is large: none for a lone first hit
-    # (what resembles it already ranks by resembling the query), all for ``docs`` equals
-    weight *= float(shares.sum() - 1.0) / (docs - 1) if docs > 1 else 1.0
+    centre, share = _centre(*top, docs)
+    weight *= share
     if weight <= 0.0:
         return None
-    centre = (shares[:, None] * rows).sum(axis=0)
-    centre /= max(float(np.linalg.norm(centre)), 1e-12)
     found = store.query_batch(collection, [VectorQuery(
         DENSE, centre.astype(np.float32).tolist(), len(ids),
         all_of(flt, Group(must=(HasId(tuple(ids)),))))])[0]
@@ -100,6 +87,36 @@ def keys_with_feedback(store: KBStore, collection: str, ids: list[str], keys: li
         return None
     return [k + weight * (near.get(i, mean) - mean) / std for i, k in zip(ids, keys,
                                                                          strict=True)]
+
+
+def _top_rows(store: KBStore, collection: str, ids: list[str], keys: list[float]
+              ) -> tuple[NDArray[np.float64], list[float]] | None:
+    """The unit dense vectors of the top hits ``ids`` that have one, and their keys;
+    ``None`` when none has."""
+    records = store.retrieve(collection, ids, payload=False, vectors=[DENSE])
+    found_rows = {r.id: r.dense for r in records if r.dense}
+    kept = [(i, k) for i, k in zip(ids, keys, strict=True) if i in found_rows]
+    if not kept:
+        return None
+    rows = np.asarray([found_rows[i] for i, _ in kept], dtype=np.float64)
+    rows /= np.maximum(np.linalg.norm(rows, axis=1, keepdims=True), 1e-12)
+    return rows, [k for _, k in kept]
+
+
+def _centre(rows: NDArray[np.float64], keys: list[float], docs: int
+            ) -> tuple[NDArray[np.float64], float]:
+    """The top hits' weighted centre (unit length) and the share of the feedback weight
+    their group earns (see :data:`GROUP`)."""
+    # each top hit counts by how close it ranks to the best: a group of equally strong
+    # results all count, one standout result stands for itself
+    gaps = np.asarray([keys[0] - k for k in keys], dtype=np.float64)
+    shares = np.exp(-np.maximum(gaps, 0.0) / GROUP)
+    # and the feedback counts as much as the group is large: none for a lone first hit
+    # (what resembles it already ranks by resembling the query), all for ``docs`` equals
+    share = float(shares.sum() - 1.0) / (docs - 1) if docs > 1 else 1.0
+    centre = (shares[:, None] * rows).sum(axis=0)
+    centre /= max(float(np.linalg.norm(centre)), 1e-12)
+    return centre, share
 
 
 def _moments(stats: CollectionStats | None, centre: NDArray[np.float64],

@@ -258,7 +258,7 @@ def weigh(store: KBStore, collection: str, hits: list[Hit], query: str, bm25: BM
         factor = (_factor(kept, rare, held.get(hit.point_id, set()), partial(spoken, hit),
                           partial(spoken.elsewhere, hit))
                   if rank < FOREIGN.depth else 1.0)  # below: only capped by those above
-        own = (hit.own if hit.own is not None else hit.score) * factor
+        own = hit.uncapped * factor
         ceiling = min(ceiling, own)
         out.append(replace(hit, score=ceiling, own=own))
     return out

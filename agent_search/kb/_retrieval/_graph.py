@@ -55,16 +55,21 @@ MAX_CHUNKS_CHECKED = 20_000
 unreadable (fewer nodes, never one more)."""
 
 
-def extract_entities(text: str) -> dict[str, tuple[str, str]]:
-    """Entities of ``text``: key (lower-cased name) → (type, name as written)."""
-    found: dict[str, tuple[str, str]] = {}
-    for m in _CODE.finditer(text):
-        found.setdefault(m.group(1).lower(), ("code", m.group(1)))
-    for m in _ACRONYM.finditer(text):
-        word = m.group()
-        letters = sum(c.isalpha() for c in word)
-        if len(word) >= 2 and letters >= 1 and word.upper() == word and not word.isdigit():
-            found.setdefault(word.lower(), ("acronym", word))
+def _codes(text: str) -> list[tuple[str, str]]:
+    """Identifiers in back-ticks."""
+    return [("code", m.group(1)) for m in _CODE.finditer(text)]
+
+
+def _acronyms(text: str) -> list[tuple[str, str]]:
+    """Upper-case tokens of 2+ characters (the pattern already asks for an upper-case
+    first letter and no lower-case one)."""
+    return [("acronym", m.group()) for m in _ACRONYM.finditer(text) if len(m.group()) >= 2]
+
+
+def _names(text: str) -> list[tuple[str, str]]:
+    """Runs of capitalised words (a leading stop word dropped), then single capitalised
+    words outside those runs and not at a sentence start."""
+    found: list[tuple[str, str]] = []
     in_runs: list[tuple[int, int]] = []
     for m in _NAME_RUN.finditer(text):
         words = m.group().split()
@@ -72,18 +77,27 @@ def extract_entities(text: str) -> dict[str, tuple[str, str]]:
             words = words[1:]
         in_runs.append((m.start(), m.end()))
         if len(words) >= 2:
-            name = " ".join(words)
-            found.setdefault(name.lower(), ("name", name))
+            found.append(("name", " ".join(words)))
     for m in _CAPWORD.finditer(text):
         word = m.group()
-        if word.lower() in ENGLISH_STOP_WORDS or _SENT_START.search(text[:m.start()]):
-            continue
-        if any(a <= m.start() < b for a, b in in_runs):  # part of a longer name
-            continue
-        found.setdefault(word.lower(), ("name", word))
-    if len(found) > MAX_ENTITIES_PER_CHUNK:
-        found = dict(list(found.items())[:MAX_ENTITIES_PER_CHUNK])
+        if not (word.lower() in ENGLISH_STOP_WORDS or _SENT_START.search(text[:m.start()])
+                or any(a <= m.start() < b for a, b in in_runs)):  # in a longer name
+            found.append(("name", word))
     return found
+
+
+_EXTRACTORS: tuple[Callable[[str], list[tuple[str, str]]], ...] = (_codes, _acronyms, _names)
+"""The entity kinds, in the order a key's first finding wins."""
+
+
+def extract_entities(text: str) -> dict[str, tuple[str, str]]:
+    """Entities of ``text``: key (lower-cased name) → (type, name as written), the first
+    :data:`MAX_ENTITIES_PER_CHUNK`."""
+    found: dict[str, tuple[str, str]] = {}
+    for extract in _EXTRACTORS:
+        for etype, name in extract(text):
+            found.setdefault(name.lower(), (etype, name))
+    return dict(list(found.items())[:MAX_ENTITIES_PER_CHUNK])
 
 
 def graph_path(home: Path, collection: str) -> Path:
@@ -131,31 +145,41 @@ def update_graph(home: Path, collection: str, chunks: list[tuple[str, str, str]]
     with _LOCK:
         graph = load_graph(home, collection).copy()
         for pid in [*removed, *(c[0] for c in chunks)]:
-            node = f"chunk:{pid}"
-            if node in graph:
-                for ent in [n for n in graph.neighbors(node)]:
-                    graph.nodes[ent]["count"] = max(0, graph.nodes[ent].get("count", 1) - 1)
-                graph.remove_node(node)
+            _forget_chunk(graph, f"chunk:{pid}")
         for pid, doc_id, text in chunks:
-            entities = extract_entities(text)
-            if not entities:
-                continue
-            chunk_node = f"chunk:{pid}"
-            graph.add_node(chunk_node, kind="chunk", document_id=doc_id)
-            for key, (etype, name) in entities.items():
-                ent = f"entity:{key}"
-                if ent not in graph:
-                    graph.add_node(ent, kind="entity", type=etype, name=name, count=0)
-                graph.nodes[ent]["count"] = graph.nodes[ent].get("count", 0) + 1
-                graph.add_edge(ent, chunk_node, relation="mentions")
-            for a, b in combinations(sorted(entities), 2):
-                ea, eb = f"entity:{a}", f"entity:{b}"
-                w = graph.edges[ea, eb]["weight"] + 1 if graph.has_edge(ea, eb) else 1
-                graph.add_edge(ea, eb, relation="co_occurs", weight=w)
+            _add_chunk(graph, f"chunk:{pid}", doc_id, extract_entities(text))
         orphans = [n for n, d in graph.nodes(data=True)
                    if d.get("kind") == "entity" and d.get("count", 0) <= 0]
         graph.remove_nodes_from(orphans)
         _save(home, collection, graph)
+
+
+def _forget_chunk(graph: nx.Graph, node: str) -> None:
+    """Remove a chunk's node, one mention fewer for each entity it named."""
+    if node not in graph:
+        return
+    for ent in list(graph.neighbors(node)):
+        graph.nodes[ent]["count"] = max(0, graph.nodes[ent].get("count", 1) - 1)
+    graph.remove_node(node)
+
+
+def _add_chunk(graph: nx.Graph, node: str, doc_id: str,
+               entities: dict[str, tuple[str, str]]) -> None:
+    """A chunk's node, its ``mentions`` edges and its entities' ``co_occurs`` edges (a
+    chunk without entities is left out)."""
+    if not entities:
+        return
+    graph.add_node(node, kind="chunk", document_id=doc_id)
+    for key, (etype, name) in entities.items():
+        ent = f"entity:{key}"
+        if ent not in graph:
+            graph.add_node(ent, kind="entity", type=etype, name=name, count=0)
+        graph.nodes[ent]["count"] = graph.nodes[ent].get("count", 0) + 1
+        graph.add_edge(ent, node, relation="mentions")
+    for a, b in combinations(sorted(entities), 2):
+        ea, eb = f"entity:{a}", f"entity:{b}"
+        w = graph.edges[ea, eb]["weight"] + 1 if graph.has_edge(ea, eb) else 1
+        graph.add_edge(ea, eb, relation="co_occurs", weight=w)
 
 
 def _query_entities(graph: nx.Graph, query: str) -> list[str]:
@@ -219,6 +243,17 @@ class _ReadableView:
         self.prefetch([ent])
         return [p for p in self._mentions(ent) if self._known.get(p)]
 
+    def co_occurring(self, ent: str, seen: set[str]) -> tuple[list[tuple[str, int]], int]:
+        """The strongest :data:`MAX_NEIGHBOURS` entities (not in ``seen``) named in the
+        readable chunks that mention ``ent``, with their number of such chunks, and the
+        total of those numbers over all of them (at least 1)."""
+        weights: Counter[str] = Counter()
+        for pid in self.chunks(ent):
+            weights.update(n for n in self.graph.neighbors(f"chunk:{pid}")
+                           if self.graph.nodes[n].get("kind") == "entity" and n not in seen)
+        related = sorted(weights.items(), key=lambda x: (-x[1], x[0]))
+        return related[:MAX_NEIGHBOURS], sum(weights.values()) or 1
+
     def count(self, ent: str) -> str:
         n = len(self.chunks(ent))
         return f"{n}+" if ent in self.capped else str(n)
@@ -238,50 +273,62 @@ def associate(home: Path, collections: list[str], query: str, hops: int = 1,
     nodes: dict[str, GraphNode] = {}
     boosts: dict[str, float] = {}
     for collection in collections:
-        graph = load_graph(home, collection)
-        view = _ReadableView(graph, collection, readable)
-        candidates = _query_entities(graph, query)
-        view.prefetch(candidates)
-        matched = [m for m in candidates if view.chunks(m)]
-        frontier = {m: 1.0 for m in matched}
-        for m in matched:
-            d = graph.nodes[m]
-            nodes.setdefault(m, GraphNode(id=m, type=str(d.get("type", "entity")),
-                                          name=str(d.get("name", m)),
-                                          description=f"mentioned in {view.count(m)} "
-                                                      f"chunk(s) of {collection}",
-                                          relation="query", score=1.0,
-                                          metadata={"collection": collection}))
-        seen = set(frontier)
-        for hop in range(1, hops + 1):
-            nxt: dict[str, float] = {}
-            for ent, score in frontier.items():
-                weights: Counter[str] = Counter()
-                for pid in view.chunks(ent):
-                    weights.update(n for n in graph.neighbors(f"chunk:{pid}")
-                                   if graph.nodes[n].get("kind") == "entity" and n not in seen)
-                total = sum(weights.values()) or 1
-                related = sorted(weights.items(), key=lambda x: (-x[1], x[0]))
-                for n, w in related[:MAX_NEIGHBOURS]:
-                    s = score * 0.5 * (0.5 + 0.5 * w / total)
-                    if s > nxt.get(n, 0.0):
-                        nxt[n] = s
-                        d = graph.nodes[n]
-                        nodes[n] = GraphNode(
-                            id=n, type=str(d.get("type", "entity")), name=str(d.get("name", n)),
-                            description=f"co-occurs with {graph.nodes[ent].get('name')} "
-                                        f"in {w} chunk(s)",
-                            relation="co_occurs", score=round(s, 4),
-                            metadata={"collection": collection, "hop": hop})
-            seen.update(nxt)
-            frontier = nxt
-            view.prefetch(list(frontier))
-        for ent in seen:
-            weight = 1.0 if ent in matched else 0.5
-            for pid in view.chunks(ent):
-                boosts[pid] = max(boosts.get(pid, 0.0), weight)
+        view = _ReadableView(load_graph(home, collection), collection, readable)
+        _walk(view, query, hops, nodes, boosts)
     ranked = sorted(nodes.values(), key=lambda g: -(g.score or 0.0))[:50]
     return ranked, boosts
+
+
+def _walk(view: _ReadableView, query: str, hops: int, nodes: dict[str, GraphNode],
+          boosts: dict[str, float]) -> None:
+    """One collection's part of :func:`associate`: the query's entities (those a readable
+    chunk mentions), ``hops`` co-occurrence hops from them, and the boosts of the readable
+    chunks that mention any entity reached (1 matched, 0.5 reached by a hop)."""
+    graph, collection = view.graph, view.collection
+    candidates = _query_entities(graph, query)
+    view.prefetch(candidates)
+    matched = [m for m in candidates if view.chunks(m)]
+    for m in matched:
+        nodes.setdefault(m, _node(graph, m, f"mentioned in {view.count(m)} chunk(s) of "
+                                            f"{collection}", "query", 1.0,
+                                  {"collection": collection}))
+    frontier = {m: 1.0 for m in matched}
+    seen = set(frontier)
+    for hop in range(1, hops + 1):
+        frontier = _hop(view, frontier, seen, nodes, hop)
+        seen.update(frontier)
+        view.prefetch(list(frontier))
+    for ent in seen:
+        weight = 1.0 if ent in matched else 0.5
+        for pid in view.chunks(ent):
+            boosts[pid] = max(boosts.get(pid, 0.0), weight)
+
+
+def _hop(view: _ReadableView, frontier: dict[str, float], seen: set[str],
+         nodes: dict[str, GraphNode], hop: int) -> dict[str, float]:
+    """The entities one hop from ``frontier`` (not ``seen`` yet), each scored by its best
+    path: half its origin's score, more the larger its share of the co-occurrences."""
+    graph = view.graph
+    nxt: dict[str, float] = {}
+    for ent, score in frontier.items():
+        related, total = view.co_occurring(ent, seen)
+        for n, w in related:
+            s = score * 0.5 * (0.5 + 0.5 * w / total)
+            if s > nxt.get(n, 0.0):
+                nxt[n] = s
+                nodes[n] = _node(graph, n, f"co-occurs with {graph.nodes[ent].get('name')} "
+                                           f"in {w} chunk(s)", "co_occurs", round(s, 4),
+                                 {"collection": view.collection, "hop": hop})
+    return nxt
+
+
+def _node(graph: nx.Graph, ent: str, description: str, relation: str, score: float,
+          metadata: dict[str, Any]) -> GraphNode:
+    """The :class:`GraphNode` shown for the entity node ``ent``."""
+    d = graph.nodes[ent]
+    return GraphNode(id=ent, type=str(d.get("type", "entity")), name=str(d.get("name", ent)),
+                     description=description, relation=relation, score=score,
+                     metadata=metadata)
 
 
 def graph_stats(home: Path, collection: str) -> dict[str, Any]:

@@ -24,6 +24,11 @@ class Hit:
     key: float = 0.0
     own: float | None = None
 
+    @property
+    def uncapped(self) -> float:
+        """Its own score: ``own`` when a cap lowered it, else the score."""
+        return self.own if self.own is not None else self.score
+
 
 def reranked(hits: list[Hit], keys: list[float] | None, limit: int) -> list[Hit]:
     """The first ``limit`` of ``hits`` ranked by ``keys`` (none: as they are), each scored
@@ -34,7 +39,7 @@ def reranked(hits: list[Hit], keys: list[float] | None, limit: int) -> list[Hit]
     ceiling = 1.0
     for i in sorted(range(len(hits)), key=lambda i: -keys[i])[:limit]:
         hit = hits[i]
-        ceiling = min(ceiling, hit.own if hit.own is not None else hit.score)
+        ceiling = min(ceiling, hit.uncapped)
         out.append(replace(hit, score=ceiling, key=keys[i]))
     return out
 
@@ -93,20 +98,26 @@ def diversified(hits: list[Hit], diversity: float, limit: int) -> list[Hit]:
     since whatever now goes before it scored at least that share of it."""
     if diversity <= 0.0 or len(hits) <= 1:
         return hits[:limit]
-    pending, listed = list(hits), set()
+    pending, listed = list(hits), set[str]()
     out: list[Hit] = []
     ceiling = 1.0
     while pending and len(out) < limit:
-        pick = 0
-        if document_of(pending[0]) in listed:
-            bar = (1.0 - diversity) * pending[0].score
-            pick = next((j for j, h in enumerate(pending)
-                         if document_of(h) not in listed and h.score >= bar), 0)
-        hit = pending.pop(pick)
+        hit = pending.pop(_pick(pending, listed, diversity))
         listed.add(document_of(hit))
-        ceiling = min(ceiling, hit.own if hit.own is not None else hit.score)
+        ceiling = min(ceiling, hit.uncapped)
         out.append(replace(hit, score=ceiling))
     return out
+
+
+def _pick(pending: list[Hit], listed: set[str], diversity: float) -> int:
+    """Which of the ``pending`` hits :func:`diversified` lists next: the first, unless its
+    document is listed and a chunk of a document not yet listed scores at least
+    ``1 − diversity`` of it."""
+    if document_of(pending[0]) not in listed:
+        return 0
+    bar = (1.0 - diversity) * pending[0].score
+    return next((j for j, h in enumerate(pending)
+                 if document_of(h) not in listed and h.score >= bar), 0)
 
 
 def with_payloads(store: KBStore, collection: str, hits: list[Hit]) -> list[Hit]:

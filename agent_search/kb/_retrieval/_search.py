@@ -52,6 +52,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from functools import partial
 
 import numpy as np
 from numpy.typing import NDArray
@@ -89,6 +90,7 @@ from agent_search.kb._store import (
     KBStore,
     Moments,
     QuerySpec,
+    Scored,
     SparseVec,
     VectorQuery,
     all_of,
@@ -198,8 +200,8 @@ def search(store: KBStore, collection: str, plan: QueryPlan,
     # feedback ranks the branches' top candidates again with the top ones' centre, and
     # the documents' best chunks come first from among them: both need more than limit
     deep = max(limit, min(plan.prefetch, _feedback.DEPTH))
-    headed = _headed(plan, dense, points, headings)
-    pool = deep if plan.diversity > 0.0 or headed else limit
+    by_heading = _heading_step(plan, dense, points, headings, null)
+    pool = deep if plan.diversity > 0.0 or by_heading is not None else limit
     plan = replace(plan, limit=deep if neighbours else pool)
     hits = _search(store, collection, plan, dense, sparse, flt, points, stats, null)
     if neighbours:
@@ -211,9 +213,8 @@ def search(store: KBStore, collection: str, plan: QueryPlan,
         hits = _second_round(store, collection, plan, dense, sparse, flt, points, stats,
                              null, hits)
     hits = with_payloads(store, collection, hits)  # one exit: every path's hits get them
-    if headed and headings is not None and dense is not None:
-        hits = _heading_ranked(hits, plan.heading_weight, dense, headings,
-                               null.dense_std if null is not None else 0.0)
+    if by_heading is not None:
+        hits = by_heading(hits)
     return diversified(hits, plan.diversity, limit)
 
 
@@ -233,15 +234,20 @@ def _stats_for(store: KBStore, collection: str, plan: QueryPlan,
     return store.stats(collection) if needs and plan.mode != "dense" else None
 
 
-def _headed(plan: QueryPlan, dense: NDArray[np.float32] | None, points: int,
-            headings: Callable[[list[str]], NDArray[np.float32]] | None) -> bool:
-    """Whether the heading's evidence ranks the candidates again: only the calibrated
-    hybrid, and only when the candidates are a small part of the collection (as for
-    feedback): in five notes every note's chunks are candidates, and their standing among
-    them says nothing."""
-    return (plan.mode == "hybrid" and plan.fusion == "calibrated" and dense is not None
-            and points >= _feedback.MIN_SHARE * plan.limit
-            and plan.heading_weight > 0.0 and headings is not None)
+def _heading_step(plan: QueryPlan, dense: NDArray[np.float32] | None, points: int,
+                  headings: Callable[[list[str]], NDArray[np.float32]] | None,
+                  null: Null | None) -> Callable[[list[Hit]], list[Hit]] | None:
+    """The step that ranks the candidates again by their heading's evidence
+    (:func:`_heading_ranked`), or ``None`` when it does not apply: only the calibrated
+    hybrid with a dense query and an embedder for headings, and only when the candidates
+    are a small part of the collection (as for feedback): in five notes every note's
+    chunks are candidates, and their standing among them says nothing."""
+    if dense is None or headings is None or not (
+            plan.mode == "hybrid" and plan.fusion == "calibrated"
+            and points >= _feedback.MIN_SHARE * plan.limit and plan.heading_weight > 0.0):
+        return None
+    return partial(_heading_ranked, weight=plan.heading_weight, dense=dense,
+                   headings=headings, spread=null.dense_std if null is not None else 0.0)
 
 
 def _second_round(store: KBStore, collection: str, plan: QueryPlan,
@@ -297,22 +303,8 @@ def _search(store: KBStore, collection: str, plan: QueryPlan,
     """One round of retrieval in ``plan.mode``: a branch alone, the standardised hybrid
     (``calibrated``, or ``zscore`` with the collection's statistics), or the engine's."""
     dense_q = dense.tolist() if dense is not None else None
-    bound = 1.0
-    if sparse is not None:
-        bound = (stats.sparse_bound(sparse, plan.k1) if stats is not None
-                 else ln_bound(sparse, points, plan.k1))
-
-    def singles(ids: list[str]) -> dict[str, float]:
-        if sparse is None:
-            return {}
-        idf = (stats.idf(sparse.indices) if stats is not None
-               else np.full(len(sparse.indices), math.log1p(max(points, 1))))
-        # rare: as the foreign-word rule counts it, a share of the largest idf the
-        # collection can give (only with its statistics: a server's idf is a guess)
-        rare = (FOREIGN.rare * math.log1p((stats.points + 0.5) / 0.5)
-                if stats is not None and stats.points > 0 else math.inf)
-        return single_word_shares(store, collection, ids, sparse, idf, bound, rare)
-
+    bound = _sparse_bound(sparse, stats, points, plan.k1)
+    singles = partial(_singles, store, collection, sparse, stats, points, bound)
     if plan.mode == "dense" or (plan.mode == "hybrid" and sparse is None
                                 and plan.fusion in ("rrf", "dbsf")):
         return _dense_hits(store, collection, plan, dense_q, flt, null)
@@ -324,6 +316,41 @@ def _search(store: KBStore, collection: str, plan: QueryPlan,
     return _engine_fusion(store, collection, plan, dense_q, sparse, flt)
 
 
+def _sparse_bound(sparse: SparseVec | None, stats: CollectionStats | None, points: int,
+                  k1: float) -> float:
+    """The highest BM25 score the query's terms can give (1 without a sparse part):
+    exact from the collection's statistics, else the ln(1 + N) bound per term."""
+    if sparse is None:
+        return 1.0
+    return stats.sparse_bound(sparse, k1) if stats is not None else ln_bound(sparse, points, k1)
+
+
+def _singles(store: KBStore, collection: str, sparse: SparseVec | None,
+             stats: CollectionStats | None, points: int, bound: float,
+             ids: list[str]) -> dict[str, float]:
+    """The share of each candidate's coverage that one query word gives
+    (:func:`single_word_shares`); none without a sparse part."""
+    if sparse is None:
+        return {}
+    idf = (stats.idf(sparse.indices) if stats is not None
+           else np.full(len(sparse.indices), math.log1p(max(points, 1))))
+    # rare: as the foreign-word rule counts it, a share of the largest idf the
+    # collection can give (only with its statistics: a server's idf is a guess)
+    rare = (FOREIGN.rare * math.log1p((stats.points + 0.5) / 0.5)
+            if stats is not None and stats.points > 0 else math.inf)
+    return single_word_shares(store, collection, ids, sparse, idf, bound, rare)
+
+
+def _branch_queries(dense_q: list[float] | None, sparse: SparseVec | None, limit: int,
+                    flt: Group | None) -> list[VectorQuery]:
+    """One query per branch the request has, dense first: the prefetches of both
+    hybrids, and the read step's first query."""
+    queries = [VectorQuery(DENSE, dense_q, limit, flt)] if dense_q is not None else []
+    if sparse is not None:
+        queries.append(VectorQuery(SPARSE, sparse, limit, flt))
+    return queries
+
+
 def _dense_hits(store: KBStore, collection: str, plan: QueryPlan,
                 dense_q: list[float] | None, flt: Group | None,
                 null: Null | None) -> list[Hit]:
@@ -333,10 +360,8 @@ def _dense_hits(store: KBStore, collection: str, plan: QueryPlan,
         return []
     found = store.query_batch(collection, [VectorQuery(DENSE, dense_q, plan.limit, flt,
                                                        with_payload=True)])[0]
-    if null is not None:
-        return [Hit(p.id, dense_evidence_score(null, p.score), p.payload or {})
-                for p in found]
-    return [Hit(p.id, calibrated_dense(p.score), p.payload or {}) for p in found]
+    scale = calibrated_dense if null is None else partial(dense_evidence_score, null)
+    return [Hit(p.id, scale(p.score), p.payload or {}) for p in found]
 
 
 def _sparse_hits(store: KBStore, collection: str, plan: QueryPlan, sparse: SparseVec | None,
@@ -364,15 +389,12 @@ def _engine_fusion(store: KBStore, collection: str, plan: QueryPlan,
                    dense_q: list[float] | None, sparse: SparseVec | None,
                    flt: Group | None) -> list[Hit]:
     """``rrf`` (weighted) or ``dbsf`` computed by the engine over both prefetches."""
-    prefetch = tuple(q for q in (
-        VectorQuery(DENSE, dense_q, plan.prefetch, flt) if dense_q is not None else None,
-        VectorQuery(SPARSE, sparse, plan.prefetch, flt) if sparse is not None else None)
-        if q is not None)
+    prefetch = tuple(_branch_queries(dense_q, sparse, plan.prefetch, flt))
     if not prefetch:
         return []
     if plan.fusion == "rrf":
-        weights = (plan.dense_weight, plan.sparse_weight)[:len(prefetch)] \
-            if dense_q is not None else (plan.sparse_weight,)
+        weights = tuple(plan.dense_weight if q.using == DENSE else plan.sparse_weight
+                        for q in prefetch)
         scale = sum(1.0 / (1.0 / w + plan.rrf_k - 1.0) for w in weights if w > 0) or 1.0
         query = FusionQuery(prefetch, "rrf", plan.limit, plan.rrf_k, weights, True)
     else:
@@ -398,6 +420,15 @@ class _Pool:
         sparse-only ones."""
         return [*self.cosines, *(i for i in self.coverages if i not in self.cosines)]
 
+    def caps(self, prefetch: int) -> tuple[float, float]:
+        """The highest cosine and coverage a candidate missing from a list can have: a
+        full list's last score bounds what it left out, a short list left out nothing;
+        without one of the branches its feature is 0 for every chunk."""
+        if not self.both:
+            return 0.0, 0.0
+        return (min(self.cosines.values()) if len(self.cosines) >= prefetch else 1.0,
+                min(self.coverages.values()) if len(self.coverages) >= prefetch else 0.0)
+
 
 def _standardised(store: KBStore, collection: str, plan: QueryPlan,
                   dense: NDArray[np.float32] | None, dense_q: list[float] | None,
@@ -420,10 +451,7 @@ def _standardised(store: KBStore, collection: str, plan: QueryPlan,
     query's background ``null`` (``calibrated`` only), each branch's weight is scaled by
     its :func:`reliability` for this query (from its best candidate, known after step 1),
     and small collections pool their moments with the background's."""
-    first = [q for q in (
-        VectorQuery(DENSE, dense_q, plan.prefetch, flt) if dense_q is not None else None,
-        VectorQuery(SPARSE, sparse, plan.prefetch, flt) if sparse is not None else None)
-        if q is not None]
+    first = _branch_queries(dense_q, sparse, plan.prefetch, flt)
     if not first:
         return []
     pool = _gather(store, collection, first, bound, both=dense_q is not None
@@ -439,7 +467,7 @@ def _standardised(store: KBStore, collection: str, plan: QueryPlan,
                     moments, *weights, prior=prior, reference=reference)
 
     ids = _prune(pool, plan, fused_of)
-    ids = _read(store, collection, pool, ids, first, dense_q, sparse, bound, flt)
+    ids = _read(store, collection, pool, ids, dense_q, sparse, bound, flt)
     return _calibrate(pool, ids, plan, fused_of, null, singles)
 
 
@@ -485,12 +513,7 @@ def _prune(pool: _Pool, plan: QueryPlan,
     if len(ids) <= plan.limit:
         return ids
     cosines, coverages, both = pool.cosines, pool.coverages, pool.both
-    # a full list's last score bounds what it left out, a short list left out nothing;
-    # without one of the branches its feature is 0 for every chunk
-    cos_cap = (min(cosines.values()) if len(cosines) >= plan.prefetch else 1.0) \
-        if both else 0.0
-    cov_cap = (min(coverages.values()) if len(coverages) >= plan.prefetch else 0.0) \
-        if both else 0.0
+    cos_cap, cov_cap = pool.caps(plan.prefetch)
     # one call for both bounds: worst cases first, then best cases
     bounds = fused_of([*(cosines.get(i, -1.0 if both else 0.0) for i in ids),
                        *(cosines.get(i, cos_cap) for i in ids)],
@@ -502,7 +525,7 @@ def _prune(pool: _Pool, plan: QueryPlan,
 
 
 def _read(store: KBStore, collection: str, pool: _Pool, ids: list[str],
-          first: list[VectorQuery], dense_q: list[float] | None, sparse: SparseVec | None,
+          dense_q: list[float] | None, sparse: SparseVec | None,
           bound: float, flt: Group | None) -> list[str]:
     """Step 3: one batch that reads the missing cosines of every candidate left and the
     missing coverages; both keep the request's filter. Returns the candidates found, in
@@ -510,23 +533,27 @@ def _read(store: KBStore, collection: str, pool: _Pool, ids: list[str],
     converting one from the engine's form costs more than its scores, and only the hits
     returned need theirs (:func:`~agent_search.kb._retrieval._hits.with_payloads`)."""
     kept = all_of(flt, Group(must=(HasId(tuple(ids)),)))
-    reads: list[QuerySpec] = [
-        VectorQuery(DENSE, dense_q, len(ids), kept) if dense_q is not None
-        else VectorQuery(SPARSE, first[0].vector, len(ids), kept)]
-    no_cov = tuple(i for i in ids if i not in pool.coverages) \
-        if sparse is not None and pool.both else ()
+    # the first branch (dense when there is one) reads every candidate left
+    reads: list[QuerySpec] = [_branch_queries(dense_q, sparse, len(ids), kept)[0]]
+    # with both branches, the sparse one scores those the BM25 list left out
+    no_cov = tuple(i for i in ids if i not in pool.coverages) if pool.both else ()
     if sparse is not None and no_cov:
         reads.append(VectorQuery(SPARSE, sparse, len(no_cov),
                                  all_of(flt, Group(must=(HasId(no_cov),)))))
     found = store.query_batch(collection, reads)
     pool.found = {p.id for p in found[0]}
-    if not pool.both:
-        return ids
+    return _merged(pool, ids, found, bound) if pool.both else ids
+
+
+def _merged(pool: _Pool, ids: list[str], found: list[list[Scored]],
+            bound: float) -> list[str]:
+    """The read step's scores added to the pool (the dense read first, the sparse read
+    when there was one); the candidates found, in tie order."""
     listed = [i for i in ids if i in pool.cosines]
     sparse_only = [p.id for p in found[0] if p.id not in pool.cosines]
     for p in found[0]:
         pool.cosines.setdefault(p.id, p.score)
-    for p in found[1] if no_cov else ():
+    for p in found[1] if len(found) > 1 else ():
         pool.coverages[p.id] = p.score / bound
     return [*listed, *sparse_only]
 
