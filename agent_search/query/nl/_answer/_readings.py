@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from agent_search.query.dsl import ModelSchema, RelationSchema
+from agent_search.query.nl._answer._stated import NAMES_IN_VALUES
 from agent_search.query.nl._lexicon import stem, word_spans, words_of
 from agent_search.query.nl._plan import Question
 from agent_search.query.nl._reading._schema import Candidate
@@ -43,25 +44,47 @@ def unnamed_relation(q: Question, out: dict[str, Any]) -> str | None:
         return None
     said = _question_words(q.low)
     for rel in list(_relations_used(model, out)):
-        siblings = [r for r in model.relations if r.type == rel.type
-                    and r.model.lower() == rel.model.lower() and r.name != rel.name]
-        if not siblings:
+        choice = _Choice.of(q, model, rel)
+        if choice is None or any(_said(w, said) for w in choice.own):
             continue
-        own = _distinct_words(q, model, rel)
-        others = [(r, _distinct_words(q, model, r)) for r in siblings]
-        if not own or not all(words for _, words in others):
-            continue  # a plain relation among them: the catalog's reading stands
-        if any(_said(w, said) for w in own):
-            continue
-        named = [r for r, words in others if any(_said(w, said) for w in words)]
+        named = choice.named(said)
         if len(named) == 1:
             _swap(out, rel, named[0])
             continue
-        columns = ", ".join(_column(r) for r in [rel, *siblings])
-        return (f"the question does not say which of {len(siblings) + 1} relations of "
-                f"{model.id} to {rel.model} is meant ({columns}); each gives other rows, "
-                "so none are shown")
+        return choice.reason(model)
     return None
+
+
+@dataclass(frozen=True, slots=True)
+class _Choice:
+    """A relation the query goes through (``rel``) and its siblings to the same model,
+    each with the words that tell it apart (see the module)."""
+
+    rel: RelationSchema
+    own: set[str]
+    others: list[tuple[RelationSchema, set[str]]]
+
+    @classmethod
+    def of(cls, q: Question, model: ModelSchema, rel: RelationSchema) -> _Choice | None:
+        """The choice ``rel`` is one of, or None when it has no sibling or a plain
+        relation is among them (the catalog's reading stands)."""
+        siblings = [r for r in model.relations if r.type == rel.type
+                    and r.model.lower() == rel.model.lower() and r.name != rel.name]
+        own = _distinct_words(q, model, rel)
+        others = [(r, _distinct_words(q, model, r)) for r in siblings]
+        if not siblings or not own or not all(words for _, words in others):
+            return None
+        return cls(rel, own, others)
+
+    def named(self, said: set[str]) -> list[RelationSchema]:
+        """The siblings the question names."""
+        return [r for r, words in self.others if any(_said(w, said) for w in words)]
+
+    def reason(self, model: ModelSchema) -> str:
+        columns = ", ".join(_column(r) for r in [self.rel, *(r for r, _ in self.others)])
+        return (f"the question does not say which of {len(self.others) + 1} relations of "
+                f"{model.id} to {self.rel.model} is meant ({columns}); each gives other rows, "
+                "so none are shown")
 
 
 def _swap(out: dict[str, Any], old: RelationSchema, new: RelationSchema) -> None:
@@ -96,7 +119,7 @@ def _relations_used(model: ModelSchema, out: dict[str, Any]) -> Iterator[Relatio
     """The relations of ``model`` the query goes through: a path's first step
     (``dst_ap.country``, ``count(routes)``) or a field that is a relation's own column."""
     names: set[str] = set()
-    for text in _strings(out):
+    for text in NAMES_IN_VALUES.strings(out):
         for m in _NAME.finditer(text):
             names.add(m.group(0).split(".")[0].lower())
     seen: set[str] = set()
@@ -105,21 +128,6 @@ def _relations_used(model: ModelSchema, out: dict[str, Any]) -> Iterator[Relatio
         if (rel.name.lower() in names or column.lower() in names) and rel.name not in seen:
             seen.add(rel.name)
             yield rel
-
-
-def _strings(value: Any) -> Iterator[str]:
-    """Every field, group and aggregate named in a DSL query (values excluded)."""
-    if isinstance(value, dict):
-        for key, inner in value.items():
-            if key in ("field", "aggregate") and isinstance(inner, str):
-                yield inner
-            elif key in ("group_by", "aggregates") and isinstance(inner, list):
-                yield from (x for x in inner if isinstance(x, str))
-            elif key in ("wheres", "orders", "having", "or", "and", "value"):
-                yield from _strings(inner)
-    elif isinstance(value, list):
-        for inner in value:
-            yield from _strings(inner)
 
 
 def _column(rel: RelationSchema) -> str:
@@ -179,7 +187,7 @@ def asked_elsewhere(q: Question, used: list[tuple[int, int]],
     if model is None:
         return None
     taken = [*used, *(s for spans in q.models.values() for s in spans)]
-    shown = _Shown(model, {s.rsplit(".", 1)[-1].lower() for s in _strings(out)},
+    shown = _Shown(model, {s.rsplit(".", 1)[-1].lower() for s in NAMES_IN_VALUES.strings(out)},
                    any(m.strong and m.candidate.schema.id == model.id for m in q.fields))
     by_span: dict[tuple[int, int], list[Candidate]] = {}
     for span, cand, strong in q.fields:

@@ -63,7 +63,7 @@ def retarget(q: Question, plan: Plan, draft: Draft) -> Draft | dict[str, Any]:
     rel = asked.relation
     other = q.by_id.get(rel.model.lower())
     moved = None if other is None or not other.queryable else \
-        (_to_many if rel.type == "hasMany" else _to_one)(q, draft, rel, other)
+        _MOVES.get(rel.type, _to_one)(q, draft, rel, other)
     if moved is None and rel.type == "hasMany":
         return draft  # "the composers of albums": the albums, each with its many tracks
     if other is None or moved is None:  # right or silent: the rows shown lack what is asked
@@ -85,11 +85,10 @@ def _to_one(q: Question, draft: Draft, rel: RelationSchema, other: ModelSchema) 
     back = reverse_relation(rel, q.target, other)
     if back is None:
         return None
-    wheres = [on_child(w, rel.name, back.name) for w in draft.wheres]
+    kept = _all_on_child(draft.wheres, rel, back)
     orders = [{**o, "field": _own(o["field"], rel.name) or relation_field(back.name, o["field"])}
               for o in draft.orders]
-    kept = [w for w in wheres if w is not None]
-    if len(kept) < len(wheres) or any(o["field"].count(".") > 1 for o in orders):
+    if kept is None or any(o["field"].count(".") > 1 for o in orders):
         return None  # two relations away: not ordered
     if not kept or orders:
         kept.append({"field": f"count({back.name})", "op": ">", "value": 0})
@@ -111,9 +110,21 @@ def _to_many(q: Question, draft: Draft, rel: RelationSchema,
     back = reverse_relation(rel, q.target, child)
     if back is None or not draft.wheres or draft.orders:
         return None
-    wheres = [on_child(w, rel.name, back.name) for w in draft.wheres]
-    kept = [w for w in wheres if w is not None]
-    return None if len(kept) < len(wheres) else (kept, draft.orders)
+    kept = _all_on_child(draft.wheres, rel, back)
+    return None if kept is None else (kept, draft.orders)
+
+
+def _all_on_child(wheres: list[dict[str, Any]], rel: RelationSchema,
+                  back: RelationSchema) -> list[dict[str, Any]] | None:
+    """Every condition said of the other rows (:func:`on_child`), or None when one
+    can't be."""
+    moved = [on_child(w, rel.name, back.name) for w in wheres]
+    kept = [w for w in moved if w is not None]
+    return kept if len(kept) == len(moved) else None
+
+
+_MOVES = {"hasMany": _to_many, "hasOne": _to_one}
+"""How the draft is said of the other model, by the kind of relation to it."""
 
 
 def on_child(where: dict[str, Any], forward: str | None,
