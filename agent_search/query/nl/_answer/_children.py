@@ -9,12 +9,13 @@ from __future__ import annotations
 import re
 
 from agent_search.query.dsl import NUMERIC_KINDS, TEXT_KINDS, ModelSchema, RelationSchema
-from agent_search.query.nl._lexicon import is_plural, overlaps
+from agent_search.query.nl._lexicon import is_plural
 from agent_search.query.nl._plan import Plan, Question
 from agent_search.query.nl._reading._schema import (
     FieldMention,
     Span,
     of_many,
+    overlaps_any,
     relation_field,
     reverse_relation,
     title_field,
@@ -49,6 +50,11 @@ def _answering_child(q: Question, rel: RelationSchema | None) -> Child | None:
     return None if back is None else (child, back)
 
 
+def _child_named(q: Question, mention: FieldMention | None) -> Child | None:
+    """The child (:func:`_answering_child`) whose field ``mention`` names."""
+    return None if mention is None else _answering_child(q, mention.candidate.relation)
+
+
 def _answer_on(plan: Plan, found: Child) -> None:
     """The answer is computed on the child's rows; conditions go through ``back``."""
     child, back = found
@@ -61,7 +67,7 @@ def _counted_after(q: Question, end: int) -> FieldMention | None:
     between."""
     mention = next((x for x in sorted(q.fields, key=lambda x: x.span[0])
                     if x.span[0] >= end and x.strong and of_many(x.candidate)
-                    and not any(overlaps(x.span, t) for t in q.target_spans)), None)
+                    and not overlaps_any(x.span, q.target_spans)), None)
     if mention is None:
         return None
     gap = q.low[end:mention.span[0]]
@@ -80,7 +86,7 @@ def count_of_children(q: Question, plan: Plan) -> None:
         return
     for m in HOW_MANY.finditer(q.low):
         mention = _counted_after(q, m.end())
-        found = _answering_child(q, mention.candidate.relation) if mention else None
+        found = _child_named(q, mention)
         if mention is None or found is None:
             continue
         _answer_on(plan, found)
@@ -120,7 +126,7 @@ def child_function(q: Question, plan: Plan) -> None:
         return
     for m in FN.finditer(q.low):
         mention = _numeric_after(q, m.end()) if _function_word(q, plan, m) else None
-        found = _answering_child(q, mention.candidate.relation) if mention else None
+        found = _child_named(q, mention)
         if mention is None or found is None:
             continue
         child, back = found
@@ -141,7 +147,7 @@ def child_group(q: Question, plan: Plan, before: int, span: tuple[int, int],
     counted (``count(distinct <key back>)``), the largest group first."""
     named = [x for x in q.fields if x.span[1] <= before and x.strong and plan.free(x.span)
              and of_many(x.candidate) and x.candidate.field.kind in TEXT_KINDS]
-    found = _answering_child(q, named[-1].candidate.relation) if named else None
+    found = _child_named(q, named[-1] if named else None)
     if found is None:
         return
     _answer_on(plan, found)
@@ -166,7 +172,7 @@ def _counted_names(q: Question, rel: RelationSchema, child: ModelSchema) -> list
     named += [(x.span, f"count(distinct {x.candidate.field.name})") for x in q.fields
               if x.strong and x.candidate.relation == rel and of_many(x.candidate)
               and is_plural(q.low[x.span[0]:x.span[1]])
-              and not any(overlaps(x.span, t) for t in q.target_spans)]
+              and not overlaps_any(x.span, q.target_spans)]
     # ("how many airlines": the airlines themselves, not their routes' airline codes)
     return sorted(named)
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from agent_search.language import HAN_CHAR
 from agent_search.query.nl._lexicon import STOPWORDS, overlaps, word_spans
 from agent_search.query.nl._plan import Plan, Question
-from agent_search.query.nl._reading._schema import Span
+from agent_search.query.nl._reading._schema import Span, overlaps_any
 from agent_search.query.nl._rules import _ordering as ordering
 
 _WHOLE = re.compile(r"\b(?:in|around|across|throughout)\s+the\s+(?:world|globe)\b|"
@@ -42,7 +42,7 @@ def _noise(r: _Reading, word: str, span: Span) -> bool:
 
 
 def _covered(r: _Reading, word: str, span: Span) -> bool:
-    return any(overlaps(span, s) for s in r.covered)
+    return overlaps_any(span, r.covered)
 
 
 def _linking(r: _Reading, word: str, span: Span) -> bool:

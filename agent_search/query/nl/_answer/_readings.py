@@ -28,7 +28,7 @@ from agent_search.query.dsl import ModelSchema, RelationSchema
 from agent_search.query.nl._answer._stated import NAMES_IN_VALUES
 from agent_search.query.nl._lexicon import stem, word_spans, words_of
 from agent_search.query.nl._plan import Question
-from agent_search.query.nl._reading._schema import Candidate
+from agent_search.query.nl._reading._schema import Candidate, overlaps_any
 
 _NAME = re.compile(r"[A-Za-z_][\w.]*")
 _GENERIC = frozenset({"id", "ids", "no", "num", "code", "key", "ref", "fk"})
@@ -191,7 +191,7 @@ def asked_elsewhere(q: Question, used: list[tuple[int, int]],
                    any(m.strong and m.candidate.schema.id == model.id for m in q.fields))
     by_span: dict[tuple[int, int], list[Candidate]] = {}
     for span, cand, strong in q.fields:
-        if strong and not any(_overlap(span, t) for t in taken):
+        if strong and not overlaps_any(span, taken):
             by_span.setdefault(span, []).append(cand)
     for span, cands in by_span.items():
         if all(not shown.holds(q, c) for c in cands):
@@ -218,7 +218,3 @@ class _Shown:
             self.model.field(name) is not None or q.target.field(name) is not None or \
             name.lower() in self.stated or name == rel.key or \
             (self.own_asked and rel.type == "hasOne" and cand.second is None)
-
-
-def _overlap(a: tuple[int, int], b: tuple[int, int]) -> bool:
-    return a[0] < b[1] and b[0] < a[1]

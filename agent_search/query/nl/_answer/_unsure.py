@@ -42,6 +42,7 @@ from typing import Any
 
 from agent_search.query.nl._lexicon import overlaps
 from agent_search.query.nl._plan import Plan, Question
+from agent_search.query.nl._reading._schema import overlaps_any
 
 EXTREME = re.compile(
     r"(?<!\bat )\b(?:highest|lowest|largest|smallest|biggest|greatest|fewest|least|most|"
@@ -83,7 +84,7 @@ def _said(pattern: re.Pattern[str], q: Question, plan: Plan) -> Iterator[re.Matc
     quoted = [m.span() for m in _QUOTED.finditer(q.low)]
     values = " ".join(_values(plan.wheres)).lower()
     for m in pattern.finditer(q.low):
-        if any(overlaps(m.span(), s) for s in quoted) or m.group(0).lower() in values:
+        if overlaps_any(m.span(), quoted) or m.group(0).lower() in values:
             continue
         if m.start() > 0 and q.text[m.start():m.start() + 1].isupper():
             continue
@@ -162,7 +163,7 @@ def aggregate_not_computed(q: Question, plan: Plan, grouped: bool) -> str | None
     if any(isinstance(w.get("value"), dict) for w in plan.wheres):  # "above average"
         names += plan.used  # compared with a computed value (query/nl/_computed.py)
     for m in _said(AGGREGATE_WORD, q, plan):
-        if not any(overlaps(m.span(), s) for s in names):
+        if not overlaps_any(m.span(), names):
             return (f"{m.group(0).lower()!r} is not computed (no field to compute it on "
                     "was understood); no records are shown (they are not the number "
                     "asked for)")
@@ -190,7 +191,7 @@ def function_not_computed(q: Question, plan: Plan, grouped: bool) -> str | None:
         if function in computed:
             continue
         for m in _said(pattern, q, plan):
-            if not any(overlaps(m.span(), s) for s in names):
+            if not overlaps_any(m.span(), names):
                 return (f"{m.group(0).lower()!r} asks for {function[:-1]}(), which is not "
                         "computed; no numbers are shown (they are not the ones asked for)")
     return None
@@ -234,7 +235,7 @@ def negation_not_read(q: Question, plan: Plan, grouped: bool) -> str | None:
     if _negated(plan.wheres):
         return None
     for m in _said(NEGATION, q, plan):
-        if not any(overlaps(m.span(), s) for s in plan.used):
+        if not overlaps_any(m.span(), plan.used):
             return (f"{m.group(0)!r} was not understood as a condition; no records are "
                     "shown (they would include the ones it excludes)")
     return None
@@ -301,7 +302,7 @@ def number_not_placed(q: Question, plan: Plan, grouped: bool) -> str | None:
     read |= {float(plan.limit)} if plan.limit else set()
     for m in _said(_NUMBER, q, plan):
         if float(m.group(0)) not in read and \
-                not any(overlaps(m.span(), s) for s in [*plan.used, *names]):
+                not overlaps_any(m.span(), [*plan.used, *names]):
             return (f"no records are shown: the number {m.group(0)!r} was not understood "
                     "as a condition (they would not meet it)")
     return None

@@ -54,22 +54,22 @@ def abbreviated_spans(words: Sequence[tuple[str, int, int]], name: str) -> list[
     parts = name.split()
     if len(parts) < 2:
         return []
-    out: list[Span] = []
-    for i in range(len(words) - len(parts) + 1):
-        if words[i][0][:1] != parts[0][:1]:
-            continue  # every reading starts with the same letter
-        run = words[i:i + len(parts)]
-        spelled = 0
-        for part, (word, _, _) in zip(parts, run, strict=True):
-            if _same(part, word):
-                continue
-            if part in STOPWORDS or word in STOPWORDS or not abbreviates(part, word):
-                break
-            spelled += 1
-        else:
-            if spelled:
-                out.append((run[0][1], run[-1][2]))
-    return out
+    runs = (words[i:i + len(parts)] for i in range(len(words) - len(parts) + 1)
+            if words[i][0][:1] == parts[0][:1])  # every reading starts with the same letter
+    return [(run[0][1], run[-1][2]) for run in runs if _written_out(parts, run)]
+
+
+def _written_out(parts: list[str], run: Sequence[tuple[str, int, int]]) -> bool:
+    """Each question word of ``run`` is its part of the name or the part written out (no
+    stopword either side), and one at least is written out."""
+    spelled = 0
+    for part, (word, _, _) in zip(parts, run, strict=True):
+        if _same(part, word):
+            continue
+        if part in STOPWORDS or word in STOPWORDS or not abbreviates(part, word):
+            return False
+        spelled += 1
+    return spelled > 0
 
 
 MIN_INITIALS = 3
@@ -90,15 +90,19 @@ def initials_spans(words: Sequence[tuple[str, int, int]], name: str) -> list[Spa
     for i, (first, start, _) in enumerate(words):
         if first[0] != name[0] or first in STOPWORDS:
             continue
-        for j in range(i + MIN_INITIALS - 1, min(len(words), i + 2 * len(name))):
-            run = [w for w, _, _ in words[i:j + 1]]
-            if run[-1] in STOPWORDS:
-                continue
-            every = "".join(w[0] for w in run)
-            content = "".join(w[0] for w in run if w not in STOPWORDS)
-            if name in (every, content) and name not in run:
-                out.append((start, words[j][2]))
+        out += [(start, words[j][2])
+                for j in range(i + MIN_INITIALS - 1, min(len(words), i + 2 * len(name)))
+                if _spells(name, [w for w, _, _ in words[i:j + 1]])]
     return out
+
+
+def _spells(name: str, run: list[str]) -> bool:
+    """The first letters of the words ``run``, with or without its function words, are
+    ``name`` (not itself one of them), the last word not a function word."""
+    if run[-1] in STOPWORDS or name in run:
+        return False
+    return name in ("".join(w[0] for w in run),
+                    "".join(w[0] for w in run if w not in STOPWORDS))
 
 
 

@@ -8,7 +8,7 @@ Pure functions of the schemas and the lower-cased question; no parser state.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import NamedTuple
@@ -37,6 +37,11 @@ from agent_search.query.nl._reading._units import CURRENCY_UNITS, FIELD_UNITS, M
 
 Span = tuple[int, int]
 """Start and end of a piece of the question (character offsets)."""
+
+
+def overlaps_any(span: Span, spans: Iterable[Span]) -> bool:
+    """``span`` overlaps one of ``spans`` (a piece already read, quoted or named)."""
+    return any(overlaps(span, s) for s in spans)
 
 
 def spans_outside(mentions: Mapping[str, list[Span]], inside: Sequence[Span]
@@ -87,15 +92,13 @@ class FieldMention(NamedTuple):
 def candidates(target: ModelSchema, by_id: Mapping[str, ModelSchema]) -> list[Candidate]:
     """The target's fields, those of every related model, and (two hops, hasOne only:
     track → album → artist) the fields with known values of the models those point at."""
+    related = [(rel, other) for rel in target.relations
+               if (other := by_id.get(rel.model.lower())) is not None]
     out = [Candidate(f.name, target, f, None) for f in target.fields]
-    for rel in target.relations:
-        other = by_id.get(rel.model.lower())
-        if other is not None:
-            out.extend(Candidate(relation_field(rel.name, f.name), other, f, rel)
-                       for f in other.fields)
-    for rel in target.relations:
-        other = by_id.get(rel.model.lower())
-        if other is not None and (rel.type == "hasOne" or is_link_of(other, target)):
+    out += [Candidate(relation_field(rel.name, f.name), other, f, rel)
+            for rel, other in related for f in other.fields]
+    for rel, other in related:
+        if rel.type == "hasOne" or is_link_of(other, target):
             out.extend(_second_hop(target, rel, other, by_id))
     return out
 
@@ -244,7 +247,7 @@ def _head_word_mentions(low: str, schemas: Sequence[ModelSchema],
         if sid in found or head == words_of(by_id[sid].table):
             continue
         spans = [s for form in plural_forms(head) for s in find_phrase(low, form)
-                 if not any(overlaps(s, t) for t in taken)]
+                 if not overlaps_any(s, taken)]
         if spans:
             found[sid] = sorted(set(spans))
 
@@ -331,22 +334,24 @@ def field_mentions(low: str, cands: list[Candidate]) -> list[FieldMention]:
     values only; a relation's key is not a field to name)."""
     out: list[FieldMention] = []
     words = word_spans(low)
-    for cand in cands:
-        if cand.second is not None:
-            continue
-        if cand.relation is not None and cand.relation.type == "hasOne" and \
-                cand.field.name == cand.relation.key:
-            continue
+    for cand in filter(_nameable, cands):
         label = cand.field.label or comment_name(cand.field.description)
-        for phrase, strong in sorted(_field_phrases(cand.field.name, label,
-                                                    cand.field.kind in TEMPORAL_KINDS)):
-            if phrase not in low:  # most are not: skip the call
-                continue
-            for span in find_phrase(low, phrase):
-                out.append(FieldMention(span, cand, strong))
+        out.extend(FieldMention(span, cand, strong)
+                   for phrase, strong in sorted(_field_phrases(
+                       cand.field.name, label, cand.field.kind in TEMPORAL_KINDS))
+                   if phrase in low  # most are not: skip the call
+                   for span in find_phrase(low, phrase))
         out.extend(FieldMention(span, cand, True)
                    for span in written_out(words, words_of(cand.field.name)))
     return out
+
+
+def _nameable(cand: Candidate) -> bool:
+    """A field the question may name: not two hops away (reached through its values
+    only), not the key a relation points at."""
+    rel = cand.relation
+    return cand.second is None and not (
+        rel is not None and rel.type == "hasOne" and cand.field.name == rel.key)
 
 
 @lru_cache(maxsize=4096)
