@@ -92,12 +92,20 @@ def _pieces(low: str, spans: list[Span]) -> list[tuple[str, int, int]]:
         if not inside or not HAN_CHAR.search(word) or all(
                 s[0] <= start and end <= s[1] for s in inside):
             out.append((word, start, end))
-            continue
-        at = start
-        for a, b in inside:
-            if a > at:
-                out.append((low[at:a], at, a))
-            at = max(at, b)
-        if at < end:
-            out.append((low[at:end], at, end))
+        else:
+            out += _parts_left(low, start, end, inside)
+    return out
+
+
+def _parts_left(low: str, start: int, end: int,
+                inside: list[Span]) -> list[tuple[str, int, int]]:
+    """The parts of the word ``low[start:end]`` outside the spans ``inside`` (sorted)."""
+    out = []
+    at = start
+    for a, b in inside:
+        if a > at:
+            out.append((low[at:a], at, a))
+        at = max(at, b)
+    if at < end:
+        out.append((low[at:end], at, end))
     return out

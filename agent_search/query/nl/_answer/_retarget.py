@@ -40,8 +40,7 @@ def _asked_elsewhere(q: Question, plan: Plan, draft: Draft) -> Candidate | None:
     """The field asked for, when it is one of another model's: named (strongly) before
     the subject, the subject's own fields not asked, no part of a composite key, and the
     answer not already computed, grouped or matched as text."""
-    if plan.grouped or draft.terms or not q.target_spans or \
-            plan.answer_model is not None:  # already answered on other rows
+    if not _plain_rows(q, plan, draft):
         return None
     first = q.target_spans[0][0]
     before = [m.candidate for m in q.fields if m.strong and m.span[1] <= first]
@@ -52,6 +51,13 @@ def _asked_elsewhere(q: Question, plan: Plan, draft: Draft) -> Candidate | None:
             not is_plain(asked):
         return None  # a part of a composite key (a link table's Language) is asked too
     return asked
+
+
+def _plain_rows(q: Question, plan: Plan, draft: Draft) -> bool:
+    """The answer is still the subject's rows as named: nothing grouped, matched as text
+    or already answered on other rows."""
+    return not (plan.grouped or draft.terms or not q.target_spans
+                or plan.answer_model is not None)
 
 
 def retarget(q: Question, plan: Plan, draft: Draft) -> Draft | dict[str, Any]:

@@ -536,16 +536,19 @@ def text_field_named(phrase: str, cands: list[Candidate],
     "name" also mean the model's title field."""
     phrase = phrase.strip().lower()
     own = [c for c in cands if c.relation is None and c.field.kind in TEXT_KINDS]
-    for c in own:
-        names = plural_forms(words_of(c.field.name))
-        if c.field.label:
-            names |= plural_forms(c.field.label.lower())
-        if phrase in names:
-            return c
+    called = next((c for c in own if phrase in _called(c.field)), None)
+    if called is not None:
+        return called
     title = title_field(target)
     if phrase.rstrip("s") in ("title", "name") and title:
         return next((c for c in own if c.field.name == title), None)
     return None
+
+
+def _called(field: FieldSchema) -> frozenset[str]:
+    """What a field is called: its name's words and its label, in either number."""
+    label = plural_forms(field.label.lower()) if field.label else frozenset()
+    return plural_forms(words_of(field.name)) | label
 
 
 def free_text_fields(schema: ModelSchema) -> list[str]:
