@@ -61,13 +61,18 @@ def _answer_on(plan: Plan, found: Child) -> None:
     plan.answer_model, plan.answer_relation = child.id, back.name
 
 
+def _names_a_child_field(q: Question, x: FieldMention) -> bool:
+    """``x`` names in full a field of rows the target has many of, not inside the
+    target's own name."""
+    return x.strong and of_many(x.candidate) and not overlaps_any(x.span, q.target_spans)
+
+
 def _counted_after(q: Question, end: int) -> FieldMention | None:
     """The first field of the rows the target has many of named from ``end`` on, with
     only glue words (or other fields of the same rows: "how many official languages")
     between."""
     mention = next((x for x in sorted(q.fields, key=lambda x: x.span[0])
-                    if x.span[0] >= end and x.strong and of_many(x.candidate)
-                    and not overlaps_any(x.span, q.target_spans)), None)
+                    if x.span[0] >= end and _names_a_child_field(q, x)), None)
     if mention is None:
         return None
     gap = q.low[end:mention.span[0]]
@@ -170,9 +175,8 @@ def _counted_names(q: Question, rel: RelationSchema, child: ModelSchema) -> list
     ids = [child.id] + [q.by_id[m].id for m in linked if m in q.by_id]
     named = [(s, "count") for m in ids for s in q.models.get(m, [])]
     named += [(x.span, f"count(distinct {x.candidate.field.name})") for x in q.fields
-              if x.strong and x.candidate.relation == rel and of_many(x.candidate)
-              and is_plural(q.low[x.span[0]:x.span[1]])
-              and not overlaps_any(x.span, q.target_spans)]
+              if x.candidate.relation == rel and _names_a_child_field(q, x)
+              and is_plural(q.low[x.span[0]:x.span[1]])]
     # ("how many airlines": the airlines themselves, not their routes' airline codes)
     return sorted(named)
 

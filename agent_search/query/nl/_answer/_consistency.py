@@ -142,15 +142,21 @@ def group_not_formed(query: str, text: str, queries: Sequence[Mapping[str, Any]]
     text = DISTINCT_COUNT.sub(lambda m: " " * len(m.group(0)), text)  # distinct values
     if next(_said(NUMBER_ASKED, query, text, queries), None) is None:
         return None
-    answered = {str(q.get("model", "")).lower() for q in queries}
-    starts = {a for model, spans in model_mentions(normal_form(query), schemas).items()
-              if model.lower() in answered for a, _ in spans}
+    starts = _answered_starts(query, queries, schemas)
     m = next((m for m in _said(PER_GROUP, query, text, queries)
               if not _names_answered(m, text, starts)), None)
     if m is None:
         return None
     return (f"{' '.join(m.group(0).lower().split())!r} asks for a number per group, and no "
             "group is formed; nothing is shown (one number over every row is not it)")
+
+
+def _answered_starts(query: str, queries: Sequence[Mapping[str, Any]],
+                     schemas: Sequence[ModelSchema]) -> set[int]:
+    """Where the question names a table the queries answer on."""
+    answered = {str(q.get("model", "")).lower() for q in queries}
+    return {a for model, spans in model_mentions(normal_form(query), schemas).items()
+            if model.lower() in answered for a, _ in spans}
 
 
 def _names_answered(m: re.Match[str], text: str, starts: set[int]) -> bool:

@@ -189,17 +189,24 @@ def asked_elsewhere(q: Question, used: list[tuple[int, int]],
     taken = [*used, *(s for spans in q.models.values() for s in spans)]
     shown = _Shown(model, {s.rsplit(".", 1)[-1].lower() for s in NAMES_IN_VALUES.strings(out)},
                    any(m.strong and m.candidate.schema.id == model.id for m in q.fields))
-    by_span: dict[tuple[int, int], list[Candidate]] = {}
-    for span, cand, strong in q.fields:
-        if strong and not overlaps_any(span, taken):
-            by_span.setdefault(span, []).append(cand)
-    for span, cands in by_span.items():
+    for span, cands in _named_in_full(q, taken).items():
         if all(not shown.holds(q, c) for c in cands):
             c = cands[0]
             return (f"{q.quote(span)!r} names {c.schema.id}.{c.field.name}, which the rows "
                     f"of {model.id} shown do not hold and the reading does not use; no "
                     "records are shown (they would not be what is asked)")
     return None
+
+
+def _named_in_full(q: Question, taken: list[tuple[int, int]]
+                   ) -> dict[tuple[int, int], list[Candidate]]:
+    """The fields the question names in full outside ``taken``, by the phrase naming
+    them."""
+    by_span: dict[tuple[int, int], list[Candidate]] = {}
+    for span, cand, strong in q.fields:
+        if strong and not overlaps_any(span, taken):
+            by_span.setdefault(span, []).append(cand)
+    return by_span
 
 
 @dataclass(frozen=True, slots=True)

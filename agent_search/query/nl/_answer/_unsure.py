@@ -100,12 +100,15 @@ def _conditions(wheres: list[dict[str, Any]]) -> Iterator[dict[str, Any]]:
         yield w
 
 
-def _values(wheres: list[dict[str, Any]]) -> Iterator[str]:
+def _compared(wheres: list[dict[str, Any]]) -> Iterator[Any]:
+    """Every value a condition compares with (each of a list of them)."""
     for w in _conditions(wheres):
         value = w.get("value")
-        for v in value if isinstance(value, list) else [value]:
-            if isinstance(v, str):
-                yield v
+        yield from value if isinstance(value, list) else [value]
+
+
+def _values(wheres: list[dict[str, Any]]) -> Iterator[str]:
+    return (v for v in _compared(wheres) if isinstance(v, str))
 
 
 @dataclass(frozen=True)
@@ -223,12 +226,16 @@ def possessed_not_answered(q: Question, plan: Plan, grouped: bool) -> str | None
     for m in POSSESSIVE.finditer(q.low):  # the possessor is mostly a name: no _said
         for model_id, spans in q.models.items():
             end = next((b for a, b in spans if a == m.end()), None)
-            own_field = any(f.candidate.relation is None and overlaps(f.span, (m.end(), end))
-                            for f in q.fields) if end is not None else False
-            if model_id.lower() not in answered and end is not None and not own_field:
+            if end is not None and model_id.lower() not in answered and \
+                    not _own_field_at(q, (m.end(), end)):
                 return (f"{q.text[m.start():end]!r} asks for {model_id} records, and the "
                         f"answer understood is of {plan.target.id}; no records are shown")
     return None
+
+
+def _own_field_at(q: Question, span: tuple[int, int]) -> bool:
+    """A field of the target's own is named at ``span``."""
+    return any(f.candidate.relation is None and overlaps(f.span, span) for f in q.fields)
 
 
 def negation_not_read(q: Question, plan: Plan, grouped: bool) -> str | None:
@@ -309,11 +316,8 @@ def number_not_placed(q: Question, plan: Plan, grouped: bool) -> str | None:
 
 
 def _numbers(wheres: list[dict[str, Any]]) -> Iterator[float]:
-    for w in _conditions(wheres):
-        value = w.get("value")
-        for v in value if isinstance(value, list) else [value]:
-            if isinstance(v, int | float) and not isinstance(v, bool):
-                yield float(v)
+    return (float(v) for v in _compared(wheres)
+            if isinstance(v, int | float) and not isinstance(v, bool))
 
 
 def _paths(wheres: list[dict[str, Any]]) -> Iterator[str]:
