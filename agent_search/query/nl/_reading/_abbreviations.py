@@ -82,9 +82,7 @@ def initials_spans(words: Sequence[tuple[str, int, int]], name: str) -> list[Spa
     of birth", "omim" → "online mendelian inheritance in man"): a run of words whose first
     letters spell it, with or without its function words ("gdp" → "gross domestic
     product"), starting and ending on a word that is not one."""
-    if " " in name or not (MIN_INITIALS <= len(name) <= MAX_INITIALS) or not name.isalpha():
-        return []
-    if not set(name) <= {w[0] for w, _, _ in words}:
+    if not _may_be_initials(name, words):
         return []
     out: list[Span] = []
     for i, (first, start, _) in enumerate(words):
@@ -104,6 +102,13 @@ def _spells(name: str, run: list[str]) -> bool:
     return name in ("".join(w[0] for w in run),
                     "".join(w[0] for w in run if w not in STOPWORDS))
 
+
+
+def _may_be_initials(name: str, words: Sequence[tuple[str, int, int]]) -> bool:
+    """``name`` is one word of letters, as long as initials are, each letter a word's
+    first."""
+    return " " not in name and MIN_INITIALS <= len(name) <= MAX_INITIALS and \
+        name.isalpha() and set(name) <= {w[0] for w, _, _ in words}
 
 
 def written_out(words: Sequence[tuple[str, int, int]], name: str) -> list[Span]:

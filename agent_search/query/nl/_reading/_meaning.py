@@ -362,6 +362,13 @@ def _phrases(low: str, words: list[str]) -> list[str]:
     first, then each word alone."""
     spans = sorted((m.start(), m.end(), w) for w in dict.fromkeys(words)
                    if (m := re.search(r"(?<!\w)" + re.escape(w) + r"(?!\w)", low)))
+    out = [" ".join(r) for r in _runs(low, spans) if len(r) > 1]
+    return out + [w for _, _, w in spans]
+
+
+def _runs(low: str, spans: list[tuple[int, int, str]]) -> list[list[str]]:
+    """The words of ``spans`` (in question order) in runs of words with only spaces
+    between, up to MAX_PHRASE_WORDS each."""
     runs: list[list[str]] = []
     last_end = -2
     for start, end, w in spans:
@@ -370,5 +377,4 @@ def _phrases(low: str, words: list[str]) -> list[str]:
         else:
             runs.append([w])
         last_end = end
-    out = [" ".join(r) for r in runs if len(r) > 1]
-    return out + [w for _, _, w in spans]
+    return runs

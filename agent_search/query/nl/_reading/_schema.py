@@ -221,13 +221,22 @@ def _link_tables_as_their_head(schemas: Sequence[ModelSchema],
     for schema in schemas:
         if schema.id not in found or not is_link_table(schema):
             continue
-        head = words_of(schema.table).rpartition(" ")[2]
-        heads = [r.model for r in schema.relations if r.type == "hasOne"
-                 and (other := by_id.get(r.model.lower())) is not None
-                 and plural_forms(head) & plural_forms(words_of(other.table))]
-        if len(heads) == 1 and len(words_of(schema.table).split()) > 1:
-            model = by_id[heads[0].lower()].id
+        model = _head_table(schema, by_id)
+        if model is not None:
             found[model] = sorted({*found.get(model, []), *found.pop(schema.id)})
+
+
+def _head_table(link: ModelSchema, by_id: Mapping[str, ModelSchema]) -> str | None:
+    """The one table ``link`` (a name of two words or more) links whose name is its
+    last word, or None."""
+    words = words_of(link.table)
+    head = words.rpartition(" ")[2]
+    heads = [r.model for r in link.relations if r.type == "hasOne"
+             and (other := by_id.get(r.model.lower())) is not None
+             and plural_forms(head) & plural_forms(words_of(other.table))]
+    if len(heads) != 1 or len(words.split()) <= 1:
+        return None
+    return by_id[heads[0].lower()].id
 
 
 def is_link_table(schema: ModelSchema) -> bool:
@@ -522,12 +531,15 @@ def field_for(cands: list[Candidate], wanted: str, mentions: list[FieldMention],
         return near
     own = [c for c in cands if c.relation is None and ok(c)]
     if wanted == "number":
-        return own[0] if len(own) == 1 else None
-    if own:
-        return own[0]
+        return _only(own)
     related = [c for c in cands if c.relation is not None and c.relation.type == "hasOne"
                and ok(c)]
-    return related[0] if len(related) == 1 else None
+    return own[0] if own else _only(related)
+
+
+def _only(cands: list[Candidate]) -> Candidate | None:
+    """The one candidate, or None when there are none or several."""
+    return cands[0] if len(cands) == 1 else None
 
 
 def text_field_named(phrase: str, cands: list[Candidate],
@@ -556,11 +568,19 @@ def free_text_fields(schema: ModelSchema) -> list[str]:
     composers, companies), then those with known values (on a permission-aware table
     these are the public rows' only); never keys nor permission columns."""
     keys = {r.foreign.lower() for r in schema.relations if r.type == "hasOne"}
-    fields = [f for f in schema.fields
-              if f.kind in TEXT_KINDS and not f.primary and f.name.lower() not in keys
-              and not f.name.lower().startswith("__yao_")
-              and f.name.lower() not in ("share", "deleted_at")]
+    fields = [f for f in schema.fields if f.kind in TEXT_KINDS and not f.primary
+              and not _key_or_system(f.name.lower(), keys)]
     return [f.name for f in sorted(fields, key=lambda f: bool(f.values))]
+
+
+_SYSTEM_COLUMNS = frozenset({"share", "deleted_at"})
+"""Columns the store keeps for itself (besides its ``__yao_`` ones): no text to match."""
+
+
+def _key_or_system(name: str, keys: set[str]) -> bool:
+    """``name`` (lower-cased) is a key pointing at another table, or a column the store
+    keeps for itself."""
+    return name in keys or name in _SYSTEM_COLUMNS or name.startswith("__yao_")
 
 
 def title_field(schema: ModelSchema) -> str | None:
