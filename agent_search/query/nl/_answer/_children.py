@@ -170,15 +170,20 @@ def _counted_names(q: Question, rel: RelationSchema, child: ModelSchema) -> list
     the child or as what a link table points at ("courses" of a teacher, counted as the
     teacher's rows of course_arrange), or the distinct values of its field named in the
     plural ("languages")."""
-    linked = [r.model.lower() for r in child.relations if r.type == "hasOne"
-              and r.model.lower() != q.target.id.lower()]
-    ids = [child.id] + [q.by_id[m].id for m in linked if m in q.by_id]
-    named = [(s, "count") for m in ids for s in q.models.get(m, [])]
+    named = [(s, "count") for m in _child_names(q, child) for s in q.models.get(m, [])]
     named += [(x.span, f"count(distinct {x.candidate.field.name})") for x in q.fields
               if x.candidate.relation == rel and _names_a_child_field(q, x)
               and is_plural(q.low[x.span[0]:x.span[1]])]
     # ("how many airlines": the airlines themselves, not their routes' airline codes)
     return sorted(named)
+
+
+def _child_names(q: Question, child: ModelSchema) -> list[str]:
+    """The child's id, and those of the tables it points at other than the target (when
+    it is a link table, what it links)."""
+    linked = [r.model.lower() for r in child.relations if r.type == "hasOne"
+              and r.model.lower() != q.target.id.lower()]
+    return [child.id] + [q.by_id[m].id for m in linked if m in q.by_id]
 
 
 def _count_words(q: Question, at: int) -> tuple[int, re.Match[str] | None] | None:

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from agent_search.language import HAN_CHAR
 from agent_search.query.nl._lexicon import STOPWORDS, overlaps, word_spans
 from agent_search.query.nl._plan import Plan, Question
-from agent_search.query.nl._reading._schema import Span, overlaps_any
+from agent_search.query.nl._reading._schema import Span, every_span, overlaps_any
 from agent_search.query.nl._rules import _ordering as ordering
 
 _WHOLE = re.compile(r"\b(?:in|around|across|throughout)\s+the\s+(?:world|globe)\b|"
@@ -71,7 +71,7 @@ NOT_LEFTOVER: tuple[Callable[[_Reading, str, Span], bool], ...] = (
 def leftover_words(q: Question, plan: Plan, *, fields: bool = True) -> list[str]:
     """Content words no extractor understood and no model name (nor, with ``fields``, a
     field name of the target) covers: as asked, distinct, in order."""
-    names = [s for ss in q.models.values() for s in ss]
+    names = every_span(q.models)
     covered = [*plan.used, *(m.span for m in q.fields if fields), *names,
                *(m.span() for m in _WHOLE.finditer(q.low))]
     reading = _Reading(q.low, covered, [s for s in [*plan.used, *names] if s[1] > s[0]])

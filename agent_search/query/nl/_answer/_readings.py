@@ -28,7 +28,7 @@ from agent_search.query.dsl import ModelSchema, RelationSchema
 from agent_search.query.nl._answer._stated import NAMES_IN_VALUES
 from agent_search.query.nl._lexicon import stem, word_spans, words_of
 from agent_search.query.nl._plan import Question
-from agent_search.query.nl._reading._schema import Candidate, overlaps_any
+from agent_search.query.nl._reading._schema import Candidate, every_span, overlaps_any
 
 _NAME = re.compile(r"[A-Za-z_][\w.]*")
 _GENERIC = frozenset({"id", "ids", "no", "num", "code", "key", "ref", "fk"})
@@ -137,14 +137,19 @@ def _column(rel: RelationSchema) -> str:
 def _distinct_words(q: Question, model: ModelSchema, rel: RelationSchema) -> set[str]:
     """The words of the relation's own column, less generic ones and the words (or
     abbreviations) of the models at either end."""
-    ends = {w for m in (model.id, rel.model) for w in words_of(m).split()}
-    ends |= {stem(w) for w in ends}
+    ends = _end_words(model.id, rel.model)
     out = set()
     for word in words_of(_column(rel)).split():
         word = re.sub(r"id$", "", word) if len(word) > 3 else word
         if word and word not in _GENERIC and not any(_same_word(word, e) for e in ends):
             out.add(word)
     return out
+
+
+def _end_words(*models: str) -> set[str]:
+    """The words of the models' names, and their stems."""
+    ends = {w for m in models for w in words_of(m).split()}
+    return ends | {stem(w) for w in ends}
 
 
 def _same_word(word: str, end: str) -> bool:
@@ -186,7 +191,7 @@ def asked_elsewhere(q: Question, used: list[tuple[int, int]],
     model = q.by_id.get(str(out.get("model", "")).lower())
     if model is None:
         return None
-    taken = [*used, *(s for spans in q.models.values() for s in spans)]
+    taken = [*used, *every_span(q.models)]
     shown = _Shown(model, {s.rsplit(".", 1)[-1].lower() for s in NAMES_IN_VALUES.strings(out)},
                    any(m.strong and m.candidate.schema.id == model.id for m in q.fields))
     for span, cands in _named_in_full(q, taken).items():

@@ -42,7 +42,7 @@ from typing import Any
 
 from agent_search.query.nl._lexicon import overlaps
 from agent_search.query.nl._plan import Plan, Question
-from agent_search.query.nl._reading._schema import overlaps_any
+from agent_search.query.nl._reading._schema import every_span, overlaps_any
 
 EXTREME = re.compile(
     r"(?<!\bat )\b(?:highest|lowest|largest|smallest|biggest|greatest|fewest|least|most|"
@@ -304,7 +304,7 @@ _NUMBER = re.compile(r"(?<![\w.,])\d+(?:\.\d+)?(?![\w.,]?\w)")
 def number_not_placed(q: Question, plan: Plan, grouped: bool) -> str | None:
     """A number no rule read ("teachers who teach grade 5", with no grade field on the
     teachers) is a condition lost: the records shown would not meet it."""
-    names = [m.span for m in q.fields] + [s for spans in q.models.values() for s in spans]
+    names = [m.span for m in q.fields] + every_span(q.models)
     read = {float(v) for v in _numbers([*plan.wheres, *plan.having])}
     read |= {float(plan.limit)} if plan.limit else set()
     for m in _said(_NUMBER, q, plan):

@@ -44,6 +44,11 @@ def overlaps_any(span: Span, spans: Iterable[Span]) -> bool:
     return any(overlaps(span, s) for s in spans)
 
 
+def every_span(mentions: Mapping[str, list[Span]]) -> list[Span]:
+    """The spans of ``mentions`` (spans by model), all of them in one list."""
+    return [s for spans in mentions.values() for s in spans]
+
+
 def spans_outside(mentions: Mapping[str, list[Span]], inside: Sequence[Span]
                   ) -> dict[str, list[Span]]:
     """``mentions`` (spans by model) without the spans that lie within a longer span of
@@ -251,7 +256,7 @@ def _head_word_mentions(low: str, schemas: Sequence[ModelSchema],
     "players" for a table ``poker_player``) when it is not already named in full: the
     question's shorthand for the one model it can mean."""
     by_id = {schema.id: schema for schema in schemas}
-    taken = [s for spans in found.values() for s in spans]
+    taken = every_span(found)
     for head, sid in _shorthands(schemas).items():
         if sid in found or head == words_of(by_id[sid].table):
             continue
