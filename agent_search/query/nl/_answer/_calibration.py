@@ -106,10 +106,10 @@ _SAID: dict[str, Any] = {
 
 
 def _fields(node: Any) -> list[str]:
-    """Every field name a where, order, group or aggregate states."""
+    """Every field name a where, order, group or aggregate states (a string anywhere in
+    it but a compared value: a condition's ``field`` among them)."""
     if isinstance(node, Mapping):
-        own = [str(node["field"])] if isinstance(node.get("field"), str) else []
-        return own + [f for k, v in node.items() if k != "value" for f in _fields(v)]
+        return [f for k, v in node.items() if k != "value" for f in _fields(v)]
     if isinstance(node, list):
         return [f for v in node for f in _fields(v)]
     return [node] if isinstance(node, str) else []

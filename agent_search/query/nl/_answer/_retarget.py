@@ -42,8 +42,7 @@ def _asked_elsewhere(q: Question, plan: Plan, draft: Draft) -> Candidate | None:
     answer not already computed, grouped or matched as text."""
     if not _plain_rows(q, plan, draft):
         return None
-    first = q.target_spans[0][0]
-    before = [m.candidate for m in q.fields if m.strong and m.span[1] <= first]
+    before = _named_before_subject(q)
     if not before or any(c.relation is None for c in before):
         return None
     asked = before[0]
@@ -51,6 +50,12 @@ def _asked_elsewhere(q: Question, plan: Plan, draft: Draft) -> Candidate | None:
             not is_plain(asked):
         return None  # a part of a composite key (a link table's Language) is asked too
     return asked
+
+
+def _named_before_subject(q: Question) -> list[Candidate]:
+    """The fields named in full before the subject is first named."""
+    first = q.target_spans[0][0]
+    return [m.candidate for m in q.fields if m.strong and m.span[1] <= first]
 
 
 def _plain_rows(q: Question, plan: Plan, draft: Draft) -> bool:
