@@ -159,8 +159,7 @@ def child_group(q: Question, plan: Plan, before: int, span: tuple[int, int],
     counted = f"count(distinct {found[1].foreign})"  # target rows, not rows of the child
     add_group(q, plan, named[-1].candidate.field.name, span, why.strip())
     plan.aggregates.insert(0, counted)
-    plan.aggregate_orders.append({"field": counted, "order": direction})
-    plan.limit = plan.limit or 1
+    _ranked(plan, counted, direction)
     plan.used.append(named[-1].span)
 
 
@@ -176,6 +175,13 @@ def _counted_names(q: Question, rel: RelationSchema, child: ModelSchema) -> list
               and is_plural(q.low[x.span[0]:x.span[1]])]
     # ("how many airlines": the airlines themselves, not their routes' airline codes)
     return sorted(named)
+
+
+def _ranked(plan: Plan, counted: str, direction: str) -> None:
+    """Groups ordered by ``counted`` in ``direction``, the first shown unless a number
+    of them is asked."""
+    plan.aggregate_orders.append({"field": counted, "order": direction})
+    plan.limit = plan.limit or 1
 
 
 def _child_names(q: Question, child: ModelSchema) -> list[str]:
@@ -219,9 +225,7 @@ def per_target(q: Question, plan: Plan) -> None:
             plan.group_by.extend([found[1].foreign, relation_field(found[1].name, title)])
             plan.aggregates.append(counted)
             if most is not None:
-                plan.aggregate_orders.append(
-                    {"field": counted, "order": "desc" if most.group("most") else "asc"})
-                plan.limit = plan.limit or 1
+                _ranked(plan, counted, "desc" if most.group("most") else "asc")
             plan.notes.append(f"{found[0].id} counted per {q.target.id} "
                               f"(\"{q.quote((start, span[1]))}\")")
             plan.evidence += 1.0
