@@ -286,16 +286,22 @@ def one_row_not_said(q: Question, plan: Plan, grouped: bool) -> str | None:
     """Conditions on two fields of the rows the target has many of ("both English and
     French are official languages": ``Language`` and ``IsOfficial``) are each met by any
     one of those rows, not by the same row, as the question means."""
-    fields: dict[str, set[str]] = {}
-    for path in _paths(plan.wheres):
-        rel = q.target.relation(path.split(".", 1)[0]) if "." in path else None
-        if rel is not None and rel.type == "hasMany":
-            fields.setdefault(rel.name, set()).add(path)
+    fields = _child_paths(q, plan)
     rel_name = next((r for r, paths in fields.items() if len(paths) > 1), None)
     if rel_name is None or plan.answer_model is not None:
         return None
     return (f"conditions on {' and '.join(sorted(fields[rel_name]))} would each be met by "
             f"any one of the {rel_name}, not by the same one; no records are shown")
+
+
+def _child_paths(q: Question, plan: Plan) -> dict[str, set[str]]:
+    """The conditions' fields of rows the target has many of, by the relation to them."""
+    fields: dict[str, set[str]] = {}
+    for path in _paths(plan.wheres):
+        rel = q.target.relation(path.split(".", 1)[0]) if "." in path else None
+        if rel is not None and rel.type == "hasMany":
+            fields.setdefault(rel.name, set()).add(path)
+    return fields
 
 
 _NUMBER = re.compile(r"(?<![\w.,])\d+(?:\.\d+)?(?![\w.,]?\w)")

@@ -34,8 +34,16 @@ def abbreviates(short: str, word: str) -> bool:
     same first letter and consonants only after it, in order ("dst" → "destination")."""
     if not (len(short) >= 2 and len(word) >= len(short) + MIN_GAIN) or short[0] != word[0]:
         return False
-    if 3 <= len(short) <= MAX_PREFIX and word.startswith(short):
-        return True
+    return _start_of(short, word) or _consonants_of(short, word)
+
+
+def _start_of(short: str, word: str) -> bool:
+    """``short`` (three letters to :data:`MAX_PREFIX`) starts ``word``."""
+    return 3 <= len(short) <= MAX_PREFIX and word.startswith(short)
+
+
+def _consonants_of(short: str, word: str) -> bool:
+    """``short``'s letters after the first are consonants of ``word``'s rest, in order."""
     if any(ch in _VOWELS for ch in short[1:]) or not short.isalpha():
         return False
     rest = iter(word[1:])
