@@ -32,7 +32,7 @@ from typing import Any
 
 from agent_search.language import normal_form
 from agent_search.query.dsl import ModelSchema
-from agent_search.query.nl._answer._consistency import unaccounted
+from agent_search.query.nl._answer._consistency import queries_of, unaccounted
 from agent_search.query.nl._plan import NOTHING_CONFIDENCE
 from agent_search.query.nl._reading._schema import model_mentions
 
@@ -105,17 +105,11 @@ _SAID: dict[str, Any] = {
 }
 
 
-def _queries(out: Mapping[str, Any]) -> list[Mapping[str, Any]]:
-    if "queries" in out:
-        return [q for q in out["queries"] if isinstance(q, Mapping)]
-    return [out] if "model" in out else []
-
-
 def _fields(node: Any) -> list[str]:
-    """Every field name a where, order, group or aggregate states."""
+    """Every field name a where, order, group or aggregate states (a string anywhere in
+    it but a compared value: a condition's ``field`` among them)."""
     if isinstance(node, Mapping):
-        own = [str(node["field"])] if isinstance(node.get("field"), str) else []
-        return own + [f for k, v in node.items() if k != "value" for f in _fields(v)]
+        return [f for k, v in node.items() if k != "value" for f in _fields(v)]
     if isinstance(node, list):
         return [f for v in node for f in _fields(v)]
     return [node] if isinstance(node, str) else []
@@ -131,31 +125,34 @@ def features(query: str, out: Mapping[str, Any], leftover: Sequence[str],
              similarity: float | None, schemas: Sequence[ModelSchema]) -> dict[str, float]:
     """The features of the reading ``out`` of ``query``: ``leftover`` are the words it did
     not use, ``similarity`` the lowest of the names it read by meaning (None: none)."""
-    queries = _queries(out)
+    queries = queries_of(out)
     low = normal_form(query)
     content = max(1, content_count(query))
-    grouped = any(q.get("group_by") or q.get("aggregates") for q in queries)
-    wheres = sum(len(q.get("wheres") or []) for q in queries)
+    grouped = _stated(queries, "group_by", "aggregates")
+    counted = _stated(queries, "total_asked")
     stated = [f for q in queries for k in ("wheres", "group_by", "aggregates")
               for f in _fields(q.get(k))]
     named = model_mentions(low, schemas)
-    unnamed = any(not named.get(str(q.get("model", ""))) for q in queries)
     asks_number = bool(_AGGREGATE_WORDS.search(low))
-    computed = grouped or any(q.get("total_asked") for q in queries)
     return {
         "bias": 1.0,
         "confidence": float(out.get("confidence", 1.0)),
         "left_over": min(1.0, len(leftover) / content),
         "by_meaning": 0.0 if similarity is None else max(0.0, 1.0 - similarity),
-        "text_match": float(any(q.get("terms") for q in queries)),
+        "text_match": float(_stated(queries, "terms")),
         "fallback": float(bool(out.get("fallback"))),
         "grouped": float(grouped),
-        "counted": float(any(q.get("total_asked") for q in queries)),
-        "conditions": min(wheres, 4) / 4,
+        "counted": float(counted),
+        "conditions": min(sum(len(q.get("wheres") or []) for q in queries), 4) / 4,
         "across": float(any("." in f for f in stated)),
-        "unnamed": float(unnamed),
-        "shape": float(asks_number != computed),
+        "unnamed": float(any(not named.get(str(q.get("model", ""))) for q in queries)),
+        "shape": float(asks_number != (grouped or counted)),
     }
+
+
+def _stated(queries: Sequence[Mapping[str, Any]], *keys: str) -> bool:
+    """Some query states one of ``keys`` (a non-empty value)."""
+    return any(q.get(k) for q in queries for k in keys)
 
 
 def kind_of(x: Mapping[str, float]) -> str:
@@ -189,7 +186,7 @@ def gated(out: dict[str, Any], assessment: Assessment,
     floor of its kind in :data:`THRESHOLDS`) or its shape not the one the words ask for
     (whatever the floor) — nothing searched and a warning saying why: rows of a reading
     that does not account for the question are worse than none."""
-    if not _queries(out):
+    if not queries_of(out):
         return out
     if assessment.unaccounted is not None:
         return _silent(out, assessment.unaccounted)

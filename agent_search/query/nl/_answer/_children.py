@@ -9,12 +9,13 @@ from __future__ import annotations
 import re
 
 from agent_search.query.dsl import NUMERIC_KINDS, TEXT_KINDS, ModelSchema, RelationSchema
-from agent_search.query.nl._lexicon import is_plural, overlaps
+from agent_search.query.nl._lexicon import is_plural
 from agent_search.query.nl._plan import Plan, Question
 from agent_search.query.nl._reading._schema import (
     FieldMention,
     Span,
     of_many,
+    overlaps_any,
     relation_field,
     reverse_relation,
     title_field,
@@ -49,10 +50,21 @@ def _answering_child(q: Question, rel: RelationSchema | None) -> Child | None:
     return None if back is None else (child, back)
 
 
+def _child_named(q: Question, mention: FieldMention | None) -> Child | None:
+    """The child (:func:`_answering_child`) whose field ``mention`` names."""
+    return None if mention is None else _answering_child(q, mention.candidate.relation)
+
+
 def _answer_on(plan: Plan, found: Child) -> None:
     """The answer is computed on the child's rows; conditions go through ``back``."""
     child, back = found
     plan.answer_model, plan.answer_relation = child.id, back.name
+
+
+def _names_a_child_field(q: Question, x: FieldMention) -> bool:
+    """``x`` names in full a field of rows the target has many of, not inside the
+    target's own name."""
+    return x.strong and of_many(x.candidate) and not overlaps_any(x.span, q.target_spans)
 
 
 def _counted_after(q: Question, end: int) -> FieldMention | None:
@@ -60,8 +72,7 @@ def _counted_after(q: Question, end: int) -> FieldMention | None:
     only glue words (or other fields of the same rows: "how many official languages")
     between."""
     mention = next((x for x in sorted(q.fields, key=lambda x: x.span[0])
-                    if x.span[0] >= end and x.strong and of_many(x.candidate)
-                    and not any(overlaps(x.span, t) for t in q.target_spans)), None)
+                    if x.span[0] >= end and _names_a_child_field(q, x)), None)
     if mention is None:
         return None
     gap = q.low[end:mention.span[0]]
@@ -80,7 +91,7 @@ def count_of_children(q: Question, plan: Plan) -> None:
         return
     for m in HOW_MANY.finditer(q.low):
         mention = _counted_after(q, m.end())
-        found = _answering_child(q, mention.candidate.relation) if mention else None
+        found = _child_named(q, mention)
         if mention is None or found is None:
             continue
         _answer_on(plan, found)
@@ -120,7 +131,7 @@ def child_function(q: Question, plan: Plan) -> None:
         return
     for m in FN.finditer(q.low):
         mention = _numeric_after(q, m.end()) if _function_word(q, plan, m) else None
-        found = _answering_child(q, mention.candidate.relation) if mention else None
+        found = _child_named(q, mention)
         if mention is None or found is None:
             continue
         child, back = found
@@ -141,15 +152,14 @@ def child_group(q: Question, plan: Plan, before: int, span: tuple[int, int],
     counted (``count(distinct <key back>)``), the largest group first."""
     named = [x for x in q.fields if x.span[1] <= before and x.strong and plan.free(x.span)
              and of_many(x.candidate) and x.candidate.field.kind in TEXT_KINDS]
-    found = _answering_child(q, named[-1].candidate.relation) if named else None
+    found = _child_named(q, named[-1] if named else None)
     if found is None:
         return
     _answer_on(plan, found)
     counted = f"count(distinct {found[1].foreign})"  # target rows, not rows of the child
     add_group(q, plan, named[-1].candidate.field.name, span, why.strip())
     plan.aggregates.insert(0, counted)
-    plan.aggregate_orders.append({"field": counted, "order": direction})
-    plan.limit = plan.limit or 1
+    _ranked(plan, counted, direction)
     plan.used.append(named[-1].span)
 
 
@@ -159,16 +169,27 @@ def _counted_names(q: Question, rel: RelationSchema, child: ModelSchema) -> list
     the child or as what a link table points at ("courses" of a teacher, counted as the
     teacher's rows of course_arrange), or the distinct values of its field named in the
     plural ("languages")."""
-    linked = [r.model.lower() for r in child.relations if r.type == "hasOne"
-              and r.model.lower() != q.target.id.lower()]
-    ids = [child.id] + [q.by_id[m].id for m in linked if m in q.by_id]
-    named = [(s, "count") for m in ids for s in q.models.get(m, [])]
+    named = [(s, "count") for m in _child_names(q, child) for s in q.models.get(m, [])]
     named += [(x.span, f"count(distinct {x.candidate.field.name})") for x in q.fields
-              if x.strong and x.candidate.relation == rel and of_many(x.candidate)
-              and is_plural(q.low[x.span[0]:x.span[1]])
-              and not any(overlaps(x.span, t) for t in q.target_spans)]
+              if x.candidate.relation == rel and _names_a_child_field(q, x)
+              and is_plural(q.low[x.span[0]:x.span[1]])]
     # ("how many airlines": the airlines themselves, not their routes' airline codes)
     return sorted(named)
+
+
+def _ranked(plan: Plan, counted: str, direction: str) -> None:
+    """Groups ordered by ``counted`` in ``direction``, the first shown unless a number
+    of them is asked."""
+    plan.aggregate_orders.append({"field": counted, "order": direction})
+    plan.limit = plan.limit or 1
+
+
+def _child_names(q: Question, child: ModelSchema) -> list[str]:
+    """The child's id, and those of the tables it points at other than the target (when
+    it is a link table, what it links)."""
+    linked = [r.model.lower() for r in child.relations if r.type == "hasOne"
+              and r.model.lower() != q.target.id.lower()]
+    return [child.id] + [q.by_id[m].id for m in linked if m in q.by_id]
 
 
 def _count_words(q: Question, at: int) -> tuple[int, re.Match[str] | None] | None:
@@ -204,9 +225,7 @@ def per_target(q: Question, plan: Plan) -> None:
             plan.group_by.extend([found[1].foreign, relation_field(found[1].name, title)])
             plan.aggregates.append(counted)
             if most is not None:
-                plan.aggregate_orders.append(
-                    {"field": counted, "order": "desc" if most.group("most") else "asc"})
-                plan.limit = plan.limit or 1
+                _ranked(plan, counted, "desc" if most.group("most") else "asc")
             plan.notes.append(f"{found[0].id} counted per {q.target.id} "
                               f"(\"{q.quote((start, span[1]))}\")")
             plan.evidence += 1.0

@@ -30,6 +30,7 @@ from typing import Any
 
 from agent_search.language import HAN_CHAR, normal_form
 from agent_search.query.dsl import ModelSchema
+from agent_search.query.nl._answer._stated import NAMES, VALUES
 from agent_search.query.nl._answer._unsure import DISTINCT_COUNT, EXTREME
 from agent_search.query.nl._lexicon import words_of
 from agent_search.query.nl._reading._schema import model_mentions
@@ -62,7 +63,7 @@ def unaccounted(query: str, out: Mapping[str, Any],
                 schemas: Sequence[ModelSchema]) -> str | None:
     """The first reason (of :data:`CHECKS`) the reading ``out`` of ``query`` does not have
     the shape its words ask for, or None (also for a reading that searches nothing)."""
-    queries = _queries(out)
+    queries = queries_of(out)
     if not queries or HAN_CHAR.search(query):
         return None
     text = _outside_quotes(query)
@@ -73,7 +74,8 @@ def unaccounted(query: str, out: Mapping[str, Any],
     return None
 
 
-def _queries(out: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+def queries_of(out: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """The DSL queries of a reading: its ``queries``, or the reading itself."""
     if "queries" in out:
         return [q for q in out["queries"] if isinstance(q, Mapping)]
     return [out] if "model" in out else []
@@ -88,43 +90,13 @@ def _said(pattern: re.Pattern[str], query: str, text: str,
           queries: Sequence[Mapping[str, Any]]) -> Iterator[re.Match[str]]:
     """Matches of ``pattern`` outside quotes, not written as a name (capitalised
     mid-sentence: "Greatest Hits") and not inside a value a condition compares with."""
-    values = " ".join(_values(queries)).lower()
+    values = " ".join(VALUES.strings(queries)).lower()
     for m in pattern.finditer(text.lower()):
         if m.start() > 0 and query[m.start()].isupper():
             continue
         if m.group(0).lower() in values:
             continue
         yield m
-
-
-def _values(node: Any) -> Iterator[str]:
-    """Every string a condition compares with."""
-    if isinstance(node, Mapping):
-        for key, inner in node.items():
-            if key == "value" and isinstance(inner, str):
-                yield inner
-            elif key == "value" and isinstance(inner, list):
-                yield from (v for v in inner if isinstance(v, str))
-            elif key in ("wheres", "having", "or", "and"):
-                yield from _values(inner)
-    elif isinstance(node, list | tuple):
-        for inner in node:
-            yield from _values(inner)
-
-
-def _names(node: Any) -> Iterator[str]:
-    """Every field, aggregate and group a query states (values excluded)."""
-    if isinstance(node, Mapping):
-        for key, inner in node.items():
-            if key in ("field", "aggregate") and isinstance(inner, str):
-                yield inner
-            elif key in ("group_by", "aggregates") and isinstance(inner, list):
-                yield from (x for x in inner if isinstance(x, str))
-            elif key in ("wheres", "orders", "having", "or", "and"):
-                yield from _names(inner)
-    elif isinstance(node, list | tuple):
-        for inner in node:
-            yield from _names(inner)
 
 
 def _field_words(schemas: Sequence[ModelSchema]) -> set[str]:
@@ -153,7 +125,7 @@ def count_uncounted(query: str, text: str, queries: Sequence[Mapping[str, Any]],
     """A count asked, nothing counted (see the module)."""
     for q in queries:
         if q.get("total_asked") or any("count" in n.lower() or _COUNTED_WORDS & set(
-                words_of(n).split()) for n in _names(q)):
+                words_of(n).split()) for n in NAMES.strings(q)):
             return None
     m = next(_said(COUNT_ASKED, query, text, queries), None)
     if m is None:
@@ -170,15 +142,21 @@ def group_not_formed(query: str, text: str, queries: Sequence[Mapping[str, Any]]
     text = DISTINCT_COUNT.sub(lambda m: " " * len(m.group(0)), text)  # distinct values
     if next(_said(NUMBER_ASKED, query, text, queries), None) is None:
         return None
-    answered = {str(q.get("model", "")).lower() for q in queries}
-    starts = {a for model, spans in model_mentions(normal_form(query), schemas).items()
-              if model.lower() in answered for a, _ in spans}
+    starts = _answered_starts(query, queries, schemas)
     m = next((m for m in _said(PER_GROUP, query, text, queries)
               if not _names_answered(m, text, starts)), None)
     if m is None:
         return None
     return (f"{' '.join(m.group(0).lower().split())!r} asks for a number per group, and no "
             "group is formed; nothing is shown (one number over every row is not it)")
+
+
+def _answered_starts(query: str, queries: Sequence[Mapping[str, Any]],
+                     schemas: Sequence[ModelSchema]) -> set[int]:
+    """Where the question names a table the queries answer on."""
+    answered = {str(q.get("model", "")).lower() for q in queries}
+    return {a for model, spans in model_mentions(normal_form(query), schemas).items()
+            if model.lower() in answered for a, _ in spans}
 
 
 def _names_answered(m: re.Match[str], text: str, starts: set[int]) -> bool:

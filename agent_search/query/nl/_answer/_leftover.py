@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from agent_search.language import HAN_CHAR
 from agent_search.query.nl._lexicon import STOPWORDS, overlaps, word_spans
 from agent_search.query.nl._plan import Plan, Question
-from agent_search.query.nl._reading._schema import Span
+from agent_search.query.nl._reading._schema import Span, every_span, overlaps_any
 from agent_search.query.nl._rules import _ordering as ordering
 
 _WHOLE = re.compile(r"\b(?:in|around|across|throughout)\s+the\s+(?:world|globe)\b|"
@@ -42,7 +42,7 @@ def _noise(r: _Reading, word: str, span: Span) -> bool:
 
 
 def _covered(r: _Reading, word: str, span: Span) -> bool:
-    return any(overlaps(span, s) for s in r.covered)
+    return overlaps_any(span, r.covered)
 
 
 def _linking(r: _Reading, word: str, span: Span) -> bool:
@@ -71,7 +71,7 @@ NOT_LEFTOVER: tuple[Callable[[_Reading, str, Span], bool], ...] = (
 def leftover_words(q: Question, plan: Plan, *, fields: bool = True) -> list[str]:
     """Content words no extractor understood and no model name (nor, with ``fields``, a
     field name of the target) covers: as asked, distinct, in order."""
-    names = [s for ss in q.models.values() for s in ss]
+    names = every_span(q.models)
     covered = [*plan.used, *(m.span for m in q.fields if fields), *names,
                *(m.span() for m in _WHOLE.finditer(q.low))]
     reading = _Reading(q.low, covered, [s for s in [*plan.used, *names] if s[1] > s[0]])
@@ -92,12 +92,20 @@ def _pieces(low: str, spans: list[Span]) -> list[tuple[str, int, int]]:
         if not inside or not HAN_CHAR.search(word) or all(
                 s[0] <= start and end <= s[1] for s in inside):
             out.append((word, start, end))
-            continue
-        at = start
-        for a, b in inside:
-            if a > at:
-                out.append((low[at:a], at, a))
-            at = max(at, b)
-        if at < end:
-            out.append((low[at:end], at, end))
+        else:
+            out += _parts_left(low, start, end, inside)
+    return out
+
+
+def _parts_left(low: str, start: int, end: int,
+                inside: list[Span]) -> list[tuple[str, int, int]]:
+    """The parts of the word ``low[start:end]`` outside the spans ``inside`` (sorted)."""
+    out = []
+    at = start
+    for a, b in inside:
+        if a > at:
+            out.append((low[at:a], at, a))
+        at = max(at, b)
+    if at < end:
+        out.append((low[at:end], at, end))
     return out

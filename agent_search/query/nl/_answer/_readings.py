@@ -25,9 +25,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from agent_search.query.dsl import ModelSchema, RelationSchema
+from agent_search.query.nl._answer._stated import NAMES_IN_VALUES
 from agent_search.query.nl._lexicon import stem, word_spans, words_of
 from agent_search.query.nl._plan import Question
-from agent_search.query.nl._reading._schema import Candidate
+from agent_search.query.nl._reading._schema import Candidate, every_span, overlaps_any
 
 _NAME = re.compile(r"[A-Za-z_][\w.]*")
 _GENERIC = frozenset({"id", "ids", "no", "num", "code", "key", "ref", "fk"})
@@ -43,25 +44,47 @@ def unnamed_relation(q: Question, out: dict[str, Any]) -> str | None:
         return None
     said = _question_words(q.low)
     for rel in list(_relations_used(model, out)):
-        siblings = [r for r in model.relations if r.type == rel.type
-                    and r.model.lower() == rel.model.lower() and r.name != rel.name]
-        if not siblings:
+        choice = _Choice.of(q, model, rel)
+        if choice is None or any(_said(w, said) for w in choice.own):
             continue
-        own = _distinct_words(q, model, rel)
-        others = [(r, _distinct_words(q, model, r)) for r in siblings]
-        if not own or not all(words for _, words in others):
-            continue  # a plain relation among them: the catalog's reading stands
-        if any(_said(w, said) for w in own):
-            continue
-        named = [r for r, words in others if any(_said(w, said) for w in words)]
+        named = choice.named(said)
         if len(named) == 1:
             _swap(out, rel, named[0])
             continue
-        columns = ", ".join(_column(r) for r in [rel, *siblings])
-        return (f"the question does not say which of {len(siblings) + 1} relations of "
-                f"{model.id} to {rel.model} is meant ({columns}); each gives other rows, "
-                "so none are shown")
+        return choice.reason(model)
     return None
+
+
+@dataclass(frozen=True, slots=True)
+class _Choice:
+    """A relation the query goes through (``rel``) and its siblings to the same model,
+    each with the words that tell it apart (see the module)."""
+
+    rel: RelationSchema
+    own: set[str]
+    others: list[tuple[RelationSchema, set[str]]]
+
+    @classmethod
+    def of(cls, q: Question, model: ModelSchema, rel: RelationSchema) -> _Choice | None:
+        """The choice ``rel`` is one of, or None when it has no sibling or a plain
+        relation is among them (the catalog's reading stands)."""
+        siblings = [r for r in model.relations if r.type == rel.type
+                    and r.model.lower() == rel.model.lower() and r.name != rel.name]
+        own = _distinct_words(q, model, rel)
+        others = [(r, _distinct_words(q, model, r)) for r in siblings]
+        if not siblings or not own or not all(words for _, words in others):
+            return None
+        return cls(rel, own, others)
+
+    def named(self, said: set[str]) -> list[RelationSchema]:
+        """The siblings the question names."""
+        return [r for r, words in self.others if any(_said(w, said) for w in words)]
+
+    def reason(self, model: ModelSchema) -> str:
+        columns = ", ".join(_column(r) for r in [self.rel, *(r for r, _ in self.others)])
+        return (f"the question does not say which of {len(self.others) + 1} relations of "
+                f"{model.id} to {self.rel.model} is meant ({columns}); each gives other rows, "
+                "so none are shown")
 
 
 def _swap(out: dict[str, Any], old: RelationSchema, new: RelationSchema) -> None:
@@ -96,7 +119,7 @@ def _relations_used(model: ModelSchema, out: dict[str, Any]) -> Iterator[Relatio
     """The relations of ``model`` the query goes through: a path's first step
     (``dst_ap.country``, ``count(routes)``) or a field that is a relation's own column."""
     names: set[str] = set()
-    for text in _strings(out):
+    for text in NAMES_IN_VALUES.strings(out):
         for m in _NAME.finditer(text):
             names.add(m.group(0).split(".")[0].lower())
     seen: set[str] = set()
@@ -107,21 +130,6 @@ def _relations_used(model: ModelSchema, out: dict[str, Any]) -> Iterator[Relatio
             yield rel
 
 
-def _strings(value: Any) -> Iterator[str]:
-    """Every field, group and aggregate named in a DSL query (values excluded)."""
-    if isinstance(value, dict):
-        for key, inner in value.items():
-            if key in ("field", "aggregate") and isinstance(inner, str):
-                yield inner
-            elif key in ("group_by", "aggregates") and isinstance(inner, list):
-                yield from (x for x in inner if isinstance(x, str))
-            elif key in ("wheres", "orders", "having", "or", "and", "value"):
-                yield from _strings(inner)
-    elif isinstance(value, list):
-        for inner in value:
-            yield from _strings(inner)
-
-
 def _column(rel: RelationSchema) -> str:
     return rel.foreign if rel.type == "hasOne" else rel.key
 
@@ -129,14 +137,19 @@ def _column(rel: RelationSchema) -> str:
 def _distinct_words(q: Question, model: ModelSchema, rel: RelationSchema) -> set[str]:
     """The words of the relation's own column, less generic ones and the words (or
     abbreviations) of the models at either end."""
-    ends = {w for m in (model.id, rel.model) for w in words_of(m).split()}
-    ends |= {stem(w) for w in ends}
+    ends = _end_words(model.id, rel.model)
     out = set()
     for word in words_of(_column(rel)).split():
         word = re.sub(r"id$", "", word) if len(word) > 3 else word
         if word and word not in _GENERIC and not any(_same_word(word, e) for e in ends):
             out.add(word)
     return out
+
+
+def _end_words(*models: str) -> set[str]:
+    """The words of the models' names, and their stems."""
+    ends = {w for m in models for w in words_of(m).split()}
+    return ends | {stem(w) for w in ends}
 
 
 def _same_word(word: str, end: str) -> bool:
@@ -178,20 +191,27 @@ def asked_elsewhere(q: Question, used: list[tuple[int, int]],
     model = q.by_id.get(str(out.get("model", "")).lower())
     if model is None:
         return None
-    taken = [*used, *(s for spans in q.models.values() for s in spans)]
-    shown = _Shown(model, {s.rsplit(".", 1)[-1].lower() for s in _strings(out)},
+    taken = [*used, *every_span(q.models)]
+    shown = _Shown(model, {s.rsplit(".", 1)[-1].lower() for s in NAMES_IN_VALUES.strings(out)},
                    any(m.strong and m.candidate.schema.id == model.id for m in q.fields))
-    by_span: dict[tuple[int, int], list[Candidate]] = {}
-    for span, cand, strong in q.fields:
-        if strong and not any(_overlap(span, t) for t in taken):
-            by_span.setdefault(span, []).append(cand)
-    for span, cands in by_span.items():
+    for span, cands in _named_in_full(q, taken).items():
         if all(not shown.holds(q, c) for c in cands):
             c = cands[0]
             return (f"{q.quote(span)!r} names {c.schema.id}.{c.field.name}, which the rows "
                     f"of {model.id} shown do not hold and the reading does not use; no "
                     "records are shown (they would not be what is asked)")
     return None
+
+
+def _named_in_full(q: Question, taken: list[tuple[int, int]]
+                   ) -> dict[tuple[int, int], list[Candidate]]:
+    """The fields the question names in full outside ``taken``, by the phrase naming
+    them."""
+    by_span: dict[tuple[int, int], list[Candidate]] = {}
+    for span, cand, strong in q.fields:
+        if strong and not overlaps_any(span, taken):
+            by_span.setdefault(span, []).append(cand)
+    return by_span
 
 
 @dataclass(frozen=True, slots=True)
@@ -210,7 +230,3 @@ class _Shown:
             self.model.field(name) is not None or q.target.field(name) is not None or \
             name.lower() in self.stated or name == rel.key or \
             (self.own_asked and rel.type == "hasOne" and cand.second is None)
-
-
-def _overlap(a: tuple[int, int], b: tuple[int, int]) -> bool:
-    return a[0] < b[1] and b[0] < a[1]

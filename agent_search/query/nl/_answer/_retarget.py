@@ -40,11 +40,9 @@ def _asked_elsewhere(q: Question, plan: Plan, draft: Draft) -> Candidate | None:
     """The field asked for, when it is one of another model's: named (strongly) before
     the subject, the subject's own fields not asked, no part of a composite key, and the
     answer not already computed, grouped or matched as text."""
-    if plan.grouped or draft.terms or not q.target_spans or \
-            plan.answer_model is not None:  # already answered on other rows
+    if not _plain_rows(q, plan, draft):
         return None
-    first = q.target_spans[0][0]
-    before = [m.candidate for m in q.fields if m.strong and m.span[1] <= first]
+    before = _named_before_subject(q)
     if not before or any(c.relation is None for c in before):
         return None
     asked = before[0]
@@ -52,6 +50,19 @@ def _asked_elsewhere(q: Question, plan: Plan, draft: Draft) -> Candidate | None:
             not is_plain(asked):
         return None  # a part of a composite key (a link table's Language) is asked too
     return asked
+
+
+def _named_before_subject(q: Question) -> list[Candidate]:
+    """The fields named in full before the subject is first named."""
+    first = q.target_spans[0][0]
+    return [m.candidate for m in q.fields if m.strong and m.span[1] <= first]
+
+
+def _plain_rows(q: Question, plan: Plan, draft: Draft) -> bool:
+    """The answer is still the subject's rows as named: nothing grouped, matched as text
+    or already answered on other rows."""
+    return not (plan.grouped or draft.terms or not q.target_spans
+                or plan.answer_model is not None)
 
 
 def retarget(q: Question, plan: Plan, draft: Draft) -> Draft | dict[str, Any]:
@@ -63,7 +74,7 @@ def retarget(q: Question, plan: Plan, draft: Draft) -> Draft | dict[str, Any]:
     rel = asked.relation
     other = q.by_id.get(rel.model.lower())
     moved = None if other is None or not other.queryable else \
-        (_to_many if rel.type == "hasMany" else _to_one)(q, draft, rel, other)
+        _MOVES.get(rel.type, _to_one)(q, draft, rel, other)
     if moved is None and rel.type == "hasMany":
         return draft  # "the composers of albums": the albums, each with its many tracks
     if other is None or moved is None:  # right or silent: the rows shown lack what is asked
@@ -85,11 +96,10 @@ def _to_one(q: Question, draft: Draft, rel: RelationSchema, other: ModelSchema) 
     back = reverse_relation(rel, q.target, other)
     if back is None:
         return None
-    wheres = [on_child(w, rel.name, back.name) for w in draft.wheres]
+    kept = _all_on_child(draft.wheres, rel, back)
     orders = [{**o, "field": _own(o["field"], rel.name) or relation_field(back.name, o["field"])}
               for o in draft.orders]
-    kept = [w for w in wheres if w is not None]
-    if len(kept) < len(wheres) or any(o["field"].count(".") > 1 for o in orders):
+    if kept is None or any(o["field"].count(".") > 1 for o in orders):
         return None  # two relations away: not ordered
     if not kept or orders:
         kept.append({"field": f"count({back.name})", "op": ">", "value": 0})
@@ -111,9 +121,21 @@ def _to_many(q: Question, draft: Draft, rel: RelationSchema,
     back = reverse_relation(rel, q.target, child)
     if back is None or not draft.wheres or draft.orders:
         return None
-    wheres = [on_child(w, rel.name, back.name) for w in draft.wheres]
-    kept = [w for w in wheres if w is not None]
-    return None if len(kept) < len(wheres) else (kept, draft.orders)
+    kept = _all_on_child(draft.wheres, rel, back)
+    return None if kept is None else (kept, draft.orders)
+
+
+def _all_on_child(wheres: list[dict[str, Any]], rel: RelationSchema,
+                  back: RelationSchema) -> list[dict[str, Any]] | None:
+    """Every condition said of the other rows (:func:`on_child`), or None when one
+    can't be."""
+    moved = [on_child(w, rel.name, back.name) for w in wheres]
+    kept = [w for w in moved if w is not None]
+    return kept if len(kept) == len(moved) else None
+
+
+_MOVES = {"hasMany": _to_many, "hasOne": _to_one}
+"""How the draft is said of the other model, by the kind of relation to it."""
 
 
 def on_child(where: dict[str, Any], forward: str | None,

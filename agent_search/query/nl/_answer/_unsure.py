@@ -42,6 +42,7 @@ from typing import Any
 
 from agent_search.query.nl._lexicon import overlaps
 from agent_search.query.nl._plan import Plan, Question
+from agent_search.query.nl._reading._schema import every_span, overlaps_any
 
 EXTREME = re.compile(
     r"(?<!\bat )\b(?:highest|lowest|largest|smallest|biggest|greatest|fewest|least|most|"
@@ -83,7 +84,7 @@ def _said(pattern: re.Pattern[str], q: Question, plan: Plan) -> Iterator[re.Matc
     quoted = [m.span() for m in _QUOTED.finditer(q.low)]
     values = " ".join(_values(plan.wheres)).lower()
     for m in pattern.finditer(q.low):
-        if any(overlaps(m.span(), s) for s in quoted) or m.group(0).lower() in values:
+        if overlaps_any(m.span(), quoted) or m.group(0).lower() in values:
             continue
         if m.start() > 0 and q.text[m.start():m.start() + 1].isupper():
             continue
@@ -99,12 +100,15 @@ def _conditions(wheres: list[dict[str, Any]]) -> Iterator[dict[str, Any]]:
         yield w
 
 
-def _values(wheres: list[dict[str, Any]]) -> Iterator[str]:
+def _compared(wheres: list[dict[str, Any]]) -> Iterator[Any]:
+    """Every value a condition compares with (each of a list of them)."""
     for w in _conditions(wheres):
         value = w.get("value")
-        for v in value if isinstance(value, list) else [value]:
-            if isinstance(v, str):
-                yield v
+        yield from value if isinstance(value, list) else [value]
+
+
+def _values(wheres: list[dict[str, Any]]) -> Iterator[str]:
+    return (v for v in _compared(wheres) if isinstance(v, str))
 
 
 @dataclass(frozen=True)
@@ -162,7 +166,7 @@ def aggregate_not_computed(q: Question, plan: Plan, grouped: bool) -> str | None
     if any(isinstance(w.get("value"), dict) for w in plan.wheres):  # "above average"
         names += plan.used  # compared with a computed value (query/nl/_computed.py)
     for m in _said(AGGREGATE_WORD, q, plan):
-        if not any(overlaps(m.span(), s) for s in names):
+        if not overlaps_any(m.span(), names):
             return (f"{m.group(0).lower()!r} is not computed (no field to compute it on "
                     "was understood); no records are shown (they are not the number "
                     "asked for)")
@@ -190,7 +194,7 @@ def function_not_computed(q: Question, plan: Plan, grouped: bool) -> str | None:
         if function in computed:
             continue
         for m in _said(pattern, q, plan):
-            if not any(overlaps(m.span(), s) for s in names):
+            if not overlaps_any(m.span(), names):
                 return (f"{m.group(0).lower()!r} asks for {function[:-1]}(), which is not "
                         "computed; no numbers are shown (they are not the ones asked for)")
     return None
@@ -222,19 +226,23 @@ def possessed_not_answered(q: Question, plan: Plan, grouped: bool) -> str | None
     for m in POSSESSIVE.finditer(q.low):  # the possessor is mostly a name: no _said
         for model_id, spans in q.models.items():
             end = next((b for a, b in spans if a == m.end()), None)
-            own_field = any(f.candidate.relation is None and overlaps(f.span, (m.end(), end))
-                            for f in q.fields) if end is not None else False
-            if model_id.lower() not in answered and end is not None and not own_field:
+            if end is not None and model_id.lower() not in answered and \
+                    not _own_field_at(q, (m.end(), end)):
                 return (f"{q.text[m.start():end]!r} asks for {model_id} records, and the "
                         f"answer understood is of {plan.target.id}; no records are shown")
     return None
+
+
+def _own_field_at(q: Question, span: tuple[int, int]) -> bool:
+    """A field of the target's own is named at ``span``."""
+    return any(f.candidate.relation is None and overlaps(f.span, span) for f in q.fields)
 
 
 def negation_not_read(q: Question, plan: Plan, grouped: bool) -> str | None:
     if _negated(plan.wheres):
         return None
     for m in _said(NEGATION, q, plan):
-        if not any(overlaps(m.span(), s) for s in plan.used):
+        if not overlaps_any(m.span(), plan.used):
             return (f"{m.group(0)!r} was not understood as a condition; no records are "
                     "shown (they would include the ones it excludes)")
     return None
@@ -278,16 +286,22 @@ def one_row_not_said(q: Question, plan: Plan, grouped: bool) -> str | None:
     """Conditions on two fields of the rows the target has many of ("both English and
     French are official languages": ``Language`` and ``IsOfficial``) are each met by any
     one of those rows, not by the same row, as the question means."""
-    fields: dict[str, set[str]] = {}
-    for path in _paths(plan.wheres):
-        rel = q.target.relation(path.split(".", 1)[0]) if "." in path else None
-        if rel is not None and rel.type == "hasMany":
-            fields.setdefault(rel.name, set()).add(path)
+    fields = _child_paths(q, plan)
     rel_name = next((r for r, paths in fields.items() if len(paths) > 1), None)
     if rel_name is None or plan.answer_model is not None:
         return None
     return (f"conditions on {' and '.join(sorted(fields[rel_name]))} would each be met by "
             f"any one of the {rel_name}, not by the same one; no records are shown")
+
+
+def _child_paths(q: Question, plan: Plan) -> dict[str, set[str]]:
+    """The conditions' fields of rows the target has many of, by the relation to them."""
+    fields: dict[str, set[str]] = {}
+    for path in _paths(plan.wheres):
+        rel = q.target.relation(path.split(".", 1)[0]) if "." in path else None
+        if rel is not None and rel.type == "hasMany":
+            fields.setdefault(rel.name, set()).add(path)
+    return fields
 
 
 _NUMBER = re.compile(r"(?<![\w.,])\d+(?:\.\d+)?(?![\w.,]?\w)")
@@ -296,23 +310,20 @@ _NUMBER = re.compile(r"(?<![\w.,])\d+(?:\.\d+)?(?![\w.,]?\w)")
 def number_not_placed(q: Question, plan: Plan, grouped: bool) -> str | None:
     """A number no rule read ("teachers who teach grade 5", with no grade field on the
     teachers) is a condition lost: the records shown would not meet it."""
-    names = [m.span for m in q.fields] + [s for spans in q.models.values() for s in spans]
+    names = [m.span for m in q.fields] + every_span(q.models)
     read = {float(v) for v in _numbers([*plan.wheres, *plan.having])}
     read |= {float(plan.limit)} if plan.limit else set()
     for m in _said(_NUMBER, q, plan):
         if float(m.group(0)) not in read and \
-                not any(overlaps(m.span(), s) for s in [*plan.used, *names]):
+                not overlaps_any(m.span(), [*plan.used, *names]):
             return (f"no records are shown: the number {m.group(0)!r} was not understood "
                     "as a condition (they would not meet it)")
     return None
 
 
 def _numbers(wheres: list[dict[str, Any]]) -> Iterator[float]:
-    for w in _conditions(wheres):
-        value = w.get("value")
-        for v in value if isinstance(value, list) else [value]:
-            if isinstance(v, int | float) and not isinstance(v, bool):
-                yield float(v)
+    return (float(v) for v in _compared(wheres)
+            if isinstance(v, int | float) and not isinstance(v, bool))
 
 
 def _paths(wheres: list[dict[str, Any]]) -> Iterator[str]:

@@ -34,8 +34,16 @@ def abbreviates(short: str, word: str) -> bool:
     same first letter and consonants only after it, in order ("dst" → "destination")."""
     if not (len(short) >= 2 and len(word) >= len(short) + MIN_GAIN) or short[0] != word[0]:
         return False
-    if 3 <= len(short) <= MAX_PREFIX and word.startswith(short):
-        return True
+    return _start_of(short, word) or _consonants_of(short, word)
+
+
+def _start_of(short: str, word: str) -> bool:
+    """``short`` (three letters to :data:`MAX_PREFIX`) starts ``word``."""
+    return 3 <= len(short) <= MAX_PREFIX and word.startswith(short)
+
+
+def _consonants_of(short: str, word: str) -> bool:
+    """``short``'s letters after the first are consonants of ``word``'s rest, in order."""
     if any(ch in _VOWELS for ch in short[1:]) or not short.isalpha():
         return False
     rest = iter(word[1:])
@@ -54,22 +62,22 @@ def abbreviated_spans(words: Sequence[tuple[str, int, int]], name: str) -> list[
     parts = name.split()
     if len(parts) < 2:
         return []
-    out: list[Span] = []
-    for i in range(len(words) - len(parts) + 1):
-        if words[i][0][:1] != parts[0][:1]:
-            continue  # every reading starts with the same letter
-        run = words[i:i + len(parts)]
-        spelled = 0
-        for part, (word, _, _) in zip(parts, run, strict=True):
-            if _same(part, word):
-                continue
-            if part in STOPWORDS or word in STOPWORDS or not abbreviates(part, word):
-                break
-            spelled += 1
-        else:
-            if spelled:
-                out.append((run[0][1], run[-1][2]))
-    return out
+    runs = (words[i:i + len(parts)] for i in range(len(words) - len(parts) + 1)
+            if words[i][0][:1] == parts[0][:1])  # every reading starts with the same letter
+    return [(run[0][1], run[-1][2]) for run in runs if _written_out(parts, run)]
+
+
+def _written_out(parts: list[str], run: Sequence[tuple[str, int, int]]) -> bool:
+    """Each question word of ``run`` is its part of the name or the part written out (no
+    stopword either side), and one at least is written out."""
+    spelled = 0
+    for part, (word, _, _) in zip(parts, run, strict=True):
+        if _same(part, word):
+            continue
+        if part in STOPWORDS or word in STOPWORDS or not abbreviates(part, word):
+            return False
+        spelled += 1
+    return spelled > 0
 
 
 MIN_INITIALS = 3
@@ -82,24 +90,33 @@ def initials_spans(words: Sequence[tuple[str, int, int]], name: str) -> list[Spa
     of birth", "omim" → "online mendelian inheritance in man"): a run of words whose first
     letters spell it, with or without its function words ("gdp" → "gross domestic
     product"), starting and ending on a word that is not one."""
-    if " " in name or not (MIN_INITIALS <= len(name) <= MAX_INITIALS) or not name.isalpha():
-        return []
-    if not set(name) <= {w[0] for w, _, _ in words}:
+    if not _may_be_initials(name, words):
         return []
     out: list[Span] = []
     for i, (first, start, _) in enumerate(words):
         if first[0] != name[0] or first in STOPWORDS:
             continue
-        for j in range(i + MIN_INITIALS - 1, min(len(words), i + 2 * len(name))):
-            run = [w for w, _, _ in words[i:j + 1]]
-            if run[-1] in STOPWORDS:
-                continue
-            every = "".join(w[0] for w in run)
-            content = "".join(w[0] for w in run if w not in STOPWORDS)
-            if name in (every, content) and name not in run:
-                out.append((start, words[j][2]))
+        out += [(start, words[j][2])
+                for j in range(i + MIN_INITIALS - 1, min(len(words), i + 2 * len(name)))
+                if _spells(name, [w for w, _, _ in words[i:j + 1]])]
     return out
 
+
+def _spells(name: str, run: list[str]) -> bool:
+    """The first letters of the words ``run``, with or without its function words, are
+    ``name`` (not itself one of them), the last word not a function word."""
+    if run[-1] in STOPWORDS or name in run:
+        return False
+    return name in ("".join(w[0] for w in run),
+                    "".join(w[0] for w in run if w not in STOPWORDS))
+
+
+
+def _may_be_initials(name: str, words: Sequence[tuple[str, int, int]]) -> bool:
+    """``name`` is one word of letters, as long as initials are, each letter a word's
+    first."""
+    return " " not in name and MIN_INITIALS <= len(name) <= MAX_INITIALS and \
+        name.isalpha() and set(name) <= {w[0] for w, _, _ in words}
 
 
 def written_out(words: Sequence[tuple[str, int, int]], name: str) -> list[Span]:

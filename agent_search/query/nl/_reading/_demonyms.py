@@ -12,6 +12,7 @@ import importlib.resources
 import json
 from functools import lru_cache
 from importlib.abc import Traversable
+from typing import Any
 
 
 @lru_cache(maxsize=1)
@@ -36,6 +37,12 @@ def _country(path: Traversable) -> list[tuple[str, list[str]]]:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return []
+    return _demonyms_of(data)
+
+
+def _demonyms_of(data: dict[str, Any]) -> list[tuple[str, list[str]]]:
+    """A country record's demonyms (its comma-separated ``demonym``), each with its name
+    and its alternative spellings longer than three letters (not codes)."""
     names = [data.get("name")] + [s for s in data.get("altSpellings") or [] if len(s) > 3]
     kept = [n for n in names if isinstance(n, str)]
     return [(d.strip().lower(), kept) for d in str(data.get("demonym") or "").split(",")

@@ -181,19 +181,9 @@ class NameMeanings:
             return Readings()
         sims, either = self._similarities(phrases, names)
         models = _Models.of(names, schemas)
-        out = Readings()
-        taken: list[str] = []
-        for i in np.argsort(-sims.max(axis=1)):  # the surest phrase first
-            phrase = phrases[int(i)]
-            if any(phrase in t or t in phrase for t in taken):
-                continue
-            reading = models.read(phrase, sims[i], either[i])
-            if reading is not None and reading.name not in low and \
-                    all(r.name != reading.name for r in out):  # not said already
-                out.append(reading)
-                taken.append(phrase)
+        out = Readings(models.surest(phrases, sims, either, low))
         if not model_mentions(normal_form(question), schemas):  # which table is open
-            out.doubts = models.doubts(phrases, either, taken)
+            out.doubts = models.doubts(phrases, either, [r.phrase for r in out])
         return out
 
     def _similarities(self, phrases: list[str], names: _Names) -> tuple[Any, Any]:
@@ -273,11 +263,24 @@ class _Models:
         return Reading(phrase, name, round(best, 3))
 
 
+    def surest(self, phrases: list[str], said: Any, either: Any, low: str) -> list[Reading]:
+        """Each phrase read (:meth:`read`), the surest first: none within a phrase read
+        already, nor read as a name read already or said in the question (``low``)."""
+        out: list[Reading] = []
+        for i in np.argsort(-said.max(axis=1)):
+            phrase = phrases[int(i)]
+            if _within(phrase, [r.phrase for r in out]):
+                continue
+            reading = self.read(phrase, said[i], either[i])
+            if reading is not None and reading.name not in low and \
+                    all(r.name != reading.name for r in out):
+                out.append(reading)
+        return out
+
     def doubts(self, phrases: list[str], either: Any, taken: list[str]) -> list[str]:
         """:meth:`doubt` of each phrase not read (nor inside one read)."""
         return [d for i, p in enumerate(phrases)
-                if not any(p in t or t in p for t in taken)
-                and (d := self.doubt(p, either[i])) is not None]
+                if not _within(p, taken) and (d := self.doubt(p, either[i])) is not None]
 
     def doubt(self, phrase: str, sims: Any) -> str | None:
         """Why ``phrase``, nearest a model's name of all the schema's names and above
@@ -295,6 +298,11 @@ class _Models:
                 f"more than {other!r} ({second:.2f}; the tables themselves are "
                 f"{self.floor:.2f} alike); no records are shown (they may be of another "
                 "table than the one asked about)")
+
+
+def _within(phrase: str, taken: list[str]) -> bool:
+    """``phrase`` is within a phrase of ``taken``, or holds one."""
+    return any(phrase in t or t in phrase for t in taken)
 
 
 def doubted(out: dict[str, Any], readings: Readings) -> dict[str, Any]:
@@ -352,12 +360,15 @@ def _schema_names(schemas: Sequence[ModelSchema]) -> set[str]:
 def _phrases(low: str, words: list[str]) -> list[str]:
     """Runs of leftover words adjacent in the question (up to MAX_PHRASE_WORDS), longest
     first, then each word alone."""
-    spans = []
-    for w in dict.fromkeys(words):
-        m = re.search(r"(?<!\w)" + re.escape(w) + r"(?!\w)", low)
-        if m:
-            spans.append((m.start(), m.end(), w))
-    spans.sort()
+    spans = sorted((m.start(), m.end(), w) for w in dict.fromkeys(words)
+                   if (m := re.search(r"(?<!\w)" + re.escape(w) + r"(?!\w)", low)))
+    out = [" ".join(r) for r in _runs(low, spans) if len(r) > 1]
+    return out + [w for _, _, w in spans]
+
+
+def _runs(low: str, spans: list[tuple[int, int, str]]) -> list[list[str]]:
+    """The words of ``spans`` (in question order) in runs of words with only spaces
+    between, up to MAX_PHRASE_WORDS each."""
     runs: list[list[str]] = []
     last_end = -2
     for start, end, w in spans:
@@ -366,5 +377,4 @@ def _phrases(low: str, words: list[str]) -> list[str]:
         else:
             runs.append([w])
         last_end = end
-    out = [" ".join(r) for r in runs if len(r) > 1]
-    return out + [w for _, _, w in spans]
+    return runs

@@ -8,7 +8,7 @@ Pure functions of the schemas and the lower-cased question; no parser state.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import NamedTuple
@@ -37,6 +37,16 @@ from agent_search.query.nl._reading._units import CURRENCY_UNITS, FIELD_UNITS, M
 
 Span = tuple[int, int]
 """Start and end of a piece of the question (character offsets)."""
+
+
+def overlaps_any(span: Span, spans: Iterable[Span]) -> bool:
+    """``span`` overlaps one of ``spans`` (a piece already read, quoted or named)."""
+    return any(overlaps(span, s) for s in spans)
+
+
+def every_span(mentions: Mapping[str, list[Span]]) -> list[Span]:
+    """The spans of ``mentions`` (spans by model), all of them in one list."""
+    return [s for spans in mentions.values() for s in spans]
 
 
 def spans_outside(mentions: Mapping[str, list[Span]], inside: Sequence[Span]
@@ -87,15 +97,13 @@ class FieldMention(NamedTuple):
 def candidates(target: ModelSchema, by_id: Mapping[str, ModelSchema]) -> list[Candidate]:
     """The target's fields, those of every related model, and (two hops, hasOne only:
     track → album → artist) the fields with known values of the models those point at."""
+    related = [(rel, other) for rel in target.relations
+               if (other := by_id.get(rel.model.lower())) is not None]
     out = [Candidate(f.name, target, f, None) for f in target.fields]
-    for rel in target.relations:
-        other = by_id.get(rel.model.lower())
-        if other is not None:
-            out.extend(Candidate(relation_field(rel.name, f.name), other, f, rel)
-                       for f in other.fields)
-    for rel in target.relations:
-        other = by_id.get(rel.model.lower())
-        if other is not None and (rel.type == "hasOne" or is_link_of(other, target)):
+    out += [Candidate(relation_field(rel.name, f.name), other, f, rel)
+            for rel, other in related for f in other.fields]
+    for rel, other in related:
+        if rel.type == "hasOne" or is_link_of(other, target):
             out.extend(_second_hop(target, rel, other, by_id))
     return out
 
@@ -218,13 +226,22 @@ def _link_tables_as_their_head(schemas: Sequence[ModelSchema],
     for schema in schemas:
         if schema.id not in found or not is_link_table(schema):
             continue
-        head = words_of(schema.table).rpartition(" ")[2]
-        heads = [r.model for r in schema.relations if r.type == "hasOne"
-                 and (other := by_id.get(r.model.lower())) is not None
-                 and plural_forms(head) & plural_forms(words_of(other.table))]
-        if len(heads) == 1 and len(words_of(schema.table).split()) > 1:
-            model = by_id[heads[0].lower()].id
+        model = _head_table(schema, by_id)
+        if model is not None:
             found[model] = sorted({*found.get(model, []), *found.pop(schema.id)})
+
+
+def _head_table(link: ModelSchema, by_id: Mapping[str, ModelSchema]) -> str | None:
+    """The one table ``link`` (a name of two words or more) links whose name is its
+    last word, or None."""
+    words = words_of(link.table)
+    head = words.rpartition(" ")[2]
+    heads = [r.model for r in link.relations if r.type == "hasOne"
+             and (other := by_id.get(r.model.lower())) is not None
+             and plural_forms(head) & plural_forms(words_of(other.table))]
+    if len(heads) != 1 or len(words.split()) <= 1:
+        return None
+    return by_id[heads[0].lower()].id
 
 
 def is_link_table(schema: ModelSchema) -> bool:
@@ -239,12 +256,12 @@ def _head_word_mentions(low: str, schemas: Sequence[ModelSchema],
     "players" for a table ``poker_player``) when it is not already named in full: the
     question's shorthand for the one model it can mean."""
     by_id = {schema.id: schema for schema in schemas}
-    taken = [s for spans in found.values() for s in spans]
+    taken = every_span(found)
     for head, sid in _shorthands(schemas).items():
         if sid in found or head == words_of(by_id[sid].table):
             continue
         spans = [s for form in plural_forms(head) for s in find_phrase(low, form)
-                 if not any(overlaps(s, t) for t in taken)]
+                 if not overlaps_any(s, taken)]
         if spans:
             found[sid] = sorted(set(spans))
 
@@ -331,22 +348,24 @@ def field_mentions(low: str, cands: list[Candidate]) -> list[FieldMention]:
     values only; a relation's key is not a field to name)."""
     out: list[FieldMention] = []
     words = word_spans(low)
-    for cand in cands:
-        if cand.second is not None:
-            continue
-        if cand.relation is not None and cand.relation.type == "hasOne" and \
-                cand.field.name == cand.relation.key:
-            continue
+    for cand in filter(_nameable, cands):
         label = cand.field.label or comment_name(cand.field.description)
-        for phrase, strong in sorted(_field_phrases(cand.field.name, label,
-                                                    cand.field.kind in TEMPORAL_KINDS)):
-            if phrase not in low:  # most are not: skip the call
-                continue
-            for span in find_phrase(low, phrase):
-                out.append(FieldMention(span, cand, strong))
+        out.extend(FieldMention(span, cand, strong)
+                   for phrase, strong in sorted(_field_phrases(
+                       cand.field.name, label, cand.field.kind in TEMPORAL_KINDS))
+                   if phrase in low  # most are not: skip the call
+                   for span in find_phrase(low, phrase))
         out.extend(FieldMention(span, cand, True)
                    for span in written_out(words, words_of(cand.field.name)))
     return out
+
+
+def _nameable(cand: Candidate) -> bool:
+    """A field the question may name: not two hops away (reached through its values
+    only), not the key a relation points at."""
+    rel = cand.relation
+    return cand.second is None and not (
+        rel is not None and rel.type == "hasOne" and cand.field.name == rel.key)
 
 
 @lru_cache(maxsize=4096)
@@ -517,12 +536,15 @@ def field_for(cands: list[Candidate], wanted: str, mentions: list[FieldMention],
         return near
     own = [c for c in cands if c.relation is None and ok(c)]
     if wanted == "number":
-        return own[0] if len(own) == 1 else None
-    if own:
-        return own[0]
+        return _only(own)
     related = [c for c in cands if c.relation is not None and c.relation.type == "hasOne"
                and ok(c)]
-    return related[0] if len(related) == 1 else None
+    return own[0] if own else _only(related)
+
+
+def _only(cands: list[Candidate]) -> Candidate | None:
+    """The one candidate, or None when there are none or several."""
+    return cands[0] if len(cands) == 1 else None
 
 
 def text_field_named(phrase: str, cands: list[Candidate],
@@ -531,16 +553,19 @@ def text_field_named(phrase: str, cands: list[Candidate],
     "name" also mean the model's title field."""
     phrase = phrase.strip().lower()
     own = [c for c in cands if c.relation is None and c.field.kind in TEXT_KINDS]
-    for c in own:
-        names = plural_forms(words_of(c.field.name))
-        if c.field.label:
-            names |= plural_forms(c.field.label.lower())
-        if phrase in names:
-            return c
+    called = next((c for c in own if phrase in _called(c.field)), None)
+    if called is not None:
+        return called
     title = title_field(target)
     if phrase.rstrip("s") in ("title", "name") and title:
         return next((c for c in own if c.field.name == title), None)
     return None
+
+
+def _called(field: FieldSchema) -> frozenset[str]:
+    """What a field is called: its name's words and its label, in either number."""
+    label = plural_forms(field.label.lower()) if field.label else frozenset()
+    return plural_forms(words_of(field.name)) | label
 
 
 def free_text_fields(schema: ModelSchema) -> list[str]:
@@ -548,11 +573,19 @@ def free_text_fields(schema: ModelSchema) -> list[str]:
     composers, companies), then those with known values (on a permission-aware table
     these are the public rows' only); never keys nor permission columns."""
     keys = {r.foreign.lower() for r in schema.relations if r.type == "hasOne"}
-    fields = [f for f in schema.fields
-              if f.kind in TEXT_KINDS and not f.primary and f.name.lower() not in keys
-              and not f.name.lower().startswith("__yao_")
-              and f.name.lower() not in ("share", "deleted_at")]
+    fields = [f for f in schema.fields if f.kind in TEXT_KINDS and not f.primary
+              and not _key_or_system(f.name.lower(), keys)]
     return [f.name for f in sorted(fields, key=lambda f: bool(f.values))]
+
+
+_SYSTEM_COLUMNS = frozenset({"share", "deleted_at"})
+"""Columns the store keeps for itself (besides its ``__yao_`` ones): no text to match."""
+
+
+def _key_or_system(name: str, keys: set[str]) -> bool:
+    """``name`` (lower-cased) is a key pointing at another table, or a column the store
+    keeps for itself."""
+    return name in keys or name in _SYSTEM_COLUMNS or name.startswith("__yao_")
 
 
 def title_field(schema: ModelSchema) -> str | None:

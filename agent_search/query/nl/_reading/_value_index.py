@@ -131,12 +131,23 @@ def _add_value(index: ValueIndex, i: int, value: str) -> None:
     if vlow in STOPWORDS or not vlow.strip():
         return
     if HAN_CHAR.search(vlow):
-        if len(vlow) >= 2 or i in index.code_fields:
-            index.cjk.setdefault(vlow, []).append((i, value))
-            index.cjk_chars = max(index.cjk_chars, len(vlow))
-        return
-    if len(vlow) < 2:
-        return
+        _add_chinese(index, i, value, vlow)
+    elif len(vlow) >= 2:
+        _add_words(index, i, value, vlow)
+
+
+def _add_chinese(index: ValueIndex, i: int, value: str, vlow: str) -> None:
+    """A Chinese value, found within the question's characters (one character only for
+    a code field's)."""
+    if len(vlow) >= 2 or i in index.code_fields:
+        index.cjk.setdefault(vlow, []).append((i, value))
+        index.cjk_chars = max(index.cjk_chars, len(vlow))
+
+
+def _add_words(index: ValueIndex, i: int, value: str, vlow: str) -> None:
+    """A value of words: looked up exactly when it starts and ends with a letter or
+    digit, else kept apart (punctuation at an end); a choice for fuzzy matching when
+    long enough."""
     if vlow[0].isalnum() and vlow[-1].isalnum():
         index.exact.setdefault(vlow, []).append((i, value))
         index.max_words = max(index.max_words, len(WORD.findall(vlow)))
