@@ -5,6 +5,7 @@ of, weighed by how much of the question they carry (``agent_search/kb/_retrieval
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -238,22 +239,28 @@ async def test_a_name_its_document_mentions_once_is_not_its_subject(
     assert not spoken(docs["note.md"], other.terms)
 
 
-def test_a_carrying_name_named_in_passing_counts_as_lacked() -> None:
-    """A rare name the passage holds that carries the question vetoes the hit when its
-    document only names it in passing, and is the passage's own when it speaks of it."""
-    from agent_search.kb._retrieval._foreign import _factor, _Kept
+def _half_without(query: str, word: str) -> tuple[list[Any], int, Any]:
+    """The question's words, the index of ``word`` among them, and its meaning kept by an
+    embedder under which the question without ``word`` keeps half of its meaning."""
+    from agent_search.kb._retrieval._foreign import _Kept
 
-    query = "How do I install Zorblax"
     words = _words(query, BM25())
-    name = next(i for i, w in enumerate(words) if query[w.start:w.end] == "Zorblax")
+    name = next(i for i, w in enumerate(words) if query[w.start:w.end] == word)
     full = np.asarray([1.0, 0.0])
 
     def embed(text: str) -> np.ndarray:
-        # the question without its name keeps half of its meaning; with it, all
-        return full if "Zorblax" in text else np.asarray([0.5, np.sqrt(0.75)])
+        return full if word in text else np.asarray([0.5, np.sqrt(0.75)])
 
+    return words, name, _Kept(query, words, full, None, embed)
+
+
+def test_a_carrying_name_named_in_passing_counts_as_lacked() -> None:
+    """A rare name the passage holds that carries the question vetoes the hit when its
+    document only names it in passing, and is the passage's own when it speaks of it."""
+    from agent_search.kb._retrieval._foreign import _factor
+
+    words, name, kept = _half_without("How do I install Zorblax", "Zorblax")
     held = set(words[name].terms)
-    kept = _Kept(query, words, full, None, embed)
     assert _factor(kept, {name}, held, lambda terms: True) == 1.0
     assert _factor(kept, {name}, held, lambda terms: False) == 0.0
     assert _factor(kept, {name}, held) == 1.0  # nothing to tell by: the passage's own
@@ -263,19 +270,11 @@ def test_a_rare_word_the_page_speaks_of_elsewhere_is_held() -> None:
     """The chunk that best matches a question need not be the one that names what it
     asks about: a rare word the passage lacks that its page speaks of in other chunks is
     the page's own, and the hit is not vetoed; one the page does not speak of still is."""
-    from agent_search.kb._retrieval._foreign import _factor, _Kept
+    from agent_search.kb._retrieval._foreign import _factor
 
-    query = "How do I write a recipe for an app shipped as a zorbfile"
-    words = _words(query, BM25())
-    name = next(i for i, w in enumerate(words) if query[w.start:w.end] == "zorbfile")
-    full = np.asarray([1.0, 0.0])
-
-    def embed(text: str) -> np.ndarray:
-        # without its rare word the question keeps half of its meaning
-        return full if "zorbfile" in text else np.asarray([0.5, np.sqrt(0.75)])
-
+    words, name, kept = _half_without(
+        "How do I write a recipe for an app shipped as a zorbfile", "zorbfile")
     held = {t for i, w in enumerate(words) if i != name for t in w.terms}  # all but it
-    kept = _Kept(query, words, full, None, embed)
     assert _factor(kept, {name}, held) == 0.0  # lacked: vetoed
     assert _factor(kept, {name}, held, None, lambda terms: True) == 1.0  # page speaks of it
     assert _factor(kept, {name}, held, None, lambda terms: False) == 0.0
