@@ -290,28 +290,34 @@ class _Spoken:
 
     def __init__(self, store: KBStore, collection: str) -> None:
         self.store, self.collection = store, collection
-        self.known: dict[tuple[str, tuple[int, ...]], bool] = {}
-        self.pages: dict[tuple[str, tuple[int, ...]], bool] = {}
+        self.known: dict[tuple[Callable[..., bool], str, tuple[int, ...]], bool] = {}
 
     def __call__(self, hit: Hit, terms: tuple[int, ...]) -> bool:
-        doc = hit.payload.get("document_id")
-        if FOREIGN.subject <= 0 or not doc or not terms:
+        if FOREIGN.subject <= 0:
             return True  # nothing to tell by: the passage's own word
-        key = (str(doc), terms)
-        if key not in self.known:
-            self.known[key] = self._spoken(str(doc), terms)
-        return self.known[key]
+        return self._remembered(self._spoken, hit, terms, True)
 
     def elsewhere(self, hit: Hit, terms: tuple[int, ...]) -> bool:
         """Whether the hit's document holds a word its passage lacks in at least
         :attr:`Foreign.page` of its chunks (see "What the page speaks of" above)."""
-        doc = hit.payload.get("document_id")
-        if FOREIGN.page <= 0 or not doc or not terms:
+        if FOREIGN.page <= 0:
             return False
-        key = (str(doc), terms)
-        if key not in self.pages:
-            self.pages[key] = self._holding(str(doc), terms, FOREIGN.page) >= FOREIGN.page
-        return self.pages[key]
+        return self._remembered(self._on_page, hit, terms, False)
+
+    def _remembered(self, test: Callable[[str, tuple[int, ...]], bool], hit: Hit,
+                    terms: tuple[int, ...], unknown: bool) -> bool:
+        """``test`` of the hit's document and the word, once per search; ``unknown``
+        where there is nothing to tell by (no document, no terms)."""
+        doc = hit.payload.get("document_id")
+        if not doc or not terms:
+            return unknown
+        key = (test, str(doc), terms)
+        if key not in self.known:
+            self.known[key] = test(str(doc), terms)
+        return self.known[key]
+
+    def _on_page(self, doc: str, terms: tuple[int, ...]) -> bool:
+        return self._holding(doc, terms, FOREIGN.page) >= FOREIGN.page
 
     def _holding(self, doc: str, terms: tuple[int, ...], most: int) -> int:
         """How many of the document's chunks hold the word, counted up to ``most``."""

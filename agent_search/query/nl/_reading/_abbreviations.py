@@ -111,7 +111,6 @@ def _spells(name: str, run: list[str]) -> bool:
                     "".join(w[0] for w in run if w not in STOPWORDS))
 
 
-
 def _may_be_initials(name: str, words: Sequence[tuple[str, int, int]]) -> bool:
     """``name`` is one word of letters, as long as initials are, each letter a word's
     first."""
