@@ -6,14 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from agent_search.grounding import ground
 from agent_search.grounding._quantities import counts, miscounted
-
-
-def verdict(answer: str, reference: str) -> str:
-    (g,) = ground(answer, [{"citation_id": "1", "title": "", "content": reference}])
-    return g.status
-
+from tests.support.grounding import verdict
 
 LAKE = "The lake froze over in early January and the ice stayed for nine weeks."
 

@@ -10,18 +10,13 @@ from __future__ import annotations
 
 import pytest
 
-from agent_search.grounding import ground
+from tests.support.grounding import verdict
 
 WHEAT = ("Farmers who sow wheat before March raise their yield by about a fifth. "
          "The benefit is smaller for those who sow later but still worthwhile.")
 SUGAR = ("Patients who walked daily saw their blood sugar drop by 9 points within a month. "
          "The effect was larger in people with diabetes.")
 PRICES = "9月份，全国居民消费价格同比上涨1.6%，其中食品价格上涨3.2%，非食品价格上涨1.1%。"
-
-
-def verdict(answer: str, reference: str) -> str:
-    (g,) = ground(answer, [{"citation_id": "1", "title": "", "content": reference}])
-    return g.status
 
 
 @pytest.mark.parametrize(("answer", "reference"), [

@@ -6,16 +6,11 @@ from __future__ import annotations
 
 import pytest
 
-from agent_search.grounding import ground
 from agent_search.grounding._numbers_zh import period_values
+from tests.support.grounding import verdict
 
 OUTPUT = "前三季度，全省粮食产量同比增长2.5%，其中秋粮增长3.1%。"
 SALES = "1至6月，全市社会消费品零售总额同比增长7.2%。"
-
-
-def verdict(answer: str, reference: str) -> str:
-    (g,) = ground(answer, [{"citation_id": "1", "title": "", "content": reference}])
-    return g.status
 
 
 @pytest.mark.parametrize(("answer", "reference"), [
